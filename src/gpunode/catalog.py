@@ -1,0 +1,203 @@
+"""The component catalog: validated data describing the GPU node stack.
+
+The catalog is data (``data/components.toml``) so adding a component is one
+entry, and the recogniser, the diagnosis order and the report all follow it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache, cached_property
+from importlib import resources
+from typing import Literal
+
+import msgspec
+
+from gpunode.errors import BundleError
+
+
+class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One catalog entry; see the header of components.toml for the fields."""
+
+    id: str
+    layer: int
+    title: str
+    purpose: str
+    kind: Literal["host", "pod", "cluster"]
+    required: bool
+    scope: Literal["node", "cluster"] = "node"
+    depends_on: tuple[str, ...] = ()
+    deployed_by: str | None = None
+    host_alternative: bool = False
+    daemonsets: tuple[str, ...] = ()
+    pod_labels: tuple[str, ...] = ()
+    images: tuple[str, ...] = ()
+    containers: tuple[str, ...] = ()
+
+
+class _CatalogFile(msgspec.Struct, forbid_unknown_fields=True):
+    component: list[Component]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Components in bottom-up order, plus the indexes the recogniser needs."""
+
+    components: tuple[Component, ...]
+
+    def __post_init__(self) -> None:
+        _validate(self.components)
+
+    @cached_property
+    def by_id(self) -> Mapping[str, Component]:
+        return {c.id: c for c in self.components}
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in self.components)
+
+    def get(self, component_id: str) -> Component:
+        try:
+            return self.by_id[component_id]
+        except KeyError:
+            raise KeyError(f"unknown component id {component_id!r}") from None
+
+    def node_components(self) -> tuple[Component, ...]:
+        return tuple(c for c in self.components if c.scope == "node")
+
+    def cluster_components(self) -> tuple[Component, ...]:
+        return tuple(c for c in self.components if c.scope == "cluster")
+
+    def dependents(self, component_id: str) -> tuple[str, ...]:
+        """Components that list ``component_id`` in depends_on or deployed_by."""
+        return tuple(
+            c.id
+            for c in self.components
+            if component_id in c.depends_on or c.deployed_by == component_id
+        )
+
+
+def _validate(components: Sequence[Component]) -> None:
+    """Reject duplicate ids, unknown references and cycles: the catalog is a DAG."""
+    ids = [c.id for c in components]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise ValueError(f"duplicate component ids: {sorted(dupes)}")
+    known = set(ids)
+    for comp in components:
+        refs = [*comp.depends_on, *([comp.deployed_by] if comp.deployed_by else [])]
+        unknown = [r for r in refs if r not in known]
+        if unknown:
+            raise ValueError(f"component {comp.id!r} refers to unknown {unknown}")
+        for pattern in comp.images:
+            re.compile(pattern)
+    topological_order(components)
+
+
+def topological_order(components: Sequence[Component]) -> list[str]:
+    """Ids ordered so every component comes after what it depends on."""
+    deps = {c.id: set(c.depends_on) for c in components}
+    order: list[str] = []
+    ready = sorted((i for i, d in deps.items() if not d), key=lambda i: _layer(components, i))
+    while ready:
+        current = ready.pop(0)
+        order.append(current)
+        for cid, needs in deps.items():
+            if current in needs:
+                needs.discard(current)
+                if not needs and cid not in order and cid not in ready:
+                    ready.append(cid)
+    if len(order) != len(deps):
+        cyclic = sorted(set(deps) - set(order))
+        raise ValueError(f"dependency cycle among components: {cyclic}")
+    return order
+
+
+def _layer(components: Sequence[Component], cid: str) -> int:
+    return next(c.layer for c in components if c.id == cid)
+
+
+def parse_catalog(text: str, origin: str = "components.toml") -> Catalog:
+    """Decode and validate catalog TOML; errors name the file."""
+    try:
+        raw = tomllib.loads(text)
+        parsed = msgspec.convert(raw, _CatalogFile)
+        ordered = sorted(parsed.component, key=lambda c: c.layer)
+        return Catalog(tuple(ordered))
+    except (tomllib.TOMLDecodeError, msgspec.ValidationError, ValueError, re.error) as exc:
+        raise BundleError(f"{origin}: invalid component catalog: {exc}") from exc
+
+
+@cache
+def load_catalog() -> Catalog:
+    """The catalog shipped with the package (read once per process)."""
+    text = resources.files("gpunode").joinpath("data/components.toml").read_text("utf-8")
+    return parse_catalog(text)
+
+
+class Recogniser:
+    """Maps a pod to the catalog component it belongs to.
+
+    Order of evidence, most reliable first: the owning controller's name, pod
+    labels, main container names, then main container images (which survive
+    renamed Helm releases). Init containers are ignored: operands share the
+    validator image in their init containers.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._owner_globs = [(g, c.id) for c in catalog.components for g in c.daemonsets]
+        self._labels = {_split_label(lbl): c.id for c in catalog.components for lbl in c.pod_labels}
+        self._containers = {n: c.id for c in catalog.components for n in c.containers}
+        self._images = [(re.compile(p), c.id) for c in catalog.components for p in c.images]
+
+    def component_of(
+        self,
+        owner_names: Iterable[str],
+        labels: Mapping[str, str],
+        containers: Iterable[tuple[str, str]],
+    ) -> str | None:
+        """The component id for a pod, or None when it is not part of the stack."""
+        containers = list(containers)
+        return (
+            self._by_owner(owner_names)
+            or self._by_labels(labels)
+            or self._by_container_names(containers)
+            or self._by_images(containers)
+        )
+
+    def _by_owner(self, owner_names: Iterable[str]) -> str | None:
+        for owner in owner_names:
+            for glob, cid in self._owner_globs:
+                if fnmatch.fnmatchcase(owner, glob):
+                    return cid
+        return None
+
+    def _by_labels(self, labels: Mapping[str, str]) -> str | None:
+        for item in labels.items():
+            cid = self._labels.get(item)
+            if cid:
+                return cid
+        return None
+
+    def _by_container_names(self, containers: Sequence[tuple[str, str]]) -> str | None:
+        for name, _image in containers:
+            cid = self._containers.get(name)
+            if cid:
+                return cid
+        return None
+
+    def _by_images(self, containers: Sequence[tuple[str, str]]) -> str | None:
+        for _name, image in containers:
+            for pattern, cid in self._images:
+                if pattern.search(image):
+                    return cid
+        return None
+
+
+def _split_label(label: str) -> tuple[str, str]:
+    key, _, value = label.partition("=")
+    return key, value

@@ -1,0 +1,20 @@
+"""Pure checks over collected facts; importing this package registers them all."""
+
+from gpunode.checks import cluster, driver, host, observability, pods, resources, toolkit
+from gpunode.checks.base import REGISTRY, Check, check, checks_for
+from gpunode.checks.context import NodeContext
+
+__all__ = [
+    "REGISTRY",
+    "Check",
+    "NodeContext",
+    "check",
+    "checks_for",
+    "cluster",
+    "driver",
+    "host",
+    "observability",
+    "pods",
+    "resources",
+    "toolkit",
+]

@@ -1,0 +1,87 @@
+"""The check registry: pure functions from a node's facts to findings.
+
+A check declares the component it judges and the observations it needs
+(``needs``). When a needed observation is absent from the bundle the check is
+not run and the runner records what was missing, so the component ends up
+``unknown`` rather than silently ``ok``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from gpunode.checks.context import NodeContext
+from gpunode.model import Evidence, Finding, Status
+
+CheckFn = Callable[[NodeContext, str], Iterable[Finding]]
+ALL_POD_COMPONENTS = "*"
+
+
+@dataclass(frozen=True)
+class Check:
+    """A registered check: which component it judges and what it needs."""
+
+    name: str
+    component: str
+    needs: tuple[str, ...]
+    fn: CheckFn
+
+    def missing(self, ctx: NodeContext) -> list[str]:
+        """Needed observations this node's facts do not have."""
+        return [need for need in self.needs if not ctx.observed(need)]
+
+
+REGISTRY: list[Check] = []
+
+
+def check(component: str, *, needs: Iterable[str] = ()) -> Callable[[CheckFn], CheckFn]:
+    """Register a check for ``component`` ("*" for every pod-run component).
+
+    The function receives the node context and the component id it judges.
+
+    ``needs`` names observations: ``cluster/<resource>`` (a cluster list),
+    ``cmd/<name>``, ``files/<path>``, ``metrics/<name>`` (node observations).
+    """
+
+    def register(fn: CheckFn) -> CheckFn:
+        REGISTRY.append(Check(fn.__name__, component, tuple(needs), fn))
+        return fn
+
+    return register
+
+
+def checks_for(component: str, kind: str) -> list[Check]:
+    """Checks judging ``component``: its own, plus the generic ones for pod components."""
+    generic = kind == "pod"
+    return [
+        c
+        for c in REGISTRY
+        if c.component == component or (generic and c.component == ALL_POD_COMPONENTS)
+    ]
+
+
+def ok(component: str, summary: str, *evidence: Evidence) -> Finding:
+    """A positive observation: the component works, with what showed it."""
+    return Finding(component, Status.OK, "", evidence, {"summary": summary})
+
+
+def problem(
+    component: str,
+    cause: str,
+    *evidence: Evidence,
+    status: Status = Status.FAILED,
+    specificity: int = 0,
+    **context: str,
+) -> Finding:
+    """A failure or degradation with its cause code and evidence."""
+    return Finding(component, status, cause, evidence, context, specificity)
+
+
+def unknown(component: str, summary: str, *evidence: Evidence) -> Finding:
+    """Data exists but does not settle the question (e.g. stale status)."""
+    return Finding(component, Status.UNKNOWN, "", evidence, {"summary": summary})
+
+
+def not_deployed(component: str, summary: str) -> Finding:
+    return Finding(component, Status.NOT_DEPLOYED, "", (), {"summary": summary})

@@ -1,0 +1,133 @@
+"""Cluster-control checks, judged once: operators, their policies, NFD.
+
+Their findings are reported once for the cluster, not once per node; node
+components deployed by a failing operator point at it as their blocker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from gpunode.bundle.kube import Condition, CustomResource
+from gpunode.checks.base import ok, problem
+from gpunode.checks.pods import judge_pod
+from gpunode.facts import ClusterFacts
+from gpunode.model import Evidence, Finding, Status
+
+ClusterCheckFn = Callable[[ClusterFacts], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class ClusterCheck:
+    name: str
+    component: str
+    fn: ClusterCheckFn
+
+
+CLUSTER_REGISTRY: list[ClusterCheck] = []
+
+
+def cluster_check(component: str) -> Callable[[ClusterCheckFn], ClusterCheckFn]:
+    """Register a cluster-wide check for ``component``."""
+
+    def register(fn: ClusterCheckFn) -> ClusterCheckFn:
+        CLUSTER_REGISTRY.append(ClusterCheck(fn.__name__, component, fn))
+        return fn
+
+    return register
+
+
+def cluster_components() -> list[str]:
+    """Components with cluster-wide findings, in registration order, no repeats."""
+    return list(dict.fromkeys(c.component for c in CLUSTER_REGISTRY))
+
+
+@cluster_check("gpu-operator")
+def gpu_operator_pods(facts: ClusterFacts) -> Iterator[Finding]:
+    for sp in facts.cluster_pods.get("gpu-operator", []):
+        yield _operator_pod(sp.pod, "gpu-operator", "gpu_operator_crashloop")
+
+
+@cluster_check("gpu-operator")
+def cluster_policy(facts: ClusterFacts) -> Iterator[Finding]:
+    """ClusterPolicy state and its Error condition's reason."""
+    for policy in facts.cluster_policies:
+        yield from _policy_findings(policy, "clusterpolicy")
+
+
+@cluster_check("network-operator")
+def network_operator_pods(facts: ClusterFacts) -> Iterator[Finding]:
+    for sp in facts.cluster_pods.get("network-operator", []):
+        yield _operator_pod(sp.pod, "network-operator", "network_operator_crashloop")
+
+
+@cluster_check("network-operator")
+def nic_cluster_policy(facts: ClusterFacts) -> Iterator[Finding]:
+    for policy in facts.nic_policies:
+        where = f"nicclusterpolicy/{policy.metadata.name} status.state"
+        if policy.status.state == "ready":
+            yield ok("network-operator", "NicClusterPolicy ready", Evidence(where, "ready"))
+        elif policy.status.state:
+            detail = _not_ready_states(policy) or policy.status.reason or policy.status.state
+            yield problem("network-operator", "nicclusterpolicy_not_ready", Evidence(where, detail),
+                          status=Status.DEGRADED)
+
+
+@cluster_check("nfd")
+def nfd_deployed(facts: ClusterFacts) -> Iterator[Finding]:
+    """The GPU Operator needs NFD labels; no NFD anywhere and no labels is a cluster cause."""
+    if not facts.cluster_policies:
+        return
+    nfd_pods = any("nfd" in comps for comps in facts.pods_by_node.values())
+    labelled = any(
+        k.startswith("feature.node.kubernetes.io/") for n in facts.nodes.values() for k in n.metadata.labels
+    )
+    if nfd_pods or labelled:
+        yield ok("nfd", "NFD labels present", Evidence("cluster/nodes.json", "feature.node.kubernetes.io/*"))
+        return
+    reason = _error_reason(facts.cluster_policies[0])
+    ev = [Evidence("cluster/pods.json", "no node-feature-discovery pods"),
+          Evidence("cluster/nodes.json", "no node has feature.node.kubernetes.io/* labels")]
+    if reason:
+        ev.append(Evidence("clusterpolicy status.conditions[Error]", reason))
+    yield problem("nfd", "nfd_not_deployed", *ev)
+
+
+def _operator_pod(pod: object, component: str, crash_cause: str) -> Finding:
+    finding = judge_pod(pod, component)  # type: ignore[arg-type]
+    if finding.cause in ("crash_loop", "oom_killed"):
+        return Finding(component, finding.status, crash_cause, finding.evidence, finding.context, 40)
+    return finding
+
+
+def _policy_findings(policy: CustomResource, kind: str) -> Iterator[Finding]:
+    name = policy.metadata.name
+    state = policy.status.state
+    where = f"{kind}/{name} status"
+    error = _condition(policy.status.conditions, "Error")
+    if state == "ready":
+        yield ok("gpu-operator", "ClusterPolicy ready", Evidence(f"{where}.state", "ready"))
+    elif error is not None and error.status == "True" and error.reason == "ReconcileFailed":
+        ev = Evidence(f"{where}.conditions[Error]", f"{error.reason}: {error.message}")
+        yield problem("gpu-operator", "clusterpolicy_invalid", ev, specificity=60)
+    elif error is not None and error.reason == "NFDLabelsMissing":
+        return  # judged as the NFD cluster cause
+    elif state:
+        detail = f"{error.reason}: {error.message}" if error else state
+        yield problem("gpu-operator", "clusterpolicy_not_ready", Evidence(f"{where}.state", detail),
+                      status=Status.DEGRADED)
+
+
+def _condition(conditions: tuple[Condition, ...], kind: str) -> Condition | None:
+    return next((c for c in conditions if c.type == kind), None)
+
+
+def _error_reason(policy: CustomResource) -> str:
+    error = _condition(policy.status.conditions, "Error")
+    return f"{error.reason}: {error.message}" if error and error.status == "True" else ""
+
+
+def _not_ready_states(policy: CustomResource) -> str:
+    bad = [s for s in policy.status.applied_states if s.get("state") not in ("ready", "ignore")]
+    return "; ".join(f"{s.get('name')}={s.get('state')}" for s in bad)

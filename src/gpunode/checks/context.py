@@ -1,0 +1,213 @@
+"""What a check sees of one node: cluster facts plus this node's observations.
+
+Parsed forms of raw observations (nvidia-smi XML, containerd config, metric
+scrapes) are computed on first use and cached, so several checks can read
+them without parsing twice. Parse failures are kept as facts of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TypeVar
+
+from gpunode.bundle.kube import DaemonSet, Event, Node, Pod, Taint, Toleration
+from gpunode.errors import ParseError
+from gpunode.facts import ClusterFacts, LogFile, NodeObservations, StackPod
+from gpunode.kb import KnowledgeBase
+from gpunode.parse.containerd import CONTAINERD_CONFIG_PATHS, ContainerdConfig, parse_containerd_config
+from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
+from gpunode.parse.modules import KernelModule, parse_modules
+from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
+from gpunode.parse.prom import Sample, parse_prometheus_text
+
+T = TypeVar("T")
+DEFAULT_OPERATOR_NAMESPACE = "gpu-operator"
+
+
+@dataclass
+class NodeContext:
+    """Read-only view for checks; every property is a pure function of the facts."""
+
+    facts: ClusterFacts
+    name: str
+    obs: NodeObservations
+    kb: KnowledgeBase
+    parse_errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def node(self) -> Node | None:
+        return self.facts.nodes.get(self.name)
+
+    def observed(self, need: str) -> bool:
+        """Whether an observation named in a check's ``needs`` is present."""
+        kind, _, rest = need.partition("/")
+        if kind == "cluster":
+            return self.facts.has(rest)
+        if kind == "node":
+            return self.node is not None
+        table = {"cmd": self.obs.cmd, "files": self.obs.files, "metrics": self.obs.metrics}
+        return rest in table.get(kind, {})
+
+    def stack_pods(self, component: str) -> list[StackPod]:
+        return self.facts.pods_on(self.name, component)
+
+    def events_for_pod(self, pod: Pod) -> list[Event]:
+        return self.facts.events_for("Pod", pod.metadata.namespace, pod.metadata.name)
+
+    def node_events(self) -> list[Event]:
+        return self.facts.events_for("Node", "", self.name)
+
+    def logs_of(self, pod: Pod) -> tuple[LogFile, ...]:
+        return self.obs.logs.get((pod.metadata.namespace, pod.metadata.name), ())
+
+    def daemonsets_targeting(self, component: str) -> list[DaemonSet]:
+        """This component's DaemonSets whose node selector and tolerations fit this node."""
+        node = self.node
+        if node is None:
+            return []
+        return [ds for ds in self.facts.daemonsets.get(component, []) if _targets(ds, node)]
+
+    @cached_property
+    def operator_namespace(self) -> str:
+        for policy in self.facts.cluster_policies:
+            namespace = getattr(policy.status, "namespace", "")
+            if namespace:
+                return str(namespace)
+        for pods in self.facts.cluster_pods.get("gpu-operator", []), self.stack_pods("driver"):
+            for sp in pods:
+                return sp.pod.metadata.namespace
+        return DEFAULT_OPERATOR_NAMESPACE
+
+    @cached_property
+    def cluster_policy_spec(self) -> dict[str, object]:
+        return dict(self.facts.cluster_policies[0].spec) if self.facts.cluster_policies else {}
+
+    def operand_enabled(self, section: str) -> bool | None:
+        """ClusterPolicy ``spec.<section>.enabled``; None when there is no ClusterPolicy."""
+        if not self.facts.cluster_policies:
+            return None
+        value = self.cluster_policy_spec.get(section)
+        if isinstance(value, dict) and "enabled" in value:
+            return bool(value["enabled"])
+        return True
+
+    @property
+    def node_reporting(self) -> bool:
+        """False when the kubelet stopped reporting: pod status is then stale."""
+        node = self.node
+        if node is None:
+            return True
+        ready = next((c for c in node.status.conditions if c.type == "Ready"), None)
+        return ready is None or ready.status == "True"
+
+    def _parsed(self, key: str, text: str | None, parse: Callable[[str], T]) -> T | None:
+        if text is None:
+            return None
+        try:
+            return parse(text)
+        except ParseError as exc:
+            self.parse_errors[key] = str(exc)
+            return None
+
+    @cached_property
+    def nvidia_smi(self) -> NvidiaSmiReport | None:
+        text = self.obs.cmd.get("nvidia-smi-q.xml")
+        return self._parsed("cmd/nvidia-smi-q.xml", text, parse_nvidia_smi_xml)
+
+    @cached_property
+    def kernel_log(self) -> KernelLog | None:
+        return self._parsed("cmd/dmesg.txt", self.obs.cmd.get("dmesg.txt"), parse_kernel_log)
+
+    @cached_property
+    def modules(self) -> dict[str, KernelModule] | None:
+        text = self.obs.cmd.get("lsmod.txt") or self.obs.files.get("proc/modules")
+        return self._parsed("cmd/lsmod.txt", text, parse_modules)
+
+    @cached_property
+    def dcgm_samples(self) -> list[Sample] | None:
+        text = self.obs.metrics.get("dcgm-exporter.prom")
+        return self._parsed("metrics/dcgm-exporter.prom", text, parse_prometheus_text)
+
+    @cached_property
+    def node_exporter_samples(self) -> list[Sample] | None:
+        text = self.obs.metrics.get("node-exporter.prom")
+        return self._parsed("metrics/node-exporter.prom", text, parse_prometheus_text)
+
+    @cached_property
+    def containerd(self) -> ContainerdConfig | None:
+        files = {"/" + p: t for p, t in self.obs.files.items()}
+        path = next((p for p in CONTAINERD_CONFIG_PATHS if p in files), None)
+        if path is None:
+            return None
+        return self._parsed(f"files{path}", files[path], lambda _t: _containerd(files, path))
+
+    @cached_property
+    def expected_gpus(self) -> int | None:
+        """Physical GPUs the node should have: the largest count any source reports."""
+        counts = [c for c in (self._label_gpus(), self._capacity_gpus(), self._smi_gpus()) if c]
+        return max(counts) if counts else None
+
+    def _label_gpus(self) -> int | None:
+        node = self.node
+        return _int(node.metadata.labels.get("nvidia.com/gpu.count")) if node else None
+
+    def _capacity_gpus(self) -> int | None:
+        node = self.node
+        return _int(node.status.capacity.get("nvidia.com/gpu")) if node else None
+
+    def _smi_gpus(self) -> int | None:
+        smi = self.nvidia_smi
+        return smi.attached_gpus if smi else None
+
+
+def _containerd(files: dict[str, str], path: str) -> ContainerdConfig:
+    return parse_containerd_config(files, path)
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _targets(ds: DaemonSet, node: Node) -> bool:
+    """Approximates the DaemonSet controller: nodeSelector and NoSchedule/NoExecute taints."""
+    selector = ds.spec.template.spec.node_selector
+    labels = node.metadata.labels
+    if any(labels.get(k) != v for k, v in selector.items()):
+        return False
+    tolerations = ds.spec.template.spec.tolerations
+    for taint in node.spec.taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not _tolerated(taint, tolerations):
+            return False
+    return True
+
+
+# The DaemonSet controller adds tolerations for these itself.
+_DAEMONSET_TOLERATED = frozenset(
+    {
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+        "node.kubernetes.io/disk-pressure",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/pid-pressure",
+        "node.kubernetes.io/unschedulable",
+        "node.kubernetes.io/network-unavailable",
+    }
+)
+
+
+def _tolerated(taint: Taint, tolerations: Sequence[Toleration]) -> bool:
+    if taint.key in _DAEMONSET_TOLERATED:
+        return True
+    for tol in tolerations:
+        if tol.effect and tol.effect != taint.effect:
+            continue
+        if tol.operator == "Exists" and (not tol.key or tol.key == taint.key):
+            return True
+        if tol.key == taint.key and tol.value == taint.value:
+            return True
+    return False

@@ -1,0 +1,64 @@
+"""Layer 1 checks: the driver (operator-managed or host) and Fabric Manager."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpunode.checks.base import check, not_deployed, ok, problem, unknown
+from gpunode.checks.context import NodeContext
+from gpunode.model import Evidence, Finding
+from gpunode.parse.nvidia_smi import parse_nvidia_smi_failure
+
+_FABRIC_OK = {"Completed"}
+_VALIDATIONS = "run/nvidia/validations"
+
+
+@check("driver")
+def driver_answers(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """nvidia-smi output is the driver's own word: it answers, or says why not."""
+    text = ctx.obs.cmd.get("nvidia-smi.txt")
+    failure = parse_nvidia_smi_failure(text) if text is not None else None
+    if failure:
+        ev = Evidence(ctx.obs.path_of("cmd", "nvidia-smi.txt"), failure)
+        yield problem(component, "nvidia_smi_failed", ev)
+        return
+    smi = ctx.nvidia_smi
+    if smi is not None and smi.driver_version:
+        ev = Evidence(ctx.obs.path_of("cmd", "nvidia-smi-q.xml"), f"driver_version={smi.driver_version}")
+        yield ok(component, f"driver {smi.driver_version}, CUDA {smi.cuda_version}", ev)
+
+
+@check("driver")
+def host_driver_evidence(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Without driver pods, a host driver shows in validation markers and GFD labels."""
+    if ctx.stack_pods(component) or ctx.daemonsets_targeting(component):
+        return
+    marker = ctx.obs.files.get(f"{_VALIDATIONS}/driver-ready")
+    if marker is not None and "IS_HOST_DRIVER=true" in marker:
+        ev = Evidence(ctx.obs.path_of("files", f"{_VALIDATIONS}/driver-ready"), "IS_HOST_DRIVER=true")
+        yield ok(component, "host driver (validated by the GPU Operator)", ev)
+        return
+    version = ctx.node.metadata.labels.get("nvidia.com/cuda.driver-version.full") if ctx.node else None
+    if version:
+        ev = Evidence(f"node/{ctx.name} metadata.labels", f"nvidia.com/cuda.driver-version.full={version}")
+        yield ok(component, f"host driver {version} (from GFD labels)", ev)
+    elif ctx.operand_enabled("driver") is False:
+        yield unknown(component, "ClusterPolicy expects a host driver; no evidence of it was collected")
+
+
+@check("fabric-manager", needs=("cmd/nvidia-smi-q.xml",))
+def fabric_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """NVSwitch systems report a fabric state per GPU; others report none."""
+    smi = ctx.nvidia_smi
+    if smi is None:
+        return
+    states = {g.fabric_state for g in smi.gpus if g.fabric_state and g.fabric_state != "N/A"}
+    path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
+    if not states:
+        yield not_deployed(component, "no NVSwitch fabric on this node")
+    elif states <= _FABRIC_OK:
+        yield ok(component, "fabric state Completed on all GPUs", Evidence(path, "fabric.state=Completed"))
+    else:
+        bad = sorted(states - _FABRIC_OK)
+        ev = Evidence(path, f"fabric.state={', '.join(bad)}")
+        yield problem(component, "fabric_manager_not_running", ev)

@@ -1,0 +1,90 @@
+"""Layer 0 checks: kubelet, container runtime, kernel and the GPUs themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpunode.checks.base import check, ok, problem, unknown
+from gpunode.checks.context import NodeContext
+from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.nvidia_smi import GpuInfo
+
+_PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure")
+
+
+@check("kubelet", needs=("node",))
+def kubelet_ready(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Node Ready condition: Unknown means the kubelet stopped reporting."""
+    assert ctx.node is not None
+    ready = next((c for c in ctx.node.status.conditions if c.type == "Ready"), None)
+    where = f"node/{ctx.name} status.conditions[Ready]"
+    if ready is None:
+        yield unknown(component, "node has no Ready condition")
+    elif ready.status == "True":
+        version = ctx.node.status.node_info.kubelet_version
+        yield ok(component, f"Ready, kubelet {version}", Evidence(where, ready.reason))
+    elif ready.status == "Unknown":
+        ev = Evidence(where, f"{ready.reason}: {ready.message}")
+        yield problem(component, "node_not_ready", ev)
+    for cond in ctx.node.status.conditions:
+        if cond.type in _PRESSURE and cond.status == "True":
+            ev = Evidence(f"node/{ctx.name} status.conditions[{cond.type}]", cond.message)
+            yield problem(component, "node_pressure", ev, status=Status.DEGRADED)
+
+
+@check("container-runtime", needs=("node",))
+def runtime_status(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Ready=False with a runtime message means the runtime, not the kubelet, is down."""
+    assert ctx.node is not None
+    ready = next((c for c in ctx.node.status.conditions if c.type == "Ready"), None)
+    runtime = ctx.node.status.node_info.container_runtime_version
+    where = f"node/{ctx.name} status.conditions[Ready]"
+    if ready is not None and ready.status == "False" and "runtime" in ready.message:
+        yield problem(component, "container_runtime_down", Evidence(where, ready.message))
+    elif ready is not None and ready.status == "True" and runtime:
+        ev = Evidence(f"node/{ctx.name} status.nodeInfo.containerRuntimeVersion", runtime)
+        yield ok(component, runtime, ev)
+
+
+@check("kernel", needs=("node",))
+def kernel_reported(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The kernel runs if the node reports; its fitness is judged by the driver."""
+    assert ctx.node is not None
+    version = ctx.node.status.node_info.kernel_version
+    if version and ctx.node_reporting:
+        ev = Evidence(f"node/{ctx.name} status.nodeInfo.kernelVersion", version)
+        yield ok(component, version, ev)
+
+
+@check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml",))
+def gpus_present(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """nvidia-smi sees as many GPUs as the node should have, none with pending ECC repair."""
+    smi = ctx.nvidia_smi
+    path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
+    if smi is None:
+        error = ctx.parse_errors.get("cmd/nvidia-smi-q.xml", "")
+        yield unknown(component, "nvidia-smi output could not be parsed", Evidence(path, error))
+        return
+    expected = ctx.expected_gpus or smi.attached_gpus
+    if smi.attached_gpus < expected:
+        ev = Evidence(path, f"attached_gpus={smi.attached_gpus}, node should have {expected}")
+        yield problem(component, "gpu_missing", ev)
+    for gpu in smi.gpus:
+        yield from _gpu_memory(component, path, gpu)
+    if smi.attached_gpus >= expected:
+        product = smi.gpus[0].product_name if smi.gpus else "GPU"
+        ev = Evidence(path, f"attached_gpus={smi.attached_gpus}")
+        yield ok(component, f"{smi.attached_gpus}x {product}", ev)
+
+
+def _gpu_memory(component: str, path: str, gpu: GpuInfo) -> Iterator[Finding]:
+    bus = gpu.pci_bus_id
+    if gpu.ecc_volatile_dbe:
+        ev = Evidence(path, f"GPU {bus}: volatile uncorrectable ECC errors = {gpu.ecc_volatile_dbe}")
+        yield problem(component, "uncorrectable_ecc", ev)
+    if gpu.remapped_rows_failure:
+        ev = Evidence(path, f"GPU {bus}: row remapping failure occurred")
+        yield problem(component, "row_remap_failure", ev)
+    elif gpu.remapped_rows_pending:
+        ev = Evidence(path, f"GPU {bus}: remapped rows pending (reset required)")
+        yield problem(component, "uncorrectable_ecc", ev, status=Status.DEGRADED)

@@ -1,0 +1,176 @@
+"""Generic pod checks: the state of a component's pods on the node.
+
+These apply to every pod-run component and name generic causes (crash loop,
+image pull, stuck in init). Signatures in logs and events refine them later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpunode.bundle.kube import ContainerStatus, Pod
+from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
+from gpunode.checks.context import NodeContext
+from gpunode.model import Evidence, Finding, Status
+
+RESTART_WARNING = 5
+_PULL_REASONS = {"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull"}
+_CREATE_REASONS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+
+
+@check(ALL_POD_COMPONENTS, needs=("cluster/pods",))
+def pod_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Judge each pod of the component on this node, or its absence."""
+    pods = ctx.stack_pods(component)
+    if not pods:
+        yield from _absent(ctx, component)
+        return
+    if not ctx.node_reporting:
+        yield unknown(component, "pod status is stale: the node is not reporting")
+        return
+    for sp in pods:
+        yield judge_pod(sp.pod, component)
+
+
+def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    entry = ctx.facts.catalog.get(component)
+    targeting = ctx.daemonsets_targeting(component)
+    if targeting:
+        ds = targeting[0]
+        ev = Evidence(
+            f"daemonset {ds.metadata.namespace}/{ds.metadata.name}",
+            f"desired={ds.status.desired_number_scheduled} ready={ds.status.number_ready}; "
+            f"no pod on {ctx.name}",
+        )
+        yield problem(component, "pod_missing", ev, namespace=ds.metadata.namespace,
+                      daemonset=ds.metadata.name)
+    elif entry.host_alternative:
+        return  # judged from host evidence by the component's own checks
+    elif entry.required:
+        yield problem(component, "component_missing",
+                      Evidence("cluster/pods.json", f"no {component} pod on {ctx.name}"))
+    else:
+        yield not_deployed(component, "no pods and no DaemonSet for this node")
+
+
+def judge_pod(pod: Pod, component: str) -> Finding:
+    """The worst thing about one pod, as a finding."""
+    for judge in (_init_problem, _container_problem, _phase_problem):
+        finding = judge(pod, component)
+        if finding is not None:
+            return finding
+    return ok(component, _ok_summary(pod), _pod_evidence(pod, "status.phase", pod.status.phase))
+
+
+def _init_problem(pod: Pod, component: str) -> Finding | None:
+    statuses = pod.status.init_container_statuses
+    if pod.status.phase in ("Succeeded", "Failed") or all(_init_done(s) for s in statuses):
+        return None
+    done = sum(1 for s in statuses if _init_done(s))
+    stuck = next(s for s in statuses if not _init_done(s))
+    crash = _waiting_reason(stuck) == "CrashLoopBackOff" or stuck.restart_count > 0
+    cause = "init_failed" if crash else "init_blocked"
+    state = f"Init:{'CrashLoopBackOff' if crash else f'{done}/{len(statuses)}'}"
+    ev = _pod_evidence(pod, f"status.initContainerStatuses[{stuck.name}]", _describe(stuck))
+    return problem(component, cause, ev, **_ctx(pod, stuck.name), pod_state=state)
+
+
+def _container_problem(pod: Pod, component: str) -> Finding | None:
+    for cs in pod.status.container_statuses:
+        finding = _judge_container(pod, cs, component)
+        if finding is not None:
+            return finding
+    return None
+
+
+def _judge_container(pod: Pod, cs: ContainerStatus, component: str) -> Finding | None:
+    reason = _waiting_reason(cs)
+    ev = _pod_evidence(pod, f"status.containerStatuses[{cs.name}]", _describe(cs))
+    last = cs.last_state.terminated
+    if reason == "CrashLoopBackOff":
+        cause = "oom_killed" if last and last.reason == "OOMKilled" else "crash_loop"
+        return problem(component, cause, ev, **_ctx(pod, cs.name))
+    if reason in _PULL_REASONS:
+        return problem(component, "image_pull_failed", ev, **_ctx(pod, cs.name))
+    if reason in _CREATE_REASONS or reason == "ContainerCreating":
+        return problem(component, "container_create_failed", ev, **_ctx(pod, cs.name))
+    if cs.state.running is not None and not cs.ready and pod.status.phase == "Running":
+        return problem(component, "pod_not_ready", ev, status=Status.DEGRADED, **_ctx(pod, cs.name))
+    if cs.restart_count >= RESTART_WARNING and last is not None and last.reason != "Completed":
+        return problem(component, "restarting", ev, status=Status.DEGRADED, **_ctx(pod, cs.name))
+    return None
+
+
+def _phase_problem(pod: Pod, component: str) -> Finding | None:
+    phase = pod.status.phase
+    ev = _pod_evidence(pod, "status.phase", f"{phase} {pod.status.reason}".strip())
+    first = pod.spec.containers[0].name if pod.spec.containers else ""
+    if phase == "Pending":
+        return problem(component, "pod_pending", ev, **_ctx(pod, first))
+    if phase == "Failed":
+        return problem(component, "pod_failed", ev, **_ctx(pod, first))
+    if phase in ("Unknown", ""):
+        return unknown(component, f"pod {pod.metadata.name} phase is {phase or 'not reported'}", ev)
+    return None
+
+
+def _init_done(cs: ContainerStatus) -> bool:
+    term = cs.state.terminated
+    return term is not None and term.exit_code == 0
+
+
+def _waiting_reason(cs: ContainerStatus) -> str:
+    return cs.state.waiting.reason if cs.state.waiting else ""
+
+
+def _describe(cs: ContainerStatus) -> str:
+    """kubectl-like one-liner for a container status."""
+    state = cs.state
+    if state.waiting:
+        now = f"waiting {state.waiting.reason}: {state.waiting.message}".rstrip(": ")
+    elif state.terminated:
+        now = f"terminated {state.terminated.reason} (exit {state.terminated.exit_code})"
+    else:
+        now = "running"
+    last = cs.last_state.terminated
+    tail = f"; last terminated {last.reason} (exit {last.exit_code})" if last else ""
+    return f"{now}, ready={str(cs.ready).lower()}, restarts={cs.restart_count}{tail}"
+
+
+def _pod_evidence(pod: Pod, field: str, excerpt: str) -> Evidence:
+    meta = pod.metadata
+    return Evidence(f"pod {meta.namespace}/{meta.name} {field}", excerpt)
+
+
+def _ctx(pod: Pod, container: str) -> dict[str, str]:
+    return {"namespace": pod.metadata.namespace, "pod": pod.metadata.name, "container": container}
+
+
+def _ok_summary(pod: Pod) -> str:
+    if pod.status.phase == "Succeeded":
+        return f"{pod.metadata.name} completed"
+    ready = sum(1 for c in pod.status.container_statuses if c.ready)
+    total = len(pod.status.container_statuses)
+    restarts = sum(c.restart_count for c in pod.status.container_statuses)
+    return f"{pod.metadata.name} Running {ready}/{total} ready, {restarts} restarts"
+
+
+def display_state(pod: Pod) -> str:
+    """The STATUS column of ``kubectl get pods`` for this pod."""
+    statuses = pod.status.init_container_statuses
+    if pod.status.phase not in ("Succeeded", "Failed") and not all(_init_done(s) for s in statuses):
+        stuck = next(s for s in statuses if not _init_done(s))
+        reason = _waiting_reason(stuck)
+        if reason and reason != "PodInitializing":
+            return f"Init:{reason}"
+        return f"Init:{sum(1 for s in statuses if _init_done(s))}/{len(statuses)}"
+    for cs in pod.status.container_statuses:
+        reason = _waiting_reason(cs) or (cs.state.terminated.reason if cs.state.terminated else "")
+        if reason:
+            return reason
+    return pod.status.reason or pod.status.phase or "Unknown"
+
+
+def ready_ratio(pod: Pod) -> str:
+    statuses = pod.status.container_statuses
+    return f"{sum(1 for c in statuses if c.ready)}/{len(statuses) or len(pod.spec.containers)}"

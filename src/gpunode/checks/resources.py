@@ -1,0 +1,79 @@
+"""Layer 3 checks: GPUs advertised to Kubernetes, GFD labels, CSI registration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpunode.checks.base import check, ok, problem
+from gpunode.checks.context import NodeContext
+from gpunode.model import Evidence, Finding, Status
+
+GPU = "nvidia.com/gpu"
+GFD_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.memory")
+
+
+@check("device-plugin", needs=("node",))
+def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Allocatable nvidia.com/gpu should equal the GPUs the node has."""
+    if ctx.node is None or not ctx.node_reporting:
+        return
+    expected = ctx.expected_gpus
+    status = ctx.node.status
+    allocatable = _count(status.allocatable.get(GPU)) or _mig_total(status.allocatable)
+    where = f"node/{ctx.name} status.allocatable"
+    shown = f"{GPU}={status.allocatable.get(GPU, 'absent')} capacity={status.capacity.get(GPU, 'absent')}"
+    if not ctx.stack_pods(component) and not allocatable:
+        return  # absence is judged by the pod check
+    if not allocatable:
+        yield problem(component, "device_plugin_zero_gpus", Evidence(where, shown), specificity=30)
+    elif expected and allocatable < expected:
+        ev = Evidence(where, f"{shown}; node has {expected} GPUs")
+        yield problem(component, "gpus_unhealthy", ev, status=Status.DEGRADED)
+    else:
+        yield ok(component, f"{allocatable} GPUs allocatable", Evidence(where, shown))
+
+
+def _count(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+def _mig_total(allocatable: dict[str, str]) -> int:
+    return sum(_count(v) for k, v in allocatable.items() if k.startswith("nvidia.com/mig-"))
+
+
+@check("gfd", needs=("node",))
+def gfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A running GFD labels product, count and memory; a count must match the GPUs."""
+    if ctx.node is None or not ctx.stack_pods(component):
+        return
+    labels = ctx.node.metadata.labels
+    where = f"node/{ctx.name} metadata.labels"
+    missing = [k for k in GFD_LABELS if k not in labels]
+    if missing:
+        yield problem(component, "gfd_labels_missing", Evidence(where, f"missing {', '.join(missing)}"),
+                      status=Status.DEGRADED)
+        return
+    count = _count(labels.get("nvidia.com/gpu.count"))
+    smi = ctx.nvidia_smi
+    if smi is not None and smi.attached_gpus > count:
+        ev = Evidence(where, f"nvidia.com/gpu.count={count}, nvidia-smi sees {smi.attached_gpus}")
+        yield problem(component, "gfd_labels_stale", ev, status=Status.DEGRADED)
+        return
+    yield ok(component, f"{labels['nvidia.com/gpu.product']} x{count}", Evidence(where, f"gpu.count={count}"))
+
+
+@check("csi-node", needs=("cluster/csinodes",))
+def csi_registered(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A CSI node plugin on this node must appear in the node's CSINode drivers."""
+    if not ctx.stack_pods(component):
+        return
+    csinode = ctx.facts.csi_nodes.get(ctx.name)
+    drivers = [d.name for d in (csinode.spec.drivers or ())] if csinode else []
+    where = f"csinode/{ctx.name} spec.drivers"
+    if not drivers:
+        yield problem(component, "csi_not_registered", Evidence(where, "no drivers registered"))
+    else:
+        yield ok(component, f"registered: {', '.join(drivers)}", Evidence(where, ", ".join(drivers)))

@@ -1,0 +1,127 @@
+"""Knowledge-base signatures found in a node's raw text, scoped per component.
+
+A log signature counts only in the logs of its own component's containers;
+event signatures look at events about the node and its stack pods; node
+command output and files are matched by name. Scoping is what keeps a stray
+line in an unrelated container from naming a root cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from gpunode.bundle.kube import ContainerState, Event, Pod
+from gpunode.checks.context import NodeContext
+from gpunode.kb import Cause, Match, MatchSource, TextHit, scan_lines
+from gpunode.model import Evidence, Finding
+
+
+def signature_findings(ctx: NodeContext, component: str) -> list[Finding]:
+    """Every KB signature of ``component`` seen in this node's observations."""
+    findings: list[Finding] = []
+    for source, scanner in _SCANNERS.items():
+        matchers = ctx.kb.matchers(component, source)
+        if matchers:
+            findings.extend(scanner(ctx, component, matchers))
+    return findings
+
+
+Matchers = list[tuple[Cause, Match]]
+Scanner = Callable[[NodeContext, str, Matchers], Iterable[Finding]]
+
+
+def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
+    for sp in ctx.stack_pods(component):
+        for log in ctx.logs_of(sp.pod):
+            scoped = [(c, m) for c, m in matchers if not m.containers or log.container in m.containers]
+            for hit in scan_lines(reversed(log.lines), scoped):
+                line_no = len(log.lines) - hit.line_no + 1
+                yield _finding(component, hit, f"{log.path}:{line_no}", _pod_ctx(sp.pod, log.container))
+
+
+def _events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
+    for source, ctx_vals, events in _event_groups(ctx):
+        for ev in events:
+            scoped = [(c, m) for c, m in matchers if not m.reasons or ev.reason in m.reasons]
+            for hit in scan_lines([ev.message], scoped):
+                where = f"event {source} reason={ev.reason} count={ev.count or 1}"
+                yield _finding(component, hit, where, ctx_vals)
+
+
+def _event_groups(ctx: NodeContext) -> Iterator[tuple[str, dict[str, str], list[Event]]]:
+    yield f"node/{ctx.name}", {}, ctx.node_events()
+    for pods in ctx.facts.pods_by_node.get(ctx.name, {}).values():
+        for sp in pods:
+            meta = sp.pod.metadata
+            yield f"pod {meta.namespace}/{meta.name}", _pod_ctx(sp.pod, ""), ctx.events_for_pod(sp.pod)
+
+
+def _waiting(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
+    for sp in ctx.stack_pods(component):
+        statuses = (*sp.pod.status.init_container_statuses, *sp.pod.status.container_statuses)
+        for cs in statuses:
+            lines = list(_state_lines(cs.state)) + list(_state_lines(cs.last_state))
+            for hit in scan_lines(lines, matchers):
+                where = f"pod {sp.pod.metadata.namespace}/{sp.pod.metadata.name} status[{cs.name}]"
+                yield _finding(component, hit, where, _pod_ctx(sp.pod, cs.name))
+
+
+def _state_lines(state: ContainerState) -> Iterator[str]:
+    if state.waiting:
+        yield f"{state.waiting.reason}: {state.waiting.message}"
+    if state.terminated:
+        yield f"{state.terminated.reason}: {state.terminated.message} (exit {state.terminated.exit_code})"
+
+
+def _node_text(kind: str) -> Scanner:
+    def scan(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
+        table = ctx.obs.cmd if kind == "cmd" else ctx.obs.files
+        by_name: dict[str, Matchers] = {}
+        for cause, m in matchers:
+            by_name.setdefault((m.name or "").lstrip("/"), []).append((cause, m))
+        for name, group in by_name.items():
+            text = table.get(name)
+            if text is None:
+                continue
+            for hit in scan_lines(text.splitlines(), group):
+                where = f"{ctx.obs.path_of(kind, name)}:{hit.line_no}"
+                yield _finding(component, hit, where, {})
+
+    return scan
+
+
+def _conditions(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
+    node = ctx.node
+    if node is None:
+        return
+    lines = [f"{c.type}={c.status} {c.reason} {c.message}" for c in node.status.conditions]
+    for hit in scan_lines(lines, matchers):
+        yield _finding(component, hit, f"node/{ctx.name} status.conditions", {})
+
+
+def _finding(component: str, hit: TextHit, where: str, context: dict[str, str]) -> Finding:
+    extra = {"standalone": "true"} if hit.cause.standalone else {}
+    return Finding(
+        component,
+        hit.cause.severity,
+        hit.cause.code,
+        (Evidence(where, hit.line[:400]),),
+        {**context, **extra, "signature": "true"},
+        hit.cause.specificity,
+    )
+
+
+def _pod_ctx(pod: Pod, container: str) -> dict[str, str]:
+    meta = pod.metadata
+    return {"namespace": meta.namespace, "pod": meta.name, "container": container}
+
+
+_SCANNERS: dict[MatchSource, Scanner] = {
+    "log": _logs,
+    "event": _events,
+    "waiting": _waiting,
+    "node_cmd": _node_text("cmd"),
+    "node_file": _node_text("files"),
+    "node_condition": _conditions,
+}
+

@@ -1,0 +1,310 @@
+"""Bottom-up diagnosis: component statuses → root causes → blocked components.
+
+A root cause is a failed or degraded component none of whose (transitive)
+dependencies is failed or degraded; every problem above it is ``blocked_by``
+it. Cluster-wide causes are judged once and blocked node components that an
+operator should have deployed point at the operator.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from gpunode import checks
+from gpunode.catalog import Catalog, topological_order
+from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
+from gpunode.checks.context import NodeContext
+from gpunode.checks.pods import display_state, ready_ratio
+from gpunode.checks.signatures import signature_findings
+from gpunode.facts import ClusterFacts, NodeObservations
+from gpunode.kb import KnowledgeBase, load_kb, render_steps
+from gpunode.model import (
+    STATUS_RANK,
+    ClusterReport,
+    ComponentReport,
+    Evidence,
+    Finding,
+    Group,
+    NodeReport,
+    PodRef,
+    Report,
+    RootCause,
+    SourceInfo,
+    Status,
+)
+
+_MISSING_CAUSES = {"pod_missing", "component_missing"}
+MAX_EVIDENCE = 6
+
+
+@dataclass
+class Judgement:
+    """Everything found about one component, and the status it adds up to."""
+
+    component: str
+    findings: list[Finding]
+    unobserved: list[str] = field(default_factory=list)
+
+    @cached_property
+    def problems(self) -> list[Finding]:
+        """Problems, most specific first; non-standalone signatures only refine."""
+        state = [f for f in self.findings if f.status.is_problem and "signature" not in f.context]
+        signatures = [
+            f for f in self.findings
+            if f.status.is_problem and "signature" in f.context
+            and (state or "standalone" in f.context)
+        ]
+        return sorted([*signatures, *state], key=lambda f: (-f.specificity, STATUS_RANK[f.status]))
+
+    @cached_property
+    def status(self) -> Status:
+        if self.problems:
+            return min((f.status for f in self.problems), key=STATUS_RANK.__getitem__)
+        present = {f.status for f in self.findings}
+        for status in (Status.UNKNOWN, Status.OK, Status.NOT_DEPLOYED):
+            if status in present and (status != Status.UNKNOWN or Status.OK not in present):
+                return status
+        return Status.UNKNOWN
+
+    @property
+    def primary(self) -> Finding | None:
+        return self.problems[0] if self.problems else None
+
+
+def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
+    """Run every check and signature scan for every node-scoped component."""
+    out: dict[str, Judgement] = {}
+    for comp in catalog.node_components():
+        judgement = Judgement(comp.id, [])
+        for chk in checks.checks_for(comp.id, comp.kind):
+            missing = chk.missing(ctx)
+            if missing:
+                judgement.unobserved.extend(missing)
+                continue
+            judgement.findings.extend(chk.fn(ctx, comp.id))
+        judgement.findings.extend(signature_findings(ctx, comp.id))
+        out[comp.id] = judgement
+    return out
+
+
+def judge_cluster(facts: ClusterFacts) -> dict[str, Judgement]:
+    out = {cid: Judgement(cid, []) for cid in cluster_components()}
+    for chk in CLUSTER_REGISTRY:
+        out[chk.component].findings.extend(chk.fn(facts))
+    return out
+
+
+@dataclass(frozen=True)
+class Diagnoser:
+    """Turns judgements into reports, using the catalog's dependency graph."""
+
+    facts: ClusterFacts
+    kb: KnowledgeBase
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        return self.facts.catalog
+
+    @cached_property
+    def closure(self) -> dict[str, set[str]]:
+        """Transitive dependencies of every component."""
+        deps = {c.id: set(c.depends_on) for c in self.catalog.components}
+        out: dict[str, set[str]] = {}
+        for cid in topological_order(self.catalog.components):
+            out[cid] = set(deps[cid]).union(*(out[d] for d in deps[cid]))
+        return out
+
+    def cluster_report(self, judgements: Mapping[str, Judgement]) -> ClusterReport:
+        roots = self._roots(judgements, {}, node=None)
+        comps = tuple(self._component(j, roots, {}, ()) for j in judgements.values())
+        return ClusterReport(self.facts.manifest.cluster_name, tuple(r for _, r in roots.values()), comps)
+
+    def node_report(
+        self, ctx: NodeContext, judgements: Mapping[str, Judgement], cluster_problems: Mapping[str, Status]
+    ) -> NodeReport:
+        roots = self._roots(judgements, cluster_problems, node=ctx)
+        pods = {cid: tuple(_pod_ref(sp.pod) for sp in ctx.stack_pods(cid)) for cid in judgements}
+        comps = tuple(
+            self._component(j, roots, cluster_problems, pods.get(j.component, ()))
+            for j in judgements.values()
+        )
+        status = _node_status(comps)
+        smi = ctx.nvidia_smi
+        labels = ctx.node.metadata.labels if ctx.node else {}
+        return NodeReport(
+            name=ctx.name,
+            status=status,
+            root_causes=tuple(r for _, r in roots.values()),
+            components=comps,
+            roles=_roles(labels),
+            gpus=ctx.expected_gpus,
+            gpu_product=labels.get("nvidia.com/gpu.product") or (smi.gpus[0].product_name if smi and smi.gpus else None),
+        )
+
+    def _roots(
+        self,
+        judgements: Mapping[str, Judgement],
+        cluster_problems: Mapping[str, Status],
+        node: NodeContext | None,
+    ) -> dict[str, tuple[Judgement, RootCause]]:
+        problems = {cid for cid, j in judgements.items() if j.status.is_problem}
+        roots: dict[str, tuple[Judgement, RootCause]] = {}
+        for cid, j in judgements.items():
+            if cid not in problems or self._blockers(cid, j, problems, cluster_problems):
+                continue
+            unknown_below = sorted(
+                d for d in self.closure.get(cid, ()) if d in judgements and judgements[d].status == Status.UNKNOWN
+            )
+            roots[cid] = (j, self._root_cause(j, node, unknown_below))
+        return roots
+
+    def _blockers(
+        self, cid: str, j: Judgement, problems: set[str], cluster_problems: Mapping[str, Status]
+    ) -> list[str]:
+        below = sorted(d for d in self.closure.get(cid, ()) if d in problems)
+        deployer = self.catalog.get(cid).deployed_by
+        missing = j.primary is not None and j.primary.cause in _MISSING_CAUSES
+        if deployer and missing and deployer in cluster_problems:
+            below.append(deployer)
+        return below
+
+    def _root_cause(self, j: Judgement, node: NodeContext | None, unknown_below: list[str]) -> RootCause:
+        primary = j.primary
+        assert primary is not None
+        cause = self.kb.get(primary.cause)
+        comp = self.catalog.get(j.component)
+        values = {**primary.context, "operator_namespace": _operator_ns(node, self.facts)}
+        if node is not None:
+            values["node"] = node.name
+        evidence = _evidence(j.problems)
+        return RootCause(
+            component=j.component,
+            layer=comp.layer,
+            cause=cause.code,
+            title=cause.title,
+            status=primary.status,
+            evidence=evidence,
+            next_steps=render_steps(cause, values),
+            explanation=cause.explanation,
+            fix=cause.fix,
+            unverified_below=tuple(unknown_below),
+            supporting=tuple(dict.fromkeys(f.cause for f in j.problems[1:] if f.cause != cause.code)),
+        )
+
+    def _component(
+        self,
+        j: Judgement,
+        roots: Mapping[str, tuple[Judgement, RootCause]],
+        cluster_problems: Mapping[str, Status],
+        pods: tuple[PodRef, ...],
+    ) -> ComponentReport:
+        comp = self.catalog.get(j.component)
+        blocked: tuple[str, ...] = ()
+        if j.component not in roots and j.status in (Status.FAILED, Status.DEGRADED, Status.UNKNOWN):
+            problems = {cid for cid, (rj, _) in roots.items()}
+            blockers = self._blockers(j.component, j, problems, cluster_problems)
+            blocked = tuple(dict.fromkeys(blockers))
+        primary = j.primary
+        return ComponentReport(
+            component=j.component,
+            layer=comp.layer,
+            title=comp.title,
+            status=j.status,
+            summary=self._summary(j),
+            blocked_by=blocked,
+            cause=primary.cause if primary else None,
+            pods=pods,
+        )
+
+    def _summary(self, j: Judgement) -> str:
+        primary = j.primary
+        if primary is not None:
+            title = self.kb.get(primary.cause).title
+            state = primary.context.get("pod_state")
+            return f"{title} ({state})" if state else title
+        for f in j.findings:
+            if f.status == j.status and "summary" in f.context:
+                return f.context["summary"]
+        if j.unobserved:
+            return "not observed: " + ", ".join(sorted(set(j.unobserved)))
+        return "no evidence collected"
+
+
+def _operator_ns(node: NodeContext | None, facts: ClusterFacts) -> str:
+    if node is not None:
+        return node.operator_namespace
+    for sp in facts.cluster_pods.get("gpu-operator", []):
+        return sp.pod.metadata.namespace
+    return "gpu-operator"
+
+
+def _evidence(problems: Sequence[Finding]) -> tuple[Evidence, ...]:
+    seen: dict[Evidence, None] = {}
+    for finding in problems:
+        for ev in finding.evidence:
+            seen.setdefault(ev, None)
+    return tuple(seen)[:MAX_EVIDENCE]
+
+
+def _node_status(components: Iterable[ComponentReport]) -> Status:
+    statuses = [c.status for c in components if c.status != Status.NOT_DEPLOYED]
+    return min(statuses, key=STATUS_RANK.__getitem__) if statuses else Status.UNKNOWN
+
+
+def _roles(labels: Mapping[str, str]) -> tuple[str, ...]:
+    prefix = "node-role.kubernetes.io/"
+    return tuple(sorted(k[len(prefix):] for k in labels if k.startswith(prefix)))
+
+
+def _pod_ref(pod: object) -> PodRef:
+    from gpunode.bundle.kube import Pod
+
+    assert isinstance(pod, Pod)
+    restarts = sum(c.restart_count for c in pod.status.container_statuses)
+    return PodRef(pod.metadata.namespace, pod.metadata.name, pod.status.phase, ready_ratio(pod), restarts,
+                  display_state(pod))
+
+
+ObservationReader = Callable[[ClusterFacts, str], NodeObservations]
+
+
+def diagnose(
+    facts: ClusterFacts,
+    read_observations: ObservationReader,
+    nodes: Sequence[str] = (),
+) -> Report:
+    """The whole report: cluster causes once, then every (selected) GPU node."""
+    kb = load_kb()
+    diagnoser = Diagnoser(facts, kb)
+    cluster_j = judge_cluster(facts)
+    cluster = diagnoser.cluster_report(cluster_j)
+    cluster_problems = {c.component: c.status for c in cluster.components if c.status.is_problem}
+    reports = []
+    for name in nodes or facts.gpu_nodes():
+        ctx = NodeContext(facts, name, read_observations(facts, name), kb)
+        reports.append(diagnoser.node_report(ctx, judge_node(ctx, facts.catalog), cluster_problems))
+    return Report(cluster=cluster, nodes=tuple(reports), groups=_groups(reports), source=_source(facts))
+
+
+def _groups(nodes: Sequence[NodeReport]) -> tuple[Group, ...]:
+    by_cause: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for node in nodes:
+        for rc in node.root_causes:
+            by_cause[(rc.cause, rc.component, rc.title)].append(node.name)
+    ordered = sorted(by_cause.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return tuple(Group(cause, comp, title, tuple(names)) for (cause, comp, title), names in ordered)
+
+
+def _source(facts: ClusterFacts) -> SourceInfo:
+    m = facts.manifest
+    return SourceInfo(
+        kind=m.source,
+        location=facts.source.location,
+        collected_at=m.collected_at,
+        partial=m.partial,
+        warnings=m.warnings,
+        missing=facts.missing,
+    )

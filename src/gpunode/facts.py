@@ -1,0 +1,271 @@
+"""Facts: what the bundle says, indexed once for the checks.
+
+ClusterFacts is built once per run; NodeObservations (node files, command
+output, metrics and logs of that node's stack pods) are read per node right
+before that node is judged, so memory stays bounded on large fleets and the
+checks themselves never touch the file system.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from gpunode.bundle.kube import (
+    CSINode,
+    CustomResource,
+    DaemonSet,
+    Deployment,
+    Event,
+    GenericObject,
+    Node,
+    Pod,
+    RuntimeClass,
+)
+from gpunode.bundle.source import BundleSource
+from gpunode.catalog import Catalog, Recogniser, load_catalog
+
+GPU_NODE_LABELS = (
+    "nvidia.com/gpu.present",
+    "feature.node.kubernetes.io/pci-10de.present",
+    "feature.node.kubernetes.io/pci-0302_10de.present",
+    "feature.node.kubernetes.io/pci-0300_10de.present",
+)
+GPU_RESOURCE = "nvidia.com/gpu"
+MAX_LOG_BYTES = 256 * 1024
+
+
+class Manifest(msgspec.Struct, frozen=True):
+    """manifest.json; optional in hand-made bundles."""
+
+    format: str = ""
+    collected_at: str | None = None
+    source: str = "manual"
+    cluster_name: str | None = None
+    api_server: str | None = None
+    partial: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StackPod:
+    """A pod recognised as part of the GPU stack."""
+
+    component: str
+    pod: Pod
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.pod.metadata.namespace, self.pod.metadata.name
+
+
+@dataclass
+class ClusterFacts:
+    """Cluster objects plus the indexes every check needs (built once)."""
+
+    source: BundleSource
+    manifest: Manifest
+    catalog: Catalog
+    nodes: dict[str, Node]
+    pods_by_node: dict[str, dict[str, list[StackPod]]]
+    cluster_pods: dict[str, list[StackPod]]
+    daemonsets: dict[str, list[DaemonSet]]
+    deployments: tuple[Deployment, ...]
+    events_by_object: dict[tuple[str, str, str], list[Event]]
+    cluster_policies: tuple[CustomResource, ...]
+    nic_policies: tuple[CustomResource, ...]
+    runtime_classes: tuple[RuntimeClass, ...]
+    csi_drivers: tuple[GenericObject, ...]
+    csi_nodes: dict[str, CSINode]
+    storage_classes: tuple[GenericObject, ...]
+    services: tuple[GenericObject, ...]
+    pvcs: tuple[GenericObject, ...]
+    service_monitors: tuple[GenericObject, ...]
+    workload_pods: tuple[Pod, ...]
+    version: dict[str, str]
+    missing: tuple[str, ...]
+    log_index: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    node_dirs: frozenset[str] = frozenset()
+
+    @classmethod
+    def build(
+        cls,
+        source: BundleSource,
+        manifest: Manifest,
+        lists: Mapping[str, Sequence[Any]],
+        missing: tuple[str, ...],
+        version: dict[str, str],
+    ) -> ClusterFacts:
+        """Index decoded lists: pods by node and component, events by object."""
+        catalog = load_catalog()
+        recogniser = Recogniser(catalog)
+        by_node, cluster_pods, workloads = _index_pods(lists.get("pods", ()), catalog, recogniser)
+        return cls(
+            source=source,
+            manifest=manifest,
+            catalog=catalog,
+            nodes={n.metadata.name: n for n in lists.get("nodes", ())},
+            pods_by_node=by_node,
+            cluster_pods=cluster_pods,
+            daemonsets=_index_daemonsets(lists.get("daemonsets", ()), recogniser),
+            deployments=tuple(lists.get("deployments", ())),
+            events_by_object=_index_events(lists.get("events", ())),
+            cluster_policies=tuple(lists.get("clusterpolicies", ())),
+            nic_policies=tuple(lists.get("nicclusterpolicies", ())),
+            runtime_classes=tuple(lists.get("runtimeclasses", ())),
+            csi_drivers=tuple(lists.get("csidrivers", ())),
+            csi_nodes={c.metadata.name: c for c in lists.get("csinodes", ())},
+            storage_classes=tuple(lists.get("storageclasses", ())),
+            services=tuple(lists.get("services", ())),
+            pvcs=tuple(lists.get("persistentvolumeclaims", ())),
+            service_monitors=tuple(lists.get("servicemonitors", ())),
+            workload_pods=workloads,
+            version=version,
+            missing=missing,
+            log_index=_index_logs(source),
+            node_dirs=frozenset(_node_dirs(source)),
+        )
+
+    def has(self, resource: str) -> bool:
+        """Whether cluster/<resource>.json was in the bundle."""
+        return f"cluster/{resource}.json" not in self.missing
+
+    def pods_on(self, node: str, component: str) -> list[StackPod]:
+        return self.pods_by_node.get(node, {}).get(component, [])
+
+    def events_for(self, kind: str, namespace: str, name: str) -> list[Event]:
+        return self.events_by_object.get((kind, namespace, name), [])
+
+    def gpu_nodes(self) -> list[str]:
+        """Nodes that have, or should have, GPUs: labels, capacity, stack pods or node data."""
+        return sorted(n for n in self.nodes if self.is_gpu_node(n)) + sorted(
+            d for d in self.node_dirs if d not in self.nodes
+        )
+
+    def is_gpu_node(self, name: str) -> bool:
+        node = self.nodes.get(name)
+        if node is None:
+            return name in self.node_dirs
+        labels = node.metadata.labels
+        if any(labels.get(k) == "true" for k in GPU_NODE_LABELS):
+            return True
+        if _quantity(node.status.capacity.get(GPU_RESOURCE)) > 0:
+            return True
+        stack = self.pods_by_node.get(name, {})
+        gpu_stack = ("driver", "container-toolkit", "device-plugin", "dcgm-exporter", "gfd")
+        return any(c in stack for c in gpu_stack) or name in self.node_dirs
+
+
+def _quantity(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+def _index_pods(
+    pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser
+) -> tuple[dict[str, dict[str, list[StackPod]]], dict[str, list[StackPod]], tuple[Pod, ...]]:
+    """One pass over all pods: stack pods by node and component; GPU workloads."""
+    scope = {c.id: c.scope for c in catalog.components}
+    by_node: dict[str, dict[str, list[StackPod]]] = defaultdict(lambda: defaultdict(list))
+    cluster: dict[str, list[StackPod]] = defaultdict(list)
+    workloads: list[Pod] = []
+    for pod in pods:
+        component = _recognise(pod, recogniser)
+        if component is None:
+            if _requests_gpu(pod):
+                workloads.append(pod)
+            continue
+        entry = StackPod(component, pod)
+        if scope[component] == "cluster":
+            cluster[component].append(entry)
+        else:
+            by_node[pod.spec.node_name][component].append(entry)
+    return {k: dict(v) for k, v in by_node.items()}, dict(cluster), tuple(workloads)
+
+
+def _recognise(pod: Pod, recogniser: Recogniser) -> str | None:
+    meta = pod.metadata
+    owners = [_owner_base(o.kind, o.name) for o in meta.owner_references]
+    containers = [(c.name, c.image) for c in pod.spec.containers]
+    return recogniser.component_of(owners, meta.labels, containers)
+
+
+def _owner_base(kind: str, name: str) -> str:
+    """ReplicaSet "gpu-operator-5f7d9c" → Deployment-like name "gpu-operator"."""
+    if kind == "ReplicaSet" and "-" in name:
+        return name.rsplit("-", 1)[0]
+    return name
+
+
+def _requests_gpu(pod: Pod) -> bool:
+    return any(
+        k.startswith("nvidia.com/") for c in pod.spec.containers for k in c.resources.limits
+    )
+
+
+def _index_daemonsets(
+    daemonsets: Sequence[DaemonSet], recogniser: Recogniser
+) -> dict[str, list[DaemonSet]]:
+    """DaemonSets by component, recognised from their own name, labels and images."""
+    out: dict[str, list[DaemonSet]] = defaultdict(list)
+    for ds in daemonsets:
+        template = ds.spec.template
+        containers = [(c.name, c.image) for c in template.spec.containers]
+        cid = recogniser.component_of([ds.metadata.name], template.metadata.labels, containers)
+        if cid:
+            out[cid].append(ds)
+    return dict(out)
+
+
+def _index_events(events: Sequence[Event]) -> dict[tuple[str, str, str], list[Event]]:
+    out: dict[tuple[str, str, str], list[Event]] = defaultdict(list)
+    for ev in events:
+        obj = ev.involved_object
+        out[(obj.kind, obj.namespace, obj.name)].append(ev)
+    return dict(out)
+
+
+def _index_logs(source: BundleSource) -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for rel in source.list("logs"):
+        parts = rel.split("/")
+        if len(parts) == 4:
+            out[(parts[1], parts[2])].append(rel)
+    return dict(out)
+
+
+def _node_dirs(source: BundleSource) -> set[str]:
+    return {rel.split("/")[1] for rel in source.list("nodes") if rel.count("/") >= 3}
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """One container log from the bundle, kept as lines for signature matching."""
+
+    path: str
+    namespace: str
+    pod: str
+    container: str
+    previous: bool
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NodeObservations:
+    """Raw node-level observations, read from the bundle right before judging a node."""
+
+    name: str
+    cmd: Mapping[str, str]
+    files: Mapping[str, str]
+    metrics: Mapping[str, str]
+    logs: Mapping[tuple[str, str], tuple[LogFile, ...]]
+
+    def path_of(self, kind: str, name: str) -> str:
+        """The bundle path of an observation, for evidence."""
+        return f"nodes/{self.name}/{kind}/{name.lstrip('/')}"

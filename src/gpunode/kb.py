@@ -1,0 +1,204 @@
+"""The knowledge base: every cause code gpunode can name, as validated data.
+
+Each entry (data/causes/*.toml) says what a cause means, how to fix it, the
+next commands to run, and optionally what text identifies it (log lines,
+event messages, node command output). Checks emit cause codes; the KB turns
+them into titles and next steps, and matches signatures in raw text. Adding a
+known failure signature is one entry in one file.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache, cached_property
+from importlib import resources
+from typing import Literal
+
+import msgspec
+
+from gpunode.catalog import load_catalog
+from gpunode.errors import BundleError
+from gpunode.model import Status
+
+MatchSource = Literal["log", "event", "waiting", "node_cmd", "node_file", "node_condition", "text"]
+
+
+class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One way to recognise a cause in raw text.
+
+    ``source`` scopes the search: ``log`` lines of the entry's component's
+    containers (optionally only ``containers``), ``event`` messages about its
+    pods or its node (optionally only ``reasons``), ``waiting`` container
+    waiting/terminated reasons and messages, ``node_cmd``/``node_file`` the
+    node's command output or file named by ``name``, ``node_condition`` the
+    node's conditions, ``text`` only for ``gpunode explain``.
+    """
+
+    source: MatchSource
+    pattern: str
+    containers: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    name: str | None = None
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern)
+
+
+class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A cause code with its meaning, fix, next steps and signatures.
+
+    ``component`` "*" marks a generic cause (a pod state) that any component can
+    have. ``standalone`` signatures prove a problem on their own; others only
+    refine a component already seen failing, so a stray line never invents a
+    root cause.
+    """
+
+    code: str
+    component: str
+    title: str
+    explanation: str
+    fix: str
+    next_steps: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    status: Literal["failed", "degraded"] = "failed"
+    standalone: bool = False
+    specificity: int = 50
+    match: tuple[Match, ...] = ()
+    example: str = ""
+    near_miss: str = ""
+
+    @property
+    def severity(self) -> Status:
+        return Status(self.status)
+
+
+class _KbFile(msgspec.Struct, forbid_unknown_fields=True):
+    cause: list[Cause]
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    """All causes, indexed by code and by (component, source) for matching."""
+
+    causes: tuple[Cause, ...]
+
+    @cached_property
+    def by_code(self) -> dict[str, Cause]:
+        return {c.code: c for c in self.causes}
+
+    def get(self, code: str) -> Cause:
+        cause = self.by_code.get(code)
+        if cause is None:
+            raise KeyError(f"cause code {code!r} is not in the knowledge base")
+        return cause
+
+    def matchers(self, component: str, source: MatchSource) -> list[tuple[Cause, Match]]:
+        """Signatures that may be searched in ``source`` text of ``component``."""
+        return self._matcher_index.get((component, source), [])
+
+    @cached_property
+    def _matcher_index(self) -> dict[tuple[str, str], list[tuple[Cause, Match]]]:
+        index: dict[tuple[str, str], list[tuple[Cause, Match]]] = {}
+        for cause in self.causes:
+            for m in cause.match:
+                index.setdefault((cause.component, m.source), []).append((cause, m))
+        return index
+
+
+def validate(causes: Sequence[Cause], origin: str) -> None:
+    """Unique codes, known components, compiling patterns, usable templates."""
+    known = {*load_catalog().ids, "*"}
+    seen: set[str] = set()
+    for cause in causes:
+        where = f"{origin}: cause {cause.code!r}"
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", cause.code):
+            raise ValueError(f"{where}: codes are snake_case")
+        if cause.code in seen:
+            raise ValueError(f"{where}: duplicate code")
+        seen.add(cause.code)
+        if cause.component not in known:
+            raise ValueError(f"{where}: unknown component {cause.component!r}")
+        for m in cause.match:
+            re.compile(m.pattern)
+            if m.source in ("node_cmd", "node_file") and not m.name:
+                raise ValueError(f"{where}: {m.source} matches need a name")
+        for step in cause.next_steps:
+            _template_fields(step)
+
+
+def _template_fields(template: str) -> set[str]:
+    fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    unknown = fields - TEMPLATE_FIELDS
+    if unknown:
+        raise ValueError(f"unknown template fields {sorted(unknown)} in {template!r}")
+    return fields
+
+
+TEMPLATE_FIELDS = {"node", "namespace", "pod", "container", "daemonset", "operator_namespace"}
+
+
+def parse_kb(texts: Mapping[str, str]) -> KnowledgeBase:
+    """Decode and validate KB files (name → TOML text); errors name the file."""
+    causes: list[Cause] = []
+    for origin, text in sorted(texts.items()):
+        try:
+            parsed = msgspec.convert(tomllib.loads(text), _KbFile)
+            validate([*causes, *parsed.cause], origin)
+        except (tomllib.TOMLDecodeError, msgspec.ValidationError, ValueError, re.error) as exc:
+            raise BundleError(f"{origin}: invalid knowledge base entry: {exc}") from exc
+        causes.extend(parsed.cause)
+    return KnowledgeBase(tuple(causes))
+
+
+@cache
+def load_kb() -> KnowledgeBase:
+    """The knowledge base shipped with the package (read once per process)."""
+    folder = resources.files("gpunode").joinpath("data/causes")
+    texts = {
+        f"causes/{entry.name}": entry.read_text("utf-8")
+        for entry in folder.iterdir()
+        if entry.name.endswith(".toml")
+    }
+    return parse_kb(texts)
+
+
+def render_steps(cause: Cause, values: Mapping[str, str]) -> tuple[str, ...]:
+    """Next steps with real names filled in; unknown names stay as <placeholders>."""
+    return tuple(step.format_map(_Placeholders(values)) for step in cause.next_steps)
+
+
+class _Placeholders(dict[str, str]):
+    def __init__(self, values: Mapping[str, str]) -> None:
+        super().__init__(values)
+
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+@dataclass(frozen=True)
+class TextHit:
+    """A signature that matched one line of text."""
+
+    cause: Cause
+    line_no: int
+    line: str
+
+
+def scan_lines(
+    lines: Iterable[str], matchers: Sequence[tuple[Cause, Match]]
+) -> list[TextHit]:
+    """First matching line per cause, in one pass over the text."""
+    hits: dict[str, TextHit] = {}
+    pending = list(matchers)
+    for line_no, line in enumerate(lines, start=1):
+        for cause, m in pending:
+            if cause.code not in hits and m.regex.search(line):
+                hits[cause.code] = TextHit(cause, line_no, line.strip())
+        if len(hits) == len({c.code for c, _ in pending}):
+            break
+    return list(hits.values())

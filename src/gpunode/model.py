@@ -1,0 +1,164 @@
+"""The vocabulary shared by checks, diagnosis and reporters.
+
+Everything here is plain data (msgspec Structs), so a report can be encoded to
+JSON without a translation layer and compared in tests.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import msgspec
+
+
+class Status(StrEnum):
+    """A component's health on one node; ``unknown`` when the facts are missing."""
+
+    OK = "ok"
+    DEGRADED = "degraded"
+    FAILED = "failed"
+    NOT_DEPLOYED = "not-deployed"
+    UNKNOWN = "unknown"
+
+    @property
+    def is_problem(self) -> bool:
+        """Failed and degraded components can be root causes; the rest cannot."""
+        return self in (Status.FAILED, Status.DEGRADED)
+
+
+# Worst first: used to pick a component's status from several findings.
+STATUS_RANK = {
+    Status.FAILED: 0,
+    Status.DEGRADED: 1,
+    Status.UNKNOWN: 2,
+    Status.OK: 3,
+    Status.NOT_DEPLOYED: 4,
+}
+
+LAYER_NAMES = {
+    0: "host",
+    1: "hardware enablement",
+    2: "container integration",
+    3: "Kubernetes resource exposure",
+    4: "observability & ops",
+    5: "cluster control",
+}
+
+
+class Evidence(msgspec.Struct, frozen=True):
+    """Where a finding came from: a bundle path or object field, and what it said."""
+
+    source: str
+    excerpt: str
+
+
+class Finding(msgspec.Struct, frozen=True):
+    """One judgement a check made about one component.
+
+    ``specificity`` ranks competing findings for the same component: a matched
+    log signature (high) beats a generic pod state (low).
+    """
+
+    component: str
+    status: Status
+    cause: str
+    evidence: tuple[Evidence, ...] = ()
+    context: dict[str, str] = {}
+    specificity: int = 0
+
+
+class RootCause(msgspec.Struct, frozen=True):
+    """A failed or degraded component none of whose dependencies failed."""
+
+    component: str
+    layer: int
+    cause: str
+    title: str
+    status: Status
+    evidence: tuple[Evidence, ...]
+    next_steps: tuple[str, ...]
+    explanation: str = ""
+    fix: str = ""
+    unverified_below: tuple[str, ...] = ()
+    supporting: tuple[str, ...] = ()
+
+
+class PodRef(msgspec.Struct, frozen=True):
+    """A pod as shown in the stack view."""
+
+    namespace: str
+    name: str
+    phase: str
+    ready: str
+    restarts: int
+    state: str
+
+
+class ComponentReport(msgspec.Struct, frozen=True):
+    """One component on one node (or cluster-wide), with why it has that status."""
+
+    component: str
+    layer: int
+    title: str
+    status: Status
+    summary: str
+    blocked_by: tuple[str, ...] = ()
+    cause: str | None = None
+    version: str | None = None
+    pods: tuple[PodRef, ...] = ()
+
+
+class NodeReport(msgspec.Struct, frozen=True):
+    """The verdict for one GPU node."""
+
+    name: str
+    status: Status
+    root_causes: tuple[RootCause, ...]
+    components: tuple[ComponentReport, ...]
+    roles: tuple[str, ...] = ()
+    gpus: int | None = None
+    gpu_product: str | None = None
+
+
+class Group(msgspec.Struct, frozen=True):
+    """Nodes that share the same root cause, for the fleet summary."""
+
+    cause: str
+    component: str
+    title: str
+    nodes: tuple[str, ...]
+
+
+class ClusterReport(msgspec.Struct, frozen=True):
+    """Cluster-wide findings, reported once instead of once per node."""
+
+    name: str | None
+    root_causes: tuple[RootCause, ...]
+    components: tuple[ComponentReport, ...]
+
+
+class SourceInfo(msgspec.Struct, frozen=True):
+    """What the report was made from, and what could not be seen."""
+
+    kind: str
+    location: str
+    collected_at: str | None = None
+    partial: bool = False
+    warnings: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+class Report(msgspec.Struct, frozen=True):
+    """The report JSON v1 (docs/report-format.md); fields are only ever added."""
+
+    cluster: ClusterReport
+    nodes: tuple[NodeReport, ...]
+    groups: tuple[Group, ...]
+    source: SourceInfo
+    schema: str = "gpunode.report/v1"
+    generated_by: str = "gpunode"
+
+    @property
+    def has_failures(self) -> bool:
+        """True when any root cause exists anywhere: the CLI exits 1 then."""
+        return bool(self.cluster.root_causes) or any(n.root_causes for n in self.nodes)
