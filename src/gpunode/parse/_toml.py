@@ -1,0 +1,77 @@
+"""TOML loading shared by the container runtime config parsers."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+from gpunode.errors import ParseError
+
+
+def load_toml(path: str, text: str) -> dict[str, Any]:
+    """Decode one file; Go-template lines of ``*.tmpl`` files (k3s/rke2) are dropped."""
+    if path.endswith(".tmpl"):
+        text = "\n".join(line for line in text.splitlines() if not _is_template_line(line))
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ParseError(f"{path}: invalid TOML: {exc}") from None
+
+
+_TEMPLATE_VALUE = re.compile(r"^\s*[\w\".-]+\s*=\s*\{\{.*\}\}\s*$")
+
+
+def _is_template_line(line: str) -> bool:
+    """A bare ``{{ ... }}`` action or a key whose whole value is one (best effort).
+
+    Such values are only known once k3s/rke2 render the template, so they are dropped.
+    """
+    stripped = line.strip()
+    bare_action = stripped.startswith("{{") and stripped.endswith("}}")
+    return bare_action or bool(_TEMPLATE_VALUE.match(line))
+
+
+def table(doc: Mapping[str, Any], *keys: str) -> dict[str, Any] | None:
+    """The nested table at ``keys``, or None if any step is missing or not a table."""
+    node: Any = doc
+    for key in keys:
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    return dict(node) if isinstance(node, Mapping) else None
+
+
+def string_or_none(value: Any) -> str | None:
+    """A non-empty string value, else None (empty strings mean "unset" in these configs)."""
+    return value if isinstance(value, str) and value else None
+
+
+def bool_or_none(value: Any) -> bool | None:
+    """A TOML boolean, else None."""
+    return value if isinstance(value, bool) else None
+
+
+def glob_matches(pattern: str, candidates: Mapping[str, str]) -> list[str]:
+    """Keys of ``candidates`` matching an absolute glob, sorted as Go's filepath.Glob does."""
+    return sorted(key for key in candidates if PurePosixPath(key).match(pattern))
+
+
+def absolute(parent_file: str, path: str) -> str:
+    """``path`` made absolute relative to the directory of ``parent_file``."""
+    joined = PurePosixPath(parent_file).parent / path
+    return str(PurePosixPath(*_normalised(joined.parts)))
+
+
+def _normalised(parts: tuple[str, ...]) -> list[str]:
+    """Resolve ``.`` and ``..`` lexically, like Go's filepath.Clean."""
+    out: list[str] = []
+    for part in parts:
+        if part == "..":
+            if len(out) > 1:
+                out.pop()
+        elif part != ".":
+            out.append(part)
+    return out

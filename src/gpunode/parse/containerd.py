@@ -1,0 +1,233 @@
+"""containerd's CRI runtime handlers, resolved across ``imports`` drop-ins.
+
+containerd loads the top-level file, then each import in order (globs sorted, paths
+relative to the importing file's directory, each file once), and every later file
+overrides keys of earlier ones. Each file's CRI table depends on the config schema
+version: ``plugins.cri`` (v1), ``plugins."io.containerd.grpc.v1.cri"`` (v2) or
+``plugins."io.containerd.cri.v1.runtime"`` (v3). A file without ``version`` follows
+the top-level file; a top-level file without one is read as v1, as containerd does.
+A runtimes table written under the wrong version's path is ignored by containerd, so
+it is reported in ``ignored_cri_tables`` instead of being counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from gpunode.errors import ParseError
+from gpunode.parse._toml import (
+    absolute,
+    bool_or_none,
+    glob_matches,
+    load_toml,
+    string_or_none,
+    table,
+)
+
+
+class RuntimeHandler(msgspec.Struct, frozen=True):
+    """A CRI runtime handler (RuntimeClass ``handler``) and the binary it runs."""
+
+    name: str
+    runtime_type: str | None
+    binary_name: str | None
+
+
+class ContainerdConfig(msgspec.Struct, frozen=True):
+    """The effective CRI runtime settings after merging imports."""
+
+    version: int | None
+    cri_table: str
+    runtimes: dict[str, RuntimeHandler]
+    default_runtime: str | None
+    enable_cdi: bool | None
+    imports: tuple[str, ...]
+    sources: tuple[str, ...]
+    missing_imports: tuple[str, ...] = ()
+    ignored_cri_tables: tuple[str, ...] = ()
+
+
+CONTAINERD_CONFIG_BY_DISTRIBUTION: dict[str, tuple[str, ...]] = {
+    "containerd": ("/etc/containerd/config.toml",),
+    "k3s": (
+        "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
+        "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.tmpl",
+        "/var/lib/rancher/k3s/agent/etc/containerd/config-v3.toml.tmpl",
+    ),
+    "rke2": (
+        "/var/lib/rancher/rke2/agent/etc/containerd/config.toml",
+        "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl",
+    ),
+    "microk8s": (
+        "/var/snap/microk8s/current/args/containerd.toml",
+        "/var/snap/microk8s/current/args/containerd-template.toml",
+    ),
+    "k0s": ("/etc/k0s/containerd.toml",),
+}
+CONTAINERD_CONFIG_PATHS: tuple[str, ...] = tuple(
+    path for paths in CONTAINERD_CONFIG_BY_DISTRIBUTION.values() for path in paths
+)
+
+_CRI_TABLES = {
+    1: ("plugins", "cri"),
+    2: ("plugins", "io.containerd.grpc.v1.cri"),
+    3: ("plugins", "io.containerd.cri.v1.runtime"),
+}
+
+
+def cri_table_name(version: int | None) -> str:
+    """The TOML table spelling of the CRI plugin for a config version."""
+    plugin, name = _CRI_TABLES.get(version or 1, _CRI_TABLES[1])
+    return f"{plugin}.{name}" if version in (None, 1) else f'{plugin}."{name}"'
+
+
+class _FileView(msgspec.Struct):
+    """What one file contributes."""
+
+    runtimes: dict[str, RuntimeHandler]
+    default_runtime: str | None
+    enable_cdi: bool | None
+    ignored: list[str]
+
+
+def parse_containerd_config(
+    files: Mapping[str, str], path: str = "/etc/containerd/config.toml"
+) -> ContainerdConfig:
+    """Merge ``path`` and its imports (looked up in ``files``) into one view."""
+    if path not in files:
+        raise ParseError(f"{path}: containerd config not among the files read")
+    top = load_toml(path, files[path])
+    top_version = _version(top, path)
+    loaded, missing = _load_order(files, path, top)
+    merged = _FileView(runtimes={}, default_runtime=None, enable_cdi=None, ignored=[])
+    for file_path, doc in loaded:
+        version = _version(doc, file_path) or top_version or 1
+        _merge(merged, _view(doc, file_path, version))
+    return ContainerdConfig(
+        version=top_version,
+        cri_table=cri_table_name(top_version),
+        runtimes=merged.runtimes,
+        default_runtime=merged.default_runtime,
+        enable_cdi=merged.enable_cdi,
+        imports=_imports(top, path),
+        sources=tuple(file_path for file_path, _ in loaded),
+        missing_imports=tuple(missing),
+        ignored_cri_tables=tuple(merged.ignored),
+    )
+
+
+def _version(doc: Mapping[str, Any], path: str) -> int | None:
+    """The file's ``version`` key, validated."""
+    version = doc.get("version")
+    if version is None:
+        return None
+    if not isinstance(version, int) or isinstance(version, bool) or version not in _CRI_TABLES:
+        raise ParseError(f"{path}: unsupported containerd config version {version!r}")
+    return version
+
+
+def _imports(doc: Mapping[str, Any], path: str) -> tuple[str, ...]:
+    """The ``imports`` array as written."""
+    imports = doc.get("imports", [])
+    if not isinstance(imports, list) or not all(isinstance(i, str) for i in imports):
+        raise ParseError(f"{path}: 'imports' must be an array of strings")
+    return tuple(imports)
+
+
+def _load_order(
+    files: Mapping[str, str], path: str, top: dict[str, Any]
+) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """Files in the order containerd merges them (depth first), plus missing imports."""
+    loaded: list[tuple[str, dict[str, Any]]] = []
+    missing: list[str] = []
+    seen: set[str] = set()
+
+    def visit(file_path: str, doc: dict[str, Any]) -> None:
+        seen.add(file_path)
+        loaded.append((file_path, doc))
+        for target in _resolve(files, file_path, _imports(doc, file_path), missing):
+            if target not in seen:
+                visit(target, load_toml(target, files[target]))
+
+    visit(path, top)
+    return loaded, missing
+
+
+def _resolve(
+    files: Mapping[str, str], parent: str, imports: tuple[str, ...], missing: list[str]
+) -> list[str]:
+    """Absolute import paths present in ``files``; absent plain paths go to ``missing``."""
+    resolved: list[str] = []
+    for entry in imports:
+        target = absolute(parent, entry)
+        if "*" in target:
+            resolved.extend(glob_matches(target, files))
+        elif target in files:
+            resolved.append(target)
+        else:
+            missing.append(target)
+    return resolved
+
+
+def _view(doc: Mapping[str, Any], path: str, version: int) -> _FileView:
+    """Runtimes, default runtime and CDI switch from one file's CRI table."""
+    cri = table(doc, *_CRI_TABLES[version]) or {}
+    section = table(cri, "containerd") or {}
+    runtimes = _runtimes(table(section, "runtimes") or {})
+    default = string_or_none(section.get("default_runtime_name"))
+    legacy_default = table(section, "default_runtime")
+    if legacy_default is not None:
+        runtimes["default_runtime"] = _handler("default_runtime", legacy_default)
+        default = default or "default_runtime"
+    return _FileView(
+        runtimes=runtimes,
+        default_runtime=default,
+        enable_cdi=bool_or_none(cri.get("enable_cdi")),
+        ignored=_misplaced_runtimes(doc, path, version),
+    )
+
+
+def _runtimes(raw: Mapping[str, Any]) -> dict[str, RuntimeHandler]:
+    """Every ``runtimes.<name>`` table."""
+    return {name: _handler(name, spec) for name, spec in raw.items() if isinstance(spec, Mapping)}
+
+
+def _handler(name: str, spec: Mapping[str, Any]) -> RuntimeHandler:
+    """One handler; the binary is ``options.BinaryName`` (v1 legacy: ``runtime_engine``)."""
+    options = table(spec, "options") or {}
+    binary = string_or_none(options.get("BinaryName")) or string_or_none(spec.get("runtime_engine"))
+    return RuntimeHandler(
+        name=name, runtime_type=string_or_none(spec.get("runtime_type")), binary_name=binary
+    )
+
+
+def _misplaced_runtimes(doc: Mapping[str, Any], path: str, version: int) -> list[str]:
+    """Runtimes tables under another version's CRI path, which containerd would not read."""
+    return [
+        f"{path}: {cri_table_name(other)}.containerd.runtimes"
+        for other, keys in _CRI_TABLES.items()
+        if other != version and table(doc, *keys, "containerd", "runtimes")
+    ]
+
+
+def _merge(into: _FileView, later: _FileView) -> None:
+    """Later files override earlier ones key by key."""
+    for name, handler in later.runtimes.items():
+        earlier = into.runtimes.get(name)
+        into.runtimes[name] = handler if earlier is None else _overlay(earlier, handler)
+    into.default_runtime = later.default_runtime or into.default_runtime
+    if later.enable_cdi is not None:
+        into.enable_cdi = later.enable_cdi
+    into.ignored.extend(later.ignored)
+
+
+def _overlay(earlier: RuntimeHandler, later: RuntimeHandler) -> RuntimeHandler:
+    """A handler redefined by a later file keeps earlier values it does not set."""
+    return RuntimeHandler(
+        name=later.name,
+        runtime_type=later.runtime_type or earlier.runtime_type,
+        binary_name=later.binary_name or earlier.binary_name,
+    )

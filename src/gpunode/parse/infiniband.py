@@ -1,0 +1,66 @@
+"""RDMA port state from ``/sys/class/infiniband/<dev>/ports/<n>/*``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import msgspec
+
+from gpunode.errors import ParseError
+
+SYSFS_INFINIBAND = "/sys/class/infiniband"
+
+
+class RdmaPort(msgspec.Struct, frozen=True):
+    """One HCA port: ``state_id`` 4 is ACTIVE; ``phys_state`` LinkUp means cabled and up."""
+
+    device: str
+    port: int
+    state: str
+    state_id: int
+    phys_state: str
+    link_layer: str
+    rate_gbps: float | None
+
+
+_NUMBERED = re.compile(r"^\s*(\d+)\s*:\s*(\S.*?)\s*$")
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec")
+
+
+def port_file(device: str, port: int, name: str) -> str:
+    """Absolute sysfs path of one port attribute."""
+    return f"{SYSFS_INFINIBAND}/{device}/ports/{port}/{name}"
+
+
+def parse_rdma_port(device: str, port: int, files: Mapping[str, str]) -> RdmaPort:
+    """Decode a port; ``files`` is keyed by attribute name or by absolute sysfs path."""
+    state_id, state = _numbered(_read(files, device, port, "state"), "state")
+    phys = _read(files, device, port, "phys_state")
+    return RdmaPort(
+        device=device,
+        port=port,
+        state=state,
+        state_id=state_id,
+        phys_state=_numbered(phys, "phys_state")[1] if phys is not None else "",
+        link_layer=(_read(files, device, port, "link_layer") or "").strip(),
+        rate_gbps=_rate(_read(files, device, port, "rate")),
+    )
+
+
+def _read(files: Mapping[str, str], device: str, port: int, name: str) -> str | None:
+    return files.get(name, files.get(port_file(device, port, name)))
+
+
+def _numbered(text: str | None, name: str) -> tuple[int, str]:
+    """``4: ACTIVE`` to ``(4, "ACTIVE")``."""
+    match = _NUMBERED.match(text or "")
+    if match is None:
+        raise ParseError(f"RDMA port {name} is missing or not 'N: NAME': {text!r}")
+    return int(match.group(1)), match.group(2)
+
+
+def _rate(text: str | None) -> float | None:
+    """``200 Gb/sec (4X HDR)`` to 200.0."""
+    match = _RATE.match(text or "")
+    return float(match.group(1)) if match else None

@@ -1,0 +1,147 @@
+"""Kernel log text (dmesg, ``dmesg -T``, journald, /dev/kmsg records) for GPU events.
+
+We search each line for the NVRM message rather than strip a known prefix, so any
+timestamp style works; line numbers are 1-based positions in the input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+import msgspec
+
+
+class XidEvent(msgspec.Struct, frozen=True):
+    """One ``NVRM: Xid (PCI:...): N, ...`` line."""
+
+    pci: str
+    xid: int
+    pid: str | None
+    process: str | None
+    message: str
+    line_no: int
+    line: str
+
+
+class KernelLog(msgspec.Struct, frozen=True):
+    """GPU-relevant facts found in a kernel log."""
+
+    xids: tuple[XidEvent, ...]
+    fallen_off_bus: tuple[tuple[int, str], ...]
+    nvrm_errors: tuple[tuple[int, str], ...]
+    driver_loaded: str | None
+    pci_to_uuid: dict[str, str]
+
+
+_XID = re.compile(
+    r"NVRM: Xid \(PCI:(?P<pci>[0-9a-fA-F:.]+)\): (?P<xid>\d+)"
+    r"(?:, pid=(?P<pid>'[^']*'|[^,]*))?"
+    r"(?:, name=(?P<name>[^,]*))?"
+    r"(?:, (?P<msg>.*))?"
+)
+_LOADED = re.compile(
+    r"NVRM: loading NVIDIA UNIX .*?Module(?: for \S+)?\s+(?P<version>\d+(?:\.\d+)+)"
+)
+_GPU_AT = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F-]+)")
+_FALLEN = "fallen off the bus"
+_NVRM_ERROR_MARKERS = (
+    "is not supported by the",
+    "API mismatch",
+    "RmInitAdapter failed",
+    "rm_init_adapter failed",
+    "The NVIDIA probe routine failed",
+    "No NVIDIA GPU found",
+    "No NVIDIA devices probed",
+    "failed to allocate",
+    "request_mem_region failed",
+    "Failed to enable MSI",
+    "GPU is lost",
+    "infoROM is corrupted",
+    "RmVerifyVbios",
+    "This PCI I/O region assigned to your NVIDIA device is invalid",
+)
+# Kernel refusals of an unsigned module (Secure Boot / lockdown); they do not
+# always name the module, and on a GPU node the nvidia modules are the usual suspects.
+_MODULE_LOAD_MARKERS = (
+    "Key was rejected by service",
+    "Loading of unsigned module is rejected",
+    "unsigned module loading is restricted",
+)
+_UNKNOWN = {"<unknown>", "'<unknown>'", ""}
+
+
+def iter_xid_events(lines: Iterable[str]) -> Iterator[XidEvent]:
+    """Yield Xid events one line at a time, so a huge log never sits in memory."""
+    for line_no, raw in enumerate(lines, start=1):
+        event = _xid_from_line(raw.rstrip("\r\n"), line_no)
+        if event is not None:
+            yield event
+
+
+def parse_kernel_log(text: str) -> KernelLog:
+    """Collect Xids, fallen-off-bus lines, NVRM errors, driver load and PCI→UUID map."""
+    lines = text.splitlines()
+    xids = tuple(iter_xid_events(lines))
+    xid_lines = {event.line_no for event in xids}
+    fallen: list[tuple[int, str]] = []
+    errors: list[tuple[int, str]] = []
+    for line_no, line in enumerate(lines, start=1):
+        if line_no in xid_lines:
+            continue
+        if _FALLEN in line and "NVRM" in line:
+            fallen.append((line_no, line))
+        elif _is_nvrm_error(line):
+            errors.append((line_no, line))
+    return KernelLog(
+        xids=xids,
+        fallen_off_bus=tuple(fallen),
+        nvrm_errors=tuple(errors),
+        driver_loaded=_last_driver_load(lines),
+        pci_to_uuid=_pci_to_uuid(lines),
+    )
+
+
+def _xid_from_line(line: str, line_no: int) -> XidEvent | None:
+    """An XidEvent when ``line`` holds an Xid report."""
+    match = _XID.search(line)
+    if match is None:
+        return None
+    pid = (match.group("pid") or "").strip()
+    name = (match.group("name") or "").strip()
+    return XidEvent(
+        pci=match.group("pci"),
+        xid=int(match.group("xid")),
+        pid=None if pid in _UNKNOWN else pid.strip("'"),
+        process=None if name in _UNKNOWN else name,
+        message=(match.group("msg") or "").strip(),
+        line_no=line_no,
+        line=line,
+    )
+
+
+def _is_nvrm_error(line: str) -> bool:
+    """NVRM lines worth showing, plus module signature refusals (Secure Boot)."""
+    if "NVRM" in line and any(marker in line for marker in _NVRM_ERROR_MARKERS):
+        return True
+    return any(marker in line for marker in _MODULE_LOAD_MARKERS)
+
+
+def _last_driver_load(lines: Iterable[str]) -> str | None:
+    """Version from the last "NVRM: loading NVIDIA UNIX ..." line (a reload wins)."""
+    version = None
+    for line in lines:
+        match = _LOADED.search(line)
+        if match:
+            version = match.group("version")
+    return version
+
+
+def _pci_to_uuid(lines: Iterable[str]) -> dict[str, str]:
+    """PCI address (as the driver prints it) to GPU UUID."""
+    mapping: dict[str, str] = {}
+    for line in lines:
+        match = _GPU_AT.search(line)
+        if match:
+            mapping[match.group("pci")] = match.group("uuid")
+    return mapping

@@ -1,0 +1,253 @@
+"""``nvidia-smi -q -x`` (XML) and plain ``nvidia-smi`` output.
+
+The XML schema drifts between driver branches (power, temperature thresholds, ECC
+counters and clock-event reasons all moved or were renamed), so every field is looked
+up under each spelling we know and is ``None`` when the driver printed ``N/A``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import msgspec
+
+from gpunode.errors import ParseError
+from gpunode.parse._text import is_missing, leading_float, leading_int, yes_no
+
+Element = ET.Element
+
+
+class GpuInfo(msgspec.Struct, frozen=True):
+    """One GPU as nvidia-smi saw it; ``None`` means N/A or not printed by this driver."""
+
+    pci_bus_id: str
+    product_name: str
+    uuid: str
+    minor_number: int | None
+    memory_total_mib: int | None
+    temperature_c: int | None
+    slowdown_temp_c: int | None
+    shutdown_temp_c: int | None
+    power_draw_w: float | None
+    power_limit_w: float | None
+    ecc_mode_current: str | None
+    ecc_volatile_dbe: int | None
+    ecc_aggregate_dbe: int | None
+    remapped_rows_uncorrectable: int | None
+    remapped_rows_pending: bool | None
+    remapped_rows_failure: bool | None
+    retired_pages_pending: bool | None
+    mig_mode_current: str | None
+    mig_mode_pending: str | None
+    fabric_state: str | None
+    fabric_status: str | None
+    pcie_gen_current: int | None
+    pcie_gen_max: int | None
+    pcie_width_current: int | None
+    pcie_width_max: int | None
+    clock_event_reasons_active: tuple[str, ...]
+    persistence_mode: str | None
+    recovery_action: str | None
+    ecc_mode_pending: str | None = None
+    architecture: str | None = None
+    vbios_version: str | None = None
+    serial: str | None = None
+    virtualization_mode: str | None = None
+    temperature_margin_c: int | None = None
+
+
+class NvidiaSmiReport(msgspec.Struct, frozen=True):
+    """The whole ``nvidia-smi -q -x`` answer."""
+
+    driver_version: str | None
+    cuda_version: str | None
+    attached_gpus: int
+    gpus: tuple[GpuInfo, ...]
+
+
+def parse_nvidia_smi_xml(text: str) -> NvidiaSmiReport:
+    """Decode ``nvidia-smi -q -x`` output into a report."""
+    root = _parse_root(text)
+    gpus = tuple(_gpu(elem) for elem in root.findall("gpu"))
+    attached = leading_int(_value(root, "attached_gpus"))
+    if attached is None:
+        raise ParseError("nvidia-smi XML has no attached_gpus count")
+    return NvidiaSmiReport(
+        driver_version=_value(root, "driver_version"),
+        cuda_version=_value(root, "cuda_version"),
+        attached_gpus=attached,
+        gpus=gpus,
+    )
+
+
+_FAILURE_PATTERNS = (
+    re.compile(r"Failed to initialize NVML: .*"),
+    re.compile(r"NVIDIA-SMI has failed because .*"),
+    re.compile(r"No devices were found"),
+    re.compile(r"Unable to determine the device handle for .*"),
+    re.compile(r"Unable to load the NVIDIA driver .*"),
+)
+
+
+def parse_nvidia_smi_failure(text: str) -> str | None:
+    """The error line when plain ``nvidia-smi`` output is a failure, else None."""
+    for line in text.splitlines():
+        for pattern in _FAILURE_PATTERNS:
+            match = pattern.search(line)
+            if match:
+                return match.group(0).strip()
+    return None
+
+
+def _parse_root(text: str) -> Element:
+    """Parse with expat; entity declarations are refused so no expansion can happen."""
+    if "<!ENTITY" in text:
+        raise ParseError("nvidia-smi XML declares entities; refusing to parse")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ParseError(f"nvidia-smi XML is malformed: {exc}") from None
+    if root.tag != "nvidia_smi_log":
+        raise ParseError(f"not nvidia-smi XML (root element <{root.tag}>)")
+    return root
+
+
+def _value(elem: Element, *paths: str) -> str | None:
+    """First non-N/A text among ``paths`` (ElementTree paths), stripped."""
+    for path in paths:
+        found = elem.find(path)
+        if found is not None and not is_missing(found.text):
+            return (found.text or "").strip()
+    return None
+
+
+def _gpu(elem: Element) -> GpuInfo:
+    """One ``<gpu id=...>`` element."""
+    bus_id = elem.get("id")
+    if not bus_id:
+        raise ParseError("nvidia-smi XML has a <gpu> without an id attribute")
+    slowdown, shutdown = _temperature_thresholds(elem)
+    return GpuInfo(
+        pci_bus_id=bus_id,
+        product_name=_value(elem, "product_name") or "",
+        uuid=_value(elem, "uuid") or "",
+        minor_number=leading_int(_value(elem, "minor_number")),
+        memory_total_mib=leading_int(_value(elem, "fb_memory_usage/total")),
+        temperature_c=leading_int(_value(elem, "temperature/gpu_temp")),
+        slowdown_temp_c=slowdown,
+        shutdown_temp_c=shutdown,
+        power_draw_w=_power_draw(elem),
+        power_limit_w=_power_limit(elem),
+        ecc_mode_current=_value(elem, "ecc_mode/current_ecc"),
+        ecc_volatile_dbe=_uncorrectable(elem, "volatile"),
+        ecc_aggregate_dbe=_uncorrectable(elem, "aggregate"),
+        remapped_rows_uncorrectable=leading_int(_value(elem, "remapped_rows/remapped_row_unc")),
+        remapped_rows_pending=yes_no(_value(elem, "remapped_rows/remapped_row_pending")),
+        remapped_rows_failure=yes_no(_value(elem, "remapped_rows/remapped_row_failure")),
+        retired_pages_pending=_retired_pending(elem),
+        mig_mode_current=_value(elem, "mig_mode/current_mig"),
+        mig_mode_pending=_value(elem, "mig_mode/pending_mig"),
+        fabric_state=_value(elem, "fabric/state"),
+        fabric_status=_value(elem, "fabric/status"),
+        pcie_gen_current=leading_int(_value(elem, f"{_LINK}/pcie_gen/current_link_gen")),
+        pcie_gen_max=leading_int(_value(elem, f"{_LINK}/pcie_gen/max_link_gen")),
+        pcie_width_current=leading_int(_value(elem, f"{_LINK}/link_widths/current_link_width")),
+        pcie_width_max=leading_int(_value(elem, f"{_LINK}/link_widths/max_link_width")),
+        clock_event_reasons_active=_active_clock_reasons(elem),
+        persistence_mode=_value(elem, "persistence_mode"),
+        recovery_action=_value(elem, "gpu_recovery_action"),
+        ecc_mode_pending=_value(elem, "ecc_mode/pending_ecc"),
+        architecture=_value(elem, "product_architecture"),
+        vbios_version=_value(elem, "vbios_version"),
+        serial=_value(elem, "serial"),
+        virtualization_mode=_value(elem, "gpu_virtualization_mode/virtualization_mode"),
+        temperature_margin_c=leading_int(_value(elem, "temperature/gpu_temp_tlimit")),
+    )
+
+
+_LINK = "pci/pci_gpu_link_info"
+_POWER_TABLES = ("gpu_power_readings", "power_readings")
+
+
+def _power_draw(elem: Element) -> float | None:
+    """Instant draw where the driver splits average/instant, else the single reading."""
+    names = ("instant_power_draw", "power_draw", "average_power_draw")
+    return leading_float(_value(elem, *(f"{t}/{n}" for t in _POWER_TABLES for n in names)))
+
+
+def _power_limit(elem: Element) -> float | None:
+    """The enforced limit; older drivers call it ``power_limit``/``enforced_power_limit``."""
+    names = ("current_power_limit", "enforced_power_limit", "power_limit")
+    return leading_float(_value(elem, *(f"{t}/{n}" for t in _POWER_TABLES for n in names)))
+
+
+def _temperature_thresholds(elem: Element) -> tuple[int | None, int | None]:
+    """Absolute slowdown/shutdown temperatures.
+
+    Older drivers print them directly. Drivers that report "T.Limit" print only the
+    margin to T.Limit and each threshold relative to it, so the absolute value is
+    current + margin - relative threshold (this matches NVML's thresholds on the
+    recorded H200: 39 + 48 + 2 = 89 and 39 + 48 + 8 = 95).
+    """
+    slow = leading_int(_value(elem, "temperature/gpu_temp_slow_threshold"))
+    shut = leading_int(_value(elem, "temperature/gpu_temp_max_threshold"))
+    if slow is not None or shut is not None:
+        return slow, shut
+    current = leading_int(_value(elem, "temperature/gpu_temp"))
+    margin = leading_int(_value(elem, "temperature/gpu_temp_tlimit"))
+    if current is None or margin is None:
+        return None, None
+    limit = current + margin
+    rel_slow = leading_int(_value(elem, "temperature/gpu_temp_slow_tlimit_threshold"))
+    rel_shut = leading_int(_value(elem, "temperature/gpu_temp_max_tlimit_threshold"))
+    return (
+        None if rel_slow is None else limit - rel_slow,
+        None if rel_shut is None else limit - rel_shut,
+    )
+
+
+_UNCORRECTABLE_LEAVES = (
+    "sram_uncorrectable",
+    "sram_uncorrectable_parity",
+    "sram_uncorrectable_secded",
+    "dram_uncorrectable",
+)
+
+
+def _uncorrectable(elem: Element, counter: str) -> int | None:
+    """Uncorrectable ECC count: SRAM + DRAM on current drivers, double_bit/total on old."""
+    table = elem.find(f"ecc_errors/{counter}")
+    if table is None:
+        return None
+    values = [leading_int(_value(table, leaf)) for leaf in _UNCORRECTABLE_LEAVES]
+    present = [v for v in values if v is not None]
+    if present:
+        return sum(present)
+    return leading_int(_value(table, "double_bit/total"))
+
+
+def _retired_pending(elem: Element) -> bool | None:
+    """Page retirement pending; ``pending_blacklist`` is the pre-R450 name."""
+    return yes_no(
+        _value(elem, "retired_pages/pending_retirement", "retired_pages/pending_blacklist")
+    )
+
+
+_REASON_TABLES = (
+    ("clocks_event_reasons", "clocks_event_reason_"),
+    ("clocks_throttle_reasons", "clocks_throttle_reason_"),
+)
+
+
+def _active_clock_reasons(elem: Element) -> tuple[str, ...]:
+    """Names (prefix stripped, e.g. ``hw_thermal_slowdown``) of reasons marked Active."""
+    for table_name, prefix in _REASON_TABLES:
+        table = elem.find(table_name)
+        if table is not None:
+            return tuple(
+                child.tag.removeprefix(prefix)
+                for child in table
+                if (child.text or "").strip() == "Active"
+            )
+    return ()
