@@ -75,9 +75,7 @@ class Catalog:
     def dependents(self, component_id: str) -> tuple[str, ...]:
         """Components that list ``component_id`` in depends_on or deployed_by."""
         return tuple(
-            c.id
-            for c in self.components
-            if component_id in c.depends_on or c.deployed_by == component_id
+            c.id for c in self.components if component_id in c.depends_on or c.deployed_by == component_id
         )
 
 

@@ -53,9 +53,9 @@ class Judgement:
         """Problems, most specific first; non-standalone signatures only refine."""
         state = [f for f in self.findings if f.status.is_problem and "signature" not in f.context]
         signatures = [
-            f for f in self.findings
-            if f.status.is_problem and "signature" in f.context
-            and (state or "standalone" in f.context)
+            f
+            for f in self.findings
+            if f.status.is_problem and "signature" in f.context and (state or "standalone" in f.context)
         ]
         return sorted([*signatures, *state], key=lambda f: (-f.specificity, STATUS_RANK[f.status]))
 
@@ -141,7 +141,8 @@ class Diagnoser:
             components=comps,
             roles=_roles(labels),
             gpus=ctx.expected_gpus,
-            gpu_product=labels.get("nvidia.com/gpu.product") or (smi.gpus[0].product_name if smi and smi.gpus else None),
+            gpu_product=labels.get("nvidia.com/gpu.product")
+            or (smi.gpus[0].product_name if smi and smi.gpus else None),
         )
 
     def _roots(
@@ -156,7 +157,9 @@ class Diagnoser:
             if cid not in problems or self._blockers(cid, j, problems, cluster_problems):
                 continue
             unknown_below = sorted(
-                d for d in self.closure.get(cid, ()) if d in judgements and judgements[d].status == Status.UNKNOWN
+                d
+                for d in self.closure.get(cid, ())
+                if d in judgements and judgements[d].status == Status.UNKNOWN
             )
             roots[cid] = (j, self._root_cause(j, node, unknown_below))
         return roots
@@ -256,7 +259,7 @@ def _node_status(components: Iterable[ComponentReport]) -> Status:
 
 def _roles(labels: Mapping[str, str]) -> tuple[str, ...]:
     prefix = "node-role.kubernetes.io/"
-    return tuple(sorted(k[len(prefix):] for k in labels if k.startswith(prefix)))
+    return tuple(sorted(k[len(prefix) :] for k in labels if k.startswith(prefix)))
 
 
 def _pod_ref(pod: object) -> PodRef:
@@ -264,8 +267,14 @@ def _pod_ref(pod: object) -> PodRef:
 
     assert isinstance(pod, Pod)
     restarts = sum(c.restart_count for c in pod.status.container_statuses)
-    return PodRef(pod.metadata.namespace, pod.metadata.name, pod.status.phase, ready_ratio(pod), restarts,
-                  display_state(pod))
+    return PodRef(
+        pod.metadata.namespace,
+        pod.metadata.name,
+        pod.status.phase,
+        ready_ratio(pod),
+        restarts,
+        display_state(pod),
+    )
 
 
 ObservationReader = Callable[[ClusterFacts, str], NodeObservations]

@@ -204,14 +204,10 @@ def _owner_base(kind: str, name: str) -> str:
 
 
 def _requests_gpu(pod: Pod) -> bool:
-    return any(
-        k.startswith("nvidia.com/") for c in pod.spec.containers for k in c.resources.limits
-    )
+    return any(k.startswith("nvidia.com/") for c in pod.spec.containers for k in c.resources.limits)
 
 
-def _index_daemonsets(
-    daemonsets: Sequence[DaemonSet], recogniser: Recogniser
-) -> dict[str, list[DaemonSet]]:
+def _index_daemonsets(daemonsets: Sequence[DaemonSet], recogniser: Recogniser) -> dict[str, list[DaemonSet]]:
     """DaemonSets by component, recognised from their own name, labels and images."""
     out: dict[str, list[DaemonSet]] = defaultdict(list)
     for ds in daemonsets:

@@ -44,9 +44,14 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reasons: tuple[str, ...] = ()
     name: str | None = None
 
-    @cached_property
+    @property
     def regex(self) -> re.Pattern[str]:
-        return re.compile(self.pattern)
+        return _compiled(self.pattern)
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -189,9 +194,7 @@ class TextHit:
     line: str
 
 
-def scan_lines(
-    lines: Iterable[str], matchers: Sequence[tuple[Cause, Match]]
-) -> list[TextHit]:
+def scan_lines(lines: Iterable[str], matchers: Sequence[tuple[Cause, Match]]) -> list[TextHit]:
     """First matching line per cause, in one pass over the text."""
     hits: dict[str, TextHit] = {}
     pending = list(matchers)

@@ -148,15 +148,15 @@ class SourceInfo(msgspec.Struct, frozen=True):
     missing: tuple[str, ...] = ()
 
 
-class Report(msgspec.Struct, frozen=True):
+class Report(msgspec.Struct, frozen=True, kw_only=True):
     """The report JSON v1 (docs/report-format.md); fields are only ever added."""
 
+    schema: str = "gpunode.report/v1"
+    generated_by: str = "gpunode"
+    source: SourceInfo
     cluster: ClusterReport
     nodes: tuple[NodeReport, ...]
     groups: tuple[Group, ...]
-    source: SourceInfo
-    schema: str = "gpunode.report/v1"
-    generated_by: str = "gpunode"
 
     @property
     def has_failures(self) -> bool:

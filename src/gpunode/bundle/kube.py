@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 
-class _K(msgspec.Struct, rename="camel", frozen=True):
+class _K(msgspec.Struct, rename="camel"):
     """Base: decode camelCase API JSON, ignore unknown fields."""
 
 
@@ -277,5 +277,4 @@ def list_type(item: type[msgspec.Struct]) -> type[msgspec.Struct]:
         f"{item.__name__}List",
         [("kind", str, ""), ("api_version", str, ""), ("items", tuple[item, ...], ())],  # type: ignore[valid-type]
         rename="camel",
-        frozen=True,
     )

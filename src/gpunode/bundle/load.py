@@ -106,8 +106,7 @@ def _load_list(source: BundleSource, name: str) -> tuple[Any, ...] | None:
     kind = getattr(decoded, "kind", "")
     if kind and not kind.endswith("List"):
         raise BundleError(
-            f"{source.location}/{rel}: expected a List (kubectl get {name} -A -o json), "
-            f"found kind {kind!r}"
+            f"{source.location}/{rel}: expected a List (kubectl get {name} -A -o json), found kind {kind!r}"
         )
     items: tuple[Any, ...] = getattr(decoded, "items", ())
     return items
@@ -136,7 +135,7 @@ def read_node_observations(facts: ClusterFacts, node: str) -> NodeObservations:
     prefix = f"nodes/{node}/"
     tables: dict[str, dict[str, str]] = {"cmd": {}, "files": {}, "metrics": {}}
     for rel in source.list(prefix.rstrip("/")):
-        kind, _, name = rel[len(prefix):].partition("/")
+        kind, _, name = rel[len(prefix) :].partition("/")
         if kind in tables and name:
             tables[kind][name] = _text(source, rel)
     logs = _node_logs(facts, node)

@@ -54,9 +54,7 @@ class DirSource:
         base = self.root / prefix
         if not base.is_dir():
             return []
-        return sorted(
-            p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file()
-        )
+        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
 
 
 class TarSource:

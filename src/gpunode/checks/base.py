@@ -8,7 +8,7 @@ not run and the runner records what was missing, so the component ends up
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from gpunode.checks.context import NodeContext
@@ -55,9 +55,7 @@ def checks_for(component: str, kind: str) -> list[Check]:
     """Checks judging ``component``: its own, plus the generic ones for pod components."""
     generic = kind == "pod"
     return [
-        c
-        for c in REGISTRY
-        if c.component == component or (generic and c.component == ALL_POD_COMPONENTS)
+        c for c in REGISTRY if c.component == component or (generic and c.component == ALL_POD_COMPONENTS)
     ]
 
 
@@ -72,10 +70,11 @@ def problem(
     *evidence: Evidence,
     status: Status = Status.FAILED,
     specificity: int = 0,
+    ctx: Mapping[str, str] | None = None,
     **context: str,
 ) -> Finding:
-    """A failure or degradation with its cause code and evidence."""
-    return Finding(component, status, cause, evidence, context, specificity)
+    """A failure or degradation with its cause code, evidence and template values."""
+    return Finding(component, status, cause, evidence, {**(ctx or {}), **context}, specificity)
 
 
 def unknown(component: str, summary: str, *evidence: Evidence) -> Finding:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from gpunode.bundle.kube import Condition, CustomResource
-from gpunode.checks.base import ok, problem
+from gpunode.bundle.kube import Condition, CustomResource, Pod
+from gpunode.checks.base import not_deployed, ok, problem
 from gpunode.checks.pods import judge_pod
 from gpunode.facts import ClusterFacts
 from gpunode.model import Evidence, Finding, Status
@@ -45,8 +45,7 @@ def cluster_components() -> list[str]:
 
 @cluster_check("gpu-operator")
 def gpu_operator_pods(facts: ClusterFacts) -> Iterator[Finding]:
-    for sp in facts.cluster_pods.get("gpu-operator", []):
-        yield _operator_pod(sp.pod, "gpu-operator", "gpu_operator_crashloop")
+    yield from _operator_pods(facts, "gpu-operator", "gpu_operator_crashloop", "clusterpolicies")
 
 
 @cluster_check("gpu-operator")
@@ -58,8 +57,7 @@ def cluster_policy(facts: ClusterFacts) -> Iterator[Finding]:
 
 @cluster_check("network-operator")
 def network_operator_pods(facts: ClusterFacts) -> Iterator[Finding]:
-    for sp in facts.cluster_pods.get("network-operator", []):
-        yield _operator_pod(sp.pod, "network-operator", "network_operator_crashloop")
+    yield from _operator_pods(facts, "network-operator", "network_operator_crashloop", "nicclusterpolicies")
 
 
 @cluster_check("network-operator")
@@ -70,14 +68,18 @@ def nic_cluster_policy(facts: ClusterFacts) -> Iterator[Finding]:
             yield ok("network-operator", "NicClusterPolicy ready", Evidence(where, "ready"))
         elif policy.status.state:
             detail = _not_ready_states(policy) or policy.status.reason or policy.status.state
-            yield problem("network-operator", "nicclusterpolicy_not_ready", Evidence(where, detail),
-                          status=Status.DEGRADED)
+            yield problem(
+                "network-operator",
+                "nicclusterpolicy_not_ready",
+                Evidence(where, detail),
+                status=Status.DEGRADED,
+            )
 
 
 @cluster_check("nfd")
 def nfd_deployed(facts: ClusterFacts) -> Iterator[Finding]:
     """The GPU Operator needs NFD labels; no NFD anywhere and no labels is a cluster cause."""
-    if not facts.cluster_policies:
+    if not facts.has("pods") or not facts.has("nodes"):
         return
     nfd_pods = any("nfd" in comps for comps in facts.pods_by_node.values())
     labelled = any(
@@ -86,16 +88,31 @@ def nfd_deployed(facts: ClusterFacts) -> Iterator[Finding]:
     if nfd_pods or labelled:
         yield ok("nfd", "NFD labels present", Evidence("cluster/nodes.json", "feature.node.kubernetes.io/*"))
         return
+    if not facts.cluster_policies:
+        yield not_deployed("nfd", "no NFD, and no GPU Operator that needs it")
+        return
     reason = _error_reason(facts.cluster_policies[0])
-    ev = [Evidence("cluster/pods.json", "no node-feature-discovery pods"),
-          Evidence("cluster/nodes.json", "no node has feature.node.kubernetes.io/* labels")]
+    ev = [
+        Evidence("cluster/pods.json", "no node-feature-discovery pods"),
+        Evidence("cluster/nodes.json", "no node has feature.node.kubernetes.io/* labels"),
+    ]
     if reason:
         ev.append(Evidence("clusterpolicy status.conditions[Error]", reason))
     yield problem("nfd", "nfd_not_deployed", *ev)
 
 
-def _operator_pod(pod: object, component: str, crash_cause: str) -> Finding:
-    finding = judge_pod(pod, component)  # type: ignore[arg-type]
+def _operator_pods(facts: ClusterFacts, component: str, crash_cause: str, policy: str) -> Iterator[Finding]:
+    """The operator's own pods; none at all (with nothing it manages) is not-deployed."""
+    pods = facts.cluster_pods.get(component, [])
+    for sp in pods:
+        yield _operator_pod(sp.pod, component, crash_cause)
+    managed = facts.cluster_policies if component == "gpu-operator" else facts.nic_policies
+    if not pods and facts.has("pods") and facts.has(policy) and not managed:
+        yield not_deployed(component, f"no {component} pods and no {policy}")
+
+
+def _operator_pod(pod: Pod, component: str, crash_cause: str) -> Finding:
+    finding = judge_pod(pod, component)
     if finding.cause in ("crash_loop", "oom_killed"):
         return Finding(component, finding.status, crash_cause, finding.evidence, finding.context, 40)
     return finding
@@ -115,8 +132,12 @@ def _policy_findings(policy: CustomResource, kind: str) -> Iterator[Finding]:
         return  # judged as the NFD cluster cause
     elif state:
         detail = f"{error.reason}: {error.message}" if error else state
-        yield problem("gpu-operator", "clusterpolicy_not_ready", Evidence(f"{where}.state", detail),
-                      status=Status.DEGRADED)
+        yield problem(
+            "gpu-operator",
+            "clusterpolicy_not_ready",
+            Evidence(f"{where}.state", detail),
+            status=Status.DEGRADED,
+        )
 
 
 def _condition(conditions: tuple[Condition, ...], kind: str) -> Condition | None:

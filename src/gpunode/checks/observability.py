@@ -21,8 +21,9 @@ def dcgm_series(ctx: NodeContext, component: str) -> Iterator[Finding]:
     gpus = {s.labels.get("gpu", "") for s in samples if s.name == TEMP}
     expected = ctx.expected_gpus
     if not gpus:
-        yield problem(component, "dcgm_metrics_missing", Evidence(path, f"no {TEMP} series"),
-                      status=Status.DEGRADED)
+        yield problem(
+            component, "dcgm_metrics_missing", Evidence(path, f"no {TEMP} series"), status=Status.DEGRADED
+        )
     elif expected and len(gpus) < expected:
         ev = Evidence(path, f"{TEMP} for {len(gpus)} GPUs; node has {expected}")
         yield problem(component, "dcgm_metrics_missing", ev, status=Status.DEGRADED)

@@ -42,13 +42,15 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
             f"desired={ds.status.desired_number_scheduled} ready={ds.status.number_ready}; "
             f"no pod on {ctx.name}",
         )
-        yield problem(component, "pod_missing", ev, namespace=ds.metadata.namespace,
-                      daemonset=ds.metadata.name)
+        yield problem(
+            component, "pod_missing", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
+        )
     elif entry.host_alternative:
         return  # judged from host evidence by the component's own checks
     elif entry.required:
-        yield problem(component, "component_missing",
-                      Evidence("cluster/pods.json", f"no {component} pod on {ctx.name}"))
+        yield problem(
+            component, "component_missing", Evidence("cluster/pods.json", f"no {component} pod on {ctx.name}")
+        )
     else:
         yield not_deployed(component, "no pods and no DaemonSet for this node")
 
@@ -72,7 +74,7 @@ def _init_problem(pod: Pod, component: str) -> Finding | None:
     cause = "init_failed" if crash else "init_blocked"
     state = f"Init:{'CrashLoopBackOff' if crash else f'{done}/{len(statuses)}'}"
     ev = _pod_evidence(pod, f"status.initContainerStatuses[{stuck.name}]", _describe(stuck))
-    return problem(component, cause, ev, **_ctx(pod, stuck.name), pod_state=state)
+    return problem(component, cause, ev, ctx=_ctx(pod, stuck.name), pod_state=state)
 
 
 def _container_problem(pod: Pod, component: str) -> Finding | None:
@@ -89,15 +91,15 @@ def _judge_container(pod: Pod, cs: ContainerStatus, component: str) -> Finding |
     last = cs.last_state.terminated
     if reason == "CrashLoopBackOff":
         cause = "oom_killed" if last and last.reason == "OOMKilled" else "crash_loop"
-        return problem(component, cause, ev, **_ctx(pod, cs.name))
+        return problem(component, cause, ev, ctx=_ctx(pod, cs.name))
     if reason in _PULL_REASONS:
-        return problem(component, "image_pull_failed", ev, **_ctx(pod, cs.name))
+        return problem(component, "image_pull_failed", ev, ctx=_ctx(pod, cs.name))
     if reason in _CREATE_REASONS or reason == "ContainerCreating":
-        return problem(component, "container_create_failed", ev, **_ctx(pod, cs.name))
+        return problem(component, "container_create_failed", ev, ctx=_ctx(pod, cs.name))
     if cs.state.running is not None and not cs.ready and pod.status.phase == "Running":
-        return problem(component, "pod_not_ready", ev, status=Status.DEGRADED, **_ctx(pod, cs.name))
+        return problem(component, "pod_not_ready", ev, status=Status.DEGRADED, ctx=_ctx(pod, cs.name))
     if cs.restart_count >= RESTART_WARNING and last is not None and last.reason != "Completed":
-        return problem(component, "restarting", ev, status=Status.DEGRADED, **_ctx(pod, cs.name))
+        return problem(component, "restarting", ev, status=Status.DEGRADED, ctx=_ctx(pod, cs.name))
     return None
 
 
@@ -106,9 +108,9 @@ def _phase_problem(pod: Pod, component: str) -> Finding | None:
     ev = _pod_evidence(pod, "status.phase", f"{phase} {pod.status.reason}".strip())
     first = pod.spec.containers[0].name if pod.spec.containers else ""
     if phase == "Pending":
-        return problem(component, "pod_pending", ev, **_ctx(pod, first))
+        return problem(component, "pod_pending", ev, ctx=_ctx(pod, first))
     if phase == "Failed":
-        return problem(component, "pod_failed", ev, **_ctx(pod, first))
+        return problem(component, "pod_failed", ev, ctx=_ctx(pod, first))
     if phase in ("Unknown", ""):
         return unknown(component, f"pod {pod.metadata.name} phase is {phase or 'not reported'}", ev)
     return None

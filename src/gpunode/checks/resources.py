@@ -53,8 +53,12 @@ def gfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
     where = f"node/{ctx.name} metadata.labels"
     missing = [k for k in GFD_LABELS if k not in labels]
     if missing:
-        yield problem(component, "gfd_labels_missing", Evidence(where, f"missing {', '.join(missing)}"),
-                      status=Status.DEGRADED)
+        yield problem(
+            component,
+            "gfd_labels_missing",
+            Evidence(where, f"missing {', '.join(missing)}"),
+            status=Status.DEGRADED,
+        )
         return
     count = _count(labels.get("nvidia.com/gpu.count"))
     smi = ctx.nvidia_smi

@@ -124,4 +124,3 @@ _SCANNERS: dict[MatchSource, Scanner] = {
     "node_file": _node_text("files"),
     "node_condition": _conditions,
 }
-

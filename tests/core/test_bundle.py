@@ -1,0 +1,98 @@
+"""Bundles: hand-made ones diagnose, broken ones fail with one clear line."""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.diagnose import diagnose
+from gpunode.errors import BundleError
+from gpunode.model import Status
+
+
+def _report(path: Path):  # type: ignore[no-untyped-def]
+    return diagnose(load_bundle(path), read_node_observations)
+
+
+def test_handmade_bundle_names_the_driver_as_root_cause(handmade: Path) -> None:
+    report = _report(handmade)
+    (node,) = report.nodes
+    assert node.name == "gpu-a1"
+    (root,) = node.root_causes
+    assert (root.component, root.cause, root.layer) == ("driver", "kernel_headers_missing", 1)
+    assert any("Could not resolve Linux kernel version" in ev.excerpt for ev in root.evidence)
+    assert (
+        "kubectl -n gpu-operator logs nvidia-driver-daemonset-8fz4q -c nvidia-driver-ctr --previous --tail=50"
+        in root.next_steps
+    )
+    toolkit = next(c for c in node.components if c.component == "container-toolkit")
+    assert toolkit.status == Status.FAILED and toolkit.blocked_by == ("driver",)
+
+
+def test_missing_sections_are_unknown_not_ok(handmade: Path) -> None:
+    report = _report(handmade)
+    comps = {c.component: c for c in report.nodes[0].components}
+    assert comps["gpu-hardware"].status == Status.UNKNOWN
+    assert "nvidia-smi-q.xml" in comps["gpu-hardware"].summary
+    assert "cluster/daemonsets.json" in report.source.missing
+
+
+def test_tar_gz_bundle_gives_the_same_report(handmade: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "b.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(handmade, arcname="falcon-bundle")
+    from_dir, from_tar = _report(handmade), _report(archive)
+    assert from_tar.nodes == from_dir.nodes
+    assert from_tar.groups == from_dir.groups
+
+
+def test_truncated_tar_names_the_file(handmade: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "b.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(handmade, arcname="bundle")
+    data = archive.read_bytes()
+    archive.write_bytes(data[: len(data) // 2])
+    with pytest.raises(BundleError, match=r"b\.tar\.gz"):
+        _report(archive)
+
+
+def test_bad_json_names_the_file(handmade: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    shutil.copytree(handmade, bundle)
+    (bundle / "cluster/pods.json").write_text('{"kind": "List", "items": [')
+    with pytest.raises(BundleError, match=r"cluster/pods\.json"):
+        load_bundle(bundle)
+
+
+def test_wrong_kind_is_rejected(handmade: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    shutil.copytree(handmade, bundle)
+    (bundle / "cluster/nodes.json").write_text(
+        '{"kind": "Node", "apiVersion": "v1", "metadata": {"name": "x"}}'
+    )
+    with pytest.raises(BundleError, match=r"cluster/nodes\.json: expected a List"):
+        load_bundle(bundle)
+
+
+def test_wrong_manifest_format_is_rejected(handmade: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    shutil.copytree(handmade, bundle)
+    (bundle / "manifest.json").write_text('{"format": "gpunode-bundle/v9"}')
+    with pytest.raises(BundleError, match="unsupported format"):
+        load_bundle(bundle)
+
+
+def test_missing_bundle_is_a_bundle_error(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match="no such bundle"):
+        load_bundle(tmp_path / "nope")
+
+
+def test_empty_bundle_reports_no_nodes_and_everything_missing(tmp_path: Path) -> None:
+    report = _report(tmp_path)
+    assert report.nodes == ()
+    assert "cluster/pods.json" in report.source.missing
+    assert not report.has_failures

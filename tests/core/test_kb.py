@@ -1,0 +1,75 @@
+"""The knowledge base is valid data, and each entry's example matches it."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpunode.errors import BundleError
+from gpunode.kb import load_kb, parse_kb, render_steps, scan_lines
+
+KB = load_kb()
+WITH_SIGNATURES = [c for c in KB.causes if c.match]
+
+
+def test_codes_are_unique_snake_case() -> None:
+    codes = [c.code for c in KB.causes]
+    assert len(codes) == len(set(codes))
+
+
+@pytest.mark.parametrize("cause", WITH_SIGNATURES, ids=lambda c: c.code)
+def test_example_matches_and_near_miss_does_not(cause: object) -> None:
+    from gpunode.kb import Cause
+
+    assert isinstance(cause, Cause)
+    matchers = [(cause, m) for m in cause.match]
+    assert cause.example, f"{cause.code} needs an example"
+    assert cause.near_miss, f"{cause.code} needs a near miss"
+    assert scan_lines([cause.example], matchers), cause.code
+    assert not scan_lines([cause.near_miss], matchers), cause.code
+
+
+def test_every_cause_has_next_steps_and_a_fix() -> None:
+    for cause in KB.causes:
+        assert cause.fix and cause.explanation and cause.title, cause.code
+        assert cause.next_steps, cause.code
+
+
+def test_next_steps_fill_real_names_and_keep_unknown_ones_visible() -> None:
+    steps = render_steps(
+        KB.get("crash_loop"), {"namespace": "gpu-operator", "pod": "nvidia-driver-daemonset-x"}
+    )
+    assert (
+        steps[0]
+        == "kubectl -n gpu-operator logs nvidia-driver-daemonset-x -c <container> --previous --tail=100"
+    )
+
+
+def test_bad_pattern_is_rejected_with_file_name() -> None:
+    text = """
+[[cause]]
+code = "x_y"
+component = "driver"
+title = "t"
+explanation = "e"
+fix = "f"
+  [[cause.match]]
+  source = "log"
+  pattern = "("
+"""
+    with pytest.raises(BundleError, match=r"causes/bad\.toml"):
+        parse_kb({"causes/bad.toml": text})
+
+
+def test_unknown_component_is_rejected() -> None:
+    text = '[[cause]]\ncode="x"\ncomponent="gpu-toaster"\ntitle="t"\nexplanation="e"\nfix="f"\n'
+    with pytest.raises(BundleError, match="gpu-toaster"):
+        parse_kb({"causes/x.toml": text})
+
+
+def test_unknown_template_field_is_rejected() -> None:
+    text = (
+        '[[cause]]\ncode="x"\ncomponent="driver"\ntitle="t"\nexplanation="e"\nfix="f"\n'
+        'next_steps=["kubectl get {pods}"]\n'
+    )
+    with pytest.raises(BundleError, match="pods"):
+        parse_kb({"causes/x.toml": text})
