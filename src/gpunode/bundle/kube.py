@@ -10,16 +10,16 @@ from __future__ import annotations
 import msgspec
 
 
-class _K(msgspec.Struct, rename="camel"):
+class _K(msgspec.Struct, rename="camel", frozen=True):
     """Base: decode camelCase API JSON, ignore unknown fields."""
 
 
-class OwnerRef(_K):
+class OwnerRef(_K, frozen=True):
     kind: str = ""
     name: str = ""
 
 
-class ObjectMeta(_K):
+class ObjectMeta(_K, frozen=True):
     name: str = ""
     namespace: str = ""
     labels: dict[str, str] = {}
@@ -28,13 +28,13 @@ class ObjectMeta(_K):
     creation_timestamp: str | None = None
 
 
-class Taint(_K):
+class Taint(_K, frozen=True):
     key: str = ""
     value: str = ""
     effect: str = ""
 
 
-class Condition(_K):
+class Condition(_K, frozen=True):
     type: str = ""
     status: str = ""
     reason: str = ""
@@ -42,12 +42,12 @@ class Condition(_K):
     last_transition_time: str | None = None
 
 
-class NodeSpec(_K):
+class NodeSpec(_K, frozen=True):
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
 
 
-class NodeSystemInfo(_K):
+class NodeSystemInfo(_K, frozen=True):
     kernel_version: str = ""
     os_image: str = ""
     container_runtime_version: str = ""
@@ -55,12 +55,12 @@ class NodeSystemInfo(_K):
     architecture: str = ""
 
 
-class NodeAddress(_K):
+class NodeAddress(_K, frozen=True):
     type: str = ""
     address: str = ""
 
 
-class NodeStatus(_K):
+class NodeStatus(_K, frozen=True):
     capacity: dict[str, str] = {}
     allocatable: dict[str, str] = {}
     conditions: tuple[Condition, ...] = ()
@@ -68,37 +68,37 @@ class NodeStatus(_K):
     addresses: tuple[NodeAddress, ...] = ()
 
 
-class Node(_K):
+class Node(_K, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     spec: NodeSpec = NodeSpec()
     status: NodeStatus = NodeStatus()
 
 
-class EnvVar(_K):
+class EnvVar(_K, frozen=True):
     name: str = ""
     value: str | None = None
 
 
-class Resources(_K):
+class Resources(_K, frozen=True):
     limits: dict[str, str] = {}
     requests: dict[str, str] = {}
 
 
-class Container(_K):
+class Container(_K, frozen=True):
     name: str = ""
     image: str = ""
     env: tuple[EnvVar, ...] = ()
     resources: Resources = Resources()
 
 
-class Toleration(_K):
+class Toleration(_K, frozen=True):
     key: str = ""
     operator: str = ""
     value: str = ""
     effect: str = ""
 
 
-class PodSpec(_K):
+class PodSpec(_K, frozen=True):
     node_name: str = ""
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
@@ -107,29 +107,29 @@ class PodSpec(_K):
     node_selector: dict[str, str] = {}
 
 
-class StateWaiting(_K):
+class StateWaiting(_K, frozen=True):
     reason: str = ""
     message: str = ""
 
 
-class StateTerminated(_K):
+class StateTerminated(_K, frozen=True):
     reason: str = ""
     message: str = ""
     exit_code: int = 0
     finished_at: str | None = None
 
 
-class StateRunning(_K):
+class StateRunning(_K, frozen=True):
     started_at: str | None = None
 
 
-class ContainerState(_K):
+class ContainerState(_K, frozen=True):
     waiting: StateWaiting | None = None
     running: StateRunning | None = None
     terminated: StateTerminated | None = None
 
 
-class ContainerStatus(_K):
+class ContainerStatus(_K, frozen=True):
     name: str = ""
     ready: bool = False
     restart_count: int = 0
@@ -139,7 +139,7 @@ class ContainerStatus(_K):
     started: bool | None = None
 
 
-class PodStatus(_K):
+class PodStatus(_K, frozen=True):
     phase: str = ""
     reason: str = ""
     message: str = ""
@@ -148,31 +148,31 @@ class PodStatus(_K):
     init_container_statuses: tuple[ContainerStatus, ...] = ()
 
 
-class Pod(_K):
+class Pod(_K, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     spec: PodSpec = PodSpec()
     status: PodStatus = PodStatus()
 
 
-class LabelSelector(_K):
+class LabelSelector(_K, frozen=True):
     match_labels: dict[str, str] = {}
 
 
-class PodTemplateMeta(_K):
+class PodTemplateMeta(_K, frozen=True):
     labels: dict[str, str] = {}
 
 
-class PodTemplate(_K):
+class PodTemplate(_K, frozen=True):
     metadata: PodTemplateMeta = PodTemplateMeta()
     spec: PodSpec = PodSpec()
 
 
-class DaemonSetSpec(_K):
+class DaemonSetSpec(_K, frozen=True):
     selector: LabelSelector = LabelSelector()
     template: PodTemplate = PodTemplate()
 
 
-class DaemonSetStatus(_K):
+class DaemonSetStatus(_K, frozen=True):
     desired_number_scheduled: int = 0
     current_number_scheduled: int = 0
     number_ready: int = 0
@@ -181,36 +181,36 @@ class DaemonSetStatus(_K):
     number_misscheduled: int = 0
 
 
-class DaemonSet(_K):
+class DaemonSet(_K, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     spec: DaemonSetSpec = DaemonSetSpec()
     status: DaemonSetStatus = DaemonSetStatus()
 
 
-class DeploymentStatus(_K):
+class DeploymentStatus(_K, frozen=True):
     replicas: int = 0
     ready_replicas: int = 0
     available_replicas: int = 0
 
 
-class Deployment(_K):
+class Deployment(_K, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     status: DeploymentStatus = DeploymentStatus()
 
 
-class InvolvedObject(_K):
+class InvolvedObject(_K, frozen=True):
     kind: str = ""
     name: str = ""
     namespace: str = ""
     field_path: str = ""
 
 
-class EventSource(_K):
+class EventSource(_K, frozen=True):
     component: str = ""
     host: str = ""
 
 
-class Event(_K):
+class Event(_K, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     involved_object: InvolvedObject = InvolvedObject()
     reason: str = ""
@@ -222,7 +222,7 @@ class Event(_K):
     source: EventSource = EventSource()
 
 
-class OperatorStatus(_K):
+class OperatorStatus(_K, frozen=True):
     """status of ClusterPolicy / NicClusterPolicy (both use state + conditions)."""
 
     state: str = ""
@@ -231,7 +231,7 @@ class OperatorStatus(_K):
     applied_states: tuple[dict[str, str], ...] = ()
 
 
-class CustomResource(_K):
+class CustomResource(_K, frozen=True):
     """A custom resource whose spec we read as raw data (ClusterPolicy, NicClusterPolicy)."""
 
     metadata: ObjectMeta = ObjectMeta()
@@ -239,26 +239,26 @@ class CustomResource(_K):
     status: OperatorStatus = OperatorStatus()
 
 
-class RuntimeClass(_K):
+class RuntimeClass(_K, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     handler: str = ""
 
 
-class CSINodeDriver(_K):
+class CSINodeDriver(_K, frozen=True):
     name: str = ""
     node_id: str = ""
 
 
-class CSINodeSpec(_K):
+class CSINodeSpec(_K, frozen=True):
     drivers: tuple[CSINodeDriver, ...] | None = ()
 
 
-class CSINode(_K):
+class CSINode(_K, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     spec: CSINodeSpec = CSINodeSpec()
 
 
-class GenericObject(_K):
+class GenericObject(_K, frozen=True):
     """Objects we only need by name/labels (CSIDriver, StorageClass, Service…)."""
 
     metadata: ObjectMeta = ObjectMeta()
@@ -267,7 +267,7 @@ class GenericObject(_K):
     provisioner: str = ""
 
 
-class ListMeta(_K):
+class ListMeta(_K, frozen=True):
     resource_version: str = ""
 
 
@@ -277,4 +277,5 @@ def list_type(item: type[msgspec.Struct]) -> type[msgspec.Struct]:
         f"{item.__name__}List",
         [("kind", str, ""), ("api_version", str, ""), ("items", tuple[item, ...], ())],  # type: ignore[valid-type]
         rename="camel",
+        frozen=True,
     )
