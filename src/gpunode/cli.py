@@ -6,6 +6,7 @@ or bad input, 3 source unreachable. Errors are one line on stderr.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 from enum import StrEnum
@@ -121,6 +122,18 @@ def sim_cmd(
 
     path = sim.build_bundle(sim.load_scenario(scenario), out)
     typer.echo(f"wrote {path}")
+
+
+# Command modules under gpunode/commands/, each with register(app); order = help order.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def _register_commands() -> None:
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"gpunode.commands.{name}").register(app)
+
+
+_register_commands()
 
 
 def _version(value: bool) -> None:
