@@ -1,0 +1,165 @@
+"""Answers that come from a node rather than from etcd: exec, logs, pod proxy.
+
+Each function takes the bundle root and the decoded pod and returns what the
+kubelet (through the API server) would: command output and exit code, log
+text, or an exporter's scrape — or the error a real cluster gives when the
+bundle holds no such observation.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpunode.collect.classify import component_of
+from gpunode.collect.slim import Container, Pod
+from gpunode.collect.targets import METRICS_COMPONENTS, NODE_COMMANDS, PRIVILEGED_COMMANDS
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What an exec produced; ``internal_error`` replaces exit code when it never started."""
+
+    stdout: bytes = b""
+    stderr: bytes = b""
+    exit_code: int = 0
+    internal_error: str = ""
+
+
+@dataclass(frozen=True)
+class HttpAnswer:
+    """A non-JSON answer (logs, metrics) or an error message for a Status."""
+
+    code: int
+    body: bytes
+    content_type: str = "text/plain"
+
+
+def node_dir(root: Path, pod: Pod) -> Path:
+    return root / "nodes" / pod.spec.node_name
+
+
+def run_command(root: Path, pod: Pod, container: Container, argv: list[str]) -> ExecResult:
+    """Answer ``argv`` from ``nodes/<node>/`` as the container would see it."""
+    program = posixpath.basename(argv[0]) if argv else ""
+    if program == "cat" and len(argv) > 1:
+        return _cat(root, pod, container, argv[1:])
+    name = NODE_COMMANDS.get((program, *argv[1:]))
+    output = node_dir(root, pod) / "cmd" / name if name else None
+    if output is None or not output.is_file():
+        return _not_found(program or "<empty>")
+    if program in PRIVILEGED_COMMANDS and not _privileged(container):
+        return ExecResult(stderr=b"dmesg: read kernel buffer failed: Operation not permitted\n",
+                          exit_code=1)
+    return ExecResult(stdout=output.read_bytes())
+
+
+def _not_found(program: str) -> ExecResult:
+    return ExecResult(internal_error=(
+        "error executing command in container: failed to exec in container: failed to start "
+        f'exec: OCI runtime exec failed: exec failed: unable to start container process: exec: '
+        f'"{program}": executable file not found in $PATH: unknown'))
+
+
+def _privileged(container: Container) -> bool:
+    return bool(container.security_context and container.security_context.privileged)
+
+
+def _cat(root: Path, pod: Pod, container: Container, paths: list[str]) -> ExecResult:
+    out, err = bytearray(), bytearray()
+    for path in paths:
+        host = host_path(pod, container, path)
+        target = node_dir(root, pod) / "files" / host.lstrip("/") if host else None
+        if target is not None and target.is_file():
+            out += target.read_bytes()
+        elif target is not None and target.is_dir():
+            err += f"cat: {path}: Is a directory\n".encode()
+        else:
+            err += f"cat: {path}: No such file or directory\n".encode()
+    return ExecResult(stdout=bytes(out), stderr=bytes(err), exit_code=1 if err else 0)
+
+
+def host_path(pod: Pod, container: Container, path: str) -> str | None:
+    """The host path behind ``path`` in the container: hostPath mounts, or the shared /proc."""
+    path = posixpath.normpath(path)
+    volumes = {v.name: v.host_path.path for v in pod.spec.volumes if v.host_path}
+    best: tuple[int, str] | None = None
+    for mount in container.volume_mounts:
+        mount_path = mount.mount_path.rstrip("/") or "/"
+        longer = best is None or len(mount_path) > best[0]
+        if mount.name in volumes and _under(path, mount_path) and longer:
+            rest = path[len(mount_path):].lstrip("/")
+            base = posixpath.join(volumes[mount.name], mount.sub_path)
+            best = (len(mount_path), posixpath.join(base, rest) if rest else base)
+    if best:
+        return best[1]
+    return path if path.startswith("/proc/") else None
+
+
+def _under(path: str, prefix: str) -> bool:
+    return prefix in ("/", path) or path.startswith(prefix + "/")
+
+
+def read_log(root: Path, pod: Pod, container: str, previous: bool) -> HttpAnswer:
+    """The container's log text, or the 400 the API gives when there is none."""
+    name = f"{container}.previous.log" if previous else f"{container}.log"
+    path = root / "logs" / pod.metadata.namespace / pod.metadata.name / name
+    if path.is_file():
+        return HttpAnswer(200, path.read_bytes())
+    if previous:
+        return HttpAnswer(400, f'previous terminated container "{container}" in pod '
+                               f'"{pod.metadata.name}" not found'.encode())
+    waiting = _waiting_reason(pod, container)
+    if waiting:
+        return HttpAnswer(400, f'container "{container}" in pod "{pod.metadata.name}" is '
+                               f'waiting to start: {waiting}'.encode())
+    return HttpAnswer(200, b"")
+
+
+def _waiting_reason(pod: Pod, container: str) -> str:
+    statuses = (*pod.status.init_container_statuses, *pod.status.container_statuses)
+    for status in statuses:
+        if status.name == container and status.state.waiting and status.restart_count == 0:
+            return status.state.waiting.reason or "ContainerCreating"
+    return ""
+
+
+def tail(text: bytes, lines: int | None, limit_bytes: int | None) -> bytes:
+    """Apply ``tailLines`` then ``limitBytes`` the way the kubelet does."""
+    if lines is not None:
+        parts = text.splitlines(keepends=True)
+        text = b"".join(parts[-lines:]) if lines > 0 else b""
+    if limit_bytes is not None and limit_bytes >= 0:
+        text = text[:limit_bytes]
+    return text
+
+
+def scrape(root: Path, pod: Pod, port: str, path: str) -> HttpAnswer:
+    """What ``GET pods/<pod>:<port>/proxy/<path>`` returns: the exporter's metrics."""
+    number = resolve_port(pod, port)
+    pod_ip = "10.244.0.1"
+    refused = HttpAnswer(503, f"error trying to reach service: dial tcp {pod_ip}:{number}: "
+                              "connect: connection refused".encode())
+    declared = {p.container_port for c in pod.spec.containers for p in c.ports}
+    component = component_of(pod)
+    metrics = METRICS_COMPONENTS.get(component or "")
+    if number not in declared or metrics is None:
+        return refused
+    file = node_dir(root, pod) / "metrics" / metrics
+    if not file.is_file():
+        return refused
+    if path.rstrip("/") != "/metrics":
+        return HttpAnswer(404, b"404 page not found\n", "text/plain; charset=utf-8")
+    return HttpAnswer(200, file.read_bytes(), "text/plain; version=0.0.4; charset=utf-8")
+
+
+def resolve_port(pod: Pod, port: str) -> int:
+    """A port given by number or by container-port name; no port means 80."""
+    if port.isdigit():
+        return int(port)
+    for container in pod.spec.containers:
+        for declared in container.ports:
+            if port and declared.name == port:
+                return declared.container_port
+    return 80

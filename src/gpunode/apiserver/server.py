@@ -1,0 +1,264 @@
+"""Run the test API server: in a thread for tests, or as a subprocess for benchmarks."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from gpunode.apiserver.faults import Faults
+from gpunode.apiserver.handler import EXPIRE_PATH, STATS_PATH, ApiHandler
+from gpunode.apiserver.kubeconfig import write_kubeconfig
+from gpunode.apiserver.store import BundleStore
+from gpunode.apiserver.tls import TlsFiles, make_tls_files
+from gpunode.errors import BundleError
+
+DEFAULT_USER = "system:serviceaccount:gpunode:gpunode-reader"
+NO_FAULTS = Faults()
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One authorised-or-not resource request, in RBAC terms."""
+
+    verb: str
+    resource: str
+    namespace: str
+    name: str
+
+
+@dataclass
+class Counters:
+    """Thread-safe request counters and the audit trail of resource requests."""
+
+    total: int = 0
+    by_path: Counter[str] = field(default_factory=Counter)
+    audit: list[AuditRecord] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, method: str, path: str) -> int:
+        with self.lock:
+            self.total += 1
+            self.by_path[f"{method} {path}"] += 1
+            return self.total
+
+    def record(self, verb: str, resource: str, namespace: str, name: str) -> None:
+        with self.lock:
+            self.audit.append(AuditRecord(verb, resource, namespace, name))
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"requests": self.total, "by_path": dict(self.by_path),
+                    "audit": [[a.verb, a.resource, a.namespace, a.name] for a in self.audit]}
+
+
+class ApiHTTPServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer that does the TLS handshake in the worker thread."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+
+    def __init__(self, address: tuple[str, int], store: BundleStore, *, faults: Faults,
+                 token: str, tls: TlsFiles, user: str = DEFAULT_USER) -> None:
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, ApiHandler)
+        self.store, self.faults, self.token, self.user = store, faults, token, user
+        self.counters = Counters()
+        self.ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.ssl_context.load_cert_chain(tls.server_cert, tls.server_key)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        try:
+            conn = self.ssl_context.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError):
+            return
+        try:
+            self.RequestHandlerClass(conn, client_address, self)  # type: ignore[arg-type]
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                conn.close()
+
+
+class RunningServer:
+    """A started test API server (thread or subprocess); a context manager.
+
+    Counters are read over the server's own control endpoint, so both modes
+    behave the same; the endpoint itself is not counted.
+    """
+
+    def __init__(self, url: str, kubeconfig_path: Path, ca_cert_path: Path, token: str,
+                 stopper: Callable[[], None]) -> None:
+        self.url = url
+        self.kubeconfig_path = kubeconfig_path
+        self.ca_cert_path = ca_cert_path
+        self.token = token
+        self._stopper: Callable[[], None] | None = stopper
+
+    def __enter__(self) -> RunningServer:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Shut the server down and remove its files; safe to call twice."""
+        stopper, self._stopper = self._stopper, None
+        if stopper is not None:
+            stopper()
+
+    def _call(self, method: str, path: str) -> dict[str, Any]:
+        context = ssl.create_default_context(cafile=str(self.ca_cert_path))
+        request = urllib.request.Request(self.url + path, method=method,
+                                         headers={"Authorization": f"Bearer {self.token}"})
+        with urllib.request.urlopen(request, context=context, timeout=30) as answer:
+            result: dict[str, Any] = json.loads(answer.read())
+            return result
+
+    def stats(self) -> dict[str, Any]:
+        """``{"requests": n, "by_path": {...}, "audit": [[verb, resource, ns, name], ...]}``."""
+        return self._call("GET", STATS_PATH)
+
+    def expire_continue_tokens(self) -> None:
+        """Make every continue token handed out so far stale (the next use gets 410)."""
+        self._call("POST", EXPIRE_PATH)
+
+    @property
+    def request_count(self) -> int:
+        return int(self.stats()["requests"])
+
+    def path_counts(self) -> Counter[str]:
+        return Counter(self.stats()["by_path"])
+
+    def audit(self) -> list[AuditRecord]:
+        return [AuditRecord(*row) for row in self.stats()["audit"]]
+
+
+def _bundle_dir(bundle: Path, workdir: Path) -> Path:
+    """A bundle directory; a .tar.gz is unpacked into ``workdir`` first."""
+    if bundle.is_dir():
+        return bundle
+    if not bundle.is_file():
+        raise BundleError(f"{bundle}: no such bundle")
+    target = workdir / "bundle"
+    try:
+        with tarfile.open(bundle, "r:*") as tar:
+            tar.extractall(target, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        raise BundleError(f"{bundle}: cannot unpack: {exc}") from exc
+    entries = list(target.iterdir())
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else target
+
+
+def serve_bundle(bundle_dir: Path, *, host: str = "127.0.0.1", port: int = 0,
+                 faults: Faults = NO_FAULTS, token: str | None = None,
+                 kubeconfig_path: Path | None = None, in_subprocess: bool = False,
+                 cache_pages: bool = True) -> RunningServer:
+    """Serve ``bundle_dir`` over the Kubernetes API on loopback HTTPS and return at once.
+
+    ``in_subprocess`` runs the server in its own Python process (benchmarks: the
+    client's and server's CPU time do not share one GIL).
+    """
+    if in_subprocess:
+        return _serve_subprocess(bundle_dir, host=host, port=port, faults=faults, token=token,
+                                 kubeconfig_path=kubeconfig_path, cache_pages=cache_pages)
+    workdir = Path(tempfile.mkdtemp(prefix="gpunode-apiserver-"))
+    try:
+        store = BundleStore(_bundle_dir(Path(bundle_dir), workdir), cache_pages=cache_pages)
+        tls = make_tls_files(workdir, host)
+        token = token or secrets.token_urlsafe(24)
+        httpd = ApiHTTPServer((host, port), store, faults=faults, token=token, tls=tls)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    url = _url(host, httpd.server_address[1])
+    kubeconfig = write_kubeconfig(kubeconfig_path or workdir / "kubeconfig", url,
+                                  tls.ca_cert.read_bytes(), token)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                              name="gpunode-apiserver", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    return RunningServer(url, kubeconfig, tls.ca_cert, token, stop)
+
+
+def _url(host: str, port: int) -> str:
+    return f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+
+
+def fault_args(faults: Faults) -> list[str]:
+    """The command-line flags that recreate ``faults`` in a subprocess."""
+    args = ["--latency", str(faults.latency_s), "--too-many-every", str(faults.too_many_every),
+            "--retry-after", str(faults.retry_after_s), "--error-500-every",
+            str(faults.error_500_every), "--drop-every", str(faults.drop_every)]
+    for rule in faults.forbid:
+        args += ["--forbid", rule]
+    return args
+
+
+def _serve_subprocess(bundle_dir: Path, *, host: str, port: int, faults: Faults,
+                      token: str | None, kubeconfig_path: Path | None,
+                      cache_pages: bool) -> RunningServer:
+    workdir = Path(tempfile.mkdtemp(prefix="gpunode-apiserver-"))
+    ready = workdir / "ready.json"
+    argv = [sys.executable, "-m", "gpunode.apiserver", str(bundle_dir), "--host", host,
+            "--port", str(port), "--ready-file", str(ready), "--token",
+            token or secrets.token_urlsafe(24), "--kubeconfig",
+            str(kubeconfig_path or workdir / "kubeconfig"), *fault_args(faults)]
+    if not cache_pages:
+        argv.append("--no-page-cache")
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=dict(os.environ))
+    info = _wait_ready(proc, ready)
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    return RunningServer(info["url"], Path(info["kubeconfig"]), Path(info["ca"]),
+                         info["token"], stop)
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], ready: Path,
+                timeout_s: float = 600) -> dict[str, str]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if ready.is_file():
+            info: dict[str, str] = json.loads(ready.read_text())
+            return info
+        if proc.poll() is not None:
+            raise BundleError(f"test API server exited with status {proc.returncode}")
+        time.sleep(0.05)
+    proc.kill()
+    raise BundleError("test API server did not start in time")
