@@ -19,6 +19,7 @@ from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import signature_findings
+from gpunode.checks.versions import component_version
 from gpunode.facts import ClusterFacts, NodeObservations
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
 from gpunode.model import (
@@ -119,16 +120,26 @@ class Diagnoser:
 
     def cluster_report(self, judgements: Mapping[str, Judgement]) -> ClusterReport:
         roots = self._roots(judgements, {}, node=None)
-        comps = tuple(self._component(j, roots, {}, ()) for j in judgements.values())
+        comps = tuple(
+            self._component(j, roots, {}, self._cluster_pods(j.component)) for j in judgements.values()
+        )
         return ClusterReport(self.facts.manifest.cluster_name, tuple(r for _, r in roots.values()), comps)
+
+    def _cluster_pods(self, component: str) -> tuple[PodRef, ...]:
+        return tuple(_pod_ref(sp.pod) for sp in self.facts.cluster_pods.get(component, []))
 
     def node_report(
         self, ctx: NodeContext, judgements: Mapping[str, Judgement], cluster_problems: Mapping[str, Status]
     ) -> NodeReport:
         roots = self._roots(judgements, cluster_problems, node=ctx)
-        pods = {cid: tuple(_pod_ref(sp.pod) for sp in ctx.stack_pods(cid)) for cid in judgements}
         comps = tuple(
-            self._component(j, roots, cluster_problems, pods.get(j.component, ()))
+            self._component(
+                j,
+                roots,
+                cluster_problems,
+                tuple(_pod_ref(sp.pod) for sp in ctx.stack_pods(j.component)),
+                component_version(ctx, j.component),
+            )
             for j in judgements.values()
         )
         status = _node_status(comps)
@@ -203,6 +214,7 @@ class Diagnoser:
         roots: Mapping[str, tuple[Judgement, RootCause]],
         cluster_problems: Mapping[str, Status],
         pods: tuple[PodRef, ...],
+        version: str | None = None,
     ) -> ComponentReport:
         comp = self.catalog.get(j.component)
         blocked: tuple[str, ...] = ()
@@ -219,6 +231,7 @@ class Diagnoser:
             summary=self._summary(j),
             blocked_by=blocked,
             cause=primary.cause if primary else None,
+            version=version,
             pods=pods,
         )
 

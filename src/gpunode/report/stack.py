@@ -50,12 +50,13 @@ def _bands(components: tuple[ComponentReport, ...]) -> Table:
 
 def _details(components: tuple[ComponentReport, ...]) -> Table:
     table = Table(show_edge=False, expand=True, box=None, padding=(0, 1))
-    for column in ("component", "status", "pods", "reason"):
+    for column in ("component", "status", "version", "pods", "reason"):
         table.add_column(column, overflow="fold")
     for comp in sorted(components, key=lambda c: c.layer):
         pods = ", ".join(f"{p.name} {p.ready} {p.state}" for p in comp.pods) or "-"
         reason = comp.summary + (f" [blocked by {', '.join(comp.blocked_by)}]" if comp.blocked_by else "")
-        table.add_row(comp.component, Text(comp.status.value, style=STATUS_STYLE[comp.status]), pods, reason)
+        status = Text(comp.status.value, style=STATUS_STYLE[comp.status])
+        table.add_row(comp.component, status, comp.version or "-", pods, reason)
     return table
 
 

@@ -1,0 +1,59 @@
+"""Versions shown in the stack view: what is actually running, per component."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpunode.checks.context import NodeContext
+
+
+def component_version(ctx: NodeContext, component: str) -> str | None:
+    """The running version: host facts for host components, else the main image tag."""
+    special = _HOST_VERSIONS.get(component)
+    if special is not None:
+        return special(ctx)
+    for sp in ctx.stack_pods(component):
+        for container in sp.pod.spec.containers:
+            tag = image_tag(container.image)
+            if tag:
+                return tag
+    return None
+
+
+def image_tag(image: str) -> str | None:
+    """ "nvcr.io/nvidia/driver:570.133.20-ubuntu22.04" → "570.133.20-ubuntu22.04"."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else None
+
+
+def _node_info(field: str) -> Callable[[NodeContext], str | None]:
+    def read(ctx: NodeContext) -> str | None:
+        node = ctx.node
+        return getattr(node.status.node_info, field) or None if node else None
+
+    return read
+
+
+def _driver(ctx: NodeContext) -> str | None:
+    smi = ctx.nvidia_smi
+    if smi is not None and smi.driver_version:
+        return smi.driver_version
+    node = ctx.node
+    label = node.metadata.labels.get("nvidia.com/cuda.driver-version.full") if node else None
+    if label:
+        return label
+    for sp in ctx.stack_pods("driver"):
+        for container in sp.pod.spec.containers:
+            tag = image_tag(container.image)
+            if tag:
+                return tag
+    return None
+
+
+_HOST_VERSIONS: dict[str, Callable[[NodeContext], str | None]] = {
+    "kernel": _node_info("kernel_version"),
+    "kubelet": _node_info("kubelet_version"),
+    "container-runtime": _node_info("container_runtime_version"),
+    "driver": _driver,
+}
