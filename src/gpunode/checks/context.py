@@ -69,6 +69,19 @@ class NodeContext:
             return []
         return [ds for ds in self.facts.daemonsets.get(component, []) if _targets(ds, node)]
 
+    def untolerated_taint(self, component: str) -> tuple[DaemonSet, Taint] | None:
+        """A DaemonSet of the component that selects this node but does not tolerate a taint."""
+        node = self.node
+        if node is None:
+            return None
+        for ds in self.facts.daemonsets.get(component, []):
+            if not _selects(ds, node):
+                continue
+            for taint in node.spec.taints:
+                if taint.effect in _BLOCKING and not _tolerated(taint, ds.spec.template.spec.tolerations):
+                    return ds, taint
+        return None
+
     @cached_property
     def operator_namespace(self) -> str:
         for policy in self.facts.cluster_policies:
@@ -173,17 +186,20 @@ def _int(value: str | None) -> int | None:
         return None
 
 
+_BLOCKING = ("NoSchedule", "NoExecute")
+
+
+def _selects(ds: DaemonSet, node: Node) -> bool:
+    labels = node.metadata.labels
+    return all(labels.get(k) == v for k, v in ds.spec.template.spec.node_selector.items())
+
+
 def _targets(ds: DaemonSet, node: Node) -> bool:
     """Approximates the DaemonSet controller: nodeSelector and NoSchedule/NoExecute taints."""
-    selector = ds.spec.template.spec.node_selector
-    labels = node.metadata.labels
-    if any(labels.get(k) != v for k, v in selector.items()):
+    if not _selects(ds, node):
         return False
     tolerations = ds.spec.template.spec.tolerations
-    for taint in node.spec.taints:
-        if taint.effect in ("NoSchedule", "NoExecute") and not _tolerated(taint, tolerations):
-            return False
-    return True
+    return all(t.effect not in _BLOCKING or _tolerated(t, tolerations) for t in node.spec.taints)
 
 
 # The DaemonSet controller adds tolerations for these itself.

@@ -88,3 +88,31 @@ def _gpu_memory(component: str, path: str, gpu: GpuInfo) -> Iterator[Finding]:
     elif gpu.remapped_rows_pending:
         ev = Evidence(path, f"GPU {bus}: remapped rows pending (reset required)")
         yield problem(component, "uncorrectable_ecc", ev, status=Status.DEGRADED)
+
+
+@check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml",))
+def mig_mode_settled(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A MIG mode change takes effect only after a GPU reset; until then it is pending."""
+    smi = ctx.nvidia_smi
+    if smi is None:
+        return
+    path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
+    for gpu in smi.gpus:
+        current, pending = gpu.mig_mode_current, gpu.mig_mode_pending
+        if current and pending and current != pending and "N/A" not in (current, pending):
+            ev = Evidence(path, f"GPU {gpu.pci_bus_id}: MIG mode {current}, pending {pending}")
+            yield problem(component, "mig_mode_change_pending", ev, status=Status.DEGRADED)
+
+
+@check("container-runtime", needs=("node",))
+def config_version_fits_runtime(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """containerd 1.x cannot read a version 3 config (containerd 2.x writes/expects v3)."""
+    config = ctx.containerd
+    node = ctx.node
+    if config is None or node is None or config.version is None:
+        return
+    runtime = node.status.node_info.container_runtime_version
+    if runtime.startswith("containerd://1.") and config.version >= 3:
+        source = config.sources[0] if config.sources else "/etc/containerd/config.toml"
+        ev = Evidence(f"nodes/{ctx.name}/files{source}", f"version = {config.version} with {runtime}")
+        yield problem(component, "containerd_config_version_mismatch", ev)

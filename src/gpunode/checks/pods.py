@@ -45,6 +45,16 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield problem(
             component, "pod_missing", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
         )
+    elif (blocked := ctx.untolerated_taint(component)) is not None:
+        ds, taint = blocked
+        ev = Evidence(
+            f"node/{ctx.name} spec.taints",
+            f"{taint.key}={taint.value}:{taint.effect} not tolerated by daemonset "
+            f"{ds.metadata.namespace}/{ds.metadata.name}",
+        )
+        yield problem(
+            component, "taint_not_tolerated", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
+        )
     elif entry.host_alternative:
         return  # judged from host evidence by the component's own checks
     elif entry.required:

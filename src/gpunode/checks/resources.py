@@ -81,3 +81,18 @@ def csi_registered(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield problem(component, "csi_not_registered", Evidence(where, "no drivers registered"))
     else:
         yield ok(component, f"registered: {', '.join(drivers)}", Evidence(where, ", ".join(drivers)))
+
+
+@check("nfd", needs=("node",))
+def nfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A running NFD worker labels this GPU node with the NVIDIA PCI vendor."""
+    if ctx.node is None or not ctx.stack_pods(component):
+        return
+    labels = ctx.node.metadata.labels
+    where = f"node/{ctx.name} metadata.labels"
+    pci = [k for k in labels if k.startswith("feature.node.kubernetes.io/pci-") and "10de" in k]
+    if pci:
+        yield ok(component, f"labelled {pci[0]}", Evidence(where, f"{pci[0]}={labels[pci[0]]}"))
+    elif any(k.startswith("feature.node.kubernetes.io/") for k in labels):
+        ev = Evidence(where, "feature.node.kubernetes.io/* present, no pci-10de label")
+        yield problem(component, "nfd_pci_label_missing", ev, status=Status.DEGRADED)

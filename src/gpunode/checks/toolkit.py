@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpunode.checks.base import check, ok, problem
 from gpunode.checks.context import NodeContext
-from gpunode.model import Evidence, Finding
+from gpunode.model import Evidence, Finding, Status
 
 _NVIDIA_HANDLER = "nvidia"
 
@@ -52,3 +52,34 @@ def rdma_resources(ctx: NodeContext, component: str) -> Iterator[Finding]:
     else:
         shown = ", ".join(f"{k}={v}" for k, v in sorted(resources.items()))
         yield ok(component, shown, Evidence(where, shown))
+
+
+@check("container-toolkit")
+def default_runtime_without_cdi(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Without CDI and without runtimeClassName, operands only get GPUs if nvidia is the default."""
+    config = ctx.containerd
+    if config is None or _NVIDIA_HANDLER not in config.runtimes or config.default_runtime == _NVIDIA_HANDLER:
+        return
+    if _cdi_enabled(ctx) is not False:
+        return
+    plain = [
+        sp.pod.metadata.name
+        for comp in ("device-plugin", "gfd", "dcgm-exporter")
+        for sp in ctx.stack_pods(comp)
+        if not sp.pod.spec.runtime_class_name
+    ]
+    if plain:
+        source = config.sources[0] if config.sources else ""
+        ev = Evidence(
+            f"nodes/{ctx.name}/files{source}",
+            f"default_runtime_name = {config.default_runtime or 'runc'}; pods without runtimeClassName: "
+            + ", ".join(plain[:3]),
+        )
+        yield problem(component, "nvidia_not_default_runtime", ev, status=Status.DEGRADED, specificity=20)
+
+
+def _cdi_enabled(ctx: NodeContext) -> bool | None:
+    cdi = ctx.cluster_policy_spec.get("cdi")
+    if isinstance(cdi, dict) and "enabled" in cdi:
+        return bool(cdi["enabled"])
+    return None
