@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpunode.collect.classify import component_of
+from gpunode.collect.mounts import host_path
 from gpunode.collect.slim import Container, Pod
 from gpunode.collect.targets import METRICS_COMPONENTS, NODE_COMMANDS, PRIVILEGED_COMMANDS
 
@@ -78,27 +79,6 @@ def _cat(root: Path, pod: Pod, container: Container, paths: list[str]) -> ExecRe
         else:
             err += f"cat: {path}: No such file or directory\n".encode()
     return ExecResult(stdout=bytes(out), stderr=bytes(err), exit_code=1 if err else 0)
-
-
-def host_path(pod: Pod, container: Container, path: str) -> str | None:
-    """The host path behind ``path`` in the container: hostPath mounts, or the shared /proc."""
-    path = posixpath.normpath(path)
-    volumes = {v.name: v.host_path.path for v in pod.spec.volumes if v.host_path}
-    best: tuple[int, str] | None = None
-    for mount in container.volume_mounts:
-        mount_path = mount.mount_path.rstrip("/") or "/"
-        longer = best is None or len(mount_path) > best[0]
-        if mount.name in volumes and _under(path, mount_path) and longer:
-            rest = path[len(mount_path):].lstrip("/")
-            base = posixpath.join(volumes[mount.name], mount.sub_path)
-            best = (len(mount_path), posixpath.join(base, rest) if rest else base)
-    if best:
-        return best[1]
-    return path if path.startswith("/proc/") else None
-
-
-def _under(path: str, prefix: str) -> bool:
-    return prefix in ("/", path) or path.startswith(prefix + "/")
 
 
 def read_log(root: Path, pod: Pod, container: str, previous: bool) -> HttpAnswer:

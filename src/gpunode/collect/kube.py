@@ -1,0 +1,257 @@
+"""Talking to the Kubernetes API through lightkube, with retries and clear failures.
+
+lightkube supplies what is fiddly to get right — kubeconfig and in-cluster
+config, bearer tokens, exec credential plugins, client certificates, CA
+verification — and its exec over WebSocket. Plain GETs (list pages, logs,
+pod proxy) go through the httpx2 client lightkube builds from the same
+config, so each page arrives as bytes that the collector decodes itself:
+raw for the bundle, slim Structs for its decisions.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx2
+import msgspec
+from httpx2.websockets import HTTPXWSException, WebSocketUpgradeError
+from lightkube import Client
+from lightkube.config.client_adapter import Client as adapter_client
+from lightkube.config.client_adapter import ConnectionParams
+from lightkube.config.kubeconfig import KubeConfig, SingleConfig
+from lightkube.core.exceptions import ApiError, ConfigError
+
+from gpunode.collect.slim import RawPage
+from gpunode.errors import SourceUnreachable, UsageError
+
+T = TypeVar("T")
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+IN_CLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+class ApiFailure(Exception):
+    """The API answered with an error that retrying will not fix (401, 403, 404, …)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def load_config(kubeconfig: Path | None = None, context: str | None = None) -> SingleConfig:
+    """kubectl's order: --kubeconfig, $KUBECONFIG, ~/.kube/config, then in-cluster."""
+    try:
+        config = _kubeconfig(kubeconfig).get(context)
+    except (ConfigError, KeyError) as exc:
+        raise UsageError(f"kubeconfig: {exc}") from exc
+    if config is None:
+        raise UsageError("kubeconfig: no current context")
+    return config
+
+
+def _kubeconfig(explicit: Path | None) -> KubeConfig:
+    if explicit is not None:
+        return KubeConfig.from_file(explicit)
+    for candidate in os.environ.get("KUBECONFIG", "").split(os.pathsep):
+        if candidate and Path(candidate).expanduser().is_file():
+            return KubeConfig.from_file(candidate)
+    default = Path("~/.kube/config").expanduser()
+    if default.is_file():
+        return KubeConfig.from_file(default)
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and (IN_CLUSTER_DIR / "token").is_file():
+        return KubeConfig.from_service_account(IN_CLUSTER_DIR)
+    raise UsageError("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or run in a pod")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Backoff for 429/5xx/timeouts; every call gives up at its own deadline."""
+
+    attempts: int = 6
+    deadline_s: float = 60.0
+    base_delay_s: float = 0.2
+    max_delay_s: float = 5.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with jitter; the server's Retry-After wins when given."""
+        if retry_after is not None:
+            return min(retry_after, self.max_delay_s)
+        ceiling = min(self.max_delay_s, self.base_delay_s * 2.0**attempt)
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+@dataclass(frozen=True)
+class ExecOutput:
+    stdout: bytes
+    stderr: bytes
+    exit_code: int
+
+
+class _Retry(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+@dataclass
+class CallStats:
+    """API calls made (every attempt counts), for benchmarks and the manifest."""
+
+    calls: int = 0
+    retries: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, retried: bool) -> None:
+        with self.lock:
+            self.calls += 1
+            self.retries += retried
+
+
+class KubeApi:
+    """The handful of API operations collection needs, each retried and bounded."""
+
+    def __init__(self, config: SingleConfig, *, timeout_s: float = 15.0,
+                 policy: RetryPolicy | None = None) -> None:
+        self.server = config.cluster.server
+        self.cluster_name = config.context.cluster
+        self.policy = policy or RetryPolicy()
+        self.stats = CallStats()
+        timeout = httpx2.Timeout(timeout_s)
+        params = ConnectionParams(timeout=timeout, trust_env=False)
+        try:
+            self._http: httpx2.Client = adapter_client(config, params)
+            self._client = Client(config, timeout=timeout, trust_env=False)
+        except (ConfigError, OSError, ValueError) as exc:
+            raise UsageError(f"kubeconfig: {exc}") from exc
+
+    def close(self) -> None:
+        self._http.close()
+        self._client.close()
+
+    def _retrying(self, call: Callable[[], T]) -> T:
+        deadline = time.monotonic() + self.policy.deadline_s
+        for attempt in range(self.policy.attempts):
+            self.stats.add(attempt > 0)
+            try:
+                return call()
+            except _Retry as why:
+                pause = self.policy.delay(attempt, why.retry_after)
+                if attempt + 1 == self.policy.attempts or time.monotonic() + pause > deadline:
+                    raise ApiFailure(0, f"gave up after {attempt + 1} attempts: {why}") from None
+                time.sleep(pause)
+        raise ApiFailure(0, "no attempts allowed")
+
+    def get(self, path: str, params: dict[str, Any] | None = None, *,
+            retry_503: bool = True) -> bytes:
+        """GET ``path`` and return the (decompressed) body; errors become ApiFailure."""
+        return self._retrying(lambda: self._get_once(path, params or {}, retry_503))
+
+    def _get_once(self, path: str, params: dict[str, Any], retry_503: bool) -> bytes:
+        try:
+            response = self._http.get(path, params=params, headers={"Accept-Encoding": "gzip"})
+        except httpx2.TransportError as exc:
+            raise _Retry(f"{type(exc).__name__}: {exc}") from exc
+        code = response.status_code
+        if code < 400:
+            return response.content
+        message = _status_message(response.content)
+        if code in RETRY_STATUSES and (retry_503 or code != 503):
+            raise _Retry(f"{code} {message}", _retry_after(response))
+        raise ApiFailure(code, message)
+
+    def probe(self) -> bytes:
+        """GET /version once, a little patiently; unreachable means SourceUnreachable."""
+        try:
+            return self.get("/version")
+        except ApiFailure as exc:
+            if exc.code == 0:
+                raise SourceUnreachable(
+                    f"cannot reach the Kubernetes API at {self.server}: {exc.message}") from None
+            raise
+
+    def list_pages(self, path: str, params: dict[str, Any],
+                   limit: int = 500) -> Iterator[tuple[bytes, RawPage]]:
+        """Every page of a list call as (body, items as raw JSON slices).
+
+        A 410 on ``continue`` (the token expired) restarts from the first page; the
+        caller sees ``(b"", RawPage())`` first so it can drop what it kept.
+        """
+        token, restarts = "", 0
+        while True:
+            try:
+                body = self.get(path, {**params, "limit": limit, **({"continue": token}
+                                                                   if token else {})})
+            except ApiFailure as exc:
+                if exc.code != 410 or restarts >= 3:
+                    raise
+                token, restarts = "", restarts + 1
+                yield b"", RawPage()
+                continue
+            page = _decode_page(body)
+            yield body, page
+            token = page.metadata.continue_
+            if not token:
+                return
+
+    def exec(self, namespace: str, pod: str, container: str, argv: list[str],
+             timeout_s: float = 60.0) -> ExecOutput:
+        """Run ``argv`` through pods/exec (lightkube's WebSocket driver)."""
+        return self._retrying(lambda: self._exec_once(namespace, pod, container, argv, timeout_s))
+
+    def _exec_once(self, namespace: str, pod: str, container: str, argv: list[str],
+                   timeout_s: float) -> ExecOutput:
+        try:
+            result = self._client.exec(pod, namespace=namespace, container=container,
+                                       command=argv, stdout=True, stderr=True, decode=None,
+                                       timeout=timeout_s)
+        except WebSocketUpgradeError as exc:
+            self._upgrade_failed(exc)
+        except ApiError as exc:
+            return ExecOutput(b"", (exc.status.message or "").encode(), -1)
+        except (httpx2.TransportError, HTTPXWSException) as exc:
+            raise _Retry(f"{type(exc).__name__}: {exc}") from exc
+        out, err = result.stdout or b"", result.stderr or b""
+        return ExecOutput(_as_bytes(out), _as_bytes(err), result.exit_code)
+
+    @staticmethod
+    def _upgrade_failed(exc: WebSocketUpgradeError) -> None:
+        response = exc.response
+        response.read()
+        code = response.status_code
+        if code in RETRY_STATUSES:
+            raise _Retry(f"{code} {_status_message(response.content)}", _retry_after(response))
+        raise ApiFailure(code, _status_message(response.content))
+
+
+def _as_bytes(data: str | bytes) -> bytes:
+    return data if isinstance(data, bytes) else data.encode()
+
+
+class _Status(msgspec.Struct):
+    message: str = ""
+
+
+def _status_message(body: bytes) -> str:
+    try:
+        return msgspec.json.decode(body, type=_Status).message or body[:200].decode(errors="replace")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return body[:200].decode(errors="replace").strip()
+
+
+def _retry_after(response: httpx2.Response) -> float | None:
+    value = response.headers.get("Retry-After", "")
+    return float(value) if value.isdigit() else None
+
+
+def _decode_page(body: bytes) -> RawPage:
+    try:
+        return msgspec.json.decode(body, type=RawPage)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ApiFailure(0, f"malformed list response: {exc}") from exc

@@ -1,0 +1,399 @@
+"""``collect_bundle``: read a live cluster once and save it as a bundle (format v1).
+
+Order: probe ``/version`` (unreachable ends here, exit 3), discover API
+groups, list each resource kind cluster-wide in pages, then fetch the
+node-scoped extras the plan asks for, 16 at a time. Permission errors and
+exhausted retries become warnings in the manifest (``partial: true``);
+nothing raises past here except an unreachable server or bad usage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gc
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gpunode import __version__
+from gpunode.collect.kube import ApiFailure, KubeApi, load_config
+from gpunode.collect.plan import (
+    LOG_LIMIT_BYTES,
+    LOG_TAIL_LINES,
+    ExecTarget,
+    LogTarget,
+    ScrapeTarget,
+    by_node,
+    containerd_targets,
+    exec_targets,
+    gpu_nodes,
+    log_targets,
+    scrape_targets,
+    stack_pods,
+)
+from gpunode.collect.redact import redact_pod, redact_workload
+from gpunode.collect.slim import Node, NodePage, Pod, PodPage
+from gpunode.collect.writer import BundleWriter, ensure_typemeta
+from gpunode.errors import UsageError
+
+CONCURRENCY = 16
+PAGE_SIZE = 500
+METRICS_LIMIT_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ListKind:
+    """One resource kind read cluster-wide into ``cluster/<plural>.json``."""
+
+    plural: str
+    group_version: str
+    kind: str
+    redact: Callable[[bytes], bytes] | None = None
+
+    @property
+    def path(self) -> str:
+        prefix = "/api" if "/" not in self.group_version else "/apis"
+        return f"{prefix}/{self.group_version}/{self.plural}"
+
+    @property
+    def builtin(self) -> bool:
+        group = self.group_version.rpartition("/")[0]
+        return "." not in group or group.endswith(".k8s.io")
+
+
+LIST_KINDS: tuple[ListKind, ...] = (
+    ListKind("nodes", "v1", "Node"),
+    ListKind("pods", "v1", "Pod", redact_pod),
+    ListKind("events", "v1", "Event"),
+    ListKind("services", "v1", "Service"),
+    ListKind("persistentvolumeclaims", "v1", "PersistentVolumeClaim"),
+    ListKind("daemonsets", "apps/v1", "DaemonSet", redact_workload),
+    ListKind("deployments", "apps/v1", "Deployment", redact_workload),
+    ListKind("storageclasses", "storage.k8s.io/v1", "StorageClass"),
+    ListKind("csidrivers", "storage.k8s.io/v1", "CSIDriver"),
+    ListKind("csinodes", "storage.k8s.io/v1", "CSINode"),
+    ListKind("runtimeclasses", "node.k8s.io/v1", "RuntimeClass"),
+    ListKind("clusterpolicies", "nvidia.com/v1", "ClusterPolicy"),
+    ListKind("nvidiadrivers", "nvidia.com/v1alpha1", "NVIDIADriver"),
+    ListKind("nicclusterpolicies", "mellanox.com/v1alpha1", "NicClusterPolicy"),
+    ListKind("servicemonitors", "monitoring.coreos.com/v1", "ServiceMonitor"),
+)
+CONFIGMAPS = ListKind("configmaps", "v1", "ConfigMap")
+
+
+@dataclass(frozen=True)
+class CollectResult:
+    """What ``collect_bundle`` wrote and how it went."""
+
+    path: Path
+    partial: bool
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]
+    api_calls: int
+    retries: int
+    objects: dict[str, int]
+    extras: int
+    seconds: float
+
+
+@dataclass
+class _Run:
+    """Mutable state of one collection, shared by its worker threads."""
+
+    api: KubeApi
+    writer: BundleWriter
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    objects: dict[str, int] = field(default_factory=dict)
+    pods: list[Pod] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    extras: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def saved(self, rel: str, data: bytes) -> None:
+        """Write one extra into the bundle and count it."""
+        self.writer.write(rel, data)
+        with self.lock:
+            self.extras += 1
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+
+def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | None = None,
+                   nodes: Sequence[str] = (), quiet: bool = False) -> CollectResult:
+    """Read the cluster the kubeconfig points at and write a bundle to ``out``.
+
+    ``out`` ending in .tar.gz/.tgz gives a tarball, anything else a directory.
+    Raises SourceUnreachable (exit 3) or UsageError; every other problem is a
+    warning in the result and in the bundle's manifest.
+    """
+    started = time.monotonic()
+    api = KubeApi(load_config(kubeconfig, context))
+    try:
+        version = api.probe()
+        writer = BundleWriter(out)
+        run = _Run(api, writer)
+        try:
+            with _paused_gc(), _progress(quiet) as progress:
+                _collect(run, version, nodes, progress)
+        except BaseException:
+            writer.abort()
+            raise
+        return _finish(run, nodes, started)
+    finally:
+        api.close()
+
+
+@contextlib.contextmanager
+def _paused_gc() -> Iterator[None]:
+    """No cyclic GC while decoding hundreds of thousands of small objects."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+                    disable=quiet)
+
+
+def _collect(run: _Run, version: bytes, nodes: Sequence[str], progress: Progress) -> None:
+    run.writer.write("cluster/version.json", version)
+    present = _served_group_versions(run)
+    kinds = [k for k in LIST_KINDS if k.builtin or k.group_version in present]
+    with ThreadPoolExecutor(CONCURRENCY, thread_name_prefix="gpunode-collect") as pool:
+        task = progress.add_task("listing resources", total=len(kinds))
+        _run_all(pool, [partial(_list_kind, run, k) for k in kinds],
+                 lambda: progress.advance(task))
+        _unknown_nodes(run, nodes)
+        jobs = _extra_jobs(run, nodes)
+        task = progress.add_task("node extras", total=len(jobs))
+        _run_all(pool, jobs, lambda: progress.advance(task))
+
+
+def _run_all(pool: ThreadPoolExecutor, jobs: Iterable[Callable[[], None]],
+             done: Callable[[], None]) -> None:
+    futures: list[Future[None]] = [pool.submit(job) for job in jobs]
+    for future in as_completed(futures):
+        future.result()
+        done()
+
+
+class _Groups(msgspec.Struct):
+    groups: list[dict[str, Any]] = []
+
+
+def _served_group_versions(run: _Run) -> set[str]:
+    try:
+        doc = msgspec.json.decode(run.api.get("/apis"), type=_Groups)
+    except (ApiFailure, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        run.notes.append(f"API group discovery failed ({exc}); custom resources skipped")
+        return set()
+    return {v["groupVersion"] for g in doc.groups for v in g.get("versions", [])}
+
+
+def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
+    """Stream every page of one kind into its bundle file; permission errors are warnings."""
+    path = kind.path if not namespace else f"/api/v1/namespaces/{namespace}/{kind.plural}"
+    sink = run.writer.open_list(f"cluster/{kind.plural}.json")
+    slim: list[Any] = []
+    try:
+        for body, page in run.api.list_pages(path, {}, PAGE_SIZE):
+            if not body:
+                sink.reset()
+                slim.clear()
+                continue
+            items = ensure_typemeta([bytes(i) for i in page.items], kind.group_version, kind.kind)
+            sink.add(map(kind.redact, items) if kind.redact else items)
+            slim.extend(_slim_items(kind.plural, body))
+    except ApiFailure as exc:
+        _list_failed(run, kind, namespace, exc)
+    finally:
+        sink.close()
+    _keep_slim(run, kind.plural, slim, sink.count)
+
+
+def _slim_items(plural: str, body: bytes) -> list[Any]:
+    if plural == "pods":
+        return list(msgspec.json.decode(body, type=PodPage).items)
+    if plural == "nodes":
+        return list(msgspec.json.decode(body, type=NodePage).items)
+    return []
+
+
+def _keep_slim(run: _Run, plural: str, slim: list[Any], count: int) -> None:
+    run.objects[plural] = run.objects.get(plural, 0) + count
+    if plural == "pods":
+        run.pods = slim
+    elif plural == "nodes":
+        run.nodes = slim
+
+
+def _list_failed(run: _Run, kind: ListKind, namespace: str, exc: ApiFailure) -> None:
+    where = f"in {namespace}" if namespace else "cluster-wide"
+    if exc.code in (401, 403):
+        run.warn(f"cannot list {kind.plural} {where} ({exc.message}): checks that read "
+                 f"{kind.plural} will be unknown")
+    elif exc.code == 404:
+        run.notes.append(f"{kind.plural} not served by this cluster")
+    else:
+        run.warn(f"listing {kind.plural} {where} failed: {exc.message}")
+
+
+def _unknown_nodes(run: _Run, nodes: Sequence[str]) -> None:
+    known = {n.metadata.name for n in run.nodes}
+    missing = [n for n in nodes if n not in known]
+    if missing and run.objects.get("nodes"):
+        raise UsageError(f"no such node(s) in the cluster: {', '.join(missing)}")
+
+
+def _extra_jobs(run: _Run, only: Sequence[str]) -> list[Callable[[], None]]:
+    stack = stack_pods(run.pods)
+    table = by_node(stack)
+    chosen = [n for n in gpu_nodes(run.nodes, table) if not only or n in only]
+    jobs: list[Callable[[], None]] = [partial(_configmaps, run, stack)]
+    jobs += [partial(_fetch_log, run, t) for t in log_targets(stack, only)]
+    for node in chosen:
+        components = table.get(node, {})
+        jobs += [partial(_run_exec, run, t) for t in exec_targets(node, components)]
+        toolkit = containerd_targets(node, components)
+        if toolkit:
+            jobs.append(partial(_containerd, run, toolkit))
+        jobs += [partial(_scrape, run, t) for t in scrape_targets(node, components)]
+    return jobs
+
+
+def _configmaps(run: _Run, stack: Iterable[Any]) -> None:
+    """ConfigMaps of the GPU-stack namespaces only, merged into one list file."""
+    namespaces = sorted({entry.pod.metadata.namespace for entry in stack})
+    sink = run.writer.open_list("cluster/configmaps.json")
+    try:
+        for namespace in namespaces:
+            path = f"/api/v1/namespaces/{namespace}/configmaps"
+            try:
+                for body, page in run.api.list_pages(path, {}, PAGE_SIZE):
+                    if body:
+                        sink.add(ensure_typemeta([bytes(i) for i in page.items], "v1",
+                                                 "ConfigMap"))
+            except ApiFailure as exc:
+                _list_failed(run, CONFIGMAPS, namespace, exc)
+    finally:
+        sink.close()
+    run.objects["configmaps"] = sink.count
+
+
+def _denied(run: _Run, exc: ApiFailure, permission: str, namespace: str, impact: str) -> bool:
+    """Record a 401/403 as one warning per permission and namespace."""
+    if exc.code not in (401, 403):
+        return False
+    run.warn(f"cannot {permission} in {namespace}: {impact}")
+    return True
+
+
+def _fetch_log(run: _Run, target: LogTarget) -> None:
+    params: dict[str, Any] = {"container": target.container, "tailLines": LOG_TAIL_LINES,
+                              "limitBytes": LOG_LIMIT_BYTES}
+    if target.previous:
+        params["previous"] = "true"
+    path = f"/api/v1/namespaces/{target.namespace}/pods/{target.pod}/log"
+    try:
+        text = run.api.get(path, params)
+    except ApiFailure as exc:
+        if not _denied(run, exc, "read pod logs (pods/log get)", target.namespace,
+                       "container logs were not collected"):
+            _failed(run, exc, f"log {target.namespace}/{target.pod}/{target.container}")
+        return
+    run.saved(target.bundle_path, text)
+
+
+def _failed(run: _Run, exc: ApiFailure, what: str) -> None:
+    if exc.code == 0:
+        run.warn(f"{what}: {exc.message}")
+    else:
+        run.notes.append(f"{what}: {exc.code} {exc.message}")
+
+
+_EXEC_IMPACT = "nvidia-smi, dmesg and the containerd config were not read; diagnosis of " \
+               "layer 1 will use pod status only"
+
+
+def _exec_output(run: _Run, target: ExecTarget) -> bytes | None:
+    """stdout of the command, or None (failure noted or warned)."""
+    try:
+        result = run.api.exec(target.namespace, target.pod, target.container, list(target.argv))
+    except ApiFailure as exc:
+        if not _denied(run, exc, "exec into pods (pods/exec create)", target.namespace,
+                       _EXEC_IMPACT):
+            _failed(run, exc, f"exec {' '.join(target.argv)} in {target.namespace}/{target.pod}")
+        return None
+    if result.exit_code == 0 or (target.keep_failed_output and result.stdout):
+        return result.stdout
+    detail = result.stderr.decode(errors="replace").strip()[:200]
+    run.notes.append(f"exec {' '.join(target.argv)} in {target.namespace}/{target.pod} exited "
+                     f"{result.exit_code}: {detail}")
+    return None
+
+
+def _run_exec(run: _Run, target: ExecTarget) -> None:
+    output = _exec_output(run, target)
+    if output is not None:
+        run.saved(target.bundle_path, output)
+
+
+def _containerd(run: _Run, targets: list[ExecTarget]) -> None:
+    """The main config, then the NVIDIA drop-in only if the config imports drop-ins."""
+    config = _exec_output(run, targets[0])
+    if config is None:
+        return
+    run.saved(targets[0].bundle_path, config)
+    if b"imports" in config and len(targets) > 1:
+        _run_exec(run, targets[1])
+
+
+def _scrape(run: _Run, target: ScrapeTarget) -> None:
+    path = f"/api/v1/namespaces/{target.namespace}/pods/{target.pod}:{target.port}/proxy/metrics"
+    try:
+        body = run.api.get(path, retry_503=False)
+    except ApiFailure as exc:
+        if not _denied(run, exc, "reach pod metrics (pods/proxy get)", target.namespace,
+                       "exporter metrics were not scraped; metric-based checks will be unknown"):
+            _failed(run, exc, f"scrape {target.namespace}/{target.pod}:{target.port}")
+        return
+    if len(body) > METRICS_LIMIT_BYTES:
+        body = body[:body.rfind(b"\n", 0, METRICS_LIMIT_BYTES) + 1]
+        run.notes.append(f"metrics of {target.pod} cut at {METRICS_LIMIT_BYTES} bytes")
+    run.saved(target.bundle_path, body)
+
+
+def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
+    partial = bool(run.warnings)
+    manifest = {
+        "format": "gpunode-bundle/v1",
+        "collected_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": "live", "cluster_name": run.api.cluster_name, "api_server": run.api.server,
+        "partial": partial, "warnings": run.warnings, "notes": run.notes,
+        "collector": f"gpunode {__version__}", "nodes": list(nodes),
+        "api_calls": run.api.stats.calls,
+    }
+    run.writer.write("manifest.json", msgspec.json.format(msgspec.json.encode(manifest)))
+    path = run.writer.finish()
+    return CollectResult(path, partial, tuple(run.warnings), tuple(run.notes),
+                         run.api.stats.calls, run.api.stats.retries, dict(run.objects),
+                         run.extras, time.monotonic() - started)

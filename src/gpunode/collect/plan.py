@@ -1,0 +1,232 @@
+"""Which node-scoped extras to fetch, decided from the slim pods and nodes alone.
+
+Pure functions: they name the API calls (logs, execs, scrapes) and where each
+answer goes in the bundle, so the policy is testable without a server. Only
+GPU-stack pods are considered, and logs only where something is wrong.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from gpunode.collect.classify import component_of
+from gpunode.collect.mounts import host_path
+from gpunode.collect.slim import Container, ContainerStatus, Node, Pod
+from gpunode.collect.targets import (
+    CONTAINERD_CONFIG_DEFAULT,
+    CONTAINERD_DROP_IN_DEFAULT,
+    DEFAULT_METRICS_PORTS,
+    METRICS_COMPONENTS,
+    NODE_COMMANDS,
+    PRIVILEGED_COMMANDS,
+)
+
+LOG_TAIL_LINES = 500
+LOG_LIMIT_BYTES = 256 * 1024
+#: Waiting reasons that mean the container never ran, so it has no log to read.
+_NEVER_RAN = frozenset({"ContainerCreating", "PodInitializing", "ErrImagePull",
+                        "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError"})
+#: nvidia-smi runs in the driver pod; with a host driver, in one of these instead.
+_HOST_DRIVER_FALLBACK = ("device-plugin", "container-toolkit")
+
+
+@dataclass(frozen=True)
+class LogTarget:
+    namespace: str
+    pod: str
+    container: str
+    previous: bool
+
+    @property
+    def bundle_path(self) -> str:
+        suffix = ".previous.log" if self.previous else ".log"
+        return f"logs/{self.namespace}/{self.pod}/{self.container}{suffix}"
+
+
+@dataclass(frozen=True)
+class ExecTarget:
+    node: str
+    namespace: str
+    pod: str
+    container: str
+    argv: tuple[str, ...]
+    bundle_path: str
+    keep_failed_output: bool = False
+
+
+@dataclass(frozen=True)
+class ScrapeTarget:
+    node: str
+    namespace: str
+    pod: str
+    port: int
+    bundle_path: str
+
+
+@dataclass(frozen=True)
+class StackPod:
+    """A GPU-stack pod with the component the catalog gave it."""
+
+    component: str
+    pod: Pod
+
+
+def stack_pods(pods: Iterable[Pod]) -> list[StackPod]:
+    found = []
+    for pod in pods:
+        component = component_of(pod)
+        if component:
+            found.append(StackPod(component, pod))
+    return found
+
+
+def by_node(stack: Iterable[StackPod]) -> dict[str, dict[str, list[Pod]]]:
+    """node -> component -> pods on it (pods not yet scheduled are left out)."""
+    table: dict[str, dict[str, list[Pod]]] = defaultdict(lambda: defaultdict(list))
+    for entry in stack:
+        if entry.pod.spec.node_name:
+            table[entry.pod.spec.node_name][entry.component].append(entry.pod)
+    return table
+
+
+def gpu_nodes(nodes: Iterable[Node], stack_by_node: dict[str, dict[str, list[Pod]]]) -> list[str]:
+    """Nodes labelled or sized as GPU nodes, or running a driver/device plugin."""
+    names = set()
+    for node in nodes:
+        labels, capacity = node.metadata.labels, node.status.capacity
+        if labels.get("nvidia.com/gpu.present") == "true" or "nvidia.com/gpu" in capacity:
+            names.add(node.metadata.name)
+    for name, components in stack_by_node.items():
+        if "driver" in components or "device-plugin" in components:
+            names.add(name)
+    return sorted(names)
+
+
+def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = ()) -> list[LogTarget]:
+    """Logs of GPU-stack containers that fail, restart or hold a pod in init."""
+    wanted = set(nodes)
+    targets = []
+    for entry in stack:
+        pod = entry.pod
+        if wanted and pod.spec.node_name not in wanted:
+            continue
+        for status in _troubled(pod):
+            meta = pod.metadata
+            targets.append(LogTarget(meta.namespace, meta.name, status.name, previous=False))
+            if status.restart_count > 0:
+                targets.append(LogTarget(meta.namespace, meta.name, status.name, previous=True))
+    return targets
+
+
+def _troubled(pod: Pod) -> list[ContainerStatus]:
+    inits = [s for s in pod.status.init_container_statuses if _init_stuck(s)]
+    mains = [s for s in pod.status.container_statuses if _main_failing(s, pod.status.phase)]
+    return inits + mains
+
+
+def _init_stuck(status: ContainerStatus) -> bool:
+    state = status.state
+    if state.terminated:
+        return state.terminated.exit_code != 0
+    if state.waiting:
+        return status.restart_count > 0 or state.waiting.reason not in _NEVER_RAN
+    return state.running is not None  # an init container still running holds the pod
+
+
+def _main_failing(status: ContainerStatus, phase: str) -> bool:
+    state = status.state
+    if status.restart_count > 0:
+        return True
+    if state.terminated:
+        return state.terminated.exit_code != 0
+    if state.waiting:
+        return state.waiting.reason not in _NEVER_RAN
+    return phase == "Running" and state.running is not None and not status.ready
+
+
+def _running(pod: Pod, container: str) -> bool:
+    return pod.status.phase == "Running" and any(
+        s.name == container and s.state.running for s in pod.status.container_statuses)
+
+
+def _first_running(pods: Iterable[Pod], prefer: str = "") -> tuple[Pod, Container] | None:
+    """The first running container, the ``prefer``-named one first (sidecars come later)."""
+    for pod in pods:
+        ordered = sorted(pod.spec.containers, key=lambda c: c.name != prefer)
+        for container in ordered:
+            if _running(pod, container.name):
+                return pod, container
+    return None
+
+
+def exec_targets(node: str, components: dict[str, list[Pod]]) -> list[ExecTarget]:
+    """nvidia-smi (and dmesg) in the driver pod — or a fallback with a host driver."""
+    chosen = _command_pod(components)
+    if chosen is None:
+        return []
+    pod, container = chosen
+    targets = []
+    for argv, name in NODE_COMMANDS.items():
+        if argv[0] == "lsmod" or (argv[0] in PRIVILEGED_COMMANDS and not _privileged(container)):
+            continue
+        targets.append(ExecTarget(node, pod.metadata.namespace, pod.metadata.name,
+                                  container.name, argv, f"nodes/{node}/cmd/{name}",
+                                  keep_failed_output=argv[0] == "nvidia-smi"))
+    return targets
+
+
+def _command_pod(components: dict[str, list[Pod]]) -> tuple[Pod, Container] | None:
+    if components.get("driver"):
+        return _first_running(components["driver"], prefer="nvidia-driver-ctr")
+    for fallback in _HOST_DRIVER_FALLBACK:
+        found = _first_running(components.get(fallback, []))
+        if found:
+            return found
+    return None
+
+
+def _privileged(container: Container) -> bool:
+    return bool(container.security_context and container.security_context.privileged)
+
+
+def containerd_targets(node: str, components: dict[str, list[Pod]]) -> list[ExecTarget]:
+    """``cat`` of the containerd config and the NVIDIA drop-in, as the toolkit pod sees them."""
+    found = _first_running(components.get("container-toolkit", []))
+    if found is None:
+        return []
+    pod, container = found
+    env = {e.name: e.value or "" for e in container.env}
+    wanted = ((env.get("CONTAINERD_CONFIG") or env.get("RUNTIME_CONFIG")
+               or "/runtime/config-dir/config.toml", CONTAINERD_CONFIG_DEFAULT),
+              (env.get("RUNTIME_DROP_IN_CONFIG") or "/runtime/config-dir.d/99-nvidia.toml",
+               CONTAINERD_DROP_IN_DEFAULT))
+    targets = []
+    for inside, fallback in wanted:
+        host = host_path(pod, container, inside) or fallback
+        targets.append(ExecTarget(node, pod.metadata.namespace, pod.metadata.name,
+                                  container.name, ("cat", inside),
+                                  f"nodes/{node}/files/{host.lstrip('/')}"))
+    return targets
+
+
+def scrape_targets(node: str, components: dict[str, list[Pod]]) -> list[ScrapeTarget]:
+    """One scrape per exporter pod that is running on the node."""
+    targets = []
+    for component, file_name in METRICS_COMPONENTS.items():
+        found = _first_running(components.get(component, []))
+        if found:
+            pod, container = found
+            port = _metrics_port(container, DEFAULT_METRICS_PORTS[component])
+            targets.append(ScrapeTarget(node, pod.metadata.namespace, pod.metadata.name, port,
+                                        f"nodes/{node}/metrics/{file_name}"))
+    return targets
+
+
+def _metrics_port(container: Container, default: int) -> int:
+    ports = {p.name: p.container_port for p in container.ports}
+    for name in ("metrics", "http-metrics", "gpu-metrics"):
+        if name in ports:
+            return ports[name]
+    return next(iter(ports.values()), default)

@@ -1,0 +1,106 @@
+"""Write a bundle (format v1) to a directory or, by suffix, a .tar.gz.
+
+List files are streamed page by page, so a 100,000-pod list never sits in
+memory as one document. A tarball is assembled in a staging folder beside
+the target and packed at the end; nothing half-written is left behind.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import tempfile
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import BinaryIO
+
+from gpunode.errors import UsageError
+
+_HEAD = b'{"apiVersion":"v1","items":['
+_TAIL = b'],"kind":"List","metadata":{"resourceVersion":""}}\n'
+TAR_SUFFIXES = (".tar.gz", ".tgz")
+
+
+def ensure_typemeta(items: list[bytes], api_version: str, kind: str) -> list[bytes]:
+    """Give list items apiVersion/kind back, as ``kubectl get -o json`` shows them.
+
+    Typed list responses omit them on every item, custom resources keep them;
+    the first item tells which case a page is.
+    """
+    if not items or items[0].startswith((b'{"apiVersion"', b'{"kind"')):
+        return items
+    head = f'{{"apiVersion":"{api_version}","kind":"{kind}"'.encode()
+    return [head + (b"," + item[1:] if item != b"{}" else b"}") for item in items]
+
+
+class ListFile:
+    """One ``cluster/<plural>.json`` being written page by page."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: BinaryIO = path.open("wb")
+        self.count = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Start over (the list restarted after an expired continue token)."""
+        self._file.seek(0)
+        self._file.truncate()
+        self._file.write(_HEAD)
+        self.count = 0
+
+    def add(self, items: Iterable[bytes]) -> None:
+        for item in items:
+            if self.count:
+                self._file.write(b",")
+            self._file.write(item)
+            self.count += 1
+
+    def close(self) -> None:
+        self._file.write(_TAIL)
+        self._file.close()
+
+
+class BundleWriter:
+    """Files go into ``root`` (the output directory, or a staging folder for a tarball)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.tarball = out.name.endswith(TAR_SUFFIXES)
+        self._lock = threading.Lock()
+        if self.tarball:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            self.root = Path(tempfile.mkdtemp(prefix=".gpunode-collect-", dir=out.parent))
+        else:
+            if out.exists() and (not out.is_dir() or any(out.iterdir())):
+                raise UsageError(f"{out}: output exists and is not an empty directory")
+            out.mkdir(parents=True, exist_ok=True)
+            self.root = out
+
+    def path(self, rel: str) -> Path:
+        target = self.root / rel
+        with self._lock:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def write(self, rel: str, data: bytes) -> None:
+        self.path(rel).write_bytes(data)
+
+    def open_list(self, rel: str) -> ListFile:
+        return ListFile(self.path(rel))
+
+    def finish(self) -> Path:
+        """Pack the tarball if one was asked for; return the bundle's path."""
+        if not self.tarball:
+            return self.out
+        top = self.out.name.removesuffix(".tar.gz").removesuffix(".tgz") or "bundle"
+        partial = self.out.with_name(self.out.name + ".part")
+        with tarfile.open(partial, "w:gz", compresslevel=6) as tar:
+            tar.add(self.root, arcname=top)
+        partial.replace(self.out)
+        shutil.rmtree(self.root, ignore_errors=True)
+        return self.out
+
+    def abort(self) -> None:
+        """Remove what was written (the run failed before producing a bundle)."""
+        shutil.rmtree(self.root, ignore_errors=True)
