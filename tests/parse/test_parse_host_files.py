@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import read_fixture
+from node_fixtures import read_fixture
 
 from gpunode.errors import ParseError
 from gpunode.parse.driver_version import parse_proc_driver_version

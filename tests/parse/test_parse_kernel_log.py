@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from conftest import read_fixture
+from node_fixtures import read_fixture
 
 from gpunode.parse.kernel_log import iter_xid_events, parse_kernel_log
 

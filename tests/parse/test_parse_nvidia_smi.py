@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import read_fixture
+from node_fixtures import read_fixture
 
 from gpunode.errors import ParseError
 from gpunode.parse.nvidia_smi import parse_nvidia_smi_failure, parse_nvidia_smi_xml

@@ -1,0 +1,449 @@
+"""Host facts for layers 0-2, read under ``--host-root`` and judged elsewhere.
+
+Each collector reads a few bounded files through :class:`HostFS` (which keeps the
+raw text for the bundle) and returns parsed facts; a parse failure becomes an
+``error`` string on the fact, never an exception out of the probe.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from gpunode.errors import ParseError
+from gpunode.parse._toml import load_toml
+from gpunode.parse.cdi import parse_cdi_spec
+from gpunode.parse.containerd import (
+    CONTAINERD_CONFIG_BY_DISTRIBUTION,
+    ContainerdConfig,
+    parse_containerd_config,
+)
+from gpunode.parse.crio import CRIO_CONFIG_PATHS, CrioConfig, parse_crio_config
+from gpunode.parse.driver_version import DriverVersion, parse_proc_driver_version
+from gpunode.parse.infiniband import SYSFS_INFINIBAND, RdmaPort, parse_rdma_port
+from gpunode.parse.kernel_log import XidEvent, parse_kernel_log
+from gpunode.parse.modules import KernelModule, parse_modules
+from gpunode.probe.hostfs import HostFS
+from gpunode.probe.kernel import read_kmsg, run_dmesg
+
+SECURE_BOOT_VAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e7b6a6a3b6ad"
+VALIDATIONS_DIR = "/run/nvidia/validations"
+DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
+INTERESTING_MODULES = (
+    "nvidia",
+    "nvidia_uvm",
+    "nvidia_modeset",
+    "nvidia_drm",
+    "nvidia_peermem",
+    "nvidia_fs",
+    "gdrdrv",
+    "nouveau",
+    "mlx5_core",
+    "mlx5_ib",
+    "ib_core",
+    "ib_uverbs",
+    "rdma_ucm",
+)
+# comm names (the kernel truncates them to 15 characters)
+WATCHED_PROCESSES = (
+    "kubelet",
+    "k3s-server",
+    "k3s-agent",
+    "rke2",
+    "kubelite",
+    "containerd",
+    "crio",
+    "dockerd",
+    "nvidia-persistenced",
+    "nv-fabricmanager",
+    "nv-hostengine",
+    "dcgm-exporter",
+)
+MAX_PROCESSES = 65536
+MAX_CDI_SPECS = 64
+MAX_VALIDATION_BYTES = 4096
+FABRIC_MANAGER_LOG = "/var/log/fabricmanager.log"
+_DMESG_SECONDS = re.compile(r"^\[\s*(\d+\.\d+)\]")
+
+
+class KernelLogFacts(msgspec.Struct, frozen=True):
+    """What the ring buffer says; ``source`` is None when it could not be read."""
+
+    source: str | None
+    error: str | None = None
+    truncated: bool = False
+    xids: tuple[XidEvent, ...] = ()
+    fallen_off_bus: tuple[tuple[int, str], ...] = ()
+    nvrm_errors: tuple[tuple[int, str], ...] = ()
+    driver_loaded: str | None = None
+    driver_loaded_uptime_s: float | None = None
+    pci_to_uuid: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class RuntimeConfigFact(msgspec.Struct, frozen=True):
+    """One container runtime config file found on the node, parsed or not."""
+
+    runtime: str  # "containerd" | "crio"
+    distribution: str
+    path: str
+    containerd: ContainerdConfig | None = None
+    crio: CrioConfig | None = None
+    error: str | None = None
+
+
+class CdiSpecFact(msgspec.Struct, frozen=True):
+    """A CDI spec file; ``error`` set when it does not parse."""
+
+    path: str
+    kind: str | None
+    devices: tuple[str, ...]
+    error: str | None = None
+
+
+class ValidationMarker(msgspec.Struct, frozen=True):
+    """A GPU Operator marker under /run/nvidia/validations."""
+
+    name: str
+    mtime: float
+    size: int
+    older_than_driver_load: bool | None
+
+
+class HostFacts(msgspec.Struct, frozen=True):
+    """Layer 0-2 facts; see docs/probe.md for each field's meaning."""
+
+    kernel_release: str | None = None
+    os_release: dict[str, str] = msgspec.field(default_factory=dict)
+    boot_time: float | None = None
+    driver: DriverVersion | None = None
+    driver_error: str | None = None
+    driver_loaded_at: float | None = None
+    modules: dict[str, KernelModule] = msgspec.field(default_factory=dict)
+    modules_error: str | None = None
+    device_nodes: tuple[str, ...] = ()
+    secure_boot: str = "unknown"
+    kernel_log: KernelLogFacts = msgspec.field(default_factory=lambda: KernelLogFacts(None))
+    runtime_configs: tuple[RuntimeConfigFact, ...] = ()
+    cdi_specs: tuple[CdiSpecFact, ...] = ()
+    device_plugin_sockets: tuple[str, ...] = ()
+    kubelet_registration_socket: bool = False
+    validations: tuple[ValidationMarker, ...] = ()
+    rdma_ports: tuple[RdmaPort, ...] = ()
+    rdma_errors: tuple[str, ...] = ()
+    processes: dict[str, bool] = msgspec.field(default_factory=dict)
+    read_errors: tuple[str, ...] = ()
+
+
+def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | None]:
+    """All host facts plus the kernel log text (for the bundle's cmd/dmesg.txt)."""
+    log_facts, log_text = _kernel_log(fs) if kernel_log else (KernelLogFacts(None), None)
+    boot_time = _boot_time(fs)
+    loaded_at = _driver_loaded_at(boot_time, log_facts)
+    driver, driver_error = _driver(fs)
+    modules, modules_error = _modules(fs)
+    rdma_ports, rdma_errors = _rdma_ports(fs)
+    facts = HostFacts(
+        kernel_release=_strip(fs.read("/proc/sys/kernel/osrelease")),
+        os_release=_os_release(fs),
+        boot_time=boot_time,
+        driver=driver,
+        driver_error=driver_error,
+        driver_loaded_at=loaded_at,
+        modules=modules,
+        modules_error=modules_error,
+        device_nodes=_device_nodes(fs),
+        secure_boot=secure_boot_state(fs),
+        kernel_log=log_facts,
+        runtime_configs=_runtime_configs(fs),
+        cdi_specs=_cdi_specs(fs),
+        device_plugin_sockets=_device_plugin_sockets(fs),
+        kubelet_registration_socket=fs.is_socket(f"{DEVICE_PLUGIN_DIR}/kubelet.sock"),
+        validations=_validations(fs, loaded_at),
+        rdma_ports=rdma_ports,
+        rdma_errors=rdma_errors,
+        processes=_processes(fs),
+    )
+    _fabric_manager_log(fs)
+    return msgspec.structs.replace(facts, read_errors=tuple(fs.errors)), log_text
+
+
+def _strip(text: str | None) -> str | None:
+    return text.strip() if text is not None else None
+
+
+def _os_release(fs: HostFS) -> dict[str, str]:
+    """ID, VERSION_ID and PRETTY_NAME from os-release (drivers are built per OS)."""
+    text = fs.read("/etc/os-release") or fs.read("/usr/lib/os-release") or ""
+    wanted = {"ID", "VERSION_ID", "PRETTY_NAME"}
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key in wanted:
+            out[key] = value.strip().strip('"')
+    return out
+
+
+def _boot_time(fs: HostFS) -> float | None:
+    """``btime`` from /proc/stat: epoch seconds of boot, to date kernel log lines."""
+    for line in (fs.read("/proc/stat", keep=False) or "").splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    return None
+
+
+def _driver(fs: HostFS) -> tuple[DriverVersion | None, str | None]:
+    """The loaded kernel module's version file; ``absent`` means no module loaded."""
+    text = fs.read("/proc/driver/nvidia/version")
+    if text is None:
+        return None, "absent"
+    try:
+        return parse_proc_driver_version(text), None
+    except ParseError as exc:
+        return None, str(exc)
+
+
+def _modules(fs: HostFS) -> tuple[dict[str, KernelModule], str | None]:
+    """GPU and RDMA related modules from /proc/modules."""
+    text = fs.read("/proc/modules")
+    if text is None:
+        return {}, "absent"
+    try:
+        modules = parse_modules(text)
+    except ParseError as exc:
+        return {}, str(exc)
+    return {name: modules[name] for name in INTERESTING_MODULES if name in modules}, None
+
+
+def _device_nodes(fs: HostFS) -> tuple[str, ...]:
+    """``/dev/nvidia*`` names (nvidia0.., nvidiactl, nvidia-uvm, nvidia-nvswitchN, ...)."""
+    return tuple(name for name in fs.listdir("/dev") if name.startswith("nvidia"))
+
+
+def secure_boot_state(fs: HostFS) -> str:
+    """``enabled``/``disabled`` from the EFI variable (5th byte), ``not_efi`` on BIOS."""
+    if not fs.exists("/sys/firmware/efi"):
+        return "not_efi"
+    data = fs.read_bytes(SECURE_BOOT_VAR)
+    if data is None or len(data) < 5:
+        return "unknown"
+    return "enabled" if data[4] == 1 else "disabled"
+
+
+def _kernel_log(fs: HostFS) -> tuple[KernelLogFacts, str | None]:
+    """Read the ring buffer (host's /dev/kmsg, own /dev/kmsg, then dmesg) and parse it."""
+    attempts: list[tuple[str, Callable[[], tuple[str, bool]]]] = [
+        ("/dev/kmsg", lambda: read_kmsg(fs.resolve("/dev/kmsg"))),
+        ("dmesg", run_dmesg),
+    ]
+    if fs.root != "/":
+        attempts.insert(1, ("/dev/kmsg (probe's own)", lambda: read_kmsg("/dev/kmsg")))
+    errors: list[str] = []
+    for source, reader in attempts:
+        try:
+            text, truncated = reader()
+        except (OSError, subprocess.SubprocessError) as exc:
+            errors.append(f"{source}: {getattr(exc, 'strerror', None) or exc}")
+            continue
+        return _parsed_log(source, text, truncated), text
+    return KernelLogFacts(source=None, error="; ".join(errors)), None
+
+
+def _parsed_log(source: str, text: str, truncated: bool) -> KernelLogFacts:
+    log = parse_kernel_log(text)
+    return KernelLogFacts(
+        source=source,
+        truncated=truncated,
+        xids=log.xids,
+        fallen_off_bus=log.fallen_off_bus,
+        nvrm_errors=log.nvrm_errors,
+        driver_loaded=log.driver_loaded,
+        driver_loaded_uptime_s=_driver_load_uptime(text),
+        pci_to_uuid=log.pci_to_uuid,
+    )
+
+
+def _driver_load_uptime(text: str) -> float | None:
+    """Seconds after boot of the last "NVRM: loading NVIDIA UNIX" line."""
+    found = None
+    for line in text.splitlines():
+        if "NVRM: loading NVIDIA UNIX" in line:
+            match = _DMESG_SECONDS.match(line)
+            found = float(match.group(1)) if match else found
+    return found
+
+
+def _driver_loaded_at(boot_time: float | None, log: KernelLogFacts) -> float | None:
+    """Epoch seconds the kernel module was loaded, when the log still holds the line."""
+    if boot_time is None or log.driver_loaded_uptime_s is None:
+        return None
+    return boot_time + log.driver_loaded_uptime_s
+
+
+def _runtime_configs(fs: HostFS) -> tuple[RuntimeConfigFact, ...]:
+    """Every containerd config at its distribution's path, then CRI-O."""
+    found: list[RuntimeConfigFact] = []
+    for distribution, paths in CONTAINERD_CONFIG_BY_DISTRIBUTION.items():
+        found.extend(_containerd(fs, distribution, p) for p in paths if fs.is_file(p))
+    for path in CRIO_CONFIG_PATHS:
+        if fs.is_file(path) or fs.listdir(f"{os.path.dirname(path)}/crio.conf.d"):
+            found.append(_crio(fs, path))
+            break
+    return tuple(found)
+
+
+def _containerd(fs: HostFS, distribution: str, path: str) -> RuntimeConfigFact:
+    """Read the file, its imports (recursively) and the toolkit drop-in dir, then merge."""
+    files = _containerd_files(fs, path)
+    try:
+        config = parse_containerd_config(files, path)
+    except ParseError as exc:
+        return RuntimeConfigFact("containerd", distribution, path, error=str(exc))
+    return RuntimeConfigFact("containerd", distribution, path, containerd=config)
+
+
+def _containerd_files(fs: HostFS, path: str) -> dict[str, str]:
+    """Top-level file plus everything its ``imports`` reach, plus conf.d for evidence."""
+    files: dict[str, str] = {}
+    queue = [path, *fs.glob(f"{os.path.dirname(path)}/conf.d/*.toml")]
+    while queue and len(files) < 64:
+        current = queue.pop(0)
+        text = None if current in files else fs.read(current)
+        if text is None:
+            continue
+        files[current] = text
+        queue.extend(_import_targets(fs, current, text))
+    return files
+
+
+def _import_targets(fs: HostFS, path: str, text: str) -> list[str]:
+    """Node paths an ``imports`` array names (globs expanded on the host)."""
+    try:
+        imports: Any = load_toml(path, text).get("imports", [])
+    except ParseError:
+        return []
+    targets: list[str] = []
+    for entry in imports if isinstance(imports, list) else []:
+        if not isinstance(entry, str):
+            continue
+        absolute = os.path.normpath(os.path.join(os.path.dirname(path), entry))
+        targets.extend(fs.glob(absolute) if "*" in absolute else [absolute])
+    return targets
+
+
+def _crio(fs: HostFS, path: str) -> RuntimeConfigFact:
+    files = {
+        p: t
+        for p in [path, *fs.glob(f"{os.path.dirname(path)}/crio.conf.d/*")]
+        if (t := fs.read(p)) is not None
+    }
+    try:
+        return RuntimeConfigFact("crio", "cri-o", path, crio=parse_crio_config(files, path))
+    except ParseError as exc:
+        return RuntimeConfigFact("crio", "cri-o", path, error=str(exc))
+
+
+def _cdi_specs(fs: HostFS) -> tuple[CdiSpecFact, ...]:
+    """Spec files in the static and dynamic CDI directories."""
+    specs: list[CdiSpecFact] = []
+    for directory in CDI_DIRS:
+        for name in fs.listdir(directory)[:MAX_CDI_SPECS]:
+            if name.endswith((".json", ".yaml", ".yml")):
+                specs.append(_cdi_spec(fs, f"{directory}/{name}"))
+    return tuple(specs)
+
+
+def _cdi_spec(fs: HostFS, path: str) -> CdiSpecFact:
+    text = fs.read(path)
+    if text is None:
+        return CdiSpecFact(path, None, (), error="unreadable")
+    try:
+        spec = parse_cdi_spec(path, text)
+    except ParseError as exc:
+        return CdiSpecFact(path, None, (), error=str(exc))
+    return CdiSpecFact(path, spec.kind, spec.devices)
+
+
+def _device_plugin_sockets(fs: HostFS) -> tuple[str, ...]:
+    """Plugin sockets registered with the kubelet (``nvidia-gpu.sock``, ...)."""
+    return tuple(
+        name for name in fs.listdir(DEVICE_PLUGIN_DIR) if name.endswith(".sock") and name != "kubelet.sock"
+    )
+
+
+def _validations(fs: HostFS, driver_loaded_at: float | None) -> tuple[ValidationMarker, ...]:
+    """Marker files, their age, and whether they predate the current driver load."""
+    markers: list[ValidationMarker] = []
+    for name in fs.listdir(VALIDATIONS_DIR):
+        path = f"{VALIDATIONS_DIR}/{name}"
+        info = fs.lstat(path)
+        if info is None or not fs.is_file(path):
+            continue
+        fs.read(path, limit=MAX_VALIDATION_BYTES)
+        older = None if driver_loaded_at is None else info.st_mtime < driver_loaded_at
+        markers.append(ValidationMarker(name, info.st_mtime, info.st_size, older))
+    return tuple(markers)
+
+
+def _rdma_ports(fs: HostFS) -> tuple[tuple[RdmaPort, ...], tuple[str, ...]]:
+    """Every port of every HCA under /sys/class/infiniband."""
+    ports: list[RdmaPort] = []
+    errors: list[str] = []
+    for device in fs.listdir(SYSFS_INFINIBAND):
+        for attr in ("fw_ver", "hca_type", "board_id"):
+            fs.read(f"{SYSFS_INFINIBAND}/{device}/{attr}")
+        for port in fs.listdir(f"{SYSFS_INFINIBAND}/{device}/ports"):
+            if not port.isdigit():
+                continue
+            try:
+                ports.append(_rdma_port(fs, device, int(port)))
+            except ParseError as exc:
+                errors.append(f"{device}/{port}: {exc}")
+    return tuple(ports), tuple(errors)
+
+
+def _rdma_port(fs: HostFS, device: str, port: int) -> RdmaPort:
+    base = f"{SYSFS_INFINIBAND}/{device}/ports/{port}"
+    files = {
+        name: text
+        for name in ("state", "phys_state", "link_layer", "rate")
+        if (text := fs.read(f"{base}/{name}")) is not None
+    }
+    return parse_rdma_port(device, port, files)
+
+
+def _processes(fs: HostFS) -> dict[str, bool]:
+    """Whether each watched daemon runs (needs the host PID namespace in a pod)."""
+    wanted = {name[:15]: name for name in WATCHED_PROCESSES}
+    running = dict.fromkeys(WATCHED_PROCESSES, False)
+    for pid in _pids(fs):
+        comm = _strip(fs.read(f"/proc/{pid}/comm", limit=64, keep=False))
+        if comm in wanted:
+            running[wanted[comm]] = True
+    return running
+
+
+def _pids(fs: HostFS) -> list[str]:
+    try:
+        names = os.listdir(fs.resolve("/proc"))
+    except OSError:
+        return []
+    return [name for name in names if name.isdigit()][:MAX_PROCESSES]
+
+
+def _fabric_manager_log(fs: HostFS) -> None:
+    """Keep the tail of the fabric manager log for the bundle (NVSwitch systems)."""
+    info = fs.lstat(FABRIC_MANAGER_LOG)
+    if info is None:
+        return
+    try:
+        with open(fs.resolve(FABRIC_MANAGER_LOG), "rb") as handle:
+            handle.seek(max(0, info.st_size - 64 * 1024))
+            fs.texts[FABRIC_MANAGER_LOG] = handle.read().decode("utf-8", errors="replace")
+    except OSError as exc:
+        fs.errors.append(f"{FABRIC_MANAGER_LOG}: {exc.strerror or exc}")

@@ -1,0 +1,124 @@
+"""Host facts read under a fake --host-root, and the bundle the probe writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+import pytest
+from fake_host import BOOT_TIME, gpu_node, put
+from fake_nvml import FakeGpu, FakeNvml
+
+from gpunode.errors import ParseError
+from gpunode.probe import load_probe_json, probe_json, run_probe, write_probe_bundle
+from gpunode.probe.hostfs import HostFS
+
+
+@pytest.fixture
+def node_root(tmp_path: Path) -> Path:
+    return gpu_node(tmp_path / "host")
+
+
+def test_driver_modules_devices_and_secure_boot(node_root: Path) -> None:
+    host = run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])).host
+    assert host.driver is not None and host.driver.version == "580.159.04"
+    assert host.driver.kernel_module_type == "open"
+    assert set(host.modules) == {"nvidia", "nvidia_uvm"}
+    assert host.device_nodes == ("nvidia-nvswitch0", "nvidia-uvm", "nvidia0", "nvidiactl")
+    assert host.secure_boot == "enabled"
+    assert host.kernel_release == "5.15.0-119-generic"
+    assert host.os_release["VERSION_ID"] == "22.04"
+    assert host.processes["nv-fabricmanager"] and host.processes["containerd"]
+    assert not host.processes["kubelet"]
+
+
+def test_kernel_log_from_kmsg_records(node_root: Path) -> None:
+    result = run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([]))
+    log = result.host.kernel_log
+    assert log.source == "/dev/kmsg"
+    assert [x.xid for x in log.xids] == [63, 48, 154, 119, 79, 154]
+    assert log.driver_loaded == "570.133.20"
+    assert log.driver_loaded_uptime_s == pytest.approx(5.003561)
+    assert result.host.driver_loaded_at == pytest.approx(BOOT_TIME + 5.003561)
+    assert result.raw["cmd/dmesg.txt"].splitlines()[5].startswith("[    5.003561] NVRM: loading")
+
+
+def test_validation_markers_against_driver_load(node_root: Path) -> None:
+    markers = {m.name: m for m in run_probe(str(node_root), nvml_lib=FakeNvml([])).host.validations}
+    assert markers["toolkit-ready"].older_than_driver_load is True
+    assert markers["driver-ready"].older_than_driver_load is False
+
+
+def test_runtime_cdi_sockets_and_rdma(node_root: Path) -> None:
+    host = run_probe(str(node_root), nvml_lib=FakeNvml([])).host
+    (config,) = host.runtime_configs
+    assert (config.runtime, config.distribution, config.error) == ("containerd", "containerd", None)
+    assert config.containerd is not None and "nvidia" in config.containerd.runtimes
+    (spec,) = host.cdi_specs  # found through the absolute /var/run -> /run link
+    assert (spec.path, spec.kind) == ("/var/run/cdi/nvidia.yaml", "nvidia.com/gpu")
+    assert host.device_plugin_sockets == ("nvidia-gpu.sock",)
+    assert host.kubelet_registration_socket
+    (port,) = host.rdma_ports
+    assert (port.device, port.state, port.rate_gbps) == ("mlx5_0", "ACTIVE", 400.0)
+
+
+def test_absolute_symlinks_stay_inside_the_host_root(tmp_path: Path) -> None:
+    root = tmp_path / "host"
+    put(root, "run/marker", "inside")
+    (root / "var").mkdir()
+    os.symlink("/run", root / "var" / "run")
+    os.symlink("../../../../../../etc", root / "escape")
+    fs = HostFS(str(root))
+    assert fs.read("/var/run/marker") == "inside"
+    assert fs.resolve("/escape/passwd") == str(root / "etc" / "passwd")
+
+
+def test_bare_machine_without_gpu(tmp_path: Path) -> None:
+    """No driver, no library, no runtime: facts say so and nothing raises."""
+    root = tmp_path / "bare"
+    put(root, "proc/modules", "ext4 1011712 1 - Live 0xffffffffc0400000\n")
+    result = run_probe(str(root), "laptop", kernel_log=False)
+    assert result.errors == ()
+    assert result.nvml.init_ok is False
+    assert result.nvml.init_error in {"library_not_found", "driver_not_loaded"}
+    assert (result.host.driver, result.host.driver_error) == (None, "absent")
+    assert result.host.modules == {} and result.host.device_nodes == ()
+    assert result.host.secure_boot == "not_efi"
+    assert result.host.runtime_configs == () and result.host.validations == ()
+
+
+def test_broken_files_become_errors_not_crashes(node_root: Path) -> None:
+    put(node_root, "proc/driver/nvidia/version", "garbage\n")
+    put(node_root, "etc/containerd/config.toml", "version = 2\n[plugins\n")
+    put(node_root, "run/cdi/broken.json", "{")
+    host = run_probe(str(node_root), nvml_lib=FakeNvml([])).host
+    assert host.driver is None and host.driver_error and "NVRM version" in host.driver_error
+    assert host.runtime_configs[0].error and "invalid TOML" in host.runtime_configs[0].error
+    broken = next(s for s in host.cdi_specs if s.path.endswith("broken.json"))
+    assert broken.error and broken.kind is None
+
+
+def test_bundle_layout_and_json_round_trip(node_root: Path, tmp_path: Path) -> None:
+    result = run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()]))
+    bundle = tmp_path / "bundle"
+    write_probe_bundle(result, bundle)
+    node = bundle / "nodes" / "gpu-wk-01"
+    manifest = msgspec.json.decode((bundle / "manifest.json").read_bytes())
+    assert (manifest["format"], manifest["source"]) == ("gpunode-bundle/v1", "probe")
+    assert (node / "files/proc/driver/nvidia/version").read_text().startswith("NVRM version")
+    assert (node / "files/etc/containerd/conf.d/99-nvidia.toml").is_file()
+    assert (node / "files/run/nvidia/validations/driver-ready").read_text() == "IS_HOST_DRIVER=false\n"
+    assert "NVRM: Xid" in (node / "cmd/dmesg.txt").read_text()
+    assert not (node / "cmd/nvidia-smi-q.xml").exists()  # nvidia-smi was not run
+    replayed = load_probe_json((node / "cmd/gpunode-probe.json").read_bytes())
+    assert replayed.raw == {}
+    assert replayed.nvml == result.nvml and replayed.host == result.host
+    assert b'"raw"' not in probe_json(result)
+
+
+def test_load_probe_json_rejects_other_documents() -> None:
+    with pytest.raises(ParseError):
+        load_probe_json(b'{"format": "something-else"}')
+    with pytest.raises(ParseError):
+        load_probe_json(b"not json")
