@@ -195,7 +195,8 @@ def serve_bundle(bundle_dir: Path, *, host: str = "127.0.0.1", port: int = 0,
         raise
     url = _url(host, httpd.server_address[1])
     kubeconfig = write_kubeconfig(kubeconfig_path or workdir / "kubeconfig", url,
-                                  tls.ca_cert.read_bytes(), token)
+                                  tls.ca_cert.read_bytes(), token,
+                                  name=store.cluster_name() or "gpunode-test")
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
                               name="gpunode-apiserver", daemon=True)
     thread.start()

@@ -300,6 +300,15 @@ class BundleStore:
         if not self.collections["namespaces"].items:
             self.collections["namespaces"] = _synthesise_namespaces(self.collections.values())
 
+    def cluster_name(self) -> str:
+        """The bundle's cluster name (manifest), so a kubeconfig can carry it."""
+        try:
+            manifest = msgspec.json.decode((self.root / "manifest.json").read_bytes())
+        except (OSError, msgspec.DecodeError):
+            return ""
+        name = manifest.get("cluster_name") if isinstance(manifest, dict) else None
+        return name if isinstance(name, str) else ""
+
     def version_json(self) -> bytes:
         path = self.root / "cluster" / "version.json"
         if path.is_file():

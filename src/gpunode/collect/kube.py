@@ -223,11 +223,14 @@ class KubeApi:
     @staticmethod
     def _upgrade_failed(exc: WebSocketUpgradeError) -> None:
         response = exc.response
-        response.read()
         code = response.status_code
+        try:
+            message = _status_message(response.read())
+        except httpx2.StreamError:  # the handshake response is closed before its body is read
+            message = response.reason_phrase
         if code in RETRY_STATUSES:
-            raise _Retry(f"{code} {_status_message(response.content)}", _retry_after(response))
-        raise ApiFailure(code, _status_message(response.content))
+            raise _Retry(f"{code} {message}", _retry_after(response))
+        raise ApiFailure(code, message)
 
 
 def _as_bytes(data: str | bytes) -> bytes:
