@@ -170,8 +170,9 @@ class FakeNvml:
             raise pynvml.NVMLError(NOT_SUPPORTED)
         return 0 if link == 3 else 1
 
-    def nvmlDeviceGetGpuFabricInfo(self, h: FakeGpu, info: Any) -> int:
+    def nvmlDeviceGetGpuFabricInfo(self, h: FakeGpu, ref: Any) -> int:
         self._answer("nvmlDeviceGetGpuFabricInfo", h, None)
+        info = ref._obj  # like the C library, write through the pointer (byref)
         info.state = h.fabric_state
         info.status = 0
         return 0

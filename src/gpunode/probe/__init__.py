@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-class ProbeResult(msgspec.Struct, frozen=True, omit_defaults=True):
+class ProbeResult(msgspec.Struct, frozen=True):
     """Everything one probe saw. ``raw`` maps bundle paths under ``nodes/<node>/``
     (``cmd/dmesg.txt``, ``files/proc/modules``, ...) to the text read; it is left
     out of :func:`probe_json` so the facts file stays small."""
@@ -159,7 +159,8 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
 
 def probe_json(result: ProbeResult, indent: int = 2) -> bytes:
     """The facts as JSON, without the raw texts (those go to the bundle)."""
-    facts = msgspec.structs.replace(result, raw={})
+    facts = msgspec.structs.asdict(result)
+    del facts["raw"]
     return msgspec.json.format(msgspec.json.encode(facts), indent=indent) + b"\n"
 
 

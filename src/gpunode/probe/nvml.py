@@ -466,7 +466,9 @@ def _nvlinks(rec: _Recorder, lib: NvmlLib, h: Any) -> Fields:
 def _fabric(rec: _Recorder, lib: NvmlLib, h: Any) -> Fields:
     """GPU fabric registration (NVSwitch systems); state 0 means the GPU has none."""
     info = lib.c_nvmlGpuFabricInfo_t()
-    if rec.call("nvmlDeviceGetGpuFabricInfo", lib.nvmlDeviceGetGpuFabricInfo, h, info) is None:
+    # the binding forwards its argument as is: the struct must go by reference
+    ref = ctypes.byref(info)
+    if rec.call("nvmlDeviceGetGpuFabricInfo", lib.nvmlDeviceGetGpuFabricInfo, h, ref) is None:
         return {}
     state = _FABRIC_STATES.get(int(info.state))
     if state is None:
