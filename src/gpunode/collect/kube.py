@@ -87,6 +87,9 @@ class RetryPolicy:
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 
+_PROBE_POLICY = RetryPolicy(attempts=4, deadline_s=20.0)
+
+
 @dataclass(frozen=True)
 class ExecOutput:
     stdout: bytes
@@ -135,15 +138,16 @@ class KubeApi:
         self._http.close()
         self._client.close()
 
-    def _retrying(self, call: Callable[[], T]) -> T:
-        deadline = time.monotonic() + self.policy.deadline_s
-        for attempt in range(self.policy.attempts):
+    def _retrying(self, call: Callable[[], T], policy: RetryPolicy | None = None) -> T:
+        policy = policy or self.policy
+        deadline = time.monotonic() + policy.deadline_s
+        for attempt in range(policy.attempts):
             self.stats.add(attempt > 0)
             try:
                 return call()
             except _Retry as why:
-                pause = self.policy.delay(attempt, why.retry_after)
-                if attempt + 1 == self.policy.attempts or time.monotonic() + pause > deadline:
+                pause = policy.delay(attempt, why.retry_after)
+                if attempt + 1 == policy.attempts or time.monotonic() + pause > deadline:
                     raise ApiFailure(0, f"gave up after {attempt + 1} attempts: {why}") from None
                 time.sleep(pause)
         raise ApiFailure(0, "no attempts allowed")
@@ -169,7 +173,7 @@ class KubeApi:
     def probe(self) -> bytes:
         """GET /version once, a little patiently; unreachable means SourceUnreachable."""
         try:
-            return self.get("/version")
+            return self._retrying(lambda: self._get_once("/version", {}, True), _PROBE_POLICY)
         except ApiFailure as exc:
             if exc.code == 0:
                 raise SourceUnreachable(

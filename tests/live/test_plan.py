@@ -1,0 +1,78 @@
+"""Which extras the collector asks for, decided from pod status alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from gpunode.collect.plan import (
+    by_node,
+    containerd_targets,
+    exec_targets,
+    gpu_nodes,
+    log_targets,
+    scrape_targets,
+    stack_pods,
+)
+from gpunode.collect.slim import NodePage, Pod, PodPage
+
+
+def mini_pods(bundle: Path) -> list[Pod]:
+    return list(msgspec.json.decode((bundle / "cluster" / "pods.json").read_bytes(),
+                                    type=PodPage).items)
+
+
+def test_logs_only_for_failing_restarting_or_stuck_stack_containers(mini_bundle: Path) -> None:
+    targets = log_targets(stack_pods(mini_pods(mini_bundle)))
+    assert sorted(t.bundle_path for t in targets) == [
+        "logs/gpu-operator/nvidia-dcgm-exporter-m6r2w/toolkit-validation.log",
+        "logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/nvidia-device-plugin.log",
+        "logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/nvidia-device-plugin.previous.log",
+    ]
+
+
+def test_gpu_nodes_exclude_the_control_plane(mini_bundle: Path) -> None:
+    nodes = msgspec.json.decode((mini_bundle / "cluster" / "nodes.json").read_bytes(),
+                                type=NodePage).items
+    table = by_node(stack_pods(mini_pods(mini_bundle)))
+    assert gpu_nodes(nodes, table) == ["gpu-wk-01", "gpu-wk-02"]
+
+
+def test_node_commands_run_in_the_driver_pod(mini_bundle: Path) -> None:
+    table = by_node(stack_pods(mini_pods(mini_bundle)))
+    execs = exec_targets("gpu-wk-01", table["gpu-wk-01"])
+    assert {(t.pod, t.container, t.argv) for t in execs} == {
+        ("nvidia-driver-daemonset-4xk2p", "nvidia-driver-ctr", ("nvidia-smi", "-q", "-x")),
+        ("nvidia-driver-daemonset-4xk2p", "nvidia-driver-ctr", ("nvidia-smi",)),
+        ("nvidia-driver-daemonset-4xk2p", "nvidia-driver-ctr", ("dmesg",)),
+    }
+
+
+def test_host_driver_falls_back_to_the_device_plugin_without_dmesg(mini_bundle: Path) -> None:
+    table = by_node(stack_pods(mini_pods(mini_bundle)))
+    components = {k: v for k, v in table["gpu-wk-01"].items() if k != "driver"}
+    execs = exec_targets("gpu-wk-01", components)
+    assert {(t.pod, t.argv) for t in execs} == {
+        ("nvidia-device-plugin-daemonset-h5t6v", ("nvidia-smi", "-q", "-x")),
+        ("nvidia-device-plugin-daemonset-h5t6v", ("nvidia-smi",)),
+    }
+
+
+def test_containerd_config_is_named_by_its_host_path(mini_bundle: Path) -> None:
+    table = by_node(stack_pods(mini_pods(mini_bundle)))
+    cats = containerd_targets("gpu-wk-02", table["gpu-wk-02"])
+    assert [(t.argv, t.bundle_path) for t in cats] == [
+        (("cat", "/runtime/config-dir/config.toml"),
+         "nodes/gpu-wk-02/files/etc/containerd/config.toml"),
+        (("cat", "/runtime/config-dir.d/99-nvidia.toml"),
+         "nodes/gpu-wk-02/files/etc/containerd/conf.d/99-nvidia.toml"),
+    ]
+
+
+def test_scrapes_skip_exporters_that_are_not_running(mini_bundle: Path) -> None:
+    table = by_node(stack_pods(mini_pods(mini_bundle)))
+    assert [(t.pod, t.port) for t in scrape_targets("gpu-wk-01", table["gpu-wk-01"])] == [
+        ("nvidia-dcgm-exporter-k3p9d", 9400), ("prometheus-node-exporter-x7d2f", 9100)]
+    assert [t.pod for t in scrape_targets("gpu-wk-02", table["gpu-wk-02"])] == [
+        "prometheus-node-exporter-p4s9l"]
