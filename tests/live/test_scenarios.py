@@ -1,0 +1,27 @@
+"""Every simulator scenario: collect from the test server, then diagnose — same as offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpunode.apiserver import serve_bundle
+from gpunode.cli import build_report
+from gpunode.collect import collect_bundle
+
+sim = pytest.importorskip("gpunode.sim")
+scenario_mod = pytest.importorskip("gpunode.sim.scenario")
+SCENARIOS = [name for name, _description in scenario_mod.list_scenarios()]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_live_diagnosis_equals_offline(name: str, tmp_path: Path) -> None:
+    source = sim.build_bundle(scenario_mod.load_scenario(name), tmp_path / "source")
+    with serve_bundle(source) as server:
+        result = collect_bundle(tmp_path / "live", kubeconfig=server.kubeconfig_path, quiet=True)
+    assert not result.partial, result.warnings
+    live, offline = build_report(result.path, None), build_report(source, None)
+    assert live.cluster == offline.cluster
+    assert live.nodes == offline.nodes
+    assert live.groups == offline.groups
