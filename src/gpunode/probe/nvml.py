@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import os
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -141,21 +142,23 @@ def import_pynvml() -> NvmlLib | None:
     return pynvml
 
 
-_CONSTANT_CACHE: dict[tuple[int, str], dict[int, str]] = {}
+_CONSTANT_CACHE: weakref.WeakKeyDictionary[Any, dict[str, dict[int, str]]] = (
+    weakref.WeakKeyDictionary()
+)
 _BINDINGS_VERSION: list[str | None] = []
 
 
 def constants(lib: NvmlLib, prefix: str) -> dict[int, str]:
     """Value -> name (prefix removed) of the bindings' integer constants, cached per module."""
-    key = (id(lib), prefix)
-    if key not in _CONSTANT_CACHE:
+    per_lib = _CONSTANT_CACHE.setdefault(lib, {})
+    if prefix not in per_lib:
         table: dict[int, str] = {}
         for attr in sorted(dir(lib)):
             value = getattr(lib, attr)
             if attr.startswith(prefix) and isinstance(value, int):
                 table.setdefault(value, attr.removeprefix(prefix))
-        _CONSTANT_CACHE[key] = table
-    return _CONSTANT_CACHE[key]
+        per_lib[prefix] = table
+    return per_lib[prefix]
 
 
 def error_name(lib: NvmlLib, exc: BaseException) -> str:
