@@ -1,0 +1,138 @@
+"""``gpunode agent``: probe this node continuously and serve the verdict (DaemonSet mode)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from gpunode.errors import UsageError
+
+if TYPE_CHECKING:
+    from gpunode.agent.condition import NodeApi
+    from gpunode.agent.loop import Agent, AgentConfig
+    from gpunode.probe import ProbeResult
+
+log = logging.getLogger("gpunode.agent")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``agent`` command to the CLI."""
+    app.command("agent")(agent_cmd)
+
+
+def agent_cmd(
+    *,
+    interval: Annotated[float, typer.Option(help="Seconds between probes.", min=0.01)] = 30.0,
+    port: Annotated[int, typer.Option(help="Port for /metrics, /healthz, /facts, /report.")] = 9808,
+    address: Annotated[str, typer.Option(help="Address to listen on ('::' for IPv6).")] = "0.0.0.0",
+    host_root: Annotated[
+        Path, typer.Option(help="Where the host's file system is mounted (/host in the DaemonSet).")
+    ] = Path("/"),
+    node_name: Annotated[
+        str | None, typer.Option(envvar="NODE_NAME", help="This node's name (default: $NODE_NAME, hostname).")
+    ] = None,
+    node_condition: Annotated[
+        bool, typer.Option("--node-condition", help="Set the GPUStackHealthy node condition.")
+    ] = False,
+    nvidia_smi: Annotated[
+        bool, typer.Option("--nvidia-smi", help="Also run nvidia-smi -q -x each probe (for the XML checks).")
+    ] = False,
+    stale_after: Annotated[
+        float | None, typer.Option(help="Seconds after which facts are stale (default 3 intervals).")
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+) -> None:
+    """Probe this node every interval and serve metrics, health, facts and the node condition."""
+    from gpunode.agent.loop import AgentConfig
+
+    _setup_logging(log_level)
+    if not host_root.is_dir():
+        raise UsageError(f"--host-root {host_root}: no such directory")
+    name = node_name or _hostname(host_root)
+    config = AgentConfig(node_name=name, interval_s=interval, stale_after_s=stale_after)
+    agent = _build_agent(config, str(host_root), nvidia_smi, node_condition)
+    _serve(agent, address, port)
+
+
+def _build_agent(config: AgentConfig, host_root: str, nvidia_smi: bool, node_condition: bool) -> Agent:
+    from gpunode.agent.loop import Agent
+    from gpunode.probe import run_probe
+
+    def probe() -> ProbeResult:
+        return run_probe(host_root, config.node_name, run_nvidia_smi=nvidia_smi)
+
+    api = _node_api(required=node_condition)
+    return Agent(config, probe, node_api=api, set_condition=node_condition)
+
+
+def _serve(agent: Agent, address: str, port: int) -> None:
+    """Serve until SIGTERM/SIGINT, then stop the server and the probe loop."""
+    from gpunode.agent.server import start_server
+
+    try:
+        server = start_server(agent, address, port)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
+    config = agent.config
+    log.info(
+        "gpunode agent for node %s listening on %s:%d, probing every %gs",
+        config.node_name, address, server.port, config.interval_s,
+    )
+    agent.start()
+    _wait_for_signal()
+    log.info("stopping")
+    server.stop()
+    if not agent.stop(timeout_s=min(10.0, config.interval_s + 5.0)):
+        log.warning("a probe was still running at shutdown")
+
+
+def _setup_logging(level: str) -> None:
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        raise UsageError(f"--log-level {level}: not a logging level")
+    logging.basicConfig(level=numeric, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _hostname(host_root: Path) -> str:
+    try:
+        text = (host_root / "proc/sys/kernel/hostname").read_text().strip()
+    except OSError:
+        text = ""
+    return text or os.uname().nodename
+
+
+def _node_api(required: bool) -> NodeApi | None:
+    """Kubernetes access (in-cluster service account, else kubeconfig), if there is any."""
+    from lightkube import Client, KubeConfig
+    from lightkube.core.exceptions import ConfigError
+
+    from gpunode.agent.condition import FIELD_MANAGER, LightkubeNodeApi
+
+    try:
+        config = KubeConfig.from_env()
+    except (ConfigError, KeyError, OSError) as exc:
+        if required:
+            raise UsageError(f"--node-condition needs Kubernetes API access: {exc}") from None
+        log.info("no Kubernetes API configuration (%s); judging without the Node object", exc)
+        return None
+    return LightkubeNodeApi(Client(config, field_manager=FIELD_MANAGER))
+
+
+def _wait_for_signal() -> None:
+    """Block until SIGTERM (pod deletion) or SIGINT."""
+    stop = threading.Event()
+
+    def handler(signum: int, _frame: object) -> None:
+        log.info("received %s", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    while not stop.wait(1.0):
+        pass
