@@ -1,0 +1,124 @@
+"""What a validation check sees: cluster facts, options, and shared derived views.
+
+Derived views (the stack diagnosis, every pod of the cluster, control-plane
+nodes) are computed on first use and cached, so checks stay pure functions of
+this context and nothing is parsed twice.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import msgspec
+
+from gpunode.bundle import kube
+from gpunode.bundle.kube import Node, Pod
+from gpunode.diagnose import ObservationReader, diagnose
+from gpunode.errors import BundleError
+from gpunode.facts import ClusterFacts
+from gpunode.model import Report
+
+CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+_POD_LIST = msgspec.json.Decoder(kube.list_type(Pod))
+
+
+@dataclass(frozen=True)
+class LiveFacts:
+    """What only a live run can know; ``None`` in the context for a bundle run."""
+
+    api_url: str
+    answered: bool
+    detail: str
+    dcgm_fresh: dict[str, tuple[bool, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ValidationOptions:
+    """Command-line expectations that sharpen the checks."""
+
+    expect_gpus: int | None = None
+    rdma_rate_gbps: float | None = None
+    live: LiveFacts | None = None
+
+
+@dataclass
+class ValidationContext:
+    """Read-only inputs of every check."""
+
+    facts: ClusterFacts
+    read_observations: ObservationReader
+    options: ValidationOptions = field(default_factory=ValidationOptions)
+
+    @cached_property
+    def diagnosis(self) -> Report:
+        """The lead's bottom-up stack diagnosis of every GPU node (computed once)."""
+        return diagnose(self.facts, self.read_observations)
+
+    @cached_property
+    def all_pods(self) -> tuple[Pod, ...]:
+        """Every pod, not only the GPU stack's (CNI, PVC consumers); read once."""
+        data = self.facts.source.read("cluster/pods.json")
+        if data is None:
+            return ()
+        try:
+            items: tuple[Pod, ...] = _POD_LIST.decode(data).items  # type: ignore[attr-defined]
+        except msgspec.DecodeError as exc:
+            raise BundleError(f"{self.facts.source.location}/cluster/pods.json: {exc}") from exc
+        return items
+
+    @cached_property
+    def pods_by_node(self) -> dict[str, list[Pod]]:
+        out: dict[str, list[Pod]] = defaultdict(list)
+        for pod in self.all_pods:
+            out[pod.spec.node_name].append(pod)
+        return dict(out)
+
+    @cached_property
+    def binding_modes(self) -> dict[str, str]:
+        """StorageClass name → volumeBindingMode (not kept by the slim structs)."""
+        data = self.facts.source.read("cluster/storageclasses.json")
+        try:
+            raw = msgspec.json.decode(data) if data is not None else {}
+        except msgspec.DecodeError as exc:
+            raise BundleError(f"{self.facts.source.location}/cluster/storageclasses.json: {exc}") from exc
+        items = raw.get("items", []) if isinstance(raw, dict) else []
+        return {
+            str(i.get("metadata", {}).get("name", "")): str(i.get("volumeBindingMode", "Immediate"))
+            for i in items
+            if isinstance(i, dict)
+        }
+
+    def binding_mode(self, storage_class: str) -> str:
+        return self.binding_modes.get(storage_class, "Immediate")
+
+    @cached_property
+    def gpu_nodes(self) -> list[str]:
+        return self.facts.gpu_nodes()
+
+    @cached_property
+    def control_plane(self) -> list[Node]:
+        return [n for n in self.facts.nodes.values() if is_control_plane(n)]
+
+    def node(self, name: str) -> Node | None:
+        return self.facts.nodes.get(name)
+
+
+def is_control_plane(node: Node) -> bool:
+    labels = node.metadata.labels
+    return any(role in labels for role in CONTROL_PLANE_ROLES)
+
+
+def condition_status(node: Node, kind: str) -> str | None:
+    """``True``/``False``/``Unknown`` of a node condition, None when not reported."""
+    cond = next((c for c in node.status.conditions if c.type == kind), None)
+    return cond.status if cond else None
+
+
+def quantity(value: str | None) -> int:
+    """Integer resource quantities (GPU, RDMA counts); anything else counts as 0."""
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0

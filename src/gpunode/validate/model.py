@@ -1,0 +1,146 @@
+"""The vocabulary of ``gpunode validate``: verdicts, check results, scores.
+
+Plain msgspec Structs, so the JSON report is the structs themselves and the
+reporters (table, markdown, JUnit) read the same data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+import msgspec
+
+from gpunode.model import Evidence, SourceInfo
+
+SCHEMA = "gpunode.validate/v1"
+
+
+class Verdict(StrEnum):
+    """One check's answer; ``unknown`` when the data to decide was not observed."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"
+    UNKNOWN = "unknown"
+
+
+# Worst first: a check over several nodes, and a category, take the worst verdict.
+VERDICT_RANK = {Verdict.FAIL: 0, Verdict.WARN: 1, Verdict.UNKNOWN: 2, Verdict.PASS: 3, Verdict.SKIP: 4}
+
+
+def worst(verdicts: Iterable[Verdict]) -> Verdict:
+    """The worst verdict; ``skip`` when there is none (nothing applied)."""
+    return min(verdicts, key=VERDICT_RANK.__getitem__, default=Verdict.SKIP)
+
+
+class ClusterVerdict(StrEnum):
+    READY = "ready"
+    READY_WITH_WARNINGS = "ready-with-warnings"
+    NOT_READY = "not-ready"
+
+    @property
+    def label(self) -> str:
+        labels = {"ready": "Ready", "ready-with-warnings": "Ready with warnings", "not-ready": "Not ready"}
+        return labels[self.value]
+
+
+class CATEGORY:
+    """Category names (a contract: ``--category``, JSON, JUnit suite names)."""
+
+    INFRASTRUCTURE = "infrastructure"
+    GPU_HEALTH = "gpu-health"
+    NETWORK = "network"
+    STORAGE = "storage"
+    SCHEDULING = "scheduling"
+    OBSERVABILITY = "observability"
+
+
+CATEGORIES: tuple[str, ...] = (
+    CATEGORY.INFRASTRUCTURE,
+    CATEGORY.GPU_HEALTH,
+    CATEGORY.NETWORK,
+    CATEGORY.STORAGE,
+    CATEGORY.SCHEDULING,
+    CATEGORY.OBSERVABILITY,
+)
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """What a check function decided (the runner adds id, category and title)."""
+
+    verdict: Verdict
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    fix: str = ""
+    nodes: tuple[str, ...] = ()
+
+
+class CheckResult(msgspec.Struct, frozen=True):
+    """One check in the report: ``fix`` is set when the verdict is warn or fail."""
+
+    id: str
+    category: str
+    title: str
+    verdict: Verdict
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    fix: str = ""
+    nodes: tuple[str, ...] = ()
+    active: bool = False
+
+
+class CategoryResult(msgspec.Struct, frozen=True):
+    """A category's verdict and score: share of applicable checks passed, warnings at half."""
+
+    name: str
+    verdict: Verdict
+    score: float | None
+    counts: dict[str, int]
+    checks: tuple[CheckResult, ...]
+
+
+class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
+    """The validate report JSON (docs/validate.md); fields are only ever added."""
+
+    schema: str = SCHEMA
+    generated_by: str = "gpunode"
+    cluster: str | None
+    verdict: ClusterVerdict
+    source: SourceInfo
+    categories: tuple[CategoryResult, ...]
+
+    def checks(self) -> list[CheckResult]:
+        return [c for cat in self.categories for c in cat.checks]
+
+    def fails_on(self, threshold: Verdict) -> bool:
+        """Whether the exit code is 1 for ``--fail-on`` (unknown counts as a warning)."""
+        bad = {Verdict.FAIL} if threshold == Verdict.FAIL else {Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN}
+        return any(c.verdict in bad for c in self.checks())
+
+
+def category_score(checks: Iterable[CheckResult]) -> float | None:
+    """Passed share of the checks that applied (skips excluded); ``None`` when none applied."""
+    applied = [c.verdict for c in checks if c.verdict != Verdict.SKIP]
+    if not applied:
+        return None
+    points = sum(1.0 if v == Verdict.PASS else 0.5 if v == Verdict.WARN else 0.0 for v in applied)
+    return round(points / len(applied), 3)
+
+
+def category_result(name: str, checks: Iterable[CheckResult]) -> CategoryResult:
+    """Fold a category's checks into its verdict, score and per-verdict counts."""
+    ordered = tuple(checks)
+    counts = {v.value: sum(1 for c in ordered if c.verdict == v) for v in Verdict}
+    return CategoryResult(name, worst(c.verdict for c in ordered), category_score(ordered), counts, ordered)
+
+
+def cluster_verdict(categories: Iterable[CategoryResult]) -> ClusterVerdict:
+    """Not ready on any failure; warnings and unknowns leave it ready with warnings."""
+    verdicts = {c.verdict for c in categories}
+    if Verdict.FAIL in verdicts:
+        return ClusterVerdict.NOT_READY
+    if verdicts & {Verdict.WARN, Verdict.UNKNOWN}:
+        return ClusterVerdict.READY_WITH_WARNINGS
+    return ClusterVerdict.READY

@@ -1,0 +1,123 @@
+"""Run the registered checks over a bundle's facts and fold them into a report.
+
+Cluster checks run once. Node checks run per GPU node on one NodeContext,
+built once per node and dropped before the next, so memory stays bounded on
+large fleets; each check's per-node outcomes are then reduced to one result.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from gpunode.checks.context import NodeContext
+from gpunode.diagnose import ObservationReader
+from gpunode.facts import ClusterFacts
+from gpunode.kb import load_kb
+from gpunode.model import SourceInfo
+from gpunode.validate import checks as _checks  # noqa: F401  (registers the checks)
+from gpunode.validate.context import ValidationContext, ValidationOptions
+from gpunode.validate.model import (
+    CATEGORIES,
+    CheckResult,
+    Outcome,
+    ValidationReport,
+    Verdict,
+    category_result,
+    cluster_verdict,
+)
+from gpunode.validate.registry import REGISTRY, Validation, unknown, worst_of_nodes
+
+
+def selected(categories: Sequence[str] = ()) -> list[Validation]:
+    """Registered checks in the chosen categories (all when none is chosen)."""
+    return [v for v in REGISTRY if not categories or v.category in categories]
+
+
+def run_passive(ctx: ValidationContext, chosen: Sequence[Validation]) -> list[CheckResult]:
+    """Every chosen check's result, in registration order."""
+    outcomes = {v.id: _run_cluster(ctx, v) for v in chosen if v.cluster_fn is not None}
+    node_checks = [v for v in chosen if v.node_fn is not None]
+    per_node = _run_nodes(ctx, node_checks)
+    for v in node_checks:
+        outcomes[v.id] = _reduce(ctx, v, per_node[v.id])
+    return [to_result(v, outcomes[v.id]) for v in chosen]
+
+
+def _run_cluster(ctx: ValidationContext, v: Validation) -> Outcome:
+    missing = [n for n in v.needs if not ctx.facts.has(n.removeprefix("cluster/"))]
+    if missing:
+        return unknown("not observed: " + ", ".join(f"{m}.json" for m in missing))
+    assert v.cluster_fn is not None
+    return v.cluster_fn(ctx)
+
+
+def _run_nodes(ctx: ValidationContext, chosen: Sequence[Validation]) -> dict[str, list[tuple[str, Outcome]]]:
+    out: dict[str, list[tuple[str, Outcome]]] = defaultdict(list)
+    if not chosen:
+        return out
+    kb = load_kb()
+    for name in ctx.gpu_nodes:
+        node = NodeContext(ctx.facts, name, ctx.read_observations(ctx.facts, name), kb)
+        for v in chosen:
+            assert v.node_fn is not None
+            outcome = v.node_fn(ctx, node)
+            if outcome is not None:
+                out[v.id].append((name, outcome))
+    return out
+
+
+def _reduce(ctx: ValidationContext, v: Validation, outcomes: list[tuple[str, Outcome]]) -> Outcome:
+    if not ctx.gpu_nodes:
+        return unknown("no GPU node found")
+    return (v.reduce or worst_of_nodes)(ctx, outcomes)
+
+
+def to_result(v: Validation, outcome: Outcome, *, active: bool = False) -> CheckResult:
+    """A check's outcome with its identity; the fix shows only on warn or fail."""
+    needs_fix = outcome.verdict in (Verdict.WARN, Verdict.FAIL)
+    fix = (outcome.fix or v.fix) if needs_fix else ""
+    return CheckResult(
+        v.id,
+        v.category,
+        v.title,
+        outcome.verdict,
+        outcome.summary,
+        outcome.evidence,
+        fix,
+        outcome.nodes,
+        active,
+    )
+
+
+def build_report(ctx: ValidationContext, results: Iterable[CheckResult]) -> ValidationReport:
+    """Group results by category (in the fixed category order) and decide the cluster verdict."""
+    by_category: dict[str, list[CheckResult]] = defaultdict(list)
+    for result in results:
+        by_category[result.category].append(result)
+    categories = tuple(category_result(c, by_category[c]) for c in CATEGORIES if c in by_category)
+    return ValidationReport(
+        cluster=ctx.facts.manifest.cluster_name,
+        verdict=cluster_verdict(categories),
+        source=source_info(ctx.facts),
+        categories=categories,
+    )
+
+
+def validate_facts(
+    facts: ClusterFacts,
+    read_observations: ObservationReader,
+    options: ValidationOptions | None = None,
+    categories: Sequence[str] = (),
+    extra: Iterable[CheckResult] = (),
+) -> ValidationReport:
+    """The passive checks over ``facts`` (plus ``extra`` results, e.g. active checks), as a report."""
+    ctx = ValidationContext(facts, read_observations, options or ValidationOptions())
+    results = run_passive(ctx, selected(categories))
+    return build_report(ctx, [*results, *extra])
+
+
+def source_info(facts: ClusterFacts) -> SourceInfo:
+    """What the verdicts were made from (same shape as the diagnose report's)."""
+    m = facts.manifest
+    return SourceInfo(m.source, facts.source.location, m.collected_at, m.partial, m.warnings, facts.missing)
