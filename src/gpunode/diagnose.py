@@ -241,9 +241,10 @@ class Diagnoser:
             title = self.kb.get(primary.cause).title
             state = primary.context.get("pod_state")
             return f"{title} ({state})" if state else title
-        for f in j.findings:
-            if f.status == j.status and "summary" in f.context:
-                return f.context["summary"]
+        summaries = [f for f in j.findings if f.status == j.status and "summary" in f.context]
+        if summaries:
+            ordered = sorted(summaries, key=lambda f: "pod" in f.context)
+            return "; ".join(dict.fromkeys(f.context["summary"] for f in ordered[:2]))
         if j.unobserved:
             return "not observed: " + ", ".join(sorted(set(j.unobserved)))
         return "no evidence collected"

@@ -59,9 +59,9 @@ def checks_for(component: str, kind: str) -> list[Check]:
     ]
 
 
-def ok(component: str, summary: str, *evidence: Evidence) -> Finding:
+def ok(component: str, summary: str, *evidence: Evidence, **context: str) -> Finding:
     """A positive observation: the component works, with what showed it."""
-    return Finding(component, Status.OK, "", evidence, {"summary": summary})
+    return Finding(component, Status.OK, "", evidence, {"summary": summary, **context})
 
 
 def problem(

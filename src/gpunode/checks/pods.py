@@ -71,7 +71,7 @@ def judge_pod(pod: Pod, component: str) -> Finding:
         finding = judge(pod, component)
         if finding is not None:
             return finding
-    return ok(component, _ok_summary(pod), _pod_evidence(pod, "status.phase", pod.status.phase))
+    return ok(component, _ok_summary(pod), _pod_evidence(pod, "status.phase", pod.status.phase), pod="true")
 
 
 def _init_problem(pod: Pod, component: str) -> Finding | None:
@@ -160,11 +160,11 @@ def _ctx(pod: Pod, container: str) -> dict[str, str]:
 
 def _ok_summary(pod: Pod) -> str:
     if pod.status.phase == "Succeeded":
-        return f"{pod.metadata.name} completed"
+        return "completed"
     ready = sum(1 for c in pod.status.container_statuses if c.ready)
     total = len(pod.status.container_statuses)
     restarts = sum(c.restart_count for c in pod.status.container_statuses)
-    return f"{pod.metadata.name} Running {ready}/{total} ready, {restarts} restarts"
+    return f"{ready}/{total} ready, {restarts} restarts"
 
 
 def display_state(pod: Pod) -> str:
