@@ -1,0 +1,110 @@
+"""Benchmark live collection against the test API server (run in its own process).
+
+    PYTHONPATH=src .venv/bin/python bench/live/run.py [--gpu-nodes 5000 --pods 100000]
+
+Builds (or reuses) a synthetic bundle, serves it from a subprocess with
+pre-serialised pages, then runs ``collect_bundle`` in a child process and
+reports wall time, the child's peak RSS, and the API calls the server counted
+by verb. Then it times ``diagnose --from`` on the saved bundle next to merely
+parsing its JSON. Results go to stdout as JSON (and --json FILE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "src"))
+
+from gpunode.apiserver import serve_bundle  # noqa: E402
+
+CHILD = """
+import json, sys, time
+from pathlib import Path
+from gpunode.collect import collect_bundle
+started = time.perf_counter()
+r = collect_bundle(Path(sys.argv[1]), kubeconfig=Path(sys.argv[2]), quiet=True)
+print(json.dumps({"seconds": time.perf_counter() - started, "api_calls": r.api_calls,
+                  "retries": r.retries, "objects": r.objects, "extras": r.extras,
+                  "partial": r.partial, "warnings": list(r.warnings)[:5]}))
+"""
+
+DIAGNOSE = """
+import gc, json, sys, time
+from pathlib import Path
+import msgspec
+bundle = Path(sys.argv[1])
+started = time.perf_counter()
+gc.disable()
+for f in sorted((bundle / "cluster").glob("*.json")):
+    msgspec.json.decode(f.read_bytes())
+gc.enable()
+parse = time.perf_counter() - started
+from gpunode.cli import build_report
+started = time.perf_counter()
+report = build_report(bundle, None)
+print(json.dumps({"parse_json_s": parse, "diagnose_from_s": time.perf_counter() - started,
+                  "nodes_reported": len(report.nodes)}))
+"""
+
+
+def _child(code: str, *args: str) -> tuple[dict[str, Any], float, int]:
+    """Run python code in a child; return its JSON line, wall seconds, peak RSS (KiB)."""
+    env = {**os.environ, "PYTHONPATH": str(HERE.parents[1] / "src")}
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, env=env)
+    assert proc.stdout is not None
+    output = proc.stdout.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    if status != 0:
+        return {"error": f"child exited with status {status >> 8}"}, wall, usage.ru_maxrss
+    return json.loads(output.splitlines()[-1]), wall, usage.ru_maxrss
+
+
+def _verbs(stats: dict[str, Any]) -> dict[str, int]:
+    counts = Counter(f"{verb} {resource}" for verb, resource, _ns, _name in stats["audit"])
+    return dict(sorted(counts.items()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--gpu-nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=100_000)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/gpunode-bench-live"))
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    bundle = args.workdir / f"cluster-{args.gpu_nodes}n-{args.pods}p"
+    if not (bundle / "cluster" / "pods.json").is_file():
+        subprocess.run([sys.executable, str(HERE / "make_cluster.py"), str(bundle),
+                        "--gpu-nodes", str(args.gpu_nodes), "--pods", str(args.pods)], check=True)
+    out = args.workdir / "collected"
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    started = time.perf_counter()
+    with serve_bundle(bundle, in_subprocess=True) as server:
+        ready = time.perf_counter() - started
+        collect, wall, rss = _child(CHILD, str(out), str(server.kubeconfig_path))
+        stats = server.stats()
+    diag, _wall, diag_rss = _child(DIAGNOSE, str(out))
+    result = {"gpu_nodes": args.gpu_nodes, "pods": args.pods, "server_start_s": round(ready, 1),
+              "collect_wall_s": round(wall, 1), "collect_peak_rss_mib": round(rss / 1024),
+              "api_requests": stats["requests"], "by_verb": _verbs(stats),
+              "collect": collect, "diagnose": diag,
+              "diagnose_peak_rss_mib": round(diag_rss / 1024)}
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
