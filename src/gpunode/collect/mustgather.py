@@ -1,0 +1,248 @@
+"""Read the output directory of NVIDIA's GPU Operator must-gather script as a bundle.
+
+The script (``hack/must-gather.sh`` in NVIDIA/gpu-operator) saves, under one
+artifact directory: the ClusterPolicy as YAML (or a ``cluster_policy.missing``
+marker), the operator namespace's pods and DaemonSets as YAML lists, the
+operator pod as YAML, ``kubectl logs --all-containers --prefix`` output per
+operand pod (current and ``.previous``), GPU node labels and a ``get nodes -o
+wide`` table as text, and an ``nvidia-bug-report_<node>.log.gz`` per driver pod.
+
+Objects are written unchanged into ``cluster/*.json``; Nodes exist only as
+labels and a status table there, so minimal Node objects are rebuilt from
+those (the manifest says so). Kernel log lines are taken from each bug report
+into ``nodes/<node>/cmd/dmesg.txt``. The result is marked partial: events,
+cluster-wide pods and node commands other than the bug report are absent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpunode.errors import BundleError
+
+MARKERS = ("gpu_operand_pods.yaml", "cluster_policy.yaml", "cluster_policy.missing")
+_PREFIX = re.compile(r"^\[pod/(?P<pod>[^/\]]+)/(?P<container>[^\]]+)\] ?(?P<text>.*)$")
+_KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]\s|kernel: |NVRM: ")
+_BUG_REPORT = re.compile(r"^nvidia-bug-report_(?P<node>.+)\.log(\.gz)?$")
+
+
+def find_must_gather(src: Path) -> Path | None:
+    """The artifact directory inside ``src`` (OpenShift nests it one or two levels down)."""
+    if not src.is_dir():
+        return None
+    for depth in ("", "*/", "*/*/"):
+        for marker in MARKERS:
+            hits = sorted(src.glob(depth + marker))
+            if hits:
+                return hits[0].parent
+    return None
+
+
+def is_must_gather(src: Path) -> bool:
+    return find_must_gather(src) is not None
+
+
+def _load_yaml(path: Path) -> Any:
+    try:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return yaml.load(path.read_text(errors="replace"), Loader=loader)
+    except (OSError, yaml.YAMLError) as exc:
+        raise BundleError(f"{path}: unreadable YAML: {exc}") from exc
+
+
+def _items(doc: Any) -> list[dict[str, Any]]:
+    """Objects of a YAML document that is either one object or a List."""
+    if not isinstance(doc, dict):
+        return []
+    if isinstance(doc.get("items"), list):
+        return [i for i in doc["items"] if isinstance(i, dict)]
+    return [doc] if doc.get("kind") else []
+
+
+def _as_list(items: Iterable[dict[str, Any]]) -> bytes:
+    doc = {"apiVersion": "v1", "items": list(items), "kind": "List",
+           "metadata": {"resourceVersion": ""}}
+    return json.dumps(doc, indent=4, sort_keys=True, default=str).encode() + b"\n"
+
+
+def _unique(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        seen.setdefault((meta.get("namespace", ""), meta.get("name", "")), obj)
+    return list(seen.values())
+
+
+def parse_node_labels(text: str) -> dict[str, dict[str, str]]:
+    """``gpu_nodes.labels``: a node name line, then ``- key=value`` lines."""
+    nodes: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("- ") and current is not None:
+            key, _, value = line[2:].rstrip(",").partition("=")
+            current[key] = value
+        elif line:
+            current = nodes.setdefault(line, {})
+    return nodes
+
+
+def parse_wide_table(text: str) -> list[dict[str, str]]:
+    """A ``kubectl get -o wide`` table, cut at the header's column offsets."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return []
+    header = lines[0]
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    names = header.split()
+    bounds = [*starts[1:], None]
+    return [{name: row[start:end].strip() for name, start, end in zip(names, starts, bounds,
+                                                                      strict=True)}
+            for row in lines[1:]]
+
+
+def _node_object(name: str, labels: dict[str, str], row: dict[str, str]) -> dict[str, Any]:
+    status = row.get("STATUS", "")
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Node",
+                           "metadata": {"name": name, "labels": labels},
+                           "spec": {"unschedulable": True} if "SchedulingDisabled" in status
+                           else {}, "status": {}}
+    if status:
+        ready = "True" if status.split(",")[0] == "Ready" else "False"
+        obj["status"]["conditions"] = [{"type": "Ready", "status": ready}]
+    info = {"kubeletVersion": row.get("VERSION", ""), "osImage": row.get("OS-IMAGE", ""),
+            "kernelVersion": row.get("KERNEL-VERSION", ""),
+            "containerRuntimeVersion": row.get("CONTAINER-RUNTIME", "")}
+    if any(info.values()):
+        obj["status"]["nodeInfo"] = info
+    if row.get("INTERNAL-IP"):
+        obj["status"]["addresses"] = [{"type": "InternalIP", "address": row["INTERNAL-IP"]}]
+    return obj
+
+
+def _nodes(src: Path) -> list[dict[str, Any]]:
+    labels = parse_node_labels(_text(src / "gpu_nodes.labels"))
+    rows = {r.get("NAME", ""): r for r in parse_wide_table(_text(src / "gpu_nodes.status"))}
+    names = sorted(set(labels) | set(rows) - {""})
+    return [_node_object(n, labels.get(n, {}), rows.get(n, {})) for n in names]
+
+
+def _text(path: Path) -> str:
+    return path.read_text(errors="replace") if path.is_file() else ""
+
+
+def split_prefixed_log(text: str) -> dict[tuple[str, str], str]:
+    """``kubectl logs --all-containers --prefix`` output, back into one text per container."""
+    out: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for line in text.splitlines():
+        match = _PREFIX.match(line)
+        if match:
+            out[(match["pod"], match["container"])].append(match["text"] + "\n")
+    return {k: "".join(v) for k, v in out.items()}
+
+
+def kernel_lines(bug_report: str) -> str:
+    """The kernel log lines found in an nvidia-bug-report (dmesg/journal sections)."""
+    return "".join(line + "\n" for line in bug_report.splitlines() if _KERNEL_LINE.search(line))
+
+
+def convert_must_gather(src: Path, out: Path) -> Path:
+    """Write the bundle v1 directory ``out`` from must-gather output under ``src``."""
+    root = find_must_gather(src)
+    if root is None:
+        raise BundleError(f"{src}: not a GPU Operator must-gather directory "
+                          f"(none of {', '.join(MARKERS)} found)")
+    if out.exists() and any(out.iterdir()):
+        raise BundleError(f"{out}: output exists and is not empty")
+    writer = _Writer(out)
+    pods = _unique([*_items(_load_yaml_if(root / "gpu_operand_pods.yaml")),
+                    *_items(_load_yaml_if(root / "gpu_operator_pod.yaml"))])
+    writer.put("cluster/pods.json", _as_list(pods))
+    writer.put("cluster/daemonsets.json",
+               _as_list(_items(_load_yaml_if(root / "gpu_operand_ds.yaml"))))
+    writer.put("cluster/clusterpolicies.json",
+               _as_list(_items(_load_yaml_if(root / "cluster_policy.yaml"))))
+    nodes = _nodes(root)
+    if nodes:
+        writer.put("cluster/nodes.json", _as_list(nodes))
+    _logs(root, pods, writer)
+    _bug_reports(root, writer)
+    writer.manifest(root, rebuilt_nodes=bool(nodes))
+    return out
+
+
+def _load_yaml_if(path: Path) -> Any:
+    return _load_yaml(path) if path.is_file() else None
+
+
+class _Writer:
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.warnings: list[str] = []
+
+    def put(self, rel: str, data: bytes) -> None:
+        target = self.out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+    def manifest(self, root: Path, *, rebuilt_nodes: bool) -> None:
+        warnings = ["converted from GPU Operator must-gather output: events, pods outside "
+                    "the operator namespace and node commands were not collected"]
+        if rebuilt_nodes:
+            warnings.append("nodes rebuilt from gpu_nodes.labels and gpu_nodes.status: "
+                            "labels, Ready, versions and addresses only")
+        if (root / "cluster_policy.missing").exists():
+            warnings.append("must-gather found no ClusterPolicy")
+        manifest = {"format": "gpunode-bundle/v1", "source": "manual",
+                    "origin": "gpu-operator-must-gather", "must_gather_dir": str(root),
+                    "partial": True, "warnings": warnings + self.warnings}
+        self.put("manifest.json", json.dumps(manifest, indent=2).encode() + b"\n")
+
+
+def _logs(root: Path, pods: list[dict[str, Any]], writer: _Writer) -> None:
+    namespace = {p["metadata"]["name"]: p["metadata"].get("namespace", "") for p in pods
+                 if isinstance(p.get("metadata"), dict)}
+    for path in sorted(root.glob("gpu_operand_pod_*.log")):
+        previous = path.name.endswith(".previous.log")
+        for (pod, container), text in split_prefixed_log(_text(path)).items():
+            suffix = ".previous.log" if previous else ".log"
+            writer.put(f"logs/{namespace.get(pod, 'unknown')}/{pod}/{container}{suffix}",
+                       text.encode())
+    _operator_logs(root, pods, writer)
+
+
+def _operator_logs(root: Path, pods: list[dict[str, Any]], writer: _Writer) -> None:
+    operator = _items(_load_yaml_if(root / "gpu_operator_pod.yaml"))
+    if not operator:
+        return
+    meta, spec = operator[0]["metadata"], operator[0].get("spec") or {}
+    container = (spec.get("containers") or [{"name": "gpu-operator"}])[0]["name"]
+    base = f"logs/{meta.get('namespace', '')}/{meta['name']}/{container}"
+    for name, suffix in (("gpu_operator_pod.log", ".log"),
+                         ("gpu_operator_pod.previous.log", ".previous.log")):
+        text = _text(root / name)
+        if text:
+            writer.put(base + suffix, text.encode())
+
+
+def _bug_reports(root: Path, writer: _Writer) -> None:
+    for path in sorted(root.glob("nvidia-bug-report_*")):
+        match = _BUG_REPORT.match(path.name)
+        if not match:
+            continue
+        try:
+            raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            writer.warnings.append(f"{path.name}: unreadable ({exc})")
+            continue
+        lines = kernel_lines(raw.decode(errors="replace"))
+        if lines:
+            writer.put(f"nodes/{match['node']}/cmd/dmesg.txt", lines.encode())

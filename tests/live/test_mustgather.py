@@ -1,0 +1,85 @@
+"""GPU Operator must-gather output becomes a bundle the engine can read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from livehelpers import key, read_list
+
+from gpunode.bundle.load import load_bundle
+from gpunode.collect.mustgather import (
+    convert_must_gather,
+    is_must_gather,
+    parse_node_labels,
+    parse_wide_table,
+    split_prefixed_log,
+)
+from gpunode.errors import BundleError
+
+FIXTURE = Path(__file__).parent / "fixtures" / "must-gather"
+MINI = Path(__file__).parent / "fixtures" / "mini"
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return convert_must_gather(FIXTURE, tmp_path_factory.mktemp("mg") / "bundle")
+
+
+def test_detects_the_nested_artifact_directory(tmp_path: Path) -> None:
+    assert is_must_gather(FIXTURE)
+    assert not is_must_gather(MINI)
+    with pytest.raises(BundleError, match="not a GPU Operator must-gather"):
+        convert_must_gather(MINI, tmp_path / "out")
+
+
+def test_objects_are_kept_as_they_were_saved(converted: Path) -> None:
+    pods = {key(p): p for p in read_list(converted / "cluster" / "pods.json")}
+    source = {key(p): p for p in read_list(MINI / "cluster" / "pods.json")
+              if p["metadata"]["namespace"] == "gpu-operator"}
+    assert pods == source
+    assert read_list(converted / "cluster" / "clusterpolicies.json") == \
+        read_list(MINI / "cluster" / "clusterpolicies.json")
+    assert len(read_list(converted / "cluster" / "daemonsets.json")) == 4
+
+
+def test_nodes_are_rebuilt_from_labels_and_status(converted: Path) -> None:
+    nodes = {n["metadata"]["name"]: n for n in read_list(converted / "cluster" / "nodes.json")}
+    assert sorted(nodes) == ["gpu-wk-01", "gpu-wk-02"]
+    node = nodes["gpu-wk-02"]
+    assert node["metadata"]["labels"]["nvidia.com/gpu.present"] == "true"
+    assert node["status"]["conditions"] == [{"type": "Ready", "status": "True"}]
+    assert node["status"]["nodeInfo"]["osImage"] == "Ubuntu 24.04.1 LTS"
+
+
+def test_prefixed_logs_are_split_per_container(converted: Path) -> None:
+    base = "logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/nvidia-device-plugin"
+    expected = (MINI / f"{base}.log").read_text()
+    assert (converted / f"{base}.log").read_text() == expected
+    assert (converted / f"{base}.previous.log").read_text() == expected
+    operator = list((converted / "logs" / "gpu-operator").glob("gpu-operator-*/gpu-operator.log"))
+    assert len(operator) == 1
+
+
+def test_kernel_lines_come_from_the_bug_report(converted: Path) -> None:
+    dmesg = (converted / "nodes" / "gpu-wk-02" / "cmd" / "dmesg.txt").read_text()
+    assert "NVRM: Xid (PCI:0000:00:06): 79" in dmesg
+    assert "Start of NVIDIA bug report" not in dmesg
+
+
+def test_result_is_a_partial_bundle_the_loader_accepts(converted: Path) -> None:
+    manifest = json.loads((converted / "manifest.json").read_text())
+    assert manifest["partial"] is True
+    assert manifest["origin"] == "gpu-operator-must-gather"
+    facts = load_bundle(converted)
+    assert sorted(facts.nodes) == ["gpu-wk-01", "gpu-wk-02"]
+
+
+def test_text_parsers() -> None:
+    assert parse_node_labels("n1\n- a=b\n- c=\n\n\nn2\n- x=y\n") == {"n1": {"a": "b", "c": ""},
+                                                                     "n2": {"x": "y"}}
+    rows = parse_wide_table("NAME   STATUS     OS-IMAGE\nn1     NotReady   Ubuntu 22.04.5 LTS\n")
+    assert rows == [{"NAME": "n1", "STATUS": "NotReady", "OS-IMAGE": "Ubuntu 22.04.5 LTS"}]
+    assert split_prefixed_log("[pod/p/c] one\n[pod/p/d] two\nnoise\n[pod/p/c] three\n") == {
+        ("p", "c"): "one\nthree\n", ("p", "d"): "two\n"}
