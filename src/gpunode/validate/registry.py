@@ -42,6 +42,7 @@ class Validation:
     node_fn: NodeFn | None = None
     reduce: Reducer | None = None
     doc: str = ""
+    active: bool = False
 
 
 REGISTRY: list[Validation] = []
@@ -88,6 +89,17 @@ def node_validation(
     return register
 
 
+def declare_active(id: str, category: str, title: str, *, fix: str, doc: str) -> Validation:
+    """Register an active check (run by ``gpunode.validate.active``, only with ``--active``)."""
+    entry = Validation(id, category, title, fix, (), doc=doc, active=True)
+    _register(entry)
+    return entry
+
+
+def find(check_id: str) -> Validation:
+    return next(v for v in REGISTRY if v.id == check_id)
+
+
 def passed(summary: str, *evidence: Evidence) -> Outcome:
     return Outcome(Verdict.PASS, summary, evidence)
 
@@ -114,7 +126,7 @@ def named(items: Sequence[str], limit: int = MAX_NAMED) -> str:
     return f"{shown} (+{len(items) - limit} more)" if len(items) > limit else shown
 
 
-def worst_of_nodes(_ctx: ValidationContext, outcomes: NodeOutcomes) -> Outcome:
+def worst_of_nodes(_ctx: ValidationContext | None, outcomes: NodeOutcomes) -> Outcome:
     """Default reducer: the worst node decides; failing nodes are named first."""
     if not outcomes:
         return skipped("does not apply to any GPU node")

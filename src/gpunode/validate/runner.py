@@ -29,9 +29,9 @@ from gpunode.validate.model import (
 from gpunode.validate.registry import REGISTRY, Validation, unknown, worst_of_nodes
 
 
-def selected(categories: Sequence[str] = ()) -> list[Validation]:
-    """Registered checks in the chosen categories (all when none is chosen)."""
-    return [v for v in REGISTRY if not categories or v.category in categories]
+def selected(categories: Sequence[str] = (), *, active: bool = False) -> list[Validation]:
+    """Registered passive (or active) checks in the chosen categories (all when none is chosen)."""
+    return [v for v in REGISTRY if v.active == active and (not categories or v.category in categories)]
 
 
 def run_passive(ctx: ValidationContext, chosen: Sequence[Validation]) -> list[CheckResult]:

@@ -336,7 +336,7 @@ def cni_healthy(ctx: ValidationContext, node: NodeContext) -> Outcome | None:
         bad = [f for f in findings if f.status != Status.OK]
         if bad:
             return failed(f"CNI pod unhealthy ({_pod_names(pods)})", *bad[0].evidence)
-        return passed(f"CNI ready ({_pod_names(pods)})", *findings[0].evidence)
+        return passed("CNI agent pods ready", *findings[0].evidence)
     return _network_condition(node)
 
 

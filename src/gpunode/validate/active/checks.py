@@ -1,0 +1,35 @@
+"""The active checks' identities (registered with the passive ones, for docs and --category)."""
+
+from __future__ import annotations
+
+from gpunode.validate.model import CATEGORY
+from gpunode.validate.registry import declare_active
+
+GPU_SMOKE = declare_active(
+    "gpu.workload-smoke",
+    CATEGORY.GPU_HEALTH,
+    "A pod requesting all of a node's GPUs sees them all",
+    fix="Compare with gpu.allocatable and gpu.stack-diagnosis; the pod's events name what blocked it.",
+    doc="Per GPU node, a pod requesting every GPU runs `nvidia-smi -L`; it must list that many GPUs.",
+)
+PVC_WRITE = declare_active(
+    "storage.pvc-write",
+    CATEGORY.STORAGE,
+    "A PVC on the default StorageClass binds and takes writes from a GPU node",
+    fix="kubectl describe pvc in the test namespace: provisioner events name the cause.",
+    doc="A 1Gi claim without a class (so the default) and a pod on a GPU node that writes and reads it back.",
+)
+NCCL = declare_active(
+    "network.nccl-allreduce",
+    CATEGORY.NETWORK,
+    "NCCL all-reduce across two GPU nodes reaches the bandwidth floor",
+    fix="Check RDMA ports, GPUDirect RDMA (nvidia_peermem) and NCCL_DEBUG=INFO output of the test pods.",
+    doc="With --nccl: torchrun on two GPU nodes (host network, all GPUs, RDMA devices) all-reduces 1 GiB.",
+)
+CLEANUP = declare_active(
+    "infra.active-cleanup",
+    CATEGORY.INFRASTRUCTURE,
+    "Active test objects removed, including an interrupted run's leftovers",
+    fix="kubectl delete ns -l app.kubernetes.io/managed-by=gpunode,app.kubernetes.io/component=validate",
+    doc="Leftovers of earlier runs are found by label and removed first; this run's objects last.",
+)

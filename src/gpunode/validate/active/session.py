@@ -1,0 +1,316 @@
+"""Run the active checks: create labelled test objects, wait, judge, and always clean up.
+
+Clean-up runs at the end, on failure, on timeout and on Ctrl-C or SIGTERM
+(try/finally, SIGTERM turned into KeyboardInterrupt, further interrupts ignored
+while deleting). Objects of a run that was killed outright are found by label
+and removed by the next run before it creates its own.
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+
+from gpunode.facts import ClusterFacts
+from gpunode.model import Evidence
+from gpunode.validate.active import manifests as m
+from gpunode.validate.active.checks import CLEANUP, GPU_SMOKE, NCCL, PVC_WRITE
+from gpunode.validate.active.cluster import ClusterApi
+from gpunode.validate.active.judge import Observed, judge_gpu_smoke, judge_nccl, judge_pvc_write
+from gpunode.validate.active.plan import Target, plan_targets
+from gpunode.validate.model import CheckResult, Outcome
+from gpunode.validate.registry import Validation, failed, passed, unknown, worst_of_nodes
+from gpunode.validate.runner import to_result
+
+DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu22.04"
+DEFAULT_NCCL_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
+DEFAULT_NCCL_FLOOR_GBPS = 100.0
+# Objects outlive the wait by this much, so the kubelet (not gpunode) ends them at worst.
+DEADLINE_MARGIN_S = 60
+
+
+@dataclass(frozen=True)
+class ActiveOptions:
+    """What to run, where, and how long to wait."""
+
+    kubeconfig: Path | None = None
+    context: str | None = None
+    image: str = DEFAULT_IMAGE
+    timeout_s: float = 300.0
+    poll_s: float = 2.0
+    gpu_smoke: bool = True
+    pvc: bool = True
+    pvc_size: str = "1Gi"
+    nccl: bool = False
+    nccl_image: str = DEFAULT_NCCL_IMAGE
+    nccl_min_busbw: float = DEFAULT_NCCL_FLOOR_GBPS
+    expect_gpus: int | None = None
+    run_id: str | None = None
+    on_created: Callable[[str], None] | None = None  # test hook: called after each create
+
+
+@dataclass
+class _Run:
+    """This run's ids, API handle and everything it created (in creation order)."""
+
+    ids: m.RunIds
+    api: ClusterApi
+    options: ActiveOptions
+    created: list[tuple[str, str]] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def create(self, manifest: m.Json) -> bool:
+        kind, name = manifest["kind"], manifest["metadata"]["name"]
+        error = self.api.create(manifest)
+        if error:
+            self.errors[name] = error
+            return False
+        self.created.append((kind, name))
+        if self.options.on_created is not None:
+            self.options.on_created(name)
+        return True
+
+
+def run_active(
+    facts: ClusterFacts, options: ActiveOptions, categories: Sequence[str] = ()
+) -> list[CheckResult]:
+    """Run the chosen active checks against the live cluster; results carry ``active=True``."""
+    chosen = _chosen(options, categories)
+    ids = m.RunIds(options.run_id or secrets.token_hex(3), int(options.timeout_s) + DEADLINE_MARGIN_S, _now())
+    with ClusterApi(options.kubeconfig, options.context) as api, _terminate_as_interrupt():
+        removed, leftover_errors = _remove_leftovers(api)
+        run = _Run(ids, api, options)
+        try:
+            outcomes = _exercise(run, facts, chosen)
+        finally:
+            with _interrupts_ignored():
+                cleanup_errors = _cleanup(run)
+    outcomes[CLEANUP.id] = _cleanup_outcome(run, removed, [*leftover_errors, *cleanup_errors])
+    return [to_result(v, outcomes[v.id], active=True) for v in (*chosen, CLEANUP) if v.id in outcomes]
+
+
+def _chosen(options: ActiveOptions, categories: Sequence[str]) -> list[Validation]:
+    wanted = [(GPU_SMOKE, options.gpu_smoke), (PVC_WRITE, options.pvc), (NCCL, options.nccl)]
+    return [v for v, on in wanted if on and (not categories or v.category in categories)]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _remove_leftovers(api: ClusterApi) -> tuple[list[str], list[str]]:
+    """Delete every namespace (and our objects in it) left by an earlier, interrupted run."""
+    removed, errors = [], []
+    for namespace in api.leftover_namespaces():
+        for kind, name in api.objects_in(namespace):
+            if err := api.delete(kind, name, namespace):
+                errors.append(err)
+        err = api.delete("Namespace", namespace)
+        (errors.append(err) if err else removed.append(namespace))
+    return removed, errors
+
+
+def _cleanup(run: _Run) -> list[str]:
+    """Delete what this run created, newest first, the namespace last."""
+    errors = []
+    for kind, name in reversed(run.created):
+        namespace = None if kind == "Namespace" else run.ids.namespace
+        if err := run.api.delete(kind, name, namespace):
+            errors.append(err)
+    return errors
+
+
+def _cleanup_outcome(run: _Run, removed: list[str], errors: list[str]) -> Outcome:
+    evidence = [Evidence("leftover namespace", name) for name in removed]
+    evidence += [
+        Evidence(f"namespace {run.ids.namespace}", f"{len(run.created)} objects created and deleted")
+    ]
+    if errors:
+        return failed(
+            f"could not delete: {'; '.join(errors[:3])}", *evidence, *(Evidence("delete", e) for e in errors)
+        )
+    note = f"; removed leftovers of an interrupted run: {', '.join(removed)}" if removed else ""
+    return passed(f"{len(run.created)} test objects deleted{note}", *evidence)
+
+
+def _exercise(run: _Run, facts: ClusterFacts, chosen: Sequence[Validation]) -> dict[str, Outcome]:
+    if not run.create(m.namespace(run.ids)):
+        error = run.errors[run.ids.namespace]
+        return {v.id: unknown(f"could not create namespace {run.ids.namespace}: {error}") for v in chosen}
+    targets = plan_targets(facts, run.options.expect_gpus)
+    ready = [t for t in targets if not t.skip_reason]
+    ids = {v.id for v in chosen}
+    pods: dict[str, m.Json] = {}
+    if GPU_SMOKE.id in ids:
+        pods.update(_start_smoke(run, ready))
+    if PVC_WRITE.id in ids and ready:
+        pods.update(_start_pvc(run, ready[0]))
+    observed = _wait(run, pods, None)
+    nccl = _NcclPlan(run, ready) if NCCL.id in ids else None
+    if nccl is not None:  # after the single-node pods: both want all GPUs of the same nodes
+        observed.update(_wait(run, {}, nccl))
+    return _judge(run, chosen, targets, observed, nccl)
+
+
+def _start_smoke(run: _Run, targets: Sequence[Target]) -> dict[str, m.Json]:
+    out = {}
+    for target in targets:
+        pod = m.gpu_smoke_pod(run.ids, target.placement, target.gpus, run.options.image)
+        if run.create(pod):
+            out[pod["metadata"]["name"]] = pod
+    return out
+
+
+def _start_pvc(run: _Run, target: Target) -> dict[str, m.Json]:
+    claim = m.pvc(run.ids, run.options.pvc_size)
+    if not run.create(claim):
+        return {}
+    pod = m.pvc_writer_pod(run.ids, target.placement, run.options.image, claim["metadata"]["name"])
+    return {pod["metadata"]["name"]: pod} if run.create(pod) else {}
+
+
+class _NcclPlan:
+    """Rank 0 starts at once; rank 1 once rank 0 has an address to rendezvous at."""
+
+    def __init__(self, run: _Run, targets: Sequence[Target]) -> None:
+        self.run, self.targets = run, list(targets[:2])
+        self.rank0, self.rank1 = "nccl-rank0", "nccl-rank1"
+        self.started_rank1 = False
+
+    def start(self) -> dict[str, m.Json]:
+        if len(self.targets) < 2:
+            return {}
+        pod = m.nccl_pod(self.run.ids, self._side(0, ""), self.run.options.nccl_image)
+        return {self.rank0: pod} if self.run.create(pod) else {}
+
+    def _side(self, rank: int, master: str) -> m.NcclRank:
+        target = self.targets[rank]
+        return m.NcclRank(rank, target.placement, target.gpus, master, target.rdma)
+
+    def maybe_start_rank1(self, rank0: Observed) -> dict[str, m.Json]:
+        address = rank0.host_ip
+        if self.started_rank1 or not address:
+            return {}
+        self.started_rank1 = True
+        pod = m.nccl_pod(self.run.ids, self._side(1, address), self.run.options.nccl_image)
+        return {self.rank1: pod} if self.run.create(pod) else {}
+
+
+def _wait(run: _Run, pods: dict[str, m.Json], nccl: _NcclPlan | None) -> dict[str, Observed]:
+    """Poll until every test pod finished or the timeout passed; then read the logs."""
+    if nccl is not None:
+        pods.update(nccl.start())
+    started = time.monotonic()
+    latest: dict[str, Observed] = {}
+    pending = set(pods)
+    while True:
+        waited = time.monotonic() - started
+        for name in sorted(pending):
+            pod, host_ip, error = run.api.pod(run.ids.namespace, name)
+            latest[name] = Observed(name, pod, error=error, waited_s=waited, host_ip=host_ip)
+            if pod is not None and pod.status.phase in ("Succeeded", "Failed"):
+                pending.discard(name)
+        if nccl is not None and nccl.rank0 in latest:
+            new = nccl.maybe_start_rank1(latest[nccl.rank0])
+            pods.update(new)
+            pending.update(new)
+        if not pending or waited >= run.options.timeout_s:
+            break
+        time.sleep(run.options.poll_s)
+    return {name: _with_log(run, obs) for name, obs in latest.items()}
+
+
+def _with_log(run: _Run, obs: Observed) -> Observed:
+    if obs.phase not in ("Succeeded", "Failed"):
+        return obs
+    return replace(obs, log=run.api.log(run.ids.namespace, obs.name))
+
+
+def _judge(
+    run: _Run,
+    chosen: Sequence[Validation],
+    targets: Sequence[Target],
+    observed: dict[str, Observed],
+    nccl: _NcclPlan | None,
+) -> dict[str, Outcome]:
+    out: dict[str, Outcome] = {}
+    ids = {v.id for v in chosen}
+    if GPU_SMOKE.id in ids:
+        out[GPU_SMOKE.id] = _judge_smoke(run, targets, observed)
+    if PVC_WRITE.id in ids:
+        out[PVC_WRITE.id] = _judge_pvc(run, targets, observed)
+    if nccl is not None:
+        out[NCCL.id] = _judge_nccl(run, nccl, observed)
+    return out
+
+
+def _observed(run: _Run, observed: dict[str, Observed], name: str) -> Observed:
+    return observed.get(name) or Observed(name, None, error=run.errors.get(name, "not created"))
+
+
+def _judge_smoke(run: _Run, targets: Sequence[Target], observed: dict[str, Observed]) -> Outcome:
+    per_node = []
+    for target in targets:
+        if target.skip_reason:
+            per_node.append((target.node, unknown(f"not tested: {target.skip_reason}")))
+            continue
+        name = m.dns_name("gpu-smoke", target.node, limit=253)
+        per_node.append((target.node, judge_gpu_smoke(_observed(run, observed, name), target.gpus)))
+    if not per_node:
+        return unknown("no GPU node to test")
+    return worst_of_nodes(None, per_node)
+
+
+def _judge_pvc(run: _Run, targets: Sequence[Target], observed: dict[str, Observed]) -> Outcome:
+    if not any(not t.skip_reason for t in targets):
+        return unknown("no schedulable GPU node to write from")
+    claim = "gpunode-validate-pvc"
+    if claim in run.errors:
+        return failed(f"could not create the claim: {run.errors[claim]}")
+    phase = run.api.claim_phase(run.ids.namespace, claim)
+    return judge_pvc_write(phase, _observed(run, observed, "pvc-writer"), m.token(run.ids), claim)
+
+
+def _judge_nccl(run: _Run, nccl: _NcclPlan, observed: dict[str, Observed]) -> Outcome:
+    if len(nccl.targets) < 2:
+        return unknown("needs two schedulable GPU nodes")
+    return judge_nccl(_observed(run, observed, nccl.rank0), run.options.nccl_min_busbw)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM takes the same clean-up path as Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """A second Ctrl-C must not abandon the clean-up half way."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

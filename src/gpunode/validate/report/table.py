@@ -1,0 +1,79 @@
+"""The terminal view: verdict, category scores, every check, then what to fix."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from gpunode.validate.model import CategoryResult, CheckResult, ValidationReport, Verdict
+from gpunode.validate.report.style import CLUSTER_STYLE, VERDICT_MARK, VERDICT_STYLE, score_text
+
+
+def render(report: ValidationReport, console: Console, _fail_on: Verdict = Verdict.FAIL) -> None:
+    console.print(_header(report))
+    console.print(_scores(report))
+    for category in report.categories:
+        console.print(_checks(category))
+    for check in report.checks():
+        if check.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
+            console.print(_detail(check))
+    for warning in report.source.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"))
+
+
+def _header(report: ValidationReport) -> Text:
+    src = report.source
+    when = f", collected {src.collected_at}" if src.collected_at else ""
+    return Text.assemble(
+        ("gpunode validate", "bold"),
+        f" — {report.cluster or 'cluster'} from {src.kind} {src.location}{when}\n",
+        ("Verdict: ", "bold"),
+        (report.verdict.label, CLUSTER_STYLE[report.verdict]),
+        "\n",
+    )
+
+
+def _scores(report: ValidationReport) -> Table:
+    table = Table(title="Categories", title_justify="left", show_edge=False)
+    for column in ("category", "verdict", "score", "pass", "warn", "fail", "skip", "unknown"):
+        table.add_column(column, justify="left" if column in ("category", "verdict") else "right")
+    for cat in report.categories:
+        counts = [
+            str(cat.counts.get(v.value, 0))
+            for v in (Verdict.PASS, Verdict.WARN, Verdict.FAIL, Verdict.SKIP, Verdict.UNKNOWN)
+        ]
+        table.add_row(cat.name, _verdict(cat.verdict), score_text(cat.score), *counts)
+    return table
+
+
+def _verdict(verdict: Verdict) -> Text:
+    return Text(f"{VERDICT_MARK[verdict]} {verdict.value}", style=VERDICT_STYLE[verdict])
+
+
+def _checks(category: CategoryResult) -> Table:
+    table = Table(title=category.name, title_justify="left", show_edge=False, show_header=False)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("check", no_wrap=True)
+    table.add_column("summary")
+    for check in category.checks:
+        label = check.id + (" (active)" if check.active else "")
+        table.add_row(_verdict(check.verdict), label, check.summary)
+    return table
+
+
+def _detail(check: CheckResult) -> Panel:
+    body: list[Text | Padding] = [Text(check.title, style="bold"), Text(check.summary)]
+    if check.evidence:
+        body.append(Text("evidence", style="underline"))
+        body.extend(
+            Padding(Text.assemble((ev.source, "cyan"), "  ", ev.excerpt), (0, 2)) for ev in check.evidence
+        )
+    if check.fix:
+        body.append(Text.assemble(("fix  ", "underline"), check.fix))
+    title = Text.assemble(
+        (f"{VERDICT_MARK[check.verdict]} {check.id}", VERDICT_STYLE[check.verdict]), f"  {check.category}"
+    )
+    return Panel(Group(*body), title=title, title_align="left", border_style=VERDICT_STYLE[check.verdict])
