@@ -185,13 +185,18 @@ def test_only_named_nodes_get_extras(mini_server: RunningServer, tmp_path: Path)
 
 
 def test_api_calls_grow_with_pages_not_with_pods(mini_bundle: Path, tmp_path: Path) -> None:
-    bundle = widen(mini_bundle, tmp_path / "wide", pods=1200)
-    with serve_bundle(bundle) as server:
-        result = collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True)
-        counts = server.path_counts()
-    assert counts["GET /api/v1/pods"] == 3  # 1200 pods, 500 a page
-    assert result.objects["pods"] == 1200
-    assert sum(n for p, n in counts.items() if "/pods/" in p) == result.extras
+    def pod_calls(bundle: Path, out: Path) -> tuple[int, int, int]:
+        with serve_bundle(bundle) as server:
+            result = collect_bundle(out, kubeconfig=server.kubeconfig_path, quiet=True)
+            counts = server.path_counts()
+        extras = sum(n for p, n in counts.items() if "/pods/" in p)
+        return counts["GET /api/v1/pods"], extras, result.objects["pods"]
+
+    small = pod_calls(mini_bundle, tmp_path / "small")
+    wide = pod_calls(widen(mini_bundle, tmp_path / "wide", pods=1200), tmp_path / "b")
+    assert (small[0], wide[0]) == (1, 3)  # list pages: 11 pods, then 1200 pods at 500 a page
+    assert wide[1] == small[1] > 0  # workload pods add no per-pod calls
+    assert wide[2] == 1200
 
 
 def test_expired_continue_token_restarts_the_list(mini_bundle: Path, tmp_path: Path) -> None:

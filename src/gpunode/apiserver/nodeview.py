@@ -8,7 +8,9 @@ bundle holds no such observation.
 
 from __future__ import annotations
 
+import io
 import posixpath
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +48,8 @@ def run_command(root: Path, pod: Pod, container: Container, argv: list[str]) -> 
     program = posixpath.basename(argv[0]) if argv else ""
     if program == "cat" and len(argv) > 1:
         return _cat(root, pod, container, argv[1:])
+    if program == "tar" and len(argv) == 6 and argv[1] == "-C" and argv[3:] == ["-cf", "-", "."]:
+        return _tar(root, pod, container, argv[2])
     name = NODE_COMMANDS.get((program, *argv[1:]))
     output = node_dir(root, pod) / "cmd" / name if name else None
     if output is None or not output.is_file():
@@ -79,6 +83,29 @@ def _cat(root: Path, pod: Pod, container: Container, paths: list[str]) -> ExecRe
         else:
             err += f"cat: {path}: No such file or directory\n".encode()
     return ExecResult(stdout=bytes(out), stderr=bytes(err), exit_code=1 if err else 0)
+
+
+def _tar(root: Path, pod: Pod, container: Container, directory: str) -> ExecResult:
+    """``tar -C DIR -cf - .`` of the host directory behind DIR: its plain files."""
+    host = host_path(pod, container, directory)
+    source = node_dir(root, pod) / "files" / host.lstrip("/") if host else None
+    if source is None or not source.is_dir():
+        return ExecResult(stderr=f"tar: {directory}: Cannot open: No such file or directory\n"
+                                 "tar: Error is not recoverable: exiting now\n".encode(),
+                          exit_code=2)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        tar.addfile(_tar_info("./", tarfile.DIRTYPE, 0))
+        for path in sorted(p for p in source.iterdir() if p.is_file()):
+            data = path.read_bytes()
+            tar.addfile(_tar_info(f"./{path.name}", tarfile.REGTYPE, len(data)), io.BytesIO(data))
+    return ExecResult(stdout=buffer.getvalue())
+
+
+def _tar_info(name: str, kind: bytes, size: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.size, info.mode = kind, size, 0o755 if kind == tarfile.DIRTYPE else 0o644
+    return info
 
 
 def read_log(root: Path, pod: Pod, container: str, previous: bool) -> HttpAnswer:

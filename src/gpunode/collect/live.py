@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import gc
+import io
+import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -353,8 +355,30 @@ def _exec_output(run: _Run, target: ExecTarget) -> bytes | None:
 
 def _run_exec(run: _Run, target: ExecTarget) -> None:
     output = _exec_output(run, target)
-    if output is not None:
+    if output is None:
+        return
+    if not target.unpack_tar:
         run.saved(target.bundle_path, output)
+        return
+    try:
+        files = untar_flat(output)
+    except tarfile.TarError as exc:
+        run.notes.append(f"{' '.join(target.argv)} in {target.pod}: unreadable tar ({exc})")
+        return
+    for name, data in files.items():
+        run.saved(f"{target.bundle_path}/{name}", data)
+
+
+def untar_flat(data: bytes) -> dict[str, bytes]:
+    """Regular files at the top of a tar stream, by plain name (nothing else is trusted)."""
+    files: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+        for member in tar:
+            name = member.name.removeprefix("./")
+            if member.isfile() and name and "/" not in name and name not in (".", ".."):
+                handle = tar.extractfile(member)
+                files[name] = handle.read() if handle else b""
+    return files
 
 
 def _containerd(run: _Run, targets: list[ExecTarget]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 
 from gpunode.collect.slim import Container, Pod
+from gpunode.collect.targets import OPERATOR_DEFAULT_MOUNTS
 
 
 def host_path(pod: Pod, container: Container, path: str) -> str | None:
@@ -27,7 +28,19 @@ def host_path(pod: Pod, container: Container, path: str) -> str | None:
             best = (len(mount_path), posixpath.join(base, rest) if rest else base)
     if best:
         return best[1]
-    return path if path.startswith("/proc/") else None
+    if path.startswith("/proc/"):
+        return path
+    return _default_mount(path) if not container.volume_mounts else None
+
+
+def _default_mount(path: str) -> str | None:
+    """The GPU Operator's usual mounts, for a pod spec saved without its volumes."""
+    for inside in sorted(OPERATOR_DEFAULT_MOUNTS, key=len, reverse=True):
+        if _under(path, inside):
+            rest = path[len(inside):].lstrip("/")
+            host = OPERATOR_DEFAULT_MOUNTS[inside]
+            return posixpath.join(host, rest) if rest else host
+    return None
 
 
 def _under(path: str, prefix: str) -> bool:

@@ -18,9 +18,11 @@ from gpunode.collect.targets import (
     CONTAINERD_CONFIG_DEFAULT,
     CONTAINERD_DROP_IN_DEFAULT,
     DEFAULT_METRICS_PORTS,
+    DRIVER_PROC_FILES,
     METRICS_COMPONENTS,
     NODE_COMMANDS,
     PRIVILEGED_COMMANDS,
+    VALIDATIONS_DIR,
 )
 
 LOG_TAIL_LINES = 500
@@ -54,6 +56,7 @@ class ExecTarget:
     argv: tuple[str, ...]
     bundle_path: str
     keep_failed_output: bool = False
+    unpack_tar: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,13 +170,18 @@ def exec_targets(node: str, components: dict[str, list[Pod]]) -> list[ExecTarget
     if chosen is None:
         return []
     pod, container = chosen
+    where = (node, pod.metadata.namespace, pod.metadata.name, container.name)
     targets = []
     for argv, name in NODE_COMMANDS.items():
-        if argv[0] == "lsmod" or (argv[0] in PRIVILEGED_COMMANDS and not _privileged(container)):
+        if argv[0] in PRIVILEGED_COMMANDS and not _privileged(container):
             continue
-        targets.append(ExecTarget(node, pod.metadata.namespace, pod.metadata.name,
-                                  container.name, argv, f"nodes/{node}/cmd/{name}",
+        targets.append(ExecTarget(*where, argv, f"nodes/{node}/cmd/{name}",
                                   keep_failed_output=argv[0] == "nvidia-smi"))
+    for path in DRIVER_PROC_FILES:
+        targets.append(ExecTarget(*where, ("cat", path), f"nodes/{node}/files{path}"))
+    host = host_path(pod, container, VALIDATIONS_DIR) or VALIDATIONS_DIR
+    targets.append(ExecTarget(*where, ("tar", "-C", VALIDATIONS_DIR, "-cf", "-", "."),
+                              f"nodes/{node}/files{host}", unpack_tar=True))
     return targets
 
 

@@ -31,6 +31,18 @@ DEFAULT_METRICS_PORTS: Final[dict[str, int]] = {"dcgm-exporter": 9400, "node-exp
 #: Host files read from the driver container (the kernel's /proc is shared).
 DRIVER_PROC_FILES: Final[tuple[str, ...]] = ("/proc/driver/nvidia/version",)
 
+#: The validator's marker files, read as one tar stream: they may be empty, and
+#: their presence is the signal, which ``cat`` of several files cannot show.
+VALIDATIONS_DIR: Final[str] = "/run/nvidia/validations"
+
+#: Where the GPU Operator mounts host directories in its pods, for pods whose
+#: spec (as saved) does not declare the hostPath volumes: in-pod -> host.
+OPERATOR_DEFAULT_MOUNTS: Final[dict[str, str]] = {
+    "/runtime/config-dir": "/etc/containerd",
+    "/runtime/config-dir.d": "/etc/containerd/conf.d",
+    "/run/nvidia": "/run/nvidia",
+}
+
 #: Host containerd files, read through the toolkit container's mounts.
 CONTAINERD_CONFIG_DEFAULT: Final[str] = "/etc/containerd/config.toml"
 CONTAINERD_DROP_IN_DEFAULT: Final[str] = "/etc/containerd/conf.d/99-nvidia.toml"
