@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from gpunode.sim import cluster_objects, host, ids, logs
 from gpunode.sim.k8s import Obj, daemonset_pod_tolerations, default_pod_tolerations, meta, owner_ref
-from gpunode.sim.models import GPU_MODELS, IMAGES, OS_INFO, k8s_image
+from gpunode.sim.models import GPU_MODELS, IMAGES, OS_INFO, driver_image, k8s_image
 from gpunode.sim.nodes import (
     CONTROL_PLANE_CAPACITY,
     control_plane_labels,
@@ -261,11 +261,10 @@ def daemonset_object(d: DsDef, cdi: bool, created: datetime) -> Obj:
 
 
 def _add_ds_pod(world: World, shared: _DsRuntime, node: NodeState) -> None:
-    d = shared.d
+    d, spec = _for_node(shared, node, world.scenario.cluster.cdi)
     node_created = ids.parse_time(node.obj["metadata"]["creationTimestamp"])
     at = max(shared.created, node_created + timedelta(seconds=20)) + ids.jitter(d.name + node.name, 40)
     name = f"{d.name}-{ids.suffix(d.name + '/' + node.name)}"
-    spec = dict(shared.spec)
     spec["affinity"] = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -280,6 +279,18 @@ def _add_ds_pod(world: World, shared: _DsRuntime, node: NodeState) -> None:
     key = add_pod(world, node, draft, healthy_ctrs(d.init, d.containers, at), at, host_network=d.host_network)
     world.ds_pods[(d.key, node.name)] = key
     logs.write_healthy(world, d.key, node, key)
+
+
+def _for_node(shared: _DsRuntime, node: NodeState, cdi: bool) -> tuple[DsDef, Obj]:
+    """The operator picks the driver image per node OS; everything else is the template as is."""
+    d = shared.d
+    if d.key != "driver" or node.os is None:
+        return d, dict(shared.spec)
+    image = driver_image(node.os.driver_tag)
+    if d.containers[0].image == image:
+        return d, dict(shared.spec)
+    d = replace(d, containers=tuple(replace(c, image=image) for c in d.containers))
+    return d, template_spec(d, cdi)
 
 
 def healthy_ctrs(init: tuple[CtrDef, ...], mains: tuple[CtrDef, ...], at: datetime) -> list[Ctr]:

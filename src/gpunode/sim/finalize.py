@@ -274,15 +274,15 @@ def _daemonset_status(world: World) -> None:
 
 
 def _deployment_status(world: World) -> None:
+    """Count each Deployment's pods through their ReplicaSet owner."""
+    by_rs: dict[tuple[str, str], list[Obj]] = {}
+    for p in world.pods.values():
+        for ref in p["metadata"].get("ownerReferences", []):
+            if ref["kind"] == "ReplicaSet":
+                by_rs.setdefault((p["metadata"]["namespace"], ref["name"]), []).append(p)
     for key, dep in world.deployments.items():
         ns, name = key.split("/")
-        pods = [
-            p
-            for p in world.pods.values()
-            if p["metadata"]["namespace"] == ns
-            and p["metadata"]["name"].startswith(name + "-")
-            and p["metadata"].get("ownerReferences", [{}])[0].get("kind") == "ReplicaSet"
-        ]
+        pods = by_rs.get((ns, f"{name}-{ids.pod_template_hash(key)}"), [])
         dep["status"] = deployment_status(world, dep, len(pods), sum(1 for p in pods if is_ready(p)))
 
 

@@ -41,6 +41,8 @@ def healthy_validations(state: NodeState, scenario: Scenario) -> dict[str, str]:
 
 def boot_time(world: World, node: NodeState) -> datetime:
     """GPU nodes were rebooted into their current kernel shortly before the stack was installed."""
+    if node.host.booted_at is not None:
+        return node.host.booted_at
     return world.installed_at - timedelta(hours=2, seconds=node.index * 7 % 600)
 
 
@@ -52,14 +54,14 @@ def uptime_stamp(world: World, node: NodeState, moment: datetime) -> str:
 
 def driver_load_time(world: World, node: NodeState) -> datetime:
     """When the nvidia modules were loaded (boot for a host driver, install for the container)."""
-    if node.host.host_driver:
+    if node.host.host_driver or node.host.module_version:
         return boot_time(world, node) + timedelta(seconds=11)
     return world.installed_at + timedelta(minutes=3, seconds=41)
 
 
-def nvrm_banner() -> str:
+def nvrm_banner(version: str = DRIVER_VERSION) -> str:
     return (
-        f"NVIDIA UNIX Open Kernel Module for x86_64  {DRIVER_VERSION}  Release Build  "
+        f"NVIDIA UNIX Open Kernel Module for x86_64  {version}  Release Build  "
         "(dvs-builder@U22-I3-AE18-23-3)  Wed Mar  5 00:51:54 UTC 2025"
     )
 
@@ -67,30 +69,34 @@ def nvrm_banner() -> str:
 def dmesg(world: World, node: NodeState) -> str:
     """Kernel ring buffer: boot, NIC probe, driver load (if loaded), then fault events."""
     assert node.spec is not None
-    boot = boot_time(world, node)
+    kernel = node.spec.kernel
+    flavour = kernel.rsplit("-", 1)[0]
     lines = [
-        f"[    0.000000] Linux version {node.spec.kernel} (buildd@lcy02-amd64-047) "
-        "(x86_64-linux-gnu-gcc-11 (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for "
-        "Ubuntu) 2.38) #141-Ubuntu SMP Fri Jan 10 21:18:28 UTC 2025 (Ubuntu 5.15.0-131.141-generic 5.15.173)",
-        f"[    0.000000] Command line: BOOT_IMAGE=/vmlinuz-{node.spec.kernel} root=/dev/mapper/vg0-root ro "
+        f"[    0.000000] Linux version {kernel} (buildd@lcy02-amd64-047) (x86_64-linux-gnu-gcc-11 "
+        "(Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for Ubuntu) 2.38) #141-Ubuntu SMP "
+        f"Fri Jan 10 21:18:28 UTC 2025 (Ubuntu {flavour}.141-generic 5.15.173)",
+        f"[    0.000000] Command line: BOOT_IMAGE=/vmlinuz-{kernel} root=/dev/mapper/vg0-root ro "
         "intel_iommu=on iommu=pt",
         "[    0.000000] KERNEL supported cpus:",
         "[    0.000000]   Intel GenuineIntel",
-        "[    0.012458] secureboot: Secure boot disabled"
-        if not _secure_boot(node)
-        else "[    0.012458] secureboot: Secure boot enabled",
+        *_secure_boot_lines(node),
         "[    1.734216] ACPI: PCI Root Bridge [PC00] (domain 0000 [bus 00-15])",
     ]
     lines += _nic_lines(node)
     if node.host.driver_loaded or node.host.nvml_error:
-        lines += _driver_load_lines(uptime_stamp(world, node, driver_load_time(world, node)), node)
+        stamp = uptime_stamp(world, node, driver_load_time(world, node))
+        lines += _driver_load_lines(stamp, node, node.host.module_version or DRIVER_VERSION)
     lines += node.host.kernel_events
-    del boot
     return "\n".join(lines) + "\n"
 
 
-def _secure_boot(node: NodeState) -> bool:
-    return any("Key was rejected" in line or "Lockdown" in line for line in node.host.kernel_events)
+def _secure_boot_lines(node: NodeState) -> list[str]:
+    if not node.host.secure_boot:
+        return ["[    0.012458] secureboot: Secure boot disabled"]
+    return [
+        "[    0.012458] secureboot: Secure boot enabled",
+        "[    0.012459] Kernel is locked down from EFI Secure Boot mode; see man kernel_lockdown.7",
+    ]
 
 
 def _nic_lines(node: NodeState) -> list[str]:
@@ -112,13 +118,13 @@ def _nic_lines(node: NodeState) -> list[str]:
     return out
 
 
-def _driver_load_lines(stamp: str, node: NodeState) -> list[str]:
+def _driver_load_lines(stamp: str, node: NodeState, version: str) -> list[str]:
     mods = [
         f"{stamp} nvidia: loading out-of-tree module taints kernel.",
         f"{stamp} nvidia-nvlink: Nvlink Core is being initialized, major device number 234",
-        f"{stamp} NVRM: loading {nvrm_banner()}",
+        f"{stamp} NVRM: loading {nvrm_banner(version)}",
         f"{stamp} nvidia-modeset: Loading NVIDIA UNIX Open Kernel Mode Setting Driver for x86_64  "
-        f"{DRIVER_VERSION}  Release Build  (dvs-builder@U22-I3-AE18-23-3)  Wed Mar  5 00:38:40 UTC 2025",
+        f"{version}  Release Build  (dvs-builder@U22-I3-AE18-23-3)  Wed Mar  5 00:38:40 UTC 2025",
         f"{stamp} [drm] [nvidia-drm] [GPU ID 0x00001800] Loading driver",
         f"{stamp} [drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:18:00.0 on minor 1",
         f"{stamp} nvidia_uvm: module uses symbols nvUvmInterfaceDisableAccessCntr from proprietary module "
@@ -185,11 +191,10 @@ def lsmod(node: NodeState) -> str:
     return "\n".join(lines) + "\n"
 
 
-def proc_version() -> str:
-    """/proc/driver/nvidia/version."""
-    return (
-        f"NVRM version: {nvrm_banner()}\nGCC version:  gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04) \n"
-    )
+def proc_version(module_version: str | None = None) -> str:
+    """/proc/driver/nvidia/version (of the loaded kernel module)."""
+    banner = nvrm_banner(module_version or DRIVER_VERSION)
+    return f"NVRM version: {banner}\nGCC version:  gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04) \n"
 
 
 # -- runtime configuration -----------------------------------------------------

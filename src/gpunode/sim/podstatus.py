@@ -33,6 +33,8 @@ class Ctr:
     message: str = ""
     last_exit_code: int = 1
     last_reason: str = "Error"
+    last_started_at: datetime | None = None
+    last_finished_at: datetime | None = None
     init: bool = False
 
 
@@ -66,8 +68,8 @@ def crashloop(
         state="crashloop",
         ready=False,
         restarts=restarts,
-        started_at=last_start,
-        finished_at=last_end,
+        last_started_at=last_start,
+        last_finished_at=last_end,
         last_exit_code=exit_code,
         last_reason=reason,
     )
@@ -111,7 +113,9 @@ def _state(c: Ctr, md: Obj, cid: str) -> Obj:
     if c.state == "running":
         return {"running": {"startedAt": ids.rfc3339(_at(c.started_at))}}
     if c.state in ("completed", "terminated"):
-        return {"terminated": _terminated(c.exit_code, c.reason or "Completed", c, cid)}
+        return {
+            "terminated": _terminated(c.exit_code, c.reason or "Completed", cid, c.started_at, c.finished_at)
+        }
     if c.state == "crashloop":
         pod = f"{md['name']}_{md['namespace']}({md['uid']})"
         msg = f"back-off 5m0s restarting failed container={c.name} pod={pod}"
@@ -128,13 +132,14 @@ def _last_state(c: Ctr, pod_key: str, runtime: str) -> Obj:
     if c.restarts == 0:
         return {}
     cid = ids.container_id(f"{pod_key}/{c.name}/{c.restarts - 1}", runtime)
-    return {"terminated": _terminated(c.last_exit_code, c.last_reason, c, cid)}
+    start = c.last_started_at or c.started_at
+    return {"terminated": _terminated(c.last_exit_code, c.last_reason, cid, start, c.last_finished_at)}
 
 
-def _terminated(code: int, reason: str, c: Ctr, cid: str) -> Obj:
+def _terminated(code: int, reason: str, cid: str, started: datetime | None, finished: datetime | None) -> Obj:
     """A `terminated` state block."""
-    start = _at(c.started_at)
-    end = c.finished_at or start + timedelta(seconds=3)
+    start = _at(started)
+    end = finished or start + timedelta(seconds=3)
     return {
         "containerID": cid,
         "exitCode": code,

@@ -42,7 +42,54 @@ def _readings(gpu: Gpu, model: GpuModel, load: GpuLoad) -> dict[str, str]:
     }
 
 
-def gpu_xml(gpu: Gpu, model: GpuModel, load: GpuLoad, fabric: tuple[str, str]) -> str:
+# MIG profile -> (GPU instance id, SM count, memory MiB) on an 80 GB Hopper.
+MIG_PROFILES = {
+    "1g.10gb": (9, 16, 9984),
+    "2g.20gb": (5, 32, 20096),
+    "3g.40gb": (2, 60, 40320),
+    "7g.80gb": (0, 132, 80896),
+}
+
+
+def _mig_devices_xml(profiles: tuple[str, ...]) -> list[str]:
+    """`<mig_device>` entries for the MIG instances on one GPU."""
+    out: list[str] = []
+    for i, profile in enumerate(profiles):
+        gi, sms, mem = MIG_PROFILES[profile]
+        out += [
+            "\t\t\t<mig_device>",
+            f"\t\t\t\t<index>{i}</index>",
+            f"\t\t\t\t<gpu_instance_id>{gi + i}</gpu_instance_id>",
+            "\t\t\t\t<compute_instance_id>0</compute_instance_id>",
+            "\t\t\t\t<device_attributes>",
+            "\t\t\t\t\t<shared>",
+            f"\t\t\t\t\t\t<multiprocessor_count>{sms}</multiprocessor_count>",
+            "\t\t\t\t\t\t<copy_engine_count>1</copy_engine_count>",
+            "\t\t\t\t\t\t<encoder_count>0</encoder_count>",
+            "\t\t\t\t\t\t<decoder_count>1</decoder_count>",
+            "\t\t\t\t\t\t<ofa_count>0</ofa_count>",
+            "\t\t\t\t\t\t<jpg_count>1</jpg_count>",
+            "\t\t\t\t\t</shared>",
+            "\t\t\t\t</device_attributes>",
+            "\t\t\t\t<ecc_error_count>",
+            "\t\t\t\t\t<volatile_count>",
+            "\t\t\t\t\t\t<sram_uncorrectable>0</sram_uncorrectable>",
+            "\t\t\t\t\t</volatile_count>",
+            "\t\t\t\t</ecc_error_count>",
+            "\t\t\t\t<fb_memory_usage>",
+            f"\t\t\t\t\t<total>{mem} MiB</total>",
+            "\t\t\t\t\t<reserved>0 MiB</reserved>",
+            "\t\t\t\t\t<used>13 MiB</used>",
+            f"\t\t\t\t\t<free>{mem - 13} MiB</free>",
+            "\t\t\t\t</fb_memory_usage>",
+            "\t\t\t</mig_device>",
+        ]
+    return out
+
+
+def gpu_xml(
+    gpu: Gpu, model: GpuModel, load: GpuLoad, fabric: tuple[str, str], mig_profiles: tuple[str, ...] = ()
+) -> str:
     """One `<gpu>` element."""
     r = _readings(gpu, model, load)
     mig = "Enabled" if gpu.mig else "Disabled"
@@ -60,7 +107,7 @@ def gpu_xml(gpu: Gpu, model: GpuModel, load: GpuLoad, fabric: tuple[str, str]) -
         f"\t\t\t<pending_mig>{mig}</pending_mig>",
         "\t\t</mig_mode>",
         "\t\t<mig_devices>",
-        "\t\t\tNone" if not gpu.mig else "\t\t\t<mig_device>\n\t\t\t</mig_device>",
+        *(_mig_devices_xml(mig_profiles) if gpu.mig else ["\t\t\tNone"]),
         "\t\t</mig_devices>",
         "\t\t<accounting_mode>Disabled</accounting_mode>",
         "\t\t<accounting_mode_buffer_size>4000</accounting_mode_buffer_size>",
@@ -468,7 +515,13 @@ def _processes_xml(load: GpuLoad, r: dict[str, str]) -> list[str]:
 
 
 def smi_xml(
-    gpus: list[Gpu], model: GpuModel, loads: list[GpuLoad], fabric: tuple[str, str], at: datetime
+    gpus: list[Gpu],
+    model: GpuModel,
+    loads: list[GpuLoad],
+    fabric: tuple[str, str],
+    at: datetime,
+    *,
+    mig_profiles: tuple[str, ...] = (),
 ) -> str:
     """The whole `nvidia-smi -q -x` document for the visible GPUs."""
     head = (
@@ -477,7 +530,7 @@ def smi_xml(
         f"\t<driver_version>{DRIVER_VERSION}</driver_version>\n\t<cuda_version>{CUDA_VERSION}</cuda_version>\n"
         f"\t<attached_gpus>{len(gpus)}</attached_gpus>\n"
     )
-    body = "".join(gpu_xml(g, model, load, fabric) for g, load in zip(gpus, loads, strict=True))
+    body = "".join(gpu_xml(g, model, load, fabric, mig_profiles) for g, load in zip(gpus, loads, strict=True))
     return head + body + "\n</nvidia_smi_log>\n"
 
 

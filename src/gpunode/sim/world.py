@@ -69,6 +69,10 @@ class Host:
     rdma_ports_active: bool = True
     mofed_loaded: bool = True
     nvidia_smi: bool = True
+    booted_at: datetime | None = None
+    secure_boot: bool = False
+    module_version: str | None = None
+    mig_profiles: tuple[str, ...] = ()
 
 
 @dataclass

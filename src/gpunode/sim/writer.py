@@ -137,7 +137,7 @@ def node_files(world: World, node: NodeState) -> dict[str, str]:
     out: dict[str, str] = {"cmd/dmesg.txt": host.dmesg(world, node), "cmd/lsmod.txt": host.lsmod(node)}
     out |= _smi_files(world, node)
     if h.driver_loaded or h.nvml_error:
-        out["files/proc/driver/nvidia/version"] = host.proc_version()
+        out["files/proc/driver/nvidia/version"] = host.proc_version(h.module_version)
     if world.scenario.has("gpu-operator"):
         out |= host.runtime_files(world.scenario, h.runtime_patched)
     out |= {f"{host.VALIDATIONS}/{name}": text for name, text in sorted(h.validations.items())}
@@ -166,7 +166,9 @@ def _smi_files(world: World, node: NodeState) -> dict[str, str]:
         f"Unable to determine the device handle for GPU{g.bus_id[4:]}: Unknown Error\n" for g in lost
     )
     return {
-        "cmd/nvidia-smi-q.xml": smi_xml(visible, node.model, loads, (h.fabric_state, h.fabric_status), at),
+        "cmd/nvidia-smi-q.xml": smi_xml(
+            visible, node.model, loads, (h.fabric_state, h.fabric_status), at, mig_profiles=h.mig_profiles
+        ),
         "cmd/nvidia-smi.txt": prefix + table,
     }
 
