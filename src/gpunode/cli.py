@@ -125,7 +125,7 @@ def sim_cmd(
 
 
 # Command modules under gpunode/commands/, each with register(app); order = help order.
-COMMAND_MODULES: tuple[str, ...] = ("agent",)
+COMMAND_MODULES: tuple[str, ...] = ("agent", "validate")
 
 
 def _register_commands() -> None:

@@ -26,13 +26,16 @@ from gpunode.validate.active.checks import CLEANUP, GPU_SMOKE, NCCL, PVC_WRITE
 from gpunode.validate.active.cluster import ClusterApi
 from gpunode.validate.active.judge import Observed, judge_gpu_smoke, judge_nccl, judge_pvc_write
 from gpunode.validate.active.plan import Target, plan_targets
+from gpunode.validate.defaults import (
+    DEFAULT_IMAGE,
+    DEFAULT_NCCL_FLOOR_GBPS,
+    DEFAULT_NCCL_IMAGE,
+    DEFAULT_TIMEOUT_S,
+)
 from gpunode.validate.model import CheckResult, Outcome
 from gpunode.validate.registry import Validation, failed, passed, unknown, worst_of_nodes
 from gpunode.validate.runner import to_result
 
-DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu22.04"
-DEFAULT_NCCL_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
-DEFAULT_NCCL_FLOOR_GBPS = 100.0
 # Objects outlive the wait by this much, so the kubelet (not gpunode) ends them at worst.
 DEADLINE_MARGIN_S = 60
 
@@ -44,7 +47,7 @@ class ActiveOptions:
     kubeconfig: Path | None = None
     context: str | None = None
     image: str = DEFAULT_IMAGE
-    timeout_s: float = 300.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     poll_s: float = 2.0
     gpu_smoke: bool = True
     pvc: bool = True

@@ -1,0 +1,150 @@
+"""``gpunode validate``: the cluster readiness checklist, on a bundle or a live cluster.
+
+Exit codes: 0 nothing at or above ``--fail-on``, 1 otherwise, 2 bad usage or
+input, 3 cluster unreachable.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from gpunode.validate.defaults import (
+    DEFAULT_IMAGE,
+    DEFAULT_NCCL_FLOOR_GBPS,
+    DEFAULT_NCCL_IMAGE,
+    DEFAULT_SCRAPE_INTERVAL_S,
+    DEFAULT_TIMEOUT_S,
+)
+
+if TYPE_CHECKING:
+    from gpunode.validate.service import ValidateRequest
+
+
+class FailOn(StrEnum):
+    warn = "warn"
+    fail = "fail"
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    junit = "junit"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``validate`` command to the CLI."""
+    app.command("validate")(validate_cmd)
+
+
+def validate_cmd(
+    *,
+    source: Annotated[
+        Path | None,
+        typer.Option("--from", help="Judge a saved bundle (directory or .tar.gz) instead of a live cluster."),
+    ] = None,
+    kubeconfig: Annotated[
+        Path | None, typer.Option(help="Kubeconfig of the live cluster (default: kubectl's).")
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
+    category: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Only this category (repeatable): infrastructure, gpu-health, network, storage, "
+            "scheduling, observability."
+        ),
+    ] = None,
+    active: Annotated[bool, typer.Option("--active", help="Also run test workloads on the cluster.")] = False,
+    expect_gpus: Annotated[int | None, typer.Option(help="GPUs every GPU node must have.")] = None,
+    fail_on: Annotated[
+        FailOn, typer.Option(help="Exit 1 on failures only, or on warnings too.")
+    ] = FailOn.fail,
+    output: Annotated[Format, typer.Option("-o", "--output", help="Output format.")] = Format.table,
+    output_dir: Annotated[
+        Path | None, typer.Option(help="Write the report in every format plus the bundle it was made from.")
+    ] = None,
+    image: Annotated[str, typer.Option(help="Image of the nvidia-smi and PVC test pods.")] = DEFAULT_IMAGE,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for test pods (--active).")
+    ] = DEFAULT_TIMEOUT_S,
+    nccl: Annotated[
+        bool, typer.Option("--nccl", help="With --active: NCCL all-reduce across two GPU nodes.")
+    ] = False,
+    nccl_image: Annotated[
+        str, typer.Option(help="Image with PyTorch + NCCL for --nccl.")
+    ] = DEFAULT_NCCL_IMAGE,
+    nccl_min_busbw: Annotated[
+        float, typer.Option(help="Bus bandwidth floor for --nccl, in GB/s.")
+    ] = DEFAULT_NCCL_FLOOR_GBPS,
+    rdma_rate: Annotated[
+        float | None, typer.Option(help="Expected RDMA port rate in Gb/s (default: the fastest seen).")
+    ] = None,
+    scrape_interval: Annotated[
+        float, typer.Option(help="Live: seconds between the two DCGM scrapes.")
+    ] = DEFAULT_SCRAPE_INTERVAL_S,
+    list_checks: Annotated[bool, typer.Option("--list-checks", help="List every check and exit.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress output while collecting.")
+    ] = False,
+) -> None:
+    """Cluster readiness in six categories: a verdict, a score per category, and what to fix."""
+    from gpunode.validate.active.session import ActiveOptions
+    from gpunode.validate.service import ValidateRequest
+
+    if list_checks:
+        _list_checks()
+        raise typer.Exit(0)
+    active_options = None
+    if active:
+        active_options = ActiveOptions(
+            kubeconfig=kubeconfig,
+            context=context,
+            image=image,
+            timeout_s=timeout,
+            nccl=nccl,
+            nccl_image=nccl_image,
+            nccl_min_busbw=nccl_min_busbw,
+            expect_gpus=expect_gpus,
+        )
+    request = ValidateRequest(
+        bundle=source,
+        kubeconfig=kubeconfig,
+        context=context,
+        categories=tuple(category or ()),
+        expect_gpus=expect_gpus,
+        rdma_rate_gbps=rdma_rate,
+        active=active_options,
+        output_dir=output_dir,
+        scrape_interval_s=scrape_interval,
+        quiet=quiet,
+    )
+    _run(request, output, fail_on)
+
+
+def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
+    from rich.console import Console
+
+    from gpunode.validate.model import Verdict
+    from gpunode.validate.report import REPORTERS
+    from gpunode.validate.service import validate, write_outputs
+
+    threshold = Verdict(fail_on.value)
+    result = validate(request)
+    REPORTERS[output.value](result.report, Console(soft_wrap=False, highlight=False), threshold)
+    if request.output_dir is not None:
+        write_outputs(result, request.output_dir, threshold)
+    raise typer.Exit(1 if result.report.fails_on(threshold) else 0)
+
+
+def _list_checks() -> None:
+    from gpunode.validate import checks as _registered  # noqa: F401
+    from gpunode.validate.active import checks as _active  # noqa: F401
+    from gpunode.validate.registry import REGISTRY
+
+    for v in REGISTRY:
+        kind = "active" if v.active else "passive"
+        typer.echo(f"{v.category:15} {v.id:32} {kind:8} {v.title}")

@@ -1,0 +1,143 @@
+"""``gpunode validate`` end to end: get facts (bundle or live), run checks, keep the bundle.
+
+I/O lives here and in ``active``/``live``; the checks themselves stay pure.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.errors import UsageError
+from gpunode.facts import ClusterFacts
+from gpunode.validate.active.session import ActiveOptions, run_active
+from gpunode.validate.context import LiveFacts, ValidationOptions
+from gpunode.validate.defaults import DEFAULT_SCRAPE_INTERVAL_S
+from gpunode.validate.model import CATEGORIES, ValidationReport, Verdict
+from gpunode.validate.runner import validate_facts
+
+BUNDLE_DIR = "bundle"
+
+
+@dataclass(frozen=True)
+class ValidateRequest:
+    """Everything the command line asked for."""
+
+    bundle: Path | None = None
+    kubeconfig: Path | None = None
+    context: str | None = None
+    categories: tuple[str, ...] = ()
+    expect_gpus: int | None = None
+    rdma_rate_gbps: float | None = None
+    active: ActiveOptions | None = None
+    output_dir: Path | None = None
+    scrape_interval_s: float = DEFAULT_SCRAPE_INTERVAL_S
+    quiet: bool = False
+
+    def check(self) -> None:
+        """Refuse impossible combinations with a one-line UsageError."""
+        unknown = [c for c in self.categories if c not in CATEGORIES]
+        if unknown:
+            raise UsageError(f"unknown category {', '.join(unknown)} (choose from {', '.join(CATEGORIES)})")
+        if self.bundle is not None and self.kubeconfig is not None and self.active is None:
+            raise UsageError("--kubeconfig with --from is only used by --active")
+        if self.bundle is not None and self.active is not None and self.kubeconfig is None:
+            raise UsageError("--active runs pods on a live cluster: give --kubeconfig (and --context) too")
+        if self.expect_gpus is not None and self.expect_gpus < 1:
+            raise UsageError("--expect-gpus must be at least 1")
+
+
+@dataclass(frozen=True)
+class ValidateResult:
+    report: ValidationReport
+    bundle: Path
+
+
+def validate(request: ValidateRequest) -> ValidateResult:
+    """Run the checks the request asks for; the bundle path names what they were made from."""
+    request.check()
+    with _bundle_source(request) as (bundle, collected_at):
+        facts = load_bundle(bundle)
+        live = None if collected_at is None else live_facts_for(request, facts, collected_at)
+        options = ValidationOptions(request.expect_gpus, request.rdma_rate_gbps, live)
+        extra = run_active(facts, request.active, request.categories) if request.active else []
+        report = validate_facts(facts, read_node_observations, options, request.categories, extra)
+        kept = _keep_bundle(bundle, request.output_dir, live is not None)
+    return ValidateResult(report, kept)
+
+
+@contextmanager
+def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | None]]:
+    """The bundle to judge: the given one, or a fresh live collection (and when it ended)."""
+    if request.bundle is not None:
+        yield request.bundle, None
+        return
+    from gpunode.collect.live import collect_bundle
+
+    if request.output_dir is not None:
+        target = request.output_dir / BUNDLE_DIR
+        if target.exists():
+            raise UsageError(f"{target} already exists; choose an empty --output-dir")
+        result = collect_bundle(
+            target, kubeconfig=request.kubeconfig, context=request.context, quiet=request.quiet
+        )
+        yield result.path, time.monotonic()
+        return
+    with tempfile.TemporaryDirectory(prefix="gpunode-validate-") as tmp:
+        result = collect_bundle(
+            Path(tmp) / BUNDLE_DIR,
+            kubeconfig=request.kubeconfig,
+            context=request.context,
+            quiet=request.quiet,
+        )
+        yield result.path, time.monotonic()
+
+
+def live_facts_for(request: ValidateRequest, facts: ClusterFacts, collected_at: float) -> LiveFacts:
+    """Live-only proof (endpoint, DCGM freshness) for a bundle just collected."""
+    from gpunode.validate.live import live_facts
+
+    return live_facts(
+        facts,
+        request.kubeconfig,
+        request.context,
+        first_scrape_at=collected_at,
+        interval_s=request.scrape_interval_s,
+    )
+
+
+def _keep_bundle(bundle: Path, output_dir: Path | None, collected: bool) -> Path:
+    """Copy the bundle the verdicts came from into ``output_dir`` (a live one is already there)."""
+    if output_dir is None or (collected and bundle.parent == output_dir):
+        return bundle
+    output_dir.mkdir(parents=True, exist_ok=True)
+    if bundle.is_dir():
+        target = output_dir / BUNDLE_DIR
+        shutil.copytree(bundle, target, dirs_exist_ok=True)
+        return target
+    target = output_dir / ("bundle.tgz" if bundle.name.endswith(".tgz") else "bundle.tar.gz")
+    shutil.copy2(bundle, target)
+    return target
+
+
+def write_outputs(result: ValidateResult, output_dir: Path, fail_on: Verdict) -> list[Path]:
+    """The report in every format, next to the bundle it was made from."""
+    from rich.console import Console
+
+    from gpunode.validate.report import FILE_NAMES, REPORTERS
+
+    output_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, reporter in REPORTERS.items():
+        path = output_dir / FILE_NAMES[name]
+        with path.open("w", encoding="utf-8") as handle:
+            console = Console(file=handle, width=120, soft_wrap=False, highlight=False, color_system=None)
+            reporter(result.report, console, fail_on)
+        written.append(path)
+    return written
