@@ -1,0 +1,290 @@
+"""Recognise knowledge-base signatures in any text a user has, streaming.
+
+``gpunode explain`` is fed pod logs, ``kubectl describe`` output, dmesg dumps or
+a pasted mix, possibly gigabytes of it. The matcher is pure over an iterable of
+lines and keeps only a bounded summary (a few quoted lines per cause), so memory
+does not grow with the input.
+
+Speed comes from a prefilter: the lines are joined into blocks and one combined
+regex (all signatures as alternatives) is searched over each block in C; only
+the lines it stops on are checked against each signature. The prefilter can stop
+on a line no signature matches (its alternatives may run across line breaks),
+never skip one that does, because the search resumes at the next line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from re import _constants as _sre  # type: ignore[attr-defined]
+from re import _parser as _sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+import msgspec
+
+from gpunode.catalog import load_catalog
+from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
+from gpunode.xid import XID_LINE_PATTERNS, XidInfo, classify, xids_in_line
+
+# Sources whose patterns describe free text a user may paste. node_file patterns
+# describe configuration files and would misfire on arbitrary text.
+EXPLAIN_SOURCES: frozenset[MatchSource] = frozenset(
+    {"log", "event", "waiting", "node_cmd", "node_condition", "text"}
+)
+MAX_QUOTES = 3
+MAX_LINE_CHARS = 400
+BLOCK_LINES = 8192
+
+
+@dataclass(frozen=True)
+class QuotedLine:
+    """A matching input line (1-based number), trimmed for display."""
+
+    line_no: int
+    text: str
+
+
+@dataclass
+class CauseMatch:
+    """One recognised cause: the first few matching lines and how many there were."""
+
+    cause: Cause
+    layer: int
+    quotes: list[QuotedLine] = field(default_factory=list)
+    count: int = 0
+
+    def add(self, line_no: int, line: str, max_quotes: int) -> None:
+        self.count += 1
+        if len(self.quotes) < max_quotes:
+            self.quotes.append(QuotedLine(line_no, line.strip()[:MAX_LINE_CHARS]))
+
+
+@dataclass(frozen=True)
+class XidSighting:
+    """How often one Xid code appeared, with what the catalog says about it."""
+
+    info: XidInfo
+    count: int
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The causes recognised, best first (most specific, then lowest layer)."""
+
+    matches: tuple[CauseMatch, ...]
+    xids: tuple[XidSighting, ...]
+    lines_read: int
+
+    @property
+    def matched(self) -> bool:
+        return bool(self.matches)
+
+
+def candidate_matchers(kb: KnowledgeBase, component: str | None = None) -> list[tuple[Cause, Match]]:
+    """Signatures to look for: every explainable one, or only ``component``'s."""
+    return [
+        (cause, m)
+        for cause in kb.causes
+        if component is None or cause.component == component
+        for m in cause.match
+        if m.source in EXPLAIN_SOURCES
+    ]
+
+
+class Matcher:
+    """Scans lines against signatures; feed it blocks, then ask for the result."""
+
+    def __init__(self, matchers: Sequence[tuple[Cause, Match]], max_quotes: int = MAX_QUOTES) -> None:
+        self._matchers = list(matchers)
+        self._max_quotes = max_quotes
+        self._prefilter = build_prefilter(m.pattern for _, m in self._matchers)
+        self._layers = {c.id: c.layer for c in load_catalog().components}
+        self._found: dict[str, CauseMatch] = {}
+        self._xids: Counter[tuple[int, str]] = Counter()
+        self.lines_read = 0
+
+    def feed(self, lines: Sequence[str]) -> None:
+        """Scan one block of consecutive lines (numbered after those fed before)."""
+        first = self.lines_read + 1
+        self.lines_read += len(lines)
+        block = "\n".join(lines)
+        for offset, line in _candidate_lines(self._prefilter, block):
+            self._check_line(first + offset, line)
+
+    def _check_line(self, line_no: int, line: str) -> None:
+        for cause, m in self._matchers:
+            if m.regex.search(line):
+                self._record(cause, line_no, line)
+        for code, rest in xids_in_line(line):
+            self._xids[(code, classify(code, rest).action)] += 1
+
+    def _record(self, cause: Cause, line_no: int, line: str) -> None:
+        found = self._found.get(cause.code)
+        if found is None:
+            found = self._found[cause.code] = CauseMatch(cause, self._layers.get(cause.component, 0))
+        elif found.quotes and found.quotes[-1].line_no == line_no:
+            return  # a second signature of the same cause on the same line
+        found.add(line_no, line, self._max_quotes)
+
+    def result(self) -> Explanation:
+        ranked = sorted(
+            self._found.values(),
+            key=lambda f: (-f.cause.specificity, f.layer, f.quotes[0].line_no),
+        )
+        return Explanation(tuple(ranked), _xid_summary(self._xids), self.lines_read)
+
+
+@dataclass(frozen=True)
+class Prefilter:
+    """What a block is searched for: required literals, plus patterns that have none."""
+
+    literals: tuple[str, ...]
+    fallback: re.Pattern[str] | None
+
+    def line_starts(self, block: str) -> set[int]:
+        """Offsets of the lines in ``block`` that may match some signature."""
+        starts = {start for lit in self.literals for start in _literal_line_starts(lit, block)}
+        if self.fallback is not None:
+            starts.update(_regex_line_starts(self.fallback, block))
+        return starts
+
+
+def build_prefilter(patterns: Iterable[str]) -> Prefilter:
+    """Longest required literal set per pattern (str.find is fastest on long needles)."""
+    literals: set[str] = set()
+    without: list[str] = []
+    for pattern in dict.fromkeys([*patterns, *(p.pattern for p in XID_LINE_PATTERNS)]):
+        required = required_literals(pattern)
+        if required:
+            literals |= required
+        else:
+            without.append(pattern)
+    fallback = re.compile("|".join(f"(?:{p})" for p in without), re.MULTILINE) if without else None
+    return Prefilter(_minimal(literals), fallback)
+
+
+def _minimal(literals: set[str]) -> tuple[str, ...]:
+    """Drop literals containing a shorter one: wherever they occur, it occurs too."""
+    kept: list[str] = []
+    for lit in sorted(literals, key=len):
+        if not any(shorter in lit for shorter in kept):
+            kept.append(lit)
+    return tuple(kept)
+
+
+def _candidate_lines(prefilter: Prefilter, block: str) -> Iterator[tuple[int, str]]:
+    """(index, text) of every line the prefilter stops on, in order, each once."""
+    line_index, counted_to = 0, 0
+    for start in sorted(prefilter.line_starts(block)):
+        line_index += block.count("\n", counted_to, start)
+        counted_to = start
+        end = block.find("\n", start)
+        yield line_index, block[start : len(block) if end < 0 else end]
+
+
+def _literal_line_starts(literal: str, block: str) -> Iterator[int]:
+    at = block.find(literal)
+    while at >= 0:
+        yield block.rfind("\n", 0, at) + 1
+        end = block.find("\n", at)
+        if end < 0:
+            return
+        at = block.find(literal, end + 1)
+
+
+def _regex_line_starts(scanner: re.Pattern[str], block: str) -> Iterator[int]:
+    """A hit may run across line ends, so the search resumes at the next line."""
+    pos = 0
+    while (hit := scanner.search(block, pos)) is not None:
+        yield block.rfind("\n", 0, hit.start()) + 1
+        end = block.find("\n", hit.start())
+        if end < 0:
+            return
+        pos = end + 1
+
+
+# --- required literals: plain strings one of which every match must contain ---
+
+_MIN_LITERAL = 4
+_REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT, getattr(_sre, "POSSESSIVE_REPEAT", _sre.MAX_REPEAT))
+
+
+def required_literals(pattern: str) -> frozenset[str]:
+    """Strings of which any match of ``pattern`` contains at least one; empty when unknown.
+
+    Walks the parsed regex: a run of literal characters is required, a group or a
+    repetition of at least one is required if its content is, an alternation is
+    required as the union of its branches. Of the candidates, the one whose
+    shortest string is longest is kept; too short a set is useless and dropped.
+    """
+    parsed = _sre_parse.parse(pattern)
+    if parsed.state.flags & re.IGNORECASE:
+        return frozenset()
+    best = _sequence_literals(list(parsed))
+    return best if _quality(best) >= _MIN_LITERAL else frozenset()
+
+
+def _sequence_literals(items: list[tuple[Any, Any]]) -> frozenset[str]:
+    options: list[frozenset[str]] = []
+    run: list[str] = []
+    for op, av in items:
+        if op is _sre.LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            options.append(frozenset({"".join(run)}))
+            run = []
+        options.append(_item_literals(op, av))
+    if run:
+        options.append(frozenset({"".join(run)}))
+    return max(options, key=_quality, default=frozenset())
+
+
+def _item_literals(op: Any, av: Any) -> frozenset[str]:
+    if op is _sre.SUBPATTERN:
+        _group, add_flags, _del_flags, sub = av
+        return frozenset() if add_flags & re.IGNORECASE else _sequence_literals(list(sub))
+    if op is _sre.BRANCH:
+        branches = [_sequence_literals(list(branch)) for branch in av[1]]
+        return frozenset().union(*branches) if all(branches) else frozenset()
+    if op in _REPEATS and av[0] >= 1:
+        return _sequence_literals(list(av[2]))
+    return frozenset()
+
+
+def _quality(literals: frozenset[str]) -> int:
+    return min((len(s) for s in literals), default=0)
+
+
+def _xid_summary(counts: Counter[tuple[int, str]]) -> tuple[XidSighting, ...]:
+    """One entry per code; Xid 154 lines differ in action, the most demanding is kept."""
+    merged: dict[int, XidSighting] = {}
+    for (code, action), n in sorted(counts.items(), key=lambda kv: _ACTION_RANK.index(kv[0][1])):
+        previous = merged.get(code)
+        info = msgspec.structs.replace(classify(code), action=action)
+        merged[code] = XidSighting(info, n + (previous.count if previous else 0))
+    return tuple(sorted(merged.values(), key=lambda s: s.info.code))
+
+
+_ACTION_RANK = ("none", "restart_workload", "reset_gpu", "reboot_node", "drain_and_repair")
+
+
+def explain_lines(
+    lines: Iterable[str],
+    kb: KnowledgeBase | None = None,
+    component: str | None = None,
+    max_quotes: int = MAX_QUOTES,
+) -> Explanation:
+    """Every cause whose signature appears in ``lines``, in one streaming pass."""
+    matcher = Matcher(candidate_matchers(kb or load_kb(), component), max_quotes)
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line.rstrip("\r\n"))
+        if len(batch) >= BLOCK_LINES:
+            matcher.feed(batch)
+            batch = []
+    if batch:
+        matcher.feed(batch)
+    return matcher.result()
