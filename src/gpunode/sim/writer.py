@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import shutil
 import tarfile
 import tempfile
@@ -31,12 +32,25 @@ def write(world: World, out: Path) -> Path:
             root = Path(tmp) / out.name.removesuffix(".tar.gz").removesuffix(".tgz")
             _write_dir(world, root)
             _prepare_target(out, is_dir=False)
-            with tarfile.open(out, "w:gz") as tar:
-                tar.add(root, arcname=root.name, filter=_deterministic)
+            _write_tarball(root, out)
         return out
     _prepare_target(out, is_dir=True)
     _write_dir(world, out)
     return out
+
+
+def _write_tarball(root: Path, out: Path) -> None:
+    """Gzip with a fixed header timestamp and sorted, owner-less entries (reproducible)."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with (
+            out.open("wb") as raw,
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
+            tarfile.open(fileobj=gz, mode="w") as tar,
+        ):
+            tar.add(root, arcname=root.name, filter=_deterministic)
+    except OSError as exc:
+        raise BundleError(f"{out}: cannot write bundle: {exc.strerror}") from exc
 
 
 def _deterministic(info: tarfile.TarInfo) -> tarfile.TarInfo:
