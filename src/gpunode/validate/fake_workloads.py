@@ -32,7 +32,7 @@ from gpunode.apiserver.faults import Faults
 from gpunode.apiserver.handler import ApiHandler, HttpError, ResourcePath
 from gpunode.apiserver.selectors import matches_all, parse_label_selector
 from gpunode.apiserver.server import ApiHTTPServer
-from gpunode.apiserver.status import not_found, status_bytes
+from gpunode.apiserver.status import forbidden, not_found, status_bytes
 from gpunode.apiserver.store import BundleStore
 from gpunode.apiserver.tls import make_tls_files
 from gpunode.errors import ParseError
@@ -443,10 +443,15 @@ class WorkloadHandler(ApiHandler):
         if not overlay.claims(method, req):
             super()._resource(method, req, query)
             return
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""  # read before any answer: keep-alive
         verb = {"POST": "create", "DELETE": "delete"}.get(method, "get" if req.name else "list")
         self.server.counters.record(verb, req.resource, req.namespace, req.name)
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        if self.server.faults.is_forbidden(verb, req.resource):
+            denial = forbidden(
+                self.server.user, verb, req.resource, group="", namespace=req.namespace, name=req.name
+            )
+            raise HttpError(403, denial)
         code, payload, content_type = overlay.answer(method, req, query, body)
         self._send(code, payload, content_type=content_type)
 

@@ -65,7 +65,7 @@ class ClusterApi:
                     KINDS[kind], namespace=namespace, labels=dict(LEFTOVER_SELECTOR)
                 ):
                     out.append((kind, obj.metadata.name))
-            except (ApiError, httpx2.TransportError):
+            except (httpx2.HTTPStatusError, httpx2.TransportError):
                 continue
         return out
 
@@ -75,8 +75,8 @@ class ClusterApi:
             self._client.create(codecs.from_dict(manifest))
         except ApiError as exc:
             return f"{exc.status.code} {exc.status.reason}: {exc.status.message}"
-        except httpx2.TransportError as exc:
-            return f"{type(exc).__name__}: {exc}"
+        except (httpx2.TransportError, httpx2.HTTPStatusError) as exc:
+            return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
         return ""
 
     def pod(self, namespace: str, name: str) -> tuple[Pod | None, str, str]:
@@ -85,8 +85,8 @@ class ClusterApi:
             found = self._client.get(KubePod, name, namespace=namespace)
         except ApiError as exc:
             return None, "", f"{exc.status.code} {exc.status.message}"
-        except (httpx2.TransportError, msgspec.ValidationError) as exc:
-            return None, "", f"{type(exc).__name__}: {exc}"
+        except (httpx2.TransportError, httpx2.HTTPStatusError, msgspec.ValidationError) as exc:
+            return None, "", f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
         raw = found.to_dict()
         host_ip = str(raw.get("status", {}).get("hostIP", ""))
         return msgspec.convert(raw, Pod), host_ip, ""
@@ -94,7 +94,7 @@ class ClusterApi:
     def claim_phase(self, namespace: str, name: str) -> str:
         try:
             claim = self._client.get(PersistentVolumeClaim, name, namespace=namespace)
-        except (ApiError, httpx2.TransportError):
+        except (httpx2.HTTPStatusError, httpx2.TransportError):
             return ""
         return claim.status.phase if claim.status and claim.status.phase else ""
 
@@ -102,7 +102,7 @@ class ClusterApi:
         """The pod's log, bounded; empty when it cannot be read (yet)."""
         try:
             text = "".join(self._client.log(name, namespace=namespace))
-        except (ApiError, httpx2.TransportError):
+        except (httpx2.HTTPStatusError, httpx2.TransportError):
             return ""
         return text[-MAX_LOG_BYTES:]
 
@@ -115,6 +115,6 @@ class ClusterApi:
                 self._client.delete(KINDS[kind], name, namespace=namespace, grace_period=0)
         except ApiError as exc:
             return "" if exc.status.code == 404 else f"{kind} {name}: {exc.status.code} {exc.status.message}"
-        except httpx2.TransportError as exc:
-            return f"{kind} {name}: {type(exc).__name__}: {exc}"
+        except (httpx2.TransportError, httpx2.HTTPStatusError) as exc:
+            return f"{kind} {name}: {type(exc).__name__}: {str(exc).splitlines()[0]}"
         return ""
