@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import msgspec
+
 from gpunode import checks
 from gpunode.catalog import Catalog, topological_order
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
@@ -124,6 +126,26 @@ class Diagnoser:
             self._component(j, roots, {}, self._cluster_pods(j.component)) for j in judgements.values()
         )
         return ClusterReport(self.facts.manifest.cluster_name, tuple(r for _, r in roots.values()), comps)
+
+    def explain_aggregates(self, cluster: ClusterReport, nodes: Sequence[NodeReport]) -> ClusterReport:
+        """Drop cluster causes that only sum up node failures which have their own root causes."""
+        kept, explained = [], {}
+        for rc in cluster.root_causes:
+            below = sorted(
+                {r.component for n in nodes for r in n.root_causes}
+                & set(self.catalog.dependents(rc.component))
+            )
+            if self.kb.get(rc.cause).aggregate and below:
+                explained[rc.component] = tuple(below)
+            else:
+                kept.append(rc)
+        if not explained:
+            return cluster
+        comps = tuple(
+            msgspec.structs.replace(c, blocked_by=explained[c.component]) if c.component in explained else c
+            for c in cluster.components
+        )
+        return msgspec.structs.replace(cluster, root_causes=tuple(kept), components=comps)
 
     def _cluster_pods(self, component: str) -> tuple[PodRef, ...]:
         return tuple(_pod_ref(sp.pod) for sp in self.facts.cluster_pods.get(component, []))
@@ -309,6 +331,7 @@ def diagnose(
     for name in nodes or facts.gpu_nodes():
         ctx = NodeContext(facts, name, read_observations(facts, name), kb)
         reports.append(diagnoser.node_report(ctx, judge_node(ctx, facts.catalog), cluster_problems))
+    cluster = diagnoser.explain_aggregates(cluster, reports)
     return Report(cluster=cluster, nodes=tuple(reports), groups=_groups(reports), source=_source(facts))
 
 

@@ -58,9 +58,11 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A cause code with its meaning, fix, next steps and signatures.
 
     ``component`` "*" marks a generic cause (a pod state) that any component can
-    have. ``standalone`` signatures prove a problem on their own; others only
-    refine a component already seen failing, so a stray line never invents a
-    root cause.
+    have. ``aggregate`` marks a cluster cause that only sums up node states (a
+    policy "notReady"): node root causes below it explain it away.
+    ``standalone`` signatures prove a problem on their own; others only refine
+    a component already seen failing, so a stray line never invents a root
+    cause.
     """
 
     code: str
@@ -72,6 +74,7 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     references: tuple[str, ...] = ()
     status: Literal["failed", "degraded"] = "failed"
     standalone: bool = False
+    aggregate: bool = False
     specificity: int = 50
     match: tuple[Match, ...] = ()
     example: str = ""
