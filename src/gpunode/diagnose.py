@@ -281,11 +281,12 @@ def _operator_ns(node: NodeContext | None, facts: ClusterFacts) -> str:
 
 
 def _evidence(problems: Sequence[Finding]) -> tuple[Evidence, ...]:
-    seen: dict[Evidence, None] = {}
+    """Evidence of the primary finding first; the same excerpt seen twice is shown once."""
+    seen: dict[str, Evidence] = {}
     for finding in problems:
         for ev in finding.evidence:
-            seen.setdefault(ev, None)
-    return tuple(seen)[:MAX_EVIDENCE]
+            seen.setdefault(ev.excerpt, ev)
+    return tuple(seen.values())[:MAX_EVIDENCE]
 
 
 def _node_status(components: Iterable[ComponentReport]) -> Status:
