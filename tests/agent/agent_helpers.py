@@ -138,10 +138,15 @@ def node_object(name: str = NODE, conditions: list[dict[str, str]] | None = None
                 }
             ],
             "nodeInfo": {
+                "machineID": "5e3b8f0c6a0d4d8c9f1e2a3b4c5d6e7f",
+                "systemUUID": "4c4c4544-0047-3510-8052-b4c04f4d4a32",
+                "bootID": "0f6e1c52-8d3e-4c3b-9a57-1f0c2e9d7a41",
                 "kernelVersion": "6.8.0-45-generic",
-                "kubeletVersion": "v1.31.4",
-                "containerRuntimeVersion": "containerd://1.7.24",
                 "osImage": "Ubuntu 24.04.1 LTS",
+                "containerRuntimeVersion": "containerd://1.7.24",
+                "kubeletVersion": "v1.31.4",
+                "kubeProxyVersion": "",
+                "operatingSystem": "linux",
                 "architecture": "amd64",
             },
             "images": [{"names": ["nvcr.io/nvidia/cuda:12.4.1-base"], "sizeBytes": 100}],

@@ -17,6 +17,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
+from urllib.parse import quote
+
+import msgspec
 
 from gpunode.model import STATUS_RANK, NodeReport, RootCause, Status
 
@@ -25,6 +28,7 @@ log = logging.getLogger(__name__)
 CONDITION_TYPE = "GPUStackHealthy"
 MAX_MESSAGE_CHARS = 1024
 FIELD_MANAGER = "gpunode-agent"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 # Components the probe observes directly; if none of them is ok, the verdict is Unknown.
 PROBED_LAYERS = (0, 1, 2)
 
@@ -139,25 +143,50 @@ class ConditionKeeper:
         return True
 
 
+class NodeApiError(Exception):
+    """The API server refused or failed a call (status code and its message)."""
+
+
 class LightkubeNodeApi:
-    """NodeApi through lightkube (in-cluster service account or a kubeconfig)."""
+    """NodeApi over the HTTP client lightkube builds from its config.
 
-    def __init__(self, client: Any = None) -> None:
-        if client is None:
-            from lightkube import Client
+    lightkube handles in-cluster service accounts (re-reading rotated tokens),
+    kubeconfigs and CA checks; the Node is read as raw JSON, not a typed model,
+    so a field this lightkube-models version does not know never breaks a read.
+    """
 
-            client = Client(field_manager=FIELD_MANAGER)
-        self._client = client
+    def __init__(self, http: Any) -> None:
+        self._http = http
+
+    @classmethod
+    def from_config(cls, config: Any, timeout_s: float = 10.0) -> LightkubeNodeApi:
+        """From a lightkube ``SingleConfig`` (e.g. ``KubeConfig.from_env().get()``)."""
+        import httpx2
+        from lightkube.config.client_adapter import Client, ConnectionParams
+
+        return cls(Client(config, ConnectionParams(timeout=httpx2.Timeout(timeout_s))))
 
     def get_node(self, name: str) -> dict[str, Any]:
-        from lightkube.resources.core_v1 import Node
-
-        node: dict[str, Any] = self._client.get(Node, name).to_dict()
+        answer = self._http.get(f"/api/v1/nodes/{quote(name, safe='')}")
+        _raise_for(answer)
+        node: dict[str, Any] = msgspec.json.decode(answer.content)
         return node
 
     def patch_condition(self, name: str, condition: dict[str, str]) -> None:
-        from lightkube.resources.core_v1 import NodeStatus
-        from lightkube.types import PatchType
+        answer = self._http.patch(
+            f"/api/v1/nodes/{quote(name, safe='')}/status",
+            content=msgspec.json.encode({"status": {"conditions": [condition]}}),
+            headers={"Content-Type": STRATEGIC_MERGE_PATCH},
+            params={"fieldManager": FIELD_MANAGER},
+        )
+        _raise_for(answer)
 
-        patch = {"status": {"conditions": [condition]}}
-        self._client.patch(NodeStatus, name, patch, patch_type=PatchType.STRATEGIC)
+
+def _raise_for(answer: Any) -> None:
+    code = int(answer.status_code)
+    if code >= 400:
+        try:
+            message = str(msgspec.json.decode(answer.content).get("message", ""))
+        except (msgspec.DecodeError, AttributeError):
+            message = " ".join(answer.content[:300].decode("utf-8", errors="replace").split())
+        raise NodeApiError(f"{code} {message}".strip())

@@ -109,19 +109,21 @@ def _hostname(host_root: Path) -> str:
 
 def _node_api(required: bool) -> NodeApi | None:
     """Kubernetes access (in-cluster service account, else kubeconfig), if there is any."""
-    from lightkube import Client, KubeConfig
+    from lightkube import KubeConfig
     from lightkube.core.exceptions import ConfigError
 
-    from gpunode.agent.condition import FIELD_MANAGER, LightkubeNodeApi
+    from gpunode.agent.condition import LightkubeNodeApi
 
     try:
-        config = KubeConfig.from_env()
-    except (ConfigError, KeyError, OSError) as exc:
+        config = KubeConfig.from_env().get()
+        if config is None:
+            raise ConfigError("kubeconfig has no current context")
+        return LightkubeNodeApi.from_config(config)
+    except (ConfigError, KeyError, OSError, ValueError) as exc:
         if required:
             raise UsageError(f"--node-condition needs Kubernetes API access: {exc}") from None
         log.info("no Kubernetes API configuration (%s); judging without the Node object", exc)
         return None
-    return LightkubeNodeApi(Client(config, field_manager=FIELD_MANAGER))
 
 
 def _wait_for_signal() -> None:
