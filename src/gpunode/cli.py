@@ -13,6 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import typer
 from rich.console import Console
 
@@ -107,6 +108,10 @@ def demo(
     with tempfile.TemporaryDirectory(prefix="gpunode-demo-") as tmp:
         bundle = sim.build_bundle(sim.load_scenario(scenario), Path(tmp) / "bundle")
         report = build_report(bundle, None)
+    # the temporary bundle is gone after this command; name the scenario instead
+    report = msgspec.structs.replace(
+        report, source=msgspec.structs.replace(report.source, location=f"scenario {scenario}")
+    )
     if show_stack and output == OutputFormat.table:
         STACK_REPORTERS["table"](report, _console())
     _emit(report, DIAGNOSE_REPORTERS, output)

@@ -21,7 +21,7 @@ from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import signature_findings
-from gpunode.checks.versions import component_version
+from gpunode.checks.versions import component_version, image_tag
 from gpunode.facts import ClusterFacts, NodeObservations
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
 from gpunode.model import (
@@ -123,7 +123,8 @@ class Diagnoser:
     def cluster_report(self, judgements: Mapping[str, Judgement]) -> ClusterReport:
         roots = self._roots(judgements, {}, node=None)
         comps = tuple(
-            self._component(j, roots, {}, self._cluster_pods(j.component)) for j in judgements.values()
+            self._component(j, roots, {}, self._cluster_pods(j.component), self._cluster_version(j.component))
+            for j in judgements.values()
         )
         return ClusterReport(self.facts.manifest.cluster_name, tuple(r for _, r in roots.values()), comps)
 
@@ -146,6 +147,11 @@ class Diagnoser:
             for c in cluster.components
         )
         return msgspec.structs.replace(cluster, root_causes=tuple(kept), components=comps)
+
+    def _cluster_version(self, component: str) -> str | None:
+        pods = self.facts.cluster_pods.get(component, [])
+        images = [c.image for sp in pods for c in sp.pod.spec.containers]
+        return next((tag for tag in map(image_tag, images) if tag), None)
 
     def _cluster_pods(self, component: str) -> tuple[PodRef, ...]:
         return tuple(_pod_ref(sp.pod) for sp in self.facts.cluster_pods.get(component, []))
