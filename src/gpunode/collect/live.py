@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpunode import __version__
+from gpunode.collect.classify import component_of
 from gpunode.collect.kube import ApiFailure, KubeApi, load_config
 from gpunode.collect.plan import (
     LOG_LIMIT_BYTES,
@@ -148,7 +149,7 @@ def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | 
         writer = BundleWriter(out)
         run = _Run(api, writer)
         try:
-            with _paused_gc(), _progress(quiet) as progress:
+            with _progress(quiet) as progress:
                 _collect(run, version, nodes, progress)
         except BaseException:
             writer.abort()
@@ -182,8 +183,9 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], progress: Progress
     kinds = [k for k in LIST_KINDS if k.builtin or k.group_version in present]
     with ThreadPoolExecutor(CONCURRENCY, thread_name_prefix="gpunode-collect") as pool:
         task = progress.add_task("listing resources", total=len(kinds))
-        _run_all(pool, [partial(_list_kind, run, k) for k in kinds],
-                 lambda: progress.advance(task))
+        with _paused_gc():  # bulk decoding; the extras phase makes cyclic garbage (sessions)
+            _run_all(pool, [partial(_list_kind, run, k) for k in kinds],
+                     lambda: progress.advance(task))
         _unknown_nodes(run, nodes)
         jobs = _extra_jobs(run, nodes)
         task = progress.add_task("node extras", total=len(jobs))
@@ -233,8 +235,9 @@ def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
 
 
 def _slim_items(plural: str, body: bytes) -> list[Any]:
+    """Slim objects the extras plan needs; of pods only the GPU stack's are kept."""
     if plural == "pods":
-        return list(msgspec.json.decode(body, type=PodPage).items)
+        return [p for p in msgspec.json.decode(body, type=PodPage).items if component_of(p)]
     if plural == "nodes":
         return list(msgspec.json.decode(body, type=NodePage).items)
     return []
