@@ -1,0 +1,192 @@
+"""GPU hardware health: Xid sightings, memory repair state, PCIe link width, heat.
+
+Xids are found wherever the stack reports them: the kernel log, the driver pod's
+log, the device plugin's ``XidCriticalError`` lines and DCGM's Xid metrics. Each
+code is classified by the Xid catalog; hardware-class codes become their cause,
+application-class codes are kept as evidence only (the GPU is fine, the job was
+not), so a buggy workload never makes a node look broken.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from gpunode.checks.base import check, problem, unknown
+from gpunode.checks.context import NodeContext
+from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.kernel_log import iter_xid_events
+from gpunode.parse.nvidia_smi import GpuInfo
+from gpunode.xid import XidInfo, classify
+
+MAX_XID_EVIDENCE = 3
+_PLUGIN_XID = re.compile(r"XidCriticalError: Xid=(\d+)")
+_DCGM_XID = "DCGM_FI_DEV_XID_ERRORS"
+_DCGM_XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+_THERMAL = ("hw_thermal_slowdown", "sw_thermal_slowdown")
+GPU = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class XidSeen:
+    """One Xid report, where it was seen, and the catalog's word on it."""
+
+    info: XidInfo
+    evidence: Evidence
+
+
+@check("gpu-hardware")
+def xid_reports(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Hardware Xids become their cause; application Xids are evidence only."""
+    seen = [*_kernel_xids(ctx), *_driver_log_xids(ctx), *_device_plugin_xids(ctx), *_dcgm_xids(ctx)]
+    by_cause: dict[str, list[XidSeen]] = {}
+    for sighting in seen:
+        if sighting.info.is_root_cause and sighting.info.cause:
+            by_cause.setdefault(sighting.info.cause, []).append(sighting)
+    for cause, sightings in by_cause.items():
+        yield _xid_problem(ctx, component, cause, sightings)
+    benign = [s for s in seen if not s.info.is_root_cause]
+    if benign:
+        yield unknown(component, _benign_summary(benign), *_evidence(benign))
+
+
+def _xid_problem(ctx: NodeContext, component: str, cause: str, sightings: list[XidSeen]) -> Finding:
+    kb_cause = ctx.kb.get(cause)
+    first = sightings[0].info
+    return problem(
+        component,
+        cause,
+        *_evidence(sightings),
+        status=kb_cause.severity,
+        specificity=kb_cause.specificity,
+        xid=str(first.code),
+        xid_action=first.action,
+    )
+
+
+def _evidence(sightings: Iterable[XidSeen]) -> tuple[Evidence, ...]:
+    return tuple(dict.fromkeys(s.evidence for s in sightings))[:MAX_XID_EVIDENCE]
+
+
+def _benign_summary(benign: list[XidSeen]) -> str:
+    codes = ", ".join(
+        f"{info.code} ({info.mnemonic})" for info in {s.info.code: s.info for s in benign}.values()
+    )
+    return f"application or informational Xids only ({codes}): the GPU stays in service"
+
+
+def _kernel_xids(ctx: NodeContext) -> Iterator[XidSeen]:
+    log = ctx.kernel_log
+    if log is None:
+        return
+    path = ctx.obs.path_of("cmd", "dmesg.txt")
+    for event in log.xids:
+        yield XidSeen(classify(event.xid, event.message), _line_evidence(path, event.line_no, event.line))
+
+
+def _driver_log_xids(ctx: NodeContext) -> Iterator[XidSeen]:
+    """The driver container prints the kernel messages it saw while loading."""
+    for sp in ctx.stack_pods("driver"):
+        for log in ctx.logs_of(sp.pod):
+            for event in iter_xid_events(log.lines):
+                evidence = _line_evidence(log.path, event.line_no, event.line)
+                yield XidSeen(classify(event.xid, event.message), evidence)
+
+
+def _device_plugin_xids(ctx: NodeContext) -> Iterator[XidSeen]:
+    for sp in ctx.stack_pods("device-plugin"):
+        for log in ctx.logs_of(sp.pod):
+            for line_no, line in enumerate(log.lines, start=1):
+                found = _PLUGIN_XID.search(line)
+                if found:
+                    yield XidSeen(classify(int(found.group(1))), _line_evidence(log.path, line_no, line))
+
+
+def _dcgm_xids(ctx: NodeContext) -> Iterator[XidSeen]:
+    """DCGM's last-Xid gauge per GPU, and the exporter's windowed count per code."""
+    path = ctx.obs.path_of("metrics", "dcgm-exporter.prom")
+    for s in ctx.dcgm_samples or []:
+        if s.value <= 0:
+            continue
+        gpu = s.labels.get("gpu", "")
+        if s.name == _DCGM_XID:
+            code = _int(s.labels.get("err_code")) or int(s.value)
+            shown = f'{_DCGM_XID}{{gpu="{gpu}",err_code="{code}"}} {int(s.value)}'
+            yield XidSeen(classify(code), Evidence(path, shown))
+        elif s.name == _DCGM_XID_COUNT and (counted := _int(s.labels.get("xid"))):
+            shown = f'{_DCGM_XID_COUNT}{{gpu="{gpu}",xid="{counted}"}} {int(s.value)}'
+            yield XidSeen(classify(counted), Evidence(path, shown))
+
+
+def _line_evidence(path: str, line_no: int, line: str) -> Evidence:
+    return Evidence(f"{path}:{line_no}", line.strip()[:400])
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+@check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml", "node"))
+def bad_memory_still_advertised(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """ECC-damaged GPUs should be withdrawn; all GPUs still allocatable means they are not."""
+    smi, node = ctx.nvidia_smi, ctx.node
+    if smi is None or node is None or not ctx.node_reporting:
+        return
+    damaged = [g for g in smi.gpus if g.ecc_volatile_dbe or g.remapped_rows_pending]
+    allocatable = _int(node.status.allocatable.get(GPU)) or 0
+    if damaged and allocatable >= (ctx.expected_gpus or len(smi.gpus)):
+        path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
+        ev = [Evidence(path, _memory_state(g)) for g in damaged]
+        ev.append(Evidence(f"node/{ctx.name} status.allocatable", f"{GPU}={allocatable}"))
+        yield problem(component, "ecc_gpu_still_advertised", *ev, specificity=88)
+
+
+def _memory_state(gpu: GpuInfo) -> str:
+    pending = ", row remap pending" if gpu.remapped_rows_pending else ""
+    return f"GPU {gpu.pci_bus_id}: volatile uncorrectable ECC = {gpu.ecc_volatile_dbe or 0}{pending}"
+
+
+@check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml",))
+def pcie_link_width(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Link width does not drop to save power (generation does), so narrower means downtrained."""
+    smi = ctx.nvidia_smi
+    if smi is None:
+        return
+    path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
+    narrow = [g for g in smi.gpus if _downtrained(g)]
+    if narrow:
+        ev = [Evidence(path, _link_state(g)) for g in narrow]
+        yield problem(component, "pcie_link_downtrained", *ev, status=Status.DEGRADED, specificity=60)
+
+
+def _downtrained(gpu: GpuInfo) -> bool:
+    current, widest = gpu.pcie_width_current, gpu.pcie_width_max
+    return current is not None and widest is not None and current < widest
+
+
+def _link_state(gpu: GpuInfo) -> str:
+    gen = f", gen {gpu.pcie_gen_current}/{gpu.pcie_gen_max}" if gpu.pcie_gen_max else ""
+    return f"GPU {gpu.pci_bus_id}: PCIe link x{gpu.pcie_width_current} of x{gpu.pcie_width_max}{gen}"
+
+
+@check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml",))
+def thermal_slowdown(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A thermal clock-event reason active now means the GPU is throttling for heat."""
+    smi = ctx.nvidia_smi
+    if smi is None:
+        return
+    path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
+    hot = [g for g in smi.gpus if any(r in g.clock_event_reasons_active for r in _THERMAL)]
+    if hot:
+        ev = [Evidence(path, _thermal_state(g)) for g in hot]
+        yield problem(component, "gpu_thermal_slowdown", *ev, status=Status.DEGRADED, specificity=55)
+
+
+def _thermal_state(gpu: GpuInfo) -> str:
+    reasons = ", ".join(r for r in gpu.clock_event_reasons_active if r in _THERMAL)
+    limit = f" (slowdown at {gpu.slowdown_temp_c} C)" if gpu.slowdown_temp_c else ""
+    return f"GPU {gpu.pci_bus_id}: {reasons} active at {gpu.temperature_c} C{limit}"
