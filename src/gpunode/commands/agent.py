@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
 
 def agent_cmd(
     *,
-    interval: Annotated[float, typer.Option(help="Seconds between probes.", min=0.01)] = 30.0,
+    interval: Annotated[float, typer.Option(help="Seconds between probes.")] = 30.0,
     port: Annotated[int, typer.Option(help="Port for /metrics, /healthz, /facts, /report.")] = 9808,
     address: Annotated[str, typer.Option(help="Address to listen on ('::' for IPv6).")] = "0.0.0.0",
     host_root: Annotated[
@@ -52,6 +52,10 @@ def agent_cmd(
     from gpunode.agent.loop import AgentConfig
 
     _setup_logging(log_level)
+    if interval <= 0 or (stale_after is not None and stale_after <= 0):
+        raise UsageError("--interval and --stale-after must be more than 0 seconds")
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port}: not a TCP port (0-65535)")
     if not host_root.is_dir():
         raise UsageError(f"--host-root {host_root}: no such directory")
     name = node_name or _hostname(host_root)
