@@ -1,0 +1,320 @@
+"""``gpunode causes``: browse the knowledge base; also renders docs/knowledge-base.md.
+
+``python -m gpunode.commands.causes docs/knowledge-base.md`` regenerates the
+document from the data, so it can never drift (a test compares them).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import msgspec
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gpunode.catalog import Catalog
+    from gpunode.kb import Cause, KnowledgeBase
+    from gpunode.xid import XidCatalog
+
+GENERIC = "*"
+GENERIC_LAYER = -1  # generic pod states belong to no layer; listed first
+
+
+class CausesFormat(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class SignatureOut(msgspec.Struct, frozen=True, omit_defaults=True):
+    source: str
+    pattern: str
+    containers: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    name: str | None = None
+
+
+class CauseOut(msgspec.Struct, frozen=True):
+    """One knowledge-base entry as ``gpunode causes -o json`` prints it."""
+
+    code: str
+    component: str
+    layer: int | None
+    title: str
+    status: str
+    standalone: bool
+    specificity: int
+    explanation: str
+    fix: str
+    next_steps: tuple[str, ...]
+    references: tuple[str, ...]
+    signatures: tuple[SignatureOut, ...]
+    example: str
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("causes")
+    def causes_cmd(
+        layer: Annotated[int | None, typer.Option("--layer", help="Only this layer (0-5).")] = None,
+        component: Annotated[
+            str | None, typer.Option("--component", help="Only this component (catalog id).")
+        ] = None,
+        output: Annotated[CausesFormat, typer.Option("-o", "--output", help="Output format.")] = (
+            CausesFormat.table
+        ),
+    ) -> None:
+        """List every cause gpunode recognises: code, component, layer, title and fix."""
+        from rich.console import Console
+
+        from gpunode.catalog import load_catalog
+        from gpunode.kb import load_kb
+
+        catalog = load_catalog()
+        causes = select_causes(load_kb(), catalog, layer, component)
+        console = Console(soft_wrap=False, highlight=False)
+        RENDERERS[output.value](causes, catalog, console)
+
+
+def select_causes(
+    kb: KnowledgeBase, catalog: Catalog, layer: int | None, component: str | None
+) -> list[Cause]:
+    """Causes filtered by layer and component, ordered by layer then catalog order."""
+    from gpunode.errors import UsageError
+
+    if component is not None and component not in catalog.ids:
+        raise UsageError(f"unknown component {component!r}; known: {', '.join(catalog.ids)}")
+    if layer is not None and layer not in {c.layer for c in catalog.components}:
+        raise UsageError(f"unknown layer {layer}; layers are 0 to 5")
+    chosen = [
+        c
+        for c in kb.causes
+        if (component is None or c.component == component)
+        and (layer is None or cause_layer(c, catalog) == layer)
+    ]
+    return sorted(chosen, key=lambda c: _order(c, catalog))
+
+
+def cause_layer(cause: Cause, catalog: Catalog) -> int:
+    return GENERIC_LAYER if cause.component == GENERIC else catalog.get(cause.component).layer
+
+
+def _order(cause: Cause, catalog: Catalog) -> tuple[int, int, int, str]:
+    position = catalog.ids.index(cause.component) if cause.component != GENERIC else -1
+    return (cause_layer(cause, catalog), position, -cause.specificity, cause.code)
+
+
+def cause_out(cause: Cause, catalog: Catalog) -> CauseOut:
+    layer = cause_layer(cause, catalog)
+    return CauseOut(
+        code=cause.code,
+        component=cause.component,
+        layer=None if layer == GENERIC_LAYER else layer,
+        title=cause.title,
+        status=cause.status,
+        standalone=cause.standalone,
+        specificity=cause.specificity,
+        explanation=cause.explanation,
+        fix=cause.fix,
+        next_steps=cause.next_steps,
+        references=cause.references,
+        signatures=tuple(
+            SignatureOut(m.source, m.pattern, m.containers, m.reasons, m.name) for m in cause.match
+        ),
+        example=cause.example,
+    )
+
+
+# -- rendering ------------------------------------------------------------------------
+
+
+def render_json(causes: Sequence[Cause], catalog: Catalog, console: Console) -> None:
+    data = [cause_out(c, catalog) for c in causes]
+    console.file.write(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n")
+
+
+def render_table(causes: Sequence[Cause], catalog: Catalog, console: Console) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{len(causes)} known causes", title_justify="left", show_lines=False)
+    for column, ratio in (("code", 3), ("component", 2), ("layer", 1), ("title", 4), ("fix", 5)):
+        table.add_column(column, ratio=ratio, overflow="fold")
+    for c in causes:
+        layer = cause_layer(c, catalog)
+        table.add_row(c.code, c.component, "-" if layer == GENERIC_LAYER else str(layer), c.title, c.fix)
+    console.print(table)
+
+
+def render_markdown(causes: Sequence[Cause], catalog: Catalog, console: Console) -> None:
+    console.file.write(causes_markdown(causes, catalog))
+
+
+def causes_markdown(causes: Sequence[Cause], catalog: Catalog, heading: str = "##") -> str:
+    """Causes grouped by layer, one section each (also the body of the KB document)."""
+    from gpunode.model import LAYER_NAMES
+
+    parts: list[str] = []
+    for layer in sorted({cause_layer(c, catalog) for c in causes}):
+        name = "Generic pod states (any component)" if layer == GENERIC_LAYER else LAYER_NAMES[layer]
+        title = name if layer == GENERIC_LAYER else f"Layer {layer}: {name}"
+        parts.append(f"{heading} {title}\n")
+        parts.extend(_cause_markdown(c, heading + "#") for c in causes if cause_layer(c, catalog) == layer)
+    return "\n".join(parts)
+
+
+def _cause_markdown(cause: Cause, heading: str) -> str:
+    kind = "standalone" if cause.standalone else "refines a failing component"
+    lines = [
+        f"{heading} `{cause.code}` — {cause.title}\n",
+        f"Component `{cause.component}` · {cause.status} · specificity {cause.specificity}"
+        + (f" · {kind}" if cause.match else " · emitted by a check")
+        + "\n",
+        f"{cause.explanation}\n",
+        f"**Fix:** {cause.fix}\n",
+    ]
+    if cause.match:
+        lines.append("Signatures:\n")
+        lines.extend(
+            f"- {_signature_scope(m.source, m.containers, m.reasons, m.name)}: `{m.pattern}`"
+            for m in cause.match
+        )
+        lines.append("")
+    if cause.example:
+        lines.append(f"Example: `{cause.example}`\n")
+    if cause.references:
+        lines.append("References: " + ", ".join(_reference(r) for r in cause.references) + "\n")
+    return "\n".join(lines)
+
+
+def _signature_scope(source: str, containers: Iterable[str], reasons: Iterable[str], name: str | None) -> str:
+    scope = {"log": "log", "event": "event", "waiting": "container state", "node_cmd": "node command"}
+    text = scope.get(source, source.replace("_", " "))
+    extra = [*(f"container {c}" for c in containers), *(f"reason {r}" for r in reasons)]
+    if name:
+        extra.append(name)
+    return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _reference(ref: str) -> str:
+    if ref.startswith("http"):
+        return f"<{ref}>"
+    repo, _, number = ref.partition("#")
+    return f"[{ref}](https://github.com/{repo}/issues/{number})" if number else ref
+
+
+RENDERERS = {"table": render_table, "json": render_json, "markdown": render_markdown}
+
+
+# -- docs/knowledge-base.md ---------------------------------------------------------------
+
+DOC_INTRO = """\
+# Knowledge base
+
+<!-- Generated by `python -m gpunode.commands.causes docs/knowledge-base.md` from
+src/gpunode/data/causes/*.toml and src/gpunode/data/xid.toml. Do not edit by hand:
+tests/kb/test_kb_doc.py fails when this file is out of date. -->
+
+gpunode names causes, not symptoms. Every cause code it can report is one entry in
+`src/gpunode/data/causes/*.toml`: what it means, how to fix it, the next commands to
+run (filled with the real node, pod and namespace names) and, for most entries, the
+real text that identifies it. `gpunode causes` lists them; `gpunode explain FILE`
+finds their signatures in any text; `gpunode diagnose` names them per node.
+
+## How matching works
+
+- **Scoped signatures.** A `log` signature is searched only in the logs of its own
+  component's containers (optionally only the named containers); an `event`
+  signature in events about the node and its stack pods (optionally only some
+  reasons); `waiting` in container waiting/terminated messages; `node_cmd` and
+  `node_file` in the named command output or file collected from the node;
+  `node_condition` in the node's conditions; `text` only in `gpunode explain`.
+  A line in an unrelated container never names a cause.
+- **Standalone or refining.** A standalone signature proves a problem on its own
+  (an Xid 79, a fatal NIC error). Any other signature only refines a component that
+  a check already sees failing (a crash-looping driver pod whose log says why), so
+  a stale or stray line cannot invent a root cause.
+- **Precedence.** When several causes match the same component, the highest
+  `specificity` wins and the others are kept as supporting evidence; across
+  components, the lowest failing layer is the root cause and everything above it
+  is reported as blocked by it.
+- **Xids** are classified by the Xid catalog below. Hardware-class Xids found in
+  the kernel log, the driver and device-plugin logs or DCGM's Xid metrics become
+  their cause; application Xids (the ones the device plugin ignores) are only
+  evidence and never make a node look broken.
+- `gpunode explain` reads any text (pod logs, `kubectl describe`, dmesg, a pasted
+  mix) in one streaming pass with bounded memory; without `--component` every
+  signature of the `log`, `event`, `waiting`, `node_cmd`, `node_condition` and
+  `text` sources is a candidate. It exits 1 when it recognised something.
+
+## How to add a cause
+
+1. Add one `[[cause]]` entry to the file of its layer in `src/gpunode/data/causes/`:
+   a snake_case `code`, the catalog `component`, `title`, `explanation`, `fix`,
+   `next_steps` (templates may use `{node}`, `{namespace}`, `{pod}`, `{container}`,
+   `{daemonset}`, `{operator_namespace}`; double literal braces), `references`
+   (documentation URLs or `owner/repo#issue`), `status`, `specificity` and
+   `standalone`.
+2. Add one or more `[[cause.match]]` entries with the real text, as printed by the
+   component (check `/work/shared/reference/gpu-stack-facts.md` and the upstream
+   issue), scoped as narrowly as the source allows.
+3. Give it an `example` (a real line that must match) and a `near_miss` (a similar,
+   healthy line that must not).
+4. Run `pytest tests/core/test_kb.py tests/kb`: the data is validated (unique
+   codes, known components, patterns compile, templates use known names,
+   references present), the example must match and the near miss must not,
+   `gpunode explain` must find the example buried in 10,000 lines of unrelated log,
+   and log signatures are injected into the simulated Falcon AI cluster and must be
+   named by `gpunode diagnose`.
+5. Regenerate this document: `python -m gpunode.commands.causes docs/knowledge-base.md`.
+"""
+
+
+def xid_markdown(catalog: XidCatalog) -> str:
+    rows = [
+        f"| {x.code} | {x.mnemonic} | {x.cause_class} | {x.action} | "
+        f"{'yes' if x.device_plugin_ignores else 'no'} | {f'`{x.cause}`' if x.cause else '(evidence only)'} |"
+        for x in sorted(catalog.entries.values(), key=lambda x: x.code)
+    ]
+    head = (
+        "## Xid catalog\n\n"
+        "From NVIDIA's Xid catalog (<https://docs.nvidia.com/deploy/xid-errors/index.html>), "
+        "normalised to a class and an action. Xid 154 takes its action from its message.\n\n"
+        "| Xid | name | class | action | ignored by device plugin | reported as |\n"
+        "|---|---|---|---|---|---|"
+    )
+    return head + "\n" + "\n".join(rows) + "\n"
+
+
+def render_kb_doc() -> str:
+    """The whole docs/knowledge-base.md, from the shipped data."""
+    from gpunode.catalog import load_catalog
+    from gpunode.kb import load_kb
+    from gpunode.xid import load_xid_catalog
+
+    catalog, kb = load_catalog(), load_kb()
+    causes = select_causes(kb, catalog, None, None)
+    count = (
+        f"## Causes by layer\n\n{len(causes)} causes, {sum(1 for c in causes if c.match)} with signatures.\n"
+    )
+    return "\n".join(
+        [DOC_INTRO, xid_markdown(load_xid_catalog()), count, causes_markdown(causes, catalog, "###")]
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    """Write the KB document to the path given (stdout without one)."""
+    text = render_kb_doc()
+    if argv:
+        Path(argv[0]).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
