@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+import msgspec
+
 from gpunode.sim import cluster_objects, host, ids, logs
 from gpunode.sim.k8s import Obj, daemonset_pod_tolerations, default_pod_tolerations, meta, owner_ref
 from gpunode.sim.models import GPU_MODELS, IMAGES, OS_INFO, driver_image, k8s_image
@@ -79,7 +81,7 @@ def _expanded_gpu_nodes(scenario: Scenario) -> list[GpuNode]:
         i += 1
         name = f"{scale.node_prefix}{i:05d}"
         if name not in names:
-            listed.append(replace(model, name=name))
+            listed.append(msgspec.structs.replace(model, name=name))
     return listed
 
 
@@ -262,8 +264,7 @@ def daemonset_object(d: DsDef, cdi: bool, created: datetime) -> Obj:
 
 def _add_ds_pod(world: World, shared: _DsRuntime, node: NodeState) -> None:
     d, spec = _for_node(shared, node, world.scenario.cluster.cdi)
-    node_created = ids.parse_time(node.obj["metadata"]["creationTimestamp"])
-    at = max(shared.created, node_created + timedelta(seconds=20)) + ids.jitter(d.name + node.name, 40)
+    at = max(shared.created, node.joined + timedelta(seconds=20)) + ids.jitter(d.name + node.name, 40)
     name = f"{d.name}-{ids.suffix(d.name + '/' + node.name)}"
     spec["affinity"] = {
         "nodeAffinity": {
@@ -298,9 +299,10 @@ def healthy_ctrs(init: tuple[CtrDef, ...], mains: tuple[CtrDef, ...], at: dateti
     out: list[Ctr] = []
     t = at + timedelta(seconds=2)
     for c in init:
-        out.append(completed(Ctr(c.name, c.image, init=True), t, timedelta(seconds=c.takes)))
-        t += timedelta(seconds=c.takes + 1)
-    out += [running(Ctr(c.name, c.image), t) for c in mains]
+        took = timedelta(seconds=c.takes)
+        out.append(Ctr(c.name, c.image, "completed", True, started_at=t, finished_at=t + took, init=True))
+        t += took + timedelta(seconds=1)
+    out += [Ctr(c.name, c.image, "running", True, started_at=t) for c in mains]
     return out
 
 

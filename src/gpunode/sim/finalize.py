@@ -3,6 +3,7 @@ pods on nodes that no longer match, pod status, DaemonSet and Deployment status.
 
 from __future__ import annotations
 
+import functools
 from datetime import timedelta
 
 from gpunode.sim import ids
@@ -12,7 +13,7 @@ from gpunode.sim.metrics import GpuUse
 from gpunode.sim.models import IMAGES
 from gpunode.sim.nodes import GPU_RESOURCE, RDMA_RESOURCE
 from gpunode.sim.operands import CtrDef, render_container
-from gpunode.sim.podstatus import Ctr, pod_status, running
+from gpunode.sim.podstatus import Ctr, pod_status
 from gpunode.sim.world import NodeState, Workload, World
 
 ML_NS = "ml"
@@ -87,9 +88,11 @@ def _schedule_workloads(world: World) -> None:
         _running_workload(world, w, i, placed, take)
 
 
-def _workload_spec(world: World, w: Workload) -> Obj:
-    limits = {"cpu": "48", "memory": "512Gi", GPU_RESOURCE: str(w.gpus)}
-    if w.rdma:
+@functools.cache
+def _workload_spec(gpus: int, rdma: bool) -> Obj:
+    """Pod spec of a training pod (shared by all pods of the same shape)."""
+    limits = {"cpu": "48", "memory": "512Gi", GPU_RESOURCE: str(gpus)}
+    if rdma:
         limits[RDMA_RESOURCE] = "1"
     ctr = render_container(
         CtrDef(
@@ -109,7 +112,6 @@ def _workload_spec(world: World, w: Workload) -> Obj:
     return {
         "containers": [ctr],
         "dnsPolicy": "ClusterFirst",
-        "hostname": w.name,
         "restartPolicy": "Always",
         "schedulerName": "default-scheduler",
         "securityContext": {},
@@ -153,10 +155,10 @@ def _running_workload(world: World, w: Workload, index: int, node: NodeState, gp
         ML_NS,
         md["labels"],
         md["ownerReferences"][0],
-        _workload_spec(world, w),
+        _workload_spec(w.gpus, w.rdma) | {"hostname": w.name},
         generate_name="llm-pretrain-",
     )
-    trainer = running(Ctr("trainer", IMAGES["trainer"]), at + timedelta(seconds=41))
+    trainer = Ctr("trainer", IMAGES["trainer"], started_at=at + timedelta(seconds=41))
     add_pod(world, node, draft, [trainer], at, qos="Guaranteed")
     uses = world.gpu_use[node.name]
     for g in gpus:
@@ -177,7 +179,7 @@ def _pending_workload(world: World, w: Workload, index: int) -> None:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": md,
-        "spec": _workload_spec(world, w),
+        "spec": _workload_spec(w.gpus, w.rdma) | {"hostname": w.name},
         "status": status,
     }
     world.pods[f"{ML_NS}/{w.name}"] = pod

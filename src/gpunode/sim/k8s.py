@@ -58,8 +58,7 @@ def meta(
         out["namespace"] = namespace
     if owner is not None:
         out["ownerReferences"] = [owner]
-    out["resourceVersion"] = str(1000 + ids.number("rv:" + key, 9_000_000))
-    out["uid"] = ids.uid(key)
+    out["uid"], out["resourceVersion"] = ids.uid_and_version(key)
     return out
 
 

@@ -176,14 +176,17 @@ def pod_status(
     key = f"{md['namespace']}/{md['name']}"
     inits = [c for c in ctrs if c.init]
     mains = [c for c in ctrs if not c.init]
-    status: Obj = {"conditions": _conditions(place, inits, mains, node_ready, phase)}
+    sandbox = _sandbox_up(ctrs)
+    status: Obj = {
+        "conditions": _conditions(place, inits, mains, node_ready=node_ready, phase=phase, up=sandbox)
+    }
     status["containerStatuses"] = [_cs(c, key, place, md) for c in mains]
     status["hostIP"] = place.host_ip
     status["hostIPs"] = [{"ip": place.host_ip}]
     if inits:
         status["initContainerStatuses"] = [_cs(c, key, place, md) for c in inits]
     status["phase"] = phase or _phase(inits, mains)
-    if place.pod_ip is not None and _sandbox_up(inits, mains):
+    if place.pod_ip is not None and sandbox:
         status["podIP"] = place.pod_ip
         status["podIPs"] = [{"ip": place.pod_ip}]
     status["qosClass"] = place.qos
@@ -195,9 +198,9 @@ def _cs(c: Ctr, key: str, place: PodPlace, md: Obj) -> Obj:
     return container_status(c, key, place.runtime, md)
 
 
-def _sandbox_up(inits: list[Ctr], mains: list[Ctr]) -> bool:
+def _sandbox_up(ctrs: list[Ctr]) -> bool:
     """A pod gets an IP once its sandbox exists, i.e. some container ever started."""
-    return any(c.state != "waiting" or c.restarts for c in inits + mains) or not (inits or mains)
+    return not ctrs or any(c.state != "waiting" or c.restarts for c in ctrs)
 
 
 def _phase(inits: list[Ctr], mains: list[Ctr]) -> str:
@@ -212,12 +215,12 @@ def _phase(inits: list[Ctr], mains: list[Ctr]) -> str:
 
 
 def _conditions(
-    place: PodPlace, inits: list[Ctr], mains: list[Ctr], node_ready: bool, phase: str | None
+    place: PodPlace, inits: list[Ctr], mains: list[Ctr], *, node_ready: bool, phase: str | None, up: bool
 ) -> list[Obj]:
     """PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled."""
     t0 = place.scheduled
     t_init = t0 + timedelta(seconds=2)
-    sandbox = "True" if _sandbox_up(inits, mains) else "False"
+    sandbox = "True" if up else "False"
     not_init = [c.name for c in inits if c.state != "completed"]
     done = phase in ("Succeeded", "Failed") or (
         mains and all(c.state in ("completed", "terminated") for c in mains)

@@ -10,6 +10,7 @@ changes a fact ("GPU 4 is lost") and every file that shows it stays consistent.
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -89,6 +90,11 @@ class NodeState:
     gpus: list[Gpu] = field(default_factory=list)
     host: Host = field(default_factory=Host)
     data: bool = True
+
+    @functools.cached_property
+    def joined(self) -> datetime:
+        """When the node registered (metadata.creationTimestamp)."""
+        return ids.parse_time(self.obj["metadata"]["creationTimestamp"])
 
     @property
     def is_gpu(self) -> bool:
