@@ -150,7 +150,8 @@ from gpunode.bundle.load import load_bundle
 from gpunode.validate.active.session import ActiveOptions, run_active
 facts = load_bundle(Path(sys.argv[1]))
 try:
-    run_active(facts, ActiveOptions(kubeconfig=Path(sys.argv[2]), poll_s=0.02, timeout_s=60, run_id=sys.argv[3]))
+    options = ActiveOptions(kubeconfig=Path(sys.argv[2]), poll_s=0.02, timeout_s=60, run_id=sys.argv[3])
+    run_active(facts, options)
 except KeyboardInterrupt:
     print("interrupted, cleaned up", flush=True)
     sys.exit(130)

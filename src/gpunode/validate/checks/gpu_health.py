@@ -70,6 +70,8 @@ def gpus_allocatable(ctx: ValidationContext, node: NodeContext) -> Outcome | Non
     if want is not None and (physical or 0) < want:
         return failed(f"{physical or 0} GPUs present, expected {want}", ev)
     if expected is None and want is None:
+        if allocatable == 0:
+            return failed("no GPU allocatable on this GPU node (and no GPU count observed)", ev)
         return unknown("GPU count not observed (no labels, capacity or nvidia-smi)", ev)
     target = max(expected or 0, want or 0)
     if allocatable < target:

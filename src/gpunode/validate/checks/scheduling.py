@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gpunode.bundle.kube import Node, Pod, Taint
@@ -24,6 +25,7 @@ GPU = "nvidia.com/gpu"
 RUNTIME_CLASS = "nvidia"
 INSUFFICIENT = f"Insufficient {GPU}"
 _DONE = ("Succeeded", "Failed")
+_INSUFFICIENT_OTHER = re.compile(r"Insufficient ([A-Za-z0-9./_-]+)")
 
 
 @validation(
@@ -159,7 +161,10 @@ def gpu_fragmentation(ctx: ValidationContext) -> Outcome:
         want = gpu_request(pod)
         fits = cap.fits(want)
         if fits:
-            stuck.append((pod, f"needs {want} GPUs; {named(fits)} has {cap.free[fits[0]]} free"))
+            why = _scheduling_message(ctx, pod) or "no scheduler message"
+            stuck.append(
+                (pod, f"needs {want} GPUs; {fits[0]} has {cap.free[fits[0]]} free; scheduler: {why}")
+            )
         elif cap.total_free >= want:
             spread = ", ".join(f"{n}={f}" for n, f in sorted(cap.free.items()) if f)
             stuck.append((pod, f"needs {want} GPUs; {cap.total_free} free but fragmented ({spread})"))
@@ -178,11 +183,13 @@ def gpu_fragmentation(ctx: ValidationContext) -> Outcome:
 )
 def gpu_pending(ctx: ValidationContext) -> Outcome:
     """Each pod Pending on insufficient GPUs, with why: cluster full, fragmented, withheld or too big."""
-    waiting = [p for p in pending_gpu_pods(ctx) if INSUFFICIENT in _scheduling_message(ctx, p)]
+    waiting = [
+        (p, msg) for p in pending_gpu_pods(ctx) if INSUFFICIENT in (msg := _scheduling_message(ctx, p))
+    ]
     if not waiting:
         return passed(f"no pod Pending on {INSUFFICIENT}")
     cap = gpu_capacity(ctx)
-    explained = [(p, *_explain(cap, gpu_request(p))) for p in waiting]
+    explained = [(p, *_explain(cap, gpu_request(p), msg)) for p, msg in waiting]
     evidence = [Evidence(f"pod {_pod_name(p)}", why) for p, _, why in explained]
     summary = f"{len(waiting)} pods Pending on {INSUFFICIENT}: {explained[0][2]}"
     if any(never for _, never, _ in explained):
@@ -190,13 +197,16 @@ def gpu_pending(ctx: ValidationContext) -> Outcome:
     return warned(summary, *evidence[:8])
 
 
-def _explain(cap: GpuCapacity, want: int) -> tuple[bool, str]:
+def _explain(cap: GpuCapacity, want: int, message: str) -> tuple[bool, str]:
     """(can never schedule?, why) for a request of ``want`` GPUs."""
     biggest = max(cap.allocatable.values(), default=0)
     if want > biggest:
         return True, f"requests {want} GPUs; the largest schedulable node has {biggest}"
-    if cap.fits(want):
-        return False, f"requests {want}; {cap.fits(want)[0]} has room now (scheduler retry pending)"
+    fits = cap.fits(want)
+    if fits:
+        others = sorted({r for r in _INSUFFICIENT_OTHER.findall(message) if r != GPU})
+        blocker = f"blocked by Insufficient {', '.join(others)}" if others else "scheduler retry pending"
+        return False, f"requests {want}; {fits[0]} has {cap.free[fits[0]]} free GPUs, {blocker}"
     reasons = []
     if cap.total_free >= want:
         reasons.append(f"fragmented: {cap.total_free} GPUs free across nodes, none has {want}")
@@ -215,7 +225,7 @@ def _scheduling_message(ctx: ValidationContext, pod: Pod) -> str:
     messages = [cond.message] if cond and cond.status == "False" else []
     events = ctx.facts.events_for("Pod", pod.metadata.namespace, pod.metadata.name)
     messages += [e.message for e in events if e.reason == "FailedScheduling"]
-    return " ".join(messages)
+    return " ".join(dict.fromkeys(m for m in messages if m))
 
 
 def _pod_name(pod: Pod) -> str:
