@@ -85,8 +85,10 @@ class WorkloadOverlay:
 
     # -- what the overlay answers ---------------------------------------------------------
     def claims(self, method: str, req: ResourcePath) -> bool:
+        if req.sub == "proxy":
+            return req.plural == "pods" and "dcgm-exporter" in req.name
         if req.plural not in KINDS or req.group:
-            return req.plural == "pods" and req.sub == "proxy" and "dcgm-exporter" in req.name
+            return False
         if method != "GET":
             return True
         if req.plural == "namespaces":
