@@ -9,7 +9,14 @@ from datetime import datetime, timedelta
 import msgspec
 
 from gpunode.sim import cluster_objects, host, ids, logs
-from gpunode.sim.k8s import Obj, daemonset_pod_tolerations, default_pod_tolerations, meta, owner_ref
+from gpunode.sim.k8s import (
+    Obj,
+    daemonset_pod_tolerations,
+    default_pod_tolerations,
+    meta,
+    owner_ref,
+    tolerates,
+)
 from gpunode.sim.models import GPU_MODELS, IMAGES, OS_INFO, driver_image, k8s_image
 from gpunode.sim.nodes import (
     CONTROL_PLANE_CAPACITY,
@@ -189,15 +196,9 @@ def eligible(d: DsDef, node: NodeState) -> bool:
     for taint in node.obj["spec"].get("taints", []):
         if taint["key"].startswith("node.kubernetes.io/") or taint["effect"] == "PreferNoSchedule":
             continue
-        if not _tolerated(d.tolerations, taint):
+        if not tolerates(list(d.tolerations), taint):
             return False
     return True
-
-
-def _tolerated(tolerations: tuple[Obj, ...], taint: Obj) -> bool:
-    from gpunode.sim.k8s import tolerates
-
-    return tolerates(list(tolerations), taint)
 
 
 @dataclass

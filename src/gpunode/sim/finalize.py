@@ -229,9 +229,7 @@ def _render_pod_status(world: World) -> None:
     for key, ctrs in world.ctrs.items():
         pod = world.pods[key]
         place = world.places[key]
-        pod["status"] = pod_status(
-            pod, place, ctrs, world.phases.get(key), node_ready=_reporting(world.node(place.node))
-        )
+        pod["status"] = pod_status(pod, place, ctrs, node_ready=_reporting(world.node(place.node)))
 
 
 def _reporting(node: NodeState) -> bool:

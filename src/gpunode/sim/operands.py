@@ -7,7 +7,7 @@ Operator v25.1 manifests (see shared/reference/gpu-stack-facts.md §1.2, §2.2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpunode.sim import ids
 from gpunode.sim.k8s import Obj, toleration
@@ -213,7 +213,7 @@ def driver_def(scenario: Scenario, os_tag: str, rdma: bool) -> DsDef:
         gpu_runtime=False,
         extra_labels=labels,
     )
-    return _replace(d, on_delete=True)
+    return replace(d, on_delete=True)
 
 
 def toolkit_def(scenario: Scenario) -> DsDef:
@@ -797,12 +797,6 @@ def _calico() -> DsDef:
         start=-86400 * 48,
         ds_labels={"k8s-app": "calico-node"},
     )
-
-
-def _replace(d: DsDef, **changes: object) -> DsDef:
-    from dataclasses import replace
-
-    return replace(d, **changes)  # type: ignore[arg-type]
 
 
 # -- rendering -----------------------------------------------------------------

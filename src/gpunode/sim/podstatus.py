@@ -168,24 +168,20 @@ class PodPlace:
     runtime: str = "containerd"
 
 
-def pod_status(
-    pod: Obj, place: PodPlace, ctrs: list[Ctr], phase: str | None = None, node_ready: bool = True
-) -> Obj:
-    """Full pod status from its containers; phase is derived unless given."""
+def pod_status(pod: Obj, place: PodPlace, ctrs: list[Ctr], *, node_ready: bool = True) -> Obj:
+    """Full pod status, phase and conditions derived from its containers."""
     md = pod["metadata"]
     key = f"{md['namespace']}/{md['name']}"
     inits = [c for c in ctrs if c.init]
     mains = [c for c in ctrs if not c.init]
     sandbox = _sandbox_up(ctrs)
-    status: Obj = {
-        "conditions": _conditions(place, inits, mains, node_ready=node_ready, phase=phase, up=sandbox)
-    }
+    status: Obj = {"conditions": _conditions(place, inits, mains, node_ready=node_ready, up=sandbox)}
     status["containerStatuses"] = [_cs(c, key, place, md) for c in mains]
     status["hostIP"] = place.host_ip
     status["hostIPs"] = [{"ip": place.host_ip}]
     if inits:
         status["initContainerStatuses"] = [_cs(c, key, place, md) for c in inits]
-    status["phase"] = phase or _phase(inits, mains)
+    status["phase"] = _phase(inits, mains)
     if place.pod_ip is not None and sandbox:
         status["podIP"] = place.pod_ip
         status["podIPs"] = [{"ip": place.pod_ip}]
@@ -215,16 +211,14 @@ def _phase(inits: list[Ctr], mains: list[Ctr]) -> str:
 
 
 def _conditions(
-    place: PodPlace, inits: list[Ctr], mains: list[Ctr], *, node_ready: bool, phase: str | None, up: bool
+    place: PodPlace, inits: list[Ctr], mains: list[Ctr], *, node_ready: bool, up: bool
 ) -> list[Obj]:
     """PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled."""
     t0 = place.scheduled
     t_init = t0 + timedelta(seconds=2)
     sandbox = "True" if up else "False"
     not_init = [c.name for c in inits if c.state != "completed"]
-    done = phase in ("Succeeded", "Failed") or (
-        mains and all(c.state in ("completed", "terminated") for c in mains)
-    )
+    done = bool(mains) and all(c.state in ("completed", "terminated") for c in mains)
     if done:
         sandbox = "False"
     init_cond = (

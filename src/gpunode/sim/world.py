@@ -139,7 +139,6 @@ class World:
     ds_pods: dict[tuple[str, str], str] = field(default_factory=dict)
     ctrs: dict[str, list[Ctr]] = field(default_factory=dict)
     places: dict[str, PodPlace] = field(default_factory=dict)
-    phases: dict[str, str] = field(default_factory=dict)
     workloads: list[Workload] = field(default_factory=list)
     ip_counters: dict[str, int] = field(default_factory=dict)
     ds_defs: dict[str, Any] = field(default_factory=dict)
@@ -168,31 +167,19 @@ class World:
         key = self.ds_pods.get((operand, node))
         return key if key in self.pods else None
 
-    def ds_pod(self, operand: str, node: str) -> Obj:
-        """The pod of operand `operand` on `node` (for editing)."""
-        key = self.ds_pod_key(operand, node)
-        if key is None:
-            raise KeyError(f"no {operand} pod on {node}")
-        return self.pod(key)
-
     def containers(self, key: str) -> list[Ctr]:
         """The pod's container states (init first); edit and `set_containers` back."""
         return list(self.ctrs[key])
 
-    def set_containers(self, key: str, ctrs: list[Ctr], phase: str | None = None) -> None:
+    def set_containers(self, key: str, ctrs: list[Ctr]) -> None:
         """Replace a pod's container states; its status is re-derived at finalize."""
         self.ctrs[key] = ctrs
-        if phase is None:
-            self.phases.pop(key, None)
-        else:
-            self.phases[key] = phase
 
     def remove_pod(self, key: str) -> None:
         """Delete a pod and its logs."""
         self.pods.pop(key, None)
         self.ctrs.pop(key, None)
         self.places.pop(key, None)
-        self.phases.pop(key, None)
         prefix = key + "/"
         for log_key in [k for k in self.logs if k.startswith(prefix)]:
             del self.logs[log_key]
