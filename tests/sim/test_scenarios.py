@@ -88,6 +88,14 @@ def test_fault_checks() -> None:
     assert "cluster-wide" in extra
 
 
+def test_fault_needing_an_absent_pod_is_a_usage_error(tmp_path: Path) -> None:
+    text = GOOD.replace("gpu-operator, nfd]", "gpu-operator, nfd]\n  driver_mode: host").replace(
+        "faults: []", "faults:\n  - {type: kernel_headers_missing, node: gpu-a}"
+    )
+    with pytest.raises(UsageError, match="needs a driver pod on gpu-a"):
+        build_bundle(parse_scenario(text), tmp_path / "b")
+
+
 def test_duplicate_node_names_rejected() -> None:
     text = GOOD.replace("    - {name: gpu-a, gpus: 2, nics: 0}", "    - {name: gpu-a}\n    - {name: gpu-a}")
     assert "used twice" in _error(text)

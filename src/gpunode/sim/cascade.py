@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from gpunode.errors import UsageError
 from gpunode.sim import ids, logs, nodes
 from gpunode.sim.k8s import Obj, event
 from gpunode.sim.logtext import join
@@ -250,5 +251,8 @@ def pod(world: World, operand: str, node: NodeState) -> tuple[str, Obj]:
     """Key and object (for editing) of `operand`'s pod on `node`."""
     key = world.ds_pod_key(operand, node.name)
     if key is None:
-        raise KeyError(f"scenario has no {operand} pod on {node.name}")
+        raise UsageError(
+            f"scenario {world.scenario.name}: the fault needs a {operand} pod on {node.name}, "
+            "which this scenario does not deploy"
+        )
     return key, world.pod(key)

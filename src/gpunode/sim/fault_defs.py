@@ -448,7 +448,14 @@ def fabric_manager_not_running(world: World, name: str | None) -> None:
     node.host.fabric_state, node.host.fabric_status = "In Progress", "N/A"
     node.host.validations.pop("cuda-ready", None)
     node.host.validations.pop("plugin-ready", None)
-    key, _ = pod(world, "driver", node)
+    key = world.ds_pod_key("driver", node.name)
+    if key is not None:  # with a host driver, Fabric Manager is a host service: no pod log to show
+        _fabric_manager_log(world, node, key)
+    _cuda_validation_fails(world, node)
+
+
+def _fabric_manager_log(world: World, node: NodeState, key: str) -> None:
+    """The driver container loads the modules, then Fabric Manager fails to start."""
     kernel = node.spec.kernel if node.spec else ""
     text = join(
         [
@@ -462,7 +469,6 @@ def fabric_manager_not_running(world: World, name: str | None) -> None:
         ]
     )
     world.set_log(key, "nvidia-driver-ctr", text)
-    _cuda_validation_fails(world, node)
 
 
 def _cuda_validation_fails(world: World, node: NodeState) -> None:
