@@ -196,19 +196,12 @@ def driver_validation_log(ctx: LogCtx) -> str:
                 *smi_summary(ctx),
             ]
         )
-    lines = [
-        *validator_header(t[0]),
-        logrus(t[0], "info", "Attempting to validate a driver container installation"),
-        logrus(t[0], "info", "Driver is not pre-installed on the host. Checking driver container status."),
-    ]
-    for _ in range(4):
-        lines += [
-            "running command chroot with args [/run/nvidia/driver nvidia-smi]",
-            "chroot: failed to run command 'nvidia-smi': No such file or directory",
-            "command failed, retrying after 5 seconds",
-        ]
-    lines += ["running command chroot with args [/run/nvidia/driver nvidia-smi]", *smi_summary(ctx)]
-    return join(lines)
+    waited = driver_validation_waiting(
+        ctx, 4, "chroot: failed to run command 'nvidia-smi': No such file or directory"
+    )
+    return waited + join(
+        ["running command chroot with args [/run/nvidia/driver nvidia-smi]", *smi_summary(ctx)]
+    )
 
 
 def driver_validation_waiting(ctx: LogCtx, attempts: int, error: str) -> str:
