@@ -130,7 +130,7 @@ def sim_cmd(
 
 
 # Command modules under gpunode/commands/, each with register(app); order = help order.
-COMMAND_MODULES: tuple[str, ...] = ("agent", "validate", "explain", "causes")
+COMMAND_MODULES: tuple[str, ...] = ("agent", "validate", "explain", "causes", "probe")
 
 
 def _register_commands() -> None:

@@ -1,6 +1,6 @@
 """Pure checks over collected facts; importing this package registers them all."""
 
-from gpunode.checks import cluster, driver, host, observability, pods, resources, toolkit, xid
+from gpunode.checks import cluster, driver, host, observability, pods, probe, resources, toolkit, xid
 from gpunode.checks.base import REGISTRY, Check, check, checks_for
 from gpunode.checks.context import NodeContext
 
@@ -15,6 +15,7 @@ __all__ = [
     "host",
     "observability",
     "pods",
+    "probe",
     "resources",
     "toolkit",
     "xid",

@@ -21,6 +21,7 @@ from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
 from gpunode.parse.prom import Sample, parse_prometheus_text
+from gpunode.probe import ProbeResult, load_probe_json
 
 T = TypeVar("T")
 DEFAULT_OPERATOR_NAMESPACE = "gpu-operator"
@@ -157,9 +158,16 @@ class NodeContext:
         return self._parsed(f"files{path}", files[path], lambda _t: _containerd(files, path))
 
     @cached_property
+    def probe(self) -> ProbeResult | None:
+        """The node probe's facts (``cmd/gpunode-probe.json``), decoded once for all probe checks."""
+        text = self.obs.cmd.get("gpunode-probe.json")
+        return self._parsed("cmd/gpunode-probe.json", text, load_probe_json)
+
+    @cached_property
     def expected_gpus(self) -> int | None:
         """Physical GPUs the node should have: the largest count any source reports."""
-        counts = [c for c in (self._label_gpus(), self._capacity_gpus(), self._smi_gpus()) if c]
+        sources = (self._label_gpus(), self._capacity_gpus(), self._smi_gpus(), self._probe_gpus())
+        counts = [c for c in sources if c]
         return max(counts) if counts else None
 
     def _label_gpus(self) -> int | None:
@@ -173,6 +181,10 @@ class NodeContext:
     def _smi_gpus(self) -> int | None:
         smi = self.nvidia_smi
         return smi.attached_gpus if smi else None
+
+    def _probe_gpus(self) -> int | None:
+        probe = self.probe
+        return probe.nvml.device_count if probe else None
 
 
 def _containerd(files: dict[str, str], path: str) -> ContainerdConfig:

@@ -1,0 +1,132 @@
+"""``gpunode probe``: probe this node, then diagnose what it saw with the normal engine.
+
+The probe's facts are written in the bundle layout (to ``--bundle DIR`` or a
+temporary directory) and diagnosed exactly as ``gpunode diagnose --from DIR``
+would, so a node judged here and the same node judged from a collected bundle
+get the same verdict. Exit codes as for ``diagnose``: 1 when a root cause is
+found (a missing driver included), 0 otherwise, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from gpunode.errors import UsageError
+
+if TYPE_CHECKING:
+    from gpunode.model import Report
+    from gpunode.probe import ProbeResult
+
+
+class ProbeOutput(StrEnum):
+    """Output formats (those of ``diagnose``)."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``probe`` command to the CLI."""
+    app.command("probe")(probe_cmd)
+
+
+def probe_cmd(
+    *,
+    host_root: Annotated[
+        Path, typer.Option(help="Where the host's file system is mounted (e.g. /host in a pod).")
+    ] = Path("/"),
+    node_name: Annotated[
+        str | None, typer.Option(help="Name for this node (default: $NODE_NAME, then the hostname).")
+    ] = None,
+    output: Annotated[
+        ProbeOutput | None, typer.Option("-o", "--output", help="Output format (default: table).")
+    ] = None,
+    bundle: Annotated[
+        Path | None, typer.Option(help="Keep the probe bundle in this directory (default: a temporary one).")
+    ] = None,
+    show_stack: Annotated[bool, typer.Option("--stack", help="Also draw the node's stack.")] = False,
+    nvidia_smi: Annotated[
+        bool, typer.Option("--nvidia-smi", help="Also run nvidia-smi -q -x (read-only) for the bundle.")
+    ] = False,
+    facts: Annotated[
+        bool, typer.Option("--facts", help="Print the probe's raw JSON instead of the diagnosis.")
+    ] = False,
+) -> None:
+    """Probe this GPU node (NVML, /proc, /sys, kernel log, runtime config) and diagnose it."""
+    from gpunode.probe import probe_json, run_probe
+
+    if facts and output is not None:
+        raise UsageError("--facts prints the probe's JSON; leave out -o")
+    if not host_root.is_dir():
+        raise UsageError(f"--host-root {host_root}: no such directory")
+    result = run_probe(str(host_root), node_name, run_nvidia_smi=nvidia_smi)
+    report = diagnose_probe(result, bundle)
+    if facts:
+        sys.stdout.buffer.write(probe_json(result))
+        sys.stdout.flush()
+    else:
+        _render(report, output or ProbeOutput.table, show_stack)
+    raise typer.Exit(1 if report.has_failures else 0)
+
+
+def diagnose_probe(result: ProbeResult, bundle: Path | None) -> Report:
+    """Write the probe bundle (kept in ``bundle``, else temporary) and diagnose its node."""
+    if bundle is None:
+        with tempfile.TemporaryDirectory(prefix="gpunode-probe-") as tmp:
+            return _diagnose_bundle(result, Path(tmp))
+    report = _diagnose_bundle(result, bundle)
+    typer.echo(f"gpunode: probe bundle in {bundle}", err=True)
+    return report
+
+
+def node_dir(result: ProbeResult) -> str:
+    """The node's folder in the bundle (as ``write_probe_bundle`` names it)."""
+    return result.node_name.replace("/", "_") or "unknown-node"
+
+
+def _diagnose_bundle(result: ProbeResult, bundle: Path) -> Report:
+    from gpunode.cli import build_report
+    from gpunode.probe import write_probe_bundle
+
+    _refuse_overwrite(bundle, node_dir(result))
+    write_probe_bundle(result, bundle)
+    return node_view(build_report(bundle, [node_dir(result)]))
+
+
+def _refuse_overwrite(bundle: Path, node: str) -> None:
+    """Mixing two probes of one node in one bundle would judge stale files as current."""
+    if bundle.exists() and not bundle.is_dir():
+        raise UsageError(f"--bundle {bundle}: not a directory")
+    if (bundle / "nodes" / node).exists():
+        raise UsageError(f"--bundle {bundle} already holds node {node}; give a new or empty directory")
+
+
+def node_view(report: Report) -> Report:
+    """Drop the cluster components a probe-only bundle cannot see (they read "unknown").
+
+    Cluster root causes, if any, stay: they are findings, not absence of data.
+    """
+    import msgspec
+
+    if report.source.kind != "probe":
+        return report
+    cluster = msgspec.structs.replace(report.cluster, components=())
+    return msgspec.structs.replace(report, cluster=cluster)
+
+
+def _render(report: Report, output: ProbeOutput, show_stack: bool) -> None:
+    from rich.console import Console
+
+    from gpunode.report import DIAGNOSE_REPORTERS, STACK_REPORTERS
+
+    console = Console(soft_wrap=False, highlight=False)
+    if show_stack and output != ProbeOutput.json:
+        STACK_REPORTERS[output.value](report, console)
+    DIAGNOSE_REPORTERS[output.value](report, console)
