@@ -12,7 +12,7 @@ from gpunode.collect import collect_bundle
 
 sim = pytest.importorskip("gpunode.sim")
 scenario_mod = pytest.importorskip("gpunode.sim.scenario")
-SCENARIOS = [name for name, _description in scenario_mod.list_scenarios()]
+SCENARIOS = [name for name, _description in scenario_mod.list_scenarios() if not name.startswith("scale-")]
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
