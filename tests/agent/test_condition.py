@@ -136,3 +136,11 @@ def test_failed_patch_is_retried_next_time() -> None:
     api.fail_patch = False
     assert keeper.update(value) is True
     assert current_condition(api.node)[0] == value
+
+
+def test_setting_the_condition_needs_an_api() -> None:
+    from gpunode.agent.loop import Agent, AgentConfig
+    from gpunode.errors import UsageError
+
+    with pytest.raises(UsageError, match="--node-condition needs access to the Kubernetes API"):
+        Agent(AgentConfig("gpu-wk-01"), recorded_probe, set_condition=True)
