@@ -151,6 +151,8 @@ class Recogniser:
         self._labels = {_split_label(lbl): c.id for c in catalog.components for lbl in c.pod_labels}
         self._containers = {n: c.id for c in catalog.components for n in c.containers}
         self._images = [(re.compile(p), c.id) for c in catalog.components for p in c.images]
+        self._owner_memo: dict[str, str | None] = {}
+        self._image_memo: dict[str, str | None] = {}
 
     def component_of(
         self,
@@ -169,10 +171,18 @@ class Recogniser:
 
     def _by_owner(self, owner_names: Iterable[str]) -> str | None:
         for owner in owner_names:
-            for glob, cid in self._owner_globs:
-                if fnmatch.fnmatchcase(owner, glob):
-                    return cid
+            cid = self._owner_component(owner)
+            if cid:
+                return cid
         return None
+
+    def _owner_component(self, owner: str) -> str | None:
+        """Glob match, memoised: thousands of pods share a handful of owners."""
+        if owner not in self._owner_memo:
+            self._owner_memo[owner] = next(
+                (cid for glob, cid in self._owner_globs if fnmatch.fnmatchcase(owner, glob)), None
+            )
+        return self._owner_memo[owner]
 
     def _by_labels(self, labels: Mapping[str, str]) -> str | None:
         for item in labels.items():
@@ -190,9 +200,11 @@ class Recogniser:
 
     def _by_images(self, containers: Sequence[tuple[str, str]]) -> str | None:
         for _name, image in containers:
-            for pattern, cid in self._images:
-                if pattern.search(image):
-                    return cid
+            if image not in self._image_memo:
+                self._image_memo[image] = next((cid for p, cid in self._images if p.search(image)), None)
+            cid = self._image_memo[image]
+            if cid:
+                return cid
         return None
 
 

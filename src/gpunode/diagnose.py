@@ -16,6 +16,7 @@ from functools import cached_property
 import msgspec
 
 from gpunode import checks
+from gpunode.bundle.load import gc_paused
 from gpunode.catalog import Catalog, topological_order
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
@@ -329,6 +330,11 @@ def diagnose(
     nodes: Sequence[str] = (),
 ) -> Report:
     """The whole report: cluster causes once, then every (selected) GPU node."""
+    with gc_paused():  # everything built here lives until the report is rendered
+        return _diagnose(facts, read_observations, nodes)
+
+
+def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: Sequence[str]) -> Report:
     kb = load_kb()
     diagnoser = Diagnoser(facts, kb)
     cluster_j = judge_cluster(facts)
