@@ -22,8 +22,9 @@ def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
     allocatable = _count(status.allocatable.get(GPU)) or _mig_total(status.allocatable)
     where = f"node/{ctx.name} status.allocatable"
     shown = f"{GPU}={status.allocatable.get(GPU, 'absent')} capacity={status.capacity.get(GPU, 'absent')}"
-    if not ctx.stack_pods(component) and not allocatable:
-        return  # absence is judged by the pod check
+    running = [sp for sp in ctx.stack_pods(component) if sp.pod.status.phase == "Running"]
+    if not running and not allocatable:
+        return  # a plugin that is absent or not started is judged by the pod check
     if not allocatable:
         yield problem(component, "device_plugin_zero_gpus", Evidence(where, shown), specificity=30)
     elif expected and allocatable < expected:

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpunode.model import NodeReport, Report, RootCause, Status
+from gpunode.model import ComponentReport, NodeReport, Report, RootCause, Status
 from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label
 
 
@@ -43,6 +43,20 @@ def _render_node(node: NodeReport, console: Console) -> None:
     for rc in node.root_causes:
         blocked = [c.component for c in node.components if rc.component in c.blocked_by]
         console.print(_root_cause_panel(rc, node.name, blocked))
+    blocked_rows = [c for c in node.components if c.blocked_by]
+    if blocked_rows:
+        console.print(_blocked_table(node.name, blocked_rows))
+
+
+def _blocked_table(node: str, components: list[ComponentReport]) -> Table:
+    """What the root causes take down with them, and how each of those looks now."""
+    table = Table(title=f"{node}: blocked", title_justify="left", show_edge=False)
+    for column in ("component", "status", "blocked by", "what it shows"):
+        table.add_column(column, overflow="fold")
+    for comp in components:
+        status = Text(comp.status.value, style=STATUS_STYLE[comp.status])
+        table.add_row(comp.component, status, ", ".join(comp.blocked_by), comp.summary)
+    return table
 
 
 def _root_cause_panel(rc: RootCause, where: str, blocked: Iterable[str]) -> Panel:
