@@ -7,13 +7,15 @@ this context and nothing is parsed twice.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeVar, cast
 
 import msgspec
 
-from gpunode.bundle import kube
 from gpunode.bundle.kube import Node, Pod
 from gpunode.diagnose import ObservationReader, diagnose
 from gpunode.errors import BundleError
@@ -21,7 +23,60 @@ from gpunode.facts import ClusterFacts
 from gpunode.model import Report
 
 CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
-_POD_LIST = msgspec.json.Decoder(kube.list_type(Pod))
+T = TypeVar("T")
+
+
+class _Owner(msgspec.Struct, frozen=True):
+    name: str = ""
+
+
+class _LookMeta(msgspec.Struct, frozen=True, rename="camel"):
+    owner_references: tuple[_Owner, ...] = ()
+
+
+class _LookContainer(msgspec.Struct, frozen=True):
+    image: str = ""
+
+
+class _LookSpec(msgspec.Struct, frozen=True):
+    containers: tuple[_LookContainer, ...] = ()
+
+
+class _PodLook(msgspec.Struct, frozen=True):
+    """Just enough of a pod to decide whether to decode it fully."""
+
+    metadata: _LookMeta = _LookMeta()
+    spec: _LookSpec = _LookSpec()
+
+
+class _RawList(msgspec.Struct):
+    items: list[msgspec.Raw] = []
+
+
+_RAW_LIST = msgspec.json.Decoder(_RawList)
+_LOOK = msgspec.json.Decoder(_PodLook)
+_POD = msgspec.json.Decoder(Pod)
+# Pods outside the GPU stack that checks read: CNI agents (see checks/network.py).
+WANTED_OWNERS = frozenset(
+    {
+        "cilium",
+        "calico-node",
+        "canal",
+        "kube-flannel-ds",
+        "kube-flannel",
+        "weave-net",
+        "antrea-agent",
+        "kube-ovn-cni",
+        "ovnkube-node",
+        "aws-node",
+        "kube-router",
+        "kube-multus-ds",
+    }
+)
+WANTED_IMAGES = re.compile(
+    r"(cilium/cilium:|calico/node:|/flannel:|weave-kube|antrea/antrea|kube-ovn|ovn-kubernetes"
+    r"|amazon-k8s-cni:|kube-router|multus-cni)"
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +105,7 @@ class ValidationContext:
     facts: ClusterFacts
     read_observations: ObservationReader
     options: ValidationOptions = field(default_factory=ValidationOptions)
+    _memo: dict[str, object] = field(default_factory=dict, repr=False)
 
     @cached_property
     def diagnosis(self) -> Report:
@@ -58,15 +114,30 @@ class ValidationContext:
 
     @cached_property
     def all_pods(self) -> tuple[Pod, ...]:
-        """Every pod, not only the GPU stack's (CNI, PVC consumers); read once."""
+        """Pods outside the GPU stack that checks need (CNI agents), read once.
+
+        Items are first sliced raw and given a light look (owner and images), so only
+        the few matching pods are fully decoded: a 100,000-pod list stays cheap.
+        """
         data = self.facts.source.read("cluster/pods.json")
         if data is None:
             return ()
         try:
-            items: tuple[Pod, ...] = _POD_LIST.decode(data).items  # type: ignore[attr-defined]
+            raw_items = _RAW_LIST.decode(data).items
+            return tuple(_POD.decode(raw) for raw in raw_items if self._wanted(_LOOK.decode(raw)))
         except msgspec.DecodeError as exc:
             raise BundleError(f"{self.facts.source.location}/cluster/pods.json: {exc}") from exc
-        return items
+
+    def _wanted(self, pod: _PodLook) -> bool:
+        owners = {o.name for o in pod.metadata.owner_references}
+        images = [c.image for c in pod.spec.containers]
+        return bool(owners & WANTED_OWNERS) or any(WANTED_IMAGES.search(i) for i in images)
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A value derived once per run and shared by every node (e.g. cluster-wide sets)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return cast(T, self._memo[key])
 
     @cached_property
     def pods_by_node(self) -> dict[str, list[Pod]]:

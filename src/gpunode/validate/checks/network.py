@@ -11,7 +11,13 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import judge_pod
 from gpunode.model import Evidence, Status
 from gpunode.parse.infiniband import RdmaPort, parse_rdma_port
-from gpunode.validate.context import ValidationContext, condition_status, quantity
+from gpunode.validate.context import (
+    WANTED_IMAGES,
+    WANTED_OWNERS,
+    ValidationContext,
+    condition_status,
+    quantity,
+)
 from gpunode.validate.model import CATEGORY, Outcome
 from gpunode.validate.registry import (
     failed,
@@ -30,24 +36,6 @@ MOFED_WAIT = "network.nvidia.com/operator.mofed.wait"
 PORT_ACTIVE, PHYS_LINK_UP = 4, 5
 PEERMEM_MARKER = "run/nvidia/validations/nvidia-peermem-ready"
 _IB_PORT_FILE = re.compile(r"^sys/class/infiniband/([^/]+)/ports/(\d+)/state$")
-CNI_DAEMONSETS = (
-    "cilium",
-    "calico-node",
-    "canal",
-    "kube-flannel-ds",
-    "kube-flannel",
-    "weave-net",
-    "antrea-agent",
-    "kube-ovn-cni",
-    "ovnkube-node",
-    "aws-node",
-    "kube-router",
-    "kube-multus-ds",
-)
-CNI_IMAGES = re.compile(
-    r"(cilium/cilium:|calico/node:|/flannel:|weave-kube|antrea/antrea|kube-ovn|ovn-kubernetes"
-    r"|amazon-k8s-cni:|kube-router|multus-cni)"
-)
 
 
 @validation(
@@ -159,7 +147,7 @@ def _pod_names(pods: Iterable[Pod]) -> str:
 )
 def rdma_allocatable(ctx: ValidationContext, node: NodeContext) -> Outcome | None:
     """Every RDMA/SR-IOV resource the cluster configures is allocatable (>0) on each RDMA node."""
-    expected = _expected_network_resources(ctx)
+    expected = ctx.memo("network-resources", lambda: _expected_network_resources(ctx))
     if node.node is None or not (has_rdma_nics(node.node) or expected & set(node.node.status.capacity)):
         return None
     where = f"node/{node.name} status.allocatable"
@@ -352,6 +340,6 @@ def _network_condition(node: NodeContext) -> Outcome:
 
 def is_cni_pod(pod: Pod) -> bool:
     """A primary CNI agent (or Multus) pod, by owning DaemonSet or image."""
-    if any(o.kind == "DaemonSet" and o.name in CNI_DAEMONSETS for o in pod.metadata.owner_references):
+    if any(o.kind == "DaemonSet" and o.name in WANTED_OWNERS for o in pod.metadata.owner_references):
         return True
-    return any(CNI_IMAGES.search(c.image) for c in pod.spec.containers)
+    return any(WANTED_IMAGES.search(c.image) for c in pod.spec.containers)
