@@ -16,7 +16,9 @@ from gpunode.sim import FAULTS, build_bundle, list_scenarios, load_scenario
 
 FAULTY_NODE = "gpu-wk-02"
 HEALTHY_NODE = "gpu-wk-01"
-HEALTHY_SCENARIOS = [name for name, _ in list_scenarios() if name.startswith("falcon-ai") and "broken" not in name]
+HEALTHY_SCENARIOS = [
+    name for name, _ in list_scenarios() if name.startswith("falcon-ai") and "broken" not in name
+]
 
 
 @cache

@@ -21,7 +21,11 @@ def demo_output(fmt: str) -> str:
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
     proc = subprocess.run(
         [sys.executable, "-c", "from gpunode.cli import main; main()", "demo", "-o", fmt],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 1, proc.stderr
     return proc.stdout
