@@ -15,6 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import msgspec
 import typer
 
 from gpunode.errors import UsageError
@@ -80,7 +81,10 @@ def diagnose_probe(result: ProbeResult, bundle: Path | None) -> Report:
     """Write the probe bundle (kept in ``bundle``, else temporary) and diagnose its node."""
     if bundle is None:
         with tempfile.TemporaryDirectory(prefix="gpunode-probe-") as tmp:
-            return _diagnose_bundle(result, Path(tmp))
+            report = _diagnose_bundle(result, Path(tmp))
+        # the temporary directory is gone: name what was probed instead
+        source = msgspec.structs.replace(report.source, location=f"probe:{result.node_name}")
+        return msgspec.structs.replace(report, source=source)
     report = _diagnose_bundle(result, bundle)
     typer.echo(f"gpunode: probe bundle in {bundle}", err=True)
     return report
@@ -113,8 +117,6 @@ def node_view(report: Report) -> Report:
 
     Cluster root causes, if any, stay: they are findings, not absence of data.
     """
-    import msgspec
-
     if report.source.kind != "probe":
         return report
     cluster = msgspec.structs.replace(report.cluster, components=())
