@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from re import _constants as _sre  # type: ignore[attr-defined]
 from re import _parser as _sre_parse  # type: ignore[attr-defined]
 from typing import Any
@@ -99,7 +100,7 @@ class Matcher:
     def __init__(self, matchers: Sequence[tuple[Cause, Match]], max_quotes: int = MAX_QUOTES) -> None:
         self._matchers = list(matchers)
         self._max_quotes = max_quotes
-        self._prefilter = build_prefilter(m.pattern for _, m in self._matchers)
+        self._prefilter = build_prefilter(tuple(m.pattern for _, m in self._matchers))
         self._layers = {c.id: c.layer for c in load_catalog().components}
         self._found: dict[str, CauseMatch] = {}
         self._xids: Counter[tuple[int, str]] = Counter()
@@ -151,7 +152,8 @@ class Prefilter:
         return starts
 
 
-def build_prefilter(patterns: Iterable[str]) -> Prefilter:
+@cache
+def build_prefilter(patterns: tuple[str, ...]) -> Prefilter:
     """Longest required literal set per pattern (str.find is fastest on long needles)."""
     literals: set[str] = set()
     without: list[str] = []

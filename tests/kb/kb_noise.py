@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (realistic log lines are long)
 """Realistic, healthy log lines to bury signatures in.
 
 Shaped like what the GPU stack prints when everything works (driver container,
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from functools import cache
 
 _TEMPLATES = (
     "========== NVIDIA Software Installer ==========",
@@ -45,16 +47,16 @@ _TEMPLATES = (
     "[{k}.{us}] mlx5_core 0000:{bus}:00.0 ens{n2}np0: Link up",
     "[{k}.{us}] IPv6: ADDRCONF(NETDEV_CHANGE): cali{n3}ab1: link becomes ready",
     "[{k}.{us}] EXT4-fs (nvme0n1p{d}): mounted filesystem with ordered data mode. Quota mode: none.",
-    "Jun 11 10:{mm}:{ss} gpu-wk-01 kubelet[1812]: I0611 10:{mm}:{ss}.{us}    1812 kubelet.go:2455] \"SyncLoop (PLEG): event for pod\"",
-    "Jun 11 10:{mm}:{ss} gpu-wk-01 containerd[1290]: time=\"2025-06-11T10:{mm}:{ss}Z\" level=info msg=\"StartContainer returns successfully\"",
+    'Jun 11 10:{mm}:{ss} gpu-wk-01 kubelet[1812]: I0611 10:{mm}:{ss}.{us}    1812 kubelet.go:2455] "SyncLoop (PLEG): event for pod"',
+    'Jun 11 10:{mm}:{ss} gpu-wk-01 containerd[1290]: time="2025-06-11T10:{mm}:{ss}Z" level=info msg="StartContainer returns successfully"',
     "epoch {d} step {n3} loss={f} lr=3.0e-04 tokens/s=182{n3}",
     "[rank{d}]:[I611 10:{mm}:{ss}] NCCL INFO Channel {n2}/32 : {d}[{d}] -> {n2}[{n2}] via P2P/CUMEM",
-    "10.244.{d}.{n2} - - [11/Jun/2025:10:{mm}:{ss} +0000] \"GET /metrics HTTP/1.1\" 200 {n3}{n3} \"-\" \"Prometheus/2.53.0\"",
-    "  Normal  Pulled     {n2}m   kubelet  Container image \"nvcr.io/nvidia/k8s-device-plugin:v0.17.1\" already present on machine",
+    '10.244.{d}.{n2} - - [11/Jun/2025:10:{mm}:{ss} +0000] "GET /metrics HTTP/1.1" 200 {n3}{n3} "-" "Prometheus/2.53.0"',
+    '  Normal  Pulled     {n2}m   kubelet  Container image "nvcr.io/nvidia/k8s-device-plugin:v0.17.1" already present on machine',
     "  Normal  Started    {n2}m   kubelet  Started container nvidia-device-plugin",
     "Conditions:",
     "  Ready            True    Mon, 11 Jun 2025 10:{mm}:{ss} +0000   KubeletReady   kubelet is posting ready status",
-    "DCGM_FI_DEV_GPU_TEMP{{gpu=\"{d}\",UUID=\"GPU-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a{n2}\",modelName=\"NVIDIA H100 80GB HBM3\"}} 4{d}",
+    'DCGM_FI_DEV_GPU_TEMP{{gpu="{d}",UUID="GPU-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a{n2}",modelName="NVIDIA H100 80GB HBM3"}} 4{d}',
 )
 
 
@@ -71,14 +73,31 @@ def noise_lines(count: int, seed: int = 7) -> Iterator[str]:
             ss=f"{rng.randint(0, 59):02d}",
             us=f"{rng.randint(0, 999999):06d}",
             k=rng.randint(1, 99999),
-            bus=f"{rng.choice((0x18, 0x2a, 0x3b, 0x5d, 0x9a, 0xab, 0xba, 0xdb)):02x}",
+            bus=f"{rng.choice((0x18, 0x2A, 0x3B, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)):02x}",
             f=f"{rng.uniform(0.5, 3.0):.4f}",
         )
 
 
+@cache
+def _noise(count: int, seed: int) -> tuple[str, ...]:
+    return tuple(noise_lines(count, seed))
+
+
 def bury(line: str, count: int = 10_000, seed: int = 7) -> tuple[list[str], int]:
     """Noise with ``line`` inserted at a seed-chosen place; returns lines and its 1-based number."""
-    lines = list(noise_lines(count, seed))
+    lines = list(_noise(count, seed % 5))
     at = random.Random(seed * 31 + len(line)).randint(0, count)
     lines.insert(at, line)
     return lines, at + 1
+
+
+def bury_near_end(line: str, count: int = 10_000, seed: int = 7, tail: int = 200) -> list[str]:
+    """Like a crashed container's log: ``count`` lines, the signature among the last ``tail``.
+
+    ``diagnose`` reads only the last MAX_LOG_BYTES of each log (bundle loader), so a
+    signature has to be near the end of a long log to be seen there; ``explain``
+    reads everything and is tested with the signature anywhere.
+    """
+    lines = list(_noise(count, seed % 5))
+    lines.insert(count - random.Random(seed).randint(0, tail), line)
+    return lines

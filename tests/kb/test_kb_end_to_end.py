@@ -1,0 +1,177 @@
+"""Every knowledge-base entry whose example is a log line, a pod event or a kernel
+message is injected into the healthy simulated Falcon AI cluster on gpu-wk-02 and
+must be named by ``diagnose`` as that node's root cause. Log signatures go at the
+end of a 10,000-line log of unrelated output (as a crashed container's log looks).
+
+The simulator has no generic "inject a signature" fault yet, so the test edits
+the simulated world through the helpers the simulator's own faults use
+(``cascade.crash``, ``cascade.pod_event``, ``World.set_log``, the node's kernel
+events). Non-standalone signatures only refine a failing component, so its
+container is made to crash-loop; standalone ones need nothing else. Causes on
+mutually independent components share one simulated cluster to keep it fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+import pytest
+from kb_noise import bury_near_end
+
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.catalog import Catalog, load_catalog, topological_order
+from gpunode.diagnose import diagnose
+from gpunode.kb import Cause, Match, load_kb
+from gpunode.model import NodeReport
+from gpunode.sim import load_scenario
+from gpunode.sim.build import build_world
+from gpunode.sim.cascade import crash, pod_event
+from gpunode.sim.finalize import finalize
+from gpunode.sim.world import World
+from gpunode.sim.writer import write
+
+NODE = "gpu-wk-02"
+HEALTHY_NODE = "gpu-wk-01"
+
+# Catalog component -> the simulator's operand key for its pod.
+OPERAND = {
+    "driver": "driver",
+    "ofed": "mofed",
+    "container-toolkit": "toolkit",
+    "rdma-device-plugin": "rdma",
+    "device-plugin": "device-plugin",
+    "gfd": "gfd",
+    "nfd": "nfd-worker",
+    "mig-manager": "mig-manager",
+    "csi-node": "csi-node",
+    "dcgm-exporter": "dcgm-exporter",
+    "node-exporter": "node-exporter",
+    "logging-agent": "fluent-bit",
+    "otel-agent": "otel-agent",
+    "validator": "validator",
+}
+# Falcon AI deploys no SR-IOV device plugin, so its signatures cannot be injected.
+NOT_IN_FALCON = {"sriov-device-plugin"}
+
+KB = load_kb()
+CATALOG = load_catalog()
+DMESG = "dmesg.txt"
+
+
+def injectable(cause: Cause) -> Match | None:
+    """The first signature the example satisfies that the simulator can carry."""
+    if not cause.match or cause.component in NOT_IN_FALCON or CATALOG.get(cause.component).scope != "node":
+        return None
+    for m in cause.match:
+        carried = m.source in ("log", "event") or (m.source == "node_cmd" and m.name == DMESG)
+        if carried and m.regex.search(cause.example):
+            return m
+    return None
+
+
+CAUSES = [c for c in KB.causes if injectable(c) is not None]
+
+
+def _closure(catalog: Catalog) -> dict[str, set[str]]:
+    deps = {c.id: set(c.depends_on) for c in catalog.components}
+    out: dict[str, set[str]] = {}
+    for cid in topological_order(catalog.components):
+        out[cid] = deps[cid].union(*(out[d] for d in deps[cid]))
+    return out
+
+
+def _rounds(causes: Sequence[Cause]) -> list[list[Cause]]:
+    """Group causes so no two in a group share a component or depend on each other."""
+    closure = _closure(load_catalog())
+    rounds: list[list[Cause]] = []
+    for cause in causes:
+        comp = cause.component
+        for group in rounds:
+            used = {c.component for c in group}
+            if comp not in used and all(comp not in closure[u] and u not in closure[comp] for u in used):
+                group.append(cause)
+                break
+        else:
+            rounds.append([cause])
+    return rounds
+
+
+ROUNDS = _rounds(CAUSES)
+
+
+def _pod_key(world: World, component: str) -> str:
+    """The component's pod on the node; host components' events go to the driver pod."""
+    key = world.ds_pod_key(OPERAND.get(component, "driver"), NODE)
+    assert key is not None, f"no pod for {component} on {NODE}"
+    return key
+
+
+def _container(world: World, key: str, cause: Cause) -> str:
+    """The container the signature belongs in: one it names, else the component's main one."""
+    names = [c.name for c in world.containers(key)]
+    wanted = [n for m in cause.match if m.source == "log" for n in m.containers]
+    wanted += list(CATALOG.get(cause.component).containers)
+    for name in wanted:
+        if name in names:
+            return name
+    return [c.name for c in world.containers(key) if not c.init][-1]
+
+
+def _inject(world: World, cause: Cause, seed: int) -> None:
+    match = injectable(cause)
+    assert match is not None
+    noise = "\n".join(bury_near_end(cause.example, 10_000, seed)) + "\n"
+    if match.source == "event":
+        reason = match.reasons[0] if match.reasons else "Failed"
+        pod_event(world, _pod_key(world, cause.component), reason, cause.example, count=7)
+    elif match.source == "node_cmd":
+        world.node(NODE).host.kernel_events.append(cause.example)
+    if cause.component not in OPERAND:
+        return  # host components are judged from node data, not pods
+    key = _pod_key(world, cause.component)
+    container = _container(world, key, cause)
+    log = noise if match.source == "log" else "\n".join(bury_near_end("", 2_000, seed)) + "\n"
+    if not cause.standalone:
+        crash(world, key, container, restarts=5, log=log)
+    elif match.source == "log":
+        world.set_log(key, container, log)
+
+
+@cache
+def _falcon() -> object:
+    return load_scenario("falcon-ai")
+
+
+def _diagnose_round(causes: Sequence[Cause], out: Path) -> dict[str, NodeReport]:
+    world = build_world(_falcon())  # type: ignore[arg-type]
+    for i, cause in enumerate(causes):
+        _inject(world, cause, seed=i + 11)
+    finalize(world)
+    bundle = write(world, out / "bundle")
+    report = diagnose(load_bundle(bundle), read_node_observations, [NODE, HEALTHY_NODE])
+    return {n.name: n for n in report.nodes}
+
+
+def test_every_log_cause_is_injected() -> None:
+    with_logs = {
+        c.code
+        for c in KB.causes
+        if any(m.source == "log" for m in c.match) and c.component not in NOT_IN_FALCON
+    }
+    injected = {c.code for r in ROUNDS for c in r}
+    assert with_logs <= injected, with_logs - injected
+    assert len(injected) >= 60
+    pod_components = {c.component for c in CAUSES if CATALOG.get(c.component).kind == "pod"}
+    assert pod_components <= set(OPERAND)
+
+
+@pytest.mark.parametrize("causes", ROUNDS, ids=lambda r: "+".join(c.code for c in r))
+def test_diagnose_names_each_injected_cause(causes: list[Cause], tmp_path: Path) -> None:
+    nodes = _diagnose_round(causes, tmp_path)
+    named = {(rc.component, rc.cause) for rc in nodes[NODE].root_causes}
+    expected = {(c.component, c.code) for c in causes}
+    assert expected <= named, f"missing {expected - named}; diagnose named {sorted(named)}"
+    assert named <= expected, f"unexpected root causes {named - expected}"
+    assert not nodes[HEALTHY_NODE].root_causes
