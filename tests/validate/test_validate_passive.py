@@ -455,3 +455,21 @@ def test_missing_node_observations_are_unknown(falcon: Path) -> None:
     assert result(report, "gpu.temperature").verdict == Verdict.UNKNOWN
     assert result(report, "gpu.temperature").nodes == (GPU_NODE,)
     assert report.verdict != ClusterVerdict.READY
+
+
+def test_rdma_ports_from_the_probes_sysfs_files_when_no_node_exporter(falcon: Path) -> None:
+    prom = falcon / f"nodes/{GPU_NODE}/metrics/node-exporter.prom"
+    prom.write_text(
+        "".join(line for line in prom.read_text().splitlines(keepends=True) if "infiniband" not in line)
+    )
+    ports = falcon / f"nodes/{GPU_NODE}/files/sys/class/infiniband"
+    for device, state, phys in (("mlx5_0", "4: ACTIVE", "5: LinkUp"), ("mlx5_1", "1: DOWN", "3: Disabled")):
+        port = ports / device / "ports/1"
+        port.mkdir(parents=True)
+        (port / "state").write_text(state + "\n")
+        (port / "phys_state").write_text(phys + "\n")
+        (port / "rate").write_text("400 Gb/sec (4X NDR)\n")
+        (port / "link_layer").write_text("Ethernet\n")
+    check = result(validate(falcon), "network.rdma-ports")
+    assert check.verdict == Verdict.FAIL and "1 of 2 ports not active: mlx5_1/1" in check.summary
+    assert check.evidence[0].source.endswith("files/sys/class/infiniband")

@@ -230,6 +230,9 @@ def _ports(node: NodeContext) -> tuple[list[RdmaPort], str]:
     ports = [p for p in decoded if p is not None]
     if ports:
         return ports, node.obs.path_of("metrics", "node-exporter.prom")
+    probe = node.probe
+    if probe is not None and probe.host.rdma_ports:
+        return list(probe.host.rdma_ports), node.obs.path_of("cmd", "gpunode-probe.json")
     return _ports_from_sysfs(node), node.obs.path_of("files", "sys/class/infiniband")
 
 
