@@ -48,7 +48,6 @@ def test_recorded_h200_gpu_is_ok(tmp_path: Path) -> None:
     report = judge(tmp_path, recorded())
     assert component(report, "gpu-hardware").summary == "1x NVIDIA H200"
     assert status(report, "gpu-hardware") == Status.OK
-    assert report.gpus == 1
 
 
 def test_a_lost_gpu_is_named_and_the_others_still_judged(tmp_path: Path) -> None:

@@ -14,7 +14,9 @@ import pytest
 from probe_check_helpers import DEVICE, recorded_raw
 
 import gpunode.probe
-from gpunode.cli import main
+from gpunode.cli import build_report, main
+from gpunode.commands.probe import node_view
+from gpunode.model import Report
 from gpunode.probe import ProbeResult, load_probe_json
 
 NO_NVIDIA_HERE = ctypes.util.find_library("nvidia-ml") is None and not os.path.exists(
@@ -142,3 +144,20 @@ def test_usage_errors_are_one_line_exit_2(
     code, _, err = invoke(capsys, "probe", "--host-root", str(tmp_path / "missing"))
     assert code == 2 and "no such directory" in err
     assert h200 == []  # neither ran the probe
+
+
+RUN = Path(__file__).resolve().parent / "h200-run"
+
+
+def _verdict(report: Report) -> list[tuple[str, str, str | None]]:
+    (node,) = report.nodes
+    return [(c.component, c.status.value, c.cause) for c in node.components]
+
+
+def test_offline_verdict_equals_the_one_printed_on_the_h200() -> None:
+    """``gpunode probe -o json`` ran on the H200; its bundle, judged here, says the same."""
+    printed = msgspec.json.decode((RUN / "report.json").read_bytes(), type=Report)
+    here = node_view(build_report(RUN / "bundle", ["h200-device"]))
+    assert _verdict(here) == _verdict(printed)
+    assert printed.nodes[0].root_causes == here.nodes[0].root_causes == ()
+    assert printed.nodes[0].gpu_product == "NVIDIA H200"

@@ -166,8 +166,7 @@ class NodeContext:
     @cached_property
     def expected_gpus(self) -> int | None:
         """Physical GPUs the node should have: the largest count any source reports."""
-        sources = (self._label_gpus(), self._capacity_gpus(), self._smi_gpus(), self._probe_gpus())
-        counts = [c for c in sources if c]
+        counts = [c for c in (self._label_gpus(), self._capacity_gpus(), self._smi_gpus()) if c]
         return max(counts) if counts else None
 
     def _label_gpus(self) -> int | None:
@@ -181,10 +180,6 @@ class NodeContext:
     def _smi_gpus(self) -> int | None:
         smi = self.nvidia_smi
         return smi.attached_gpus if smi else None
-
-    def _probe_gpus(self) -> int | None:
-        probe = self.probe
-        return probe.nvml.device_count if probe else None
 
 
 def _containerd(files: dict[str, str], path: str) -> ContainerdConfig:
