@@ -120,6 +120,11 @@ def unknown(summary: str, *evidence: Evidence, nodes: Sequence[str] = ()) -> Out
     return Outcome(Verdict.UNKNOWN, summary, evidence, "", tuple(nodes))
 
 
+def count(n: int, noun: str) -> str:
+    """ "1 node", "3 nodes": counts in summaries read as English."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def named(items: Sequence[str], limit: int = MAX_NAMED) -> str:
     """ "a, b, c (+4 more)": long lists stay one readable line."""
     shown = ", ".join(items[:limit])

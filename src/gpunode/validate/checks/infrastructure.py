@@ -12,7 +12,7 @@ from gpunode.bundle.kube import Node
 from gpunode.model import Evidence
 from gpunode.validate.context import ValidationContext, condition_status
 from gpunode.validate.model import CATEGORY, Outcome
-from gpunode.validate.registry import failed, named, passed, skipped, unknown, validation, warned
+from gpunode.validate.registry import count, failed, named, passed, skipped, unknown, validation, warned
 
 CAT = CATEGORY.INFRASTRUCTURE
 PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure")
@@ -286,7 +286,8 @@ def _consistency(groups: dict[str, list[str]], what: str, field: str, *, strict:
         value, names = ordered[0]
         return passed(f"{what} {value} on all {len(names)} GPU nodes", Evidence(f"nodes {field}", value))
     evidence = [
-        Evidence(f"node/{names[0]} {field}", f"{value} ({len(names)} nodes)") for value, names in ordered
+        Evidence(f"node/{names[0]} {field}", f"{value} ({count(len(names), 'node')})")
+        for value, names in ordered
     ]
     odd = [n for _, names in ordered[1:] for n in names]
     summary = f"{len(ordered)} {what} versions: " + "; ".join(f"{v} on {named(ns)}" for v, ns in ordered)

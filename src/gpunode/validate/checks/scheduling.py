@@ -11,6 +11,7 @@ from gpunode.model import Evidence
 from gpunode.validate.context import ValidationContext, condition_status, quantity
 from gpunode.validate.model import CATEGORY, Outcome
 from gpunode.validate.registry import (
+    count,
     failed,
     named,
     node_validation,
@@ -97,6 +98,11 @@ class GpuCapacity:
     cordoned: list[str]
 
     @property
+    def advertising_none(self) -> list[str]:
+        """Schedulable GPU nodes whose device plugin advertises no GPU at all."""
+        return sorted(n for n, a in self.allocatable.items() if a == 0)
+
+    @property
     def total_free(self) -> int:
         return sum(self.free.values())
 
@@ -169,9 +175,9 @@ def gpu_fragmentation(ctx: ValidationContext) -> Outcome:
             spread = ", ".join(f"{n}={f}" for n, f in sorted(cap.free.items()) if f)
             stuck.append((pod, f"needs {want} GPUs; {cap.total_free} free but fragmented ({spread})"))
     if not stuck:
-        return passed(f"{len(pending)} GPU pods Pending, none fits in the free GPUs")
+        return passed(f"{count(len(pending), 'GPU pod')} Pending, none fits in the free GPUs")
     evidence = [Evidence(f"pod {_pod_name(p)}", why) for p, why in stuck]
-    return failed(f"{len(stuck)} GPU pods Pending although free GPUs could hold them", *evidence[:8])
+    return failed(f"{count(len(stuck), 'GPU pod')} Pending although free GPUs could hold them", *evidence[:8])
 
 
 @validation(
@@ -191,7 +197,7 @@ def gpu_pending(ctx: ValidationContext) -> Outcome:
     cap = gpu_capacity(ctx)
     explained = [(p, *_explain(cap, gpu_request(p), msg)) for p, msg in waiting]
     evidence = [Evidence(f"pod {_pod_name(p)}", why) for p, _, why in explained]
-    summary = f"{len(waiting)} pods Pending on {INSUFFICIENT}: {explained[0][2]}"
+    summary = f"{count(len(waiting), 'pod')} Pending on {INSUFFICIENT}: {explained[0][2]}"
     if any(never for _, never, _ in explained):
         return failed(summary, *evidence[:8])
     return warned(summary, *evidence[:8])
@@ -213,6 +219,8 @@ def _explain(cap: GpuCapacity, want: int, message: str) -> tuple[bool, str]:
     withheld = {n: w for n, w in cap.withheld.items() if w}
     if withheld:
         reasons.append("withheld as unhealthy: " + ", ".join(f"{n}={w}" for n, w in withheld.items()))
+    if cap.advertising_none:
+        reasons.append(f"no GPU advertised on {named(cap.advertising_none)}")
     if cap.cordoned:
         reasons.append(f"unschedulable nodes: {named(cap.cordoned)}")
     if not reasons:

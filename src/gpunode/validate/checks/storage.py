@@ -8,7 +8,7 @@ from gpunode.bundle.kube import GenericObject
 from gpunode.model import Evidence
 from gpunode.validate.context import ValidationContext
 from gpunode.validate.model import CATEGORY, Outcome, Verdict, worst
-from gpunode.validate.registry import failed, named, passed, skipped, unknown, validation, warned
+from gpunode.validate.registry import count, failed, named, passed, skipped, unknown, validation, warned
 
 CAT = CATEGORY.STORAGE
 DEFAULT_ANNOTATIONS = (
@@ -110,7 +110,7 @@ def pvc_bound(ctx: ValidationContext) -> Outcome:
             f"{len(ctx.facts.pvcs)} PVCs; waiting for a consumer: {named([_name(p) for p in pending])}"
         )
     evidence = [Evidence(f"pvc {_name(p)}", why) for p, _, why in stuck]
-    summary = f"{len(stuck)} PVCs Pending: {named([_name(p) for p, _, _ in stuck])}"
+    summary = f"{count(len(stuck), 'PVC')} Pending: {named([_name(p) for p, _, _ in stuck])}"
     verdict = worst(v for _, v, _ in stuck)
     return failed(summary, *evidence) if verdict == Verdict.FAIL else warned(summary, *evidence)
 
