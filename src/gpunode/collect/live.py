@@ -42,6 +42,7 @@ from gpunode.collect.plan import (
     gpu_nodes,
     log_targets,
     scrape_targets,
+    short_nodes,
     stack_pods,
 )
 from gpunode.collect.redact import redact_pod, redact_workload
@@ -274,7 +275,8 @@ def _extra_jobs(run: _Run, only: Sequence[str]) -> list[Callable[[], None]]:
     table = by_node(stack)
     chosen = [n for n in gpu_nodes(run.nodes, table) if not only or n in only]
     jobs: list[Callable[[], None]] = [partial(_configmaps, run, stack)]
-    jobs += [partial(_fetch_log, run, t) for t in log_targets(stack, only)]
+    short = short_nodes(run.nodes)
+    jobs += [partial(_fetch_log, run, t) for t in log_targets(stack, only, short)]
     for node in chosen:
         components = table.get(node, {})
         jobs += [partial(_run_exec, run, t) for t in exec_targets(node, components)]

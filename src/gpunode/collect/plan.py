@@ -30,6 +30,9 @@ LOG_LIMIT_BYTES = 256 * 1024
 #: Waiting reasons that mean the container never ran, so it has no log to read.
 _NEVER_RAN = frozenset({"ContainerCreating", "PodInitializing", "ErrImagePull",
                         "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError"})
+#: Device plugins look healthy while advertising nothing: their logs say why.
+_DEVICE_PLUGINS = frozenset({"device-plugin", "rdma-device-plugin", "sriov-device-plugin"})
+_DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "rdma/")
 #: nvidia-smi runs in the driver pod; with a host driver, in one of these instead.
 _HOST_DRIVER_FALLBACK = ("device-plugin", "container-toolkit")
 
@@ -107,15 +110,34 @@ def gpu_nodes(nodes: Iterable[Node], stack_by_node: dict[str, dict[str, list[Pod
     return sorted(names)
 
 
-def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = ()) -> list[LogTarget]:
-    """Logs of GPU-stack containers that fail, restart or hold a pod in init."""
+def short_nodes(nodes: Iterable[Node]) -> set[str]:
+    """Nodes advertising fewer GPU/RDMA devices than they have, or none of one kind."""
+    short = set()
+    for node in nodes:
+        capacity, allocatable = node.status.capacity, node.status.allocatable
+        for name, value in allocatable.items():
+            if name.startswith(_DEVICE_RESOURCE_PREFIXES) and (
+                    _count(value) == 0 or _count(value) < _count(capacity.get(name, value))):
+                short.add(node.metadata.name)
+    return short
+
+
+def _count(quantity: str) -> int:
+    return int(quantity) if quantity.isdigit() else 0
+
+
+def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
+                short: set[str] | None = None) -> list[LogTarget]:
+    """Logs of GPU-stack containers that fail, restart or hold a pod in init — and of
+    device plugins on nodes that advertise fewer devices than they have (``short``)."""
     wanted = set(nodes)
     targets = []
     for entry in stack:
         pod = entry.pod
         if wanted and pod.spec.node_name not in wanted:
             continue
-        for status in _troubled(pod):
+        quiet = entry.component in _DEVICE_PLUGINS and pod.spec.node_name in (short or set())
+        for status in _troubled(pod, include_running=quiet):
             meta = pod.metadata
             targets.append(LogTarget(meta.namespace, meta.name, status.name, previous=False))
             if status.restart_count > 0:
@@ -123,9 +145,10 @@ def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = ()) -> list[Lo
     return targets
 
 
-def _troubled(pod: Pod) -> list[ContainerStatus]:
+def _troubled(pod: Pod, *, include_running: bool = False) -> list[ContainerStatus]:
     inits = [s for s in pod.status.init_container_statuses if _init_stuck(s)]
-    mains = [s for s in pod.status.container_statuses if _main_failing(s, pod.status.phase)]
+    mains = [s for s in pod.status.container_statuses
+             if _main_failing(s, pod.status.phase) or (include_running and s.state.running)]
     return inits + mains
 
 

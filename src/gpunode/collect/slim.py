@@ -116,6 +116,7 @@ class Pod(_S):
 
 class NodeStatus(_S):
     capacity: dict[str, str] = {}
+    allocatable: dict[str, str] = {}
 
 
 class Node(_S):
