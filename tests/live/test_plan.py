@@ -13,6 +13,7 @@ from gpunode.collect.plan import (
     gpu_nodes,
     log_targets,
     scrape_targets,
+    short_nodes,
     stack_pods,
 )
 from gpunode.collect.slim import NodePage, Pod, PodPage
@@ -81,3 +82,15 @@ def test_scrapes_skip_exporters_that_are_not_running(mini_bundle: Path) -> None:
         ("nvidia-dcgm-exporter-k3p9d", 9400), ("prometheus-node-exporter-x7d2f", 9100)]
     assert [t.pod for t in scrape_targets("gpu-wk-02", table["gpu-wk-02"])] == [
         "prometheus-node-exporter-p4s9l"]
+
+
+def test_running_device_plugins_are_read_where_devices_are_missing(mini_bundle: Path) -> None:
+    nodes = msgspec.json.decode((mini_bundle / "cluster" / "nodes.json").read_bytes(),
+                                type=NodePage).items
+    assert short_nodes(nodes) == set()
+    short = msgspec.structs.replace(nodes[1].status, allocatable={"nvidia.com/gpu": "0"})
+    assert short_nodes([msgspec.structs.replace(nodes[1], status=short)]) == {"gpu-wk-01"}
+    stack = stack_pods(mini_pods(mini_bundle))
+    extra = set(log_targets(stack, short={"gpu-wk-01"})) - set(log_targets(stack))
+    assert {t.bundle_path for t in extra} == {
+        "logs/gpu-operator/nvidia-device-plugin-daemonset-h5t6v/nvidia-device-plugin.log"}
