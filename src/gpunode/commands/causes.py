@@ -142,8 +142,11 @@ def render_table(causes: Sequence[Cause], catalog: Catalog, console: Console) ->
     from rich.table import Table
 
     table = Table(title=f"{len(causes)} known causes", title_justify="left", show_lines=False)
-    for column, ratio in (("code", 3), ("component", 2), ("layer", 1), ("title", 4), ("fix", 5)):
-        table.add_column(column, ratio=ratio, overflow="fold")
+    table.add_column("code", no_wrap=True)
+    table.add_column("component", no_wrap=True)
+    table.add_column("layer", justify="right")
+    table.add_column("title", ratio=1)
+    table.add_column("fix", ratio=1)
     for c in causes:
         layer = cause_layer(c, catalog)
         table.add_row(c.code, c.component, "-" if layer == GENERIC_LAYER else str(layer), c.title, c.fix)
