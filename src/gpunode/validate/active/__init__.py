@@ -1,0 +1,1 @@
+"""Active checks: test workloads created through the API, judged, and always deleted."""
