@@ -197,3 +197,31 @@ def test_unreachable_cluster_exit_3(tmp_path: Path, capsys, monkeypatch) -> None
     path.write_text(yaml.safe_dump(config))
     code, _, err = cli(capsys, monkeypatch, "--kubeconfig", str(path), "-q")
     assert code == 3 and "cannot reach" in err
+
+
+def test_tarball_bundle_is_judged_and_copied(
+    falcon_healthy: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    import tarfile
+
+    archive = tmp_path / "falcon.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(falcon_healthy, arcname="falcon-bundle")
+    code, out, _ = cli(
+        capsys, monkeypatch, "--from", str(archive), "-o", "json", "--output-dir", str(tmp_path / "o")
+    )
+    assert code == 0 and json.loads(out)["verdict"] == "ready"
+    assert (tmp_path / "o/bundle.tar.gz").read_bytes() == archive.read_bytes()
+
+
+def test_bundle_for_passive_checks_and_live_cluster_for_active(
+    falcon_healthy: Path, capsys, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    with serve_with_workloads(falcon_healthy) as server:
+        args = ["--from", str(falcon_healthy), "--kubeconfig", str(server.running.kubeconfig_path)]
+        code, out, _ = cli(capsys, monkeypatch, *args, "--active", "--category", "storage", "-o", "json")
+    report = json.loads(out)
+    checks = {c["id"]: c for cat in report["categories"] for c in cat["checks"]}
+    assert code == 0 and report["source"]["kind"] == "sim"
+    assert checks["storage.pvc-write"]["active"] and checks["storage.pvc-write"]["verdict"] == "pass"
+    assert "gpu.workload-smoke" not in checks  # outside the chosen category
