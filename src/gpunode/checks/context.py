@@ -16,7 +16,12 @@ from gpunode.bundle.kube import DaemonSet, Event, Node, Pod, Taint, Toleration
 from gpunode.errors import ParseError
 from gpunode.facts import ClusterFacts, LogFile, NodeObservations, StackPod
 from gpunode.kb import KnowledgeBase
-from gpunode.parse.containerd import CONTAINERD_CONFIG_PATHS, ContainerdConfig, parse_containerd_config
+from gpunode.parse.containerd import (
+    CONTAINERD_CONFIG_BY_DISTRIBUTION,
+    CONTAINERD_CONFIG_PATHS,
+    ContainerdConfig,
+    parse_containerd_config,
+)
 from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
@@ -152,7 +157,7 @@ class NodeContext:
     @cached_property
     def containerd(self) -> ContainerdConfig | None:
         files = {"/" + p: t for p, t in self.obs.files.items()}
-        path = next((p for p in CONTAINERD_CONFIG_PATHS if p in files), None)
+        path = next((p for p in self._containerd_candidates() if p in files), None)
         if path is None:
             return None
         return self._parsed(f"files{path}", files[path], lambda _t: _containerd(files, path))
@@ -162,6 +167,27 @@ class NodeContext:
         """The node probe's facts (``cmd/gpunode-probe.json``), decoded once for all probe checks."""
         text = self.obs.cmd.get("gpunode-probe.json")
         return self._parsed("cmd/gpunode-probe.json", text, load_probe_json)
+
+    def _containerd_candidates(self) -> tuple[str, ...]:
+        """Config paths, the node's own distribution first (a k3s node may keep a stale
+        /etc/containerd/config.toml that k3s never reads)."""
+        flavour = self._distribution()
+        return CONTAINERD_CONFIG_PATHS if flavour is None else CONTAINERD_CONFIG_BY_DISTRIBUTION[flavour]
+
+    def _distribution(self) -> str | None:
+        """k3s/rke2 from the kubelet version, else the probe's runtime processes."""
+        node = self.node
+        kubelet = node.status.node_info.kubelet_version if node else ""
+        for flavour in ("k3s", "rke2"):
+            if f"+{flavour}" in kubelet:
+                return flavour
+        probe = self.probe
+        if probe is not None:
+            names = [name for name, up in probe.host.processes.items() if up]
+            for flavour in ("k3s", "rke2", "microk8s"):
+                if any(flavour in name for name in names):
+                    return flavour
+        return None
 
     @cached_property
     def expected_gpus(self) -> int | None:
