@@ -139,17 +139,20 @@ def render_json(causes: Sequence[Cause], catalog: Catalog, console: Console) -> 
 
 
 def render_table(causes: Sequence[Cause], catalog: Catalog, console: Console) -> None:
+    """Two columns so it reads at 80 characters: where the cause lives, and what to do."""
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"{len(causes)} known causes", title_justify="left", show_lines=False)
-    table.add_column("code", no_wrap=True)
-    table.add_column("component", no_wrap=True)
-    table.add_column("layer", justify="right")
-    table.add_column("title", ratio=1)
-    table.add_column("fix", ratio=1)
+    table = Table(title=f"{len(causes)} known causes", title_justify="left", show_lines=True)
+    table.add_column("cause", no_wrap=True)
+    table.add_column("title and fix", ratio=1)
     for c in causes:
         layer = cause_layer(c, catalog)
-        table.add_row(c.code, c.component, "-" if layer == GENERIC_LAYER else str(layer), c.title, c.fix)
+        where = "any component" if layer == GENERIC_LAYER else f"{c.component} · layer {layer}"
+        table.add_row(
+            Text.assemble((c.code, "bold"), "\n", (where, "dim")),
+            Text.assemble(c.title, "\n", ("fix: ", "dim"), c.fix),
+        )
     console.print(table)
 
 
