@@ -172,17 +172,14 @@ class Diagnoser:
             for j in judgements.values()
         )
         status = _node_status(comps)
-        smi = ctx.nvidia_smi
-        labels = ctx.node.metadata.labels if ctx.node else {}
         return NodeReport(
             name=ctx.name,
             status=status,
             root_causes=tuple(r for _, r in roots.values()),
             components=comps,
-            roles=_roles(labels),
-            gpus=ctx.expected_gpus,
-            gpu_product=labels.get("nvidia.com/gpu.product")
-            or (smi.gpus[0].product_name if smi and smi.gpus else None),
+            roles=_roles(ctx.node.metadata.labels if ctx.node else {}),
+            gpus=_gpu_count(ctx),
+            gpu_product=_gpu_product(ctx),
         )
 
     def _roots(
@@ -299,6 +296,22 @@ def _evidence(problems: Sequence[Finding]) -> tuple[Evidence, ...]:
 def _node_status(components: Iterable[ComponentReport]) -> Status:
     statuses = [c.status for c in components if c.status != Status.NOT_DEPLOYED]
     return min(statuses, key=STATUS_RANK.__getitem__) if statuses else Status.UNKNOWN
+
+
+def _gpu_count(ctx: NodeContext) -> int | None:
+    probe = ctx.probe
+    return ctx.expected_gpus or (probe.nvml.device_count if probe else None)
+
+
+def _gpu_product(ctx: NodeContext) -> str | None:
+    """GFD's label, else nvidia-smi's or NVML's name for the first GPU."""
+    label = ctx.node.metadata.labels.get("nvidia.com/gpu.product") if ctx.node else None
+    smi, probe = ctx.nvidia_smi, ctx.probe
+    if label:
+        return label
+    if smi is not None and smi.gpus:
+        return smi.gpus[0].product_name
+    return probe.nvml.gpus[0].name if probe is not None and probe.nvml.gpus else None
 
 
 def _roles(labels: Mapping[str, str]) -> tuple[str, ...]:

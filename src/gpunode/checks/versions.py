@@ -35,10 +35,18 @@ def _node_info(field: str) -> Callable[[NodeContext], str | None]:
     return read
 
 
+def _kernel(ctx: NodeContext) -> str | None:
+    probe = ctx.probe
+    return _node_info("kernel_version")(ctx) or (probe.host.kernel_release if probe else None)
+
+
 def _driver(ctx: NodeContext) -> str | None:
     smi = ctx.nvidia_smi
     if smi is not None and smi.driver_version:
         return smi.driver_version
+    probe = ctx.probe
+    if probe is not None and probe.nvml.driver_version:
+        return probe.nvml.driver_version
     node = ctx.node
     label = node.metadata.labels.get("nvidia.com/cuda.driver-version.full") if node else None
     if label:
@@ -52,7 +60,7 @@ def _driver(ctx: NodeContext) -> str | None:
 
 
 _HOST_VERSIONS: dict[str, Callable[[NodeContext], str | None]] = {
-    "kernel": _node_info("kernel_version"),
+    "kernel": _kernel,
     "kubelet": _node_info("kubelet_version"),
     "container-runtime": _node_info("container_runtime_version"),
     "driver": _driver,
