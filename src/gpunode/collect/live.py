@@ -9,14 +9,12 @@ nothing raises past here except an unreachable server or bad usage.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import gc
 import io
 import tarfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import partial
@@ -28,6 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpunode import __version__
+from gpunode.bundle.load import gc_paused
 from gpunode.collect.classify import component_of
 from gpunode.collect.kube import ApiFailure, KubeApi, load_config
 from gpunode.collect.plan import (
@@ -160,18 +159,6 @@ def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | 
         api.close()
 
 
-@contextlib.contextmanager
-def _paused_gc() -> Iterator[None]:
-    """No cyclic GC while decoding hundreds of thousands of small objects."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _progress(quiet: bool) -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=Console(stderr=True), transient=True,
@@ -184,7 +171,7 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], progress: Progress
     kinds = [k for k in LIST_KINDS if k.builtin or k.group_version in present]
     with ThreadPoolExecutor(CONCURRENCY, thread_name_prefix="gpunode-collect") as pool:
         task = progress.add_task("listing resources", total=len(kinds))
-        with _paused_gc():  # bulk decoding; the extras phase makes cyclic garbage (sessions)
+        with gc_paused():  # bulk decoding; the extras phase makes cyclic garbage (sessions)
             _run_all(pool, [partial(_list_kind, run, k) for k in kinds],
                      lambda: progress.advance(task))
         _unknown_nodes(run, nodes)
