@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 STATS_PATH = "/_gpunode/stats"
 EXPIRE_PATH = "/_gpunode/expire-continue"
 GZIP_THRESHOLD = 128 * 1024  # the API server compresses only large responses
+MAX_DRAIN_BYTES = 16 * 1024 * 1024  # larger request bodies close the connection instead
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
@@ -142,6 +143,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         path = url.path.rstrip("/") or "/"
         query = parse_qs(url.query, keep_blank_values=True)
         try:
+            self._drain_body()
             if path.startswith("/_gpunode/"):
                 self._control(method, path)
             elif self._inject_fault(method, path):
@@ -151,6 +153,26 @@ class ApiHandler(BaseHTTPRequestHandler):
             self._send(err.code, err.body, headers=err.headers)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def _drain_body(self) -> None:
+        """Read the request body before answering (every answer here ignores it).
+
+        Unread, a refused write's body would stay on the kept-alive connection and be
+        parsed as the next request line (the client then gets a 501). A body of unknown
+        or oversized length closes the connection after the answer instead.
+        """
+        length = self.headers.get("Content-Length", "")
+        chunked = "chunked" in self.headers.get("Transfer-Encoding", "").lower()
+        if chunked or (length and (not length.isdigit() or int(length) > MAX_DRAIN_BYTES)):
+            self.close_connection = True
+            return
+        remaining = int(length or 0)
+        while remaining > 0:
+            chunk = self.rfile.read(min(remaining, 64 * 1024))
+            if not chunk:
+                self.close_connection = True
+                return
+            remaining -= len(chunk)
 
     def _inject_fault(self, method: str, path: str) -> bool:
         number = self.server.counters.count(method, path)
@@ -373,5 +395,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             self.send_header("Content-Encoding", "gzip")
         for key, value in (headers or {}).items():
             self.send_header(key, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
