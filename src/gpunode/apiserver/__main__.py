@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--error-500-every", type=int, default=0, help="500 every Nth request")
     parser.add_argument("--drop-every", type=int, default=0, help="drop every Nth connection")
     parser.add_argument("--forbid", action="append", default=[],
-                        help='403 for "VERB RESOURCE", e.g. "create pods/exec" (repeatable)')
+                        help='403 for "VERB RESOURCE [NAMESPACE|-]", e.g. "create pods/exec" '
+                             '(repeatable; "-" means cluster-wide requests only)')
     parser.add_argument("--no-page-cache", action="store_true",
                         help="re-render every list page instead of keeping encoded pages")
     return parser

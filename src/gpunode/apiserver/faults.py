@@ -13,9 +13,11 @@ from dataclasses import dataclass
 class Faults:
     """What to break. Zero/empty means off.
 
-    ``forbid`` holds RBAC-style rules ``"<verb> <resource>[/<subresource>]"`` answered
-    with 403, e.g. ``"create pods/exec"``, ``"get pods/proxy"``, ``"list events"``;
-    ``*`` works as a wildcard for either part.
+    ``forbid`` holds RBAC-style rules ``"<verb> <resource>[/<subresource>] [<namespace>]"``
+    answered with 403, e.g. ``"create pods/exec"``, ``"get pods/proxy"``, ``"list events"``;
+    ``*`` works as a wildcard for either part. A third word limits the rule to one
+    namespace, or with ``-`` to cluster-wide requests (``"list pods -"``: a reader bound
+    by RoleBindings only, who may list pods in some namespaces but not across all).
     """
 
     latency_s: float = 0.0
@@ -25,8 +27,8 @@ class Faults:
     drop_every: int = 0
     forbid: tuple[str, ...] = ()
 
-    def is_forbidden(self, verb: str, resource: str) -> bool:
-        return any(_rule_matches(rule, verb, resource) for rule in self.forbid)
+    def is_forbidden(self, verb: str, resource: str, namespace: str = "") -> bool:
+        return any(_rule_matches(rule, verb, resource, namespace) for rule in self.forbid)
 
     def action_for(self, request_number: int) -> str | None:
         """``"429"``, ``"500"``, ``"drop"`` or None for the n-th counted request (1-based)."""
@@ -37,6 +39,11 @@ class Faults:
         return None
 
 
-def _rule_matches(rule: str, verb: str, resource: str) -> bool:
-    rule_verb, _, rule_resource = rule.strip().partition(" ")
-    return rule_verb in ("*", verb) and rule_resource.strip() in ("*", resource)
+def _rule_matches(rule: str, verb: str, resource: str, namespace: str) -> bool:
+    words = rule.split()
+    if len(words) < 2:
+        return False
+    rule_verb, rule_resource, *scope = words
+    if scope and scope[0] != (namespace or "-"):
+        return False
+    return rule_verb in ("*", verb) and rule_resource in ("*", resource)

@@ -158,21 +158,49 @@ class ApiHandler(BaseHTTPRequestHandler):
         """Read the request body before answering (every answer here ignores it).
 
         Unread, a refused write's body would stay on the kept-alive connection and be
-        parsed as the next request line (the client then gets a 501). A body of unknown
-        or oversized length closes the connection after the answer instead.
+        parsed as the next request line (the client then gets a 501). A body over
+        ``MAX_DRAIN_BYTES``, or one that ends early, closes the connection instead.
         """
-        length = self.headers.get("Content-Length", "")
-        chunked = "chunked" in self.headers.get("Transfer-Encoding", "").lower()
-        if chunked or (length and (not length.isdigit() or int(length) > MAX_DRAIN_BYTES)):
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            complete = self._drain_chunks()
+        else:
+            length = self.headers.get("Content-Length", "0").strip() or "0"
+            complete = length.isdigit() and int(length) <= MAX_DRAIN_BYTES and \
+                self._skip(int(length))
+        if not complete:
             self.close_connection = True
-            return
-        remaining = int(length or 0)
+
+    def _drain_chunks(self) -> bool:
+        """Read a chunked body to its end (chunk sizes, data, trailers)."""
+        total = 0
+        while True:
+            size_line = self.rfile.readline(1024).split(b";", 1)[0].strip()
+            try:
+                size = int(size_line, 16)
+            except ValueError:
+                return False
+            total += size
+            if total > MAX_DRAIN_BYTES or not self._skip(size + 2 if size else 0):
+                return False
+            if size == 0:
+                return self._skip_trailers()
+
+    def _skip_trailers(self) -> bool:
+        for _ in range(100):
+            line = self.rfile.readline(8192)
+            if line in (b"\r\n", b"\n"):
+                return True
+            if not line:
+                return False
+        return False
+
+    def _skip(self, remaining: int) -> bool:
         while remaining > 0:
             chunk = self.rfile.read(min(remaining, 64 * 1024))
             if not chunk:
-                self.close_connection = True
-                return
+                return False
             remaining -= len(chunk)
+        return True
 
     def _inject_fault(self, method: str, path: str) -> bool:
         number = self.server.counters.count(method, path)
@@ -254,7 +282,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _resource(self, method: str, req: ResourcePath, query: dict[str, list[str]]) -> None:
         verb = verb_of(req, query) if method == "GET" else method.lower()
         self.server.counters.record(verb, req.resource, req.namespace, req.name)
-        if self.server.faults.is_forbidden(verb, req.resource):
+        if self.server.faults.is_forbidden(verb, req.resource, req.namespace):
             raise HttpError(403, forbidden(self.server.user, verb, req.resource, group=req.group,
                                            namespace=req.namespace, name=req.name))
         coll = self.server.store.by_type(req.group, req.version, req.plural)
@@ -280,7 +308,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         elif req.plural == "pods" and req.sub == "exec":
             self._exec(req, coll, query)
         elif req.plural == "pods" and req.sub == "proxy":
-            self._proxy(req, coll)
+            self._proxy(req, coll, query)
         else:
             raise HttpError(404, status_bytes(404, "the server could not find the requested "
                                                    "resource"))
@@ -369,14 +397,15 @@ class ApiHandler(BaseHTTPRequestHandler):
                               f"(want one of {', '.join(execws.SUBPROTOCOLS)})")
         return protocol
 
-    def _proxy(self, req: ResourcePath, coll: Collection) -> None:
+    def _proxy(self, req: ResourcePath, coll: Collection, query: dict[str, list[str]]) -> None:
         target = req.name.split(":")
         if target[0] in ("http", "https") and len(target) > 1:
             target = target[1:]
         pod = self._pod(req, coll, target[0])
         port = target[1] if len(target) > 1 else ""
-        answer = nodeview.scrape(self.server.store.root, pod, port, req.rest or "/")
-        if answer.code == 503:
+        raw = query.get("raw", [""])[-1].lower() in ("1", "true", "yes")  # the agent's parsing
+        answer = nodeview.proxy(self.server.store.root, pod, port, req.rest or "/", raw)
+        if answer.proxy_error:
             raise HttpError(503, status_bytes(503, answer.body.decode()))
         self._send(answer.code, answer.body, content_type=answer.content_type)
 

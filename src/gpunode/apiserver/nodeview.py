@@ -2,8 +2,8 @@
 
 Each function takes the bundle root and the decoded pod and returns what the
 kubelet (through the API server) would: command output and exit code, log
-text, or an exporter's scrape — or the error a real cluster gives when the
-bundle holds no such observation.
+text, an exporter's scrape or a gpunode agent's ``/facts`` — or the error a
+real cluster gives when the bundle holds no such observation.
 """
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ import posixpath
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import msgspec
+
+from gpunode.agent.fold import AGENT_LABEL, PROBE_FILE
 from gpunode.collect.classify import component_of
 from gpunode.collect.mounts import host_path
 from gpunode.collect.slim import Container, Pod
@@ -32,11 +36,16 @@ class ExecResult:
 
 @dataclass(frozen=True)
 class HttpAnswer:
-    """A non-JSON answer (logs, metrics) or an error message for a Status."""
+    """A pod's or kubelet's answer (logs, metrics, agent facts) or an error message.
+
+    ``proxy_error`` marks the API server's own failure to reach the pod, which it
+    answers with a Status; anything else the pod said is passed through as is.
+    """
 
     code: int
     body: bytes
     content_type: str = "text/plain"
+    proxy_error: bool = False
 
 
 def node_dir(root: Path, pod: Pod) -> Path:
@@ -142,16 +151,77 @@ def tail(text: bytes, lines: int | None, limit_bytes: int | None) -> bytes:
     return text
 
 
-def scrape(root: Path, pod: Pod, port: str, path: str) -> HttpAnswer:
-    """What ``GET pods/<pod>:<port>/proxy/<path>`` returns: the exporter's metrics."""
+def proxy(root: Path, pod: Pod, port: str, path: str, raw: bool = False) -> HttpAnswer:
+    """What ``GET pods/<pod>:<port>/proxy/<path>`` returns: a gpunode agent's facts
+    (``raw`` is its ``?raw=1``), else an exporter's metrics."""
+    if pod.metadata.labels.get(AGENT_LABEL[0]) == AGENT_LABEL[1]:
+        return agent_facts(root, pod, port, path, raw)
+    return scrape(root, pod, port, path)
+
+
+def _refused(pod: Pod, port: str) -> HttpAnswer | None:
+    """The API server's 503 when nothing listens on that port of the pod, else None."""
     number = resolve_port(pod, port)
+    if number in {p.container_port for c in pod.spec.containers for p in c.ports}:
+        return None
+    return _connection_refused(number)
+
+
+def _connection_refused(number: int) -> HttpAnswer:
     pod_ip = "10.244.0.1"
-    refused = HttpAnswer(503, f"error trying to reach service: dial tcp {pod_ip}:{number}: "
-                              "connect: connection refused".encode())
-    declared = {p.container_port for c in pod.spec.containers for p in c.ports}
+    return HttpAnswer(503, f"error trying to reach service: dial tcp {pod_ip}:{number}: "
+                           "connect: connection refused".encode(), proxy_error=True)
+
+
+def agent_facts(root: Path, pod: Pod, port: str, path: str, raw: bool) -> HttpAnswer:
+    """The agent's ``/facts`` from ``nodes/<node>/cmd/gpunode-probe.json``, answered the
+    way the agent does (its own 404 and 503 texts)."""
+    refused = _refused(pod, port)
+    if refused is not None:
+        return refused
+    if path.rstrip("/") != "/facts":
+        return HttpAnswer(404, b"not found; try /metrics, /healthz, /facts, /report\n",
+                          "text/plain; charset=utf-8")
+    file = node_dir(root, pod) / PROBE_FILE
+    if not file.is_file():
+        return HttpAnswer(503, b'{"error": "no probe result yet"}\n', "application/json")
+    body = file.read_bytes()
+    return HttpAnswer(200, _with_raw(node_dir(root, pod), body) if raw else body,
+                      "application/json")
+
+
+def _with_raw(directory: Path, body: bytes) -> bytes:
+    """``/facts?raw=1``: the facts plus the texts an agent would have read on the node.
+
+    Those are the node's kernel log, every file under ``files/``, and nvidia-smi's
+    output only where the probe says it ran nvidia-smi. A body that is not a JSON
+    object is served unchanged (a broken agent).
+    """
+    try:
+        facts: Any = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return body
+    if not isinstance(facts, dict):
+        return body
+    names = ["dmesg.txt"]
+    if facts.get("nvidia_smi", "not_run") != "not_run":
+        names += ["nvidia-smi.txt", "nvidia-smi-q.xml"]
+    texts = {f"cmd/{n}": directory / "cmd" / n for n in names}
+    files = directory / "files"
+    if files.is_dir():
+        texts.update({f"files/{p.relative_to(files).as_posix()}": p
+                      for p in sorted(files.rglob("*"))})
+    raw = {rel: p.read_text(errors="replace") for rel, p in texts.items() if p.is_file()}
+    return msgspec.json.encode({**facts, "raw": raw})
+
+
+def scrape(root: Path, pod: Pod, port: str, path: str) -> HttpAnswer:
+    """What ``GET pods/<pod>:<port>/proxy/<path>`` returns for an exporter: its metrics."""
+    number = resolve_port(pod, port)
+    refused = _connection_refused(number)
     component = component_of(pod)
     metrics = METRICS_COMPONENTS.get(component or "")
-    if number not in declared or metrics is None:
+    if _refused(pod, port) is not None or metrics is None:
         return refused
     file = node_dir(root, pod) / "metrics" / metrics
     if not file.is_file():

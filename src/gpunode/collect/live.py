@@ -2,7 +2,9 @@
 
 Order: probe ``/version`` (unreachable ends here, exit 3), discover API
 groups, list each resource kind cluster-wide in pages, then fetch the
-node-scoped extras the plan asks for, 16 at a time. Permission errors and
+node-scoped extras the plan asks for, 16 at a time. On a GPU node with a
+running gpunode agent, the agent's facts are fetched and folded in first and
+only the execs they do not make unnecessary follow. Permission errors and
 exhausted retries become warnings in the manifest (``partial: true``);
 nothing raises past here except an unreachable server or bad usage.
 """
@@ -15,18 +17,41 @@ import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
+from urllib.parse import parse_qsl
 
 import msgspec
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from gpunode import __version__
+from gpunode.agent.fold import (
+    AGENT_NAMESPACE,
+    AGENT_SELECTOR,
+    agent_pods_by_node,
+    facts_proxy_path,
+    fold_agent_facts,
+)
+from gpunode.bundle import kube
 from gpunode.bundle.load import gc_paused
+from gpunode.collect.agents import (
+    AGENT_FACTS_LIMIT_BYTES,
+    AGENT_FACTS_MAX_AGE_S,
+    agent_pods_on_page,
+    folded_files,
+    supplied,
+)
 from gpunode.collect.classify import component_of
 from gpunode.collect.kube import ApiFailure, KubeApi, load_config
 from gpunode.collect.plan import (
@@ -52,6 +77,10 @@ from gpunode.errors import UsageError
 CONCURRENCY = 16
 PAGE_SIZE = 500
 METRICS_LIMIT_BYTES = 16 * 1024 * 1024
+
+#: A unit of work for the pool; it may return follow-up jobs (an agent's facts
+#: decide which execs on its node still run).
+Job: TypeAlias = Callable[[], "list[Job] | None"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +136,7 @@ class CollectResult:
     objects: dict[str, int]
     extras: int
     seconds: float
+    agent_nodes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -120,18 +150,25 @@ class _Run:
     objects: dict[str, int] = field(default_factory=dict)
     pods: list[Pod] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
+    agent_pods: list[kube.Pod] = field(default_factory=list)
+    pods_listed: bool = False
+    agent_nodes: list[str] = field(default_factory=list)
     extras: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def saved(self, rel: str, data: bytes) -> None:
         """Write one extra into the bundle and count it."""
         self.writer.write(rel, data)
+        self.counted(1)
+
+    def counted(self, files: int) -> None:
         with self.lock:
-            self.extras += 1
+            self.extras += files
 
     def warn(self, message: str) -> None:
-        if message not in self.warnings:
-            self.warnings.append(message)
+        with self.lock:
+            if message not in self.warnings:
+                self.warnings.append(message)
 
 
 def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | None = None,
@@ -172,20 +209,27 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], progress: Progress
     with ThreadPoolExecutor(CONCURRENCY, thread_name_prefix="gpunode-collect") as pool:
         task = progress.add_task("listing resources", total=len(kinds))
         with gc_paused():  # bulk decoding; the extras phase makes cyclic garbage (sessions)
-            _run_all(pool, [partial(_list_kind, run, k) for k in kinds],
-                     lambda: progress.advance(task))
+            _run_all(pool, [partial(_list_kind, run, k) for k in kinds], progress, task)
         _unknown_nodes(run, nodes)
+        if not run.pods_listed:
+            _list_agent_pods(run)
         jobs = _extra_jobs(run, nodes)
         task = progress.add_task("node extras", total=len(jobs))
-        _run_all(pool, jobs, lambda: progress.advance(task))
+        _run_all(pool, jobs, progress, task)
 
 
-def _run_all(pool: ThreadPoolExecutor, jobs: Iterable[Callable[[], None]],
-             done: Callable[[], None]) -> None:
-    futures: list[Future[None]] = [pool.submit(job) for job in jobs]
-    for future in as_completed(futures):
-        future.result()
-        done()
+def _run_all(pool: ThreadPoolExecutor, jobs: Iterable[Job], progress: Progress,
+             task: TaskID) -> None:
+    """Run every job on the pool; follow-up jobs a job returns join the same run."""
+    pending: set[Future[list[Job] | None]] = {pool.submit(job) for job in jobs}
+    submitted = len(pending)
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            follow = future.result() or []
+            pending.update(pool.submit(job) for job in follow)
+            submitted += len(follow)
+        progress.update(task, total=submitted, advance=len(done))
 
 
 class _Groups(msgspec.Struct):
@@ -206,17 +250,24 @@ def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
     path = kind.path if not namespace else f"/api/v1/namespaces/{namespace}/{kind.plural}"
     sink = run.writer.open_list(f"cluster/{kind.plural}.json")
     slim: list[Any] = []
+    agents: list[kube.Pod] = []
     try:
         for body, page in run.api.list_pages(path, {}, PAGE_SIZE):
             if not body:
                 sink.reset()
                 slim.clear()
+                agents.clear()
                 continue
             items = ensure_typemeta([bytes(i) for i in page.items], kind.group_version, kind.kind)
             sink.add(map(kind.redact, items) if kind.redact else items)
             slim.extend(_slim_items(kind.plural, body))
+            if kind.plural == "pods":
+                agents.extend(agent_pods_on_page(body, page))
     except ApiFailure as exc:
         _list_failed(run, kind, namespace, exc)
+    else:
+        if kind.plural == "pods" and not namespace:
+            run.agent_pods, run.pods_listed = agents, True
     finally:
         sink.close()
     _keep_slim(run, kind.plural, slim, sink.count)
@@ -257,21 +308,91 @@ def _unknown_nodes(run: _Run, nodes: Sequence[str]) -> None:
         raise UsageError(f"no such node(s) in the cluster: {', '.join(missing)}")
 
 
-def _extra_jobs(run: _Run, only: Sequence[str]) -> list[Callable[[], None]]:
+def _list_agent_pods(run: _Run) -> None:
+    """Without a cluster-wide pod list, the agents' own namespace may still be readable."""
+    path = f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods"
+    agents: list[kube.Pod] = []
+    try:
+        for body, page in run.api.list_pages(path, {"labelSelector": AGENT_SELECTOR}, PAGE_SIZE):
+            if not body:
+                agents.clear()
+                continue
+            agents.extend(agent_pods_on_page(body, page))
+    except ApiFailure as exc:
+        run.notes.append(f"gpunode agent pods not listed in {AGENT_NAMESPACE}: "
+                         f"{exc.code} {exc.message}")
+        return
+    run.agent_pods = agents
+
+
+def _extra_jobs(run: _Run, only: Sequence[str]) -> list[Job]:
     stack = stack_pods(run.pods)
     table = by_node(stack)
-    chosen = [n for n in gpu_nodes(run.nodes, table) if not only or n in only]
-    jobs: list[Callable[[], None]] = [partial(_configmaps, run, stack)]
+    agents = agent_pods_by_node(run.agent_pods)
+    chosen = [n for n in sorted({*gpu_nodes(run.nodes, table), *agents}) if not only or n in only]
+    jobs: list[Job] = [partial(_configmaps, run, stack)]
     short = short_nodes(run.nodes)
     jobs += [partial(_fetch_log, run, t) for t in log_targets(stack, only, short)]
     for node in chosen:
         components = table.get(node, {})
-        jobs += [partial(_run_exec, run, t) for t in exec_targets(node, components)]
-        toolkit = containerd_targets(node, components)
-        if toolkit:
-            jobs.append(partial(_containerd, run, toolkit))
+        node_jobs = partial(_node_jobs, run, node, components)
+        if node in agents:
+            jobs.append(partial(_agent_facts, run, node, agents[node], node_jobs))
+        else:
+            jobs += node_jobs(frozenset())
         jobs += [partial(_scrape, run, t) for t in scrape_targets(node, components)]
     return jobs
+
+
+def _node_jobs(run: _Run, node: str, components: dict[str, list[Pod]],
+               covered: frozenset[str]) -> list[Job]:
+    """The execs on ``node`` whose answers are not already ``covered`` by an agent."""
+    jobs: list[Job] = [partial(_run_exec, run, t) for t in exec_targets(node, components)
+                       if not supplied(t, covered)]
+    toolkit = containerd_targets(node, components)
+    if toolkit and not all(supplied(t, covered) for t in toolkit):
+        jobs.append(partial(_containerd, run, toolkit, covered))
+    return jobs
+
+
+_AGENT_IMPACT = "node facts were not taken from the gpunode agents; execs were used where allowed"
+
+
+def _agent_facts(run: _Run, node: str, pod: str,
+                 node_jobs: Callable[[frozenset[str]], list[Job]]) -> list[Job]:
+    """Fold the agent's facts for ``node`` in, then return the execs still needed."""
+    body = _fetch_agent_facts(run, pod)
+    return node_jobs(_fold(run, node, body) if body is not None else frozenset())
+
+
+def _fetch_agent_facts(run: _Run, pod: str) -> bytes | None:
+    path, _, query = facts_proxy_path(pod).partition("?")
+    try:
+        body = run.api.get(path, dict(parse_qsl(query)), retry_503=False)
+    except ApiFailure as exc:
+        if not _denied(run, exc, "reach gpunode agents (pods/proxy get)", AGENT_NAMESPACE,
+                       _AGENT_IMPACT):
+            _failed(run, exc, f"agent facts {AGENT_NAMESPACE}/{pod}")
+        return None
+    if len(body) > AGENT_FACTS_LIMIT_BYTES:
+        run.notes.append(f"agent facts {AGENT_NAMESPACE}/{pod}: {len(body)} bytes, over "
+                         f"{AGENT_FACTS_LIMIT_BYTES}; not used")
+        return None
+    return body
+
+
+def _fold(run: _Run, node: str, body: bytes) -> frozenset[str]:
+    """Write the agent's facts into the bundle; the node-relative paths it supplied."""
+    outcome = fold_agent_facts(run.writer.root, {node: body}, max_age_s=AGENT_FACTS_MAX_AGE_S)
+    for warning in outcome.warnings():
+        run.warn(warning)
+    if node not in outcome.folded:
+        return frozenset()
+    covered = folded_files(run.writer.root, node)
+    run.counted(len(covered))
+    with run.lock:
+        run.agent_nodes.append(node)
+    return covered
 
 
 def _configmaps(run: _Run, stack: Iterable[Any]) -> None:
@@ -373,14 +494,27 @@ def untar_flat(data: bytes) -> dict[str, bytes]:
     return files
 
 
-def _containerd(run: _Run, targets: list[ExecTarget]) -> None:
-    """The main config, then the NVIDIA drop-in only if the config imports drop-ins."""
-    config = _exec_output(run, targets[0])
+def _containerd(run: _Run, targets: list[ExecTarget],
+                covered: frozenset[str] = frozenset()) -> None:
+    """The main config, then the NVIDIA drop-in only if the config imports drop-ins.
+
+    Either may already be in the bundle from the node's agent (``covered``).
+    """
+    main, *drop_in = targets
+    config = _containerd_config(run, main, covered)
     if config is None:
         return
-    run.saved(targets[0].bundle_path, config)
-    if b"imports" in config and len(targets) > 1:
-        _run_exec(run, targets[1])
+    if b"imports" in config and drop_in and not supplied(drop_in[0], covered):
+        _run_exec(run, drop_in[0])
+
+
+def _containerd_config(run: _Run, target: ExecTarget, covered: frozenset[str]) -> bytes | None:
+    if supplied(target, covered):
+        return (run.writer.root / target.bundle_path).read_bytes()
+    config = _exec_output(run, target)
+    if config is not None:
+        run.saved(target.bundle_path, config)
+    return config
 
 
 def _scrape(run: _Run, target: ScrapeTarget) -> None:
@@ -406,10 +540,10 @@ def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
         "source": "live", "cluster_name": run.api.cluster_name, "api_server": run.api.server,
         "partial": partial, "warnings": run.warnings, "notes": run.notes,
         "collector": f"gpunode {__version__}", "nodes": list(nodes),
-        "api_calls": run.api.stats.calls,
+        "api_calls": run.api.stats.calls, "agent_facts": sorted(run.agent_nodes),
     }
     run.writer.write("manifest.json", msgspec.json.format(msgspec.json.encode(manifest)))
     path = run.writer.finish()
     return CollectResult(path, partial, tuple(run.warnings), tuple(run.notes),
                          run.api.stats.calls, run.api.stats.retries, dict(run.objects),
-                         run.extras, time.monotonic() - started)
+                         run.extras, time.monotonic() - started, tuple(sorted(run.agent_nodes)))
