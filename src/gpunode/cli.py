@@ -65,30 +65,92 @@ def _emit(report: Report, reporters: dict[str, Reporter], output: OutputFormat) 
     raise typer.Exit(1 if report.has_failures else 0)
 
 
-def _require_source(source: Path | None) -> Path:
+KubeconfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="kubeconfig to read the live cluster with (default: $KUBECONFIG, ~/.kube/config, in-cluster)."
+    ),
+]
+ContextOpt = Annotated[str | None, typer.Option(help="kubeconfig context to use.")]
+QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar on stderr.")]
+
+
+def resolve_bundle(
+    source: Path | None,
+    *,
+    kubeconfig: Path | None,
+    context: str | None,
+    nodes: list[str] | None,
+    quiet: bool,
+    workdir: Path,
+) -> Path:
+    """The bundle to judge: a saved one (a GPU Operator must-gather is converted), or a
+    fresh collection from the live cluster into ``workdir``."""
+    if source is not None:
+        if kubeconfig is not None or context is not None:
+            raise UsageError("--from reads a saved bundle; drop --kubeconfig/--context, or drop --from")
+        from gpunode.collect.mustgather import convert_must_gather, is_must_gather
+
+        if source.is_dir() and is_must_gather(source):
+            return convert_must_gather(source, workdir / "must-gather")
+        return source
+    from gpunode.collect import collect_bundle
+
+    result = collect_bundle(
+        workdir / "live", kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet
+    )
+    return result.path
+
+
+def report_from(
+    source: Path | None,
+    kubeconfig: Path | None,
+    context: str | None,
+    nodes: list[str] | None,
+    quiet: bool,
+) -> Report:
+    """Diagnose a saved bundle, or the live cluster (collected into a temporary bundle)."""
+    with tempfile.TemporaryDirectory(prefix="gpunode-") as tmp:
+        bundle = resolve_bundle(
+            source, kubeconfig=kubeconfig, context=context, nodes=nodes, quiet=quiet, workdir=Path(tmp)
+        )
+        report = build_report(bundle, nodes)
     if source is None:
-        raise UsageError("no --from bundle given, and live cluster access is not available in this build")
-    return source
+        report = relabel(report, f"cluster (context {context or 'current'})")
+    return report
+
+
+def relabel(report: Report, location: str) -> Report:
+    """Name the source of a report whose temporary bundle no longer exists."""
+    return msgspec.structs.replace(report, source=msgspec.structs.replace(report.source, location=location))
 
 
 @app.command("diagnose")
 def diagnose_cmd(
     nodes: NodesArg = None,
+    *,
     source: FromOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
     output: OutputOpt = OutputFormat.table,
+    quiet: QuietOpt = False,
 ) -> None:
     """Root causes first, then blocked components, then a fleet summary."""
-    _emit(build_report(_require_source(source), nodes), DIAGNOSE_REPORTERS, output)
+    _emit(report_from(source, kubeconfig, context, nodes, quiet), DIAGNOSE_REPORTERS, output)
 
 
 @app.command()
 def stack(
     nodes: NodesArg = None,
+    *,
     source: FromOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
     output: OutputOpt = OutputFormat.table,
+    quiet: QuietOpt = False,
 ) -> None:
     """The inventory: every GPU node's stack, layer by layer, with status and pods."""
-    _emit(build_report(_require_source(source), nodes), STACK_REPORTERS, output)
+    _emit(report_from(source, kubeconfig, context, nodes, quiet), STACK_REPORTERS, output)
 
 
 @app.command()
@@ -96,6 +158,10 @@ def demo(
     scenario: Annotated[str, typer.Option(help="Bundled scenario to run.")] = "falcon-ai-broken",
     list_: Annotated[bool, typer.Option("--list", help="List bundled scenarios.")] = False,
     show_stack: Annotated[bool, typer.Option("--stack", help="Also draw each node's stack.")] = False,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="Serve the scenario on a loopback test API server and read it live."),
+    ] = False,
     output: OutputOpt = OutputFormat.table,
 ) -> None:
     """Diagnose a simulated cluster shipped with gpunode (Falcon AI by default)."""
@@ -107,14 +173,21 @@ def demo(
         raise typer.Exit(0)
     with tempfile.TemporaryDirectory(prefix="gpunode-demo-") as tmp:
         bundle = sim.build_bundle(sim.load_scenario(scenario), Path(tmp) / "bundle")
-        report = build_report(bundle, None)
-    # the temporary bundle is gone after this command; name the scenario instead
-    report = msgspec.structs.replace(
-        report, source=msgspec.structs.replace(report.source, location=f"scenario {scenario}")
-    )
+        report = _demo_live(bundle, Path(tmp)) if live else build_report(bundle, None)
+    report = relabel(report, f"{'test API server, ' if live else ''}scenario {scenario}")
     if show_stack and output == OutputFormat.table:
         STACK_REPORTERS["table"](report, _console())
     _emit(report, DIAGNOSE_REPORTERS, output)
+
+
+def _demo_live(bundle: Path, workdir: Path) -> Report:
+    """The live path end to end: test API server on loopback, real client, collect, diagnose."""
+    from gpunode.apiserver import serve_bundle
+    from gpunode.collect import collect_bundle
+
+    with serve_bundle(bundle) as server:
+        result = collect_bundle(workdir / "live", kubeconfig=server.kubeconfig_path, quiet=True)
+    return build_report(result.path, None)
 
 
 @app.command("sim")
@@ -130,7 +203,7 @@ def sim_cmd(
 
 
 # Command modules under gpunode/commands/, each with register(app); order = help order.
-COMMAND_MODULES: tuple[str, ...] = ("agent", "validate", "explain", "causes", "probe")
+COMMAND_MODULES: tuple[str, ...] = ("live", "probe", "validate", "explain", "causes", "agent")
 
 
 def _register_commands() -> None:

@@ -36,7 +36,7 @@ GPU_NODE_LABELS = (
     "feature.node.kubernetes.io/pci-0300_10de.present",
 )
 GPU_RESOURCE = "nvidia.com/gpu"
-MAX_LOG_BYTES = 256 * 1024
+MAX_LOG_BYTES = 4 * 1024 * 1024  # per log file; 10,000+ lines of a crashed container
 
 
 class Manifest(msgspec.Struct, frozen=True):
