@@ -25,7 +25,7 @@ from gpunode.parse.containerd import (
 from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
-from gpunode.parse.prom import Sample, parse_prometheus_text
+from gpunode.parse.prom import Sample, parse_prometheus_text, split_families
 from gpunode.probe import ProbeResult, load_probe_json
 
 T = TypeVar("T")
@@ -41,6 +41,7 @@ class NodeContext:
     obs: NodeObservations
     kb: KnowledgeBase
     parse_errors: dict[str, str] = field(default_factory=dict)
+    _dcgm_parsed: dict[str, list[Sample]] = field(default_factory=dict)
 
     @property
     def node(self) -> Node | None:
@@ -148,6 +149,23 @@ class NodeContext:
     def dcgm_samples(self) -> list[Sample] | None:
         text = self.obs.metrics.get("dcgm-exporter.prom")
         return self._parsed("metrics/dcgm-exporter.prom", text, parse_prometheus_text)
+
+    @cached_property
+    def _dcgm_families(self) -> dict[str, str] | None:
+        text = self.obs.metrics.get("dcgm-exporter.prom")
+        return split_families(text) if text is not None else None
+
+    def dcgm_metric(self, name: str) -> list[Sample] | None:
+        """Samples of one DCGM metric (None without a scrape); parses only that family."""
+        families = self._dcgm_families
+        if families is None:
+            return None
+        if name not in self._dcgm_parsed:
+            text = families.get(name, "")
+            self._dcgm_parsed[name] = (
+                self._parsed("metrics/dcgm-exporter.prom", text, parse_prometheus_text) or []
+            )
+        return self._dcgm_parsed[name]
 
     @cached_property
     def node_exporter_samples(self) -> list[Sample] | None:

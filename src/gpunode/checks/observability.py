@@ -14,7 +14,7 @@ TEMP = "DCGM_FI_DEV_GPU_TEMP"
 @check("dcgm-exporter", needs=("metrics/dcgm-exporter.prom",))
 def dcgm_series(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """One temperature series per GPU shows the exporter sees every GPU."""
-    samples = ctx.dcgm_samples
+    samples = ctx.dcgm_metric(TEMP)
     path = ctx.obs.path_of("metrics", "dcgm-exporter.prom")
     if samples is None:
         return

@@ -106,7 +106,8 @@ def _device_plugin_xids(ctx: NodeContext) -> Iterator[XidSeen]:
 def _dcgm_xids(ctx: NodeContext) -> Iterator[XidSeen]:
     """DCGM's last-Xid gauge per GPU, and the exporter's windowed count per code."""
     path = ctx.obs.path_of("metrics", "dcgm-exporter.prom")
-    for s in ctx.dcgm_samples or []:
+    samples = [*(ctx.dcgm_metric(_DCGM_XID) or []), *(ctx.dcgm_metric(_DCGM_XID_COUNT) or [])]
+    for s in samples:
         if s.value <= 0:
             continue
         gpu = s.labels.get("gpu", "")

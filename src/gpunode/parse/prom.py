@@ -59,3 +59,23 @@ def _as_exposed(name: str, exposed: set[str]) -> str:
 def samples_named(samples: Iterable[Sample], name: str) -> list[Sample]:
     """Samples whose exposed name is ``name``."""
     return [sample for sample in samples if sample.name == name]
+
+
+def split_families(text: str) -> dict[str, str]:
+    """Exposition text grouped by metric name, without parsing any value.
+
+    A scrape of 8 GPUs holds dozens of families; a check that reads two of them
+    parses only those two (parsing is the expensive part on large fleets).
+    HELP/TYPE lines go with the family they name, sample lines with their name.
+    """
+    groups: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            parts = line.split(None, 3)
+            name = parts[2] if len(parts) > 2 and parts[1] in ("HELP", "TYPE") else ""
+        else:
+            match = _SAMPLE_NAME.match(line)
+            name = match.group(1) if match else ""
+        if name:
+            groups.setdefault(name, []).append(line)
+    return {name: "\n".join(lines) + "\n" for name, lines in groups.items()}
