@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import threading
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -130,8 +131,19 @@ def parse_catalog(text: str, origin: str = "components.toml") -> Catalog:
         raise BundleError(f"{origin}: invalid component catalog: {exc}") from exc
 
 
-@cache
 def load_catalog() -> Catalog:
+    """Read once per process; the lock matters because msgspec builds its type
+    information on first use, and doing that from two threads at once can crash
+    (server threads of the test API server all call this)."""
+    with _LOAD_LOCK:
+        return _load_catalog()
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+@cache
+def _load_catalog() -> Catalog:
     """The catalog shipped with the package (read once per process)."""
     text = resources.files("gpunode").joinpath("data/components.toml").read_text("utf-8")
     return parse_catalog(text)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import string
+import threading
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -163,8 +164,19 @@ def parse_kb(texts: Mapping[str, str]) -> KnowledgeBase:
     return KnowledgeBase(tuple(causes))
 
 
-@cache
 def load_kb() -> KnowledgeBase:
+    """Read once per process; the lock matters because msgspec builds its type
+    information on first use, and doing that from two threads at once can crash
+    (server threads of the test API server all call this)."""
+    with _LOAD_LOCK:
+        return _load_kb()
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+@cache
+def _load_kb() -> KnowledgeBase:
     """The knowledge base shipped with the package (read once per process)."""
     folder = resources.files("gpunode").joinpath("data/causes")
     texts = {
