@@ -24,6 +24,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import msgspec
+
 from gpunode.apiserver.faults import Faults
 from gpunode.apiserver.handler import EXPIRE_PATH, STATS_PATH, ApiHandler
 from gpunode.apiserver.kubeconfig import write_kubeconfig
@@ -99,6 +101,16 @@ class ApiHTTPServer(ThreadingHTTPServer):
         finally:
             with contextlib.suppress(OSError):
                 conn.close()
+
+
+def _warm_types() -> None:
+    """Build msgspec's type information and the catalog before handler threads exist:
+    doing that for the first time from several threads at once can crash CPython."""
+    from gpunode.catalog import load_catalog
+    from gpunode.collect.slim import Pod
+
+    msgspec.json.decode(b"{}", type=Pod)
+    load_catalog()
 
 
 class RunningServer:
@@ -197,6 +209,7 @@ def serve_bundle(bundle_dir: Path, *, host: str = "127.0.0.1", port: int = 0,
     kubeconfig = write_kubeconfig(kubeconfig_path or workdir / "kubeconfig", url,
                                   tls.ca_cert.read_bytes(), token,
                                   name=store.cluster_name() or "gpunode-test")
+    _warm_types()
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
                               name="gpunode-apiserver", daemon=True)
     thread.start()
