@@ -7,6 +7,8 @@ or bad input, 3 source unreachable. Errors are one line on stderr.
 from __future__ import annotations
 
 import importlib
+import logging
+import os
 import sys
 import tempfile
 from enum import StrEnum
@@ -243,4 +245,13 @@ def main() -> None:
         # usage errors from the command-line parser: one line, exit 2
         print(f"gpunode: {exc}", file=sys.stderr)
         sys.exit(2)
-    sys.exit(code if isinstance(code, int) else 0)
+    _exit_now(code if isinstance(code, int) else 0)
+
+
+def _exit_now(code: int) -> None:
+    """Exit without tearing down the object graph: on a 100,000-pod bundle freeing
+    millions of small objects one by one takes seconds and helps nobody."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
