@@ -245,12 +245,17 @@ def main() -> None:
         # usage errors from the command-line parser: one line, exit 2
         print(f"gpunode: {exc}", file=sys.stderr)
         sys.exit(2)
-    _exit_now(code if isinstance(code, int) else 0)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
-def _exit_now(code: int) -> None:
-    """Exit without tearing down the object graph: on a 100,000-pod bundle freeing
-    millions of small objects one by one takes seconds and helps nobody."""
+def run() -> None:
+    """Console-script entry: main(), then exit without tearing down the object graph
+    (on a 100,000-pod bundle freeing millions of objects one by one takes seconds)."""
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
