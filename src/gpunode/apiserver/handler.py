@@ -161,14 +161,21 @@ class ApiHandler(BaseHTTPRequestHandler):
         parsed as the next request line (the client then gets a 501). A body over
         ``MAX_DRAIN_BYTES``, or one that ends early, closes the connection instead.
         """
+        self.request_body = b""
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             complete = self._drain_chunks()
         else:
             length = self.headers.get("Content-Length", "0").strip() or "0"
-            complete = length.isdigit() and int(length) <= MAX_DRAIN_BYTES and \
-                self._skip(int(length))
+            body = self._read(int(length)) if length.isdigit() and int(length) <= MAX_DRAIN_BYTES else None
+            complete = body is not None
+            self.request_body = body or b""
         if not complete:
             self.close_connection = True
+
+    def _read(self, length: int) -> bytes | None:
+        """Exactly ``length`` body bytes (kept for handlers that accept writes), or None."""
+        data = self.rfile.read(length) if length else b""
+        return data if len(data) == length else None
 
     def _drain_chunks(self) -> bool:
         """Read a chunked body to its end (chunk sizes, data, trailers)."""

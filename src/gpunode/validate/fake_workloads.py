@@ -445,8 +445,7 @@ class WorkloadHandler(ApiHandler):
         if not overlay.claims(method, req):
             super()._resource(method, req, query)
             return
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""  # read before any answer: keep-alive
+        body = self.request_body  # read by the base handler before any answer (keep-alive)
         verb = {"POST": "create", "DELETE": "delete"}.get(method, "get" if req.name else "list")
         self.server.counters.record(verb, req.resource, req.namespace, req.name)
         if self.server.faults.is_forbidden(verb, req.resource):
