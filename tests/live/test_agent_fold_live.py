@@ -32,6 +32,9 @@ from gpunode.apiserver import Faults, RunningServer, serve_bundle
 from gpunode.apiserver.handler import MAX_DRAIN_BYTES
 from gpunode.cli import build_report
 from gpunode.collect import CollectResult, collect_bundle
+from gpunode.collect.agents import agent_pods_on_page, is_agent, supplied
+from gpunode.collect.plan import ExecTarget
+from gpunode.collect.slim import RawPage
 from gpunode.model import NodeReport, Status
 from gpunode.parse.modules import parse_modules
 from gpunode.parse.nvidia_smi import GpuInfo, NvidiaSmiReport, parse_nvidia_smi_xml
@@ -398,6 +401,45 @@ def test_without_a_cluster_wide_pod_list_the_agent_namespace_is_listed(
     assert by_path["GET /api/v1/namespaces/gpunode/pods"] == 1
     assert result.agent_nodes == GPU_NODES  # the only node facts this reader can get
     assert read_list(tmp_path / "b" / "cluster" / "pods.json") == []
+
+
+# --- which execs an agent's facts make unnecessary (pure) ------------------------------
+
+
+def _target(argv: tuple[str, ...], rel: str, *, tar: bool = False) -> ExecTarget:
+    return ExecTarget("gpu-wk-01", "gpu-operator", "nvidia-driver-daemonset-ncdvs",
+                      "nvidia-driver-ctr", argv, f"nodes/gpu-wk-01/{rel}", unpack_tar=tar)
+
+
+def test_an_exec_is_supplied_only_by_its_own_file_or_its_equivalent() -> None:
+    covered = frozenset({"cmd/dmesg.txt", "files/proc/modules",
+                         "files/run/nvidia/validations/driver-ready"})
+    assert supplied(_target(("dmesg",), "cmd/dmesg.txt"), covered)
+    assert supplied(_target(("lsmod",), "cmd/lsmod.txt"), covered)  # /proc/modules
+    assert supplied(_target(("tar", "-C", "/run/nvidia/validations", "-cf", "-", "."),
+                            "files/run/nvidia/validations", tar=True), covered)
+    assert not supplied(_target(("nvidia-smi", "-q", "-x"), "cmd/nvidia-smi-q.xml"), covered)
+    assert not supplied(_target(("tar", "-C", "/run/nvidia/valid", "-cf", "-", "."),
+                                "files/run/nvidia/valid", tar=True), covered)
+    assert not supplied(_target(("lsmod",), "cmd/lsmod.txt"), frozenset())
+
+
+def test_agent_pods_are_picked_from_a_pod_page_by_namespace_and_label(
+        agents_bundle: Path) -> None:
+    body = (agents_bundle / "cluster" / "pods.json").read_bytes()
+    page = msgspec.json.decode(body, type=RawPage)
+    found = agent_pods_on_page(body, page)
+    assert sorted(p.metadata.name for p in found) == sorted(AGENT_PODS.values())
+    assert all(is_agent(p) for p in found)
+    elsewhere = json.loads(body)
+    for pod in elsewhere["items"]:
+        if pod["metadata"]["namespace"] == "gpunode":
+            pod["metadata"]["namespace"] = "monitoring"
+    moved = msgspec.json.encode(elsewhere)
+    assert agent_pods_on_page(moved, msgspec.json.decode(moved, type=RawPage)) == []
+    without = msgspec.json.encode({"items": [p for p in elsewhere["items"]
+                                             if "gpunode-agent" not in json.dumps(p)]})
+    assert agent_pods_on_page(without, msgspec.json.decode(without, type=RawPage)) == []
 
 
 # --- the test server keeps kept-alive connections in step --------------------------

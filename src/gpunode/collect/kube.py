@@ -245,9 +245,13 @@ class _Status(msgspec.Struct):
     message: str = ""
 
 
+#: Built here, once: worker threads decode error bodies concurrently (see live._warm_types).
+_STATUS = msgspec.json.Decoder(_Status)
+
+
 def _status_message(body: bytes) -> str:
     try:
-        return msgspec.json.decode(body, type=_Status).message or body[:200].decode(errors="replace")
+        return _STATUS.decode(body).message or body[:200].decode(errors="replace")
     except (msgspec.DecodeError, msgspec.ValidationError):
         return body[:200].decode(errors="replace").strip()
 

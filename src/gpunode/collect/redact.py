@@ -70,9 +70,15 @@ def _args_need_redaction(args: list[str]) -> bool:
                for arg in args)
 
 
+#: Built once here (also faster per item): list threads decode into these concurrently,
+#: and msgspec building a type's information in several threads at once can crash.
+_POD_PROBE = msgspec.json.Decoder(_ProbePod)
+_WORKLOAD_PROBE = msgspec.json.Decoder(_ProbeWorkload)
+
+
 def redact_pod(item: bytes) -> bytes:
     """A Pod's JSON with sensitive env values and flag values replaced."""
-    probe = msgspec.json.decode(item, type=_ProbePod)
+    probe = _POD_PROBE.decode(item)
     if not _spec_needs_redaction(probe.spec):
         return item
     obj = msgspec.json.decode(item)
@@ -82,7 +88,7 @@ def redact_pod(item: bytes) -> bytes:
 
 def redact_workload(item: bytes) -> bytes:
     """The same for a DaemonSet/Deployment, whose pod spec sits in spec.template."""
-    probe = msgspec.json.decode(item, type=_ProbeWorkload)
+    probe = _WORKLOAD_PROBE.decode(item)
     template = probe.spec.template if probe.spec else None
     if template is None or not _spec_needs_redaction(template.spec):
         return item
