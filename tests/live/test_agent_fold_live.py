@@ -358,6 +358,37 @@ def test_without_pods_proxy_permission_execs_read_the_nodes(falcon: Path,
             (falcon / "nodes" / node / "cmd" / "dmesg.txt").read_bytes()
 
 
+def test_without_exec_permission_agent_nodes_miss_only_nvidia_smi(agents_bundle: Path,
+                                                                  tmp_path: Path) -> None:
+    result, _ = collect(agents_bundle, tmp_path / "b", Faults(forbid=("create pods/exec",)))
+    assert result.agent_nodes == GPU_NODES
+    assert [w for w in result.warnings if "pods/exec" in w] == [
+        "cannot exec into pods (pods/exec create) in gpu-operator: nvidia-smi was not read on "
+        "nodes whose gpunode agent supplied the other node facts"]
+    for node in GPU_NODES:
+        files = result.path / "nodes" / node
+        assert (files / PROBE).is_file() and (files / "cmd" / "dmesg.txt").is_file()
+        assert not (files / "cmd" / "nvidia-smi-q.xml").exists()
+    assert _node_report(result.path, "gpu-wk-01").status == Status.OK
+
+
+def _allowed(rules: list[Facts], verb: str, resource: str) -> bool:
+    return any(resource in rule["resources"] and verb in rule["verbs"] for rule in rules)
+
+
+def test_agent_facts_stay_within_the_published_rbac(agents_bundle: Path, tmp_path: Path) -> None:
+    roles = list(yaml.safe_load_all((REPO / "deploy" / "rbac-readonly.yaml").read_text()))
+    access = next(r for r in roles if r["metadata"]["name"] == "gpunode-node-access")["rules"]
+    rules = [rule for role in roles for rule in role["rules"]]
+    with serve_bundle(agents_bundle) as server:
+        collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True)
+        audit = server.audit()
+    agents = [r for r in audit if r.namespace == "gpunode"]
+    assert {(r.verb, r.resource) for r in agents} == {("get", "pods/proxy")}
+    assert all(_allowed(access, r.verb, r.resource) for r in agents)
+    assert all(_allowed(rules, r.verb, r.resource) for r in audit)
+
+
 def test_stale_or_broken_agent_facts_are_warned_about_and_execs_used(
         falcon: Path, tmp_path: Path) -> None:
     facts = healthy_facts(falcon)

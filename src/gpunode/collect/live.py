@@ -461,6 +461,13 @@ def _failed(run: _Run, exc: ApiFailure, what: str) -> None:
 
 _EXEC_IMPACT = "nvidia-smi, dmesg and the containerd config were not read; diagnosis of " \
                "layer 1 will use pod status only"
+_EXEC_IMPACT_AGENT = "nvidia-smi was not read on nodes whose gpunode agent supplied the " \
+                     "other node facts"
+
+
+def _exec_impact(run: _Run, node: str) -> str:
+    with run.lock:
+        return _EXEC_IMPACT_AGENT if node in run.agent_nodes else _EXEC_IMPACT
 
 
 def _exec_output(run: _Run, target: ExecTarget) -> bytes | None:
@@ -469,7 +476,7 @@ def _exec_output(run: _Run, target: ExecTarget) -> bytes | None:
         result = run.api.exec(target.namespace, target.pod, target.container, list(target.argv))
     except ApiFailure as exc:
         if not _denied(run, exc, "exec into pods (pods/exec create)", target.namespace,
-                       _EXEC_IMPACT):
+                       _exec_impact(run, target.node)):
             _failed(run, exc, f"exec {' '.join(target.argv)} in {target.namespace}/{target.pod}")
         return None
     if result.exit_code == 0 or (target.keep_failed_output and result.stdout):
