@@ -63,6 +63,11 @@ class ProbeResult(msgspec.Struct, frozen=True):
 T = TypeVar("T")
 
 
+# Built at import: msgspec builds a type's decoding information on first use, and
+# doing that from several threads at once (collector workers) can crash CPython.
+_PROBE_DECODER = msgspec.json.Decoder(ProbeResult)
+
+
 def run_probe(
     host_root: str = "/",
     node_name: str | None = None,
@@ -167,7 +172,7 @@ def probe_json(result: ProbeResult, indent: int = 2) -> bytes:
 def load_probe_json(data: bytes | str) -> ProbeResult:
     """Decode a ``gpunode-probe.json`` (e.g. from a bundle) into a ProbeResult."""
     try:
-        result = msgspec.json.decode(data, type=ProbeResult)
+        result = _PROBE_DECODER.decode(data)
     except msgspec.DecodeError as exc:
         raise ParseError(f"not a gpunode probe result: {str(exc).splitlines()[0]}") from None
     if result.format != PROBE_FORMAT:
