@@ -35,13 +35,14 @@ cluster:
 """
 DECODE_MODES = ["json-gc", "json-nogc", "msgspec-untyped-gc", "msgspec-untyped-nogc", "gpunode-slim"]
 DIAGNOSE = """
-import resource, sys, time
+import sys, time
 from pathlib import Path
 from gpunode.cli import build_report
 start = time.perf_counter()
 report = build_report(Path(sys.argv[1]), None)
 seconds = time.perf_counter() - start
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+status = Path("/proc/self/status").read_text().splitlines()
+rss = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:")) / 1024
 print(f'{{"seconds": {seconds:.3f}, "peak_rss_mib": {rss:.1f}, "nodes": {len(report.nodes)}}}')
 """
 
@@ -67,7 +68,10 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=625)
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
     args = parser.parse_args()
-    results: dict[str, object] = {"machine": "2-core CI-sized machine", "started": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    results: dict[str, object] = {
+        "machine": "2-core CI-sized machine",
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
     with tempfile.TemporaryDirectory(prefix="gpunode-bench-") as tmp:
         t0 = time.perf_counter()
         big = build(args.nodes, Path(tmp))
@@ -75,7 +79,9 @@ def main() -> None:
         small = build(args.small, Path(tmp))
         results["pods"] = pods_in(big)
         results["pods_small"] = pods_in(small)
-        results["decode"] = [child(str(HERE / "decode.py"), str(big / "cluster/pods.json"), m) for m in DECODE_MODES]
+        results["decode"] = [
+            child(str(HERE / "decode.py"), str(big / "cluster/pods.json"), m) for m in DECODE_MODES
+        ]
         results["diagnose_large"] = child("-c", DIAGNOSE, str(big))
         results["diagnose_small"] = child("-c", DIAGNOSE, str(small))
     args.out.write_text(json.dumps(results, indent=2) + "\n")
