@@ -28,6 +28,15 @@ class ObjectMeta(_K, frozen=True):
     creation_timestamp: str | None = None
 
 
+class PodMeta(_K, frozen=True):
+    """Pod metadata without annotations: on 100,000 pods those are most of the bytes."""
+
+    name: str = ""
+    namespace: str = ""
+    labels: dict[str, str] = {}
+    owner_references: tuple[OwnerRef, ...] = ()
+
+
 class Taint(_K, frozen=True):
     key: str = ""
     value: str = ""
@@ -74,20 +83,16 @@ class Node(_K, frozen=True):
     status: NodeStatus = NodeStatus()
 
 
-class EnvVar(_K, frozen=True):
-    name: str = ""
-    value: str | None = None
-
-
 class Resources(_K, frozen=True):
     limits: dict[str, str] = {}
     requests: dict[str, str] = {}
 
 
 class Container(_K, frozen=True):
+    """Name, image and resources: env and mounts are not judged (and are large)."""
+
     name: str = ""
     image: str = ""
-    env: tuple[EnvVar, ...] = ()
     resources: Resources = Resources()
 
 
@@ -99,10 +104,18 @@ class Toleration(_K, frozen=True):
 
 
 class PodSpec(_K, frozen=True):
+    """What checks read of a pod's spec (scheduling fields live on the template)."""
+
     node_name: str = ""
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
     runtime_class_name: str | None = None
+
+
+class TemplateSpec(_K, frozen=True):
+    """A DaemonSet's pod template spec: where its pods may run."""
+
+    containers: tuple[Container, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     node_selector: dict[str, str] = {}
 
@@ -133,10 +146,8 @@ class ContainerStatus(_K, frozen=True):
     name: str = ""
     ready: bool = False
     restart_count: int = 0
-    image: str = ""
     state: ContainerState = ContainerState()
     last_state: ContainerState = ContainerState()
-    started: bool | None = None
 
 
 class PodStatus(_K, frozen=True):
@@ -149,7 +160,7 @@ class PodStatus(_K, frozen=True):
 
 
 class Pod(_K, frozen=True):
-    metadata: ObjectMeta = ObjectMeta()
+    metadata: PodMeta = PodMeta()
     spec: PodSpec = PodSpec()
     status: PodStatus = PodStatus()
 
@@ -164,7 +175,7 @@ class PodTemplateMeta(_K, frozen=True):
 
 class PodTemplate(_K, frozen=True):
     metadata: PodTemplateMeta = PodTemplateMeta()
-    spec: PodSpec = PodSpec()
+    spec: TemplateSpec = TemplateSpec()
 
 
 class DaemonSetSpec(_K, frozen=True):
