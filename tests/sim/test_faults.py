@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from sim_helpers import Bundle, condition, status_of
 
+from gpunode.catalog import load_catalog
 from gpunode.sim import FAULTS, list_scenarios, load_scenario
 
 Build = Callable[[str], Bundle]
@@ -77,30 +78,7 @@ def test_every_fault_has_a_bundled_scenario() -> None:
 
 
 def test_registry_entries_name_catalog_components() -> None:
-    components = {
-        "kernel",
-        "gpu-hardware",
-        "container-runtime",
-        "kubelet",
-        "driver",
-        "fabric-manager",
-        "ofed",
-        "sriov-device-plugin",
-        "container-toolkit",
-        "rdma-device-plugin",
-        "device-plugin",
-        "gfd",
-        "nfd",
-        "mig-manager",
-        "csi-node",
-        "dcgm-exporter",
-        "node-exporter",
-        "logging-agent",
-        "otel-agent",
-        "gpu-operator",
-        "network-operator",
-        "validator",
-    }
+    components = set(load_catalog().ids)
     assert len(FAULTS) == 22
     for code, kind in FAULTS.items():
         assert kind.code == code and kind.component in components and kind.scope in ("node", "cluster")
