@@ -13,8 +13,9 @@ $(STAMP): requirements-dev.txt pyproject.toml
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
 
+# The demo cluster has a fault on purpose: exit code 1 ("failures found") is success here.
 demo: $(STAMP)
-	$(BIN)/gpunode demo
+	$(BIN)/gpunode demo; code=$$?; test $$code -eq 0 -o $$code -eq 1
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench
