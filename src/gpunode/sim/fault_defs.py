@@ -562,15 +562,7 @@ def rdma_selector_no_devices(world: World, name: str | None) -> None:
         "rdma-shared-dp",
         join(
             [
-                stdlog(t[0], "Starting K8s RDMA Shared Device Plugin version= master"),
-                stdlog(t[1], "resource manager reading configs"),
-                stdlog(t[2], "Reading /k8s-rdma-shared-dev-plugin/config.json"),
-                stdlog(
-                    t[3],
-                    "loaded config: [{ResourceName:rdma_shared_device_a ResourcePrefix: RdmaHcaMax:63 "
-                    "Devices:[] Selectors:{Vendors:[15b3] DeviceIDs:[101d] Drivers:[] IfNames:[] "
-                    "LinkTypes:[]}}] ",
-                ),
+                *logs.rdma_start(t, device_ids="101d"),
                 stdlog(t[4], "Discovering host devices"),
                 stdlog(t[5], "discovering host network devices"),
                 stdlog(t[6], "Initializing resource servers"),

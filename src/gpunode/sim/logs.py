@@ -494,18 +494,26 @@ def mofed_log(ctx: LogCtx) -> str:
     )
 
 
-def rdma_log(ctx: LogCtx) -> str:
-    t = ticks(ctx.started, 2)
-    count = ctx.node.spec.nics if ctx.node.spec else 2
-    lines = [
+def rdma_start(t: list[datetime], device_ids: str = "") -> list[str]:
+    """The RDMA shared device plugin's startup, up to the config it loaded; faults reuse it."""
+    return [
         stdlog(t[0], "Starting K8s RDMA Shared Device Plugin version= master"),
         stdlog(t[1], "resource manager reading configs"),
         stdlog(t[2], "Reading /k8s-rdma-shared-dev-plugin/config.json"),
         stdlog(
             t[3],
             "loaded config: [{ResourceName:rdma_shared_device_a ResourcePrefix: RdmaHcaMax:63 "
-            "Devices:[] Selectors:{Vendors:[15b3] DeviceIDs:[] Drivers:[] IfNames:[] LinkTypes:[]}}] ",
+            f"Devices:[] Selectors:{{Vendors:[15b3] DeviceIDs:[{device_ids}] Drivers:[] IfNames:[] "
+            "LinkTypes:[]}}] ",
         ),
+    ]
+
+
+def rdma_log(ctx: LogCtx) -> str:
+    t = ticks(ctx.started, 2)
+    count = ctx.node.spec.nics if ctx.node.spec else 2
+    lines = [
+        *rdma_start(t),
         stdlog(t[4], "no periodic update interval is set, use default interval 60 seconds"),
         stdlog(t[5], "Discovering host devices"),
         stdlog(t[6], "discovering host network devices"),
