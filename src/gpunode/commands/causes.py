@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
+
+from gpunode.commands.output import DocFormat, DocFormatOpt, write_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,12 +25,6 @@ if TYPE_CHECKING:
 
 GENERIC = "*"
 GENERIC_LAYER = -1  # generic pod states belong to no layer; listed first
-
-
-class CausesFormat(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
 
 
 class SignatureOut(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -65,9 +60,7 @@ def register(app: typer.Typer) -> None:
         component: Annotated[
             str | None, typer.Option("--component", help="Only this component (catalog id).")
         ] = None,
-        output: Annotated[CausesFormat, typer.Option("-o", "--output", help="Output format.")] = (
-            CausesFormat.table
-        ),
+        output: DocFormatOpt = DocFormat.table,
     ) -> None:
         """List every cause gpunode recognises: code, component, layer, title and fix."""
         from rich.console import Console
@@ -135,7 +128,7 @@ def cause_out(cause: Cause, catalog: Catalog) -> CauseOut:
 
 def render_json(causes: Sequence[Cause], catalog: Catalog, console: Console) -> None:
     data = [cause_out(c, catalog) for c in causes]
-    console.file.write(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n")
+    write_json(console, data)
 
 
 def render_table(causes: Sequence[Cause], catalog: Catalog, console: Console) -> None:

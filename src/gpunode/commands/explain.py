@@ -11,12 +11,13 @@ import gzip
 import io
 import sys
 from collections.abc import Iterator
-from enum import StrEnum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
+
+from gpunode.commands.output import DocFormat, DocFormatOpt, write_json
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -27,12 +28,6 @@ if TYPE_CHECKING:
 
 MAX_LINE_CHARS = 1 << 20  # longer "lines" are read in pieces of this size
 STDIN = "-"
-
-
-class ExplainFormat(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
 
 
 class QuotedLineOut(msgspec.Struct, frozen=True):
@@ -89,9 +84,7 @@ def register(app: typer.Typer) -> None:
         component: Annotated[
             str | None, typer.Option("--component", help="Only this component's signatures (catalog id).")
         ] = None,
-        output: Annotated[ExplainFormat, typer.Option("-o", "--output", help="Output format.")] = (
-            ExplainFormat.table
-        ),
+        output: DocFormatOpt = DocFormat.table,
     ) -> None:
         """Name the known causes in a log, kubectl describe output or dmesg dump (exit 1 if any)."""
         from rich.console import Console
@@ -186,7 +179,7 @@ def _xid_out(x: XidSighting) -> XidOut:
 
 
 def render_json(report: ExplainReport, console: Console) -> None:
-    console.file.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
+    write_json(console, report)
 
 
 def render_table(report: ExplainReport, console: Console) -> None:
