@@ -11,7 +11,6 @@ import logging
 import os
 import sys
 import tempfile
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -21,6 +20,7 @@ from rich.console import Console
 
 from gpunode import __version__
 from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.commands.output import DocFormat, DocFormatOpt
 from gpunode.diagnose import diagnose
 from gpunode.errors import GpunodeError, UsageError
 from gpunode.model import Report
@@ -35,18 +35,11 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-
-
 FromOpt = Annotated[
     Path | None,
     typer.Option("--from", help="Read a saved bundle (directory or .tar.gz) instead of a live cluster."),
 ]
 NodesArg = Annotated[list[str] | None, typer.Argument(help="Only these nodes (default: every GPU node).")]
-OutputOpt = Annotated[OutputFormat, typer.Option("-o", "--output", help="Output format.")]
 
 
 def _console() -> Console:
@@ -62,7 +55,7 @@ def build_report(bundle: Path, nodes: list[str] | None) -> Report:
     return diagnose(facts, read_node_observations, nodes or ())
 
 
-def _emit(report: Report, reporters: dict[str, Reporter], output: OutputFormat) -> None:
+def _emit(report: Report, reporters: dict[str, Reporter], output: DocFormat) -> None:
     reporters[output.value](report, _console())
     raise typer.Exit(1 if report.has_failures else 0)
 
@@ -134,7 +127,7 @@ def diagnose_cmd(
     source: FromOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
-    output: OutputOpt = OutputFormat.table,
+    output: DocFormatOpt = DocFormat.table,
     quiet: QuietOpt = False,
 ) -> None:
     """Root causes first, then blocked components, then a fleet summary."""
@@ -148,7 +141,7 @@ def stack(
     source: FromOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
-    output: OutputOpt = OutputFormat.table,
+    output: DocFormatOpt = DocFormat.table,
     quiet: QuietOpt = False,
 ) -> None:
     """The inventory: every GPU node's stack, layer by layer, with status and pods."""
@@ -164,7 +157,7 @@ def demo(
         bool,
         typer.Option("--live", help="Serve the scenario on a loopback test API server and read it live."),
     ] = False,
-    output: OutputOpt = OutputFormat.table,
+    output: DocFormatOpt = DocFormat.table,
 ) -> None:
     """Diagnose a simulated cluster shipped with gpunode (Falcon AI by default)."""
     from gpunode import sim
@@ -177,7 +170,7 @@ def demo(
         bundle = sim.build_bundle(sim.load_scenario(scenario), Path(tmp) / "bundle")
         report = _demo_live(bundle, Path(tmp)) if live else build_report(bundle, None)
     report = relabel(report, f"{'test API server, ' if live else ''}scenario {scenario}")
-    if show_stack and output == OutputFormat.table:
+    if show_stack and output == DocFormat.table:
         STACK_REPORTERS["table"](report, _console())
     _emit(report, DIAGNOSE_REPORTERS, output)
 

@@ -16,6 +16,7 @@ from functools import cached_property
 import msgspec
 
 from gpunode import checks
+from gpunode.bundle.kube import Pod
 from gpunode.bundle.load import gc_paused
 from gpunode.catalog import Catalog, topological_order
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
@@ -65,11 +66,12 @@ class Judgement:
 
     @cached_property
     def status(self) -> Status:
+        """A problem wins; then positive evidence; then unknown; absent is last."""
         if self.problems:
             return min((f.status for f in self.problems), key=STATUS_RANK.__getitem__)
         present = {f.status for f in self.findings}
-        for status in (Status.UNKNOWN, Status.OK, Status.NOT_DEPLOYED):
-            if status in present and (status != Status.UNKNOWN or Status.OK not in present):
+        for status in (Status.OK, Status.UNKNOWN, Status.NOT_DEPLOYED):
+            if status in present:
                 return status
         return Status.UNKNOWN
 
@@ -319,10 +321,7 @@ def _roles(labels: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(sorted(k[len(prefix) :] for k in labels if k.startswith(prefix)))
 
 
-def _pod_ref(pod: object) -> PodRef:
-    from gpunode.bundle.kube import Pod
-
-    assert isinstance(pod, Pod)
+def _pod_ref(pod: Pod) -> PodRef:
     restarts = sum(c.restart_count for c in pod.status.container_statuses)
     return PodRef(
         pod.metadata.namespace,
