@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck bench clean accuracy
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -21,6 +21,10 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+# The field corpus (tests/field/cases): expected vs reported top root cause per case.
+accuracy: $(STAMP)
+	$(BIN)/python tests/field/scoreboard.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

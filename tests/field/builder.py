@@ -1,0 +1,467 @@
+"""Field case → bundle directory, as a real collector would have seen that cluster.
+
+Steps: the case's base simulator scenario (with its ``cluster`` overrides and the
+platform's node shape), the simulator faults the report implies (their cascades
+fill in the rest), then every evidence item written exactly where a collector
+puts it: container logs under logs/, pod states as kubelet container statuses,
+events as separate Event objects, node labels/capacity/nodeInfo/conditions on
+the Node object, node command output, files and metrics under nodes/<node>/.
+The realism rules the result follows are in docs/bundle-format.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+from case import (
+    INIT_PROGRESS,
+    Case,
+    CaseError,
+    ClusterObjectEv,
+    EventEv,
+    LogEv,
+    MetricsEv,
+    NodeCapacityEv,
+    NodeCmdEv,
+    NodeConditionEv,
+    NodeFileEv,
+    NodeInfoEv,
+    NodeLabelsEv,
+    PodMissingEv,
+    PodStateEv,
+)
+from platforms import apply_platform
+
+from gpunode.catalog import Recogniser, load_catalog
+from gpunode.errors import UsageError
+from gpunode.sim import FAULTS, ids, load_scenario, parse_scenario
+from gpunode.sim.build import build_world
+from gpunode.sim.cascade import crash, pod_event, stall
+from gpunode.sim.finalize import finalize
+from gpunode.sim.k8s import event
+from gpunode.sim.podstatus import Ctr, completed, failed, running, waiting
+from gpunode.sim.scenario import Scenario
+from gpunode.sim.world import NodeState, World
+from gpunode.sim.writer import write
+
+_SCHEDULER_REASONS = {"FailedScheduling", "Scheduled", "Preempted"}
+_CONTROLLER_REASONS = {"NodeNotReady", "NodeReady", "RegisteredNode", "RemovingNode", "DeletingNode"}
+
+
+def build_case(case: Case, out: Path) -> Path:
+    """Write the bundle of ``case`` to ``out`` (a directory); returns it."""
+    try:
+        scenario = _scenario(case)
+        world = build_world(scenario)
+        for fault in scenario.faults:
+            FAULTS[fault.type].apply(world, fault.node)
+    except UsageError as exc:
+        raise CaseError(str(exc)) from exc
+    node = _node(world, case)
+    apply_platform(world, node, case.platform)
+    post: list[Any] = []
+    for i, ev in enumerate(case.evidence):
+        try:
+            _apply(world, node, case, ev, post)
+        except CaseError as exc:
+            raise CaseError(f"{case.id}: evidence[{i}] ({ev.__struct_config__.tag}): {exc}") from exc
+    finalize(world)
+    for fix in post:
+        fix()
+    write(world, out)
+    _overlay_files(case, out)
+    return out
+
+
+# -- scenario --------------------------------------------------------------------
+
+
+def _scenario(case: Case) -> Scenario:
+    """The base scenario with the case's cluster overrides and faults (checked like any scenario)."""
+    raw: dict[str, Any] = msgspec.to_builtins(load_scenario(case.scenario))
+    cluster = raw["cluster"]
+    over = {k: v for k, v in msgspec.to_builtins(case.cluster).items() if k != "gpu_node" and v is not None}
+    cluster.update(over)
+    if case.cluster.gpu_node is not None:
+        fields = {k: v for k, v in msgspec.to_builtins(case.cluster.gpu_node).items() if v is not None}
+        for entry in cluster["gpu_nodes"]:
+            if entry["name"] == case.node:
+                entry.update(fields)
+    raw["faults"] = [
+        {"type": f.type, **({"node": f.node or case.node} if _node_scoped(f.type) else {})}
+        for f in case.faults
+    ]
+    return parse_scenario(yaml.safe_dump(raw), f"{case.id} (scenario {case.scenario})")
+
+
+def _node_scoped(fault_type: str) -> bool:
+    kind = FAULTS.get(fault_type)
+    return kind is None or kind.scope == "node"
+
+
+def _node(world: World, case: Case) -> NodeState:
+    if case.node not in world.nodes:
+        raise CaseError(f"{case.id}: node: {case.node!r} is not a node of scenario {case.scenario}")
+    return world.node(case.node)
+
+
+# -- evidence ----------------------------------------------------------------------
+
+
+def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) -> None:
+    """Put one evidence item where a collector finds it (API objects and logs here)."""
+    if isinstance(ev, LogEv):
+        _log(world, node, ev, case)
+    elif isinstance(ev, PodStateEv):
+        _pod_state(world, node, ev, post)
+    elif isinstance(ev, PodMissingEv):
+        world.remove_pod(_pod_key(world, node, ev.component))
+    elif isinstance(ev, EventEv):
+        _event(world, node, ev)
+    elif isinstance(ev, ClusterObjectEv):
+        _cluster_object(world, ev)
+    else:
+        _node_object(world, node, ev)
+    # node-cmd, node-file and metrics are files: written after the bundle (_overlay_files)
+
+
+def _node_object(world: World, node: NodeState, ev: Any) -> None:
+    """Labels, capacity, nodeInfo and conditions live on the Node object."""
+    status = node.obj["status"]
+    if isinstance(ev, NodeLabelsEv):
+        _labels(node, ev.labels)
+    elif isinstance(ev, NodeCapacityEv):
+        for key, value in ev.resources.items():
+            status["capacity"][key] = value
+            status["allocatable"][key] = value
+    elif isinstance(ev, NodeInfoEv):
+        status["nodeInfo"].update(ev.fields)
+    elif isinstance(ev, NodeConditionEv):
+        _condition(world, node, ev)
+
+
+def _stack_pods(world: World, node: NodeState, component: str) -> list[str]:
+    """Keys of ``component``'s pods on ``node`` (any node for cluster-scoped components)."""
+    catalog = load_catalog()
+    scope = catalog.get(component).scope
+    recogniser = Recogniser(catalog)
+    out = []
+    for key, pod in world.pods.items():
+        place = world.places.get(key)
+        if scope == "node" and (place is None or place.node != node.name):
+            continue
+        md = pod["metadata"]
+        owners = [_owner_base(o["kind"], o["name"]) for o in md.get("ownerReferences", [])]
+        containers = [(c["name"], c["image"]) for c in pod["spec"]["containers"]]
+        if recogniser.component_of(owners, md.get("labels", {}), containers) == component:
+            out.append(key)
+    return sorted(out)
+
+
+def _owner_base(kind: str, name: str) -> str:
+    return name.rsplit("-", 1)[0] if kind == "ReplicaSet" and "-" in name else name
+
+
+def _pod_key(world: World, node: NodeState, component: str) -> str:
+    keys = _stack_pods(world, node, component)
+    if not keys:
+        raise CaseError(f"no {component} pod on {node.name} in this scenario")
+    return keys[0]
+
+
+def _container(world: World, key: str, component: str, name: str | None, init: bool) -> Ctr:
+    ctrs = world.containers(key)
+    if name is not None:
+        found = next((c for c in ctrs if c.name == name), None)
+        if found is None:
+            names = ", ".join(c.name for c in ctrs)
+            raise CaseError(f"pod {key} has no container {name!r} (it has {names})")
+        if found.init != init:
+            raise CaseError(
+                f"container {name!r} of {key} is {'an init' if found.init else 'a main'} container"
+            )
+        return found
+    wanted = set(load_catalog().get(component).containers)
+    pool = [c for c in ctrs if c.init == init]
+    if not pool:
+        raise CaseError(f"pod {key} has no {'init ' if init else ''}containers")
+    return next((c for c in pool if c.name in wanted), pool[0])
+
+
+def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> None:
+    key = _pod_key(world, node, ev.component)
+    ctr = _container(world, key, ev.component, ev.container, ev.init)
+    text = ev.text if ev.text.endswith("\n") else ev.text + "\n"
+    world.set_log(key, ctr.name, text, previous=ev.previous)
+    if ev.previous and not _has_state(case, ev.component, ctr.name):
+        # A previous log exists only for a container that restarted: a crash loop.
+        _crash(world, key, ctr, restarts=5, exit_code=1, reason="Error")
+
+
+def _has_state(case: Case, component: str, container: str) -> bool:
+    return any(
+        isinstance(e, PodStateEv) and e.component == component and e.container in (None, container)
+        for e in case.evidence
+    )
+
+
+def _crash(world: World, key: str, ctr: Ctr, *, restarts: int, exit_code: int, reason: str) -> None:
+    """Crash loop keeping whatever logs the case supplied (current and previous)."""
+    current = world.logs.get(f"{key}/{ctr.name}")
+    previous = world.logs.get(f"{key}/{ctr.name}.previous")
+    log = current or previous or ""
+    crash(
+        world,
+        key,
+        ctr.name,
+        restarts=restarts,
+        log=log,
+        exit_code=exit_code,
+        reason=reason,
+        previous_log=previous or log,
+    )
+
+
+_WAITING = ("ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateContainerConfigError")
+
+
+def _pod_state(world: World, node: NodeState, ev: PodStateEv, post: list[Any]) -> None:
+    """The kubelet's container statuses for what ``kubectl get pods`` showed."""
+    key = _pod_key(world, node, ev.component)
+    state = ev.state
+    ctr = _container(world, key, ev.component, ev.container, ev.init or state.startswith("Init:"))
+    if state in ("CrashLoopBackOff", "Init:CrashLoopBackOff", "OOMKilled"):
+        _crash_state(world, key, ctr, ev)
+    elif INIT_PROGRESS.fullmatch(state):
+        _init_progress(world, key, ctr, ev)
+    elif state in ("PodInitializing", "ContainerCreating"):
+        _not_started(world, key, ev)
+    elif state == "Pending":
+        _unschedule(world, key, ev, post)
+    elif state == "Terminating":
+        post.append(lambda: _terminating(world, key))
+    else:
+        _single_state(world, key, ctr, ev)
+
+
+def _crash_state(world: World, key: str, ctr: Ctr, ev: PodStateEv) -> None:
+    oom = ev.state == "OOMKilled"
+    code = ev.exit_code if ev.exit_code is not None else (137 if oom else 1)
+    restarts = max(1, ev.restarts or 5)
+    _crash(world, key, ctr, restarts=restarts, exit_code=code, reason="OOMKilled" if oom else "Error")
+    _blocks_rest(world, key, ctr)
+
+
+def _init_progress(world: World, key: str, ctr: Ctr, ev: PodStateEv) -> None:
+    """Init:N/M: init container N+1 is running (not done), what follows has not started."""
+    match = INIT_PROGRESS.fullmatch(ev.state)
+    assert match is not None
+    inits = [c for c in world.containers(key) if c.init]
+    done = int(match[1])
+    if done >= len(inits):
+        raise CaseError(f"pod {key} has {len(inits)} init containers, state says {ev.state}")
+    stuck = inits[done] if ev.container is None else ctr
+    stall(world, key, stuck.name, world.ago(minutes=47), world.log(key, stuck.name))
+
+
+def _not_started(world: World, key: str, ev: PodStateEv) -> None:
+    creating = ev.state == "ContainerCreating"
+    reason = "ContainerCreating" if creating else "PodInitializing"
+    for c in world.containers(key):
+        if not c.init or creating:
+            _set(world, key, c, lambda c: waiting(replace(c, restarts=0), reason, ev.message or ""))
+            world.logs.pop(f"{key}/{c.name}", None)
+
+
+def _single_state(world: World, key: str, ctr: Ctr, ev: PodStateEv) -> None:
+    """States of one container: waiting with a reason, terminated, completed, running."""
+    restarts = ev.restarts or 0
+    since = world.ago(minutes=47)
+    if ev.state in _WAITING:
+        _set(world, key, ctr, lambda c: waiting(replace(c, restarts=restarts), ev.state, ev.message or ""))
+        if restarts == 0:
+            world.logs.pop(f"{key}/{ctr.name}", None)
+        _blocks_rest(world, key, ctr)
+    elif ev.state in ("Error", "Init:Error"):
+        code = ev.exit_code if ev.exit_code is not None else 1
+        took = timedelta(seconds=4)
+        _set(world, key, ctr, lambda c: replace(failed(c, since, took, code), restarts=restarts))
+        _blocks_rest(world, key, ctr)
+    elif ev.state == "Completed":
+        _set(world, key, ctr, lambda c: completed(c, since, timedelta(seconds=30)))
+    elif ev.state == "Running":
+        _set(world, key, ctr, lambda c: replace(running(c, since), restarts=restarts))
+
+
+def _terminating(world: World, key: str) -> None:
+    world.pods[key]["metadata"].update(
+        deletionTimestamp=_rfc(world.ago(minutes=3)), deletionGracePeriodSeconds=30
+    )
+
+
+def _set(world: World, key: str, ctr: Ctr, change: Any) -> None:
+    world.set_containers(key, [change(c) if c.name == ctr.name else c for c in world.containers(key)])
+
+
+def _blocks_rest(world: World, key: str, ctr: Ctr) -> None:
+    """A failing init container holds back every container after it (they never started)."""
+    if not ctr.init:
+        return
+    out, seen = [], False
+    for c in world.containers(key):
+        if seen:
+            world.logs.pop(f"{key}/{c.name}", None)
+            world.logs.pop(f"{key}/{c.name}.previous", None)
+        out.append(waiting(replace(c, restarts=0)) if seen else c)
+        seen = seen or c.name == ctr.name
+    world.set_containers(key, out)
+
+
+def _unschedule(world: World, key: str, ev: PodStateEv, post: list[Any]) -> None:
+    """Never scheduled: no nodeName, no container statuses, PodScheduled=False."""
+    world.set_containers(key, [waiting(replace(c, restarts=0)) for c in world.containers(key)])
+    for log_key in [k for k in world.logs if k.startswith(key + "/")]:
+        del world.logs[log_key]
+
+    def fix() -> None:
+        pod = world.pods[key]
+        pod["spec"].pop("nodeName", None)
+        message = ev.message or "0/5 nodes are available: preemption: 0/5 nodes are available."
+        pod["status"] = {
+            "conditions": [
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": _rfc(world.ago(minutes=47)),
+                    "message": message,
+                    "reason": "Unschedulable",
+                    "status": "False",
+                    "type": "PodScheduled",
+                }
+            ],
+            "phase": "Pending",
+            "qosClass": pod["status"].get("qosClass", "BestEffort"),
+        }
+
+    post.append(fix)
+
+
+def _rfc(moment: Any) -> str:
+    return ids.rfc3339(moment)
+
+
+def _event(world: World, node: NodeState, ev: EventEv) -> None:
+    count = ev.count or 1
+    message = ev.message.rstrip("\n")
+    if ev.object is not None and ev.object.kind == "Node":
+        target = world.node(ev.object.name) if ev.object.name else node
+        component = "node-controller" if ev.reason in _CONTROLLER_REASONS else "kubelet"
+        world.add_event(
+            event(
+                "Node",
+                target.obj,
+                ev.reason,
+                message,
+                first=world.ago(minutes=49),
+                last=world.ago(seconds=31),
+                count=count,
+                kind=ev.type,
+                component=component,
+                host=target.name,
+            )
+        )
+        return
+    if ev.component is None:
+        raise CaseError("a pod event names its component")
+    key = _pod_key(world, node, ev.component)
+    if ev.reason in _SCHEDULER_REASONS:
+        pod = world.pods[key]
+        world.add_event(
+            event(
+                "Pod",
+                pod,
+                ev.reason,
+                message,
+                first=world.ago(minutes=49),
+                last=world.ago(seconds=31),
+                count=count,
+                kind=ev.type,
+                component="default-scheduler",
+            )
+        )
+        return
+    pod_event(world, key, ev.reason, message, count=count, kind=ev.type)
+
+
+def _labels(node: NodeState, labels: dict[str, str | None]) -> None:
+    for key, value in labels.items():
+        if value is None:
+            node.labels.pop(key, None)
+        else:
+            node.labels[key] = value
+
+
+def _condition(world: World, node: NodeState, ev: NodeConditionEv) -> None:
+    at = _rfc(world.ago(minutes=6))
+    conditions = node.obj["status"]["conditions"]
+    entry = next((c for c in conditions if c["type"] == ev.type), None)
+    if entry is None:
+        entry = {"lastHeartbeatTime": _rfc(world.ago(seconds=20)), "type": ev.type}
+        conditions.append(entry)
+    entry |= {"lastTransitionTime": at, "message": ev.message, "reason": ev.reason, "status": ev.status}
+    if ev.type == "Ready" and ev.status != "True":
+        key = "node.kubernetes.io/not-ready" if ev.status == "False" else "node.kubernetes.io/unreachable"
+        node.obj["spec"]["taints"] = [
+            *[
+                t
+                for t in node.obj["spec"].get("taints", [])
+                if not t["key"].startswith("node.kubernetes.io/")
+            ],
+            {"effect": "NoSchedule", "key": key, "timeAdded": at},
+            {"effect": "NoExecute", "key": key, "timeAdded": at},
+        ]
+
+
+def _cluster_object(world: World, ev: ClusterObjectEv) -> None:
+    obj = ev.object
+    items = world.resources.setdefault(ev.resource, [])
+    name = obj.get("metadata", {}).get("name")
+    if not name:
+        raise CaseError("a cluster object needs metadata.name")
+    items[:] = [o for o in items if o["metadata"]["name"] != name]
+    items.append(obj)
+
+
+# -- node files --------------------------------------------------------------------
+
+_SMI_TABLE = re.compile(r"Driver Version:\s*\d")
+
+
+def _overlay_files(case: Case, out: Path) -> None:
+    """Node command output, files and metrics, where the node probe writes them."""
+    root = out / "nodes" / case.node
+    given = {ev.name for ev in case.evidence if isinstance(ev, NodeCmdEv)}
+    for ev in case.evidence:
+        if isinstance(ev, NodeCmdEv):
+            _put(root / "cmd" / ev.name, ev.text)
+            if (
+                ev.name == "nvidia-smi.txt"
+                and "nvidia-smi-q.xml" not in given
+                and not _SMI_TABLE.search(ev.text)
+            ):
+                # nvidia-smi failed: it printed its error and no XML report exists.
+                (root / "cmd" / "nvidia-smi-q.xml").unlink(missing_ok=True)
+        elif isinstance(ev, NodeFileEv):
+            _put(root / "files" / ev.path.lstrip("/"), ev.text)
+        elif isinstance(ev, MetricsEv):
+            _put(root / "metrics" / ev.name, ev.text)
+
+
+def _put(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")

@@ -1,0 +1,267 @@
+"""Field cases: one YAML per public failure report (tests/field/README.md is the schema).
+
+Decoded strictly with msgspec (unknown keys are errors) and checked for what a
+schema cannot say (id == file stem, component ids in the catalog, a failure case
+names component, cause, layer and its decisive line). Every problem is one
+``CaseError`` line naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import yaml
+
+from gpunode.catalog import load_catalog
+
+CASES_DIR = Path(__file__).parent / "cases"
+
+Platform = Literal[
+    "ubuntu", "rhel", "openshift", "gke", "eks", "aks", "rke2", "k3s", "microk8s", "crio", "docker", "generic"
+]
+POD_STATES = frozenset(
+    {
+        "Running",
+        "CrashLoopBackOff",
+        "Error",
+        "Init:CrashLoopBackOff",
+        "Init:Error",
+        "PodInitializing",
+        "ContainerCreating",
+        "Pending",
+        "ImagePullBackOff",
+        "ErrImagePull",
+        "OOMKilled",
+        "Completed",
+        "Terminating",
+        "RunContainerError",
+        "CreateContainerConfigError",
+    }
+)
+INIT_PROGRESS = re.compile(r"Init:(\d+)/(\d+)")
+NodeCmd = Literal["nvidia-smi.txt", "nvidia-smi-q.xml", "dmesg.txt", "lsmod.txt"]
+
+
+class CaseError(Exception):
+    """A case file that does not follow the schema (one line)."""
+
+
+class _Strict(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """Unknown keys are mistakes, not extensions."""
+
+
+class _Ev(_Strict, frozen=True, tag_field="kind"):
+    """Base of every evidence item; ``kind`` selects the type."""
+
+
+class LogEv(_Ev, frozen=True, tag="log"):
+    component: str
+    text: str
+    container: str | None = None
+    previous: bool = False
+    init: bool = False
+
+
+class PodStateEv(_Ev, frozen=True, tag="pod-state"):
+    component: str
+    state: str
+    container: str | None = None
+    init: bool = False
+    restarts: int | None = None
+    message: str | None = None
+    exit_code: int | None = None
+
+
+class PodMissingEv(_Ev, frozen=True, tag="pod-missing"):
+    component: str
+
+
+class EventObject(_Strict, frozen=True):
+    kind: Literal["Node", "Pod"]
+    name: str | None = None
+
+
+class EventEv(_Ev, frozen=True, tag="event"):
+    reason: str
+    message: str
+    component: str | None = None
+    object: EventObject | None = None
+    type: Literal["Warning", "Normal"] = "Warning"
+    count: int | None = None
+
+
+class NodeCmdEv(_Ev, frozen=True, tag="node-cmd"):
+    name: NodeCmd
+    text: str
+
+
+class NodeFileEv(_Ev, frozen=True, tag="node-file"):
+    path: str
+    text: str
+
+
+class NodeLabelsEv(_Ev, frozen=True, tag="node-labels"):
+    labels: dict[str, str | None]
+
+
+class NodeCapacityEv(_Ev, frozen=True, tag="node-capacity"):
+    resources: dict[str, str]
+
+
+class NodeInfoEv(_Ev, frozen=True, tag="node-info"):
+    fields: dict[str, str]
+
+
+class NodeConditionEv(_Ev, frozen=True, tag="node-condition"):
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str = ""
+    message: str = ""
+
+
+class MetricsEv(_Ev, frozen=True, tag="metrics"):
+    name: str
+    text: str
+
+
+class ClusterObjectEv(_Ev, frozen=True, tag="cluster-object"):
+    resource: str
+    object: dict[str, Any]
+
+
+Evidence = (
+    LogEv
+    | PodStateEv
+    | PodMissingEv
+    | EventEv
+    | NodeCmdEv
+    | NodeFileEv
+    | NodeLabelsEv
+    | NodeCapacityEv
+    | NodeInfoEv
+    | NodeConditionEv
+    | MetricsEv
+    | ClusterObjectEv
+)
+
+
+class Expect(_Strict, frozen=True):
+    healthy: bool = False
+    component: str | None = None
+    cause: str | None = None
+    layer: int | None = None
+
+
+class FaultRef(_Strict, frozen=True):
+    type: str
+    node: str | None = None
+
+
+class GpuNodeOverride(_Strict, frozen=True):
+    gpu: str | None = None
+    gpus: int | None = None
+    nics: int | None = None
+    os: str | None = None
+    kernel: str | None = None
+
+
+class ClusterOverride(_Strict, frozen=True):
+    driver_mode: Literal["host", "operator"] | None = None
+    runtime: Literal["containerd", "containerd2", "crio"] | None = None
+    cdi: bool | None = None
+    components: tuple[str, ...] | None = None
+    kubernetes_version: str | None = None
+    gpu_node: GpuNodeOverride | None = None
+
+
+class Case(_Strict, frozen=True):
+    id: str
+    source: str
+    title: str
+    platform: Platform
+    expect: Expect
+    scenario: str = "falcon-ai"
+    node: str = "gpu-wk-01"
+    cluster: ClusterOverride = ClusterOverride()
+    faults: tuple[FaultRef, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    decisive: str = ""
+    notes: str = ""
+
+
+_PATH_RE = re.compile(r"`\$((?:\.[A-Za-z_0-9-]+|\[\d+\])*)`")
+
+
+def load_case(path: Path) -> Case:
+    """Decode and check one case file; one-line CaseError on any problem."""
+    label = f"{CASES_DIR.name}/{path.name}" if path.parent == CASES_DIR else str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise CaseError(f"{label}: cannot read: {' '.join(str(exc).split())}") from exc
+    try:
+        case = msgspec.convert(raw, Case)
+    except msgspec.ValidationError as exc:
+        raise CaseError(f"{label}: {_field_message(str(exc))}") from exc
+    _check(case, path.stem, label)
+    return case
+
+
+def load_cases(folder: Path = CASES_DIR) -> list[tuple[Path, Case | CaseError]]:
+    """Every case in ``folder`` (sorted), or the error that stops it."""
+    out: list[tuple[Path, Case | CaseError]] = []
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            out.append((path, load_case(path)))
+        except CaseError as exc:
+            out.append((path, exc))
+    return out
+
+
+def _field_message(message: str) -> str:
+    match = _PATH_RE.search(message)
+    if match is None:
+        return message
+    field = match.group(1).lstrip(".") or "(top level)"
+    return f"{field}: {message[: match.start()].rstrip(' -')}"
+
+
+def _check(case: Case, stem: str, label: str) -> None:
+    if case.id != stem:
+        raise CaseError(f"{label}: id: {case.id!r} must equal the file name {stem!r}")
+    if not case.source.startswith("https://"):
+        raise CaseError(f"{label}: source: must be a public https link")
+    known = set(load_catalog().ids)
+    for i, ev in enumerate(case.evidence):
+        component = getattr(ev, "component", None)
+        if component is not None and component not in known:
+            raise CaseError(f"{label}: evidence[{i}].component: unknown component {component!r}")
+        if isinstance(ev, PodStateEv) and not _known_state(ev.state):
+            raise CaseError(f"{label}: evidence[{i}].state: unknown pod state {ev.state!r}")
+        if isinstance(ev, EventEv) and (ev.component is None) == (ev.object is None):
+            raise CaseError(f"{label}: evidence[{i}]: an event names either component or object")
+    _check_expect(case, label, known)
+
+
+def _known_state(state: str) -> bool:
+    match = INIT_PROGRESS.fullmatch(state)
+    return state in POD_STATES or (match is not None and int(match[1]) < int(match[2]))
+
+
+def _check_expect(case: Case, label: str, known: set[str]) -> None:
+    exp = case.expect
+    if exp.healthy:
+        if exp.component or exp.cause or exp.layer is not None:
+            raise CaseError(f"{label}: expect: a healthy look-alike has no component, cause or layer")
+        return
+    if not (exp.component and exp.cause and exp.layer is not None):
+        raise CaseError(f"{label}: expect: a failure case needs component, cause and layer")
+    if exp.component not in known:
+        raise CaseError(f"{label}: expect.component: unknown component {exp.component!r}")
+    if not 0 <= exp.layer <= 5:
+        raise CaseError(f"{label}: expect.layer: must be 0..5")
+    if not case.decisive.strip():
+        raise CaseError(f"{label}: decisive: a failure case quotes the line that decides its cause")

@@ -1,0 +1,121 @@
+"""The field scoreboard: every case rebuilt into a bundle and diagnosed.
+
+    python tests/field/scoreboard.py [CASE_ID_OR_SUBSTRING ...]   (make accuracy)
+
+Per case: expected and reported top root cause (the first of the cluster's root
+causes, else the first of the affected node's). Last line:
+``component N/M cause N/M healthy-misses N crashed N``. A healthy look-alike
+scores when nothing is reported; a failure case reported healthy is a
+healthy-miss; a case that cannot be built or diagnosed is crashed.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from builder import build_case
+from case import CASES_DIR, Case, CaseError, load_cases
+
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.diagnose import diagnose
+from gpunode.model import Report, RootCause
+
+BAR_COMPONENT = 0.97
+BAR_CAUSE = 0.95
+MIN_CASES = 150
+_SCRATCH = "/dev/shm" if Path("/dev/shm").is_dir() else None  # many small files: memory is faster
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the tool said about one case."""
+
+    case_id: str
+    expected: str
+    reported: str
+    component_ok: bool
+    cause_ok: bool
+    healthy_miss: bool = False
+    false_alarm: bool = False
+    crashed: str = ""
+
+
+def top_root_cause(report: Report, node: str) -> RootCause | None:
+    """The first of the cluster's root causes, else the first of the node's."""
+    if report.cluster.root_causes:
+        return report.cluster.root_causes[0]
+    for entry in report.nodes:
+        if entry.name == node and entry.root_causes:
+            return entry.root_causes[0]
+    return None
+
+
+def diagnose_case(case: Case) -> Report:
+    """Build the case's bundle in a temporary folder and diagnose it."""
+    with tempfile.TemporaryDirectory(dir=_SCRATCH) as tmp:
+        out = build_case(case, Path(tmp) / case.id)
+        facts = load_bundle(out)
+        return diagnose(facts, read_node_observations)
+
+
+def score(case: Case) -> Outcome:
+    """Judge one case against its expectation."""
+    exp = case.expect
+    expected = "healthy" if exp.healthy else f"{exp.component}/{exp.cause}"
+    try:
+        top = top_root_cause(diagnose_case(case), case.node)
+    except (CaseError, Exception) as exc:  # a crash is a result the scoreboard reports
+        message = " ".join(str(exc).split())[:200]
+        return Outcome(
+            case.id, expected, f"CRASH {type(exc).__name__}: {message}", False, False, crashed=message
+        )
+    reported = "healthy" if top is None else f"{top.component}/{top.cause}"
+    if exp.healthy:
+        ok = top is None
+        return Outcome(case.id, expected, reported, ok, ok, false_alarm=not ok)
+    if top is None:
+        return Outcome(case.id, expected, reported, False, False, healthy_miss=True)
+    return Outcome(case.id, expected, reported, top.component == exp.component, top.cause == exp.cause)
+
+
+def run(filters: list[str]) -> tuple[list[Outcome], list[str]]:
+    """Score every case (or those whose id contains one of ``filters``); schema errors apart."""
+    outcomes, errors = [], []
+    for path, loaded in load_cases(CASES_DIR):
+        if filters and not any(f in path.stem for f in filters):
+            continue
+        if isinstance(loaded, CaseError):
+            errors.append(str(loaded))
+            continue
+        outcomes.append(score(loaded))
+    return outcomes, errors
+
+
+def summary(outcomes: list[Outcome], errors: list[str]) -> str:
+    total = len(outcomes) + len(errors)
+    comp = sum(o.component_ok for o in outcomes)
+    cause = sum(o.cause_ok for o in outcomes)
+    misses = sum(o.healthy_miss for o in outcomes)
+    crashed = sum(bool(o.crashed) for o in outcomes) + len(errors)
+    return f"component {comp}/{total} cause {cause}/{total} healthy-misses {misses} crashed {crashed}"
+
+
+def main(argv: list[str]) -> int:
+    outcomes, errors = run(argv)
+    width = max((len(o.case_id) for o in outcomes), default=10)
+    for o in outcomes:
+        mark = "ok" if o.component_ok and o.cause_ok else ("cause" if o.component_ok else "MISS")
+        print(f"{mark:5} {o.case_id:{width}}  expected {o.expected:45}  reported {o.reported}")
+    for line in errors:
+        print(f"ERROR {line}")
+    print(summary(outcomes, errors))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
