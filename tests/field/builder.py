@@ -41,15 +41,18 @@ from platforms import apply_platform
 from gpunode.catalog import Recogniser, load_catalog
 from gpunode.errors import UsageError
 from gpunode.sim import FAULTS, ids, load_scenario, parse_scenario
-from gpunode.sim.build import build_world
+from gpunode.sim.build import PodDraft, add_pod, build_world
 from gpunode.sim.cascade import crash, pod_event, stall
 from gpunode.sim.finalize import finalize
 from gpunode.sim.k8s import event
+from gpunode.sim.models import GPU_MODELS, OS_INFO
+from gpunode.sim.nodes import GPU_RESOURCE
 from gpunode.sim.podstatus import Ctr, completed, failed, running, waiting
 from gpunode.sim.scenario import Scenario
 from gpunode.sim.world import NodeState, World
 from gpunode.sim.writer import write
 
+_WORKLOAD_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 _SCHEDULER_REASONS = {"FailedScheduling", "Scheduled", "Preempted"}
 _CONTROLLER_REASONS = {"NodeNotReady", "NodeReady", "RegisteredNode", "RemovingNode", "DeletingNode"}
 
@@ -65,6 +68,7 @@ def build_case(case: Case, out: Path) -> Path:
         raise CaseError(str(exc)) from exc
     node = _node(world, case)
     apply_platform(world, node, case.platform)
+    _dress(world, node, case)
     post: list[Any] = []
     for i, ev in enumerate(case.evidence):
         try:
@@ -75,8 +79,50 @@ def build_case(case: Case, out: Path) -> Path:
     for fix in post:
         fix()
     write(world, out)
+    _rename_gpu(case, node, out)
     _overlay_files(case, out)
     return out
+
+
+_OS_IMAGES = {
+    "amzn2": "Amazon Linux 2",
+    "amzn2023": "Amazon Linux 2023.6.20241212",
+    "centos7": "CentOS Linux 7 (Core)",
+    "rhel8": "Red Hat Enterprise Linux 8.10 (Ootpa)",
+    "ubuntu20.04": "Ubuntu 20.04.6 LTS",
+    "ubuntu18.04": "Ubuntu 18.04.6 LTS",
+    "cos": "Container-Optimized OS from Google",
+    "rhcos": "Red Hat Enterprise Linux CoreOS 415.92.202402201450-0 (Plow)",
+}
+
+
+def _unsimulated(case: Case) -> tuple[str | None, str | None]:
+    """The case's GPU model and OS when the simulator has no rendering of them."""
+    over = case.cluster.gpu_node
+    if over is None:
+        return None, None
+    gpu = over.gpu if over.gpu and over.gpu not in GPU_MODELS else None
+    os_name = over.os if over.os and over.os not in OS_INFO else None
+    return gpu, os_name
+
+
+def _dress(world: World, node: NodeState, case: Case) -> None:
+    """Label and nodeInfo show the reported GPU model and OS."""
+    gpu, os_name = _unsimulated(case)
+    if gpu:
+        node.labels["nvidia.com/gpu.product"] = gpu
+    if os_name:
+        node.obj["status"]["nodeInfo"]["osImage"] = _OS_IMAGES.get(os_name, os_name)
+
+
+def _rename_gpu(case: Case, node: NodeState, out: Path) -> None:
+    """nvidia-smi output names the reported GPU model instead of the simulated one."""
+    gpu, _ = _unsimulated(case)
+    if not gpu or node.model is None:
+        return
+    for path in (out / "nodes" / case.node / "cmd").glob("nvidia-smi*"):
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(node.model.product, f"NVIDIA {gpu}"), encoding="utf-8")
 
 
 # -- scenario --------------------------------------------------------------------
@@ -90,6 +136,12 @@ def _scenario(case: Case) -> Scenario:
     cluster.update(over)
     if case.cluster.gpu_node is not None:
         fields = {k: v for k, v in msgspec.to_builtins(case.cluster.gpu_node).items() if v is not None}
+        # Models and OSes the simulator does not render keep its defaults; their names are
+        # overlaid afterwards (_dress), since the report's names are what a collector sees.
+        if fields.get("gpu") not in GPU_MODELS:
+            fields.pop("gpu", None)
+        if fields.get("os") not in OS_INFO:
+            fields.pop("os", None)
         for entry in cluster["gpu_nodes"]:
             if entry["name"] == case.node:
                 entry.update(fields)
@@ -123,7 +175,7 @@ def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) 
     elif isinstance(ev, PodMissingEv):
         world.remove_pod(_pod_key(world, node, ev.component))
     elif isinstance(ev, EventEv):
-        _event(world, node, ev)
+        _event(world, node, ev, post)
     elif isinstance(ev, ClusterObjectEv):
         _cluster_object(world, ev)
     else:
@@ -168,10 +220,14 @@ def _owner_base(kind: str, name: str) -> str:
     return name.rsplit("-", 1)[0] if kind == "ReplicaSet" and "-" in name else name
 
 
-def _pod_key(world: World, node: NodeState, component: str) -> str:
+def _pod_key(world: World, node: NodeState, component: str, container: str | None = None) -> str:
+    """The component's pod on the node; with several (validator), the one with ``container``."""
     keys = _stack_pods(world, node, component)
     if not keys:
         raise CaseError(f"no {component} pod on {node.name} in this scenario")
+    if container is not None:
+        having = [k for k in keys if any(c.name == container for c in world.containers(k))]
+        return having[0] if having else keys[0]
     return keys[0]
 
 
@@ -195,7 +251,7 @@ def _container(world: World, key: str, component: str, name: str | None, init: b
 
 
 def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> None:
-    key = _pod_key(world, node, ev.component)
+    key = _pod_key(world, node, ev.component, ev.container)
     ctr = _container(world, key, ev.component, ev.container, ev.init)
     text = ev.text if ev.text.endswith("\n") else ev.text + "\n"
     world.set_log(key, ctr.name, text, previous=ev.previous)
@@ -233,17 +289,19 @@ _WAITING = ("ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateCont
 
 def _pod_state(world: World, node: NodeState, ev: PodStateEv, post: list[Any]) -> None:
     """The kubelet's container statuses for what ``kubectl get pods`` showed."""
-    key = _pod_key(world, node, ev.component)
-    state = ev.state
-    ctr = _container(world, key, ev.component, ev.container, ev.init or state.startswith("Init:"))
-    if state in ("CrashLoopBackOff", "Init:CrashLoopBackOff", "OOMKilled"):
+    key = _pod_key(world, node, ev.component, ev.container)
+    init = ev.init or ev.state.startswith("Init:")
+    ctr = _container(world, key, ev.component, ev.container, init)
+    state = ev.state.removeprefix("Init:") if not INIT_PROGRESS.fullmatch(ev.state) else ev.state
+    ev = msgspec.structs.replace(ev, state=state)
+    if state in ("CrashLoopBackOff", "OOMKilled"):
         _crash_state(world, key, ctr, ev)
     elif INIT_PROGRESS.fullmatch(state):
         _init_progress(world, key, ctr, ev)
     elif state in ("PodInitializing", "ContainerCreating"):
         _not_started(world, key, ev)
     elif state == "Pending":
-        _unschedule(world, key, ev, post)
+        _unschedule(world, key, ev.message, post)
     elif state == "Terminating":
         post.append(lambda: _terminating(world, key))
     else:
@@ -288,7 +346,7 @@ def _single_state(world: World, key: str, ctr: Ctr, ev: PodStateEv) -> None:
         if restarts == 0:
             world.logs.pop(f"{key}/{ctr.name}", None)
         _blocks_rest(world, key, ctr)
-    elif ev.state in ("Error", "Init:Error"):
+    elif ev.state == "Error":
         code = ev.exit_code if ev.exit_code is not None else 1
         took = timedelta(seconds=4)
         _set(world, key, ctr, lambda c: replace(failed(c, since, took, code), restarts=restarts))
@@ -323,7 +381,7 @@ def _blocks_rest(world: World, key: str, ctr: Ctr) -> None:
     world.set_containers(key, out)
 
 
-def _unschedule(world: World, key: str, ev: PodStateEv, post: list[Any]) -> None:
+def _unschedule(world: World, key: str, reason: str | None, post: list[Any]) -> None:
     """Never scheduled: no nodeName, no container statuses, PodScheduled=False."""
     world.set_containers(key, [waiting(replace(c, restarts=0)) for c in world.containers(key)])
     for log_key in [k for k in world.logs if k.startswith(key + "/")]:
@@ -332,7 +390,7 @@ def _unschedule(world: World, key: str, ev: PodStateEv, post: list[Any]) -> None
     def fix() -> None:
         pod = world.pods[key]
         pod["spec"].pop("nodeName", None)
-        message = ev.message or "0/5 nodes are available: preemption: 0/5 nodes are available."
+        message = reason or "0/5 nodes are available: preemption: 0/5 nodes are available."
         pod["status"] = {
             "conditions": [
                 {
@@ -355,7 +413,7 @@ def _rfc(moment: Any) -> str:
     return ids.rfc3339(moment)
 
 
-def _event(world: World, node: NodeState, ev: EventEv) -> None:
+def _event(world: World, node: NodeState, ev: EventEv, post: list[Any]) -> None:
     count = ev.count or 1
     message = ev.message.rstrip("\n")
     if ev.object is not None and ev.object.kind == "Node":
@@ -376,9 +434,14 @@ def _event(world: World, node: NodeState, ev: EventEv) -> None:
             )
         )
         return
-    if ev.component is None:
-        raise CaseError("a pod event names its component")
-    key = _pod_key(world, node, ev.component)
+    if ev.object is not None:
+        key = _workload_pod(world, node, ev.object.namespace, ev.object.name or "gpu-pod", ev.reason)
+        if ev.reason == "FailedScheduling":
+            _unschedule(world, key, ev.message, post)
+    elif ev.component is not None:
+        key = _pod_key(world, node, ev.component)
+    else:
+        raise CaseError("a pod event names its component or object")
     if ev.reason in _SCHEDULER_REASONS:
         pod = world.pods[key]
         world.add_event(
@@ -396,6 +459,37 @@ def _event(world: World, node: NodeState, ev: EventEv) -> None:
         )
         return
     pod_event(world, key, ev.reason, message, count=count, kind=ev.type)
+
+
+def _workload_pod(world: World, node: NodeState, namespace: str, name: str, reason: str) -> str:
+    """A user's GPU pod (one nvidia.com/gpu) on ``node``; it has not started, like the report's."""
+    key = f"{namespace}/{name}"
+    if key in world.pods:
+        return key
+    limits = {GPU_RESOURCE: "1"}
+    spec = {
+        "containers": [
+            {
+                "image": _WORKLOAD_IMAGE,
+                "imagePullPolicy": "IfNotPresent",
+                "name": "cuda",
+                "command": ["nvidia-smi"],
+                "resources": {"limits": limits, "requests": dict(limits)},
+                "terminationMessagePath": "/dev/termination-log",
+                "terminationMessagePolicy": "File",
+            }
+        ],
+        "dnsPolicy": "ClusterFirst",
+        "restartPolicy": "Never",
+        "schedulerName": "default-scheduler",
+        "serviceAccountName": "default",
+        "tolerations": [{"effect": "NoSchedule", "key": GPU_RESOURCE, "operator": "Exists"}],
+    }
+    at = world.ago(minutes=50)
+    waiting_reason = "RunContainerError" if reason == "Failed" else "ContainerCreating"
+    ctr = waiting(Ctr("cuda", _WORKLOAD_IMAGE), waiting_reason)
+    add_pod(world, node, PodDraft(name, namespace, {"app": name}, None, spec), [ctr], at)
+    return key
 
 
 def _labels(node: NodeState, labels: dict[str, str | None]) -> None:

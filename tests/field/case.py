@@ -42,6 +42,19 @@ POD_STATES = frozenset(
     }
 )
 INIT_PROGRESS = re.compile(r"Init:(\d+)/(\d+)")
+# Init container states kubectl shows as "Init:<reason>".
+INIT_REASONS = frozenset(
+    {
+        "CrashLoopBackOff",
+        "Error",
+        "ImagePullBackOff",
+        "ErrImagePull",
+        "RunContainerError",
+        "CreateContainerConfigError",
+        "OOMKilled",
+        "ContainerCreating",
+    }
+)
 NodeCmd = Literal["nvidia-smi.txt", "nvidia-smi-q.xml", "dmesg.txt", "lsmod.txt"]
 
 
@@ -80,8 +93,12 @@ class PodMissingEv(_Ev, frozen=True, tag="pod-missing"):
 
 
 class EventObject(_Strict, frozen=True):
+    """The event's involvedObject when it is not the component's pod: the node, or a
+    workload pod (created on ``node`` if the scenario has no pod of that name)."""
+
     kind: Literal["Node", "Pod"]
     name: str | None = None
+    namespace: str = "default"
 
 
 class EventEv(_Ev, frozen=True, tag="event"):
@@ -248,6 +265,8 @@ def _check(case: Case, stem: str, label: str) -> None:
 
 def _known_state(state: str) -> bool:
     match = INIT_PROGRESS.fullmatch(state)
+    if state.startswith("Init:") and state[5:] in INIT_REASONS:
+        return True
     return state in POD_STATES or (match is not None and int(match[1]) < int(match[2]))
 
 
