@@ -298,10 +298,13 @@ def test_execs_run_only_for_what_the_agent_does_not_supply(
     baseline = {k: v for k, v in without.items() if k.startswith("pods/exec")}
     driver_pods = [k for k in baseline if "nvidia-driver-daemonset" in k]
     assert len(driver_pods) == 2
-    # nvidia-smi -q -x, nvidia-smi and lsmod stay; dmesg, the driver version file and the
-    # validator markers come from the agent; so does the containerd config (toolkit pods).
-    assert {k: baseline[k] for k in driver_pods} == dict.fromkeys(driver_pods, 6)
-    assert execs == dict.fromkeys(driver_pods, 3)
+    # A node's commands in one pod are one batched exec. nvidia-smi -q -x, nvidia-smi and
+    # lsmod stay; dmesg, the driver version file and the validator markers come from the
+    # agent; so does the containerd config: the toolkit pods see no exec at all.
+    toolkit_pods = [k for k in baseline if "container-toolkit" in k]
+    assert len(toolkit_pods) == 2
+    assert baseline == dict.fromkeys(driver_pods + toolkit_pods, 1)
+    assert execs == dict.fromkeys(driver_pods, 1)
     for node in GPU_NODES:
         files = result.path / "nodes" / node
         assert (files / "cmd" / "nvidia-smi-q.xml").is_file()
@@ -351,7 +354,7 @@ def test_without_pods_proxy_permission_execs_read_the_nodes(falcon: Path,
         "cannot reach gpunode agents (pods/proxy get) in gpunode: node facts were not taken "
         "from the gpunode agents; execs were used where allowed"]
     assert result.agent_nodes == ()
-    assert sum(n for k, n in calls.items() if "nvidia-driver-daemonset" in k) == 12
+    assert sum(n for k, n in calls.items() if "nvidia-driver-daemonset" in k) == 2  # batched
     for node in GPU_NODES:
         assert not (result.path / "nodes" / node / PROBE).exists()
         assert (result.path / "nodes" / node / "cmd" / "dmesg.txt").read_bytes() == \
@@ -404,7 +407,7 @@ def test_stale_or_broken_agent_facts_are_warned_about_and_execs_used(
         f"node gpu-wk-01: agent facts not used: facts collected at {stale['collected_at']} "
         "are too old",
         "node gpu-wk-02: agent facts not used: not a gpunode probe result"]
-    assert sum(n for k, n in calls.items() if "nvidia-driver-daemonset" in k) == 12
+    assert sum(n for k, n in calls.items() if "nvidia-driver-daemonset" in k) == 2  # batched
     assert not list(result.path.glob(f"nodes/*/{PROBE}"))
 
 

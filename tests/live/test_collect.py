@@ -230,3 +230,22 @@ def test_requests_stay_within_the_published_rbac(mini_server: RunningServer,
         assert record.resource != "secrets"
         if record.resource not in ("pods/exec", "pods/proxy"):
             assert _allowed(readonly, record.verb, record.resource), record
+
+
+def test_api_calls_are_counted_by_kind_as_the_server_saw_them(mini_server: RunningServer,
+                                                              tmp_path: Path) -> None:
+    before = len(mini_server.audit())
+    result = collect_bundle(tmp_path / "b", kubeconfig=mini_server.kubeconfig_path, quiet=True,
+                            concurrency=3)
+    seen = mini_server.audit()[before:]
+    by_resource: dict[str, int] = {}
+    for record in seen:
+        kind = {"pods/exec": "exec", "pods/proxy": "proxy", "pods/log": "log"}.get(
+            record.resource, record.verb)
+        by_resource[kind] = by_resource.get(kind, 0) + 1
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert manifest["api_calls_by_kind"] == result.calls_by_kind
+    assert {k: v for k, v in result.calls_by_kind.items() if k != "get"} == by_resource
+    assert sum(result.calls_by_kind.values()) == result.api_calls
+    # one batched exec per pod a node's commands run in: driver and toolkit pods
+    assert by_resource["exec"] == len({r.name for r in seen if r.resource == "pods/exec"})

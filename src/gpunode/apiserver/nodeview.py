@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from gpunode.agent.fold import AGENT_LABEL, PROBE_FILE
+from gpunode.collect.batch import Framed, frame, parse_script
 from gpunode.collect.classify import component_of
 from gpunode.collect.mounts import host_path
 from gpunode.collect.slim import Container, Pod
@@ -55,6 +56,10 @@ def node_dir(root: Path, pod: Pod) -> Path:
 def run_command(root: Path, pod: Pod, container: Container, argv: list[str]) -> ExecResult:
     """Answer ``argv`` from ``nodes/<node>/`` as the container would see it."""
     program = posixpath.basename(argv[0]) if argv else ""
+    if program == "sh" and len(argv) == 3 and argv[1] == "-c":
+        batch = parse_script(argv[2])
+        if batch is not None:
+            return _batch(root, pod, container, *batch)
     if program == "cat" and len(argv) > 1:
         return _cat(root, pod, container, argv[1:])
     if program == "tar" and len(argv) == 6 and argv[1] == "-C" and argv[3:] == ["-cf", "-", "."]:
@@ -67,6 +72,20 @@ def run_command(root: Path, pod: Pod, container: Container, argv: list[str]) -> 
         return ExecResult(stderr=b"dmesg: read kernel buffer failed: Operation not permitted\n",
                           exit_code=1)
     return ExecResult(stdout=output.read_bytes())
+
+
+def _batch(root: Path, pod: Pod, container: Container, token: str,
+           commands: list[list[str]]) -> ExecResult:
+    """A collector batch script, answered as ``sh`` would run it command by command."""
+    results = []
+    for argv in commands:
+        one = run_command(root, pod, container, argv)
+        if one.internal_error:  # sh itself reports a missing program with 127
+            program = posixpath.basename(argv[0]) if argv else ""
+            one = ExecResult(stderr=f"sh: 1: {program}: not found\n".encode(), exit_code=127)
+        results.append(Framed(one.stdout, one.stderr, one.exit_code))
+    stdout, stderr = frame(results, token)
+    return ExecResult(stdout=stdout, stderr=stderr, exit_code=results[-1].exit_code)
 
 
 def _not_found(program: str) -> ExecResult:

@@ -109,12 +109,27 @@ class CallStats:
 
     calls: int = 0
     retries: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, retried: bool) -> None:
+    def add(self, retried: bool, kind: str = "get") -> None:
         with self.lock:
             self.calls += 1
             self.retries += retried
+            self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+
+    def kinds(self) -> dict[str, int]:
+        with self.lock:
+            return dict(sorted(self.by_kind.items()))
+
+
+def call_kind(path: str, params: dict[str, Any]) -> str:
+    """``list`` (a page), ``log``, ``proxy`` (exporter or agent through the pod proxy) or ``get``."""
+    if "/proxy/" in path or path.endswith("/proxy"):
+        return "proxy"
+    if path.endswith("/log"):
+        return "log"
+    return "list" if "limit" in params else "get"
 
 
 class KubeApi:
@@ -138,11 +153,12 @@ class KubeApi:
         self._http.close()
         self._client.close()
 
-    def _retrying(self, call: Callable[[], T], policy: RetryPolicy | None = None) -> T:
+    def _retrying(self, call: Callable[[], T], policy: RetryPolicy | None = None,
+                  kind: str = "get") -> T:
         policy = policy or self.policy
         deadline = time.monotonic() + policy.deadline_s
         for attempt in range(policy.attempts):
-            self.stats.add(attempt > 0)
+            self.stats.add(attempt > 0, kind)
             try:
                 return call()
             except _Retry as why:
@@ -155,7 +171,9 @@ class KubeApi:
     def get(self, path: str, params: dict[str, Any] | None = None, *,
             retry_503: bool = True) -> bytes:
         """GET ``path`` and return the (decompressed) body; errors become ApiFailure."""
-        return self._retrying(lambda: self._get_once(path, params or {}, retry_503))
+        params = params or {}
+        return self._retrying(lambda: self._get_once(path, params, retry_503),
+                              kind=call_kind(path, params))
 
     def _get_once(self, path: str, params: dict[str, Any], retry_503: bool) -> bytes:
         try:
@@ -207,7 +225,8 @@ class KubeApi:
     def exec(self, namespace: str, pod: str, container: str, argv: list[str],
              timeout_s: float = 60.0) -> ExecOutput:
         """Run ``argv`` through pods/exec (lightkube's WebSocket driver)."""
-        return self._retrying(lambda: self._exec_once(namespace, pod, container, argv, timeout_s))
+        return self._retrying(lambda: self._exec_once(namespace, pod, container, argv, timeout_s),
+                              kind="exec")
 
     def _exec_once(self, namespace: str, pod: str, container: str, argv: list[str],
                    timeout_s: float) -> ExecOutput:

@@ -2,7 +2,8 @@
 
 Order: probe ``/version`` (unreachable ends here, exit 3), discover API
 groups, list each resource kind cluster-wide in pages, then fetch the
-node-scoped extras the plan asks for, 16 at a time. On a GPU node with a
+node-scoped extras the plan asks for, ``concurrency`` at a time (the commands a
+node needs in one pod run as one batched exec). On a GPU node with a
 running gpunode agent, the agent's facts are fetched and folded in first and
 only the execs they do not make unnecessary follow. Permission errors and
 exhausted retries become warnings in the manifest (``partial: true``);
@@ -16,6 +17,7 @@ import io
 import tarfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -45,6 +47,7 @@ from gpunode.agent.fold import (
 )
 from gpunode.bundle import kube
 from gpunode.bundle.load import gc_paused
+from gpunode.collect import batch
 from gpunode.collect.agents import (
     AGENT_FACTS_LIMIT_BYTES,
     AGENT_FACTS_MAX_AGE_S,
@@ -53,7 +56,7 @@ from gpunode.collect.agents import (
     supplied,
 )
 from gpunode.collect.classify import component_of
-from gpunode.collect.kube import ApiFailure, KubeApi, load_config
+from gpunode.collect.kube import ApiFailure, ExecOutput, KubeApi, load_config
 from gpunode.collect.plan import (
     LOG_LIMIT_BYTES,
     LOG_TAIL_LINES,
@@ -75,7 +78,8 @@ from gpunode.collect.writer import BundleWriter, ensure_typemeta
 from gpunode.errors import UsageError
 from gpunode.probe import ProbeResult
 
-CONCURRENCY = 16
+#: Calls in flight at once (lists, execs, proxy GETs, logs); ``--concurrency`` overrides.
+CONCURRENCY = 32
 PAGE_SIZE = 500
 METRICS_LIMIT_BYTES = 16 * 1024 * 1024
 
@@ -138,6 +142,8 @@ class CollectResult:
     extras: int
     seconds: float
     agent_nodes: tuple[str, ...] = ()
+    #: API calls by kind (``list``, ``get``, ``log``, ``proxy``, ``exec``), retries included.
+    calls_by_kind: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -155,6 +161,7 @@ class _Run:
     pods_listed: bool = False
     agent_nodes: list[str] = field(default_factory=list)
     extras: int = 0
+    concurrency: int = CONCURRENCY
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def saved(self, rel: str, data: bytes) -> None:
@@ -173,19 +180,22 @@ class _Run:
 
 
 def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | None = None,
-                   nodes: Sequence[str] = (), quiet: bool = False) -> CollectResult:
+                   nodes: Sequence[str] = (), quiet: bool = False,
+                   concurrency: int = CONCURRENCY) -> CollectResult:
     """Read the cluster the kubeconfig points at and write a bundle to ``out``.
 
     ``out`` ending in .tar.gz/.tgz gives a tarball, anything else a directory.
     Raises SourceUnreachable (exit 3) or UsageError; every other problem is a
     warning in the result and in the bundle's manifest.
     """
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, not {concurrency}")
     started = time.monotonic()
     api = KubeApi(load_config(kubeconfig, context))
     try:
         version = api.probe()
         writer = BundleWriter(out)
-        run = _Run(api, writer)
+        run = _Run(api, writer, concurrency=concurrency)
         try:
             with _progress(quiet) as progress:
                 _collect(run, version, nodes, progress)
@@ -220,30 +230,37 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], progress: Progress
     run.writer.write("cluster/version.json", version)
     present = _served_group_versions(run)
     kinds = [k for k in LIST_KINDS if k.builtin or k.group_version in present]
-    with ThreadPoolExecutor(CONCURRENCY, thread_name_prefix="gpunode-collect") as pool:
+    with ThreadPoolExecutor(run.concurrency, thread_name_prefix="gpunode-collect") as pool:
         task = progress.add_task("listing resources", total=len(kinds))
         with gc_paused():  # bulk decoding; the extras phase makes cyclic garbage (sessions)
-            _run_all(pool, [partial(_list_kind, run, k) for k in kinds], progress, task)
+            _run_all(pool, [partial(_list_kind, run, k) for k in kinds], progress, task,
+                     run.concurrency)
         _unknown_nodes(run, nodes)
         if not run.pods_listed:
             _list_agent_pods(run)
         jobs = _extra_jobs(run, nodes)
         task = progress.add_task("node extras", total=len(jobs))
-        _run_all(pool, jobs, progress, task)
+        _run_all(pool, jobs, progress, task, run.concurrency)
 
 
 def _run_all(pool: ThreadPoolExecutor, jobs: Iterable[Job], progress: Progress,
-             task: TaskID) -> None:
-    """Run every job on the pool; follow-up jobs a job returns join the same run."""
-    pending: set[Future[list[Job] | None]] = {pool.submit(job) for job in jobs}
-    submitted = len(pending)
-    while pending:
+             task: TaskID, limit: int) -> None:
+    """Run every job on the pool, at most ``limit`` in flight; follow-up jobs a job
+    returns join the queue. Bounding what is submitted keeps each wait cheap (a
+    wait scans every pending future) and memory flat on fleets of thousands of nodes."""
+    queue = deque(jobs)
+    total = len(queue)
+    progress.update(task, total=total)
+    pending: set[Future[list[Job] | None]] = set()
+    while queue or pending:
+        while queue and len(pending) < limit:
+            pending.add(pool.submit(queue.popleft()))
         done, pending = wait(pending, return_when=FIRST_COMPLETED)
         for future in done:
             follow = future.result() or []
-            pending.update(pool.submit(job) for job in follow)
-            submitted += len(follow)
-        progress.update(task, total=submitted, advance=len(done))
+            queue.extend(follow)
+            total += len(follow)
+        progress.update(task, total=total, advance=len(done))
 
 
 class _Groups(msgspec.Struct):
@@ -361,8 +378,8 @@ def _extra_jobs(run: _Run, only: Sequence[str]) -> list[Job]:
 def _node_jobs(run: _Run, node: str, components: dict[str, list[Pod]],
                covered: frozenset[str]) -> list[Job]:
     """The execs on ``node`` whose answers are not already ``covered`` by an agent."""
-    jobs: list[Job] = [partial(_run_exec, run, t) for t in exec_targets(node, components)
-                       if not supplied(t, covered)]
+    wanted = [t for t in exec_targets(node, components) if not supplied(t, covered)]
+    jobs: list[Job] = [partial(_run_execs, run, wanted)] if wanted else []
     toolkit = containerd_targets(node, components)
     if toolkit and not all(supplied(t, covered) for t in toolkit):
         jobs.append(partial(_containerd, run, toolkit, covered))
@@ -470,14 +487,46 @@ def _exec_impact(run: _Run, node: str) -> str:
         return _EXEC_IMPACT_AGENT if node in run.agent_nodes else _EXEC_IMPACT
 
 
-def _exec_output(run: _Run, target: ExecTarget) -> bytes | None:
-    """stdout of the command, or None (failure noted or warned)."""
+def _exec_call(run: _Run, target: ExecTarget, argv: list[str]) -> ExecOutput | None:
+    """Run ``argv`` in the target's container; None when the API refused (warned or noted)."""
     try:
-        result = run.api.exec(target.namespace, target.pod, target.container, list(target.argv))
+        return run.api.exec(target.namespace, target.pod, target.container, argv)
     except ApiFailure as exc:
         if not _denied(run, exc, "exec into pods (pods/exec create)", target.namespace,
                        _exec_impact(run, target.node)):
-            _failed(run, exc, f"exec {' '.join(target.argv)} in {target.namespace}/{target.pod}")
+            _failed(run, exc, f"exec {' '.join(argv[:1] if len(argv) > 2 else argv)} in "
+                              f"{target.namespace}/{target.pod}")
+        return None
+
+
+def _exec_many(run: _Run, targets: Sequence[ExecTarget]) -> list[ExecOutput | None]:
+    """Every target's result from ONE exec of a framed ``sh`` script (same pod and container).
+
+    Without a shell in the container (nothing framed comes back) each command runs
+    in its own exec, as before batching. None marks a command without a result.
+    """
+    if len(targets) == 1:
+        return [_exec_call(run, targets[0], list(targets[0].argv))]
+    token = batch.new_token()
+    argv = ["sh", "-c", batch.script([t.argv for t in targets], token)]
+    result = _exec_call(run, targets[0], argv)
+    if result is None:
+        return [None] * len(targets)
+    framed = batch.unframe(result.stdout, result.stderr, token, len(targets))
+    if not any(framed):
+        return [_exec_call(run, t, list(t.argv)) for t in targets]
+    outputs: list[ExecOutput | None] = []
+    for target, one in zip(targets, framed, strict=True):
+        if one is None:
+            run.notes.append(f"exec {' '.join(target.argv)} in {target.namespace}/{target.pod}: "
+                             f"not reached (the batch exited {result.exit_code})")
+        outputs.append(ExecOutput(one.stdout, one.stderr, one.exit_code) if one else None)
+    return outputs
+
+
+def _accepted(run: _Run, target: ExecTarget, result: ExecOutput | None) -> bytes | None:
+    """stdout of the command when it is worth keeping, else None (failure noted)."""
+    if result is None:
         return None
     if result.exit_code == 0 or (target.keep_failed_output and result.stdout):
         return result.stdout
@@ -487,8 +536,22 @@ def _exec_output(run: _Run, target: ExecTarget) -> bytes | None:
     return None
 
 
+def _exec_output(run: _Run, target: ExecTarget) -> bytes | None:
+    """stdout of one command run on its own, or None (failure noted or warned)."""
+    return _accepted(run, target, _exec_call(run, target, list(target.argv)))
+
+
 def _run_exec(run: _Run, target: ExecTarget) -> None:
-    output = _exec_output(run, target)
+    _store(run, target, _exec_output(run, target))
+
+
+def _run_execs(run: _Run, targets: Sequence[ExecTarget]) -> None:
+    """A node's commands in one pod, as one batched exec."""
+    for target, result in zip(targets, _exec_many(run, targets), strict=True):
+        _store(run, target, _accepted(run, target, result))
+
+
+def _store(run: _Run, target: ExecTarget, output: bytes | None) -> None:
     if output is None:
         return
     if not target.unpack_tar:
@@ -519,9 +582,20 @@ def _containerd(run: _Run, targets: list[ExecTarget],
                 covered: frozenset[str] = frozenset()) -> None:
     """The main config, then the NVIDIA drop-in only if the config imports drop-ins.
 
-    Either may already be in the bundle from the node's agent (``covered``).
+    Either may already be in the bundle from the node's agent (``covered``). When
+    neither is, both are read in one batched exec and the drop-in kept only if the
+    config imports drop-ins.
     """
     main, *drop_in = targets
+    if drop_in and not supplied(main, covered) and not supplied(drop_in[0], covered):
+        config_result, drop_result = _exec_many(run, [main, drop_in[0]])
+        config = _accepted(run, main, config_result)
+        if config is None:
+            return
+        run.saved(main.bundle_path, config)
+        if b"imports" in config:
+            _store(run, drop_in[0], _accepted(run, drop_in[0], drop_result))
+        return
     config = _containerd_config(run, main, covered)
     if config is None:
         return
@@ -561,10 +635,12 @@ def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
         "source": "live", "cluster_name": run.api.cluster_name, "api_server": run.api.server,
         "partial": partial, "warnings": run.warnings, "notes": run.notes,
         "collector": f"gpunode {__version__}", "nodes": list(nodes),
-        "api_calls": run.api.stats.calls, "agent_facts": sorted(run.agent_nodes),
+        "api_calls": run.api.stats.calls, "api_calls_by_kind": run.api.stats.kinds(),
+        "agent_facts": sorted(run.agent_nodes),
     }
     run.writer.write("manifest.json", msgspec.json.format(msgspec.json.encode(manifest)))
     path = run.writer.finish()
     return CollectResult(path, partial, tuple(run.warnings), tuple(run.notes),
                          run.api.stats.calls, run.api.stats.retries, dict(run.objects),
-                         run.extras, time.monotonic() - started, tuple(sorted(run.agent_nodes)))
+                         run.extras, time.monotonic() - started, tuple(sorted(run.agent_nodes)),
+                         run.api.stats.kinds())
