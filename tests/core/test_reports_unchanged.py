@@ -1,0 +1,36 @@
+"""Speed work must not change a report: every scenario's diagnose and validate JSON, as recorded.
+
+The references were made before the engine's fleet-scale rework (issue 11) by
+tests/golden/reports/make.py; a change meant to alter reports regenerates them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+MAKE = Path(__file__).parents[1] / "golden" / "reports" / "make.py"
+
+
+def _make() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("golden_reports_make", MAKE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+MAKER = _make()
+
+
+@pytest.mark.parametrize("case", MAKER.cases())
+def test_report_is_what_it_was(case: str, tmp_path: Path) -> None:
+    expected = MAKER.golden_path(case).read_bytes()
+    actual = MAKER.reports(MAKER.bundle_for(case, tmp_path))
+    assert actual.decode().splitlines() == expected.decode().splitlines(), \
+        f"{case}: reports changed; if meant, rerun {MAKE.relative_to(MAKE.parents[3])}"
