@@ -2,6 +2,10 @@
 
 Exit codes (a contract): 0 no failure found, 1 failures found, 2 bad usage
 or bad input, 3 source unreachable. Errors are one line on stderr.
+
+Start-up matters (``gpunode --help``, ``gpunode probe`` on a node): modules that
+load bundles, talk to the API or diagnose are imported inside the commands
+that need them, never here.
 """
 
 from __future__ import annotations
@@ -12,19 +16,21 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 
-import msgspec
 import typer
-from rich.console import Console
+import typer.core
 
 from gpunode import __version__
-from gpunode.bundle.load import load_bundle, read_node_observations
-from gpunode.commands.output import DocFormat, DocFormatOpt
-from gpunode.diagnose import diagnose
+from gpunode.commands.output import ReportFormat, ReportFormatOpt
 from gpunode.errors import GpunodeError, UsageError
-from gpunode.model import Report
-from gpunode.report import DIAGNOSE_REPORTERS, STACK_REPORTERS, Reporter
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gpunode.model import Report
+    from gpunode.report import Reporter
+    from gpunode.report.options import RenderOptions
 
 app = typer.Typer(
     name="gpunode",
@@ -35,39 +41,107 @@ app = typer.Typer(
 )
 
 
+def _no_bool_metavar() -> None:
+    """Typer's rich help prints ``<bool>`` after flags that take no value; show nothing there."""
+    shown = typer.core.TyperOption.display_type_rich
+
+    def display_type_rich(self: typer.core.TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    typer.core.TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_no_bool_metavar()
+
+
+def _complete_nodes(ctx: typer.Context, incomplete: str) -> list[str]:
+    from gpunode.completion import node_names
+
+    return [n for n in node_names(ctx.params) if n.startswith(incomplete)]
+
+
+def _complete_contexts(incomplete: str) -> list[str]:
+    from gpunode.kubeconfig import context_names
+
+    try:
+        return [c for c in context_names() if c.startswith(incomplete)]
+    except GpunodeError:
+        return []
+
+
 FromOpt = Annotated[
     Path | None,
     typer.Option("--from", help="Read a saved bundle (directory or .tar.gz) instead of a live cluster."),
 ]
-NodesArg = Annotated[list[str] | None, typer.Argument(help="Only these nodes (default: every GPU node).")]
-
-
-def _console() -> Console:
-    return Console(soft_wrap=False, highlight=False)
-
-
-def build_report(bundle: Path, nodes: list[str] | None) -> Report:
-    """Load a bundle and diagnose it (the offline path shared by several commands)."""
-    facts = load_bundle(bundle)
-    unknown = [n for n in nodes or [] if n not in facts.nodes and n not in facts.node_dirs]
-    if unknown:
-        raise UsageError(f"{bundle}: no node named {', '.join(unknown)} in this bundle")
-    return diagnose(facts, read_node_observations, nodes or ())
-
-
-def _emit(report: Report, reporters: dict[str, Reporter], output: DocFormat) -> None:
-    reporters[output.value](report, _console())
-    raise typer.Exit(1 if report.has_failures else 0)
-
-
+NodesArg = Annotated[
+    list[str] | None,
+    typer.Argument(help="Only these nodes (default: every GPU node).", autocompletion=_complete_nodes),
+]
+SelectorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "-l", "--selector", help="Only nodes whose labels match (kubectl syntax: k=v,k!=v,k in (a,b))."
+    ),
+]
+AllOpt = Annotated[bool, typer.Option("--all", help="List every node of a shared root cause (also -o wide).")]
 KubeconfigOpt = Annotated[
     Path | None,
     typer.Option(
         help="kubeconfig to read the live cluster with (default: $KUBECONFIG, ~/.kube/config, in-cluster)."
     ),
 ]
-ContextOpt = Annotated[str | None, typer.Option(help="kubeconfig context to use.")]
+ContextOpt = Annotated[
+    str | None, typer.Option(help="kubeconfig context to use.", autocompletion=_complete_contexts)
+]
+StackOpt = Annotated[bool, typer.Option("--stack", help="Draw each node's stack after the diagnosis.")]
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar on stderr.")]
+
+
+def _console() -> Console:
+    """Rich on a terminal; piped, plain text whose lines carry no trailing padding."""
+    from rich.console import Console
+
+    if sys.stdout.isatty():
+        return Console(soft_wrap=False, highlight=False)
+    from gpunode.report.plain import PlainWriter
+
+    return Console(file=cast("TextIO", PlainWriter(sys.stdout)), soft_wrap=False, highlight=False)
+
+
+def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = None) -> Report:
+    """Load a bundle and diagnose it (the offline path shared by several commands)."""
+    from gpunode.bundle.load import load_bundle, read_node_observations
+    from gpunode.diagnose import diagnose
+
+    facts = load_bundle(bundle)
+    unknown = [n for n in nodes or [] if n not in facts.nodes and n not in facts.node_dirs]
+    if unknown:
+        raise UsageError(f"{bundle}: no node named {', '.join(unknown)} in this bundle")
+    wanted = list(nodes or ())
+    if selector is not None:
+        from gpunode.selector import parse_selector
+
+        matches = parse_selector(selector)
+        chosen = [name for name, node in facts.nodes.items() if matches(node.metadata.labels)]
+        wanted = [n for n in wanted if n in chosen] if wanted else chosen
+        if not wanted:
+            raise UsageError(f"{bundle}: no node matches --selector {selector!r}")
+    return diagnose(facts, read_node_observations, wanted)
+
+
+def render_options(output: ReportFormat, show_all: bool = False, show_stack: bool = False) -> RenderOptions:
+    from gpunode.report.options import RenderOptions
+
+    return RenderOptions(expand=show_all or output == ReportFormat.wide, show_stack=show_stack)
+
+
+def emit(report: Report, reporters: dict[str, Reporter], output: ReportFormat, options: RenderOptions) -> int:
+    """Warnings about missing data first, on stderr; then the report on stdout; the exit code."""
+    for warning in report.source.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    sys.stderr.flush()
+    reporters[output.value](report, _console(), options)
+    return 1 if report.has_failures else 0
 
 
 def resolve_bundle(
@@ -103,21 +177,29 @@ def report_from(
     context: str | None,
     nodes: list[str] | None,
     quiet: bool,
+    *,
+    selector: str | None = None,
 ) -> Report:
     """Diagnose a saved bundle, or the live cluster (collected into a temporary bundle)."""
     with tempfile.TemporaryDirectory(prefix="gpunode-") as tmp:
         bundle = resolve_bundle(
             source, kubeconfig=kubeconfig, context=context, nodes=nodes, quiet=quiet, workdir=Path(tmp)
         )
-        report = build_report(bundle, nodes)
+        report = build_report(bundle, nodes, selector)
     if source is None:
-        report = relabel(report, f"cluster (context {context or 'current'})")
-    return report
+        from gpunode.kubeconfig import context_name
+
+        name = context_name(kubeconfig, context)
+        return relabel(report, f"cluster (context {name or 'current'})", context=name)
+    return relabel(report, report.source.location, path=str(source))
 
 
-def relabel(report: Report, location: str) -> Report:
-    """Name the source of a report whose temporary bundle no longer exists."""
-    return msgspec.structs.replace(report, source=msgspec.structs.replace(report.source, location=location))
+def relabel(report: Report, location: str, *, context: str | None = None, path: str | None = None) -> Report:
+    """Name the source of a report as the user gave it (not a deleted temporary directory)."""
+    import msgspec
+
+    src = msgspec.structs.replace(report.source, location=location, context=context, path=path)
+    return msgspec.structs.replace(report, source=src)
 
 
 @app.command("diagnose")
@@ -125,13 +207,34 @@ def diagnose_cmd(
     nodes: NodesArg = None,
     *,
     source: FromOpt = None,
+    selector: SelectorOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
-    output: DocFormatOpt = DocFormat.table,
+    output: ReportFormatOpt = ReportFormat.table,
+    show_all: AllOpt = False,
+    show_stack: StackOpt = False,
+    watch: Annotated[
+        bool, typer.Option("-w", "--watch", help="Re-evaluate every --interval seconds; show what changed.")
+    ] = False,
+    interval: Annotated[float, typer.Option(help="Seconds between evaluations with --watch.")] = 30.0,
+    count: Annotated[
+        int, typer.Option(help="With --watch: stop after this many evaluations (0: until Ctrl-C).")
+    ] = 0,
     quiet: QuietOpt = False,
 ) -> None:
-    """Root causes first, then blocked components, then a fleet summary."""
-    _emit(report_from(source, kubeconfig, context, nodes, quiet), DIAGNOSE_REPORTERS, output)
+    """The fleet summary (worst first), then each root cause with evidence and next commands."""
+    options = render_options(output, show_all, show_stack)
+
+    def evaluate() -> Report:
+        return report_from(source, kubeconfig, context, nodes, quiet or watch, selector=selector)
+
+    if watch:
+        from gpunode.watch import watch_reports
+
+        raise typer.Exit(watch_reports(evaluate, output, options, interval=interval, count=count))
+    from gpunode.report import DIAGNOSE_REPORTERS
+
+    raise typer.Exit(emit(evaluate(), DIAGNOSE_REPORTERS, output, options))
 
 
 @app.command()
@@ -139,28 +242,35 @@ def stack(
     nodes: NodesArg = None,
     *,
     source: FromOpt = None,
+    selector: SelectorOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
-    output: DocFormatOpt = DocFormat.table,
+    output: ReportFormatOpt = ReportFormat.table,
     quiet: QuietOpt = False,
 ) -> None:
-    """The inventory: every GPU node's stack, layer by layer, with status and pods."""
-    _emit(report_from(source, kubeconfig, context, nodes, quiet), STACK_REPORTERS, output)
+    """Every GPU node's stack, layer by layer: full pictures for a few nodes, a grid for a fleet."""
+    from gpunode.report import STACK_REPORTERS
+
+    report = report_from(source, kubeconfig, context, nodes, quiet, selector=selector)
+    raise typer.Exit(emit(report, STACK_REPORTERS, output, render_options(output)))
 
 
 @app.command()
 def demo(
+    *,
     scenario: Annotated[str, typer.Option(help="Bundled scenario to run.")] = "falcon-ai-broken",
     list_: Annotated[bool, typer.Option("--list", help="List bundled scenarios.")] = False,
-    show_stack: Annotated[bool, typer.Option("--stack", help="Also draw each node's stack.")] = False,
+    show_stack: StackOpt = False,
     live: Annotated[
         bool,
         typer.Option("--live", help="Serve the scenario on a loopback test API server and read it live."),
     ] = False,
-    output: DocFormatOpt = DocFormat.table,
+    output: ReportFormatOpt = ReportFormat.table,
+    show_all: AllOpt = False,
 ) -> None:
     """Diagnose a simulated cluster shipped with gpunode (Falcon AI by default)."""
     from gpunode import sim
+    from gpunode.report import DIAGNOSE_REPORTERS
 
     if list_:
         for name, description in sim.list_scenarios():
@@ -170,9 +280,7 @@ def demo(
         bundle = sim.build_bundle(sim.load_scenario(scenario), Path(tmp) / "bundle")
         report = _demo_live(bundle, Path(tmp)) if live else build_report(bundle, None)
     report = relabel(report, f"{'test API server, ' if live else ''}scenario {scenario}")
-    if show_stack and output == DocFormat.table:
-        STACK_REPORTERS["table"](report, _console())
-    _emit(report, DIAGNOSE_REPORTERS, output)
+    raise typer.Exit(emit(report, DIAGNOSE_REPORTERS, output, render_options(output, show_all, show_stack)))
 
 
 def _demo_live(bundle: Path, workdir: Path) -> Report:
@@ -198,7 +306,10 @@ def sim_cmd(
 
 
 # Command modules under gpunode/commands/, each with register(app); order = help order.
-COMMAND_MODULES: tuple[str, ...] = ("live", "probe", "validate", "explain", "causes", "agent")
+# They import their heavy modules inside the command functions, so registering is cheap.
+COMMAND_MODULES: tuple[str, ...] = (
+    "live", "probe", "validate", "explain", "causes", "agent", "version", "completion",
+)
 
 
 def _register_commands() -> None:
@@ -224,6 +335,11 @@ def _main(
 
 def main() -> None:
     """Console entry point: run the app, turning GpunodeErrors into one-line messages."""
+    if "_GPUNODE_COMPLETE" in os.environ:
+        # the shell asks for completions (scripts from `gpunode completion SHELL`)
+        from typer._completion_classes import completion_init
+
+        completion_init()
     try:
         code = app(prog_name="gpunode", standalone_mode=False)
     except GpunodeError as exc:

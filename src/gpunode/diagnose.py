@@ -40,6 +40,7 @@ from gpunode.model import (
     SourceInfo,
     Status,
 )
+from gpunode.since import failing_since
 
 _MISSING_CAUSES = {"pod_missing", "component_missing"}
 MAX_EVIDENCE = 6
@@ -234,6 +235,7 @@ class Diagnoser:
             fix=cause.fix,
             unverified_below=tuple(unknown_below),
             supporting=tuple(dict.fromkeys(f.cause for f in j.problems[1:] if f.cause != cause.code)),
+            since=failing_since(node, j.component) if node is not None else None,
         )
 
     def _component(

@@ -10,6 +10,8 @@ from enum import StrEnum
 
 import msgspec
 
+from gpunode import __version__
+
 
 class Status(StrEnum):
     """A component's health on one node; ``unknown`` when the facts are missing."""
@@ -81,6 +83,7 @@ class RootCause(msgspec.Struct, frozen=True):
     fix: str = ""
     unverified_below: tuple[str, ...] = ()
     supporting: tuple[str, ...] = ()
+    since: str | None = None
 
 
 class PodRef(msgspec.Struct, frozen=True):
@@ -146,6 +149,8 @@ class SourceInfo(msgspec.Struct, frozen=True):
     partial: bool = False
     warnings: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
+    context: str | None = None
+    path: str | None = None
 
 
 class Report(msgspec.Struct, frozen=True, kw_only=True):
@@ -153,6 +158,7 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
 
     schema: str = "gpunode.report/v1"
     generated_by: str = "gpunode"
+    gpunode_version: str = __version__
     source: SourceInfo
     cluster: ClusterReport
     nodes: tuple[NodeReport, ...]

@@ -18,7 +18,7 @@ FORMATS = {"table": "demo.txt", "json": "demo.json", "markdown": "demo.md"}
 
 
 def demo_output(fmt: str) -> str:
-    env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
+    env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb"}
     proc = subprocess.run(
         [sys.executable, "-c", "from gpunode.cli import main; main()", "demo", "-o", fmt],
         capture_output=True,

@@ -228,6 +228,7 @@ class Event(_K, frozen=True):
     message: str = ""
     type: str = ""
     count: int | None = None
+    first_timestamp: str | None = None
     last_timestamp: str | None = None
     event_time: str | None = None
     source: EventSource = EventSource()

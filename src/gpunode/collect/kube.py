@@ -30,6 +30,7 @@ from lightkube.core.exceptions import ApiError, ConfigError
 
 from gpunode.collect.slim import RawPage
 from gpunode.errors import SourceUnreachable, UsageError
+from gpunode.kubeconfig import kubeconfig_files, merged
 
 T = TypeVar("T")
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -57,14 +58,14 @@ def load_config(kubeconfig: Path | None = None, context: str | None = None) -> S
 
 
 def _kubeconfig(explicit: Path | None) -> KubeConfig:
+    files = kubeconfig_files(explicit)
     if explicit is not None:
         return KubeConfig.from_file(explicit)
-    for candidate in os.environ.get("KUBECONFIG", "").split(os.pathsep):
-        if candidate and Path(candidate).expanduser().is_file():
-            return KubeConfig.from_file(candidate)
-    default = Path("~/.kube/config").expanduser()
-    if default.is_file():
-        return KubeConfig.from_file(default)
+    if len(files) == 1:
+        return KubeConfig.from_file(files[0])
+    if files:
+        # several files in $KUBECONFIG: merged by kubectl's first-wins rules
+        return KubeConfig.from_dict(merged(files), fname=files[0])
     if os.environ.get("KUBERNETES_SERVICE_HOST") and (IN_CLUSTER_DIR / "token").is_file():
         return KubeConfig.from_service_account(IN_CLUSTER_DIR)
     raise UsageError("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or run in a pod")

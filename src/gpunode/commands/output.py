@@ -24,3 +24,19 @@ DocFormatOpt = Annotated[DocFormat, typer.Option("-o", "--output", help="Output 
 def write_json(console: Console, value: object) -> None:
     """Indented JSON written to the console's file directly, so rich never wraps or styles it."""
     console.file.write(msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n")
+
+
+class ReportFormat(StrEnum):
+    """Formats of the diagnosis and stack reports (kubectl's names where kubectl has them)."""
+
+    table = "table"
+    wide = "wide"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
+
+
+ReportFormatOpt = Annotated[
+    ReportFormat,
+    typer.Option("-o", "--output", help="Output format (wide: every node of a shared root cause)."),
+]

@@ -126,9 +126,9 @@ def node_view(report: Report) -> Report:
 def _render(report: Report, output: ProbeOutput, show_stack: bool) -> None:
     from rich.console import Console
 
-    from gpunode.report import DIAGNOSE_REPORTERS, STACK_REPORTERS
+    from gpunode.report import DIAGNOSE_REPORTERS
+    from gpunode.report.options import RenderOptions
 
     console = Console(soft_wrap=False, highlight=False)
-    if show_stack and output != ProbeOutput.json:
-        STACK_REPORTERS[output.value](report, console)
-    DIAGNOSE_REPORTERS[output.value](report, console)
+    options = RenderOptions(show_stack=show_stack and output != ProbeOutput.json)
+    DIAGNOSE_REPORTERS[output.value](report, console, options)

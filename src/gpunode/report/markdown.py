@@ -1,36 +1,55 @@
-"""Markdown output, for tickets and chat: the same content as the table."""
+"""Markdown output, for tickets and chat: the same content and order as the table."""
 
 from __future__ import annotations
 
 from rich.console import Console
 
 from gpunode.model import ComponentReport, Report, RootCause
+from gpunode.report import fleet
+from gpunode.report.options import DEFAULT, RenderOptions
 
 
-def render_diagnosis(report: Report, console: Console) -> None:
-    console.file.write("\n".join(diagnosis_lines(report)) + "\n")
-
-
-def render_stack(report: Report, console: Console) -> None:
-    lines = [f"# GPU stack — {report.cluster.name or 'cluster'}", ""]
-    for node in report.nodes:
-        lines += [f"## {node.name} ({node.status.value})", "", *_component_table(node.components), ""]
+def render_diagnosis(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
+    lines = diagnosis_lines(report, options)
+    if options.show_stack:
+        lines += ["", *_stack_lines(report)]
     console.file.write("\n".join(lines) + "\n")
 
 
-def diagnosis_lines(report: Report) -> list[str]:
-    lines = [f"# gpunode diagnosis — {report.cluster.name or 'cluster'}", ""]
-    for rc in report.cluster.root_causes:
-        lines += _root_cause("cluster", rc, [])
+def render_stack(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
+    console.file.write("\n".join(_stack_lines(report)) + "\n")
+
+
+def _stack_lines(report: Report) -> list[str]:
+    lines = [f"# GPU stack — {report.cluster.name or 'cluster'}", ""]
     for node in report.nodes:
-        for rc in node.root_causes:
-            blocked = [c.component for c in node.components if rc.component in c.blocked_by]
-            lines += _root_cause(node.name, rc, blocked)
-    lines += ["## Fleet summary", "", "| root cause | component | nodes |", "| --- | --- | --- |"]
-    lines += [f"| `{g.cause}` | {g.component} | {', '.join(g.nodes)} |" for g in report.groups]
-    healthy = [n.name for n in report.nodes if not n.root_causes]
-    if healthy:
-        lines.append(f"| (none) | | {', '.join(healthy)} |")
+        lines += [f"## {node.name} ({node.status.value})", "", *_component_table(node.components), ""]
+    return lines
+
+
+def diagnosis_lines(report: Report, options: RenderOptions = DEFAULT) -> list[str]:
+    context = f" (context {report.source.context})" if report.source.context else ""
+    lines = [f"# gpunode diagnosis — {report.cluster.name or 'cluster'}{context}", ""]
+    rows = fleet.rows(report, expand=options.expand)
+    lines += ["## Fleet summary", "", "| node | component | cause | since | blocked |"]
+    lines.append("| --- | --- | --- | --- | --- |")
+    for r in rows:
+        drain = " (drain)" if r.drain else ""
+        lines.append(
+            f"| {r.label} | {r.component} | `{r.cause}`{drain} | {fleet.short_time(r.since)} | {r.blocked} |"
+        )
+    for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
+        lines.append(f"| {', '.join(names)} | | ({status.value}) | | |")
+    lines.append("")
+    nodes = {n.name: n for n in report.nodes}
+    for r in rows:
+        node = nodes.get(r.nodes[0])
+        pool = node.root_causes if node is not None else report.cluster.root_causes
+        rc = next(x for x in pool if x.cause == r.cause and x.component == r.component)
+        where = r.nodes[0] if len(r.nodes) == 1 else f"{len(r.nodes)} nodes"
+        lines += _root_cause(where, rc, fleet.blocked_by(node, rc) if node else [])
+        if len(r.nodes) > 1:
+            lines[-1:-1] = [f"- nodes: {', '.join(r.nodes)}"]
     return lines
 
 
@@ -40,6 +59,8 @@ def _root_cause(where: str, rc: RootCause, blocked: list[str]) -> list[str]:
         "",
         f"- layer {rc.layer}, component `{rc.component}`, status {rc.status.value}",
     ]
+    if rc.since:
+        lines.append(f"- since {rc.since}")
     if blocked:
         lines.append(f"- blocks: {', '.join(blocked)}")
     lines += ["", "Evidence:", ""]
@@ -47,7 +68,8 @@ def _root_cause(where: str, rc: RootCause, blocked: list[str]) -> list[str]:
     if rc.fix:
         lines += ["", f"Fix: {rc.fix}"]
     if rc.next_steps:
-        lines += ["", "Next steps:", "", "```sh", *rc.next_steps, "```"]
+        steps = [s + ("  # on the node" if fleet.node_only(s) else "") for s in rc.next_steps]
+        lines += ["", "Next steps:", "", "```sh", *steps, "```"]
     return [*lines, ""]
 
 

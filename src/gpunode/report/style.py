@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
+
+from rich import box
+from rich.console import Console
+from rich.text import Text
+
 from gpunode.model import LAYER_NAMES, Status
 
 STATUS_STYLE = {
@@ -23,3 +29,27 @@ STATUS_MARK = {
 
 def layer_label(layer: int) -> str:
     return f"L{layer} {LAYER_NAMES[layer]}" if layer < 5 else LAYER_NAMES[layer]
+
+
+def table_box(console: Console) -> box.Box | None:
+    """Box drawing on a terminal; plain columns when piped (greppable, no line art)."""
+    return box.SIMPLE_HEAD if console.is_terminal else None
+
+
+def paragraph(console: Console, text: str, indent: int, style: str = "", lead: Text | None = None) -> None:
+    """Print ``text`` wrapped at word boundaries only (never inside a pod, kernel or
+    component name), indented, with no padding to the right margin."""
+    pad = " " * indent
+    width = max(console.width - indent, 30)
+    head = lead.plain if lead is not None else ""
+    lines = textwrap.wrap(
+        head + text, width=width, break_long_words=False, break_on_hyphens=False
+    ) or [""]
+    for i, line in enumerate(lines):
+        out = Text(pad)
+        body = line
+        if i == 0 and lead is not None:
+            out.append_text(lead)
+            body = line[len(head) :]
+        out.append(body, style=style)
+        console.print(out, soft_wrap=True)

@@ -1,102 +1,158 @@
-"""The terminal diagnosis: root causes first, then what they block, then the fleet."""
+"""The terminal diagnosis: the fleet summary first, then each root cause, then (--stack) pictures.
+
+Laid out for 80 columns and for pipes: identifiers are never split mid-word,
+suggested commands are printed unwrapped on lines of their own (copyable), and
+without a terminal there is no box drawing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from rich.console import Console, Group
+from rich.console import Console
 from rich.padding import Padding
-from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpunode.model import ComponentReport, NodeReport, Report, RootCause, Status
-from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label
+from gpunode.model import ComponentReport, NodeReport, Report, RootCause
+from gpunode.report import fleet
+from gpunode.report.options import DEFAULT, RenderOptions
+from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label, paragraph, table_box
+
+# Nodes listed by name under a grouped root cause before "… and N more".
+_NAMES_SHOWN = 8
 
 
-def render_diagnosis(report: Report, console: Console) -> None:
-    console.print(_header(report))
-    if report.cluster.root_causes:
-        console.print(Text("Cluster-wide root causes", style="bold underline"))
-        for rc in report.cluster.root_causes:
-            console.print(_root_cause_panel(rc, "cluster", ()))
-    for node in report.nodes:
-        _render_node(node, console)
-    console.print(_fleet(report))
-    for warning in report.source.warnings:
-        console.print(Text(f"warning: {warning}", style="yellow"))
+def render_diagnosis(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
+    console.print(header(report, "diagnose"))
+    fleet_rows = fleet.rows(report, expand=options.expand)
+    console.print(_verdict(report, fleet_rows))
+    if fleet_rows:
+        console.print(_fleet_table(fleet_rows, console))
+    for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
+        console.print(Text.assemble((f"{status.value}: ", STATUS_STYLE[status]), _names(names, options)))
+    for row in fleet_rows:
+        console.print()
+        _render_row(report, row, console, options)
+    if options.show_stack:
+        from gpunode.report.stack import render_stack
+
+        console.print()
+        render_stack(report, console, options)
 
 
-def _header(report: Report) -> Text:
+def header(report: Report, command: str) -> Text:
     src = report.source
     name = report.cluster.name or "cluster"
     when = f", collected {src.collected_at}" if src.collected_at else ""
     partial = " (partial collection)" if src.partial else ""
+    context = f" [context {src.context}]" if src.context else ""
     return Text.assemble(
-        ("gpunode diagnose", "bold"), f" — {name} from {src.kind} {src.location}{when}{partial}\n"
+        (f"gpunode {command}", "bold"), f" — {name}{context} from {src.kind} {src.location}{when}{partial}"
     )
 
 
-def _render_node(node: NodeReport, console: Console) -> None:
-    if not node.root_causes:
-        return
-    for rc in node.root_causes:
-        blocked = [c.component for c in node.components if rc.component in c.blocked_by]
-        console.print(_root_cause_panel(rc, node.name, blocked))
-    blocked_rows = [c for c in node.components if c.blocked_by]
-    if blocked_rows:
-        console.print(_blocked_table(node.name, blocked_rows))
+def _verdict(report: Report, fleet_rows: list[fleet.FleetRow]) -> Text:
+    affected = {n.name for n in report.nodes if n.root_causes}
+    drain = {name for r in fleet_rows if r.drain for name in r.nodes}
+    causes = len({(r.cause, r.component) for r in fleet_rows})
+    if not fleet_rows:
+        if not report.nodes:
+            return Text("No GPU nodes found.", style="magenta")
+        return Text(f"No root cause found on {len(report.nodes)} GPU nodes.", style="green")
+    parts = [
+        f"{len(affected)} of {len(report.nodes)} GPU nodes affected",
+        f"{causes} distinct root cause{'s' if causes != 1 else ''}",
+    ]
+    if report.cluster.root_causes:
+        parts.append(f"{len(report.cluster.root_causes)} cluster-wide")
+    if drain - {fleet.CLUSTER}:
+        parts.append(f"{len(drain - {fleet.CLUSTER})} to drain")
+    return Text(", ".join(parts) + "\n", style="bold")
 
 
-def _blocked_table(node: str, components: list[ComponentReport]) -> Table:
-    """What the root causes take down with them, and how each of those looks now."""
-    table = Table(title=f"{node}: blocked", title_justify="left", show_edge=False)
-    for column in ("component", "status", "blocked by", "what it shows"):
-        table.add_column(column, overflow="fold")
-    for comp in components:
-        status = Text(comp.status.value, style=STATUS_STYLE[comp.status])
-        table.add_row(comp.component, status, ", ".join(comp.blocked_by), comp.summary)
+def _fleet_table(fleet_rows: list[fleet.FleetRow], console: Console) -> Table:
+    table = Table(box=table_box(console), show_edge=False, pad_edge=False, header_style="bold")
+    for column in ("NODE", "COMPONENT", "CAUSE", "SINCE", "BLOCKED"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis")
+    for r in fleet_rows:
+        mark = Text(f"{STATUS_MARK[r.status]} {r.label}", style=STATUS_STYLE[r.status])
+        cause = r.cause + (" (drain)" if r.drain else "")
+        table.add_row(mark, r.component, cause, fleet.short_time(r.since), str(r.blocked))
     return table
 
 
-def _root_cause_panel(rc: RootCause, where: str, blocked: Iterable[str]) -> Panel:
-    body: list[Text | Padding] = [Text(rc.title, style="bold")]
+def _names(names: list[str], options: RenderOptions) -> str:
+    if options.expand or len(names) <= _NAMES_SHOWN:
+        return ", ".join(names)
+    return ", ".join(names[:_NAMES_SHOWN]) + f" … and {len(names) - _NAMES_SHOWN} more (--all)"
+
+
+def _render_row(report: Report, row: fleet.FleetRow, console: Console, options: RenderOptions) -> None:
+    nodes = {n.name: n for n in report.nodes}
+    first = nodes.get(row.nodes[0])
+    rc = _find(report, first, row)
+    where = row.nodes[0] if len(row.nodes) == 1 else f"{len(row.nodes)} nodes"
+    blocked = fleet.blocked_by(first, rc) if first is not None else []
+    _root_cause(rc, where, blocked, console)
+    if len(row.nodes) > 1:
+        paragraph(console, _names(list(row.nodes), options), 2, lead=Text("nodes: ", style="underline"))
+    elif first is not None:
+        components = [c for c in first.components if rc.component in c.blocked_by]
+        if components:
+            console.print(_blocked_table(components, console))
+    _commands(rc, console)
+
+
+def _find(report: Report, node: NodeReport | None, row: fleet.FleetRow) -> RootCause:
+    pool = node.root_causes if node is not None else report.cluster.root_causes
+    return next(rc for rc in pool if rc.cause == row.cause and rc.component == row.component)
+
+
+def _root_cause(rc: RootCause, where: str, blocked: list[str], console: Console) -> None:
+    since = f", since {fleet.short_time(rc.since)}" if rc.since else ""
+    console.print(
+        Text.assemble(
+            (f"{STATUS_MARK[rc.status]} {where}", STATUS_STYLE[rc.status]),
+            " · ",
+            (rc.component, "bold"),
+            f" · {rc.cause}  ({layer_label(rc.layer)}{since})",
+        )
+    )
+    paragraph(console, rc.title, 2, "bold")
     if rc.explanation:
-        body.append(Text(rc.explanation, style="dim"))
-    body.append(Text("evidence", style="underline"))
-    body.extend(Padding(Text.assemble((ev.source, "cyan"), "  ", ev.excerpt), (0, 2)) for ev in rc.evidence)
+        paragraph(console, rc.explanation, 2, "dim")
+    console.print(Text("  evidence", style="underline"))
+    for ev in rc.evidence:
+        console.print(Text(f"    {ev.source}", style="cyan"), soft_wrap=True)
+        paragraph(console, ev.excerpt, 6)
     if rc.fix:
-        body.append(Text.assemble(("fix  ", "underline"), rc.fix))
-    if rc.next_steps:
-        body.append(Text("next", style="underline"))
-        body.extend(Padding(Text(f"$ {step}", style="green"), (0, 2)) for step in rc.next_steps)
-    blocked = list(blocked)
+        paragraph(console, rc.fix, 2, lead=Text("fix: ", style="underline"))
     if blocked:
-        body.append(Text.assemble(("blocked by this: ", "underline"), ", ".join(blocked)))
+        paragraph(console, ", ".join(blocked), 2, lead=Text("blocked by this: ", style="underline"))
     if rc.unverified_below:
-        body.append(Text(f"verify first (no data): {', '.join(rc.unverified_below)}", style="magenta"))
-    title = Text.assemble(
-        (f"{STATUS_MARK[rc.status]} {where}", STATUS_STYLE[rc.status]),
-        f"  {layer_label(rc.layer)} · ",
-        (rc.component, "bold"),
-        f" · {rc.cause}",
-    )
-    return Panel(Group(*body), title=title, title_align="left", border_style=STATUS_STYLE[rc.status])
+        paragraph(console, f"verify first (no data): {', '.join(rc.unverified_below)}", 2, "magenta")
 
 
-def _fleet(report: Report) -> Table:
-    table = Table(title="Fleet summary", title_justify="left", show_edge=False, expand=False)
-    table.add_column("root cause")
-    table.add_column("component")
-    table.add_column("nodes")
-    for group in report.groups:
-        table.add_row(group.cause, group.component, ", ".join(group.nodes))
-    for rc in report.cluster.root_causes:
-        table.add_row(rc.cause, rc.component, "(cluster-wide)")
-    for status in (Status.OK, Status.UNKNOWN):
-        names = [n.name for n in report.nodes if n.status == status and not n.root_causes]
-        if names:
-            table.add_row(Text(status.value, style=STATUS_STYLE[status]), "", ", ".join(names))
-    if not report.nodes:
-        table.add_row(Text("no GPU nodes found", style="magenta"), "", "")
-    return table
+def _blocked_table(components: list[ComponentReport], console: Console) -> Padding:
+    """What the root cause takes down with it, and how each of those looks now."""
+    table = Table(box=table_box(console), show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("BLOCKED", no_wrap=True)
+    table.add_column("STATUS", no_wrap=True)
+    table.add_column("WHAT IT SHOWS", overflow="fold")
+    for comp in components:
+        table.add_row(comp.component, Text(comp.status.value, style=STATUS_STYLE[comp.status]), comp.summary)
+    return Padding(table, (0, 0, 0, 2))
+
+
+def _commands(rc: RootCause, console: Console) -> None:
+    """Next steps as plain shell lines, never wrapped, so they can be copied as printed."""
+    if not rc.next_steps:
+        return
+    console.print(Text("  next", style="underline"))
+    for step in rc.next_steps:
+        note = "  # on the node" if fleet.node_only(step) else ""
+        console.print(Text.assemble(("  $ ", "dim"), (step, "green"), (note, "dim")), soft_wrap=True)
+
+
+__all__ = ["header", "render_diagnosis"]
+
+

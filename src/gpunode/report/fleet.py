@@ -1,0 +1,124 @@
+"""The fleet view shared by every reporter: one row per affected node, worst first.
+
+Severity order (issue 13): hardware faults that need a drain come first, then
+root causes bottom-up by layer, then causes that hit more nodes. Identical root
+causes on many nodes collapse into one group unless the caller wants them all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import msgspec
+
+from gpunode.model import NodeReport, Report, RootCause, Status
+
+# A cause shared by more nodes than this is shown as one "N nodes: …" row.
+GROUP_THRESHOLD = 2
+CLUSTER = "(cluster)"
+# Commands that only make sense on the node itself (or reach it over ssh).
+_NODE_ONLY_PREFIXES = ("ssh ", "nvidia-smi", "dmesg", "journalctl", "modprobe", "lsmod", "uname", "cat /")
+
+
+class FleetRow(msgspec.Struct, frozen=True):
+    """One root cause on one node (or one group of nodes sharing it)."""
+
+    nodes: tuple[str, ...]
+    component: str
+    layer: int
+    cause: str
+    title: str
+    status: Status
+    since: str | None
+    blocked: int
+    drain: bool
+
+    @property
+    def label(self) -> str:
+        return self.nodes[0] if len(self.nodes) == 1 else f"{len(self.nodes)} nodes"
+
+
+def needs_drain(rc: RootCause) -> bool:
+    """A fault the knowledge base answers with a drain: the node must leave service first."""
+    return any(step.startswith("kubectl drain") for step in rc.next_steps)
+
+
+def node_only(step: str) -> bool:
+    """True for commands that run on the node (directly or over ssh), not against the API."""
+    return step.startswith(_NODE_ONLY_PREFIXES)
+
+
+def blocked_by(node: NodeReport, rc: RootCause) -> list[str]:
+    return [c.component for c in node.components if rc.component in c.blocked_by]
+
+
+def rows(report: Report, *, expand: bool) -> list[FleetRow]:
+    """Every root cause as a fleet row, worst first; shared causes grouped unless ``expand``."""
+    single = [
+        _row((CLUSTER,), rc, len(_cluster_blocked(report, rc))) for rc in report.cluster.root_causes
+    ] + [_row((n.name,), rc, len(blocked_by(n, rc))) for n in report.nodes for rc in n.root_causes]
+    counts = Counter(r.cause for r in single)
+    if not expand:
+        single = _grouped(single, counts)
+    return sorted(single, key=lambda r: _severity(r, counts))
+
+
+def _cluster_blocked(report: Report, rc: RootCause) -> set[str]:
+    return {n.name for n in report.nodes for c in n.components if rc.component in c.blocked_by}
+
+
+def _row(nodes: tuple[str, ...], rc: RootCause, blocked: int) -> FleetRow:
+    return FleetRow(
+        nodes=nodes,
+        component=rc.component,
+        layer=rc.layer,
+        cause=rc.cause,
+        title=rc.title,
+        status=rc.status,
+        since=rc.since,
+        blocked=blocked,
+        drain=needs_drain(rc),
+    )
+
+
+def _grouped(single: Sequence[FleetRow], counts: Counter[str]) -> list[FleetRow]:
+    by_key: dict[tuple[str, str], list[FleetRow]] = defaultdict(list)
+    for r in single:
+        by_key[(r.cause, r.component)].append(r)
+    out: list[FleetRow] = []
+    for members in by_key.values():
+        if len(members) <= GROUP_THRESHOLD:
+            out += members
+            continue
+        stamps = [m.since for m in members if m.since]
+        out.append(
+            msgspec.structs.replace(
+                members[0],
+                nodes=tuple(n for m in members for n in m.nodes),
+                since=min(stamps) if stamps else None,
+                blocked=max(m.blocked for m in members),
+            )
+        )
+    return out
+
+
+def _severity(r: FleetRow, counts: Counter[str]) -> tuple[int, int, int, int, str, str]:
+    status = 0 if r.status == Status.FAILED else 1
+    return (0 if r.drain else 1, r.layer, -counts[r.cause], status, r.cause, r.nodes[0])
+
+
+def healthy(report: Report) -> dict[Status, list[str]]:
+    """Nodes without a root cause, by status (ok, unknown, …)."""
+    out: dict[Status, list[str]] = defaultdict(list)
+    for n in report.nodes:
+        if not n.root_causes:
+            out[n.status].append(n.name)
+    return dict(out)
+
+
+def short_time(stamp: str | None) -> str:
+    """2025-05-20T09:15:00Z -> 2025-05-20 09:15 (UTC, as the API gives it)."""
+    if not stamp:
+        return "-"
+    return stamp.replace("T", " ")[:16]

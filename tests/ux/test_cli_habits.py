@@ -1,0 +1,119 @@
+"""kubectl habits through the installed console script: selectors, -o wide/yaml, watch,
+version, completion, python -m gpunode, help without <bool>."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+GPUNODE = str(Path(sys.executable).parent / "gpunode")
+
+
+def gpunode(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [GPUNODE, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "COLUMNS": "80", **(env or {})},
+    )
+
+
+def test_help_has_no_bool_metavar() -> None:
+    for command in ("diagnose", "demo", "validate", "probe", "collect"):
+        proc = gpunode(command, "--help")
+        assert proc.returncode == 0 and "--help" in proc.stdout
+        assert "<bool>" not in proc.stdout, command
+
+
+def test_python_dash_m_gpunode() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpunode", "--version"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("gpunode ")
+
+
+def test_version_client() -> None:
+    from gpunode import __version__
+
+    proc = gpunode("version", "--client")
+    assert proc.returncode == 0 and proc.stdout == f"Client Version: gpunode {__version__}\n"
+    data = json.loads(gpunode("version", "--client", "-o", "json").stdout)
+    assert data == {"client": {"gpunode": __version__}}
+
+
+def test_selector_and_node_args(handmade: Path) -> None:
+    hit = gpunode(
+        "diagnose", "--from", str(handmade), "-l", "kubernetes.io/hostname in (gpu-a1,x)", "-o", "json"
+    )
+    assert hit.returncode == 1 and [n["name"] for n in json.loads(hit.stdout)["nodes"]] == ["gpu-a1"]
+    miss = gpunode(
+        "stack", "--from", str(handmade), "--selector", "nvidia.com/gpu.present!=true,!kubernetes.io/hostname"
+    )
+    assert miss.returncode == 2 and "no node matches" in miss.stderr
+    bad = gpunode("diagnose", "--from", str(handmade), "-l", "a in b")
+    assert bad.returncode == 2 and "cannot parse" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_yaml_is_the_json_tree_and_names_its_source(handmade: Path) -> None:
+    as_json = json.loads(gpunode("diagnose", "--from", str(handmade), "-o", "json").stdout)
+    as_yaml = yaml.safe_load(gpunode("diagnose", "--from", str(handmade), "-o", "yaml").stdout)
+    assert as_yaml == as_json
+    assert as_json["source"]["path"] == str(handmade) and as_json["gpunode_version"]
+
+
+def test_wide_lists_every_node(handmade: Path) -> None:
+    proc = gpunode("diagnose", "--from", str(handmade), "-o", "wide")
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 1 and lines[
+        lines.index(next(x for x in lines if x.startswith("NODE"))) + 1
+    ].startswith("✗ gpu-a1  driver")
+
+
+def test_watch_shows_what_changed(tmp_path: Path, handmade: Path) -> None:
+    bundle = tmp_path / "b"
+    shutil.copytree(handmade, bundle)
+    proc = gpunode("diagnose", "--from", str(bundle), "--watch", "--interval", "0", "--count", "2")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.count("kernel_headers_missing  (L1") == 1
+    assert proc.stdout.rstrip().splitlines()[-1] == "no change (1 root causes)"
+
+
+def test_completion_scripts_and_node_names(handmade: Path) -> None:
+    for shell in ("bash", "zsh", "fish"):
+        proc = gpunode("completion", shell)
+        assert proc.returncode == 0 and "_GPUNODE_COMPLETE" in proc.stdout, shell
+    env = {
+        "_GPUNODE_COMPLETE": "complete_bash",
+        "COMP_WORDS": f"gpunode diagnose --from {handmade} gpu-",
+        "COMP_CWORD": "4",
+    }
+    proc = gpunode(env=env)
+    assert "gpu-a1" in proc.stdout.split()
+
+
+def test_warnings_go_to_stderr_before_the_report(tmp_path: Path, handmade: Path) -> None:
+    bundle = tmp_path / "b"
+    shutil.copytree(handmade, bundle)
+    manifest = {"format": "gpunode-bundle/v1", "source": "live", "warnings": ["logs: 403 forbidden"]}
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    proc = gpunode("diagnose", "--from", str(bundle))
+    assert proc.stderr.startswith("warning: logs: 403 forbidden")
+    assert "403 forbidden" not in proc.stdout
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_stack_option_puts_root_cause_first(fmt: str) -> None:
+    proc = gpunode("demo", "--stack", "-o", fmt)
+    assert proc.returncode == 1
+    assert proc.stdout.index("kernel_headers_missing") < proc.stdout.index(
+        "fabric-manager  unknown" if fmt == "table" else "| 1 | fabric-manager"
+    )
