@@ -182,7 +182,7 @@ def gpus_of_xml(text: str) -> tuple[GpuSet, str | None]:
     for gpu in gpus:
         if (gpu.findtext("mig_mode/current_mig") or "").strip() == "Enabled":
             for dev in gpu.findall("mig_devices/mig_device"):
-                profile = _mig_profile(dev, product)
+                profile = _mig_profile(dev)
                 mig[profile] = mig.get(profile, 0) + 1
     vgpu = (first.findtext("gpu_virtualization_mode/virtualization_mode") or "").strip() == "VGPU"
     driver = (root.findtext("driver_version") or "").strip() or None
@@ -197,17 +197,19 @@ def _mib(text: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-# streaming multiprocessors in one MIG slice (the "1g" unit) by product family
-_SMS_PER_SLICE = (("A100", 14), ("A30", 14), ("H100", 16), ("H200", 16), ("H800", 16), ("GH200", 16))
+# compute slices of a MIG instance by its streaming multiprocessors (A100/A30, H100/H200)
+_SLICES_BY_SMS = {14: 1, 28: 2, 42: 3, 56: 4, 98: 7, 16: 1, 26: 2, 32: 2, 60: 3, 64: 4, 132: 7}
 
 
-def _mig_profile(dev: ET.Element, product: str) -> str:
-    """ "3g.20gb" from an instance's SM count and memory, as the device plugin names it."""
+def _profile_name(sms: int, memory_mib: int) -> str:
+    """ "3g.20gb" from an instance's SM count and memory, close to the device plugin's names."""
+    slices = _SLICES_BY_SMS.get(sms, max(1, round(sms / 16)))
+    return f"{slices}g.{round(memory_mib / 1024)}gb"
+
+
+def _mig_profile(dev: ET.Element) -> str:
     sms = int(dev.findtext("device_attributes/shared/multiprocessor_count") or "0")
-    per_slice = next((n for key, n in _SMS_PER_SLICE if key in product), 14)
-    slices = max(1, round(sms / per_slice))
-    memory = _mib(dev.findtext("fb_memory_usage/total")) or 0
-    return f"{slices}g.{round(memory / 1024)}gb"
+    return _profile_name(sms, _mib(dev.findtext("fb_memory_usage/total")) or 0)
 
 
 # ---------------------------------------------------------------- judging
@@ -222,3 +224,113 @@ def assert_healthy(report: NodeReport) -> None:
     causes = [(rc.component, rc.cause, [e.excerpt for e in rc.evidence]) for rc in report.root_causes]
     assert causes == [], causes
     assert bad_components(report) == []
+
+
+# ---------------------------------------------------------------- plain nvidia-smi
+
+_SMI_DRIVER = re.compile(r"Driver Version:\s*(\S+)")
+_SMI_GPU_ROW = re.compile(
+    r"^\|\s+(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d"
+)
+_SMI_MEMORY = re.compile(r"/\s*(\d+)MiB\s*\|")
+_SMI_MIG_ROW = re.compile(r"^\|\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\|\s+\d+MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)\s")
+
+
+def gpus_of_smi_text(text: str) -> tuple[GpuSet, str | None]:
+    """GPU model, count, memory, MIG instances and driver of a plain ``nvidia-smi`` table."""
+    lines = text.splitlines()
+    rows = [(i, m) for i, line in enumerate(lines) if (m := _SMI_GPU_ROW.match(line))]
+    product = rows[0][1].group(2).strip() if rows else ""
+    memory = None
+    if rows and rows[0][0] + 1 < len(lines):
+        found = _SMI_MEMORY.search(lines[rows[0][0] + 1])
+        memory = int(found.group(1)) if found else None
+    mig: dict[str, int] = {}
+    for line in lines:
+        if found := _SMI_MIG_ROW.match(line):
+            profile = _profile_name(int(found.group(6)), int(found.group(5)))
+            mig[profile] = mig.get(profile, 0) + 1
+    driver = _SMI_DRIVER.search(text)
+    return GpuSet(product, len(rows), memory, mig), driver.group(1) if driver else None
+
+
+# ---------------------------------------------------------------- DCGM exporter scrapes
+
+_DCGM_GPU = re.compile(r'[{,]\s*gpu="(\d+)"')
+_DCGM_MODEL = re.compile(r'modelName="([^"]+)"')
+_DCGM_DRIVER = re.compile(r'DCGM_FI_DRIVER_VERSION="([^"]+)"')
+_DCGM_MIG = re.compile(r'gpu="(\d+)".*GPU_I_PROFILE="([^"]+)",GPU_I_ID="(\d+)"')
+
+
+def gpus_of_dcgm(text: str, product: str | None = None) -> tuple[GpuSet, str | None]:
+    """GPUs a DCGM exporter scrape shows (``product`` when the scrape names no model)."""
+    indexes = {m.group(1) for m in _DCGM_GPU.finditer(text)}
+    model = _DCGM_MODEL.search(text)
+    instances = {(m.group(1), m.group(2), m.group(3)) for m in _DCGM_MIG.finditer(text)}
+    mig: dict[str, int] = {}
+    for _gpu, profile, _gi in instances:
+        mig[profile] = mig.get(profile, 0) + 1
+    driver = _DCGM_DRIVER.search(text)
+    name = model.group(1) if model else product or ""
+    return GpuSet(name, len(indexes), None, mig), driver.group(1) if driver else None
+
+
+# ---------------------------------------------------------------- GFD / NFD label sets
+
+_LABEL = re.compile(r'^\s*"?([\w.-]+(?:/[\w.-]+)?)"?\s*[:=]\s*"?([^",]*)"?,?\s*$')
+
+
+def parse_labels(text: str) -> dict[str, str]:
+    """Labels written as JSON members, ``key: value`` YAML or ``key=value`` lines."""
+    if text.lstrip().startswith("{"):
+        loaded: dict[str, str] = json.loads(text)
+        return loaded
+    labels: dict[str, str] = {}
+    for line in text.splitlines():
+        if found := _LABEL.match(line):
+            labels[found.group(1)] = found.group(2).strip()
+    return labels
+
+
+def resources_of_labels(labels: dict[str, str]) -> dict[str, str]:
+    """The extended resources a node with these GFD labels advertises."""
+    count = int(labels.get("nvidia.com/gpu.count", "0") or 0)
+    replicas = max(1, int(labels.get("nvidia.com/gpu.replicas", "1") or 1))
+    mig = {
+        key[len("nvidia.com/") : -len(".count")]: value
+        for key, value in labels.items()
+        if key.startswith("nvidia.com/mig-") and key.endswith(".count")
+    }
+    if labels.get("nvidia.com/mig.strategy") == "mixed" and mig:
+        return {"nvidia.com/gpu": "0", **{f"nvidia.com/{name}": n for name, n in mig.items()}}
+    return {"nvidia.com/gpu": str(count * replicas)}
+
+
+def place_labels(placed: Placed, labels: dict[str, str]) -> None:
+    """The node carries ``labels``: a whole set replaces all; an excerpt overrides those it names."""
+
+    def change(node: dict[str, Any]) -> None:
+        current: dict[str, str] = node["metadata"]["labels"]
+        if "kubernetes.io/hostname" in labels:  # the node's whole label set
+            current.clear()
+        current.update(labels)
+        current["kubernetes.io/hostname"] = NODE
+        for key in ("capacity", "allocatable"):
+            node["status"][key] = {
+                k: v for k, v in node["status"][key].items() if not k.startswith("nvidia.com/")
+            }
+            node["status"][key].update(resources_of_labels(labels))
+
+    edit_node(placed, NODE, change)
+    for name in ("cmd/nvidia-smi-q.xml", "cmd/nvidia-smi.txt", "metrics/dcgm-exporter.prom"):
+        (placed.node_dir() / name).unlink(missing_ok=True)
+
+
+def driver_of_labels(labels: dict[str, str]) -> str | None:
+    full = labels.get("nvidia.com/cuda.driver-version.full")
+    if full:
+        return full
+    parts = [labels.get(f"nvidia.com/cuda.driver.{p}") for p in ("major", "minor", "rev")]
+    if parts[0] and parts[1]:
+        return ".".join(p for p in parts if p)
+    return None

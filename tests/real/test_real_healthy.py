@@ -14,9 +14,14 @@ import pytest
 from realfix import (
     Placed,
     assert_healthy,
+    driver_of_labels,
     fixture_files,
+    gpus_of_dcgm,
+    gpus_of_smi_text,
     gpus_of_xml,
     new_bundle,
+    parse_labels,
+    place_labels,
     set_driver_version,
     set_gpus,
     set_node_info,
@@ -102,4 +107,58 @@ def _place_containerd(placed: Placed, path: Path) -> None:
 def test_containerd_config(path: Path, healthy: Path, tmp_path: Path) -> None:
     placed = new_bundle(healthy, tmp_path / "b")
     _place_containerd(placed, path)
+    assert_healthy(placed.report())
+
+
+# ---------------------------------------------------------------- plain nvidia-smi
+
+SMI_KNOWN: dict[str, str] = {}
+
+
+@pytest.mark.parametrize("path", _cases("nvidia-smi", SMI_KNOWN))
+def test_nvidia_smi_table(path: Path, healthy: Path, tmp_path: Path) -> None:
+    placed = new_bundle(healthy, tmp_path / "b")
+    text = path.read_text()
+    gpus, driver = gpus_of_smi_text(text)
+    assert gpus.count > 0, "no GPU row recognised"
+    if driver:
+        set_driver_version(placed, driver)
+    set_gpus(placed, gpus)
+    (placed.node_dir() / "cmd" / "nvidia-smi.txt").write_text(text)
+    assert_healthy(placed.report())
+
+
+# ---------------------------------------------------------------- DCGM exporter scrapes
+
+DCGM_KNOWN: dict[str, str] = {}
+# scrapes whose labels name no model: the product the source describes
+DCGM_PRODUCT = {"cloud-native-docs-dcgm-exporter-a100-mig.prom": "NVIDIA A100-SXM4-40GB"}
+
+
+@pytest.mark.parametrize("path", _cases("dcgm-exporter", DCGM_KNOWN))
+def test_dcgm_exporter_scrape(path: Path, healthy: Path, tmp_path: Path) -> None:
+    placed = new_bundle(healthy, tmp_path / "b")
+    text = path.read_text()
+    gpus, driver = gpus_of_dcgm(text, DCGM_PRODUCT.get(path.name))
+    if driver:
+        set_driver_version(placed, driver)
+    set_gpus(placed, gpus, keep_dcgm=True)
+    (placed.node_dir() / "metrics" / "dcgm-exporter.prom").write_text(text)
+    assert_healthy(placed.report())
+
+
+# ---------------------------------------------------------------- GFD / NFD label sets
+
+LABELS_KNOWN: dict[str, str] = {}
+
+
+@pytest.mark.parametrize("path", _cases("labels", LABELS_KNOWN))
+def test_node_labels(path: Path, healthy: Path, tmp_path: Path) -> None:
+    placed = new_bundle(healthy, tmp_path / "b")
+    labels = parse_labels(path.read_text())
+    assert any(k.startswith("nvidia.com/gpu.") for k in labels), "no GFD label recognised"
+    driver = driver_of_labels(labels)
+    if driver:
+        set_driver_version(placed, driver)
+    place_labels(placed, labels)
     assert_healthy(placed.report())
