@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import msgspec
@@ -90,6 +91,14 @@ class ClusterFacts:
     missing: tuple[str, ...]
     log_index: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     node_dirs: frozenset[str] = frozenset()
+
+    @cached_property
+    def workloads_by_node(self) -> dict[str, list[Pod]]:
+        """GPU workload pods by the node they run on (or are pinned to)."""
+        out: dict[str, list[Pod]] = defaultdict(list)
+        for pod in self.workload_pods:
+            out[pod.spec.target_node].append(pod)
+        return dict(out)
 
     @classmethod
     def build(
@@ -185,7 +194,7 @@ def _index_pods(
         if scope[component] == "cluster":
             cluster[component].append(entry)
         else:
-            by_node[pod.spec.node_name][component].append(entry)
+            by_node[pod.spec.target_node][component].append(entry)
     return {k: dict(v) for k, v in by_node.items()}, dict(cluster), tuple(workloads)
 
 

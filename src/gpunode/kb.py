@@ -36,7 +36,10 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pods or its node (optionally only ``reasons``), ``waiting`` container
     waiting/terminated reasons and messages, ``node_cmd``/``node_file`` the
     node's command output or file named by ``name``, ``node_condition`` the
-    node's conditions, ``text`` only for ``gpunode explain``.
+    node's conditions, ``text`` only for ``gpunode explain``. ``own`` limits an
+    ``event`` match to events about the component's own pods (a scheduling
+    message about one pod says nothing about its neighbours); generic ("*")
+    causes always match only their own pods.
     """
 
     source: MatchSource
@@ -44,6 +47,7 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     containers: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     name: str | None = None
+    own: bool = False
 
     @property
     def regex(self) -> re.Pattern[str]:

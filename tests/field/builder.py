@@ -389,7 +389,10 @@ def _unschedule(world: World, key: str, reason: str | None, post: list[Any]) -> 
 
     def fix() -> None:
         pod = world.pods[key]
-        pod["spec"].pop("nodeName", None)
+        node = pod["spec"].pop("nodeName", None)
+        if node and "affinity" not in pod["spec"] and _owner_kind(pod) != "":
+            # Not a DaemonSet pod: pinned to its node by hostname, as validation pods were.
+            pod["spec"].setdefault("nodeSelector", {})["kubernetes.io/hostname"] = node
         message = reason or "0/5 nodes are available: preemption: 0/5 nodes are available."
         pod["status"] = {
             "conditions": [
@@ -407,6 +410,12 @@ def _unschedule(world: World, key: str, reason: str | None, post: list[Any]) -> 
         }
 
     post.append(fix)
+
+
+def _owner_kind(pod: dict[str, Any]) -> str:
+    """The controller kind of a pod ("" for a bare pod, such as a user's test pod)."""
+    refs = pod["metadata"].get("ownerReferences", [])
+    return str(refs[0]["kind"]) if refs else ""
 
 
 def _rfc(moment: Any) -> str:

@@ -61,7 +61,9 @@ DMESG = "dmesg.txt"
 
 def injectable(cause: Cause) -> Match | None:
     """The first signature the example satisfies that the simulator can carry."""
-    if not cause.match or cause.component in NOT_IN_FALCON or CATALOG.get(cause.component).scope != "node":
+    if not cause.match or cause.component in NOT_IN_FALCON or cause.component == "*":
+        return None
+    if CATALOG.get(cause.component).scope != "node":
         return None
     for m in cause.match:
         carried = m.source in ("log", "event") or (m.source == "node_cmd" and m.name == DMESG)

@@ -103,13 +103,56 @@ class Toleration(_K, frozen=True):
     effect: str = ""
 
 
+class FieldRequirement(_K, frozen=True):
+    key: str = ""
+    operator: str = ""
+    values: tuple[str, ...] = ()
+
+
+class NodeSelectorTerm(_K, frozen=True):
+    match_fields: tuple[FieldRequirement, ...] = ()
+
+
+class RequiredNodeSelector(_K, frozen=True):
+    node_selector_terms: tuple[NodeSelectorTerm, ...] = ()
+
+
+class NodeAffinity(_K, frozen=True):
+    required_during_scheduling_ignored_during_execution: RequiredNodeSelector | None = None
+
+
+class Affinity(_K, frozen=True):
+    """Only the matchFields terms: the DaemonSet controller pins each pod to its node with them."""
+
+    node_affinity: NodeAffinity | None = None
+
+
 class PodSpec(_K, frozen=True):
-    """What checks read of a pod's spec (scheduling fields live on the template)."""
+    """What checks read of a pod's spec (other scheduling fields live on the template)."""
 
     node_name: str = ""
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
     runtime_class_name: str | None = None
+    affinity: Affinity | None = None
+    node_selector: dict[str, str] = {}
+
+    @property
+    def target_node(self) -> str:
+        """The node the pod runs on, or, for a pod not yet scheduled, the node it is pinned
+        to: a DaemonSet pod's ``matchFields`` affinity (``metadata.name In [node]``), or a
+        ``kubernetes.io/hostname`` node selector; "" when none of these."""
+        if self.node_name:
+            return self.node_name
+        if "kubernetes.io/hostname" in self.node_selector:
+            return self.node_selector["kubernetes.io/hostname"]
+        required = self.affinity.node_affinity if self.affinity else None
+        selector = required.required_during_scheduling_ignored_during_execution if required else None
+        for term in selector.node_selector_terms if selector else ():
+            for req in term.match_fields:
+                if req.key == "metadata.name" and req.operator == "In" and len(req.values) == 1:
+                    return req.values[0]
+        return ""
 
 
 class TemplateSpec(_K, frozen=True):

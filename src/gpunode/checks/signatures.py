@@ -17,12 +17,16 @@ from gpunode.model import Evidence, Finding
 
 
 def signature_findings(ctx: NodeContext, component: str) -> list[Finding]:
-    """Every KB signature of ``component`` seen in this node's observations."""
+    """Every KB signature of ``component`` seen in this node's observations, plus the
+    generic ("*") causes' signatures in events about the component's own pods."""
     findings: list[Finding] = []
     for source, scanner in _SCANNERS.items():
         matchers = ctx.kb.matchers(component, source)
         if matchers:
             findings.extend(scanner(ctx, component, matchers))
+    generic = ctx.kb.matchers("*", "event")
+    if generic:
+        findings.extend(_own_events(ctx, component, generic))
     return findings
 
 
@@ -40,7 +44,23 @@ def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Find
 
 
 def _events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
-    for source, ctx_vals, events in _event_groups(ctx):
+    anywhere = [(c, m) for c, m in matchers if not m.own]
+    own = [(c, m) for c, m in matchers if m.own]
+    if anywhere:
+        yield from _scan_events(component, _event_groups(ctx), anywhere)
+    if own:
+        yield from _own_events(ctx, component, own)
+
+
+def _own_events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
+    groups = (_pod_group(ctx, sp.pod) for sp in ctx.stack_pods(component))
+    yield from _scan_events(component, groups, matchers)
+
+
+def _scan_events(
+    component: str, groups: Iterable[tuple[str, dict[str, str], list[Event]]], matchers: Matchers
+) -> Iterator[Finding]:
+    for source, ctx_vals, events in groups:
         for ev in events:
             scoped = [(c, m) for c, m in matchers if not m.reasons or ev.reason in m.reasons]
             for hit in scan_lines([ev.message], scoped):
@@ -52,8 +72,15 @@ def _event_groups(ctx: NodeContext) -> Iterator[tuple[str, dict[str, str], list[
     yield f"node/{ctx.name}", {}, ctx.node_events()
     for pods in ctx.facts.pods_by_node.get(ctx.name, {}).values():
         for sp in pods:
-            meta = sp.pod.metadata
-            yield f"pod {meta.namespace}/{meta.name}", _pod_ctx(sp.pod, ""), ctx.events_for_pod(sp.pod)
+            yield _pod_group(ctx, sp.pod)
+    for pod in ctx.facts.workloads_by_node.get(ctx.name, ()):
+        # A GPU workload that cannot start shows the runtime's failure in its own events.
+        yield _pod_group(ctx, pod)
+
+
+def _pod_group(ctx: NodeContext, pod: Pod) -> tuple[str, dict[str, str], list[Event]]:
+    meta = pod.metadata
+    return f"pod {meta.namespace}/{meta.name}", _pod_ctx(pod, ""), ctx.events_for_pod(pod)
 
 
 def _waiting(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
