@@ -6,6 +6,7 @@ a downtrained link, thermal slowdown and ECC damage on a GPU still advertised.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -181,16 +182,59 @@ def test_application_or_unknown_xid_is_never_a_root_cause(
     assert _component(report, "gpu-hardware") == Status.OK
 
 
-def test_narrow_pcie_link_is_downtrained(tmp_path: Path) -> None:
-    report = _node_report(
-        tmp_path,
-        bundle_edit=_smi_once(
-            "<current_link_width>16x</current_link_width>", "<current_link_width>8x</current_link_width>"
-        ),
-    )
+def _first_gpu_link(util: int, width: str = "16x", gen: str = "5", virt: str = "None") -> BundleEdit:
+    """The first GPU at ``util`` % in P0 with the given link and virtualisation mode."""
+
+    def edit(node_dir: Path) -> None:
+        xml = node_dir / "cmd" / "nvidia-smi-q.xml"
+        head, sep, rest = xml.read_text().partition("</gpu>")
+        for pattern, value in (
+            (r"<gpu_util>\d+ %</gpu_util>", f"<gpu_util>{util} %</gpu_util>"),
+            (r"<performance_state>P\d+</performance_state>", "<performance_state>P0</performance_state>"),
+            (
+                r"<current_link_width>\d+x</current_link_width>",
+                f"<current_link_width>{width}</current_link_width>",
+            ),
+            (r"<current_link_gen>\d+</current_link_gen>", f"<current_link_gen>{gen}</current_link_gen>"),
+            (
+                r"<virtualization_mode>[^<]*</virtualization_mode>",
+                f"<virtualization_mode>{virt}</virtualization_mode>",
+            ),
+        ):
+            head, count = re.subn(pattern, value, head, count=1)
+            assert count == 1, pattern
+        xml.write_text(head + sep + rest)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("util", "width", "gen", "virt"),
+    [
+        (0, "8x", "5", "None"),  # idle: consumer boards narrow their link at rest
+        (0, "16x", "1", "None"),  # idle: the generation drops to save power
+        (97, "8x", "5", "Pass-Through"),  # a VM sees the link its host shaped (T4/A10G/L4: x8)
+    ],
+    ids=["idle-narrow", "idle-slow", "busy-vm-x8"],
+)
+def test_link_at_rest_or_in_a_vm_is_healthy(
+    util: int, width: str, gen: str, virt: str, tmp_path: Path
+) -> None:
+    report = _node_report(tmp_path, bundle_edit=_first_gpu_link(util, width, gen, virt))
+    assert _roots(report) == []
+    assert _component(report, "gpu-hardware") == Status.OK
+
+
+@pytest.mark.parametrize(
+    ("width", "gen", "shown"),
+    [("8x", "5", "x8 of x16"), ("16x", "3", "gen 3 of 5")],
+    ids=["narrow", "slow"],
+)
+def test_busy_gpu_below_its_slot_is_downtrained(width: str, gen: str, shown: str, tmp_path: Path) -> None:
+    report = _node_report(tmp_path, bundle_edit=_first_gpu_link(97, width, gen))
     assert _roots(report) == [("gpu-hardware", "pcie_link_downtrained")]
     assert report.root_causes[0].status == Status.DEGRADED
-    assert "x8 of x16" in report.root_causes[0].evidence[0].excerpt
+    assert shown in report.root_causes[0].evidence[0].excerpt
 
 
 def test_thermal_slowdown_is_degraded(tmp_path: Path) -> None:

@@ -155,6 +155,15 @@ class FakeNvml:
     def nvmlDeviceGetMaxPcieLinkWidth(self, h: FakeGpu) -> int:
         return self._answer("nvmlDeviceGetMaxPcieLinkWidth", h, 16)
 
+    def nvmlDeviceGetUtilizationRates(self, h: FakeGpu) -> SimpleNamespace:
+        return self._answer("nvmlDeviceGetUtilizationRates", h, SimpleNamespace(gpu=0, memory=0))
+
+    def nvmlDeviceGetPerformanceState(self, h: FakeGpu) -> int:
+        return self._answer("nvmlDeviceGetPerformanceState", h, 0)
+
+    def nvmlDeviceGetVirtualizationMode(self, h: FakeGpu) -> int:
+        return self._answer("nvmlDeviceGetVirtualizationMode", h, 0)
+
     def nvmlDeviceGetMigMode(self, h: FakeGpu) -> list[int]:
         return self._answer("nvmlDeviceGetMigMode", h, [0, 1])
 

@@ -122,14 +122,17 @@ def test_pending_mig_mode_change_degrades(tmp_path: Path) -> None:
     assert root_causes(report) == [("gpu-hardware", "mig_mode_change_pending")]
 
 
-def test_idle_pcie_generation_is_not_judged_but_a_narrow_link_is(tmp_path: Path) -> None:
+def test_idle_link_is_not_judged_but_a_busy_narrow_one_is(tmp_path: Path) -> None:
     facts = recorded()
-    gpu(facts).update(pcie_gen_current=1, pcie_gen_max=5)
+    gpu(facts).update(pcie_gen_current=1, pcie_gen_max=5, pcie_width_current=8, pcie_width_max=16)
+    gpu(facts).update(utilization_gpu_pct=0, performance_state="P0", virtualization_mode="None")
     assert root_causes(judge(tmp_path / "idle", facts)) == []
-    gpu(facts).update(pcie_width_current=8, pcie_width_max=16)
+    gpu(facts).update(utilization_gpu_pct=88, pcie_gen_current=5)
     narrow = judge(tmp_path / "narrow", facts)
     assert root_causes(narrow) == [("gpu-hardware", "pcie_link_downtrained")]
-    assert "PCIe link x8 of x16" in excerpts(root_cause(narrow, "gpu-hardware"))
+    assert "PCIe link x8 of x16 at 88% utilisation" in excerpts(root_cause(narrow, "gpu-hardware"))
+    gpu(facts).update(virtualization_mode="Pass-Through")
+    assert root_causes(judge(tmp_path / "vm", facts)) == []
 
 
 def test_fewer_gpus_than_the_node_should_have(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def test_unpatched_containerd_under_a_kubelet(tmp_path: Path) -> None:
     raw = _kubernetes_node(tmp_path, facts, files, "kubelet", "containerd")
     report = judge(tmp_path, facts, raw=raw)
     assert root_causes(report) == [("container-toolkit", "containerd_not_patched")]
-    assert "/etc/containerd/config.toml: runtimes runc; no 'nvidia' runtime" in excerpts(
+    assert "/etc/containerd/config.toml: runtimes runc; none runs nvidia-container-runtime" in excerpts(
         root_cause(report, "container-toolkit")
     )
 

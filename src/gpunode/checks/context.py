@@ -22,11 +22,14 @@ from gpunode.parse.containerd import (
     ContainerdConfig,
     parse_containerd_config,
 )
+from gpunode.parse.crio import CRIO_CONFIG_PATHS, crio_drop_ins, parse_crio_config
+from gpunode.parse.docker import DOCKER_DAEMON_JSON, parse_docker_daemon_json
 from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
 from gpunode.parse.prom import Sample, parse_prometheus_text, split_families
 from gpunode.probe import ProbeResult, load_probe_json
+from gpunode.runtimes import RuntimeSetup, from_containerd, from_crio, from_docker, runtime_kind
 
 T = TypeVar("T")
 DEFAULT_OPERATOR_NAMESPACE = "gpu-operator"
@@ -179,6 +182,51 @@ class NodeContext:
         if path is None:
             return None
         return self._parsed(f"files{path}", files[path], lambda _t: _containerd(files, path))
+
+    @cached_property
+    def runtime_kind(self) -> str | None:
+        """containerd, cri-o or docker, from the node's containerRuntimeVersion."""
+        node = self.node
+        return runtime_kind(node.status.node_info.container_runtime_version) if node else None
+
+    @cached_property
+    def runtime_setup(self) -> RuntimeSetup | None:
+        """The runtime config of the node's own runtime; None when absent or unparseable.
+
+        A Docker node is judged by daemon.json and a CRI-O node by crio.conf, never by a
+        containerd config that happens to lie on the disk. Parse errors land in
+        ``runtime_setup_error``.
+        """
+        kind = self.runtime_kind
+        if kind == "docker":
+            return self._docker_setup()
+        if kind == "cri-o":
+            return self._crio_setup()
+        config = self.containerd
+        if config is not None:
+            return from_containerd(config)
+        return self._crio_setup() if kind is None and self.runtime_setup_error is None else None
+
+    @property
+    def runtime_setup_error(self) -> tuple[str, str] | None:
+        """(bundle path, parse error) of the runtime config that could not be read."""
+        for key, error in self.parse_errors.items():
+            if key.startswith("files/"):
+                return f"nodes/{self.name}/{key}", error
+        return None
+
+    def _docker_setup(self) -> RuntimeSetup | None:
+        rel = DOCKER_DAEMON_JSON.lstrip("/")
+        config = self._parsed(f"files/{rel}", self.obs.files.get(rel), parse_docker_daemon_json)
+        return from_docker(config) if config else None
+
+    def _crio_setup(self) -> RuntimeSetup | None:
+        files = {"/" + p: t for p, t in self.obs.files.items()}
+        for path in CRIO_CONFIG_PATHS:
+            if path in files or crio_drop_ins(files, path):
+                config = self._parsed(f"files{path}", path, lambda p: parse_crio_config(files, p))
+                return from_crio(config) if config else None
+        return None
 
     @cached_property
     def probe(self) -> ProbeResult | None:

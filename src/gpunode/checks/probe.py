@@ -15,10 +15,12 @@ from datetime import UTC, datetime
 
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.pcie import LinkReading, shortfall
 from gpunode.model import Evidence, Finding, Status
 from gpunode.probe import ProbeResult
 from gpunode.probe.host import RuntimeConfigFact
 from gpunode.probe.nvml import NvmlGpu
+from gpunode.runtimes import NVIDIA_BINARY, nvidia_runtimes
 from gpunode.xid import classify
 
 PROBE_FILE = "gpunode-probe.json"
@@ -412,17 +414,20 @@ def _gpu_mig(ctx: NodeContext, gpu: NvmlGpu, component: str) -> Iterator[Finding
 
 
 def _gpu_link(ctx: NodeContext, gpu: NvmlGpu, component: str) -> Iterator[Finding]:
-    """A PCIe link narrower than the GPU's maximum is downtrained.
-
-    The generation is not judged: an idle GPU drops to a lower PCIe generation to
-    save power and only trains up under load, which the probe never creates. The
-    width stays at what the link trained to, so x8 of x16 means the same at idle
-    as under load (and the nvidia-smi check judges it the same way).
-    """
-    current, widest = gpu.pcie_width_current, gpu.pcie_width_max
-    if current is not None and widest is not None and current < widest:
-        ev = _ev(ctx, f"{_gpu(gpu)}: PCIe link x{current} of x{widest}")
-        yield _found(ctx, component, "pcie_link_downtrained", ev)
+    """A busy GPU whose link trained below its maximum (checks/pcie.py says when)."""
+    found = shortfall(
+        LinkReading(
+            utilization_pct=gpu.utilization_gpu_pct,
+            performance_state=gpu.performance_state,
+            virtualization_mode=gpu.virtualization_mode,
+            gen_current=gpu.pcie_gen_current,
+            gen_max=gpu.pcie_gen_max,
+            width_current=gpu.pcie_width_current,
+            width_max=gpu.pcie_width_max,
+        )
+    )
+    if found:
+        yield _found(ctx, component, "pcie_link_downtrained", _ev(ctx, f"{_gpu(gpu)}: {found}"))
 
 
 def _gpus_seen(ctx: NodeContext, probe: ProbeResult, component: str) -> Finding:
@@ -612,12 +617,14 @@ def _runtime_handler(ctx: NodeContext, config: RuntimeConfigFact, component: str
     else:
         return unknown(component, f"{config.path}: no runtime settings")
     handlers = ", ".join(sorted(runtimes)) or "none"
-    if "nvidia" in runtimes:
-        ev = _ev(ctx, f"{config.path}: runtimes {handlers}; default {default or 'runc'}")
-        return ok(component, f"nvidia runtime in {config.path} (default {default or 'runc'})", ev)
+    nvidia = nvidia_runtimes(runtimes)
+    if nvidia:
+        shown, default = ", ".join(nvidia), default or "runc"
+        ev = _ev(ctx, f"{config.path}: runtimes {handlers}; NVIDIA runtime {shown}; default {default}")
+        return ok(component, f"nvidia runtime in {config.path} (default {default})", ev)
     if config.crio is not None:  # CRI-O may use the OCI hook instead, which the probe does not read
-        return unknown(component, f"no nvidia runtime in {config.path} (hook mode not checked)")
-    ev = _ev(ctx, f"{config.path}: runtimes {handlers}; no 'nvidia' runtime")
+        return unknown(component, f"no NVIDIA runtime in {config.path} (hook mode not checked)")
+    ev = _ev(ctx, f"{config.path}: runtimes {handlers}; none runs {NVIDIA_BINARY}")
     return _found(ctx, component, "containerd_not_patched", ev)
 
 

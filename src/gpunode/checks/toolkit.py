@@ -4,28 +4,85 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.checks.base import check, ok, problem
+from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding, Status
-
-_NVIDIA_HANDLER = "nvidia"
+from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup
 
 
 @check("container-toolkit")
 def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """The containerd config the node uses must carry the nvidia runtime handler."""
-    config = ctx.containerd
-    if config is None:
+    """The node's runtime config must carry an NVIDIA runtime, whatever its name.
+
+    An unreadable config is evidence (``unknown`` with the parse error), not silence.
+    A handler that running pods use proves what the runtime loaded, so a config that
+    lacks it is not the one in use and is not judged.
+    """
+    setup = ctx.runtime_setup
+    if setup is None:
+        error = ctx.runtime_setup_error
+        if error is not None:
+            yield unknown(component, f"runtime config could not be read: {error[1]}", Evidence(*error))
         return
-    path = f"nodes/{ctx.name}/files{config.sources[0] if config.sources else ''}"
-    if _NVIDIA_HANDLER not in config.runtimes:
-        handlers = ", ".join(sorted(config.runtimes)) or "none"
-        ev = Evidence(path, f"runtimes: {handlers}; no '{_NVIDIA_HANDLER}' runtime")
+    path = f"nodes/{ctx.name}/files{setup.path}"
+    handlers = ", ".join(sorted(setup.runtimes)) or "none"
+    unseen = _handlers_in_use_not_configured(ctx, setup)
+    if unseen:
+        ev = Evidence(path, f"runtimes: {handlers}; running pods use handler {', '.join(unseen)}")
+        yield unknown(component, f"{setup.path} is not the config {setup.runtime} runs with", ev)
+        return
+    nvidia = setup.nvidia
+    if not nvidia:
+        if setup.runtime == "cri-o":  # CRI-O may inject GPUs through the OCI hook instead
+            yield unknown(component, f"no NVIDIA runtime in {setup.path} (hook mode not checked)")
+            return
+        ev = Evidence(path, f"runtimes: {handlers}; none runs {NVIDIA_BINARY}")
         yield problem(component, "containerd_not_patched", ev, specificity=30)
         return
-    default = config.default_runtime or "runc"
-    ev = Evidence(path, f"runtimes.nvidia present (config v{config.version}), default {default}")
-    yield ok(component, f"containerd patched (v{config.version}, default runtime {default})", ev)
+    yield from _runtime_classes_served(ctx, setup, component)
+    default = setup.default_runtime or "runc"
+    shown = ", ".join(setup.describe(n) for n in nvidia)
+    version = f"v{setup.version}, " if setup.version else ""
+    ev = Evidence(path, f"NVIDIA runtime {shown}; default {default}")
+    yield ok(component, f"{setup.runtime} patched ({version}default runtime {default})", ev)
+
+
+def _handlers_in_use_not_configured(ctx: NodeContext, setup: RuntimeSetup) -> list[str]:
+    """Handlers of RuntimeClasses that Running pods on this node use but the config lacks."""
+    if setup.runtime == "docker":
+        return []
+    handlers = _class_handlers(ctx)
+    used = {
+        handlers[sp.pod.spec.runtime_class_name]
+        for pods in ctx.facts.pods_by_node.get(ctx.name, {}).values()
+        for sp in pods
+        if sp.pod.status.phase == "Running" and sp.pod.spec.runtime_class_name in handlers
+    }
+    return sorted(h for h in used if h not in setup.runtimes)
+
+
+def _class_handlers(ctx: NodeContext) -> dict[str, str]:
+    return {rc.metadata.name: rc.handler for rc in ctx.facts.runtime_classes if rc.handler}
+
+
+def _runtime_classes_served(ctx: NodeContext, setup: RuntimeSetup, component: str) -> Iterator[Finding]:
+    """A RuntimeClass that stack pods here ask for must name a configured handler."""
+    if setup.runtime == "docker" or not setup.complete:
+        return
+    handlers = _class_handlers(ctx)
+    wanted = {
+        sp.pod.spec.runtime_class_name
+        for pods in ctx.facts.pods_by_node.get(ctx.name, {}).values()
+        for sp in pods
+        if sp.pod.spec.runtime_class_name in handlers
+    }
+    configured = ", ".join(sorted(setup.runtimes))
+    for name in sorted(w for w in wanted if w and handlers[w] not in setup.runtimes):
+        ev = Evidence(
+            f"nodes/{ctx.name}/files{setup.path}",
+            f"RuntimeClass {name} has handler {handlers[name]}; configured: {configured}",
+        )
+        yield problem(component, "runtime_handler_missing", ev, specificity=40)
 
 
 @check("container-toolkit")
@@ -57,8 +114,8 @@ def rdma_resources(ctx: NodeContext, component: str) -> Iterator[Finding]:
 @check("container-toolkit")
 def default_runtime_without_cdi(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Without CDI and without runtimeClassName, operands only get GPUs if nvidia is the default."""
-    config = ctx.containerd
-    if config is None or _NVIDIA_HANDLER not in config.runtimes or config.default_runtime == _NVIDIA_HANDLER:
+    setup = ctx.runtime_setup
+    if setup is None or not setup.nvidia or setup.default_is_nvidia or setup.runtime == "docker":
         return
     if _cdi_enabled(ctx) is not False:
         return
@@ -69,10 +126,9 @@ def default_runtime_without_cdi(ctx: NodeContext, component: str) -> Iterator[Fi
         if not sp.pod.spec.runtime_class_name
     ]
     if plain:
-        source = config.sources[0] if config.sources else ""
         ev = Evidence(
-            f"nodes/{ctx.name}/files{source}",
-            f"default_runtime_name = {config.default_runtime or 'runc'}; pods without runtimeClassName: "
+            f"nodes/{ctx.name}/files{setup.path}",
+            f"default runtime {setup.default_runtime or 'runc'}; pods without runtimeClassName: "
             + ", ".join(plain[:3]),
         )
         yield problem(component, "nvidia_not_default_runtime", ev, status=Status.DEGRADED, specificity=20)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gpunode.checks.base import check, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.pcie import LinkReading, shortfall
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.kernel_log import iter_xid_events
 from gpunode.parse.nvidia_smi import GpuInfo
@@ -153,25 +154,29 @@ def _memory_state(gpu: GpuInfo) -> str:
 
 @check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml",))
 def pcie_link_width(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """Link width does not drop to save power (generation does), so narrower means downtrained."""
+    """A busy GPU whose link trained below its slot's maximum (checks/pcie.py says when)."""
     smi = ctx.nvidia_smi
     if smi is None:
         return
     path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
-    narrow = [g for g in smi.gpus if _downtrained(g)]
-    if narrow:
-        ev = [Evidence(path, _link_state(g)) for g in narrow]
+    short = [(g, found) for g in smi.gpus if (found := shortfall(_link(g)))]
+    if short:
+        ev = [Evidence(path, f"GPU {g.pci_bus_id}: {found}") for g, found in short]
         yield problem(component, "pcie_link_downtrained", *ev, status=Status.DEGRADED, specificity=60)
 
 
-def _downtrained(gpu: GpuInfo) -> bool:
-    current, widest = gpu.pcie_width_current, gpu.pcie_width_max
-    return current is not None and widest is not None and current < widest
-
-
-def _link_state(gpu: GpuInfo) -> str:
-    gen = f", gen {gpu.pcie_gen_current}/{gpu.pcie_gen_max}" if gpu.pcie_gen_max else ""
-    return f"GPU {gpu.pci_bus_id}: PCIe link x{gpu.pcie_width_current} of x{gpu.pcie_width_max}{gen}"
+def _link(gpu: GpuInfo) -> LinkReading:
+    return LinkReading(
+        utilization_pct=gpu.utilization_gpu_pct,
+        performance_state=gpu.performance_state,
+        virtualization_mode=gpu.virtualization_mode,
+        gen_current=gpu.pcie_gen_current,
+        gen_max=gpu.pcie_gen_max,
+        width_current=gpu.pcie_width_current,
+        width_max=gpu.pcie_width_max,
+        gen_device_max=gpu.pcie_gen_device_max,
+        gen_host_max=gpu.pcie_gen_host_max,
+    )
 
 
 @check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml",))

@@ -18,6 +18,7 @@ from gpunode.collect.targets import (
     CONTAINERD_CONFIG_DEFAULT,
     CONTAINERD_DROP_IN_DEFAULT,
     DEFAULT_METRICS_PORTS,
+    DOCKER_DAEMON_JSON,
     DRIVER_PROC_FILES,
     METRICS_COMPONENTS,
     NODE_COMMANDS,
@@ -223,12 +224,17 @@ def _privileged(container: Container) -> bool:
 
 
 def containerd_targets(node: str, components: dict[str, list[Pod]]) -> list[ExecTarget]:
-    """``cat`` of the containerd config and the NVIDIA drop-in, as the toolkit pod sees them."""
+    """``cat`` of the containerd config and the NVIDIA drop-in (Docker: daemon.json), as the
+    toolkit pod sees them."""
     found = _first_running(components.get("container-toolkit", []))
     if found is None:
         return []
     pod, container = found
     env = {e.name: e.value or "" for e in container.env}
+    if env.get("RUNTIME") == "docker":  # the toolkit mounts /etc/docker as its config dir
+        inside = env.get("DOCKER_CONFIG") or env.get("RUNTIME_CONFIG") or "/runtime/config-dir/daemon.json"
+        return [ExecTarget(node, pod.metadata.namespace, pod.metadata.name, container.name,
+                           ("cat", inside), f"nodes/{node}/files/{DOCKER_DAEMON_JSON.lstrip('/')}")]
     wanted = ((env.get("CONTAINERD_CONFIG") or env.get("RUNTIME_CONFIG")
                or "/runtime/config-dir/config.toml", CONTAINERD_CONFIG_DEFAULT),
               (env.get("RUNTIME_DROP_IN_CONFIG") or "/runtime/config-dir.d/99-nvidia.toml",

@@ -46,3 +46,4 @@ OPERATOR_DEFAULT_MOUNTS: Final[dict[str, str]] = {
 #: Host containerd files, read through the toolkit container's mounts.
 CONTAINERD_CONFIG_DEFAULT: Final[str] = "/etc/containerd/config.toml"
 CONTAINERD_DROP_IN_DEFAULT: Final[str] = "/etc/containerd/conf.d/99-nvidia.toml"
+DOCKER_DAEMON_JSON: Final[str] = "/etc/docker/daemon.json"

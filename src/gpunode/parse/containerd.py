@@ -176,11 +176,12 @@ def _view(doc: Mapping[str, Any], path: str, version: int) -> _FileView:
     """Runtimes, default runtime and CDI switch from one file's CRI table."""
     cri = table(doc, *_CRI_TABLES[version]) or {}
     section = table(cri, "containerd") or {}
-    runtimes = _runtimes(table(section, "runtimes") or {})
+    shim = _v1_shim_runtime(doc) if version == 1 else None
+    runtimes = _runtimes(table(section, "runtimes") or {}, shim)
     default = string_or_none(section.get("default_runtime_name"))
     legacy_default = table(section, "default_runtime")
     if legacy_default is not None:
-        runtimes["default_runtime"] = _handler("default_runtime", legacy_default)
+        runtimes["default_runtime"] = _handler("default_runtime", legacy_default, shim)
         default = default or "default_runtime"
     return _FileView(
         runtimes=runtimes,
@@ -190,18 +191,43 @@ def _view(doc: Mapping[str, Any], path: str, version: int) -> _FileView:
     )
 
 
-def _runtimes(raw: Mapping[str, Any]) -> dict[str, RuntimeHandler]:
+def _runtimes(raw: Mapping[str, Any], shim: str | None = None) -> dict[str, RuntimeHandler]:
     """Every ``runtimes.<name>`` table."""
-    return {name: _handler(name, spec) for name, spec in raw.items() if isinstance(spec, Mapping)}
+    return {
+        name: _handler(name, spec, shim) for name, spec in raw.items() if isinstance(spec, Mapping)
+    }
 
 
-def _handler(name: str, spec: Mapping[str, Any]) -> RuntimeHandler:
-    """One handler; the binary is ``options.BinaryName`` (v1 legacy: ``runtime_engine``)."""
+_V1_SHIM = "io.containerd.runtime.v1.linux"
+
+
+def _handler(name: str, spec: Mapping[str, Any], shim: str | None = None) -> RuntimeHandler:
+    """One handler and the OCI binary it runs.
+
+    ``options.BinaryName`` (runc v2 shim), ``options.Runtime`` (the v1 linux shim's
+    options), ``runtime_engine`` (config v1); a v1-shim handler without any of them
+    runs what ``plugins.linux.runtime`` names (``shim``).
+    """
     options = table(spec, "options") or {}
-    binary = string_or_none(options.get("BinaryName")) or string_or_none(spec.get("runtime_engine"))
-    return RuntimeHandler(
-        name=name, runtime_type=string_or_none(spec.get("runtime_type")), binary_name=binary
+    runtime_type = string_or_none(spec.get("runtime_type"))
+    binary = (
+        string_or_none(options.get("BinaryName"))
+        or string_or_none(options.get("Runtime"))
+        or string_or_none(spec.get("runtime_engine"))
     )
+    if binary is None and runtime_type in (None, _V1_SHIM):
+        binary = shim
+    return RuntimeHandler(name=name, runtime_type=runtime_type, binary_name=binary)
+
+
+def _v1_shim_runtime(doc: Mapping[str, Any]) -> str | None:
+    """``[plugins.linux] runtime`` (containerd 1.0-1.2): the OCI binary of the v1 shim."""
+    for plugin in ("linux", _V1_SHIM):
+        linux = table(doc, "plugins", plugin) or {}
+        found = string_or_none(linux.get("runtime"))
+        if found:
+            return found
+    return None
 
 
 def _misplaced_runtimes(doc: Mapping[str, Any], path: str, version: int) -> list[str]:

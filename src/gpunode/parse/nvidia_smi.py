@@ -55,6 +55,10 @@ class GpuInfo(msgspec.Struct, frozen=True):
     serial: str | None = None
     virtualization_mode: str | None = None
     temperature_margin_c: int | None = None
+    utilization_gpu_pct: int | None = None
+    performance_state: str | None = None
+    pcie_gen_device_max: int | None = None
+    pcie_gen_host_max: int | None = None
 
 
 class NvidiaSmiReport(msgspec.Struct, frozen=True):
@@ -163,6 +167,10 @@ def _gpu(elem: Element) -> GpuInfo:
         serial=_value(elem, "serial"),
         virtualization_mode=_value(elem, "gpu_virtualization_mode/virtualization_mode"),
         temperature_margin_c=leading_int(_value(elem, "temperature/gpu_temp_tlimit")),
+        utilization_gpu_pct=leading_int(_value(elem, "utilization/gpu_util")),
+        performance_state=_value(elem, "performance_state"),
+        pcie_gen_device_max=leading_int(_value(elem, f"{_LINK}/pcie_gen/max_device_link_gen")),
+        pcie_gen_host_max=leading_int(_value(elem, f"{_LINK}/pcie_gen/max_host_link_gen")),
     )
 
 

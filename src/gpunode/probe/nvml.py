@@ -68,6 +68,9 @@ class NvmlGpu(msgspec.Struct, frozen=True):
     pcie_gen_max: int | None = None
     pcie_width_current: int | None = None
     pcie_width_max: int | None = None
+    utilization_gpu_pct: int | None = None
+    performance_state: str | None = None
+    virtualization_mode: str | None = None
     mig_mode_current: str | None = None
     mig_mode_pending: str | None = None
     persistence_mode: str | None = None
@@ -433,6 +436,33 @@ def _clocks_and_pcie(rec: _Recorder, lib: NvmlLib, h: Any) -> Fields:
     }
 
 
+_VIRTUALIZATION_MODES = {0: "None", 1: "Pass-Through", 2: "VGPU", 3: "Host VGPU", 4: "Host VSGA"}
+
+
+def _load(rec: _Recorder, lib: NvmlLib, h: Any) -> Fields:
+    """Utilisation, performance state and virtualisation: whether a link reading can be judged."""
+    util = rec.call("nvmlDeviceGetUtilizationRates", _function(lib, "nvmlDeviceGetUtilizationRates"), h)
+    pstate = rec.call("nvmlDeviceGetPerformanceState", _function(lib, "nvmlDeviceGetPerformanceState"), h)
+    virt = rec.call("nvmlDeviceGetVirtualizationMode", _function(lib, "nvmlDeviceGetVirtualizationMode"), h)
+    return {
+        "utilization_gpu_pct": int(util.gpu) if util is not None else None,
+        "performance_state": f"P{int(pstate)}" if pstate is not None else None,
+        "virtualization_mode": _VIRTUALIZATION_MODES.get(int(virt), str(virt)) if virt is not None else None,
+    }
+
+
+def _function(lib: NvmlLib, name: str) -> Callable[..., Any]:
+    """``lib.<name>``; bindings too old to have it answer like an unsupported call."""
+    found = getattr(lib, name, None)
+    if callable(found):
+        return found  # type: ignore[no-any-return]
+
+    def missing(*_args: Any) -> Any:
+        raise AttributeError(f"{name} not in these NVML bindings")
+
+    return missing
+
+
 def _reason_names(mask: int) -> tuple[str, ...]:
     """Bitmask to the reason names nvidia-smi's XML uses."""
     return tuple(name for bit, name in _CLOCK_REASON_BITS if mask & bit)
@@ -507,6 +537,7 @@ _READERS: tuple[Callable[[_Recorder, NvmlLib, Any], Fields], ...] = (
     _ecc,
     _memory_repair,
     _clocks_and_pcie,
+    _load,
     _modes,
     _nvlinks,
     _fabric,
