@@ -13,7 +13,7 @@ import pytest
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.diagnose import diagnose
 from gpunode.model import ComponentReport, NodeReport, Status
-from gpunode.parse.containerd import RuntimeHandler
+from gpunode.parse.containerd import RuntimeHandler, parse_containerd_config
 from gpunode.runtimes import is_nvidia_runtime
 from gpunode.sim import build_bundle, load_scenario
 
@@ -221,3 +221,20 @@ def test_docker_without_nvidia_runtime(healthy: Path, tmp_path: Path) -> None:
     assert [(r.component, r.cause) for r in node.root_causes] == [
         ("container-toolkit", "containerd_not_patched")
     ]
+
+
+V2_FILE_V3_TABLES = """version = 2
+[plugins."io.containerd.cri.v1.runtime".containerd]
+  default_runtime_name = "nvidia-container-runtime"
+  [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.nvidia-container-runtime.options]
+    BinaryName = "/usr/bin/nvidia-container-runtime"
+"""
+
+
+def test_containerd2_reads_its_table_names_in_a_version_2_file() -> None:
+    """AKS writes version 2 files with 2.x table names; only containerd 2.x reads them."""
+    files = {"/" + CONTAINERD: V2_FILE_V3_TABLES}
+    on_2 = parse_containerd_config(files, "/" + CONTAINERD, containerd_major=2)
+    assert list(on_2.runtimes) == ["nvidia-container-runtime"] and on_2.ignored_cri_tables == ()
+    on_1 = parse_containerd_config(files, "/" + CONTAINERD, containerd_major=1)
+    assert on_1.runtimes == {} and len(on_1.ignored_cri_tables) == 1

@@ -47,17 +47,7 @@ def _cases(kind: str, known: dict[str, str]) -> list[object]:
 
 # ---------------------------------------------------------------- nvidia-smi -q -x
 
-PCIE_IDLE = "idle GPU at a narrower PCIe link than its maximum is judged downtrained (issue 9, item 4)"
-XML_KNOWN = {
-    name: PCIE_IDLE
-    for name in (
-        "netdata-rtx-2080-win.xml",
-        "netdata-rtx-3060.xml",
-        "telegraf-a10g.xml",
-        "telegraf-quadro-p2000-v12.xml",
-        "telegraf-tesla-t4.xml",
-    )
-}
+XML_KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("path", _cases("nvidia-smi-xml", XML_KNOWN))
@@ -80,13 +70,7 @@ DISTRIBUTIONS = {
     "rke2": ("/var/lib/rancher/rke2/agent/etc/containerd/config.toml", "v1.31.4+rke2r1", "-k3s1"),
     "microk8s": ("/var/snap/microk8s/current/args/containerd-template.toml", "v1.31.4", ""),
 }
-RUNTIME_NAME = "NVIDIA runtime not named 'nvidia' is not recognised (issue 9, item 3)"
-V2_WITH_V3_TABLES = "version 2 file with containerd 2.x table names (AKS on containerd 2) not read"
-CONTAINERD_KNOWN = {
-    "aks-nodeconfig-gpu-containerd1.toml": RUNTIME_NAME,
-    "aks-nodeconfig-gpu-containerd2.toml": V2_WITH_V3_TABLES,
-    "microk8s-containerd-template.toml": RUNTIME_NAME,
-}
+CONTAINERD_KNOWN: dict[str, str] = {}
 
 
 def _place_containerd(placed: Placed, path: Path) -> None:

@@ -181,7 +181,16 @@ class NodeContext:
         path = next((p for p in self._containerd_candidates() if p in files), None)
         if path is None:
             return None
-        return self._parsed(f"files{path}", files[path], lambda _t: _containerd(files, path))
+        major = self._containerd_major()
+        return self._parsed(f"files{path}", files[path], lambda _t: _containerd(files, path, major))
+
+    def _containerd_major(self) -> int | None:
+        """containerd's major version from ``containerd://2.0.2``; None when not known."""
+        node = self.node
+        version = node.status.node_info.container_runtime_version if node else ""
+        scheme, _, rest = version.partition("://")
+        head = rest.lstrip("v").split(".", 1)[0]
+        return int(head) if scheme == "containerd" and head.isdigit() else None
 
     @cached_property
     def runtime_kind(self) -> str | None:
@@ -274,8 +283,8 @@ class NodeContext:
         return smi.attached_gpus if smi else None
 
 
-def _containerd(files: dict[str, str], path: str) -> ContainerdConfig:
-    return parse_containerd_config(files, path)
+def _containerd(files: dict[str, str], path: str, major: int | None) -> ContainerdConfig:
+    return parse_containerd_config(files, path, major)
 
 
 def _int(value: str | None) -> int | None:

@@ -94,9 +94,14 @@ class _FileView(msgspec.Struct):
 
 
 def parse_containerd_config(
-    files: Mapping[str, str], path: str = "/etc/containerd/config.toml"
+    files: Mapping[str, str], path: str = "/etc/containerd/config.toml", containerd_major: int | None = None
 ) -> ContainerdConfig:
-    """Merge ``path`` and its imports (looked up in ``files``) into one view."""
+    """Merge ``path`` and its imports (looked up in ``files``) into one view.
+
+    containerd 2.x (``containerd_major`` 2) migrates a version 2 file in memory and
+    also reads the 2.x table names in it (AKS writes such files), so there both
+    spellings count.
+    """
     if path not in files:
         raise ParseError(f"{path}: containerd config not among the files read")
     top = load_toml(path, files[path])
@@ -105,7 +110,7 @@ def parse_containerd_config(
     merged = _FileView(runtimes={}, default_runtime=None, enable_cdi=None, ignored=[])
     for file_path, doc in loaded:
         version = _version(doc, file_path) or top_version or 1
-        _merge(merged, _view(doc, file_path, version))
+        _merge(merged, _view(doc, file_path, version, (containerd_major or 1) >= 2))
     return ContainerdConfig(
         version=top_version,
         cri_table=cri_table_name(top_version),
@@ -172,8 +177,18 @@ def _resolve(
     return resolved
 
 
-def _view(doc: Mapping[str, Any], path: str, version: int) -> _FileView:
-    """Runtimes, default runtime and CDI switch from one file's CRI table."""
+def _view(doc: Mapping[str, Any], path: str, version: int, containerd2: bool = False) -> _FileView:
+    """Runtimes, default runtime and CDI switch from one file's CRI table(s)."""
+    read = [version, 3] if containerd2 and version == 2 else [version]
+    view = _FileView(runtimes={}, default_runtime=None, enable_cdi=None, ignored=[])
+    for each in read:
+        _merge(view, _cri_view(doc, each))
+    view.ignored = _misplaced_runtimes(doc, path, read)
+    return view
+
+
+def _cri_view(doc: Mapping[str, Any], version: int) -> _FileView:
+    """What one CRI table (of one config version's spelling) says."""
     cri = table(doc, *_CRI_TABLES[version]) or {}
     section = table(cri, "containerd") or {}
     shim = _v1_shim_runtime(doc) if version == 1 else None
@@ -184,10 +199,7 @@ def _view(doc: Mapping[str, Any], path: str, version: int) -> _FileView:
         runtimes["default_runtime"] = _handler("default_runtime", legacy_default, shim)
         default = default or "default_runtime"
     return _FileView(
-        runtimes=runtimes,
-        default_runtime=default,
-        enable_cdi=bool_or_none(cri.get("enable_cdi")),
-        ignored=_misplaced_runtimes(doc, path, version),
+        runtimes=runtimes, default_runtime=default, enable_cdi=bool_or_none(cri.get("enable_cdi")), ignored=[]
     )
 
 
@@ -230,12 +242,12 @@ def _v1_shim_runtime(doc: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _misplaced_runtimes(doc: Mapping[str, Any], path: str, version: int) -> list[str]:
+def _misplaced_runtimes(doc: Mapping[str, Any], path: str, read: list[int]) -> list[str]:
     """Runtimes tables under another version's CRI path, which containerd would not read."""
     return [
         f"{path}: {cri_table_name(other)}.containerd.runtimes"
         for other, keys in _CRI_TABLES.items()
-        if other != version and table(doc, *keys, "containerd", "runtimes")
+        if other not in read and table(doc, *keys, "containerd", "runtimes")
     ]
 
 

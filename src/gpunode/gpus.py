@@ -1,0 +1,198 @@
+"""What a node's GPU evidence and GPU resources mean (pure; one place for every check).
+
+*Is it a GPU node?* Only GPU evidence says so: ``nvidia.com/gpu*``/``nvidia.com/mig-*``
+resources, NFD's PCI vendor 10de labels in any form NFD writes, the GPU Operator's
+``nvidia.com/gpu.present``/``gpu.deploy.*`` labels, GFD's labels, a GPU-stack pod bound
+to the node, or GPU facts in its bundle folder. A folder with only a node-exporter
+scrape is not evidence.
+
+*How many GPUs?* Kubernetes counts what the device plugin advertises, which is not
+always physical GPUs: MIG ``single`` advertises MIG instances as ``nvidia.com/gpu`` (and
+GFD's ``nvidia.com/gpu.count`` counts them), MIG ``mixed`` advertises
+``nvidia.com/mig-<profile>``, time-slicing and MPS multiply the count by
+``replicas`` (or rename it ``nvidia.com/gpu.shared``), and a vGPU guest sees vGPUs.
+:class:`GpuResources` reads the labels and capacity once and says which number
+counts what, so checks compare like with like.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+GPU = "nvidia.com/gpu"
+SHARED = "nvidia.com/gpu.shared"
+MIG_PREFIX = "nvidia.com/mig-"
+GPU_STACK_COMPONENTS = frozenset(
+    {
+        "driver",
+        "container-toolkit",
+        "device-plugin",
+        "gfd",
+        "dcgm-exporter",
+        "mig-manager",
+        "validator",
+        "fabric-manager",
+    }
+)
+_GPU_FOLDER_FILES = frozenset(
+    {
+        "cmd/nvidia-smi-q.xml",
+        "cmd/nvidia-smi.txt",
+        "cmd/gpunode-probe.json",
+        "metrics/dcgm-exporter.prom",
+        "files/proc/driver/nvidia/version",
+    }
+)
+_VALIDATIONS = "files/run/nvidia/validations/"
+# feature.node.kubernetes.io/pci-<class>_<vendor>[_<device>...].<present|sriov.capable>
+_NFD_PCI = re.compile(r"^feature\.node\.kubernetes\.io/pci-([0-9a-fA-F_]+)\.(?:present|sriov\.capable)$")
+NVIDIA_PCI_VENDOR = "10de"
+
+
+def is_gpu_folder_file(inner: str) -> bool:
+    """A path inside ``nodes/<node>/`` that only a GPU node has."""
+    return inner in _GPU_FOLDER_FILES or inner.startswith(_VALIDATIONS)
+
+
+def gpu_folder_files() -> _FolderFiles:
+    return _FolderFiles()
+
+
+class _FolderFiles:
+    """Membership test for GPU facts inside a node folder."""
+
+    def __contains__(self, inner: object) -> bool:
+        return isinstance(inner, str) and is_gpu_folder_file(inner)
+
+
+def nfd_nvidia_label(key: str) -> bool:
+    """An NFD PCI label whose vendor field is NVIDIA's (10de), in any form NFD writes."""
+    match = _NFD_PCI.match(key)
+    return match is not None and NVIDIA_PCI_VENDOR in match.group(1).lower().split("_")
+
+
+def gpu_evidence(
+    labels: Mapping[str, str],
+    resources: Mapping[str, str],
+    stack_components: Iterable[str],
+    folder_files: Iterable[str],
+) -> list[str]:
+    """Each piece of GPU evidence found, said plainly; empty when there is none."""
+    found = [f"resource {k}" for k in sorted(resources) if k.startswith((GPU, MIG_PREFIX))]
+    for key, value in sorted(labels.items()):
+        if value != "true":
+            continue
+        if (
+            nfd_nvidia_label(key)
+            or key == "nvidia.com/gpu.present"
+            or key.startswith("nvidia.com/gpu.deploy.")
+        ):
+            found.append(f"label {key}=true")
+    if "nvidia.com/gpu.product" in labels:
+        found.append(f"label nvidia.com/gpu.product={labels['nvidia.com/gpu.product']}")
+    found += [f"{c} pod on the node" for c in sorted(set(stack_components) & GPU_STACK_COMPONENTS)]
+    found += [f"node folder {f}" for f in folder_files]
+    return found
+
+
+def gpu_node_absent_evidence(has_folder: bool) -> str:
+    """What was looked for and not found, for a node that is not a GPU node."""
+    folder = "its node folder holds no GPU facts" if has_folder else "no node folder"
+    return (
+        "no nvidia.com/gpu or nvidia.com/mig-* resource, no NFD pci-10de label, no "
+        "nvidia.com/gpu.present, gpu.deploy.* or GFD label, no GPU-stack pod on it, and "
+        f"{folder} (nvidia-smi output, probe JSON, DCGM scrape, driver version)"
+    )
+
+
+def quantity(value: str | None) -> int:
+    """A Kubernetes integer quantity or label; anything else counts as 0."""
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+@dataclass(frozen=True)
+class GpuResources:
+    """How this node's device plugin and GFD count GPUs (from labels and capacity)."""
+
+    mode: str  # "whole" | "mig-single" | "mig-mixed" | "shared"
+    sharing: str  # "none" | "time-slicing" | "mps"
+    replicas: int
+    advertised: int  # units under nvidia.com/gpu, .shared and mig-* in the given table
+    physical: int | None  # physical GPUs these numbers imply; None when they cannot say
+    vgpu: bool
+
+    @property
+    def describe(self) -> str:
+        """Mode in words, for evidence."""
+        parts = [self.mode]
+        if self.sharing != "none":
+            parts.append(f"{self.sharing} x{self.replicas}")
+        if self.vgpu:
+            parts.append("vGPU guest")
+        return ", ".join(parts)
+
+
+def gpu_resources(labels: Mapping[str, str], table: Mapping[str, str]) -> GpuResources:
+    """Read the node's GPU mode from GFD labels and resource names in ``table``
+    (capacity or allocatable), and what its numbers mean."""
+    mig = _mig_strategy(labels, table)
+    sharing = (
+        labels.get("nvidia.com/gpu.sharing-strategy") or labels.get(f"{SHARED}.sharing-strategy") or "none"
+    )
+    replicas = max(quantity(labels.get("nvidia.com/gpu.replicas") or labels.get(f"{SHARED}.replicas")), 1)
+    if sharing == "none" and (replicas > 1 or SHARED in table):
+        sharing = "time-slicing"
+    advertised = sum(quantity(v) for k, v in table.items() if k.startswith((GPU, MIG_PREFIX)))
+    vgpu = labels.get("nvidia.com/vgpu.present") == "true"
+    if mig == "single":
+        return GpuResources("mig-single", sharing, replicas, advertised, None, vgpu)
+    if mig == "mixed":
+        return GpuResources("mig-mixed", sharing, replicas, advertised, None, vgpu)
+    whole = quantity(table.get(GPU)) + quantity(table.get(SHARED))
+    mode = "shared" if sharing != "none" else "whole"
+    physical = whole // replicas if whole else None
+    return GpuResources(mode, sharing, replicas, advertised, physical, vgpu)
+
+
+def _label(labels: Mapping[str, str], suffix: str) -> str | None:
+    """``nvidia.com/gpu.<suffix>``, or the renamed ``nvidia.com/gpu.shared.<suffix>``."""
+    return labels.get(f"{GPU}.{suffix}") or labels.get(f"{SHARED}.{suffix}")
+
+
+def _mig_strategy(labels: Mapping[str, str], table: Mapping[str, str]) -> str:
+    """How MIG shows in the numbers: single, mixed or none.
+
+    The strategy label alone is not enough: ``mig.strategy=single`` on GPUs without MIG
+    enabled advertises whole GPUs. MIG single shows in GFD's product (``…-MIG-1g.10gb``)
+    and slice labels; MIG mixed in ``nvidia.com/mig-*`` resources or labels.
+    """
+    product = labels.get("nvidia.com/gpu.product", "")
+    if "-MIG-" in product or "nvidia.com/gpu.slices.gi" in labels:
+        return "single"
+    mig_named = (k for k in (*table, *labels) if k.startswith(MIG_PREFIX))
+    if any(mig_named):
+        return "mixed"
+    return "none"
+
+
+def physical_gpus_labelled(labels: Mapping[str, str]) -> int | None:
+    """GFD's ``nvidia.com/gpu.count`` where it counts physical GPUs: whole GPUs and
+    time-slicing/MPS (renamed or not); not MIG, where it counts instances or only the
+    GPUs without MIG."""
+    if _mig_strategy(labels, {}) != "none":
+        return None
+    return quantity(_label(labels, "count")) or None
+
+
+def mig_instances_labelled(labels: Mapping[str, str]) -> int | None:
+    """MIG instances GFD counted: gpu.count (single) or the sum of mig-<profile>.count (mixed)."""
+    strategy = _mig_strategy(labels, {})
+    if strategy == "single":
+        return quantity(labels.get("nvidia.com/gpu.count")) or None
+    total = sum(quantity(v) for k, v in labels.items() if k.startswith(MIG_PREFIX) and k.endswith(".count"))
+    return total or None
