@@ -1,7 +1,8 @@
 """Command line: thin wrappers that load facts, diagnose, and render.
 
 Exit codes (a contract): 0 no failure found, 1 failures found, 2 bad usage
-or bad input, 3 source unreachable. Errors are one line on stderr.
+or bad input, 3 source unreachable or unauthorised, 4 an internal error (a bug:
+one line, the traceback only with ``--debug``). Errors are one line on stderr.
 
 Start-up matters (``gpunode --help``, ``gpunode probe`` on a node): modules that
 load bundles, talk to the API or diagnose are imported inside the commands
@@ -15,6 +16,7 @@ import logging
 import os
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 
@@ -137,8 +139,10 @@ def render_options(output: ReportFormat, show_all: bool = False, show_stack: boo
 
 def emit(report: Report, reporters: dict[str, Reporter], output: ReportFormat, options: RenderOptions) -> int:
     """Warnings about missing data first, on stderr; then the report on stdout; the exit code."""
-    for warning in report.source.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    from gpunode.safety import safe_struct, warn_first
+
+    report = safe_struct(report, type(report))  # no terminal escapes from collected data
+    warn_first(report)
     sys.stderr.flush()
     reporters[output.value](report, _console(), options)
     return 1 if report.has_failures else 0
@@ -329,6 +333,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _main(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True)] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
 ) -> None:
     """gpunode: bottom-up diagnosis of the GPU node stack."""
 
@@ -343,18 +348,35 @@ def main() -> None:
     try:
         code = app(prog_name="gpunode", standalone_mode=False)
     except GpunodeError as exc:
-        print(f"gpunode: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
+        _fail(str(exc), exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        print("gpunode: interrupted", file=sys.stderr)
-        sys.exit(130)
+    except (KeyboardInterrupt, typer.Abort):
+        _fail("interrupted", 130)
     except typer.TyperException as exc:
         # usage errors from the command-line parser: one line, exit 2
-        print(f"gpunode: {exc}", file=sys.stderr)
-        sys.exit(2)
+        _fail(_one_line(exc), 2)
+    except Exception as exc:  # the last guard: exit 1 means findings, never a crash
+        if "--debug" in sys.argv[1:]:
+            traceback.print_exc()
+        _fail(f"internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for the "
+              "traceback)", INTERNAL_ERROR)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+INTERNAL_ERROR = 4
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def _fail(message: str, code: int) -> None:
+    from gpunode.safety import strip_controls
+
+    print(f"gpunode: {strip_controls(message)}", file=sys.stderr)
+    sys.exit(code)
 
 
 def run() -> None:
@@ -364,7 +386,11 @@ def run() -> None:
         main()
         code = 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:  # sys.exit("message") somewhere: one line, never the findings code
+            print(f"gpunode: {exc.code}", file=sys.stderr)
+            code = INTERNAL_ERROR
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -40,6 +40,20 @@ GPU_RESOURCE = "nvidia.com/gpu"
 MAX_LOG_BYTES = 4 * 1024 * 1024  # per log file; 10,000+ lines of a crashed container
 
 
+class MissingData(msgspec.Struct, frozen=True):
+    """A file the collector could not get, and why (manifest ``missing``)."""
+
+    path: str
+    reason: str = ""
+
+
+class ScopedList(msgspec.Struct, frozen=True):
+    """A list read only in some namespaces (manifest ``scoped``)."""
+
+    path: str
+    namespaces: tuple[str, ...] = ()
+
+
 class Manifest(msgspec.Struct, frozen=True):
     """manifest.json; optional in hand-made bundles."""
 
@@ -50,6 +64,15 @@ class Manifest(msgspec.Struct, frozen=True):
     api_server: str | None = None
     partial: bool = False
     warnings: tuple[str, ...] = ()
+    missing: tuple[MissingData, ...] = ()
+    scoped: tuple[ScopedList, ...] = ()
+
+    def scope_of(self, rel: str) -> frozenset[str] | None:
+        """The namespaces a list covers; None when it covers the whole cluster."""
+        for entry in self.scoped:
+            if entry.path == rel:
+                return frozenset(entry.namespaces)
+        return None
 
 
 @dataclass(frozen=True)
@@ -142,6 +165,18 @@ class ClusterFacts:
     def has(self, resource: str) -> bool:
         """Whether cluster/<resource>.json was in the bundle."""
         return f"cluster/{resource}.json" not in self.missing
+
+    def pods_seen_in(self, namespace: str) -> bool:
+        """Whether the pod list covers ``namespace`` (a scoped list covers only some)."""
+        if not self.has("pods"):
+            return False
+        scope = self.manifest.scope_of("cluster/pods.json")
+        return scope is None or namespace in scope
+
+    @property
+    def pods_complete(self) -> bool:
+        """A cluster-wide pod list: the absence of a pod means it does not exist."""
+        return self.has("pods") and self.manifest.scope_of("cluster/pods.json") is None
 
     def pods_on(self, node: str, component: str) -> list[StackPod]:
         return self.pods_by_node.get(node, {}).get(component, [])

@@ -125,8 +125,59 @@ def test_forbidden_list_is_a_warning_not_a_failure(mini_bundle: Path, tmp_path: 
         result = collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True)
     assert result.partial
     assert any(w.startswith("cannot list events cluster-wide") for w in result.warnings)
-    assert read_list(tmp_path / "b" / "cluster" / "events.json") == []
+    assert not (tmp_path / "b" / "cluster" / "events.json").exists()  # never an empty list
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert manifest["missing"] == [{"path": "cluster/events.json",
+                                    "reason": manifest["missing"][0]["reason"]}]
+    assert "forbidden to list events cluster-wide (403" in manifest["missing"][0]["reason"]
     assert (tmp_path / "b" / "nodes" / "gpu-wk-01" / "cmd" / "nvidia-smi-q.xml").is_file()
+
+
+def _causes(bundle: Path) -> set[tuple[str, str, str]]:
+    report = build_report(bundle, None)
+    return {(n.name, rc.component, rc.cause) for n in report.nodes for rc in n.root_causes}
+
+
+def test_pods_forbidden_everywhere_make_pod_checks_unknown(mini_bundle: Path,
+                                                           tmp_path: Path) -> None:
+    with serve_bundle(mini_bundle, faults=Faults(forbid=("list pods",))) as server:
+        result = collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True)
+    assert result.warnings[0].startswith("cannot list pods cluster-wide")
+    assert not (tmp_path / "b" / "cluster" / "pods.json").exists()
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert [m["path"] for m in manifest["missing"]] == ["cluster/pods.json"]
+    report = build_report(tmp_path / "b", None)
+    causes = {rc.cause for n in report.nodes for rc in n.root_causes}
+    assert not causes & {"pod_missing", "component_missing"}
+    assert _causes(tmp_path / "b") <= _causes(mini_bundle)  # nothing false, only less seen
+    assert "cluster/pods.json" in report.source.missing
+
+
+def test_pods_listed_per_namespace_when_cluster_wide_is_forbidden(mini_bundle: Path,
+                                                                  tmp_path: Path) -> None:
+    with serve_bundle(mini_bundle, faults=Faults(forbid=("list pods -",))) as server:
+        result = collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True)
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert manifest["missing"] == []
+    assert "gpu-operator" in manifest["scoped"][0]["namespaces"]
+    assert any(w.startswith("pods were listed only in ") for w in result.warnings)
+    assert _causes(tmp_path / "b") <= _causes(mini_bundle)
+    assert _causes(tmp_path / "b")  # the stack's own failures are still found
+
+
+def test_pods_by_daemonset_selector_when_the_namespace_is_forbidden(mini_bundle: Path,
+                                                                    tmp_path: Path) -> None:
+    faults = Faults(forbid=("list pods -", "list pods gpu-operator"))
+    with serve_bundle(mini_bundle, faults=faults) as server:
+        collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True)
+        asked = [r for r in server.audit() if r.resource == "pods" and r.namespace == "gpu-operator"]
+    daemonsets = read_list(mini_bundle / "cluster" / "daemonsets.json")
+    assert len(asked) == 1 + len(daemonsets)  # the namespace, then each DaemonSet's selector
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert "gpu-operator" not in manifest["scoped"][0]["namespaces"]
+    causes = _causes(tmp_path / "b")
+    assert causes <= _causes(mini_bundle)
+    assert not {c for _, _, c in causes} & {"pod_missing", "component_missing"}
 
 
 @pytest.mark.parametrize("faults", [

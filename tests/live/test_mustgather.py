@@ -83,3 +83,19 @@ def test_text_parsers() -> None:
     assert rows == [{"NAME": "n1", "STATUS": "NotReady", "OS-IMAGE": "Ubuntu 22.04.5 LTS"}]
     assert split_prefixed_log("[pod/p/c] one\n[pod/p/d] two\nnoise\n[pod/p/c] three\n") == {
         ("p", "c"): "one\nthree\n", ("p", "d"): "two\n"}
+
+
+def _causes(bundle: Path) -> set[tuple[str, str, str]]:
+    from gpunode.cli import build_report
+
+    report = build_report(bundle, None)
+    return {(n.name, rc.component, rc.cause) for n in report.nodes for rc in n.root_causes}
+
+
+def test_fields_must_gather_lacks_are_unknown_not_zero(converted: Path) -> None:
+    """Rebuilt nodes carry no capacity and pods come from one namespace: no false root cause."""
+    causes = _causes(converted)
+    assert causes <= _causes(MINI)
+    assert not {c for _, _, c in causes} & {"device_plugin_zero_gpus", "pod_missing",
+                                              "component_missing"}
+    assert causes  # the Xid 79 in the bug report is still found

@@ -65,17 +65,30 @@ def load_bundle(path: Path) -> ClusterFacts:
 def load_source(source: BundleSource) -> ClusterFacts:
     """Decode every cluster resource present; record which sections are missing."""
     manifest = _load_manifest(source)
+    _require_bundle(source)
     lists: dict[str, tuple[Any, ...]] = {}
     missing: list[str] = []
+    lost = {m.path for m in manifest.missing}
     with gc_paused():
         for name in RESOURCES:
-            items = _load_list(source, name)
+            rel = f"cluster/{name}.json"
+            items = None if rel in lost else _load_list(source, name)
             if items is None:
-                missing.append(f"cluster/{name}.json")
+                missing.append(rel)
             else:
                 lists[name] = items
     version = _load_version(source)
     return ClusterFacts.build(source, manifest, lists, tuple(missing), version)
+
+
+def _require_bundle(source: BundleSource) -> None:
+    """A typo'd path or an unrelated folder is an error, not an empty (healthy) cluster."""
+    if source.read("manifest.json") is not None:
+        return
+    if any(source.list(top) for top in ("cluster", "nodes", "logs")):
+        return
+    raise BundleError(f"{source.location}: not a gpunode bundle or GPU Operator must-gather "
+                      "(no manifest.json and nothing under cluster/, nodes/ or logs/)")
 
 
 def _load_manifest(source: BundleSource) -> Manifest:

@@ -35,7 +35,15 @@ def pod_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
 def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
     entry = ctx.facts.catalog.get(component)
     targeting = ctx.daemonsets_targeting(component)
-    if targeting:
+    if targeting and not ctx.facts.pods_seen_in(targeting[0].metadata.namespace):
+        ds = targeting[0]
+        yield unknown(component, f"pods of {ds.metadata.namespace} were not listed",
+                      Evidence("manifest.json scoped", f"no pod list for {ds.metadata.namespace}"))
+    elif not targeting and not (ctx.facts.pods_complete and ctx.facts.has("daemonsets")):
+        if not entry.host_alternative:
+            yield unknown(component, "no pod found, but the pod or DaemonSet list is incomplete",
+                          Evidence("manifest.json", "cluster/pods.json or daemonsets.json partial"))
+    elif targeting:
         ds = targeting[0]
         ev = Evidence(
             f"daemonset {ds.metadata.namespace}/{ds.metadata.name}",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.checks.base import check, ok, problem
+from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding, Status
 
@@ -19,6 +19,10 @@ def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     expected = ctx.expected_gpus
     status = ctx.node.status
+    if not status.allocatable:  # a source without the field (must-gather), not a zero
+        yield unknown(component, "the node's allocatable resources are not in the source",
+                      Evidence(f"node/{ctx.name} status.allocatable", "absent"))
+        return
     allocatable = _count(status.allocatable.get(GPU)) or _mig_total(status.allocatable)
     where = f"node/{ctx.name} status.allocatable"
     shown = f"{GPU}={status.allocatable.get(GPU, 'absent')} capacity={status.capacity.get(GPU, 'absent')}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Protocol
 
-from gpunode.collect.slim import Pod
+from gpunode.collect.slim import Pod, Workload
 
 
 class _Recogniser(Protocol):
@@ -31,4 +31,14 @@ def component_of(pod: Pod) -> str | None:
         [o.name for o in pod.metadata.owner_references],
         pod.metadata.labels,
         [(c.name, c.image) for c in pod.spec.containers],
+    )
+
+
+def workload_component(workload: Workload) -> str | None:
+    """The component a DaemonSet/Deployment deploys (its own name stands for the owner)."""
+    template = workload.spec.template
+    return _recogniser().component_of(
+        [workload.metadata.name],
+        template.metadata.labels,
+        [(c.name, c.image) for c in template.spec.containers],
     )

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import httpx2
 import msgspec
+import yaml
 from httpx2.websockets import HTTPXWSException, WebSocketUpgradeError
 from lightkube import Client
 from lightkube.config.client_adapter import Client as adapter_client
@@ -48,27 +49,58 @@ class ApiFailure(Exception):
 
 def load_config(kubeconfig: Path | None = None, context: str | None = None) -> SingleConfig:
     """kubectl's order: --kubeconfig, $KUBECONFIG, ~/.kube/config, then in-cluster."""
+    loaded = _kubeconfig(kubeconfig)
+    where = str(loaded.fname) if loaded.fname else "kubeconfig"
     try:
-        config = _kubeconfig(kubeconfig).get(context)
-    except (ConfigError, KeyError) as exc:
-        raise UsageError(f"kubeconfig: {exc}") from exc
+        config = loaded.get(context)
+    except (ConfigError, KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise UsageError(f"{where}: {_reason(exc)}") from None
     if config is None:
-        raise UsageError("kubeconfig: no current context")
+        raise UsageError(f"{where}: no current context (pass --context)")
     return config
 
 
 def _kubeconfig(explicit: Path | None) -> KubeConfig:
     files = kubeconfig_files(explicit)
     if explicit is not None:
-        return KubeConfig.from_file(explicit)
+        return read_kubeconfig(explicit)
     if len(files) == 1:
-        return KubeConfig.from_file(files[0])
+        return read_kubeconfig(files[0])
     if files:
         # several files in $KUBECONFIG: merged by kubectl's first-wins rules
-        return KubeConfig.from_dict(merged(files), fname=files[0])
+        return _from_dict(merged(files), files[0])
     if os.environ.get("KUBERNETES_SERVICE_HOST") and (IN_CLUSTER_DIR / "token").is_file():
         return KubeConfig.from_service_account(IN_CLUSTER_DIR)
     raise UsageError("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or run in a pod")
+
+
+def read_kubeconfig(path: Path) -> KubeConfig:
+    """A kubeconfig file, or a one-line UsageError naming it (empty, not YAML, wrong shape)."""
+    path = path.expanduser()
+    try:
+        doc = yaml.safe_load(path.read_text(errors="replace"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read kubeconfig: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not a kubeconfig (invalid YAML: {_reason(exc)})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("clusters"), list) \
+            or not isinstance(doc.get("contexts"), list):
+        shape = "empty" if not doc else "no clusters/contexts lists"
+        raise UsageError(f"{path}: not a kubeconfig ({shape})")
+    return _from_dict(doc, path)
+
+
+def _from_dict(doc: dict[str, Any], path: Path) -> KubeConfig:
+    try:
+        return KubeConfig.from_dict(doc, fname=path)
+    except (ConfigError, KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise UsageError(f"{path}: not a usable kubeconfig ({_reason(exc)})") from None
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of an exception's message (YAML errors span several)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
 
 
 @dataclass(frozen=True)
@@ -139,6 +171,7 @@ class KubeApi:
     def __init__(self, config: SingleConfig, *, timeout_s: float = 15.0,
                  policy: RetryPolicy | None = None) -> None:
         self.server = config.cluster.server
+        self.config_file = str(config.fname) if config.fname else "kubeconfig"
         self.cluster_name = config.context.cluster
         self.policy = policy or RetryPolicy()
         self.stats = CallStats()
@@ -147,8 +180,8 @@ class KubeApi:
         try:
             self._http: httpx2.Client = adapter_client(config, params)
             self._client = Client(config, timeout=timeout, trust_env=False)
-        except (ConfigError, OSError, ValueError) as exc:
-            raise UsageError(f"kubeconfig: {exc}") from exc
+        except (ConfigError, OSError, ValueError, TypeError, AttributeError) as exc:
+            raise UsageError(f"{self.config_file}: {_reason(exc)}") from None
 
     def close(self) -> None:
         self._http.close()
@@ -181,6 +214,8 @@ class KubeApi:
             response = self._http.get(path, params=params, headers={"Accept-Encoding": "gzip"})
         except httpx2.TransportError as exc:
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
+        except (ConfigError, OSError, ValueError) as exc:  # credential plugin, cert files
+            raise ApiFailure(401, f"credentials from {self.config_file} unusable: {_reason(exc)}") from None
         code = response.status_code
         if code < 400:
             return response.content
@@ -197,7 +232,14 @@ class KubeApi:
             if exc.code == 0:
                 raise SourceUnreachable(
                     f"cannot reach the Kubernetes API at {self.server}: {exc.message}") from None
-            raise
+            if exc.code in (401, 403):
+                raise SourceUnreachable(
+                    f"the Kubernetes API at {self.server} refused the credentials from "
+                    f"{self.config_file} ({exc.code} {exc.message}): expired or invalid token "
+                    "or certificate?") from None
+            raise SourceUnreachable(
+                f"the Kubernetes API at {self.server} answered /version with {exc.code} "
+                f"{exc.message}") from None
 
     def list_pages(self, path: str, params: dict[str, Any],
                    limit: int = 500) -> Iterator[tuple[bytes, RawPage]]:

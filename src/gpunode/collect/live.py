@@ -8,6 +8,12 @@ running gpunode agent, the agent's facts are fetched and folded in first and
 only the execs they do not make unnecessary follow. Permission errors and
 exhausted retries become warnings in the manifest (``partial: true``);
 nothing raises past here except an unreachable server or bad usage.
+
+A list that cannot be read is left out of the bundle (never written empty) and
+named in the manifest's ``missing`` with the reason, so the checks that need it
+say ``unknown``. Without a cluster-wide pod list, pods are listed per namespace
+of the GPU stack (then by each DaemonSet's selector); the manifest's ``scoped``
+names the namespaces such a list covers.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ from gpunode.collect.agents import (
     folded_files,
     supplied,
 )
-from gpunode.collect.classify import component_of
+from gpunode.collect.classify import component_of, workload_component
 from gpunode.collect.kube import ApiFailure, ExecOutput, KubeApi, load_config
 from gpunode.collect.plan import (
     LOG_LIMIT_BYTES,
@@ -73,8 +79,8 @@ from gpunode.collect.plan import (
     stack_pods,
 )
 from gpunode.collect.redact import redact_pod, redact_workload
-from gpunode.collect.slim import Node, NodePage, Pod, PodPage, RawPage
-from gpunode.collect.writer import BundleWriter, ensure_typemeta
+from gpunode.collect.slim import Node, NodePage, Pod, PodPage, RawPage, Workload, WorkloadPage
+from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
 from gpunode.errors import UsageError
 from gpunode.probe import ProbeResult
 
@@ -126,6 +132,10 @@ LIST_KINDS: tuple[ListKind, ...] = (
     ListKind("servicemonitors", "monitoring.coreos.com/v1", "ServiceMonitor"),
 )
 CONFIGMAPS = ListKind("configmaps", "v1", "ConfigMap")
+#: Where GPU-stack pods usually run, listed when pods cannot be listed cluster-wide
+#: (besides the namespaces of the stack's own DaemonSets and Deployments).
+STACK_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator", "nvidia-network-operator",
+                    "network-operator", "node-feature-discovery", "kube-system", AGENT_NAMESPACE)
 
 
 @dataclass(frozen=True)
@@ -160,9 +170,17 @@ class _Run:
     agent_pods: list[kube.Pod] = field(default_factory=list)
     pods_listed: bool = False
     agent_nodes: list[str] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    missing: dict[str, str] = field(default_factory=dict)
+    scoped: dict[str, list[str]] = field(default_factory=dict)
     extras: int = 0
     concurrency: int = CONCURRENCY
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def lost(self, rel: str, reason: str) -> None:
+        """Record that ``rel`` is not in the bundle, and why (the manifest's ``missing``)."""
+        with self.lock:
+            self.missing.setdefault(rel, reason)
 
     def saved(self, rel: str, data: bytes) -> None:
         """Write one extra into the bundle and count it."""
@@ -220,7 +238,7 @@ def _warm_types() -> None:
     CPython (msgspec 0.22: 16 threads on ``ProbeResult``, the agent facts, segfaulted
     in 20 of 30 runs; none once its decoder had been built first).
     """
-    for struct in (RawPage, PodPage, NodePage, kube.Pod, ProbeResult):
+    for struct in (RawPage, PodPage, NodePage, WorkloadPage, kube.Pod, ProbeResult):
         msgspec.json.Decoder(struct)
     component_of(Pod())  # loads the catalog once
 
@@ -235,6 +253,8 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], progress: Progress
         with gc_paused():  # bulk decoding; the extras phase makes cyclic garbage (sessions)
             _run_all(pool, [partial(_list_kind, run, k) for k in kinds], progress, task,
                      run.concurrency)
+            if "cluster/pods.json" in run.missing:
+                _pods_by_namespace(run)
         _unknown_nodes(run, nodes)
         if not run.pods_listed:
             _list_agent_pods(run)
@@ -279,9 +299,11 @@ def _served_group_versions(run: _Run) -> set[str]:
 def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
     """Stream every page of one kind into its bundle file; permission errors are warnings."""
     path = kind.path if not namespace else f"/api/v1/namespaces/{namespace}/{kind.plural}"
-    sink = run.writer.open_list(f"cluster/{kind.plural}.json")
+    rel = f"cluster/{kind.plural}.json"
+    sink = run.writer.open_list(rel)
     slim: list[Any] = []
     agents: list[kube.Pod] = []
+    failure: ApiFailure | None = None
     try:
         for body, page in run.api.list_pages(path, {}, PAGE_SIZE):
             if not body:
@@ -295,13 +317,25 @@ def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
             if kind.plural == "pods":
                 agents.extend(agent_pods_on_page(body, page))
     except ApiFailure as exc:
+        failure = exc
         _list_failed(run, kind, namespace, exc)
     else:
         if kind.plural == "pods" and not namespace:
             run.agent_pods, run.pods_listed = agents, True
     finally:
         sink.close()
+    if failure is not None and failure.code != 404:  # 404: not served, truly none
+        run.writer.remove(rel)
+        run.lost(rel, _failure_reason(kind.plural, namespace, failure))
+        return
     _keep_slim(run, kind.plural, slim, sink.count)
+
+
+def _failure_reason(plural: str, namespace: str, exc: ApiFailure) -> str:
+    where = f"in {namespace}" if namespace else "cluster-wide"
+    code = f"{exc.code} " if exc.code else ""
+    verb = "forbidden to list" if exc.code in (401, 403) else "could not list"
+    return f"{verb} {plural} {where} ({code}{exc.message})"
 
 
 def _slim_items(plural: str, body: bytes) -> list[Any]:
@@ -310,6 +344,9 @@ def _slim_items(plural: str, body: bytes) -> list[Any]:
         return [p for p in msgspec.json.decode(body, type=PodPage).items if component_of(p)]
     if plural == "nodes":
         return list(msgspec.json.decode(body, type=NodePage).items)
+    if plural in ("daemonsets", "deployments"):
+        return [w for w in msgspec.json.decode(body, type=WorkloadPage).items
+                if workload_component(w)]
     return []
 
 
@@ -319,17 +356,94 @@ def _keep_slim(run: _Run, plural: str, slim: list[Any], count: int) -> None:
         run.pods = slim
     elif plural == "nodes":
         run.nodes = slim
+    elif plural in ("daemonsets", "deployments"):
+        with run.lock:
+            run.workloads.extend(slim)
 
 
 def _list_failed(run: _Run, kind: ListKind, namespace: str, exc: ApiFailure) -> None:
     where = f"in {namespace}" if namespace else "cluster-wide"
     if exc.code in (401, 403):
-        run.warn(f"cannot list {kind.plural} {where} ({exc.message}): checks that read "
-                 f"{kind.plural} will be unknown")
+        run.warn(f"cannot list {kind.plural} {where} ({exc.message}): what needs "
+                 f"{kind.plural} is unknown")
     elif exc.code == 404:
         run.notes.append(f"{kind.plural} not served by this cluster")
     else:
-        run.warn(f"listing {kind.plural} {where} failed: {exc.message}")
+        run.warn(f"listing {kind.plural} {where} failed ({exc.message}): what needs "
+                 f"{kind.plural} is unknown")
+
+
+def _pods_by_namespace(run: _Run) -> None:
+    """Pods of the GPU stack's namespaces, when they cannot be listed cluster-wide.
+
+    A namespace whose list is refused too is read through its stack DaemonSets' and
+    Deployments' selectors. The bundle's pod list then covers only the namespaces
+    read (manifest ``scoped``); components elsewhere stay unknown.
+    """
+    rel = "cluster/pods.json"
+    namespaces = sorted({w.metadata.namespace for w in run.workloads} | set(STACK_NAMESPACES))
+    sink = run.writer.open_list(rel)
+    collected = _PodsRead()
+    try:
+        for namespace in namespaces:
+            if _list_pods_in(run, sink, collected, namespace, ""):
+                collected.namespaces.append(namespace)
+                continue
+            selectors = [s for w in run.workloads if w.metadata.namespace == namespace
+                         if (s := _selector(w))]
+            answered = [_list_pods_in(run, sink, collected, namespace, sel) for sel in selectors]
+            if answered and all(answered):
+                collected.namespaces.append(namespace)
+    finally:
+        sink.close()
+    if not collected.namespaces:
+        run.writer.remove(rel)
+        return
+    run.missing.pop(rel, None)
+    run.scoped[rel] = collected.namespaces
+    run.pods = collected.slim
+    if AGENT_NAMESPACE in collected.namespaces:
+        run.agent_pods, run.pods_listed = collected.agents, True
+    run.objects["pods"] = sink.count
+    run.warn(f"pods were listed only in {', '.join(collected.namespaces)}: components whose "
+             "pods run elsewhere are unknown")
+
+
+@dataclass
+class _PodsRead:
+    namespaces: list[str] = field(default_factory=list)
+    slim: list[Pod] = field(default_factory=list)
+    agents: list[kube.Pod] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+
+def _selector(workload: Workload) -> str:
+    labels = workload.spec.selector.match_labels
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _list_pods_in(run: _Run, sink: ListFile, read: _PodsRead, namespace: str,
+                  selector: str) -> bool:
+    """Add one namespace's pods (or one selector's) to the list; False when refused."""
+    params = {"labelSelector": selector} if selector else {}
+    try:
+        for body, page in run.api.list_pages(f"/api/v1/namespaces/{namespace}/pods", params,
+                                             PAGE_SIZE):
+            if not body:
+                continue
+            pods = msgspec.json.decode(body, type=PodPage).items
+            fresh = [(raw, pod) for raw, pod in zip(page.items, pods, strict=False)
+                     if f"{namespace}/{pod.metadata.name}" not in read.seen]
+            read.seen.update(f"{namespace}/{pod.metadata.name}" for _, pod in fresh)
+            items = ensure_typemeta([bytes(raw) for raw, _ in fresh], "v1", "Pod")
+            sink.add(map(redact_pod, items))
+            read.slim.extend(pod for _, pod in fresh if component_of(pod))
+            read.agents.extend(agent_pods_on_page(body, page))
+    except ApiFailure as exc:
+        where = f"{namespace} ({selector})" if selector else namespace
+        run.notes.append(f"pods not listed in {where}: {exc.code} {exc.message}")
+        return False
+    return True
 
 
 def _unknown_nodes(run: _Run, nodes: Sequence[str]) -> None:
@@ -462,11 +576,18 @@ def _fetch_log(run: _Run, target: LogTarget) -> None:
     try:
         text = run.api.get(path, params)
     except ApiFailure as exc:
+        run.lost(target.bundle_path, _call_reason("pods/log get", exc))
         if not _denied(run, exc, "read pod logs (pods/log get)", target.namespace,
                        "container logs were not collected"):
             _failed(run, exc, f"log {target.namespace}/{target.pod}/{target.container}")
         return
     run.saved(target.bundle_path, text)
+
+
+def _call_reason(permission: str, exc: ApiFailure) -> str:
+    if exc.code in (401, 403):
+        return f"{permission} forbidden ({exc.code})"
+    return f"{permission} failed ({exc.code or 'no answer'}: {exc.message[:200]})"
 
 
 def _failed(run: _Run, exc: ApiFailure, what: str) -> None:
@@ -492,6 +613,7 @@ def _exec_call(run: _Run, target: ExecTarget, argv: list[str]) -> ExecOutput | N
     try:
         return run.api.exec(target.namespace, target.pod, target.container, argv)
     except ApiFailure as exc:
+        run.lost(target.bundle_path, _call_reason("pods/exec create", exc))
         if not _denied(run, exc, "exec into pods (pods/exec create)", target.namespace,
                        _exec_impact(run, target.node)):
             _failed(run, exc, f"exec {' '.join(argv[:1] if len(argv) > 2 else argv)} in "
@@ -511,6 +633,9 @@ def _exec_many(run: _Run, targets: Sequence[ExecTarget]) -> list[ExecOutput | No
     argv = ["sh", "-c", batch.script([t.argv for t in targets], token)]
     result = _exec_call(run, targets[0], argv)
     if result is None:
+        reason = run.missing.get(targets[0].bundle_path, "pods/exec failed")
+        for target in targets[1:]:
+            run.lost(target.bundle_path, reason)
         return [None] * len(targets)
     framed = batch.unframe(result.stdout, result.stderr, token, len(targets))
     if not any(framed):
@@ -617,6 +742,7 @@ def _scrape(run: _Run, target: ScrapeTarget) -> None:
     try:
         body = run.api.get(path, retry_503=False)
     except ApiFailure as exc:
+        run.lost(target.bundle_path, _call_reason("pods/proxy get", exc))
         if not _denied(run, exc, "reach pod metrics (pods/proxy get)", target.namespace,
                        "exporter metrics were not scraped; metric-based checks will be unknown"):
             _failed(run, exc, f"scrape {target.namespace}/{target.pod}:{target.port}")
@@ -634,6 +760,8 @@ def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
         "collected_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "source": "live", "cluster_name": run.api.cluster_name, "api_server": run.api.server,
         "partial": partial, "warnings": run.warnings, "notes": run.notes,
+        "missing": [{"path": p, "reason": r} for p, r in sorted(run.missing.items())],
+        "scoped": [{"path": p, "namespaces": ns} for p, ns in sorted(run.scoped.items())],
         "collector": f"gpunode {__version__}", "nodes": list(nodes),
         "api_calls": run.api.stats.calls, "api_calls_by_kind": run.api.stats.kinds(),
         "agent_facts": sorted(run.agent_nodes),

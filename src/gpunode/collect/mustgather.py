@@ -175,7 +175,8 @@ def convert_must_gather(src: Path, out: Path) -> Path:
         writer.put("cluster/nodes.json", _as_list(nodes))
     _logs(root, pods, writer)
     _bug_reports(root, writer)
-    writer.manifest(root, rebuilt_nodes=bool(nodes))
+    namespaces = sorted({(p.get("metadata") or {}).get("namespace", "") for p in pods} - {""})
+    writer.manifest(root, rebuilt_nodes=bool(nodes), namespaces=namespaces)
     return out
 
 
@@ -193,7 +194,7 @@ class _Writer:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
 
-    def manifest(self, root: Path, *, rebuilt_nodes: bool) -> None:
+    def manifest(self, root: Path, *, rebuilt_nodes: bool, namespaces: list[str]) -> None:
         warnings = ["converted from GPU Operator must-gather output: events, pods outside "
                     "the operator namespace and node commands were not collected"]
         if rebuilt_nodes:
@@ -203,7 +204,8 @@ class _Writer:
             warnings.append("must-gather found no ClusterPolicy")
         manifest = {"format": "gpunode-bundle/v1", "source": "manual",
                     "origin": "gpu-operator-must-gather", "must_gather_dir": str(root),
-                    "partial": True, "warnings": warnings + self.warnings}
+                    "partial": True, "warnings": warnings + self.warnings,
+                    "scoped": [{"path": "cluster/pods.json", "namespaces": namespaces}]}
         self.put("manifest.json", json.dumps(manifest, indent=2).encode() + b"\n")
 
 

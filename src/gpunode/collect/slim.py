@@ -142,3 +142,36 @@ class PodPage(msgspec.Struct):
 
 class NodePage(msgspec.Struct):
     items: list[Node] = []
+
+
+class Selector(_S):
+    match_labels: dict[str, str] = {}
+
+
+class TemplateMeta(_S):
+    labels: dict[str, str] = {}
+
+
+class TemplateSpec(_S):
+    containers: tuple[Container, ...] = ()
+
+
+class Template(_S):
+    metadata: TemplateMeta = msgspec.field(default_factory=TemplateMeta)
+    spec: TemplateSpec = msgspec.field(default_factory=TemplateSpec)
+
+
+class WorkloadSpec(_S):
+    selector: Selector = msgspec.field(default_factory=Selector)
+    template: Template = msgspec.field(default_factory=Template)
+
+
+class Workload(_S):
+    """A DaemonSet or Deployment: where its pods live and how to select them."""
+
+    metadata: Meta = msgspec.field(default_factory=Meta)
+    spec: WorkloadSpec = msgspec.field(default_factory=WorkloadSpec)
+
+
+class WorkloadPage(msgspec.Struct):
+    items: list[Workload] = []

@@ -86,6 +86,10 @@ class BundleWriter:
     def write(self, rel: str, data: bytes) -> None:
         self.path(rel).write_bytes(data)
 
+    def remove(self, rel: str) -> None:
+        """Drop a file that turned out not to be an observation (a list that failed)."""
+        (self.root / rel).unlink(missing_ok=True)
+
     def open_list(self, rel: str) -> ListFile:
         return ListFile(self.path(rel))
 

@@ -1,0 +1,69 @@
+"""Text from collected data made safe to print on a terminal.
+
+Logs, events and object names come from clusters gpunode does not trust; an
+escape sequence in them could retitle the window, clear the screen or plant a
+hyperlink. Everything printed from collected data passes through here: escape
+sequences are removed and other control characters shown as ``\\xNN``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import TypeVar
+
+import msgspec
+
+from gpunode.model import Report
+
+#: CSI / OSC / DCS / other ESC sequences (7-bit and their 8-bit C1 forms), bounded and linear.
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]{0,64}[ -/]{0,16}[@-~]?"  # CSI … final byte
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]{0,4096}(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS…
+    r"|\x1b[ -/]{0,8}[0-~]?"  # two-byte ESC sequences (ESC c, ESC ( B …)
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+S = TypeVar("S")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without escape sequences; other control characters (not tab/newline) escaped."""
+    if text.isprintable():
+        return text
+    text = _ESCAPES.sub("", text)
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def safe_struct(value: S, kind: type[S]) -> S:
+    """A msgspec Struct (a report) with every string passed through ``strip_controls``.
+
+    JSON encoding turns C0 controls into ``\\u00XX`` escapes, so one pass over the
+    encoded text finds them all; the struct is rebuilt only when there was any.
+    """
+    data = msgspec.json.encode(value)
+    if not _JSON_CONTROL.search(data):
+        return value
+    return msgspec.convert(_clean(msgspec.to_builtins(value)), kind)
+
+
+_JSON_CONTROL = re.compile(rb"\\u00[01][0-9a-fA-F]|\x7f|\xc2[\x80-\x9f]")
+
+
+def _clean(obj: object) -> object:
+    if isinstance(obj, str):
+        return strip_controls(obj)
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, dict):
+        return {strip_controls(str(k)): _clean(v) for k, v in obj.items()}
+    return obj
+
+
+def warn_first(report: Report) -> None:
+    """What could not be seen, on stderr before the report: a verdict reads differently then."""
+    for warning in report.source.warnings:
+        print(f"warning: {strip_controls(warning)}", file=sys.stderr)
+    if not report.nodes:
+        print(f"warning: {strip_controls(report.source.location)}: no GPU node found "
+              "(no GPU node in cluster/nodes.json and no nodes/ directory)", file=sys.stderr)
