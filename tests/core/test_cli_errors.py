@@ -61,7 +61,8 @@ def test_a_refused_token_is_one_line_exit_3(server: RunningServer, tmp_path: Pat
     ("clusters: [\n", "invalid YAML"),
     ("just a string\n", "not a kubeconfig"),
     ("clusters: []\ncontexts: []\n", "No current context"),
-    ("clusters: [{name: a}]\ncontexts: [{name: c, context: {cluster: a}}]\ncurrent-context: c\n", "not a usable kubeconfig"),
+    ("clusters: [{name: a}]\ncontexts: [{name: c, context: {cluster: a}}]\ncurrent-context: c\n",
+     "not a usable kubeconfig"),
 ], ids=["empty", "not-yaml", "scalar", "no-context", "no-server"])
 def test_a_broken_kubeconfig_is_one_line_exit_2(tmp_path: Path, content: str, says: str) -> None:
     path = tmp_path / "kubeconfig"
