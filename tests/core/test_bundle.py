@@ -91,7 +91,13 @@ def test_missing_bundle_is_a_bundle_error(tmp_path: Path) -> None:
         load_bundle(tmp_path / "nope")
 
 
+def test_empty_folder_is_not_a_bundle(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match="not a gpunode bundle"):
+        _report(tmp_path)
+
+
 def test_empty_bundle_reports_no_nodes_and_everything_missing(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text('{"format": "gpunode-bundle/v1"}')
     report = _report(tmp_path)
     assert report.nodes == ()
     assert "cluster/pods.json" in report.source.missing
