@@ -39,10 +39,10 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
         ds = targeting[0]
         yield unknown(component, f"pods of {ds.metadata.namespace} were not listed",
                       Evidence("manifest.json scoped", f"no pod list for {ds.metadata.namespace}"))
-    elif not targeting and not (ctx.facts.pods_complete and ctx.facts.has("daemonsets")):
+    elif not targeting and not ctx.facts.pods_complete:
         if not entry.host_alternative:
-            yield unknown(component, "no pod found, but the pod or DaemonSet list is incomplete",
-                          Evidence("manifest.json", "cluster/pods.json or daemonsets.json partial"))
+            yield unknown(component, "no pod found, but pods were listed only in some namespaces",
+                          Evidence("manifest.json scoped", "cluster/pods.json is not cluster-wide"))
     elif targeting:
         ds = targeting[0]
         ev = Evidence(
