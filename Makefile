@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean accuracy
+.PHONY: demo test lint typecheck bench clean browser accuracy
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP): requirements-dev.txt pyproject.toml
 demo: $(STAMP)
 	$(BIN)/gpunode demo; code=$$?; test $$code -eq 0 -o $$code -eq 1
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
@@ -25,6 +25,13 @@ test: $(STAMP)
 # The field corpus (tests/field/cases): expected vs reported top root cause per case.
 accuracy: $(STAMP)
 	$(BIN)/python tests/field/scoreboard.py
+
+# The HTML report is rendered in headless Chromium by the tests: install Debian's package
+# when we can (root + apt-get); otherwise say loudly that those tests will be skipped.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1; } || true
+	@command -v chromium >/dev/null 2>&1 || echo "!!! chromium unavailable: HTML report tests will be SKIPPED (apt-get install -y chromium) !!!" >&2
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -117,3 +117,17 @@ def test_stack_option_puts_root_cause_first(fmt: str) -> None:
     assert proc.stdout.index("kernel_headers_missing") < proc.stdout.index(
         "fabric-manager  unknown" if fmt == "table" else "| 1 | fabric-manager"
     )
+
+
+def test_collect_refuses_a_format_word_after_dash_o(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [GPUNODE, "collect", "-o", "json", "--kubeconfig", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert proc.returncode == 2 and "-d json" in proc.stderr
+    assert not (tmp_path / "json").exists()
+    neither = gpunode("collect")
+    assert neither.returncode == 2 and "--output-dir" in neither.stderr

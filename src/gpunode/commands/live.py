@@ -17,29 +17,52 @@ def register(app: typer.Typer) -> None:
     app.command("serve-bundle")(serve_bundle)
 
 
+# Words that read as an output format after -o (kubectl's habit), not as a bundle path.
+_FORMAT_WORDS = frozenset({"json", "yaml", "table", "wide", "markdown", "html", "name"})
+
+
 def collect(
     nodes: Annotated[list[str] | None, typer.Argument(help="Fetch node extras only for these nodes.")] = None,
     *,
-    out: Annotated[Path, typer.Option("-o", "--out", help="Bundle to write: a new directory or a .tar.gz.")],
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="Bundle to write: a new directory or a .tar.gz.")
+    ] = None,
+    output_dir: Annotated[
+        Path | None, typer.Option("-d", "--output-dir", help="Bundle directory to write (same as -o DIR).")
+    ] = None,
     kubeconfig: Annotated[
         Path | None, typer.Option(help="kubeconfig (default: $KUBECONFIG, ~/.kube/config).")
     ] = None,
     context: Annotated[str | None, typer.Option(help="kubeconfig context.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar on stderr.")] = False,
-    concurrency: Annotated[
-        int, typer.Option(min=1, help="API calls in flight at once (lists, execs, scrapes, logs).")
-    ] = 32,
 ) -> None:
     """Read the live cluster (read-only) and write a bundle (format v1) for offline analysis."""
     from gpunode.collect import collect_bundle
 
-    result = collect_bundle(
-        out, kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet, concurrency=concurrency
-    )
+    target = _bundle_target(out, output_dir)
+    result = collect_bundle(target, kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     state = "partial bundle" if result.partial else "bundle"
     typer.echo(f"wrote {state} {result.path} ({result.api_calls} API calls, {result.seconds:.1f} s)")
+
+
+def _bundle_target(out: Path | None, output_dir: Path | None) -> Path:
+    """-o DIR|FILE.tar.gz or -d DIR; ``-o json`` (a format word, no such path) is refused, not
+    silently turned into a directory named json."""
+    from gpunode.errors import UsageError
+
+    if (out is None) == (output_dir is None):
+        raise UsageError("collect: give the bundle to write with -o DIR|FILE.tar.gz or -d/--output-dir DIR")
+    if output_dir is not None:
+        return output_dir
+    assert out is not None
+    if str(out) in _FORMAT_WORDS and not out.exists():
+        raise UsageError(
+            f"collect -o {out}: collect writes a bundle, not a report format; "
+            f"use -d {out} (or -o ./{out}) for a directory of that name"
+        )
+    return out
 
 
 def serve_bundle(

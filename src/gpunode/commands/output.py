@@ -34,6 +34,7 @@ class ReportFormat(StrEnum):
     json = "json"
     yaml = "yaml"
     markdown = "markdown"
+    html = "html"
 
 
 ReportFormatOpt = Annotated[

@@ -34,6 +34,7 @@ class Format(StrEnum):
     json = "json"
     markdown = "markdown"
     junit = "junit"
+    html = "html"
 
 
 def register(app: typer.Typer) -> None:
@@ -121,6 +122,7 @@ def validate_cmd(
         output_dir=output_dir,
         scrape_interval_s=scrape_interval,
         quiet=quiet,
+        with_diagnosis=output in (Format.table, Format.html) or output_dir is not None,
     )
     _run(request, output, fail_on)
 
@@ -134,7 +136,18 @@ def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
 
     threshold = Verdict(fail_on.value)
     result = validate(request)
-    REPORTERS[output.value](result.report, Console(soft_wrap=False, highlight=False), threshold)
+    console = Console(soft_wrap=False, highlight=False)
+    if output == Format.html:
+        from gpunode.report.html import render_html
+
+        assert result.diagnosis is not None
+        console.file.write(render_html(result.diagnosis, result.report))
+    elif output == Format.table:
+        from gpunode.validate.report.table import render
+
+        render(result.report, console, threshold, result.diagnosis)
+    else:
+        REPORTERS[output.value](result.report, console, threshold)
     if request.output_dir is not None:
         write_outputs(result, request.output_dir, threshold)
     raise typer.Exit(1 if result.report.fails_on(threshold) else 0)

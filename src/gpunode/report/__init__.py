@@ -7,7 +7,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from gpunode.model import Report
-from gpunode.report import jsonout, markdown, stack, table
+from gpunode.report import html, jsonout, markdown, stack, table
 from gpunode.report.options import RenderOptions
 
 Reporter = Callable[[Report, Console, RenderOptions], None]
@@ -18,6 +18,7 @@ DIAGNOSE_REPORTERS: dict[str, Reporter] = {
     "json": jsonout.render,
     "yaml": jsonout.render_yaml,
     "markdown": markdown.render_diagnosis,
+    "html": html.render,
 }
 
 STACK_REPORTERS: dict[str, Reporter] = {
@@ -26,6 +27,7 @@ STACK_REPORTERS: dict[str, Reporter] = {
     "json": jsonout.render,
     "yaml": jsonout.render_yaml,
     "markdown": markdown.render_stack,
+    "html": html.render,
 }
 
 __all__ = ["DIAGNOSE_REPORTERS", "STACK_REPORTERS", "RenderOptions", "Reporter"]

@@ -6,6 +6,7 @@ I/O lives here and in ``active``/``live``; the checks themselves stay pure.
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from pathlib import Path
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.errors import UsageError
 from gpunode.facts import ClusterFacts
+from gpunode.model import Report
 from gpunode.validate.active.session import ActiveOptions, run_active
 from gpunode.validate.context import LiveFacts, ValidationOptions
 from gpunode.validate.defaults import DEFAULT_SCRAPE_INTERVAL_S
@@ -39,6 +41,7 @@ class ValidateRequest:
     output_dir: Path | None = None
     scrape_interval_s: float = DEFAULT_SCRAPE_INTERVAL_S
     quiet: bool = False
+    with_diagnosis: bool = False
 
     def check(self) -> None:
         """Refuse impossible combinations with a one-line UsageError."""
@@ -57,19 +60,38 @@ class ValidateRequest:
 class ValidateResult:
     report: ValidationReport
     bundle: Path
+    diagnosis: Report | None = None
+
+
+def progress(request: ValidateRequest, message: str) -> None:
+    """One line on stderr per phase, so a long live run is never silent (not with --quiet)."""
+    if not request.quiet and request.bundle is None:
+        print(f"validate: {message}", file=sys.stderr, flush=True)
 
 
 def validate(request: ValidateRequest) -> ValidateResult:
     """Run the checks the request asks for; the bundle path names what they were made from."""
     request.check()
     with _bundle_source(request) as (bundle, collected_at):
+        progress(request, f"reading bundle {bundle}")
         facts = load_bundle(bundle)
+        if collected_at is not None:
+            progress(request, "live checks (API endpoints, two DCGM scrapes)")
         live = None if collected_at is None else live_facts_for(request, facts, collected_at)
         options = ValidationOptions(request.expect_gpus, request.rdma_rate_gbps, live)
+        if request.active:
+            progress(request, "active checks: running test pods")
         extra = run_active(facts, request.active, request.categories) if request.active else []
+        progress(request, f"judging {len(facts.nodes)} nodes")
         report = validate_facts(facts, read_node_observations, options, request.categories, extra)
+        diagnosis = None
+        if request.with_diagnosis:
+            from gpunode.diagnose import diagnose
+
+            progress(request, "diagnosing root causes")
+            diagnosis = diagnose(facts, read_node_observations)
         kept = _keep_bundle(bundle, request.output_dir, live is not None)
-    return ValidateResult(report, kept)
+    return ValidateResult(report, kept, diagnosis)
 
 
 @contextmanager
@@ -79,6 +101,8 @@ def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | Non
         yield request.bundle, None
         return
     from gpunode.collect.live import collect_bundle
+
+    progress(request, "collecting from the cluster (read-only)")
 
     if request.output_dir is not None:
         target = request.output_dir / BUNDLE_DIR
@@ -139,5 +163,11 @@ def write_outputs(result: ValidateResult, output_dir: Path, fail_on: Verdict) ->
         with path.open("w", encoding="utf-8") as handle:
             console = Console(file=handle, width=120, soft_wrap=False, highlight=False, color_system=None)
             reporter(result.report, console, fail_on)
+        written.append(path)
+    if result.diagnosis is not None:
+        from gpunode.report.html import render_html
+
+        path = output_dir / "report.html"
+        path.write_text(render_html(result.diagnosis, result.report), encoding="utf-8")
         written.append(path)
     return written

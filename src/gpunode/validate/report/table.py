@@ -8,12 +8,21 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from gpunode.model import Report
+from gpunode.report.style import paragraph
 from gpunode.validate.model import CategoryResult, CheckResult, ValidationReport, Verdict
+from gpunode.validate.report.groups import group_failures
 from gpunode.validate.report.style import CLUSTER_STYLE, VERDICT_MARK, VERDICT_STYLE, score_text
 
 
-def render(report: ValidationReport, console: Console, _fail_on: Verdict = Verdict.FAIL) -> None:
+def render(
+    report: ValidationReport,
+    console: Console,
+    _fail_on: Verdict = Verdict.FAIL,
+    diagnosis: Report | None = None,
+) -> None:
     console.print(_header(report))
+    _lead(report, diagnosis, console)
     console.print(_scores(report))
     for category in report.categories:
         console.print(_checks(category))
@@ -27,13 +36,27 @@ def render(report: ValidationReport, console: Console, _fail_on: Verdict = Verdi
 def _header(report: ValidationReport) -> Text:
     src = report.source
     when = f", collected {src.collected_at}" if src.collected_at else ""
+    counts = {v: sum(1 for c in report.checks() if c.verdict == v) for v in Verdict}
+    words = ((Verdict.FAIL, "fail"), (Verdict.WARN, "warn"), (Verdict.UNKNOWN, "unknown"))
+    tally = ", ".join(f"{counts[v]} {word}" for v, word in words if counts[v])
     return Text.assemble(
-        ("gpunode validate", "bold"),
-        f" — {report.cluster or 'cluster'} from {src.kind} {src.location}{when}\n",
         ("Verdict: ", "bold"),
         (report.verdict.label, CLUSTER_STYLE[report.verdict]),
+        f" ({tally})" if tally else "",
         "\n",
+        ("gpunode validate", "bold"),
+        f" — {report.cluster or 'cluster'} from {src.kind} {src.location}{when}\n",
     )
+
+
+def _lead(report: ValidationReport, diagnosis: Report | None, console: Console) -> None:
+    """The failing checks first, under the root cause they share."""
+    for group in group_failures(report, diagnosis):
+        console.print(Text(group.headline() + ":", style="bold"))
+        for check in group.checks:
+            lead = Text.assemble(_verdict(check.verdict), f"  {check.id}  ")
+            paragraph(console, check.summary, 2, "dim", lead=lead)
+        console.print()
 
 
 def _scores(report: ValidationReport) -> Table:
