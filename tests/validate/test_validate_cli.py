@@ -131,7 +131,9 @@ def test_output_dir_has_every_format_and_the_bundle(
     code, _, _ = cli(capsys, monkeypatch, "--from", str(falcon_healthy), "--output-dir", str(out_dir))
     assert code == 0
     names = {p.name for p in out_dir.iterdir()}
-    assert names == {"validate.txt", "validate.json", "validate.md", "validate.junit.xml", "bundle"}
+    formats = {"validate.txt", "validate.json", "validate.md", "validate.junit.xml", "report.html"}
+    assert names == {*formats, "bundle"}
+    assert 'id="validate"' in (out_dir / "report.html").read_text()
     assert json.loads((out_dir / "validate.json").read_text())["verdict"] == "ready"
     assert ET.parse(out_dir / "validate.junit.xml").getroot().tag == "testsuites"
     assert (out_dir / "bundle/manifest.json").read_bytes() == (falcon_healthy / "manifest.json").read_bytes()
