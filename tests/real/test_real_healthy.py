@@ -73,7 +73,7 @@ DISTRIBUTIONS = {
 CONTAINERD_KNOWN: dict[str, str] = {}
 
 
-def _place_containerd(placed: Placed, path: Path) -> None:
+def place_containerd(placed: Placed, path: Path) -> None:
     flavour = path.name.split("-")[0]
     target, kubelet, suffix = DISTRIBUTIONS.get(flavour, ("/etc/containerd/config.toml", "v1.31.4", ""))
     files = placed.node_dir() / "files"
@@ -90,7 +90,7 @@ def _place_containerd(placed: Placed, path: Path) -> None:
 @pytest.mark.parametrize("path", _cases("containerd", CONTAINERD_KNOWN))
 def test_containerd_config(path: Path, healthy: Path, tmp_path: Path) -> None:
     placed = new_bundle(healthy, tmp_path / "b")
-    _place_containerd(placed, path)
+    place_containerd(placed, path)
     assert_healthy(placed.report())
 
 
