@@ -45,12 +45,13 @@ class Placed:
     """A bundle holding one real file, ready to diagnose."""
 
     root: Path
+    node: str = NODE
 
     def node_dir(self) -> Path:
-        return self.root / "nodes" / NODE
+        return self.root / "nodes" / self.node
 
     def report(self) -> NodeReport:
-        return build_report(self.root, [NODE]).nodes[0]
+        return build_report(self.root, [self.node]).nodes[0]
 
 
 def fixture_files(kind: str) -> list[Path]:
@@ -58,9 +59,9 @@ def fixture_files(kind: str) -> list[Path]:
     return sorted(p for p in (REAL / kind).iterdir() if p.is_file())
 
 
-def new_bundle(healthy: Path, dest: Path) -> Placed:
-    shutil.copytree(healthy, dest)
-    return Placed(dest)
+def new_bundle(base: Path, dest: Path, node: str = NODE) -> Placed:
+    shutil.copytree(base, dest)
+    return Placed(dest, node)
 
 
 # ---------------------------------------------------------------- cluster-wide edits
@@ -103,7 +104,7 @@ def edit_node(placed: Placed, name: str, change: Any) -> None:
 
 
 def set_node_info(placed: Placed, **info: str) -> None:
-    edit_node(placed, NODE, lambda n: n["status"]["nodeInfo"].update(info))
+    edit_node(placed, placed.node, lambda n: n["status"]["nodeInfo"].update(info))
 
 
 # ---------------------------------------------------------------- the node's GPUs
@@ -115,7 +116,7 @@ def set_gpus(placed: Placed, gpus: GpuSet, *, keep_smi: bool = False, keep_dcgm:
     The simulator's nvidia-smi output describes its own H100s, so it goes unless the
     caller puts a real one in its place (``keep_smi``).
     """
-    edit_node(placed, NODE, lambda n: _relabel(n, gpus))
+    edit_node(placed, placed.node, lambda n: _relabel(n, gpus))
     cmd = placed.node_dir() / "cmd"
     if not keep_smi:
         for name in ("nvidia-smi-q.xml", "nvidia-smi.txt"):
@@ -314,14 +315,14 @@ def place_labels(placed: Placed, labels: dict[str, str]) -> None:
         if "kubernetes.io/hostname" in labels:  # the node's whole label set
             current.clear()
         current.update(labels)
-        current["kubernetes.io/hostname"] = NODE
+        current["kubernetes.io/hostname"] = placed.node
         for key in ("capacity", "allocatable"):
             node["status"][key] = {
                 k: v for k, v in node["status"][key].items() if not k.startswith("nvidia.com/")
             }
             node["status"][key].update(resources_of_labels(labels))
 
-    edit_node(placed, NODE, change)
+    edit_node(placed, placed.node, change)
     for name in ("cmd/nvidia-smi-q.xml", "cmd/nvidia-smi.txt", "metrics/dcgm-exporter.prom"):
         (placed.node_dir() / name).unlink(missing_ok=True)
 

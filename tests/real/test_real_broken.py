@@ -34,9 +34,36 @@ EXPECTED: dict[str, tuple[str, str]] = {
 }
 
 
+# A broken file comes with the rest of the cluster as that failure leaves it: a node whose
+# containerd lacks the NVIDIA runtime has its GPU pods stuck, as in the simulator's fault
+# scenario (broken node gpu-wk-02); everything else starts from the healthy cluster.
+BASES = {"containerd": ("fault-containerd-not-patched", "gpu-wk-02")}
+HEALTHY = ("falcon-ai", "gpu-wk-01")
+
+
 @pytest.fixture(scope="module")
-def healthy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_bundle(load_scenario("falcon-ai"), tmp_path_factory.mktemp("falcon") / "bundle")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    names = {HEALTHY[0], *(scenario for scenario, _node in BASES.values())}
+    return {n: build_bundle(load_scenario(n), tmp_path_factory.mktemp(n) / "bundle") for n in names}
+
+
+def _placed_at(placed: Placed, path: Path) -> str:
+    """The bundle path the file lands on, as evidence names it."""
+    kind = path.parent.name
+    rel = {"nvidia-smi": "cmd/nvidia-smi.txt", "dmesg": "cmd/dmesg.txt"}.get(
+        kind, "files/etc/containerd/config.toml"
+    )
+    return f"nodes/{placed.node}/{rel}"
+
+
+def _quotes_file(excerpt: str, text: str) -> bool:
+    """The excerpt is a line of the file, or lists exactly runtimes the file defines."""
+    if excerpt.strip() in text:
+        return True
+    listed = excerpt.removeprefix("runtimes: ").split(";")[0].split(", ")
+    return excerpt.startswith("runtimes: ") and all(
+        f".{name}]" in text or f"'{name}']" in text for name in listed
+    )
 
 
 def _place(placed: Placed, path: Path) -> None:
@@ -60,9 +87,15 @@ def _place(placed: Placed, path: Path) -> None:
     "path",
     [pytest.param(p, id=f"{p.parent.name}/{p.name}") for p in sorted(BROKEN.rglob("*")) if p.is_file()],
 )
-def test_broken_file_names_its_cause(path: Path, healthy: Path, tmp_path: Path) -> None:
-    placed = new_bundle(healthy, tmp_path / "b")
+def test_broken_file_names_its_cause(path: Path, bundles: dict[str, Path], tmp_path: Path) -> None:
+    scenario, node = BASES.get(path.parent.name, HEALTHY)
+    placed = new_bundle(bundles[scenario], tmp_path / "b", node)
     _place(placed, path)
     report = placed.report()
     causes = [(rc.component, rc.cause) for rc in report.root_causes]
     assert EXPECTED[path.name] in causes, causes
+    # the cause rests on the real file, not on whatever else the bundle holds
+    cause = next(rc for rc in report.root_causes if (rc.component, rc.cause) == EXPECTED[path.name])
+    where, text = _placed_at(placed, path), path.read_text()
+    quoted = [e.excerpt for e in cause.evidence if e.source.split(":")[0] == where]
+    assert any(_quotes_file(excerpt, text) for excerpt in quoted), (where, [e.source for e in cause.evidence])
