@@ -34,6 +34,7 @@ from gpunode.model import (
     Finding,
     Group,
     NodeReport,
+    NotGpuNode,
     PodRef,
     Report,
     RootCause,
@@ -355,11 +356,19 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
     cluster = diagnoser.cluster_report(cluster_j)
     cluster_problems = {c.component: c.status for c in cluster.components if c.status.is_problem}
     reports = []
-    for name in nodes or facts.gpu_nodes():
+    asked = nodes or facts.gpu_nodes()
+    skipped = tuple(NotGpuNode(n, facts.why_not_gpu_node(n)) for n in asked if not facts.is_gpu_node(n))
+    for name in (n for n in asked if n not in {s.name for s in skipped}):
         ctx = NodeContext(facts, name, read_observations(facts, name), kb)
         reports.append(diagnoser.node_report(ctx, judge_node(ctx, facts.catalog), cluster_problems))
     cluster = diagnoser.explain_aggregates(cluster, reports)
-    return Report(cluster=cluster, nodes=tuple(reports), groups=_groups(reports), source=_source(facts))
+    return Report(
+        cluster=cluster,
+        nodes=tuple(reports),
+        groups=_groups(reports),
+        source=_source(facts),
+        not_gpu_nodes=skipped,
+    )
 
 
 def _groups(nodes: Sequence[NodeReport]) -> tuple[Group, ...]:

@@ -29,13 +29,8 @@ from gpunode.bundle.kube import (
 )
 from gpunode.bundle.source import BundleSource
 from gpunode.catalog import Catalog, Recogniser, load_catalog
+from gpunode.gpus import gpu_evidence, gpu_folder_files, gpu_node_absent_evidence
 
-GPU_NODE_LABELS = (
-    "nvidia.com/gpu.present",
-    "feature.node.kubernetes.io/pci-10de.present",
-    "feature.node.kubernetes.io/pci-0302_10de.present",
-    "feature.node.kubernetes.io/pci-0300_10de.present",
-)
 GPU_RESOURCE = "nvidia.com/gpu"
 MAX_LOG_BYTES = 4 * 1024 * 1024  # per log file; 10,000+ lines of a crashed container
 
@@ -114,6 +109,7 @@ class ClusterFacts:
     missing: tuple[str, ...]
     log_index: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     node_dirs: frozenset[str] = frozenset()
+    node_gpu_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @cached_property
     def workloads_by_node(self) -> dict[str, list[Pod]]:
@@ -159,7 +155,7 @@ class ClusterFacts:
             version=version,
             missing=missing,
             log_index=_index_logs(source),
-            node_dirs=frozenset(_node_dirs(source)),
+            **_index_node_dirs(source),
         )
 
     def has(self, resource: str) -> bool:
@@ -185,23 +181,28 @@ class ClusterFacts:
         return self.events_by_object.get((kind, namespace, name), [])
 
     def gpu_nodes(self) -> list[str]:
-        """Nodes that have, or should have, GPUs: labels, capacity, stack pods or node data."""
+        """Nodes with GPU evidence (docs/design.md): capacity, NFD/GFD/operator labels, a
+        GPU-stack pod, or GPU facts in the node folder. A folder alone is not evidence."""
         return sorted(n for n in self.nodes if self.is_gpu_node(n)) + sorted(
-            d for d in self.node_dirs if d not in self.nodes
+            d for d in self.node_dirs if d not in self.nodes and self.node_gpu_files.get(d)
         )
 
     def is_gpu_node(self, name: str) -> bool:
+        return bool(self.gpu_evidence(name))
+
+    def gpu_evidence(self, name: str) -> list[str]:
+        """What says this node has (or should have) GPUs; empty when nothing does."""
         node = self.nodes.get(name)
-        if node is None:
-            return name in self.node_dirs
-        labels = node.metadata.labels
-        if any(labels.get(k) == "true" for k in GPU_NODE_LABELS):
-            return True
-        if _quantity(node.status.capacity.get(GPU_RESOURCE)) > 0:
-            return True
-        stack = self.pods_by_node.get(name, {})
-        gpu_stack = ("driver", "container-toolkit", "device-plugin", "dcgm-exporter", "gfd")
-        return any(c in stack for c in gpu_stack) or name in self.node_dirs
+        return gpu_evidence(
+            node.metadata.labels if node else {},
+            {**node.status.capacity, **node.status.allocatable} if node else {},
+            sorted(self.pods_by_node.get(name, {})),
+            self.node_gpu_files.get(name, ()),
+        )
+
+    def why_not_gpu_node(self, name: str) -> str:
+        """The evidence that is absent, said plainly (for ``diagnose <node>`` of a non-GPU node)."""
+        return gpu_node_absent_evidence(name in self.node_dirs)
 
 
 def _quantity(value: str | None) -> int:
@@ -280,8 +281,21 @@ def _index_logs(source: BundleSource) -> dict[tuple[str, str], list[str]]:
     return dict(out)
 
 
-def _node_dirs(source: BundleSource) -> set[str]:
-    return {rel.split("/")[1] for rel in source.list("nodes") if rel.count("/") >= 3}
+def _index_node_dirs(source: BundleSource) -> dict[str, Any]:
+    """Node folders, and per folder the files in it that are GPU facts (one pass)."""
+    dirs: set[str] = set()
+    gpu_files: dict[str, list[str]] = defaultdict(list)
+    for rel in source.list("nodes"):
+        if rel.count("/") < 3:
+            continue
+        name, _, inner = rel.split("/", 1)[1].partition("/")
+        dirs.add(name)
+        if inner in gpu_folder_files():
+            gpu_files[name].append(inner)
+    return {
+        "node_dirs": frozenset(dirs),
+        "node_gpu_files": {k: tuple(sorted(v)) for k, v in gpu_files.items()},
+    }
 
 
 @dataclass(frozen=True)

@@ -153,6 +153,13 @@ class SourceInfo(msgspec.Struct, frozen=True):
     path: str | None = None
 
 
+class NotGpuNode(msgspec.Struct, frozen=True):
+    """A node asked for by name that has no GPU evidence: it is not diagnosed."""
+
+    name: str
+    reason: str
+
+
 class Report(msgspec.Struct, frozen=True, kw_only=True):
     """The report JSON v1 (docs/report-format.md); fields are only ever added."""
 
@@ -163,6 +170,7 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     cluster: ClusterReport
     nodes: tuple[NodeReport, ...]
     groups: tuple[Group, ...]
+    not_gpu_nodes: tuple[NotGpuNode, ...] = ()
 
     @property
     def has_failures(self) -> bool:

@@ -14,6 +14,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding, Status
 
 RESTART_WARNING = 5
+CONTROL_PLANE_TAINTS = frozenset({"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"})
 _PULL_REASONS = {"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull"}
 _CREATE_REASONS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
 
@@ -55,6 +56,9 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
         )
     elif (blocked := ctx.untolerated_taint(component)) is not None:
         ds, taint = blocked
+        if taint.key in CONTROL_PLANE_TAINTS:  # usual on control planes: not scheduled there by design
+            yield not_deployed(component, f"{ds.metadata.name} does not tolerate {taint.key} (control plane)")
+            return
         ev = Evidence(
             f"node/{ctx.name} spec.taints",
             f"{taint.key}={taint.value}:{taint.effect} not tolerated by daemonset "

@@ -25,6 +25,7 @@ from gpunode.collect.targets import (
     PRIVILEGED_COMMANDS,
     VALIDATIONS_DIR,
 )
+from gpunode.gpus import gpu_evidence
 
 LOG_TAIL_LINES = 500
 LOG_LIMIT_BYTES = 256 * 1024
@@ -99,14 +100,16 @@ def by_node(stack: Iterable[StackPod]) -> dict[str, dict[str, list[Pod]]]:
 
 
 def gpu_nodes(nodes: Iterable[Node], stack_by_node: dict[str, dict[str, list[Pod]]]) -> list[str]:
-    """Nodes labelled or sized as GPU nodes, or running a driver/device plugin."""
+    """Nodes with GPU evidence (gpus.gpu_evidence): resources, labels or GPU-stack pods."""
     names = set()
     for node in nodes:
-        labels, capacity = node.metadata.labels, node.status.capacity
-        if labels.get("nvidia.com/gpu.present") == "true" or "nvidia.com/gpu" in capacity:
+        status = node.status
+        components = stack_by_node.get(node.metadata.name, {})
+        resources = {**status.capacity, **status.allocatable}
+        if gpu_evidence(node.metadata.labels, resources, components, ()):
             names.add(node.metadata.name)
     for name, components in stack_by_node.items():
-        if "driver" in components or "device-plugin" in components:
+        if gpu_evidence({}, {}, components, ()):
             names.add(name)
     return sorted(names)
 

@@ -22,6 +22,7 @@ def render_stack(report: Report, console: Console, options: RenderOptions = DEFA
 
 def _stack_lines(report: Report) -> list[str]:
     lines = [f"# GPU stack — {report.cluster.name or 'cluster'}", ""]
+    lines += [f"**{n.name}**: not a GPU node — {n.reason}" for n in report.not_gpu_nodes]
     for node in report.nodes:
         lines += [f"## {node.name} ({node.status.value})", "", *_component_table(node.components), ""]
     return lines
@@ -30,6 +31,7 @@ def _stack_lines(report: Report) -> list[str]:
 def diagnosis_lines(report: Report, options: RenderOptions = DEFAULT) -> list[str]:
     context = f" (context {report.source.context})" if report.source.context else ""
     lines = [f"# gpunode diagnosis — {report.cluster.name or 'cluster'}{context}", ""]
+    lines += [f"**{n.name}**: not a GPU node — {n.reason}" for n in report.not_gpu_nodes]
     rows = fleet.rows(report, expand=options.expand)
     lines += ["## Fleet summary", "", "| node | component | cause | since | blocked |"]
     lines.append("| --- | --- | --- | --- | --- |")

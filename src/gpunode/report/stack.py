@@ -20,6 +20,10 @@ FULL_PICTURES_MAX = 3
 
 
 def render_stack(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
+    from gpunode.report.table import not_gpu_line
+
+    for skipped in report.not_gpu_nodes:
+        console.print(not_gpu_line(skipped), soft_wrap=True)
     if report.cluster.components:
         console.print(Text("cluster", style="bold"))
         _details(report.cluster.components, console)

@@ -12,7 +12,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from gpunode.model import ComponentReport, NodeReport, Report, RootCause
+from gpunode.model import ComponentReport, NodeReport, NotGpuNode, Report, RootCause
 from gpunode.report import fleet
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label, paragraph, table_box
@@ -24,7 +24,10 @@ _NAMES_SHOWN = 8
 def render_diagnosis(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
     console.print(header(report, "diagnose"))
     fleet_rows = fleet.rows(report, expand=options.expand)
-    console.print(_verdict(report, fleet_rows))
+    for skipped in report.not_gpu_nodes:
+        console.print(not_gpu_line(skipped), soft_wrap=True)
+    if not report.not_gpu_nodes or report.nodes:
+        console.print(_verdict(report, fleet_rows))
     if fleet_rows:
         console.print(_fleet_table(fleet_rows, console))
     for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
@@ -37,6 +40,11 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
 
         console.print()
         render_stack(report, console, options)
+
+
+def not_gpu_line(node: NotGpuNode) -> Text:
+    """A node asked for by name that is not a GPU node, and the evidence that is absent."""
+    return Text.assemble((f"{node.name}: not a GPU node", "bold"), f" — {node.reason}")
 
 
 def header(report: Report, command: str) -> Text:
