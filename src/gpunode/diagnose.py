@@ -22,7 +22,7 @@ from gpunode.catalog import Catalog, topological_order
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import display_state, ready_ratio
-from gpunode.checks.signatures import signature_findings
+from gpunode.checks.signatures import signature_findings, traced_findings
 from gpunode.checks.versions import component_version, image_tag
 from gpunode.facts import ClusterFacts, NodeObservations
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
@@ -95,7 +95,21 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
             judgement.findings.extend(chk.fn(ctx, comp.id))
         judgement.findings.extend(signature_findings(ctx, comp.id))
         out[comp.id] = judgement
-    return out
+    return _trace_down(ctx, out)
+
+
+def _trace_down(ctx: NodeContext, judged: dict[str, Judgement]) -> dict[str, Judgement]:
+    """Symptoms name the layer below: causes read in failing components' pods (``seen_in``)."""
+    failing = [cid for cid, j in judged.items() if j.status.is_problem]
+    traced: dict[str, list[Finding]] = defaultdict(list)
+    for finding in traced_findings(ctx, failing):
+        # Never down to a layer the platform does not have (GKE mounts the driver itself).
+        if finding.component in judged and finding.component not in ctx.platform.not_used:
+            traced[finding.component].append(finding)
+    for cid, found in traced.items():
+        old = judged[cid]
+        judged[cid] = Judgement(cid, [*old.findings, *found], old.unobserved)
+    return judged
 
 
 def judge_cluster(facts: ClusterFacts) -> dict[str, Judgement]:

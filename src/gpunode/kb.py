@@ -39,7 +39,11 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     node's conditions, ``text`` only for ``gpunode explain``. ``own`` limits an
     ``event`` match to events about the component's own pods (a scheduling
     message about one pod says nothing about its neighbours); generic ("*")
-    causes always match only their own pods.
+    causes always match only their own pods. ``seen_in`` traces a symptom down
+    the stack: a ``log`` or ``waiting`` match of a lower component's cause is
+    also read in the pods of these (higher) components ("*": every stack
+    component), but only where that component is itself failing, so a line in
+    a healthy pod never accuses the layer below.
     """
 
     source: MatchSource
@@ -48,6 +52,7 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reasons: tuple[str, ...] = ()
     name: str | None = None
     own: bool = False
+    seen_in: tuple[str, ...] = ()
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -115,6 +120,11 @@ class KnowledgeBase:
         return self._matcher_index.get((component, source), [])
 
     @cached_property
+    def traced(self) -> list[tuple[Cause, Match]]:
+        """Signatures that are also read in other (failing) components' pods."""
+        return [(c, m) for c in self.causes for m in c.match if m.seen_in]
+
+    @cached_property
     def _matcher_index(self) -> dict[tuple[str, str], list[tuple[Cause, Match]]]:
         index: dict[tuple[str, str], list[tuple[Cause, Match]]] = {}
         for cause in self.causes:
@@ -140,6 +150,8 @@ def validate(causes: Sequence[Cause], origin: str) -> None:
             re.compile(m.pattern)
             if m.source in ("node_cmd", "node_file") and not m.name:
                 raise ValueError(f"{where}: {m.source} matches need a name")
+            if m.seen_in and (m.source not in ("log", "waiting") or not set(m.seen_in) <= known):
+                raise ValueError(f"{where}: seen_in needs a log or waiting match and known components")
         for step in cause.next_steps:
             _template_fields(step)
 

@@ -312,7 +312,11 @@ def _crash_state(world: World, key: str, ctr: Ctr, ev: PodStateEv) -> None:
     oom = ev.state == "OOMKilled"
     code = ev.exit_code if ev.exit_code is not None else (137 if oom else 1)
     restarts = max(1, ev.restarts or 5)
-    _crash(world, key, ctr, restarts=restarts, exit_code=code, reason="OOMKilled" if oom else "Error")
+    reason = "OOMKilled" if oom else ("StartError" if ev.message and code == 128 else "Error")
+    _crash(world, key, ctr, restarts=restarts, exit_code=code, reason=reason)
+    if ev.message:
+        # describe's "Last State: Terminated ... Message:" (a runtime StartError, an OOM note)
+        _set(world, key, ctr, lambda c: replace(c, last_message=ev.message.strip()))
     _blocks_rest(world, key, ctr)
 
 

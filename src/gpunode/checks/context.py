@@ -28,6 +28,7 @@ from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
 from gpunode.parse.prom import Sample, parse_prometheus_text, split_families
+from gpunode.platforms import GENERIC, Platform, detect
 from gpunode.probe import ProbeResult, load_probe_json
 from gpunode.runtimes import RuntimeSetup, from_containerd, from_crio, from_docker, runtime_kind
 
@@ -91,6 +92,17 @@ class NodeContext:
                 if taint.effect in _BLOCKING and not _tolerated(taint, ds.spec.template.spec.tolerations):
                     return ds, taint
         return None
+
+    @cached_property
+    def platform(self) -> Platform:
+        """The node's platform profile (GKE, EKS, OpenShift, K3s, ...; generic when none)."""
+        node = self.node
+        if node is None:
+            return GENERIC
+        info = node.status.node_info
+        return detect(
+            node.metadata.labels, info.kubelet_version, info.os_image, info.container_runtime_version
+        )
 
     @cached_property
     def operator_namespace(self) -> str:

@@ -67,6 +67,9 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield problem(
             component, "taint_not_tolerated", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
         )
+    elif component in ctx.platform.provides:
+        title = ctx.platform.title
+        yield unknown(component, f"installed by the platform ({title}), not by a pod gpunode knows")
     elif entry.host_alternative:
         return  # judged from host evidence by the component's own checks
     elif entry.required:

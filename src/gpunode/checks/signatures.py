@@ -8,7 +8,9 @@ line in an unrelated container from naming a root cause.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+
+import msgspec
 
 from gpunode.bundle.kube import ContainerState, Event, Pod
 from gpunode.checks.context import NodeContext
@@ -32,6 +34,23 @@ def signature_findings(ctx: NodeContext, component: str) -> list[Finding]:
 
 Matchers = list[tuple[Cause, Match]]
 Scanner = Callable[[NodeContext, str, Matchers], Iterable[Finding]]
+
+
+def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Finding]:
+    """Lower components' causes read in the pods of failing components (``seen_in``).
+
+    A container that cannot load NVML or sees no GPU is a symptom: the line names the
+    layer below. Only pods of components already failing are read; the finding is
+    the lower component's and proves a problem on its own."""
+    for cause, m in ctx.kb.traced:
+        if cause.component in failing:
+            continue
+        sources = [c for c in failing if c != cause.component and ("*" in m.seen_in or c in m.seen_in)]
+        for seen in sources:
+            scan = _logs if m.source == "log" else _waiting
+            for finding in scan(ctx, seen, [(cause, m)]):
+                ctx_vals = {**finding.context, "standalone": "true", "seen_in": seen}
+                yield msgspec.structs.replace(finding, component=cause.component, context=ctx_vals)
 
 
 def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:

@@ -33,6 +33,7 @@ class Ctr:
     message: str = ""
     last_exit_code: int = 1
     last_reason: str = "Error"
+    last_message: str = ""
     last_started_at: datetime | None = None
     last_finished_at: datetime | None = None
     init: bool = False
@@ -133,7 +134,10 @@ def _last_state(c: Ctr, pod_key: str, runtime: str) -> Obj:
         return {}
     cid = ids.container_id(f"{pod_key}/{c.name}/{c.restarts - 1}", runtime)
     start = c.last_started_at or c.started_at
-    return {"terminated": _terminated(c.last_exit_code, c.last_reason, cid, start, c.last_finished_at)}
+    last = _terminated(c.last_exit_code, c.last_reason, cid, start, c.last_finished_at)
+    if c.last_message:
+        last["message"] = c.last_message  # e.g. the runtime's StartError text
+    return {"terminated": dict(sorted(last.items()))}
 
 
 def _terminated(code: int, reason: str, cid: str, started: datetime | None, finished: datetime | None) -> Obj:

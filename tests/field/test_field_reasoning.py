@@ -1,0 +1,66 @@
+"""Reasoning on field-shaped bundles: symptoms traced down the stack, platforms that
+bring their own parts, Pending DaemonSet pods placed on their node."""
+
+from __future__ import annotations
+
+import msgspec
+from case import CASES_DIR, Case, load_case
+from scoreboard import diagnose_case, top_root_cause
+
+
+def _top(case: Case) -> tuple[str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
+def test_no_nvml_in_an_operand_is_traced_down_to_the_runtime_integration() -> None:
+    case = load_case(CASES_DIR / "dcgm-exporter-612-nvml-library-not-found.yaml")
+    assert _top(case) == ("container-toolkit", "nvidia_not_default_runtime")
+
+
+def test_on_gke_the_symptom_is_not_traced_to_a_toolkit_the_platform_does_not_use() -> None:
+    case = load_case(CASES_DIR / "gpu-monitoring-tools-96-gke-exporter-nvml.yaml")
+    assert _top(case) == ("dcgm-exporter", "dcgm_exporter_driver_not_ready")
+
+
+def test_same_line_in_a_running_exporter_accuses_nobody() -> None:
+    case = load_case(CASES_DIR / "dcgm-exporter-612-nvml-library-not-found.yaml")
+    quiet = msgspec.structs.replace(
+        case,
+        evidence=tuple(e for e in case.evidence if type(e).__name__ != "PodStateEv"),
+        expect=msgspec.convert({"healthy": True}, type(case.expect)),
+    )
+    assert _top(quiet) is None
+
+
+def _pending(message: str) -> Case:
+    raw = {
+        "id": "x-pending",
+        "source": "https://example.org/x",
+        "title": "t",
+        "platform": "generic",
+        "evidence": [
+            {"kind": "pod-state", "component": "dcgm-exporter", "state": "Pending", "message": message},
+            {"kind": "event", "component": "dcgm-exporter", "reason": "FailedScheduling", "message": message},
+        ],
+        "expect": {"healthy": True},
+    }
+    return msgspec.convert(raw, Case)
+
+
+def test_pending_daemonset_pod_is_judged_on_its_node_from_its_scheduling_event() -> None:
+    memory = (
+        "0/5 nodes are available: 1 Insufficient memory, 4 node(s) didn't match Pod's node affinity/selector."
+    )
+    assert _top(_pending(memory)) == ("dcgm-exporter", "scheduling_insufficient_resources")
+    taint = (
+        "0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: ml}, "
+        "4 node(s) didn't match Pod's node affinity/selector."
+    )
+    assert _top(_pending(taint)) == ("dcgm-exporter", "taint_not_tolerated")
+
+
+def test_pending_pod_without_an_event_says_to_read_its_events() -> None:
+    case = _pending("")
+    case = msgspec.structs.replace(case, evidence=case.evidence[:1])
+    assert _top(case) == ("dcgm-exporter", "pod_pending")
