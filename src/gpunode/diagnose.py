@@ -103,13 +103,28 @@ def _trace_down(ctx: NodeContext, judged: dict[str, Judgement]) -> dict[str, Jud
     failing = [cid for cid, j in judged.items() if j.status.is_problem]
     traced: dict[str, list[Finding]] = defaultdict(list)
     for finding in traced_findings(ctx, failing):
-        # Never down to a layer the platform does not have (GKE mounts the driver itself).
-        if finding.component in judged and finding.component not in ctx.platform.not_used:
+        target = finding.component
+        # Never down to a layer the platform does not have (GKE mounts the driver itself),
+        # nor past a failure below the target, which already explains the symptom.
+        below = _dependencies(ctx.facts.catalog, target)
+        if target in judged and target not in ctx.platform.not_used and not below & set(failing):
             traced[finding.component].append(finding)
     for cid, found in traced.items():
         old = judged[cid]
         judged[cid] = Judgement(cid, [*old.findings, *found], old.unobserved)
     return judged
+
+
+def _dependencies(catalog: Catalog, component: str) -> set[str]:
+    """Every component ``component`` depends on, transitively."""
+    out: set[str] = set()
+    todo = list(catalog.get(component).depends_on)
+    while todo:
+        dep = todo.pop()
+        if dep not in out:
+            out.add(dep)
+            todo.extend(catalog.get(dep).depends_on)
+    return out
 
 
 def judge_cluster(facts: ClusterFacts) -> dict[str, Judgement]:

@@ -47,10 +47,27 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
             continue
         sources = [c for c in failing if c != cause.component and ("*" in m.seen_in or c in m.seen_in)]
         for seen in sources:
+            if _own_spec_at_fault(ctx, seen):
+                continue
             scan = _logs if m.source == "log" else _waiting
             for finding in scan(ctx, seen, [(cause, m)]):
                 ctx_vals = {**finding.context, "standalone": "true", "seen_in": seen}
                 yield msgspec.structs.replace(finding, component=cause.component, context=ctx_vals)
+
+
+def _own_spec_at_fault(ctx: NodeContext, component: str) -> bool:
+    """The component's pod asks for no runtime class while running neighbours that ask
+    for one work: the layer below serves pods that request it, so this pod's spec is
+    the fault, not the layer below."""
+    pods = ctx.stack_pods(component)
+    if not pods or any(sp.pod.spec.runtime_class_name for sp in pods):
+        return False
+    return any(
+        sp.pod.spec.runtime_class_name and sp.pod.status.phase == "Running"
+        for comp, others in ctx.facts.pods_by_node.get(ctx.name, {}).items()
+        if comp != component
+        for sp in others
+    )
 
 
 def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
