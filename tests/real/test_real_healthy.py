@@ -6,6 +6,7 @@ the node must get no root cause and no failed or degraded component.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -145,4 +146,47 @@ def test_node_labels(path: Path, healthy: Path, tmp_path: Path) -> None:
     if driver:
         set_driver_version(placed, driver)
     place_labels(placed, labels)
+    assert_healthy(placed.report())
+
+
+# ---------------------------------------------------------------- kernel log and loaded driver
+
+_NVRM_LOADED = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module(?: for \w+)?\s+(\d+(?:\.\d+)+)")
+_NVRM_VERSION = re.compile(r"NVRM version: NVIDIA UNIX .*?Kernel Module(?: for \w+)?\s+(\d+(?:\.\d+)+)")
+
+
+@pytest.mark.parametrize("path", _cases("dmesg", {}))
+def test_kernel_log(path: Path, healthy: Path, tmp_path: Path) -> None:
+    placed = new_bundle(healthy, tmp_path / "b")
+    text = path.read_text()
+    loaded = _NVRM_LOADED.search(text)
+    assert loaded, "no driver load line"
+    set_driver_version(placed, loaded.group(1))
+    (placed.node_dir() / "cmd" / "dmesg.txt").write_text(text)
+    assert_healthy(placed.report())
+
+
+@pytest.mark.parametrize("path", _cases("proc-driver-version", {}))
+def test_proc_driver_version(path: Path, healthy: Path, tmp_path: Path) -> None:
+    placed = new_bundle(healthy, tmp_path / "b")
+    text = path.read_text()
+    version = _NVRM_VERSION.search(text)
+    assert version, "no NVRM version line"
+    set_driver_version(placed, version.group(1))
+    (placed.node_dir() / "files" / "proc" / "driver" / "nvidia" / "version").write_text(text)
+    assert_healthy(placed.report())
+
+
+# ---------------------------------------------------------------- Docker as the node's runtime
+
+
+@pytest.mark.parametrize("path", _cases("docker", {}))
+def test_docker_daemon_json(path: Path, healthy: Path, tmp_path: Path) -> None:
+    placed = new_bundle(healthy, tmp_path / "b")
+    files = placed.node_dir() / "files"
+    shutil.rmtree(files / "etc" / "containerd")
+    dest = files / "etc" / "docker" / "daemon.json"
+    dest.parent.mkdir(parents=True)
+    dest.write_text(path.read_text())
+    set_node_info(placed, containerRuntimeVersion="docker://24.0.7")
     assert_healthy(placed.report())
