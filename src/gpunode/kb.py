@@ -227,12 +227,65 @@ class TextHit:
 
 def scan_lines(lines: Iterable[str], matchers: Sequence[tuple[Cause, Match]]) -> list[TextHit]:
     """First matching line per cause, in one pass over the text."""
+    return _first_hits(enumerate(lines, start=1), matchers)
+
+
+def _first_hits(numbered: Iterable[tuple[int, str]],
+                matchers: Sequence[tuple[Cause, Match]]) -> list[TextHit]:
     hits: dict[str, TextHit] = {}
     pending = list(matchers)
-    for line_no, line in enumerate(lines, start=1):
+    wanted = len({c.code for c, _ in pending})
+    for line_no, line in numbered:
         for cause, m in pending:
             if cause.code not in hits and m.regex.search(line):
                 hits[cause.code] = TextHit(cause, line_no, line.strip())
-        if len(hits) == len({c.code for c, _ in pending}):
+        if len(hits) == wanted:
             break
     return list(hits.values())
+
+
+def scan_split_lines(lines: Sequence[str], matchers: Sequence[tuple[Cause, Match]],
+                     *, reverse: bool = False) -> list[TextHit]:
+    """``scan_lines`` over lines that hold no line break (``str.splitlines`` output),
+    optionally last line first; the same hits, found with one regex pass.
+
+    All the signatures are compiled into one alternation (``combined``) that is
+    searched across the whole text; only lines where it matches are tried
+    signature by signature, in the order ``scan_lines`` would visit them.
+    Each search restarts at the line after a match, so a match running across
+    a line break cannot hide a later line: no line that some signature matches
+    is ever skipped. ``line_no`` counts in visiting order, as in ``scan_lines``.
+    """
+    if not lines or not matchers:
+        return []
+    candidates = candidate_lines("\n".join(lines), combined(tuple(m.pattern for _, m in matchers)))
+    if reverse:
+        count = len(lines)
+        numbered = ((count - i, lines[i]) for i in reversed(candidates))
+    else:
+        numbered = ((i + 1, lines[i]) for i in candidates)
+    return _first_hits(numbered, matchers)
+
+
+@cache
+def combined(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex matching wherever any of ``patterns`` matches (``^``/``$`` per line)."""
+    return re.compile("|".join(f"(?:{p})" for p in dict.fromkeys(patterns)), re.MULTILINE)
+
+
+def candidate_lines(text: str, regex: re.Pattern[str]) -> list[int]:
+    """Indexes of the ``\\n``-separated lines of ``text`` where ``regex`` finds a match start."""
+    found: list[int] = []
+    pos, line = 0, 0
+    search = regex.search
+    while True:
+        match = search(text, pos)
+        if match is None:
+            return found
+        start = match.start()
+        line += text.count("\n", pos, start)
+        found.append(line)
+        end = text.find("\n", start)
+        if end < 0:
+            return found
+        pos, line = end + 1, line + 1

@@ -7,6 +7,7 @@ needs are never decompressed twice.
 
 from __future__ import annotations
 
+import os
 import tarfile
 import zlib
 from collections.abc import Iterator
@@ -54,7 +55,23 @@ class DirSource:
         base = self.root / prefix
         if not base.is_dir():
             return []
-        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
+        found: list[str] = []
+        _walk(str(base), prefix.strip("/"), found)
+        return sorted(found)
+
+
+def _walk(directory: str, rel: str, found: list[str]) -> None:
+    """Files under ``directory`` by relative path, one ``os.scandir`` per folder (no glob).
+
+    As ``Path.rglob``: linked files count, linked folders are not entered.
+    """
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            name = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                _walk(entry.path, name, found)
+            elif entry.is_file():
+                found.append(name)
 
 
 class TarSource:

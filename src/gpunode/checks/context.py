@@ -296,7 +296,28 @@ class NodeContext:
 
 
 def _containerd(files: dict[str, str], path: str, major: int | None) -> ContainerdConfig:
-    return parse_containerd_config(files, path, major)
+    """Parsed once per distinct set of files and containerd version: a fleet's nodes
+    mostly share one or two configs."""
+    key = (path, major, tuple(sorted(files.items())))
+    known = _CONTAINERD_SEEN.get(key)
+    if known is None:
+        try:
+            known = parse_containerd_config(files, path, major)
+        except ParseError as exc:
+            known = exc
+        if len(_CONTAINERD_SEEN) >= _CONTAINERD_SEEN_MAX:
+            _CONTAINERD_SEEN.clear()
+        _CONTAINERD_SEEN[key] = known
+    if isinstance(known, ParseError):
+        raise ParseError(str(known))
+    return known
+
+
+#: Parsed containerd configs by (path, containerd major version, files); bounded so odd
+#: fleets cannot grow it.
+_CONTAINERD_SEEN: dict[tuple[str, int | None, tuple[tuple[str, str], ...]],
+                       ContainerdConfig | ParseError] = {}
+_CONTAINERD_SEEN_MAX = 64
 
 
 def _int(value: str | None) -> int | None:

@@ -14,7 +14,7 @@ import msgspec
 
 from gpunode.bundle.kube import ContainerState, Event, Pod
 from gpunode.checks.context import NodeContext
-from gpunode.kb import Cause, Match, MatchSource, TextHit, scan_lines
+from gpunode.kb import Cause, Match, MatchSource, TextHit, scan_lines, scan_split_lines
 from gpunode.model import Evidence, Finding
 
 
@@ -74,7 +74,7 @@ def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Find
     for sp in ctx.stack_pods(component):
         for log in ctx.logs_of(sp.pod):
             scoped = [(c, m) for c, m in matchers if not m.containers or log.container in m.containers]
-            for hit in scan_lines(reversed(log.lines), scoped):
+            for hit in scan_split_lines(log.lines, scoped, reverse=True):
                 line_no = len(log.lines) - hit.line_no + 1
                 yield _finding(component, hit, f"{log.path}:{line_no}", _pod_ctx(sp.pod, log.container))
 
@@ -146,7 +146,7 @@ def _node_text(kind: str) -> Scanner:
             text = table.get(name)
             if text is None:
                 continue
-            for hit in scan_lines(text.splitlines(), group):
+            for hit in scan_split_lines(text.splitlines(), group):
                 where = f"{ctx.obs.path_of(kind, name)}:{hit.line_no}"
                 yield _finding(component, hit, where, {})
 
