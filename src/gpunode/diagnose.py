@@ -366,19 +366,27 @@ def _pod_ref(pod: Pod) -> PodRef:
 
 
 ObservationReader = Callable[[ClusterFacts, str], NodeObservations]
+#: Called with each node's context once the node is judged (validate's node checks).
+NodeVisitor = Callable[[NodeContext], None]
 
 
 def diagnose(
     facts: ClusterFacts,
     read_observations: ObservationReader,
     nodes: Sequence[str] = (),
+    visit: NodeVisitor | None = None,
 ) -> Report:
-    """The whole report: cluster causes once, then every (selected) GPU node."""
+    """The whole report: cluster causes once, then every (selected) GPU node.
+
+    ``visit`` sees each node's context after the node is judged, so another view
+    (validate) reuses its observations and parsed forms instead of reading them again.
+    """
     with gc_paused():  # everything built here lives until the report is rendered
-        return _diagnose(facts, read_observations, nodes)
+        return _diagnose(facts, read_observations, nodes, visit)
 
 
-def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: Sequence[str]) -> Report:
+def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: Sequence[str],
+              visit: NodeVisitor | None = None) -> Report:
     kb = load_kb()
     diagnoser = Diagnoser(facts, kb)
     cluster_j = judge_cluster(facts)
@@ -390,6 +398,8 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
     for name in (n for n in asked if n not in {s.name for s in skipped}):
         ctx = NodeContext(facts, name, read_observations(facts, name), kb)
         reports.append(diagnoser.node_report(ctx, judge_node(ctx, facts.catalog), cluster_problems))
+        if visit is not None:
+            visit(ctx)
     cluster = diagnoser.explain_aggregates(cluster, reports)
     return Report(
         cluster=cluster,

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from gpunode.checks.context import NodeContext
-from gpunode.diagnose import ObservationReader
+from gpunode.diagnose import ObservationReader, diagnose
 from gpunode.facts import ClusterFacts
 from gpunode.kb import load_kb
 from gpunode.model import SourceInfo
@@ -34,11 +34,22 @@ def selected(categories: Sequence[str] = (), *, active: bool = False) -> list[Va
     return [v for v in REGISTRY if v.active == active and (not categories or v.category in categories)]
 
 
+#: Cluster checks that read the stack diagnosis (``ValidationContext.diagnosis``).
+DIAGNOSIS_CHECKS = frozenset({"gpu.stack-diagnosis"})
+
+
 def run_passive(ctx: ValidationContext, chosen: Sequence[Validation]) -> list[CheckResult]:
-    """Every chosen check's result, in registration order."""
-    outcomes = {v.id: _run_cluster(ctx, v) for v in chosen if v.cluster_fn is not None}
+    """Every chosen check's result, in registration order.
+
+    When the diagnosis is wanted too, node checks run inside its pass over the
+    nodes, on the node contexts it built: each node's files are read and parsed once.
+    """
     node_checks = [v for v in chosen if v.node_fn is not None]
-    per_node = _run_nodes(ctx, node_checks)
+    if node_checks and any(v.id in DIAGNOSIS_CHECKS for v in chosen):
+        per_node = _run_nodes_with_diagnosis(ctx, node_checks)
+    else:
+        per_node = _run_nodes(ctx, node_checks)
+    outcomes = {v.id: _run_cluster(ctx, v) for v in chosen if v.cluster_fn is not None}
     for v in node_checks:
         outcomes[v.id] = _reduce(ctx, v, per_node[v.id])
     return [to_result(v, outcomes[v.id]) for v in chosen]
@@ -59,12 +70,26 @@ def _run_nodes(ctx: ValidationContext, chosen: Sequence[Validation]) -> dict[str
     kb = load_kb()
     for name in ctx.gpu_nodes:
         node = NodeContext(ctx.facts, name, ctx.read_observations(ctx.facts, name), kb)
-        for v in chosen:
-            assert v.node_fn is not None
-            outcome = v.node_fn(ctx, node)
-            if outcome is not None:
-                out[v.id].append((name, outcome))
+        _check_node(ctx, chosen, node, out)
     return out
+
+
+def _run_nodes_with_diagnosis(ctx: ValidationContext, chosen: Sequence[Validation]
+                              ) -> dict[str, list[tuple[str, Outcome]]]:
+    """Node checks run on each node as the diagnosis judges it (same GPU nodes, same order)."""
+    out: dict[str, list[tuple[str, Outcome]]] = defaultdict(list)
+    ctx.diagnosis = diagnose(ctx.facts, ctx.read_observations, (),
+                             lambda node: _check_node(ctx, chosen, node, out))
+    return out
+
+
+def _check_node(ctx: ValidationContext, chosen: Sequence[Validation], node: NodeContext,
+                out: dict[str, list[tuple[str, Outcome]]]) -> None:
+    for v in chosen:
+        assert v.node_fn is not None
+        outcome = v.node_fn(ctx, node)
+        if outcome is not None:
+            out[v.id].append((node.name, outcome))
 
 
 def _reduce(ctx: ValidationContext, v: Validation, outcomes: list[tuple[str, Outcome]]) -> Outcome:
