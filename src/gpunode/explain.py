@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from re import _constants as _sre  # type: ignore[attr-defined]
 from re import _parser as _sre_parse  # type: ignore[attr-defined]
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
+from gpunode import re2scan
 from gpunode.catalog import load_catalog
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.xid import XID_LINE_PATTERNS, XidInfo, classify, xids_in_line
@@ -37,6 +38,10 @@ EXPLAIN_SOURCES: frozenset[MatchSource] = frozenset(
 MAX_QUOTES = 3
 MAX_LINE_CHARS = 400
 BLOCK_LINES = 8192
+#: Longer lines are read (and numbered) in pieces of this many characters.
+MAX_LINE_PIECE = 1 << 20
+#: Bytes read at a time by ``explain_stream``.
+CHUNK_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -97,10 +102,14 @@ def candidate_matchers(kb: KnowledgeBase, component: str | None = None) -> list[
 class Matcher:
     """Scans lines against signatures; feed it blocks, then ask for the result."""
 
-    def __init__(self, matchers: Sequence[tuple[Cause, Match]], max_quotes: int = MAX_QUOTES) -> None:
+    def __init__(self, matchers: Sequence[tuple[Cause, Match]], max_quotes: int = MAX_QUOTES,
+                 max_line: int = MAX_LINE_PIECE) -> None:
         self._matchers = list(matchers)
         self._max_quotes = max_quotes
         self._prefilter = build_prefilter(tuple(m.pattern for _, m in self._matchers))
+        self._patterns = tuple([*(m.pattern for _, m in self._matchers),
+                                *(p.pattern for p in XID_LINE_PATTERNS)])
+        self._max_line = max_line
         self._layers = {c.id: c.layer for c in load_catalog().components}
         self._found: dict[str, CauseMatch] = {}
         self._xids: Counter[tuple[int, str]] = Counter()
@@ -113,6 +122,28 @@ class Matcher:
         block = "\n".join(lines)
         for offset, line in _candidate_lines(self._prefilter, block):
             self._check_line(first + offset, line)
+
+    def feed_bytes(self, data: bytes, *, last: bool = False) -> None:
+        """Scan whole lines of UTF-8 ``data`` (ending in ``\\n`` unless ``last``), as
+        ``feed`` would scan the lines ``read_lines`` makes of them.
+
+        The RE2 prefilter runs over the bytes; only the lines it stops on are decoded.
+        Where a line may be longer than ``max_line`` characters (read in pieces by
+        ``read_lines``), or RE2 left some pattern to Python, the block goes the str way.
+        """
+        program, rejected = re2scan.compile_prefilter(self._patterns)
+        if program is None or rejected or _may_hold_long_line(data, self._max_line):
+            self.feed(_pieces(data.decode("utf-8", errors="replace"), self._max_line, last))
+            return
+        first = self.lines_read + 1
+        self.lines_read += data.count(b"\n") + (1 if last and data else 0)
+        line_index, counted_to = 0, 0
+        for start in re2scan.line_starts(program, data):
+            line_index += data.count(b"\n", counted_to, start)
+            counted_to = start
+            end = data.find(b"\n", start)
+            line = data[start : len(data) if end < 0 else end]
+            self._check_line(first + line_index, line.decode("utf-8", errors="replace"))
 
     def _check_line(self, line_no: int, line: str) -> None:
         for cause, m in self._matchers:
@@ -290,3 +321,71 @@ def explain_lines(
     if batch:
         matcher.feed(batch)
     return matcher.result()
+
+
+class ByteStream(Protocol):
+    """A binary file, stdin's buffer or a gzip stream."""
+
+    def read(self, size: int, /) -> bytes: ...
+
+
+def explain_stream(
+    stream: ByteStream,
+    kb: KnowledgeBase | None = None,
+    component: str | None = None,
+    max_quotes: int = MAX_QUOTES,
+) -> Explanation:
+    """``explain_lines`` over raw bytes (a file, stdin), read in large chunks.
+
+    Gives what ``explain_lines`` gives for the lines of the text opened with universal
+    newlines (``\\r\\n`` and a lone ``\\r`` end a line) and read in pieces of at most
+    ``MAX_LINE_PIECE`` characters, without making a Python string of every line.
+    """
+    matcher = Matcher(candidate_matchers(kb or load_kb(), component), max_quotes, MAX_LINE_PIECE)
+    carry = b""
+    while chunk := stream.read(CHUNK_BYTES):
+        lines, carry = _whole_lines(carry + chunk)
+        if lines:
+            matcher.feed_bytes(lines)
+    if carry:
+        matcher.feed_bytes(_universal(carry), last=not carry.endswith(b"\r"))
+    return matcher.result()
+
+
+def _whole_lines(data: bytes) -> tuple[bytes, bytes]:
+    """Complete lines (universal newlines made ``\\n``) and the rest, kept for the next chunk.
+
+    A final ``\\r`` waits: the next chunk may start with its ``\\n``.
+    """
+    hold = b""
+    if data.endswith(b"\r"):
+        data, hold = data[:-1], b"\r"
+    data = _universal(data)
+    cut = data.rfind(b"\n") + 1
+    return data[:cut], data[cut:] + hold
+
+
+def _universal(data: bytes) -> bytes:
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
+
+
+def _may_hold_long_line(data: bytes, max_line: int) -> bool:
+    """Whether some line may be longer than ``max_line`` characters: a line of more than
+    ``max_line`` bytes covers a whole aligned window of half that size."""
+    window = max(1, max_line // 2)
+    return any(b"\n" not in data[at : at + window]
+               for at in range(0, len(data) - window + 1, window))
+
+
+def _pieces(text: str, max_line: int, last: bool) -> list[str]:
+    """The lines of ``text`` as ``readline(max_line)`` returns them (newline counted)."""
+    lines = text.split("\n")
+    if not last or lines[-1] == "":
+        lines.pop()  # text ends with its line break
+        ended = [line + "\n" for line in lines]
+    else:
+        ended = [line + "\n" for line in lines[:-1]] + [lines[-1]]
+    out: list[str] = []
+    for line in ended:
+        out += [line[i : i + max_line].rstrip("\n") for i in range(0, len(line), max_line)]
+    return out

@@ -258,7 +258,9 @@ def scan_split_lines(lines: Sequence[str], matchers: Sequence[tuple[Cause, Match
     """
     if not lines or not matchers:
         return []
-    candidates = candidate_lines("\n".join(lines), combined(tuple(m.pattern for _, m in matchers)))
+    text = "\n".join(lines)
+    programs = combined(tuple(m.pattern for _, m in matchers))
+    candidates = sorted({i for program in programs for i in candidate_lines(text, program)})
     if reverse:
         count = len(lines)
         numbered = ((count - i, lines[i]) for i in reversed(candidates))
@@ -268,9 +270,22 @@ def scan_split_lines(lines: Sequence[str], matchers: Sequence[tuple[Cause, Match
 
 
 @cache
-def combined(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """One regex matching wherever any of ``patterns`` matches (``^``/``$`` per line)."""
-    return re.compile("|".join(f"(?:{p})" for p in dict.fromkeys(patterns)), re.MULTILINE)
+def combined(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """Regexes that together match wherever any of ``patterns`` matches (``^``/``$`` per
+    line): one alternation, plus one each for patterns that refer to their own groups
+    (a backreference would point at another pattern's group inside the alternation)."""
+    unique = list(dict.fromkeys(patterns))
+    alone = [p for p in unique if _refers_to_groups(p)]
+    joined = [p for p in unique if p not in alone]
+    programs = [re.compile(p, re.MULTILINE) for p in alone]
+    if joined:
+        programs.insert(0, re.compile("|".join(f"(?:{p})" for p in joined), re.MULTILINE))
+    return tuple(programs)
+
+
+def _refers_to_groups(pattern: str) -> bool:
+    """Backreferences or named groups: the pattern cannot join an alternation as is."""
+    return "(?P" in pattern or re.search(r"\\[1-9]", pattern) is not None
 
 
 def candidate_lines(text: str, regex: re.Pattern[str]) -> list[int]:

@@ -17,9 +17,11 @@ TRICKY = [
     _cause("across", r"foo\s+bar"),  # \s may cross a line break in the joined text
     _cause("two", r"Xid \(PCI:[0-9a-f:.]+\): 79\b", r"fallen off the bus"),
     _cause("word", r"\bOOMKilled\b"),
+    _cause("backref", r"^0/(\d+) nodes: \1 node"),  # its group number changes inside an alternation
 ]
 WORDS = ["nouveau ", "Error: Failed to initialize NVML", "   ", "foo", "bar", "Xid (PCI:0000:3b:00): 79",
-         "has fallen off the bus", "OOMKilled", "OOMKilledX", "", "plain text", "\t"]
+         "has fallen off the bus", "OOMKilled", "OOMKilledX", "", "plain text", "\t", "0/3 nodes: 3 node",
+         "0/3 nodes: 4 node"]
 
 
 def _hits(found: list) -> list[tuple[str, int, str]]:  # type: ignore[type-arg]

@@ -8,9 +8,7 @@ cause was recognised, 0 when none was, 2 when the input cannot be read.
 from __future__ import annotations
 
 import gzip
-import io
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated
 
@@ -26,7 +24,6 @@ if TYPE_CHECKING:
 
     from gpunode.explain import CauseMatch, Explanation, XidSighting
 
-MAX_LINE_CHARS = 1 << 20  # longer "lines" are read in pieces of this size
 STDIN = "-"
 
 
@@ -90,11 +87,12 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         from gpunode.errors import UsageError
-        from gpunode.explain import explain_lines
+        from gpunode.explain import explain_stream
 
         _check_component(component)
         try:
-            result = explain_lines(read_lines(source), component=component)
+            with _open_bytes(source) as stream:
+                result = explain_stream(stream, component=component)
         except OSError as exc:
             raise UsageError(f"{source}: cannot read: {exc.strerror or exc}") from None
         report = to_report(result, source, component)
@@ -111,22 +109,16 @@ def _check_component(component: str | None) -> None:
         raise UsageError(f"unknown component {component!r}; known: {', '.join(ids)}")
 
 
-def read_lines(source: str) -> Iterator[str]:
-    """Lines of a file or stdin, decoded leniently, never more than one line in memory."""
-    with _open_text(source) as text:
-        while piece := text.readline(MAX_LINE_CHARS):
-            yield piece
-
-
-def _open_text(source: str) -> IO[str]:
+def _open_bytes(source: str) -> IO[bytes] | gzip.GzipFile:
+    """The raw bytes of a file (decompressed if .gz) or stdin; decoded per line later."""
     if source == STDIN:
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        return sys.stdin.buffer
     path = Path(source)
     if path.is_dir():
         raise IsADirectoryError(21, "is a directory")
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return path.open(encoding="utf-8", errors="replace")
+        return gzip.open(path, "rb")
+    return path.open("rb")
 
 
 def to_report(result: Explanation, source: str, component: str | None) -> ExplainReport:

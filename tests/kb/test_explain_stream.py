@@ -1,0 +1,64 @@
+"""explain over raw bytes finds what explain over text lines finds, line numbers included."""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from gpunode import explain, re2scan
+from gpunode.explain import explain_lines, explain_stream
+
+
+def _text_lines(data: bytes, max_line: int) -> Iterator[str]:
+    """How the command read input before: text mode, universal newlines, bounded readline."""
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace")
+    while piece := text.readline(max_line):
+        yield piece
+
+
+PIECES = [b"plain healthy line", b"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.",
+          b"Failed to initialize NVML: Driver/library version mismatch", b"\xff\xfe broken utf-8",
+          "caf\u00e9 \u2028 \u00a0 unicode".encode(), b"", b"x" * 40, b"OOMKilled",
+          b"0/4 nodes are available: 4 node(s) didn't match Pod's node affinity/selector.",
+          b"nvidia-container-cli: initialization error: nvml error: driver not loaded"]
+ENDS = [b"\n", b"\r\n", b"\r", b"\n\n"]
+
+
+def _sample(rng: random.Random) -> bytes:
+    return b"".join(rng.choice(PIECES) + rng.choice(ENDS) for _ in range(rng.randint(0, 30))) + \
+        rng.choice([b"", b"tail without newline", b"\r"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bytes_and_lines_agree(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    monkeypatch.setattr(explain, "CHUNK_BYTES", rng.choice([7, 64, 1 << 20]))
+    max_line = rng.choice([16, 64, 1 << 20])
+    monkeypatch.setattr(explain, "MAX_LINE_PIECE", max_line)
+    for _ in range(60):
+        data = _sample(rng)
+        expected = explain_lines(_text_lines(data, max_line), max_quotes=5)
+        got = explain_stream(io.BytesIO(data), max_quotes=5)
+        assert got == expected, data
+
+
+def test_the_fast_path_is_taken() -> None:
+    assert re2scan.available()
+    patterns = explain.Matcher(explain.candidate_matchers(explain.load_kb()))._patterns
+    program, rejected = re2scan.compile_prefilter(patterns)
+    assert program is not None and rejected == ()
+
+
+def test_widened_patterns_match_wherever_python_does() -> None:
+    cases = {r"\bOOM\b": "\u00e9 OOM \u00e9", r"(\d+)\b x": "\u0667\u0669 x", r"a\sb": "a\u2028b",
+             r"[\w.-]+: z": "caf\u00e9: z", r"^0/(\d+) n: \1 m": "0/3 n: 3 m", r"[^\s]+q": "\u00a0\u00e9q"}
+    import re
+
+    for pattern, line in cases.items():
+        assert re.search(pattern, line)
+        program, rejected = re2scan.compile_prefilter((pattern,))
+        assert rejected == ()
+        assert list(re2scan.line_starts(program, line.encode())) == [0], pattern
