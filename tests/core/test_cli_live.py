@@ -42,7 +42,9 @@ def test_live_diagnose_and_collect_agree_with_the_bundle(broken: Path, tmp_path:
     with serve_bundle(broken) as server:
         kube = str(server.kubeconfig_path)
         live = run("diagnose", "--kubeconfig", kube, "-q", "-o", "json")
-        collected = run("collect", "--kubeconfig", kube, "-q", "-o", str(tmp_path / "b.tar.gz"))
+        collected = run(
+            "collect", "--kubeconfig", kube, "-q", "--concurrency", "2", "-o", str(tmp_path / "b.tar.gz")
+        )
         stack = run("stack", "gpu-wk-02", "--kubeconfig", kube, "-q")
     assert live.returncode == 1, live.stderr
     report = json.loads(live.stdout)

@@ -35,12 +35,17 @@ def collect(
     ] = None,
     context: Annotated[str | None, typer.Option(help="kubeconfig context.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar on stderr.")] = False,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="API calls in flight at once (lists, execs, scrapes, logs).")
+    ] = 32,
 ) -> None:
     """Read the live cluster (read-only) and write a bundle (format v1) for offline analysis."""
     from gpunode.collect import collect_bundle
 
     target = _bundle_target(out, output_dir)
-    result = collect_bundle(target, kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet)
+    result = collect_bundle(
+        target, kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet, concurrency=concurrency
+    )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     state = "partial bundle" if result.partial else "bundle"
