@@ -44,7 +44,12 @@ def collect(
 
     target = _bundle_target(out, output_dir)
     result = collect_bundle(
-        target, kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet, concurrency=concurrency
+        target,
+        kubeconfig=kubeconfig,
+        context=context,
+        nodes=nodes or (),
+        quiet=quiet,
+        concurrency=concurrency,
     )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
