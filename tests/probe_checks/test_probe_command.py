@@ -13,6 +13,7 @@ import msgspec
 import pytest
 from probe_check_helpers import DEVICE, recorded_raw
 
+import gpunode.commands.probe
 import gpunode.probe
 from gpunode.cli import build_report, main
 from gpunode.commands.probe import node_view
@@ -60,13 +61,37 @@ def h200(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
         return recorded if node_name is None else msgspec.structs.replace(recorded, node_name=node_name)
 
     monkeypatch.setattr(gpunode.probe, "run_probe", fake_run_probe)
+    # the recorded host is the H200: its PCI bus holds NVIDIA functions
+    monkeypatch.setattr(gpunode.commands.probe, "nvidia_on_pci", lambda _root: True)
     return calls
 
 
+def pci_host(root: Path, *vendors: str) -> Path:
+    """A host root whose PCI bus holds functions with these vendor ids (and nothing else)."""
+    for i, vendor in enumerate(vendors):
+        device = root / f"sys/bus/pci/devices/0000:{i:02x}:00.0"
+        device.mkdir(parents=True)
+        (device / "vendor").write_text(f"{vendor}\n")
+    return root
+
+
+def test_no_nvidia_gpu_on_the_pci_bus_is_not_a_gpu_node(tmp_path: Path) -> None:
+    host = pci_host(tmp_path, "0x8086", "0x1af4")
+    proc = run("probe", "--host-root", str(host))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("not a GPU node: no NVIDIA GPU (PCI vendor 0x10de)")
+    assert "install" not in proc.stdout and "kubectl" not in proc.stdout and "ssh" not in proc.stdout
+    assert "lspci" in proc.stdout
+    as_json = json.loads(run("probe", "--host-root", str(host), "-o", "json").stdout)
+    assert as_json["gpu_node"] is False
+
+
 @pytest.mark.skipif(not NO_NVIDIA_HERE, reason="this machine has an NVIDIA driver")
-def test_real_probe_without_a_driver_says_so_and_exits_1() -> None:
-    proc = run("probe")
+def test_real_probe_without_a_driver_says_so_and_exits_1(tmp_path: Path) -> None:
+    proc = run("probe", "--host-root", str(pci_host(tmp_path, "0x10de")))
     assert proc.returncode == 1, proc.stderr
+    steps = [line for line in proc.stdout.splitlines() if line.lstrip().startswith("$ ")]
+    assert steps and not any("kubectl" in s or "ssh " in s for s in steps)  # host commands only
     assert "driver_not_loaded" in proc.stdout
     assert "The NVIDIA driver is not loaded" in proc.stdout
     assert "Traceback" not in proc.stderr
@@ -74,7 +99,10 @@ def test_real_probe_without_a_driver_says_so_and_exits_1() -> None:
 
 @pytest.mark.skipif(not NO_NVIDIA_HERE, reason="this machine has an NVIDIA driver")
 def test_real_probe_json_report_and_raw_facts(tmp_path: Path) -> None:
-    proc = run("probe", "-o", "json", "--bundle", str(tmp_path / "b"), "--node-name", "dev-box")
+    host = str(pci_host(tmp_path / "host", "0x10de"))
+    proc = run(
+        "probe", "--host-root", host, "-o", "json", "--bundle", str(tmp_path / "b"), "--node-name", "dev-box"
+    )
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
     (node,) = report["nodes"]
@@ -84,7 +112,7 @@ def test_real_probe_json_report_and_raw_facts(tmp_path: Path) -> None:
     facts = json.loads((tmp_path / "b/nodes/dev-box/cmd/gpunode-probe.json").read_text())
     assert facts["nvml"]["init_ok"] is False
     assert f"probe bundle in {tmp_path / 'b'}" in proc.stderr
-    raw = run("probe", "--facts")
+    raw = run("probe", "--host-root", host, "--facts")
     assert raw.returncode == 1
     assert json.loads(raw.stdout)["format"] == "gpunode-probe/v1"
 

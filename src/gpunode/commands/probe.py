@@ -67,6 +67,9 @@ def probe_cmd(
         raise UsageError("--facts prints the probe's JSON; leave out -o")
     if not host_root.is_dir():
         raise UsageError(f"--host-root {host_root}: no such directory")
+    if nvidia_on_pci(host_root) is False:
+        _not_a_gpu_node(host_root, output or ProbeOutput.table, facts)
+        raise typer.Exit(0)
     result = run_probe(str(host_root), node_name, run_nvidia_smi=nvidia_smi)
     report = diagnose_probe(result, bundle)
     if facts:
@@ -75,6 +78,44 @@ def probe_cmd(
     else:
         _render(report, output or ProbeOutput.table, show_stack)
     raise typer.Exit(1 if report.has_failures else 0)
+
+
+NVIDIA_VENDOR = "0x10de"
+# Next steps for a host without an NVIDIA PCI function: commands for this host itself.
+NO_GPU_STEPS = (
+    "lspci -nn | grep -i -e nvidia -e 10de",
+    "cat /sys/bus/pci/devices/*/vendor | sort | uniq -c",
+    "dmesg -T | grep -i -e nvidia -e 'pci.*10de'",
+)
+
+
+def nvidia_on_pci(host_root: Path) -> bool | None:
+    """Whether any PCI function of the host has NVIDIA's vendor id; None when /sys is not visible."""
+    devices = host_root / "sys" / "bus" / "pci" / "devices"
+    vendors = sorted(devices.glob("*/vendor"))
+    if not vendors:
+        return None
+    for vendor in vendors:
+        try:
+            if vendor.read_text().strip().lower() == NVIDIA_VENDOR:
+                return True
+        except OSError:
+            return None
+    return False
+
+
+def _not_a_gpu_node(host_root: Path, output: ProbeOutput, facts: bool) -> None:
+    """Say plainly that this host has no NVIDIA GPU: nothing above it can be judged, nothing failed."""
+    where = "" if str(host_root) == "/" else f" (host root {host_root})"
+    message = f"not a GPU node: no NVIDIA GPU (PCI vendor {NVIDIA_VENDOR}) on the PCI bus of this host{where}"
+    if facts or output == ProbeOutput.json:
+        doc = {"gpu_node": False, "reason": message, "next_steps": list(NO_GPU_STEPS)}
+        typer.echo(msgspec.json.format(msgspec.json.encode(doc), indent=2).decode())
+        return
+    typer.echo(message)
+    typer.echo("next (on this host):")
+    for step in NO_GPU_STEPS:
+        typer.echo(f"  $ {step}")
 
 
 def diagnose_probe(result: ProbeResult, bundle: Path | None) -> Report:
@@ -120,15 +161,32 @@ def node_view(report: Report) -> Report:
     if report.source.kind != "probe":
         return report
     cluster = msgspec.structs.replace(report.cluster, components=())
-    return msgspec.structs.replace(report, cluster=cluster)
+    nodes = tuple(
+        msgspec.structs.replace(
+            n,
+            root_causes=tuple(
+                msgspec.structs.replace(rc, next_steps=host_steps(rc.next_steps, n.name))
+                for rc in n.root_causes
+            ),
+        )
+        for n in report.nodes
+    )
+    return msgspec.structs.replace(report, cluster=cluster, nodes=nodes)
+
+
+def host_steps(steps: tuple[str, ...], node: str) -> tuple[str, ...]:
+    """Next steps for the host the probe runs on: ``ssh NODE cmd`` becomes ``cmd``; commands
+    that need the cluster API (kubectl) are left to ``gpunode diagnose``."""
+    prefix = f"ssh {node} "
+    out = [s.removeprefix(prefix) if s.startswith(prefix) else s for s in steps]
+    return tuple(s for s in out if not s.startswith(("kubectl ", "ssh ")))
 
 
 def _render(report: Report, output: ProbeOutput, show_stack: bool) -> None:
-    from rich.console import Console
-
+    from gpunode.cli import _console
     from gpunode.report import DIAGNOSE_REPORTERS
     from gpunode.report.options import RenderOptions
 
-    console = Console(soft_wrap=False, highlight=False)
+    console = _console()
     options = RenderOptions(show_stack=show_stack and output != ProbeOutput.json)
     DIAGNOSE_REPORTERS[output.value](report, console, options)
