@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean browser accuracy
+.PHONY: demo test lint typecheck bench clean browser dist image accuracy
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -41,6 +41,19 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# Wheel (pip/pipx install dist/gpunode-*.whl) and the krew archive + manifest.
+dist: $(STAMP)
+	rm -rf dist build
+	$(BIN)/pip wheel -q --no-deps -w dist .
+	$(BIN)/python deploy/krew/package.py dist
+
+# The agent image, with buildah or podman where present (Containerfile).
+IMAGE ?= gpunode:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+image:
+	@if command -v buildah >/dev/null 2>&1; then buildah bud -t $(IMAGE) -f Containerfile .; \
+	elif command -v podman >/dev/null 2>&1; then podman build -t $(IMAGE) -f Containerfile .; \
+	else echo "make image: neither buildah nor podman found (docker build -t $(IMAGE) -f Containerfile . works too)" >&2; exit 2; fi
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info
