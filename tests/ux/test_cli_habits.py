@@ -131,3 +131,32 @@ def test_collect_refuses_a_format_word_after_dash_o(tmp_path: Path) -> None:
     assert not (tmp_path / "json").exists()
     neither = gpunode("collect")
     assert neither.returncode == 2 and "--output-dir" in neither.stderr
+
+
+def test_every_command_through_the_console_script(tmp_path: Path, handmade: Path) -> None:
+    """Each command answers --help, and a real run of it has the expected shape and exit code."""
+    from gpunode.cli import app
+
+    names = sorted(c.name or c.callback.__name__ for c in app.registered_commands if c.callback)
+    for name in names:
+        proc = gpunode(name, "--help")
+        assert proc.returncode == 0 and f"gpunode {name}" in proc.stdout, name
+    runs = {
+        ("sim", "falcon-ai", "-o", str(tmp_path / "ok")): (0, "wrote "),
+        ("diagnose", "--from", str(tmp_path / "ok")): (0, "No root cause found on 2 GPU nodes."),
+        ("stack", "--from", str(handmade), "-o", "markdown"): (1, "# GPU stack"),
+        ("validate", "--from", str(tmp_path / "ok"), "-o", "json"): (0, '"verdict": "ready"'),
+        ("explain", str(handmade / "logs")): (2, ""),
+        ("causes", "--layer", "0", "-o", "json"): (0, '"code"'),
+        ("version", "--client"): (0, "Client Version: gpunode"),
+        ("completion", "fish"): (0, "complete"),
+        ("collect", "-d", str(tmp_path / "b"), "--kubeconfig", str(tmp_path / "missing")): (2, ""),
+        ("diagnose", "--kubeconfig", str(tmp_path / "missing")): (2, ""),
+    }
+    for args, (code, shape) in runs.items():
+        proc = gpunode(*args)
+        assert proc.returncode == code, (args, proc.stdout[-300:], proc.stderr[-300:])
+        assert shape in proc.stdout, (args, proc.stdout[:300])
+        assert "Traceback" not in proc.stderr
+        if code == 2:
+            assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("gpunode: "), proc.stderr
