@@ -196,3 +196,14 @@ def mig_instances_labelled(labels: Mapping[str, str]) -> int | None:
         return quantity(labels.get("nvidia.com/gpu.count")) or None
     total = sum(quantity(v) for k, v in labels.items() if k.startswith(MIG_PREFIX) and k.endswith(".count"))
     return total or None
+
+
+def gfd_labels_as_gpu(labels: Mapping[str, str]) -> dict[str, str]:
+    """GFD's labels with renamed-shared keys (``nvidia.com/gpu.shared.product``) read as
+    ``nvidia.com/gpu.product`` where that is absent, so one set of checks fits both."""
+    out = dict(labels)
+    prefix = f"{SHARED}."
+    for key, value in labels.items():
+        if key.startswith(prefix):
+            out.setdefault(f"{GPU}.{key[len(prefix) :]}", value)
+    return out

@@ -15,6 +15,7 @@ from typing import TypeVar
 from gpunode.bundle.kube import DaemonSet, Event, Node, Pod, Taint, Toleration
 from gpunode.errors import ParseError
 from gpunode.facts import ClusterFacts, LogFile, NodeObservations, StackPod
+from gpunode.gpus import GpuResources, gpu_resources, physical_gpus_labelled
 from gpunode.kb import KnowledgeBase
 from gpunode.parse.containerd import (
     CONTAINERD_CONFIG_BY_DISTRIBUTION,
@@ -33,6 +34,8 @@ from gpunode.probe import ProbeResult, load_probe_json
 from gpunode.runtimes import RuntimeSetup, from_containerd, from_crio, from_docker, runtime_kind
 
 T = TypeVar("T")
+DCGM_PER_GPU_PREFIX = "DCGM_FI_DEV_"
+DCGM_FAMILIES_READ = 8  # enough to see every GPU; reading all would parse the whole scrape
 DEFAULT_OPERATOR_NAMESPACE = "gpu-operator"
 
 
@@ -183,6 +186,25 @@ class NodeContext:
         return self._dcgm_parsed[name]
 
     @cached_property
+    def dcgm_gpus(self) -> tuple[set[str], list[str]] | None:
+        """Distinct GPUs in the DCGM scrape and the per-GPU families they were counted over.
+
+        A GPU is its ``gpu`` label (else ``UUID``) in any ``DCGM_FI_DEV_*`` family: a vGPU
+        guest exports no temperature but a dozen other per-GPU families.
+        """
+        families = self._dcgm_families
+        if families is None:
+            return None
+        names = sorted(n for n in families if n.startswith(DCGM_PER_GPU_PREFIX))[:DCGM_FAMILIES_READ]
+        gpus: set[str] = set()
+        for name in names:
+            for sample in self.dcgm_metric(name) or ():
+                gpu = sample.labels.get("gpu") or sample.labels.get("UUID")
+                if gpu:
+                    gpus.add(gpu)
+        return gpus, names
+
+    @cached_property
     def node_exporter_samples(self) -> list[Sample] | None:
         text = self.obs.metrics.get("node-exporter.prom")
         return self._parsed("metrics/node-exporter.prom", text, parse_prometheus_text)
@@ -277,18 +299,38 @@ class NodeContext:
         return None
 
     @cached_property
+    def gpu_resources(self) -> GpuResources | None:
+        """How the node's device plugin counts its GPUs (whole, MIG, shared), from capacity."""
+        node = self.node
+        return gpu_resources(node.metadata.labels, node.status.capacity) if node else None
+
+    @cached_property
     def expected_gpus(self) -> int | None:
-        """Physical GPUs the node should have: the largest count any source reports."""
+        """Physical GPUs the node should have: the largest count of *physical* GPUs any
+        source reports (GFD's count and the capacity only where they count whole GPUs,
+        see gpus.py), so MIG instances and shared replicas are never taken for GPUs."""
         counts = [c for c in (self._label_gpus(), self._capacity_gpus(), self._smi_gpus()) if c]
         return max(counts) if counts else None
 
+    @cached_property
+    def expected_units(self) -> int | None:
+        """Devices the device plugin should advertise: the capacity, or physical GPUs times
+        the sharing replicas where the capacity counts whole or shared GPUs."""
+        resources = self.gpu_resources
+        if resources is None:
+            return self.expected_gpus
+        physical = self.expected_gpus
+        if resources.mode in ("whole", "shared") and physical:
+            return max(resources.advertised, physical * resources.replicas)
+        return resources.advertised or None
+
     def _label_gpus(self) -> int | None:
         node = self.node
-        return _int(node.metadata.labels.get("nvidia.com/gpu.count")) if node else None
+        return physical_gpus_labelled(node.metadata.labels) if node else None
 
     def _capacity_gpus(self) -> int | None:
-        node = self.node
-        return _int(node.status.capacity.get("nvidia.com/gpu")) if node else None
+        resources = self.gpu_resources
+        return resources.physical if resources else None
 
     def _smi_gpus(self) -> int | None:
         smi = self.nvidia_smi

@@ -8,24 +8,27 @@ from gpunode.checks.base import check, ok, problem
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding, Status
 
-TEMP = "DCGM_FI_DEV_GPU_TEMP"
-
 
 @check("dcgm-exporter", needs=("metrics/dcgm-exporter.prom",))
 def dcgm_series(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """One temperature series per GPU shows the exporter sees every GPU."""
-    samples = ctx.dcgm_metric(TEMP)
+    """Per-GPU series for every physical GPU show the exporter sees them all.
+
+    GPUs are counted as distinct ``gpu``/``UUID`` labels over the per-GPU families
+    present (not one family: vGPU guests lack the temperature), and compared with
+    physical GPUs (MIG instances carry their GPU's index).
+    """
+    found = ctx.dcgm_gpus
     path = ctx.obs.path_of("metrics", "dcgm-exporter.prom")
-    if samples is None:
+    if found is None:
         return
-    gpus = {s.labels.get("gpu", "") for s in samples if s.name == TEMP}
+    gpus, families = found
     expected = ctx.expected_gpus
+    shown = f"{len(gpus)} GPUs in {len(families)} DCGM_FI_DEV_* families"
     if not gpus:
-        yield problem(
-            component, "dcgm_metrics_missing", Evidence(path, f"no {TEMP} series"), status=Status.DEGRADED
-        )
+        ev = Evidence(path, f"no per-GPU DCGM_FI_DEV_* series ({', '.join(families) or 'none'})")
+        yield problem(component, "dcgm_metrics_missing", ev, status=Status.DEGRADED)
     elif expected and len(gpus) < expected:
-        ev = Evidence(path, f"{TEMP} for {len(gpus)} GPUs; node has {expected}")
+        ev = Evidence(path, f"{shown}; node has {expected}")
         yield problem(component, "dcgm_metrics_missing", ev, status=Status.DEGRADED)
     else:
-        yield ok(component, f"serving metrics for {len(gpus)} GPUs", Evidence(path, f"{TEMP} x{len(gpus)}"))
+        yield ok(component, f"serving metrics for {len(gpus)} GPUs", Evidence(path, shown))

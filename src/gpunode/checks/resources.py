@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.checks.base import check, ok, problem, unknown
+from gpunode.checks.base import check, ok, problem
 from gpunode.checks.context import NodeContext
+from gpunode.gpus import MIG_PREFIX, gfd_labels_as_gpu, gpu_resources, physical_gpus_labelled, quantity
 from gpunode.model import Evidence, Finding, Status
 
 GPU = "nvidia.com/gpu"
@@ -14,39 +15,36 @@ GFD_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.
 
 @check("device-plugin", needs=("node",))
 def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """Allocatable nvidia.com/gpu should equal the GPUs the node has."""
+    """Allocatable GPU devices (nvidia.com/gpu, .shared, mig-*) should equal what the node
+    advertises for its GPUs: whole GPUs, MIG instances or shared replicas (gpus.py)."""
     if ctx.node is None or not ctx.node_reporting:
         return
-    expected = ctx.expected_gpus
     status = ctx.node.status
-    if not status.allocatable:  # a source without the field (must-gather), not a zero
-        yield unknown(component, "the node's allocatable resources are not in the source",
-                      Evidence(f"node/{ctx.name} status.allocatable", "absent"))
-        return
-    allocatable = _count(status.allocatable.get(GPU)) or _mig_total(status.allocatable)
+    allocatable = gpu_resources(ctx.node.metadata.labels, status.allocatable).advertised
+    expected = ctx.expected_units
     where = f"node/{ctx.name} status.allocatable"
-    shown = f"{GPU}={status.allocatable.get(GPU, 'absent')} capacity={status.capacity.get(GPU, 'absent')}"
+    shown = _shown(status.allocatable, status.capacity)
     running = [sp for sp in ctx.stack_pods(component) if sp.pod.status.phase == "Running"]
     if not running and not allocatable:
         return  # a plugin that is absent or not started is judged by the pod check
+    mode = ctx.gpu_resources.describe if ctx.gpu_resources else "whole"
     if not allocatable:
         yield problem(component, "device_plugin_zero_gpus", Evidence(where, shown), specificity=30)
     elif expected and allocatable < expected:
-        ev = Evidence(where, f"{shown}; node has {expected} GPUs")
+        ev = Evidence(where, f"{shown}; node should advertise {expected} ({mode})")
         yield problem(component, "gpus_unhealthy", ev, status=Status.DEGRADED)
     else:
         yield ok(component, f"{allocatable} GPUs allocatable", Evidence(where, shown))
 
 
-def _count(value: str | None) -> int:
-    try:
-        return int(value or 0)
-    except ValueError:
-        return 0
-
-
-def _mig_total(allocatable: dict[str, str]) -> int:
-    return sum(_count(v) for k, v in allocatable.items() if k.startswith("nvidia.com/mig-"))
+def _shown(allocatable: dict[str, str], capacity: dict[str, str]) -> str:
+    """Every GPU resource as allocatable/capacity, for evidence."""
+    names = sorted(k for k in {*allocatable, *capacity} if k.startswith((GPU, MIG_PREFIX)))
+    if not names:
+        return f"{GPU}=absent"
+    return ", ".join(
+        f"{k}={allocatable.get(k, 'absent')} capacity={capacity.get(k, 'absent')}" for k in names
+    )
 
 
 @check("gfd", needs=("node",))
@@ -54,7 +52,7 @@ def gfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A running GFD labels product, count and memory; a count must match the GPUs."""
     if ctx.node is None or not ctx.stack_pods(component):
         return
-    labels = ctx.node.metadata.labels
+    labels = gfd_labels_as_gpu(ctx.node.metadata.labels)
     where = f"node/{ctx.name} metadata.labels"
     missing = [k for k in GFD_LABELS if k not in labels]
     if missing:
@@ -65,10 +63,11 @@ def gfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
             status=Status.DEGRADED,
         )
         return
-    count = _count(labels.get("nvidia.com/gpu.count"))
+    count = quantity(labels.get("nvidia.com/gpu.count"))
+    physical = physical_gpus_labelled(labels)
     smi = ctx.nvidia_smi
-    if smi is not None and smi.attached_gpus > count:
-        ev = Evidence(where, f"nvidia.com/gpu.count={count}, nvidia-smi sees {smi.attached_gpus}")
+    if smi is not None and physical is not None and smi.attached_gpus > physical:
+        ev = Evidence(where, f"nvidia.com/gpu.count={physical}, nvidia-smi sees {smi.attached_gpus}")
         yield problem(component, "gfd_labels_stale", ev, status=Status.DEGRADED)
         return
     yield ok(component, f"{labels['nvidia.com/gpu.product']} x{count}", Evidence(where, f"gpu.count={count}"))

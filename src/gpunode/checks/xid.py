@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from gpunode.checks.base import check, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pcie import LinkReading, shortfall
+from gpunode.gpus import gpu_resources
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.kernel_log import iter_xid_events
 from gpunode.parse.nvidia_smi import GpuInfo
@@ -139,8 +140,8 @@ def bad_memory_still_advertised(ctx: NodeContext, component: str) -> Iterator[Fi
     if smi is None or node is None or not ctx.node_reporting:
         return
     damaged = [g for g in smi.gpus if g.ecc_volatile_dbe or g.remapped_rows_pending]
-    allocatable = _int(node.status.allocatable.get(GPU)) or 0
-    if damaged and allocatable >= (ctx.expected_gpus or len(smi.gpus)):
+    allocatable = gpu_resources(node.metadata.labels, node.status.allocatable).advertised
+    if damaged and allocatable >= (ctx.expected_units or len(smi.gpus)):
         path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
         ev = [Evidence(path, _memory_state(g)) for g in damaged]
         ev.append(Evidence(f"node/{ctx.name} status.allocatable", f"{GPU}={allocatable}"))

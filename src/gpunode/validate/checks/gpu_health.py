@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpunode.checks.context import NodeContext
+from gpunode.gpus import gfd_labels_as_gpu, gpu_resources, physical_gpus_labelled
 from gpunode.model import Evidence
 from gpunode.parse.nvidia_smi import GpuInfo, NvidiaSmiReport
 from gpunode.parse.prom import Sample
@@ -62,10 +63,10 @@ def gpus_allocatable(ctx: ValidationContext, node: NodeContext) -> Outcome | Non
     if node.node is None:
         return unknown("node not in cluster/nodes.json")
     status = node.node.status
-    allocatable = quantity(status.allocatable.get(GPU)) or _mig_total(status.allocatable)
+    allocatable = gpu_resources(node.node.metadata.labels, status.allocatable).advertised
     shown = f"{GPU}={status.allocatable.get(GPU, 'absent')} (capacity {status.capacity.get(GPU, 'absent')})"
     ev = Evidence(f"node/{node.name} status.allocatable", shown)
-    expected, physical = node.expected_gpus, _physical_gpus(node)
+    expected, physical = node.expected_units, _physical_gpus(node)
     want = ctx.options.expect_gpus
     if want is not None and (physical or 0) < want:
         return failed(f"{physical or 0} GPUs present, expected {want}", ev)
@@ -73,23 +74,18 @@ def gpus_allocatable(ctx: ValidationContext, node: NodeContext) -> Outcome | Non
         if allocatable == 0:
             return failed("no GPU allocatable on this GPU node (and no GPU count observed)", ev)
         return unknown("GPU count not observed (no labels, capacity or nvidia-smi)", ev)
-    target = max(expected or 0, want or 0)
+    target = expected or 0
     if allocatable < target:
-        return failed(f"{allocatable} of {target} GPUs allocatable", ev)
+        return failed(f"{allocatable} of {target} GPU devices allocatable", ev)
     return passed(f"{allocatable} GPUs allocatable", ev)
 
 
-def _mig_total(allocatable: dict[str, str]) -> int:
-    return sum(quantity(v) for k, v in allocatable.items() if k.startswith("nvidia.com/mig-"))
-
-
 def _physical_gpus(node: NodeContext) -> int | None:
-    """Physical GPUs: nvidia-smi first, then the GFD count label."""
+    """Physical GPUs: nvidia-smi first, then GFD's count where it counts physical GPUs."""
     smi = node.nvidia_smi
     if smi is not None:
         return smi.attached_gpus
-    labels = node.node.metadata.labels if node.node else {}
-    return quantity(labels.get("nvidia.com/gpu.count")) or None
+    return node.expected_gpus
 
 
 @node_validation(
@@ -126,7 +122,7 @@ def gfd_labels(ctx: ValidationContext, node: NodeContext) -> Outcome | None:
     """Product, count, memory and MIG capability labels exist and agree with nvidia-smi."""
     if node.node is None or not _gfd_expected(ctx, node):
         return None
-    labels = node.node.metadata.labels
+    labels = gfd_labels_as_gpu(node.node.metadata.labels)
     where = f"node/{node.name} metadata.labels"
     missing = [k for k in GFD_REQUIRED if k not in labels]
     if missing:
@@ -158,7 +154,8 @@ def _label_mismatches(labels: dict[str, str], smi: NvidiaSmiReport) -> list[str]
     first = smi.gpus[0]
     out: list[str] = []
     mig_on = any(g.mig_mode_current == "Enabled" for g in smi.gpus)
-    if not mig_on and quantity(labels["nvidia.com/gpu.count"]) != smi.attached_gpus:
+    physical = physical_gpus_labelled(labels)
+    if not mig_on and physical is not None and physical != smi.attached_gpus:
         out.append(f"gpu.count={labels['nvidia.com/gpu.count']} but {smi.attached_gpus} GPUs attached")
     product = first.product_name.replace(" ", "-")
     if product and not labels["nvidia.com/gpu.product"].startswith(product):

@@ -22,7 +22,6 @@ from gpunode.validate.registry import (
 
 CAT = CATEGORY.OBSERVABILITY
 DCGM = "dcgm-exporter"
-PER_GPU_SERIES = "DCGM_FI_DEV_GPU_TEMP"
 DCGM_SERVICE_LABELS = (("app", "nvidia-dcgm-exporter"), ("app.kubernetes.io/name", "dcgm-exporter"))
 
 
@@ -42,17 +41,16 @@ def dcgm_exporter(ctx: ValidationContext, node: NodeContext) -> Outcome | None:
         )
     if bad:
         return failed(f"{pods[0].metadata.name} unhealthy", *bad[0].evidence)
-    samples = node.dcgm_samples
+    found = node.dcgm_gpus
     path = node.obs.path_of("metrics", "dcgm-exporter.prom")
-    if samples is None:
+    if found is None:
         return unknown("exporter runs but its metrics were not scraped")
-    gpus = {s.labels.get("gpu", "") for s in samples if s.name == PER_GPU_SERIES}
+    gpus, families = found
     expected = node.expected_gpus or 0
+    shown = f"{len(gpus)} GPUs in {len(families)} DCGM_FI_DEV_* families"
     if len(gpus) < max(expected, 1):
-        return failed(
-            f"{PER_GPU_SERIES} for {len(gpus)} GPUs, node has {expected}", Evidence(path, f"{len(gpus)} GPUs")
-        )
-    return _freshness(ctx, node, len(gpus), Evidence(path, f"{PER_GPU_SERIES} x{len(gpus)}"))
+        return failed(f"per-GPU series for {len(gpus)} GPUs, node has {expected}", Evidence(path, shown))
+    return _freshness(ctx, node, len(gpus), Evidence(path, shown))
 
 
 def _freshness(ctx: ValidationContext, node: NodeContext, gpus: int, ev: Evidence) -> Outcome:
