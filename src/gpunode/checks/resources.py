@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.checks.base import check, ok, problem
+from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.gpus import MIG_PREFIX, gfd_labels_as_gpu, gpu_resources, physical_gpus_labelled, quantity
 from gpunode.model import Evidence, Finding, Status
@@ -20,6 +20,13 @@ def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if ctx.node is None or not ctx.node_reporting:
         return
     status = ctx.node.status
+    if not status.allocatable:  # a source without the field (must-gather), not a zero
+        yield unknown(
+            component,
+            "the node's allocatable resources are not in the source",
+            Evidence(f"node/{ctx.name} status.allocatable", "absent"),
+        )
+        return
     allocatable = gpu_resources(ctx.node.metadata.labels, status.allocatable).advertised
     expected = ctx.expected_units
     where = f"node/{ctx.name} status.allocatable"
