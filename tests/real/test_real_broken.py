@@ -9,9 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from realfix import REAL, Placed, new_bundle
+from realfix import REAL, Placed, new_bundle, set_node_info
 from test_real_healthy import place_containerd
 
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.checks.context import NodeContext
+from gpunode.checks.toolkit import runtime_patched
+from gpunode.kb import load_kb
 from gpunode.sim import build_bundle, load_scenario
 
 BROKEN = REAL / "broken"
@@ -99,3 +103,23 @@ def test_broken_file_names_its_cause(path: Path, bundles: dict[str, Path], tmp_p
     where, text = _placed_at(placed, path), path.read_text()
     quoted = [e.excerpt for e in cause.evidence if e.source.split(":")[0] == where]
     assert any(_quotes_file(excerpt, text) for excerpt in quoted), (where, [e.source for e in cause.evidence])
+
+
+@pytest.mark.parametrize(
+    ("runtime_version", "status"),
+    [("containerd://2.0.2", "ok"), ("containerd://1.7.24", "failed"), ("", "unknown")],
+)
+def test_containerd_2_table_names_in_a_version_2_file_follow_the_runtime_version(
+    runtime_version: str, status: str, bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    """AKS's file for containerd 2.x, judged by the runtime-config check alone: 2.x reads
+    its runtimes, 1.x does not, and with no version known nobody can tell."""
+    placed = new_bundle(bundles[HEALTHY[0]], tmp_path / "b", HEALTHY[1])
+    place_containerd(placed, REAL / "containerd" / "aks-nodeconfig-gpu-containerd2.toml")
+    set_node_info(placed, containerRuntimeVersion=runtime_version)
+    facts = load_bundle(placed.root)
+    ctx = NodeContext(facts, placed.node, read_node_observations(facts, placed.node), load_kb())
+    # no Running pod names a runtime class here, so the config alone decides
+    facts.runtime_classes = ()
+    findings = list(runtime_patched(ctx, "container-toolkit"))
+    assert [f.status.value for f in findings] == [status], findings

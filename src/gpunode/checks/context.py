@@ -218,6 +218,11 @@ class NodeContext:
         major = self._containerd_major()
         return self._parsed(f"files{path}", files[path], lambda _t: _containerd(files, path, major))
 
+    @property
+    def containerd_major(self) -> int | None:
+        """containerd's major version as the node reports it; None when not known."""
+        return self._containerd_major()
+
     def _containerd_major(self) -> int | None:
         """containerd's major version from ``containerd://2.0.2``; None when not known."""
         node = self.node

@@ -624,6 +624,14 @@ def _runtime_handler(ctx: NodeContext, config: RuntimeConfigFact, component: str
         return ok(component, f"nvidia runtime in {config.path} (default {default})", ev)
     if config.crio is not None:  # CRI-O may use the OCI hook instead, which the probe does not read
         return unknown(component, f"no NVIDIA runtime in {config.path} (hook mode not checked)")
+    if config.containerd is not None and config.containerd.ignored_cri_tables:
+        # containerd 2.x also reads 2.x table names in a version 2 file (AKS writes such
+        # files); the probe does not know which containerd runs, so it cannot tell.
+        tables = "; ".join(config.containerd.ignored_cri_tables)
+        ev = _ev(ctx, f"{config.path}: runtimes {handlers}; more runtimes under {tables}")
+        return unknown(
+            component, f"{config.path}: runtimes under tables only some containerd versions read", ev
+        )
     ev = _ev(ctx, f"{config.path}: runtimes {handlers}; none runs {NVIDIA_BINARY}")
     return _found(ctx, component, "containerd_not_patched", ev)
 

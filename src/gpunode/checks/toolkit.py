@@ -36,6 +36,13 @@ def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
         if setup.runtime == "cri-o":  # CRI-O may inject GPUs through the OCI hook instead
             yield unknown(component, f"no NVIDIA runtime in {setup.path} (hook mode not checked)")
             return
+        unread = _tables_only_containerd2_reads(ctx)
+        if unread:
+            ev = Evidence(path, f"runtimes: {handlers}; more runtimes under {unread}")
+            yield unknown(
+                component, f"{setup.path}: runtimes under tables only some containerd versions read", ev
+            )
+            return
         ev = Evidence(path, f"runtimes: {handlers}; none runs {NVIDIA_BINARY}")
         yield problem(component, "containerd_not_patched", ev, specificity=30)
         return
@@ -45,6 +52,15 @@ def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
     version = f"v{setup.version}, " if setup.version else ""
     ev = Evidence(path, f"NVIDIA runtime {shown}; default {default}")
     yield ok(component, f"{setup.runtime} patched ({version}default runtime {default})", ev)
+
+
+def _tables_only_containerd2_reads(ctx: NodeContext) -> str:
+    """Runtime tables a version 2 file spells the 2.x way (AKS writes such files): containerd
+    2.x reads them, 1.x does not, so without the node's containerd version nobody can tell."""
+    config = ctx.containerd
+    if config is None or ctx.containerd_major is not None:
+        return ""
+    return "; ".join(config.ignored_cri_tables)
 
 
 def _handlers_in_use_not_configured(ctx: NodeContext, setup: RuntimeSetup) -> list[str]:
