@@ -110,6 +110,8 @@ class ClusterFacts:
     log_index: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     node_dirs: frozenset[str] = frozenset()
     node_gpu_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: resources whose file had malformed items that were skipped (see bundle.load)
+    damaged: frozenset[str] = frozenset()
 
     @cached_property
     def workloads_by_node(self) -> dict[str, list[Pod]]:
@@ -164,15 +166,16 @@ class ClusterFacts:
 
     def pods_seen_in(self, namespace: str) -> bool:
         """Whether the pod list covers ``namespace`` (a scoped list covers only some)."""
-        if not self.has("pods"):
+        if not self.has("pods") or "pods" in self.damaged:
             return False
         scope = self.manifest.scope_of("cluster/pods.json")
         return scope is None or namespace in scope
 
     @property
     def pods_complete(self) -> bool:
-        """A cluster-wide pod list: the absence of a pod means it does not exist."""
-        return self.has("pods") and self.manifest.scope_of("cluster/pods.json") is None
+        """A cluster-wide, undamaged pod list (and DaemonSet list): an absent pod is absent."""
+        return (self.has("pods") and self.manifest.scope_of("cluster/pods.json") is None
+                and not self.damaged & {"pods", "daemonsets"})
 
     def pods_on(self, node: str, component: str) -> list[StackPod]:
         return self.pods_by_node.get(node, {}).get(component, [])

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -148,12 +148,47 @@ def validate(causes: Sequence[Cause], origin: str) -> None:
             raise ValueError(f"{where}: unknown component {cause.component!r}")
         for m in cause.match:
             re.compile(m.pattern)
+            if unbounded_gap(m.pattern):
+                raise ValueError(f"{where}: {m.pattern!r} has an unbounded .* or .+ before more "
+                                 "pattern (quadratic on long lines); bound it, e.g. .{0,1000}")
             if m.source in ("node_cmd", "node_file") and not m.name:
                 raise ValueError(f"{where}: {m.source} matches need a name")
             if m.seen_in and (m.source not in ("log", "waiting") or not set(m.seen_in) <= known):
                 raise ValueError(f"{where}: seen_in needs a log or waiting match and known components")
         for step in cause.next_steps:
             _template_fields(step)
+
+
+def unbounded_gap(pattern: str) -> bool:
+    """Whether ``.*``/``.+`` without an upper bound is followed by more pattern.
+
+    Searching such a pattern costs the rest of the line at every place its prefix
+    occurs: quadratic in the line length (a 1 MB line took minutes). Trailing ones,
+    followed only by anchors, cost one pass.
+    """
+    from re import _constants as sre  # type: ignore[attr-defined]
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+    repeats = (sre.MAX_REPEAT, sre.MIN_REPEAT)
+
+    def scan(items: list[Any], followed: bool) -> bool:
+        """``followed``: whether more pattern comes after this sequence."""
+        for index, (op, av) in enumerate(items):
+            more = followed or any(i[0] is not sre.AT for i in items[index + 1:])
+            if op in repeats:
+                high, sub = av[1], list(av[2])
+                if high == sre.MAXREPEAT and [o for o, _ in sub] == [sre.ANY] and more:
+                    return True
+                inner = [sub]
+            elif op is sre.SUBPATTERN:
+                inner = [list(av[3])]
+            else:
+                inner = [list(b) for b in av[1]] if op is sre.BRANCH else []
+            if any(scan(seq, more) for seq in inner):
+                return True
+        return False
+
+    return scan(list(sre_parse.parse(pattern)), False)
 
 
 def _template_fields(template: str) -> set[str]:

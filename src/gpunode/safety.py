@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from gpunode.model import Report
+if TYPE_CHECKING:
+    from gpunode.model import Report
 
 #: CSI / OSC / DCS / other ESC sequences (7-bit and their 8-bit C1 forms), bounded and linear.
 _ESCAPES = re.compile(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,3 +103,56 @@ def test_empty_bundle_reports_no_nodes_and_everything_missing(tmp_path: Path) ->
     assert report.nodes == ()
     assert "cluster/pods.json" in report.source.missing
     assert not report.has_failures
+
+
+def _handmade_copy(handmade: Path, tmp_path: Path) -> tuple[Path, dict[str, object]]:
+    import json
+
+    bundle = tmp_path / "b"
+    shutil.copytree(handmade, bundle)
+    return bundle, json.loads((bundle / "cluster" / "pods.json").read_text())
+
+
+def test_numeric_quantities_are_read_as_strings(handmade: Path, tmp_path: Path) -> None:
+    import json
+
+    bundle, doc = _handmade_copy(handmade, tmp_path)
+    items: list[dict[str, Any]] = doc["items"]  # type: ignore[assignment]
+    items.append({"metadata": {"name": "trainer", "namespace": "ml"},
+                  "spec": {"nodeName": "gpu-a1", "containers": [
+                      {"name": "t", "image": "t", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+                  "status": {"phase": "Running"}})
+    (bundle / "cluster" / "pods.json").write_text(json.dumps(doc))
+    facts = load_bundle(bundle)
+    assert [p.spec.containers[0].resources.limits for p in facts.workload_pods] == [{"nvidia.com/gpu": "1"}]
+    assert not facts.manifest.warnings and not facts.damaged
+
+
+def test_a_malformed_item_is_skipped_with_file_index_and_field(handmade: Path, tmp_path: Path) -> None:
+    import json
+
+    bundle, doc = _handmade_copy(handmade, tmp_path)
+    items: list[dict[str, Any]] = doc["items"]  # type: ignore[assignment]
+    items[0]["spec"]["nodeName"] = 7
+    (bundle / "cluster" / "pods.json").write_text(json.dumps(doc))
+    facts = load_bundle(bundle)
+    assert facts.manifest.warnings == (
+        "cluster/pods.json: item 0 skipped: Expected `str`, got `int` - at `$.spec.nodeName`",)
+    assert facts.damaged == {"pods"} and facts.manifest.partial
+    report = _report(bundle)
+    pod_causes = {"pod_missing", "component_missing"}
+    assert not {rc.cause for n in report.nodes for rc in n.root_causes} & pod_causes
+
+
+def test_deep_nesting_is_one_line_not_a_recursion_error(handmade: Path, tmp_path: Path) -> None:
+    bundle, _ = _handmade_copy(handmade, tmp_path)
+    deep = "[" * 5000 + "]" * 5000
+    (bundle / "cluster" / "version.json").write_text(deep)
+    facts = load_bundle(bundle)
+    assert "cluster/version.json: ignored: nested too deeply" in facts.manifest.warnings
+    (bundle / "cluster" / "events.json").write_text(f'{{"kind": "List", "items": [{deep}]}}')
+    with pytest.raises(BundleError, match=r"cluster/events\.json: nested too deeply"):
+        load_bundle(bundle)
+    (bundle / "manifest.json").write_text(f'{{"extra": {deep}}}')
+    with pytest.raises(BundleError, match=r"manifest\.json: nested too deeply"):
+        load_bundle(bundle)

@@ -30,8 +30,9 @@ class MemorySource:
         self._files = dict(files)
         self.location = location
 
-    def read(self, rel: str) -> bytes | None:
-        return self._files.get(rel)
+    def read(self, rel: str, limit: int | None = None) -> bytes | None:
+        data = self._files.get(rel)
+        return data if data is None or limit is None else data[:limit]
 
     def list(self, prefix: str) -> list[str]:
         base = prefix.rstrip("/") + "/"

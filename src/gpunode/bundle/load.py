@@ -19,6 +19,7 @@ from gpunode.bundle import kube
 from gpunode.bundle.source import BundleSource, open_bundle
 from gpunode.errors import BundleError
 from gpunode.facts import MAX_LOG_BYTES, ClusterFacts, LogFile, Manifest, NodeObservations
+from gpunode.limits import MAX_NODE_FILE_BYTES, cut_line
 
 T = TypeVar("T", bound=msgspec.Struct)
 
@@ -69,16 +70,41 @@ def load_source(source: BundleSource) -> ClusterFacts:
     lists: dict[str, tuple[Any, ...]] = {}
     missing: list[str] = []
     lost = {m.path for m in manifest.missing}
+    warnings: list[str] = []
+    damaged: set[str] = set()
     with gc_paused():
         for name in RESOURCES:
             rel = f"cluster/{name}.json"
-            items = None if rel in lost else _load_list(source, name)
+            items = None if rel in lost else _load_list(source, name, warnings)
             if items is None:
                 missing.append(rel)
             else:
                 lists[name] = items
-    version = _load_version(source)
-    return ClusterFacts.build(source, manifest, lists, tuple(missing), version)
+                damaged.update([name] if any(w.startswith(f"{rel}: item ") for w in warnings) else [])
+    version = _load_version(source, warnings)
+    if warnings:
+        manifest = msgspec.structs.replace(manifest, partial=True,
+                                           warnings=(*manifest.warnings, *_summarised(warnings)))
+    facts = ClusterFacts.build(source, manifest, lists, tuple(missing), version)
+    facts.damaged = frozenset(damaged)
+    return facts
+
+
+#: Item warnings shown per file before they are summed up (a fuzzed list can have thousands).
+MAX_ITEM_WARNINGS = 5
+
+
+def _summarised(warnings: list[str]) -> list[str]:
+    out: list[str] = []
+    per_file: dict[str, int] = {}
+    for warning in warnings:
+        rel = warning.partition(": item ")[0]
+        per_file[rel] = per_file.get(rel, 0) + 1
+        if per_file[rel] <= MAX_ITEM_WARNINGS:
+            out.append(warning)
+    out += [f"{rel}: {n - MAX_ITEM_WARNINGS} more malformed items skipped"
+            for rel, n in per_file.items() if n > MAX_ITEM_WARNINGS]
+    return out
 
 
 def _require_bundle(source: BundleSource) -> None:
@@ -98,7 +124,9 @@ def _load_manifest(source: BundleSource) -> Manifest:
     try:
         manifest = _MANIFEST_DECODER.decode(data)
     except msgspec.DecodeError as exc:
-        raise BundleError(f"{source.location}/manifest.json: {exc}") from exc
+        raise BundleError(f"{source.location}/manifest.json: {_short(exc)}") from None
+    except RecursionError:
+        raise BundleError(f"{source.location}/manifest.json: nested too deeply") from None
     if manifest.format and not manifest.format.startswith("gpunode-bundle/v1"):
         raise BundleError(
             f"{source.location}/manifest.json: unsupported format {manifest.format!r}"
@@ -107,15 +135,28 @@ def _load_manifest(source: BundleSource) -> Manifest:
     return manifest
 
 
-def _load_list(source: BundleSource, name: str) -> tuple[Any, ...] | None:
+class _RawList(msgspec.Struct):
+    """A list whose items are decoded one by one (the fast path found a bad one)."""
+
+    kind: str = ""
+    items: list[msgspec.Raw] = []
+
+
+_RAW_LIST = msgspec.json.Decoder(_RawList)
+_ITEM_DECODERS = {name: msgspec.json.Decoder(t) for name, t in RESOURCES.items()}
+
+
+def _load_list(source: BundleSource, name: str, warnings: list[str]) -> tuple[Any, ...] | None:
     rel = f"cluster/{name}.json"
     data = source.read(rel)
     if data is None:
         return None
     try:
-        decoded = _LIST_DECODERS[name].decode(data)
+        decoded: Any = _LIST_DECODERS[name].decode(data)
+    except (msgspec.ValidationError, RecursionError):
+        decoded = _decode_items(source, name, data, warnings)
     except msgspec.DecodeError as exc:
-        raise BundleError(f"{source.location}/{rel}: {_short(exc)}") from exc
+        raise BundleError(f"{source.location}/{rel}: {_short(exc)}") from None
     kind = getattr(decoded, "kind", "")
     if kind and not kind.endswith("List"):
         raise BundleError(
@@ -125,17 +166,92 @@ def _load_list(source: BundleSource, name: str) -> tuple[Any, ...] | None:
     return items
 
 
-def _load_version(source: BundleSource) -> dict[str, str]:
-    data = source.read("cluster/version.json")
+def _decode_items(source: BundleSource, name: str, data: bytes, warnings: list[str]) -> _RawList:
+    """Each item on its own: a malformed one is skipped with a warning naming file, index
+    and field. Quantities written as numbers (hand-made bundles from YAML) are read as strings."""
+    rel = f"cluster/{name}.json"
+    try:
+        raw = _RAW_LIST.decode(data)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else _short(exc)
+        raise BundleError(f"{source.location}/{rel}: {why}") from None
+    decoder, item_type = _ITEM_DECODERS[name], RESOURCES[name]
+    items: list[Any] = []
+    for index, item in enumerate(raw.items):
+        try:
+            items.append(decoder.decode(item))
+            continue
+        except msgspec.ValidationError as exc:
+            problem = _short(exc)
+        except RecursionError:
+            warnings.append(f"{rel}: item {index} skipped: nested too deeply")
+            continue
+        fixed = _quantities_as_strings(item, item_type)
+        if fixed is not None:
+            items.append(fixed)
+        else:
+            warnings.append(f"{rel}: item {index} skipped: {problem}")
+    return _RawList(kind=raw.kind, items=items)
+
+
+def _quantities_as_strings(item: bytes, item_type: type[msgspec.Struct]) -> Any:
+    """The item with numeric resource quantities written as strings, or None if still invalid."""
+    try:
+        obj = msgspec.json.decode(item)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    for holder in _quantity_holders(obj):
+        for key in ("limits", "requests", "capacity", "allocatable"):
+            values = holder.get(key)
+            if isinstance(values, dict):
+                holder[key] = {k: _quantity_text(v) for k, v in values.items()}
+    try:
+        return msgspec.convert(obj, item_type)
+    except (msgspec.ValidationError, RecursionError):
+        return None
+
+
+def _quantity_holders(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    spec, status = obj.get("spec"), obj.get("status")
+    if isinstance(status, dict):
+        out.append(status)
+    if isinstance(spec, dict):
+        for key in ("containers", "initContainers"):
+            for container in spec.get(key) or ():
+                if isinstance(container, dict) and isinstance(container.get("resources"), dict):
+                    out.append(container["resources"])
+    return out
+
+
+def _quantity_text(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return str(int(value)) if float(value).is_integer() else str(value)
+    return value
+
+
+def _load_version(source: BundleSource, warnings: list[str]) -> dict[str, str]:
+    """The API server's /version answer; a damaged one is a warning (versions stay unknown)."""
+    rel = "cluster/version.json"
+    data = source.read(rel)
     if data is None:
         return {}
     try:
         raw = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
-        raise BundleError(f"{source.location}/cluster/version.json: {_short(exc)}") from exc
+        warnings.append(f"{rel}: ignored: {_short(exc)}")
+        return {}
+    except RecursionError:
+        warnings.append(f"{rel}: ignored: nested too deeply")
+        return {}
     if not isinstance(raw, dict):
-        raise BundleError(f"{source.location}/cluster/version.json: expected an object")
-    return {str(k): str(v) for k, v in raw.items()}
+        warnings.append(f"{rel}: ignored: expected an object")
+        return {}
+    return {str(k): str(v) for k, v in raw.items() if isinstance(v, str | int | float | bool)}
 
 
 def _short(exc: Exception) -> str:
@@ -172,10 +288,11 @@ def _log_file(source: BundleSource, rel: str) -> LogFile:
     data = source.read(rel) or b""
     if len(data) > MAX_LOG_BYTES:
         data = data[-MAX_LOG_BYTES:]
-    lines = tuple(data.decode("utf-8", errors="replace").splitlines())
+    lines = tuple(cut_line(line) for line in data.decode("utf-8", errors="replace").splitlines())
     return LogFile(rel, namespace, pod, container, previous, lines)
 
 
 def _text(source: BundleSource, rel: str) -> str:
-    data = source.read(rel) or b""
+    """A node file, cut at MAX_NODE_FILE_BYTES (a cut XML or JSON then fails to parse: unknown)."""
+    data = source.read(rel, MAX_NODE_FILE_BYTES) or b""
     return data.decode("utf-8", errors="replace")

@@ -1,22 +1,35 @@
 """Where a bundle's bytes come from: a directory or a .tar.gz of one.
 
-Both look the same to the loader: relative POSIX paths in, bytes out. A tar is
-indexed once (members by name) and read lazily, so node files that no check
-needs are never decompressed twice.
+Both look the same to the loader: relative POSIX paths in, bytes out. A
+compressed tar is decompressed once into an unnamed temporary file (bounded by
+MAX_TOTAL_BYTES), its members indexed once by name, and read lazily from there
+by offset, so reading nodes in any order costs no second decompression.
+
+Bundles come from clusters and people gpunode does not trust (limits.py, docs/limits.md):
+only regular files are read; a link that leads out of a bundle folder, a FIFO or a
+device is treated as absent, never opened; archive links are ignored.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
+import shutil
+import stat
 import tarfile
+import tempfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import IO, Protocol, cast
 
 from gpunode.errors import BundleError
+from gpunode.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES
 
-MAX_MEMBER_BYTES = 512 * 1024 * 1024
+MAX_MEMBER_BYTES = MAX_FILE_BYTES
+_ARCHIVE_ERRORS = (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
 
 
 class BundleSource(Protocol):
@@ -24,8 +37,8 @@ class BundleSource(Protocol):
 
     location: str
 
-    def read(self, rel: str) -> bytes | None:
-        """The file's bytes, or None when the bundle does not have it."""
+    def read(self, rel: str, limit: int | None = None) -> bytes | None:
+        """The file's bytes (at most ``limit`` of them), or None when the bundle lacks it."""
         ...
 
     def list(self, prefix: str) -> list[str]:
@@ -39,21 +52,40 @@ class DirSource:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.location = str(root)
+        self._real = root.resolve()
 
-    def read(self, rel: str) -> bytes | None:
-        path = self.root / rel
+    def read(self, rel: str, limit: int | None = None) -> bytes | None:
+        path = self._inside(rel)
+        if path is None:
+            return None
         try:
-            return path.read_bytes()
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                return None  # a FIFO, device or folder is not an observation
+            if limit is None and info.st_size > MAX_FILE_BYTES:
+                raise BundleError(f"{self.root / rel}: {info.st_size} bytes, over the "
+                                  f"{MAX_FILE_BYTES}-byte limit for one bundle file")
+            with path.open("rb") as handle:
+                return handle.read(MAX_FILE_BYTES if limit is None else limit)
         except FileNotFoundError:
             return None
-        except IsADirectoryError:
-            return None
         except OSError as exc:
-            raise BundleError(f"{path}: cannot read: {exc.strerror}") from exc
+            raise BundleError(f"{self.root / rel}: cannot read: {exc.strerror}") from None
+
+    def _inside(self, rel: str) -> Path | None:
+        """The real path of ``rel`` if it stays inside the bundle folder, else None."""
+        if not _safe_rel(rel):
+            return None
+        try:
+            real = (self.root / rel).resolve()
+        except (OSError, RuntimeError):  # a link loop
+            return None
+        return real if real.is_relative_to(self._real) else None
 
     def list(self, prefix: str) -> list[str]:
-        base = self.root / prefix
-        if not base.is_dir():
+        """Regular files under ``prefix``; links are not followed, special files skipped."""
+        base = self._inside(prefix.rstrip("/"))
+        if base is None or not base.is_dir() or (self.root / prefix.rstrip("/")).is_symlink():
             return []
         found: list[str] = []
         _walk(str(base), prefix.strip("/"), found)
@@ -61,17 +93,20 @@ class DirSource:
 
 
 def _walk(directory: str, rel: str, found: list[str]) -> None:
-    """Files under ``directory`` by relative path, one ``os.scandir`` per folder (no glob).
+    """Regular files under ``directory`` by relative path, one ``os.scandir`` per folder.
 
-    As ``Path.rglob``: linked files count, linked folders are not entered.
+    Links are neither followed nor listed (a link may lead out of the bundle); FIFOs
+    and devices are skipped; more than MAX_FILES entries is an error.
     """
     with os.scandir(directory) as entries:
         for entry in entries:
             name = f"{rel}/{entry.name}" if rel else entry.name
             if entry.is_dir(follow_symlinks=False):
                 _walk(entry.path, name, found)
-            elif entry.is_file():
+            elif entry.is_file(follow_symlinks=False):
                 found.append(name)
+                if len(found) > MAX_FILES:
+                    raise BundleError(f"{directory}: more than {MAX_FILES} files in the bundle")
 
 
 class TarSource:
@@ -81,39 +116,108 @@ class TarSource:
         self.location = str(path)
         self._path = path
         try:
-            self._tar = tarfile.open(path, "r:*")  # noqa: SIM115 - kept open for lazy reads
-            members = self._tar.getmembers()
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-            raise BundleError(f"{path}: not a readable tar archive ({exc})") from exc
-        self._members = {_strip_top(m.name, members): m for m in members if m.isfile()}
+            self._file = _uncompressed(path)
+            self._tar = tarfile.open(fileobj=self._file, mode="r:")  # noqa: SIM115 - lazy reads
+            members = _regular_members(self._tar, path)
+        except BundleError:
+            raise
+        except _ARCHIVE_ERRORS as exc:
+            raise BundleError(f"{path}: not a readable tar archive ({_first_line(exc)})") from None
+        strip = _single_top(members)
+        self._members = {_strip(m.name, strip): m for m in members}
 
-    def read(self, rel: str) -> bytes | None:
+    def read(self, rel: str, limit: int | None = None) -> bytes | None:
         member = self._members.get(rel)
         if member is None:
             return None
-        if member.size > MAX_MEMBER_BYTES:
-            raise BundleError(f"{self._path}: member {rel} is too large ({member.size} bytes)")
+        if limit is None and member.size > MAX_MEMBER_BYTES:
+            raise BundleError(f"{self._path}: member {rel} is too large ({member.size} bytes, "
+                              f"limit {MAX_MEMBER_BYTES})")
         try:
             handle = self._tar.extractfile(member)
-            return handle.read() if handle else None
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-            raise BundleError(f"{self._path}: truncated or corrupt at {rel} ({exc})") from exc
+            return handle.read(MAX_MEMBER_BYTES if limit is None else limit) if handle else None
+        except _ARCHIVE_ERRORS as exc:
+            raise BundleError(f"{self._path}: truncated or corrupt at {rel} "
+                              f"({_first_line(exc)})") from None
 
     def list(self, prefix: str) -> list[str]:
         prefix = prefix.rstrip("/") + "/"
         return sorted(name for name in self._members if name.startswith(prefix))
 
 
-def _strip_top(name: str, members: list[tarfile.TarInfo]) -> str:
-    """Drop a single top-level folder ("bundle/cluster/x" → "cluster/x")."""
-    parts = PurePosixPath(name.lstrip("./")).parts
-    tops = {PurePosixPath(m.name.lstrip("./")).parts[0] for m in members if m.name.strip("./")}
-    if len(tops) == 1 and len(parts) > 1 and parts[0] not in _TOP_LEVEL:
-        parts = parts[1:]
-    return "/".join(parts)
-
-
 _TOP_LEVEL = {"cluster", "logs", "nodes", "manifest.json"}
+
+
+def _decompressor(magic: bytes, raw: IO[bytes]) -> IO[bytes] | None:
+    """A decompressing reader for gzip, bzip2 or xz data; None for a plain tar."""
+    if magic.startswith(b"\x1f\x8b"):
+        return cast("IO[bytes]", gzip.GzipFile(fileobj=raw))
+    if magic.startswith(b"BZh"):
+        return bz2.BZ2File(raw)
+    if magic.startswith(b"\xfd7zXZ\x00"):
+        return lzma.LZMAFile(raw)
+    return None
+
+
+def _uncompressed(path: Path) -> IO[bytes]:
+    """The archive as an uncompressed, seekable file: decompressed once, at most
+    MAX_TOTAL_BYTES (a gzip bomb ends here with one line)."""
+    raw = path.open("rb")
+    magic = raw.read(6)
+    raw.seek(0)
+    decompressor = _decompressor(magic, raw)
+    if decompressor is None:
+        return raw
+    spool = tempfile.TemporaryFile(prefix="gpunode-bundle-")  # noqa: SIM115 - returned
+    total = 0
+    try:
+        with raw, decompressor as stream:
+            while chunk := stream.read(1 << 20):
+                total += len(chunk)
+                if total > MAX_TOTAL_BYTES:
+                    raise BundleError(f"{path}: expands to more than {MAX_TOTAL_BYTES} bytes "
+                                      "(the limit for one bundle)")
+                spool.write(chunk)
+    except BaseException:
+        spool.close()
+        raise
+    spool.seek(0)
+    return spool
+
+
+def _regular_members(tar: tarfile.TarFile, path: Path) -> list[tarfile.TarInfo]:
+    """Regular-file members, indexed in one pass; links, devices and FIFOs are ignored."""
+    members: list[tarfile.TarInfo] = []
+    for count, member in enumerate(tar, 1):
+        if count > MAX_FILES:
+            raise BundleError(f"{path}: more than {MAX_FILES} members")
+        if member.isfile() and _safe_rel(member.name.lstrip("./") or "."):
+            members.append(member)
+    return members
+
+
+def _single_top(members: list[tarfile.TarInfo]) -> bool:
+    """Whether every member sits under one top-level folder that is not a bundle part."""
+    tops = {PurePosixPath(m.name.lstrip("./")).parts[0] for m in members if m.name.strip("./")}
+    return len(tops) == 1 and next(iter(tops)) not in _TOP_LEVEL and all(
+        len(PurePosixPath(m.name.lstrip("./")).parts) > 1 for m in members)
+
+
+def _strip(name: str, strip_top: bool) -> str:
+    """Drop the single top-level folder ("bundle/cluster/x" → "cluster/x")."""
+    parts = PurePosixPath(name.lstrip("./")).parts
+    return "/".join(parts[1:] if strip_top else parts)
+
+
+def _safe_rel(rel: str) -> bool:
+    """A relative path that names no parent folder, no absolute path, no NUL."""
+    parts = PurePosixPath(rel).parts
+    return bool(parts) and not rel.startswith("/") and ".." not in parts and "\0" not in rel
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def open_bundle(path: Path) -> BundleSource:
@@ -122,9 +226,29 @@ def open_bundle(path: Path) -> BundleSource:
         return DirSource(path)
     if path.is_file():
         return TarSource(path)
+    if path.exists():
+        raise BundleError(f"{path}: not a bundle (a FIFO or device; expected a directory or a .tar.gz)")
     raise BundleError(f"{path}: no such bundle (expected a directory or a .tar.gz)")
 
 
 def iter_lines(data: bytes) -> Iterator[str]:
     """Decode bytes leniently: logs may hold invalid UTF-8 from kernels and tools."""
     yield from data.decode("utf-8", errors="replace").splitlines()
+
+
+def copy_bundle_folder(src: Path, dst: Path) -> int:
+    """Copy a bundle folder's regular files into ``dst``; links (to /etc, to /dev/zero …),
+    FIFOs and devices are skipped, so nothing outside the bundle is read or copied."""
+    copied = 0
+    for folder, dirs, files in os.walk(src, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not Path(folder, d).is_symlink())
+        target = dst / Path(folder).relative_to(src)
+        target.mkdir(parents=True, exist_ok=True)
+        for name in files:
+            path = Path(folder, name)
+            if stat.S_ISREG(path.lstat().st_mode):
+                shutil.copyfile(path, target / name, follow_symlinks=False)
+                copied += 1
+                if copied > MAX_FILES:
+                    raise BundleError(f"{src}: more than {MAX_FILES} files")
+    return copied

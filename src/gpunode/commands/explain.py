@@ -116,6 +116,8 @@ def _open_bytes(source: str) -> IO[bytes] | gzip.GzipFile:
     path = Path(source)
     if path.is_dir():
         raise IsADirectoryError(21, "is a directory")
+    if path.exists() and not path.is_file():  # a FIFO or device never ends: refuse it
+        raise OSError(22, "not a regular file (pipe it in with '-' to read a stream)")
     if path.suffix == ".gz":
         return gzip.open(path, "rb")
     return path.open("rb")
@@ -135,6 +137,7 @@ def to_report(result: Explanation, source: str, component: str | None) -> Explai
 
 def _match_out(m: CauseMatch) -> MatchOut:
     from gpunode.kb import render_steps
+    from gpunode.safety import strip_controls
 
     cause = m.cause
     return MatchOut(
@@ -145,7 +148,7 @@ def _match_out(m: CauseMatch) -> MatchOut:
         status=cause.status,
         specificity=cause.specificity,
         count=m.count,
-        lines=tuple(QuotedLineOut(q.line_no, q.text) for q in m.quotes),
+        lines=tuple(QuotedLineOut(q.line_no, strip_controls(q.text)) for q in m.quotes),
         explanation=cause.explanation,
         fix=cause.fix,
         next_steps=render_steps(cause, {}),

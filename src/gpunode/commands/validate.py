@@ -6,6 +6,7 @@ input, 3 cluster unreachable.
 
 from __future__ import annotations
 
+import dataclasses
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -130,12 +131,17 @@ def validate_cmd(
 def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
     from rich.console import Console
 
+    from gpunode.safety import safe_struct
     from gpunode.validate.model import Verdict
     from gpunode.validate.report import REPORTERS
     from gpunode.validate.service import validate, write_outputs
 
     threshold = Verdict(fail_on.value)
     result = validate(request)
+    diagnosis = result.diagnosis
+    result = dataclasses.replace(  # no terminal escapes from collected data
+        result, report=safe_struct(result.report, type(result.report)),
+        diagnosis=None if diagnosis is None else safe_struct(diagnosis, type(diagnosis)))
     console = Console(soft_wrap=False, highlight=False)
     if output == Format.html:
         from gpunode.report.html import render_html

@@ -19,6 +19,8 @@ def load_toml(path: str, text: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ParseError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ParseError(f"{path}: invalid TOML: nested too deeply") from None
 
 
 _TEMPLATE_VALUE = re.compile(r"^\s*[\w\".-]+\s*=\s*\{\{.*\}\}\s*$")

@@ -9,6 +9,7 @@ import msgspec
 import yaml
 
 from gpunode.errors import ParseError
+from gpunode.limits import bounded_yaml
 
 
 class CdiSpec(msgspec.Struct, frozen=True):
@@ -40,9 +41,13 @@ def parse_cdi_spec(path: str, text: str) -> CdiSpec:
 def _load(path: str, text: str) -> Any:
     """JSON or YAML (safe loader only)."""
     try:
-        return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+        return json.loads(text) if path.endswith(".json") else bounded_yaml(text, path)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ParseError(f"{path}: CDI spec is not valid {_format(path)}: {exc}") from None
+    except RecursionError:
+        raise ParseError(f"{path}: CDI spec is nested too deeply") from None
+    except ValueError as exc:  # bounded_yaml: expands too far
+        raise ParseError(str(exc)) from None
 
 
 def _format(path: str) -> str:

@@ -33,6 +33,8 @@ def parse_docker_daemon_json(text: str, path: str = DOCKER_DAEMON_JSON) -> Docke
         doc = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise ParseError(f"{path}: invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ParseError(f"{path}: invalid JSON: nested too deeply") from None
     if not isinstance(doc, dict):
         raise ParseError(f"{path}: expected a JSON object")
     default = doc.get("default-runtime")

@@ -175,6 +175,8 @@ def load_probe_json(data: bytes | str) -> ProbeResult:
         result = _PROBE_DECODER.decode(data)
     except msgspec.DecodeError as exc:
         raise ParseError(f"not a gpunode probe result: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise ParseError("not a gpunode probe result: nested too deeply") from None
     if result.format != PROBE_FORMAT:
         raise ParseError(f"unsupported probe format {result.format!r}")
     return result

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.bundle.source import copy_bundle_folder
 from gpunode.errors import UsageError
 from gpunode.facts import ClusterFacts
 from gpunode.model import Report
@@ -143,7 +144,7 @@ def _keep_bundle(bundle: Path, output_dir: Path | None, collected: bool) -> Path
     output_dir.mkdir(parents=True, exist_ok=True)
     if bundle.is_dir():
         target = output_dir / BUNDLE_DIR
-        shutil.copytree(bundle, target, dirs_exist_ok=True)
+        copy_bundle_folder(bundle, target)  # never follows a link out of the bundle
         return target
     target = output_dir / ("bundle.tgz" if bundle.name.endswith(".tgz") else "bundle.tar.gz")
     shutil.copy2(bundle, target)
