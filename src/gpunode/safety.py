@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
+
+from gpunode.errors import BundleError
 
 if TYPE_CHECKING:
     from gpunode.model import Report
@@ -68,3 +71,30 @@ def warn_first(report: Report) -> None:
     if not report.nodes:
         print(f"warning: {strip_controls(report.source.location)}: no GPU node found "
               "(no GPU node in cluster/nodes.json and no nodes/ directory)", file=sys.stderr)
+
+
+_UNSAFE_IN_NAME = re.compile(r"[\x00-\x1f\x7f\\%]")
+
+
+def safe_part(name: str) -> str:
+    """One path component from an untrusted name: never empty, ``.``, ``..`` or control text."""
+    escaped = _UNSAFE_IN_NAME.sub(lambda m: f"%{ord(m.group()):02X}", name)
+    if escaped in ("", ".", ".."):
+        return escaped.replace(".", "%2E") or "%00"
+    return escaped
+
+
+def inside(root: Path, rel: str) -> Path:
+    """``root / rel`` with every component made safe, and never a path outside ``root``.
+
+    Names from the API (namespaces, pods, containers, nodes, hostPaths) become bundle
+    paths; a hostile server's ``../`` must not write outside the output directory.
+    """
+    parts = [safe_part(p) for p in rel.split("/") if p]
+    if not parts:
+        raise BundleError(f"empty bundle path {rel!r}")
+    target = root.joinpath(*parts)
+    real_root = root.resolve()
+    if not target.parent.resolve().is_relative_to(real_root):
+        raise BundleError(f"bundle path {rel!r} leaves {root}")
+    return target

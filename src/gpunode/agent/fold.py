@@ -23,6 +23,7 @@ from gpunode.agent.judge import probe_files
 from gpunode.bundle.kube import Pod
 from gpunode.errors import BundleError, ParseError
 from gpunode.probe import ProbeResult, load_probe_json
+from gpunode.safety import inside
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def _write_node(bundle_dir: Path, node: str, result: ProbeResult) -> None:
         log.warning("agent on %s reports node name %s; filing it under %s", node, result.node_name, node)
     files = probe_files(_renamed(result, node))
     for rel, data in files.items():
-        path = bundle_dir / rel
+        path = inside(bundle_dir, rel)
         if path.exists() and not rel.endswith(PROBE_FILE):
             continue
         try:

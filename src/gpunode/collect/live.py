@@ -83,6 +83,7 @@ from gpunode.collect.slim import Node, NodePage, Pod, PodPage, RawPage, Workload
 from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
 from gpunode.errors import UsageError
 from gpunode.probe import ProbeResult
+from gpunode.safety import inside
 
 #: Calls in flight at once (lists, execs, proxy GETs, logs); ``--concurrency`` overrides.
 CONCURRENCY = 32
@@ -730,7 +731,7 @@ def _containerd(run: _Run, targets: list[ExecTarget],
 
 def _containerd_config(run: _Run, target: ExecTarget, covered: frozenset[str]) -> bytes | None:
     if supplied(target, covered):
-        return (run.writer.root / target.bundle_path).read_bytes()
+        return inside(run.writer.root, target.bundle_path).read_bytes()
     config = _exec_output(run, target)
     if config is not None:
         run.saved(target.bundle_path, config)

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from gpunode.errors import BundleError
+from gpunode.safety import inside
 
 MARKERS = ("gpu_operand_pods.yaml", "cluster_policy.yaml", "cluster_policy.missing")
 _PREFIX = re.compile(r"^\[pod/(?P<pod>[^/\]]+)/(?P<container>[^\]]+)\] ?(?P<text>.*)$")
@@ -190,7 +191,7 @@ class _Writer:
         self.warnings: list[str] = []
 
     def put(self, rel: str, data: bytes) -> None:
-        target = self.out / rel
+        target = inside(self.out, rel)  # pod, container and node names come from the files
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gpunode.errors import UsageError
+from gpunode.safety import inside
 
 _HEAD = b'{"apiVersion":"v1","items":['
 _TAIL = b'],"kind":"List","metadata":{"resourceVersion":""}}\n'
@@ -78,7 +79,8 @@ class BundleWriter:
             self.root = out
 
     def path(self, rel: str) -> Path:
-        target = self.root / rel
+        """Where ``rel`` goes: built from API names, so made safe and kept inside the bundle."""
+        target = inside(self.root, rel)
         with self._lock:
             target.parent.mkdir(parents=True, exist_ok=True)
         return target
@@ -88,7 +90,7 @@ class BundleWriter:
 
     def remove(self, rel: str) -> None:
         """Drop a file that turned out not to be an observation (a list that failed)."""
-        (self.root / rel).unlink(missing_ok=True)
+        inside(self.root, rel).unlink(missing_ok=True)
 
     def open_list(self, rel: str) -> ListFile:
         return ListFile(self.path(rel))
