@@ -88,25 +88,36 @@ class DirSource:
         if base is None or not base.is_dir() or (self.root / prefix.rstrip("/")).is_symlink():
             return []
         found: list[str] = []
-        _walk(str(base), prefix.strip("/"), found)
+        _walk(str(base), prefix.strip("/"), found, self._real)
         return sorted(found)
 
 
-def _walk(directory: str, rel: str, found: list[str]) -> None:
+def _walk(directory: str, rel: str, found: list[str], root: Path) -> None:
     """Regular files under ``directory`` by relative path, one ``os.scandir`` per folder.
 
-    Links are neither followed nor listed (a link may lead out of the bundle); FIFOs
-    and devices are skipped; more than MAX_FILES entries is an error.
+    Linked folders are not entered; a linked file is listed only when it leads to a
+    regular file inside the bundle (``root``); FIFOs and devices are skipped; more
+    than MAX_FILES entries is an error.
     """
     with os.scandir(directory) as entries:
         for entry in entries:
             name = f"{rel}/{entry.name}" if rel else entry.name
             if entry.is_dir(follow_symlinks=False):
-                _walk(entry.path, name, found)
-            elif entry.is_file(follow_symlinks=False):
+                _walk(entry.path, name, found, root)
+            elif entry.is_file(follow_symlinks=False) or _link_inside(entry, root):
                 found.append(name)
                 if len(found) > MAX_FILES:
                     raise BundleError(f"{directory}: more than {MAX_FILES} files in the bundle")
+
+
+def _link_inside(entry: os.DirEntry[str], root: Path) -> bool:
+    if not entry.is_symlink():
+        return False
+    try:
+        real = Path(entry.path).resolve()
+        return real.is_relative_to(root) and stat.S_ISREG(real.stat().st_mode)
+    except (OSError, RuntimeError):
+        return False
 
 
 class TarSource:
