@@ -39,10 +39,11 @@ from case import (
 from platforms import apply_platform
 
 from gpunode.catalog import Recogniser, load_catalog
+from gpunode.checks import operator
 from gpunode.errors import UsageError
 from gpunode.sim import FAULTS, ids, load_scenario, parse_scenario
 from gpunode.sim.build import PodDraft, add_pod, build_world
-from gpunode.sim.cascade import crash, pod_event, stall
+from gpunode.sim.cascade import crash, pod_event, remove_validation_pods, stall
 from gpunode.sim.finalize import finalize
 from gpunode.sim.k8s import event
 from gpunode.sim.models import GPU_MODELS, OS_INFO
@@ -75,6 +76,7 @@ def build_case(case: Case, out: Path) -> Path:
             _apply(world, node, case, ev, post)
         except CaseError as exc:
             raise CaseError(f"{case.id}: evidence[{i}] ({ev.__struct_config__.tag}): {exc}") from exc
+    _operator_labels(world, node, case)
     finalize(world)
     for fix in post:
         fix()
@@ -82,6 +84,20 @@ def build_case(case: Case, out: Path) -> Path:
     _rename_gpu(case, node, out)
     _overlay_files(case, out)
     return out
+
+
+def _operator_labels(world: World, node: NodeState, case: Case) -> None:
+    """The GPU Operator's node labelling (nodelabeling_controller.go): without an NVIDIA PCI
+    label from NFD it sets gpu.present=false and removes every gpu.deploy.* state label,
+    so no operand DaemonSet selects the node (finalize then removes their pods)."""
+    if not world.scenario.has("gpu-operator") or operator.operator_sees_gpu(node.labels):
+        return
+    given = {k for ev in case.evidence if isinstance(ev, NodeLabelsEv) for k, v in ev.labels.items() if v}
+    if operator.GPU_PRESENT in node.labels:
+        node.labels[operator.GPU_PRESENT] = "false"
+    for key in [k for k in node.labels if k.startswith("nvidia.com/gpu.deploy.") and k not in given]:
+        del node.labels[key]
+    remove_validation_pods(world, node)
 
 
 _OS_IMAGES = {

@@ -46,6 +46,16 @@ def host_driver_evidence(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield unknown(component, "ClusterPolicy expects a host driver; no evidence of it was collected")
 
 
+@check("driver", needs=("cmd/lsmod.txt",))
+def nouveau_module(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """nouveau loaded without the nvidia module: it holds the GPUs, the driver cannot bind."""
+    modules = ctx.modules
+    if modules is None or "nouveau" not in modules or "nvidia" in modules:
+        return
+    ev = Evidence(ctx.obs.path_of("cmd", "lsmod.txt"), "nouveau loaded, nvidia not loaded")
+    yield problem(component, "nouveau_loaded", ev, specificity=85)
+
+
 @check("fabric-manager", needs=("cmd/nvidia-smi-q.xml",))
 def fabric_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """NVSwitch systems report a fabric state per GPU; others report none."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.bundle.kube import ContainerStatus, Pod
+from gpunode.bundle.kube import ContainerStatus, DaemonSet, Pod, Taint
+from gpunode.checks import operator
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding, Status
@@ -30,7 +31,26 @@ def pod_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield unknown(component, "pod status is stale: the node is not reporting")
         return
     for sp in pods:
-        yield judge_pod(sp.pod, component)
+        finding = judge_pod(sp.pod, component)
+        idle = _deliberately_idle(ctx, sp.pod) if finding.cause == "init_blocked" else None
+        yield ok(component, idle, pod="true") if idle else finding
+
+
+# Init containers that hold their pod back on purpose, saying so in their log.
+_IDLE_LINES = {
+    "NVIDIA GPU driver is already pre-installed on the node": "driver pre-installed on the host; "
+    "the operator's driver pod idles by design",
+}
+
+
+def _deliberately_idle(ctx: NodeContext, pod: Pod) -> str | None:
+    """The summary of an init container that waits on purpose (k8s-driver-manager on a
+    node whose driver is installed on the host), or None."""
+    for log in ctx.logs_of(pod):
+        for marker, summary in _IDLE_LINES.items():
+            if not log.previous and any(marker in line for line in log.lines[-50:]):
+                return summary
+    return None
 
 
 def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
@@ -44,6 +64,8 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
         if not entry.host_alternative:
             yield unknown(component, "no pod found, but pods were listed only in some namespaces",
                           Evidence("manifest.json scoped", "cluster/pods.json is not cluster-wide"))
+    elif (skipped := _operator_skip(ctx, component)) is not None:
+        yield not_deployed(component, skipped)
     elif targeting:
         ds = targeting[0]
         ev = Evidence(
@@ -55,19 +77,29 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
             component, "pod_missing", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
         )
     elif (blocked := ctx.untolerated_taint(component)) is not None:
-        ds, taint = blocked
-        if taint.key in CONTROL_PLANE_TAINTS:  # usual on control planes: not scheduled there by design
-            yield not_deployed(component, f"{ds.metadata.name} does not tolerate {taint.key} (control plane)")
-            return
-        ev = Evidence(
-            f"node/{ctx.name} spec.taints",
-            f"{taint.key}={taint.value}:{taint.effect} not tolerated by daemonset "
-            f"{ds.metadata.namespace}/{ds.metadata.name}",
-        )
-        yield problem(
-            component, "taint_not_tolerated", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
-        )
-    elif component in ctx.platform.provides:
+        yield from _taint_blocks(ctx, component, *blocked)
+    else:
+        yield from _untargeted(ctx, component)
+
+
+def _taint_blocks(ctx: NodeContext, component: str, ds: DaemonSet, taint: Taint) -> Iterator[Finding]:
+    if taint.key in CONTROL_PLANE_TAINTS:  # usual on control planes: not scheduled there by design
+        yield not_deployed(component, f"{ds.metadata.name} does not tolerate {taint.key} (control plane)")
+        return
+    ev = Evidence(
+        f"node/{ctx.name} spec.taints",
+        f"{taint.key}={taint.value}:{taint.effect} not tolerated by daemonset "
+        f"{ds.metadata.namespace}/{ds.metadata.name}",
+    )
+    yield problem(
+        component, "taint_not_tolerated", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
+    )
+
+
+def _untargeted(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """No DaemonSet of ours targets the node: the platform's part, the host's, or missing."""
+    entry = ctx.facts.catalog.get(component)
+    if component in ctx.platform.provides:
         title = ctx.platform.title
         yield unknown(component, f"installed by the platform ({title}), not by a pod gpunode knows")
     elif entry.host_alternative:
@@ -78,6 +110,20 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
         )
     else:
         yield not_deployed(component, "no pods and no DaemonSet for this node")
+
+
+def _operator_skip(ctx: NodeContext, component: str) -> str | None:
+    """The GPU Operator's own reason for deploying no pod of this operand here."""
+    entry = ctx.facts.catalog.get(component)
+    node = ctx.node
+    if entry.deployed_by != "gpu-operator" or not ctx.facts.cluster_policies or node is None:
+        return None
+    labels = node.metadata.labels
+    if not operator.operator_sees_gpu(labels):
+        return "the GPU Operator does not treat this node as a GPU node (no NFD NVIDIA PCI label)"
+    # A host-installed driver or toolkit is judged from the host, whatever the policy says.
+    spec = None if entry.host_alternative else ctx.cluster_policy_spec
+    return operator.skip_reason(component, labels, spec)
 
 
 def judge_pod(pod: Pod, component: str) -> Finding:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
+from gpunode.checks import operator
 from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.gpus import MIG_PREFIX, gfd_labels_as_gpu, gpu_resources, physical_gpus_labelled, quantity
@@ -94,12 +95,28 @@ def csi_registered(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield ok(component, f"registered: {', '.join(drivers)}", Evidence(where, ", ".join(drivers)))
 
 
+def _no_nfd_worker(ctx: NodeContext, component: str, labels: Mapping[str, str]) -> Iterator[Finding]:
+    """No NFD worker here: a problem only where the GPU Operator therefore skips the node."""
+    if not ctx.facts.cluster_policies or operator.operator_sees_gpu(labels):
+        return
+    if any(ctx.stack_pods(c) for c in operator.OPERANDS if c != "validator"):
+        return  # the operator did deploy here: the labels it reads were there
+    where = f"node/{ctx.name} metadata.labels"
+    shown = f"no {operator.GPU_PRESENT}=true, no NVIDIA PCI label; no NFD worker pod on the node"
+    ev = Evidence(where, shown)
+    yield problem(component, "nfd_not_deployed", ev, specificity=40)
+
+
 @check("nfd", needs=("node",))
 def nfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """A running NFD worker labels this GPU node with the NVIDIA PCI vendor."""
-    if ctx.node is None or not ctx.stack_pods(component):
+    """A running NFD worker labels this GPU node with the NVIDIA PCI vendor; the GPU
+    Operator deploys nothing on a GPU node without that label."""
+    if ctx.node is None:
         return
     labels = ctx.node.metadata.labels
+    if not ctx.stack_pods(component):
+        yield from _no_nfd_worker(ctx, component, labels)
+        return
     where = f"node/{ctx.name} metadata.labels"
     pci = [k for k in labels if k.startswith("feature.node.kubernetes.io/pci-") and "10de" in k]
     if pci:

@@ -1,0 +1,80 @@
+"""Why the GPU Operator put no operand pod on a node, judged the way the operator does.
+
+The operator (controllers/state_manager.go, nodelabeling_controller.go) labels a
+node ``nvidia.com/gpu.present=true`` only when NFD labelled an NVIDIA PCI device
+(``feature.node.kubernetes.io/pci-10de.present`` or the class+vendor forms);
+without it, it removes every ``nvidia.com/gpu.deploy.*`` state label, and each
+operand's DaemonSet selects only nodes whose state label is "true". An admin may
+set a state label to "false" (or ``nvidia.com/gpu.deploy.operands=false``); with
+sandbox workloads enabled, ``nvidia.com/gpu.workload.config`` other than
+"container" swaps the container operands for VM ones; a ClusterPolicy section
+with ``enabled: false`` creates no DaemonSet at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+GPU_PRESENT = "nvidia.com/gpu.present"
+NVIDIA_PCI_LABELS = (
+    "feature.node.kubernetes.io/pci-10de.present",
+    "feature.node.kubernetes.io/pci-0302_10de.present",
+    "feature.node.kubernetes.io/pci-0300_10de.present",
+)
+OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
+WORKLOAD_CONFIG = "nvidia.com/gpu.workload.config"
+
+# Catalog component -> (its state label, its ClusterPolicy section).
+OPERANDS: dict[str, tuple[str, str]] = {
+    "driver": ("nvidia.com/gpu.deploy.driver", "driver"),
+    "container-toolkit": ("nvidia.com/gpu.deploy.container-toolkit", "toolkit"),
+    "device-plugin": ("nvidia.com/gpu.deploy.device-plugin", "devicePlugin"),
+    "gfd": ("nvidia.com/gpu.deploy.gpu-feature-discovery", "gfd"),
+    "dcgm-exporter": ("nvidia.com/gpu.deploy.dcgm-exporter", "dcgmExporter"),
+    "mig-manager": ("nvidia.com/gpu.deploy.mig-manager", "migManager"),
+    "validator": ("nvidia.com/gpu.deploy.operator-validator", "validator"),
+}
+
+
+def has_nvidia_pci_label(labels: Mapping[str, str]) -> bool:
+    """NFD saw an NVIDIA PCI device (the operator's own test, hasGPULabels)."""
+    return any(labels.get(key) == "true" for key in NVIDIA_PCI_LABELS)
+
+
+def operator_sees_gpu(labels: Mapping[str, str]) -> bool:
+    """The operator treats the node as a GPU node: it keeps gpu.present in sync with NFD's
+    NVIDIA PCI label (reconcileCommonGPULabel), whatever gpu.present says now."""
+    return has_nvidia_pci_label(labels)
+
+
+def skip_reason(
+    component: str,
+    labels: Mapping[str, str],
+    policy_spec: Mapping[str, object] | None,
+) -> str | None:
+    """Why the operator deliberately deploys no ``component`` pod on this node, or None.
+
+    None also when the operator would deploy it (then a missing pod is a problem) or
+    when the component is not a GPU Operator operand.
+    """
+    if component not in OPERANDS:
+        return None
+    label, section = OPERANDS[component]
+    if policy_spec is not None:
+        value = policy_spec.get(section)
+        if isinstance(value, dict) and value.get("enabled") is False:
+            return f"disabled in the ClusterPolicy ({section}.enabled=false)"
+    if labels.get(OPERANDS_LABEL) == "false":
+        return f"operands disabled on this node ({OPERANDS_LABEL}=false)"
+    config = labels.get(WORKLOAD_CONFIG, "container")
+    if config != "container" and _sandbox_enabled(policy_spec):
+        return f"node runs {config} workloads ({WORKLOAD_CONFIG}={config}): no container operands"
+    state = labels.get(label)
+    if state is not None and state != "true":
+        return f"disabled on this node ({label}={state})"
+    return None
+
+
+def _sandbox_enabled(spec: Mapping[str, object] | None) -> bool:
+    value = (spec or {}).get("sandboxWorkloads")
+    return isinstance(value, dict) and value.get("enabled") is True
