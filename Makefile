@@ -39,8 +39,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Quick benchmarks by default; `make bench BENCH=--full` for the issue-11 sizes (bench/README.md).
 bench: $(STAMP)
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/run.py $(BENCH)
 
 # Wheel (pip/pipx install dist/gpunode-*.whl) and the krew archive + manifest.
 dist: $(STAMP)

@@ -31,8 +31,10 @@ import json, sys, time
 from pathlib import Path
 from gpunode.collect import collect_bundle
 started = time.perf_counter()
-r = collect_bundle(Path(sys.argv[1]), kubeconfig=Path(sys.argv[2]), quiet=True)
-print(json.dumps({"seconds": time.perf_counter() - started, "api_calls": r.api_calls,
+r = collect_bundle(Path(sys.argv[1]), kubeconfig=Path(sys.argv[2]), quiet=True,
+                  concurrency=int(sys.argv[3]))
+print(json.dumps({"seconds": time.perf_counter() - started, "cpu_s": round(time.process_time(), 1),
+                  "api_calls": r.api_calls, "calls_by_kind": r.calls_by_kind,
                   "retries": r.retries, "objects": r.objects, "extras": r.extras,
                   "partial": r.partial, "warnings": list(r.warnings)[:5]}))
 """
@@ -70,6 +72,12 @@ def _child(code: str, *args: str) -> tuple[dict[str, Any], float, int]:
     return json.loads(output.splitlines()[-1]), wall, usage.ru_maxrss
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _verbs(stats: dict[str, Any]) -> dict[str, int]:
     counts = Counter(f"{verb} {resource}" for verb, resource, _ns, _name in stats["audit"])
     return dict(sorted(counts.items()))
@@ -81,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=100_000)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/gpunode-bench-live"))
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args(argv)
     bundle = args.workdir / f"cluster-{args.gpu_nodes}n-{args.pods}p"
     if not (bundle / "cluster" / "pods.json").is_file():
@@ -91,11 +100,17 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     with serve_bundle(bundle, in_subprocess=True) as server:
         ready = time.perf_counter() - started
-        collect, wall, rss = _child(CHILD, str(out), str(server.kubeconfig_path))
+        assert server.pid is not None
+        before = _cpu_seconds(server.pid)
+        collect, wall, rss = _child(CHILD, str(out), str(server.kubeconfig_path),
+                                    str(args.concurrency))
+        server_cpu = _cpu_seconds(server.pid) - before
         stats = server.stats()
     diag, _wall, diag_rss = _child(DIAGNOSE, str(out))
     result = {"gpu_nodes": args.gpu_nodes, "pods": args.pods, "server_start_s": round(ready, 1),
               "collect_wall_s": round(wall, 1), "collect_peak_rss_mib": round(rss / 1024),
+              "collect_cpu_s": collect.pop("cpu_s", None), "server_cpu_s": round(server_cpu, 1),
+              "concurrency": args.concurrency,
               "api_requests": stats["requests"], "by_verb": _verbs(stats),
               "collect": collect, "diagnose": diag,
               "diagnose_peak_rss_mib": round(diag_rss / 1024)}

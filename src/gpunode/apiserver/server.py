@@ -121,8 +121,10 @@ class RunningServer:
     """
 
     def __init__(self, url: str, kubeconfig_path: Path, ca_cert_path: Path, token: str,
-                 stopper: Callable[[], None]) -> None:
+                 stopper: Callable[[], None], *, pid: int | None = None) -> None:
         self.url = url
+        #: The server's process when it runs in a subprocess (benchmarks read its CPU time).
+        self.pid = pid
         self.kubeconfig_path = kubeconfig_path
         self.ca_cert_path = ca_cert_path
         self.token = token
@@ -261,7 +263,7 @@ def _serve_subprocess(bundle_dir: Path, *, host: str, port: int, faults: Faults,
         shutil.rmtree(workdir, ignore_errors=True)
 
     return RunningServer(info["url"], Path(info["kubeconfig"]), Path(info["ca"]),
-                         info["token"], stop)
+                         info["token"], stop, pid=proc.pid)
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], ready: Path,
