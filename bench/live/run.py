@@ -32,7 +32,7 @@ from pathlib import Path
 from gpunode.collect import collect_bundle
 started = time.perf_counter()
 r = collect_bundle(Path(sys.argv[1]), kubeconfig=Path(sys.argv[2]), quiet=True,
-                  concurrency=int(sys.argv[3]))
+                  concurrency=int(sys.argv[3]), nodes=[n for n in sys.argv[4:] if n])
 print(json.dumps({"seconds": time.perf_counter() - started, "cpu_s": round(time.process_time(), 1),
                   "api_calls": r.api_calls, "calls_by_kind": r.calls_by_kind,
                   "retries": r.retries, "objects": r.objects, "extras": r.extras,
@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/gpunode-bench-live"))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--nodes", nargs="*", default=[],
+                        help="node extras only for these nodes (lists stay cluster-wide)")
     args = parser.parse_args(argv)
     bundle = args.workdir / f"cluster-{args.gpu_nodes}n-{args.pods}p"
     if not (bundle / "cluster" / "pods.json").is_file():
@@ -103,14 +105,14 @@ def main(argv: list[str] | None = None) -> int:
         assert server.pid is not None
         before = _cpu_seconds(server.pid)
         collect, wall, rss = _child(CHILD, str(out), str(server.kubeconfig_path),
-                                    str(args.concurrency))
+                                    str(args.concurrency), *args.nodes)
         server_cpu = _cpu_seconds(server.pid) - before
         stats = server.stats()
     diag, _wall, diag_rss = _child(DIAGNOSE, str(out))
     result = {"gpu_nodes": args.gpu_nodes, "pods": args.pods, "server_start_s": round(ready, 1),
               "collect_wall_s": round(wall, 1), "collect_peak_rss_mib": round(rss / 1024),
               "collect_cpu_s": collect.pop("cpu_s", None), "server_cpu_s": round(server_cpu, 1),
-              "concurrency": args.concurrency,
+              "concurrency": args.concurrency, "extras_for": args.nodes or "all GPU nodes",
               "api_requests": stats["requests"], "by_verb": _verbs(stats),
               "collect": collect, "diagnose": diag,
               "diagnose_peak_rss_mib": round(diag_rss / 1024)}
