@@ -12,7 +12,10 @@ from pathlib import Path
 from rich.progress import Progress
 
 from gpunode.collect import batch
-from gpunode.collect.live import _run_all
+from gpunode.collect.kube import ExecOutput
+from gpunode.collect.live import _Run, _run_all, _run_execs
+from gpunode.collect.plan import ExecTarget
+from gpunode.collect.writer import BundleWriter
 
 
 def _sh(text: str, cwd: Path) -> tuple[bytes, bytes, int]:
@@ -76,3 +79,29 @@ def test_jobs_in_flight_stay_within_the_limit() -> None:
         _run_all(pool, [partial(job, 1) for _ in range(60)], progress, task, 4)  # type: ignore[list-item]
         assert progress.tasks[0].completed == 120
     assert peak[0] == 4
+
+
+class _NoShell:
+    """An API whose container has no ``sh``: exec of it fails as the runtime reports it."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def exec(self, namespace: str, pod: str, container: str, argv: list[str]) -> ExecOutput:
+        self.calls.append(argv)
+        if argv[0] == "sh":
+            return ExecOutput(b"", b'exec: "sh": executable file not found in $PATH', -1)
+        return ExecOutput(f"out of {argv[0]}\n".encode(), b"", 0 if argv[0] != "false" else 1)
+
+
+def test_without_a_shell_each_command_runs_in_its_own_exec(tmp_path: Path) -> None:
+    api = _NoShell()
+    run = _Run(api, BundleWriter(tmp_path / "b"))  # type: ignore[arg-type]
+    where = ("n1", "gpu-operator", "driver-abc", "nvidia-driver-ctr")
+    targets = [ExecTarget(*where, ("nvidia-smi",), "nodes/n1/cmd/nvidia-smi.txt"),
+               ExecTarget(*where, ("false",), "nodes/n1/cmd/false.txt")]
+    _run_execs(run, targets)
+    assert [argv[0] for argv in api.calls] == ["sh", "nvidia-smi", "false"]
+    assert (run.writer.root / "nodes/n1/cmd/nvidia-smi.txt").read_bytes() == b"out of nvidia-smi\n"
+    assert not (run.writer.root / "nodes/n1/cmd/false.txt").exists()
+    assert [n for n in run.notes if n.startswith("exec false")]  # its failure is noted
