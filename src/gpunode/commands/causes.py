@@ -248,7 +248,15 @@ finds their signatures in any text; `gpunode diagnose` names them per node.
 - `gpunode explain` reads any text (pod logs, `kubectl describe`, dmesg, a pasted
   mix) in one streaming pass with bounded memory; without `--component` every
   signature of the `log`, `event`, `waiting`, `node_cmd`, `node_condition` and
-  `text` sources is a candidate. It exits 1 when it recognised something.
+  `text` sources is a candidate. It exits 1 when it recognised something. The
+  input is read as bytes in 8 MiB chunks and searched by one RE2 program (the
+  `google-re2` package) holding every signature, widened to Python's Unicode
+  classes so it can stop on too many lines but never skip a matching one; only the
+  lines it stops on are decoded and checked signature by signature with Python's
+  `re`. Lines are numbered as text mode with universal newlines numbers them.
+- In bundles, a component's signatures are searched in each log and node file with
+  one combined regex per set of signatures (`kb.scan_split_lines`); only the lines
+  it matches are tried one signature at a time.
 
 ## How to add a cause
 
