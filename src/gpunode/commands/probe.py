@@ -61,8 +61,6 @@ def probe_cmd(
     ] = False,
 ) -> None:
     """Probe this GPU node (NVML, /proc, /sys, kernel log, runtime config) and diagnose it."""
-    from gpunode.probe import probe_json, run_probe
-
     if facts and output is not None:
         raise UsageError("--facts prints the probe's JSON; leave out -o")
     if not host_root.is_dir():
@@ -70,6 +68,8 @@ def probe_cmd(
     if nvidia_on_pci(host_root) is False:
         _not_a_gpu_node(host_root, output or ProbeOutput.table, facts)
         raise typer.Exit(0)
+    from gpunode.probe import probe_json, run_probe
+
     result = run_probe(str(host_root), node_name, run_nvidia_smi=nvidia_smi)
     report = diagnose_probe(result, bundle)
     if facts:

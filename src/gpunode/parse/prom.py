@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterable
 
 import msgspec
-from prometheus_client.parser import text_string_to_metric_families
 
 from gpunode.errors import ParseError
 
@@ -29,6 +28,9 @@ def parse_prometheus_text(text: str) -> list[Sample]:
     fast = _parse_plain(text)
     if fast is not None:
         return fast
+    # the client library only for text the fast path declines (imported here: start-up)
+    from prometheus_client.parser import text_string_to_metric_families
+
     exposed = _exposed_names(text)
     try:
         return [

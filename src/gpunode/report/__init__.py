@@ -1,33 +1,49 @@
-"""Reporters: turn a Report into text. Registered by name for ``-o``."""
+"""Reporters: turn a Report into text. Registered by name for ``-o``.
+
+Each reporter's module is imported when it is first used, so a command that prints
+a table does not load the HTML, YAML or markdown writers (start-up time).
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+from gpunode.report.options import DEFAULT, RenderOptions
 
-from gpunode.model import Report
-from gpunode.report import html, jsonout, markdown, stack, table
-from gpunode.report.options import RenderOptions
+if TYPE_CHECKING:
+    from rich.console import Console
 
-Reporter = Callable[[Report, Console, RenderOptions], None]
+    from gpunode.model import Report
+
+Reporter = Callable[["Report", "Console", RenderOptions], None]
+
+
+def _lazy(module: str, function: str) -> Reporter:
+    def render(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
+        reporter: Reporter = getattr(importlib.import_module(f"gpunode.report.{module}"), function)
+        reporter(report, console, options)
+
+    return render
+
 
 DIAGNOSE_REPORTERS: dict[str, Reporter] = {
-    "table": table.render_diagnosis,
-    "wide": table.render_diagnosis,
-    "json": jsonout.render,
-    "yaml": jsonout.render_yaml,
-    "markdown": markdown.render_diagnosis,
-    "html": html.render,
+    "table": _lazy("table", "render_diagnosis"),
+    "wide": _lazy("table", "render_diagnosis"),
+    "json": _lazy("jsonout", "render"),
+    "yaml": _lazy("jsonout", "render_yaml"),
+    "markdown": _lazy("markdown", "render_diagnosis"),
+    "html": _lazy("html", "render"),
 }
 
 STACK_REPORTERS: dict[str, Reporter] = {
-    "table": stack.render_stack,
-    "wide": stack.render_stack,
-    "json": jsonout.render,
-    "yaml": jsonout.render_yaml,
-    "markdown": markdown.render_stack,
-    "html": html.render,
+    "table": _lazy("stack", "render_stack"),
+    "wide": _lazy("stack", "render_stack"),
+    "json": _lazy("jsonout", "render"),
+    "yaml": _lazy("jsonout", "render_yaml"),
+    "markdown": _lazy("markdown", "render_stack"),
+    "html": _lazy("html", "render"),
 }
 
 __all__ = ["DIAGNOSE_REPORTERS", "STACK_REPORTERS", "RenderOptions", "Reporter"]

@@ -18,14 +18,19 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from gpunode.facts import ClusterFacts
 from gpunode.model import Evidence
 from gpunode.validate.active import manifests as m
 from gpunode.validate.active.checks import CLEANUP, GPU_SMOKE, NCCL, PVC_WRITE
-from gpunode.validate.active.cluster import ClusterApi
 from gpunode.validate.active.judge import Observed, judge_gpu_smoke, judge_nccl, judge_pvc_write
 from gpunode.validate.active.plan import Target, plan_targets
+
+if TYPE_CHECKING:
+    # the API client is imported only when active checks run: offline validate loads no HTTP client
+    from gpunode.validate.active.cluster import ClusterApi
+
 from gpunode.validate.defaults import (
     DEFAULT_IMAGE,
     DEFAULT_NCCL_FLOOR_GBPS,
@@ -88,6 +93,8 @@ def run_active(
     """Run the chosen active checks against the live cluster; results carry ``active=True``."""
     chosen = _chosen(options, categories)
     ids = m.RunIds(options.run_id or secrets.token_hex(3), int(options.timeout_s) + DEADLINE_MARGIN_S, _now())
+    from gpunode.validate.active.cluster import ClusterApi
+
     with ClusterApi(options.kubeconfig, options.context) as api, _terminate_as_interrupt():
         removed, leftover_errors = _remove_leftovers(api)
         run = _Run(ids, api, options)
