@@ -87,6 +87,12 @@ class Explanation:
     def matched(self) -> bool:
         return bool(self.matches)
 
+    @property
+    def problems(self) -> bool:
+        """A recognised cause that is a problem (not a benign one such as an application Xid):
+        the same verdict ``diagnose`` gives it (``Cause.severity``)."""
+        return any(m.cause.is_problem for m in self.matches)
+
 
 def candidate_matchers(kb: KnowledgeBase, component: str | None = None) -> list[tuple[Cause, Match]]:
     """Signatures to look for: every explainable one, or only ``component``'s."""

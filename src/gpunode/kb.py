@@ -82,7 +82,7 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     fix: str
     next_steps: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
-    status: Literal["failed", "degraded"] = "failed"
+    status: Literal["failed", "degraded", "benign"] = "failed"
     standalone: bool = False
     aggregate: bool = False
     specificity: int = 50
@@ -92,7 +92,13 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     @property
     def severity(self) -> Status:
-        return Status(self.status)
+        """The one verdict both ``diagnose`` and ``explain`` give this cause: a ``benign``
+        cause (an application Xid) is evidence only, never a problem."""
+        return Status.UNKNOWN if self.status == "benign" else Status(self.status)
+
+    @property
+    def is_problem(self) -> bool:
+        return self.status != "benign"
 
 
 class _KbFile(msgspec.Struct, forbid_unknown_fields=True):

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from gpunode.explain import CauseMatch, Explanation, XidSighting
+    from gpunode.model import Status
 
 STDIN = "-"
 
@@ -97,7 +98,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"{source}: cannot read: {exc.strerror or exc}") from None
         report = to_report(result, source, component)
         RENDERERS[output.value](report, Console(soft_wrap=False, highlight=False))
-        raise typer.Exit(1 if report.matched else 0)
+        raise typer.Exit(1 if result.problems else 0)
 
 
 def _check_component(component: str | None) -> None:
@@ -202,7 +203,6 @@ def _match_panel(m: MatchOut, best: bool) -> Panel:
     from rich.panel import Panel
     from rich.text import Text
 
-    from gpunode.model import Status
     from gpunode.report.style import STATUS_STYLE, layer_label
 
     body: list[RenderableType] = [Text(m.title, style="bold"), Text(m.explanation, style="dim")]
@@ -215,7 +215,14 @@ def _match_panel(m: MatchOut, best: bool) -> Panel:
     body.extend(Padding(Text(f"$ {step}", style="green"), (0, 2)) for step in m.next_steps)
     rank = "best match" if best else "also matched"
     title = f"{rank}: {m.cause} — {m.component} ({layer_label(m.layer)})"
-    return Panel(Group(*body), title=title, title_align="left", border_style=STATUS_STYLE[Status(m.status)])
+    return Panel(Group(*body), title=title, title_align="left", border_style=STATUS_STYLE[_status(m.status)])
+
+
+def _status(status: str) -> Status:
+    """A benign cause is drawn as ok: it is evidence, not a problem."""
+    from gpunode.model import Status
+
+    return Status.OK if status == "benign" else Status(status)
 
 
 def _xid_table(xids: tuple[XidOut, ...]) -> Table:
