@@ -379,7 +379,7 @@ def _may_hold_long_line(data: bytes, max_line: int) -> bool:
     """Whether some line may be longer than ``max_line`` characters: a line of more than
     ``max_line`` bytes covers a whole aligned window of half that size."""
     window = max(1, max_line // 2)
-    return any(b"\n" not in data[at : at + window]
+    return any(data.find(b"\n", at, at + window) < 0
                for at in range(0, len(data) - window + 1, window))
 
 
