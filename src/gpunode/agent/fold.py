@@ -114,6 +114,8 @@ def _write_node(bundle_dir: Path, node: str, result: ProbeResult) -> None:
     """The probe file always; raw texts only where the collector wrote nothing."""
     if result.node_name != node:
         log.warning("agent on %s reports node name %s; filing it under %s", node, result.node_name, node)
+    from gpunode.collect.redact import redact_bytes  # collect imports this module
+
     files = probe_files(_renamed(result, node))
     for rel, data in files.items():
         path = inside(bundle_dir, rel)
@@ -121,7 +123,7 @@ def _write_node(bundle_dir: Path, node: str, result: ProbeResult) -> None:
             continue
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            path.write_bytes(redact_bytes(data, rel))  # the agent's raw texts: configs, logs
         except OSError as exc:
             raise BundleError(f"{path}: cannot write: {exc.strerror or exc}") from None
 

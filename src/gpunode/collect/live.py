@@ -78,7 +78,7 @@ from gpunode.collect.plan import (
     short_nodes,
     stack_pods,
 )
-from gpunode.collect.redact import redact_pod, redact_workload
+from gpunode.collect.redact import redact_bytes, redact_configmap, redact_item
 from gpunode.collect.slim import Node, NodePage, Pod, PodPage, RawPage, Workload, WorkloadPage
 from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
 from gpunode.errors import UsageError
@@ -117,12 +117,12 @@ class ListKind:
 
 LIST_KINDS: tuple[ListKind, ...] = (
     ListKind("nodes", "v1", "Node"),
-    ListKind("pods", "v1", "Pod", redact_pod),
+    ListKind("pods", "v1", "Pod"),
     ListKind("events", "v1", "Event"),
     ListKind("services", "v1", "Service"),
     ListKind("persistentvolumeclaims", "v1", "PersistentVolumeClaim"),
-    ListKind("daemonsets", "apps/v1", "DaemonSet", redact_workload),
-    ListKind("deployments", "apps/v1", "Deployment", redact_workload),
+    ListKind("daemonsets", "apps/v1", "DaemonSet"),
+    ListKind("deployments", "apps/v1", "Deployment"),
     ListKind("storageclasses", "storage.k8s.io/v1", "StorageClass"),
     ListKind("csidrivers", "storage.k8s.io/v1", "CSIDriver"),
     ListKind("csinodes", "storage.k8s.io/v1", "CSINode"),
@@ -173,6 +173,7 @@ class _Run:
     agent_nodes: list[str] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)
+    redacted: list[str] = field(default_factory=list)
     scoped: dict[str, list[str]] = field(default_factory=dict)
     extras: int = 0
     concurrency: int = CONCURRENCY
@@ -184,8 +185,8 @@ class _Run:
             self.missing.setdefault(rel, reason)
 
     def saved(self, rel: str, data: bytes) -> None:
-        """Write one extra into the bundle and count it."""
-        self.writer.write(rel, data)
+        """Write one extra into the bundle (secrets removed) and count it."""
+        self.writer.write(rel, redact_bytes(data, rel, self.redacted))
         self.counted(1)
 
     def counted(self, files: int) -> None:
@@ -313,7 +314,7 @@ def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
                 agents.clear()
                 continue
             items = ensure_typemeta([bytes(i) for i in page.items], kind.group_version, kind.kind)
-            sink.add(map(kind.redact, items) if kind.redact else items)
+            sink.add(redact_item(i, rel, run.redacted) for i in items)
             slim.extend(_slim_items(kind.plural, body))
             if kind.plural == "pods":
                 agents.extend(agent_pods_on_page(body, page))
@@ -437,7 +438,7 @@ def _list_pods_in(run: _Run, sink: ListFile, read: _PodsRead, namespace: str,
                      if f"{namespace}/{pod.metadata.name}" not in read.seen]
             read.seen.update(f"{namespace}/{pod.metadata.name}" for _, pod in fresh)
             items = ensure_typemeta([bytes(raw) for raw, _ in fresh], "v1", "Pod")
-            sink.add(map(redact_pod, items))
+            sink.add(redact_item(i, "cluster/pods.json", run.redacted) for i in items)
             read.slim.extend(pod for _, pod in fresh if component_of(pod))
             read.agents.extend(agent_pods_on_page(body, page))
     except ApiFailure as exc:
@@ -551,8 +552,9 @@ def _configmaps(run: _Run, stack: Iterable[Any]) -> None:
             try:
                 for body, page in run.api.list_pages(path, {}, PAGE_SIZE):
                     if body:
-                        sink.add(ensure_typemeta([bytes(i) for i in page.items], "v1",
-                                                 "ConfigMap"))
+                        items = ensure_typemeta([bytes(i) for i in page.items], "v1", "ConfigMap")
+                        sink.add(redact_configmap(i, "cluster/configmaps.json", run.redacted)
+                                 for i in items)
             except ApiFailure as exc:
                 _list_failed(run, CONFIGMAPS, namespace, exc)
     finally:
@@ -762,6 +764,7 @@ def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
         "source": "live", "cluster_name": run.api.cluster_name, "api_server": run.api.server,
         "partial": partial, "warnings": run.warnings, "notes": run.notes,
         "missing": [{"path": p, "reason": r} for p, r in sorted(run.missing.items())],
+        "redacted": sorted(set(run.redacted)),
         "scoped": [{"path": p, "namespaces": ns} for p, ns in sorted(run.scoped.items())],
         "collector": f"gpunode {__version__}", "nodes": list(nodes),
         "api_calls": run.api.stats.calls, "api_calls_by_kind": run.api.stats.kinds(),

@@ -1,115 +1,189 @@
-"""Remove secret-looking values from collected pod specs before they are written.
+"""Remove secrets from everything collected before it is written.
 
-A bundle travels (to support, into tickets), so environment values and
-command-line arguments whose names suggest credentials are replaced. Only
-objects that contain such a name are decoded and re-encoded; the rest keep
-their bytes exactly as the API returned them.
+A bundle travels (to support, into tickets), so secrets are removed by name and
+by the shape of the value, in every source collect writes: API objects (env
+values, flags in args and commands, probe headers, custom resources, annotations),
+ConfigMaps, events, logs, command output and node files (containerd registry
+credentials). ``kubectl.kubernetes.io/last-applied-configuration`` is dropped: it
+repeats the whole object, env values included. Objects in which nothing looks
+secret keep their bytes exactly as the API returned them.
+
+Every redaction is recorded as *what* and *where* (never the value), for the
+manifest's ``redacted`` list.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 REDACTED = "<redacted>"
-SENSITIVE = re.compile(r"(?i)(token|passw(or)?d|secret|credential|api[-_]?key|(^|[-_.])key($|[-_.])"
-                       r"|private[-_]?key|access[-_]?key)")
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+#: Names (env variables, flags, header names) whose values are secrets.
+SENSITIVE = re.compile(
+    r"(?i)(token|passw(or)?d|passwd|secret|credential|api[-_]?key|private[-_]?key|access[-_]?key"
+    r"|(^|[-_.])(key|pass|pwd|pat|auth|creds?|pin|dsn|cookie|session)($|[-_.])|^authorization$"
+    r"|^proxy-authorization$|^x-api-key$)")
+#: Values that cannot be secrets however their variable is called.
+_PLAIN = re.compile(r"(?i)(true|false|yes|no|on|off|none|null|\d{1,6}|)")
+
+#: Value shapes that are secrets wherever they appear (name, pattern, replacement).
+_SHAPES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("private key", re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?"
+                               r"(-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"), REDACTED),
+    ("authorization header", re.compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)"
+                                        r"(?:(bearer|basic|token|digest)\s+)?[^\s\"'\\,;]{4,}"),
+     rf"\1\2 {REDACTED}"),
+    ("bearer token", re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"), rf"\1 {REDACTED}"),
+    ("password in URL", re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^\s/:@\"']{1,256}:)[^\s/@\"']{1,256}@"),
+     rf"\1{REDACTED}@"),
+    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}"), REDACTED),
+    ("access token", re.compile(
+        r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
+        r"|(AKIA|ASIA)[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9-]{10,}|nvapi-[A-Za-z0-9_-]{16,}"
+        r"|sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{30,})"),
+     REDACTED),
+    ("secret flag", re.compile(
+        r"(?i)(--?[\w.-]{0,40}(?:passw(?:or)?d|passwd|pwd|token|secret|api[-_]?key|credentials?)"
+        r"[\w.-]{0,40})(=|\s+)(?!-)(\\?\"[^\"\\\s]{1,512}\\?\"|'[^'\s]{1,512}'|[^\s\"'\\,;]{1,512})"),
+     rf"\1\2{REDACTED}"),
+    ("secret setting", re.compile(
+        r"(?i)(\b(?:passw(?:or)?d|passwd|pwd|secret|client[_-]?secret|token|api[_-]?key|access[_-]?key"
+        r"|private[_-]?key|identitytoken|auth)\\?\"?\s*[:=]\s*)(\\?\"[^\"\\]{1,2048}\\?\"|'[^']{1,2048}'"
+        r"|(?![<\[{])[^\s\"'\\,;]{1,512})"),
+     rf"\1\"{REDACTED}\""),
+)
 
 
 def is_sensitive(name: str) -> bool:
     return bool(SENSITIVE.search(name))
 
 
-class _EnvName(msgspec.Struct):
-    name: str = ""
+def redact_text(text: str, found: list[str] | None = None) -> str:
+    """``text`` with every secret-shaped value replaced; rule names appended to ``found``."""
+    if not _TEXT_TRIGGER.search(text):
+        return text
+    for name, pattern, replacement in _SHAPES:
+        text, count = pattern.subn(replacement, text)
+        if count and found is not None:
+            found.append(name)
+    return text
 
 
-class _ProbeContainer(msgspec.Struct):
-    env: list[_EnvName] = []
-    args: list[str] = []
-    command: list[str] = []
+_TEXT_TRIGGER = re.compile(
+    r"(?i)pass|pwd|token|secret|cred|auth|bearer|basic |api.?key|access.?key|private|"
+    r"://[^\s/]*@|eyJ|gh[pousr]_|github_pat_|glpat-|AKIA|ASIA|xox|nvapi-|sk-|AIza|hf_|npm_")
 
 
-class _ProbeSpec(msgspec.Struct, rename="camel"):
-    containers: list[_ProbeContainer] = []
-    init_containers: list[_ProbeContainer] = []
-    ephemeral_containers: list[_ProbeContainer] = []
+def redact_bytes(data: bytes, where: str, log: list[str] | None = None) -> bytes:
+    """Text output (logs, command output, node files) with secret shapes replaced."""
+    if not _BYTES_TRIGGER.search(data):
+        return data
+    found: list[str] = []
+    text = redact_text(data.decode("utf-8", errors="surrogateescape"), found)
+    if not found:
+        return data
+    if log is not None:
+        log.extend(f"{where}: {name}" for name in dict.fromkeys(found))
+    return text.encode("utf-8", errors="surrogateescape")
 
 
-class _ProbeTemplate(msgspec.Struct):
-    spec: _ProbeSpec | None = None
+_BYTES_TRIGGER = re.compile(_TEXT_TRIGGER.pattern.encode())
 
 
-class _ProbeWorkloadSpec(msgspec.Struct):
-    template: _ProbeTemplate | None = None
+# --- API objects -------------------------------------------------------------------------
+
+_OBJECT_TRIGGER = re.compile(
+    rb"(?i)pass|pwd|token|secret|cred|auth|bearer|basic |apikey|api_key|api-key|_key\"|key_|private|"
+    rb"last-applied|://[^\s/\"]*@|eyJ|gh[pousr]_|github_pat_|glpat-|AKIA|ASIA|xox|nvapi-|sk-|AIza|hf_|"
+    rb"npm_|_pat|pat_|\"-p")
+_ARG_LISTS = ("args", "command")
+_REFERENCE_SUFFIXES = ("name", "ref", "refs", "secrets", "file", "path", "keyref", "selector")
 
 
-class _ProbePod(msgspec.Struct):
-    spec: _ProbeSpec | None = None
-
-
-class _ProbeWorkload(msgspec.Struct):
-    spec: _ProbeWorkloadSpec | None = None
-
-
-_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
-
-
-def _spec_needs_redaction(spec: _ProbeSpec | None) -> bool:
-    if spec is None:
-        return False
-    containers = (*spec.containers, *spec.init_containers, *spec.ephemeral_containers)
-    return any(any(is_sensitive(e.name) for e in c.env) or _args_need_redaction(c.args)
-               or _args_need_redaction(c.command) for c in containers)
-
-
-def _args_need_redaction(args: list[str]) -> bool:
-    return any(arg.startswith("-") and is_sensitive(arg.lstrip("-").split("=", 1)[0])
-               for arg in args)
-
-
-#: Built once here (also faster per item): list threads decode into these concurrently,
-#: and msgspec building a type's information in several threads at once can crash.
-_POD_PROBE = msgspec.json.Decoder(_ProbePod)
-_WORKLOAD_PROBE = msgspec.json.Decoder(_ProbeWorkload)
-
-
-def redact_pod(item: bytes) -> bytes:
-    """A Pod's JSON with sensitive env values and flag values replaced."""
-    probe = _POD_PROBE.decode(item)
-    if not _spec_needs_redaction(probe.spec):
+def redact_item(item: bytes, where: str = "", log: list[str] | None = None) -> bytes:
+    """One API object's JSON with secrets removed; untouched objects keep their bytes."""
+    if not _OBJECT_TRIGGER.search(item):
         return item
     obj = msgspec.json.decode(item)
-    redact_pod_spec(obj.get("spec") or {})
+    found: list[str] = []
+    _walk(obj, "", found)
+    if not found:
+        return item
+    if log is not None:
+        label = _label(obj)
+        log.extend(f"{where}{' ' + label if label else ''}: {f}" for f in dict.fromkeys(found))
     return msgspec.json.encode(obj)
 
 
-def redact_workload(item: bytes) -> bytes:
-    """The same for a DaemonSet/Deployment, whose pod spec sits in spec.template."""
-    probe = _WORKLOAD_PROBE.decode(item)
-    template = probe.spec.template if probe.spec else None
-    if template is None or not _spec_needs_redaction(template.spec):
-        return item
-    obj = msgspec.json.decode(item)
-    redact_pod_spec(obj["spec"]["template"].get("spec") or {})
-    return msgspec.json.encode(obj)
+def _label(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict):
+        return ""
+    kind = obj.get("kind", "")
+    name = "/".join(str(meta[k]) for k in ("namespace", "name") if meta.get(k))
+    return f"{kind} {name}".strip()
 
 
-def redact_pod_spec(spec: dict[str, Any]) -> None:
-    """In place: env values and ``--secret=x`` / ``--secret x`` argument values."""
-    for key in _CONTAINER_LISTS:
-        for container in spec.get(key) or []:
-            for env in container.get("env") or []:
-                if is_sensitive(env.get("name", "")) and "value" in env:
-                    env["value"] = REDACTED
-            for field in ("args", "command"):
-                if container.get(field):
-                    container[field] = redact_args(container[field])
+def _walk(obj: Any, path: str, found: list[str]) -> None:
+    if isinstance(obj, dict):
+        _walk_dict(obj, path, found)
+    elif isinstance(obj, list):
+        for index, value in enumerate(obj):
+            if isinstance(value, str):
+                clean = redact_text(value)
+                if clean != value:
+                    obj[index] = clean
+                    found.append(f"{path}[{index}]")
+            else:
+                _walk(value, f"{path}[{index}]", found)
+
+
+def _walk_dict(obj: dict[str, Any], path: str, found: list[str]) -> None:
+    if LAST_APPLIED in obj:
+        del obj[LAST_APPLIED]
+        found.append(f"{path}.annotations[{LAST_APPLIED}] (dropped)" if path.endswith("metadata")
+                     else f"{path}[{LAST_APPLIED}] (dropped)")
+    name = obj.get("name")
+    if isinstance(name, str) and isinstance(obj.get("value"), str) and _secret_value(name, obj["value"]):
+        obj["value"] = REDACTED
+        found.append(f"{path}[{name}]")
+    for key, value in obj.items():
+        here = f"{path}.{key}"
+        if isinstance(value, str):
+            if key != "value" and _secret_key(key) and not _PLAIN.fullmatch(value):
+                obj[key] = REDACTED
+                found.append(here)
+                continue
+            clean = redact_text(value)
+            if clean != value:
+                obj[key] = clean
+                found.append(here)
+        elif key in _ARG_LISTS and isinstance(value, list) and all(isinstance(a, str) for a in value):
+            redacted = redact_args(value)
+            if redacted != value:
+                obj[key] = redacted
+                found.append(here)
+        else:
+            _walk(value, here, found)
+
+
+def _secret_value(name: str, value: str) -> bool:
+    return value != REDACTED and is_sensitive(name) and not _PLAIN.fullmatch(value)
+
+
+def _secret_key(key: str) -> bool:
+    """A field whose own name says secret (``password: x``), not a reference to one."""
+    lowered = key.lower()
+    return is_sensitive(key) and not lowered.endswith(_REFERENCE_SUFFIXES) and lowered not in ("key", "keys")
 
 
 def redact_args(args: list[str]) -> list[str]:
+    """``--secret=x``, ``--secret x``, ``-p x``/``-px`` and secret shapes in any argument."""
     out: list[str] = []
     hide_next = False
     for arg in args:
@@ -118,7 +192,68 @@ def redact_args(args: list[str]) -> list[str]:
             hide_next = False
             continue
         flag, eq, _value = arg.partition("=")
-        sensitive = arg.startswith("-") and is_sensitive(flag.lstrip("-"))
-        out.append(f"{flag}={REDACTED}" if sensitive and eq else arg)
+        sensitive = arg.startswith("-") and (is_sensitive(flag.lstrip("-")) or flag == "-p")
+        if arg.startswith("-p") and len(arg) > 2 and not arg.startswith("--") and not eq:
+            out.append(f"-p{REDACTED}")  # mysql -psecret
+            hide_next = False
+            continue
+        out.append(f"{flag}={REDACTED}" if sensitive and eq else redact_text(_short_p(arg)))
         hide_next = sensitive and not eq
     return out
+
+
+_SHORT_P = re.compile(r"(^|\s)-p\s*(?!-)([^\s\"']{1,256})")
+
+
+def _short_p(text: str) -> str:
+    """``mysql -u root -p secret`` inside a shell string."""
+    return _SHORT_P.sub(rf"\1-p {REDACTED}", text) if " -p" in text or text.startswith("-p") else text
+
+
+def redact_pod(item: bytes) -> bytes:
+    """A Pod's JSON with secrets removed (kept for callers of the older name)."""
+    return redact_item(item)
+
+
+def redact_workload(item: bytes) -> bytes:
+    """The same for a DaemonSet/Deployment (the pod spec sits in spec.template)."""
+    return redact_item(item)
+
+
+def redact_pod_spec(spec: dict[str, Any]) -> None:
+    """In place, for a decoded pod spec."""
+    _walk(spec, "spec", [])
+
+
+# --- ConfigMaps ----------------------------------------------------------------------------
+
+#: ConfigMaps whose data the checks read: the GPU stack's own configuration.
+STACK_CONFIGMAP = re.compile(
+    r"(?i)(nvidia|gpu|mig|device-plugin|dcgm|time-slicing|timeslicing|toolkit|nfd|node-feature"
+    r"|network-operator|rdma|sriov|mofed|ofed|cdi|gpunode)")
+NOT_COLLECTED = "<not collected>"
+
+
+def redact_configmap(item: bytes, where: str = "", log: list[str] | None = None) -> bytes:
+    """A ConfigMap: data of the GPU stack's ConfigMaps (secrets removed); others keep their
+    keys only, values not collected."""
+    obj = msgspec.json.decode(item)
+    meta = obj.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    found: list[str] = []
+    if not STACK_CONFIGMAP.search(name):
+        for section in ("data", "binaryData"):
+            values = obj.get(section)
+            if isinstance(values, dict) and values:
+                obj[section] = dict.fromkeys(values, NOT_COLLECTED)
+                found.append(f".{section} (not a GPU-stack ConfigMap: values not collected)")
+    _walk(obj, "", found)
+    if not found:
+        return item
+    if log is not None:
+        label = _label(obj) or f"ConfigMap {name}"
+        log.extend(f"{where} {label}: {f}" for f in dict.fromkeys(found))
+    return msgspec.json.encode(obj)
+
+
+Redactor = Callable[[bytes, str, "list[str] | None"], bytes]
