@@ -64,55 +64,56 @@ def _edit(path: Path, change: Any) -> None:
     path.write_text(json.dumps(doc))
 
 
+def _pods(doc: dict[str, Any], corpus: Corpus) -> None:
+    for pod in doc["items"]:
+        container = pod["spec"]["containers"][0]
+        container["env"] = [*container.get("env", []), *corpus.env()]
+        container["args"] = ["--password", corpus.plant(), f"--api-key={corpus.plant()}",
+                             "-p", corpus.plant(), f"-p{corpus.plant()}"]
+        container["command"] = ["sh", "-c", f"mysql -u root -p {corpus.plant()} && "
+                                            f"curl -H 'Authorization: Bearer {corpus.plant()}' x"]
+        container["livenessProbe"] = {"httpGet": {"path": "/", "port": 80, "httpHeaders": [
+            {"name": "Authorization", "value": f"Bearer {corpus.plant()}"},
+            {"name": "X-Api-Key", "value": corpus.plant()}]}}
+        last = json.dumps({"spec": {"containers": [{"env": [{"name": "X",
+                                                              "value": corpus.plant()}]}]}})
+        pod["metadata"].setdefault("annotations", {})[
+            "kubectl.kubernetes.io/last-applied-configuration"] = last
+
+def _daemonsets(doc: dict[str, Any], corpus: Corpus) -> None:
+    for ds in doc["items"]:
+        spec = ds["spec"]["template"]["spec"]
+        spec["containers"][0]["env"] = [*spec["containers"][0].get("env", []), *corpus.env()[:5]]
+        ds["metadata"].setdefault("annotations", {})[
+            "kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(
+                {"password": corpus.plant()})
+
+def _policies(doc: dict[str, Any], corpus: Corpus) -> None:
+    for policy in doc["items"]:
+        for section in ("driver", "toolkit", "devicePlugin", "dcgmExporter"):
+            part = policy["spec"].setdefault(section, {})
+            part["env"] = [*part.get("env", []), *corpus.env()[:6]]
+        policy["spec"]["driver"]["repoConfig"] = {"url": next(corpus.shaped())}
+
+def _events(doc: dict[str, Any], corpus: Corpus) -> None:
+    template = doc["items"][0]
+    for i, line in enumerate(corpus.shaped()):
+        event = json.loads(json.dumps(template))
+        event["metadata"]["name"] = f"planted-{i}"
+        event["message"] = f"Failed to pull: {line}"
+        doc["items"].append(event)
+
+def _nodes(doc: dict[str, Any], corpus: Corpus) -> None:
+    for node in doc["items"]:
+        node["metadata"].setdefault("annotations", {})[
+            "kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(
+                {"metadata": {"annotations": {"token": corpus.plant()}}})
+
+
 def _plant_objects(bundle: Path, corpus: Corpus) -> None:
-    def pods(doc: dict[str, Any]) -> None:
-        for pod in doc["items"]:
-            container = pod["spec"]["containers"][0]
-            container["env"] = [*container.get("env", []), *corpus.env()]
-            container["args"] = ["--password", corpus.plant(), f"--api-key={corpus.plant()}",
-                                 "-p", corpus.plant(), f"-p{corpus.plant()}"]
-            container["command"] = ["sh", "-c", f"mysql -u root -p {corpus.plant()} && "
-                                                f"curl -H 'Authorization: Bearer {corpus.plant()}' x"]
-            container["livenessProbe"] = {"httpGet": {"path": "/", "port": 80, "httpHeaders": [
-                {"name": "Authorization", "value": f"Bearer {corpus.plant()}"},
-                {"name": "X-Api-Key", "value": corpus.plant()}]}}
-            last = json.dumps({"spec": {"containers": [{"env": [{"name": "X",
-                                                                  "value": corpus.plant()}]}]}})
-            pod["metadata"].setdefault("annotations", {})[
-                "kubectl.kubernetes.io/last-applied-configuration"] = last
-
-    def daemonsets(doc: dict[str, Any]) -> None:
-        for ds in doc["items"]:
-            spec = ds["spec"]["template"]["spec"]
-            spec["containers"][0]["env"] = [*spec["containers"][0].get("env", []), *corpus.env()[:5]]
-            ds["metadata"].setdefault("annotations", {})[
-                "kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(
-                    {"password": corpus.plant()})
-
-    def policies(doc: dict[str, Any]) -> None:
-        for policy in doc["items"]:
-            for section in ("driver", "toolkit", "devicePlugin", "dcgmExporter"):
-                part = policy["spec"].setdefault(section, {})
-                part["env"] = [*part.get("env", []), *corpus.env()[:6]]
-            policy["spec"]["driver"]["repoConfig"] = {"url": next(corpus.shaped())}
-
-    def events(doc: dict[str, Any]) -> None:
-        template = doc["items"][0]
-        for i, line in enumerate(corpus.shaped()):
-            event = json.loads(json.dumps(template))
-            event["metadata"]["name"] = f"planted-{i}"
-            event["message"] = f"Failed to pull: {line}"
-            doc["items"].append(event)
-
-    def nodes(doc: dict[str, Any]) -> None:
-        for node in doc["items"]:
-            node["metadata"].setdefault("annotations", {})[
-                "kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(
-                    {"metadata": {"annotations": {"token": corpus.plant()}}})
-
-    for name, change in (("pods", pods), ("daemonsets", daemonsets), ("clusterpolicies", policies),
-                         ("events", events), ("nodes", nodes)):
-        _edit(bundle / "cluster" / f"{name}.json", change)
+    for name, change in (("pods", _pods), ("daemonsets", _daemonsets), ("clusterpolicies", _policies),
+                         ("events", _events), ("nodes", _nodes)):
+        _edit(bundle / "cluster" / f"{name}.json", lambda doc, change=change: change(doc, corpus))
     kubeconfig = (f"apiVersion: v1\nusers:\n- name: admin\n  user:\n    token: {corpus.plant()}\n"
                   f"    client-key-data: {corpus.plant()}\n")
     configmaps = [
