@@ -110,6 +110,9 @@ def _console() -> Console:
     return Console(file=cast("TextIO", PlainWriter(sys.stdout)), soft_wrap=False, highlight=False)
 
 
+stdout_console = _console  # for command modules: the same terminal/pipe handling
+
+
 def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = None) -> Report:
     """Load a bundle and diagnose it (the offline path shared by several commands)."""
     from gpunode.bundle.load import load_bundle, read_node_observations

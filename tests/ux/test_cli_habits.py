@@ -160,3 +160,16 @@ def test_every_command_through_the_console_script(tmp_path: Path, handmade: Path
         assert "Traceback" not in proc.stderr
         if code == 2:
             assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("gpunode: "), proc.stderr
+
+
+def test_validate_leads_with_verdict_and_failures_grouped_by_root_cause(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    assert gpunode("sim", "falcon-ai-broken", "-o", str(bundle)).returncode == 0
+    proc = gpunode("validate", "--from", str(bundle))
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("Verdict: Not ready (")
+    headline = next(line for line in lines if "because" in line)
+    assert headline.endswith("because driver kernel_headers_missing on gpu-wk-02:")
+    assert lines.index(headline) < next(i for i, line in enumerate(lines) if line.startswith("Categories"))
+    assert not set(proc.stdout) & set("│┃━─╭╮╰╯")  # piped: no box drawing

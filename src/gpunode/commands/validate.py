@@ -129,8 +129,7 @@ def validate_cmd(
 
 
 def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
-    from rich.console import Console
-
+    from gpunode.cli import stdout_console
     from gpunode.safety import safe_struct
     from gpunode.validate.model import Verdict
     from gpunode.validate.report import REPORTERS
@@ -142,7 +141,7 @@ def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
     result = dataclasses.replace(  # no terminal escapes from collected data
         result, report=safe_struct(result.report, type(result.report)),
         diagnosis=None if diagnosis is None else safe_struct(diagnosis, type(diagnosis)))
-    console = Console(soft_wrap=False, highlight=False)
+    console = stdout_console()
     if output == Format.html:
         from gpunode.report.html import render_html
 

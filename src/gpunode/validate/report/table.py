@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpunode.model import Report
-from gpunode.report.style import paragraph
+from gpunode.report.style import paragraph, table_box
 from gpunode.validate.model import CategoryResult, CheckResult, ValidationReport, Verdict
 from gpunode.validate.report.groups import group_failures
 from gpunode.validate.report.style import CLUSTER_STYLE, VERDICT_MARK, VERDICT_STYLE, score_text
@@ -23,12 +23,12 @@ def render(
 ) -> None:
     console.print(_header(report))
     _lead(report, diagnosis, console)
-    console.print(_scores(report))
+    console.print(_scores(report, console))
     for category in report.categories:
-        console.print(_checks(category))
+        console.print(_checks(category, console))
     for check in report.checks():
         if check.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
-            console.print(_detail(check))
+            console.print(_detail(check, console.is_terminal))
     for warning in report.source.warnings:
         console.print(Text(f"warning: {warning}", style="yellow"))
 
@@ -59,8 +59,8 @@ def _lead(report: ValidationReport, diagnosis: Report | None, console: Console) 
         console.print()
 
 
-def _scores(report: ValidationReport) -> Table:
-    table = Table(title="Categories", title_justify="left", show_edge=False)
+def _scores(report: ValidationReport, console: Console) -> Table:
+    table = Table(title="Categories", title_justify="left", show_edge=False, box=table_box(console))
     for column in ("category", "verdict", "score", "pass", "warn", "fail", "skip", "unknown"):
         table.add_column(column, justify="left" if column in ("category", "verdict") else "right")
     for cat in report.categories:
@@ -76,8 +76,10 @@ def _verdict(verdict: Verdict) -> Text:
     return Text(f"{VERDICT_MARK[verdict]} {verdict.value}", style=VERDICT_STYLE[verdict])
 
 
-def _checks(category: CategoryResult) -> Table:
-    table = Table(title=category.name, title_justify="left", show_edge=False, show_header=False)
+def _checks(category: CategoryResult, console: Console) -> Table:
+    table = Table(
+        title=category.name, title_justify="left", show_edge=False, show_header=False, box=table_box(console)
+    )
     table.add_column("verdict", no_wrap=True)
     table.add_column("check", no_wrap=True)
     table.add_column("summary")
@@ -87,7 +89,7 @@ def _checks(category: CategoryResult) -> Table:
     return table
 
 
-def _detail(check: CheckResult) -> Panel:
+def _detail(check: CheckResult, boxed: bool = True) -> Panel | Group:
     body: list[Text | Padding] = [Text(check.title, style="bold"), Text(check.summary)]
     if check.evidence:
         body.append(Text("evidence", style="underline"))
@@ -99,4 +101,6 @@ def _detail(check: CheckResult) -> Panel:
     title = Text.assemble(
         (f"{VERDICT_MARK[check.verdict]} {check.id}", VERDICT_STYLE[check.verdict]), f"  {check.category}"
     )
+    if not boxed:  # piped: the same content without line art
+        return Group(title, Padding(Group(*body), (0, 0, 1, 2)))
     return Panel(Group(*body), title=title, title_align="left", border_style=VERDICT_STYLE[check.verdict])
