@@ -18,6 +18,7 @@ from gpunode.sim.k8s import (
     tolerates,
 )
 from gpunode.sim.models import GPU_MODELS, IMAGES, OS_INFO, driver_image, k8s_image
+from gpunode.sim.modes import apply_gpu_mode
 from gpunode.sim.nodes import (
     CONTROL_PLANE_CAPACITY,
     control_plane_labels,
@@ -140,6 +141,7 @@ def _gpu_node(world: World, spec: GpuNode, index: int) -> NodeState:
         kernel=spec.kernel,
         os_image=state.os.pretty if state.os else "",
     )
+    apply_gpu_mode(state)
     state.host.validations = host.healthy_validations(state, scenario)
     return state
 

@@ -102,6 +102,10 @@ def _value(field: str, gpu: Gpu, model: GpuModel, use: GpuUse) -> str:
     return str(values.get(field, 0))
 
 
+# Families a vGPU guest's DCGM exporter does not serve (dcgm-exporter issue 236).
+VGPU_ABSENT_FIELDS = frozenset({"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP"})
+
+
 def dcgm_scrape(node: NodeState, uses: list[GpuUse]) -> str:
     """The exporter's /metrics for the GPUs it can see (lost GPUs are gone from DCGM too)."""
     assert node.model is not None
@@ -111,6 +115,8 @@ def dcgm_scrape(node: NodeState, uses: list[GpuUse]) -> str:
         out += [f"# HELP {field} {help_text}", f"# TYPE {field} {kind}"]
         for gpu, use in visible:
             if gpu.lost and field != "DCGM_FI_DEV_XID_ERRORS":
+                continue
+            if gpu.vgpu and field in VGPU_ABSENT_FIELDS:
                 continue
             out.append(f"{field}{{{_labels(node, gpu, use, field)}}} {_value(field, gpu, node.model, use)}")
     return "\n".join(out) + "\n"

@@ -60,6 +60,9 @@ class ControlPlane(_Strict, frozen=True):
     taint: bool = True
 
 
+GpuMode = Literal["whole", "mig-single", "mig-mixed", "time-slicing", "mps", "vgpu"]
+
+
 class GpuNode(_Strict, frozen=True):
     name: str
     gpu: GpuModel = "H100-SXM-80GB"
@@ -67,6 +70,8 @@ class GpuNode(_Strict, frozen=True):
     nics: int = 2
     os: OsName = "ubuntu22.04"
     kernel: str = "5.15.0-131-generic"
+    gpu_mode: GpuMode = "whole"
+    replicas: int = 4  # time-slicing / MPS replicas per GPU
 
 
 class Scale(_Strict, frozen=True):

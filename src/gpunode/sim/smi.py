@@ -145,7 +145,7 @@ def gpu_xml(
         "\t\t</gpu_operation_mode>",
         "\t\t<c2c_mode>Disabled</c2c_mode>",
         "\t\t<gpu_virtualization_mode>",
-        "\t\t\t<virtualization_mode>None</virtualization_mode>",
+        f"\t\t\t<virtualization_mode>{'VGPU' if gpu.vgpu else 'None'}</virtualization_mode>",
         "\t\t\t<host_vgpu_mode>N/A</host_vgpu_mode>",
         "\t\t\t<vgpu_heterogeneous_mode>N/A</vgpu_heterogeneous_mode>",
         "\t\t</gpu_virtualization_mode>",

@@ -40,6 +40,7 @@ class Gpu:
     remap_pending: bool = False
     last_xid: int = 0
     mig: bool = False
+    vgpu: bool = False  # a vGPU inside a guest VM: nvidia-smi says VGPU, DCGM has no temperature
 
     @property
     def bus_id(self) -> str:
