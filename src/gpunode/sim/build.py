@@ -657,7 +657,9 @@ def add_validation_pod(
     main = CtrDef(app, image, ("sh", "-c"), (echo,))
     spec = validation_pod_spec(world, init, main, kind)
     name = f"{app}-{ids.suffix(app + node.name + ids.rfc3339(at))}"
-    owner = owner_ref("DaemonSet", "nvidia-operator-validator", GPU_NS)
+    # The validator copies its DaemonSet's own ownerReferences (the ClusterPolicy) onto
+    # these pods and sets nodeName itself (cmd/nvidia-validator/main.go).
+    owner = owner_ref("ClusterPolicy", "cluster-policy", None, api_version="nvidia.com/v1")
     ctrs = [
         completed(Ctr(init_name, image, init=True), at + timedelta(seconds=2), timedelta(seconds=4)),
         completed(Ctr(app, image), at + timedelta(seconds=7), timedelta(seconds=1)),
