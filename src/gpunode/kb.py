@@ -70,7 +70,9 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``component`` "*" marks a generic cause (a pod state) that any component can
     have. ``aggregate`` marks a cluster cause that only sums up node states (a
     policy "notReady"): node root causes below it explain it away.
-    ``standalone`` signatures prove a problem on their own; others only refine
+    ``reports`` are the public failure reports (field corpus cases, tests/field)
+    this cause was recognised in. ``standalone`` signatures prove a problem on
+    their own; others only refine
     a component already seen failing, so a stray line never invents a root
     cause.
     """
@@ -82,6 +84,7 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     fix: str
     next_steps: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
+    reports: tuple[str, ...] = ()
     status: Literal["failed", "degraded", "benign"] = "failed"
     standalone: bool = False
     aggregate: bool = False

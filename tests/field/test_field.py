@@ -155,3 +155,18 @@ def test_explain_names_the_cause_from_the_decisive_lines() -> None:
 
 def test_explain_names_the_seed_cause() -> None:
     assert _decisive_named(load_case(SEED))
+
+
+def test_kb_lists_the_public_reports_each_cause_came_from() -> None:
+    _corpus_complete()
+    from sync_reports import wanted_reports
+
+    kb = load_kb()
+    missing = [
+        f"{code}: {src}"
+        for code, sources in wanted_reports().items()
+        if code in kb.by_code
+        for src in sources
+        if src not in kb.get(code).reports
+    ]
+    assert not missing, f"run tests/field/sync_reports.py; e.g. {missing[:3]}"

@@ -187,6 +187,8 @@ def _cause_markdown(cause: Cause, heading: str) -> str:
         lines.append(f"Example: `{cause.example}`\n")
     if cause.references:
         lines.append("References: " + ", ".join(_reference(r) for r in cause.references) + "\n")
+    if cause.reports:
+        lines.append("Field reports: " + ", ".join(_reference(r) for r in cause.reports) + "\n")
     return "\n".join(lines)
 
 
