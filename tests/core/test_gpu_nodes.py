@@ -117,3 +117,35 @@ def test_node_exporter_and_nfd_without_nvidia_are_not_evidence() -> None:
         "node-role.kubernetes.io/control-plane": "",
     }
     assert gpu_evidence(labels, {"cpu": "8"}, ("node-exporter", "nfd", "logging-agent"), ()) == []
+
+
+def test_control_plane_taint_not_tolerated_is_not_a_missing_operand(tmp_path: Path) -> None:
+    """A GPU node that is also a control plane: an operand that does not tolerate the
+    control-plane taint is not scheduled there by design, so it is not-deployed."""
+    import json
+
+    root = build_bundle(load_scenario("falcon-ai"), tmp_path / "falcon")
+    nodes_path = root / "cluster" / "nodes.json"
+    nodes = json.loads(nodes_path.read_text())
+    for item in nodes["items"]:
+        if item["metadata"]["name"] == "gpu-wk-01":
+            taint = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
+            item["spec"]["taints"] = [*item["spec"].get("taints", []), taint]
+    nodes_path.write_text(json.dumps(nodes))
+    pods_path = root / "cluster" / "pods.json"
+    pods = json.loads(pods_path.read_text())
+    pods["items"] = [
+        p
+        for p in pods["items"]
+        if not (
+            p["spec"].get("nodeName") == "gpu-wk-01"
+            and p["metadata"]["name"].startswith("nvidia-dcgm-exporter")
+        )
+    ]
+    pods_path.write_text(json.dumps(pods))
+    shutil.rmtree(root / "nodes" / "gpu-wk-01" / "metrics")
+    report = diagnose(load_bundle(root), read_node_observations)
+    node = next(n for n in report.nodes if n.name == "gpu-wk-01")
+    assert node.root_causes == ()
+    dcgm = next(c for c in node.components if c.component == "dcgm-exporter")
+    assert dcgm.status.value == "not-deployed", dcgm.summary
