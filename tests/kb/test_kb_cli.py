@@ -120,3 +120,21 @@ def test_causes_table_and_markdown_render() -> None:
 def test_causes_bad_filter_is_usage_error() -> None:
     assert run("causes", "--layer", "9").returncode == 2
     assert run("causes", "--component", "gpu-toaster").returncode == 2
+
+
+BOX_DRAWING = set("│┃━─╭╮╰╯┏┓┡┩└┘┌┐├┤┬┴┼═║")
+
+
+def test_causes_and_explain_piped_are_plain_text(tmp_path: Path) -> None:
+    """Piped (not a terminal), like diagnose: no line art, so grep and awk work on the rows."""
+    causes = run("causes", "--component", "driver")
+    assert causes.returncode == 0 and "secure_boot_enabled" in causes.stdout
+    assert not set(causes.stdout) & BOX_DRAWING
+    row = next(line for line in causes.stdout.splitlines() if line.startswith("secure_boot_enabled"))
+    assert row == row.rstrip()
+    log = tmp_path / "xid.log"
+    log.write_text(SIGNATURE + "\nNVRM: Xid (PCI:0000:2a:00): 79, pid=0, GPU has fallen off the bus.\n")
+    explain = run("explain", str(log))
+    assert explain.returncode == 1
+    assert not set(explain.stdout) & BOX_DRAWING
+    assert "matched: secure_boot_enabled — driver" in explain.stdout and "Xids seen" in explain.stdout

@@ -63,15 +63,13 @@ def register(app: typer.Typer) -> None:
         output: DocFormatOpt = DocFormat.table,
     ) -> None:
         """List every cause gpunode recognises: code, component, layer, title and fix."""
-        from rich.console import Console
-
         from gpunode.catalog import load_catalog
+        from gpunode.cli import stdout_console
         from gpunode.kb import load_kb
 
         catalog = load_catalog()
         causes = select_causes(load_kb(), catalog, layer, component)
-        console = Console(soft_wrap=False, highlight=False)
-        RENDERERS[output.value](causes, catalog, console)
+        RENDERERS[output.value](causes, catalog, stdout_console())
 
 
 def select_causes(
@@ -136,7 +134,15 @@ def render_table(causes: Sequence[Cause], catalog: Catalog, console: Console) ->
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=f"{len(causes)} known causes", title_justify="left", show_lines=True)
+    from gpunode.report.style import table_box
+
+    table = Table(
+        title=f"{len(causes)} known causes",
+        title_justify="left",
+        box=table_box(console),
+        show_lines=console.is_terminal,
+        pad_edge=False,
+    )
     table.add_column("cause", no_wrap=True)
     table.add_column("title and fix", ratio=1)
     for c in causes:

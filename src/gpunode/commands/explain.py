@@ -19,7 +19,6 @@ from gpunode.commands.output import DocFormat, DocFormatOpt, write_json
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
-    from rich.panel import Panel
     from rich.table import Table
 
     from gpunode.explain import CauseMatch, Explanation, XidSighting
@@ -85,8 +84,7 @@ def register(app: typer.Typer) -> None:
         output: DocFormatOpt = DocFormat.table,
     ) -> None:
         """Name the known causes in a log, kubectl describe output or dmesg dump (exit 1 if any)."""
-        from rich.console import Console
-
+        from gpunode.cli import stdout_console
         from gpunode.errors import UsageError
         from gpunode.explain import explain_stream
 
@@ -97,7 +95,7 @@ def register(app: typer.Typer) -> None:
         except OSError as exc:
             raise UsageError(f"{source}: cannot read: {exc.strerror or exc}") from None
         report = to_report(result, source, component)
-        RENDERERS[output.value](report, Console(soft_wrap=False, highlight=False))
+        RENDERERS[output.value](report, stdout_console())
         raise typer.Exit(1 if result.problems else 0)
 
 
@@ -183,9 +181,9 @@ def render_table(report: ExplainReport, console: Console) -> None:
 
     console.print(Text.assemble(("gpunode explain", "bold"), f" — {_summary(report)}"))
     for i, m in enumerate(report.matches):
-        console.print(_match_panel(m, best=i == 0))
+        console.print(_match_panel(m, best=i == 0, framed=console.is_terminal))
     if report.xids:
-        console.print(_xid_table(report.xids))
+        console.print(_xid_table(report.xids, console))
 
 
 def _summary(report: ExplainReport) -> str:
@@ -197,7 +195,8 @@ def _summary(report: ExplainReport) -> str:
     return f"{report.lines_read:,} lines read from {report.source}{scope}: {what}"
 
 
-def _match_panel(m: MatchOut, best: bool) -> Panel:
+def _match_panel(m: MatchOut, best: bool, framed: bool = True) -> RenderableType:
+    """A framed panel on a terminal; piped, the title line and the body without line art."""
     from rich.console import Group
     from rich.padding import Padding
     from rich.panel import Panel
@@ -215,6 +214,8 @@ def _match_panel(m: MatchOut, best: bool) -> Panel:
     body.extend(Padding(Text(f"$ {step}", style="green"), (0, 2)) for step in m.next_steps)
     rank = "best match" if best else "also matched"
     title = f"{rank}: {m.cause} — {m.component} ({layer_label(m.layer)})"
+    if not framed:
+        return Group(Text(title, style="bold"), Padding(Group(*body), (0, 2)), Text(""))
     return Panel(Group(*body), title=title, title_align="left", border_style=STATUS_STYLE[_status(m.status)])
 
 
@@ -225,10 +226,12 @@ def _status(status: str) -> Status:
     return Status.OK if status == "benign" else Status(status)
 
 
-def _xid_table(xids: tuple[XidOut, ...]) -> Table:
+def _xid_table(xids: tuple[XidOut, ...], console: Console) -> Table:
     from rich.table import Table
 
-    table = Table(title="Xids seen", title_justify="left")
+    from gpunode.report.style import table_box
+
+    table = Table(title="Xids seen", title_justify="left", box=table_box(console), pad_edge=False)
     for column in ("Xid", "count", "name", "class", "action", "device plugin"):
         table.add_column(column)
     for x in xids:
