@@ -170,7 +170,10 @@ class Diagnoser:
                 {r.component for n in nodes for r in n.root_causes}
                 & set(self.catalog.dependents(rc.component))
             )
-            if self.kb.get(rc.cause).aggregate and below:
+            aggregate = self.kb.get(rc.cause).aggregate
+            if aggregate and not below:
+                below = self._short_daemonsets(rc.component)
+            if aggregate and below:
                 explained[rc.component] = tuple(below)
             else:
                 kept.append(rc)
@@ -181,6 +184,16 @@ class Diagnoser:
             for c in cluster.components
         )
         return msgspec.structs.replace(cluster, root_causes=tuple(kept), components=comps)
+
+    def _short_daemonsets(self, operator: str) -> list[str]:
+        """Operands of ``operator`` whose DaemonSet has fewer ready pods than nodes it targets:
+        the policy's "notReady" only counts them (a rollout, a node not judged here)."""
+        return sorted(
+            cid
+            for cid in self.catalog.dependents(operator)
+            for ds in self.facts.daemonsets.get(cid, [])
+            if ds.status.number_ready < ds.status.desired_number_scheduled
+        )
 
     def _cluster_version(self, component: str) -> str | None:
         pods = self.facts.cluster_pods.get(component, [])
