@@ -3,8 +3,11 @@ crashes each leave one line on stderr and their own exit code (1 means findings 
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,3 +112,32 @@ def test_warnings_come_before_the_report(tmp_path: Path) -> None:
         '{"format": "gpunode-bundle/v1", "partial": true, "warnings": ["cannot list pods"]}')
     proc = run("diagnose", "--from", str(tmp_path))
     assert proc.stderr.startswith("warning: cannot list pods")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_serve_bundle_removes_its_files_when_stopped(tmp_path: Path, sig: signal.Signals) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from gpunode.cli import main; main()", "serve-bundle", str(MINI),
+         "--kubeconfig", str(kubeconfig)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(temp)})
+    try:
+        deadline = time.monotonic() + 60
+        while not kubeconfig.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert list(temp.glob("gpunode-apiserver-*/*.key"))  # the server's TLS key, while it runs
+    finally:
+        proc.send_signal(sig)
+        assert proc.wait(timeout=30) == 0
+    assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize("content", [b"", b"plain text\n"], ids=["empty", "not-a-tar"])
+def test_serve_bundle_of_an_unreadable_archive_is_one_line(tmp_path: Path, content: bytes) -> None:
+    archive = tmp_path / "b.tar.gz"
+    archive.write_bytes(content)
+    proc = run("serve-bundle", str(archive), "--kubeconfig", str(tmp_path / "kc"))
+    assert proc.returncode == 2
+    assert str(archive) in one_line(proc)

@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -121,8 +122,11 @@ class RunningServer:
     """
 
     def __init__(self, url: str, kubeconfig_path: Path, ca_cert_path: Path, token: str,
-                 stopper: Callable[[], None], *, pid: int | None = None) -> None:
+                 stopper: Callable[[], None], *, pid: int | None = None,
+                 workdir: Path | None = None) -> None:
         self.url = url
+        #: The server's own files (TLS key, unpacked bundle): removed on stop or exit.
+        self.workdir = workdir
         #: The server's process when it runs in a subprocess (benchmarks read its CPU time).
         self.pid = pid
         self.kubeconfig_path = kubeconfig_path
@@ -180,8 +184,10 @@ def _bundle_dir(bundle: Path, workdir: Path) -> Path:
     try:
         with tarfile.open(bundle, "r:*") as tar:
             tar.extractall(target, filter="data")
-    except (tarfile.TarError, OSError) as exc:
-        raise BundleError(f"{bundle}: cannot unpack: {exc}") from exc
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        lines = str(exc).strip().splitlines()
+        why = lines[0] if lines else type(exc).__name__
+        raise BundleError(f"{bundle}: not a readable bundle archive ({why})") from None
     entries = list(target.iterdir())
     return entries[0] if len(entries) == 1 and entries[0].is_dir() else target
 
@@ -222,7 +228,7 @@ def serve_bundle(bundle_dir: Path, *, host: str = "127.0.0.1", port: int = 0,
         thread.join(timeout=5)
         shutil.rmtree(workdir, ignore_errors=True)
 
-    return RunningServer(url, kubeconfig, tls.ca_cert, token, stop)
+    return RunningServer(url, kubeconfig, tls.ca_cert, token, stop, workdir=workdir)
 
 
 def _url(host: str, port: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -106,7 +107,9 @@ def serve_bundle(
         signal.signal(sig, lambda *_: stop.set())
     stop.wait()
     # Closing TLS sockets under handler threads that are still inside OpenSSL can
-    # crash the interpreter; the process owns nothing else, so leave at once.
+    # crash the interpreter; remove the server's files (its TLS key among them), leave.
+    if server.workdir is not None:
+        shutil.rmtree(server.workdir, ignore_errors=True)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
