@@ -123,7 +123,7 @@ def _load_manifest(source: BundleSource) -> Manifest:
         return Manifest(source="manual")
     try:
         manifest = _MANIFEST_DECODER.decode(data)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise BundleError(f"{source.location}/manifest.json: {_short(exc)}") from None
     except RecursionError:
         raise BundleError(f"{source.location}/manifest.json: nested too deeply") from None
@@ -155,7 +155,7 @@ def _load_list(source: BundleSource, name: str, warnings: list[str]) -> tuple[An
         decoded: Any = _LIST_DECODERS[name].decode(data)
     except (msgspec.ValidationError, RecursionError):
         decoded = _decode_items(source, name, data, warnings)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise BundleError(f"{source.location}/{rel}: {_short(exc)}") from None
     kind = getattr(decoded, "kind", "")
     if kind and not kind.endswith("List"):
@@ -172,7 +172,7 @@ def _decode_items(source: BundleSource, name: str, data: bytes, warnings: list[s
     rel = f"cluster/{name}.json"
     try:
         raw = _RAW_LIST.decode(data)
-    except (msgspec.DecodeError, RecursionError) as exc:
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else _short(exc)
         raise BundleError(f"{source.location}/{rel}: {why}") from None
     decoder, item_type = _ITEM_DECODERS[name], RESOURCES[name]
@@ -242,7 +242,7 @@ def _load_version(source: BundleSource, warnings: list[str]) -> dict[str, str]:
         return {}
     try:
         raw = msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         warnings.append(f"{rel}: ignored: {_short(exc)}")
         return {}
     except RecursionError:
