@@ -100,11 +100,11 @@ def serve_bundle(
         drop_every=drop_every,
         forbid=tuple(forbid or ()),
     )
-    server = start(bundle, port=port, faults=faults, kubeconfig_path=kubeconfig)
-    typer.echo(f"serving {bundle} at {server.url}; kubeconfig: {server.kubeconfig_path}")
-    stop = threading.Event()
+    stop = threading.Event()  # handlers first: a signal while starting still cleans up
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    server = start(bundle, port=port, faults=faults, kubeconfig_path=kubeconfig)
+    typer.echo(f"serving {bundle} at {server.url}; kubeconfig: {server.kubeconfig_path}")
     stop.wait()
     # Closing TLS sockets under handler threads that are still inside OpenSSL can
     # crash the interpreter; remove the server's files (its TLS key among them), leave.
