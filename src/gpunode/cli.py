@@ -117,20 +117,10 @@ def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = N
     """Load a bundle and diagnose it (the offline path shared by several commands)."""
     from gpunode.bundle.load import load_bundle, read_node_observations
     from gpunode.diagnose import diagnose
+    from gpunode.selector import bundle_node_labels, select_nodes
 
     facts = load_bundle(bundle)
-    unknown = [n for n in nodes or [] if n not in facts.nodes and n not in facts.node_dirs]
-    if unknown:
-        raise UsageError(f"{bundle}: no node named {', '.join(unknown)} in this bundle")
-    wanted = list(nodes or ())
-    if selector is not None:
-        from gpunode.selector import parse_selector
-
-        matches = parse_selector(selector)
-        chosen = [name for name, node in facts.nodes.items() if matches(node.metadata.labels)]
-        wanted = [n for n in wanted if n in chosen] if wanted else chosen
-        if not wanted:
-            raise UsageError(f"{bundle}: no node matches --selector {selector!r}")
+    wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
     return diagnose(facts, read_node_observations, wanted)
 
 

@@ -7,9 +7,13 @@ The syntax kubectl accepts: ``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gpunode.errors import UsageError
+
+if TYPE_CHECKING:
+    from gpunode.facts import ClusterFacts
 
 Requirement = Callable[[Mapping[str, str]], bool]
 
@@ -55,3 +59,29 @@ def _requirement(part: str, whole: str) -> Requirement:
             return lambda labels: key not in labels
         return lambda labels: key in labels
     raise UsageError(f"--selector {whole!r}: cannot parse {part.strip()!r}")
+
+
+def select_nodes(
+    labels: Mapping[str, Mapping[str, str]], names: Sequence[str], selector: str | None, where: str
+) -> list[str]:
+    """The nodes a command is about: the names given, narrowed by ``selector``; ``[]`` means
+    every node. Unknown names or a selector that matches nothing: UsageError (exit 2)."""
+    unknown = [n for n in names if n not in labels]
+    if unknown:
+        raise UsageError(f"{where}: no node named {', '.join(unknown)}")
+    wanted = list(names)
+    if selector is None:
+        return wanted
+    matches = parse_selector(selector)
+    chosen = [name for name, node_labels in labels.items() if matches(node_labels)]
+    wanted = [n for n in wanted if n in chosen] if wanted else chosen
+    if not wanted:
+        raise UsageError(f"{where}: no node matches --selector {selector!r}")
+    return wanted
+
+
+def bundle_node_labels(facts: ClusterFacts) -> dict[str, Mapping[str, str]]:
+    """Every node a bundle knows, with its labels (a node seen only by its folder has none)."""
+    labels: dict[str, Mapping[str, str]] = {n: node.metadata.labels for n, node in facts.nodes.items()}
+    labels.update({name: {} for name in facts.node_dirs if name not in labels})
+    return labels

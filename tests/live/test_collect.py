@@ -300,3 +300,23 @@ def test_api_calls_are_counted_by_kind_as_the_server_saw_them(mini_server: Runni
     assert sum(result.calls_by_kind.values()) == result.api_calls
     # one batched exec per pod a node's commands run in: driver and toolkit pods
     assert by_resource["exec"] == len({r.name for r in seen if r.resource == "pods/exec"})
+
+
+def test_selector_chooses_whose_node_extras_are_fetched(mini_server: RunningServer, tmp_path: Path) -> None:
+    """-l narrows the node extras (execs, logs, scrapes) like diagnose narrows its report;
+    the cluster lists stay whole so the bundle can still be judged cluster-wide."""
+    out = tmp_path / "b"
+    result = collect_bundle(out, kubeconfig=mini_server.kubeconfig_path, quiet=True,
+                            selector="kubernetes.io/hostname=gpu-wk-02")
+    assert sorted(p.name for p in (out / "nodes").iterdir()) == ["gpu-wk-02"]
+    assert json.loads((out / "manifest.json").read_text())["nodes"] == ["gpu-wk-02"]
+    assert {o["metadata"]["name"] for o in read_list(out / "cluster" / "nodes.json")} == {
+        "mgmt-01", "gpu-wk-01", "gpu-wk-02"}
+    assert result.path == out
+    both = collect_bundle(tmp_path / "c", kubeconfig=mini_server.kubeconfig_path, quiet=True,
+                          nodes=["gpu-wk-01"], selector="nvidia.com/gpu.count")
+    assert sorted(p.name for p in (tmp_path / "c" / "nodes").iterdir()) == ["gpu-wk-01"]
+    assert both.path == tmp_path / "c"
+    with pytest.raises(UsageError, match="no node matches --selector"):
+        collect_bundle(tmp_path / "d", kubeconfig=mini_server.kubeconfig_path, quiet=True,
+                       selector="node-role.kubernetes.io/control-plane,nvidia.com/gpu.count")

@@ -173,3 +173,18 @@ def test_validate_leads_with_verdict_and_failures_grouped_by_root_cause(tmp_path
     assert headline.endswith("because driver kernel_headers_missing on gpu-wk-02:")
     assert lines.index(headline) < next(i for i, line in enumerate(lines) if line.startswith("Categories"))
     assert not set(proc.stdout) & set("│┃━─╭╮╰╯")  # piped: no box drawing
+
+
+def test_validate_takes_node_names_and_selector(tmp_path: Path) -> None:
+    """validate judges only the chosen nodes: gpu-wk-02 carries the failure, gpu-wk-01 does not."""
+    bundle = tmp_path / "b"
+    assert gpunode("sim", "falcon-ai-broken", "-o", str(bundle)).returncode == 0
+    broken = gpunode("validate", "--from", str(bundle), "-l", "kubernetes.io/hostname=gpu-wk-02")
+    assert broken.returncode == 1 and broken.stdout.startswith("Verdict: Not ready")
+    healthy = gpunode("validate", "--from", str(bundle), "gpu-wk-01", "-o", "json")
+    assert healthy.returncode == 0 and json.loads(healthy.stdout)["verdict"] != "not-ready"
+    assert "gpu-wk-02" not in healthy.stdout
+    unknown = gpunode("validate", "--from", str(bundle), "gpu-wk-99")
+    assert unknown.returncode == 2 and "no node named gpu-wk-99" in unknown.stderr
+    none = gpunode("validate", "--from", str(bundle), "gpu-wk-01", "-l", "kubernetes.io/hostname=gpu-wk-02")
+    assert none.returncode == 2 and "no node matches" in none.stderr

@@ -84,6 +84,7 @@ from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
 from gpunode.errors import UsageError
 from gpunode.probe import ProbeResult
 from gpunode.safety import inside
+from gpunode.selector import select_nodes
 
 #: Calls in flight at once (lists, execs, proxy GETs, logs); ``--concurrency`` overrides.
 CONCURRENCY = 32
@@ -201,10 +202,12 @@ class _Run:
 
 def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | None = None,
                    nodes: Sequence[str] = (), quiet: bool = False,
-                   concurrency: int = CONCURRENCY) -> CollectResult:
+                   concurrency: int = CONCURRENCY, selector: str | None = None) -> CollectResult:
     """Read the cluster the kubeconfig points at and write a bundle to ``out``.
 
     ``out`` ending in .tar.gz/.tgz gives a tarball, anything else a directory.
+    ``nodes`` and ``selector`` choose whose node extras (execs, logs, scrapes) are
+    fetched; cluster lists are always whole.
     Raises SourceUnreachable (exit 3) or UsageError; every other problem is a
     warning in the result and in the bundle's manifest.
     """
@@ -218,7 +221,7 @@ def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | 
         run = _Run(api, writer, concurrency=concurrency)
         try:
             with _progress(quiet) as progress:
-                _collect(run, version, nodes, progress)
+                nodes = _collect(run, version, nodes, selector, progress)
         except BaseException:
             writer.abort()
             raise
@@ -245,7 +248,9 @@ def _warm_types() -> None:
     component_of(Pod())  # loads the catalog once
 
 
-def _collect(run: _Run, version: bytes, nodes: Sequence[str], progress: Progress) -> None:
+def _collect(run: _Run, version: bytes, nodes: Sequence[str], selector: str | None,
+             progress: Progress) -> Sequence[str]:
+    """Every list, then the node extras of the chosen nodes; returns the nodes chosen."""
     _warm_types()
     run.writer.write("cluster/version.json", version)
     present = _served_group_versions(run)
@@ -258,11 +263,21 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], progress: Progress
             if "cluster/pods.json" in run.missing:
                 _pods_by_namespace(run)
         _unknown_nodes(run, nodes)
+        nodes = _selected(run, nodes, selector)
         if not run.pods_listed:
             _list_agent_pods(run)
         jobs = _extra_jobs(run, nodes)
         task = progress.add_task("node extras", total=len(jobs))
         _run_all(pool, jobs, progress, task, run.concurrency)
+    return nodes
+
+
+def _selected(run: _Run, nodes: Sequence[str], selector: str | None) -> Sequence[str]:
+    """The named nodes narrowed by ``--selector`` (the rule diagnose and stack apply)."""
+    if selector is None:
+        return nodes
+    labels = {n.metadata.name: n.metadata.labels for n in run.nodes}
+    return select_nodes(labels, nodes, selector, "cluster")
 
 
 def _run_all(pool: ThreadPoolExecutor, jobs: Iterable[Job], progress: Progress,

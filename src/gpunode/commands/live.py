@@ -25,6 +25,12 @@ _FORMAT_WORDS = frozenset({"json", "yaml", "table", "wide", "markdown", "html", 
 def collect(
     nodes: Annotated[list[str] | None, typer.Argument(help="Fetch node extras only for these nodes.")] = None,
     *,
+    selector: Annotated[
+        str | None,
+        typer.Option(
+            "-l", "--selector", help="Fetch node extras only for nodes whose labels match (kubectl syntax)."
+        ),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("-o", "--out", help="Bundle to write: a new directory or a .tar.gz.")
     ] = None,
@@ -51,6 +57,7 @@ def collect(
         nodes=nodes or (),
         quiet=quiet,
         concurrency=concurrency,
+        selector=selector,
     )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)

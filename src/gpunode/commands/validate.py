@@ -44,7 +44,14 @@ def register(app: typer.Typer) -> None:
 
 
 def validate_cmd(
+    nodes: Annotated[
+        list[str] | None, typer.Argument(help="Only these nodes (default: every node).")
+    ] = None,
     *,
+    selector: Annotated[
+        str | None,
+        typer.Option("-l", "--selector", help="Only nodes whose labels match (kubectl syntax: k=v,k!=v)."),
+    ] = None,
     source: Annotated[
         Path | None,
         typer.Option("--from", help="Judge a saved bundle (directory or .tar.gz) instead of a live cluster."),
@@ -124,6 +131,8 @@ def validate_cmd(
         scrape_interval_s=scrape_interval,
         quiet=quiet,
         with_diagnosis=output in (Format.table, Format.html) or output_dir is not None,
+        nodes=tuple(nodes or ()),
+        selector=selector,
     )
     _run(request, output, fail_on)
 

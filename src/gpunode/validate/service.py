@@ -5,11 +5,12 @@ I/O lives here and in ``active``/``live``; the checks themselves stay pure.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from gpunode.bundle.source import copy_bundle_folder
 from gpunode.errors import UsageError
 from gpunode.facts import ClusterFacts
 from gpunode.model import Report
+from gpunode.selector import bundle_node_labels, select_nodes
 from gpunode.validate.active.session import ActiveOptions, run_active
 from gpunode.validate.context import LiveFacts, ValidationOptions
 from gpunode.validate.defaults import DEFAULT_SCRAPE_INTERVAL_S
@@ -43,6 +45,8 @@ class ValidateRequest:
     scrape_interval_s: float = DEFAULT_SCRAPE_INTERVAL_S
     quiet: bool = False
     with_diagnosis: bool = False
+    nodes: tuple[str, ...] = ()
+    selector: str | None = None
 
     def check(self) -> None:
         """Refuse impossible combinations with a one-line UsageError."""
@@ -76,6 +80,8 @@ def validate(request: ValidateRequest) -> ValidateResult:
     with _bundle_source(request) as (bundle, collected_at):
         progress(request, f"reading bundle {bundle}")
         facts = load_bundle(bundle)
+        wanted = select_nodes(bundle_node_labels(facts), request.nodes, request.selector, str(bundle))
+        facts = only_nodes(facts, wanted)
         if collected_at is not None:
             progress(request, "live checks (API endpoints, two DCGM scrapes)")
         live = None if collected_at is None else live_facts_for(request, facts, collected_at)
@@ -90,9 +96,23 @@ def validate(request: ValidateRequest) -> ValidateResult:
             from gpunode.diagnose import diagnose
 
             progress(request, "diagnosing root causes")
-            diagnosis = diagnose(facts, read_node_observations)
+            diagnosis = diagnose(facts, read_node_observations, wanted)
         kept = _keep_bundle(bundle, request.output_dir, live is not None)
     return ValidateResult(report, kept, diagnosis)
+
+
+def only_nodes(facts: ClusterFacts, wanted: Sequence[str]) -> ClusterFacts:
+    """The facts of the chosen nodes only (``[]``: every node); cluster-wide objects stay."""
+    if not wanted:
+        return facts
+    keep = set(wanted)
+    return dataclasses.replace(
+        facts,
+        nodes={n: node for n, node in facts.nodes.items() if n in keep},
+        pods_by_node={n: pods for n, pods in facts.pods_by_node.items() if n in keep},
+        csi_nodes={n: c for n, c in facts.csi_nodes.items() if n in keep},
+        node_dirs=frozenset(facts.node_dirs & keep),
+    )
 
 
 @contextmanager
@@ -110,7 +130,8 @@ def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | Non
         if target.exists():
             raise UsageError(f"{target} already exists; choose an empty --output-dir")
         result = collect_bundle(
-            target, kubeconfig=request.kubeconfig, context=request.context, quiet=request.quiet
+            target, kubeconfig=request.kubeconfig, context=request.context, quiet=request.quiet,
+            nodes=request.nodes, selector=request.selector,
         )
         yield result.path, time.monotonic()
         return
@@ -120,6 +141,8 @@ def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | Non
             kubeconfig=request.kubeconfig,
             context=request.context,
             quiet=request.quiet,
+            nodes=request.nodes,
+            selector=request.selector,
         )
         yield result.path, time.monotonic()
 
