@@ -188,6 +188,15 @@ def test_crio_with_toolkit_drop_in() -> None:
     )
 
 
+def test_crio_reads_drop_ins_without_extension() -> None:
+    """OpenShift writes its base settings to crio.conf.d/00-default; CRI-O reads it."""
+    files = _crio_files()
+    files["/etc/crio/crio.conf.d/00-default"] = '[crio.runtime.runtimes.runc]\nruntime_root = "/run/runc"\n'
+    config = parse_crio_config(files)
+    assert config.sources[1] == "/etc/crio/crio.conf.d/00-default"
+    assert config.runtimes["runc"].name == "runc"
+
+
 def test_crio_without_drop_in_keeps_crun() -> None:
     files = _crio_files()
     del files["/etc/crio/crio.conf.d/99-nvidia.toml"]

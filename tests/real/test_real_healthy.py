@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from realfix import (
+    REAL,
     Placed,
     assert_healthy,
     driver_of_labels,
@@ -93,6 +94,53 @@ def test_containerd_config(path: Path, healthy: Path, tmp_path: Path) -> None:
     placed = new_bundle(healthy, tmp_path / "b")
     place_containerd(placed, path)
     assert_healthy(placed.report())
+
+
+# ---------------------------------------------------------------- CRI-O drop-ins
+
+CRIO_DROP_IN = "/etc/crio/crio.conf.d/99-nvidia.toml"
+CRIO_KNOWN: dict[str, str] = {}
+
+
+# OpenShift's base drop-in (no extension), on a GPU node beside the toolkit's own drop-in
+OPENSHIFT_BASE = "/etc/crio/crio.conf.d/00-default"
+TOOLKIT_DROP_IN = REAL / "crio" / "nvidia-ctk-dropin-new-file.toml"
+
+
+def crio_files(path: Path) -> dict[str, str]:
+    """Where a CRI-O node keeps this file, with the toolkit's drop-in beside OpenShift's base."""
+    if path.name.startswith("openshift-"):
+        return {OPENSHIFT_BASE: path.read_text(), CRIO_DROP_IN: TOOLKIT_DROP_IN.read_text()}
+    return {CRIO_DROP_IN: path.read_text()}
+
+
+def place_crio(placed: Placed, path: Path) -> None:
+    """A CRI-O node: no containerd config, the drop-ins where CRI-O reads them."""
+    files = placed.node_dir() / "files"
+    shutil.rmtree(files / "etc" / "containerd", ignore_errors=True)
+    for target, text in crio_files(path).items():
+        dest = files / target.lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text)
+    set_node_info(placed, containerRuntimeVersion="cri-o://1.31.3")
+
+
+@pytest.mark.parametrize("path", _cases("crio", CRIO_KNOWN))
+def test_crio_drop_in(path: Path, healthy: Path, tmp_path: Path) -> None:
+    placed = new_bundle(healthy, tmp_path / "b")
+    place_crio(placed, path)
+    report = placed.report()
+    assert_healthy(report)
+    toolkit = next(c for c in report.components if c.component == "container-toolkit")
+    assert "cri-o" in toolkit.summary, toolkit.summary
+
+
+def test_openshift_base_drop_in_sets_the_default_runtime(healthy: Path, tmp_path: Path) -> None:
+    """MCO's extensionless 00-default is read: its default runtime crun is what CRI-O uses."""
+    placed = new_bundle(healthy, tmp_path / "b")
+    place_crio(placed, REAL / "crio" / "openshift-mco-worker-00-default")
+    toolkit = next(c for c in placed.report().components if c.component == "container-toolkit")
+    assert "default runtime crun" in toolkit.summary, toolkit.summary
 
 
 # ---------------------------------------------------------------- plain nvidia-smi

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from probe_check_helpers import component, host_files, judge, recorded, recorded_raw
 from realfix import BAD, REAL, fixture_files
-from test_real_healthy import DISTRIBUTIONS
+from test_real_healthy import DISTRIBUTIONS, crio_files
 
 from gpunode.model import NodeReport, Status
 
@@ -20,22 +20,25 @@ from gpunode.model import NodeReport, Status
 KUBELET_PROCESS = {"k3s": "k3s-agent", "rke2": "rke2", "microk8s": "kubelite"}
 
 
-def _probe_report(tmp_path: Path, path: Path) -> NodeReport:
+def _probe_report(tmp_path: Path, path: Path, runtime: str = "containerd") -> NodeReport:
     """The probe node's report with this config on its host."""
     flavour = path.name.split("-")[0]
     target = DISTRIBUTIONS.get(flavour, ("/etc/containerd/config.toml",))[0]
+    placed = {target: path.read_text()} if runtime == "containerd" else crio_files(path)
     facts = recorded()
-    host, raw = host_files(tmp_path, {target.lstrip("/"): path.read_text()})
+    host, raw = host_files(tmp_path, {p.lstrip("/"): text for p, text in placed.items()})
     facts["host"]["runtime_configs"] = host["runtime_configs"]
-    for name in (KUBELET_PROCESS.get(flavour, "kubelet"), "containerd"):
+    for name in (KUBELET_PROCESS.get(flavour, "kubelet"), runtime):
         facts["host"]["processes"][name] = True
     facts["host"]["kubelet_registration_socket"] = True
     return judge(tmp_path, facts, raw={**recorded_raw(), **raw})
 
 
-def _judge_config(tmp_path: Path, path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def _judge_config(
+    tmp_path: Path, path: Path, runtime: str = "containerd"
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """Root causes and failed/degraded components of the probe node holding this config."""
-    report = _probe_report(tmp_path, path)
+    report = _probe_report(tmp_path, path, runtime)
     causes = [(rc.component, rc.cause) for rc in report.root_causes]
     bad = [(c.component, c.status.value) for c in report.components if c.status in BAD]
     return causes, bad
@@ -44,6 +47,13 @@ def _judge_config(tmp_path: Path, path: Path) -> tuple[list[tuple[str, str]], li
 @pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in fixture_files("containerd")])
 def test_healthy_config_in_probe_host_root(path: Path, tmp_path: Path) -> None:
     assert _judge_config(tmp_path, path) == ([], [])
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in fixture_files("crio")])
+def test_healthy_crio_drop_in_in_probe_host_root(path: Path, tmp_path: Path) -> None:
+    assert _judge_config(tmp_path, path, "crio") == ([], [])
+    toolkit = component(_probe_report(tmp_path / "again", path, "crio"), "container-toolkit")
+    assert toolkit.status != Status.UNKNOWN, toolkit.summary
 
 
 @pytest.mark.parametrize(

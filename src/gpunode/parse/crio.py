@@ -29,13 +29,13 @@ class CrioConfig(msgspec.Struct, frozen=True):
 
 
 def crio_drop_ins(files: Mapping[str, str], path: str = "/etc/crio/crio.conf") -> list[str]:
-    """Drop-in files (``*.conf``/``*.toml``) in ``crio.conf.d`` next to ``path``, sorted."""
+    """Every file in ``crio.conf.d`` next to ``path``, sorted by name.
+
+    CRI-O reads them whatever their extension: OpenShift's own base drop-in is
+    ``crio.conf.d/00-default``.
+    """
     drop_in_dir = PurePosixPath(path).parent / "crio.conf.d"
-    return sorted(
-        key
-        for key in files
-        if PurePosixPath(key).parent == drop_in_dir and key.endswith((".conf", ".toml"))
-    )
+    return sorted(key for key in files if PurePosixPath(key).parent == drop_in_dir)
 
 
 def parse_crio_config(files: Mapping[str, str], path: str = "/etc/crio/crio.conf") -> CrioConfig:
