@@ -1,4 +1,4 @@
-"""The agent's HTTP endpoints on one port (stdlib server, one thread per request).
+"""The agent's HTTP endpoints on one port (stdlib server, a bounded pool of workers).
 
 ``/metrics``  Prometheus text (or OpenMetrics when asked for) from the agent's registry.
 ``/healthz``  200 while probes are fresh, 503 once the last one is older than stale_after.
@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
@@ -31,17 +34,46 @@ TEXT = "text/plain; charset=utf-8"
 _TRUE = ("1", "true", "yes")
 
 
-class AgentHTTPServer(ThreadingHTTPServer):
-    """Serves one agent; request threads are daemons so shutdown never waits on a client."""
+#: Connections served at once; more wait for a worker instead of each holding a thread.
+WORKERS = 64
+#: Seconds a connection may sit idle (or trickle a request) before it is closed.
+IDLE_TIMEOUT_S = 10.0
 
-    daemon_threads = True
+
+class AgentHTTPServer(HTTPServer):
+    """Serves one agent with a bounded pool of workers; client errors are one debug line."""
+
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], agent: Agent) -> None:
+    def __init__(self, address: tuple[str, int], agent: Agent, workers: int = WORKERS) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, AgentHandler)
         self.agent = agent
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gpunode-agent-http")
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self._pool.submit(self._serve, request, client_address)
+
+    def _serve(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that disconnects or stalls is routine: one line, no traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            log.debug("client %s: %s", client_address, exc)
+        else:
+            log.warning("request from %s failed: %s: %s", client_address, type(exc).__name__, exc)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 class AgentHandler(BaseHTTPRequestHandler):
@@ -50,6 +82,7 @@ class AgentHandler(BaseHTTPRequestHandler):
     server: AgentHTTPServer
     protocol_version = "HTTP/1.1"
     server_version = "gpunode-agent"
+    timeout = IDLE_TIMEOUT_S
 
     def log_message(self, format: str, *args: object) -> None:
         log.debug("%s %s", self.address_string(), format % args)
