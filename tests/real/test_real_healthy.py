@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from realfix import (
     REAL,
+    SIM_PRODUCT,
     Placed,
     assert_healthy,
     driver_of_labels,
@@ -165,7 +166,11 @@ def test_nvidia_smi_table(path: Path, healthy: Path, tmp_path: Path) -> None:
 
 DCGM_KNOWN: dict[str, str] = {}
 # scrapes whose labels name no model: the product the source describes
-DCGM_PRODUCT = {"cloud-native-docs-dcgm-exporter-a100-mig.prom": "NVIDIA A100-SXM4-40GB"}
+DCGM_PRODUCT = {
+    "cloud-native-docs-dcgm-exporter-a100-mig.prom": "NVIDIA A100-SXM4-40GB",
+    # the README names no model: the bundle keeps its own
+    "dcgm-exporter-readme-helm-memory-temp-blank.prom": SIM_PRODUCT,
+}
 
 
 @pytest.mark.parametrize("path", _cases("dcgm-exporter", DCGM_KNOWN))
