@@ -22,7 +22,7 @@ from gpunode.catalog import Catalog, topological_order
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import display_state, ready_ratio
-from gpunode.checks.signatures import signature_findings, traced_findings
+from gpunode.checks.signatures import cluster_event_findings, signature_findings, traced_findings
 from gpunode.checks.versions import component_version, image_tag
 from gpunode.facts import ClusterFacts, NodeObservations
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
@@ -127,10 +127,12 @@ def _dependencies(catalog: Catalog, component: str) -> set[str]:
     return out
 
 
-def judge_cluster(facts: ClusterFacts) -> dict[str, Judgement]:
+def judge_cluster(facts: ClusterFacts, kb: KnowledgeBase) -> dict[str, Judgement]:
     out = {cid: Judgement(cid, []) for cid in cluster_components()}
     for chk in CLUSTER_REGISTRY:
         out[chk.component].findings.extend(chk.fn(facts))
+    for cid, judgement in out.items():
+        judgement.findings.extend(cluster_event_findings(facts, kb, cid))
     return out
 
 
@@ -402,7 +404,7 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
               visit: NodeVisitor | None = None) -> Report:
     kb = load_kb()
     diagnoser = Diagnoser(facts, kb)
-    cluster_j = judge_cluster(facts)
+    cluster_j = judge_cluster(facts, kb)
     cluster = diagnoser.cluster_report(cluster_j)
     cluster_problems = {c.component: c.status for c in cluster.components if c.status.is_problem}
     reports = []

@@ -556,8 +556,28 @@ def _cluster_object(world: World, ev: ClusterObjectEv) -> None:
     name = obj.get("metadata", {}).get("name")
     if not name:
         raise CaseError("a cluster object needs metadata.name")
+    if ev.resource == "events":
+        obj = _rehome_event(world, obj)
     items[:] = [o for o in items if o["metadata"]["name"] != name]
     items.append(obj)
+
+
+def _rehome_event(world: World, obj: dict[str, Any]) -> dict[str, Any]:
+    """An event about a DaemonSet lives in that DaemonSet's namespace: the reporter's
+    operands may have run in another namespace (gpu-operator-resources on old operator
+    versions) than this bundle's, so the event follows the DaemonSet of that name."""
+    involved = obj.get("involvedObject", {})
+    if involved.get("kind") != "DaemonSet":
+        return obj
+    named = [ds for ds in world.daemonsets.values() if ds["metadata"]["name"] == involved.get("name")]
+    if len(named) != 1:
+        return obj
+    namespace = named[0]["metadata"]["namespace"]
+    return {
+        **obj,
+        "metadata": {**obj.get("metadata", {}), "namespace": namespace},
+        "involvedObject": {**involved, "namespace": namespace},
+    }
 
 
 # -- node files --------------------------------------------------------------------

@@ -64,3 +64,20 @@ def test_pending_pod_without_an_event_says_to_read_its_events() -> None:
     case = _pending("")
     case = msgspec.structs.replace(case, evidence=case.evidence[:1])
     assert _top(case) == ("dcgm-exporter", "pod_pending")
+
+
+def test_daemonset_failed_create_event_explains_the_missing_operand_pod() -> None:
+    case = load_case(CASES_DIR / "gpu-operator-185-psp-blocks-driver-ds.yaml")
+    assert _top(case) == ("gpu-operator", "operand_pod_security_denied")
+
+
+def test_a_benign_daemonset_event_explains_nothing() -> None:
+    case = load_case(CASES_DIR / "gpu-operator-185-psp-blocks-driver-ds.yaml")
+    event = next(e for e in case.evidence if type(e).__name__ == "ClusterObjectEv")
+    benign = msgspec.structs.replace(
+        event,
+        object={**event.object, "reason": "SuccessfulCreate", "type": "Normal",
+                "message": "Created pod: nvidia-driver-daemonset-8x2kd"},
+    )
+    quiet = msgspec.structs.replace(case, evidence=(benign,))
+    assert _top(quiet) is None

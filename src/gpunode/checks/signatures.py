@@ -14,7 +14,8 @@ import msgspec
 
 from gpunode.bundle.kube import ContainerState, Event, Pod
 from gpunode.checks.context import NodeContext
-from gpunode.kb import Cause, Match, MatchSource, TextHit, scan_lines, scan_split_lines
+from gpunode.facts import ClusterFacts
+from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, TextHit, scan_lines, scan_split_lines
 from gpunode.model import Evidence, Finding
 
 
@@ -53,6 +54,24 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
             for finding in scan(ctx, seen, [(cause, m)]):
                 ctx_vals = {**finding.context, "standalone": "true", "seen_in": seen}
                 yield msgspec.structs.replace(finding, component=cause.component, context=ctx_vals)
+
+
+def cluster_event_findings(facts: ClusterFacts, kb: KnowledgeBase, component: str) -> list[Finding]:
+    """A cluster component's event signatures in the events of the stack's DaemonSets.
+
+    The DaemonSet controller reports why it could not create an operand pod (pod
+    security refusal, quota) on the DaemonSet itself, not on a pod that never existed.
+    """
+    matchers = kb.matchers(component, "event")
+    if not matchers:
+        return []
+    groups = (
+        (f"daemonset {ds.metadata.namespace}/{ds.metadata.name}", {"namespace": ds.metadata.namespace},
+         facts.events_for("DaemonSet", ds.metadata.namespace, ds.metadata.name))
+        for sets in facts.daemonsets.values()
+        for ds in sets
+    )
+    return list(_scan_events(component, groups, matchers))
 
 
 def _own_spec_at_fault(ctx: NodeContext, component: str) -> bool:
