@@ -208,7 +208,10 @@ def _template_fields(template: str) -> set[str]:
     return fields
 
 
-TEMPLATE_FIELDS = {"node", "namespace", "pod", "container", "daemonset", "operator_namespace"}
+TEMPLATE_FIELDS = {
+    "node", "namespace", "pod", "container", "daemonset", "operator_namespace",
+    "gpu-index", "bus-id",  # the GPU the evidence names (its PCI bus id), parse/gpu_ref.py
+}
 
 
 def parse_kb(texts: Mapping[str, str]) -> KnowledgeBase:

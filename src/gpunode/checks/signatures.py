@@ -17,6 +17,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.facts import ClusterFacts
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, TextHit, scan_lines, scan_split_lines
 from gpunode.model import Evidence, Finding
+from gpunode.parse.gpu_ref import bus_id_above, bus_id_in_line, gpu_values
 
 
 def signature_findings(ctx: NodeContext, component: str) -> list[Finding]:
@@ -165,9 +166,11 @@ def _node_text(kind: str) -> Scanner:
             text = table.get(name)
             if text is None:
                 continue
-            for hit in scan_split_lines(text.splitlines(), group):
+            lines = text.splitlines()
+            for hit in scan_split_lines(lines, group):
                 where = f"{ctx.obs.path_of(kind, name)}:{hit.line_no}"
-                yield _finding(component, hit, where, {})
+                gpu = bus_id_in_line(hit.line) or bus_id_above(lines, hit.line_no)
+                yield _finding(component, hit, where, gpu_values(gpu))
 
     return scan
 

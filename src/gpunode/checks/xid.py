@@ -18,6 +18,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.pcie import LinkReading, shortfall
 from gpunode.gpus import gpu_resources
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.gpu_ref import bus_id_in_line, gpu_values, normal_bus_id
 from gpunode.parse.kernel_log import iter_xid_events
 from gpunode.parse.nvidia_smi import GpuInfo
 from gpunode.xid import XidInfo, classify
@@ -28,6 +29,7 @@ _DCGM_XID = "DCGM_FI_DEV_XID_ERRORS"
 _DCGM_XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
 _THERMAL = ("hw_thermal_slowdown", "sw_thermal_slowdown")
 GPU = "nvidia.com/gpu"
+_DCGM_GPU = re.compile(r'\{gpu="(?P<gpu>\d+)"')
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ def xid_reports(ctx: NodeContext, component: str) -> Iterator[Finding]:
 def _xid_problem(ctx: NodeContext, component: str, cause: str, sightings: list[XidSeen]) -> Finding:
     kb_cause = ctx.kb.get(cause)
     first = sightings[0].info
+    gpu = next((g for s in sightings if (g := _gpu_of(s.evidence.excerpt))), None)
     return problem(
         component,
         cause,
@@ -64,7 +67,14 @@ def _xid_problem(ctx: NodeContext, component: str, cause: str, sightings: list[X
         specificity=kb_cause.specificity,
         xid=str(first.code),
         xid_action=first.action,
+        ctx=gpu_values(gpu),
     )
+
+
+def _gpu_of(line: str) -> str | None:
+    """The GPU an Xid report names: the kernel's PCI bus id, or DCGM's ``gpu`` index label."""
+    found = _DCGM_GPU.search(line)
+    return bus_id_in_line(line) or (found["gpu"] if found else None)
 
 
 def _evidence(sightings: Iterable[XidSeen]) -> tuple[Evidence, ...]:
@@ -145,7 +155,8 @@ def bad_memory_still_advertised(ctx: NodeContext, component: str) -> Iterator[Fi
         path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
         ev = [Evidence(path, _memory_state(g)) for g in damaged]
         ev.append(Evidence(f"node/{ctx.name} status.allocatable", f"{GPU}={allocatable}"))
-        yield problem(component, "ecc_gpu_still_advertised", *ev, specificity=88)
+        gpu = gpu_values(normal_bus_id(damaged[0].pci_bus_id))
+        yield problem(component, "ecc_gpu_still_advertised", *ev, specificity=88, ctx=gpu)
 
 
 def _memory_state(gpu: GpuInfo) -> str:
@@ -163,7 +174,10 @@ def pcie_link_width(ctx: NodeContext, component: str) -> Iterator[Finding]:
     short = [(g, found) for g in smi.gpus if (found := shortfall(_link(g)))]
     if short:
         ev = [Evidence(path, f"GPU {g.pci_bus_id}: {found}") for g, found in short]
-        yield problem(component, "pcie_link_downtrained", *ev, status=Status.DEGRADED, specificity=60)
+        gpu = gpu_values(normal_bus_id(short[0][0].pci_bus_id))
+        yield problem(
+            component, "pcie_link_downtrained", *ev, status=Status.DEGRADED, specificity=60, ctx=gpu
+        )
 
 
 def _link(gpu: GpuInfo) -> LinkReading:

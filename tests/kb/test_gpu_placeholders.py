@@ -1,0 +1,38 @@
+# ruff: noqa: E501  (real log lines are long)
+"""Next steps of GPU hardware causes name the GPU the evidence names (``nvidia-smi -i``
+accepts the PCI bus id), instead of leaving ``<gpu-index>`` for the reader to fill."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gpunode import sim
+from gpunode.cli import build_report
+from gpunode.parse.gpu_ref import bus_id_above, bus_id_in_line, normal_bus_id
+
+GPU_PLACEHOLDER = re.compile(r"<(gpu-index|bus-id)>")
+NAMES_A_GPU = re.compile(r"\(PCI:[0-9a-fA-F:]+\)|GPU [0-9a-fA-F]{4,8}:|gpu=\"\d+\"|<remapped_row_pending>")
+
+
+def test_bus_ids_from_kernel_lines_and_smi_xml() -> None:
+    assert bus_id_in_line("NVRM: Xid (PCI:0000:2a:00): 79, pid=0, GPU has fallen off the bus.") == "0000:2a:00.0"
+    assert normal_bus_id("00000000:2A:00.0") == "0000:2a:00.0" and normal_bus_id("") is None
+    xml = ['<gpu id="00000000:2A:00.0">', "<remapped_rows>", "<remapped_row_pending>Yes</remapped_row_pending>"]
+    assert bus_id_above(xml, 3) == "0000:2a:00.0" and bus_id_above(xml[1:], 2) is None
+
+
+def test_scenario_next_steps_fill_the_gpu_the_evidence_names(tmp_path: Path) -> None:
+    filled = 0
+    for name, _ in sim.list_scenarios():
+        if name.startswith("scale"):  # fleet-size load scenarios, not fault cases
+            continue
+        report = build_report(sim.build_bundle(sim.load_scenario(name), tmp_path / name), None)
+        for node in report.nodes:
+            for root in node.root_causes:
+                steps = " ".join(root.next_steps)
+                if not any(NAMES_A_GPU.search(e.excerpt) for e in root.evidence):
+                    continue
+                assert not GPU_PLACEHOLDER.search(steps), (name, node.name, root.cause, steps)
+                filled += bool(re.search(r" -[is] [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b", steps))
+    assert filled, "no scenario exercises a GPU-specific next step"
