@@ -81,3 +81,8 @@ def test_a_benign_daemonset_event_explains_nothing() -> None:
     )
     quiet = msgspec.structs.replace(case, evidence=(benign,))
     assert _top(quiet) is None
+
+
+def test_no_nvidia_smi_in_toolkit_validation_names_the_runtime_integration() -> None:
+    case = load_case(CASES_DIR / "gpu-operator-280-crio-hooks-dir.yaml")
+    assert _top(case) == ("container-toolkit", "crio_hooks_dir_missing")
