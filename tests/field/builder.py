@@ -214,15 +214,16 @@ def _node_object(world: World, node: NodeState, ev: Any) -> None:
         _condition(world, node, ev)
 
 
-def _stack_pods(world: World, node: NodeState, component: str) -> list[str]:
-    """Keys of ``component``'s pods on ``node`` (any node for cluster-scoped components)."""
+def _stack_pods(world: World, node: NodeState, component: str, anywhere: bool = False) -> list[str]:
+    """Keys of ``component``'s pods on ``node`` (any node for cluster-scoped components,
+    or with ``anywhere``)."""
     catalog = load_catalog()
     scope = catalog.get(component).scope
     recogniser = Recogniser(catalog)
     out = []
     for key, pod in world.pods.items():
         place = world.places.get(key)
-        if scope == "node" and (place is None or place.node != node.name):
+        if scope == "node" and not anywhere and (place is None or place.node != node.name):
             continue
         md = pod["metadata"]
         owners = [_owner_base(o["kind"], o["name"]) for o in md.get("ownerReferences", [])]
@@ -243,6 +244,10 @@ def _pod_key(world: World, node: NodeState, component: str, container: str | Non
         raise CaseError(f"no {component} pod on {node.name} in this scenario")
     if container is not None:
         having = [k for k in keys if any(c.name == container for c in world.containers(k))]
+        if not having:
+            # A component's Deployment (nfd-master) runs on a control-plane node, not here.
+            elsewhere = _stack_pods(world, node, component, anywhere=True)
+            having = [k for k in elsewhere if any(c.name == container for c in world.containers(k))]
         return having[0] if having else keys[0]
     return keys[0]
 
