@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 import yaml
@@ -26,8 +27,16 @@ def kubeconfig_dict(url: str, ca_pem: bytes, token: str,
 
 def write_kubeconfig(path: Path, url: str, ca_pem: bytes, token: str,
                      name: str = "gpunode-test") -> Path:
-    """Write the kubeconfig (mode 0600, it holds a token) and return its path."""
+    """Write the kubeconfig (mode 0600, it holds a token) and return its path.
+
+    Written beside the target and renamed into place, so a reader waiting for the file
+    never sees half of it, and the token is never readable by others even briefly.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(kubeconfig_dict(url, ca_pem, token, name), sort_keys=False))
-    path.chmod(0o600)
+    text = yaml.safe_dump(kubeconfig_dict(url, ca_pem, token, name), sort_keys=False)
+    partial = path.with_name(f".{path.name}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(partial, path)
     return path
