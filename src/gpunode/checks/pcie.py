@@ -13,6 +13,7 @@ the probe checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 _BARE_METAL = (None, "None")
 
@@ -35,6 +36,42 @@ class LinkReading:
     def busy(self) -> bool:
         """Under load: a GPU at rest may lower its link to save power."""
         return bool(self.utilization_pct) and self.performance_state == "P0"
+
+
+class LinkFacts(Protocol):
+    """What nvidia-smi's XML and the probe's NVML facts both say about a GPU's link."""
+
+    @property
+    def utilization_gpu_pct(self) -> int | None: ...
+    @property
+    def performance_state(self) -> str | None: ...
+    @property
+    def virtualization_mode(self) -> str | None: ...
+    @property
+    def pcie_gen_current(self) -> int | None: ...
+    @property
+    def pcie_gen_max(self) -> int | None: ...
+    @property
+    def pcie_width_current(self) -> int | None: ...
+    @property
+    def pcie_width_max(self) -> int | None: ...
+
+
+def reading_of(
+    gpu: LinkFacts, gen_device_max: int | None = None, gen_host_max: int | None = None
+) -> LinkReading:
+    """One reading from either source; only nvidia-smi reports the device and host maxima."""
+    return LinkReading(
+        utilization_pct=gpu.utilization_gpu_pct,
+        performance_state=gpu.performance_state,
+        virtualization_mode=gpu.virtualization_mode,
+        gen_current=gpu.pcie_gen_current,
+        gen_max=gpu.pcie_gen_max,
+        width_current=gpu.pcie_width_current,
+        width_max=gpu.pcie_width_max,
+        gen_device_max=gen_device_max,
+        gen_host_max=gen_host_max,
+    )
 
 
 def shortfall(link: LinkReading) -> str | None:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
-from gpunode.checks.pcie import LinkReading, shortfall
+from gpunode.checks.pcie import reading_of, shortfall
 from gpunode.model import Evidence, Finding, Status
 from gpunode.probe import ProbeResult
 from gpunode.probe.host import RuntimeConfigFact
@@ -415,17 +415,7 @@ def _gpu_mig(ctx: NodeContext, gpu: NvmlGpu, component: str) -> Iterator[Finding
 
 def _gpu_link(ctx: NodeContext, gpu: NvmlGpu, component: str) -> Iterator[Finding]:
     """A busy GPU whose link trained below its maximum (checks/pcie.py says when)."""
-    found = shortfall(
-        LinkReading(
-            utilization_pct=gpu.utilization_gpu_pct,
-            performance_state=gpu.performance_state,
-            virtualization_mode=gpu.virtualization_mode,
-            gen_current=gpu.pcie_gen_current,
-            gen_max=gpu.pcie_gen_max,
-            width_current=gpu.pcie_width_current,
-            width_max=gpu.pcie_width_max,
-        )
-    )
+    found = shortfall(reading_of(gpu))
     if found:
         yield _found(ctx, component, "pcie_link_downtrained", _ev(ctx, f"{_gpu(gpu)}: {found}"))
 

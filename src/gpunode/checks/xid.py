@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from gpunode.checks.base import check, problem, unknown
 from gpunode.checks.context import NodeContext
-from gpunode.checks.pcie import LinkReading, shortfall
+from gpunode.checks.pcie import reading_of, shortfall
 from gpunode.gpus import gpu_resources
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.gpu_ref import bus_id_in_line, gpu_values, normal_bus_id
@@ -171,27 +171,14 @@ def pcie_link_width(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if smi is None:
         return
     path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
-    short = [(g, found) for g in smi.gpus if (found := shortfall(_link(g)))]
+    readings = ((g, reading_of(g, g.pcie_gen_device_max, g.pcie_gen_host_max)) for g in smi.gpus)
+    short = [(g, found) for g, link in readings if (found := shortfall(link))]
     if short:
         ev = [Evidence(path, f"GPU {g.pci_bus_id}: {found}") for g, found in short]
         gpu = gpu_values(normal_bus_id(short[0][0].pci_bus_id))
         yield problem(
             component, "pcie_link_downtrained", *ev, status=Status.DEGRADED, specificity=60, ctx=gpu
         )
-
-
-def _link(gpu: GpuInfo) -> LinkReading:
-    return LinkReading(
-        utilization_pct=gpu.utilization_gpu_pct,
-        performance_state=gpu.performance_state,
-        virtualization_mode=gpu.virtualization_mode,
-        gen_current=gpu.pcie_gen_current,
-        gen_max=gpu.pcie_gen_max,
-        width_current=gpu.pcie_width_current,
-        width_max=gpu.pcie_width_max,
-        gen_device_max=gpu.pcie_gen_device_max,
-        gen_host_max=gpu.pcie_gen_host_max,
-    )
 
 
 @check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml",))
