@@ -73,6 +73,17 @@ class Catalog:
     def cluster_components(self) -> tuple[Component, ...]:
         return tuple(c for c in self.components if c.scope == "cluster")
 
+    def dependencies(self, component_id: str) -> frozenset[str]:
+        """Every component ``component_id`` depends on, transitively."""
+        out: set[str] = set()
+        todo = list(self.get(component_id).depends_on)
+        while todo:
+            dep = todo.pop()
+            if dep not in out:
+                out.add(dep)
+                todo.extend(self.get(dep).depends_on)
+        return frozenset(out)
+
     def dependents(self, component_id: str) -> tuple[str, ...]:
         """Components that list ``component_id`` in depends_on or deployed_by."""
         return tuple(

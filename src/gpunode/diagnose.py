@@ -19,6 +19,7 @@ from gpunode import checks
 from gpunode.bundle.kube import Pod
 from gpunode.bundle.load import gc_paused
 from gpunode.catalog import Catalog, topological_order
+from gpunode.checks.base import EXPLAINS
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import display_state, ready_ratio
@@ -99,32 +100,32 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
 
 
 def _trace_down(ctx: NodeContext, judged: dict[str, Judgement]) -> dict[str, Judgement]:
-    """Symptoms name the layer below: causes read in failing components' pods (``seen_in``)."""
+    """Symptoms name another layer: causes read in failing components' pods (``seen_in``).
+
+    Mostly the layer below (an operand without NVML names the toolkit). A cause of a
+    higher component seen in a lower one's pod (the validator binary failing inside the
+    toolkit's driver-validation init container) explains that lower failure instead:
+    the finding says so (context ``explains``) and the lower component is blocked by it.
+    """
+    catalog = ctx.facts.catalog
     failing = [cid for cid, j in judged.items() if j.status.is_problem]
     traced: dict[str, list[Finding]] = defaultdict(list)
     for finding in traced_findings(ctx, failing):
-        target = finding.component
-        # Never down to a layer the platform does not have (GKE mounts the driver itself),
-        # nor past a failure below the target, which already explains the symptom.
-        below = _dependencies(ctx.facts.catalog, target)
-        if target in judged and target not in ctx.platform.not_used and not below & set(failing):
-            traced[finding.component].append(finding)
+        target, seen = finding.component, finding.context.get("seen_in", "")
+        # Never to a layer the platform does not have (GKE mounts the driver itself),
+        # nor past a failure below the target that the finding does not explain.
+        below = catalog.dependencies(target)
+        unexplained = {
+            f for f in below & set(failing) if f != seen and seen not in catalog.dependencies(f)
+        }
+        if target not in judged or target in ctx.platform.not_used or unexplained:
+            continue
+        explains = {EXPLAINS: seen} if seen in below else {}
+        traced[target].append(msgspec.structs.replace(finding, context={**finding.context, **explains}))
     for cid, found in traced.items():
         old = judged[cid]
         judged[cid] = Judgement(cid, [*old.findings, *found], old.unobserved)
     return judged
-
-
-def _dependencies(catalog: Catalog, component: str) -> set[str]:
-    """Every component ``component`` depends on, transitively."""
-    out: set[str] = set()
-    todo = list(catalog.get(component).depends_on)
-    while todo:
-        dep = todo.pop()
-        if dep not in out:
-            out.add(dep)
-            todo.extend(catalog.get(dep).depends_on)
-    return out
 
 
 def judge_cluster(facts: ClusterFacts, kb: KnowledgeBase) -> dict[str, Judgement]:
@@ -157,9 +158,16 @@ class Diagnoser:
         return out
 
     def cluster_report(self, judgements: Mapping[str, Judgement]) -> ClusterReport:
-        roots = self._roots(judgements, {}, node=None)
+        roots = self._roots(judgements, {}, node=None, explained={})
         comps = tuple(
-            self._component(j, roots, {}, self._cluster_pods(j.component), self._cluster_version(j.component))
+            self._component(
+                j,
+                roots,
+                {},
+                self._cluster_pods(j.component),
+                version=self._cluster_version(j.component),
+                explained={},
+            )
             for j in judgements.values()
         )
         return ClusterReport(self.facts.manifest.cluster_name, tuple(r for _, r in roots.values()), comps)
@@ -208,14 +216,16 @@ class Diagnoser:
     def node_report(
         self, ctx: NodeContext, judgements: Mapping[str, Judgement], cluster_problems: Mapping[str, Status]
     ) -> NodeReport:
-        roots = self._roots(judgements, cluster_problems, node=ctx)
+        explained = _explanations(judgements)
+        roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
         comps = tuple(
             self._component(
                 j,
                 roots,
                 cluster_problems,
                 tuple(_pod_ref(sp.pod) for sp in ctx.stack_pods(j.component)),
-                component_version(ctx, j.component),
+                version=component_version(ctx, j.component),
+                explained=explained,
             )
             for j in judgements.values()
         )
@@ -235,11 +245,12 @@ class Diagnoser:
         judgements: Mapping[str, Judgement],
         cluster_problems: Mapping[str, Status],
         node: NodeContext | None,
+        explained: Mapping[str, str],
     ) -> dict[str, tuple[Judgement, RootCause]]:
         problems = {cid for cid, j in judgements.items() if j.status.is_problem}
         roots: dict[str, tuple[Judgement, RootCause]] = {}
         for cid, j in judgements.items():
-            if cid not in problems or self._blockers(cid, j, problems, cluster_problems):
+            if cid not in problems or self._blockers(cid, j, problems, cluster_problems, explained):
                 continue
             unknown_below = sorted(
                 d
@@ -250,9 +261,22 @@ class Diagnoser:
         return roots
 
     def _blockers(
-        self, cid: str, j: Judgement, problems: set[str], cluster_problems: Mapping[str, Status]
+        self,
+        cid: str,
+        j: Judgement,
+        problems: set[str],
+        cluster_problems: Mapping[str, Status],
+        explained: Mapping[str, str],
     ) -> list[str]:
-        below = sorted(d for d in self.closure.get(cid, ()) if d in problems)
+        """Failing components below ``cid`` (those its own finding explains, and what fails
+        on top of them, excepted), plus the component whose finding explains ``cid``."""
+        closure = self.closure.get(cid, set())
+        mine = {x for x, by in explained.items() if by == cid}
+        below = sorted(
+            d for d in closure if d in problems and d not in mine and not self.closure.get(d, set()) & mine
+        )
+        explainers = {explained.get(d, cid) for d in {cid, *closure}}
+        below += sorted(e for e in explainers if e != cid and e in problems)
         deployer = self.catalog.get(cid).deployed_by
         missing = j.primary is not None and j.primary.cause in _MISSING_CAUSES
         if deployer and missing and deployer in cluster_problems:
@@ -289,13 +313,15 @@ class Diagnoser:
         roots: Mapping[str, tuple[Judgement, RootCause]],
         cluster_problems: Mapping[str, Status],
         pods: tuple[PodRef, ...],
-        version: str | None = None,
+        *,
+        version: str | None,
+        explained: Mapping[str, str],
     ) -> ComponentReport:
         comp = self.catalog.get(j.component)
         blocked: tuple[str, ...] = ()
         if j.component not in roots and j.status in (Status.FAILED, Status.DEGRADED, Status.UNKNOWN):
             problems = {cid for cid, (rj, _) in roots.items()}
-            blockers = self._blockers(j.component, j, problems, cluster_problems)
+            blockers = self._blockers(j.component, j, problems, cluster_problems, explained)
             blocked = tuple(dict.fromkeys(blockers))
         primary = j.primary
         return ComponentReport(
@@ -323,6 +349,18 @@ class Diagnoser:
         if j.unobserved:
             return "not observed: " + ", ".join(sorted(set(j.unobserved)))
         return "no evidence collected"
+
+
+def _explanations(judgements: Mapping[str, Judgement]) -> dict[str, str]:
+    """Failing component -> the component whose primary finding explains that failure
+    (a toolkit drop-in that stops containerd, a validator error inside the toolkit pod)."""
+    out: dict[str, str] = {}
+    for cid, j in judgements.items():
+        primary = j.primary
+        target = primary.context.get(EXPLAINS) if primary else None
+        if target and target != cid and target in judgements and judgements[target].status.is_problem:
+            out[target] = cid
+    return out
 
 
 def _operator_ns(node: NodeContext | None, facts: ClusterFacts) -> str:

@@ -43,7 +43,9 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     the stack: a ``log`` or ``waiting`` match of a lower component's cause is
     also read in the pods of these (higher) components ("*": every stack
     component), but only where that component is itself failing, so a line in
-    a healthy pod never accuses the layer below.
+    a healthy pod never accuses the layer below. Read in a lower component's
+    pod (the validator's binary in another operand's init container), the
+    cause explains that component's failure instead.
     """
 
     source: MatchSource

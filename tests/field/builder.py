@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 import yaml
@@ -42,13 +42,14 @@ from gpunode.catalog import Recogniser, load_catalog
 from gpunode.checks import operator
 from gpunode.errors import UsageError
 from gpunode.sim import FAULTS, ids, load_scenario, parse_scenario
-from gpunode.sim.build import PodDraft, add_pod, build_world
+from gpunode.sim.build import PodDraft, add_pod, build_world, redeploy_mofed
 from gpunode.sim.cascade import crash, pod_event, remove_validation_pods, stall
 from gpunode.sim.finalize import finalize
 from gpunode.sim.k8s import event
 from gpunode.sim.models import GPU_MODELS, OS_INFO
 from gpunode.sim.nodes import GPU_RESOURCE
 from gpunode.sim.podstatus import Ctr, completed, failed, running, waiting
+from gpunode.sim.scenario import Component as ScenarioComponent
 from gpunode.sim.scenario import Scenario
 from gpunode.sim.world import NodeState, World
 from gpunode.sim.writer import write
@@ -70,20 +71,64 @@ def build_case(case: Case, out: Path) -> Path:
     node = _node(world, case)
     apply_platform(world, node, case.platform)
     _dress(world, node, case)
+    _shape_node(world, node, case)
     post: list[Any] = []
+    landed: list[tuple[int, Any, str]] = []
     for i, ev in enumerate(case.evidence):
         try:
-            _apply(world, node, case, ev, post)
+            key = _apply(world, node, case, ev, post)
         except CaseError as exc:
             raise CaseError(f"{case.id}: evidence[{i}] ({ev.__struct_config__.tag}): {exc}") from exc
+        if key is not None:
+            landed.append((i, ev, key))
     _operator_labels(world, node, case)
     finalize(world)
     for fix in post:
         fix()
+    _check_landed(world, node, case, landed)
     write(world, out)
     _rename_gpu(case, node, out)
     _overlay_files(case, out)
     return out
+
+
+def _shape_node(world: World, node: NodeState, case: Case) -> None:
+    """The reported nodeInfo and labels first, since the operators' DaemonSets follow them:
+    NFD labels the running kernel, and the Network Operator names and selects its MOFED
+    DaemonSets by the NFD OS and kernel labels (which the platform set)."""
+    for ev in case.evidence:
+        if isinstance(ev, NodeInfoEv):
+            node.obj["status"]["nodeInfo"].update(ev.fields)
+    for gpu_node in world.gpu_nodes():
+        _nfd_kernel_labels(gpu_node)
+    for ev in case.evidence:
+        if isinstance(ev, NodeLabelsEv):
+            _labels(node, ev.labels)
+    redeploy_mofed(world)
+
+
+_NFD = "feature.node.kubernetes.io/kernel-version."
+
+
+def _nfd_kernel_labels(node: NodeState) -> None:
+    """NFD's kernel-version labels of the kernel the node runs (when NFD labelled it)."""
+    kernel = node.obj["status"]["nodeInfo"].get("kernelVersion", "")
+    parts = kernel.split(".")
+    if f"{_NFD}full" not in node.labels or len(parts) < 2:
+        return
+    node.labels.update({f"{_NFD}full": kernel, f"{_NFD}major": parts[0], f"{_NFD}minor": parts[1]})
+
+
+def _check_landed(world: World, node: NodeState, case: Case, landed: list[tuple[int, Any, str]]) -> None:
+    """Evidence must end up in the bundle: a pod it was written to that the controllers then
+    removed (its DaemonSet no longer selects the shaped node) is a builder error, loudly."""
+    for i, ev, key in landed:
+        if key not in world.pods:
+            tag = ev.__struct_config__.tag
+            raise CaseError(
+                f"{case.id}: evidence[{i}] ({tag}): pod {key} of {ev.component} was removed after it "
+                f"was written: its DaemonSet does not select {node.name} as shaped"
+            )
 
 
 def _operator_labels(world: World, node: NodeState, case: Case) -> None:
@@ -161,11 +206,28 @@ def _scenario(case: Case) -> Scenario:
         for entry in cluster["gpu_nodes"]:
             if entry["name"] == case.node:
                 entry.update(fields)
+    if case.cluster.components is None:
+        cluster["components"] = [*cluster["components"], *_implied_components(case, cluster["components"])]
     raw["faults"] = [
         {"type": f.type, **({"node": f.node or case.node} if _node_scoped(f.type) else {})}
         for f in case.faults
     ]
     return parse_scenario(yaml.safe_dump(raw), f"{case.id} (scenario {case.scenario})")
+
+
+_DEPLOYABLE = frozenset(get_args(ScenarioComponent))
+
+
+def _implied_components(case: Case, deployed: list[str]) -> list[str]:
+    """Opt-in components the evidence shows running (the SR-IOV device plugin a
+    NicClusterPolicy enables): a log, a pod state or an event of its pod means the
+    cluster deploys it."""
+    named = [
+        ev.component
+        for ev in case.evidence
+        if isinstance(ev, LogEv | PodStateEv | EventEv) and ev.component is not None
+    ]
+    return sorted({c for c in named if c in _DEPLOYABLE and c not in deployed})
 
 
 def _node_scoped(fault_type: str) -> bool:
@@ -182,21 +244,23 @@ def _node(world: World, case: Case) -> NodeState:
 # -- evidence ----------------------------------------------------------------------
 
 
-def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) -> None:
-    """Put one evidence item where a collector finds it (API objects and logs here)."""
+def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) -> str | None:
+    """Put one evidence item where a collector finds it (API objects and logs here);
+    returns the key of the stack pod it was written to, if any."""
     if isinstance(ev, LogEv):
-        _log(world, node, ev, case)
-    elif isinstance(ev, PodStateEv):
-        _pod_state(world, node, ev, post)
-    elif isinstance(ev, PodMissingEv):
+        return _log(world, node, ev, case)
+    if isinstance(ev, PodStateEv):
+        return _pod_state(world, node, ev, post)
+    if isinstance(ev, PodMissingEv):
         world.remove_pod(_pod_key(world, node, ev.component))
     elif isinstance(ev, EventEv):
-        _event(world, node, ev, post)
+        return _event(world, node, ev, post)
     elif isinstance(ev, ClusterObjectEv):
         _cluster_object(world, ev)
-    else:
+    elif not isinstance(ev, NodeInfoEv | NodeLabelsEv):  # applied first (_shape_node)
         _node_object(world, node, ev)
     # node-cmd, node-file and metrics are files: written after the bundle (_overlay_files)
+    return None
 
 
 def _node_object(world: World, node: NodeState, ev: Any) -> None:
@@ -271,7 +335,7 @@ def _container(world: World, key: str, component: str, name: str | None, init: b
     return next((c for c in pool if c.name in wanted), pool[0])
 
 
-def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> None:
+def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> str:
     key = _pod_key(world, node, ev.component, ev.container)
     ctr = _container(world, key, ev.component, ev.container, ev.init)
     text = ev.text if ev.text.endswith("\n") else ev.text + "\n"
@@ -279,6 +343,7 @@ def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> None:
     if ev.previous and not _has_state(case, ev.component, ctr.name):
         # A previous log exists only for a container that restarted: a crash loop.
         _crash(world, key, ctr, restarts=5, exit_code=1, reason="Error")
+    return key
 
 
 def _has_state(case: Case, component: str, container: str) -> bool:
@@ -308,7 +373,7 @@ def _crash(world: World, key: str, ctr: Ctr, *, restarts: int, exit_code: int, r
 _WAITING = ("ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateContainerConfigError")
 
 
-def _pod_state(world: World, node: NodeState, ev: PodStateEv, post: list[Any]) -> None:
+def _pod_state(world: World, node: NodeState, ev: PodStateEv, post: list[Any]) -> str:
     """The kubelet's container statuses for what ``kubectl get pods`` showed."""
     key = _pod_key(world, node, ev.component, ev.container)
     init = ev.init or ev.state.startswith("Init:")
@@ -327,6 +392,7 @@ def _pod_state(world: World, node: NodeState, ev: PodStateEv, post: list[Any]) -
         post.append(lambda: _terminating(world, key))
     else:
         _single_state(world, key, ctr, ev)
+    return key
 
 
 def _crash_state(world: World, key: str, ctr: Ctr, ev: PodStateEv) -> None:
@@ -447,7 +513,7 @@ def _rfc(moment: Any) -> str:
     return ids.rfc3339(moment)
 
 
-def _event(world: World, node: NodeState, ev: EventEv, post: list[Any]) -> None:
+def _event(world: World, node: NodeState, ev: EventEv, post: list[Any]) -> str | None:
     count = ev.count or 1
     message = ev.message.rstrip("\n")
     if ev.object is not None and ev.object.kind == "Node":
@@ -467,7 +533,7 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any]) -> None:
                 host=target.name,
             )
         )
-        return
+        return None
     if ev.object is not None:
         key = _workload_pod(world, node, ev.object.namespace, ev.object.name or "gpu-pod", ev.reason)
         if ev.reason == "FailedScheduling":
@@ -491,8 +557,9 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any]) -> None:
                 component="default-scheduler",
             )
         )
-        return
+        return key
     pod_event(world, key, ev.reason, message, count=count, kind=ev.type)
+    return key
 
 
 def _workload_pod(world: World, node: NodeState, namespace: str, name: str, reason: str) -> str:

@@ -63,6 +63,29 @@ def test_drop_in_imports_are_merged_in_glob_order() -> None:
     assert config.enable_cdi is True
 
 
+def test_each_file_keeps_its_own_version() -> None:
+    """containerd 2.3 compares a drop-in's version with the top-level file's, so both are kept;
+    version 4 (containerd 2.3) spells its runtimes like version 3."""
+    dropin = (
+        "version = 4\n"
+        '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.nvidia.options]\n'
+        f'BinaryName = "{TOOLKIT}"\n'
+    )
+    files = {
+        CFG: 'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n',
+        "/etc/containerd/conf.d/99-nvidia.toml": dropin,
+        "/etc/containerd/conf.d/10-registry.toml": "[plugins]\n",
+    }
+    config = parse_containerd_config(files)
+    assert config.file_versions == (
+        (CFG, 2),
+        ("/etc/containerd/conf.d/10-registry.toml", None),
+        ("/etc/containerd/conf.d/99-nvidia.toml", 4),
+    )
+    assert config.runtimes["nvidia"].binary_name == TOOLKIT
+    assert config.ignored_cri_tables == ()
+
+
 def test_without_the_drop_in_there_is_no_nvidia_runtime() -> None:
     files = _dropin_files()
     del files["/etc/containerd/conf.d/99-nvidia.toml"]

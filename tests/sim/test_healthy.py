@@ -8,8 +8,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 from sim_helpers import Bundle, condition, status_of
 
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.diagnose import diagnose
 from gpunode.sim import build_bundle, load_scenario
 
 GPU_NODES = ("gpu-wk-01", "gpu-wk-02")
@@ -260,3 +263,28 @@ def test_container_status_has_kubelet_shape(build: Callable[[str], Bundle]) -> N
     main = status_of(pod, "nvidia-operator-validator")
     assert main["started"] is True and "running" in main["state"] and main["restartCount"] == 0
     assert main["imageID"].startswith("nvcr.io/nvidia/cloud-native/gpu-operator-validator@sha256:")
+
+
+def test_sriov_device_plugin_is_opt_in_and_healthy_when_enabled(tmp_path: Path) -> None:
+    """A NicClusterPolicy with a sriovDevicePlugin section runs the plugin on every node with a
+    Mellanox NIC; the cluster stays healthy and the plugin's log shows its registration."""
+    base = load_scenario("falcon-ai")
+    assert "sriov-device-plugin" not in base.cluster.components
+    cluster = msgspec.structs.replace(
+        base.cluster, components=(*base.cluster.components, "sriov-device-plugin")
+    )
+    bundle = Bundle(build_bundle(msgspec.structs.replace(base, cluster=cluster), tmp_path / "b"))
+    for node in GPU_NODES:
+        pod = bundle.pod_on(node, "network-operator-sriov-device-plugin-")
+        assert pod["metadata"]["labels"]["app"] == "sriovdp"
+        assert "registered successfully at Kubelet" in bundle.log(pod, "kube-sriovdp")
+    policy = bundle.items("nicclusterpolicies")[0]
+    assert {"name": "state-SRIOV-device-plugin", "state": "ready"} in policy["status"]["appliedStates"]
+    configs = {c["metadata"]["name"]: c for c in bundle.items("configmaps")}
+    config = configs["network-operator-sriovdp-config"]
+    assert config["data"]["config.json"] == policy["spec"]["sriovDevicePlugin"]["config"]
+    report = diagnose(load_bundle(bundle.root), read_node_observations)
+    assert not report.cluster.root_causes and not any(n.root_causes for n in report.nodes)
+    assert all(
+        c.status == "ok" for n in report.nodes for c in n.components if c.component == "sriov-device-plugin"
+    )

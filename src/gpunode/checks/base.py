@@ -35,6 +35,11 @@ class Check:
 REGISTRY: list[Check] = []
 
 
+#: Finding context key: the lower component whose failure the finding explains (a toolkit
+#: drop-in that stops containerd): that component is then blocked by the finding's.
+EXPLAINS = "explains"
+
+
 def check(component: str, *, needs: Iterable[str] = ()) -> Callable[[CheckFn], CheckFn]:
     """Register a check for ``component`` ("*" for every pod-run component).
 

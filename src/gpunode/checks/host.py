@@ -32,6 +32,15 @@ def kubelet_ready(ctx: NodeContext, component: str) -> Iterator[Finding]:
             yield problem(component, "node_pressure", ev, status=Status.DEGRADED)
 
 
+def runtime_down_message(ctx: NodeContext) -> str | None:
+    """The kubelet's Ready=False message when it says the container runtime is down."""
+    node = ctx.node
+    ready = next((c for c in node.status.conditions if c.type == "Ready"), None) if node else None
+    if ready is not None and ready.status == "False" and "runtime" in ready.message:
+        return ready.message
+    return None
+
+
 @check("container-runtime", needs=("node",))
 def runtime_status(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Ready=False with a runtime message means the runtime, not the kubelet, is down."""
@@ -39,8 +48,9 @@ def runtime_status(ctx: NodeContext, component: str) -> Iterator[Finding]:
     ready = next((c for c in ctx.node.status.conditions if c.type == "Ready"), None)
     runtime = ctx.node.status.node_info.container_runtime_version
     where = f"node/{ctx.name} status.conditions[Ready]"
-    if ready is not None and ready.status == "False" and "runtime" in ready.message:
-        yield problem(component, "container_runtime_down", Evidence(where, ready.message))
+    down = runtime_down_message(ctx)
+    if down is not None:
+        yield problem(component, "container_runtime_down", Evidence(where, down))
     elif ready is not None and ready.status == "True" and runtime:
         ev = Evidence(f"node/{ctx.name} status.nodeInfo.containerRuntimeVersion", runtime)
         yield ok(component, runtime, ev)

@@ -39,17 +39,23 @@ Scanner = Callable[[NodeContext, str, Matchers], Iterable[Finding]]
 
 
 def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Finding]:
-    """Lower components' causes read in the pods of failing components (``seen_in``).
+    """Other components' causes read in the pods of failing components (``seen_in``).
 
     A container that cannot load NVML or sees no GPU is a symptom: the line names the
-    layer below. Only pods of components already failing are read; the finding is
-    the lower component's and proves a problem on its own."""
+    layer below. A higher component's binary failing inside a lower one's pod (the
+    validator in the toolkit's init container) names that higher component. Only pods
+    of components already failing are read; the finding is the named component's and
+    proves a problem on its own."""
+    catalog = ctx.facts.catalog
     for cause, m in ctx.kb.traced:
-        if cause.component in failing:
-            continue
+        below = catalog.dependencies(cause.component)
         sources = [c for c in failing if c != cause.component and ("*" in m.seen_in or c in m.seen_in)]
+        if cause.component in failing:
+            # A failing component's own findings name it; only a lower pod where its cause
+            # shows (and which it explains) is read further.
+            sources = [c for c in sources if c in below]
         for seen in sources:
-            if _own_spec_at_fault(ctx, seen):
+            if seen not in below and _own_spec_at_fault(ctx, seen):
                 continue
             scan = _logs if m.source == "log" else _waiting
             for finding in scan(ctx, seen, [(cause, m)]):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import PurePosixPath
 
-from gpunode.checks.base import check, ok, problem, unknown
+from gpunode.checks.base import EXPLAINS, check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.host import runtime_down_message
 from gpunode.model import Evidence, Finding, Status
 from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup
 
@@ -99,6 +101,28 @@ def _runtime_classes_served(ctx: NodeContext, setup: RuntimeSetup, component: st
             f"RuntimeClass {name} has handler {handlers[name]}; configured: {configured}",
         )
         yield problem(component, "runtime_handler_missing", ev, specificity=40)
+
+
+@check("container-toolkit")
+def containerd_dropin_version(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """containerd 2.3 refuses to start when an imported drop-in declares a higher config
+    version than the top-level file ("drop-in config version 4 higher than root config
+    version 2"); a toolkit that takes the version from ``containerd config dump`` writes
+    such a drop-in. Judged only while the kubelet reports the runtime down (other
+    containerd releases load the same files), and then it is why the runtime is down."""
+    config = ctx.containerd
+    if config is None or not config.file_versions or runtime_down_message(ctx) is None:
+        return
+    root_path, root = config.file_versions[0]
+    for path, version in config.file_versions[1:]:
+        if root and version and version > root and "nvidia" in PurePosixPath(path).name:
+            ev = Evidence(
+                f"nodes/{ctx.name}/files{path}",
+                f"drop-in config version {version} higher than root config version {root} ({root_path})",
+            )
+            cause = "containerd_config_version_mismatch"
+            yield problem(component, cause, ev, specificity=85, ctx={EXPLAINS: "container-runtime"})
+            return
 
 
 @check("container-toolkit")

@@ -4,8 +4,10 @@ containerd loads the top-level file, then each import in order (globs sorted, pa
 relative to the importing file's directory, each file once), and every later file
 overrides keys of earlier ones. Each file's CRI table depends on the config schema
 version: ``plugins.cri`` (v1), ``plugins."io.containerd.grpc.v1.cri"`` (v2) or
-``plugins."io.containerd.cri.v1.runtime"`` (v3). A file without ``version`` follows
-the top-level file; a top-level file without one is read as v1, as containerd does.
+``plugins."io.containerd.cri.v1.runtime"`` (v3 and containerd 2.3's v4). A file without
+``version`` follows the top-level file; a top-level file without one is read as v1, as
+containerd does. Each file's own version is kept: containerd 2.3 refuses to start when
+an imported file declares a higher version than the top-level one.
 A runtimes table written under the wrong version's path is ignored by containerd, so
 it is reported in ``ignored_cri_tables`` instead of being counted.
 """
@@ -48,6 +50,7 @@ class ContainerdConfig(msgspec.Struct, frozen=True):
     sources: tuple[str, ...]
     missing_imports: tuple[str, ...] = ()
     ignored_cri_tables: tuple[str, ...] = ()
+    file_versions: tuple[tuple[str, int | None], ...] = ()
 
 
 CONTAINERD_CONFIG_BY_DISTRIBUTION: dict[str, tuple[str, ...]] = {
@@ -75,6 +78,7 @@ _CRI_TABLES = {
     1: ("plugins", "cri"),
     2: ("plugins", "io.containerd.grpc.v1.cri"),
     3: ("plugins", "io.containerd.cri.v1.runtime"),
+    4: ("plugins", "io.containerd.cri.v1.runtime"),
 }
 
 
@@ -108,9 +112,11 @@ def parse_containerd_config(
     top_version = _version(top, path)
     loaded, missing = _load_order(files, path, top)
     merged = _FileView(runtimes={}, default_runtime=None, enable_cdi=None, ignored=[])
+    versions: list[tuple[str, int | None]] = []
     for file_path, doc in loaded:
-        version = _version(doc, file_path) or top_version or 1
-        _merge(merged, _view(doc, file_path, version, (containerd_major or 1) >= 2))
+        own = _version(doc, file_path)
+        versions.append((file_path, own))
+        _merge(merged, _view(doc, file_path, own or top_version or 1, (containerd_major or 1) >= 2))
     return ContainerdConfig(
         version=top_version,
         cri_table=cri_table_name(top_version),
@@ -121,6 +127,7 @@ def parse_containerd_config(
         sources=tuple(file_path for file_path, _ in loaded),
         missing_imports=tuple(missing),
         ignored_cri_tables=tuple(merged.ignored),
+        file_versions=tuple(versions),
     )
 
 
@@ -244,10 +251,12 @@ def _v1_shim_runtime(doc: Mapping[str, Any]) -> str | None:
 
 def _misplaced_runtimes(doc: Mapping[str, Any], path: str, read: list[int]) -> list[str]:
     """Runtimes tables under another version's CRI path, which containerd would not read."""
+    read_keys = {_CRI_TABLES[v] for v in read}
+    spellings = {keys: v for v, keys in sorted(_CRI_TABLES.items(), reverse=True)}
     return [
         f"{path}: {cri_table_name(other)}.containerd.runtimes"
-        for other, keys in _CRI_TABLES.items()
-        if other not in read and table(doc, *keys, "containerd", "runtimes")
+        for keys, other in sorted(spellings.items(), key=lambda kv: kv[1])
+        if keys not in read_keys and table(doc, *keys, "containerd", "runtimes")
     ]
 
 

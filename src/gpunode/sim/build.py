@@ -44,6 +44,7 @@ from gpunode.sim.operands import (
     nfd_worker_def,
     rdma_def,
     render_container,
+    sriov_dp_def,
     template_spec,
     toolkit_def,
     validator_def,
@@ -158,6 +159,8 @@ def daemonset_defs(scenario: Scenario, world: World) -> list[DsDef]:
         defs += _gpu_operand_defs(scenario, world)
     if scenario.has("network-operator"):
         defs += _network_defs(world)
+        if scenario.has("sriov-device-plugin"):
+            defs.append(sriov_dp_def())
     defs += agent_defs(scenario)
     return defs
 
@@ -188,6 +191,42 @@ def _network_defs(world: World) -> list[DsDef]:
                 n.spec.os, n.os.os_id, n.os.version_id, n.spec.kernel
             )
     return [*seen.values(), rdma_def()] if seen else []
+
+
+_NFD = "feature.node.kubernetes.io/"
+
+
+def redeploy_mofed(world: World) -> None:
+    """Re-derive the MOFED DaemonSets from the nodes' NFD labels, as the Network Operator
+    does: one per (OS ID, VERSION_ID, full kernel) among nodes with a Mellanox NIC, named
+    and selected by those labels. Needed once something other than the scenario (a
+    platform's OS image, a reported kernel) changed the labels; a DaemonSet set that
+    still matches is left alone, so fault cascades on its pods survive."""
+    wanted: dict[str, DsDef] = {}
+    for n in world.gpu_nodes():
+        d = _mofed_for_labels(n.labels)
+        if d is not None:
+            wanted.setdefault(d.name, d)
+    current = {d.name: d for d in world.ds_defs.values() if d.key == "mofed"}
+    if {k: d.node_selector for k, d in current.items()} == {k: d.node_selector for k, d in wanted.items()}:
+        return
+    for key in [k for k in world.ds_pods if k[0] == "mofed"]:
+        world.remove_pod(world.ds_pods.pop(key))
+    for d in current.values():
+        world.daemonsets.pop(f"{d.namespace}/{d.name}", None)
+        world.ds_defs.pop(f"{d.namespace}/{d.name}", None)
+    for d in wanted.values():
+        _add_daemonset(world, d)
+
+
+def _mofed_for_labels(labels: dict[str, str]) -> DsDef | None:
+    """The MOFED DaemonSet a node's NFD labels call for (None without a Mellanox NIC)."""
+    os_id = labels.get(f"{_NFD}system-os_release.ID")
+    version = labels.get(f"{_NFD}system-os_release.VERSION_ID")
+    kernel = labels.get(f"{_NFD}kernel-version.full")
+    if labels.get(f"{_NFD}pci-15b3.present") != "true" or not (os_id and version and kernel):
+        return None
+    return mofed_def(f"{os_id}{version}", os_id, version, kernel)
 
 
 def eligible(d: DsDef, node: NodeState) -> bool:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from gpunode.sim import ids
 from gpunode.sim.k8s import Obj, meta
-from gpunode.sim.models import DOCA_DRIVER_VERSION, DRIVER_VERSION
+from gpunode.sim.models import DOCA_DRIVER_VERSION, DRIVER_VERSION, SRIOV_DP_CONFIG
 from gpunode.sim.operands import GPU_NS, NET_NS
 from gpunode.sim.world import World
 
@@ -200,6 +200,13 @@ def nic_cluster_policy(world: World) -> Obj:
             '"selectors": {"vendors": ["15b3"]}}]}',
         },
     }
+    if world.scenario.has("sriov-device-plugin"):
+        spec["sriovDevicePlugin"] = {
+            "image": "sriov-network-device-plugin",
+            "repository": "ghcr.io/k8snetworkplumbingwg",
+            "version": "v3.9.0",
+            "config": SRIOV_DP_CONFIG,
+        }
     md = meta("nic-cluster-policy", _created(world, -1700), generation=1)
     return {
         "apiVersion": "mellanox.com/v1alpha1",
@@ -224,8 +231,11 @@ def nic_status(world: World, ofed_ready: bool, message: str = "") -> Obj:
         else {"name": "state-OFED", "state": ofed_state},
         {"name": "state-RDMA-device-plugin", "state": "ready"},
     ]
+    sriov = world.scenario.has("sriov-device-plugin")
+    if sriov:
+        applied.append({"name": "state-SRIOV-device-plugin", "state": "ready"})
     for name in (
-        "state-SRIOV-device-plugin",
+        *(() if sriov else ("state-SRIOV-device-plugin",)),
         "state-ib-kubernetes",
         "state-multus-cni",
         "state-container-networking-plugins",
@@ -252,6 +262,8 @@ def nic_status(world: World, ofed_ready: bool, message: str = "") -> Obj:
         cond("OFEDDriverReady", ofed_ready, "ComponentReady", "ComponentNotReady"),
         cond("RDMASharedDevicePluginReady", True, "ComponentReady", "ComponentNotReady"),
     ]
+    if sriov:
+        conditions.append(cond("SRIOVDevicePluginReady", True, "ComponentReady", "ComponentNotReady"))
     out: Obj = {
         "appliedStates": applied,
         "conditions": conditions,
@@ -531,6 +543,15 @@ def config_maps(world: World) -> list[Obj]:
                 "data": {"config.json": cfg},
                 "kind": "ConfigMap",
                 "metadata": meta("rdma-devices", _created(world, -1700), NET_NS),
+            }
+        )
+    if world.scenario.has("network-operator") and world.scenario.has("sriov-device-plugin"):
+        out.append(
+            {
+                "apiVersion": "v1",
+                "data": {"config.json": SRIOV_DP_CONFIG},
+                "kind": "ConfigMap",
+                "metadata": meta("network-operator-sriovdp-config", _created(world, -1700), NET_NS),
             }
         )
     return out

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpunode.sim.logtext import fluentbit, join, klog, logrus, slog, stdlog, ticks, zap_json
-from gpunode.sim.models import DOCA_DRIVER_VERSION, DRIVER_VERSION
+from gpunode.sim.models import DOCA_DRIVER_VERSION, DRIVER_VERSION, SRIOV_DP_CONFIG
 from gpunode.sim.world import NIC_BUSES, NodeState, World
 
 
@@ -540,6 +540,48 @@ def rdma_log(ctx: LogCtx) -> str:
     return join(lines)
 
 
+def sriov_dp_log(ctx: LogCtx) -> str:
+    """The SR-IOV network device plugin (klog) finding the NICs' VFs and registering."""
+    t = ticks(ctx.started, 2)
+    nics = ctx.node.spec.nics if ctx.node.spec else 2
+    res = "nvidia.com/hostdev"
+    lines = [
+        klog(t[0], "manager.go:57", "Using Kubelet Plugin Registry Mode"),
+        klog(t[1], "main.go:44", "resource manager reading configs"),
+        klog(t[2], "manager.go:86", f"raw ResourceList: {SRIOV_DP_CONFIG}"),
+        klog(
+            t[3],
+            "manager.go:106",
+            "unmarshalled ResourceList: [{ResourcePrefix:nvidia.com ResourceName:hostdev "
+            "DeviceType:netDevice ExcludeTopology:false}]",
+        ),
+        klog(t[4], "manager.go:217", f'validating resource name "{res}"'),
+        klog(t[5], "main.go:60", "Discovering host devices"),
+    ]
+    for i in range(nics):
+        lines.append(
+            klog(
+                t[6 + i],
+                "netDeviceProvider.go:67",
+                f"netdevice AddTargetDevices(): device found: 0000:{NIC_BUSES[i].lower()}:00.1\t02"
+                "          \tMellanox Technolo...\tConnectX Family mlx5Gen Virtual Function",
+            )
+        )
+    lines += [
+        klog(t[20], "main.go:66", "Initializing resource servers"),
+        klog(t[21], "manager.go:121", "Creating new ResourcePool: hostdev"),
+        klog(t[22], "manager.go:142", "New resource server is created for hostdev ResourcePool"),
+        klog(t[23], "main.go:72", "Starting all servers..."),
+        klog(t[24], "server.go:254", "starting hostdev device plugin endpoint at: nvidia.com_hostdev.sock"),
+        klog(t[25], "main.go:77", "All servers started."),
+        klog(t[26], "main.go:78", "Listening for term signals"),
+        klog(
+            t[27], "server.go:117", "Plugin: nvidia.com_hostdev.sock gets registered successfully at Kubelet"
+        ),
+    ]
+    return join(lines)
+
+
 # -- cluster-wide controllers and agents -------------------------------------------
 
 
@@ -758,6 +800,7 @@ HEALTHY: dict[str, LogFn] = {
     "nvidia-operator-validator": lambda ctx: "all validations are successful\n",
     "mofed-container": mofed_log,
     "rdma-shared-dp": rdma_log,
+    "kube-sriovdp": sriov_dp_log,
     "worker": nfd_worker_log,
     "node-driver-registrar": csi_registrar_log,
     "fluent-bit": fluentbit_log,

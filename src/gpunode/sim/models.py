@@ -110,6 +110,12 @@ RUNTIME_VERSIONS = {
     "crio": "cri-o://1.31.3",
 }
 
+# NicClusterPolicy.spec.sriovDevicePlugin.config: VFs of NVIDIA NICs as nvidia.com/hostdev.
+SRIOV_DP_CONFIG = (
+    '{"resourceList": [{"resourcePrefix": "nvidia.com", "resourceName": "hostdev", '
+    '"selectors": {"vendors": ["15b3"], "isRdma": true}}]}'
+)
+
 IMAGES = {
     "gpu-operator": "nvcr.io/nvidia/gpu-operator:v25.3.0",
     "validator": "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.3.0",
@@ -122,6 +128,7 @@ IMAGES = {
     "network-operator": "nvcr.io/nvidia/cloud-native/network-operator:v25.1.0",
     "network-operator-init": "nvcr.io/nvidia/cloud-native/network-operator-init-container:v0.0.3",
     "rdma-shared-dp": "nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin:network-operator-v25.1.0",
+    "sriov-dp": "ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0",
     "node-exporter": "quay.io/prometheus/node-exporter:v1.8.2",
     "fluent-bit": "cr.fluentbit.io/fluent/fluent-bit:3.2.2",
     "otel": "otel/opentelemetry-collector-k8s:0.115.1",

@@ -65,10 +65,13 @@ class DsDef:
     owner: Obj | None = None
     ds_labels: dict[str, str] = field(default_factory=dict)
     on_delete: bool = False
+    match_labels: dict[str, str] | None = None
 
     @property
     def selector(self) -> dict[str, str]:
-        """matchLabels: the identifying subset of the template labels."""
+        """matchLabels: as the manifest says, else the identifying subset of the template labels."""
+        if self.match_labels is not None:
+            return dict(self.match_labels)
         keys = ("app", "k8s-app", "app.kubernetes.io/name", "app.kubernetes.io/instance", "role")
         return {k: v for k, v in self.labels.items() if k in keys}
 
@@ -535,6 +538,43 @@ def rdma_def() -> DsDef:
         start=-600,
         owner=_ncp_owner(),
         ds_labels={"app": "rdma-shared-dp"},
+    )
+
+
+SRIOV_DP = "network-operator-sriov-device-plugin"
+
+
+def sriov_dp_def() -> DsDef:
+    """SR-IOV network device plugin (NicClusterPolicy.spec.sriovDevicePlugin), gated on
+    MOFED readiness like the RDMA plugin; selected by its ``name`` label."""
+    ctr = CtrDef(
+        "kube-sriovdp",
+        IMAGES["sriov-dp"],
+        (),
+        ("--log-dir=sriovdp", "--log-level=10"),
+        privileged=True,
+    )
+    selector = {
+        "feature.node.kubernetes.io/pci-15b3.present": "true",
+        "network.nvidia.com/operator.mofed.wait": "false",
+    }
+    labels = {"name": SRIOV_DP, "tier": "node", "app": "sriovdp", "ds-owner": "nic-cluster-policy"}
+    return DsDef(
+        "sriov-dp",
+        SRIOV_DP,
+        NET_NS,
+        labels,
+        (ctr,),
+        (),
+        selector,
+        (toleration("nvidia.com/gpu", "NoSchedule"),),
+        SRIOV_DP,
+        NODE_CRITICAL,
+        host_network=True,
+        start=-600,
+        owner=_ncp_owner(),
+        ds_labels={"tier": "node", "app": "sriovdp", "ds-owner": "nic-cluster-policy"},
+        match_labels={"name": SRIOV_DP},
     )
 
 

@@ -34,7 +34,10 @@ Component = Literal[
     "gfd",
     "mig-manager",
     "validator",
+    "sriov-device-plugin",
 ]
+# Every component a scenario deploys unless it lists its own; the SR-IOV device plugin
+# is opt-in (a NicClusterPolicy enables it with a sriovDevicePlugin section).
 ALL_COMPONENTS: tuple[Component, ...] = (
     "gpu-operator",
     "network-operator",

@@ -1,0 +1,146 @@
+"""What the builder renders for the field corpus, and the reasoning that needs it: the
+Network Operator's SR-IOV plugin and MOFED DaemonSets as the platform's node labels call
+for them, evidence that must land in the bundle, causes that explain a lower failure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from builder import build_case
+from case import CASES_DIR, Case, CaseError, load_case
+from scoreboard import diagnose_case, top_root_cause
+
+from gpunode.model import Report
+
+
+def _items(out: Path, resource: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = json.loads((out / f"cluster/{resource}.json").read_text())["items"]
+    return items
+
+
+def _on_node(pods: list[dict[str, Any]], prefix: str, node: str) -> list[dict[str, Any]]:
+    return [
+        p for p in pods if p["metadata"]["name"].startswith(prefix) and p["spec"].get("nodeName") == node
+    ]
+
+
+def _case(name: str) -> Case:
+    return load_case(CASES_DIR / f"{name}.yaml")
+
+
+def _component(report: Report, node: str, component: str) -> Any:
+    entry = next(n for n in report.nodes if n.name == node)
+    return next(c for c in entry.components if c.component == component)
+
+
+def test_sriov_device_plugin_is_rendered_when_the_evidence_shows_its_pod(tmp_path: Path) -> None:
+    case = _case("sriov-network-operator-294-resource-name-dashes")
+    out = build_case(case, tmp_path / case.id)
+    name = "network-operator-sriov-device-plugin"
+    ds = next(d for d in _items(out, "daemonsets") if d["metadata"]["name"] == name)
+    assert ds["metadata"]["namespace"] == "network-operator"
+    assert ds["spec"]["selector"]["matchLabels"] == {"name": name}
+    pods = _on_node(_items(out, "pods"), f"{name}-", case.node)
+    assert len(pods) == 1 and pods[0]["spec"]["containers"][0]["name"] == "kube-sriovdp"
+    policy = _items(out, "nicclusterpolicies")[0]
+    assert "resourceList" in policy["spec"]["sriovDevicePlugin"]["config"]
+    top = top_root_cause(diagnose_case(case), case.node)
+    assert top is not None
+    assert (top.component, top.cause) == ("sriov-device-plugin", "sriov_no_resource_config")
+
+
+def test_sriov_device_plugin_is_not_deployed_unless_something_shows_it(tmp_path: Path) -> None:
+    case = _case("gpu-operator-155-centos-kernel-version")
+    out = build_case(case, tmp_path / case.id)
+    assert not [d for d in _items(out, "daemonsets") if "sriov" in d["metadata"]["name"]]
+    assert "sriovDevicePlugin" not in _items(out, "nicclusterpolicies")[0]["spec"]
+
+
+def test_mofed_daemonset_follows_the_platforms_os_labels(tmp_path: Path) -> None:
+    """OpenShift nodes say rhcos: the Network Operator's DaemonSet is mofed-rhcos<ver>-...,
+    selects rhcos nodes, and its pod there carries the reported crash."""
+    case = _case("network-operator-830-openshift-mofed-repo-dns")
+    out = build_case(case, tmp_path / case.id)
+    mofed = [d for d in _items(out, "daemonsets") if d["metadata"]["name"].startswith("mofed-")]
+    assert {d["metadata"]["name"].split("-")[1] for d in mofed} == {"rhcos4.15"}
+    selectors = [d["spec"]["template"]["spec"]["nodeSelector"] for d in mofed]
+    assert {s["feature.node.kubernetes.io/system-os_release.ID"] for s in selectors} == {"rhcos"}
+    kernels = {s["feature.node.kubernetes.io/kernel-version.full"] for s in selectors}
+    assert "5.14.0-284.40.1.el9_2.x86_64" in kernels  # one DaemonSet per kernel, as the operator does
+    (pod,) = _on_node(_items(out, "pods"), "mofed-rhcos", case.node)
+    ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+    assert "cdn.redhat.com" in (out / f"logs/{ns}/{name}/mofed-container.previous.log").read_text()
+    top = top_root_cause(diagnose_case(case), case.node)
+    assert top is not None and top.cause == "mofed_repo_unreachable"
+
+
+def test_evidence_on_a_pod_the_controllers_then_remove_is_a_loud_error(tmp_path: Path) -> None:
+    raw = {
+        "id": "x-5-lost",
+        "source": "https://example.org/x",
+        "title": "t",
+        "platform": "generic",
+        "evidence": [
+            {"kind": "node-labels", "labels": {"nvidia.com/gpu.deploy.device-plugin": "false"}},
+            {"kind": "pod-state", "component": "device-plugin", "state": "CrashLoopBackOff"},
+        ],
+        "expect": {"healthy": True},
+    }
+    with pytest.raises(CaseError, match=r"evidence\[1\].*removed.*does not select gpu-wk-01"):
+        build_case(msgspec.convert(raw, Case), tmp_path / "b")
+
+
+def test_validator_error_in_the_toolkits_init_container_explains_the_toolkit() -> None:
+    case = _case("gpu-operator-docs-dev-char-symlink-unknown-pci-id")
+    report = diagnose_case(case)
+    top = top_root_cause(report, case.node)
+    assert top is not None
+    assert (top.component, top.cause) == ("validator", "validator_dev_char_symlinks_failed")
+    assert _component(report, case.node, "container-toolkit").blocked_by == ("validator",)
+
+
+def test_the_same_validator_line_in_a_healthy_init_container_accuses_nobody() -> None:
+    case = _case("gpu-operator-docs-dev-char-symlink-unknown-pci-id")
+    log = next(e for e in case.evidence if type(e).__name__ == "LogEv")
+    quiet = msgspec.structs.replace(
+        case,
+        evidence=(msgspec.structs.replace(log, previous=False),),
+        expect=msgspec.convert({"healthy": True}, type(case.expect)),
+    )
+    assert top_root_cause(diagnose_case(quiet), case.node) is None
+
+
+def test_a_toolkit_dropin_newer_than_the_root_config_explains_the_runtime_being_down() -> None:
+    case = _case("aicr-1688-aks-toolkit-v4-dropin")
+    report = diagnose_case(case)
+    top = top_root_cause(report, case.node)
+    assert top is not None and (top.component, top.cause) == (
+        "container-toolkit",
+        "containerd_config_version_mismatch",
+    )
+    assert "drop-in config version 4 higher than root config version 2" in top.evidence[0].excerpt
+    assert _component(report, case.node, "container-runtime").blocked_by == ("container-toolkit",)
+
+
+def test_the_same_files_on_a_node_whose_runtime_runs_are_not_judged() -> None:
+    """Other containerd releases load a newer drop-in: without the runtime down, no finding."""
+    case = _case("aicr-1688-aks-toolkit-v4-dropin")
+    files = tuple(e for e in case.evidence if type(e).__name__ in ("NodeFileEv", "NodeInfoEv"))
+    report = diagnose_case(msgspec.structs.replace(case, evidence=files))
+    assert _component(report, case.node, "container-toolkit").cause != "containerd_config_version_mismatch"
+
+
+def test_a_dropin_at_the_root_configs_version_is_fine() -> None:
+    case = _case("aicr-1688-aks-toolkit-v4-dropin")
+    same = tuple(
+        msgspec.structs.replace(e, text="version = 2\n")
+        if type(e).__name__ == "NodeFileEv" and e.path.endswith("99-nvidia.toml")
+        else e
+        for e in case.evidence
+    )
+    top = top_root_cause(diagnose_case(msgspec.structs.replace(case, evidence=same)), case.node)
+    assert top is not None and top.cause != "containerd_config_version_mismatch"
