@@ -144,3 +144,42 @@ def test_a_dropin_at_the_root_configs_version_is_fine() -> None:
     )
     top = top_root_cause(diagnose_case(msgspec.structs.replace(case, evidence=same)), case.node)
     assert top is not None and top.cause != "containerd_config_version_mismatch"
+
+
+def _with_root_config(case: Case, text: str) -> Case:
+    evidence = tuple(
+        msgspec.structs.replace(e, text=text)
+        if type(e).__name__ == "NodeFileEv" and e.path == "etc/containerd/config.toml"
+        else e
+        for e in case.evidence
+    )
+    return msgspec.structs.replace(case, evidence=evidence)
+
+
+def test_a_toolkit_dropin_the_platforms_containerd_does_not_import_is_the_wrong_path() -> None:
+    case = _case("wmx-gke-operator-toolkit-dropin-not-imported")
+    top = top_root_cause(diagnose_case(case), case.node)
+    assert top is not None
+    assert (top.component, top.cause) == ("container-toolkit", "containerd_config_wrong_path")
+    assert "99-nvidia.toml" in top.evidence[0].source
+    assert "imports no drop-in directory" in top.evidence[0].excerpt
+
+
+def test_the_same_dropin_imported_by_the_root_config_is_not_the_wrong_path() -> None:
+    case = _case("wmx-gke-operator-toolkit-dropin-not-imported")
+    imported = _with_root_config(case, 'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n')
+    top = top_root_cause(diagnose_case(imported), case.node)
+    assert top is not None and top.cause != "containerd_config_wrong_path"
+
+
+def test_a_stray_dropin_beside_a_patched_root_config_is_not_judged() -> None:
+    case = _case("wmx-gke-operator-toolkit-dropin-not-imported")
+    patched = _with_root_config(
+        case,
+        "version = 2\n"
+        '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]\n'
+        'BinaryName = "/usr/local/nvidia/toolkit/nvidia-container-runtime"\n',
+    )
+    files = tuple(e for e in patched.evidence if type(e).__name__ == "NodeFileEv")
+    report = diagnose_case(msgspec.structs.replace(patched, evidence=files))
+    assert _component(report, case.node, "container-toolkit").cause != "containerd_config_wrong_path"

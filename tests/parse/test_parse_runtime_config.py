@@ -10,6 +10,7 @@ from gpunode.parse.containerd import (
     CONTAINERD_CONFIG_PATHS,
     RuntimeHandler,
     parse_containerd_config,
+    runtimes_defined,
 )
 from gpunode.parse.crio import parse_crio_config
 
@@ -84,6 +85,18 @@ def test_each_file_keeps_its_own_version() -> None:
     )
     assert config.runtimes["nvidia"].binary_name == TOOLKIT
     assert config.ignored_cri_tables == ()
+
+
+def test_runtimes_a_file_defines_in_any_spelling() -> None:
+    """What a drop-in would add if containerd read it, whatever version's table it uses."""
+    v2 = '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\n'
+    v3 = (
+        '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.nvidia.options]\n'
+        f'BinaryName = "{TOOLKIT}"\n'
+    )
+    assert set(runtimes_defined("/etc/containerd/conf.d/99-nvidia.toml", v2)) == {"nvidia"}
+    assert runtimes_defined("/x.toml", v3)["nvidia"].binary_name == TOOLKIT
+    assert runtimes_defined("/x.toml", "[plugins]\n") == {}
 
 
 def test_without_the_drop_in_there_is_no_nvidia_runtime() -> None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from gpunode.checks.base import EXPLAINS, check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.host import runtime_down_message
+from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
-from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup
+from gpunode.parse.containerd import runtimes_defined
+from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup, nvidia_runtimes
 
 
 @check("container-toolkit")
@@ -123,6 +126,38 @@ def containerd_dropin_version(ctx: NodeContext, component: str) -> Iterator[Find
             cause = "containerd_config_version_mismatch"
             yield problem(component, cause, ev, specificity=85, ctx={EXPLAINS: "container-runtime"})
             return
+
+
+@check("container-toolkit")
+def dropin_read_by_containerd(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A drop-in counts only if the config containerd reads imports it. The toolkit writes
+    ``/etc/containerd/conf.d/99-nvidia.toml``; GKE's containerd reads its own config.toml,
+    which imports nothing, and K3s/RKE2 read theirs, so there the NVIDIA runtime it defines
+    is never loaded and every pod asking for it fails sandbox creation."""
+    config, setup = ctx.containerd, ctx.runtime_setup
+    if config is None or setup is None or setup.runtime != "containerd" or setup.nvidia:
+        return
+    for path, text in sorted(ctx.obs.files.items()):
+        full = "/" + path
+        if full in config.sources or not _DROPIN.search(full):
+            continue
+        try:
+            defined = nvidia_runtimes(runtimes_defined(full, text))
+        except ParseError:
+            continue
+        if defined:
+            imports = ", ".join(config.imports) or "no drop-in directory"
+            ev = Evidence(
+                f"nodes/{ctx.name}/files{full}",
+                f"defines runtime {', '.join(defined)}, but {config.sources[0]} "
+                f"({ctx.platform.title}) imports {imports}",
+            )
+            yield problem(component, "containerd_config_wrong_path", ev, specificity=80)
+            return
+
+
+#: containerd drop-in files: ``*.toml`` in a ``*.d`` directory beside a containerd config.
+_DROPIN = re.compile(r"/containerd/[^/]+\.d/[^/]+\.toml$")
 
 
 @check("container-toolkit")

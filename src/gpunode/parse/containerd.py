@@ -131,6 +131,16 @@ def parse_containerd_config(
     )
 
 
+def runtimes_defined(path: str, text: str) -> dict[str, RuntimeHandler]:
+    """The runtime handlers one file defines under any config version's CRI table: what a
+    drop-in would add if containerd read it."""
+    doc = load_toml(path, text)
+    view = _FileView(runtimes={}, default_runtime=None, enable_cdi=None, ignored=[])
+    for version in (1, 2, 3):
+        _merge(view, _cri_view(doc, version))
+    return view.runtimes
+
+
 def _version(doc: Mapping[str, Any], path: str) -> int | None:
     """The file's ``version`` key, validated."""
     version = doc.get("version")
