@@ -16,7 +16,7 @@ import yaml
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "agent"
 COMPONENTS = ("node-condition", "servicemonitor", "privileged")
-CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"}
 
 Obj = dict[str, Any]
 

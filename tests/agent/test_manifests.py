@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from lightkube.models.apiextensions_v1 import CustomResourceDefinition
 from lightkube.models.apps_v1 import DaemonSet
 from lightkube.models.core_v1 import Namespace, Service, ServiceAccount
 from lightkube.models.rbac_v1 import ClusterRole, ClusterRoleBinding
@@ -23,6 +24,7 @@ SCHEMAS = {
     "ServiceAccount": ServiceAccount,
     "ClusterRole": ClusterRole,
     "ClusterRoleBinding": ClusterRoleBinding,
+    "CustomResourceDefinition": CustomResourceDefinition,
 }
 # hostPath types under which the kubelet or runtime would create a missing path on the host
 CREATING_TYPES = {"", "DirectoryOrCreate", "FileOrCreate"}

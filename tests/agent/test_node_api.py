@@ -145,13 +145,14 @@ def test_api_errors_carry_the_status_message(stub: StubApiServer) -> None:
         api.get_node("gpu-wk-99")
 
 
-def _rbac_calls(objects: list[dict[str, Any]]) -> set[tuple[str, str]]:
-    """(verb, resource) pairs the ClusterRoles allow, for the core API group."""
+def _rbac_calls(objects: list[dict[str, Any]], group: str = "") -> set[tuple[str, str]]:
+    """(verb, resource) pairs the ClusterRoles allow in one API group (the core group by default)."""
     calls = set()
     for role in by_kind(objects, "ClusterRole"):
         for rule in role["rules"]:
-            assert rule["apiGroups"] == [""] and "resourceNames" not in rule
-            calls |= {(v, r) for v in rule["verbs"] for r in rule["resources"]}
+            assert len(rule["apiGroups"]) == 1 and "resourceNames" not in rule
+            if rule["apiGroups"] == [group]:
+                calls |= {(v, r) for v in rule["verbs"] for r in rule["resources"]}
     return calls
 
 

@@ -146,6 +146,10 @@ class ConditionKeeper:
 class NodeApiError(Exception):
     """The API server refused or failed a call (status code and its message)."""
 
+    def __init__(self, message: str, code: int = 0) -> None:
+        super().__init__(message)
+        self.code = code
+
 
 class LightkubeNodeApi:
     """NodeApi over the HTTP client lightkube builds from its config.
@@ -181,6 +185,36 @@ class LightkubeNodeApi:
         )
         _raise_for(answer)
 
+    def get_report(self, name: str) -> dict[str, Any] | None:
+        """The node's GPUNodeReport, or None when there is none."""
+        from gpunode.agent.nodereport import report_path
+
+        answer = self._http.get(report_path(quote(name, safe="")))
+        if int(answer.status_code) == 404:
+            return None
+        _raise_for(answer)
+        report: dict[str, Any] = msgspec.json.decode(answer.content)
+        return report
+
+    def create_report(self, body: dict[str, Any]) -> None:
+        from gpunode.agent.nodereport import COLLECTION_PATH
+
+        answer = self._http.post(COLLECTION_PATH, content=msgspec.json.encode(body),
+                                 headers={"Content-Type": "application/json"},
+                                 params={"fieldManager": FIELD_MANAGER})
+        if int(answer.status_code) != 409:  # created meanwhile (a restart): fine
+            _raise_for(answer)
+
+    def set_report_status(self, name: str, status: dict[str, Any]) -> None:
+        from gpunode.agent.nodereport import JSON_PATCH, report_path
+
+        patch = [{"op": "add", "path": "/status", "value": status}]
+        answer = self._http.patch(report_path(quote(name, safe="")) + "/status",
+                                  content=msgspec.json.encode(patch),
+                                  headers={"Content-Type": JSON_PATCH},
+                                  params={"fieldManager": FIELD_MANAGER})
+        _raise_for(answer)
+
 
 def _raise_for(answer: Any) -> None:
     code = int(answer.status_code)
@@ -189,4 +223,4 @@ def _raise_for(answer: Any) -> None:
             message = str(msgspec.json.decode(answer.content).get("message", ""))
         except (msgspec.DecodeError, AttributeError):
             message = " ".join(answer.content[:300].decode("utf-8", errors="replace").split())
-        raise NodeApiError(f"{code} {message}".strip())
+        raise NodeApiError(f"{code} {message}".strip(), code)

@@ -21,6 +21,7 @@ import msgspec
 from gpunode.agent.condition import ConditionKeeper, ConditionValue, NodeApi, condition_for, stale_condition
 from gpunode.agent.judge import judge_probe
 from gpunode.agent.metrics import AgentMetrics, XidTracker
+from gpunode.agent.nodereport import ReportPublisher, verdict_of
 from gpunode.errors import UsageError
 from gpunode.model import NodeReport, Report
 from gpunode.probe import ProbeResult, probe_json
@@ -33,7 +34,7 @@ Clock = Callable[[], float]
 
 # Node fields the engine reads; the rest (images, volumes) can be large and is dropped.
 _NODE_STATUS_KEEP = ("conditions", "capacity", "allocatable", "nodeInfo")
-_NODE_META_KEEP = ("name", "labels", "annotations", "creationTimestamp")
+_NODE_META_KEEP = ("name", "uid", "labels", "annotations", "creationTimestamp")
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class Agent:
         set_condition: bool = False,
         metrics: AgentMetrics | None = None,
         clock: Clock = time.monotonic,
+        reports: ReportPublisher | None = None,
     ) -> None:
         if set_condition and node_api is None:
             raise UsageError("--node-condition needs access to the Kubernetes API")
@@ -104,6 +106,7 @@ class Agent:
         self.metrics = metrics or AgentMetrics()
         self._probe, self._judge, self._api, self._clock = probe, judge, node_api, clock
         self._keeper = ConditionKeeper(node_api, config.node_name) if set_condition and node_api else None
+        self._reports = reports
         self._node: dict[str, Any] | None = None
         self._node_fetched: float | None = None
         self._snapshot: Snapshot | None = None
@@ -139,6 +142,7 @@ class Agent:
         if result is not None:
             self._publish(result, self._judged(result))
         self._update_condition()
+        self._publish_report()
 
     def _refresh_node(self) -> None:
         if self._api is None:
@@ -214,6 +218,19 @@ class Agent:
         except Exception as exc:  # API down: the keeper still holds the old value, retry next cycle
             log.warning("cannot set node condition on %s: %s", self.config.node_name, exc)
             self.metrics.count_error("node-condition")
+
+    def _publish_report(self) -> None:
+        """This node's GPUNodeReport, when its verdict changed or the last one is getting old."""
+        snap = self.snapshot
+        if self._reports is None or snap is None:
+            return
+        fresh, why = self.health()
+        verdict = verdict_of(snap.node_report, "" if fresh else f"probe stale: {why}")
+        if not self._reports.due(verdict):
+            return
+        uid = str((self._node or {}).get("metadata", {}).get("uid") or "") or None
+        if not self._reports.publish(verdict, snap.facts_json, uid):
+            self.metrics.count_error("node-report")
 
     def start(self) -> None:
         """Run cycles in a background thread until stop()."""

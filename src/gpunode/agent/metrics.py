@@ -28,6 +28,7 @@ PROBE_STEPS = (
     "judge",
     "node-get",
     "node-condition",
+    "node-report",
 )
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 MAX_XID_SERIES = 512

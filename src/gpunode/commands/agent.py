@@ -14,7 +14,7 @@ import typer
 from gpunode.errors import UsageError
 
 if TYPE_CHECKING:
-    from gpunode.agent.condition import NodeApi
+    from gpunode.agent.condition import LightkubeNodeApi
     from gpunode.agent.loop import Agent, AgentConfig
     from gpunode.probe import ProbeResult
 
@@ -46,6 +46,16 @@ def agent_cmd(
     stale_after: Annotated[
         float | None, typer.Option(help="Seconds after which facts are stale (default 3 intervals).")
     ] = None,
+    node_report: Annotated[
+        bool,
+        typer.Option(
+            "--node-report/--no-node-report",
+            help="Publish this node's GPUNodeReport (verdict and compact facts) when API access allows.",
+        ),
+    ] = True,
+    report_interval: Annotated[
+        float, typer.Option(help="Republish an unchanged GPUNodeReport at least this often (seconds).")
+    ] = 300.0,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
 ) -> None:
     """Probe this node every interval and serve metrics, health, facts and the node condition."""
@@ -54,25 +64,36 @@ def agent_cmd(
     _setup_logging(log_level)
     if interval <= 0 or (stale_after is not None and stale_after <= 0):
         raise UsageError("--interval and --stale-after must be more than 0 seconds")
+    if report_interval <= 0:
+        raise UsageError("--report-interval must be more than 0 seconds")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port}: not a TCP port (0-65535)")
     if not host_root.is_dir():
         raise UsageError(f"--host-root {host_root}: no such directory")
     name = node_name or _hostname(host_root)
     config = AgentConfig(node_name=name, interval_s=interval, stale_after_s=stale_after)
-    agent = _build_agent(config, str(host_root), nvidia_smi, node_condition)
+    agent = _build_agent(config, str(host_root), nvidia_smi, node_condition,
+                         report_interval if node_report else None)
     _serve(agent, address, port)
 
 
-def _build_agent(config: AgentConfig, host_root: str, nvidia_smi: bool, node_condition: bool) -> Agent:
+def _build_agent(config: AgentConfig, host_root: str, nvidia_smi: bool, node_condition: bool,
+                 report_interval: float | None = None) -> Agent:
+    """The agent; it publishes a GPUNodeReport every ``report_interval`` if given and API access exists."""
+    import time
+
     from gpunode.agent.loop import Agent
+    from gpunode.agent.nodereport import ReportPublisher
     from gpunode.probe import run_probe
 
     def probe() -> ProbeResult:
         return run_probe(host_root, config.node_name, run_nvidia_smi=nvidia_smi)
 
     api = _node_api(required=node_condition)
-    return Agent(config, probe, node_api=api, set_condition=node_condition)
+    reports = None
+    if api is not None and report_interval is not None:
+        reports = ReportPublisher(api, config.node_name, report_interval, clock=time.monotonic)
+    return Agent(config, probe, node_api=api, set_condition=node_condition, reports=reports)
 
 
 def _serve(agent: Agent, address: str, port: int) -> None:
@@ -111,7 +132,7 @@ def _hostname(host_root: Path) -> str:
     return text or os.uname().nodename
 
 
-def _node_api(required: bool) -> NodeApi | None:
+def _node_api(required: bool) -> LightkubeNodeApi | None:
     """Kubernetes access (in-cluster service account, else kubeconfig), if there is any."""
     from lightkube import KubeConfig
     from lightkube.core.exceptions import ConfigError
