@@ -24,6 +24,7 @@ import typer
 import typer.core
 
 from gpunode import __version__
+from gpunode.commands.extras import AllNodesOpt, DeepOpt, extras_policy
 from gpunode.commands.output import ReportFormat, ReportFormatOpt
 from gpunode.errors import GpunodeError, UsageError
 
@@ -149,6 +150,8 @@ def resolve_bundle(
     nodes: list[str] | None,
     quiet: bool,
     workdir: Path,
+    selector: str | None = None,
+    extras: str = "suspect",
 ) -> Path:
     """The bundle to judge: a saved one (a GPU Operator must-gather is converted), or a
     fresh collection from the live cluster into ``workdir``."""
@@ -163,7 +166,8 @@ def resolve_bundle(
     from gpunode.collect import collect_bundle
 
     result = collect_bundle(
-        workdir / "live", kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet
+        workdir / "live", kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet,
+        selector=selector, extras=extras,
     )
     return result.path
 
@@ -176,11 +180,15 @@ def report_from(
     quiet: bool,
     *,
     selector: str | None = None,
+    extras: str = "suspect",
 ) -> Report:
     """Diagnose a saved bundle, or the live cluster (collected into a temporary bundle)."""
+    if source is not None and extras != "suspect":
+        raise UsageError("--deep/--all-nodes choose what a live collection fetches; drop them with --from")
     with tempfile.TemporaryDirectory(prefix="gpunode-") as tmp:
         bundle = resolve_bundle(
-            source, kubeconfig=kubeconfig, context=context, nodes=nodes, quiet=quiet, workdir=Path(tmp)
+            source, kubeconfig=kubeconfig, context=context, nodes=nodes, quiet=quiet, workdir=Path(tmp),
+            selector=selector, extras=extras,
         )
         report = build_report(bundle, nodes, selector)
     if source is None:
@@ -218,12 +226,16 @@ def diagnose_cmd(
         int, typer.Option(help="With --watch: stop after this many evaluations (0: until Ctrl-C).")
     ] = 0,
     quiet: QuietOpt = False,
+    deep: DeepOpt = False,
+    all_nodes: AllNodesOpt = False,
 ) -> None:
     """The fleet summary (worst first), then each root cause with evidence and next commands."""
     options = render_options(output, show_all, show_stack)
+    extras = extras_policy(deep, all_nodes)
 
     def evaluate() -> Report:
-        return report_from(source, kubeconfig, context, nodes, quiet or watch, selector=selector)
+        return report_from(source, kubeconfig, context, nodes, quiet or watch, selector=selector,
+                           extras=extras)
 
     if watch:
         from gpunode.watch import watch_reports
@@ -244,11 +256,14 @@ def stack(
     context: ContextOpt = None,
     output: ReportFormatOpt = ReportFormat.table,
     quiet: QuietOpt = False,
+    deep: DeepOpt = False,
+    all_nodes: AllNodesOpt = False,
 ) -> None:
     """Every GPU node's stack, layer by layer: full pictures for a few nodes, a grid for a fleet."""
     from gpunode.report import STACK_REPORTERS
 
-    report = report_from(source, kubeconfig, context, nodes, quiet, selector=selector)
+    report = report_from(source, kubeconfig, context, nodes, quiet, selector=selector,
+                         extras=extras_policy(deep, all_nodes))
     raise typer.Exit(emit(report, STACK_REPORTERS, output, render_options(output)))
 
 

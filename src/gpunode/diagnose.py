@@ -55,6 +55,8 @@ class Judgement:
     component: str
     findings: list[Finding]
     unobserved: list[str] = field(default_factory=list)
+    #: Why the unobserved node files are absent, when that was a choice (list-first collection).
+    why_unobserved: str = ""
 
     @cached_property
     def problems(self) -> list[Finding]:
@@ -96,7 +98,18 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
             judgement.findings.extend(chk.fn(ctx, comp.id))
         judgement.findings.extend(signature_findings(ctx, comp.id))
         out[comp.id] = judgement
+    _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
+
+
+def _explain_unobserved(ctx: NodeContext, judged: Mapping[str, Judgement]) -> None:
+    """Node files left out on purpose (the node was judged from lists and its report)."""
+    why = ctx.facts.extras_not_fetched(ctx.name)
+    if not why:
+        return
+    for judgement in judged.values():
+        if any(not need.startswith("cluster/") for need in judgement.unobserved):
+            judgement.why_unobserved = why
 
 
 def _trace_down(ctx: NodeContext, judged: dict[str, Judgement]) -> dict[str, Judgement]:
@@ -124,7 +137,7 @@ def _trace_down(ctx: NodeContext, judged: dict[str, Judgement]) -> dict[str, Jud
         traced[target].append(msgspec.structs.replace(finding, context={**finding.context, **explains}))
     for cid, found in traced.items():
         old = judged[cid]
-        judged[cid] = Judgement(cid, [*old.findings, *found], old.unobserved)
+        judged[cid] = Judgement(cid, [*old.findings, *found], old.unobserved, old.why_unobserved)
     return judged
 
 
@@ -347,7 +360,8 @@ class Diagnoser:
             ordered = sorted(summaries, key=lambda f: "pod" in f.context)
             return "; ".join(dict.fromkeys(f.context["summary"] for f in ordered[:2]))
         if j.unobserved:
-            return "not observed: " + ", ".join(sorted(set(j.unobserved)))
+            why = f"; {j.why_unobserved}" if j.why_unobserved else ""
+            return "not observed: " + ", ".join(sorted(set(j.unobserved))) + why
         return "no evidence collected"
 
 

@@ -61,6 +61,12 @@ class Manifest(msgspec.Struct, frozen=True):
     warnings: tuple[str, ...] = ()
     missing: tuple[MissingData, ...] = ()
     scoped: tuple[ScopedList, ...] = ()
+    #: Live collections since issue 11: ``suspect``, ``deep`` or ``all-nodes`` (empty: older
+    #: bundles, where every node's extras were fetched), the GPU nodes that got their extras
+    #: and those whose facts came from their GPUNodeReport.
+    extras_policy: str = ""
+    extras_nodes: tuple[str, ...] = ()
+    report_nodes: tuple[str, ...] = ()
 
     def scope_of(self, rel: str) -> frozenset[str] | None:
         """The namespaces a list covers; None when it covers the whole cluster."""
@@ -202,6 +208,21 @@ class ClusterFacts:
             sorted(self.pods_by_node.get(name, {})),
             self.node_gpu_files.get(name, ()),
         )
+
+    @cached_property
+    def _extras_sets(self) -> tuple[frozenset[str], frozenset[str]]:
+        return frozenset(self.manifest.extras_nodes), frozenset(self.manifest.report_nodes)
+
+    def extras_not_fetched(self, name: str) -> str:
+        """Why this node's files (execs, scrapes) are absent by design; empty when they were
+        asked for (or the bundle predates list-first collection)."""
+        if not self.manifest.extras_policy:
+            return ""
+        extras, reports = self._extras_sets
+        if name in extras:
+            return ""
+        basis = "the cluster lists and its GPUNodeReport" if name in reports else "the cluster lists"
+        return f"node extras not fetched: judged healthy from {basis} (collect --deep fetches them)"
 
     def why_not_gpu_node(self, name: str) -> str:
         """The evidence that is absent, said plainly (for ``diagnose <node>`` of a non-GPU node)."""

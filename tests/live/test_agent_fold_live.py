@@ -230,9 +230,11 @@ def healthy_facts(bundle: Path) -> dict[str, Facts | bytes]:
 
 def collect(bundle: Path, out: Path, faults: Faults = NO_FAULTS,
             nodes: tuple[str, ...] = ()) -> tuple[CollectResult, Counter[str]]:
-    """Collect ``bundle`` through the test server; also the proxy and exec calls per pod."""
+    """Collect ``bundle`` through the test server (every GPU node's extras, the mechanics under
+    test here); also the proxy and exec calls per pod."""
     with serve_bundle(bundle, faults=faults) as server:
-        result = collect_bundle(out, kubeconfig=server.kubeconfig_path, nodes=nodes, quiet=True)
+        result = collect_bundle(out, kubeconfig=server.kubeconfig_path, nodes=nodes, quiet=True,
+                                extras="deep" if nodes else "all-nodes")
         calls = Counter(f"{r.resource} {r.name.split(':')[0]}" for r in server.audit()
                         if r.resource in ("pods/proxy", "pods/exec"))
     return result, calls

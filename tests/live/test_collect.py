@@ -44,7 +44,8 @@ def extras(root: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def collected(mini_server: RunningServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("collect") / "bundle"
-    result = collect_bundle(out, kubeconfig=mini_server.kubeconfig_path, quiet=True)
+    result = collect_bundle(out, kubeconfig=mini_server.kubeconfig_path, quiet=True,
+                            extras="all-nodes")  # every node's extras, as the source has them
     assert (result.partial, result.warnings) == (False, ())
     return out
 
@@ -122,7 +123,8 @@ def test_without_exec_and_proxy_permission_the_bundle_is_partial(mini_bundle: Pa
 
 def test_forbidden_list_is_a_warning_not_a_failure(mini_bundle: Path, tmp_path: Path) -> None:
     with serve_bundle(mini_bundle, faults=Faults(forbid=("list events",))) as server:
-        result = collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True)
+        result = collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True,
+                                extras="all-nodes")
     assert result.partial
     assert any(w.startswith("cannot list events cluster-wide") for w in result.warnings)
     assert not (tmp_path / "b" / "cluster" / "events.json").exists()  # never an empty list
@@ -188,7 +190,8 @@ def test_pods_by_daemonset_selector_when_the_namespace_is_forbidden(mini_bundle:
 ], ids=["429", "500", "drop", "latency+500"])
 def test_transient_faults_are_retried(faults: Faults, mini_bundle: Path, tmp_path: Path) -> None:
     with serve_bundle(mini_bundle, faults=faults) as server:
-        result = collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True)
+        result = collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True,
+                                extras="all-nodes")
     assert (result.partial, result.warnings) == (False, ())
     assert result.retries > 0
     assert extras(tmp_path / "b") == extras(mini_bundle)
@@ -302,16 +305,21 @@ def test_api_calls_are_counted_by_kind_as_the_server_saw_them(mini_server: Runni
     assert by_resource["exec"] == len({r.name for r in seen if r.resource == "pods/exec"})
 
 
-def test_selector_chooses_whose_node_extras_are_fetched(mini_server: RunningServer, tmp_path: Path) -> None:
+def test_selector_chooses_whose_node_extras_are_fetched(mini_server: RunningServer, mini_bundle: Path,
+                                                       tmp_path: Path) -> None:
     """-l narrows the node extras (execs, logs, scrapes) like diagnose narrows its report;
-    the cluster lists stay whole so the bundle can still be judged cluster-wide."""
+    it goes to the API with the node list, so only matching nodes are listed; the other
+    lists stay whole so the bundle can still be judged cluster-wide."""
     out = tmp_path / "b"
     result = collect_bundle(out, kubeconfig=mini_server.kubeconfig_path, quiet=True,
-                            selector="kubernetes.io/hostname=gpu-wk-02")
+                            selector="kubernetes.io/hostname=gpu-wk-02", extras="deep")
     assert sorted(p.name for p in (out / "nodes").iterdir()) == ["gpu-wk-02"]
-    assert json.loads((out / "manifest.json").read_text())["nodes"] == ["gpu-wk-02"]
-    assert {o["metadata"]["name"] for o in read_list(out / "cluster" / "nodes.json")} == {
-        "mgmt-01", "gpu-wk-01", "gpu-wk-02"}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["nodes"] == ["gpu-wk-02"]
+    assert manifest["node_selector"] == "kubernetes.io/hostname=gpu-wk-02"
+    assert {o["metadata"]["name"] for o in read_list(out / "cluster" / "nodes.json")} == {"gpu-wk-02"}
+    assert len(read_list(out / "cluster" / "pods.json")) == len(read_list(
+        mini_bundle / "cluster" / "pods.json"))
     assert result.path == out
     both = collect_bundle(tmp_path / "c", kubeconfig=mini_server.kubeconfig_path, quiet=True,
                           nodes=["gpu-wk-01"], selector="nvidia.com/gpu.count")

@@ -1,4 +1,5 @@
-"""Every simulator scenario: collect from the test server, then diagnose — same as offline."""
+"""Every simulator scenario: collect every node's extras from the test server, then diagnose —
+same as offline. (List-first collection, the default, is tested in test_list_first.py.)"""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ SCENARIOS = [name for name, _description in scenario_mod.list_scenarios()
 def test_live_diagnosis_equals_offline(name: str, tmp_path: Path) -> None:
     source = sim.build_bundle(scenario_mod.load_scenario(name), tmp_path / "source")
     with serve_bundle(source) as server:
-        result = collect_bundle(tmp_path / "live", kubeconfig=server.kubeconfig_path, quiet=True)
+        result = collect_bundle(tmp_path / "live", kubeconfig=server.kubeconfig_path, quiet=True,
+                                extras="all-nodes")  # the full sweep sees what the bundle holds
     assert not result.partial, result.warnings
     live, offline = build_report(result.path, None), build_report(source, None)
     assert live.cluster == offline.cluster

@@ -159,6 +159,7 @@ def test_live_cluster_with_active_checks(falcon_healthy: Path, tmp_path: Path, c
             "5",
             "--scrape-interval",
             "0",
+            "--deep",  # every node's evidence: a healthy cluster then passes every check
             "-q",
             "-o",
             "json",

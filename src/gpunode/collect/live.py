@@ -51,6 +51,7 @@ from gpunode.agent.fold import (
     facts_proxy_path,
     fold_agent_facts,
 )
+from gpunode.agent.nodereport import REPORT_MAX_AGE_S
 from gpunode.bundle import kube
 from gpunode.bundle.load import gc_paused
 from gpunode.collect import batch
@@ -79,12 +80,21 @@ from gpunode.collect.plan import (
     stack_pods,
 )
 from gpunode.collect.redact import redact_bytes, redact_configmap, redact_item
+from gpunode.collect.reports import (
+    ExtrasPlan,
+    ExtrasPolicy,
+    ReportItem,
+    decode_reports,
+    lists_verdicts,
+    plan_extras,
+    reports_by_node,
+)
 from gpunode.collect.slim import Node, NodePage, Pod, PodPage, RawPage, Workload, WorkloadPage
 from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
-from gpunode.errors import UsageError
+from gpunode.errors import GpunodeError, UsageError
 from gpunode.probe import ProbeResult
 from gpunode.safety import inside
-from gpunode.selector import select_nodes
+from gpunode.selector import parse_selector, select_nodes
 
 #: Calls in flight at once (lists, execs, proxy GETs, logs); ``--concurrency`` overrides.
 CONCURRENCY = 32
@@ -132,6 +142,7 @@ LIST_KINDS: tuple[ListKind, ...] = (
     ListKind("nvidiadrivers", "nvidia.com/v1alpha1", "NVIDIADriver"),
     ListKind("nicclusterpolicies", "mellanox.com/v1alpha1", "NicClusterPolicy"),
     ListKind("servicemonitors", "monitoring.coreos.com/v1", "ServiceMonitor"),
+    ListKind("gpunodereports", "gpunode.io/v1alpha1", "GPUNodeReport"),
 )
 CONFIGMAPS = ListKind("configmaps", "v1", "ConfigMap")
 #: Where GPU-stack pods usually run, listed when pods cannot be listed cluster-wide
@@ -156,6 +167,10 @@ class CollectResult:
     agent_nodes: tuple[str, ...] = ()
     #: API calls by kind (``list``, ``get``, ``log``, ``proxy``, ``exec``), retries included.
     calls_by_kind: dict[str, int] = field(default_factory=dict)
+    #: GPU nodes whose extras were fetched, and why (manifest ``extras_nodes``/``extras_reasons``).
+    extras_reasons: dict[str, str] = field(default_factory=dict)
+    #: GPU nodes whose facts came from their GPUNodeReport (manifest ``report_nodes``).
+    report_nodes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -170,6 +185,9 @@ class _Run:
     pods: list[Pod] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     agent_pods: list[kube.Pod] = field(default_factory=list)
+    reports: list[ReportItem] = field(default_factory=list)
+    plan: ExtrasPlan | None = None
+    selector: str | None = None
     pods_listed: bool = False
     agent_nodes: list[str] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
@@ -202,26 +220,35 @@ class _Run:
 
 def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | None = None,
                    nodes: Sequence[str] = (), quiet: bool = False,
-                   concurrency: int = CONCURRENCY, selector: str | None = None) -> CollectResult:
+                   concurrency: int = CONCURRENCY, selector: str | None = None,
+                   extras: ExtrasPolicy | str = ExtrasPolicy.SUSPECT) -> CollectResult:
     """Read the cluster the kubeconfig points at and write a bundle to ``out``.
 
     ``out`` ending in .tar.gz/.tgz gives a tarball, anything else a directory.
-    ``nodes`` and ``selector`` choose whose node extras (execs, logs, scrapes) are
-    fetched; cluster lists are always whole.
+    Lists first, then node extras (execs, scrapes, agent facts) for the GPU nodes
+    the lists and GPUNodeReports do not settle (``extras``: ``suspect``), for
+    every chosen node (``deep``) or every GPU node (``all-nodes``); see
+    ``gpunode.collect.reports``. ``nodes`` and ``selector`` choose the nodes (the
+    selector goes to the API with the node list); named nodes always get extras.
     Raises SourceUnreachable (exit 3) or UsageError; every other problem is a
     warning in the result and in the bundle's manifest.
     """
     if concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, not {concurrency}")
+    policy = ExtrasPolicy(extras)
+    if policy is ExtrasPolicy.ALL_NODES and (nodes or selector):
+        raise UsageError("--all-nodes fetches every GPU node's extras; for chosen nodes use --deep")
+    if selector is not None:
+        parse_selector(selector)  # a malformed selector is bad usage, before any call
     started = time.monotonic()
     api = KubeApi(load_config(kubeconfig, context))
     try:
         version = api.probe()
         writer = BundleWriter(out)
-        run = _Run(api, writer, concurrency=concurrency)
+        run = _Run(api, writer, concurrency=concurrency, selector=selector)
         try:
             with _progress(quiet) as progress:
-                nodes = _collect(run, version, nodes, selector, progress)
+                nodes = _collect(run, version, nodes, policy, progress)
         except BaseException:
             writer.abort()
             raise
@@ -248,9 +275,9 @@ def _warm_types() -> None:
     component_of(Pod())  # loads the catalog once
 
 
-def _collect(run: _Run, version: bytes, nodes: Sequence[str], selector: str | None,
+def _collect(run: _Run, version: bytes, nodes: Sequence[str], policy: ExtrasPolicy,
              progress: Progress) -> Sequence[str]:
-    """Every list, then the node extras of the chosen nodes; returns the nodes chosen."""
+    """Every list, then the node extras the plan asks for; returns the nodes chosen."""
     _warm_types()
     run.writer.write("cluster/version.json", version)
     present = _served_group_versions(run)
@@ -262,22 +289,35 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], selector: str | No
                      run.concurrency)
             if "cluster/pods.json" in run.missing:
                 _pods_by_namespace(run)
-        _unknown_nodes(run, nodes)
-        nodes = _selected(run, nodes, selector)
+        named = nodes
+        nodes = _selected(run, nodes, run.selector)
         if not run.pods_listed:
             _list_agent_pods(run)
-        jobs = _extra_jobs(run, nodes)
+        jobs = _extra_jobs(run, nodes, named, policy)
         task = progress.add_task("node extras", total=len(jobs))
         _run_all(pool, jobs, progress, task, run.concurrency)
     return nodes
 
 
 def _selected(run: _Run, nodes: Sequence[str], selector: str | None) -> Sequence[str]:
-    """The named nodes narrowed by ``--selector`` (the rule diagnose and stack apply)."""
+    """The named nodes narrowed by ``--selector`` (the rule diagnose and stack apply).
+
+    The API applied the selector to the node list already, so a named node missing
+    from it either does not exist or does not match.
+    """
     if selector is None:
+        _unknown_nodes(run, nodes)
         return nodes
     labels = {n.metadata.name: n.metadata.labels for n in run.nodes}
-    return select_nodes(labels, nodes, selector, "cluster")
+    if not run.objects.get("nodes"):
+        if "cluster/nodes.json" in run.missing:
+            return nodes
+        raise UsageError(f"cluster: no node matches --selector {selector!r}")
+    listed = [n for n in nodes if n in labels]
+    if nodes and not listed:
+        raise UsageError(f"cluster: no node matches --selector {selector!r} among "
+                         f"{', '.join(nodes)}")
+    return select_nodes(labels, listed, selector, "cluster")
 
 
 def _run_all(pool: ThreadPoolExecutor, jobs: Iterable[Job], progress: Progress,
@@ -321,8 +361,9 @@ def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
     slim: list[Any] = []
     agents: list[kube.Pod] = []
     failure: ApiFailure | None = None
+    params = {"labelSelector": run.selector} if kind.plural == "nodes" and run.selector else {}
     try:
-        for body, page in run.api.list_pages(path, {}, PAGE_SIZE):
+        for body, page in run.api.list_pages(path, params, PAGE_SIZE):
             if not body:
                 sink.reset()
                 slim.clear()
@@ -364,6 +405,8 @@ def _slim_items(plural: str, body: bytes) -> list[Any]:
     if plural in ("daemonsets", "deployments"):
         return [w for w in msgspec.json.decode(body, type=WorkloadPage).items
                 if workload_component(w)]
+    if plural == "gpunodereports":
+        return decode_reports(body)
     return []
 
 
@@ -376,6 +419,8 @@ def _keep_slim(run: _Run, plural: str, slim: list[Any], count: int) -> None:
     elif plural in ("daemonsets", "deployments"):
         with run.lock:
             run.workloads.extend(slim)
+    elif plural == "gpunodereports":
+        run.reports = slim
 
 
 def _list_failed(run: _Run, kind: ListKind, namespace: str, exc: ApiFailure) -> None:
@@ -487,15 +532,20 @@ def _list_agent_pods(run: _Run) -> None:
     run.agent_pods = agents
 
 
-def _extra_jobs(run: _Run, only: Sequence[str]) -> list[Job]:
+def _extra_jobs(run: _Run, only: Sequence[str], named: Sequence[str],
+                policy: ExtrasPolicy) -> list[Job]:
+    """ConfigMaps, logs of troubled GPU-stack containers, and the extras of the nodes the
+    plan picks (``gpunode.collect.reports``)."""
     stack = stack_pods(run.pods)
     table = by_node(stack)
     agents = agent_pods_by_node(run.agent_pods)
-    chosen = [n for n in sorted({*gpu_nodes(run.nodes, table), *agents}) if not only or n in only]
+    candidates = [n for n in sorted({*gpu_nodes(run.nodes, table), *agents})
+                  if not only or n in only]
+    plan = run.plan = _plan(run, candidates, named, policy, bool(agents))
     jobs: list[Job] = [partial(_configmaps, run, stack)]
     short = short_nodes(run.nodes)
     jobs += [partial(_fetch_log, run, t) for t in log_targets(stack, only, short)]
-    for node in chosen:
+    for node in plan.nodes:
         components = table.get(node, {})
         node_jobs = partial(_node_jobs, run, node, components)
         if node in agents:
@@ -504,6 +554,40 @@ def _extra_jobs(run: _Run, only: Sequence[str]) -> list[Job]:
             jobs += node_jobs(frozenset())
         jobs += [partial(_scrape, run, t) for t in scrape_targets(node, components)]
     return jobs
+
+
+def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: ExtrasPolicy,
+          agent_pods: bool) -> ExtrasPlan:
+    """Fold fresh GPUNodeReports in, judge every candidate from the lists, pick the suspects."""
+    reports = reports_by_node(run.reports, dt.datetime.now(dt.UTC))
+    fresh = {n: reports[n].facts for n in candidates if n in reports and reports[n].fresh}
+    if fresh:
+        outcome = fold_agent_facts(run.writer.root, fresh, max_age_s=REPORT_MAX_AGE_S)
+        run.counted(len(outcome.folded))
+        run.notes.extend(f"node {n}: GPUNodeReport facts not used: {why}"
+                         for n, why in sorted(outcome.skipped.items()))
+        reports = {n: r for n, r in reports.items() if n not in outcome.skipped}
+    verdicts = {}
+    if policy is ExtrasPolicy.SUSPECT and candidates:
+        run.writer.write("manifest.json", _manifest_bytes(run, named))  # scoped lists, missing
+        try:
+            verdicts = lists_verdicts(run.writer.root, candidates)
+        except GpunodeError as exc:  # cannot judge from the lists: visit every node instead
+            run.notes.append(f"could not judge nodes from the lists ({exc}); every GPU node's "
+                             "extras are fetched")
+            policy = ExtrasPolicy.DEEP
+    plan = plan_extras(candidates, policy=policy, named=set(named), reports=reports,
+                       agents_deployed=bool(reports) or agent_pods, verdicts=verdicts)
+    settled = len(candidates) - len(plan.reasons)
+    if settled:
+        run.notes.append(f"{settled} of {len(candidates)} GPU nodes judged from the cluster lists"
+                         f"{' and their GPUNodeReports' if plan.from_reports else ''} without "
+                         "node extras (--deep fetches them)")
+    if plan.stale:
+        run.notes.append(f"{len(plan.stale)} GPUNodeReport(s) stale (facts older than "
+                         f"{REPORT_MAX_AGE_S / 60:.0f} min): {', '.join(plan.stale[:10])}"
+                         f"{' …' if len(plan.stale) > 10 else ''}")
+    return plan
 
 
 def _node_jobs(run: _Run, node: str, components: dict[str, list[Pod]],
@@ -771,8 +855,9 @@ def _scrape(run: _Run, target: ScrapeTarget) -> None:
     run.saved(target.bundle_path, body)
 
 
-def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
+def _manifest_bytes(run: _Run, nodes: Sequence[str]) -> bytes:
     partial = bool(run.warnings)
+    plan = run.plan
     manifest = {
         "format": "gpunode-bundle/v1",
         "collected_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -785,9 +870,22 @@ def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
         "api_calls": run.api.stats.calls, "api_calls_by_kind": run.api.stats.kinds(),
         "agent_facts": sorted(run.agent_nodes),
     }
-    run.writer.write("manifest.json", msgspec.json.format(msgspec.json.encode(manifest)))
+    if run.selector is not None:
+        manifest["node_selector"] = run.selector
+    if plan is not None:
+        manifest["extras_policy"] = str(plan.policy)
+        manifest["extras_nodes"] = plan.nodes
+        manifest["extras_reasons"] = dict(sorted(plan.reasons.items()))
+        manifest["report_nodes"] = sorted(plan.from_reports)
+    return msgspec.json.format(msgspec.json.encode(manifest))
+
+
+def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
+    run.writer.write("manifest.json", _manifest_bytes(run, nodes))
     path = run.writer.finish()
-    return CollectResult(path, partial, tuple(run.warnings), tuple(run.notes),
+    plan = run.plan
+    return CollectResult(path, bool(run.warnings), tuple(run.warnings), tuple(run.notes),
                          run.api.stats.calls, run.api.stats.retries, dict(run.objects),
                          run.extras, time.monotonic() - started, tuple(sorted(run.agent_nodes)),
-                         run.api.stats.kinds())
+                         run.api.stats.kinds(), dict(plan.reasons) if plan else {},
+                         tuple(sorted(plan.from_reports)) if plan else ())

@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from gpunode.commands.extras import AllNodesOpt, DeepOpt, extras_policy
+
 
 def register(app: typer.Typer) -> None:
     app.command("collect")(collect)
@@ -45,10 +47,16 @@ def collect(
     concurrency: Annotated[
         int, typer.Option(min=1, help="API calls in flight at once (lists, execs, scrapes, logs).")
     ] = 32,
+    deep: DeepOpt = False,
+    all_nodes: AllNodesOpt = False,
 ) -> None:
-    """Read the live cluster (read-only) and write a bundle (format v1) for offline analysis."""
+    """Read the live cluster (read-only) and write a bundle (format v1) for offline analysis.
+
+    Lists first; node extras only for GPU nodes the lists and GPUNodeReports leave in doubt
+    (and for nodes named here), unless --deep or --all-nodes."""
     from gpunode.collect import collect_bundle
 
+    policy = extras_policy(deep, all_nodes)
     target = _bundle_target(out, output_dir)
     result = collect_bundle(
         target,
@@ -58,11 +66,13 @@ def collect(
         quiet=quiet,
         concurrency=concurrency,
         selector=selector,
+        extras=policy,
     )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     state = "partial bundle" if result.partial else "bundle"
-    typer.echo(f"wrote {state} {result.path} ({result.api_calls} API calls, {result.seconds:.1f} s)")
+    extras = f", extras for {len(result.extras_reasons)} node(s)" if result.extras_reasons else ""
+    typer.echo(f"wrote {state} {result.path} ({result.api_calls} API calls{extras}, {result.seconds:.1f} s)")
 
 
 def _bundle_target(out: Path | None, output_dir: Path | None) -> Path:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gpunode.commands.extras import AllNodesOpt, DeepOpt, extras_policy
 from gpunode.validate.defaults import (
     DEFAULT_IMAGE,
     DEFAULT_NCCL_FLOOR_GBPS,
@@ -99,6 +100,8 @@ def validate_cmd(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress output while collecting.")
     ] = False,
+    deep: DeepOpt = False,
+    all_nodes: AllNodesOpt = False,
 ) -> None:
     """Cluster readiness in six categories: a verdict, a score per category, and what to fix."""
     from gpunode.validate.active.session import ActiveOptions
@@ -133,6 +136,7 @@ def validate_cmd(
         with_diagnosis=output in (Format.table, Format.html) or output_dir is not None,
         nodes=tuple(nodes or ()),
         selector=selector,
+        extras=extras_policy(deep, all_nodes),
     )
     _run(request, output, fail_on)
 

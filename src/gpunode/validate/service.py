@@ -47,9 +47,14 @@ class ValidateRequest:
     with_diagnosis: bool = False
     nodes: tuple[str, ...] = ()
     selector: str | None = None
+    #: Live: whose node extras to fetch (``suspect``, ``deep``, ``all-nodes``; gpunode.collect.reports).
+    extras: str = "suspect"
 
     def check(self) -> None:
         """Refuse impossible combinations with a one-line UsageError."""
+        if self.bundle is not None and self.extras != "suspect":
+            raise UsageError("--deep/--all-nodes choose what a live collection fetches; drop them "
+                             "with --from")
         unknown = [c for c in self.categories if c not in CATEGORIES]
         if unknown:
             raise UsageError(f"unknown category {', '.join(unknown)} (choose from {', '.join(CATEGORIES)})")
@@ -131,7 +136,7 @@ def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | Non
             raise UsageError(f"{target} already exists; choose an empty --output-dir")
         result = collect_bundle(
             target, kubeconfig=request.kubeconfig, context=request.context, quiet=request.quiet,
-            nodes=request.nodes, selector=request.selector,
+            nodes=request.nodes, selector=request.selector, extras=request.extras,
         )
         yield result.path, time.monotonic()
         return
@@ -143,6 +148,7 @@ def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | Non
             quiet=request.quiet,
             nodes=request.nodes,
             selector=request.selector,
+            extras=request.extras,
         )
         yield result.path, time.monotonic()
 
