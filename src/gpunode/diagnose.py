@@ -12,10 +12,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import msgspec
 
-from gpunode import checks
+from gpunode import checks, nodepool
 from gpunode.bundle.kube import Pod
 from gpunode.bundle.load import gc_paused
 from gpunode.catalog import Catalog, topological_order
@@ -433,8 +434,9 @@ def _pod_ref(pod: Pod) -> PodRef:
 
 
 ObservationReader = Callable[[ClusterFacts, str], NodeObservations]
-#: Called with each node's context once the node is judged (validate's node checks).
-NodeVisitor = Callable[[NodeContext], None]
+#: Called with each node's context once the node is judged (validate's node checks); what it
+#: returns comes back with the node's report (it may run in a worker process: see nodepool).
+NodeVisitor = Callable[[NodeContext], object]
 
 
 def diagnose(
@@ -442,18 +444,37 @@ def diagnose(
     read_observations: ObservationReader,
     nodes: Sequence[str] = (),
     visit: NodeVisitor | None = None,
+    seen: Callable[[str, Any], None] | None = None,
 ) -> Report:
     """The whole report: cluster causes once, then every (selected) GPU node.
 
     ``visit`` sees each node's context after the node is judged, so another view
-    (validate) reuses its observations and parsed forms instead of reading them again.
+    (validate) reuses its observations and parsed forms instead of reading them again;
+    ``seen`` then receives, in node order, the node's name and what ``visit`` returned.
     """
     with gc_paused():  # everything built here lives until the report is rendered
-        return _diagnose(facts, read_observations, nodes, visit)
+        return _diagnose(facts, read_observations, nodes, visit, seen)
+
+
+@dataclass(frozen=True)
+class _NodeJudge:
+    """One node from files to report (and the visitor's result): all a worker needs."""
+
+    facts: ClusterFacts
+    read_observations: ObservationReader
+    diagnoser: Diagnoser
+    cluster_problems: Mapping[str, Status]
+    visit: NodeVisitor | None
+
+    def __call__(self, name: str) -> tuple[NodeReport, object]:
+        facts, kb = self.facts, self.diagnoser.kb
+        ctx = NodeContext(facts, name, self.read_observations(facts, name), kb)
+        report = self.diagnoser.node_report(ctx, judge_node(ctx, facts.catalog), self.cluster_problems)
+        return report, (self.visit(ctx) if self.visit is not None else None)
 
 
 def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: Sequence[str],
-              visit: NodeVisitor | None = None) -> Report:
+              visit: NodeVisitor | None, seen: Callable[[str, Any], None] | None) -> Report:
     kb = load_kb()
     diagnoser = Diagnoser(facts, kb)
     cluster_j = judge_cluster(facts, kb)
@@ -462,11 +483,13 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
     reports = []
     asked = nodes or facts.gpu_nodes()
     skipped = tuple(NotGpuNode(n, facts.why_not_gpu_node(n)) for n in asked if not facts.is_gpu_node(n))
-    for name in (n for n in asked if n not in {s.name for s in skipped}):
-        ctx = NodeContext(facts, name, read_observations(facts, name), kb)
-        reports.append(diagnoser.node_report(ctx, judge_node(ctx, facts.catalog), cluster_problems))
-        if visit is not None:
-            visit(ctx)
+    not_gpu = {s.name for s in skipped}
+    names = [n for n in asked if n not in not_gpu]
+    judge = _NodeJudge(facts, read_observations, diagnoser, cluster_problems, visit)
+    for report, visited in nodepool.judged(names, judge):
+        reports.append(report)
+        if seen is not None:
+            seen(report.name, visited)
     cluster = diagnoser.explain_aggregates(cluster, reports)
     return Report(
         cluster=cluster,

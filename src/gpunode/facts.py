@@ -8,6 +8,7 @@ checks themselves never touch the file system.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -116,8 +117,14 @@ class ClusterFacts:
     log_index: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     node_dirs: frozenset[str] = frozenset()
     node_gpu_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Every file of each node folder (bundle paths, sorted), from the one listing of nodes/:
+    #: reading a node needs no second walk of its folder.
+    node_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: resources whose file had malformed items that were skipped (see bundle.load)
     damaged: frozenset[str] = frozenset()
+    #: Pods outside the GPU stack that validate's network checks read (CNI agents), in
+    #: list order: kept while the pod list is indexed, so nothing decodes it twice.
+    network_pods: tuple[Pod, ...] = ()
 
     @cached_property
     def workloads_by_node(self) -> dict[str, list[Pod]]:
@@ -139,7 +146,8 @@ class ClusterFacts:
         """Index decoded lists: pods by node and component, events by object."""
         catalog = load_catalog()
         recogniser = Recogniser(catalog)
-        by_node, cluster_pods, workloads = _index_pods(lists.get("pods", ()), catalog, recogniser)
+        pods = lists.get("pods", ())
+        by_node, cluster_pods, workloads = _index_pods(pods, catalog, recogniser)
         return cls(
             source=source,
             manifest=manifest,
@@ -163,6 +171,7 @@ class ClusterFacts:
             version=version,
             missing=missing,
             log_index=_index_logs(source),
+            network_pods=_network_agents(pods),
             **_index_node_dirs(source),
         )
 
@@ -258,6 +267,48 @@ def _index_pods(
     return {k: dict(v) for k, v in by_node.items()}, dict(cluster), tuple(workloads)
 
 
+#: Owners (DaemonSets) and images of CNI agent pods, which validate's network checks read.
+NETWORK_AGENT_OWNERS = frozenset(
+    {
+        "cilium",
+        "calico-node",
+        "canal",
+        "kube-flannel-ds",
+        "kube-flannel",
+        "weave-net",
+        "antrea-agent",
+        "kube-ovn-cni",
+        "ovnkube-node",
+        "aws-node",
+        "kube-router",
+        "kube-multus-ds",
+    }
+)
+NETWORK_AGENT_IMAGES = re.compile(
+    r"(cilium/cilium:|calico/node:|/flannel:|weave-kube|antrea/antrea|kube-ovn|ovn-kubernetes"
+    r"|amazon-k8s-cni:|kube-router|multus-cni)"
+)
+
+
+def _network_agents(pods: Sequence[Pod]) -> tuple[Pod, ...]:
+    """Pods owned by a CNI agent's controller (by name) or running a CNI agent's image;
+    each distinct image is matched once (a fleet runs a few hundred images at most)."""
+    agent_image: dict[str, bool] = {}
+    found: list[Pod] = []
+    for pod in pods:
+        if any(o.name in NETWORK_AGENT_OWNERS for o in pod.metadata.owner_references):
+            found.append(pod)
+            continue
+        for container in pod.spec.containers:
+            hit = agent_image.get(container.image)
+            if hit is None:
+                hit = agent_image[container.image] = NETWORK_AGENT_IMAGES.search(container.image) is not None
+            if hit:
+                found.append(pod)
+                break
+    return tuple(found)
+
+
 def _recognise(pod: Pod, recogniser: Recogniser) -> str | None:
     meta = pod.metadata
     owners = [_owner_base(o.kind, o.name) for o in meta.owner_references]
@@ -306,19 +357,21 @@ def _index_logs(source: BundleSource) -> dict[tuple[str, str], list[str]]:
 
 
 def _index_node_dirs(source: BundleSource) -> dict[str, Any]:
-    """Node folders, and per folder the files in it that are GPU facts (one pass)."""
-    dirs: set[str] = set()
+    """Node folders, their files, and per folder the files in it that are GPU facts (one pass)."""
+    files: dict[str, list[str]] = defaultdict(list)
     gpu_files: dict[str, list[str]] = defaultdict(list)
+    known = gpu_folder_files()
     for rel in source.list("nodes"):
         if rel.count("/") < 3:
             continue
         name, _, inner = rel.split("/", 1)[1].partition("/")
-        dirs.add(name)
-        if inner in gpu_folder_files():
+        files[name].append(rel)
+        if inner in known:
             gpu_files[name].append(inner)
     return {
-        "node_dirs": frozenset(dirs),
+        "node_dirs": frozenset(files),
         "node_gpu_files": {k: tuple(sorted(v)) for k, v in gpu_files.items()},
+        "node_files": {k: tuple(v) for k, v in files.items()},
     }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 #: One bundle file (a cluster list, a node file) read into memory at most this large.
-MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_FILE_BYTES = 1024 * 1024 * 1024
 #: A node file (command output, host file, metrics scrape) kept at most this large; the rest
 #: is cut and the cut named as a parse error of that observation.
 MAX_NODE_FILE_BYTES = 32 * 1024 * 1024

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import xml.etree.ElementTree as ET
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from node_fixtures import read_fixture
 
 from gpunode.errors import ParseError
+from gpunode.parse import nvidia_smi
 from gpunode.parse.nvidia_smi import parse_nvidia_smi_failure, parse_nvidia_smi_xml
 
 H200_XML = read_fixture("h200-vm", "nvidia-smi-q.xml")
@@ -193,3 +199,31 @@ def test_plain_output_of_healthy_node_is_not_a_failure() -> None:
 )
 def test_plain_output_failures(text: str, expected: str) -> None:
     assert parse_nvidia_smi_failure(text) == expected
+
+
+_TAGS = st.sampled_from(["a", "b", "c"])
+
+
+@st.composite
+def _trees(draw: st.DrawFn, depth: int = 3) -> ET.Element:
+    elem = ET.Element(draw(_TAGS))
+    elem.text = draw(st.sampled_from(["", "x", "N/A"]))
+    if depth:
+        for _ in range(draw(st.integers(0, 3))):
+            elem.append(draw(_trees(depth - 1)))
+    return elem
+
+
+@settings(max_examples=300, deadline=None)
+@given(_trees(), st.lists(_TAGS, min_size=1, max_size=3).map("/".join))
+def test_child_path_lookup_answers_as_elementtree_find(root: ET.Element, path: str) -> None:
+    """Several ``a`` children, only a later one holding ``b``: ``a/b`` still finds it."""
+    assert nvidia_smi._find(root, path) is root.find(path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["<supported_clocks>", "</supported_clocks>", "x", "<a>", "\n"]),
+                max_size=12).map("".join))
+def test_unread_sections_are_cut_like_the_non_greedy_pattern(text: str) -> None:
+    pattern = re.compile(r"<supported_clocks>.*?</supported_clocks>", re.DOTALL)
+    assert nvidia_smi._without_unread(text) == pattern.sub("", text)

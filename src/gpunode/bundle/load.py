@@ -263,7 +263,7 @@ def read_node_observations(facts: ClusterFacts, node: str) -> NodeObservations:
     source = facts.source
     prefix = f"nodes/{node}/"
     tables: dict[str, dict[str, str]] = {"cmd": {}, "files": {}, "metrics": {}}
-    for rel in source.list(prefix.rstrip("/")):
+    for rel in facts.node_files.get(node, ()):  # listed once for the whole bundle
         kind, _, name = rel[len(prefix) :].partition("/")
         if kind in tables and name:
             tables[kind][name] = _text(source, rel)

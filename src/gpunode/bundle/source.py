@@ -53,8 +53,14 @@ class DirSource:
         self.root = root
         self.location = str(root)
         self._real = root.resolve()
+        #: Files a listing found: regular files reached through real folders of the bundle.
+        self._listed: set[str] = set()
 
     def read(self, rel: str, limit: int | None = None) -> bytes | None:
+        if rel in self._listed:
+            data = self._read_listed(rel, limit)
+            if data is not None:
+                return data
         path = self._inside(rel)
         if path is None:
             return None
@@ -71,6 +77,26 @@ class DirSource:
             return None
         except OSError as exc:
             raise BundleError(f"{self.root / rel}: cannot read: {exc.strerror}") from None
+
+    def _read_listed(self, rel: str, limit: int | None) -> bytes | None:
+        """A listed file read without resolving its path again (thousands per bundle): its
+        folders were walked without following links, and the file itself is opened only
+        if it is not a link (``O_NOFOLLOW``) and is a regular file. None: read it carefully."""
+        try:
+            fd = os.open(os.path.join(self._real, rel), _LISTED_OPEN)
+        except OSError:  # a link to a file inside the bundle, or gone since it was listed
+            return None
+        with open(fd, "rb", closefd=True) as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            if limit is None and info.st_size > MAX_FILE_BYTES:
+                raise BundleError(f"{self.root / rel}: {info.st_size} bytes, over the "
+                                  f"{MAX_FILE_BYTES}-byte limit for one bundle file")
+            try:
+                return handle.read(MAX_FILE_BYTES if limit is None else limit)
+            except OSError as exc:
+                raise BundleError(f"{self.root / rel}: cannot read: {exc.strerror}") from None
 
     def _inside(self, rel: str) -> Path | None:
         """The real path of ``rel`` if it stays inside the bundle folder, else None."""
@@ -89,7 +115,12 @@ class DirSource:
             return []
         found: list[str] = []
         _walk(str(base), prefix.strip("/"), found, self._real)
+        self._listed.update(found)
         return sorted(found)
+
+
+#: Opening a listed file: never through a final link, never blocking on a FIFO put there since.
+_LISTED_OPEN = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
 
 
 def _walk(directory: str, rel: str, found: list[str], root: Path) -> None:

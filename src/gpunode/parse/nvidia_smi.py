@@ -105,7 +105,22 @@ def parse_nvidia_smi_failure(text: str) -> str | None:
 
 
 #: More than half of a GPU's XML is its table of supported clocks, which no check reads.
-_UNREAD = re.compile(r"<supported_clocks>.*?</supported_clocks>", re.DOTALL)
+_UNREAD_OPEN, _UNREAD_CLOSE = "<supported_clocks>", "</supported_clocks>"
+
+
+def _without_unread(text: str) -> str:
+    """``text`` without its ``<supported_clocks>…</supported_clocks>`` sections (each cut
+    up to the first closing tag after it), found by plain substring search."""
+    kept: list[str] = []
+    start = 0
+    while (begin := text.find(_UNREAD_OPEN, start)) >= 0:
+        end = text.find(_UNREAD_CLOSE, begin + len(_UNREAD_OPEN))
+        if end < 0:
+            break
+        kept.append(text[start:begin])
+        start = end + len(_UNREAD_CLOSE)
+    kept.append(text[start:])
+    return "".join(kept)
 
 
 def _parse_root(text: str) -> Element:
@@ -115,8 +130,7 @@ def _parse_root(text: str) -> Element:
     building their elements)."""
     if "<!ENTITY" in text:
         raise ParseError("nvidia-smi XML declares entities; refusing to parse")
-    if "<supported_clocks>" in text:
-        text = _UNREAD.sub("", text)
+    text = _without_unread(text)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -129,9 +143,32 @@ def _parse_root(text: str) -> Element:
 def _value(elem: Element, *paths: str) -> str | None:
     """First non-N/A text among ``paths`` (ElementTree paths), stripped."""
     for path in paths:
-        found = elem.find(path)
+        found = _find(elem, path)
         if found is not None and not is_missing(found.text):
             return (found.text or "").strip()
+    return None
+
+
+_STEPS: dict[str, tuple[str, ...]] = {}
+
+
+def _find(elem: Element, path: str) -> Element | None:
+    """``elem.find(path)`` for a plain child path (``a/b/c``), one tag at a time: each
+    step is the C child scan rather than ElementPath's Python iterators (forty lookups
+    per GPU). Every ``a`` is tried in document order, so the answer is ``find``'s."""
+    steps = _STEPS.get(path)
+    if steps is None:
+        steps = _STEPS[path] = tuple(path.split("/"))
+    return _descend(elem, steps, 0)
+
+
+def _descend(elem: Element, steps: tuple[str, ...], index: int) -> Element | None:
+    if index == len(steps) - 1:
+        return elem.find(steps[index])
+    for child in elem.findall(steps[index]):
+        found = _descend(child, steps, index + 1)
+        if found is not None:
+            return found
     return None
 
 
@@ -234,7 +271,7 @@ _UNCORRECTABLE_LEAVES = (
 
 def _uncorrectable(elem: Element, counter: str) -> int | None:
     """Uncorrectable ECC count: SRAM + DRAM on current drivers, double_bit/total on old."""
-    table = elem.find(f"ecc_errors/{counter}")
+    table = _find(elem, f"ecc_errors/{counter}")
     if table is None:
         return None
     values = [leading_int(_value(table, leaf)) for leaf in _UNCORRECTABLE_LEAVES]

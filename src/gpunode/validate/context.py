@@ -7,7 +7,6 @@ this context and nothing is parsed twice.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,64 +18,16 @@ import msgspec
 from gpunode.bundle.kube import Node, Pod
 from gpunode.diagnose import ObservationReader, diagnose
 from gpunode.errors import BundleError
-from gpunode.facts import ClusterFacts
+from gpunode.facts import NETWORK_AGENT_IMAGES, NETWORK_AGENT_OWNERS, ClusterFacts
 from gpunode.model import Report
 
 CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 T = TypeVar("T")
 
 
-class _Owner(msgspec.Struct, frozen=True):
-    name: str = ""
-
-
-class _LookMeta(msgspec.Struct, frozen=True, rename="camel"):
-    owner_references: tuple[_Owner, ...] = ()
-
-
-class _LookContainer(msgspec.Struct, frozen=True):
-    image: str = ""
-
-
-class _LookSpec(msgspec.Struct, frozen=True):
-    containers: tuple[_LookContainer, ...] = ()
-
-
-class _PodLook(msgspec.Struct, frozen=True):
-    """Just enough of a pod to decide whether to decode it fully."""
-
-    metadata: _LookMeta = _LookMeta()
-    spec: _LookSpec = _LookSpec()
-
-
-class _RawList(msgspec.Struct):
-    items: list[msgspec.Raw] = []
-
-
-_RAW_LIST = msgspec.json.Decoder(_RawList)
-_LOOK = msgspec.json.Decoder(_PodLook)
-_POD = msgspec.json.Decoder(Pod)
 # Pods outside the GPU stack that checks read: CNI agents (see checks/network.py).
-WANTED_OWNERS = frozenset(
-    {
-        "cilium",
-        "calico-node",
-        "canal",
-        "kube-flannel-ds",
-        "kube-flannel",
-        "weave-net",
-        "antrea-agent",
-        "kube-ovn-cni",
-        "ovnkube-node",
-        "aws-node",
-        "kube-router",
-        "kube-multus-ds",
-    }
-)
-WANTED_IMAGES = re.compile(
-    r"(cilium/cilium:|calico/node:|/flannel:|weave-kube|antrea/antrea|kube-ovn|ovn-kubernetes"
-    r"|amazon-k8s-cni:|kube-router|multus-cni)"
-)
+WANTED_OWNERS = NETWORK_AGENT_OWNERS
+WANTED_IMAGES = NETWORK_AGENT_IMAGES
 
 
 @dataclass(frozen=True)
@@ -112,26 +63,11 @@ class ValidationContext:
         """The lead's bottom-up stack diagnosis of every GPU node (computed once)."""
         return diagnose(self.facts, self.read_observations)
 
-    @cached_property
+    @property
     def all_pods(self) -> tuple[Pod, ...]:
-        """Pods outside the GPU stack that checks need (CNI agents), read once.
-
-        Items are first sliced raw and given a light look (owner and images), so only
-        the few matching pods are fully decoded: a 100,000-pod list stays cheap.
-        """
-        data = self.facts.source.read("cluster/pods.json")
-        if data is None:
-            return ()
-        try:
-            raw_items = _RAW_LIST.decode(data).items
-            return tuple(_POD.decode(raw) for raw in raw_items if self._wanted(_LOOK.decode(raw)))
-        except msgspec.DecodeError as exc:
-            raise BundleError(f"{self.facts.source.location}/cluster/pods.json: {exc}") from exc
-
-    def _wanted(self, pod: _PodLook) -> bool:
-        owners = {o.name for o in pod.metadata.owner_references}
-        images = [c.image for c in pod.spec.containers]
-        return bool(owners & WANTED_OWNERS) or any(WANTED_IMAGES.search(i) for i in images)
+        """Pods outside the GPU stack that checks need (CNI agents), kept when the pod
+        list was indexed (a 100,000-pod list is decoded once, for both views)."""
+        return self.facts.network_pods
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         """A value derived once per run and shared by every node (e.g. cluster-wide sets)."""

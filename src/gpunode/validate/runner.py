@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from gpunode.checks.context import NodeContext
 from gpunode.diagnose import ObservationReader, diagnose
@@ -70,26 +71,36 @@ def _run_nodes(ctx: ValidationContext, chosen: Sequence[Validation]) -> dict[str
     kb = load_kb()
     for name in ctx.gpu_nodes:
         node = NodeContext(ctx.facts, name, ctx.read_observations(ctx.facts, name), kb)
-        _check_node(ctx, chosen, node, out)
+        _keep(out, name, _check_node(ctx, chosen, node))
     return out
 
 
 def _run_nodes_with_diagnosis(ctx: ValidationContext, chosen: Sequence[Validation]
                               ) -> dict[str, list[tuple[str, Outcome]]]:
-    """Node checks run on each node as the diagnosis judges it (same GPU nodes, same order)."""
+    """Node checks run on each node as the diagnosis judges it (same GPU nodes, same order,
+    in the same process as that node's diagnosis)."""
     out: dict[str, list[tuple[str, Outcome]]] = defaultdict(list)
     ctx.diagnosis = diagnose(ctx.facts, ctx.read_observations, (),
-                             lambda node: _check_node(ctx, chosen, node, out))
+                             lambda node: _check_node(ctx, chosen, node),
+                             lambda name, outcomes: _keep(out, name, outcomes))
     return out
 
 
-def _check_node(ctx: ValidationContext, chosen: Sequence[Validation], node: NodeContext,
-                out: dict[str, list[tuple[str, Outcome]]]) -> None:
+def _check_node(ctx: ValidationContext, chosen: Sequence[Validation], node: NodeContext
+                ) -> list[tuple[str, Outcome]]:
+    """(check id, outcome) of every chosen node check that has something to say about ``node``."""
+    found = []
     for v in chosen:
         assert v.node_fn is not None
         outcome = v.node_fn(ctx, node)
         if outcome is not None:
-            out[v.id].append((node.name, outcome))
+            found.append((v.id, outcome))
+    return found
+
+
+def _keep(out: dict[str, list[tuple[str, Outcome]]], node: str, outcomes: object) -> None:
+    for check_id, outcome in cast("list[tuple[str, Outcome]]", outcomes):
+        out[check_id].append((node, outcome))
 
 
 def _reduce(ctx: ValidationContext, v: Validation, outcomes: list[tuple[str, Outcome]]) -> Outcome:

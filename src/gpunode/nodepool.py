@@ -1,0 +1,92 @@
+"""Per-node work of a large fleet spread over the machine's cores, in node order.
+
+Judging a node is a pure function of the cluster facts and that node's files, so
+a fleet's nodes can be judged in forked worker processes that inherit the facts
+(nothing is pickled on the way in) and send back only each node's result. The
+results come back in the order of the nodes, so the report is the same as a
+serial run's, byte for byte. Small fleets, one core, ``GPUNODE_JOBS=1``, a
+process with threads (forking it is unsafe) or a platform without ``fork`` are
+judged serially in this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+#: Fewer nodes than this are judged in this process: starting workers costs more than it saves.
+MIN_NODES = 256
+#: Nodes sent to a worker at a time: large enough to amortise the round trip, small
+#: enough that every worker stays busy to the end.
+MAX_CHUNK = 64
+JOBS_ENV = "GPUNODE_JOBS"
+
+#: The work of the current pool, set before its workers fork (they inherit it, unpickled).
+_WORK: dict[str, Callable[[str], Any]] = {}
+
+
+def jobs(nodes: int) -> int:
+    """Worker processes for ``nodes`` nodes: 1 means serial, in this process.
+
+    ``GPUNODE_JOBS`` sets the number (1 turns workers off); by default every core
+    this process may run on, for fleets of at least MIN_NODES nodes."""
+    wanted = os.environ.get(JOBS_ENV, "").strip()
+    if wanted:
+        return max(1, int(wanted)) if wanted.isdigit() else 1
+    if nodes < MIN_NODES:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores)
+
+
+def judged(names: Sequence[str], work: Callable[[str], Any]) -> Iterator[Any]:
+    """``work(name)`` for every name, in order; spread over worker processes when it pays.
+
+    A worker that dies (killed for memory) does not lose nodes: whatever the pool did
+    not return is judged here, serially."""
+    workers = min(jobs(len(names)), len(names))
+    done = 0
+    if workers > 1 and _can_fork():
+        for result in _in_workers(names, work, workers):
+            yield result
+            done += 1
+    yield from map(work, names[done:])
+
+
+def _can_fork() -> bool:
+    """Forking a process with other threads running can deadlock the child."""
+    return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _in_workers(names: Sequence[str], work: Callable[[str], Any], workers: int) -> Iterator[Any]:
+    """Results of the leading nodes the workers judged (all of them unless the pool broke)."""
+    size = max(1, min(MAX_CHUNK, len(names) // (workers * 8)))
+    chunks = [list(names[i : i + size]) for i in range(0, len(names), size)]
+    _WORK["work"] = work
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        try:
+            chunked = pool.map(_run_chunk, chunks)
+        except OSError:  # no process could be started here
+            return
+        try:
+            for results in chunked:
+                yield from results
+        except BrokenProcessPool:  # a worker died: the caller judges the rest
+            return
+    finally:  # on an error too: pending chunks are dropped, not judged
+        pool.shutdown(wait=True, cancel_futures=True)
+        _WORK.clear()
+
+
+def _run_chunk(names: list[str]) -> list[Any]:
+    work = _WORK["work"]
+    return [work(name) for name in names]

@@ -1,0 +1,89 @@
+"""Nodes judged in worker processes: same results, same order, errors and dead workers handled."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from gpunode import nodepool
+from gpunode.errors import BundleError
+
+MAKE = Path(__file__).parents[1] / "golden" / "reports" / "make.py"
+
+
+
+def _make() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("golden_reports_make_pool", MAKE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+MAKER = _make()
+NAMES = [f"gpu-{i:03d}" for i in range(40)]
+PARENT = os.getpid()
+
+
+def _where(name: str) -> tuple[str, int]:
+    return name, os.getpid()
+
+
+def test_nodes_come_back_in_order_from_worker_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(nodepool.JOBS_ENV, "2")
+    results = list(nodepool.judged(NAMES, _where))
+    assert [name for name, _ in results] == NAMES
+    assert {pid for _, pid in results} - {PARENT}, "no node was judged in a worker"
+
+
+def test_small_fleets_and_jobs_1_stay_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(nodepool.JOBS_ENV, raising=False)
+    assert {pid for _, pid in nodepool.judged(NAMES, _where)} == {PARENT}
+    assert nodepool.jobs(nodepool.MIN_NODES - 1) == 1
+    monkeypatch.setenv(nodepool.JOBS_ENV, "1")
+    assert nodepool.jobs(100_000) == 1
+
+
+def _refuse(name: str) -> str:
+    if name == "gpu-017":
+        raise BundleError(f"nodes/{name}/cmd/nvidia-smi-q.xml: cannot read")
+    return name
+
+
+def test_a_worker_error_reaches_the_caller_as_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(nodepool.JOBS_ENV, "2")
+    with pytest.raises(BundleError, match=re.escape("gpu-017/cmd/nvidia-smi-q.xml: cannot read")):
+        list(nodepool.judged(NAMES, _refuse))
+
+
+def _die_in_worker(name: str) -> tuple[str, int]:
+    if name == "gpu-021" and os.getpid() != PARENT:
+        os._exit(9)  # as if killed for memory
+    return _where(name)
+
+
+def test_nodes_a_dead_worker_held_are_judged_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(nodepool.JOBS_ENV, "2")
+    results = list(nodepool.judged(NAMES, _die_in_worker))
+    assert [name for name, _ in results] == NAMES
+    assert dict(results)["gpu-021"] == PARENT
+
+
+@pytest.mark.parametrize("case", [c for c in MAKER.cases() if c.startswith("falcon-ai")])
+def test_reports_from_workers_are_the_serial_reports(case: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Diagnose and validate JSON with every node judged in a worker, byte for byte."""
+    monkeypatch.setenv(nodepool.JOBS_ENV, "2")
+    pooled: list[int] = []
+    real = nodepool._in_workers
+    monkeypatch.setattr(nodepool, "_in_workers", lambda *args: pooled.append(1) or real(*args))
+    expected = MAKER.golden_path(case).read_bytes()
+    assert MAKER.reports(MAKER.bundle_for(case, tmp_path)) == expected
+    assert pooled, "the nodes were not sent to workers"
