@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,17 +33,77 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO / "src")}
 
 
-def measure(argv: list[str]) -> dict[str, float]:
-    """Wall, CPU and peak RSS of one command (its stdout discarded)."""
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                found.extend(int(c) for c in handle.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def _tree(pid: int) -> list[int]:
+    todo, seen = [pid], []
+    while todo:
+        current = todo.pop()
+        seen.append(current)
+        todo.extend(_children(current))
+    return seen
+
+
+def _pss_kib(pid: int) -> int:
+    """Proportional set size: pages shared with forked workers are counted once in a sum."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class TreeMemory(threading.Thread):
+    """Samples the summed PSS of a process and its descendants (its workers) every 20 ms."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.peak_kib, self.most_processes = pid, 0, 1
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.02):
+            pids = _tree(self.pid)
+            self.most_processes = max(self.most_processes, len(pids))
+            self.peak_kib = max(self.peak_kib, sum(_pss_kib(p) for p in pids))
+
+
+def measure(argv: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
+    """Wall, CPU (with its workers) and memory of one command (its stdout discarded).
+
+    ``peak_rss_mib`` is the largest single process (``wait4``); ``peak_pss_total_mib`` the
+    most the command and its worker processes held together (sampled summed PSS)."""
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=_env())
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env={**_env(), **(env or {})})
+    sampler = TreeMemory(proc.pid)
+    sampler.start()
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
+    sampler.done.set()
+    sampler.join()
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):  # 1: the bundle has failures (one node in a hundred is broken)
         raise SystemExit(f"{' '.join(argv)} exited {code}")
     return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_rss_mib": round(usage.ru_maxrss / 1024, 1)}
+            "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
+            "peak_pss_total_mib": round(sampler.peak_kib / 1024, 1),
+            "processes": sampler.most_processes}
 
 
 def bundle(work: Path, nodes: int) -> Path:
@@ -57,20 +118,25 @@ def bundle(work: Path, nodes: int) -> Path:
 def run_size(work: Path, nodes: int, repeat: int) -> dict[str, Any]:
     path = bundle(work, nodes)
     gpunode = [str(Path(sys.executable).with_name("gpunode"))]
-    commands = {
-        "floor": [sys.executable, str(HERE / "floor.py"), str(path)],
-        "diagnose": [*gpunode, "diagnose", "--from", str(path), "-o", "json"],
-        "validate": [*gpunode, "validate", "--from", str(path), "-o", "json"],
+    serial = {"GPUNODE_JOBS": "1"}
+    commands: dict[str, tuple[list[str], dict[str, str] | None]] = {
+        "floor": ([sys.executable, str(HERE / "floor.py"), str(path)], None),
+        "diagnose": ([*gpunode, "diagnose", "--from", str(path), "-o", "json"], None),
+        "diagnose_serial": ([*gpunode, "diagnose", "--from", str(path), "-o", "json"], serial),
+        "validate": ([*gpunode, "validate", "--from", str(path), "-o", "json"], None),
+        "validate_serial": ([*gpunode, "validate", "--from", str(path), "-o", "json"], serial),
     }
     results: dict[str, Any] = {"gpu_nodes": nodes, "pods": nodes * 20}
-    for name, argv in commands.items():
-        runs = [measure(argv) for _ in range(repeat)]
+    for name, (argv, env) in commands.items():
+        runs = [measure(argv, env) for _ in range(repeat)]
         results[name] = min(runs, key=lambda r: r["wall_s"]) | {"runs": runs}
-    floor, diagnose = results["floor"], results["diagnose"]
-    results["diagnose_vs_floor_wall"] = round(diagnose["wall_s"] / floor["wall_s"], 2)
-    results["diagnose_vs_floor_cpu"] = round(diagnose["cpu_s"] / floor["cpu_s"], 2)
-    results["validate_vs_diagnose_wall"] = round(results["validate"]["wall_s"] / diagnose["wall_s"], 2)
-    results["validate_vs_diagnose_cpu"] = round(results["validate"]["cpu_s"] / diagnose["cpu_s"], 2)
+    floor = results["floor"]
+    for view in ("diagnose", "diagnose_serial"):
+        results[f"{view}_vs_floor_wall"] = round(results[view]["wall_s"] / floor["wall_s"], 2)
+        results[f"{view}_vs_floor_cpu"] = round(results[view]["cpu_s"] / floor["cpu_s"], 2)
+    for view, base in (("validate", "diagnose"), ("validate_serial", "diagnose_serial")):
+        results[f"{view}_vs_{base}_wall"] = round(results[view]["wall_s"] / results[base]["wall_s"], 2)
+        results[f"{view}_vs_{base}_cpu"] = round(results[view]["cpu_s"] / results[base]["cpu_s"], 2)
     return results
 
 
@@ -92,11 +158,12 @@ def main() -> int:
     if args.json:
         args.json.write_text(text + "\n")
     for size in results["sizes"]:
-        print(f"{size['gpu_nodes']:>5} GPU nodes: floor {size['floor']['wall_s']} s "
-              f"({size['floor']['cpu_s']} CPU), diagnose {size['diagnose']['wall_s']} s "
-              f"({size['diagnose']['cpu_s']} CPU, {size['diagnose']['peak_rss_mib']} MiB), "
-              f"validate {size['validate']['wall_s']} s ({size['validate']['cpu_s']} CPU)",
-              file=sys.stderr)
+        line = [f"{size['gpu_nodes']:>5} GPU nodes:"]
+        for view in ("floor", "diagnose", "diagnose_serial", "validate", "validate_serial"):
+            r = size[view]
+            line.append(f"{view} {r['wall_s']} s wall {r['cpu_s']} s CPU "
+                        f"{r['peak_pss_total_mib']} MiB;")
+        print(" ".join(line), file=sys.stderr)
     return 0
 
 
