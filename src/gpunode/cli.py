@@ -116,13 +116,16 @@ stdout_console = _console  # for command modules: the same terminal/pipe handlin
 
 def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = None) -> Report:
     """Load a bundle and diagnose it (the offline path shared by several commands)."""
-    from gpunode.bundle.load import load_bundle, read_node_observations
+    from gpunode.bundle.load import gc_paused, load_bundle, read_node_observations
     from gpunode.diagnose import diagnose
     from gpunode.selector import bundle_node_labels, select_nodes
 
-    facts = load_bundle(bundle)
-    wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
-    return diagnose(facts, read_node_observations, wanted)
+    # The facts only grow until the report is built, then go all at once: with collection
+    # on, a full pass over millions of objects of a large bundle would follow the loading.
+    with gc_paused():
+        facts = load_bundle(bundle)
+        wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
+        return diagnose(facts, read_node_observations, wanted)
 
 
 def render_options(output: ReportFormat, show_all: bool = False, show_stack: bool = False) -> RenderOptions:

@@ -15,7 +15,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.diagnose import ObservationReader, diagnose
 from gpunode.facts import ClusterFacts
 from gpunode.kb import load_kb
-from gpunode.model import SourceInfo
+from gpunode.model import Report, SourceInfo
 from gpunode.validate import checks as _checks  # noqa: F401  (registers the checks)
 from gpunode.validate.context import ValidationContext, ValidationOptions
 from gpunode.validate.model import (
@@ -148,9 +148,22 @@ def validate_facts(
     extra: Iterable[CheckResult] = (),
 ) -> ValidationReport:
     """The passive checks over ``facts`` (plus ``extra`` results, e.g. active checks), as a report."""
+    return validate_and_diagnose(facts, read_observations, options, categories, extra)[0]
+
+
+def validate_and_diagnose(
+    facts: ClusterFacts,
+    read_observations: ObservationReader,
+    options: ValidationOptions | None = None,
+    categories: Sequence[str] = (),
+    extra: Iterable[CheckResult] = (),
+) -> tuple[ValidationReport, Report | None]:
+    """``validate_facts``, and the stack diagnosis of every GPU node when a check made it
+    (so a command that shows both does not diagnose twice)."""
     ctx = ValidationContext(facts, read_observations, options or ValidationOptions())
     results = run_passive(ctx, selected(categories))
-    return build_report(ctx, [*results, *extra])
+    diagnosis = ctx.__dict__.get("diagnosis")  # set only if computed (a cached property)
+    return build_report(ctx, [*results, *extra]), diagnosis
 
 
 def source_info(facts: ClusterFacts) -> SourceInfo:

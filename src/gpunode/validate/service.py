@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.bundle.load import gc_paused, load_bundle, read_node_observations
 from gpunode.bundle.source import copy_bundle_folder
 from gpunode.errors import UsageError
 from gpunode.facts import ClusterFacts
@@ -25,7 +25,7 @@ from gpunode.validate.active.session import ActiveOptions, run_active
 from gpunode.validate.context import LiveFacts, ValidationOptions
 from gpunode.validate.defaults import DEFAULT_SCRAPE_INTERVAL_S
 from gpunode.validate.model import CATEGORIES, ValidationReport, Verdict
-from gpunode.validate.runner import validate_facts
+from gpunode.validate.runner import validate_and_diagnose
 
 BUNDLE_DIR = "bundle"
 
@@ -84,26 +84,37 @@ def validate(request: ValidateRequest) -> ValidateResult:
     request.check()
     with _bundle_source(request) as (bundle, collected_at):
         progress(request, f"reading bundle {bundle}")
-        facts = load_bundle(bundle)
-        wanted = select_nodes(bundle_node_labels(facts), request.nodes, request.selector, str(bundle))
-        facts = only_nodes(facts, wanted)
-        if collected_at is not None:
-            progress(request, "live checks (API endpoints, two DCGM scrapes)")
-        live = None if collected_at is None else live_facts_for(request, facts, collected_at)
-        options = ValidationOptions(request.expect_gpus, request.rdma_rate_gbps, live)
-        if request.active:
-            progress(request, "active checks: running test pods")
-        extra = run_active(facts, request.active, request.categories) if request.active else []
-        progress(request, f"judging {len(facts.nodes)} nodes")
-        report = validate_facts(facts, read_node_observations, options, request.categories, extra)
-        diagnosis = None
-        if request.with_diagnosis:
-            from gpunode.diagnose import diagnose
-
-            progress(request, "diagnosing root causes")
-            diagnosis = diagnose(facts, read_node_observations, wanted)
-        kept = _keep_bundle(bundle, request.output_dir, live is not None)
+        with gc_paused():  # the facts only grow until both views are built (see cli.build_report)
+            report, diagnosis = _judge(request, bundle, collected_at)
+        kept = _keep_bundle(bundle, request.output_dir, collected_at is not None)
     return ValidateResult(report, kept, diagnosis)
+
+
+def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
+           ) -> tuple[ValidationReport, Report | None]:
+    """The checks' report, and the stack diagnosis when the request shows it (made once:
+    the diagnosis the checks made is reused when it covers the same nodes)."""
+    facts = load_bundle(bundle)
+    wanted = select_nodes(bundle_node_labels(facts), request.nodes, request.selector, str(bundle))
+    facts = only_nodes(facts, wanted)
+    if collected_at is not None:
+        progress(request, "live checks (API endpoints, two DCGM scrapes)")
+    live = None if collected_at is None else live_facts_for(request, facts, collected_at)
+    options = ValidationOptions(request.expect_gpus, request.rdma_rate_gbps, live)
+    if request.active:
+        progress(request, "active checks: running test pods")
+    extra = run_active(facts, request.active, request.categories) if request.active else []
+    progress(request, f"judging {len(facts.nodes)} nodes")
+    report, diagnosis = validate_and_diagnose(facts, read_node_observations, options,
+                                              request.categories, extra)
+    if not request.with_diagnosis:
+        return report, None
+    if diagnosis is None or wanted:  # not made, or made for every GPU node rather than those asked
+        from gpunode.diagnose import diagnose
+
+        progress(request, "diagnosing root causes")
+        diagnosis = diagnose(facts, read_node_observations, wanted)
+    return report, diagnosis
 
 
 def only_nodes(facts: ClusterFacts, wanted: Sequence[str]) -> ClusterFacts:
