@@ -7,9 +7,12 @@ For each size, builds (or reuses, under --work) the live benchmark's synthetic
 bundle (every GPU node with the recorded H200's nvidia-smi XML, dmesg, containerd
 config and both exporter scrapes; 20 pods per GPU node), then runs, each in its own
 process and in the same run: the floor script (bench/offline/floor.py), ``gpunode
-diagnose --from`` and ``gpunode validate --from``. Wall and CPU seconds (user +
-system of the process and its children) and peak RSS (``wait4``'s ru_maxrss, the
-largest single process) come from the kernel. Prints and writes JSON (--json).
+diagnose --from`` and ``gpunode validate --from`` as they run by default (nodes judged
+in worker processes, one per core, from 256 GPU nodes on) and with ``GPUNODE_JOBS=1``
+(serial, one process). Wall and CPU seconds (user + system of the process and its
+worker processes) and the largest single process's peak RSS (``wait4``'s ru_maxrss)
+come from the kernel; the memory of the command and its workers together is their
+summed PSS (shared pages counted once), sampled every 20 ms. Prints and writes JSON (--json).
 """
 
 from __future__ import annotations
