@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
+import msgspec
 import pytest
 from kb_noise import bury_near_end
 
@@ -50,9 +51,10 @@ OPERAND = {
     "logging-agent": "fluent-bit",
     "otel-agent": "otel-agent",
     "validator": "validator",
+    "sriov-device-plugin": "sriov-dp",
 }
-# Falcon AI deploys no SR-IOV device plugin, so its signatures cannot be injected.
-NOT_IN_FALCON = {"sriov-device-plugin"}
+# Components the simulated cluster cannot run, so their signatures cannot be injected.
+NOT_IN_FALCON: set[str] = set()
 
 KB = load_kb()
 CATALOG = load_catalog()
@@ -145,7 +147,12 @@ def _inject(world: World, cause: Cause, seed: int) -> None:
 
 @cache
 def _falcon() -> object:
-    return load_scenario("falcon-ai")
+    """Falcon AI with the opt-in SR-IOV device plugin, so every node component has a pod."""
+    base = load_scenario("falcon-ai")
+    cluster = msgspec.structs.replace(
+        base.cluster, components=(*base.cluster.components, "sriov-device-plugin")
+    )
+    return msgspec.structs.replace(base, cluster=cluster)
 
 
 def _diagnose_round(causes: Sequence[Cause], out: Path) -> dict[str, NodeReport]:

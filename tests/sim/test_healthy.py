@@ -278,6 +278,7 @@ def test_sriov_device_plugin_is_opt_in_and_healthy_when_enabled(tmp_path: Path) 
         pod = bundle.pod_on(node, "network-operator-sriov-device-plugin-")
         assert pod["metadata"]["labels"]["app"] == "sriovdp"
         assert "registered successfully at Kubelet" in bundle.log(pod, "kube-sriovdp")
+        assert bundle.node(node)["status"]["allocatable"]["nvidia.com/hostdev"] == "2"
     policy = bundle.items("nicclusterpolicies")[0]
     assert {"name": "state-SRIOV-device-plugin", "state": "ready"} in policy["status"]["appliedStates"]
     configs = {c["metadata"]["name"]: c for c in bundle.items("configmaps")}

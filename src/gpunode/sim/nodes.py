@@ -18,6 +18,7 @@ from gpunode.sim.scenario import GpuNode, Scenario
 from gpunode.sim.world import NodeState
 
 RDMA_RESOURCE = "rdma/rdma_shared_device_a"
+SRIOV_RESOURCE = "nvidia.com/hostdev"
 GPU_RESOURCE = "nvidia.com/gpu"
 OPERANDS = (
     "container-toolkit",
@@ -333,6 +334,8 @@ def gpu_capacity(spec: GpuNode, scenario: Scenario) -> dict[str, str]:
         cap[GPU_RESOURCE] = str(spec.gpus)
     if scenario.has("network-operator") and spec.nics:
         cap[RDMA_RESOURCE] = "63"
+        if scenario.has("sriov-device-plugin"):
+            cap[SRIOV_RESOURCE] = str(spec.nics)  # one VF per port, as the plugin's log finds
     return dict(sorted(cap.items()))
 
 
