@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 import typer
 import typer.core
 
-from gpunode import __version__
+from gpunode import __version__, cliparams
 from gpunode.commands.extras import AllNodesOpt, DeepOpt, extras_policy
 from gpunode.commands.output import ReportFormat, ReportFormatOpt
 from gpunode.errors import GpunodeError, UsageError
@@ -55,6 +55,7 @@ def _no_bool_metavar() -> None:
 
 
 _no_bool_metavar()
+cliparams.install()
 
 
 def _complete_nodes(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -365,8 +366,8 @@ def main() -> None:
     except (KeyboardInterrupt, typer.Abort):
         _fail("interrupted", 130)
     except typer.TyperException as exc:
-        # usage errors from the command-line parser: one line, exit 2
-        _fail(_one_line(exc), 2)
+        # usage errors from the command-line parser: one line naming the option, exit 2
+        _fail(_one_line_message(exc), 2)
     except Exception as exc:  # the last guard: exit 1 means findings, never a crash
         if "--debug" in sys.argv[1:]:
             traceback.print_exc()
@@ -381,6 +382,12 @@ INTERNAL_ERROR = 4
 def _one_line(exc: BaseException) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     return lines[0] if lines else type(exc).__name__
+
+
+def _one_line_message(exc: typer.TyperException) -> str:
+    """The parser's message with the option it is about ("Invalid value for '-o' …")."""
+    lines = [ln.strip() for ln in exc.format_message().splitlines() if ln.strip()]
+    return lines[0] if lines else _one_line(exc)
 
 
 def _fail(message: str, code: int) -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 #: One bundle file (a cluster list, a node file) read into memory at most this large.
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 #: A node file (command output, host file, metrics scrape) kept at most this large; the rest
@@ -32,7 +30,10 @@ def bounded_yaml(text: str, where: str) -> Any:
 
     PyYAML shares aliased objects, so loading is cheap; whatever walks or serialises the
     result later is not. The walk below counts nodes as if expanded and stops at the limit.
+    PyYAML is imported here, when a YAML document is read (start-up time).
     """
+    import yaml
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     doc = yaml.load(text, Loader=loader)
     _count_expanded(doc, where)

@@ -34,6 +34,32 @@ def test_help_has_no_bool_metavar() -> None:
         assert "<bool>" not in proc.stdout, command
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--interval", "abc"), "Invalid value for '--interval': 'abc' is not a number."),
+        (("--count", "1.5"), "Invalid value for '--count': '1.5' is not an integer."),
+        (("-o", "jsn"), "Invalid value for '-o' / '--output': 'jsn' is not one of 'table', 'wide', 'json', "
+                        "'yaml', 'markdown', 'html'."),
+    ],
+)
+def test_a_bad_option_value_is_one_line_naming_the_option(
+    handmade: Path, args: tuple[str, ...], message: str
+) -> None:
+    proc = gpunode("diagnose", "--from", str(handmade), *args)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"gpunode: {message}\n")
+
+
+def test_option_values_are_converted_as_typer_would(handmade: Path) -> None:
+    """Choices, paths, node lists, numbers and flags reach the command as typer would pass them."""
+    proc = gpunode("diagnose", "gpu-a1", "--from", str(handmade), "-o", "json", "--interval", "2.5",
+                   "--count", "3", "--all")
+    assert proc.returncode == 1 and [n["name"] for n in json.loads(proc.stdout)["nodes"]] == ["gpu-a1"]
+    assert gpunode("probe", "--host-root", "/nonexistent").stderr == (
+        "gpunode: --host-root /nonexistent: no such directory\n"
+    )
+
+
 def test_python_dash_m_gpunode() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "gpunode", "--version"], capture_output=True, text=True, check=False

@@ -183,10 +183,15 @@ def host_steps(steps: tuple[str, ...], node: str) -> tuple[str, ...]:
 
 
 def _render(report: Report, output: ProbeOutput, show_stack: bool) -> None:
+    if output == ProbeOutput.json:  # the report JSON as is; rich is not even loaded
+        from gpunode.report.jsonout import to_json
+
+        sys.stdout.write(to_json(report).decode() + "\n")
+        return
     from gpunode.cli import _console
     from gpunode.report import DIAGNOSE_REPORTERS
     from gpunode.report.options import RenderOptions
 
     console = _console()
-    options = RenderOptions(show_stack=show_stack and output != ProbeOutput.json)
+    options = RenderOptions(show_stack=show_stack)
     DIAGNOSE_REPORTERS[output.value](report, console, options)

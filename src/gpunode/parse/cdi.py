@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import msgspec
-import yaml
 
 from gpunode.errors import ParseError
 from gpunode.limits import bounded_yaml
@@ -39,10 +38,15 @@ def parse_cdi_spec(path: str, text: str) -> CdiSpec:
 
 
 def _load(path: str, text: str) -> Any:
-    """JSON or YAML (safe loader only)."""
+    """JSON or YAML (safe loader only); PyYAML is loaded only for a YAML spec (start-up time)."""
+    syntax: tuple[type[Exception], ...] = (json.JSONDecodeError,)
+    if not path.endswith(".json"):
+        import yaml
+
+        syntax = (yaml.YAMLError,)
     try:
         return json.loads(text) if path.endswith(".json") else bounded_yaml(text, path)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+    except syntax as exc:
         raise ParseError(f"{path}: CDI spec is not valid {_format(path)}: {exc}") from None
     except RecursionError:
         raise ParseError(f"{path}: CDI spec is nested too deeply") from None

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import msgspec
-from rich.console import Console
+from typing import TYPE_CHECKING
 
-from gpunode.model import Report
+import msgspec
+
 from gpunode.report.options import DEFAULT, RenderOptions
+
+if TYPE_CHECKING:  # rich is not loaded for JSON output (start-up time of `probe -o json`)
+    from rich.console import Console
+
+    from gpunode.model import Report
 
 
 def to_json(report: Report) -> bytes:
