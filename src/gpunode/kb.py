@@ -144,10 +144,13 @@ class KnowledgeBase:
         return index
 
 
-def validate(causes: Sequence[Cause], origin: str) -> None:
-    """Unique codes, known components, compiling patterns, usable templates."""
+def validate(causes: Sequence[Cause], origin: str, seen: set[str] | None = None) -> None:
+    """Unique codes, known components, compiling patterns, usable templates.
+
+    ``seen``: the codes of files validated before (each file's causes are checked once;
+    the set is extended with this file's codes)."""
     known = {*load_catalog().ids, "*"}
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     for cause in causes:
         where = f"{origin}: cause {cause.code!r}"
         if not re.fullmatch(r"[a-z][a-z0-9_]*", cause.code):
@@ -219,10 +222,11 @@ TEMPLATE_FIELDS = {
 def parse_kb(texts: Mapping[str, str]) -> KnowledgeBase:
     """Decode and validate KB files (name → TOML text); errors name the file."""
     causes: list[Cause] = []
+    codes: set[str] = set()
     for origin, text in sorted(texts.items()):
         try:
             parsed = msgspec.convert(tomllib.loads(text), _KbFile)
-            validate([*causes, *parsed.cause], origin)
+            validate(parsed.cause, origin, codes)
         except (tomllib.TOMLDecodeError, msgspec.ValidationError, ValueError, re.error) as exc:
             raise BundleError(f"{origin}: invalid knowledge base entry: {exc}") from exc
         causes.extend(parsed.cause)

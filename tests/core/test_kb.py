@@ -73,3 +73,9 @@ def test_unknown_template_field_is_rejected() -> None:
     )
     with pytest.raises(BundleError, match="pods"):
         parse_kb({"causes/x.toml": text})
+
+
+def test_a_code_used_in_two_files_is_rejected_naming_the_second() -> None:
+    text = '[[cause]]\ncode="x"\ncomponent="driver"\ntitle="t"\nexplanation="e"\nfix="f"\n'
+    with pytest.raises(BundleError, match=r"causes/b\.toml: .*'x'.*duplicate code"):
+        parse_kb({"causes/a.toml": text, "causes/b.toml": text})
