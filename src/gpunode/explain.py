@@ -28,6 +28,7 @@ import msgspec
 from gpunode import re2scan
 from gpunode.catalog import load_catalog
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
+from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
 from gpunode.xid import XID_LINE_PATTERNS, XidInfo, classify, xids_in_line
 
 # Sources whose patterns describe free text a user may paste. node_file patterns
@@ -42,6 +43,8 @@ BLOCK_LINES = 8192
 MAX_LINE_PIECE = 1 << 20
 #: Bytes read at a time by ``explain_stream``.
 CHUNK_BYTES = 8 << 20
+_NAME_NEEDLES = tuple(n.encode() for n in NEEDLES)
+_NAME_HEADS = tuple(h.encode() for h in NAME_HEADS)
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,11 @@ class Explanation:
     matches: tuple[CauseMatch, ...]
     xids: tuple[XidSighting, ...]
     lines_read: int
+    names: PastedNames = field(default_factory=PastedNames)
+
+    def step_values(self, match: CauseMatch) -> dict[str, str]:
+        """What the text names for ``match``'s next steps (node, namespace, pod, GPU)."""
+        return self.names.values(match.quotes[0].text if match.quotes else "")
 
     @property
     def matched(self) -> bool:
@@ -118,6 +126,7 @@ class Matcher:
         self._max_line = max_line
         self._layers = {c.id: c.layer for c in load_catalog().components}
         self._found: dict[str, CauseMatch] = {}
+        self._names = PastedNames()
         self._xids: Counter[tuple[int, str]] = Counter()
         self.lines_read = 0
 
@@ -126,6 +135,7 @@ class Matcher:
         first = self.lines_read + 1
         self.lines_read += len(lines)
         block = "\n".join(lines)
+        self._names.feed(block)
         for offset, line in _candidate_lines(self._prefilter, block):
             self._check_line(first + offset, line)
 
@@ -143,6 +153,7 @@ class Matcher:
             return
         first = self.lines_read + 1
         self.lines_read += data.count(b"\n") + (1 if last and data else 0)
+        self._names_in(data)
         line_index, counted_to = 0, 0
         for start in re2scan.line_starts(program, data):
             line_index += data.count(b"\n", counted_to, start)
@@ -150,6 +161,18 @@ class Matcher:
             end = data.find(b"\n", start)
             line = data[start : len(data) if end < 0 else end]
             self._check_line(first + line_index, line.decode("utf-8", errors="replace"))
+
+    def _names_in(self, data: bytes) -> None:
+        """The lines of ``data`` that may name a pod, node or GPU, decoded for PastedNames."""
+        starts = {0} if data.startswith(_NAME_HEADS) else set()
+        for needle in _NAME_NEEDLES:
+            at = data.find(needle)
+            while at >= 0:
+                starts.add(data.rfind(b"\n", 0, at + (needle[:1] == b"\n")) + 1)
+                at = data.find(needle, at + 1)
+        for start in sorted(starts):
+            end = data.find(b"\n", start)
+            self._names.line(data[start : len(data) if end < 0 else end].decode("utf-8", errors="replace"))
 
     def _check_line(self, line_no: int, line: str) -> None:
         for cause, m in self._matchers:
@@ -171,7 +194,7 @@ class Matcher:
             self._found.values(),
             key=lambda f: (-f.cause.specificity, f.layer, f.quotes[0].line_no),
         )
-        return Explanation(tuple(ranked), _xid_summary(self._xids), self.lines_read)
+        return Explanation(tuple(ranked), _xid_summary(self._xids), self.lines_read, self._names)
 
 
 @dataclass(frozen=True)

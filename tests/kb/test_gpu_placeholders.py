@@ -36,3 +36,26 @@ def test_scenario_next_steps_fill_the_gpu_the_evidence_names(tmp_path: Path) -> 
                 assert not GPU_PLACEHOLDER.search(steps), (name, node.name, root.cause, steps)
                 filled += bool(re.search(r" -[is] [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b", steps))
     assert filled, "no scenario exercises a GPU-specific next step"
+
+
+def test_gpu_index_is_the_position_of_the_evidence_gpu_in_nvidia_smi_xml(tmp_path: Path) -> None:
+    """With nvidia-smi -q -x collected, ``{gpu-index}`` is the index nvidia-smi lists the GPU
+    at (not the bus id): the Xid's bus id looked up in the node's own GPU list."""
+    bundle = sim.build_bundle(sim.load_scenario("fault-uncorrectable-ecc"), tmp_path / "b")
+    report = build_report(bundle, None)
+    (node,) = [n for n in report.nodes if n.root_causes]
+    (root,) = node.root_causes
+    bus = next(b for e in root.evidence if (b := bus_id_in_line(e.excerpt)))
+    xml = (bundle / "nodes" / node.name / "cmd" / "nvidia-smi-q.xml").read_text()
+    listed = [normal_bus_id(b) for b in re.findall(r'<gpu id="([^"]+)"', xml)]
+    assert f"nvidia-smi -q -i {listed.index(bus)} -d ECC" in " ".join(root.next_steps)
+
+
+def test_gpu_values_prefer_an_index_and_keep_the_bus_id() -> None:
+    from gpunode.parse.gpu_ref import bus_id_indices, gpu_values
+
+    indices = bus_id_indices(["00000000:18:00.0", None, "00000000:3A:00.0"])
+    assert indices == {"0000:18:00.0": 0, "0000:3a:00.0": 2}
+    assert gpu_values("0000:3a:00.0", indices) == {"gpu-index": "2", "bus-id": "0000:3a:00.0"}
+    assert gpu_values("0000:9a:00.0", indices) == {"gpu-index": "0000:9a:00.0", "bus-id": "0000:9a:00.0"}
+    assert gpu_values("4") == {"gpu-index": "4"} and gpu_values(None) == {}

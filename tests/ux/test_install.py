@@ -77,21 +77,47 @@ def test_wheel_installs_into_a_clean_venv_and_runs(dist: Path, tmp_path: Path) -
 
 
 def test_krew_manifest_matches_the_package(dist: Path) -> None:
-    repo = yaml.safe_load((ROOT / "deploy/krew/gpunode.yaml").read_text())
-    built = yaml.safe_load((dist / "gpunode.yaml").read_text())
+    """Both manifests (the repository's and the one `make dist` writes) name the package's
+    version and the release location pyproject.toml gives; the built one carries the sha256
+    of the archive built beside it, and that archive holds what the manifest installs."""
+    repo_text = (ROOT / "deploy/krew/gpunode.yaml").read_text()
+    repo, built = yaml.safe_load(repo_text), yaml.safe_load((dist / "gpunode.yaml").read_text())
     project = PYPROJECT["project"]
-    assert repo["kind"] == "Plugin" and repo["metadata"]["name"] == project["name"]
-    assert repo["spec"]["version"] == f"v{project['version']}" == f"v{__version__}"
-    (platform,) = repo["spec"]["platforms"]
-    assert platform["bin"] == "kubectl-gpunode" and "kubectl-gpunode" in project["scripts"]
-    assert platform["uri"].endswith(f"/v{__version__}/kubectl-gpunode-{__version__}.tar.gz")
+    uri = PYPROJECT["tool"]["gpunode"]["release"]["archive-url"].format(version=__version__)
     archive = dist / f"kubectl-gpunode-{__version__}.tar.gz"
+    for manifest in (repo, built):
+        assert manifest["kind"] == "Plugin" and manifest["metadata"]["name"] == project["name"]
+        assert manifest["spec"]["version"] == f"v{project['version']}" == f"v{__version__}"
+        assert manifest["spec"]["homepage"] == project["urls"]["Homepage"]
+        (platform,) = manifest["spec"]["platforms"]
+        assert platform["uri"] == uri and uri.endswith(f"/v{__version__}/{archive.name}")
+        assert platform["bin"] == "kubectl-gpunode" and "kubectl-gpunode" in project["scripts"]
+    assert repo["spec"]["platforms"][0]["sha256"] == "0" * 64  # no release: no checksum to promise
     assert built["spec"]["platforms"][0]["sha256"] == hashlib.sha256(archive.read_bytes()).hexdigest()
+    repo["spec"]["platforms"][0]["sha256"] = built["spec"]["platforms"][0]["sha256"]
+    assert built == repo  # the build changes nothing else
+    assert "NO RELEASE IS PUBLISHED YET" in repo_text  # while the uri points at nothing, it says so
     with tarfile.open(archive) as tar:
         names = tar.getnames()
         assert tar.getmember("kubectl-gpunode").mode & 0o111
     assert any(n.startswith(f"gpunode-{__version__}-") and n.endswith(".whl") for n in names)
     assert all(any(Path(n).match(f["from"]) for n in names) for f in platform["files"])
+
+
+def test_krew_manifest_values_follow_pyproject(tmp_path: Path) -> None:
+    """A version bump in pyproject.toml reaches homepage, version and uri (package.py --sync)."""
+    sys.path.insert(0, str(ROOT / "deploy/krew"))
+    try:
+        import package
+    finally:
+        sys.path.pop(0)
+    bumped = tmp_path / "pyproject.toml"
+    bumped.write_text((ROOT / "pyproject.toml").read_text().replace(
+        f'version = "{__version__}"', 'version = "9.8.7"', 1))
+    values = package.release_values(bumped)
+    out = yaml.safe_load(package.render((ROOT / "deploy/krew/gpunode.yaml").read_text(), values, "a" * 64))
+    assert out["spec"]["version"] == "v9.8.7" and out["spec"]["platforms"][0]["sha256"] == "a" * 64
+    assert out["spec"]["platforms"][0]["uri"].endswith("/v9.8.7/kubectl-gpunode-9.8.7.tar.gz")
 
 
 def test_containerfile_builds_the_image_the_daemonset_runs() -> None:

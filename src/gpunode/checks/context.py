@@ -25,6 +25,7 @@ from gpunode.parse.containerd import (
 )
 from gpunode.parse.crio import CRIO_CONFIG_PATHS, crio_drop_ins, parse_crio_config
 from gpunode.parse.docker import DOCKER_DAEMON_JSON, parse_docker_daemon_json
+from gpunode.parse.gpu_ref import bus_id_indices, normal_bus_id
 from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
@@ -281,6 +282,21 @@ class NodeContext:
         """The node probe's facts (``cmd/gpunode-probe.json``), decoded once for all probe checks."""
         text = self.obs.cmd.get("gpunode-probe.json")
         return self._parsed("cmd/gpunode-probe.json", text, load_probe_json)
+
+    @cached_property
+    def gpu_indices(self) -> dict[str, int]:
+        """PCI bus id (``0000:2a:00.0``) -> the index ``nvidia-smi -i`` takes: NVML's own
+        numbering from the probe, else the order of ``nvidia-smi -q -x`` (it lists GPUs by
+        index); empty when neither was collected."""
+        probe = self.probe
+        if probe is not None and probe.nvml.gpus:
+            return {
+                bus: gpu.index
+                for gpu in probe.nvml.gpus
+                if gpu.pci_bus_id and (bus := normal_bus_id(gpu.pci_bus_id))
+            }
+        smi = self.nvidia_smi
+        return bus_id_indices(g.pci_bus_id for g in smi.gpus) if smi is not None else {}
 
     def _containerd_candidates(self) -> tuple[str, ...]:
         """Config paths, the node's own distribution first (a k3s node may keep a stale

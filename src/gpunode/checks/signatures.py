@@ -176,7 +176,7 @@ def _node_text(kind: str) -> Scanner:
             for hit in scan_split_lines(lines, group):
                 where = f"{ctx.obs.path_of(kind, name)}:{hit.line_no}"
                 gpu = bus_id_in_line(hit.line) or bus_id_above(lines, hit.line_no)
-                yield _finding(component, hit, where, gpu_values(gpu))
+                yield _finding(component, hit, where, gpu_values(gpu, ctx.gpu_indices))
 
     return scan
 

@@ -67,7 +67,7 @@ def _xid_problem(ctx: NodeContext, component: str, cause: str, sightings: list[X
         specificity=kb_cause.specificity,
         xid=str(first.code),
         xid_action=first.action,
-        ctx=gpu_values(gpu),
+        ctx=gpu_values(gpu, ctx.gpu_indices),
     )
 
 
@@ -155,7 +155,7 @@ def bad_memory_still_advertised(ctx: NodeContext, component: str) -> Iterator[Fi
         path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
         ev = [Evidence(path, _memory_state(g)) for g in damaged]
         ev.append(Evidence(f"node/{ctx.name} status.allocatable", f"{GPU}={allocatable}"))
-        gpu = gpu_values(normal_bus_id(damaged[0].pci_bus_id))
+        gpu = gpu_values(normal_bus_id(damaged[0].pci_bus_id), ctx.gpu_indices)
         yield problem(component, "ecc_gpu_still_advertised", *ev, specificity=88, ctx=gpu)
 
 
@@ -175,7 +175,7 @@ def pcie_link_width(ctx: NodeContext, component: str) -> Iterator[Finding]:
     short = [(g, found) for g, link in readings if (found := shortfall(link))]
     if short:
         ev = [Evidence(path, f"GPU {g.pci_bus_id}: {found}") for g, found in short]
-        gpu = gpu_values(normal_bus_id(short[0][0].pci_bus_id))
+        gpu = gpu_values(normal_bus_id(short[0][0].pci_bus_id), ctx.gpu_indices)
         yield problem(
             component, "pcie_link_downtrained", *ev, status=Status.DEGRADED, specificity=60, ctx=gpu
         )

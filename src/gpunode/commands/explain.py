@@ -129,12 +129,12 @@ def to_report(result: Explanation, source: str, component: str | None) -> Explai
         component=component,
         lines_read=result.lines_read,
         matched=result.matched,
-        matches=tuple(_match_out(m) for m in result.matches),
+        matches=tuple(_match_out(m, result.step_values(m)) for m in result.matches),
         xids=tuple(_xid_out(x) for x in result.xids),
     )
 
 
-def _match_out(m: CauseMatch) -> MatchOut:
+def _match_out(m: CauseMatch, values: dict[str, str]) -> MatchOut:
     from gpunode.kb import render_steps
     from gpunode.safety import strip_controls
 
@@ -150,7 +150,7 @@ def _match_out(m: CauseMatch) -> MatchOut:
         lines=tuple(QuotedLineOut(q.line_no, strip_controls(q.text)) for q in m.quotes),
         explanation=cause.explanation,
         fix=cause.fix,
-        next_steps=render_steps(cause, {}),
+        next_steps=render_steps(cause, values),
         references=cause.references,
     )
 
@@ -211,12 +211,19 @@ def _match_panel(m: MatchOut, best: bool, framed: bool = True) -> RenderableType
         body.append(Padding(Text(f"… and {m.count - len(m.lines)} more", style="dim"), (0, 2)))
     body.append(Text.assemble(("fix  ", "underline"), m.fix))
     body.append(Text("next", style="underline"))
-    body.extend(Padding(Text(f"$ {step}", style="green"), (0, 2)) for step in m.next_steps)
+    body.extend(Padding(Text(f"$ {_noted(step)}", style="green"), (0, 2)) for step in m.next_steps)
     rank = "best match" if best else "also matched"
     title = f"{rank}: {m.cause} — {m.component} ({layer_label(m.layer)})"
     if not framed:
         return Group(Text(title, style="bold"), Padding(Group(*body), (0, 2)), Text(""))
     return Panel(Group(*body), title=title, title_align="left", border_style=STATUS_STYLE[_status(m.status)])
+
+
+def _noted(step: str) -> str:
+    """A command that only runs on the node (or reaches it over ssh) says so."""
+    from gpunode.report.fleet import node_only
+
+    return f"{step}  # on the node" if node_only(step) else step
 
 
 def _status(status: str) -> Status:
@@ -254,7 +261,7 @@ def _match_markdown(m: MatchOut, best: bool) -> str:
     rank = "best match" if best else "also matched"
     lines = "\n".join(f"    {q.line_no}: {q.text}" for q in m.lines)
     more = f"\n\n…and {m.count - len(m.lines)} more matching lines." if m.count > len(m.lines) else ""
-    steps = "\n".join(f"    {step}" for step in m.next_steps)
+    steps = "\n".join(f"    {_noted(step)}" for step in m.next_steps)
     return (
         f"## `{m.cause}` ({rank}) — {m.title}\n\n"
         f"Component `{m.component}`, layer {m.layer}, {m.status}.\n\n{m.explanation}\n\n"

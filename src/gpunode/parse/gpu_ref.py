@@ -9,7 +9,7 @@ encloses the matched line.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 _XID_PCI = re.compile(r"\(PCI:(?P<id>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\)")
 _XML_GPU = re.compile(r'<gpu id="(?P<id>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"')
@@ -39,6 +39,26 @@ def bus_id_above(lines: Sequence[str], line_no: int) -> str | None:
     return None
 
 
-def gpu_values(bus_id: str | None) -> dict[str, str]:
-    """Template values for next steps (``{gpu-index}``, ``{bus-id}``); none when unknown."""
-    return {} if bus_id is None else {"gpu-index": bus_id, "bus-id": bus_id}
+def gpu_values(gpu: str | None, indices: Mapping[str, int] | None = None) -> dict[str, str]:
+    """Template values for next steps (``{gpu-index}``, ``{bus-id}``); none when unknown.
+
+    ``gpu`` is a bus id (or DCGM's ``gpu`` label, an index already); ``indices`` maps bus ids
+    to the index ``nvidia-smi -i`` takes, where the node's GPU list is known. Without it the
+    bus id stands in for the index: ``nvidia-smi -i`` accepts either.
+    """
+    if gpu is None:
+        return {}
+    if gpu.isdigit():
+        return {"gpu-index": gpu}
+    index = (indices or {}).get(gpu)
+    return {"gpu-index": gpu if index is None else str(index), "bus-id": gpu}
+
+
+def bus_id_indices(bus_ids: Iterable[str | None]) -> dict[str, int]:
+    """Bus id -> index for GPUs listed in index order (nvidia-smi -q -x lists them so)."""
+    out: dict[str, int] = {}
+    for index, bus_id in enumerate(bus_ids):
+        normal = normal_bus_id(bus_id) if bus_id else None
+        if normal is not None:
+            out.setdefault(normal, index)
+    return out
