@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from re import _constants as _sre  # type: ignore[attr-defined]
@@ -87,9 +87,10 @@ class Explanation:
     lines_read: int
     names: PastedNames = field(default_factory=PastedNames)
 
-    def step_values(self, match: CauseMatch) -> dict[str, str]:
-        """What the text names for ``match``'s next steps (node, namespace, pod, GPU)."""
-        return self.names.values(match.quotes[0].text if match.quotes else "")
+    def step_values(self, match: CauseMatch, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """What the text names for ``match``'s next steps (node, namespace, pod, GPU), over
+        ``base`` (names the input's path gives)."""
+        return self.names.values(match.quotes[0].text if match.quotes else "", base)
 
     @property
     def matched(self) -> bool:

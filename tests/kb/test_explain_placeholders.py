@@ -6,8 +6,10 @@ index of nvidia-smi output in the same text) and marks commands that run on the 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +109,40 @@ def test_the_line_path_and_the_byte_path_find_the_same_names() -> None:
     by_bytes = explain_stream(io.BytesIO(text.encode()))
     assert [by_lines.step_values(m) for m in by_lines.matches] == [by_bytes.step_values(m) for m in by_bytes.matches]
     assert {v.get("gpu-index") for m in by_bytes.matches for v in [by_bytes.step_values(m)]} >= {"2"}
+
+
+@pytest.mark.parametrize(
+    ("path", "names"),
+    [
+        ("b/logs/gpu-operator/nvidia-driver-daemonset-ncdvs/nvidia-driver-ctr.log",
+         {"namespace": "gpu-operator", "pod": "nvidia-driver-daemonset-ncdvs", "container": "nvidia-driver-ctr"}),
+        ("logs/gpu-operator/nvidia-driver-daemonset-ncdvs/nvidia-driver-ctr.previous.log",
+         {"namespace": "gpu-operator", "pod": "nvidia-driver-daemonset-ncdvs", "container": "nvidia-driver-ctr"}),
+        ("/var/log/pods/gpu-operator_nvidia-driver-daemonset-ncdvs_038ec781-bbf8-41c5-b0b5-ebf4ba7c8215/nvidia-driver-ctr/3.log",
+         {"namespace": "gpu-operator", "pod": "nvidia-driver-daemonset-ncdvs", "container": "nvidia-driver-ctr"}),
+        ("/var/log/containers/nvidia-driver-daemonset-ncdvs_gpu-operator_nvidia-driver-ctr-" + "ab" * 32 + ".log",
+         {"namespace": "gpu-operator", "pod": "nvidia-driver-daemonset-ncdvs", "container": "nvidia-driver-ctr"}),
+        ("/tmp/driver.log", {}),
+        ("logs/Not_A_Namespace/x/y.log", {}),
+    ],
+)
+def test_pod_log_paths_name_their_pod(path: str, names: dict[str, str]) -> None:
+    from gpunode.parse.pasted import names_from_path
+
+    assert names_from_path(path) == names
+
+
+def test_a_bundle_log_fills_namespace_and_pod_and_steps_are_never_wrapped(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "gpu-operator" / "nvidia-driver-daemonset-ncdvs" / "nvidia-driver-ctr.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("Could not resolve Linux kernel version\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", "from gpunode.cli import main; main()", "explain", str(log)],
+        capture_output=True, text=True, timeout=120, check=False, env={**os.environ, "COLUMNS": "60"},
+    )
+    assert proc.returncode == 1
+    cause = load_kb().get("kernel_headers_missing")
+    from gpunode.kb import render_steps
+
+    for step in render_steps(cause, {"namespace": "gpu-operator", "pod": "nvidia-driver-daemonset-ncdvs"}):
+        assert any(line.strip().startswith(f"$ {step}") for line in proc.stdout.splitlines()), step

@@ -123,13 +123,16 @@ def _open_bytes(source: str) -> IO[bytes] | gzip.GzipFile:
 
 
 def to_report(result: Explanation, source: str, component: str | None) -> ExplainReport:
+    from gpunode.parse.pasted import names_from_path
+
+    path_names = {} if source == STDIN else names_from_path(source)
     return ExplainReport(
         schema="gpunode.explain/v1",
         source=source,
         component=component,
         lines_read=result.lines_read,
         matched=result.matched,
-        matches=tuple(_match_out(m, result.step_values(m)) for m in result.matches),
+        matches=tuple(_match_out(m, result.step_values(m, path_names)) for m in result.matches),
         xids=tuple(_xid_out(x) for x in result.xids),
     )
 
@@ -182,6 +185,7 @@ def render_table(report: ExplainReport, console: Console) -> None:
     console.print(Text.assemble(("gpunode explain", "bold"), f" — {_summary(report)}"))
     for i, m in enumerate(report.matches):
         console.print(_match_panel(m, best=i == 0, framed=console.is_terminal))
+        _steps(m, console)
     if report.xids:
         console.print(_xid_table(report.xids, console))
 
@@ -210,13 +214,23 @@ def _match_panel(m: MatchOut, best: bool, framed: bool = True) -> RenderableType
     if m.count > len(m.lines):
         body.append(Padding(Text(f"… and {m.count - len(m.lines)} more", style="dim"), (0, 2)))
     body.append(Text.assemble(("fix  ", "underline"), m.fix))
-    body.append(Text("next", style="underline"))
-    body.extend(Padding(Text(f"$ {_noted(step)}", style="green"), (0, 2)) for step in m.next_steps)
     rank = "best match" if best else "also matched"
     title = f"{rank}: {m.cause} — {m.component} ({layer_label(m.layer)})"
     if not framed:
         return Group(Text(title, style="bold"), Padding(Group(*body), (0, 2)), Text(""))
     return Panel(Group(*body), title=title, title_align="left", border_style=STATUS_STYLE[_status(m.status)])
+
+
+def _steps(m: MatchOut, console: Console) -> None:
+    """Next steps below the panel as plain shell lines, never wrapped, so they copy as printed."""
+    from rich.text import Text
+
+    if not m.next_steps:
+        return
+    console.print(Text("  next", style="underline"))
+    for step in m.next_steps:
+        console.print(Text.assemble(("  $ ", "dim"), (_noted(step), "green")), soft_wrap=True)
+    console.print()
 
 
 def _noted(step: str) -> str:

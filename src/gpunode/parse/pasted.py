@@ -13,6 +13,11 @@ kernel log and ``nvidia-smi`` output. What it names fills ``{namespace}``,
   bus ids to indices (its table, ``-q``, ``-q -x`` or ``--query-gpu=index,pci.bus_id``);
   else the bus id itself, which ``nvidia-smi -i`` accepts too.
 
+The file's own path names the pod too when it has a known layout: a bundle's
+``logs/<namespace>/<pod>/<container>.log``, the kubelet's
+``/var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log`` and
+``/var/log/containers/<pod>_<namespace>_<container>-<id>.log``.
+
 Lines are found with plain substring searches (a few needles per block), so the
 scan adds little to a multi-GB input.
 """
@@ -20,6 +25,7 @@ scan adds little to a multi-GB input.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpunode.parse.gpu_ref import bus_id_in_line, gpu_values, normal_bus_id
@@ -41,6 +47,24 @@ _SYSLOG_HOST = re.compile(
 #: Substrings of every line worth reading; NAME_HEADS: the same at the very start of a text.
 NEEDLES = ("00000000:", "\nName:", "\nNamespace:", "\nNode:")
 NAME_HEADS = ("Name:", "Namespace:", "Node:")
+
+
+_NAME = r"[a-z0-9][-a-z0-9.]{0,252}"  # a pod: DNS subdomain
+_LABEL = r"[a-z0-9][-a-z0-9]{0,62}"  # a namespace or container: DNS label
+_LOG_PATHS = (
+    re.compile(rf"(?:^|/)logs/(?P<namespace>{_LABEL})/(?P<pod>{_NAME})/(?P<container>{_LABEL})(?:\.previous)?\.log$"),
+    re.compile(rf"(?:^|/)pods/(?P<namespace>{_LABEL})_(?P<pod>{_NAME})_[-0-9a-f]+/(?P<container>{_LABEL})/\d+\.log$"),
+    re.compile(rf"(?:^|/)containers/(?P<pod>{_NAME})_(?P<namespace>{_LABEL})_(?P<container>{_LABEL})-[0-9a-f]{{64}}\.log$"),
+)
+
+
+def names_from_path(path: str) -> dict[str, str]:
+    """namespace, pod and container of a pod log whose path has a known layout; else none."""
+    for pattern in _LOG_PATHS:
+        found = pattern.search(path.removesuffix(".gz"))
+        if found:
+            return dict(found.groupdict())
+    return {}
 
 
 @dataclass
@@ -89,9 +113,10 @@ class PastedNames:
             d = self._describe
             self.pods.add((d["Namespace"], d["Name"], d["Node"]))
 
-    def values(self, quoted: str) -> dict[str, str]:
-        """Placeholder values for a cause whose first matching line is ``quoted``."""
-        out: dict[str, str] = {}
+    def values(self, quoted: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Placeholder values for a cause whose first matching line is ``quoted``; the text's
+        names win over ``base`` (what the file's path says)."""
+        out: dict[str, str] = dict(base or {})
         if len(self.pods) == 1:
             ((namespace, pod, node),) = self.pods
             out.update(namespace=namespace, pod=pod, node=node)
