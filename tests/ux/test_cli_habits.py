@@ -214,3 +214,57 @@ def test_validate_takes_node_names_and_selector(tmp_path: Path) -> None:
     assert unknown.returncode == 2 and "no node named gpu-wk-99" in unknown.stderr
     none = gpunode("validate", "--from", str(bundle), "gpu-wk-01", "-l", "kubernetes.io/hostname=gpu-wk-02")
     assert none.returncode == 2 and "no node matches" in none.stderr
+
+
+def test_live_and_node_commands_through_the_console_script(tmp_path: Path) -> None:
+    """The commands the unit tests reach in-process, run as a user runs them: a scenario served
+    by ``serve-bundle`` and read live by diagnose/stack/validate/collect/version (the context
+    named in the header, the bundle's path in the JSON), ``serve-bundle`` cleaning up on SIGTERM,
+    ``demo`` and ``python -m gpunode``, and ``probe`` on a host with and without an NVIDIA GPU."""
+    import signal
+    import time
+
+    bundle, kubeconfig, temp = tmp_path / "falcon", tmp_path / "kubeconfig", tmp_path / "tmp"
+    temp.mkdir()
+    assert gpunode("sim", "falcon-ai-broken", "-o", str(bundle)).returncode == 0
+    server = subprocess.Popen([GPUNODE, "serve-bundle", str(bundle), "--kubeconfig", str(kubeconfig)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "TMPDIR": str(temp)})
+    try:
+        deadline = time.monotonic() + 60
+        while not kubeconfig.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        live = ("--kubeconfig", str(kubeconfig), "-q")
+        diag = gpunode("diagnose", *live)
+        assert diag.returncode == 1 and "context" in diag.stdout.splitlines()[0], diag.stdout[:300]
+        assert "kernel_headers_missing" in diag.stdout and "Traceback" not in diag.stderr
+        one = gpunode("stack", "gpu-wk-02", *live)
+        assert one.returncode == 1 and "L1 hardware enablement" in one.stdout
+        val = gpunode("validate", *live, "-o", "json")
+        assert val.returncode == 1 and json.loads(val.stdout)["verdict"] == "not-ready"
+        saved = gpunode("collect", "-d", str(tmp_path / "saved"), "--kubeconfig", str(kubeconfig), "-q")
+        assert saved.returncode == 0 and (tmp_path / "saved" / "manifest.json").is_file(), saved.stderr
+        version = gpunode("version", "--kubeconfig", str(kubeconfig))
+        assert version.returncode == 0 and "Server Version" in version.stdout, version.stdout
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0
+    assert list(temp.iterdir()) == []  # its certificate directory is gone
+    again = gpunode("diagnose", "--from", str(tmp_path / "saved"), "-o", "json")
+    assert again.returncode == 1 and json.loads(again.stdout)["source"]["path"] == str(tmp_path / "saved")
+
+    demo = gpunode("demo")
+    header = ["NODE", "COMPONENT", "CAUSE", "SINCE", "BLOCKED"]  # the fleet summary comes first
+    lines = [line.split() for line in demo.stdout.splitlines()]
+    assert demo.returncode == 1 and header in lines and lines.index(header) < 6
+    module = subprocess.run([sys.executable, "-m", "gpunode", "demo", "-o", "json"],
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert module.returncode == 1 and json.loads(module.stdout)["schema"] == "gpunode.report/v1"
+
+    for vendor, code, shape in (("0x8086", 0, "not a GPU node"), ("0x10de", 1, '"component": "driver"')):
+        host = tmp_path / f"host-{vendor}"
+        (host / "sys/bus/pci/devices/0000:00:02.0").mkdir(parents=True)
+        (host / "sys/bus/pci/devices/0000:00:02.0/vendor").write_text(vendor + "\n")
+        args = ("probe", "--host-root", str(host), *(("-o", "json") if code else ()))
+        probe = gpunode(*args)
+        assert (probe.returncode, shape in probe.stdout) == (code, True), (args, probe.stdout[:400])
