@@ -79,3 +79,19 @@ def test_a_code_used_in_two_files_is_rejected_naming_the_second() -> None:
     text = '[[cause]]\ncode="x"\ncomponent="driver"\ntitle="t"\nexplanation="e"\nfix="f"\n'
     with pytest.raises(BundleError, match=r"causes/b\.toml: .*'x'.*duplicate code"):
         parse_kb({"causes/a.toml": text, "causes/b.toml": text})
+
+
+def test_the_shipped_knowledge_base_passes_every_check_including_patterns() -> None:
+    """load_kb leaves compiling and linting the signatures to this test (start-up time)."""
+    from gpunode.kb import shipped_kb_texts
+
+    full = parse_kb(shipped_kb_texts())
+    assert [c.code for c in full.causes] == [c.code for c in load_kb().causes]
+
+
+def test_a_broken_pattern_is_caught_by_the_full_check_only() -> None:
+    text = ('[[cause]]\ncode="x"\ncomponent="driver"\ntitle="t"\nexplanation="e"\nfix="f"\n'
+            '[[cause.match]]\nsource="log"\npattern="GPG error: .*NO_PUBKEY"\n')
+    with pytest.raises(BundleError, match="unbounded"):
+        parse_kb({"causes/x.toml": text})
+    assert parse_kb({"causes/x.toml": text}, patterns=False).causes[0].code == "x"
