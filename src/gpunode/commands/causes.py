@@ -262,6 +262,13 @@ finds their signatures in any text; `gpunode diagnose` names them per node.
   classes so it can stop on too many lines but never skip a matching one; only the
   lines it stops on are decoded and checked signature by signature with Python's
   `re`. Lines are numbered as text mode with universal newlines numbers them.
+  Next steps are filled with what the input names (`gpunode.parse.pasted`):
+  namespace and pod from the file's path (a bundle's `logs/<ns>/<pod>/…`,
+  `/var/log/pods/…`, `/var/log/containers/…`) or from `kubectl describe pod`
+  (only when the text describes one pod), the node from that describe or from a
+  syslog kernel line's host, the GPU from the Xid's PCI address, as the index of
+  `nvidia-smi` output in the same text where there is one. Commands that run on
+  the node are marked `# on the node`.
 - In bundles, a component's signatures are searched in each log and node file with
   one combined regex per set of signatures (`kb.scan_split_lines`); only the lines
   it matches are tried one signature at a time.
