@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 from builder import build_case
-from case import CASES_DIR, Case, CaseError, load_case
+from case import CASES_DIR, Case, CaseError, NodeFileEv, load_case
 from scoreboard import diagnose_case, top_root_cause
 
 from gpunode.model import Report
@@ -183,3 +183,21 @@ def test_a_stray_dropin_beside_a_patched_root_config_is_not_judged() -> None:
     files = tuple(e for e in patched.evidence if type(e).__name__ == "NodeFileEv")
     report = diagnose_case(msgspec.structs.replace(patched, evidence=files))
     assert _component(report, case.node, "container-toolkit").cause != "containerd_config_wrong_path"
+
+
+_GKE_ROOT = (
+    'version = 2\nrequired_plugins = ["io.containerd.grpc.v1.cri"]\n'
+    '[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "runc"\n'
+    '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n'
+    '  runtime_type = "io.containerd.runc.v2"\n'
+)
+
+
+def test_gkes_own_runc_only_containerd_config_is_healthy_without_our_toolkit() -> None:
+    """GKE's device plugin mounts the driver itself: its config.toml has runc only, by design."""
+    case = _case("gke-docs-gpus-no-nvidia-runtime-handler")
+    root = NodeFileEv(path="etc/containerd/config.toml", text=_GKE_ROOT)
+    report = diagnose_case(msgspec.structs.replace(case, evidence=(*case.evidence, root)))
+    assert top_root_cause(report, case.node) is None
+    assert _component(report, case.node, "container-toolkit").status == "not-deployed"
+

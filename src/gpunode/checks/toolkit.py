@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-from gpunode.checks.base import EXPLAINS, check, ok, problem, unknown
+from gpunode.checks.base import EXPLAINS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.host import runtime_down_message
 from gpunode.errors import ParseError
@@ -17,7 +17,8 @@ from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup, nvidia_runtimes
 
 @check("container-toolkit")
 def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """The node's runtime config must carry an NVIDIA runtime, whatever its name.
+    """The node's runtime config must carry an NVIDIA runtime, whatever its name, unless
+    the platform does without one (GKE) and no toolkit pod of ours runs there.
 
     An unreadable config is evidence (``unknown`` with the parse error), not silence.
     A handler that running pods use proves what the runtime loaded, so a config that
@@ -37,6 +38,11 @@ def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield unknown(component, f"{setup.path} is not the config {setup.runtime} runs with", ev)
         return
     nvidia = setup.nvidia
+    if not nvidia and component in ctx.platform.not_used and not ctx.stack_pods(component):
+        # GKE's own device plugin mounts the driver and devices: runc alone is its setup.
+        title = ctx.platform.title
+        yield not_deployed(component, f"{title} does not use the NVIDIA runtime (runtimes: {handlers})")
+        return
     if not nvidia:
         if setup.runtime == "cri-o":  # CRI-O may inject GPUs through the OCI hook instead
             yield unknown(component, f"no NVIDIA runtime in {setup.path} (hook mode not checked)")
