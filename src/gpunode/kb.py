@@ -315,7 +315,7 @@ def _first_hits(numbered: Iterable[tuple[int, str]],
 
 
 def scan_split_lines(lines: Sequence[str], matchers: Sequence[tuple[Cause, Match]],
-                     *, reverse: bool = False) -> list[TextHit]:
+                     *, reverse: bool = False, text: str | None = None) -> list[TextHit]:
     """``scan_lines`` over lines that hold no line break (``str.splitlines`` output),
     optionally last line first; the same hits, found with one regex pass.
 
@@ -328,7 +328,8 @@ def scan_split_lines(lines: Sequence[str], matchers: Sequence[tuple[Cause, Match
     """
     if not lines or not matchers:
         return []
-    text = "\n".join(lines)
+    if text is None:  # callers that scan the same lines again pass it, joined once
+        text = "\n".join(lines)
     programs = combined(tuple(m.pattern for _, m in matchers))
     candidates = sorted({i for program in programs for i in candidate_lines(text, program)})
     if reverse:

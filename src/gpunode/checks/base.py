@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding, Status
@@ -57,11 +58,17 @@ def check(component: str, *, needs: Iterable[str] = ()) -> Callable[[CheckFn], C
 
 
 def checks_for(component: str, kind: str) -> list[Check]:
-    """Checks judging ``component``: its own, plus the generic ones for pod components."""
+    """Checks judging ``component``: its own, plus the generic ones for pod components
+    (looked up once per component and registry size: asked for every node)."""
+    return list(_checks_for(component, kind, len(REGISTRY)))
+
+
+@cache
+def _checks_for(component: str, kind: str, _registered: int) -> tuple[Check, ...]:
     generic = kind == "pod"
-    return [
+    return tuple(
         c for c in REGISTRY if c.component == component or (generic and c.component == ALL_POD_COMPONENTS)
-    ]
+    )
 
 
 def ok(component: str, summary: str, *evidence: Evidence, **context: str) -> Finding:

@@ -50,6 +50,7 @@ class NodeContext:
     kb: KnowledgeBase
     parse_errors: dict[str, str] = field(default_factory=dict)
     _dcgm_parsed: dict[str, list[Sample]] = field(default_factory=dict)
+    _split: dict[tuple[str, str], tuple[list[str], str]] = field(default_factory=dict)
 
     @property
     def node(self) -> Node | None:
@@ -64,6 +65,19 @@ class NodeContext:
             return self.node is not None
         table = {"cmd": self.obs.cmd, "files": self.obs.files, "metrics": self.obs.metrics}
         return rest in table.get(kind, {})
+
+    def text_lines(self, kind: str, name: str) -> tuple[list[str], str] | None:
+        """A node file (``cmd`` or ``files``) as lines and the text they join back into,
+        split once for the signature scans of every component that reads it."""
+        key = (kind, name)
+        if key not in self._split:
+            table = self.obs.cmd if kind == "cmd" else self.obs.files
+            text = table.get(name)
+            if text is None:
+                return None
+            lines = text.splitlines()
+            self._split[key] = (lines, "\n".join(lines))
+        return self._split[key]
 
     def stack_pods(self, component: str) -> list[StackPod]:
         return self.facts.pods_on(self.name, component)

@@ -164,16 +164,15 @@ def _state_lines(state: ContainerState) -> Iterator[str]:
 
 def _node_text(kind: str) -> Scanner:
     def scan(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
-        table = ctx.obs.cmd if kind == "cmd" else ctx.obs.files
         by_name: dict[str, Matchers] = {}
         for cause, m in matchers:
             by_name.setdefault((m.name or "").lstrip("/"), []).append((cause, m))
         for name, group in by_name.items():
-            text = table.get(name)
-            if text is None:
+            split = ctx.text_lines(kind, name)
+            if split is None:
                 continue
-            lines = text.splitlines()
-            for hit in scan_split_lines(lines, group):
+            lines, text = split
+            for hit in scan_split_lines(lines, group, text=text):
                 where = f"{ctx.obs.path_of(kind, name)}:{hit.line_no}"
                 gpu = bus_id_in_line(hit.line) or bus_id_above(lines, hit.line_no)
                 yield _finding(component, hit, where, gpu_values(gpu, ctx.gpu_indices))
