@@ -52,10 +52,17 @@ def judged(names: Sequence[str], work: Callable[[str], Any]) -> Iterator[Any]:
 
     A worker that dies (killed for memory) does not lose nodes: whatever the pool did
     not return is judged here, serially."""
-    workers = min(jobs(len(names)), len(names))
+    wanted = jobs(len(names))
+    workers = min(wanted, len(names) - 1)  # the first node is judged here
     done = 0
-    if workers > 1 and _can_fork():
-        for result in _in_workers(names, work, workers):
+    if wanted > 1 and workers > 0 and _can_fork():
+        # The first node is judged here before the workers fork: whatever it computes
+        # once for all nodes (facts-wide indexes, compiled patterns, validate's
+        # cluster-wide sets) is then shared by the workers, not rebuilt (and its
+        # memory copied) in each of them.
+        yield work(names[0])
+        done = 1
+        for result in _in_workers(names[1:], work, workers):
             yield result
             done += 1
     yield from map(work, names[done:])

@@ -41,6 +41,7 @@ def test_nodes_come_back_in_order_from_worker_processes(monkeypatch: pytest.Monk
     results = list(nodepool.judged(NAMES, _where))
     assert [name for name, _ in results] == NAMES
     assert {pid for _, pid in results} - {PARENT}, "no node was judged in a worker"
+    assert results[0][1] == PARENT, "the first node warms the caches the workers inherit"
 
 
 def test_small_fleets_and_jobs_1_stay_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
