@@ -219,7 +219,8 @@ def test_validate_takes_node_names_and_selector(tmp_path: Path) -> None:
 def test_live_and_node_commands_through_the_console_script(tmp_path: Path) -> None:
     """The commands the unit tests reach in-process, run as a user runs them: a scenario served
     by ``serve-bundle`` and read live by diagnose/stack/validate/collect/version (the context
-    named in the header, the bundle's path in the JSON), ``serve-bundle`` cleaning up on SIGTERM,
+    named in the header, ``--context`` and a ``KUBECONFIG`` list as kubectl reads them, the
+    bundle's path in the JSON), ``serve-bundle`` cleaning up on SIGTERM,
     ``demo`` and ``python -m gpunode``, and ``probe`` on a host with and without an NVIDIA GPU."""
     import signal
     import time
@@ -246,6 +247,14 @@ def test_live_and_node_commands_through_the_console_script(tmp_path: Path) -> No
         assert saved.returncode == 0 and (tmp_path / "saved" / "manifest.json").is_file(), saved.stderr
         version = gpunode("version", "--kubeconfig", str(kubeconfig))
         assert version.returncode == 0 and "Server Version" in version.stdout, version.stdout
+        context = yaml.safe_load(kubeconfig.read_text())["current-context"]
+        named = gpunode("diagnose", "--kubeconfig", str(kubeconfig), "--context", context, "-q", "-o", "json")
+        assert named.returncode == 1 and json.loads(named.stdout)["source"]["context"] == context
+        wrong = gpunode("diagnose", "--kubeconfig", str(kubeconfig), "--context", "no-such-context", "-q")
+        assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "no-such-context" in wrong.stderr
+        merged = gpunode("stack", "-q", "-o", "json",
+                         env={"KUBECONFIG": os.pathsep.join([str(tmp_path / "absent"), str(kubeconfig)])})
+        assert merged.returncode == 1 and json.loads(merged.stdout)["source"]["context"] == context
     finally:
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
