@@ -12,7 +12,6 @@ that need them, never here.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import sys
 import tempfile
@@ -409,7 +408,8 @@ def run() -> None:
         else:  # sys.exit("message") somewhere: one line, never the findings code
             print(f"gpunode: {exc.code}", file=sys.stderr)
             code = INTERNAL_ERROR
-    logging.shutdown()
+    if "logging" in sys.modules:  # flush log handlers; most commands never load logging
+        sys.modules["logging"].shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

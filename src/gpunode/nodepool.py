@@ -11,13 +11,13 @@ judged serially in this process.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+
+# multiprocessing and concurrent.futures (which loads logging) are imported only where a
+# pool is started: a probe or a small bundle never needs them (start-up time).
 
 #: Fewer nodes than this are judged in this process: starting workers costs more than it saves.
 MIN_NODES = 256
@@ -70,11 +70,17 @@ def judged(names: Sequence[str], work: Callable[[str], Any]) -> Iterator[Any]:
 
 def _can_fork() -> bool:
     """Forking a process with other threads running can deadlock the child."""
+    import multiprocessing
+
     return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
 
 
 def _in_workers(names: Sequence[str], work: Callable[[str], Any], workers: int) -> Iterator[Any]:
     """Results of the leading nodes the workers judged (all of them unless the pool broke)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     size = max(1, min(MAX_CHUNK, len(names) // (workers * 8)))
     chunks = [list(names[i : i + size]) for i in range(0, len(names), size)]
     _WORK["work"] = work

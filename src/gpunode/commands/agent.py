@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import threading
@@ -14,11 +13,18 @@ import typer
 from gpunode.errors import UsageError
 
 if TYPE_CHECKING:
+    import logging
+
     from gpunode.agent.condition import LightkubeNodeApi
     from gpunode.agent.loop import Agent, AgentConfig
     from gpunode.probe import ProbeResult
 
-log = logging.getLogger("gpunode.agent")
+
+def _log() -> logging.Logger:
+    """The agent's logger; logging is imported only by the agent (start-up of other commands)."""
+    import logging
+
+    return logging.getLogger("gpunode.agent")
 
 
 def register(app: typer.Typer) -> None:
@@ -105,19 +111,21 @@ def _serve(agent: Agent, address: str, port: int) -> None:
     except OSError as exc:
         raise UsageError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
     config = agent.config
-    log.info(
+    _log().info(
         "gpunode agent for node %s listening on %s:%d, probing every %gs",
         config.node_name, address, server.port, config.interval_s,
     )
     agent.start()
     _wait_for_signal()
-    log.info("stopping")
+    _log().info("stopping")
     server.stop()
     if not agent.stop(timeout_s=min(10.0, config.interval_s + 5.0)):
-        log.warning("a probe was still running at shutdown")
+        _log().warning("a probe was still running at shutdown")
 
 
 def _setup_logging(level: str) -> None:
+    import logging
+
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         raise UsageError(f"--log-level {level}: not a logging level")
@@ -147,7 +155,7 @@ def _node_api(required: bool) -> LightkubeNodeApi | None:
     except (ConfigError, KeyError, OSError, ValueError) as exc:
         if required:
             raise UsageError(f"--node-condition needs Kubernetes API access: {exc}") from None
-        log.info("no Kubernetes API configuration (%s); judging without the Node object", exc)
+        _log().info("no Kubernetes API configuration (%s); judging without the Node object", exc)
         return None
 
 
@@ -156,7 +164,7 @@ def _wait_for_signal() -> None:
     stop = threading.Event()
 
     def handler(signum: int, _frame: object) -> None:
-        log.info("received %s", signal.Signals(signum).name)
+        _log().info("received %s", signal.Signals(signum).name)
         stop.set()
 
     signal.signal(signal.SIGTERM, handler)
