@@ -315,7 +315,7 @@ class Diagnoser:
             evidence=evidence,
             next_steps=render_steps(cause, values),
             explanation=cause.explanation,
-            fix=cause.fix,
+            fix=cause.fix_of(j.component),
             unverified_below=tuple(unknown_below),
             supporting=tuple(dict.fromkeys(f.cause for f in j.problems[1:] if f.cause != cause.code)),
             since=failing_since(node, j.component) if node is not None else None,

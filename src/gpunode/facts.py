@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from gpunode.bundle.kube import (
+    ConfigMap,
     CSINode,
     CustomResource,
     DaemonSet,
@@ -111,6 +112,7 @@ class ClusterFacts:
     services: tuple[GenericObject, ...]
     pvcs: tuple[GenericObject, ...]
     service_monitors: tuple[GenericObject, ...]
+    config_maps: tuple[ConfigMap, ...]
     workload_pods: tuple[Pod, ...]
     version: dict[str, str]
     missing: tuple[str, ...]
@@ -167,12 +169,20 @@ class ClusterFacts:
             services=tuple(lists.get("services", ())),
             pvcs=tuple(lists.get("persistentvolumeclaims", ())),
             service_monitors=tuple(lists.get("servicemonitors", ())),
+            config_maps=tuple(lists.get("configmaps", ())),
             workload_pods=workloads,
             version=version,
             missing=missing,
             log_index=_index_logs(source),
             network_pods=_network_agents(pods),
             **_index_node_dirs(source),
+        )
+
+    def config_map(self, namespace: str, name: str) -> ConfigMap | None:
+        """A collected ConfigMap by namespace and name (only the GPU stack's are collected)."""
+        return next(
+            (c for c in self.config_maps if c.metadata.namespace == namespace and c.metadata.name == name),
+            None,
         )
 
     def has(self, resource: str) -> bool:

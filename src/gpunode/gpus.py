@@ -13,6 +13,13 @@ GFD's ``nvidia.com/gpu.count`` counts them), MIG ``mixed`` advertises
 ``replicas`` (or rename it ``nvidia.com/gpu.shared``), and a vGPU guest sees vGPUs.
 :class:`GpuResources` reads the labels and capacity once and says which number
 counts what, so checks compare like with like.
+
+*Shared how many times?* GFD labels ``nvidia.com/gpu.replicas``; the device plugin
+itself reads its config file (``version: v1``, ``sharing.timeSlicing``/``sharing.mps``
+``resources[].replicas``) from a ConfigMap: the GPU Operator's
+``spec.devicePlugin.config`` (``name``, ``default``), or the plugin chart's own
+ConfigMap, one config per key, the node's ``nvidia.com/device-plugin.config`` label
+choosing the key. :func:`plugin_sharing` reads such a config.
 """
 
 from __future__ import annotations
@@ -20,6 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from gpunode.limits import bounded_yaml
 
 GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"
@@ -137,14 +149,71 @@ class GpuResources:
         return ", ".join(parts)
 
 
-def gpu_resources(labels: Mapping[str, str], table: Mapping[str, str]) -> GpuResources:
+PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+_SHARING_KEYS = (("timeSlicing", "time-slicing"), ("mps", "mps"))
+
+
+@dataclass(frozen=True)
+class PluginSharing:
+    """What a device-plugin config says about sharing ``nvidia.com/gpu``."""
+
+    strategy: str  # "none" | "time-slicing" | "mps"
+    replicas: int
+    renamed: bool = False
+
+
+NOT_SHARED = PluginSharing("none", 1)
+
+
+def plugin_sharing(text: str) -> PluginSharing | None:
+    """The sharing a device-plugin config file sets for ``nvidia.com/gpu``; NOT_SHARED for
+    a config that shares nothing, None for text that is no device-plugin config."""
+    try:
+        doc: Any = bounded_yaml(text, "device-plugin config")
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or not ({"flags", "sharing"} & set(doc)):
+        return None
+    sharing = doc.get("sharing")
+    for key, strategy in _SHARING_KEYS:
+        section = sharing.get(key) if isinstance(sharing, dict) else None
+        if not isinstance(section, dict):
+            continue
+        for entry in section.get("resources") or ():
+            if not isinstance(entry, dict) or entry.get("name") != GPU:
+                continue
+            replicas = quantity(str(entry.get("replicas", "")))
+            if replicas > 1:
+                renamed = section.get("renameByDefault") is True or bool(entry.get("rename"))
+                return PluginSharing(strategy, replicas, renamed)
+    return NOT_SHARED
+
+
+def selected_plugin_config(keys: Iterable[str], node_label: str | None, default: str | None) -> str | None:
+    """The config key the plugin uses on a node: the node's ``nvidia.com/device-plugin.config``
+    label, else the default, else the only config there is; None when none can be told
+    (a label naming no key makes the plugin fail, not fall back)."""
+    names = list(keys)
+    if node_label:
+        return node_label if node_label in names else None
+    if default:
+        return default if default in names else None
+    return names[0] if len(names) == 1 else None
+
+
+def gpu_resources(
+    labels: Mapping[str, str], table: Mapping[str, str], config: PluginSharing | None = None
+) -> GpuResources:
     """Read the node's GPU mode from GFD labels and resource names in ``table``
-    (capacity or allocatable), and what its numbers mean."""
+    (capacity or allocatable), and what its numbers mean. ``config``: the sharing of the
+    device plugin's own config, which decides where GFD's labels do not say sharing."""
     mig = _mig_strategy(labels, table)
     sharing = (
         labels.get("nvidia.com/gpu.sharing-strategy") or labels.get(f"{SHARED}.sharing-strategy") or "none"
     )
     replicas = max(quantity(labels.get("nvidia.com/gpu.replicas") or labels.get(f"{SHARED}.replicas")), 1)
+    if sharing == "none" and replicas == 1 and config is not None and config.replicas > 1:
+        sharing, replicas = config.strategy, config.replicas
     if sharing == "none" and (replicas > 1 or SHARED in table):
         sharing = "time-slicing"
     advertised = sum(quantity(v) for k, v in table.items() if k.startswith((GPU, MIG_PREFIX)))

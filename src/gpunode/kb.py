@@ -72,6 +72,8 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``component`` "*" marks a generic cause (a pod state) that any component can
     have. ``aggregate`` marks a cluster cause that only sums up node states (a
     policy "notReady"): node root causes below it explain it away.
+    ``fix_for`` gives a generic cause the fix in a component's own terms (an OOM-killed
+    operator is raised through the operator's chart value, not any chart's).
     ``reports`` are the public failure reports (field corpus cases, tests/field)
     this cause was recognised in. ``standalone`` signatures prove a problem on
     their own; others only refine
@@ -84,6 +86,7 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     title: str
     explanation: str
     fix: str
+    fix_for: dict[str, str] = {}
     next_steps: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
     reports: tuple[str, ...] = ()
@@ -94,6 +97,10 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     match: tuple[Match, ...] = ()
     example: str = ""
     near_miss: str = ""
+
+    def fix_of(self, component: str) -> str:
+        """The fix as ``component`` needs it: its own text where the entry has one."""
+        return self.fix_for.get(component, self.fix)
 
     @property
     def severity(self) -> Status:
@@ -162,6 +169,7 @@ def validate(causes: Sequence[Cause], origin: str, seen: set[str] | None = None,
         seen.add(cause.code)
         if cause.component not in known:
             raise ValueError(f"{where}: unknown component {cause.component!r}")
+        _check_fix_for(cause, known, where)
         for m in cause.match:
             if patterns:
                 _check_pattern(m.pattern, where)
@@ -179,6 +187,12 @@ def _check_pattern(pattern: str, where: str) -> None:
     if unbounded_gap(pattern):
         raise ValueError(f"{where}: {pattern!r} has an unbounded .* or .+ before more "
                          "pattern (quadratic on long lines); bound it, e.g. .{0,1000}")
+
+
+def _check_fix_for(cause: Cause, known: set[str], where: str) -> None:
+    """Per-component fixes belong to generic causes and name catalog components."""
+    if cause.fix_for and (cause.component != "*" or not set(cause.fix_for) <= known - {"*"}):
+        raise ValueError(f"{where}: fix_for is for generic causes and names known components")
 
 
 def unbounded_gap(pattern: str) -> bool:

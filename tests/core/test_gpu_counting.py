@@ -11,7 +11,16 @@ import pytest
 
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.diagnose import diagnose
-from gpunode.gpus import GpuResources, gpu_resources, mig_instances_labelled, physical_gpus_labelled
+from gpunode.gpus import (
+    NOT_SHARED,
+    GpuResources,
+    PluginSharing,
+    gpu_resources,
+    mig_instances_labelled,
+    physical_gpus_labelled,
+    plugin_sharing,
+    selected_plugin_config,
+)
 from gpunode.model import NodeReport, Status
 from gpunode.sim import build_bundle, load_scenario
 
@@ -156,3 +165,151 @@ def test_dcgm_gpus_counted_without_temperature(healthy: Path, tmp_path: Path) ->
     assert node.root_causes == ()
     dcgm = next(c for c in node.components if c.component == "dcgm-exporter")
     assert dcgm.status == Status.OK and "8 GPUs" in dcgm.summary
+
+
+# -- the device plugin's own config (k8s-device-plugin README config file shape) -----------
+
+_TIME_SLICED = """version: v1
+flags:
+  migStrategy: "none"
+sharing:
+  timeSlicing:
+    resources:
+    - name: nvidia.com/gpu
+      replicas: 4
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (_TIME_SLICED, PluginSharing("time-slicing", 4)),
+        (  # renameByDefault belongs under sharing.timeSlicing; under flags it does nothing
+            "version: v1\nflags:\n  renameByDefault: true\nsharing:\n  timeSlicing:\n    resources:\n"
+            "      - name: nvidia.com/gpu\n        replicas: 16384\n",
+            PluginSharing("time-slicing", 16384, renamed=False),
+        ),
+        (
+            "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+            "    - name: nvidia.com/gpu\n      replicas: 2\n",
+            PluginSharing("time-slicing", 2, renamed=True),
+        ),
+        (
+            "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 10\n",
+            PluginSharing("mps", 10),
+        ),
+        ("version: v1\nflags:\n  migStrategy: single\n", NOT_SHARED),
+        ("#!/bin/sh\nnvidia-smi\n", None),
+        ("version: v1\nmig-configs:\n  all-disabled: []\n", None),
+        ("sharing: [unclosed", None),
+    ],
+    ids=["time-slicing", "rename-under-flags", "renamed", "mps", "not-shared", "script", "mig-parted", "bad"],
+)
+def test_plugin_sharing(text: str, expected: PluginSharing | None) -> None:
+    assert plugin_sharing(text) == expected
+
+
+def test_plugin_config_key_follows_label_then_default_then_the_only_one() -> None:
+    keys = ["a100", "t4"]
+    assert selected_plugin_config(keys, "t4", "a100") == "t4"
+    assert selected_plugin_config(keys, None, "a100") == "a100"
+    assert selected_plugin_config(keys, "h100", "a100") is None  # the plugin fails, no fallback
+    assert selected_plugin_config(keys, None, None) is None
+    assert selected_plugin_config(["any"], None, None) == "any"
+
+
+def _unlabelled_shared(root: Path, capacity: str) -> None:
+    """GFD says nothing of sharing (replicas 1) while the plugin advertises ``capacity``."""
+    labels = {"nvidia.com/gpu.replicas": "1", "nvidia.com/gpu.sharing-strategy": "none"}
+    _edit_node(root, labels, {"nvidia.com/gpu": capacity})
+
+
+def _component(node: NodeReport, component: str) -> tuple[Status, str]:
+    found = next(c for c in node.components if c.component == component)
+    return found.status, found.summary
+
+
+def _add_plugin_config(root: Path, name: str, data: dict[str, str], policy_default: str | None) -> None:
+    """The ConfigMap in the operator namespace, named by the ClusterPolicy."""
+    path = root / "cluster" / "configmaps.json"
+    doc = json.loads(path.read_text())
+    meta = {"name": name, "namespace": "gpu-operator"}
+    doc["items"].append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
+    path.write_text(json.dumps(doc))
+    path = root / "cluster" / "clusterpolicies.json"
+    doc = json.loads(path.read_text())
+    config = {"name": name, **({"default": policy_default} if policy_default else {})}
+    doc["items"][0]["spec"]["devicePlugin"]["config"] = config
+    path.write_text(json.dumps(doc))
+
+
+def test_unexplained_multiple_of_the_gpus_is_unknown_not_missing(healthy: Path, tmp_path: Path) -> None:
+    """Capacity 32 on 8 GPUs, no sharing label, no plugin config: replicas or lost GPUs?"""
+    root = tmp_path / "b"
+    shutil.copytree(healthy, root)
+    _unlabelled_shared(root, "32")
+    node = _node(root)
+    assert node.root_causes == ()
+    status, summary = _component(node, "gpu-hardware")
+    assert status == Status.UNKNOWN and "32 is 4 x 8" in summary
+
+
+def test_plugin_config_from_the_cluster_policy_divides_the_capacity(healthy: Path, tmp_path: Path) -> None:
+    root = tmp_path / "b"
+    shutil.copytree(healthy, root)
+    _unlabelled_shared(root, "32")
+    _add_plugin_config(root, "time-slicing-config", {"any": _TIME_SLICED, "other": "version: v1\n"}, "any")
+    node = _node(root)
+    assert node.root_causes == () and node.gpus == 8
+    assert _component(node, "gpu-hardware") == (Status.OK, "8x NVIDIA H100 80GB HBM3")
+
+
+def test_plugin_config_does_not_hide_a_lost_gpu(healthy: Path, tmp_path: Path) -> None:
+    """Replicas 4 explain 32 as 8 GPUs: nvidia-smi seeing 7 is a missing GPU."""
+    root = tmp_path / "b"
+    shutil.copytree(healthy, root)
+    _unlabelled_shared(root, "32")
+    _edit_node(root, {"nvidia.com/gpu.count": "7"}, {})
+    _add_plugin_config(root, "time-slicing-config", {"any": _TIME_SLICED}, None)
+    xml = root / "nodes" / NODE / "cmd" / "nvidia-smi-q.xml"
+    text = xml.read_text()
+    start = text.rindex("<gpu id=")
+    end = text.index("</gpu>", start) + len("</gpu>")
+    xml.write_text((text[:start] + text[end:]).replace("<attached_gpus>8<", "<attached_gpus>7<"))
+    missing = next(r for r in _node(root).root_causes if r.cause == "gpu_missing")
+    assert "attached_gpus=7, node should have 8" in missing.evidence[0].excerpt
+
+
+def test_plugin_config_not_in_effect_is_not_a_shortfall(healthy: Path, tmp_path: Path) -> None:
+    """A config asking for replicas the plugin does not (yet) serve: 8 whole GPUs advertised
+    are not 24 replicas missing."""
+    root = tmp_path / "b"
+    shutil.copytree(healthy, root)
+    _unlabelled_shared(root, "8")
+    _add_plugin_config(root, "time-slicing-config", {"any": _TIME_SLICED}, None)
+    node = _node(root)
+    assert node.root_causes == ()
+    assert _component(node, "gpu-hardware")[0] == Status.OK
+
+
+def test_plugin_config_mounted_by_the_plugin_pod(healthy: Path, tmp_path: Path) -> None:
+    """The plugin chart's own ConfigMap, mounted into its pod, with no ClusterPolicy naming it."""
+    root = tmp_path / "b"
+    shutil.copytree(healthy, root)
+    _unlabelled_shared(root, "32")
+    path = root / "cluster" / "configmaps.json"
+    doc = json.loads(path.read_text())
+    meta = {"name": "nvidia-device-plugin-configs", "namespace": "gpu-operator"}
+    item = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"config": _TIME_SLICED}}
+    doc["items"].append(item)
+    path.write_text(json.dumps(doc))
+    path = root / "cluster" / "pods.json"
+    doc = json.loads(path.read_text())
+    for pod in doc["items"]:
+        plugin = pod["metadata"]["name"].startswith("nvidia-device-plugin-daemonset")
+        if plugin and pod["spec"].get("nodeName") == NODE:
+            volume = {"name": "available-configs", "configMap": {"name": "nvidia-device-plugin-configs"}}
+            pod["spec"].setdefault("volumes", []).append(volume)
+    path.write_text(json.dumps(doc))
+    node = _node(root)
+    assert node.root_causes == () and _component(node, "gpu-hardware")[0] == Status.OK

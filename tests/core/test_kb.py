@@ -95,3 +95,23 @@ def test_a_broken_pattern_is_caught_by_the_full_check_only() -> None:
     with pytest.raises(BundleError, match="unbounded"):
         parse_kb({"causes/x.toml": text})
     assert parse_kb({"causes/x.toml": text}, patterns=False).causes[0].code == "x"
+
+
+@pytest.mark.parametrize(
+    ("component", "fix_for"),
+    [("driver", '{ "driver" = "g" }'), ("*", '{ "gpu-toaster" = "g" }')],
+    ids=["not-generic", "unknown-component"],
+)
+def test_fix_for_is_for_generic_causes_and_known_components(component: str, fix_for: str) -> None:
+    text = (
+        f'[[cause]]\ncode="x"\ncomponent="{component}"\ntitle="t"\nexplanation="e"\nfix="f"\n'
+        f"fix_for = {fix_for}\n"
+    )
+    with pytest.raises(BundleError, match="fix_for"):
+        parse_kb({"causes/x.toml": text})
+
+
+def test_a_generic_cause_gives_a_component_its_own_fix() -> None:
+    oom = load_kb().get("oom_killed")
+    assert "operator.resources" in oom.fix_of("gpu-operator")
+    assert oom.fix_of("logging-agent") == oom.fix

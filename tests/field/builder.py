@@ -41,6 +41,7 @@ from platforms import apply_platform
 from gpunode.catalog import Recogniser, load_catalog
 from gpunode.checks import operator
 from gpunode.errors import UsageError
+from gpunode.gpus import plugin_sharing
 from gpunode.sim import FAULTS, ids, load_scenario, parse_scenario
 from gpunode.sim.build import PodDraft, add_pod, build_world, redeploy_mofed
 from gpunode.sim.cascade import crash, pod_event, remove_validation_pods, stall
@@ -183,7 +184,9 @@ def _rename_gpu(case: Case, node: NodeState, out: Path) -> None:
         return
     for path in (out / "nodes" / case.node / "cmd").glob("nvidia-smi*"):
         text = path.read_text(encoding="utf-8")
-        path.write_text(text.replace(node.model.product, f"NVIDIA {gpu}"), encoding="utf-8")
+        # vGPU guests show the vGPU type as nvidia-smi prints it ("GRID A100-40C").
+        shown = gpu if gpu.startswith(("NVIDIA ", "GRID ")) else f"NVIDIA {gpu}"
+        path.write_text(text.replace(node.model.product, shown), encoding="utf-8")
 
 
 # -- scenario --------------------------------------------------------------------
@@ -630,8 +633,28 @@ def _cluster_object(world: World, ev: ClusterObjectEv) -> None:
         raise CaseError("a cluster object needs metadata.name")
     if ev.resource == "events":
         obj = _rehome_event(world, obj)
+    if ev.resource == "configmaps":
+        obj = _place_plugin_config(world, obj)
     items[:] = [o for o in items if o["metadata"]["name"] != name]
     items.append(obj)
+
+
+def _place_plugin_config(world: World, obj: dict[str, Any]) -> dict[str, Any]:
+    """A device-plugin config ConfigMap is placed where this bundle's plugin reads it: in
+    the plugin's namespace, named by the ClusterPolicy's spec.devicePlugin.config (the
+    reporter's plugin may have run in another namespace, from its own chart)."""
+    data = obj.get("data") or {}
+    keys = [k for k, v in data.items() if isinstance(v, str) and plugin_sharing(v) is not None]
+    plugin = next((ds for ds in world.daemonsets.values()
+                   if ds["metadata"]["name"] == "nvidia-device-plugin-daemonset"), None)
+    if not keys or plugin is None:
+        return obj
+    namespace = plugin["metadata"]["namespace"]
+    name = obj["metadata"]["name"]
+    for policy in world.resources.get("clusterpolicies", []):
+        config = {"name": name, **({"default": keys[0]} if len(keys) == 1 else {})}
+        policy["spec"].setdefault("devicePlugin", {})["config"] = config
+    return {**obj, "metadata": {**obj["metadata"], "namespace": namespace}}
 
 
 def _rehome_event(world: World, obj: dict[str, Any]) -> dict[str, Any]:

@@ -3,9 +3,16 @@ bring their own parts, Pending DaemonSet pods placed on their node."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import msgspec
+from builder import build_case
 from case import CASES_DIR, Case, load_case
 from scoreboard import diagnose_case, top_root_cause
+
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.diagnose import diagnose
 
 
 def _top(case: Case) -> tuple[str, str] | None:
@@ -86,3 +93,42 @@ def test_a_benign_daemonset_event_explains_nothing() -> None:
 def test_no_nvidia_smi_in_toolkit_validation_names_the_runtime_integration() -> None:
     case = load_case(CASES_DIR / "gpu-operator-280-crio-hooks-dir.yaml")
     assert _top(case) == ("container-toolkit", "crio_hooks_dir_missing")
+
+
+def _workload_bundle_top(tmp_path: Path, running: bool) -> tuple[str, str] | None:
+    """nvidia-docker 1034: the workload pod's Failed event names the cause; the same old
+    event on a workload that runs now names nothing."""
+    case = load_case(CASES_DIR / "nvidia-docker-1034-toolkit-not-installed.yaml")
+    out = build_case(case, tmp_path / case.id)
+    if running:
+        path = out / "cluster" / "pods.json"
+        doc = json.loads(path.read_text())
+        for pod in doc["items"]:
+            if pod["metadata"]["name"] == "cuda-smoke":
+                started = {"running": {"startedAt": "2025-05-20T08:26:00Z"}}
+                pod["status"]["phase"] = "Running"
+                for status in pod["status"]["containerStatuses"]:
+                    status |= {"state": started, "ready": True, "started": True}
+        path.write_text(json.dumps(doc))
+    report = diagnose(load_bundle(out), read_node_observations)
+    top = top_root_cause(report, case.node)
+    return (top.component, top.cause) if top else None
+
+
+def test_a_stuck_workload_pods_event_names_the_cause(tmp_path: Path) -> None:
+    expected = ("container-toolkit", "docker_gpu_capability_unregistered")
+    assert _workload_bundle_top(tmp_path / "stuck", running=False) == expected
+
+
+def test_an_old_event_of_a_running_workload_names_nothing(tmp_path: Path) -> None:
+    assert _workload_bundle_top(tmp_path / "running", running=True) is None
+
+
+def test_an_operator_killed_at_its_memory_limit_is_named_for_that_reason() -> None:
+    case = load_case(CASES_DIR / "gpu-operator-208-ocp-operator-oomkilled.yaml")
+    assert _top(case) == ("gpu-operator", "oom_killed")
+    report = diagnose_case(case)
+    assert "operator.resources" in report.cluster.root_causes[0].fix
+    crash = {"kind": "pod-state", "component": "gpu-operator", "state": "CrashLoopBackOff", "exit_code": 1}
+    crashing = msgspec.structs.replace(case, evidence=(msgspec.convert(crash, type(case.evidence[0])),))
+    assert _top(crashing) == ("gpu-operator", "gpu_operator_crashloop")

@@ -180,3 +180,35 @@ def test_what_is_not_secret_is_kept() -> None:
     assert redact_text("NVRM: Xid (PCI:0000:00:06): 79, pid=1, GPU has fallen off the bus.") == \
         "NVRM: Xid (PCI:0000:00:06): 79, pid=1, GPU has fallen off the bus."
     assert redact_args(["--token", "x", "--v=2"]) == ["--token", "<redacted>", "--v=2"]
+
+
+_SHARED = (
+    "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+)
+
+
+def test_device_plugin_config_is_collected_whatever_its_name(mini_bundle: Path, tmp_path: Path) -> None:
+    """The ConfigMap the ClusterPolicy names for the device plugin keeps its plugin configs
+    (its name says nothing of GPUs); its other values and other ConfigMaps are not collected."""
+    served = tmp_path / "served"
+    shutil.copytree(mini_bundle, served)
+
+    def name_config(doc: dict[str, Any]) -> None:
+        doc["items"][0]["spec"]["devicePlugin"]["config"] = {"name": "sharing-profiles", "default": "t4"}
+
+    _edit(served / "cluster" / "clusterpolicies.json", name_config)
+    meta = {"namespace": "gpu-operator"}
+    configmaps = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {**meta, "name": "sharing-profiles"},
+         "data": {"t4": _SHARED, "readme": "ask the platform team"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {**meta, "name": "team-settings"},
+         "data": {"t4": _SHARED}},
+    ]
+    (served / "cluster" / "configmaps.json").write_text(json.dumps({"kind": "List", "items": configmaps}))
+    out = tmp_path / "collected"
+    with serve_bundle(served) as server:
+        collect_bundle(out, kubeconfig=server.kubeconfig_path, quiet=True)
+    kept = {c["metadata"]["name"]: c["data"]
+            for c in json.loads((out / "cluster" / "configmaps.json").read_text())["items"]}
+    assert kept["sharing-profiles"] == {"t4": _SHARED, "readme": "<not collected>"}
+    assert kept["team-settings"] == {"t4": "<not collected>"}

@@ -127,6 +127,17 @@ class Affinity(_K, frozen=True):
     node_affinity: NodeAffinity | None = None
 
 
+class ConfigMapRef(_K, frozen=True):
+    name: str = ""
+
+
+class Volume(_K, frozen=True):
+    """Only ConfigMap volumes: where a device plugin reads its sharing config from."""
+
+    name: str = ""
+    config_map: ConfigMapRef | None = None
+
+
 class PodSpec(_K, frozen=True):
     """What checks read of a pod's spec (other scheduling fields live on the template)."""
 
@@ -136,6 +147,12 @@ class PodSpec(_K, frozen=True):
     runtime_class_name: str | None = None
     affinity: Affinity | None = None
     node_selector: dict[str, str] = {}
+    volumes: tuple[Volume, ...] = ()
+
+    @property
+    def config_maps(self) -> tuple[str, ...]:
+        """Names of the ConfigMaps mounted as volumes."""
+        return tuple(v.config_map.name for v in self.volumes if v.config_map and v.config_map.name)
 
     @property
     def target_node(self) -> str:
@@ -311,6 +328,13 @@ class CSINodeSpec(_K, frozen=True):
 class CSINode(_K, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     spec: CSINodeSpec = CSINodeSpec()
+
+
+class ConfigMap(_K, frozen=True):
+    """A GPU-stack ConfigMap (docs/bundle-format.md: only the stack's keep their data)."""
+
+    metadata: ObjectMeta = ObjectMeta()
+    data: dict[str, str] = {}
 
 
 class GenericObject(_K, frozen=True):

@@ -39,7 +39,11 @@ RESOURCES: dict[str, type[msgspec.Struct]] = {
     "services": kube.GenericObject,
     "persistentvolumeclaims": kube.GenericObject,
     "servicemonitors": kube.GenericObject,
+    "configmaps": kube.ConfigMap,
 }
+#: Files a bundle may lack without anything being missing: extensions of format v1 that
+#: older collectors did not write (their absence only leaves what they tell unknown).
+OPTIONAL = frozenset({"configmaps"})
 
 _LIST_DECODERS = {name: msgspec.json.Decoder(kube.list_type(t)) for name, t in RESOURCES.items()}
 _MANIFEST_DECODER = msgspec.json.Decoder(Manifest)
@@ -77,7 +81,8 @@ def load_source(source: BundleSource) -> ClusterFacts:
             rel = f"cluster/{name}.json"
             items = None if rel in lost else _load_list(source, name, warnings)
             if items is None:
-                missing.append(rel)
+                if name not in OPTIONAL or rel in lost:
+                    missing.append(rel)
             else:
                 lists[name] = items
                 damaged.update([name] if any(w.startswith(f"{rel}: item ") for w in warnings) else [])

@@ -112,9 +112,12 @@ def _operator_pods(facts: ClusterFacts, component: str, crash_cause: str, policy
 
 
 def _operator_pod(pod: Pod, component: str, crash_cause: str) -> Finding:
+    """A crash-looping operator is its own cause; one killed at its memory limit keeps
+    that reason (``oom_killed``, fixed through the operator's own resources)."""
     finding = judge_pod(pod, component)
     if finding.cause in ("crash_loop", "oom_killed"):
-        return Finding(component, finding.status, crash_cause, finding.evidence, finding.context, 40)
+        cause = finding.cause if finding.cause == "oom_killed" else crash_cause
+        return Finding(component, finding.status, cause, finding.evidence, finding.context, 40)
     return finding
 
 

@@ -7,15 +7,26 @@ them without parsing twice. Parse failures are kept as facts of their own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
 
-from gpunode.bundle.kube import DaemonSet, Event, Node, Pod, Taint, Toleration
+from gpunode.bundle.kube import ConfigMap, DaemonSet, Event, Node, Pod, Taint, Toleration
 from gpunode.errors import ParseError
 from gpunode.facts import ClusterFacts, LogFile, NodeObservations, StackPod
-from gpunode.gpus import GpuResources, gpu_resources, physical_gpus_labelled
+from gpunode.gpus import (
+    GPU,
+    PLUGIN_CONFIG_LABEL,
+    SHARED,
+    GpuResources,
+    PluginSharing,
+    gpu_resources,
+    physical_gpus_labelled,
+    plugin_sharing,
+    quantity,
+    selected_plugin_config,
+)
 from gpunode.kb import KnowledgeBase
 from gpunode.parse.containerd import (
     CONTAINERD_CONFIG_BY_DISTRIBUTION,
@@ -335,16 +346,93 @@ class NodeContext:
 
     @cached_property
     def gpu_resources(self) -> GpuResources | None:
-        """How the node's device plugin counts its GPUs (whole, MIG, shared), from capacity."""
+        """How the node's device plugin counts its GPUs (whole, MIG, shared), from capacity,
+        GFD's labels and, where they do not say sharing, the plugin's own config: applied
+        only where the capacity is that many replicas of at least the GPUs seen."""
         node = self.node
-        return gpu_resources(node.metadata.labels, node.status.capacity) if node else None
+        if node is None:
+            return None
+        labels, capacity = node.metadata.labels, node.status.capacity
+        base = gpu_resources(labels, capacity)
+        config = self.plugin_sharing
+        if base.sharing != "none" or base.physical is None or config is None or config.replicas == 1:
+            return base
+        whole = quantity(capacity.get(GPU)) + quantity(capacity.get(SHARED))
+        seen = self._seen_gpus()
+        if whole % config.replicas or (seen and whole // config.replicas < seen):
+            return base  # the config is not (yet) in effect: the plugin still serves whole GPUs
+        return gpu_resources(labels, capacity, config)
+
+    @cached_property
+    def plugin_sharing(self) -> PluginSharing | None:
+        """The sharing the device plugin's own config sets on this node; None when no
+        config was found (not collected, or no key can be told for the node)."""
+        node = self.node
+        label = node.metadata.labels.get(PLUGIN_CONFIG_LABEL) if node else None
+        for config_map, default in self._plugin_config_maps():
+            key = selected_plugin_config(config_map.data, label, default)
+            found = plugin_sharing(config_map.data[key]) if key is not None else None
+            if found is not None:
+                return found
+        return None
+
+    def _plugin_config_maps(self) -> Iterator[tuple[ConfigMap, str | None]]:
+        """ConfigMaps the node's device plugin reads its config from, with the default key:
+        those its pods mount, and the GPU Operator's ``spec.devicePlugin.config``."""
+        name, default = self._policy_plugin_config()
+        pods = [sp.pod for sp in self.stack_pods("device-plugin")]
+        namespaces = {pod.metadata.namespace for pod in pods}
+        for pod in pods:
+            for mounted in pod.spec.config_maps:
+                found = self.facts.config_map(pod.metadata.namespace, mounted)
+                if found is not None:
+                    yield found, default
+        if name:
+            for config_map in self.facts.config_maps:
+                meta = config_map.metadata
+                if meta.name == name and (not namespaces or meta.namespace in namespaces):
+                    yield config_map, default
+
+    def _policy_plugin_config(self) -> tuple[str | None, str | None]:
+        """ClusterPolicy ``spec.devicePlugin.config`` name and default key."""
+        for policy in self.facts.cluster_policies:
+            plugin = policy.spec.get("devicePlugin")
+            config = plugin.get("config") if isinstance(plugin, dict) else None
+            if isinstance(config, dict) and config.get("name"):
+                default = config.get("default")
+                return str(config["name"]), str(default) if default else None
+        return None, None
+
+    @cached_property
+    def gpu_count_ambiguous(self) -> str | None:
+        """Why the capacity cannot be read as physical GPUs: a whole multiple of the GPUs
+        seen with nothing saying sharing (no GFD sharing label, no plugin config found)
+        is shared replicas as likely as missing GPUs. None when it can be read."""
+        resources = self.gpu_resources
+        seen = self._seen_gpus()
+        if resources is None or resources.mode != "whole" or not resources.physical or not seen:
+            return None
+        if resources.physical <= seen or resources.physical % seen or self.plugin_sharing is not None:
+            return None
+        return (
+            f"{GPU} capacity {resources.physical} is {resources.physical // seen} x {seen} GPUs seen: "
+            "time-slicing/MPS replicas or missing GPUs; no GFD sharing label and no device-plugin "
+            "config (ConfigMap) found to tell"
+        )
 
     @cached_property
     def expected_gpus(self) -> int | None:
         """Physical GPUs the node should have: the largest count of *physical* GPUs any
         source reports (GFD's count and the capacity only where they count whole GPUs,
-        see gpus.py), so MIG instances and shared replicas are never taken for GPUs."""
-        counts = [c for c in (self._label_gpus(), self._capacity_gpus(), self._smi_gpus()) if c]
+        see gpus.py), so MIG instances and shared replicas are never taken for GPUs. A
+        capacity that may be shared replicas (``gpu_count_ambiguous``) does not count."""
+        capacity = None if self.gpu_count_ambiguous else self._capacity_gpus()
+        counts = [c for c in (self._label_gpus(), capacity, self._smi_gpus()) if c]
+        return max(counts) if counts else None
+
+    def _seen_gpus(self) -> int | None:
+        """Physical GPUs GFD or nvidia-smi counted (not the capacity)."""
+        counts = [c for c in (self._label_gpus(), self._smi_gpus()) if c]
         return max(counts) if counts else None
 
     @cached_property

@@ -81,10 +81,17 @@ def gpus_present(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield problem(component, "gpu_missing", ev)
     for gpu in smi.gpus:
         yield from _gpu_memory(component, path, gpu)
-    if smi.attached_gpus >= expected:
-        product = smi.gpus[0].product_name if smi.gpus else "GPU"
-        ev = Evidence(path, f"attached_gpus={smi.attached_gpus}")
-        yield ok(component, f"{smi.attached_gpus}x {product}", ev)
+    if smi.attached_gpus < expected:
+        return
+    seen = Evidence(path, f"attached_gpus={smi.attached_gpus}")
+    ambiguous = ctx.gpu_count_ambiguous
+    if ambiguous:  # shared replicas or missing GPUs: never a verdict without the config
+        capacity = ctx.node.status.capacity.get("nvidia.com/gpu", "") if ctx.node else ""
+        yield unknown(component, ambiguous, seen, Evidence(f"node/{ctx.name} status.capacity",
+                                                           f"nvidia.com/gpu={capacity}"))
+        return
+    product = smi.gpus[0].product_name if smi.gpus else "GPU"
+    yield ok(component, f"{smi.attached_gpus}x {product}", seen)
 
 
 def _gpu_memory(component: str, path: str, gpu: GpuInfo) -> Iterator[Finding]:

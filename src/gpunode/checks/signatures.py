@@ -136,8 +136,21 @@ def _event_groups(ctx: NodeContext) -> Iterator[tuple[str, dict[str, str], list[
         for sp in pods:
             yield _pod_group(ctx, sp.pod)
     for pod in ctx.facts.workloads_by_node.get(ctx.name, ()):
-        # A GPU workload that cannot start shows the runtime's failure in its own events.
-        yield _pod_group(ctx, pod)
+        # A GPU workload that cannot start shows the runtime's failure in its own events;
+        # the stuck workload is the failure state its signature explains.
+        source, ctx_vals, events = _pod_group(ctx, pod)
+        if workload_stuck(pod):
+            ctx_vals = {**ctx_vals, "standalone": "true"}
+        yield source, ctx_vals, events
+
+
+def workload_stuck(pod: Pod) -> bool:
+    """A workload pod that has not started: still Pending or Failed, or a container
+    waiting to be created or run (a Running pod's old events may be from a past attempt)."""
+    if pod.status.phase in ("Pending", "Failed"):
+        return True
+    statuses = (*pod.status.init_container_statuses, *pod.status.container_statuses)
+    return any(cs.state.waiting is not None and cs.state.waiting.reason for cs in statuses)
 
 
 def _pod_group(ctx: NodeContext, pod: Pod) -> tuple[str, dict[str, str], list[Event]]:

@@ -75,6 +75,7 @@ from gpunode.collect.plan import (
     exec_targets,
     gpu_nodes,
     log_targets,
+    plugin_config_maps,
     scrape_targets,
     short_nodes,
     stack_pods,
@@ -89,7 +90,16 @@ from gpunode.collect.reports import (
     plan_extras,
     reports_by_node,
 )
-from gpunode.collect.slim import Node, NodePage, Pod, PodPage, RawPage, Workload, WorkloadPage
+from gpunode.collect.slim import (
+    Node,
+    NodePage,
+    Pod,
+    PodPage,
+    PolicyPage,
+    RawPage,
+    Workload,
+    WorkloadPage,
+)
 from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
 from gpunode.errors import GpunodeError, UsageError
 from gpunode.probe import ProbeResult
@@ -191,6 +201,7 @@ class _Run:
     pods_listed: bool = False
     agent_nodes: list[str] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
+    plugin_configs: list[str] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)
     redacted: list[str] = field(default_factory=list)
     scoped: dict[str, list[str]] = field(default_factory=dict)
@@ -407,6 +418,9 @@ def _slim_items(plural: str, body: bytes) -> list[Any]:
                 if workload_component(w)]
     if plural == "gpunodereports":
         return decode_reports(body)
+    if plural == "clusterpolicies":
+        return [p.plugin_config for p in msgspec.json.decode(body, type=PolicyPage).items
+                if p.plugin_config]
     return []
 
 
@@ -421,6 +435,8 @@ def _keep_slim(run: _Run, plural: str, slim: list[Any], count: int) -> None:
             run.workloads.extend(slim)
     elif plural == "gpunodereports":
         run.reports = slim
+    elif plural == "clusterpolicies":
+        run.plugin_configs = slim
 
 
 def _list_failed(run: _Run, kind: ListKind, namespace: str, exc: ApiFailure) -> None:
@@ -642,8 +658,12 @@ def _fold(run: _Run, node: str, body: bytes) -> frozenset[str]:
 
 
 def _configmaps(run: _Run, stack: Iterable[Any]) -> None:
-    """ConfigMaps of the GPU-stack namespaces only, merged into one list file."""
+    """ConfigMaps of the GPU-stack namespaces only, merged into one list file; the device
+    plugin's config ConfigMaps (named by the ClusterPolicy or mounted by its pods) keep
+    their device-plugin configs whatever their name."""
+    stack = list(stack)
     namespaces = sorted({entry.pod.metadata.namespace for entry in stack})
+    plugin = frozenset(plugin_config_maps(stack, run.plugin_configs))
     sink = run.writer.open_list("cluster/configmaps.json")
     try:
         for namespace in namespaces:
@@ -652,8 +672,8 @@ def _configmaps(run: _Run, stack: Iterable[Any]) -> None:
                 for body, page in run.api.list_pages(path, {}, PAGE_SIZE):
                     if body:
                         items = ensure_typemeta([bytes(i) for i in page.items], "v1", "ConfigMap")
-                        sink.add(redact_configmap(i, "cluster/configmaps.json", run.redacted)
-                                 for i in items)
+                        sink.add(redact_configmap(i, "cluster/configmaps.json", run.redacted,
+                                                  plugin) for i in items)
             except ApiFailure as exc:
                 _list_failed(run, CONFIGMAPS, namespace, exc)
     finally:

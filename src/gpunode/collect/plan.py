@@ -90,6 +90,23 @@ def stack_pods(pods: Iterable[Pod]) -> list[StackPod]:
     return found
 
 
+def plugin_config_maps(stack: Iterable[StackPod], policy_names: Iterable[str]) -> set[tuple[str, str]]:
+    """(namespace, name) of the ConfigMaps the device plugin reads its config from: those
+    its pods mount, and those the ClusterPolicy names (in the plugin's namespaces, or in
+    every stack namespace while no plugin pod runs)."""
+    entries = list(stack)
+    plugins = [e.pod for e in entries if e.component == "device-plugin"]
+    found = {
+        (pod.metadata.namespace, v.config_map.name)
+        for pod in plugins
+        for v in pod.spec.volumes
+        if v.config_map is not None and v.config_map.name
+    }
+    namespaces = {p.metadata.namespace for p in plugins} or {e.pod.metadata.namespace for e in entries}
+    found.update((ns, name) for name in policy_names for ns in namespaces)
+    return found
+
+
 def by_node(stack: Iterable[StackPod]) -> dict[str, dict[str, list[Pod]]]:
     """node -> component -> pods on it (pods not yet scheduled are left out)."""
     table: dict[str, dict[str, list[Pod]]] = defaultdict(lambda: defaultdict(list))

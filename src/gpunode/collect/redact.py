@@ -15,10 +15,12 @@ manifest's ``redacted`` list.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import msgspec
+
+from gpunode.gpus import plugin_sharing
 
 REDACTED = "<redacted>"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -234,14 +236,18 @@ STACK_CONFIGMAP = re.compile(
 NOT_COLLECTED = "<not collected>"
 
 
-def redact_configmap(item: bytes, where: str = "", log: list[str] | None = None) -> bytes:
+def redact_configmap(item: bytes, where: str = "", log: list[str] | None = None,
+                     plugin: Collection[tuple[str, str]] = ()) -> bytes:
     """A ConfigMap: data of the GPU stack's ConfigMaps (secrets removed); others keep their
-    keys only, values not collected."""
+    keys only, values not collected. ``plugin``: (namespace, name) of the device plugin's
+    config ConfigMaps, whatever their name: of those only device-plugin configs are kept."""
     obj = msgspec.json.decode(item)
     meta = obj.get("metadata") or {}
     name = str(meta.get("name", ""))
     found: list[str] = []
-    if not STACK_CONFIGMAP.search(name):
+    if (str(meta.get("namespace", "")), name) in plugin and not STACK_CONFIGMAP.search(name):
+        _keep_plugin_configs(obj, found)
+    elif not STACK_CONFIGMAP.search(name):
         for section in ("data", "binaryData"):
             values = obj.get(section)
             if isinstance(values, dict) and values:
@@ -254,6 +260,19 @@ def redact_configmap(item: bytes, where: str = "", log: list[str] | None = None)
         label = _label(obj) or f"ConfigMap {name}"
         log.extend(f"{where} {label}: {f}" for f in dict.fromkeys(found))
     return msgspec.json.encode(obj)
+
+
+def _keep_plugin_configs(obj: dict[str, Any], found: list[str]) -> None:
+    """In place: values that are device-plugin config files stay, the rest is not collected."""
+    data = obj.get("data")
+    if isinstance(data, dict):
+        dropped = [k for k, v in data.items() if not isinstance(v, str) or plugin_sharing(v) is None]
+        data.update(dict.fromkeys(dropped, NOT_COLLECTED))
+        if dropped:
+            found.append(".data (not a device-plugin config: values not collected)")
+    if obj.get("binaryData"):
+        obj["binaryData"] = dict.fromkeys(obj["binaryData"], NOT_COLLECTED)
+        found.append(".binaryData (not a device-plugin config: values not collected)")
 
 
 Redactor = Callable[[bytes, str, "list[str] | None"], bytes]

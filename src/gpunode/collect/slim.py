@@ -60,9 +60,14 @@ class HostPath(_S):
     path: str = ""
 
 
+class ConfigMapRef(_S):
+    name: str = ""
+
+
 class Volume(_S):
     name: str = ""
     host_path: HostPath | None = None
+    config_map: ConfigMapRef | None = None
 
 
 class PodSpec(_S):
@@ -175,3 +180,30 @@ class Workload(_S):
 
 class WorkloadPage(msgspec.Struct):
     items: list[Workload] = []
+
+
+class PluginConfig(_S):
+    name: str = ""
+
+
+class DevicePluginSpec(_S):
+    config: PluginConfig | None = None
+
+
+class PolicySpec(_S):
+    device_plugin: DevicePluginSpec | None = None
+
+
+class ClusterPolicy(_S):
+    """Only ``spec.devicePlugin.config.name``: the ConfigMap the device plugin reads."""
+
+    spec: PolicySpec = msgspec.field(default_factory=PolicySpec)
+
+    @property
+    def plugin_config(self) -> str:
+        plugin = self.spec.device_plugin
+        return plugin.config.name if plugin and plugin.config else ""
+
+
+class PolicyPage(msgspec.Struct):
+    items: list[ClusterPolicy] = []

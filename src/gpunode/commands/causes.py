@@ -51,6 +51,7 @@ class CauseOut(msgspec.Struct, frozen=True):
     references: tuple[str, ...]
     signatures: tuple[SignatureOut, ...]
     example: str
+    fix_for: dict[str, str] = {}
 
 
 def register(app: typer.Typer) -> None:
@@ -118,6 +119,7 @@ def cause_out(cause: Cause, catalog: Catalog) -> CauseOut:
             SignatureOut(m.source, m.pattern, m.containers, m.reasons, m.name) for m in cause.match
         ),
         example=cause.example,
+        fix_for=cause.fix_for,
     )
 
 
@@ -181,6 +183,7 @@ def _cause_markdown(cause: Cause, heading: str) -> str:
         + "\n",
         f"{cause.explanation}\n",
         f"**Fix:** {cause.fix}\n",
+        *(f"**Fix for `{comp}`:** {text}\n" for comp, text in sorted(cause.fix_for.items())),
     ]
     if cause.match:
         lines.append("Signatures:\n")
