@@ -406,7 +406,9 @@ def test_gpu_operator_crashloop(build: Build) -> None:
     operator = next(p for p in bundle.items("pods") if p["metadata"]["labels"].get("app") == "gpu-operator")
     ctr = status_of(operator, "gpu-operator")
     assert ctr["state"]["waiting"]["reason"] == "CrashLoopBackOff"
-    assert ctr["lastState"]["terminated"]["reason"] == "OOMKilled"
+    last = ctr["lastState"]["terminated"]
+    assert (last["reason"], last["exitCode"]) == ("Error", 2)
+    assert "panic: runtime error" in bundle.log(operator, "gpu-operator", previous=True)
     assert bundle.pod_on(NODE, "nvidia-driver-daemonset-")["status"]["phase"] == "Running"
     deployment = next(d for d in bundle.items("deployments") if d["metadata"]["name"] == "gpu-operator")
     assert deployment["status"]["unavailableReplicas"] == 1
