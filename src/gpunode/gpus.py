@@ -29,10 +29,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from gpunode.limits import bounded_yaml
-
 GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"
 MIG_PREFIX = "nvidia.com/mig-"
@@ -168,6 +164,10 @@ NOT_SHARED = PluginSharing("none", 1)
 def plugin_sharing(text: str) -> PluginSharing | None:
     """The sharing a device-plugin config file sets for ``nvidia.com/gpu``; NOT_SHARED for
     a config that shares nothing, None for text that is no device-plugin config."""
+    import yaml  # only where a config is read: ``probe`` judges a node without YAML
+
+    from gpunode.limits import bounded_yaml
+
     try:
         doc: Any = bounded_yaml(text, "device-plugin config")
     except (yaml.YAMLError, ValueError, RecursionError):
