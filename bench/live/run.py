@@ -114,7 +114,7 @@ def _refresh_reports(bundle: Path) -> None:
     import re
 
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ").encode()
-    stamp = re.compile(rb'"(collected_at|probedAt|publishedAt)":"[^"]*"')
+    stamp = re.compile(rb'"(collected_at|probedAt|publishedAt)": ?"[^"]*"')
     path = bundle / "cluster" / "gpunodereports.json"
     path.write_bytes(stamp.sub(lambda m: b'"' + m[1] + b'":"' + now + b'"', path.read_bytes()))
     for probe in (bundle / "nodes").glob("*/cmd/gpunode-probe.json"):

@@ -30,6 +30,7 @@ from gpunode.errors import GpunodeError, UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from gpunode.diagnose import Reuse
     from gpunode.model import Report
     from gpunode.report import Reporter
     from gpunode.report.options import RenderOptions
@@ -114,8 +115,10 @@ def _console() -> Console:
 stdout_console = _console  # for command modules: the same terminal/pipe handling
 
 
-def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = None) -> Report:
-    """Load a bundle and diagnose it (the offline path shared by several commands)."""
+def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = None,
+                 reuse: Reuse | None = None) -> Report:
+    """Load a bundle and diagnose it (the offline path shared by several commands); ``reuse``:
+    node reports a live collection already judged from the same facts."""
     from gpunode.bundle.load import gc_paused, load_bundle, read_node_observations
     from gpunode.diagnose import diagnose
     from gpunode.selector import bundle_node_labels, select_nodes
@@ -125,7 +128,7 @@ def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = N
     with gc_paused():
         facts = load_bundle(bundle)
         wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
-        return diagnose(facts, read_node_observations, wanted)
+        return diagnose(facts, read_node_observations, wanted, reuse=reuse)
 
 
 def render_options(output: ReportFormat, show_all: bool = False, show_stack: bool = False) -> RenderOptions:
@@ -155,7 +158,7 @@ def resolve_bundle(
     workdir: Path,
     selector: str | None = None,
     extras: str = "suspect",
-) -> Path:
+) -> tuple[Path, Reuse | None]:
     """The bundle to judge: a saved one (a GPU Operator must-gather is converted), or a
     fresh collection from the live cluster into ``workdir``."""
     if source is not None:
@@ -164,15 +167,15 @@ def resolve_bundle(
         from gpunode.collect.mustgather import convert_must_gather, is_must_gather
 
         if source.is_dir() and is_must_gather(source):
-            return convert_must_gather(source, workdir / "must-gather")
-        return source
+            return convert_must_gather(source, workdir / "must-gather"), None
+        return source, None
     from gpunode.collect import collect_bundle
 
     result = collect_bundle(
         workdir / "live", kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet,
         selector=selector, extras=extras,
     )
-    return result.path
+    return result.path, result.reuse
 
 
 def report_from(
@@ -189,11 +192,11 @@ def report_from(
     if source is not None and extras != "suspect":
         raise UsageError("--deep/--all-nodes choose what a live collection fetches; drop them with --from")
     with tempfile.TemporaryDirectory(prefix="gpunode-") as tmp:
-        bundle = resolve_bundle(
+        bundle, reuse = resolve_bundle(
             source, kubeconfig=kubeconfig, context=context, nodes=nodes, quiet=quiet, workdir=Path(tmp),
             selector=selector, extras=extras,
         )
-        report = build_report(bundle, nodes, selector)
+        report = build_report(bundle, nodes, selector, reuse)
     if source is None:
         from gpunode.kubeconfig import context_name
 

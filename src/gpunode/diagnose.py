@@ -439,21 +439,40 @@ ObservationReader = Callable[[ClusterFacts, str], NodeObservations]
 NodeVisitor = Callable[[NodeContext], object]
 
 
+@dataclass(frozen=True)
+class Reuse:
+    """Node reports judged earlier from the same node facts (live collection judges every
+    node from the lists before fetching extras for a few). They stand while the cluster-wide
+    problems they were judged under are unchanged; nodes whose facts changed are left out."""
+
+    cluster_problems: Mapping[str, Status]
+    nodes: Mapping[str, NodeReport]
+
+    @classmethod
+    def of(cls, report: Report, changed: Iterable[str]) -> Reuse:
+        problems = {c.component: c.status for c in report.cluster.components if c.status.is_problem}
+        skip = set(changed)
+        return cls(problems, {n.name: n for n in report.nodes if n.name not in skip})
+
+
 def diagnose(
     facts: ClusterFacts,
     read_observations: ObservationReader,
     nodes: Sequence[str] = (),
     visit: NodeVisitor | None = None,
     seen: Callable[[str, Any], None] | None = None,
+    *,
+    reuse: Reuse | None = None,
 ) -> Report:
     """The whole report: cluster causes once, then every (selected) GPU node.
 
     ``visit`` sees each node's context after the node is judged, so another view
     (validate) reuses its observations and parsed forms instead of reading them again;
     ``seen`` then receives, in node order, the node's name and what ``visit`` returned.
+    ``reuse`` gives node reports already judged from the same facts (not with ``visit``).
     """
     with gc_paused():  # everything built here lives until the report is rendered
-        return _diagnose(facts, read_observations, nodes, visit, seen)
+        return _diagnose(facts, read_observations, nodes, visit, seen, reuse=reuse)
 
 
 @dataclass(frozen=True)
@@ -474,7 +493,8 @@ class _NodeJudge:
 
 
 def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: Sequence[str],
-              visit: NodeVisitor | None, seen: Callable[[str, Any], None] | None) -> Report:
+              visit: NodeVisitor | None, seen: Callable[[str, Any], None] | None,
+              *, reuse: Reuse | None = None) -> Report:
     kb = load_kb()
     diagnoser = Diagnoser(facts, kb)
     cluster_j = judge_cluster(facts, kb)
@@ -485,8 +505,14 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
     skipped = tuple(NotGpuNode(n, facts.why_not_gpu_node(n)) for n in asked if not facts.is_gpu_node(n))
     not_gpu = {s.name for s in skipped}
     names = [n for n in asked if n not in not_gpu]
+    kept = reuse.nodes if reuse and visit is None and dict(reuse.cluster_problems) == cluster_problems else {}
     judge = _NodeJudge(facts, read_observations, diagnoser, cluster_problems, visit)
-    for report, visited in nodepool.judged(names, judge):
+    fresh = iter(nodepool.judged([n for n in names if n not in kept], judge))
+    for name in names:
+        if name in kept:
+            reports.append(kept[name])
+            continue
+        report, visited = next(fresh)
         reports.append(report)
         if seen is not None:
             seen(report.name, visited)

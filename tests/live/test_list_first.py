@@ -142,3 +142,16 @@ def test_named_nodes_get_extras_and_the_selector_goes_to_the_api(tmp_path: Path)
     assert [n["metadata"]["name"] for n in listed["items"]] == [fleet.name(1), fleet.name(4)]
     assert selected.extras_reasons == {}
     assert _manifest(selected)["node_selector"] == "kubernetes.io/hostname in (gpu-00001,gpu-00004)"
+
+
+@pytest.mark.parametrize("agents", [True, False], ids=["with-reports", "without-agents"])
+def test_node_reports_judged_from_the_lists_are_reused_only_where_nothing_changed(
+        tmp_path: Path, agents: bool) -> None:
+    fleet = Fleet(NODES, broken=[5], agents=agents, reports=agents)
+    result, _audit = _collect(tmp_path, fleet)
+    assert result.reuse is not None
+    assert sorted(result.reuse.nodes) == [n for n in fleet.names if n != fleet.name(5)]
+    again = build_report(result.path, None)
+    reused = build_report(result.path, None, reuse=result.reuse)
+    assert reused == again
+    assert [n.name for n in reused.nodes if n.root_causes] == [fleet.name(5)]

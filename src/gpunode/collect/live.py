@@ -101,7 +101,9 @@ from gpunode.collect.slim import (
     WorkloadPage,
 )
 from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
+from gpunode.diagnose import Reuse
 from gpunode.errors import GpunodeError, UsageError
+from gpunode.model import Report
 from gpunode.probe import ProbeResult
 from gpunode.safety import inside
 from gpunode.selector import parse_selector, select_nodes
@@ -181,6 +183,9 @@ class CollectResult:
     extras_reasons: dict[str, str] = field(default_factory=dict)
     #: GPU nodes whose facts came from their GPUNodeReport (manifest ``report_nodes``).
     report_nodes: tuple[str, ...] = ()
+    #: Node reports judged from the lists, for nodes whose facts did not change after
+    #: (no extras, no logs): ``build_report(path, reuse=...)`` need not judge them again.
+    reuse: Reuse | None = None
 
 
 @dataclass
@@ -197,6 +202,8 @@ class _Run:
     agent_pods: list[kube.Pod] = field(default_factory=list)
     reports: list[ReportItem] = field(default_factory=list)
     plan: ExtrasPlan | None = None
+    lists_report: Report | None = None
+    changed: set[str] = field(default_factory=set)
     selector: str | None = None
     pods_listed: bool = False
     agent_nodes: list[str] = field(default_factory=list)
@@ -559,8 +566,9 @@ def _extra_jobs(run: _Run, only: Sequence[str], named: Sequence[str],
                   if not only or n in only]
     plan = run.plan = _plan(run, candidates, named, policy, bool(agents))
     jobs: list[Job] = [partial(_configmaps, run, stack)]
-    short = short_nodes(run.nodes)
-    jobs += [partial(_fetch_log, run, t) for t in log_targets(stack, only, short)]
+    logs = log_targets(stack, only, short_nodes(run.nodes))
+    jobs += [partial(_fetch_log, run, t) for t in logs]
+    run.changed = {*plan.nodes, *(t.node for t in logs)}
     for node in plan.nodes:
         components = table.get(node, {})
         node_jobs = partial(_node_jobs, run, node, components)
@@ -585,9 +593,14 @@ def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: Ex
         reports = {n: r for n, r in reports.items() if n not in outcome.skipped}
     verdicts = {}
     if policy is ExtrasPolicy.SUSPECT and candidates:
-        run.writer.write("manifest.json", _manifest_bytes(run, named))  # scoped lists, missing
+        # What judging needs of the manifest (scoped lists, missing ones), and every node
+        # as judged without extras: the reports of nodes that get none stay valid.
+        folded = sorted(n for n in fresh if n in reports)
+        run.plan = ExtrasPlan(ExtrasPolicy.SUSPECT, from_reports=folded)
+        run.writer.write("manifest.json", _manifest_bytes(run, named))
         try:
-            verdicts = lists_verdicts(run.writer.root, candidates)
+            run.lists_report = lists_verdicts(run.writer.root, candidates)
+            verdicts = {n.name: n for n in run.lists_report.nodes}
         except GpunodeError as exc:  # cannot judge from the lists: visit every node instead
             run.notes.append(f"could not judge nodes from the lists ({exc}); every GPU node's "
                              "extras are fetched")
@@ -904,8 +917,9 @@ def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
     run.writer.write("manifest.json", _manifest_bytes(run, nodes))
     path = run.writer.finish()
     plan = run.plan
+    reuse = Reuse.of(run.lists_report, run.changed) if run.lists_report else None
     return CollectResult(path, bool(run.warnings), tuple(run.warnings), tuple(run.notes),
                          run.api.stats.calls, run.api.stats.retries, dict(run.objects),
                          run.extras, time.monotonic() - started, tuple(sorted(run.agent_nodes)),
                          run.api.stats.kinds(), dict(plan.reasons) if plan else {},
-                         tuple(sorted(plan.from_reports)) if plan else ())
+                         tuple(sorted(plan.from_reports)) if plan else (), reuse)

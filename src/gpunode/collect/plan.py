@@ -45,6 +45,7 @@ class LogTarget:
     pod: str
     container: str
     previous: bool
+    node: str = ""
 
     @property
     def bundle_path(self) -> str:
@@ -160,9 +161,10 @@ def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
         quiet = entry.component in _DEVICE_PLUGINS and pod.spec.node_name in (short or set())
         for status in _troubled(pod, include_running=quiet):
             meta = pod.metadata
-            targets.append(LogTarget(meta.namespace, meta.name, status.name, previous=False))
+            node = pod.spec.node_name
+            targets.append(LogTarget(meta.namespace, meta.name, status.name, False, node))
             if status.restart_count > 0:
-                targets.append(LogTarget(meta.namespace, meta.name, status.name, previous=True))
+                targets.append(LogTarget(meta.namespace, meta.name, status.name, True, node))
     return targets
 
 

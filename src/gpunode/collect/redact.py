@@ -22,6 +22,11 @@ import msgspec
 
 from gpunode.gpus import plugin_sharing
 
+try:
+    import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+except ImportError:  # pragma: no cover - the dependency is declared; stay usable without it
+    re2 = None
+
 REDACTED = "<redacted>"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -67,7 +72,7 @@ def is_sensitive(name: str) -> bool:
 
 def redact_text(text: str, found: list[str] | None = None) -> str:
     """``text`` with every secret-shaped value replaced; rule names appended to ``found``."""
-    if not _TEXT_TRIGGER.search(text):
+    if not _text_trigger(text):
         return text
     for name, pattern, replacement in _SHAPES:
         text, count = pattern.subn(replacement, text)
@@ -83,7 +88,7 @@ _TEXT_TRIGGER = re.compile(
 
 def redact_bytes(data: bytes, where: str, log: list[str] | None = None) -> bytes:
     """Text output (logs, command output, node files) with secret shapes replaced."""
-    if not _BYTES_TRIGGER.search(data):
+    if not _bytes_trigger(data):
         return data
     found: list[str] = []
     text = redact_text(data.decode("utf-8", errors="surrogateescape"), found)
@@ -97,19 +102,33 @@ def redact_bytes(data: bytes, where: str, log: list[str] | None = None) -> bytes
 _BYTES_TRIGGER = re.compile(_TEXT_TRIGGER.pattern.encode())
 
 
+def _fast(pattern: re.Pattern[Any]) -> Callable[[Any], object]:
+    r"""``pattern.search``, by RE2 when installed: the triggers are alternations of literals
+    that Python's ``re`` tries branch by branch at every position (a 100,000-pod list took
+    30 s of CPU to scan; RE2's automaton, 0.2 s). They are prefilters: RE2's ASCII ``\s``
+    in a negated class only widens what they match, so nothing a trigger catches is missed."""
+    if re2 is None:
+        return pattern.search
+    search: Callable[[Any], object] = re2.compile(pattern.pattern).search
+    return search
+
+
 # --- API objects -------------------------------------------------------------------------
 
 _OBJECT_TRIGGER = re.compile(
     rb"(?i)pass|pwd|token|secret|cred|auth|bearer|basic |apikey|api_key|api-key|_key\"|key_|private|"
     rb"last-applied|://[^\s/\"]*@|eyJ|gh[pousr]_|github_pat_|glpat-|AKIA|ASIA|xox|nvapi-|sk-|AIza|hf_|"
-    rb"npm_|_pat|pat_|\"-p")
+    rb"npm_|_pat[^h]|pat_|\"-p")  # _pat but not _path (probe facts are full of paths)
+_text_trigger = _fast(_TEXT_TRIGGER)
+_bytes_trigger = _fast(_BYTES_TRIGGER)
+_object_trigger = _fast(_OBJECT_TRIGGER)
 _ARG_LISTS = ("args", "command")
 _REFERENCE_SUFFIXES = ("name", "ref", "refs", "secrets", "file", "path", "keyref", "selector")
 
 
 def redact_item(item: bytes, where: str = "", log: list[str] | None = None) -> bytes:
     """One API object's JSON with secrets removed; untouched objects keep their bytes."""
-    if not _OBJECT_TRIGGER.search(item):
+    if not _object_trigger(item):
         return item
     obj = msgspec.json.decode(item)
     found: list[str] = []

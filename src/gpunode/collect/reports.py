@@ -29,7 +29,7 @@ from pathlib import Path
 import msgspec
 
 from gpunode.agent.nodereport import HEALTHY, REPORT_MAX_AGE_S
-from gpunode.model import NodeReport
+from gpunode.model import NodeReport, Report
 
 
 class ExtrasPolicy(StrEnum):
@@ -115,13 +115,12 @@ def healthy(node: NodeReport) -> bool:
     return not node.root_causes and not any(c.status.is_problem for c in node.components)
 
 
-def lists_verdicts(root: Path, nodes: Sequence[str]) -> dict[str, NodeReport]:
+def lists_verdicts(root: Path, nodes: Sequence[str]) -> Report:
     """Diagnose ``nodes`` from what the bundle at ``root`` holds so far (lists, report facts)."""
     from gpunode.bundle.load import load_bundle, read_node_observations
     from gpunode.diagnose import diagnose
 
-    report = diagnose(load_bundle(root), read_node_observations, nodes)
-    return {n.name: n for n in report.nodes}
+    return diagnose(load_bundle(root), read_node_observations, nodes)
 
 
 def _problem(node: NodeReport) -> str:
