@@ -20,12 +20,12 @@ HERE = Path(__file__).resolve().parent
 
 QUICK = {
     "offline": ["offline/run.py", "--nodes", "625", "1250"],
-    "live": ["live/run.py", "--gpu-nodes", "200", "--pods", "4000"],
+    "live": ["live/run.py", "--gpu-nodes", "200", "--pods", "4000", "--reports", "--live-diagnose"],
     "explain": ["explain/run.py", "--mb", "20"],
 }
 FULL = {
     "offline": ["offline/run.py", "--nodes", "625", "1250", "2500", "5000"],
-    "live": ["live/run.py", "--gpu-nodes", "5000", "--pods", "100000"],
+    "live": ["live/run.py", "--gpu-nodes", "5000", "--pods", "100000", "--reports", "--live-diagnose"],
     "explain": ["explain/run.py", "--mb", "200"],
 }
 
