@@ -228,6 +228,15 @@ def gpu_resources(
     return GpuResources(mode, sharing, replicas, advertised, physical, vgpu)
 
 
+def dcgm_series_gpus(series: Iterable[Mapping[str, str]]) -> set[str]:
+    """The GPUs a DCGM exporter serves, from the labels of its per-GPU series in any family:
+    ``gpu`` (else ``UUID``). A GPU is present if any of its series is: a vGPU guest exports
+    no DCGM_FI_DEV_GPU_TEMP but the other families, and MIG instances carry their GPU's
+    index, so this counts the physical GPUs (or vGPUs) the node's other counts compare to."""
+    found = (labels.get("gpu") or labels.get("UUID") for labels in series)
+    return {gpu for gpu in found if gpu}
+
+
 def _label(labels: Mapping[str, str], suffix: str) -> str | None:
     """``nvidia.com/gpu.<suffix>``, or the renamed ``nvidia.com/gpu.shared.<suffix>``."""
     return labels.get(f"{GPU}.{suffix}") or labels.get(f"{SHARED}.{suffix}")

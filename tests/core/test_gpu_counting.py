@@ -15,6 +15,7 @@ from gpunode.gpus import (
     NOT_SHARED,
     GpuResources,
     PluginSharing,
+    dcgm_series_gpus,
     gpu_resources,
     mig_instances_labelled,
     physical_gpus_labelled,
@@ -313,3 +314,14 @@ def test_plugin_config_mounted_by_the_plugin_pod(healthy: Path, tmp_path: Path) 
     path.write_text(json.dumps(doc))
     node = _node(root)
     assert node.root_causes == () and _component(node, "gpu-hardware")[0] == Status.OK
+
+
+def test_dcgm_gpus_are_counted_over_any_per_gpu_series() -> None:
+    """dcgm-exporter 236 (vGPU guests serve GPU_UTIL, no GPU_TEMP); MIG instances of one GPU
+    share its ``gpu`` index; a series without gpu or UUID labels counts nothing."""
+    vgpu = [{"gpu": "0", "UUID": "GPU-a", "modelName": "GRID A100-40C"},
+            {"gpu": "1", "UUID": "GPU-b", "modelName": "GRID A100-40C"}]
+    mig = [{"gpu": "0", "UUID": "GPU-c", "GPU_I_PROFILE": "1g.6gb", "GPU_I_ID": str(i)} for i in (3, 4, 5)]
+    assert dcgm_series_gpus(vgpu) == {"0", "1"}
+    assert dcgm_series_gpus(mig) == {"0"}
+    assert dcgm_series_gpus([{"UUID": "GPU-d"}, {"Hostname": "n"}]) == {"GPU-d"}

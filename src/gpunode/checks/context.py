@@ -21,6 +21,7 @@ from gpunode.gpus import (
     SHARED,
     GpuResources,
     PluginSharing,
+    dcgm_series_gpus,
     gpu_resources,
     physical_gpus_labelled,
     plugin_sharing,
@@ -222,13 +223,8 @@ class NodeContext:
         if families is None:
             return None
         names = sorted(n for n in families if n.startswith(DCGM_PER_GPU_PREFIX))[:DCGM_FAMILIES_READ]
-        gpus: set[str] = set()
-        for name in names:
-            for sample in self.dcgm_metric(name) or ():
-                gpu = sample.labels.get("gpu") or sample.labels.get("UUID")
-                if gpu:
-                    gpus.add(gpu)
-        return gpus, names
+        series = (sample.labels for name in names for sample in self.dcgm_metric(name) or ())
+        return dcgm_series_gpus(series), names
 
     @cached_property
     def node_exporter_samples(self) -> list[Sample] | None:
