@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 import tempfile
 import traceback
@@ -44,14 +45,27 @@ app = typer.Typer(
 )
 
 
+def _list_shown_as_item(shown: str | None) -> str | None:
+    """``<list[str]>`` is Python's name for a repeatable value: help shows the item, ``<str>...``."""
+    if shown is None:
+        return None
+    match = re.fullmatch(r"<list\[(\w+)\]>(\.\.\.)?", shown)
+    return f"<{match.group(1)}>..." if match else shown
+
+
 def _no_bool_metavar() -> None:
     """Typer's rich help prints ``<bool>`` after flags that take no value; show nothing there."""
-    shown = typer.core.TyperOption.display_type_rich
+    shown_option = typer.core.TyperOption.display_type_rich
+    shown_argument = typer.core.TyperArgument.display_type_rich
 
-    def display_type_rich(self: typer.core.TyperOption, ctx: Any) -> str | None:
-        return None if self.is_flag else shown(self, ctx)
+    def option_type(self: typer.core.TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else _list_shown_as_item(shown_option(self, ctx))
 
-    typer.core.TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    def argument_type(self: typer.core.TyperArgument, ctx: Any) -> str | None:
+        return _list_shown_as_item(shown_argument(self, ctx))
+
+    typer.core.TyperOption.display_type_rich = option_type  # type: ignore[method-assign]
+    typer.core.TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign,assignment]
 
 
 _no_bool_metavar()

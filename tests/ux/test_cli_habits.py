@@ -34,6 +34,16 @@ def test_help_has_no_bool_metavar() -> None:
         assert "<bool>" not in proc.stdout, command
 
 
+def test_help_shows_repeatable_values_as_items_not_python_lists() -> None:
+    repeatables = (("serve-bundle", "--forbid"), ("validate", "--category"), ("diagnose", "nodes..."))
+    for command, repeatable in repeatables:
+        proc = gpunode(command, "--help")
+        assert proc.returncode == 0, command
+        assert "<list[" not in proc.stdout, command
+        line = next(line for line in proc.stdout.splitlines() if repeatable in line)
+        assert "<str>..." in line, (command, line)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
