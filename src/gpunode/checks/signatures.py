@@ -115,7 +115,7 @@ def _events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Fi
 
 
 def _own_events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
-    groups = (_pod_group(ctx, sp.pod) for sp in ctx.stack_pods(component))
+    groups = (_pod_group(ctx, sp.pod) for sp in ctx.stack_pods(component) if ctx.events_for_pod(sp.pod))
     yield from _scan_events(component, groups, matchers)
 
 
@@ -131,11 +131,16 @@ def _scan_events(
 
 
 def _event_groups(ctx: NodeContext) -> Iterator[tuple[str, dict[str, str], list[Event]]]:
+    # Pods without events are passed over before their group is built: most have none,
+    # and this runs for every component with event signatures on every node.
     yield f"node/{ctx.name}", {}, ctx.node_events()
     for pods in ctx.facts.pods_by_node.get(ctx.name, {}).values():
         for sp in pods:
-            yield _pod_group(ctx, sp.pod)
+            if ctx.events_for_pod(sp.pod):
+                yield _pod_group(ctx, sp.pod)
     for pod in ctx.facts.workloads_by_node.get(ctx.name, ()):
+        if not ctx.events_for_pod(pod):
+            continue
         # A GPU workload that cannot start shows the runtime's failure in its own events;
         # the stuck workload is the failure state its signature explains.
         source, ctx_vals, events = _pod_group(ctx, pod)
