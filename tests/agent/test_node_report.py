@@ -244,3 +244,20 @@ def test_rbac_allows_every_report_call_the_agent_makes(stub: ReportStub) -> None
     allowed = {(v, r) for role in reader for rule in role["rules"] if rule["apiGroups"] == [GROUP]
                for v in rule["verbs"] for r in rule["resources"]}
     assert ("list", PLURAL) in allowed and not {v for v, _ in allowed} - {"get", "list"}
+
+
+def test_a_stale_agent_publishes_unknown_once_then_every_interval(stub: ReportStub) -> None:
+    clock, probe = Clock(), Probe(recorded_probe())
+    agent = _agent(stub, probe, clock, interval_s=300)
+    agent.run_once()
+
+    def failing() -> ProbeResult:
+        raise RuntimeError("NVML: driver gone")
+
+    agent._probe = failing  # type: ignore[assignment]
+    for _ in range(14):  # probes fail for 7 minutes; stale after 90 s (3 intervals)
+        clock.now += 30
+        agent.run_once()
+    patches = [r for r in stub.requests if r["method"] == "PATCH"]
+    assert [p["body"][0]["value"]["verdict"] for p in patches] == ["ok", "unknown", "unknown"]
+    assert patches[1]["body"][0]["value"]["message"] == "no successful gpunode probe for more than 90s"

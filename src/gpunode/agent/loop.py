@@ -224,8 +224,9 @@ class Agent:
         snap = self.snapshot
         if self._reports is None or snap is None:
             return
-        fresh, why = self.health()
-        verdict = verdict_of(snap.node_report, "" if fresh else f"probe stale: {why}")
+        fresh, _ = self.health()
+        stale = f"no successful gpunode probe for more than {self.config.stale_after:.0f}s"
+        verdict = verdict_of(snap.node_report, "" if fresh else stale)  # stable: no churn
         if not self._reports.due(verdict):
             return
         uid = str((self._node or {}).get("metadata", {}).get("uid") or "") or None
