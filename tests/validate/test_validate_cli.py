@@ -159,7 +159,6 @@ def test_live_cluster_with_active_checks(falcon_healthy: Path, tmp_path: Path, c
             "5",
             "--scrape-interval",
             "0",
-            "--deep",  # every node's evidence: a healthy cluster then passes every check
             "-q",
             "-o",
             "json",
@@ -176,7 +175,26 @@ def test_live_cluster_with_active_checks(falcon_healthy: Path, tmp_path: Path, c
     assert "values moving" in checks["obs.dcgm-exporter"]["summary"]
     assert checks["gpu.workload-smoke"]["active"] and checks["storage.pvc-write"]["verdict"] == "pass"
     assert left == []
-    assert (tmp_path / "out/bundle/manifest.json").is_file()
+    manifest = json.loads((tmp_path / "out/bundle/manifest.json").read_text())
+    # A readiness checklist fetches every GPU node's evidence without being asked (--deep).
+    assert manifest["extras_policy"] == "deep"
+    assert sorted(manifest["extras_nodes"]) == ["gpu-wk-01", "gpu-wk-02"]
+
+
+def test_live_lists_first_leaves_healthy_nodes_unvisited(  # type: ignore[no-untyped-def]
+    falcon_healthy: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    with serve_with_workloads(falcon_healthy) as server:
+        kubeconfig = str(server.running.kubeconfig_path)
+        args = ["--kubeconfig", kubeconfig, "--lists-first", "--scrape-interval", "0", "-q", "-o", "json"]
+        code, out, err = cli(capsys, monkeypatch, *args, "--output-dir", str(tmp_path / "out"))
+        both, _, both_err = cli(capsys, monkeypatch, "--kubeconfig", kubeconfig, "--lists-first", "--deep")
+    manifest = json.loads((tmp_path / "out/bundle/manifest.json").read_text())
+    assert manifest["extras_policy"] == "suspect" and manifest["extras_nodes"] == []
+    report = json.loads(out)
+    verdicts = {c["verdict"] for cat in report["categories"] for c in cat["checks"]}
+    assert "fail" not in verdicts and "unknown" in verdicts, (code, err)
+    assert both == 2 and "--lists-first" in both_err and len(both_err.strip().splitlines()) == 1
 
 
 def test_unreachable_cluster_exit_3(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]

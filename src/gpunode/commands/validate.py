@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from gpunode.commands.extras import AllNodesOpt, DeepOpt, extras_policy
+from gpunode.errors import UsageError
 from gpunode.validate.defaults import (
     DEFAULT_IMAGE,
     DEFAULT_NCCL_FLOOR_GBPS,
@@ -102,6 +103,14 @@ def validate_cmd(
     ] = False,
     deep: DeepOpt = False,
     all_nodes: AllNodesOpt = False,
+    lists_first: Annotated[
+        bool,
+        typer.Option(
+            "--lists-first",
+            help="Live: fetch node extras only for the nodes the cluster lists leave in doubt, as "
+            "diagnose does (fast on large fleets; other nodes' node-file checks stay unknown).",
+        ),
+    ] = False,
 ) -> None:
     """Cluster readiness in six categories: a verdict, a score per category, and what to fix."""
     from gpunode.validate.active.session import ActiveOptions
@@ -136,9 +145,20 @@ def validate_cmd(
         with_diagnosis=output in (Format.table, Format.html) or output_dir is not None,
         nodes=tuple(nodes or ()),
         selector=selector,
-        extras=extras_policy(deep, all_nodes),
+        extras=_readiness_extras(source, deep, all_nodes, lists_first),
     )
     _run(request, output, fail_on)
+
+
+def _readiness_extras(source: Path | None, deep: bool, all_nodes: bool, lists_first: bool) -> str:
+    """A readiness checklist needs every chosen node's data: live, validate fetches each GPU
+    node's extras unless ``--lists-first`` asks for diagnose's cheaper plan."""
+    policy = extras_policy(deep, all_nodes)
+    if lists_first and policy != "suspect":
+        raise UsageError("--lists-first and --deep/--all-nodes: choose one")
+    if source is not None or lists_first or policy != "suspect":
+        return policy
+    return "deep"
 
 
 def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
