@@ -24,7 +24,12 @@ from gpunode.checks.base import EXPLAINS
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import display_state, ready_ratio
-from gpunode.checks.signatures import cluster_event_findings, signature_findings, traced_findings
+from gpunode.checks.signatures import (
+    cluster_event_findings,
+    cluster_log_findings,
+    signature_findings,
+    traced_findings,
+)
 from gpunode.checks.versions import component_version, image_tag
 from gpunode.facts import ClusterFacts, NodeObservations
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
@@ -148,6 +153,7 @@ def judge_cluster(facts: ClusterFacts, kb: KnowledgeBase) -> dict[str, Judgement
         out[chk.component].findings.extend(chk.fn(facts))
     for cid, judgement in out.items():
         judgement.findings.extend(cluster_event_findings(facts, kb, cid))
+        judgement.findings.extend(cluster_log_findings(facts, kb, cid))
     return out
 
 

@@ -127,6 +127,19 @@ class ClusterFacts:
     #: Pods outside the GPU stack that validate's network checks read (CNI agents), in
     #: list order: kept while the pod list is indexed, so nothing decodes it twice.
     network_pods: tuple[Pod, ...] = ()
+    #: logs of the cluster-side pods (``cluster_side``), read once by bundle.load
+    cluster_logs: dict[tuple[str, str], tuple[LogFile, ...]] = field(default_factory=dict)
+
+    @cached_property
+    def cluster_side(self) -> dict[str, list[StackPod]]:
+        """Stack pods that serve the whole cluster, by component: the cluster components'
+        pods, and the Deployment/StatefulSet pods of node components (nfd-master), which
+        run on one node but act on all of them."""
+        out: dict[str, list[StackPod]] = {k: list(v) for k, v in self.cluster_pods.items()}
+        for by_component in self.pods_by_node.values():
+            for component, pods in by_component.items():
+                out.setdefault(component, []).extend(sp for sp in pods if _serves_cluster(sp.pod))
+        return {k: v for k, v in out.items() if v}
 
     @cached_property
     def workloads_by_node(self) -> dict[str, list[Pod]]:
@@ -246,6 +259,14 @@ class ClusterFacts:
     def why_not_gpu_node(self, name: str) -> str:
         """The evidence that is absent, said plainly (for ``diagnose <node>`` of a non-GPU node)."""
         return gpu_node_absent_evidence(name in self.node_dirs)
+
+
+#: Controllers whose pods are a cluster-wide service, not one node's agent.
+_CLUSTER_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "Deployment"})
+
+
+def _serves_cluster(pod: Pod) -> bool:
+    return any(o.kind in _CLUSTER_OWNERS for o in pod.metadata.owner_references)
 
 
 def _quantity(value: str | None) -> int:

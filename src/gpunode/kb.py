@@ -46,6 +46,15 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     a healthy pod never accuses the layer below. Read in a lower component's
     pod (the validator's binary in another operand's init container), the
     cause explains that component's failure instead.
+
+    ``while_running`` marks a ``log`` signature as decisive on its own, even in
+    the current log of a container that runs and is ready: the line says the
+    component does not do its job (the operator's every reconcile fails, the
+    plugin never registered), so no crash or wait will show. The last matching
+    line counts, and only while no later line of the same log matches
+    ``unless`` (the error was followed by success: the plugin registered on a
+    retry, the policy reconciled). With ``seen_in``, such a signature is read
+    in those components' pods even while they run.
     """
 
     source: MatchSource
@@ -55,10 +64,16 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     name: str | None = None
     own: bool = False
     seen_in: tuple[str, ...] = ()
+    while_running: bool = False
+    unless: str | None = None
 
     @property
     def regex(self) -> re.Pattern[str]:
         return _compiled(self.pattern)
+
+    @property
+    def unless_regex(self) -> re.Pattern[str] | None:
+        return _compiled(self.unless) if self.unless else None
 
 
 @cache
@@ -171,14 +186,24 @@ def validate(causes: Sequence[Cause], origin: str, seen: set[str] | None = None,
             raise ValueError(f"{where}: unknown component {cause.component!r}")
         _check_fix_for(cause, known, where)
         for m in cause.match:
-            if patterns:
-                _check_pattern(m.pattern, where)
-            if m.source in ("node_cmd", "node_file") and not m.name:
-                raise ValueError(f"{where}: {m.source} matches need a name")
-            if m.seen_in and (m.source not in ("log", "waiting") or not set(m.seen_in) <= known):
-                raise ValueError(f"{where}: seen_in needs a log or waiting match and known components")
+            _validate_match(m, where, known, patterns)
         for step in cause.next_steps:
             _template_fields(step)
+
+
+def _validate_match(m: Match, where: str, known: set[str], patterns: bool) -> None:
+    if patterns:
+        _check_pattern(m.pattern, where)
+        if m.unless is not None:
+            _check_pattern(m.unless, where)
+    if m.source in ("node_cmd", "node_file") and not m.name:
+        raise ValueError(f"{where}: {m.source} matches need a name")
+    if m.seen_in and (m.source not in ("log", "waiting") or not set(m.seen_in) <= known):
+        raise ValueError(f"{where}: seen_in needs a log or waiting match and known components")
+    if m.while_running and m.source != "log":
+        raise ValueError(f"{where}: while_running needs a log match")
+    if m.unless is not None and not m.while_running:
+        raise ValueError(f"{where}: unless needs while_running (it cancels a decisive line)")
 
 
 def _check_pattern(pattern: str, where: str) -> None:
@@ -326,6 +351,19 @@ def _first_hits(numbered: Iterable[tuple[int, str]],
         if len(hits) == wanted:
             break
     return list(hits.values())
+
+
+def decisive_hit(lines: Sequence[str], cause: Cause, m: Match) -> TextHit | None:
+    """The last line ``m`` matches (``line_no`` counted from the top), unless a later
+    line matches ``m.unless``: an error that was followed by success was transient."""
+    hits = scan_split_lines(lines, [(cause, m)], reverse=True)
+    if not hits:
+        return None
+    index = len(lines) - hits[0].line_no
+    cancel = m.unless_regex
+    if cancel is not None and cancel.search("\n".join(lines[index + 1:])):
+        return None
+    return TextHit(cause, index + 1, hits[0].line)
 
 
 def scan_split_lines(lines: Sequence[str], matchers: Sequence[tuple[Cause, Match]],

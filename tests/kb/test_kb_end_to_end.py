@@ -170,6 +170,7 @@ def test_every_log_cause_is_injected() -> None:
         c.code
         for c in KB.causes
         if any(m.source == "log" and not m.seen_in for m in c.match) and c.component not in NOT_IN_FALCON
+        and CATALOG.get(c.component).scope == "node"  # cluster components: test_cluster_log_cause_*
     }
     injected = {c.code for r in ROUNDS for c in r}
     assert with_logs <= injected, with_logs - injected
@@ -185,3 +186,27 @@ def test_diagnose_names_each_injected_cause(causes: list[Cause], tmp_path: Path)
     expected = {(c.component, c.code) for c in causes}
     assert expected <= named, f"missing {expected - named}; diagnose named {sorted(named)}"
     assert named <= expected, f"unexpected root causes {named - expected}"
+
+
+CLUSTER_LOG_CAUSES = [
+    c for c in KB.causes
+    if c.component != "*" and CATALOG.get(c.component).scope == "cluster"
+    and any(m.source == "log" for m in c.match)
+]
+
+
+def _operator_report(line: str, tmp_path: Path) -> list[tuple[str, str]]:
+    """The cluster's root causes with ``line`` buried in the running operator's log."""
+    world = build_world(_falcon())  # type: ignore[arg-type]
+    key = next(k for k in world.pods if any(c.name == "gpu-operator" for c in world.containers(k)))
+    world.set_log(key, "gpu-operator", "\n".join(bury_near_end(line, 10_000, 5)) + "\n")
+    finalize(world)
+    report = diagnose(load_bundle(write(world, tmp_path / "bundle")), read_node_observations, [NODE])
+    return [(rc.component, rc.cause) for rc in report.cluster.root_causes]
+
+
+@pytest.mark.parametrize("cause", CLUSTER_LOG_CAUSES, ids=lambda c: c.code)
+def test_cluster_log_cause_in_a_running_operator_is_a_cluster_root(cause: Cause, tmp_path: Path) -> None:
+    assert any(m.while_running for m in cause.match), "a running operator's log decides only while_running"
+    assert _operator_report(cause.example, tmp_path / "example") == [(cause.component, cause.code)]
+    assert _operator_report(cause.near_miss, tmp_path / "near") == []

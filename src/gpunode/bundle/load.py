@@ -8,7 +8,7 @@ only grows, so collection passes would be pure overhead.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +18,7 @@ import msgspec
 from gpunode.bundle import kube
 from gpunode.bundle.source import BundleSource, open_bundle
 from gpunode.errors import BundleError
-from gpunode.facts import MAX_LOG_BYTES, ClusterFacts, LogFile, Manifest, NodeObservations
+from gpunode.facts import MAX_LOG_BYTES, ClusterFacts, LogFile, Manifest, NodeObservations, StackPod
 from gpunode.limits import MAX_NODE_FILE_BYTES, cut_line
 
 T = TypeVar("T", bound=msgspec.Struct)
@@ -92,6 +92,7 @@ def load_source(source: BundleSource) -> ClusterFacts:
                                            warnings=(*manifest.warnings, *_summarised(warnings)))
     facts = ClusterFacts.build(source, manifest, lists, tuple(missing), version)
     facts.damaged = frozenset(damaged)
+    facts.cluster_logs = _pod_logs(facts, (sp for pods in facts.cluster_side.values() for sp in pods))
     return facts
 
 
@@ -277,12 +278,15 @@ def read_node_observations(facts: ClusterFacts, node: str) -> NodeObservations:
 
 
 def _node_logs(facts: ClusterFacts, node: str) -> dict[tuple[str, str], tuple[LogFile, ...]]:
+    return _pod_logs(facts, (sp for pods in facts.pods_by_node.get(node, {}).values() for sp in pods))
+
+
+def _pod_logs(facts: ClusterFacts, pods: Iterable[StackPod]) -> dict[tuple[str, str], tuple[LogFile, ...]]:
     out: dict[tuple[str, str], tuple[LogFile, ...]] = {}
-    for pods in facts.pods_by_node.get(node, {}).values():
-        for sp in pods:
-            paths = facts.log_index.get(sp.key, [])
-            if paths:
-                out[sp.key] = tuple(_log_file(facts.source, p) for p in paths)
+    for sp in pods:
+        paths = facts.log_index.get(sp.key, [])
+        if paths:
+            out[sp.key] = tuple(_log_file(facts.source, p) for p in paths)
     return out
 
 

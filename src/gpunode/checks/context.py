@@ -101,7 +101,14 @@ class NodeContext:
         return self.facts.events_for("Node", "", self.name)
 
     def logs_of(self, pod: Pod) -> tuple[LogFile, ...]:
-        return self.obs.logs.get((pod.metadata.namespace, pod.metadata.name), ())
+        key = pod.metadata.namespace, pod.metadata.name
+        return self.obs.logs.get(key) or self.facts.cluster_logs.get(key, ())
+
+    def cluster_side_pods(self, component: str) -> list[StackPod]:
+        """The component's cluster-wide pods that run elsewhere (nfd-master for nfd):
+        what they log about every node is this node's evidence too."""
+        return [sp for sp in self.facts.cluster_side.get(component, ())
+                if sp.pod.spec.target_node != self.name]
 
     def daemonsets_targeting(self, component: str) -> list[DaemonSet]:
         """This component's DaemonSets whose node selector and tolerations fit this node."""

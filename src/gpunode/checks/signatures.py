@@ -14,8 +14,17 @@ import msgspec
 
 from gpunode.bundle.kube import ContainerState, Event, Pod
 from gpunode.checks.context import NodeContext
-from gpunode.facts import ClusterFacts
-from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, TextHit, scan_lines, scan_split_lines
+from gpunode.facts import ClusterFacts, LogFile
+from gpunode.kb import (
+    Cause,
+    KnowledgeBase,
+    Match,
+    MatchSource,
+    TextHit,
+    decisive_hit,
+    scan_lines,
+    scan_split_lines,
+)
 from gpunode.model import Evidence, Finding
 from gpunode.parse.gpu_ref import bus_id_above, bus_id_in_line, gpu_values
 
@@ -44,23 +53,36 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
     A container that cannot load NVML or sees no GPU is a symptom: the line names the
     layer below. A higher component's binary failing inside a lower one's pod (the
     validator in the toolkit's init container) names that higher component. Only pods
-    of components already failing are read; the finding is the named component's and
-    proves a problem on its own."""
+    of components already failing are read, and running pods only for their decisive
+    (``while_running``) lines; the finding is the named component's and proves a
+    problem on its own."""
     catalog = ctx.facts.catalog
     for cause, m in ctx.kb.traced:
         below = catalog.dependencies(cause.component)
-        sources = [c for c in failing if c != cause.component and ("*" in m.seen_in or c in m.seen_in)]
+        sources = [c for c in _trace_sources(ctx, m, failing) if c != cause.component]
         if cause.component in failing:
-            # A failing component's own findings name it; only a lower pod where its cause
-            # shows (and which it explains) is read further.
-            sources = [c for c in sources if c in below]
+            # A failing component's own findings name it; only a lower failing pod where its
+            # cause shows (and which it explains) is read further.
+            sources = [c for c in sources if c in below and c in failing]
         for seen in sources:
             if seen not in below and _own_spec_at_fault(ctx, seen):
                 continue
-            scan = _logs if m.source == "log" else _waiting
-            for finding in scan(ctx, seen, [(cause, m)]):
+            if seen in failing:
+                found = (_logs if m.source == "log" else _waiting)(ctx, seen, [(cause, m)])
+            else:  # a running pod: only its decisive lines (while_running) speak
+                found = (f for sp in ctx.stack_pods(seen) for log in ctx.logs_of(sp.pod)
+                         for f in log_findings(seen, sp.pod, log, [(cause, m)], decisive_only=True))
+            for finding in found:
                 ctx_vals = {**finding.context, "standalone": "true", "seen_in": seen}
                 yield msgspec.structs.replace(finding, component=cause.component, context=ctx_vals)
+
+
+def _trace_sources(ctx: NodeContext, m: Match, failing: Collection[str]) -> list[str]:
+    """Components whose pods are read for a traced signature: the failing ones, and for a
+    ``while_running`` signature also the running ones."""
+    on_node = ctx.facts.pods_by_node.get(ctx.name, {})
+    candidates = dict.fromkeys([*failing, *(on_node if m.while_running else ())])
+    return [c for c in candidates if "*" in m.seen_in or c in m.seen_in]
 
 
 def cluster_event_findings(facts: ClusterFacts, kb: KnowledgeBase, component: str) -> list[Finding]:
@@ -99,10 +121,50 @@ def _own_spec_at_fault(ctx: NodeContext, component: str) -> bool:
 def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
     for sp in ctx.stack_pods(component):
         for log in ctx.logs_of(sp.pod):
-            scoped = [(c, m) for c, m in matchers if not m.containers or log.container in m.containers]
-            for hit in scan_split_lines(log.lines, scoped, reverse=True):
-                line_no = len(log.lines) - hit.line_no + 1
-                yield _finding(component, hit, f"{log.path}:{line_no}", _pod_ctx(sp.pod, log.container))
+            yield from log_findings(component, sp.pod, log, matchers)
+    decisive = [(c, m) for c, m in matchers if m.while_running]
+    if decisive:
+        # A cluster-wide pod of the component (nfd-master) speaks of every node; only its
+        # decisive lines count here, never a stray line that would merely refine.
+        for sp in ctx.cluster_side_pods(component):
+            for log in ctx.logs_of(sp.pod):
+                yield from log_findings(component, sp.pod, log, decisive, decisive_only=True)
+
+
+def log_findings(component: str, pod: Pod, log: LogFile, matchers: Matchers, *,
+                 decisive_only: bool = False) -> Iterator[Finding]:
+    """Signatures in one container log. ``while_running`` ones in a current log prove a
+    problem on their own (``decisive_hit``); unless ``decisive_only``, the others (and
+    those in a previous log) are found as usual: they refine a component failing anyway."""
+    scoped = [(c, m) for c, m in matchers if not m.containers or log.container in m.containers]
+    ctx_vals = _pod_ctx(pod, log.container)
+    decided: set[str] = set()
+    for cause, m in scoped:
+        hit = decisive_hit(log.lines, cause, m) if m.while_running and not log.previous else None
+        if hit is not None and cause.code not in decided:
+            decided.add(cause.code)
+            where = f"{log.path}:{hit.line_no}"
+            yield _finding(component, hit, where, {**ctx_vals, "standalone": "true"})
+    if decisive_only:
+        return
+    # A decisive signature said its word on a current log: cancelled by a later line, it
+    # refines nothing either (a standalone cause would otherwise ignore its ``unless``).
+    rest = [(c, m) for c, m in scoped if c.code not in decided and not (m.while_running and not log.previous)]
+    for hit in scan_split_lines(log.lines, rest, reverse=True):
+        line_no = len(log.lines) - hit.line_no + 1
+        yield _finding(component, hit, f"{log.path}:{line_no}", ctx_vals)
+
+
+def cluster_log_findings(facts: ClusterFacts, kb: KnowledgeBase, component: str) -> list[Finding]:
+    """A cluster component's log signatures in its own pods' logs (the operator's
+    controller log): a decisive line there is a cluster root cause while the pod runs."""
+    matchers = kb.matchers(component, "log")
+    return [
+        finding
+        for sp in facts.cluster_pods.get(component, [])
+        for log in facts.cluster_logs.get(sp.key, ())
+        for finding in log_findings(component, sp.pod, log, matchers)
+    ]
 
 
 def _events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:

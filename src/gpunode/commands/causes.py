@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from gpunode.catalog import Catalog
-    from gpunode.kb import Cause, KnowledgeBase
+    from gpunode.kb import Cause, KnowledgeBase, Match
     from gpunode.xid import XidCatalog
 
 GENERIC = "*"
@@ -188,7 +188,7 @@ def _cause_markdown(cause: Cause, heading: str) -> str:
     if cause.match:
         lines.append("Signatures:\n")
         lines.extend(
-            f"- {_signature_scope(m.source, m.containers, m.reasons, m.name)}: `{m.pattern}`"
+            f"- {_signature_scope(m.source, m.containers, m.reasons, m.name)}: `{m.pattern}`{_decisive(m)}"
             for m in cause.match
         )
         lines.append("")
@@ -208,6 +208,15 @@ def _signature_scope(source: str, containers: Iterable[str], reasons: Iterable[s
     if name:
         extra.append(name)
     return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _decisive(m: Match) -> str:
+    """How a ``while_running`` signature decides (kb.Match): on its own, in a running pod."""
+    if not m.while_running:
+        return ""
+    where = f" (read in {', '.join(m.seen_in)})" if m.seen_in else ""
+    unless = f", unless a later line matches `{m.unless}`" if m.unless else ""
+    return f" — decisive while running{where}{unless}"
 
 
 def _reference(ref: str) -> str:
@@ -248,6 +257,10 @@ finds their signatures in any text; `gpunode diagnose` names them per node.
   (an Xid 79, a fatal NIC error). Any other signature only refines a component that
   a check already sees failing (a crash-looping driver pod whose log says why), so
   a stale or stray line cannot invent a root cause.
+- **Decisive while running.** A `log` signature marked so decides on its own in the
+  current log of a running pod (the operator's, nfd-master's, one read in another
+  component's pods), because the pod runs but does not do its job; it counts only
+  while no later line of that log matches its `unless` pattern (a retry that worked).
 - **Precedence.** When several causes match the same component, the highest
   `specificity` wins and the others are kept as supporting evidence; across
   components, the lowest failing layer is the root cause and everything above it

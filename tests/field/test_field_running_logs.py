@@ -1,0 +1,110 @@
+"""Evidence before state in running pods: decisive lines (kb.Match ``while_running``) in
+the current log of a running operator, plugin, MIG manager, exporter or cluster-wide
+nfd-master name the cause; the same pods stay healthy when a later line shows the
+error was transient, or when the line is not one declared decisive."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import msgspec
+from builder import build_case
+from case import CASES_DIR, Case, Expect, LogEv, NodeLabelsEv, load_case
+from scoreboard import diagnose_case, top_root_cause
+
+from gpunode.bundle.load import load_bundle
+
+HEALTHY = Expect(healthy=True)
+
+
+def _top(case: Case) -> tuple[str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
+def _case(name: str) -> Case:
+    return load_case(CASES_DIR / f"{name}.yaml")
+
+
+def _edit_log(case: Case, old: str = "", new: str = "", append: str = "") -> Case:
+    """The case with its log text edited (``old`` → ``new``, ``append`` at the end), expected healthy."""
+    evidence = tuple(
+        msgspec.structs.replace(e, text=e.text.replace(old, new) + append)
+        if isinstance(e, LogEv) and old in e.text else e
+        for e in case.evidence
+    )
+    return msgspec.structs.replace(case, evidence=evidence, expect=HEALTHY)
+
+
+OPERATOR = "gpu-operator-409-k8s125-runtimeclass-v1beta1"
+
+
+def test_a_running_operator_whose_reconcile_fails_on_a_removed_api_is_the_cluster_root_cause() -> None:
+    case = _case(OPERATOR)
+    report = diagnose_case(case)
+    assert [(rc.component, rc.cause) for rc in report.cluster.root_causes] == [
+        ("gpu-operator", "operator_k8s_api_removed")]
+    assert "gpu-operator.log" in report.cluster.root_causes[0].evidence[0].source
+
+
+def test_an_operator_that_reconciled_after_the_error_is_healthy() -> None:
+    ready = ('{"level":"info","logger":"controllers.ClusterPolicy",'
+             '"msg":"ClusterPolicy is ready as all resources have been successfully reconciled"}\n')
+    assert _top(_edit_log(_case(OPERATOR), append=ready)) is None
+
+
+def test_a_missing_optional_crd_is_not_a_removed_kubernetes_api() -> None:
+    # The NFD rule CRD absent (NFD not installed yet) is an alpha API, but not one Kubernetes removed.
+    case = _edit_log(_case(OPERATOR), 'RuntimeClass\\" in version \\"node.k8s.io/v1beta1',
+                     'NodeFeatureRule\\" in version \\"nfd.k8s-sigs.io/v1alpha1')
+    assert "nfd.k8s-sigs.io" in next(e.text for e in case.evidence if isinstance(e, LogEv))
+    assert _top(case) is None
+
+
+def test_a_plugin_that_registered_on_a_retry_is_healthy() -> None:
+    case = _case("k8s-device-plugin-10-deviceplugins-feature-gate-off")
+    assert _top(case) == ("device-plugin", "device_plugin_registration_failed")
+    registered = ("I0611 10:02:51.774120       1 server.go:195] "
+                  "Registered device plugin for 'nvidia.com/gpu' with Kubelet\n")
+    assert _top(_edit_log(case, append=registered)) is None
+
+
+def test_a_mig_mode_change_followed_by_the_reset_is_healthy() -> None:
+    case = _case("gpu-operator-668-gke-a100-mig-pending-reboot")
+    assert _top(case) == ("gpu-hardware", "mig_mode_change_pending")
+    done = ('time="2024-02-13T10:21:14Z" level=debug msg="Resetting GPUs..."\n'
+            'time="2024-02-13T10:21:40Z" level=info msg="Successfully updated to MIG config: all-disabled"\n')
+    healthy = _edit_log(case, append=done)
+    healthy = msgspec.structs.replace(
+        healthy, evidence=tuple(e for e in healthy.evidence if not isinstance(e, NodeLabelsEv)))
+    assert _top(healthy) is None
+
+
+def test_a_gpu_that_cannot_be_reset_keeps_the_mode_change_pending() -> None:
+    case = _case("gpu-operator-1606-a100-passthrough-mig-reset-unsupported")
+    assert _top(case) == ("gpu-hardware", "mig_mode_change_pending")
+    error = ('time="2025-08-19T11:17:47Z" level=error '
+             'msg="\\nResetting GPU 00000000:00:04.0 is not supported.\\n"\n')
+    assert _top(_edit_log(case, error, "")) is None  # the reset went on: the pending line alone is transient
+
+
+def test_an_exporter_that_lost_its_hostengine_is_not_called_profiling_unsupported() -> None:
+    case = _case("dcgm-exporter-337-pascal-no-dcp")
+    assert _top(case) == ("dcgm-exporter", "dcgm_profiling_unsupported")
+    other = _edit_log(case, "This request is serviced by a module of DCGM that is not currently loaded",
+                      "Error getting supported metrics: Host engine connection invalid/disconnected")
+    assert _top(other) is None
+
+
+def test_nfd_master_runs_elsewhere_and_its_log_speaks_for_the_gpu_node() -> None:
+    case = _case("nfd-424-label-namespace-not-allowed")
+    with tempfile.TemporaryDirectory() as tmp:
+        facts = load_bundle(build_case(case, Path(tmp) / case.id))
+    shared = facts.cluster_side["nfd"]
+    assert shared and all(sp.pod.spec.target_node != case.node for sp in shared)  # nfd-master, nfd-gc
+    master = next(sp for sp in shared if "master" in sp.pod.metadata.name)
+    assert facts.cluster_logs[master.key]  # read once at load: diagnose stays pure
+    workers = [sp for pods in facts.pods_by_node.values() for sp in pods.get("nfd", []) if sp not in shared]
+    assert workers and not {sp.key for sp in workers} & set(facts.cluster_logs)
+    assert _top(case) == ("nfd", "nfd_label_namespace_denied")
