@@ -230,7 +230,9 @@ def test_only_named_nodes_get_extras(mini_server: RunningServer, tmp_path: Path)
     result = collect_bundle(tmp_path / "b", kubeconfig=mini_server.kubeconfig_path,
                             nodes=["gpu-wk-01"], quiet=True)
     assert {p.name for p in (tmp_path / "b" / "nodes").iterdir()} == {"gpu-wk-01"}
-    assert not (tmp_path / "b" / "logs").exists()  # the failing pods are on gpu-wk-02
+    # The failing pods are on gpu-wk-02; the operator acts for every node, so its log comes.
+    logs = [str(p.relative_to(tmp_path / "b" / "logs")) for p in (tmp_path / "b" / "logs").rglob("*.log")]
+    assert logs == ["gpu-operator/gpu-operator-7c9d6b8f4d-x2k9q/gpu-operator.log"]
     assert result.objects["pods"] == 11  # lists stay cluster-wide
     with pytest.raises(UsageError, match="gpu-wk-99"):
         collect_bundle(tmp_path / "c", kubeconfig=mini_server.kubeconfig_path,

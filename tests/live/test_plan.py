@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import msgspec
@@ -12,6 +13,7 @@ from gpunode.collect.plan import (
     exec_targets,
     gpu_nodes,
     log_targets,
+    mig_failed_nodes,
     scrape_targets,
     short_nodes,
     stack_pods,
@@ -24,9 +26,10 @@ def mini_pods(bundle: Path) -> list[Pod]:
                                     type=PodPage).items)
 
 
-def test_logs_only_for_failing_restarting_or_stuck_stack_containers(mini_bundle: Path) -> None:
+def test_logs_for_failing_restarting_or_stuck_stack_containers_and_the_operator(mini_bundle: Path) -> None:
     targets = log_targets(stack_pods(mini_pods(mini_bundle)))
     assert sorted(t.bundle_path for t in targets) == [
+        "logs/gpu-operator/gpu-operator-7c9d6b8f4d-x2k9q/gpu-operator.log",  # acts for the cluster
         "logs/gpu-operator/nvidia-dcgm-exporter-m6r2w/toolkit-validation.log",
         "logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/nvidia-device-plugin.log",
         "logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/nvidia-device-plugin.previous.log",
@@ -94,3 +97,34 @@ def test_running_device_plugins_are_read_where_devices_are_missing(mini_bundle: 
     extra = set(log_targets(stack, short={"gpu-wk-01"})) - set(log_targets(stack))
     assert {t.bundle_path for t in extra} == {
         "logs/gpu-operator/nvidia-device-plugin-daemonset-h5t6v/nvidia-device-plugin.log"}
+
+
+def test_running_mig_manager_is_read_where_a_mig_change_failed(mini_bundle: Path) -> None:
+    nodes = msgspec.json.decode((mini_bundle / "cluster" / "nodes.json").read_bytes(),
+                                type=NodePage).items
+    assert mig_failed_nodes(nodes) == set()
+    failed = msgspec.structs.replace(
+        nodes[1].metadata, labels={**nodes[1].metadata.labels, "nvidia.com/mig.config.state": "failed"})
+    assert mig_failed_nodes([msgspec.structs.replace(nodes[1], metadata=failed)]) == {"gpu-wk-01"}
+    pods = mini_pods(mini_bundle)
+    mig = msgspec.json.decode(json.dumps({
+        "metadata": {"name": "nvidia-mig-manager-q2w8e", "namespace": "gpu-operator",
+                     "labels": {"app": "nvidia-mig-manager"},
+                     "ownerReferences": [{"kind": "DaemonSet", "name": "nvidia-mig-manager"}]},
+        "spec": {"nodeName": "gpu-wk-01", "containers": [
+            {"name": "nvidia-mig-manager", "image": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.12.1"}]},
+        "status": {"phase": "Running", "containerStatuses": [
+            {"name": "nvidia-mig-manager", "ready": True, "restartCount": 0,
+             "state": {"running": {"startedAt": "2025-06-11T10:00:00Z"}}}]},
+    }), type=Pod)
+    stack = stack_pods([*pods, mig])
+    assert [e.component for e in stack if e.pod is mig] == ["mig-manager"]
+    extra = set(log_targets(stack, mig_failed={"gpu-wk-01"})) - set(log_targets(stack))
+    assert {t.bundle_path for t in extra} == {
+        "logs/gpu-operator/nvidia-mig-manager-q2w8e/nvidia-mig-manager.log"}
+
+
+def test_the_operator_log_comes_whichever_nodes_are_asked_for(mini_bundle: Path) -> None:
+    stack = stack_pods(mini_pods(mini_bundle))
+    assert [t.bundle_path for t in log_targets(stack, ["gpu-wk-01"])] == [
+        "logs/gpu-operator/gpu-operator-7c9d6b8f4d-x2k9q/gpu-operator.log"]

@@ -34,6 +34,13 @@ def component_of(pod: Pod) -> str | None:
     )
 
 
+def cluster_scoped(component: str) -> bool:
+    """Whether the catalog judges ``component`` once for the cluster (an operator)."""
+    from gpunode.catalog import load_catalog
+
+    return load_catalog().get(component).scope == "cluster"
+
+
 def workload_component(workload: Workload) -> str | None:
     """The component a DaemonSet/Deployment deploys (its own name stands for the owner)."""
     template = workload.spec.template

@@ -75,6 +75,7 @@ from gpunode.collect.plan import (
     exec_targets,
     gpu_nodes,
     log_targets,
+    mig_failed_nodes,
     plugin_config_maps,
     scrape_targets,
     short_nodes,
@@ -566,7 +567,7 @@ def _extra_jobs(run: _Run, only: Sequence[str], named: Sequence[str],
                   if not only or n in only]
     plan = run.plan = _plan(run, candidates, named, policy, bool(agents))
     jobs: list[Job] = [partial(_configmaps, run, stack)]
-    logs = log_targets(stack, only, short_nodes(run.nodes))
+    logs = log_targets(stack, only, short_nodes(run.nodes), mig_failed_nodes(run.nodes))
     jobs += [partial(_fetch_log, run, t) for t in logs]
     run.changed = {*plan.nodes, *(t.node for t in logs)}
     for node in plan.nodes:

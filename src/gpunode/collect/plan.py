@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gpunode.collect.classify import component_of
+from gpunode.collect.classify import cluster_scoped, component_of
 from gpunode.collect.mounts import host_path
 from gpunode.collect.slim import Container, ContainerStatus, Node, Pod
 from gpunode.collect.targets import (
@@ -35,6 +35,8 @@ _NEVER_RAN = frozenset({"ContainerCreating", "PodInitializing", "ErrImagePull",
 #: Device plugins look healthy while advertising nothing: their logs say why.
 _DEVICE_PLUGINS = frozenset({"device-plugin", "rdma-device-plugin", "sriov-device-plugin"})
 _DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "rdma/")
+#: The MIG manager runs on while a MIG change it could not apply waits for a reset.
+MIG_STATE_LABEL = "nvidia.com/mig.config.state"
 #: nvidia-smi runs in the driver pod; with a host driver, in one of these instead.
 _HOST_DRIVER_FALLBACK = ("device-plugin", "container-toolkit")
 
@@ -148,17 +150,29 @@ def _count(quantity: str) -> int:
     return int(quantity) if quantity.isdigit() else 0
 
 
+def mig_failed_nodes(nodes: Iterable[Node]) -> set[str]:
+    """Nodes whose MIG manager reports a configuration it could not apply."""
+    return {n.metadata.name for n in nodes if n.metadata.labels.get(MIG_STATE_LABEL) == "failed"}
+
+
 def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
-                short: set[str] | None = None) -> list[LogTarget]:
-    """Logs of GPU-stack containers that fail, restart or hold a pod in init — and of
-    device plugins on nodes that advertise fewer devices than they have (``short``)."""
+                short: set[str] | None = None, mig_failed: set[str] | None = None) -> list[LogTarget]:
+    """Logs of GPU-stack containers that fail, restart or hold a pod in init — and, while
+    they run, of device plugins on nodes that advertise fewer devices than they have
+    (``short``), of MIG managers on nodes whose MIG change failed (``mig_failed``), and of
+    the operators, whatever the nodes: an operator whose every reconcile fails stays
+    running and ready, and only its log says why. (A node component's cluster-wide pod,
+    nfd-master, is not read here: its log would change every node's judgement.)"""
     wanted = set(nodes)
     targets = []
     for entry in stack:
         pod = entry.pod
-        if wanted and pod.spec.node_name not in wanted:
+        operator = cluster_scoped(entry.component)
+        if wanted and pod.spec.node_name not in wanted and not operator:
             continue
-        quiet = entry.component in _DEVICE_PLUGINS and pod.spec.node_name in (short or set())
+        node = pod.spec.node_name
+        quiet = operator or (entry.component in _DEVICE_PLUGINS and node in (short or set())) or (
+            entry.component == "mig-manager" and node in (mig_failed or set()))
         for status in _troubled(pod, include_running=quiet):
             meta = pod.metadata
             node = pod.spec.node_name
