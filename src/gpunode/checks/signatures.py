@@ -9,6 +9,7 @@ line in an unrelated container from naming a root cause.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator
+from functools import lru_cache
 
 import msgspec
 
@@ -71,7 +72,7 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
                 found = (_logs if m.source == "log" else _waiting)(ctx, seen, [(cause, m)])
             else:  # a running pod: only its decisive lines (while_running) speak
                 found = (f for sp in ctx.stack_pods(seen) for log in ctx.logs_of(sp.pod)
-                         for f in log_findings(seen, sp.pod, log, [(cause, m)], decisive_only=True))
+                         for f in log_findings(seen, log, [(cause, m)], decisive_only=True))
             for finding in found:
                 ctx_vals = {**finding.context, "standalone": "true", "seen_in": seen}
                 yield msgspec.structs.replace(finding, component=cause.component, context=ctx_vals)
@@ -121,23 +122,32 @@ def _own_spec_at_fault(ctx: NodeContext, component: str) -> bool:
 def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
     for sp in ctx.stack_pods(component):
         for log in ctx.logs_of(sp.pod):
-            yield from log_findings(component, sp.pod, log, matchers)
+            yield from log_findings(component, log, matchers)
     decisive = [(c, m) for c, m in matchers if m.while_running]
     if decisive:
         # A cluster-wide pod of the component (nfd-master) speaks of every node; only its
         # decisive lines count here, never a stray line that would merely refine.
         for sp in ctx.cluster_side_pods(component):
             for log in ctx.logs_of(sp.pod):
-                yield from log_findings(component, sp.pod, log, decisive, decisive_only=True)
+                yield from _cluster_side_findings(component, log, tuple(decisive))
 
 
-def log_findings(component: str, pod: Pod, log: LogFile, matchers: Matchers, *,
+@lru_cache(maxsize=8)
+def _cluster_side_findings(component: str, log: LogFile, decisive: tuple[tuple[Cause, Match], ...]
+                           ) -> tuple[Finding, ...]:
+    """What a cluster-wide pod's log says is the same for every node: read once, not once
+    per node (a fleet of 1,000 nodes would search nfd-master's log 1,000 times). Few such
+    logs exist, so a small cache holds them all while a report is made."""
+    return tuple(log_findings(component, log, list(decisive), decisive_only=True))
+
+
+def log_findings(component: str, log: LogFile, matchers: Matchers, *,
                  decisive_only: bool = False) -> Iterator[Finding]:
     """Signatures in one container log. ``while_running`` ones in a current log prove a
     problem on their own (``decisive_hit``); unless ``decisive_only``, the others (and
     those in a previous log) are found as usual: they refine a component failing anyway."""
     scoped = [(c, m) for c, m in matchers if not m.containers or log.container in m.containers]
-    ctx_vals = _pod_ctx(pod, log.container)
+    ctx_vals = {"namespace": log.namespace, "pod": log.pod, "container": log.container}
     decided: set[str] = set()
     for cause, m in scoped:
         hit = decisive_hit(log.lines, cause, m) if m.while_running and not log.previous else None
@@ -149,7 +159,8 @@ def log_findings(component: str, pod: Pod, log: LogFile, matchers: Matchers, *,
         return
     # A decisive signature said its word on a current log: cancelled by a later line, it
     # refines nothing either (a standalone cause would otherwise ignore its ``unless``).
-    rest = [(c, m) for c, m in scoped if c.code not in decided and not (m.while_running and not log.previous)]
+    rest = [(c, m) for c, m in scoped
+            if c.code not in decided and not (m.while_running and not log.previous)]
     for hit in scan_split_lines(log.lines, rest, reverse=True):
         line_no = len(log.lines) - hit.line_no + 1
         yield _finding(component, hit, f"{log.path}:{line_no}", ctx_vals)
@@ -163,7 +174,7 @@ def cluster_log_findings(facts: ClusterFacts, kb: KnowledgeBase, component: str)
         finding
         for sp in facts.cluster_pods.get(component, [])
         for log in facts.cluster_logs.get(sp.key, ())
-        for finding in log_findings(component, sp.pod, log, matchers)
+        for finding in log_findings(component, log, matchers)
     ]
 
 
