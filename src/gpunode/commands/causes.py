@@ -176,6 +176,8 @@ def causes_markdown(causes: Sequence[Cause], catalog: Catalog, heading: str = "#
 
 def _cause_markdown(cause: Cause, heading: str) -> str:
     kind = "standalone" if cause.standalone else "refines a failing component"
+    if not cause.standalone and any(m.while_running for m in cause.match):
+        kind = "decides while running where marked, otherwise refines a failing component"
     lines = [
         f"{heading} `{cause.code}` — {cause.title}\n",
         f"Component `{cause.component}` · {cause.status} · specificity {cause.specificity}"
