@@ -27,9 +27,9 @@ CASE_FILES = sorted(CASES_DIR.glob("*.yaml"))
 SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 
 # What the tool reaches on the corpus today (raise these as it improves, never lower them).
-FLOOR_COMPONENT = 0.953
-FLOOR_CAUSE = 0.953
-FLOOR_MAX_HEALTHY_MISSES = 7
+FLOOR_COMPONENT = 1.0  # 150/150
+FLOOR_CAUSE = 1.0  # 150/150
+FLOOR_MAX_HEALTHY_MISSES = 0
 FLOOR_MAX_CRASHED = 0
 FLOOR_MAX_FALSE_ALARMS = 0
 FLOOR_MAX_UNEXPLAINED = 1
@@ -153,7 +153,6 @@ def test_field_accuracy_holds_its_floor(scores: tuple[list[Outcome], list[str]])
     assert sum(o.cause_ok for o in outcomes) >= FLOOR_CAUSE * total, line
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10's bar is not met yet: make accuracy shows where it stands")
 def test_field_accuracy_meets_the_bar(scores: tuple[list[Outcome], list[str]]) -> None:
     outcomes, errors = scores
     line = summary(outcomes, errors)

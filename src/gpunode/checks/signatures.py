@@ -9,7 +9,7 @@ line in an unrelated container from naming a root cause.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator
-from functools import lru_cache
+from weakref import WeakKeyDictionary
 
 import msgspec
 
@@ -129,16 +129,21 @@ def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Find
         # decisive lines count here, never a stray line that would merely refine.
         for sp in ctx.cluster_side_pods(component):
             for log in ctx.logs_of(sp.pod):
-                yield from _cluster_side_findings(component, log, tuple(decisive))
+                yield from _cluster_side_findings(component, log, decisive)
 
 
-@lru_cache(maxsize=8)
-def _cluster_side_findings(component: str, log: LogFile, decisive: tuple[tuple[Cause, Match], ...]
-                           ) -> tuple[Finding, ...]:
+def _cluster_side_findings(component: str, log: LogFile, decisive: Matchers) -> tuple[Finding, ...]:
     """What a cluster-wide pod's log says is the same for every node: read once, not once
-    per node (a fleet of 1,000 nodes would search nfd-master's log 1,000 times). Few such
-    logs exist, so a small cache holds them all while a report is made."""
-    return tuple(log_findings(component, log, list(decisive), decisive_only=True))
+    per node (a fleet of 1,000 nodes would search nfd-master's log 1,000 times). The memo
+    lives as long as the log does (the bundle's facts)."""
+    memo = _SHARED.setdefault(log, {})
+    key = (component, tuple((c.code, c.status, c.specificity, c.standalone, m) for c, m in decisive))
+    if key not in memo:
+        memo[key] = tuple(log_findings(component, log, decisive, decisive_only=True))
+    return memo[key]
+
+
+_SHARED: WeakKeyDictionary[LogFile, dict[object, tuple[Finding, ...]]] = WeakKeyDictionary()
 
 
 def log_findings(component: str, log: LogFile, matchers: Matchers, *,
