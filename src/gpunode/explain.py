@@ -43,8 +43,10 @@ BLOCK_LINES = 8192
 MAX_LINE_PIECE = 1 << 20
 #: Bytes read at a time by ``explain_stream``.
 CHUNK_BYTES = 8 << 20
-_NAME_NEEDLES = tuple(n.encode() for n in NEEDLES)
 _NAME_HEADS = tuple(h.encode() for h in NAME_HEADS)
+#: NEEDLES as prefilter patterns: a needle after a newline is a line head.
+_NAME_LINES = tuple("^" + re.escape(n[1:]) if n.startswith("\n") else re.escape(n) for n in NEEDLES)
+_PCI_NEEDLE = next(n.encode() for n in NEEDLES if not n.startswith("\n"))
 
 
 @dataclass(frozen=True)
@@ -152,28 +154,20 @@ class Matcher:
         if program is None or rejected or _may_hold_long_line(data, self._max_line):
             self.feed(_pieces(data.decode("utf-8", errors="replace"), self._max_line, last))
             return
+        # One pass finds the lines a signature may match and those that may name a pod,
+        # node or GPU (for PastedNames), instead of one more pass per name needle.
+        program, _ = re2scan.compile_prefilter(self._patterns + _NAME_LINES)
         first = self.lines_read + 1
         self.lines_read += data.count(b"\n") + (1 if last and data else 0)
-        self._names_in(data)
         line_index, counted_to = 0, 0
         for start in re2scan.line_starts(program, data):
             line_index += data.count(b"\n", counted_to, start)
             counted_to = start
             end = data.find(b"\n", start)
             line = data[start : len(data) if end < 0 else end]
+            if line.startswith(_NAME_HEADS) or _PCI_NEEDLE in line:
+                self._names.line(line.decode("utf-8", errors="replace"))
             self._check_line(first + line_index, line.decode("utf-8", errors="replace"))
-
-    def _names_in(self, data: bytes) -> None:
-        """The lines of ``data`` that may name a pod, node or GPU, decoded for PastedNames."""
-        starts = {0} if data.startswith(_NAME_HEADS) else set()
-        for needle in _NAME_NEEDLES:
-            at = data.find(needle)
-            while at >= 0:
-                starts.add(data.rfind(b"\n", 0, at + (needle[:1] == b"\n")) + 1)
-                at = data.find(needle, at + 1)
-        for start in sorted(starts):
-            end = data.find(b"\n", start)
-            self._names.line(data[start : len(data) if end < 0 else end].decode("utf-8", errors="replace"))
 
     def _check_line(self, line_no: int, line: str) -> None:
         for cause, m in self._matchers:

@@ -10,6 +10,7 @@ then checked with the Python patterns themselves.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
@@ -26,6 +27,10 @@ _MAX_MEM = 256 << 20
 _WIDE = {"d": r"\p{Nd}", "w": r"\p{L}\p{N}_", "s": r"\s\v\x1c-\x1f\x85\p{Z}"}
 
 
+#: ``.{0,N}``: within a line, ``.*`` matches wherever it does (and RE2 builds N states for it).
+_BOUNDED_GAP = re.compile(r"\.\{0,[0-9]+\}")
+
+
 def available() -> bool:
     return re2 is not None
 
@@ -36,7 +41,8 @@ def re2_pattern(pattern: str) -> str:
     ``\\d``/``\\w``/``\\s`` are widened to Unicode outside negated classes (inside a
     negated class RE2's narrower ASCII class already makes the class wider), and
     word boundaries are dropped (an assertion removed only allows more matches), and a
-    backreference becomes ``.*`` (what it repeats lies within the line too).
+    backreference or a bounded gap ``.{0,N}`` becomes ``.*`` (what it stands for lies
+    within the line too).
     """
     out: list[str] = []
     i, in_class, negated, class_start = 0, False, False, 0
@@ -55,6 +61,10 @@ def re2_pattern(pattern: str) -> str:
                 out.append("\\" + escape)
             else:
                 out.append(wide if in_class else f"[{wide}]")
+            continue
+        if not in_class and (gap := _BOUNDED_GAP.match(pattern, i)):
+            out.append(".*")  # a bounded gap keeps Python linear; to RE2 it is only states
+            i = gap.end()
             continue
         if in_class:
             if char == "]" and i > class_start:
