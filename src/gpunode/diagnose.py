@@ -205,10 +205,14 @@ class Diagnoser:
                 below = self._short_daemonsets(rc.component)
             if aggregate and below:
                 explained[rc.component] = tuple(below)
+            elif aggregate and not self.facts.has("daemonsets"):
+                # which operand is short cannot be read without the DaemonSets: say so
+                operands = tuple(sorted(self.catalog.dependents(rc.component)))
+                kept.append(msgspec.structs.replace(rc, unverified_below=operands))
             else:
                 kept.append(rc)
         if not explained:
-            return cluster
+            return msgspec.structs.replace(cluster, root_causes=tuple(kept))
         comps = tuple(
             msgspec.structs.replace(c, blocked_by=explained[c.component]) if c.component in explained else c
             for c in cluster.components

@@ -432,7 +432,8 @@ def test_without_a_cluster_wide_pod_list_the_agent_namespace_is_listed(
         result = collect_bundle(tmp_path / "b", kubeconfig=server.kubeconfig_path, quiet=True)
         lists = [(r.namespace, r.verb) for r in server.audit() if r.resource == "pods"]
         by_path = server.path_counts()
-    assert any(w.startswith("cannot list pods cluster-wide") for w in result.warnings)
+    assert result.warnings[0].startswith("pods were listed only in ")
+    assert "(listing them cluster-wide refused (403))" in result.warnings[0]
     assert lists[0] == ("", "list") and ("gpunode", "list") in lists
     assert {verb for _, verb in lists} == {"list"}
     assert by_path["GET /api/v1/namespaces/gpunode/pods"] == 1  # listed once, agents taken from it

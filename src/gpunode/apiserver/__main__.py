@@ -34,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--forbid", action="append", default=[],
                         help='403 for "VERB RESOURCE [NAMESPACE|-]", e.g. "create pods/exec" '
                              '(repeatable; "-" means cluster-wide requests only)')
+    parser.add_argument("--answer", action="append", default=[],
+                        help='"ANSWER[xN] VERB RESOURCE [NAMESPACE|-]": answer 404/410/500/…, '
+                             'hang, cut or garble instead (repeatable; see Faults.answers)')
+    parser.add_argument("--hang", type=float, default=5.0, help="seconds a hang rule waits")
     parser.add_argument("--no-page-cache", action="store_true",
                         help="re-render every list page instead of keeping encoded pages")
     return parser
@@ -42,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
 def faults_from(args: argparse.Namespace) -> Faults:
     return Faults(latency_s=args.latency, too_many_every=args.too_many_every,
                   retry_after_s=args.retry_after, error_500_every=args.error_500_every,
-                  drop_every=args.drop_every, forbid=tuple(args.forbid))
+                  drop_every=args.drop_every, forbid=tuple(args.forbid),
+                  answers=tuple(args.answer), hang_s=args.hang)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,6 +8,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: What an ``answers`` rule may answer instead of the real response.
+ANSWER_CODES = frozenset({401, 403, 404, 410, 429, 500, 502, 503, 504})
+ANSWER_WORDS = frozenset({"hang", "cut", "garble"})
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One parsed ``answers`` rule: what to answer, for which requests, how many times."""
+
+    index: int
+    what: str
+    limit: int
+    rule: str
+
+    @property
+    def code(self) -> int:
+        return int(self.what) if self.what.isdigit() else 0
+
 
 @dataclass(frozen=True)
 class Faults:
@@ -18,6 +36,16 @@ class Faults:
     ``*`` works as a wildcard for either part. A third word limits the rule to one
     namespace, or with ``-`` to cluster-wide requests (``"list pods -"``: a reader bound
     by RoleBindings only, who may list pods in some namespaces but not across all).
+
+    ``answers`` holds rules ``"<answer>[xN] <verb> <resource> [<namespace>|-]"`` (the
+    same matching) for requests that would otherwise succeed. The answer is an HTTP
+    code from ``ANSWER_CODES`` (a Status body, ``429`` with Retry-After; ``410`` only on
+    a list page asked with a continue token: the token expired mid-pagination), ``hang``
+    (wait ``hang_s`` before answering: an endpoint slower than the client's timeout), ``cut`` (announce the
+    whole body, send half of it and close: a connection lost mid-body) or ``garble``
+    (half of the body sent as the whole answer: JSON cut off by a broken proxy).
+    ``xN`` applies the rule to the first N requests it matches only, e.g.
+    ``"500x2 list events"``, ``"410x1 list pods"``.
     """
 
     latency_s: float = 0.0
@@ -26,6 +54,11 @@ class Faults:
     error_500_every: int = 0
     drop_every: int = 0
     forbid: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
+    hang_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        self.parsed_answers()  # a typo in a rule fails where the faults are made
 
     def is_forbidden(self, verb: str, resource: str, namespace: str = "") -> bool:
         return any(_rule_matches(rule, verb, resource, namespace) for rule in self.forbid)
@@ -37,6 +70,29 @@ class Faults:
             if every and request_number % every == 0:
                 return action
         return None
+
+    def parsed_answers(self) -> tuple[Answer, ...]:
+        return tuple(_parse_answer(i, rule) for i, rule in enumerate(self.answers))
+
+    def answers_for(self, verb: str, resource: str, namespace: str,
+                    continued: bool) -> list[Answer]:
+        """The ``answers`` rules matching one request, in the order given."""
+        return [a for a in self.parsed_answers()
+                if _rule_matches(a.rule, verb, resource, namespace)
+                and (a.code != 410 or (verb == "list" and continued))]
+
+
+def _parse_answer(index: int, rule: str) -> Answer:
+    head, _, rest = rule.strip().partition(" ")
+    what, _, times = head.partition("x")
+    if not times.isdigit() and times:
+        raise ValueError(f"fault rule {rule!r}: the count after x must be a number")
+    known = what in ANSWER_WORDS or (what.isdigit() and int(what) in ANSWER_CODES)
+    if not known or len(rest.split()) < 2:
+        raise ValueError(f"fault rule {rule!r}: expected '<answer>[xN] <verb> <resource> "
+                         f"[namespace]', answer one of {sorted(ANSWER_WORDS)} or "
+                         f"{sorted(ANSWER_CODES)}")
+    return Answer(index, what, int(times) if times else 0, rest)
 
 
 def _rule_matches(rule: str, verb: str, resource: str, namespace: str) -> bool:

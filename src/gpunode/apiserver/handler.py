@@ -21,7 +21,7 @@ import msgspec
 from gpunode.apiserver import discovery, execws, nodeview
 from gpunode.apiserver.selectors import SelectorError
 from gpunode.apiserver.status import forbidden, not_found, status_bytes
-from gpunode.apiserver.store import Collection, ContinueError, ListQuery
+from gpunode.apiserver.store import EXPIRED_MESSAGE, Collection, ContinueError, ListQuery
 from gpunode.collect.slim import Container, Pod
 
 if TYPE_CHECKING:
@@ -139,6 +139,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         self._handle("DELETE")
 
     def _handle(self, method: str) -> None:
+        self.damage = ""  # "cut" or "garble" from an ``answers`` fault, for this answer
         url = urlsplit(self.path)
         path = url.path.rstrip("/") or "/"
         query = parse_qs(url.query, keep_blank_values=True)
@@ -292,6 +293,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         if self.server.faults.is_forbidden(verb, req.resource, req.namespace):
             raise HttpError(403, forbidden(self.server.user, verb, req.resource, group=req.group,
                                            namespace=req.namespace, name=req.name))
+        self._answer_fault(verb, req, query)
         coll = self.server.store.by_type(req.group, req.version, req.plural)
         if coll is None:
             raise HttpError(404, status_bytes(404, "the server could not find the requested "
@@ -300,6 +302,30 @@ class ApiHandler(BaseHTTPRequestHandler):
             raise HttpError(405, status_bytes(405, f"the test API server is read-only: {verb} "
                                                    f"{req.resource} is not allowed"))
         self._dispatch_get(verb, req, coll, query)
+
+    def _answer_fault(self, verb: str, req: ResourcePath, query: dict[str, list[str]]) -> None:
+        """Apply the first ``answers`` rule that matches and still has uses left."""
+        continued = bool(query.get("continue", [""])[-1])
+        faults = self.server.faults
+        for answer in faults.answers_for(verb, req.resource, req.namespace, continued):
+            if not self.server.counters.take(answer.index, answer.limit):
+                continue
+            if answer.what == "hang":
+                time.sleep(faults.hang_s)
+            elif answer.code == 410:
+                raise HttpError(410, status_bytes(410, EXPIRED_MESSAGE))
+            elif answer.code == 429:
+                seconds = faults.retry_after_s
+                raise HttpError(429, status_bytes(429, "Too many requests, please try again later.",
+                                                  details={"retryAfterSeconds": seconds}),
+                                {"Retry-After": str(seconds)})
+            elif answer.code == 404:
+                raise HttpError(404, not_found(req.plural, req.name or req.plural, req.group))
+            elif answer.code:
+                raise HttpError(answer.code, status_bytes(answer.code, f"injected {answer.code}"))
+            else:
+                self.damage = answer.what
+            return
 
     def _dispatch_get(self, verb: str, req: ResourcePath, coll: Collection,
                       query: dict[str, list[str]]) -> None:
@@ -422,11 +448,16 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _send(self, code: int, body: bytes, *, content_type: str = "application/json",
               headers: dict[str, str] | None = None, encoded: bool = False) -> None:
         wants_gzip = "gzip" in self.headers.get("Accept-Encoding", "")
+        if self.damage == "garble" and code == 200:
+            body = gzip.decompress(body) if encoded else body
+            body, encoded, wants_gzip = body[:len(body) // 2], False, False
         if not encoded and wants_gzip and len(body) >= GZIP_THRESHOLD:
             body, encoded = gzip.compress(body, compresslevel=1, mtime=0), True
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
+        if self.damage == "cut" and code == 200:
+            body, self.close_connection = body[:len(body) // 2], True
         if encoded:
             self.send_header("Content-Encoding", "gzip")
         for key, value in (headers or {}).items():

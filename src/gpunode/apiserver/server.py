@@ -55,6 +55,9 @@ class Counters:
     total: int = 0
     by_path: Counter[str] = field(default_factory=Counter)
     audit: list[AuditRecord] = field(default_factory=list)
+    hits: Counter[int] = field(default_factory=Counter)
+    #: Exceptions the handler raised (one line each): a test server bug, never a fault.
+    errors: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def count(self, method: str, path: str) -> int:
@@ -67,9 +70,18 @@ class Counters:
         with self.lock:
             self.audit.append(AuditRecord(verb, resource, namespace, name))
 
+    def take(self, rule: int, limit: int) -> bool:
+        """Count one use of fault rule ``rule``; False once its ``limit`` (0: none) is spent."""
+        with self.lock:
+            if limit and self.hits[rule] >= limit:
+                return False
+            self.hits[rule] += 1
+            return True
+
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
             return {"requests": self.total, "by_path": dict(self.by_path),
+                    "errors": list(self.errors),
                     "audit": [[a.verb, a.resource, a.namespace, a.name] for a in self.audit]}
 
 
@@ -89,6 +101,13 @@ class ApiHTTPServer(ThreadingHTTPServer):
         self.counters = Counters()
         self.ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.ssl_context.load_cert_chain(tls.server_cert, tls.server_key)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Record a handler's exception for the tests to see, instead of printing it
+        into the stderr of a client that may run in the same process."""
+        kind, exc, _ = sys.exc_info()
+        with self.counters.lock:
+            self.counters.errors.append(f"{kind.__name__ if kind else 'error'}: {exc}")
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         try:
@@ -170,6 +189,10 @@ class RunningServer:
     def path_counts(self) -> Counter[str]:
         return Counter(self.stats()["by_path"])
 
+    def errors(self) -> list[str]:
+        """Exceptions the server's handler raised (empty when it behaved)."""
+        return list(self.stats()["errors"])
+
     def audit(self) -> list[AuditRecord]:
         return [AuditRecord(*row) for row in self.stats()["audit"]]
 
@@ -242,7 +265,9 @@ def fault_args(faults: Faults) -> list[str]:
             str(faults.error_500_every), "--drop-every", str(faults.drop_every)]
     for rule in faults.forbid:
         args += ["--forbid", rule]
-    return args
+    for rule in faults.answers:
+        args += ["--answer", rule]
+    return [*args, "--hang", str(faults.hang_s)]
 
 
 def _serve_subprocess(bundle_dir: Path, *, host: str, port: int, faults: Faults,

@@ -121,6 +121,10 @@ class RetryPolicy:
 
 
 _PROBE_POLICY = RetryPolicy(attempts=4, deadline_s=20.0)
+#: Defaults of every KubeApi (module-level, so a test can shorten them).
+DEFAULT_POLICY = RetryPolicy()
+REQUEST_TIMEOUT_S = 15.0
+EXEC_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -168,14 +172,14 @@ def call_kind(path: str, params: dict[str, Any]) -> str:
 class KubeApi:
     """The handful of API operations collection needs, each retried and bounded."""
 
-    def __init__(self, config: SingleConfig, *, timeout_s: float = 15.0,
+    def __init__(self, config: SingleConfig, *, timeout_s: float | None = None,
                  policy: RetryPolicy | None = None) -> None:
         self.server = config.cluster.server
         self.config_file = str(config.fname) if config.fname else "kubeconfig"
         self.cluster_name = config.context.cluster
-        self.policy = policy or RetryPolicy()
+        self.policy = policy or DEFAULT_POLICY
         self.stats = CallStats()
-        timeout = httpx2.Timeout(timeout_s)
+        timeout = httpx2.Timeout(timeout_s or REQUEST_TIMEOUT_S)
         params = ConnectionParams(timeout=timeout, trust_env=False)
         try:
             self._http: httpx2.Client = adapter_client(config, params)
@@ -266,8 +270,9 @@ class KubeApi:
                 return
 
     def exec(self, namespace: str, pod: str, container: str, argv: list[str],
-             timeout_s: float = 60.0) -> ExecOutput:
+             timeout_s: float | None = None) -> ExecOutput:
         """Run ``argv`` through pods/exec (lightkube's WebSocket driver)."""
+        timeout_s = timeout_s or EXEC_TIMEOUT_S
         return self._retrying(lambda: self._exec_once(namespace, pod, container, argv, timeout_s),
                               kind="exec")
 

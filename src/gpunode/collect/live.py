@@ -485,14 +485,23 @@ def _pods_by_namespace(run: _Run) -> None:
     if not collected.namespaces:
         run.writer.remove(rel)
         return
-    run.missing.pop(rel, None)
     run.scoped[rel] = collected.namespaces
     run.pods = collected.slim
     if AGENT_NAMESPACE in collected.namespaces:
         run.agent_pods, run.pods_listed = collected.agents, True
     run.objects["pods"] = sink.count
-    run.warn(f"pods were listed only in {', '.join(collected.namespaces)}: components whose "
-             "pods run elsewhere are unknown")
+    reason = run.missing.pop(rel, "")
+    code = reason.partition("(")[2].split(" ", 1)[0]
+    why = f"refused ({code})" if code in ("401", "403") else f"failed ({code or 'no answer'})"
+    with run.lock:  # the fallback worked: say what it covers, not that pods are unknown
+        run.warnings[:] = [w for w in run.warnings if not _cluster_wide_pods_warning(w)]
+        run.warnings.insert(0, f"pods were listed only in {', '.join(collected.namespaces)} "
+                               f"(listing them cluster-wide {why}): components whose pods run "
+                               "elsewhere are unknown")
+
+
+def _cluster_wide_pods_warning(warning: str) -> bool:
+    return warning.startswith(("cannot list pods cluster-wide", "listing pods cluster-wide"))
 
 
 @dataclass
@@ -648,7 +657,7 @@ def _fetch_agent_facts(run: _Run, pod: str) -> bytes | None:
     except ApiFailure as exc:
         if not _denied(run, exc, "reach gpunode agents (pods/proxy get)", AGENT_NAMESPACE,
                        _AGENT_IMPACT):
-            _failed(run, exc, f"agent facts {AGENT_NAMESPACE}/{pod}")
+            _failed(run, exc, f"agent facts {AGENT_NAMESPACE}/{pod}", lost=False)
         return None
     if len(body) > AGENT_FACTS_LIMIT_BYTES:
         run.notes.append(f"agent facts {AGENT_NAMESPACE}/{pod}: {len(body)} bytes, over "
@@ -715,7 +724,8 @@ def _fetch_log(run: _Run, target: LogTarget) -> None:
         run.lost(target.bundle_path, _call_reason("pods/log get", exc))
         if not _denied(run, exc, "read pod logs (pods/log get)", target.namespace,
                        "container logs were not collected"):
-            _failed(run, exc, f"log {target.namespace}/{target.pod}/{target.container}")
+            _failed(run, exc, f"log {target.namespace}/{target.pod}/{target.container}",
+                    lost=exc.code != 404)
         return
     run.saved(target.bundle_path, text)
 
@@ -726,9 +736,12 @@ def _call_reason(permission: str, exc: ApiFailure) -> str:
     return f"{permission} failed ({exc.code or 'no answer'}: {exc.message[:200]})"
 
 
-def _failed(run: _Run, exc: ApiFailure, what: str) -> None:
-    if exc.code == 0:
-        run.warn(f"{what}: {exc.message}")
+def _failed(run: _Run, exc: ApiFailure, what: str, *, lost: bool = True) -> None:
+    """A call refused for another reason than permission: a warning when data the checks
+    need is lost with it (they will say unknown), a note when nothing is (``lost=False``:
+    execs stand in for agent facts; the log of a pod deleted since it was listed)."""
+    if lost or exc.code == 0:
+        run.warn(f"{what}: {exc.code} {exc.message}" if exc.code else f"{what}: {exc.message}")
     else:
         run.notes.append(f"{what}: {exc.code} {exc.message}")
 

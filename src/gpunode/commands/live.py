@@ -68,11 +68,14 @@ def collect(
         selector=selector,
         extras=policy,
     )
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    from gpunode.safety import strip_controls
+
+    for warning in result.warnings:  # names from the API: no terminal escapes
+        print(f"warning: {strip_controls(warning)}", file=sys.stderr)
     state = "partial bundle" if result.partial else "bundle"
     extras = f", extras for {len(result.extras_reasons)} node(s)" if result.extras_reasons else ""
-    typer.echo(f"wrote {state} {result.path} ({result.api_calls} API calls{extras}, {result.seconds:.1f} s)")
+    path = strip_controls(str(result.path))
+    typer.echo(f"wrote {state} {path} ({result.api_calls} API calls{extras}, {result.seconds:.1f} s)")
 
 
 def _bundle_target(out: Path | None, output_dir: Path | None) -> Path:

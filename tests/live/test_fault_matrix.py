@@ -1,0 +1,323 @@
+"""The live fault matrix: `collect` and `diagnose` against a misbehaving test API server.
+
+Every case serves the same small cluster (tests/live/fixtures/mini: a GPU fallen off
+the bus and a crash-looping device plugin on gpu-wk-02, gpu-wk-01 healthy) with one
+fault — a credential refused, a verb forbidden on a resource, a resource or pod gone,
+throttling, server errors, an endpoint slower than the client's timeout, a continue
+token that expires mid-list, a body cut mid-JSON, hostile names — and runs the CLI
+in-process, as a user would, and then judges what came out against the fault-free run:
+
+- the documented exit code: 0/1 by findings, 3 for refused credentials or an
+  unreachable server; never 4 (a crash) and never a traceback;
+- the warning naming the lost source is the first line on stderr;
+- no false ``failed``: a component is failed or degraded only where it is without the
+  fault, a root cause the fault-free run places lower says what it could not verify,
+  and every component that depends on the faulty source alone is ``unknown``;
+- nothing is written outside the output directory (the whole temporary tree, the
+  temporary directory and HOME are compared before and after).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpunode import cli
+from gpunode.apiserver import Faults, serve_bundle
+from gpunode.collect import kube, live
+from gpunode.report.jsonout import to_json
+
+MINI = Path(__file__).parent / "fixtures" / "mini"
+GPU_NODES = ("gpu-wk-01", "gpu-wk-02")
+#: Components of the fixture judged from pods (their pods run on both GPU nodes).
+POD_RUN = ("driver", "container-toolkit", "dcgm-exporter", "node-exporter")
+PROBLEMS = ("failed", "degraded")
+HANG_S = 3.0
+NO_FAULTS = Faults()
+
+
+@dataclass(frozen=True)
+class Case:
+    """One fault and what must hold under it."""
+
+    id: str
+    faults: Faults = NO_FAULTS
+    bundle: str = "mini"
+    #: the exit code of both commands when the fault is fatal (3); None: by findings
+    fatal: int | None = None
+    #: words the first stderr line must hold ("" for a clean run: stderr empty)
+    warns: tuple[str, ...] = ()
+    #: "node/component" ("*" for every GPU node) that must come out unknown
+    unknown: tuple[str, ...] = ()
+    #: bundle paths the manifest must list as missing (prefixes)
+    missing: tuple[str, ...] = ()
+    #: a transient fault: the bundle must come out whole and the report as without it
+    whole: bool = False
+
+
+def forbid(*rules: str) -> Faults:
+    return Faults(forbid=rules)
+
+
+def answer(*rules: str) -> Faults:
+    return Faults(answers=rules, hang_s=HANG_S)
+
+
+def both(*components: str) -> tuple[str, ...]:
+    return tuple(f"*/{c}" for c in components)
+
+
+CASES = [
+    Case("no-fault", whole=True),
+    # 401: refused credentials end the run (exit 3), a token expiring mid-run does not
+    Case("401-bad-token", fatal=3),
+    Case("401-token-expires-mid-run", answer("401 * pods/exec", "401 * pods/proxy"),
+         warns=("cannot", "pods/"), unknown=both("gpu-hardware"),
+         missing=("nodes/gpu-wk-01/cmd/nvidia-smi-q.xml",)),
+    # 403 per verb and resource
+    Case("403-list-nodes", forbid("list nodes"), warns=("cannot list nodes",),
+         unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",)),
+    Case("403-list-pods-everywhere", forbid("list pods"), warns=("cannot list pods",),
+         unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",)),
+    Case("403-list-pods-cluster-wide", forbid("list pods -"), warns=("pods were listed only in",)),
+    Case("403-list-pods-cluster-wide-and-namespace", forbid("list pods -", "list pods gpu-operator"),
+         warns=("pods were listed only in",)),
+    Case("403-list-events", forbid("list events"), warns=("cannot list events",),
+         missing=("cluster/events.json",)),
+    Case("403-list-daemonsets", forbid("list daemonsets"), warns=("cannot list daemonsets",),
+         missing=("cluster/daemonsets.json",)),
+    Case("403-get-crs", forbid("list clusterpolicies"), warns=("cannot list clusterpolicies",),
+         missing=("cluster/clusterpolicies.json",)),
+    Case("403-exec", forbid("create pods/exec"), warns=("cannot exec into pods",),
+         unknown=both("gpu-hardware"), missing=("nodes/gpu-wk-01/cmd/nvidia-smi-q.xml",
+                                                "nodes/gpu-wk-02/cmd/nvidia-smi-q.xml")),
+    Case("403-proxy", forbid("get pods/proxy"), warns=("cannot reach pod metrics",),
+         missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",)),
+    Case("403-logs", forbid("get pods/log"), warns=("cannot read pod logs",),
+         missing=("logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/",)),
+    # 404: custom resources not served, objects gone between list and use
+    Case("404-crds-missing", bundle="no-crds"),
+    Case("404-cr-deleted-after-discovery", answer("404 list clusterpolicies")),
+    Case("404-pod-gone-before-its-log", answer("404 get pods/log"),
+         missing=("logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/",)),
+    Case("404-pod-gone-before-exec", answer("404 create pods/exec"), unknown=both("gpu-hardware"),
+         missing=("nodes/gpu-wk-01/cmd/nvidia-smi-q.xml",)),
+    # 429 and 5xx: retried when transient, a lost source when they persist
+    Case("429-every-third", Faults(too_many_every=3, retry_after_s=0), whole=True),
+    Case("429-events-always", answer("429 list events"), warns=("listing events", "failed"),
+         missing=("cluster/events.json",)),
+    Case("500-every-third", Faults(error_500_every=3), whole=True),
+    Case("500-pods-always", answer("500 list pods"), warns=("listing pods", "failed"),
+         unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",)),
+    Case("503-metrics-always", answer("503 get pods/proxy"), warns=("scrape",),
+         missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",)),
+    Case("500-everything", Faults(error_500_every=1), fatal=3),
+    # timeouts: an endpoint slower than the client's timeout
+    Case("timeout-metrics", answer("hang get pods/proxy"), warns=("scrape",),
+         missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",)),
+    Case("timeout-list-nodes", answer("hang list nodes"), warns=("listing nodes", "failed"),
+         unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",)),
+    Case("timeout-once", answer("hangx1 list events"), whole=True),
+    # dropped pages: the continue token expires mid-list (410 Gone)
+    Case("410-once-mid-list", answer("410x1 list pods"), whole=True),
+    Case("410-every-continue", answer("410 list pods"), warns=("pods were listed only in",)),
+    Case("drop-every-fifth", Faults(drop_every=5), whole=True),
+    # truncated bodies: a connection lost mid-body, JSON cut off by a broken proxy
+    Case("cut-once", answer("cutx1 list pods", "cutx1 list nodes"), whole=True),
+    Case("cut-list-nodes-always", answer("cut list nodes"), warns=("listing nodes", "failed"),
+         unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",)),
+    Case("garbled-pod-list", answer("garble list pods"), warns=("listing pods", "failed"),
+         unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",)),
+    Case("garbled-metrics", answer("garble get pods/proxy")),
+    Case("garbled-logs", answer("garble get pods/log")),
+    # hostile names: path parts and terminal escapes from the API
+    Case("hostile-names", bundle="hostile"),
+]
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("served")
+    no_crds = root / "no-crds"
+    shutil.copytree(MINI, no_crds)
+    (no_crds / "cluster" / "clusterpolicies.json").unlink()
+    return {"mini": MINI, "no-crds": no_crds, "hostile": _hostile(root / "hostile")}
+
+
+def _hostile(dest: Path) -> Path:
+    """The mini cluster with names that would lead writes out of a bundle, or print escapes."""
+    shutil.copytree(MINI, dest)
+    pods_file = dest / "cluster" / "pods.json"
+    doc = json.loads(pods_file.read_text())
+    for pod in doc["items"]:
+        for volume in pod["spec"].get("volumes", []):
+            if "hostPath" in volume:
+                volume["hostPath"]["path"] = "/../../../../../../../../escape-hostpath"
+        for status in pod["status"].get("containerStatuses", []):
+            if status.get("restartCount"):
+                old, status["name"] = status["name"], "../../../../../escape\x1b]0;pwned\x07"
+                for container in pod["spec"]["containers"]:
+                    if container["name"] == old:
+                        container["name"] = status["name"]
+    pods_file.write_text(json.dumps(doc))
+    return dest
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+    written: frozenset[Path]
+
+
+@pytest.fixture()
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Temporary files, HOME and the working directory all inside ``tmp_path``; a short
+    client timeout and small list pages, so timeouts and pagination are exercised quickly."""
+    for sub in ("tmp", "home", "cwd"):
+        (tmp_path / sub).mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.chdir(tmp_path / "cwd")
+    monkeypatch.setattr(kube, "REQUEST_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(kube, "EXEC_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(kube, "DEFAULT_POLICY", kube.RetryPolicy(
+        attempts=6, deadline_s=5.0, base_delay_s=0.02, max_delay_s=0.1))
+    monkeypatch.setattr(kube, "_PROBE_POLICY", kube.RetryPolicy(
+        attempts=3, deadline_s=3.0, base_delay_s=0.02, max_delay_s=0.1))
+    monkeypatch.setattr(live, "PAGE_SIZE", 4)
+    return tmp_path
+
+
+def _files(root: Path) -> frozenset[Path]:
+    return frozenset(p for p in root.rglob("*") if not p.is_dir())
+
+
+Cli = Callable[[list[str]], Run]
+
+
+@pytest.fixture()
+def run_cli(sandbox: Path, capfd: pytest.CaptureFixture[str],
+            monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``gpunode ARGV`` in this process, as the console script runs it (main()), with
+    the files it wrote anywhere under the sandbox."""
+    def run(argv: list[str]) -> Run:
+        before = _files(sandbox)
+        capfd.readouterr()
+        monkeypatch.setattr(sys, "argv", ["gpunode", *argv])
+        with pytest.raises(SystemExit) as exited:
+            cli.main()
+        out, err = capfd.readouterr()
+        code = exited.value.code
+        return Run(code if isinstance(code, int) else -1, out, err, _files(sandbox) - before)
+    return run
+
+
+def _bad_token(kubeconfig: Path, dest: Path) -> Path:
+    config = yaml.safe_load(kubeconfig.read_text())
+    config["users"][0]["user"]["token"] = "expired-or-revoked"
+    dest.write_text(yaml.safe_dump(config))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def baseline() -> dict[str, Any]:
+    """The fault-free report of the fixture cluster, read live once."""
+    with serve_bundle(MINI) as server, tempfile.TemporaryDirectory() as tmp:
+        result = live.collect_bundle(Path(tmp) / "b", kubeconfig=server.kubeconfig_path, quiet=True)
+        report: dict[str, Any] = json.loads(to_json(cli.build_report(result.path, None)))
+    assert {n["name"] for n in report["nodes"]} == set(GPU_NODES)
+    return report
+
+
+def statuses(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    out = {("cluster", c["component"]): c for c in report["cluster"]["components"]}
+    out.update({(n["name"], c["component"]): c for n in report["nodes"] for c in n["components"]})
+    return out
+
+
+def root_causes(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    out = {("cluster", r["component"]): r for r in report["cluster"]["root_causes"]}
+    out.update({(n["name"], r["component"]): r for n in report["nodes"] for r in n["root_causes"]})
+    return out
+
+
+def assert_no_false_verdict(case: Case, report: dict[str, Any], base: dict[str, Any]) -> None:
+    """Failed only where the fault-free run fails; unknown where the lost source decides."""
+    now, then = statuses(report), statuses(base)
+    for key, comp in now.items():
+        if comp["status"] in PROBLEMS:
+            before = then.get(key, {}).get("status")
+            assert before in PROBLEMS, f"{case.id}: false {comp['status']} {key}: {comp['summary']}"
+    base_roots = root_causes(base)
+    for key, cause in root_causes(report).items():
+        if key not in base_roots:  # what it sat on in the fault-free run is not seen now
+            assert cause["unverified_below"], f"{case.id}: {key} a root cause with nothing unverified"
+    for want in case.unknown:
+        node, _, component = want.partition("/")
+        for name in GPU_NODES if node == "*" else (node,):
+            comp = now[(name, component)]
+            assert comp["status"] == "unknown", f"{case.id}: {name}/{component} is {comp['status']}"
+            assert comp["summary"], f"{case.id}: {name}/{component} unknown without a why"
+    if case.whole:
+        assert now == then, case.id
+        assert report["nodes"] == base["nodes"], case.id
+
+
+def assert_warned_first(case: Case, run: Run, what: str) -> None:
+    assert "Traceback" not in run.stderr, f"{case.id} {what}: {run.stderr}"
+    lines = run.stderr.splitlines()
+    if case.whole:
+        assert lines == [], f"{case.id} {what}: {run.stderr}"
+    if case.warns:
+        assert lines, f"{case.id} {what}: no warning"
+        assert lines[0].startswith("warning: "), f"{case.id} {what}: {lines[0]}"
+        assert all(word in lines[0] for word in case.warns), f"{case.id} {what}: {lines[0]}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_fault(case: Case, bundles: dict[str, Path], baseline: dict[str, Any], sandbox: Path,
+               run_cli: Cli) -> None:
+    with serve_bundle(bundles[case.bundle], faults=case.faults) as server:
+        kubeconfig = server.kubeconfig_path
+        if case.id == "401-bad-token":
+            kubeconfig = _bad_token(kubeconfig, sandbox / "kubeconfig")
+        out = sandbox / "out" / "bundle"
+        collected = run_cli(["collect", "-q", "--kubeconfig", str(kubeconfig), "-o", str(out)])
+        diagnosed = run_cli(["diagnose", "-q", "--kubeconfig", str(kubeconfig), "-o", "json"])
+        assert server.errors() == []
+    for run, what in ((collected, "collect"), (diagnosed, "diagnose")):
+        assert "\x1b" not in run.stdout + run.stderr, f"{case.id} {what}: a terminal escape printed"
+    assert not [p for p in collected.written if not p.is_relative_to(out)], collected.written
+    assert diagnosed.written == frozenset(), diagnosed.written
+    if case.fatal is not None:
+        for run, what in ((collected, "collect"), (diagnosed, "diagnose")):
+            assert run.code == case.fatal, f"{case.id} {what}: exit {run.code}: {run.stderr}"
+            assert len(run.stderr.splitlines()) == 1 and run.stderr.startswith("gpunode: "), run.stderr
+            assert server.url in run.stderr, run.stderr
+        assert not out.exists()
+        return
+    assert collected.code == 0, f"{case.id} collect: exit {collected.code}: {collected.stderr}"
+    assert_warned_first(case, collected, "collect")
+    manifest = json.loads((out / "manifest.json").read_text())
+    lost = [m["path"] for m in manifest["missing"]]
+    for path in case.missing:
+        assert any(p.startswith(path) for p in lost), f"{case.id}: {path} not in missing {lost}"
+    assert manifest["partial"] == bool(manifest["warnings"])
+    assert not case.whole or (manifest["missing"], manifest["warnings"]) == ([], []), manifest
+    assert_warned_first(case, diagnosed, "diagnose")
+    report = json.loads(diagnosed.stdout)
+    assert diagnosed.code == (1 if report["groups"] or report["cluster"]["root_causes"] else 0)
+    assert_no_false_verdict(case, report, baseline)
