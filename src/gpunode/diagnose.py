@@ -40,6 +40,7 @@ from gpunode.model import (
     Evidence,
     Finding,
     Group,
+    MissingInput,
     NodeReport,
     NotGpuNode,
     PodRef,
@@ -49,6 +50,7 @@ from gpunode.model import (
     Status,
 )
 from gpunode.since import failing_since
+from gpunode.unseen import missing_data, named_needs, unknown_summary
 
 _MISSING_CAUSES = {"pod_missing", "component_missing"}
 MAX_EVIDENCE = 6
@@ -242,6 +244,7 @@ class Diagnoser:
     ) -> NodeReport:
         explained = _explanations(judgements)
         roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
+        missing = self._missing_data(ctx.name, judgements)
         comps = tuple(
             self._component(
                 j,
@@ -250,6 +253,7 @@ class Diagnoser:
                 tuple(_pod_ref(sp.pod) for sp in ctx.stack_pods(j.component)),
                 version=component_version(ctx, j.component),
                 explained=explained,
+                unseen=(ctx.name, missing),
             )
             for j in judgements.values()
         )
@@ -262,7 +266,17 @@ class Diagnoser:
             roles=_roles(ctx.node.metadata.labels if ctx.node else {}),
             gpus=_gpu_count(ctx),
             gpu_product=_gpu_product(ctx),
+            missing_data=missing,
         )
+
+    def _missing_data(self, node: str, judgements: Mapping[str, Judgement]) -> tuple[MissingInput, ...]:
+        """What the unknown components of ``node`` lacked, and why, once per kind of data."""
+        by_need: dict[str, list[str]] = defaultdict(list)
+        for cid, j in judgements.items():
+            if j.status == Status.UNKNOWN:
+                for need in named_needs(j.unobserved):
+                    by_need[need].append(cid)
+        return missing_data(by_need, node, self.facts.manifest, self.facts.node_dirs)
 
     def _roots(
         self,
@@ -340,6 +354,7 @@ class Diagnoser:
         *,
         version: str | None,
         explained: Mapping[str, str],
+        unseen: tuple[str, tuple[MissingInput, ...]] | None = None,
     ) -> ComponentReport:
         comp = self.catalog.get(j.component)
         blocked: tuple[str, ...] = ()
@@ -353,14 +368,14 @@ class Diagnoser:
             layer=comp.layer,
             title=comp.title,
             status=j.status,
-            summary=self._summary(j),
+            summary=self._summary(j, unseen),
             blocked_by=blocked,
             cause=primary.cause if primary else None,
             version=version,
             pods=pods,
         )
 
-    def _summary(self, j: Judgement) -> str:
+    def _summary(self, j: Judgement, unseen: tuple[str, tuple[MissingInput, ...]] | None = None) -> str:
         primary = j.primary
         if primary is not None:
             title = self.kb.get(primary.cause).title
@@ -370,6 +385,8 @@ class Diagnoser:
         if summaries:
             ordered = sorted(summaries, key=lambda f: "pod" in f.context)
             return "; ".join(dict.fromkeys(f.context["summary"] for f in ordered[:2]))
+        if j.unobserved and unseen is not None:  # say what was missing, and why
+            return unknown_summary(j.unobserved, *unseen)
         if j.unobserved:
             why = f"; {j.why_unobserved}" if j.why_unobserved else ""
             return "not observed: " + ", ".join(sorted(set(j.unobserved))) + why

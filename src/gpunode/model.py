@@ -111,6 +111,15 @@ class ComponentReport(msgspec.Struct, frozen=True):
     pods: tuple[PodRef, ...] = ()
 
 
+class MissingInput(msgspec.Struct, frozen=True):
+    """Data a node's checks needed and did not have, why, and the components it left unknown."""
+
+    data: str
+    path: str
+    reason: str
+    components: tuple[str, ...] = ()
+
+
 class NodeReport(msgspec.Struct, frozen=True):
     """The verdict for one GPU node."""
 
@@ -121,6 +130,8 @@ class NodeReport(msgspec.Struct, frozen=True):
     roles: tuple[str, ...] = ()
     gpus: int | None = None
     gpu_product: str | None = None
+    #: what left components unknown on this node, and why (added in report v1)
+    missing_data: tuple[MissingInput, ...] = ()
 
 
 class Group(msgspec.Struct, frozen=True):

@@ -147,7 +147,10 @@ def test_pods_forbidden_everywhere_make_pod_checks_unknown(mini_bundle: Path,
     assert result.warnings[0].startswith("cannot list pods cluster-wide")
     assert not (tmp_path / "b" / "cluster" / "pods.json").exists()
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
-    assert [m["path"] for m in manifest["missing"]] == ["cluster/pods.json"]
+    assert [m["path"] for m in manifest["missing"]] == [
+        "cluster/pods.json", "nodes/gpu-wk-01/cmd/nvidia-smi-q.xml",
+        "nodes/gpu-wk-02/cmd/nvidia-smi-q.xml"]  # no pod known to run nvidia-smi in
+    assert manifest["missing"][1]["reason"] == "no pod to run it in: the pod list was not read"
     report = build_report(tmp_path / "b", None)
     causes = {rc.cause for n in report.nodes for rc in n.root_causes}
     assert not causes & {"pod_missing", "component_missing"}

@@ -58,6 +58,8 @@ class Case:
     warns: tuple[str, ...] = ()
     #: "node/component" ("*" for every GPU node) that must come out unknown
     unknown: tuple[str, ...] = ()
+    #: what the summary of every component in ``unknown`` says (one of these; {node}: its node)
+    why: tuple[str, ...] = ()
     #: bundle paths the manifest must list as missing (prefixes)
     missing: tuple[str, ...] = ()
     #: a transient fault: the bundle must come out whole and the report as without it
@@ -85,9 +87,12 @@ CASES = [
          missing=("nodes/gpu-wk-01/cmd/nvidia-smi-q.xml",)),
     # 403 per verb and resource
     Case("403-list-nodes", forbid("list nodes"), warns=("cannot list nodes",),
-         unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",)),
+         unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",),
+         why=("no Node object: forbidden to list nodes cluster-wide (403)",)),
     Case("403-list-pods-everywhere", forbid("list pods"), warns=("cannot list pods",),
-         unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",)),
+         unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",),
+         why=("no pod list: forbidden to list pods cluster-wide (403)",
+              "no nvidia-smi output for {node}: no pod to run it in: the pod list was not read")),
     Case("403-list-pods-cluster-wide", forbid("list pods -"), warns=("pods were listed only in",)),
     Case("403-list-pods-cluster-wide-and-namespace", forbid("list pods -", "list pods gpu-operator"),
          warns=("pods were listed only in",)),
@@ -98,8 +103,9 @@ CASES = [
     Case("403-get-crs", forbid("list clusterpolicies"), warns=("cannot list clusterpolicies",),
          missing=("cluster/clusterpolicies.json",)),
     Case("403-exec", forbid("create pods/exec"), warns=("cannot exec into pods",),
-         unknown=both("gpu-hardware"), missing=("nodes/gpu-wk-01/cmd/nvidia-smi-q.xml",
-                                                "nodes/gpu-wk-02/cmd/nvidia-smi-q.xml")),
+         unknown=both("gpu-hardware"),
+         why=("no nvidia-smi output for {node}: pods/exec create forbidden (403)",),
+         missing=("nodes/gpu-wk-01/cmd/nvidia-smi-q.xml", "nodes/gpu-wk-02/cmd/nvidia-smi-q.xml")),
     Case("403-proxy", forbid("get pods/proxy"), warns=("cannot reach pod metrics",),
          missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",)),
     Case("403-logs", forbid("get pods/log"), warns=("cannot read pod logs",),
@@ -118,14 +124,17 @@ CASES = [
     Case("500-every-third", Faults(error_500_every=3), whole=True),
     Case("500-pods-always", answer("500 list pods"), warns=("listing pods", "failed"),
          unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",)),
-    Case("503-metrics-always", answer("503 get pods/proxy"), warns=("scrape",),
+    Case("503-metrics-always", answer("503 get pods/proxy"),  # an exporter not answering: a note
+         missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",)),
+    Case("500-metrics-always", answer("500 get pods/proxy"), warns=("scrape", "gave up"),
          missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",)),
     Case("500-everything", Faults(error_500_every=1), fatal=3),
     # timeouts: an endpoint slower than the client's timeout
     Case("timeout-metrics", answer("hang get pods/proxy"), warns=("scrape",),
          missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",)),
     Case("timeout-list-nodes", answer("hang list nodes"), warns=("listing nodes", "failed"),
-         unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",)),
+         unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",),
+         why=("no Node object: could not list nodes cluster-wide (gave up after",)),
     Case("timeout-once", answer("hangx1 list events"), whole=True),
     # dropped pages: the continue token expires mid-list (410 Gone)
     Case("410-once-mid-list", answer("410x1 list pods"), whole=True),
@@ -254,6 +263,11 @@ def root_causes(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]
     return out
 
 
+def report_node(report: dict[str, Any], name: str) -> dict[str, Any]:
+    node: dict[str, Any] = next(n for n in report["nodes"] if n["name"] == name)
+    return node
+
+
 def assert_no_false_verdict(case: Case, report: dict[str, Any], base: dict[str, Any]) -> None:
     """Failed only where the fault-free run fails; unknown where the lost source decides."""
     now, then = statuses(report), statuses(base)
@@ -270,7 +284,11 @@ def assert_no_false_verdict(case: Case, report: dict[str, Any], base: dict[str, 
         for name in GPU_NODES if node == "*" else (node,):
             comp = now[(name, component)]
             assert comp["status"] == "unknown", f"{case.id}: {name}/{component} is {comp['status']}"
-            assert comp["summary"], f"{case.id}: {name}/{component} unknown without a why"
+            summary = comp["summary"]
+            said = not case.why or any(w.format(node=name) in summary for w in case.why)
+            assert said, f"{case.id}: {name}/{component}: {summary}"
+            lacked = [m for m in report_node(report, name)["missing_data"] if component in m["components"]]
+            assert lacked and all(m["reason"] for m in lacked), f"{case.id}: {name}/{component}"
     if case.whole:
         assert now == then, case.id
         assert report["nodes"] == base["nodes"], case.id

@@ -247,6 +247,7 @@ def test_host_components_are_all_judged_by_the_probe_alone(tmp_path: Path) -> No
     report = judge(tmp_path, recorded())
     for cid in HOST_COMPONENTS:
         assert not component(report, cid).summary.startswith("not observed"), cid
+        assert not [m for m in report.missing_data if cid in m.components], cid
 
 
 def _json(facts: Facts) -> str:

@@ -632,7 +632,10 @@ def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: Ex
 def _node_jobs(run: _Run, node: str, components: dict[str, list[Pod]],
                covered: frozenset[str]) -> list[Job]:
     """The execs on ``node`` whose answers are not already ``covered`` by an agent."""
-    wanted = [t for t in exec_targets(node, components) if not supplied(t, covered)]
+    targets = exec_targets(node, components)
+    if not targets and not covered and "cluster/pods.json" in run.missing:
+        run.lost(f"nodes/{node}/cmd/nvidia-smi-q.xml", "no pod to run it in: the pod list was not read")
+    wanted = [t for t in targets if not supplied(t, covered)]
     jobs: list[Job] = [partial(_run_execs, run, wanted)] if wanted else []
     toolkit = containerd_targets(node, components)
     if toolkit and not all(supplied(t, covered) for t in toolkit):
@@ -725,7 +728,7 @@ def _fetch_log(run: _Run, target: LogTarget) -> None:
         if not _denied(run, exc, "read pod logs (pods/log get)", target.namespace,
                        "container logs were not collected"):
             _failed(run, exc, f"log {target.namespace}/{target.pod}/{target.container}",
-                    lost=exc.code != 404)
+                    lost=exc.code not in _NO_SUCH_THING)
         return
     run.saved(target.bundle_path, text)
 
@@ -736,10 +739,17 @@ def _call_reason(permission: str, exc: ApiFailure) -> str:
     return f"{permission} failed ({exc.code or 'no answer'}: {exc.message[:200]})"
 
 
+#: A log the API says does not exist: no previous container (400), the pod deleted
+#: since it was listed (404). Nothing is lost; the pod's state says the rest.
+_NO_SUCH_THING = (400, 404)
+
+
 def _failed(run: _Run, exc: ApiFailure, what: str, *, lost: bool = True) -> None:
     """A call refused for another reason than permission: a warning when data the checks
     need is lost with it (they will say unknown), a note when nothing is (``lost=False``:
-    execs stand in for agent facts; the log of a pod deleted since it was listed)."""
+    execs stand in for agent facts; a log that does not exist; an exec into a container
+    that is not running or a scrape of an exporter that does not answer, whose state the
+    pod list and node already show)."""
     if lost or exc.code == 0:
         run.warn(f"{what}: {exc.code} {exc.message}" if exc.code else f"{what}: {exc.message}")
     else:
@@ -766,7 +776,7 @@ def _exec_call(run: _Run, target: ExecTarget, argv: list[str]) -> ExecOutput | N
         if not _denied(run, exc, "exec into pods (pods/exec create)", target.namespace,
                        _exec_impact(run, target.node)):
             _failed(run, exc, f"exec {' '.join(argv[:1] if len(argv) > 2 else argv)} in "
-                              f"{target.namespace}/{target.pod}")
+                              f"{target.namespace}/{target.pod}", lost=exc.code != 400)
         return None
 
 
@@ -894,7 +904,9 @@ def _scrape(run: _Run, target: ScrapeTarget) -> None:
         run.lost(target.bundle_path, _call_reason("pods/proxy get", exc))
         if not _denied(run, exc, "reach pod metrics (pods/proxy get)", target.namespace,
                        "exporter metrics were not scraped; metric-based checks will be unknown"):
-            _failed(run, exc, f"scrape {target.namespace}/{target.pod}:{target.port}")
+            # 503: the exporter (or its node) does not answer; its pod and node say why
+            _failed(run, exc, f"scrape {target.namespace}/{target.pod}:{target.port}",
+                    lost=exc.code != 503)
         return
     if len(body) > METRICS_LIMIT_BYTES:
         body = body[:body.rfind(b"\n", 0, METRICS_LIMIT_BYTES) + 1]

@@ -122,3 +122,28 @@ def short_time(stamp: str | None) -> str:
     if not stamp:
         return "-"
     return stamp.replace("T", " ")[:16]
+
+
+class UnknownWhy(msgspec.Struct, frozen=True):
+    """One reason some components were left unknown, on some nodes."""
+
+    text: str
+    components: tuple[str, ...]
+    nodes: tuple[str, ...]
+
+
+def unknown_reasons(nodes: Sequence[NodeReport]) -> list[UnknownWhy]:
+    """The nodes' missing data grouped by what was missing and why (most nodes first)."""
+    from gpunode.unseen import label, short_reason
+
+    comps: dict[str, set[str]] = defaultdict(set)
+    names: dict[str, list[str]] = defaultdict(list)
+    for node in nodes:
+        for entry in node.missing_data:
+            text = f"no {label(entry.data)}: {short_reason(entry.reason)}"
+            comps[text].update(entry.components)
+            if node.name not in names[text]:
+                names[text].append(node.name)
+    ordered = sorted(names, key=lambda t: (-len(names[t]), t))
+    return [UnknownWhy(t, tuple(sorted(comps[t])), tuple(names[t])) for t in ordered]
+

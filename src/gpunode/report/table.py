@@ -12,13 +12,15 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from gpunode.model import ComponentReport, NodeReport, NotGpuNode, Report, RootCause
+from gpunode.model import ComponentReport, NodeReport, NotGpuNode, Report, RootCause, Status
 from gpunode.report import fleet
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label, paragraph, table_box
 
 # Nodes listed by name under a grouped root cause before "… and N more".
 _NAMES_SHOWN = 8
+# Reasons for unknown components listed under the unknown nodes.
+_REASONS_SHOWN = 5
 
 
 def render_diagnosis(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
@@ -32,6 +34,8 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
         console.print(_fleet_table(fleet_rows, console))
     for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
         console.print(Text.assemble((f"{status.value}: ", STATUS_STYLE[status]), _names(names, options)))
+        if status == Status.UNKNOWN:
+            _unknown_why([n for n in report.nodes if n.name in set(names)], console, options)
     for row in fleet_rows:
         console.print()
         _render_row(report, row, console, options)
@@ -88,6 +92,13 @@ def _fleet_table(fleet_rows: list[fleet.FleetRow], console: Console) -> Table:
     return table
 
 
+def _unknown_why(nodes: list[NodeReport], console: Console, options: RenderOptions) -> None:
+    """Under the unknown nodes: what data was missing and why, with what it left unknown."""
+    for why in fleet.unknown_reasons(nodes)[:_REASONS_SHOWN]:
+        where = _names(list(why.nodes), options)
+        paragraph(console, f"{why.text} — {', '.join(why.components)} on {where}", 2, "dim")
+
+
 def _names(names: list[str], options: RenderOptions) -> str:
     if options.expand or len(names) <= _NAMES_SHOWN:
         return ", ".join(names)
@@ -100,7 +111,7 @@ def _render_row(report: Report, row: fleet.FleetRow, console: Console, options: 
     rc = _find(report, first, row)
     where = row.nodes[0] if len(row.nodes) == 1 else f"{len(row.nodes)} nodes"
     blocked = fleet.blocked_by(first, rc) if first is not None else []
-    _root_cause(rc, where, blocked, console)
+    _root_cause(rc, where, blocked, console, first)
     if len(row.nodes) > 1:
         paragraph(console, _names(list(row.nodes), options), 2, lead=Text("nodes: ", style="underline"))
     elif first is not None:
@@ -115,7 +126,9 @@ def _find(report: Report, node: NodeReport | None, row: fleet.FleetRow) -> RootC
     return next(rc for rc in pool if rc.cause == row.cause and rc.component == row.component)
 
 
-def _root_cause(rc: RootCause, where: str, blocked: list[str], console: Console) -> None:
+def _root_cause(rc: RootCause, where: str, blocked: list[str], console: Console,
+                node: NodeReport | None = None) -> None:
+    why = _unverified_why(rc, node)
     since = f", since {fleet.short_time(rc.since)}" if rc.since else ""
     console.print(
         Text.assemble(
@@ -137,7 +150,15 @@ def _root_cause(rc: RootCause, where: str, blocked: list[str], console: Console)
     if blocked:
         paragraph(console, ", ".join(blocked), 2, lead=Text("blocked by this: ", style="underline"))
     if rc.unverified_below:
-        paragraph(console, f"verify first (no data): {', '.join(rc.unverified_below)}", 2, "magenta")
+        paragraph(console, f"verify first (no data): {', '.join(rc.unverified_below)}{why}", 2, "magenta")
+
+
+def _unverified_why(rc: RootCause, node: NodeReport | None) -> str:
+    """Why the first unverified component below a root cause has no data (`` — no …: …``)."""
+    if node is None:
+        return ""
+    why = [w for w in fleet.unknown_reasons([node]) if set(w.components) & set(rc.unverified_below)]
+    return f" — {why[0].text}" if why else ""
 
 
 def _blocked_table(components: list[ComponentReport], console: Console) -> Padding:
