@@ -38,7 +38,10 @@ def test_missing_sections_are_unknown_not_ok(handmade: Path) -> None:
     report = _report(handmade)
     comps = {c.component: c for c in report.nodes[0].components}
     assert comps["gpu-hardware"].status == Status.UNKNOWN
-    assert "nvidia-smi-q.xml" in comps["gpu-hardware"].summary
+    assert comps["gpu-hardware"].summary == \
+        "no nvidia-smi output for gpu-a1: the bundle has no nodes/gpu-a1/ folder"
+    lacked = {m.path: m for m in report.nodes[0].missing_data}
+    assert "gpu-hardware" in lacked["nodes/gpu-a1/cmd/nvidia-smi-q.xml"].components
     assert "cluster/daemonsets.json" in report.source.missing
 
 

@@ -103,14 +103,18 @@ MAX_ITEM_WARNINGS = 5
 def _summarised(warnings: list[str]) -> list[str]:
     out: list[str] = []
     per_file: dict[str, int] = {}
+    more: list[str] = []
     for warning in warnings:
+        if warning.endswith(" more malformed items skipped"):
+            more.append(warning)  # already summed up where the items were read
+            continue
         rel = warning.partition(": item ")[0]
         per_file[rel] = per_file.get(rel, 0) + 1
         if per_file[rel] <= MAX_ITEM_WARNINGS:
             out.append(warning)
     out += [f"{rel}: {n - MAX_ITEM_WARNINGS} more malformed items skipped"
             for rel, n in per_file.items() if n > MAX_ITEM_WARNINGS]
-    return out
+    return out + more
 
 
 def _require_bundle(source: BundleSource) -> None:
@@ -183,6 +187,7 @@ def _decode_items(source: BundleSource, name: str, data: bytes, warnings: list[s
         raise BundleError(f"{source.location}/{rel}: {why}") from None
     decoder, item_type = _ITEM_DECODERS[name], RESOURCES[name]
     items: list[Any] = []
+    skipped = 0
     for index, item in enumerate(raw.items):
         try:
             items.append(decoder.decode(item))
@@ -190,13 +195,16 @@ def _decode_items(source: BundleSource, name: str, data: bytes, warnings: list[s
         except msgspec.ValidationError as exc:
             problem = _short(exc)
         except RecursionError:
-            warnings.append(f"{rel}: item {index} skipped: nested too deeply")
-            continue
-        fixed = _quantities_as_strings(item, item_type)
+            problem = "nested too deeply"
+        fixed = _quantities_as_strings(item, item_type) if problem != "nested too deeply" else None
         if fixed is not None:
             items.append(fixed)
-        else:
+            continue
+        skipped += 1  # millions of junk items: a few named, the rest counted (bounded memory)
+        if skipped <= MAX_ITEM_WARNINGS:
             warnings.append(f"{rel}: item {index} skipped: {problem}")
+    if skipped > MAX_ITEM_WARNINGS:
+        warnings.append(f"{rel}: {skipped - MAX_ITEM_WARNINGS} more malformed items skipped")
     return _RawList(kind=raw.kind, items=items)
 
 
