@@ -276,7 +276,8 @@ class Diagnoser:
             if j.status == Status.UNKNOWN:
                 for need in named_needs(j.unobserved):
                     by_need[need].append(cid)
-        return missing_data(by_need, node, self.facts.manifest, self.facts.node_dirs)
+        return missing_data(by_need, node, self.facts.manifest, self.facts.node_dirs,
+                            self.facts.extras_not_fetched(node))
 
     def _roots(
         self,

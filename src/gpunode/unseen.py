@@ -45,14 +45,17 @@ def bundle_path(need: str, node: str | None) -> str:
 
 
 def missing_data(unknown_by_need: Mapping[str, Sequence[str]], node: str | None,
-                 manifest: Manifest, node_dirs: frozenset[str]) -> tuple[MissingInput, ...]:
+                 manifest: Manifest, node_dirs: frozenset[str],
+                 not_fetched: str = "") -> tuple[MissingInput, ...]:
     """One entry per absent need (with the components it left unknown): where the data
-    would be in the bundle and why it is not there."""
+    would be in the bundle and why it is not there. ``not_fetched`` says why the node's
+    files were left out by design (list-first collection judged the node healthy)."""
     lost = {m.path: m.reason for m in manifest.missing}
     out = []
     for need in sorted(unknown_by_need):
         path = bundle_path(need, node)
-        reason = lost.get(path) or _bundle_reason(need, path, node, node_dirs)
+        by_design = not_fetched if path.startswith("nodes/") else ""
+        reason = lost.get(path) or by_design or _bundle_reason(need, path, node, node_dirs)
         out.append(MissingInput(need, path, reason, tuple(sorted(unknown_by_need[need]))))
     return tuple(out)
 

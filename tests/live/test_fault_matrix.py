@@ -245,7 +245,8 @@ def _bad_token(kubeconfig: Path, dest: Path) -> Path:
 def baseline() -> dict[str, Any]:
     """The fault-free report of the fixture cluster, read live once."""
     with serve_bundle(MINI) as server, tempfile.TemporaryDirectory() as tmp:
-        result = live.collect_bundle(Path(tmp) / "b", kubeconfig=server.kubeconfig_path, quiet=True)
+        result = live.collect_bundle(Path(tmp) / "b", kubeconfig=server.kubeconfig_path, quiet=True,
+                                     extras="all-nodes")
         report: dict[str, Any] = json.loads(to_json(cli.build_report(result.path, None)))
     assert {n["name"] for n in report["nodes"]} == set(GPU_NODES)
     return report
@@ -313,8 +314,9 @@ def test_fault(case: Case, bundles: dict[str, Path], baseline: dict[str, Any], s
         if case.id == "401-bad-token":
             kubeconfig = _bad_token(kubeconfig, sandbox / "kubeconfig")
         out = sandbox / "out" / "bundle"
-        collected = run_cli(["collect", "-q", "--kubeconfig", str(kubeconfig), "-o", str(out)])
-        diagnosed = run_cli(["diagnose", "-q", "--kubeconfig", str(kubeconfig), "-o", "json"])
+        sweep = ["--all-nodes"]  # every node's extras, so every fault meets every node
+        collected = run_cli(["collect", "-q", *sweep, "--kubeconfig", str(kubeconfig), "-o", str(out)])
+        diagnosed = run_cli(["diagnose", "-q", *sweep, "--kubeconfig", str(kubeconfig), "-o", "json"])
         assert server.errors() == []
     for run, what in ((collected, "collect"), (diagnosed, "diagnose")):
         assert "\x1b" not in run.stdout + run.stderr, f"{case.id} {what}: a terminal escape printed"

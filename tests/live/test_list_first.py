@@ -105,7 +105,8 @@ def test_nodes_judged_from_lists_say_why_their_node_files_are_unknown(tmp_path: 
     result, _audit = _collect(tmp_path, Fleet(4))
     report = build_report(result.path, None)
     host = {c.component: c for c in report.nodes[0].components}
-    unknown = [c for c in host.values() if c.status == Status.UNKNOWN and "not observed" in c.summary]
+    lacked = {cid for m in report.nodes[0].missing_data for cid in m.components}
+    unknown = [c for c in host.values() if c.status == Status.UNKNOWN and c.component in lacked]
     assert unknown, [(c.component, c.status, c.summary) for c in host.values()]
     for comp in unknown:
         assert "node extras not fetched: judged healthy from the cluster lists" in comp.summary
