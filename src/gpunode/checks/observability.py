@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.checks.base import check, ok, problem
+from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding, Status
 
@@ -24,7 +24,10 @@ def dcgm_series(ctx: NodeContext, component: str) -> Iterator[Finding]:
     gpus, families = found
     expected = ctx.expected_gpus
     shown = f"{len(gpus)} GPUs in {len(families)} DCGM_FI_DEV_* families"
-    if not gpus:
+    unreadable = _not_a_scrape(ctx.obs.metrics.get("dcgm-exporter.prom", ""), ctx.dcgm_family_count)
+    if not gpus and unreadable:  # a damaged file is no evidence of missing series
+        yield unknown(component, f"the DCGM scrape is unreadable ({unreadable})", Evidence(path, unreadable))
+    elif not gpus:
         ev = Evidence(path, f"no per-GPU DCGM_FI_DEV_* series ({', '.join(families) or 'none'})")
         yield problem(component, "dcgm_metrics_missing", ev, status=Status.DEGRADED)
     elif expected and len(gpus) < expected:
@@ -32,3 +35,13 @@ def dcgm_series(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield problem(component, "dcgm_metrics_missing", ev, status=Status.DEGRADED)
     else:
         yield ok(component, f"serving metrics for {len(gpus)} GPUs", Evidence(path, shown))
+
+
+def _not_a_scrape(text: str, families: int) -> str:
+    """Why a scrape without GPU series is damaged rather than an exporter's answer: no
+    metric family at all in it, or its last line cut off (exposition lines end in a newline)."""
+    if not families:
+        return "no metric family in it"
+    if text and not text.endswith("\n"):
+        return "its last line is cut off"
+    return ""

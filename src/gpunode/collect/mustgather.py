@@ -56,7 +56,8 @@ def _load_yaml(path: Path) -> Any:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         return yaml.load(path.read_text(errors="replace"), Loader=loader)
     except (OSError, yaml.YAMLError) as exc:
-        raise BundleError(f"{path}: unreadable YAML: {exc}") from exc
+        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+        raise BundleError(f"{path}: unreadable YAML: {first}") from None
 
 
 def _items(doc: Any) -> list[dict[str, Any]]:
