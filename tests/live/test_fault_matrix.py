@@ -36,8 +36,10 @@ from gpunode.apiserver import Faults, serve_bundle
 from gpunode.collect import kube, live
 from gpunode.report.jsonout import to_json
 
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+from fleet import Fleet, build
+
 MINI = Path(__file__).parent / "fixtures" / "mini"
-GPU_NODES = ("gpu-wk-01", "gpu-wk-02")
 #: Components of the fixture judged from pods (their pods run on both GPU nodes).
 POD_RUN = ("driver", "container-toolkit", "dcgm-exporter", "node-exporter")
 PROBLEMS = ("failed", "degraded")
@@ -64,6 +66,8 @@ class Case:
     missing: tuple[str, ...] = ()
     #: a transient fault: the bundle must come out whole and the report as without it
     whole: bool = False
+    #: every node's extras (--all-nodes); False: list first, extras for suspect nodes only
+    sweep: bool = True
 
 
 def forbid(*rules: str) -> Faults:
@@ -150,6 +154,27 @@ CASES = [
     Case("garbled-logs", answer("garble get pods/log")),
     # hostile names: path parts and terminal escapes from the API
     Case("hostile-names", bundle="hostile"),
+    # list first (the default): healthy nodes judged from lists and their GPUNodeReports
+    Case("list-first", bundle="fleet", sweep=False),
+    Case("list-first-no-reports", bundle="fleet-bare", sweep=False,
+         unknown=("gpu-00000/gpu-hardware", "gpu-00001/gpu-hardware"),
+         why=("no nvidia-smi output for {node}: node extras not fetched: judged healthy from the "
+              "cluster lists (collect --deep fetches them)",)),
+    Case("list-first-403-pods", forbid("list pods"), sweep=False, warns=("cannot list pods",),
+         unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",),
+         why=("no pod list: forbidden to list pods cluster-wide (403)",
+              "no nvidia-smi output for {node}: no pod to run it in: the pod list was not read")),
+    Case("list-first-403-reports", forbid("list gpunodereports"), bundle="fleet", sweep=False,
+         warns=("cannot list gpunodereports",), missing=("cluster/gpunodereports.json",)),
+    Case("list-first-500-reports", answer("500 list gpunodereports"), bundle="fleet", sweep=False,
+         warns=("listing gpunodereports", "failed"), missing=("cluster/gpunodereports.json",)),
+    Case("list-first-garbled-reports", answer("garble list gpunodereports"), bundle="fleet",
+         sweep=False, warns=("listing gpunodereports", "failed"),
+         missing=("cluster/gpunodereports.json",)),
+    Case("list-first-403-agent-proxy", forbid("get pods/proxy"), bundle="fleet", sweep=False,
+         warns=("cannot",)),
+    Case("list-first-403-exec", forbid("create pods/exec"), bundle="fleet", sweep=False,
+         warns=("cannot",)),
 ]
 
 
@@ -159,7 +184,9 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     no_crds = root / "no-crds"
     shutil.copytree(MINI, no_crds)
     (no_crds / "cluster" / "clusterpolicies.json").unlink()
-    return {"mini": MINI, "no-crds": no_crds, "hostile": _hostile(root / "hostile")}
+    return {"mini": MINI, "no-crds": no_crds, "hostile": _hostile(root / "hostile"),
+            "fleet": build(root / "fleet", Fleet(3, agents=True, reports=True, broken=(2,))),
+            "fleet-bare": build(root / "fleet-bare", Fleet(3, broken=(2,)))}
 
 
 def _hostile(dest: Path) -> Path:
@@ -241,15 +268,22 @@ def _bad_token(kubeconfig: Path, dest: Path) -> Path:
     return dest
 
 
+Baselines = Callable[[str], dict[str, Any]]
+
+
 @pytest.fixture(scope="module")
-def baseline() -> dict[str, Any]:
-    """The fault-free report of the fixture cluster, read live once."""
-    with serve_bundle(MINI) as server, tempfile.TemporaryDirectory() as tmp:
-        result = live.collect_bundle(Path(tmp) / "b", kubeconfig=server.kubeconfig_path, quiet=True,
-                                     extras="all-nodes")
-        report: dict[str, Any] = json.loads(to_json(cli.build_report(result.path, None)))
-    assert {n["name"] for n in report["nodes"]} == set(GPU_NODES)
-    return report
+def baselines(bundles: dict[str, Path]) -> Baselines:
+    """The fault-free report of each served cluster, every node's extras read, once."""
+    cache: dict[str, dict[str, Any]] = {}
+
+    def baseline(name: str) -> dict[str, Any]:
+        if name not in cache:
+            with serve_bundle(bundles[name]) as server, tempfile.TemporaryDirectory() as tmp:
+                result = live.collect_bundle(Path(tmp) / "b", kubeconfig=server.kubeconfig_path,
+                                             quiet=True, extras="all-nodes")
+                cache[name] = json.loads(to_json(cli.build_report(result.path, None)))
+        return cache[name]
+    return baseline
 
 
 def statuses(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -262,6 +296,10 @@ def root_causes(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]
     out = {("cluster", r["component"]): r for r in report["cluster"]["root_causes"]}
     out.update({(n["name"], r["component"]): r for n in report["nodes"] for r in n["root_causes"]})
     return out
+
+
+def gpu_nodes(report: dict[str, Any]) -> list[str]:
+    return [n["name"] for n in report["nodes"]]
 
 
 def report_node(report: dict[str, Any], name: str) -> dict[str, Any]:
@@ -282,7 +320,7 @@ def assert_no_false_verdict(case: Case, report: dict[str, Any], base: dict[str, 
             assert cause["unverified_below"], f"{case.id}: {key} a root cause with nothing unverified"
     for want in case.unknown:
         node, _, component = want.partition("/")
-        for name in GPU_NODES if node == "*" else (node,):
+        for name in gpu_nodes(base) if node == "*" else (node,):
             comp = now[(name, component)]
             assert comp["status"] == "unknown", f"{case.id}: {name}/{component} is {comp['status']}"
             summary = comp["summary"]
@@ -307,14 +345,15 @@ def assert_warned_first(case: Case, run: Run, what: str) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_fault(case: Case, bundles: dict[str, Path], baseline: dict[str, Any], sandbox: Path,
+def test_fault(case: Case, bundles: dict[str, Path], baselines: Baselines, sandbox: Path,
                run_cli: Cli) -> None:
     with serve_bundle(bundles[case.bundle], faults=case.faults) as server:
         kubeconfig = server.kubeconfig_path
         if case.id == "401-bad-token":
             kubeconfig = _bad_token(kubeconfig, sandbox / "kubeconfig")
         out = sandbox / "out" / "bundle"
-        sweep = ["--all-nodes"]  # every node's extras, so every fault meets every node
+        # every node's extras, so every fault meets every node; list-first cases: the default
+        sweep = ["--all-nodes"] if case.sweep else []
         collected = run_cli(["collect", "-q", *sweep, "--kubeconfig", str(kubeconfig), "-o", str(out)])
         diagnosed = run_cli(["diagnose", "-q", *sweep, "--kubeconfig", str(kubeconfig), "-o", "json"])
         assert server.errors() == []
@@ -340,4 +379,5 @@ def test_fault(case: Case, bundles: dict[str, Path], baseline: dict[str, Any], s
     assert_warned_first(case, diagnosed, "diagnose")
     report = json.loads(diagnosed.stdout)
     assert diagnosed.code == (1 if report["groups"] or report["cluster"]["root_causes"] else 0)
-    assert_no_false_verdict(case, report, baseline)
+    served = case.bundle if case.bundle.startswith("fleet") else "mini"
+    assert_no_false_verdict(case, report, baselines(served))

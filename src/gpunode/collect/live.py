@@ -602,6 +602,10 @@ def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: Ex
                          for n, why in sorted(outcome.skipped.items()))
         reports = {n: r for n, r in reports.items() if n not in outcome.skipped}
     verdicts = {}
+    if policy is ExtrasPolicy.SUSPECT and "cluster/pods.json" in run.missing:
+        run.notes.append("pods were not listed: no node can be judged healthy from the lists; "
+                         "every GPU node's extras are fetched")
+        policy = ExtrasPolicy.DEEP
     if policy is ExtrasPolicy.SUSPECT and candidates:
         # What judging needs of the manifest (scoped lists, missing ones), and every node
         # as judged without extras: the reports of nodes that get none stay valid.
