@@ -30,9 +30,11 @@ EVENT = ('{"metadata":{"name":"e%d","namespace":"gpu-operator"},"involvedObject"
 
 
 def peak_run(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    """The CLI in a child process; its exit, output and peak memory in MiB."""
+    """The CLI in a child process; its exit, output and peak memory in MiB (of that process
+    or the largest of its worker processes)."""
     code = ("import resource, sys\nfrom gpunode.cli import main\ntry:\n    main()\nfinally:\n"
-            "    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
+            "    print(max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF,"
+            " resource.RUSAGE_CHILDREN)), file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           timeout=300, check=False)
     return proc, int(proc.stderr.strip().splitlines()[-1]) // 1024
