@@ -381,3 +381,20 @@ def test_fault(case: Case, bundles: dict[str, Path], baselines: Baselines, sandb
     assert diagnosed.code == (1 if report["groups"] or report["cluster"]["root_causes"] else 0)
     served = case.bundle if case.bundle.startswith("fleet") else "mini"
     assert_no_false_verdict(case, report, baselines(served))
+
+
+def test_table_output_says_why_nodes_are_unknown(sandbox: Path, run_cli: Cli,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The terminal report names the missing data and its reason under the unknown nodes,
+    and after a root cause's 'verify first'."""
+    monkeypatch.setenv("COLUMNS", "200")
+    with serve_bundle(MINI, faults=forbid("create pods/exec")) as server:
+        table = run_cli(["diagnose", "-q", "--all-nodes", "--kubeconfig", str(server.kubeconfig_path)])
+    assert table.code == 1, table.stderr
+    lines = table.stdout.splitlines()
+    unknown = lines.index("unknown: gpu-wk-01")
+    assert lines[unknown + 1].strip() == ("no nvidia-smi output: pods/exec create forbidden (403) — "
+                                          "fabric-manager, gpu-hardware on gpu-wk-01")
+    verify = [ln.strip() for ln in lines if ln.strip().startswith("verify first (no data)")]
+    assert verify and all(ln.endswith("— no nvidia-smi output: pods/exec create forbidden (403)")
+                          for ln in verify), verify
