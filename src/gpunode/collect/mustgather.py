@@ -61,12 +61,19 @@ def _load_yaml(path: Path) -> Any:
 
 
 def _items(doc: Any) -> list[dict[str, Any]]:
-    """Objects of a YAML document that is either one object or a List."""
+    """Objects of a YAML document that is either one object or a List. An object without
+    a name (a cut or damaged file) is left out: nothing can refer to it, and what needed
+    it says unknown."""
     if not isinstance(doc, dict):
         return []
-    if isinstance(doc.get("items"), list):
-        return [i for i in doc["items"] if isinstance(i, dict)]
-    return [doc] if doc.get("kind") else []
+    items = doc["items"] if isinstance(doc.get("items"), list) else [doc] if doc.get("kind") else []
+    return [i for i in items if _named(i)]
+
+
+def _named(obj: Any) -> bool:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return isinstance(meta, dict) and isinstance(meta.get("name"), str) and \
+        isinstance(meta.get("namespace", ""), str)
 
 
 def _as_list(items: Iterable[dict[str, Any]]) -> bytes:
@@ -227,8 +234,11 @@ def _operator_logs(root: Path, pods: list[dict[str, Any]], writer: _Writer) -> N
     operator = _items(_load_yaml_if(root / "gpu_operator_pod.yaml"))
     if not operator:
         return
-    meta, spec = operator[0]["metadata"], operator[0].get("spec") or {}
-    container = (spec.get("containers") or [{"name": "gpu-operator"}])[0]["name"]
+    meta, spec = operator[0]["metadata"], operator[0].get("spec")
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    first = containers[0] if isinstance(containers, list) and containers else None
+    name = first.get("name") if isinstance(first, dict) else None
+    container = name if isinstance(name, str) and name else "gpu-operator"
     base = f"logs/{meta.get('namespace', '')}/{meta['name']}/{container}"
     for name, suffix in (("gpu_operator_pod.log", ".log"),
                          ("gpu_operator_pod.previous.log", ".previous.log")):
