@@ -207,11 +207,6 @@ class NodeContext:
         text = self.obs.metrics.get("dcgm-exporter.prom")
         return split_families(text) if text is not None else None
 
-    @property
-    def dcgm_family_count(self) -> int:
-        """Metric families in the DCGM scrape (0 without one, or in a file that holds none)."""
-        return len(self._dcgm_families or {})
-
     def dcgm_metric(self, name: str) -> list[Sample] | None:
         """Samples of one DCGM metric (None without a scrape); parses only that family."""
         families = self._dcgm_families

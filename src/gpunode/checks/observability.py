@@ -6,7 +6,9 @@ from collections.abc import Iterator
 
 from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.prom import parse_prometheus_text
 
 
 @check("dcgm-exporter", needs=("metrics/dcgm-exporter.prom",))
@@ -24,8 +26,8 @@ def dcgm_series(ctx: NodeContext, component: str) -> Iterator[Finding]:
     gpus, families = found
     expected = ctx.expected_gpus
     shown = f"{len(gpus)} GPUs in {len(families)} DCGM_FI_DEV_* families"
-    unreadable = _not_a_scrape(ctx.obs.metrics.get("dcgm-exporter.prom", ""), ctx.dcgm_family_count)
-    if not gpus and unreadable:  # a damaged file is no evidence of missing series
+    unreadable = _not_a_scrape(ctx.obs.metrics.get("dcgm-exporter.prom", "")) if not gpus else ""
+    if unreadable:  # a damaged file is no evidence of missing series
         yield unknown(component, f"the DCGM scrape is unreadable ({unreadable})", Evidence(path, unreadable))
     elif not gpus:
         ev = Evidence(path, f"no per-GPU DCGM_FI_DEV_* series ({', '.join(families) or 'none'})")
@@ -37,11 +39,14 @@ def dcgm_series(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield ok(component, f"serving metrics for {len(gpus)} GPUs", Evidence(path, shown))
 
 
-def _not_a_scrape(text: str, families: int) -> str:
-    """Why a scrape without GPU series is damaged rather than an exporter's answer: no
-    metric family at all in it, or its last line cut off (exposition lines end in a newline)."""
-    if not families:
-        return "no metric family in it"
+def _not_a_scrape(text: str) -> str:
+    """Why a scrape without GPU series is damaged rather than an exporter's answer: it is
+    not Prometheus text, or its last line is cut off (exposition lines end in a newline).
+    An empty answer, or comments only, is an exporter serving nothing: a real failure."""
     if text and not text.endswith("\n"):
         return "its last line is cut off"
+    try:
+        parse_prometheus_text(text)
+    except ParseError as exc:
+        return f"not Prometheus text: {exc}"[:200]
     return ""
