@@ -165,9 +165,10 @@ class Matcher:
             counted_to = start
             end = data.find(b"\n", start)
             line = data[start : len(data) if end < 0 else end]
+            text = line.decode("utf-8", errors="replace")
             if line.startswith(_NAME_HEADS) or _PCI_NEEDLE in line:
-                self._names.line(line.decode("utf-8", errors="replace"))
-            self._check_line(first + line_index, line.decode("utf-8", errors="replace"))
+                self._names.line(text)
+            self._check_line(first + line_index, text)
 
     def _check_line(self, line_no: int, line: str) -> None:
         for cause, m in self._matchers:

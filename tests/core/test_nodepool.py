@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from goldenmaker import MAKER
 
 from gpunode import nodepool
 from gpunode.errors import BundleError
 
-MAKE = Path(__file__).parents[1] / "golden" / "reports" / "make.py"
-
-
-
-def _make() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("golden_reports_make_pool", MAKE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-MAKER = _make()
 NAMES = [f"gpu-{i:03d}" for i in range(40)]
 PARENT = os.getpid()
 

@@ -6,26 +6,10 @@ tests/golden/reports/make.py; a change meant to alter reports regenerates them.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-
-MAKE = Path(__file__).parents[1] / "golden" / "reports" / "make.py"
-
-
-def _make() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("golden_reports_make", MAKE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-MAKER = _make()
+from goldenmaker import MAKE, MAKER
 
 
 @pytest.mark.parametrize("case", MAKER.cases())

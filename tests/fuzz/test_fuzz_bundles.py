@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from fuzzdamage import HOWS, damage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,17 +42,6 @@ json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8)
-
-
-def _damage(data: bytes, how: str, at: int, junk: bytes) -> bytes:
-    cut = at % (len(data) + 1)
-    if how == "truncate":
-        return data[:cut]
-    if how == "insert":
-        return data[:cut] + junk + data[cut:]
-    if how == "overwrite":
-        return data[:cut] + junk + data[cut + len(junk):]
-    return junk  # replace
 
 
 def _json_mutation(data: bytes, path: list[int], value: object) -> bytes:
@@ -95,10 +85,10 @@ def _one_line_naming(error: GpunodeError, rel: str) -> None:
 
 @FUZZ
 @given(rel=st.sampled_from(CLUSTER_FILES),
-       how=st.sampled_from(["truncate", "insert", "overwrite", "replace"]),
+       how=st.sampled_from(HOWS),
        at=st.integers(min_value=0), junk=st.binary(max_size=40))
 def test_damaged_cluster_files_give_a_report_or_one_line(rel: str, how: str, at: int, junk: bytes) -> None:
-    outcome = _diagnose_copy(rel, lambda data: _damage(data, how, at, junk))
+    outcome = _diagnose_copy(rel, lambda data: damage(data, how, at, junk))
     if isinstance(outcome, GpunodeError):
         assert outcome.exit_code == 2
         _one_line_naming(outcome, rel)
@@ -115,10 +105,10 @@ def test_mutated_cluster_objects_give_a_report_or_one_line(rel: str, path: list[
 
 
 @FUZZ
-@given(rel=st.sampled_from(NODE_FILES), how=st.sampled_from(["truncate", "insert", "overwrite", "replace"]),
+@given(rel=st.sampled_from(NODE_FILES), how=st.sampled_from(HOWS),
        at=st.integers(min_value=0), junk=st.binary(max_size=60))
 def test_damaged_node_data_is_never_fatal(rel: str, how: str, at: int, junk: bytes) -> None:
-    outcome = _diagnose_copy(rel, lambda data: _damage(data, how, at, junk))
+    outcome = _diagnose_copy(rel, lambda data: damage(data, how, at, junk))
     assert isinstance(outcome, Report), outcome
 
 

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fuzzdamage import HOWS, damage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -52,7 +53,7 @@ MUST_GATHER = TESTS / "live" / "fixtures" / "must-gather"
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-HOW = st.sampled_from(["truncate", "insert", "overwrite", "replace"])
+HOW = st.sampled_from(HOWS)
 
 Statuses = dict[tuple[str, str], Status]
 
@@ -74,17 +75,6 @@ INPUTS: dict[str, tuple[Path, str, str, Callable[[str], object], tuple[str, ...]
                    lambda text: load_toml("config.toml", text), ()),
     "dcgm-metrics": (MINI, "gpu-wk-01", "metrics/dcgm-exporter.prom", parse_prometheus_text, ()),
 }
-
-
-def _damage(data: bytes, how: str, at: int, junk: bytes) -> bytes:
-    cut = at % (len(data) + 1)
-    if how == "truncate":
-        return data[:cut]
-    if how == "insert":
-        return data[:cut] + junk + data[cut:]
-    if how == "overwrite":
-        return data[:cut] + junk + data[cut + len(junk):]
-    return junk
 
 
 def _report(bundle: Path) -> Report:
@@ -135,7 +125,7 @@ def test_a_removed_input_leaves_what_it_alone_decides_unknown(name: str) -> None
        junk=st.binary(max_size=60))
 def test_a_damaged_input_counts_as_removed(name: str, how: str, at: int, junk: bytes) -> None:
     source, node, rel, parse, _ = INPUTS[name]
-    data = _damage((source / "nodes" / node / rel).read_bytes(), how, at, junk)
+    data = damage((source / "nodes" / node / rel).read_bytes(), how, at, junk)
     report = _with(source, f"nodes/{node}/{rel}", data)
     if _parses(parse, data):
         return  # still well-formed: evidence judged on its content
@@ -153,7 +143,7 @@ LOG_COMPONENT = ("gpu-wk-02", "device-plugin")
        junk=st.binary(max_size=80) | st.sampled_from([b"\x00" * 40, b"\n" * 10, b"\x1b[2J"]))
 def test_a_damaged_log_changes_a_verdict_only_by_a_known_signature(how: str, at: int,
                                                                    junk: bytes) -> None:
-    data = _damage((MINI / LOG).read_bytes(), how, at, junk)
+    data = damage((MINI / LOG).read_bytes(), how, at, junk)
     report = _with(MINI, LOG, data)
     without = _removed_log()
     now = statuses(report)
@@ -204,7 +194,7 @@ def _must_gather_report(mutate: Callable[[Path], None]) -> Report | GpunodeError
        junk=st.binary(max_size=60))
 def test_a_damaged_must_gather_reads_as_removed_or_is_one_line(rel: str, how: str, at: int,
                                                                junk: bytes) -> None:
-    data = _damage((next(MUST_GATHER.rglob(rel))).read_bytes(), how, at, junk)
+    data = damage((next(MUST_GATHER.rglob(rel))).read_bytes(), how, at, junk)
     outcome = _must_gather_report(lambda root: (root / rel).write_bytes(data))
     if isinstance(outcome, GpunodeError):
         assert outcome.exit_code == 2 and "\n" not in str(outcome).strip(), outcome
