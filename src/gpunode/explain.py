@@ -51,25 +51,42 @@ _PCI_NEEDLE = next(n.encode() for n in NEEDLES if not n.startswith("\n"))
 
 @dataclass(frozen=True)
 class QuotedLine:
-    """A matching input line (1-based number), trimmed for display."""
+    """A matching input line (1-based number in its source), trimmed for display."""
 
     line_no: int
     text: str
+    source: str = ""  # the file it is in, where several were read
+
+
+@dataclass(frozen=True)
+class FileEvidence:
+    """A key of a config file that a cause follows from (``gpunode explain`` on config files)."""
+
+    source: str  # the file as given
+    node_path: str | None  # where it lies on the node, when known
+    key: str
+    detail: str
 
 
 @dataclass
 class CauseMatch:
-    """One recognised cause: the first few matching lines and how many there were."""
+    """One recognised cause: the first few matching lines and how many there were, and
+    the config keys it follows from when config files decided it."""
 
     cause: Cause
     layer: int
     quotes: list[QuotedLine] = field(default_factory=list)
     count: int = 0
+    files: list[FileEvidence] = field(default_factory=list)
+    order: int = 0  # which source its first line is in
 
-    def add(self, line_no: int, line: str, max_quotes: int) -> None:
+    def add(self, line_no: int, line: str, max_quotes: int, source: str = "") -> None:
+        self.add_quote(QuotedLine(line_no, line.strip()[:MAX_LINE_CHARS], source), max_quotes)
+
+    def add_quote(self, quote: QuotedLine, max_quotes: int = MAX_QUOTES) -> None:
         self.count += 1
         if len(self.quotes) < max_quotes:
-            self.quotes.append(QuotedLine(line_no, line.strip()[:MAX_LINE_CHARS]))
+            self.quotes.append(quote)
 
 
 @dataclass(frozen=True)
@@ -97,6 +114,22 @@ class Explanation:
     @property
     def matched(self) -> bool:
         return bool(self.matches)
+
+    @property
+    def runtime_down(self) -> bool:
+        """The text says the container runtime is down (what a config clash is judged under)."""
+        return any(m.cause.code == "container_runtime_down" for m in self.matches)
+
+    def with_matches(self, extra: Iterable[CauseMatch]) -> Explanation:
+        """This explanation plus causes found otherwise (config files); a cause found both
+        ways keeps its lines and gains the file evidence."""
+        found = {m.cause.code: m for m in self.matches}
+        for m in extra:
+            if m.cause.code in found:
+                found[m.cause.code].files.extend(m.files)
+            else:
+                found[m.cause.code] = m
+        return Explanation(rank(found.values()), self.xids, self.lines_read, self.names)
 
     @property
     def problems(self) -> bool:
@@ -132,6 +165,11 @@ class Matcher:
         self._names = PastedNames()
         self._xids: Counter[tuple[int, str]] = Counter()
         self.lines_read = 0
+        self._source, self._order, self._base = "", 0, 0
+
+    def begin(self, source: str, order: int) -> None:
+        """Lines fed from now on are ``source``'s (numbered from 1), the ``order``-th read."""
+        self._source, self._order, self._base = source, order, self.lines_read
 
     def feed(self, lines: Sequence[str]) -> None:
         """Scan one block of consecutive lines (numbered after those fed before)."""
@@ -179,18 +217,24 @@ class Matcher:
 
     def _record(self, cause: Cause, line_no: int, line: str) -> None:
         found = self._found.get(cause.code)
+        line_no -= self._base
         if found is None:
-            found = self._found[cause.code] = CauseMatch(cause, self._layers.get(cause.component, 0))
-        elif found.quotes and found.quotes[-1].line_no == line_no:
+            layer = self._layers.get(cause.component, 0)
+            found = self._found[cause.code] = CauseMatch(cause, layer, order=self._order)
+        elif found.quotes and (found.quotes[-1].line_no, found.quotes[-1].source) == (line_no, self._source):
             return  # a second signature of the same cause on the same line
-        found.add(line_no, line, self._max_quotes)
+        found.add(line_no, line, self._max_quotes, self._source)
 
     def result(self) -> Explanation:
-        ranked = sorted(
-            self._found.values(),
-            key=lambda f: (-f.cause.specificity, f.layer, f.quotes[0].line_no),
-        )
-        return Explanation(tuple(ranked), _xid_summary(self._xids), self.lines_read, self._names)
+        return Explanation(rank(self._found.values()), _xid_summary(self._xids), self.lines_read, self._names)
+
+
+def rank(matches: Iterable[CauseMatch]) -> tuple[CauseMatch, ...]:
+    """Best first: most specific, then lowest layer, then first seen."""
+    return tuple(sorted(
+        matches,
+        key=lambda f: (-f.cause.specificity, f.layer, f.order, f.quotes[0].line_no if f.quotes else 0),
+    ))
 
 
 @dataclass(frozen=True)
@@ -366,7 +410,25 @@ def explain_stream(
     newlines (``\\r\\n`` and a lone ``\\r`` end a line) and read in pieces of at most
     ``MAX_LINE_PIECE`` characters, without making a Python string of every line.
     """
+    return explain_streams([("", stream)], kb, component, max_quotes)
+
+
+def explain_streams(
+    streams: Iterable[tuple[str, ByteStream]],
+    kb: KnowledgeBase | None = None,
+    component: str | None = None,
+    max_quotes: int = MAX_QUOTES,
+) -> Explanation:
+    """``explain_stream`` over several named sources in turn, lines numbered per source and
+    quoted with its name (the name is left out of quotes when it is ``""``)."""
     matcher = Matcher(candidate_matchers(kb or load_kb(), component), max_quotes, MAX_LINE_PIECE)
+    for order, (name, stream) in enumerate(streams):
+        matcher.begin(name, order)
+        _feed_stream(matcher, stream)
+    return matcher.result()
+
+
+def _feed_stream(matcher: Matcher, stream: ByteStream) -> None:
     carry = b""
     while chunk := stream.read(CHUNK_BYTES):
         lines, carry = _whole_lines(carry + chunk)
@@ -374,7 +436,6 @@ def explain_stream(
             matcher.feed_bytes(lines)
     if carry:
         matcher.feed_bytes(_universal(carry), last=not carry.endswith(b"\r"))
-    return matcher.result()
 
 
 def _whole_lines(data: bytes) -> tuple[bytes, bytes]:

@@ -206,7 +206,12 @@ class Case(_Strict, frozen=True):
     faults: tuple[FaultRef, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     decisive: str = ""
+    decisive_files: tuple[str, ...] = ()
     notes: str = ""
+
+    def node_file(self, path: str) -> str:
+        """The text of the case's node-file evidence at ``path``."""
+        return next(ev.text for ev in self.evidence if isinstance(ev, NodeFileEv) and ev.path == path)
 
 
 _PATH_RE = re.compile(r"`\$((?:\.[A-Za-z_0-9-]+|\[\d+\])*)`")
@@ -284,3 +289,7 @@ def _check_expect(case: Case, label: str, known: set[str]) -> None:
         raise CaseError(f"{label}: expect.layer: must be 0..5")
     if not case.decisive.strip():
         raise CaseError(f"{label}: decisive: a failure case quotes the line that decides its cause")
+    files = {ev.path for ev in case.evidence if isinstance(ev, NodeFileEv)}
+    for i, path in enumerate(case.decisive_files):
+        if path not in files:
+            raise CaseError(f"{label}: decisive_files[{i}]: {path!r} is not a node-file of this case")

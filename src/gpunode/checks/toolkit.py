@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from pathlib import PurePosixPath
 
 from gpunode.checks.base import EXPLAINS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.host import runtime_down_message
-from gpunode.errors import ParseError
+from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
 from gpunode.model import Evidence, Finding, Status
-from gpunode.parse.containerd import runtimes_defined
-from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup, nvidia_runtimes
+from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup
 
 
 @check("container-toolkit")
@@ -120,18 +117,13 @@ def containerd_dropin_version(ctx: NodeContext, component: str) -> Iterator[Find
     such a drop-in. Judged only while the kubelet reports the runtime down (other
     containerd releases load the same files), and then it is why the runtime is down."""
     config = ctx.containerd
-    if config is None or not config.file_versions or runtime_down_message(ctx) is None:
+    if config is None or runtime_down_message(ctx) is None:
         return
-    root_path, root = config.file_versions[0]
-    for path, version in config.file_versions[1:]:
-        if root and version and version > root and "nvidia" in PurePosixPath(path).name:
-            ev = Evidence(
-                f"nodes/{ctx.name}/files{path}",
-                f"drop-in config version {version} higher than root config version {root} ({root_path})",
-            )
-            cause = "containerd_config_version_mismatch"
-            yield problem(component, cause, ev, specificity=85, ctx={EXPLAINS: "container-runtime"})
-            return
+    clash = dropin_version_above_root(config)
+    if clash is not None:
+        ev = Evidence(f"nodes/{ctx.name}/files{clash.path}", clash.detail)
+        cause = "containerd_config_version_mismatch"
+        yield problem(component, cause, ev, specificity=85, ctx={EXPLAINS: "container-runtime"})
 
 
 @check("container-toolkit")
@@ -141,29 +133,13 @@ def dropin_read_by_containerd(ctx: NodeContext, component: str) -> Iterator[Find
     which imports nothing, and K3s/RKE2 read theirs, so there the NVIDIA runtime it defines
     is never loaded and every pod asking for it fails sandbox creation."""
     config, setup = ctx.containerd, ctx.runtime_setup
-    if config is None or setup is None or setup.runtime != "containerd" or setup.nvidia:
+    if config is None or setup is None or setup.runtime != "containerd":
         return
-    for path, text in sorted(ctx.obs.files.items()):
-        full = "/" + path
-        if full in config.sources or not _DROPIN.search(full):
-            continue
-        try:
-            defined = nvidia_runtimes(runtimes_defined(full, text))
-        except ParseError:
-            continue
-        if defined:
-            imports = ", ".join(config.imports) or "no drop-in directory"
-            ev = Evidence(
-                f"nodes/{ctx.name}/files{full}",
-                f"defines runtime {', '.join(defined)}, but {config.sources[0]} "
-                f"({ctx.platform.title}) imports {imports}",
-            )
-            yield problem(component, "containerd_config_wrong_path", ev, specificity=80)
-            return
-
-
-#: containerd drop-in files: ``*.toml`` in a ``*.d`` directory beside a containerd config.
-_DROPIN = re.compile(r"/containerd/[^/]+\.d/[^/]+\.toml$")
+    dropins = {"/" + path: text for path, text in ctx.obs.files.items() if DROPIN.search("/" + path)}
+    for unread in unread_nvidia_dropins(config, dropins):
+        ev = Evidence(f"nodes/{ctx.name}/files{unread.path}", unread.detail(config, ctx.platform.title))
+        yield problem(component, "containerd_config_wrong_path", ev, specificity=80)
+        return
 
 
 @check("container-toolkit")

@@ -287,6 +287,15 @@ finds their signatures in any text; `gpunode diagnose` names them per node.
   syslog kernel line's host, the GPU from the Xid's PCI address, as the index of
   `nvidia-smi` output in the same text where there is one. Commands that run on
   the node are marked `# on the node`.
+- `gpunode explain A B …` reads several files in turn (lines numbered and quoted
+  per file). containerd configs among them (a path under a directory `diagnose`
+  reads them from, such as `…/etc/containerd/`, or TOML with `imports` or a
+  containerd `plugins` table) are also judged together, root config and drop-ins,
+  by the functions the toolkit checks use (`gpunode.checks.runtime_config`), so a
+  cause that follows from a pair of files is named with each file and key:
+  `containerd_config_wrong_path` for an NVIDIA drop-in the root config does not
+  import, `containerd_config_version_mismatch` for an imported drop-in of a higher
+  config version when the text also shows the runtime down.
 - In bundles, a component's signatures are searched in each log and node file with
   one combined regex per set of signatures (`kb.scan_split_lines`); only the lines
   it matches are tried one signature at a time.

@@ -141,6 +141,20 @@ def runtimes_defined(path: str, text: str) -> dict[str, RuntimeHandler]:
     return view.runtimes
 
 
+def runtime_table_key(path: str, text: str, name: str) -> str | None:
+    """The dotted TOML key of the table defining runtime ``name`` in one file, as containerd's
+    docs spell it (``plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia``)."""
+    doc = load_toml(path, text)
+    for version in (1, 2, 3):
+        if name in (table(doc, *_CRI_TABLES[version], "containerd", "runtimes") or {}):
+            return f"{cri_table_name(version)}.containerd.runtimes.{_bare_or_quoted(name)}"
+    return None
+
+
+def _bare_or_quoted(key: str) -> str:
+    return key if key.replace("-", "").replace("_", "").isalnum() else f'"{key}"'
+
+
 def _version(doc: Mapping[str, Any], path: str) -> int | None:
     """The file's ``version`` key, validated."""
     version = doc.get("version")
