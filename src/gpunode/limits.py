@@ -6,15 +6,28 @@ one-line error naming the file (exit 2) or a truncation recorded as evidence.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 #: One bundle file (a cluster list, a node file) read into memory at most this large.
 MAX_FILE_BYTES = 1024 * 1024 * 1024
+#: ``manifest.json`` (beyond it: exit 2) and ``cluster/version.json`` (beyond it: ignored, a
+#: warning) read at most this large; real ones hold a few KiB (a few hundred KiB when a
+#: manifest names 5,000 nodes).
+MAX_DOC_BYTES = 4 * 1024 * 1024
 #: A node file (command output, host file, metrics scrape) kept at most this large; the rest
 #: is cut and the cut named as a parse error of that observation.
 MAX_NODE_FILE_BYTES = 32 * 1024 * 1024
 #: All bytes read out of one archive (decompressed); a gzip bomb stops here.
 MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024
+#: Memory the decoded cluster lists may add, checked after each piece of a list is decoded
+#: (bundle/pieces.py): beyond it, exit 2 naming the file and the item reached. A
+#: 5,000-node, 100,000-pod bundle needs about 250 MiB; a list of millions of tiny items
+#: (``{}``: three bytes, about 100 bytes decoded) ends here.
+MAX_LIST_MEMORY = 384 * 1024 * 1024
+#: Items in one cluster list (Kubernetes supports at most 150,000 pods in a cluster).
+MAX_LIST_ITEMS = 5_000_000
 #: Files in one bundle (archive members or folder entries).
 MAX_FILES = 1_000_000
 #: Characters of one line kept by ``explain`` and the signature scan; longer lines are cut.
@@ -60,3 +73,15 @@ def cut_line(line: str) -> str:
     if len(line) <= MAX_LINE_CHARS:
         return line
     return line[:MAX_LINE_CHARS] + f" …[{len(line) - MAX_LINE_CHARS} characters cut]"
+
+
+def resident_bytes() -> int:
+    """This process's resident memory now (Linux), else its peak so far."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from gpunode.bundle.load import RESOURCES
+
 MINI = Path(__file__).parents[1] / "live" / "fixtures" / "mini"
 LIMIT_MIB = 512
 NODE = "nodes/gpu-wk-01"
@@ -31,10 +33,14 @@ EVENT = ('{"metadata":{"name":"e%d","namespace":"gpu-operator"},"involvedObject"
 
 def peak_run(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
     """The CLI in a child process; its exit, output and peak memory in MiB (of that process
-    or the largest of its worker processes)."""
+    or the largest of its worker processes).
+
+    The child's own peak is its ``VmHWM``: Linux carries a process's ``ru_maxrss`` across
+    ``exec``, so that figure would start at the test process's own size."""
     code = ("import resource, sys\nfrom gpunode.cli import main\ntry:\n    main()\nfinally:\n"
-            "    print(max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF,"
-            " resource.RUSAGE_CHILDREN)), file=sys.stderr)")
+            "    hwm = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+            "    print(max(hwm + [resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]),"
+            " file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           timeout=300, check=False)
     return proc, int(proc.stderr.strip().splitlines()[-1]) // 1024
@@ -104,6 +110,67 @@ def big_node_files(tmp: Path) -> Path:
     return bundle
 
 
+def tiny_items(tmp: Path) -> Path:
+    """1,000,000 empty items (``{}``, three bytes, about 100 decoded) in every cluster list:
+    read whole, the lists took 1.5 GiB; reading stops at MAX_LIST_MEMORY, naming the file."""
+    bundle = _copy(tmp / "b")
+    body = b'{"kind":"List","items":[' + b",".join([b"{}"] * 1_000_000) + b"]}"
+    for name in RESOURCES:
+        (bundle / "cluster" / f"{name}.json").write_bytes(body)
+    return bundle
+
+
+def tiny_items_archive(tmp: Path) -> Path:
+    return _pack(tiny_items(tmp), tmp / "tiny.tar.gz")
+
+
+def huge_strings(tmp: Path) -> Path:
+    """100 pods whose names are 3 MB each (names are kept): read whole, bytes and names
+    together passed 512 MiB; in pieces only the names are held."""
+    bundle = _copy(tmp / "b")
+    pod = '{"metadata":{"name":"%s","namespace":"default"},"spec":{},"status":{"phase":"Running"}}'
+    name = "x" * 3_000_000
+    with (bundle / "cluster" / "pods.json").open("w") as out:
+        out.write('{"apiVersion":"v1","items":[')
+        for i in range(100):
+            out.write(("," if i else "") + pod % f"p{i}-{name}")
+        out.write('],"kind":"List"}')
+    return bundle
+
+
+def deep_item_in_large_list(tmp: Path) -> Path:
+    """A 2 MB list (read in pieces) with one item nested 200,000 deep."""
+    bundle = _copy(tmp / "b")
+    event = EVENT % 0
+    deep = '{"x":' + "[" * 200_000 + "]" * 200_000 + "}"
+    items = [event] * 3_000 + [deep] + [event] * 3_000
+    (bundle / "cluster" / "events.json").write_text('{"kind":"EventList","items":[' + ",".join(items) + "]}")
+    return bundle
+
+
+def big_log(tmp: Path) -> Path:
+    """A 1 GB container log (sparse): only its last 4 MiB are read."""
+    bundle = _copy(tmp / "b")
+    with (bundle / LOG).open("ab") as handle:
+        handle.truncate(1_000_000_000)
+    return bundle
+
+
+def big_log_archive(tmp: Path) -> Path:
+    """The same log, 600 MB, inside a .tar.gz."""
+    bundle = _copy(tmp / "b")
+    with (bundle / LOG).open("ab") as handle:
+        handle.truncate(600_000_000)
+    return _pack(bundle, tmp / "log.tar.gz")
+
+
+def _pack(bundle: Path, path: Path) -> Path:
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        tar.add(bundle, "b")
+    shutil.rmtree(bundle)
+    return path
+
+
 CASES: dict[str, tuple[Callable[[Path], Path], tuple[int, ...]]] = {
     "large-json-list": (large_list, (0, 1)),
     "deep-nesting-node-files": (deep_node_files, (0, 1)),
@@ -111,6 +178,12 @@ CASES: dict[str, tuple[Callable[[Path], Path], tuple[int, ...]]] = {
     "huge-line": (huge_line, (0, 1)),
     "many-tar-members": (many_members, (0, 1)),
     "big-node-files": (big_node_files, (0, 1)),
+    "tiny-items-in-every-list": (tiny_items, (2,)),
+    "tiny-items-in-every-list-archive": (tiny_items_archive, (2,)),
+    "huge-strings": (huge_strings, (0, 1)),
+    "deep-item-in-large-list": (deep_item_in_large_list, (0, 1, 2)),
+    "big-log": (big_log, (0, 1)),
+    "big-log-archive": (big_log_archive, (0, 1)),
 }
 
 
@@ -122,7 +195,9 @@ def test_hostile_input_stays_within_512_mib(case: str, tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode in exits, proc.stderr[-2000:]
     if proc.returncode == 2:
-        assert len(proc.stderr.strip().splitlines()) == 2, proc.stderr  # one line, then the peak
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 2, proc.stderr  # one line, then the peak
+        assert "/cluster/" in lines[0] or "/nodes/" in lines[0], lines[0]  # naming the file
     else:
         assert json.loads(proc.stdout)["nodes"]
     assert peak <= LIMIT_MIB, f"{case}: peak {peak} MiB"

@@ -8,18 +8,28 @@ only grows, so collection passes would be pure overhead.
 from __future__ import annotations
 
 import gc
+import tarfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import msgspec
 
 from gpunode.bundle import kube
+from gpunode.bundle.pieces import PIECE_BYTES, ListFile, Piece
 from gpunode.bundle.source import BundleSource, open_bundle
 from gpunode.errors import BundleError
 from gpunode.facts import MAX_LOG_BYTES, ClusterFacts, LogFile, Manifest, NodeObservations, StackPod
-from gpunode.limits import MAX_NODE_FILE_BYTES, cut_line
+from gpunode.limits import (
+    MAX_DOC_BYTES,
+    MAX_FILE_BYTES,
+    MAX_LIST_ITEMS,
+    MAX_LIST_MEMORY,
+    MAX_NODE_FILE_BYTES,
+    cut_line,
+    resident_bytes,
+)
 
 T = TypeVar("T", bound=msgspec.Struct)
 
@@ -72,6 +82,7 @@ def load_source(source: BundleSource) -> ClusterFacts:
     manifest = _load_manifest(source)
     _require_bundle(source)
     lists: dict[str, tuple[Any, ...]] = {}
+    budget = _Budget()
     missing: list[str] = []
     lost = {m.path for m in manifest.missing}
     warnings: list[str] = []
@@ -79,7 +90,7 @@ def load_source(source: BundleSource) -> ClusterFacts:
     with gc_paused():
         for name in RESOURCES:
             rel = f"cluster/{name}.json"
-            items = None if rel in lost else _load_list(source, name, warnings)
+            items = None if rel in lost else _load_list(source, name, warnings, budget)
             if items is None:
                 if name not in OPTIONAL or rel in lost:
                     missing.append(rel)
@@ -119,7 +130,9 @@ def _summarised(warnings: list[str]) -> list[str]:
 
 def _require_bundle(source: BundleSource) -> None:
     """A typo'd path or an unrelated folder is an error, not an empty (healthy) cluster."""
-    if source.read("manifest.json") is not None:
+    opened = source.open("manifest.json")
+    if opened is not None:
+        opened[0].close()
         return
     if any(source.list(top) for top in ("cluster", "nodes", "logs")):
         return
@@ -128,7 +141,7 @@ def _require_bundle(source: BundleSource) -> None:
 
 
 def _load_manifest(source: BundleSource) -> Manifest:
-    data = source.read("manifest.json")
+    data = _read_doc(source, "manifest.json")
     if data is None:
         return Manifest(source="manual")
     try:
@@ -153,42 +166,151 @@ class _RawList(msgspec.Struct):
 
 
 _RAW_LIST = msgspec.json.Decoder(_RawList)
+_RAW_ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
 _ITEM_DECODERS = {name: msgspec.json.Decoder(t) for name, t in RESOURCES.items()}
+_PIECE_DECODERS = {name: msgspec.json.Decoder(list[t]) for name, t in RESOURCES.items()}  # type: ignore[valid-type]
 
 
-def _load_list(source: BundleSource, name: str, warnings: list[str]) -> tuple[Any, ...] | None:
+class _Budget:
+    """What decoding the cluster lists may cost: memory grown since loading began, and items."""
+
+    def __init__(self) -> None:
+        self.start = resident_bytes()
+
+    def check(self, where: str, items: int) -> None:
+        if items > MAX_LIST_ITEMS:
+            raise BundleError(f"{where}: more than {MAX_LIST_ITEMS:,} items (the limit for one list)")
+        grown = resident_bytes() - self.start
+        if grown > MAX_LIST_MEMORY:
+            raise BundleError(f"{where}: reading stopped at item {items:,}: the cluster lists would "
+                              f"take more than {MAX_LIST_MEMORY >> 20} MiB of memory (the limit)")
+
+
+class _Skips:
+    """Malformed items of one list: a few named, the rest counted (millions of junk items
+    cost no memory)."""
+
+    def __init__(self, rel: str) -> None:
+        self.rel, self.count = rel, 0
+
+    def add(self, index: int, problem: str, warnings: list[str]) -> None:
+        self.count += 1
+        if self.count <= MAX_ITEM_WARNINGS:
+            warnings.append(f"{self.rel}: item {index} skipped: {problem}")
+
+    def close(self, warnings: list[str]) -> None:
+        if self.count > MAX_ITEM_WARNINGS:
+            warnings.append(f"{self.rel}: {self.count - MAX_ITEM_WARNINGS} more malformed items skipped")
+
+
+def _load_list(source: BundleSource, name: str, warnings: list[str],
+               budget: _Budget) -> tuple[Any, ...] | None:
     rel = f"cluster/{name}.json"
-    data = source.read(rel)
-    if data is None:
+    opened = source.open(rel)
+    if opened is None:
         return None
+    handle, size = opened
+    where = f"{source.location}/{rel}"
+    with handle:
+        if size > MAX_FILE_BYTES:
+            source.read(rel)  # refuses it (before reading) with the source's own message
+            raise BundleError(f"{where}: {size} bytes, over the {MAX_FILE_BYTES}-byte limit")
+        if size > PIECE_BYTES:
+            return _load_pieces(ListFile(handle, size, where), name, rel, warnings, budget)
+        data = _read_small(handle, where)
+    return _load_whole(where, name, rel, data, warnings)
+
+
+def _read_small(handle: IO[bytes], where: str) -> bytes:
+    try:
+        return handle.read(PIECE_BYTES + 1)
+    except (OSError, EOFError, tarfile.TarError) as exc:
+        raise BundleError(f"{where}: cannot read: {exc}") from None
+
+
+def _load_whole(where: str, name: str, rel: str, data: bytes, warnings: list[str]) -> tuple[Any, ...]:
+    """A small list (at most one piece) decoded at once."""
     try:
         decoded: Any = _LIST_DECODERS[name].decode(data)
     except (msgspec.ValidationError, RecursionError):
-        decoded = _decode_items(source, name, data, warnings)
+        decoded = _decode_items(where, name, rel, data, warnings)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        raise BundleError(f"{source.location}/{rel}: {_short(exc)}") from None
-    kind = getattr(decoded, "kind", "")
-    if kind and not kind.endswith("List"):
-        raise BundleError(
-            f"{source.location}/{rel}: expected a List (kubectl get {name} -A -o json), found kind {kind!r}"
-        )
-    items: tuple[Any, ...] = getattr(decoded, "items", ())
+        raise BundleError(f"{where}: {_short(exc)}") from None
+    _check_kind(where, name, getattr(decoded, "kind", ""))
+    items: tuple[Any, ...] = tuple(getattr(decoded, "items", ()))
     return items
 
 
-def _decode_items(source: BundleSource, name: str, data: bytes, warnings: list[str]) -> _RawList:
+def _check_kind(where: str, name: str, kind: str) -> None:
+    if kind and not kind.endswith("List"):
+        raise BundleError(
+            f"{where}: expected a List (kubectl get {name} -A -o json), found kind {kind!r}"
+        )
+
+
+def _load_pieces(lst: ListFile, name: str, rel: str, warnings: list[str],
+                 budget: _Budget) -> tuple[Any, ...]:
+    """A large list decoded piece by piece (pieces.py), its memory checked after each piece."""
+    _check_kind(lst.where, name, lst.kind)
+    items: list[Any] = []
+    skips = _Skips(rel)
+    seen, pos = 0, lst.start
+    while pos < lst.end:
+        piece = lst.piece(pos)
+        try:
+            batch, count = _decode_piece(piece, name, seen, skips, warnings)
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+            if piece.exact:
+                raise lst.malformed(piece, exc) from None
+            piece = lst.piece(pos, exact=True)  # the cut fell inside an item: cut item by item
+            try:
+                batch, count = _decode_piece(piece, name, seen, skips, warnings)
+            except (msgspec.DecodeError, UnicodeDecodeError) as again:
+                raise lst.malformed(piece, again) from None
+        if count == 0 and (seen or piece.next < lst.end):
+            raise BundleError(f"{lst.where}: JSON is malformed: an empty item (byte {piece.offset})")
+        items.extend(batch)
+        seen += count
+        pos = piece.next
+        budget.check(lst.where, seen)
+    skips.close(warnings)
+    return tuple(items)
+
+
+def _decode_piece(piece: Piece, name: str, first: int, skips: _Skips,
+                  warnings: list[str]) -> tuple[list[Any], int]:
+    """(items kept, items read) of one piece; a piece that is not JSON raises DecodeError."""
+    try:
+        batch: list[Any] = _PIECE_DECODERS[name].decode(piece.data)
+        return batch, len(batch)
+    except (msgspec.ValidationError, RecursionError):
+        pass
+    try:
+        raw = _RAW_ITEMS.decode(piece.data)
+    except RecursionError:
+        raise BundleError(f"{skips.rel}: nested too deeply") from None
+    return _item_by_item(raw, first, name, skips, warnings), len(raw)
+
+
+def _decode_items(where: str, name: str, rel: str, data: bytes, warnings: list[str]) -> _RawList:
     """Each item on its own: a malformed one is skipped with a warning naming file, index
     and field. Quantities written as numbers (hand-made bundles from YAML) are read as strings."""
-    rel = f"cluster/{name}.json"
     try:
         raw = _RAW_LIST.decode(data)
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else _short(exc)
-        raise BundleError(f"{source.location}/{rel}: {why}") from None
+        raise BundleError(f"{where}: {why}") from None
+    skips = _Skips(rel)
+    items = _item_by_item(raw.items, 0, name, skips, warnings)
+    skips.close(warnings)
+    return _RawList(kind=raw.kind, items=items)
+
+
+def _item_by_item(raw: list[msgspec.Raw], first: int, name: str, skips: _Skips,
+                  warnings: list[str]) -> list[Any]:
     decoder, item_type = _ITEM_DECODERS[name], RESOURCES[name]
     items: list[Any] = []
-    skipped = 0
-    for index, item in enumerate(raw.items):
+    for index, item in enumerate(raw, first):
         try:
             items.append(decoder.decode(item))
             continue
@@ -200,12 +322,8 @@ def _decode_items(source: BundleSource, name: str, data: bytes, warnings: list[s
         if fixed is not None:
             items.append(fixed)
             continue
-        skipped += 1  # millions of junk items: a few named, the rest counted (bounded memory)
-        if skipped <= MAX_ITEM_WARNINGS:
-            warnings.append(f"{rel}: item {index} skipped: {problem}")
-    if skipped > MAX_ITEM_WARNINGS:
-        warnings.append(f"{rel}: {skipped - MAX_ITEM_WARNINGS} more malformed items skipped")
-    return _RawList(kind=raw.kind, items=items)
+        skips.add(index, problem, warnings)
+    return items
 
 
 def _quantities_as_strings(item: bytes, item_type: type[msgspec.Struct]) -> Any:
@@ -251,7 +369,11 @@ def _quantity_text(value: Any) -> Any:
 def _load_version(source: BundleSource, warnings: list[str]) -> dict[str, str]:
     """The API server's /version answer; a damaged one is a warning (versions stay unknown)."""
     rel = "cluster/version.json"
-    data = source.read(rel)
+    try:
+        data = _read_doc(source, rel)
+    except BundleError as exc:
+        warnings.append(f"{rel}: ignored: {str(exc).rpartition(': ')[2]}")
+        return {}
     if data is None:
         return {}
     try:
@@ -266,6 +388,15 @@ def _load_version(source: BundleSource, warnings: list[str]) -> dict[str, str]:
         warnings.append(f"{rel}: ignored: expected an object")
         return {}
     return {str(k): str(v) for k, v in raw.items() if isinstance(v, str | int | float | bool)}
+
+
+def _read_doc(source: BundleSource, rel: str) -> bytes | None:
+    """A small JSON document of the bundle (manifest, version), refused beyond MAX_DOC_BYTES."""
+    data = source.read(rel, MAX_DOC_BYTES + 1)
+    if data is not None and len(data) > MAX_DOC_BYTES:
+        raise BundleError(f"{source.location}/{rel}: larger than {MAX_DOC_BYTES >> 20} MiB "
+                          "(the limit for this file)")
+    return data
 
 
 def _short(exc: Exception) -> str:
@@ -302,11 +433,23 @@ def _log_file(source: BundleSource, rel: str) -> LogFile:
     _, namespace, pod, filename = rel.split("/")
     previous = filename.endswith(".previous.log")
     container = filename.removesuffix(".log").removesuffix(".previous")
-    data = source.read(rel) or b""
-    if len(data) > MAX_LOG_BYTES:
-        data = data[-MAX_LOG_BYTES:]
+    data = _tail(source, rel, MAX_LOG_BYTES)
     lines = tuple(cut_line(line) for line in data.decode("utf-8", errors="replace").splitlines())
     return LogFile(rel, namespace, pod, container, previous, lines)
+
+
+def _tail(source: BundleSource, rel: str, size: int) -> bytes:
+    """The last ``size`` bytes of a file (a log of gigabytes is never read whole)."""
+    opened = source.open(rel)
+    if opened is None:
+        return b""
+    handle, total = opened
+    with handle:
+        try:
+            handle.seek(max(0, total - size))
+            return handle.read(size)
+        except (OSError, EOFError, tarfile.TarError) as exc:
+            raise BundleError(f"{source.location}/{rel}: cannot read: {exc}") from None
 
 
 def _text(source: BundleSource, rel: str) -> str:

@@ -45,6 +45,10 @@ class BundleSource(Protocol):
         """Relative paths of all files under ``prefix`` (a directory path)."""
         ...
 
+    def open(self, rel: str) -> tuple[IO[bytes], int] | None:
+        """The file opened for reading in pieces, and its size; None when the bundle lacks it."""
+        ...
+
 
 class DirSource:
     """A bundle unpacked in a directory."""
@@ -57,10 +61,38 @@ class DirSource:
         self._listed: set[str] = set()
 
     def read(self, rel: str, limit: int | None = None) -> bytes | None:
-        if rel in self._listed:
-            data = self._read_listed(rel, limit)
-            if data is not None:
-                return data
+        opened = self.open(rel)
+        if opened is None:
+            return None
+        handle, size = opened
+        with handle:
+            if limit is None and size > MAX_FILE_BYTES:
+                raise BundleError(f"{self.root / rel}: {size} bytes, over the "
+                                  f"{MAX_FILE_BYTES}-byte limit for one bundle file")
+            try:
+                return handle.read(MAX_FILE_BYTES if limit is None else limit)
+            except OSError as exc:
+                raise BundleError(f"{self.root / rel}: cannot read: {exc.strerror}") from None
+
+    def open(self, rel: str) -> tuple[IO[bytes], int] | None:
+        opened = self._open_listed(rel) if rel in self._listed else None
+        return opened if opened is not None else self._open_carefully(rel)
+
+    def _open_listed(self, rel: str) -> tuple[IO[bytes], int] | None:
+        """A listed file opened without resolving its path again (thousands per bundle): its
+        folders were walked without following links, and the file itself is opened only
+        if it is not a link (``O_NOFOLLOW``) and is a regular file. None: open it carefully."""
+        try:
+            fd = os.open(os.path.join(self._real, rel), _LISTED_OPEN)
+        except OSError:  # a link to a file inside the bundle, or gone since it was listed
+            return None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            return None
+        return open(fd, "rb", closefd=True), info.st_size
+
+    def _open_carefully(self, rel: str) -> tuple[IO[bytes], int] | None:
         path = self._inside(rel)
         if path is None:
             return None
@@ -68,35 +100,11 @@ class DirSource:
             info = path.stat()
             if not stat.S_ISREG(info.st_mode):
                 return None  # a FIFO, device or folder is not an observation
-            if limit is None and info.st_size > MAX_FILE_BYTES:
-                raise BundleError(f"{self.root / rel}: {info.st_size} bytes, over the "
-                                  f"{MAX_FILE_BYTES}-byte limit for one bundle file")
-            with path.open("rb") as handle:
-                return handle.read(MAX_FILE_BYTES if limit is None else limit)
+            return path.open("rb"), info.st_size
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise BundleError(f"{self.root / rel}: cannot read: {exc.strerror}") from None
-
-    def _read_listed(self, rel: str, limit: int | None) -> bytes | None:
-        """A listed file read without resolving its path again (thousands per bundle): its
-        folders were walked without following links, and the file itself is opened only
-        if it is not a link (``O_NOFOLLOW``) and is a regular file. None: read it carefully."""
-        try:
-            fd = os.open(os.path.join(self._real, rel), _LISTED_OPEN)
-        except OSError:  # a link to a file inside the bundle, or gone since it was listed
-            return None
-        with open(fd, "rb", closefd=True) as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                return None
-            if limit is None and info.st_size > MAX_FILE_BYTES:
-                raise BundleError(f"{self.root / rel}: {info.st_size} bytes, over the "
-                                  f"{MAX_FILE_BYTES}-byte limit for one bundle file")
-            try:
-                return handle.read(MAX_FILE_BYTES if limit is None else limit)
-            except OSError as exc:
-                raise BundleError(f"{self.root / rel}: cannot read: {exc.strerror}") from None
 
     def _inside(self, rel: str) -> Path | None:
         """The real path of ``rel`` if it stays inside the bundle folder, else None."""
@@ -181,6 +189,17 @@ class TarSource:
         except _ARCHIVE_ERRORS as exc:
             raise BundleError(f"{self._path}: truncated or corrupt at {rel} "
                               f"({_first_line(exc)})") from None
+
+    def open(self, rel: str) -> tuple[IO[bytes], int] | None:
+        member = self._members.get(rel)
+        if member is None:
+            return None
+        try:
+            handle = self._tar.extractfile(member)
+        except _ARCHIVE_ERRORS as exc:
+            raise BundleError(f"{self._path}: truncated or corrupt at {rel} "
+                              f"({_first_line(exc)})") from None
+        return (handle, member.size) if handle else None
 
     def list(self, prefix: str) -> list[str]:
         prefix = prefix.rstrip("/") + "/"
