@@ -9,8 +9,9 @@ this is the cheaper path (docs/agent.md, "Judging in memory").
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 import msgspec
 
@@ -37,6 +38,10 @@ class MemorySource:
     def list(self, prefix: str) -> list[str]:
         base = prefix.rstrip("/") + "/"
         return sorted(rel for rel in self._files if rel.startswith(base))
+
+    def open(self, rel: str) -> tuple[IO[bytes], int] | None:
+        data = self._files.get(rel)
+        return None if data is None else (io.BytesIO(data), len(data))
 
 
 def node_dir_name(node: str) -> str:
