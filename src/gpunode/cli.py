@@ -24,7 +24,7 @@ import typer
 import typer.core
 
 from gpunode import __version__, cliparams
-from gpunode.commands.extras import AllNodesOpt, DeepOpt, extras_policy
+from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
 from gpunode.commands.output import ReportFormat, ReportFormatOpt
 from gpunode.errors import GpunodeError, UsageError
 
@@ -172,12 +172,15 @@ def resolve_bundle(
     workdir: Path,
     selector: str | None = None,
     extras: str = "suspect",
+    request_timeout_s: float | None = None,
 ) -> tuple[Path, Reuse | None]:
     """The bundle to judge: a saved one (a GPU Operator must-gather is converted), or a
     fresh collection from the live cluster into ``workdir``."""
     if source is not None:
-        if kubeconfig is not None or context is not None:
-            raise UsageError("--from reads a saved bundle; drop --kubeconfig/--context, or drop --from")
+        if kubeconfig is not None or context is not None or request_timeout_s is not None:
+            raise UsageError(
+                "--from reads a saved bundle; drop --kubeconfig/--context/--request-timeout, or drop --from"
+            )
         from gpunode.collect.mustgather import convert_must_gather, is_must_gather
 
         if source.is_dir() and is_must_gather(source):
@@ -187,7 +190,7 @@ def resolve_bundle(
 
     result = collect_bundle(
         workdir / "live", kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet,
-        selector=selector, extras=extras,
+        selector=selector, extras=extras, request_timeout_s=request_timeout_s,
     )
     return result.path, result.reuse
 
@@ -201,6 +204,7 @@ def report_from(
     *,
     selector: str | None = None,
     extras: str = "suspect",
+    request_timeout_s: float | None = None,
 ) -> Report:
     """Diagnose a saved bundle, or the live cluster (collected into a temporary bundle)."""
     if source is not None and extras != "suspect":
@@ -208,7 +212,7 @@ def report_from(
     with tempfile.TemporaryDirectory(prefix="gpunode-") as tmp:
         bundle, reuse = resolve_bundle(
             source, kubeconfig=kubeconfig, context=context, nodes=nodes, quiet=quiet, workdir=Path(tmp),
-            selector=selector, extras=extras,
+            selector=selector, extras=extras, request_timeout_s=request_timeout_s,
         )
         report = build_report(bundle, nodes, selector, reuse)
     if source is None:
@@ -248,14 +252,16 @@ def diagnose_cmd(
     quiet: QuietOpt = False,
     deep: DeepOpt = False,
     all_nodes: AllNodesOpt = False,
+    timeout: RequestTimeoutOpt = None,
 ) -> None:
     """The fleet summary (worst first), then each root cause with evidence and next commands."""
     options = render_options(output, show_all, show_stack)
     extras = extras_policy(deep, all_nodes)
+    timeout_s = request_timeout(timeout)
 
     def evaluate() -> Report:
         return report_from(source, kubeconfig, context, nodes, quiet or watch, selector=selector,
-                           extras=extras)
+                           extras=extras, request_timeout_s=timeout_s)
 
     if watch:
         from gpunode.watch import watch_reports
@@ -278,12 +284,13 @@ def stack(
     quiet: QuietOpt = False,
     deep: DeepOpt = False,
     all_nodes: AllNodesOpt = False,
+    timeout: RequestTimeoutOpt = None,
 ) -> None:
     """Every GPU node's stack, layer by layer: full pictures for a few nodes, a grid for a fleet."""
     from gpunode.report import STACK_REPORTERS
 
     report = report_from(source, kubeconfig, context, nodes, quiet, selector=selector,
-                         extras=extras_policy(deep, all_nodes))
+                         extras=extras_policy(deep, all_nodes), request_timeout_s=request_timeout(timeout))
     raise typer.Exit(emit(report, STACK_REPORTERS, output, render_options(output)))
 
 
@@ -380,7 +387,7 @@ def main() -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):
-        _fail("interrupted", 130)
+        _fail("interrupted", INTERRUPTED)
     except typer.TyperException as exc:
         # usage errors from the command-line parser: one line naming the option, exit 2
         _fail(_one_line_message(exc), 2)
@@ -389,10 +396,14 @@ def main() -> None:
             traceback.print_exc()
         _fail(f"internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for the "
               "traceback)", INTERNAL_ERROR)
+    if code == INTERRUPTED:  # typer turns Ctrl-C into a silent return of 130
+        _fail("interrupted", INTERRUPTED)
     sys.exit(code if isinstance(code, int) else 0)
 
 
 INTERNAL_ERROR = 4
+#: Ctrl-C (SIGINT), as shells report a process it ended.
+INTERRUPTED = 130
 
 
 def _one_line(exc: BaseException) -> str:

@@ -42,12 +42,12 @@ def _from_bundle(path: Path) -> bytes | None:
 
 
 def _from_cluster(params: Mapping[str, Any]) -> bytes:
-    from gpunode.collect.kube import KubeApi, RetryPolicy, load_config
+    from gpunode.collect.kube import KubeApi, RetryPolicy, Timeouts, load_config
 
     kubeconfig = params.get("kubeconfig")
     api = KubeApi(
         load_config(Path(kubeconfig) if kubeconfig else None, params.get("context")),
-        timeout_s=3.0,
+        timeouts=Timeouts(3.0, 3.0, 3.0),
         policy=RetryPolicy(attempts=1, deadline_s=3.0),
     )
     try:

@@ -62,6 +62,14 @@ def frames(result: ExecResult, stdout: bool, stderr: bool) -> Iterator[bytes]:
     yield b"\x03" + error_status(result)
 
 
+def send_only(wfile: BinaryIO, messages: list[bytes]) -> None:
+    """Send messages without the close that ends the stream (a command still running)."""
+    conn = Connection(ConnectionType.SERVER)
+    for message in messages:
+        wfile.write(conn.send(BytesMessage(data=message)))
+    wfile.flush()
+
+
 def stream(wfile: BinaryIO, rfile: BinaryIO, sock: socket.socket,
            messages: Iterator[bytes]) -> None:
     """Send the messages, close, and wait briefly for the client's close frame."""

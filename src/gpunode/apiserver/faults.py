@@ -7,10 +7,13 @@ retry will succeed, and a benchmark sees the same failures on every run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 #: What an ``answers`` rule may answer instead of the real response.
 ANSWER_CODES = frozenset({401, 403, 404, 410, 429, 500, 502, 503, 504})
-ANSWER_WORDS = frozenset({"hang", "cut", "garble"})
+ANSWER_WORDS = frozenset({"hang", "cut", "garble", "stall", "stall-later", "stall-body"})
+#: Answers that apply only to a list page asked with a continue token.
+LATER_PAGES_ONLY = frozenset({"410", "stall-later"})
 
 
 @dataclass(frozen=True)
@@ -34,8 +37,10 @@ class Faults:
     ``forbid`` holds RBAC-style rules ``"<verb> <resource>[/<subresource>] [<namespace>]"``
     answered with 403, e.g. ``"create pods/exec"``, ``"get pods/proxy"``, ``"list events"``;
     ``*`` works as a wildcard for either part. A third word limits the rule to one
-    namespace, or with ``-`` to cluster-wide requests (``"list pods -"``: a reader bound
-    by RoleBindings only, who may list pods in some namespaces but not across all).
+    namespace (``*``: any), or with ``-`` to cluster-wide requests (``"list pods -"``: a
+    reader bound by RoleBindings only, who may list pods in some namespaces but not
+    across all). A fourth word is a glob on the object's name (for a subresource the
+    pod's; a proxy's is ``pod:port``), e.g. ``"create pods/exec * nvidia-driver-*"``.
 
     ``answers`` holds rules ``"<answer>[xN] <verb> <resource> [<namespace>|-]"`` (the
     same matching) for requests that would otherwise succeed. The answer is an HTTP
@@ -43,7 +48,11 @@ class Faults:
     a list page asked with a continue token: the token expired mid-pagination), ``hang``
     (wait ``hang_s`` before answering: an endpoint slower than the client's timeout), ``cut`` (announce the
     whole body, send half of it and close: a connection lost mid-body) or ``garble``
-    (half of the body sent as the whole answer: JSON cut off by a broken proxy).
+    (half of the body sent as the whole answer: JSON cut off by a broken proxy),
+    ``stall`` (accept the request and never answer, until the server stops),
+    ``stall-later`` (the same, only for a list page asked with a continue token) or
+    ``stall-body`` (announce the whole body, send half of it and then nothing more; an
+    exec sends its output but never its exit status: a command that hangs).
     ``xN`` applies the rule to the first N requests it matches only, e.g.
     ``"500x2 list events"``, ``"410x1 list pods"``.
     """
@@ -60,8 +69,8 @@ class Faults:
     def __post_init__(self) -> None:
         self.parsed_answers()  # a typo in a rule fails where the faults are made
 
-    def is_forbidden(self, verb: str, resource: str, namespace: str = "") -> bool:
-        return any(_rule_matches(rule, verb, resource, namespace) for rule in self.forbid)
+    def is_forbidden(self, verb: str, resource: str, namespace: str = "", name: str = "") -> bool:
+        return any(_rule_matches(rule, verb, resource, namespace, name) for rule in self.forbid)
 
     def action_for(self, request_number: int) -> str | None:
         """``"429"``, ``"500"``, ``"drop"`` or None for the n-th counted request (1-based)."""
@@ -75,11 +84,11 @@ class Faults:
         return tuple(_parse_answer(i, rule) for i, rule in enumerate(self.answers))
 
     def answers_for(self, verb: str, resource: str, namespace: str,
-                    continued: bool) -> list[Answer]:
+                    continued: bool, name: str = "") -> list[Answer]:
         """The ``answers`` rules matching one request, in the order given."""
         return [a for a in self.parsed_answers()
-                if _rule_matches(a.rule, verb, resource, namespace)
-                and (a.code != 410 or (verb == "list" and continued))]
+                if _rule_matches(a.rule, verb, resource, namespace, name)
+                and (a.what not in LATER_PAGES_ONLY or (verb == "list" and continued))]
 
 
 def _parse_answer(index: int, rule: str) -> Answer:
@@ -95,11 +104,13 @@ def _parse_answer(index: int, rule: str) -> Answer:
     return Answer(index, what, int(times) if times else 0, rest)
 
 
-def _rule_matches(rule: str, verb: str, resource: str, namespace: str) -> bool:
+def _rule_matches(rule: str, verb: str, resource: str, namespace: str, name: str = "") -> bool:
     words = rule.split()
     if len(words) < 2:
         return False
     rule_verb, rule_resource, *scope = words
-    if scope and scope[0] != (namespace or "-"):
+    if scope and scope[0] not in ("*", namespace or "-"):
+        return False
+    if len(scope) > 1 and not fnmatchcase(name, scope[1]):
         return False
     return rule_verb in ("*", verb) and rule_resource in ("*", resource)

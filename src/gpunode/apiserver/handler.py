@@ -112,6 +112,14 @@ def verb_of(req: ResourcePath, query: dict[str, list[str]]) -> str:
     return "watch" if go_bool(query, "watch") else "list"
 
 
+#: The longest a ``stall`` fault holds a connection (the server's stop ends it sooner).
+STALL_MAX_S = 600.0
+
+
+class Stalled(Exception):
+    """A ``stall`` fault ends: close the connection without an answer."""
+
+
 class ApiHandler(BaseHTTPRequestHandler):
     """Answers the Kubernetes REST API from a BundleStore."""
 
@@ -152,7 +160,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 self._route(method, path, query)
         except HttpError as err:
             self._send(err.code, err.body, headers=err.headers)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, Stalled):
             self.close_connection = True
 
     def _drain_body(self) -> None:
@@ -290,7 +298,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _resource(self, method: str, req: ResourcePath, query: dict[str, list[str]]) -> None:
         verb = verb_of(req, query) if method == "GET" else method.lower()
         self.server.counters.record(verb, req.resource, req.namespace, req.name)
-        if self.server.faults.is_forbidden(verb, req.resource, req.namespace):
+        if self.server.faults.is_forbidden(verb, req.resource, req.namespace, req.name):
             raise HttpError(403, forbidden(self.server.user, verb, req.resource, group=req.group,
                                            namespace=req.namespace, name=req.name))
         self._answer_fault(verb, req, query)
@@ -307,11 +315,13 @@ class ApiHandler(BaseHTTPRequestHandler):
         """Apply the first ``answers`` rule that matches and still has uses left."""
         continued = bool(query.get("continue", [""])[-1])
         faults = self.server.faults
-        for answer in faults.answers_for(verb, req.resource, req.namespace, continued):
+        for answer in faults.answers_for(verb, req.resource, req.namespace, continued, req.name):
             if not self.server.counters.take(answer.index, answer.limit):
                 continue
             if answer.what == "hang":
                 time.sleep(faults.hang_s)
+            elif answer.what in ("stall", "stall-later"):
+                self._stall()
             elif answer.code == 410:
                 raise HttpError(410, status_bytes(410, EXPIRED_MESSAGE))
             elif answer.code == 429:
@@ -408,6 +418,9 @@ class ApiHandler(BaseHTTPRequestHandler):
         self.send_header("Sec-WebSocket-Protocol", protocol)
         self.end_headers()
         frames = execws.frames(result, go_bool(query, "stdout"), go_bool(query, "stderr"))
+        if self.damage == "stall-body":  # the output, never the exit status: a hung command
+            execws.send_only(self.wfile, list(frames)[:-1])  # type: ignore[arg-type]
+            self._stall()
         execws.stream(self.wfile, self.rfile, self.connection, frames)  # type: ignore[arg-type]
         self.close_connection = True
 
@@ -465,4 +478,13 @@ class ApiHandler(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
+        if self.damage == "stall-body" and code == 200:
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            self._stall()
         self.wfile.write(body)
+
+    def _stall(self) -> None:
+        """Keep the connection open and say nothing more, until the server stops."""
+        self.server.stopping.wait(STALL_MAX_S)
+        raise Stalled

@@ -99,6 +99,8 @@ class ApiHTTPServer(ThreadingHTTPServer):
         super().__init__(address, ApiHandler)
         self.store, self.faults, self.token, self.user = store, faults, token, user
         self.counters = Counters()
+        #: Set when the server stops: ``stall`` faults let go of their connections.
+        self.stopping = threading.Event()
         self.ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.ssl_context.load_cert_chain(tls.server_cert, tls.server_key)
 
@@ -246,6 +248,7 @@ def serve_bundle(bundle_dir: Path, *, host: str = "127.0.0.1", port: int = 0,
     thread.start()
 
     def stop() -> None:
+        httpd.stopping.set()
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)

@@ -125,6 +125,33 @@ _PROBE_POLICY = RetryPolicy(attempts=4, deadline_s=20.0)
 DEFAULT_POLICY = RetryPolicy()
 REQUEST_TIMEOUT_S = 15.0
 EXEC_TIMEOUT_S = 60.0
+#: With ``--request-timeout T`` a call and its retries give up after this many times T.
+CALL_TIMEOUTS = 3.0
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long the API may take: one attempt of a request or an exec, and a call with its
+    retries. Each bound is a deadline of its own, so a server that accepts and never
+    answers (or stops mid-body) costs a bounded time, never a hung collection."""
+
+    #: one GET: connecting, the answer and its whole body
+    request_s: float
+    #: one exec: the WebSocket handshake (``request_s``), then the command's whole output
+    exec_s: float
+    #: a call with its retries; None: the retry policy's deadline
+    call_s: float | None = None
+
+    @classmethod
+    def of(cls, request_timeout_s: float | None = None) -> Timeouts:
+        """``--request-timeout``: every request and exec bounded by it, every call with its
+        retries by ``CALL_TIMEOUTS`` times it; None or 0: the defaults."""
+        if not request_timeout_s:
+            return cls(REQUEST_TIMEOUT_S, EXEC_TIMEOUT_S)
+        return cls(request_timeout_s, request_timeout_s, CALL_TIMEOUTS * request_timeout_s)
+
+    def describe(self) -> str:
+        return f"request {self.request_s:g} s, exec {self.exec_s:g} s"
 
 
 @dataclass(frozen=True)
@@ -172,14 +199,15 @@ def call_kind(path: str, params: dict[str, Any]) -> str:
 class KubeApi:
     """The handful of API operations collection needs, each retried and bounded."""
 
-    def __init__(self, config: SingleConfig, *, timeout_s: float | None = None,
+    def __init__(self, config: SingleConfig, *, timeouts: Timeouts | None = None,
                  policy: RetryPolicy | None = None) -> None:
         self.server = config.cluster.server
         self.config_file = str(config.fname) if config.fname else "kubeconfig"
         self.cluster_name = config.context.cluster
         self.policy = policy or DEFAULT_POLICY
+        self.timeouts = timeouts or Timeouts.of()
         self.stats = CallStats()
-        timeout = httpx2.Timeout(timeout_s or REQUEST_TIMEOUT_S)
+        timeout = httpx2.Timeout(self.timeouts.request_s)
         params = ConnectionParams(timeout=timeout, trust_env=False)
         try:
             self._http: httpx2.Client = adapter_client(config, params)
@@ -191,18 +219,23 @@ class KubeApi:
         self._http.close()
         self._client.close()
 
-    def _retrying(self, call: Callable[[], T], policy: RetryPolicy | None = None,
+    def _retrying(self, call: Callable[[float], T], policy: RetryPolicy | None = None,
                   kind: str = "get") -> T:
+        """``call(budget)`` until it answers; each attempt gets the time left to the call's
+        deadline as its budget, so retries never outlast the deadline."""
         policy = policy or self.policy
-        deadline = time.monotonic() + policy.deadline_s
+        started = time.monotonic()
+        deadline = started + (self.timeouts.call_s or policy.deadline_s)
         for attempt in range(policy.attempts):
             self.stats.add(attempt > 0, kind)
             try:
-                return call()
+                return call(max(deadline - time.monotonic(), _MIN_BUDGET_S))
             except _Retry as why:
                 pause = policy.delay(attempt, why.retry_after)
-                if attempt + 1 == policy.attempts or time.monotonic() + pause > deadline:
-                    raise ApiFailure(0, f"gave up after {attempt + 1} attempts: {why}") from None
+                if attempt + 1 == policy.attempts or time.monotonic() + pause >= deadline:
+                    spent = time.monotonic() - started
+                    raise ApiFailure(0, f"gave up after {attempt + 1} attempts ({spent:.1f} s): "
+                                        f"{why}") from None
                 time.sleep(pause)
         raise ApiFailure(0, "no attempts allowed")
 
@@ -210,20 +243,28 @@ class KubeApi:
             retry_503: bool = True) -> bytes:
         """GET ``path`` and return the (decompressed) body; errors become ApiFailure."""
         params = params or {}
-        return self._retrying(lambda: self._get_once(path, params, retry_503),
+        return self._retrying(lambda budget: self._get_once(path, params, retry_503, budget),
                               kind=call_kind(path, params))
 
-    def _get_once(self, path: str, params: dict[str, Any], retry_503: bool) -> bytes:
+    def _get_once(self, path: str, params: dict[str, Any], retry_503: bool,
+                  budget: float) -> bytes:
+        """One GET whose answer, body included, must come within the request timeout."""
+        limit = min(self.timeouts.request_s, budget)
+        ends = time.monotonic() + limit
         try:
-            response = self._http.get(path, params=params, headers={"Accept-Encoding": "gzip"})
+            with self._http.stream("GET", path, params=params, headers={"Accept-Encoding": "gzip"},
+                                   timeout=httpx2.Timeout(limit)) as response:
+                code = response.status_code
+                body = _read_by(response, ends, self.timeouts.request_s)
+        except httpx2.TimeoutException as exc:
+            raise _Retry(_timed_out(self.timeouts.request_s)) from exc
         except httpx2.TransportError as exc:
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         except (ConfigError, OSError, ValueError) as exc:  # credential plugin, cert files
             raise ApiFailure(401, f"credentials from {self.config_file} unusable: {_reason(exc)}") from None
-        code = response.status_code
         if code < 400:
-            return response.content
-        message = _status_message(response.content)
+            return body
+        message = _status_message(body)
         if code in RETRY_STATUSES and (retry_503 or code != 503):
             raise _Retry(f"{code} {message}", _retry_after(response))
         raise ApiFailure(code, message)
@@ -231,7 +272,8 @@ class KubeApi:
     def probe(self) -> bytes:
         """GET /version once, a little patiently; unreachable means SourceUnreachable."""
         try:
-            return self._retrying(lambda: self._get_once("/version", {}, True), _PROBE_POLICY)
+            return self._retrying(lambda budget: self._get_once("/version", {}, True, budget),
+                                  _PROBE_POLICY)
         except ApiFailure as exc:
             if exc.code == 0:
                 raise SourceUnreachable(
@@ -271,10 +313,12 @@ class KubeApi:
 
     def exec(self, namespace: str, pod: str, container: str, argv: list[str],
              timeout_s: float | None = None) -> ExecOutput:
-        """Run ``argv`` through pods/exec (lightkube's WebSocket driver)."""
-        timeout_s = timeout_s or EXEC_TIMEOUT_S
-        return self._retrying(lambda: self._exec_once(namespace, pod, container, argv, timeout_s),
-                              kind="exec")
+        """Run ``argv`` through pods/exec (lightkube's WebSocket driver); the command's whole
+        output must come within the exec timeout (a hung nvidia-smi is given up on)."""
+        timeout_s = timeout_s or self.timeouts.exec_s
+        return self._retrying(
+            lambda budget: self._exec_once(namespace, pod, container, argv, min(timeout_s, budget)),
+            kind="exec")
 
     def _exec_once(self, namespace: str, pod: str, container: str, argv: list[str],
                    timeout_s: float) -> ExecOutput:
@@ -286,6 +330,10 @@ class KubeApi:
             self._upgrade_failed(exc)
         except ApiError as exc:
             return ExecOutput(b"", (exc.status.message or "").encode(), -1)
+        except (httpx2.TimeoutException, TimeoutError) as exc:
+            # httpx2's WebSocket raises the builtin TimeoutError when the command's output
+            # stops (lightkube expects queue.Empty): a hung command, not a crash
+            raise _Retry(_timed_out(self.timeouts.exec_s)) from exc
         except (httpx2.TransportError, HTTPXWSException) as exc:
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         out, err = result.stdout or b"", result.stderr or b""
@@ -302,6 +350,25 @@ class KubeApi:
         if code in RETRY_STATUSES:
             raise _Retry(f"{code} {message}", _retry_after(response))
         raise ApiFailure(code, message)
+
+
+#: The least time an attempt is given (a retry decided just before the deadline).
+_MIN_BUDGET_S = 0.05
+
+
+def _timed_out(limit: float) -> str:
+    return f"timed out (no complete answer within {limit:g} s)"
+
+
+def _read_by(response: httpx2.Response, ends: float, limit: float) -> bytes:
+    """The whole (decompressed) body, unless the time runs out first: each read waits
+    at most the timeout, and the deadline is checked between reads."""
+    chunks: list[bytes] = []
+    for chunk in response.iter_bytes():
+        chunks.append(chunk)
+        if time.monotonic() > ends:
+            raise _Retry(_timed_out(limit))
+    return b"".join(chunks)
 
 
 def _as_bytes(data: str | bytes) -> bytes:

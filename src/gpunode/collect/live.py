@@ -24,8 +24,9 @@ import tarfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -63,7 +64,7 @@ from gpunode.collect.agents import (
     supplied,
 )
 from gpunode.collect.classify import component_of, workload_component
-from gpunode.collect.kube import ApiFailure, ExecOutput, KubeApi, load_config
+from gpunode.collect.kube import ApiFailure, ExecOutput, KubeApi, Timeouts, load_config
 from gpunode.collect.plan import (
     LOG_LIMIT_BYTES,
     LOG_TAIL_LINES,
@@ -207,6 +208,8 @@ class _Run:
     changed: set[str] = field(default_factory=set)
     selector: str | None = None
     pods_listed: bool = False
+    #: pod lists got no answer at all (the fallback gave up): no further pod list is tried
+    pods_unanswered: bool = False
     agent_nodes: list[str] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     plugin_configs: list[str] = field(default_factory=list)
@@ -240,7 +243,8 @@ class _Run:
 def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | None = None,
                    nodes: Sequence[str] = (), quiet: bool = False,
                    concurrency: int = CONCURRENCY, selector: str | None = None,
-                   extras: ExtrasPolicy | str = ExtrasPolicy.SUSPECT) -> CollectResult:
+                   extras: ExtrasPolicy | str = ExtrasPolicy.SUSPECT,
+                   request_timeout_s: float | None = None) -> CollectResult:
     """Read the cluster the kubeconfig points at and write a bundle to ``out``.
 
     ``out`` ending in .tar.gz/.tgz gives a tarball, anything else a directory.
@@ -249,6 +253,8 @@ def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | 
     every chosen node (``deep``) or every GPU node (``all-nodes``); see
     ``gpunode.collect.reports``. ``nodes`` and ``selector`` choose the nodes (the
     selector goes to the API with the node list); named nodes always get extras.
+    ``request_timeout_s`` bounds every request and exec (``--request-timeout``; see
+    ``kube.Timeouts``): what does not answer in time is missing, with the reason.
     Raises SourceUnreachable (exit 3) or UsageError; every other problem is a
     warning in the result and in the bundle's manifest.
     """
@@ -260,7 +266,7 @@ def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | 
     if selector is not None:
         parse_selector(selector)  # a malformed selector is bad usage, before any call
     started = time.monotonic()
-    api = KubeApi(load_config(kubeconfig, context))
+    api = KubeApi(load_config(kubeconfig, context), timeouts=Timeouts.of(request_timeout_s))
     try:
         version = api.probe()
         writer = BundleWriter(out)
@@ -301,7 +307,7 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], policy: ExtrasPoli
     run.writer.write("cluster/version.json", version)
     present = _served_group_versions(run)
     kinds = [k for k in LIST_KINDS if k.builtin or k.group_version in present]
-    with ThreadPoolExecutor(run.concurrency, thread_name_prefix="gpunode-collect") as pool:
+    with _worker_pool(run.concurrency) as pool:
         task = progress.add_task("listing resources", total=len(kinds))
         with gc_paused():  # bulk decoding; the extras phase makes cyclic garbage (sessions)
             _run_all(pool, [partial(_list_kind, run, k) for k in kinds], progress, task,
@@ -310,12 +316,26 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], policy: ExtrasPoli
                 _pods_by_namespace(run)
         named = nodes
         nodes = _selected(run, nodes, run.selector)
-        if not run.pods_listed:
+        if not run.pods_listed and not run.pods_unanswered:
             _list_agent_pods(run)
         jobs = _extra_jobs(run, nodes, named, policy)
         task = progress.add_task("node extras", total=len(jobs))
         _run_all(pool, jobs, progress, task, run.concurrency)
     return nodes
+
+
+@contextmanager
+def _worker_pool(size: int) -> Iterator[ThreadPoolExecutor]:
+    """The collection's threads. On Ctrl-C or an error the queued jobs are cancelled and
+    the calls still running are not waited for (each ends at its own deadline, and the
+    command exits first): an interrupted collection ends at once."""
+    pool = ThreadPoolExecutor(size, thread_name_prefix="gpunode-collect")
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _selected(run: _Run, nodes: Sequence[str], selector: str | None) -> Sequence[str]:
@@ -464,7 +484,9 @@ def _pods_by_namespace(run: _Run) -> None:
 
     A namespace whose list is refused too is read through its stack DaemonSets' and
     Deployments' selectors. The bundle's pod list then covers only the namespaces
-    read (manifest ``scoped``); components elsewhere stay unknown.
+    read (manifest ``scoped``); components elsewhere stay unknown. A list that gets no
+    answer at all (timeouts, server errors to the last retry) ends the fallback: each
+    further list would cost the same wait for nothing.
     """
     rel = "cluster/pods.json"
     namespaces = sorted({w.metadata.namespace for w in run.workloads} | set(STACK_NAMESPACES))
@@ -472,16 +494,21 @@ def _pods_by_namespace(run: _Run) -> None:
     collected = _PodsRead()
     try:
         for namespace in namespaces:
+            if collected.unanswered:
+                run.notes.append(f"pods not listed in {namespace}: the API did not answer pod lists")
+                continue
             if _list_pods_in(run, sink, collected, namespace, ""):
                 collected.namespaces.append(namespace)
                 continue
             selectors = [s for w in run.workloads if w.metadata.namespace == namespace
                          if (s := _selector(w))]
-            answered = [_list_pods_in(run, sink, collected, namespace, sel) for sel in selectors]
+            answered = [not collected.unanswered and _list_pods_in(run, sink, collected, namespace, sel)
+                        for sel in selectors]
             if answered and all(answered):
                 collected.namespaces.append(namespace)
     finally:
         sink.close()
+    run.pods_unanswered = collected.unanswered
     if not collected.namespaces:
         run.writer.remove(rel)
         return
@@ -510,6 +537,8 @@ class _PodsRead:
     slim: list[Pod] = field(default_factory=list)
     agents: list[kube.Pod] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
+    #: a list got no answer (code 0): the rest of the fallback is skipped
+    unanswered: bool = False
 
 
 def _selector(workload: Workload) -> str:
@@ -537,6 +566,7 @@ def _list_pods_in(run: _Run, sink: ListFile, read: _PodsRead, namespace: str,
     except ApiFailure as exc:
         where = f"{namespace} ({selector})" if selector else namespace
         run.notes.append(f"pods not listed in {where}: {exc.code} {exc.message}")
+        read.unanswered = read.unanswered or exc.code == 0
         return False
     return True
 
@@ -596,7 +626,8 @@ def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: Ex
     reports = reports_by_node(run.reports, dt.datetime.now(dt.UTC))
     fresh = {n: reports[n].facts for n in candidates if n in reports and reports[n].fresh}
     if fresh:
-        outcome = fold_agent_facts(run.writer.root, fresh, max_age_s=REPORT_MAX_AGE_S)
+        with run.writer.writing() as root:
+            outcome = fold_agent_facts(root, fresh, max_age_s=REPORT_MAX_AGE_S)
         run.counted(len(outcome.folded))
         run.notes.extend(f"node {n}: GPUNodeReport facts not used: {why}"
                          for n, why in sorted(outcome.skipped.items()))
@@ -675,7 +706,8 @@ def _fetch_agent_facts(run: _Run, pod: str) -> bytes | None:
 
 def _fold(run: _Run, node: str, body: bytes) -> frozenset[str]:
     """Write the agent's facts into the bundle; the node-relative paths it supplied."""
-    outcome = fold_agent_facts(run.writer.root, {node: body}, max_age_s=AGENT_FACTS_MAX_AGE_S)
+    with run.writer.writing() as root:
+        outcome = fold_agent_facts(root, {node: body}, max_age_s=AGENT_FACTS_MAX_AGE_S)
     for warning in outcome.warnings():
         run.warn(warning)
     if node not in outcome.folded:

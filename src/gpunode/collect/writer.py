@@ -11,7 +11,8 @@ import shutil
 import tarfile
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -62,13 +63,22 @@ class ListFile:
         self._file.close()
 
 
+class BundleAborted(Exception):
+    """The bundle was removed (Ctrl-C, a failure): a call that was still running when
+    it was cannot write into it (nor recreate its folders)."""
+
+
 class BundleWriter:
-    """Files go into ``root`` (the output directory, or a staging folder for a tarball)."""
+    """Files go into ``root`` (the output directory, or a staging folder for a tarball).
+
+    Writes and ``abort`` share one lock, so once a bundle is aborted nothing is written
+    into it again by worker threads whose calls were still running."""
 
     def __init__(self, out: Path) -> None:
         self.out = out
         self.tarball = out.name.endswith(TAR_SUFFIXES)
         self._lock = threading.Lock()
+        self._aborted = False
         if self.tarball:
             out.parent.mkdir(parents=True, exist_ok=True)
             self.root = Path(tempfile.mkdtemp(prefix=".gpunode-collect-", dir=out.parent))
@@ -78,22 +88,34 @@ class BundleWriter:
             out.mkdir(parents=True, exist_ok=True)
             self.root = out
 
-    def path(self, rel: str) -> Path:
-        """Where ``rel`` goes: built from API names, so made safe and kept inside the bundle."""
+    def _target(self, rel: str) -> Path:
+        """Where ``rel`` goes (built from API names, so made safe and kept inside the
+        bundle), its folder made; call with the lock held."""
+        if self._aborted:
+            raise BundleAborted(rel)
         target = inside(self.root, rel)
-        with self._lock:
-            target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         return target
 
     def write(self, rel: str, data: bytes) -> None:
-        self.path(rel).write_bytes(data)
+        with self._lock:
+            self._target(rel).write_bytes(data)
+
+    @contextmanager
+    def writing(self) -> Iterator[Path]:
+        """The bundle's root, for code that writes several files itself (agent facts)."""
+        with self._lock:
+            if self._aborted:
+                raise BundleAborted(str(self.root))
+            yield self.root
 
     def remove(self, rel: str) -> None:
         """Drop a file that turned out not to be an observation (a list that failed)."""
         inside(self.root, rel).unlink(missing_ok=True)
 
     def open_list(self, rel: str) -> ListFile:
-        return ListFile(self.path(rel))
+        with self._lock:
+            return ListFile(self._target(rel))
 
     def finish(self) -> Path:
         """Pack the tarball if one was asked for; return the bundle's path."""
@@ -108,5 +130,8 @@ class BundleWriter:
         return self.out
 
     def abort(self) -> None:
-        """Remove what was written (the run failed before producing a bundle)."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Remove what was written (the run failed or was interrupted before producing a
+        bundle); later writes raise BundleAborted."""
+        with self._lock:
+            self._aborted = True
+            shutil.rmtree(self.root, ignore_errors=True)

@@ -1,7 +1,9 @@
-"""The flags that choose whose node extras a live collection fetches (collect, diagnose, stack, validate)."""
+"""Options of every live collection (collect, diagnose, stack, validate): whose node extras it
+fetches, and how long it waits for the API."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
@@ -27,3 +29,39 @@ def extras_policy(deep: bool, all_nodes: bool) -> str:
     if deep and all_nodes:
         raise UsageError("--deep and --all-nodes: choose one")
     return "all-nodes" if all_nodes else "deep" if deep else "suspect"
+
+
+RequestTimeoutOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--request-timeout",
+        metavar="DURATION",
+        help="Live: give up on one API request or exec after this long (seconds, or 30s, 1m, 1m30s, "
+        "500ms), and on a call with its retries after three times it. 0 or absent: the defaults "
+        "(15 s a request, 60 s an exec, 60 s a call).",
+    ),
+]
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(ms|s|m|h))+")
+_UNIT_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+#: Longer than anyone waits for one request; beyond it a typo (``--request-timeout 30000``).
+MAX_REQUEST_TIMEOUT_S = 24 * 3600.0
+
+
+def request_timeout(text: str | None) -> float | None:
+    """``--request-timeout`` as seconds (kubectl's forms: ``30``, ``30s``, ``1m30s``, ``500ms``);
+    None for absent or 0 (the defaults); a UsageError (exit 2) for anything else."""
+    if text is None:
+        return None
+    value = text.strip().lower()
+    if re.fullmatch(r"\d+(?:\.\d+)?", value):
+        seconds = float(value)
+    elif _DURATION.fullmatch(value):
+        seconds = sum(float(n) * _UNIT_S[unit] for n, unit in _UNIT_PART.findall(value))
+    else:
+        raise UsageError(f"--request-timeout {text!r}: expected seconds or a duration such as 30s, "
+                         "1m or 1m30s (0: the defaults)")
+    if seconds > MAX_REQUEST_TIMEOUT_S:
+        raise UsageError(f"--request-timeout {text!r}: longer than {MAX_REQUEST_TIMEOUT_S / 3600:g} h")
+    return seconds or None

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from gpunode.commands.extras import AllNodesOpt, DeepOpt, extras_policy
+from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
 
 
 def register(app: typer.Typer) -> None:
@@ -49,6 +49,7 @@ def collect(
     ] = 32,
     deep: DeepOpt = False,
     all_nodes: AllNodesOpt = False,
+    timeout: RequestTimeoutOpt = None,
 ) -> None:
     """Read the live cluster (read-only) and write a bundle (format v1) for offline analysis.
 
@@ -57,6 +58,7 @@ def collect(
     from gpunode.collect import collect_bundle
 
     policy = extras_policy(deep, all_nodes)
+    timeout_s = request_timeout(timeout)
     target = _bundle_target(out, output_dir)
     result = collect_bundle(
         target,
@@ -67,6 +69,7 @@ def collect(
         concurrency=concurrency,
         selector=selector,
         extras=policy,
+        request_timeout_s=timeout_s,
     )
     from gpunode.safety import strip_controls
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpunode.commands.extras import AllNodesOpt, DeepOpt, extras_policy
+from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
 from gpunode.errors import UsageError
 from gpunode.validate.defaults import (
     DEFAULT_IMAGE,
@@ -111,6 +111,7 @@ def validate_cmd(
             "diagnose does (fast on large fleets; other nodes' node-file checks stay unknown).",
         ),
     ] = False,
+    request_timeout_text: RequestTimeoutOpt = None,
 ) -> None:
     """Cluster readiness in six categories: a verdict, a score per category, and what to fix."""
     from gpunode.validate.active.session import ActiveOptions
@@ -119,6 +120,9 @@ def validate_cmd(
     if list_checks:
         _list_checks()
         raise typer.Exit(0)
+    request_timeout_s = request_timeout(request_timeout_text)
+    if source is not None and request_timeout_s is not None and not active:
+        raise UsageError("--request-timeout is for a live cluster; drop it with --from (without --active)")
     active_options = None
     if active:
         active_options = ActiveOptions(
@@ -130,6 +134,7 @@ def validate_cmd(
             nccl_image=nccl_image,
             nccl_min_busbw=nccl_min_busbw,
             expect_gpus=expect_gpus,
+            request_timeout_s=request_timeout_s,
         )
     request = ValidateRequest(
         bundle=source,
@@ -146,6 +151,7 @@ def validate_cmd(
         nodes=tuple(nodes or ()),
         selector=selector,
         extras=_readiness_extras(source, deep, all_nodes, lists_first),
+        request_timeout_s=request_timeout_s,
     )
     _run(request, output, fail_on)
 

@@ -9,6 +9,7 @@ import msgspec
 import typer
 
 from gpunode import __version__
+from gpunode.commands.extras import RequestTimeoutOpt, request_timeout
 
 
 class _Container(msgspec.Struct, frozen=True):
@@ -43,11 +44,13 @@ def version(
     kubeconfig: Annotated[Path | None, typer.Option(help="kubeconfig (default: kubectl's).")] = None,
     context: Annotated[str | None, typer.Option(help="kubeconfig context.")] = None,
     output: Annotated[str, typer.Option("-o", "--output", help="table or json.")] = "table",
+    timeout: RequestTimeoutOpt = None,
 ) -> None:
     """Client version; with a reachable cluster also the Kubernetes server and GPU Operator versions."""
     info: dict[str, Any] = {"client": {"gpunode": __version__}}
+    timeout_s = request_timeout(timeout)
     if not client:
-        info.update(_live(kubeconfig, context))
+        info.update(_live(kubeconfig, context, timeout_s))
     if output == "json":
         typer.echo(msgspec.json.format(msgspec.json.encode(info), indent=2).decode())
         return
@@ -60,12 +63,12 @@ def version(
         typer.echo(f"GPU Operator Version: {info['server']['gpu_operator'] or 'not found'}")
 
 
-def _live(kubeconfig: Path | None, context: str | None) -> dict[str, Any]:
+def _live(kubeconfig: Path | None, context: str | None, timeout_s: float | None) -> dict[str, Any]:
     from gpunode.checks.versions import image_tag
-    from gpunode.collect.kube import KubeApi, load_config
+    from gpunode.collect.kube import KubeApi, Timeouts, load_config
     from gpunode.kubeconfig import context_name
 
-    api = KubeApi(load_config(kubeconfig, context))
+    api = KubeApi(load_config(kubeconfig, context), timeouts=Timeouts.of(timeout_s))
     try:
         server = msgspec.json.decode(api.probe(), type=_ServerVersion).gitVersion
         pods = msgspec.json.decode(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from gpunode.collect.kube import ApiFailure, KubeApi, load_config
+from gpunode.collect.kube import ApiFailure, KubeApi, Timeouts, load_config
 from gpunode.collect.targets import DEFAULT_METRICS_PORTS
 from gpunode.errors import ParseError
 from gpunode.facts import ClusterFacts
@@ -28,6 +28,7 @@ def live_facts(
     *,
     first_scrape_at: float,
     interval_s: float,
+    request_timeout_s: float | None = None,
 ) -> LiveFacts:
     """What the live run proved: the API answered (collection worked) and DCGM freshness."""
     manifest = facts.manifest
@@ -35,7 +36,7 @@ def live_facts(
     wait = interval_s + 1 - (time.monotonic() - first_scrape_at)
     if wait > 0:
         time.sleep(wait)
-    api = KubeApi(load_config(kubeconfig, context))
+    api = KubeApi(load_config(kubeconfig, context), timeouts=Timeouts.of(request_timeout_s))
     try:
         fresh = {
             node: result for node in facts.gpu_nodes() if (result := _fresh(api, facts, node)) is not None

@@ -49,6 +49,8 @@ class ValidateRequest:
     selector: str | None = None
     #: Live: whose node extras to fetch (``suspect``, ``deep``, ``all-nodes``; gpunode.collect.reports).
     extras: str = "suspect"
+    #: Live: ``--request-timeout`` in seconds (None: the defaults; gpunode.collect.kube.Timeouts).
+    request_timeout_s: float | None = None
 
     def check(self) -> None:
         """Refuse impossible combinations with a one-line UsageError."""
@@ -148,6 +150,7 @@ def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | Non
         result = collect_bundle(
             target, kubeconfig=request.kubeconfig, context=request.context, quiet=request.quiet,
             nodes=request.nodes, selector=request.selector, extras=request.extras,
+            request_timeout_s=request.request_timeout_s,
         )
         yield result.path, time.monotonic()
         return
@@ -160,6 +163,7 @@ def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | Non
             nodes=request.nodes,
             selector=request.selector,
             extras=request.extras,
+            request_timeout_s=request.request_timeout_s,
         )
         yield result.path, time.monotonic()
 
@@ -174,6 +178,7 @@ def live_facts_for(request: ValidateRequest, facts: ClusterFacts, collected_at: 
         request.context,
         first_scrape_at=collected_at,
         interval_s=request.scrape_interval_s,
+        request_timeout_s=request.request_timeout_s,
     )
 
 

@@ -62,6 +62,8 @@ class ActiveOptions:
     nccl_min_busbw: float = DEFAULT_NCCL_FLOOR_GBPS
     expect_gpus: int | None = None
     run_id: str | None = None
+    #: ``--request-timeout``: one API request's bound (None: ClusterApi's default)
+    request_timeout_s: float | None = None
     on_created: Callable[[str], None] | None = None  # test hook: called after each create
 
 
@@ -95,7 +97,8 @@ def run_active(
     ids = m.RunIds(options.run_id or secrets.token_hex(3), int(options.timeout_s) + DEADLINE_MARGIN_S, _now())
     from gpunode.validate.active.cluster import ClusterApi
 
-    with ClusterApi(options.kubeconfig, options.context) as api, _terminate_as_interrupt():
+    timeouts = {"timeout_s": options.request_timeout_s} if options.request_timeout_s else {}
+    with ClusterApi(options.kubeconfig, options.context, **timeouts) as api, _terminate_as_interrupt():
         removed, leftover_errors = _remove_leftovers(api)
         run = _Run(ids, api, options)
         try:
