@@ -3,9 +3,12 @@
 Every case serves the same small cluster (tests/live/fixtures/mini: a GPU fallen off
 the bus and a crash-looping device plugin on gpu-wk-02, gpu-wk-01 healthy) with one
 fault — a credential refused, a verb forbidden on a resource, a resource or pod gone,
-throttling, server errors, an endpoint slower than the client's timeout, a continue
-token that expires mid-list, a body cut mid-JSON, hostile names — and runs the CLI
-in-process, as a user would, and then judges what came out against the fault-free run:
+throttling, server errors, an endpoint slower than the client's timeout, one that
+accepts and never answers or stops mid-body (a list's first or a later page, the
+node-facts exec, a pod log, an exporter scrape; run with a small ``--request-timeout``),
+a continue token that expires mid-list, a body cut mid-JSON, hostile names — and runs
+the CLI in-process, as a user would, and then judges what came out against the
+fault-free run:
 
 - the documented exit code: 0/1 by findings, 3 for refused credentials or an
   unreachable server; never 4 (a crash) and never a traceback;
@@ -14,15 +17,24 @@ in-process, as a user would, and then judges what came out against the fault-fre
   fault, a root cause the fault-free run places lower says what it could not verify,
   and every component that depends on the faulty source alone is ``unknown``;
 - nothing is written outside the output directory (the whole temporary tree, the
-  temporary directory and HOME are compared before and after).
+  temporary directory and HOME are compared before and after);
+- under a stall, each command ends within a bound derived from ``--request-timeout``,
+  the stalled sources are in the manifest's ``missing`` saying they timed out, and the
+  nodes the stall does not touch are reported exactly as without it.
+
+Ctrl-C during a stalled collection ends it at once (exit 130, one line, nothing left).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +57,11 @@ POD_RUN = ("driver", "container-toolkit", "dcgm-exporter", "node-exporter")
 PROBLEMS = ("failed", "degraded")
 HANG_S = 3.0
 NO_FAULTS = Faults()
+#: ``--request-timeout`` of the stall cases, and the longest each command may take under
+#: one: a few calls in a row (lists, the pod-list fallback, a node's exec after its agent
+#: facts), each given up after CALL_TIMEOUTS timeouts, plus one more read and start-up.
+TIMEOUT_S = 1.0
+STALL_BOUND_S = 4 * (kube.CALL_TIMEOUTS + 1) * TIMEOUT_S + 4
 
 
 @dataclass(frozen=True)
@@ -68,6 +85,11 @@ class Case:
     whole: bool = False
     #: every node's extras (--all-nodes); False: list first, extras for suspect nodes only
     sweep: bool = True
+    #: run with ``--request-timeout TIMEOUT_S``: each command must end within STALL_BOUND_S and
+    #: every ``missing`` path must give a reason saying it timed out
+    stalls: bool = False
+    #: GPU nodes the fault does not touch: reported exactly as without it
+    same: tuple[str, ...] = ()
 
 
 def forbid(*rules: str) -> Faults:
@@ -76,6 +98,10 @@ def forbid(*rules: str) -> Faults:
 
 def answer(*rules: str) -> Faults:
     return Faults(answers=rules, hang_s=HANG_S)
+
+
+def stall(*rules: str) -> Faults:
+    return Faults(answers=rules)
 
 
 def both(*components: str) -> tuple[str, ...]:
@@ -140,6 +166,35 @@ CASES = [
          unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",),
          why=("no Node object: could not list nodes cluster-wide (gave up after",)),
     Case("timeout-once", answer("hangx1 list events"), whole=True),
+    # a server that accepts and never answers, or stops mid-body (--request-timeout 1)
+    Case("stall-list-first-page", stall("stall list nodes"), stalls=True,
+         warns=("listing nodes", "failed", "timed out"),
+         unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",),
+         why=("no Node object: could not list nodes cluster-wide (gave up after",)),
+    Case("stall-list-later-page", stall("stall-later list pods"), stalls=True,
+         warns=("listing pods", "failed", "timed out"), unknown=both("gpu-hardware", *POD_RUN),
+         missing=("cluster/pods.json",)),
+    Case("stall-list-mid-body", stall("stall-body list daemonsets"), stalls=True,
+         warns=("listing daemonsets", "failed", "timed out"), missing=("cluster/daemonsets.json",)),
+    Case("stall-exec-node-facts", stall("stall create pods/exec * nvidia-driver-daemonset-4xk2p"),
+         stalls=True, warns=("exec", "timed out"), unknown=("gpu-wk-01/gpu-hardware",),
+         why=("no nvidia-smi output for gpu-wk-01: pods/exec create failed (no answer: gave up after",),
+         missing=("nodes/gpu-wk-01/cmd/nvidia-smi-q.xml", "nodes/gpu-wk-01/cmd/dmesg.txt"),
+         same=("gpu-wk-02",)),
+    Case("stall-exec-command-hangs", stall("stall-body create pods/exec * nvidia-driver-daemonset-9fz7c"),
+         stalls=True, warns=("exec", "timed out"), unknown=("gpu-wk-02/gpu-hardware",),
+         missing=("nodes/gpu-wk-02/cmd/nvidia-smi-q.xml",), same=("gpu-wk-01",)),
+    Case("stall-log", stall("stall get pods/log * nvidia-device-plugin-daemonset-z8c3x"), stalls=True,
+         warns=("log", "timed out"), missing=("logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/",),
+         same=("gpu-wk-01",)),
+    Case("stall-log-mid-body", stall("stall-body get pods/log"), stalls=True, warns=("log", "timed out"),
+         missing=("logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/",)),
+    Case("stall-dcgm-scrape", stall("stall get pods/proxy gpu-operator nvidia-dcgm-exporter-k3p9d:*"),
+         stalls=True, warns=("scrape", "timed out"), missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",),
+         same=("gpu-wk-02",)),
+    Case("stall-node-exporter-scrape-mid-body", stall("stall-body get pods/proxy monitoring"), stalls=True,
+         warns=("scrape", "timed out"), missing=("nodes/gpu-wk-01/metrics/node-exporter.prom",
+                                                 "nodes/gpu-wk-02/metrics/node-exporter.prom")),
     # dropped pages: the continue token expires mid-list (410 Gone)
     Case("410-once-mid-list", answer("410x1 list pods"), whole=True),
     Case("410-every-continue", answer("410 list pods"), warns=("pods were listed only in",)),
@@ -214,6 +269,7 @@ class Run:
     stdout: str
     stderr: str
     written: frozenset[Path]
+    seconds: float = 0.0
 
 
 @pytest.fixture()
@@ -253,11 +309,13 @@ def run_cli(sandbox: Path, capfd: pytest.CaptureFixture[str],
         before = _files(sandbox)
         capfd.readouterr()
         monkeypatch.setattr(sys, "argv", ["gpunode", *argv])
+        started = time.monotonic()
         with pytest.raises(SystemExit) as exited:
             cli.main()
+        took = time.monotonic() - started
         out, err = capfd.readouterr()
         code = exited.value.code
-        return Run(code if isinstance(code, int) else -1, out, err, _files(sandbox) - before)
+        return Run(code if isinstance(code, int) else -1, out, err, _files(sandbox) - before, took)
     return run
 
 
@@ -331,6 +389,8 @@ def assert_no_false_verdict(case: Case, report: dict[str, Any], base: dict[str, 
     if case.whole:
         assert now == then, case.id
         assert report["nodes"] == base["nodes"], case.id
+    for name in case.same:
+        assert report_node(report, name) == report_node(base, name), f"{case.id}: {name} changed"
 
 
 def assert_warned_first(case: Case, run: Run, what: str) -> None:
@@ -354,9 +414,13 @@ def test_fault(case: Case, bundles: dict[str, Path], baselines: Baselines, sandb
         out = sandbox / "out" / "bundle"
         # every node's extras, so every fault meets every node; list-first cases: the default
         sweep = ["--all-nodes"] if case.sweep else []
+        if case.stalls:
+            sweep += ["--request-timeout", f"{TIMEOUT_S:g}s"]
         collected = run_cli(["collect", "-q", *sweep, "--kubeconfig", str(kubeconfig), "-o", str(out)])
         diagnosed = run_cli(["diagnose", "-q", *sweep, "--kubeconfig", str(kubeconfig), "-o", "json"])
         assert server.errors() == []
+    for run, what in ((collected, "collect"), (diagnosed, "diagnose")):
+        assert not case.stalls or run.seconds < STALL_BOUND_S, f"{case.id} {what}: {run.seconds:.1f} s"
     for run, what in ((collected, "collect"), (diagnosed, "diagnose")):
         assert "\x1b" not in run.stdout + run.stderr, f"{case.id} {what}: a terminal escape printed"
     assert not [p for p in collected.written if not p.is_relative_to(out)], collected.written
@@ -374,6 +438,8 @@ def test_fault(case: Case, bundles: dict[str, Path], baselines: Baselines, sandb
     lost = [m["path"] for m in manifest["missing"]]
     for path in case.missing:
         assert any(p.startswith(path) for p in lost), f"{case.id}: {path} not in missing {lost}"
+        timed_out = [m["reason"] for m in manifest["missing"] if m["path"].startswith(path)]
+        assert not case.stalls or all("timed out" in r for r in timed_out), f"{case.id}: {timed_out}"
     assert manifest["partial"] == bool(manifest["warnings"])
     assert not case.whole or (manifest["missing"], manifest["warnings"]) == ([], []), manifest
     assert_warned_first(case, diagnosed, "diagnose")
@@ -398,3 +464,42 @@ def test_table_output_says_why_nodes_are_unknown(sandbox: Path, run_cli: Cli,
     verify = [ln.strip() for ln in lines if ln.strip().startswith("verify first (no data)")]
     assert verify and all(ln.endswith("— no nvidia-smi output: pods/exec create forbidden (403)")
                           for ln in verify), verify
+
+
+@pytest.mark.parametrize("command", [["collect", "-o", "OUT"], ["diagnose", "-o", "json"]])
+def test_ctrl_c_ends_a_stalled_collection_at_once(command: list[str], sandbox: Path) -> None:
+    """SIGINT while every exec hangs (a long --request-timeout): the process ends within a
+    second or two, says so in one line, exits non-zero, and leaves nothing behind — no
+    partial bundle, no temporary folder, nothing in HOME or the working directory."""
+    out = sandbox / "out" / "bundle"
+    argv = [str(out) if a == "OUT" else a for a in command]
+    env = {**os.environ, "TMPDIR": str(sandbox / "tmp"), "HOME": str(sandbox / "home")}
+    env.pop("KUBECONFIG", None)
+    with serve_bundle(MINI, faults=stall("stall create pods/exec")) as server:
+        before = _files(sandbox)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gpunode", *argv, "-q", "--all-nodes", "--request-timeout", "5m",
+             "--kubeconfig", str(server.kubeconfig_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=sandbox / "cwd", env=env)
+        try:
+            deadline = time.monotonic() + 60
+            while not any(a.verb == "create" for a in server.audit()):  # the execs hang now
+                assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+                time.sleep(0.05)
+            time.sleep(0.3)
+            assert proc.poll() is None, proc.communicate()
+            interrupted = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=30)
+            took = time.monotonic() - interrupted
+        finally:
+            proc.kill()
+        after = _files(sandbox)  # the server's own files are still there
+        assert server.errors() == []
+    assert proc.returncode == 130, stderr
+    assert stderr == "gpunode: interrupted\n" and stdout == ""
+    assert took < 3.0, took
+    assert not out.exists()
+    assert after == before, after ^ before
+    left = [p for p in sandbox.rglob("*") if p.is_dir() and p.name.startswith(("gpunode-", ".gpunode-"))]
+    assert left == []

@@ -35,7 +35,7 @@ def test_kubectl_forms_are_read_as_seconds(text: str | None, seconds: float | No
 @pytest.mark.parametrize("text", ["abc", "-1", "-5s", "1d", "30 s", "", "1e3", "inf", "nan", "s", "25h",
                                   "1m-3s", "0x10"])
 def test_anything_else_is_refused_naming_the_option(text: str) -> None:
-    with pytest.raises(UsageError, match="^--request-timeout "):
+    with pytest.raises(UsageError, match=r"^--request-timeout "):
         request_timeout(text)
 
 
