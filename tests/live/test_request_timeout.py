@@ -8,6 +8,7 @@ times it. A server that accepts connections and never answers is unreachable
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpunode.apiserver import RunningServer
+from gpunode.apiserver import Faults, RunningServer, serve_bundle
 from gpunode.collect import kube
 from gpunode.commands.extras import request_timeout
 from gpunode.errors import UsageError
@@ -98,3 +99,39 @@ def test_a_server_that_never_answers_is_unreachable_within_the_bound(
     # the probe's call gives up after 3 x 1 s (plus start-up); without the option, 20 s
     assert took < 3 * 1.0 + 6, took
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kubeconfig"]
+
+
+Checks = dict[str, dict[str, str]]
+
+
+def _validate(server: RunningServer) -> tuple[subprocess.CompletedProcess[str], float, Checks]:
+    started = time.monotonic()
+    done = cli("validate", "-q", "-o", "json", "--request-timeout", "1s", "--scrape-interval", "0",
+               "--kubeconfig", str(server.kubeconfig_path))
+    took = time.monotonic() - started
+    checks = {c["id"]: c for cat in json.loads(done.stdout)["categories"] for c in cat["checks"]}
+    return done, took, checks
+
+
+def test_live_validate_with_a_hung_exec_is_bounded_and_says_unknown(mini_bundle: Path) -> None:
+    """The node-facts exec of gpu-wk-01 never answers: validate ends within the bound, the
+    checks that need nvidia-smi on that node say unknown, and no check fails or warns that
+    does not without the stall."""
+    with serve_bundle(mini_bundle) as server:
+        base, _, before = _validate(server)
+    with serve_bundle(mini_bundle, faults=Faults(
+            answers=("stall create pods/exec * nvidia-driver-daemonset-4xk2p",))) as server:
+        stalled, took, after = _validate(server)
+        assert server.errors() == []
+    assert stalled.returncode == base.returncode == 1, stalled.stderr
+    assert "Traceback" not in stalled.stderr
+    assert took < 4 * (kube.CALL_TIMEOUTS + 1) + 6, took
+    assert after.keys() == before.keys()
+    for check, now in after.items():
+        if now["verdict"] in ("fail", "warn"):
+            assert before[check]["verdict"] == now["verdict"], (check, now, before[check])
+        else:
+            assert now["verdict"] in (before[check]["verdict"], "unknown"), (check, now, before[check])
+    assert before["gpu.fabric-manager"]["verdict"] != "unknown"
+    assert after["gpu.fabric-manager"]["verdict"] == "unknown"
+    assert "gpu-wk-01" in after["gpu.fabric-manager"]["summary"]
