@@ -158,6 +158,17 @@ class KnowledgeBase:
         return [(c, m) for c in self.causes for m in c.match if m.seen_in]
 
     @cached_property
+    def node_text_patterns(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """(source, file name) -> every signature searched in that node file, whatever its
+        component: a node's file is searched once for all of them (``candidate_lines``)."""
+        out: dict[tuple[str, str], list[str]] = {}
+        for cause in self.causes:
+            for m in cause.match:
+                if m.source in ("node_cmd", "node_file"):
+                    out.setdefault((m.source, (m.name or "").lstrip("/")), []).append(m.pattern)
+        return {key: tuple(dict.fromkeys(patterns)) for key, patterns in out.items()}
+
+    @cached_property
     def _matcher_index(self) -> dict[tuple[str, str], list[tuple[Cause, Match]]]:
         index: dict[tuple[str, str], list[tuple[Cause, Match]]] = {}
         for cause in self.causes:
@@ -336,10 +347,10 @@ class TextHit:
 
 def scan_lines(lines: Iterable[str], matchers: Sequence[tuple[Cause, Match]]) -> list[TextHit]:
     """First matching line per cause, in one pass over the text."""
-    return _first_hits(enumerate(lines, start=1), matchers)
+    return first_hits(enumerate(lines, start=1), matchers)
 
 
-def _first_hits(numbered: Iterable[tuple[int, str]],
+def first_hits(numbered: Iterable[tuple[int, str]],
                 matchers: Sequence[tuple[Cause, Match]]) -> list[TextHit]:
     hits: dict[str, TextHit] = {}
     pending = list(matchers)
@@ -389,7 +400,7 @@ def scan_split_lines(lines: Sequence[str], matchers: Sequence[tuple[Cause, Match
         numbered = ((count - i, lines[i]) for i in reversed(candidates))
     else:
         numbered = ((i + 1, lines[i]) for i in candidates)
-    return _first_hits(numbered, matchers)
+    return first_hits(numbered, matchers)
 
 
 @cache

@@ -28,7 +28,7 @@ from gpunode.gpus import (
     quantity,
     selected_plugin_config,
 )
-from gpunode.kb import KnowledgeBase
+from gpunode.kb import KnowledgeBase, candidate_lines, combined
 from gpunode.parse.containerd import (
     CONTAINERD_CONFIG_BY_DISTRIBUTION,
     CONTAINERD_CONFIG_PATHS,
@@ -63,6 +63,7 @@ class NodeContext:
     parse_errors: dict[str, str] = field(default_factory=dict)
     _dcgm_parsed: dict[str, list[Sample]] = field(default_factory=dict)
     _split: dict[tuple[str, str], tuple[list[str], str]] = field(default_factory=dict)
+    _candidates: dict[tuple[str, str], list[int] | None] = field(default_factory=dict)
 
     @property
     def node(self) -> Node | None:
@@ -90,6 +91,25 @@ class NodeContext:
             lines = text.splitlines()
             self._split[key] = (lines, "\n".join(lines))
         return self._split[key]
+
+    def text_candidates(self, kind: str, name: str, patterns: tuple[str, ...]) -> list[int] | None:
+        """Indexes of the lines of a node file (``text_lines``) where one of ``patterns`` may
+        match (``kb.candidate_lines``); None without the file. ``patterns`` are all the
+        signatures of that file, whatever their component, so the file is searched once per
+        node, and split into lines only where something may match."""
+        key = (kind, name)
+        if key in self._candidates:
+            return self._candidates[key]
+        table = self.obs.cmd if kind == "cmd" else self.obs.files
+        text = table.get(name)
+        found: list[int] | None = None
+        if text is not None:
+            joined = _joined_lines(text)
+            if joined is None:
+                joined = self.text_lines(kind, name)[1]  # type: ignore[index]
+            found = sorted({i for program in combined(patterns) for i in candidate_lines(joined, program)})
+        self._candidates[key] = found
+        return found
 
     def stack_pods(self, component: str) -> list[StackPod]:
         return self.facts.pods_on(self.name, component)
@@ -486,6 +506,18 @@ def _containerd(files: dict[str, str], path: str, major: int | None) -> Containe
 _CONTAINERD_SEEN: dict[tuple[str, int | None, tuple[tuple[str, str], ...]],
                        ContainerdConfig | ParseError] = {}
 _CONTAINERD_SEEN_MAX = 64
+
+
+#: Line breaks of ``str.splitlines`` besides ``\n`` in ASCII text.
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+
+
+def _joined_lines(text: str) -> str | None:
+    """``"\n".join(text.splitlines())`` without splitting, where that is ``text`` less its
+    last line break (ASCII text whose only breaks are ``\n``); None otherwise."""
+    if not text.isascii() or any(brk in text for brk in _OTHER_BREAKS):
+        return None
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _int(value: str | None) -> int | None:

@@ -23,6 +23,7 @@ from gpunode.kb import (
     MatchSource,
     TextHit,
     decisive_hit,
+    first_hits,
     scan_lines,
     scan_split_lines,
 )
@@ -259,21 +260,40 @@ def _state_lines(state: ContainerState) -> Iterator[str]:
 
 
 def _node_text(kind: str) -> Scanner:
+    source: MatchSource = "node_cmd" if kind == "cmd" else "node_file"
+
     def scan(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
-        by_name: dict[str, Matchers] = {}
-        for cause, m in matchers:
-            by_name.setdefault((m.name or "").lstrip("/"), []).append((cause, m))
-        for name, group in by_name.items():
-            split = ctx.text_lines(kind, name)
-            if split is None:
+        """The hits ``scan_split_lines`` finds, from the lines where any signature of the
+        file may match (searched once per node for every component: ``text_candidates``)."""
+        for name, group in _by_name(matchers).items():
+            found = ctx.text_candidates(kind, name, ctx.kb.node_text_patterns[(source, name)])
+            if not found:
                 continue
-            lines, text = split
-            for hit in scan_split_lines(lines, group, text=text):
+            split = ctx.text_lines(kind, name)
+            assert split is not None
+            lines = split[0]
+            for hit in first_hits(((i + 1, lines[i]) for i in found), group):
                 where = f"{ctx.obs.path_of(kind, name)}:{hit.line_no}"
                 gpu = bus_id_in_line(hit.line) or bus_id_above(lines, hit.line_no)
                 yield _finding(component, hit, where, gpu_values(gpu, ctx.gpu_indices))
 
     return scan
+
+
+def _by_name(matchers: Matchers) -> dict[str, Matchers]:
+    """Node-file signatures by the file they search (the same for every node)."""
+    key = id(matchers)
+    known = _BY_NAME.get(key)
+    if known is None or known[0] is not matchers:
+        by_name: dict[str, Matchers] = {}
+        for cause, m in matchers:
+            by_name.setdefault((m.name or "").lstrip("/"), []).append((cause, m))
+        known = _BY_NAME[key] = (matchers, by_name)
+    return known[1]
+
+
+#: Grouped matchers by the identity of the knowledge base's list (kept alive by the entry).
+_BY_NAME: dict[int, tuple[Matchers, dict[str, Matchers]]] = {}
 
 
 def _conditions(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
