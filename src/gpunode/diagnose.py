@@ -69,12 +69,11 @@ class Judgement:
     @cached_property
     def problems(self) -> list[Finding]:
         """Problems, most specific first; non-standalone signatures only refine."""
-        state = [f for f in self.findings if f.status.is_problem and "signature" not in f.context]
-        signatures = [
-            f
-            for f in self.findings
-            if f.status.is_problem and "signature" in f.context and (state or "standalone" in f.context)
-        ]
+        found = [f for f in self.findings if f.status.is_problem]
+        if not found:  # most components of most nodes
+            return found
+        state = [f for f in found if "signature" not in f.context]
+        signatures = [f for f in found if "signature" in f.context and (state or "standalone" in f.context)]
         return sorted([*signatures, *state], key=lambda f: (-f.specificity, STATUS_RANK[f.status]))
 
     @cached_property

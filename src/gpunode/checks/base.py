@@ -28,9 +28,9 @@ class Check:
     needs: tuple[str, ...]
     fn: CheckFn
 
-    def missing(self, ctx: NodeContext) -> list[str]:
+    def missing(self, ctx: NodeContext) -> tuple[str, ...]:
         """Needed observations this node's facts do not have."""
-        return [need for need in self.needs if not ctx.observed(need)]
+        return ctx.missing(self.needs)
 
 
 REGISTRY: list[Check] = []

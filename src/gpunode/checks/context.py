@@ -64,6 +64,9 @@ class NodeContext:
     _dcgm_parsed: dict[str, list[Sample]] = field(default_factory=dict)
     _split: dict[tuple[str, str], tuple[list[str], str]] = field(default_factory=dict)
     _candidates: dict[tuple[str, str], list[int] | None] = field(default_factory=dict)
+    _missing: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
+    #: Values computed once per node for every component (signatures.py's event groups).
+    memo: dict[str, object] = field(default_factory=dict)
 
     @property
     def node(self) -> Node | None:
@@ -78,6 +81,13 @@ class NodeContext:
             return self.node is not None
         table = {"cmd": self.obs.cmd, "files": self.obs.files, "metrics": self.obs.metrics}
         return rest in table.get(kind, {})
+
+    def missing(self, needs: tuple[str, ...]) -> tuple[str, ...]:
+        """The observations among ``needs`` this node lacks (many checks need the same)."""
+        known = self._missing.get(needs)
+        if known is None:
+            known = self._missing[needs] = tuple(need for need in needs if not self.observed(need))
+        return known
 
     def text_lines(self, kind: str, name: str) -> tuple[list[str], str] | None:
         """A node file (``cmd`` or ``files``) as lines and the text they join back into,

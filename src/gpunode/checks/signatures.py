@@ -188,7 +188,7 @@ def _events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Fi
     anywhere = [(c, m) for c, m in matchers if not m.own]
     own = [(c, m) for c, m in matchers if m.own]
     if anywhere:
-        yield from _scan_events(component, _event_groups(ctx), anywhere)
+        yield from _scan_events(component, _node_event_groups(ctx), anywhere)
     if own:
         yield from _own_events(ctx, component, own)
 
@@ -207,6 +207,18 @@ def _scan_events(
             for hit in scan_lines([ev.message], scoped):
                 where = f"event {source} reason={ev.reason} count={ev.count or 1}"
                 yield _finding(component, hit, where, ctx_vals)
+
+
+EventGroup = tuple[str, dict[str, str], list[Event]]
+
+
+def _node_event_groups(ctx: NodeContext) -> list[EventGroup]:
+    """``_event_groups``, gathered once per node: every component with event signatures
+    reads the same groups."""
+    groups = ctx.memo.get("event_groups")
+    if groups is None:
+        groups = ctx.memo["event_groups"] = list(_event_groups(ctx))
+    return groups  # type: ignore[return-value]
 
 
 def _event_groups(ctx: NodeContext) -> Iterator[tuple[str, dict[str, str], list[Event]]]:
