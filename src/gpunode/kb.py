@@ -422,6 +422,20 @@ def _refers_to_groups(pattern: str) -> bool:
     return "(?P" in pattern or re.search(r"\\[1-9]", pattern) is not None
 
 
+def ascii_candidate_lines(text: str, patterns: tuple[str, ...]) -> list[int]:
+    """Indexes of the ``\n``-separated lines of ASCII ``text`` where one of ``patterns`` may
+    match: every line where one does, found by one RE2 pass over the bytes (byte offsets
+    are character offsets in ASCII; RE2's patterns are widened, so it may stop on more
+    lines, never on fewer), and by Python's ``re`` for patterns RE2 does not take."""
+    from gpunode import re2scan  # RE2 is loaded by the first node-file search (start-up time)
+
+    program, rest = re2scan.compile_prefilter(patterns)
+    found = set(re2scan.line_indexes(program, text.encode("ascii"))) if program is not None else set()
+    for regex in combined(rest) if rest else ():
+        found.update(candidate_lines(text, regex))
+    return sorted(found)
+
+
 def candidate_lines(text: str, regex: re.Pattern[str]) -> list[int]:
     """Indexes of the ``\\n``-separated lines of ``text`` where ``regex`` finds a match start."""
     found: list[int] = []

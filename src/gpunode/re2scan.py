@@ -114,6 +114,23 @@ def line_starts(program: Any, block: bytes) -> Iterator[int]:
         pos = end + 1
 
 
+def line_indexes(program: Any, data: bytes) -> list[int]:
+    """Indexes of the ``\n``-separated lines of ``data`` where ``program`` finds a match
+    start (``kb.candidate_lines`` over bytes)."""
+    found: list[int] = []
+    pos, line = 0, 0
+    search = program.search
+    while (hit := search(data, pos)) is not None:
+        start = hit.start()
+        line += data.count(b"\n", pos, start)
+        found.append(line)
+        end = data.find(b"\n", start)
+        if end < 0:
+            break
+        pos, line = end + 1, line + 1
+    return found
+
+
 def compiled_all(patterns: Sequence[str]) -> bool:
     """Whether RE2 accepts every pattern (nothing is left to the slower Python fallback)."""
     return not compile_prefilter(tuple(patterns))[1]

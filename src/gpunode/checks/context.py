@@ -28,7 +28,7 @@ from gpunode.gpus import (
     quantity,
     selected_plugin_config,
 )
-from gpunode.kb import KnowledgeBase, candidate_lines, combined
+from gpunode.kb import KnowledgeBase, ascii_candidate_lines, candidate_lines, combined
 from gpunode.parse.containerd import (
     CONTAINERD_CONFIG_BY_DISTRIBUTION,
     CONTAINERD_CONFIG_PATHS,
@@ -115,9 +115,11 @@ class NodeContext:
         found: list[int] | None = None
         if text is not None:
             joined = _joined_lines(text)
-            if joined is None:
+            if joined is not None:
+                found = ascii_candidate_lines(joined, patterns)
+            else:
                 joined = self.text_lines(kind, name)[1]  # type: ignore[index]
-            found = sorted({i for program in combined(patterns) for i in candidate_lines(joined, program)})
+                found = sorted({i for regex in combined(patterns) for i in candidate_lines(joined, regex)})
         self._candidates[key] = found
         return found
 
