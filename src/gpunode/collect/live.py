@@ -74,9 +74,12 @@ from gpunode.collect.plan import (
     by_node,
     containerd_targets,
     exec_targets,
+    exporter_log,
     gpu_nodes,
     log_targets,
     mig_failed_nodes,
+    nfd_label_gaps,
+    nfd_master_logs,
     plugin_config_maps,
     scrape_targets,
     short_nodes,
@@ -206,6 +209,8 @@ class _Run:
     plan: ExtrasPlan | None = None
     lists_report: Report | None = None
     changed: set[str] = field(default_factory=set)
+    #: logs fetched anyway (a short DCGM scrape adds its exporter's log unless it is one)
+    logs_planned: frozenset[LogTarget] = frozenset()
     selector: str | None = None
     pods_listed: bool = False
     #: pod lists got no answer at all (the fallback gave up): no further pod list is tried
@@ -607,8 +612,11 @@ def _extra_jobs(run: _Run, only: Sequence[str], named: Sequence[str],
     plan = run.plan = _plan(run, candidates, named, policy, bool(agents))
     jobs: list[Job] = [partial(_configmaps, run, stack)]
     logs = log_targets(stack, only, short_nodes(run.nodes), mig_failed_nodes(run.nodes))
-    jobs += [partial(_fetch_log, run, t) for t in logs]
-    run.changed = {*plan.nodes, *(t.node for t in logs)}
+    nfd = [t for t in nfd_master_logs(stack, nfd_label_gaps(run.nodes, candidates)) if t not in logs]
+    jobs += [partial(_fetch_log, run, t) for t in logs + nfd]
+    run.logs_planned = frozenset(logs + nfd)
+    # nfd-master's log is every GPU node's evidence: none keeps its verdict from the lists
+    run.changed = {*plan.nodes, *(t.node for t in logs), *(candidates if nfd else ())}
     for node in plan.nodes:
         components = table.get(node, {})
         node_jobs = partial(_node_jobs, run, node, components)
@@ -948,6 +956,9 @@ def _scrape(run: _Run, target: ScrapeTarget) -> None:
         body = body[:body.rfind(b"\n", 0, METRICS_LIMIT_BYTES) + 1]
         run.notes.append(f"metrics of {target.pod} cut at {METRICS_LIMIT_BYTES} bytes")
     run.saved(target.bundle_path, body)
+    log = exporter_log(target, body)
+    if log is not None and log not in run.logs_planned:  # a short scrape: the exporter's log says why
+        _fetch_log(run, log)
 
 
 def _manifest_bytes(run: _Run, nodes: Sequence[str]) -> bytes:

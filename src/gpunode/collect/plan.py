@@ -7,6 +7,7 @@ GPU-stack pods are considered, and logs only where something is wrong.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from gpunode.collect.targets import (
     PRIVILEGED_COMMANDS,
     VALIDATIONS_DIR,
 )
-from gpunode.gpus import gpu_evidence
+from gpunode.gpus import gpu_evidence, nfd_nvidia_label
 
 LOG_TAIL_LINES = 500
 LOG_LIMIT_BYTES = 256 * 1024
@@ -74,6 +75,8 @@ class ScrapeTarget:
     pod: str
     port: int
     bundle_path: str
+    component: str = ""
+    container: str = ""
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,8 @@ def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
     (``short``), of MIG managers on nodes whose MIG change failed (``mig_failed``), and of
     the operators, whatever the nodes: an operator whose every reconcile fails stays
     running and ready, and only its log says why. (A node component's cluster-wide pod,
-    nfd-master, is not read here: its log would change every node's judgement.)"""
+    nfd-master, is not read here but by ``nfd_master_logs``, only on a symptom: its log
+    changes every node's judgement.)"""
     wanted = set(nodes)
     targets = []
     for entry in stack:
@@ -180,6 +184,37 @@ def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
             if status.restart_count > 0:
                 targets.append(LogTarget(meta.namespace, meta.name, status.name, True, node))
     return targets
+
+
+#: Owners of a node component's cluster-wide pods (nfd-master), as ``facts`` counts them.
+_CLUSTER_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "Deployment"})
+
+
+def nfd_label_gaps(nodes: Iterable[Node], candidates: Iterable[str]) -> list[str]:
+    """GPU nodes among ``candidates`` that carry no NFD label of the NVIDIA PCI vendor: what
+    nfd-master publishes (or drops, and logs why) is missing there."""
+    wanted = set(candidates)
+    return sorted(
+        n.metadata.name for n in nodes
+        if n.metadata.name in wanted and not any(nfd_nvidia_label(k) for k in n.metadata.labels)
+    )
+
+
+def nfd_master_logs(stack: Iterable[StackPod], gaps: Sequence[str]) -> list[LogTarget]:
+    """The current log of every running nfd-master container (the Deployment's pod, not the
+    workers nor nfd-gc), only while some GPU node lacks NFD's NVIDIA label (``gaps``): its
+    log speaks of every node (labels it refuses, nodes it may not update), so a healthy
+    fleet, all labelled, never pays for it."""
+    if not gaps:
+        return []
+    return [
+        LogTarget(sp.pod.metadata.namespace, sp.pod.metadata.name, status.name, False, sp.pod.spec.node_name)
+        for sp in stack
+        if sp.component == "nfd" and "master" in sp.pod.metadata.name
+        and any(o.kind in _CLUSTER_OWNERS for o in sp.pod.metadata.owner_references)
+        for status in sp.pod.status.container_statuses
+        if status.state.running
+    ]
 
 
 def _troubled(pod: Pod, *, include_running: bool = False) -> list[ContainerStatus]:
@@ -293,7 +328,7 @@ def scrape_targets(node: str, components: dict[str, list[Pod]]) -> list[ScrapeTa
             pod, container = found
             port = _metrics_port(container, DEFAULT_METRICS_PORTS[component])
             targets.append(ScrapeTarget(node, pod.metadata.namespace, pod.metadata.name, port,
-                                        f"nodes/{node}/metrics/{file_name}"))
+                                        f"nodes/{node}/metrics/{file_name}", component, container.name))
     return targets
 
 
@@ -303,3 +338,21 @@ def _metrics_port(container: Container, default: int) -> int:
         if name in ports:
             return ports[name]
     return next(iter(ports.values()), default)
+
+
+def dcgm_scrape_short(body: bytes) -> bool:
+    """A DCGM scrape without any per-GPU ``DCGM_FI_DEV_*`` series (one labelled with its
+    ``gpu`` or ``UUID``): the exporter runs but serves no GPU, and only its log says why.
+    (No ``DCGM_FI_PROF_*`` series is no symptom: the operator's default counters leave
+    them out, as the recorded H200 scrape shows.)"""
+    return _PER_GPU_SERIES.search(body) is None
+
+
+_PER_GPU_SERIES = re.compile(rb'(?m)^DCGM_FI_DEV_\w*\{[^\n]*\b(?:gpu|UUID)="[^"\n]')
+
+
+def exporter_log(target: ScrapeTarget, body: bytes) -> LogTarget | None:
+    """The running DCGM exporter's current log, when its scrape came back short."""
+    if target.component != "dcgm-exporter" or not target.container or not dcgm_scrape_short(body):
+        return None
+    return LogTarget(target.namespace, target.pod, target.container, False, target.node)
