@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from gpunode import checks, nodepool
+from gpunode import checks, limits, nodepool
 from gpunode.bundle.kube import Pod
 from gpunode.bundle.load import gc_paused
 from gpunode.catalog import Catalog, topological_order
@@ -31,6 +31,7 @@ from gpunode.checks.signatures import (
     traced_findings,
 )
 from gpunode.checks.versions import component_version, image_tag
+from gpunode.errors import GpunodeError
 from gpunode.facts import ClusterFacts, NodeObservations
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
 from gpunode.model import (
@@ -541,6 +542,7 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
             continue
         report, visited = next(fresh)
         reports.append(report)
+        _check_memory(facts, len(reports), len(names))
         if seen is not None:
             seen(report.name, visited)
     cluster = diagnoser.explain_aggregates(cluster, reports)
@@ -551,6 +553,19 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
         source=_source(facts),
         not_gpu_nodes=skipped,
     )
+
+
+def _check_memory(facts: ClusterFacts, judged: int, total: int) -> None:
+    """Reports of tens of thousands of nodes (node folders cost nothing to make) stop at the
+    memory limit (limits.MAX_MEMORY_GROWTH), counting what writing their reports will take,
+    with one line; checked every 16 nodes."""
+    if judged % 16 or facts.memory is None:
+        return
+    if not facts.memory.over(reserve=judged * limits.REPORT_BYTES_PER_NODE):
+        return
+    raise GpunodeError(f"stopped after judging {judged:,} of {total:,} GPU nodes: memory grew by "
+                       f"more than {limits.MAX_MEMORY_GROWTH >> 20} MiB (the limit); judge fewer "
+                       "at once (name the nodes, or --selector)")
 
 
 def _groups(nodes: Sequence[NodeReport]) -> tuple[Group, ...]:

@@ -32,6 +32,7 @@ from gpunode.bundle.kube import (
 from gpunode.bundle.source import BundleSource
 from gpunode.catalog import Catalog, Recogniser, load_catalog
 from gpunode.gpus import gpu_evidence, gpu_folder_files, gpu_node_absent_evidence
+from gpunode.limits import MemoryBudget
 
 GPU_RESOURCE = "nvidia.com/gpu"
 MAX_LOG_BYTES = 4 * 1024 * 1024  # per log file; 10,000+ lines of a crashed container
@@ -124,6 +125,8 @@ class ClusterFacts:
     node_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: resources whose file had malformed items that were skipped (see bundle.load)
     damaged: frozenset[str] = frozenset()
+    #: Memory grown since the bundle began to be read (limits.py); None: not counted.
+    memory: MemoryBudget | None = None
     #: Pods outside the GPU stack that validate's network checks read (CNI agents), in
     #: list order: kept while the pod list is indexed, so nothing decodes it twice.
     network_pods: tuple[Pod, ...] = ()

@@ -21,15 +21,21 @@ MAX_DOC_BYTES = 4 * 1024 * 1024
 MAX_NODE_FILE_BYTES = 32 * 1024 * 1024
 #: All bytes read out of one archive (decompressed); a gzip bomb stops here.
 MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024
-#: Memory the decoded cluster lists may add, checked after each piece of a list is decoded
-#: (bundle/pieces.py): beyond it, exit 2 naming the file and the item reached. A
-#: 5,000-node, 100,000-pod bundle needs about 250 MiB; a list of millions of tiny items
-#: (``{}``: three bytes, about 100 bytes decoded) ends here.
-MAX_LIST_MEMORY = 384 * 1024 * 1024
+#: Memory a run may add while it decodes a bundle's cluster lists and judges its nodes,
+#: checked after each piece of a list (bundle/pieces.py) and every few judged nodes:
+#: beyond it, exit 2 with one line naming the file and item, or the nodes judged so far.
+#: A 5,000-node, 100,000-pod bundle adds about 300 MiB; a list of millions of tiny
+#: items (``{}``: three bytes, about 100 bytes decoded) or tens of thousands of node
+#: folders end here.
+MAX_MEMORY_GROWTH = 416 * 1024 * 1024
+#: What one judged node's report costs when the report is written at the end (JSON encoded,
+#: then indented: about 12 KiB held at once); reserved by the node pass's memory check.
+REPORT_BYTES_PER_NODE = 12 * 1024
 #: Items in one cluster list (Kubernetes supports at most 150,000 pods in a cluster).
 MAX_LIST_ITEMS = 5_000_000
-#: Files in one bundle (archive members or folder entries).
-MAX_FILES = 1_000_000
+#: Files in one bundle (archive members or folder entries): a 5,000-node bundle holds about
+#: 35,000; indexing 250,000 costs about 200 MiB (1,000,000 cost about 800 MiB).
+MAX_FILES = 250_000
 #: Characters of one line kept by ``explain`` and the signature scan; longer lines are cut.
 MAX_LINE_CHARS = 64 * 1024
 #: Text read by ``explain`` from one file or stdin.
@@ -85,3 +91,14 @@ def resident_bytes() -> int:
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak if sys.platform == "darwin" else peak * 1024
+
+
+class MemoryBudget:
+    """Resident memory grown since a bundle began to be read (MAX_MEMORY_GROWTH)."""
+
+    def __init__(self) -> None:
+        self.start = resident_bytes()
+
+    def over(self, reserve: int = 0) -> bool:
+        """Whether memory grew past the limit, counting ``reserve`` bytes still to come."""
+        return resident_bytes() - self.start + reserve > MAX_MEMORY_GROWTH

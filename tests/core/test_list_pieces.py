@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from gpunode import limits
 from gpunode.bundle import load
 from gpunode.bundle.load import load_bundle
 from gpunode.bundle.pieces import PIECE_BYTES, ListFile
@@ -104,11 +105,33 @@ def test_a_damaged_large_list_is_one_line_naming_the_file(tmp_path: Path, damage
 def test_lists_that_grow_memory_past_the_limit_stop_with_one_line(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     bundle = _bundle(tmp_path, '{"kind":"List","items":[' + ",".join(["{}"] * 1_000_000) + "]}")
-    monkeypatch.setattr(load, "MAX_LIST_MEMORY", 16 * 1024 * 1024)
+    monkeypatch.setattr(limits, "MAX_MEMORY_GROWTH", 16 * 1024 * 1024)
     with pytest.raises(BundleError, match=r"cluster/pods\.json: reading stopped at item [\d,]+: "
-                                          r"the cluster lists would take more than 16 MiB"):
+                                          r"the bundle would take more than 16 MiB"):
         load_bundle(bundle)
     monkeypatch.setattr(load, "MAX_LIST_ITEMS", 100_000)
-    monkeypatch.setattr(load, "MAX_LIST_MEMORY", 1 << 40)
+    monkeypatch.setattr(limits, "MAX_MEMORY_GROWTH", 1 << 40)
     with pytest.raises(BundleError, match=r"cluster/pods\.json: more than 100,000 items"):
         load_bundle(bundle)
+
+
+def test_judging_stops_at_the_memory_limit_counting_the_reports_to_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpunode.bundle.load import read_node_observations
+    from gpunode.diagnose import diagnose
+    from gpunode.errors import GpunodeError
+
+    bundle = _bundle(tmp_path, (MINI / "cluster" / "pods.json").read_text())
+    for i in range(40):
+        folder = bundle / "nodes" / f"n{i:02d}" / "cmd"
+        folder.mkdir(parents=True)
+        (folder / "nvidia-smi-q.xml").write_text("x\n")
+    facts = load_bundle(bundle)
+    assert len(diagnose(facts, read_node_observations).nodes) > 40
+    monkeypatch.setattr(limits, "MAX_MEMORY_GROWTH", 16 * limits.REPORT_BYTES_PER_NODE)
+    monkeypatch.setenv("GPUNODE_JOBS", "1")
+    facts = load_bundle(bundle)
+    facts.memory.start = limits.resident_bytes()  # type: ignore[union-attr]  # nothing grown yet
+    with pytest.raises(GpunodeError, match=r"^stopped after judging (16|32) of 42 GPU nodes: memory "
+                                           r"grew by more than \d+ MiB \(the limit\); judge fewer"):
+        diagnose(facts, read_node_observations)  # 16 reports to write reach the limit (memory may shrink)

@@ -16,6 +16,7 @@ from typing import IO, Any, TypeVar
 
 import msgspec
 
+from gpunode import limits
 from gpunode.bundle import kube
 from gpunode.bundle.pieces import PIECE_BYTES, ListFile, Piece
 from gpunode.bundle.source import BundleSource, open_bundle
@@ -25,10 +26,9 @@ from gpunode.limits import (
     MAX_DOC_BYTES,
     MAX_FILE_BYTES,
     MAX_LIST_ITEMS,
-    MAX_LIST_MEMORY,
     MAX_NODE_FILE_BYTES,
+    MemoryBudget,
     cut_line,
-    resident_bytes,
 )
 
 T = TypeVar("T", bound=msgspec.Struct)
@@ -103,6 +103,7 @@ def load_source(source: BundleSource) -> ClusterFacts:
                                            warnings=(*manifest.warnings, *_summarised(warnings)))
     facts = ClusterFacts.build(source, manifest, lists, tuple(missing), version)
     facts.damaged = frozenset(damaged)
+    facts.memory = budget.memory  # the node pass goes on counting from here
     facts.cluster_logs = _pod_logs(facts, (sp for pods in facts.cluster_side.values() for sp in pods))
     return facts
 
@@ -175,15 +176,14 @@ class _Budget:
     """What decoding the cluster lists may cost: memory grown since loading began, and items."""
 
     def __init__(self) -> None:
-        self.start = resident_bytes()
+        self.memory = MemoryBudget()
 
     def check(self, where: str, items: int) -> None:
         if items > MAX_LIST_ITEMS:
             raise BundleError(f"{where}: more than {MAX_LIST_ITEMS:,} items (the limit for one list)")
-        grown = resident_bytes() - self.start
-        if grown > MAX_LIST_MEMORY:
-            raise BundleError(f"{where}: reading stopped at item {items:,}: the cluster lists would "
-                              f"take more than {MAX_LIST_MEMORY >> 20} MiB of memory (the limit)")
+        if self.memory.over():
+            raise BundleError(f"{where}: reading stopped at item {items:,}: the bundle would take "
+                              f"more than {limits.MAX_MEMORY_GROWTH >> 20} MiB of memory (the limit)")
 
 
 class _Skips:

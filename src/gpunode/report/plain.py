@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 
 class PlainWriter:
@@ -24,6 +24,11 @@ class PlainWriter:
             self._stream.write(self._pending)
             self._pending = ""
         self._stream.flush()
+
+    @property
+    def buffer(self) -> BinaryIO | None:
+        """The wrapped stream's bytes, for output with no padding to drop (JSON: jsonout.py)."""
+        return getattr(self._stream, "buffer", None)
 
     def isatty(self) -> bool:
         return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 from rich.console import Console
 
+from gpunode.report.jsonout import write_json
 from gpunode.validate.model import ValidationReport, Verdict
 
 
@@ -14,4 +15,4 @@ def to_json(report: ValidationReport) -> bytes:
 
 
 def render(report: ValidationReport, console: Console, _fail_on: Verdict = Verdict.FAIL) -> None:
-    console.file.write(to_json(report).decode() + "\n")
+    write_json(console.file, to_json(report))
