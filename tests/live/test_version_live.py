@@ -7,10 +7,13 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from gpunode import __version__, sim
-from gpunode.apiserver import serve_bundle
+from gpunode.apiserver import Faults, serve_bundle
 
 GPUNODE = str(Path(sys.executable).parent / "gpunode")
 
@@ -72,3 +75,21 @@ def test_version_unreachable_cluster_exits_3(tmp_path: Path) -> None:
     proc = subprocess.run([GPUNODE, "version", "--kubeconfig", str(kubeconfig)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("faults", [Faults(forbid=("list pods",)), Faults(answers=("stall list pods",)),
+                                    Faults(answers=("garble list pods",))], ids=["403", "stall", "garbled"])
+def test_version_without_the_pod_list_says_unknown(mini_bundle: Path, faults: Faults) -> None:
+    """Pods refused, never answered or garbled: the server's version still shows, the
+    operator's is unknown with a one-line warning saying why, exit 0 (it crashed: exit 4)."""
+    with serve_bundle(mini_bundle, faults=faults) as server:
+        started = time.monotonic()
+        proc = subprocess.run([GPUNODE, "version", "--kubeconfig", str(server.kubeconfig_path),
+                               "--request-timeout", "1"], capture_output=True, text=True, timeout=120,
+                              check=False)
+        took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert "Server Version: v" in proc.stdout and "GPU Operator Version: unknown\n" in proc.stdout
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: GPU Operator version unknown: pod"), lines
+    assert took < 10, took

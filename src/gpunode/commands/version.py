@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,8 +50,12 @@ def version(
     """Client version; with a reachable cluster also the Kubernetes server and GPU Operator versions."""
     info: dict[str, Any] = {"client": {"gpunode": __version__}}
     timeout_s = request_timeout(timeout)
+    unread = ""
     if not client:
-        info.update(_live(kubeconfig, context, timeout_s))
+        live, unread = _live(kubeconfig, context, timeout_s)
+        info.update(live)
+    if unread:  # the server answered; only the operator's version is unknown
+        print(f"warning: GPU Operator version unknown: {unread}", file=sys.stderr)
     if output == "json":
         typer.echo(msgspec.json.format(msgspec.json.encode(info), indent=2).decode())
         return
@@ -60,25 +65,31 @@ def version(
     if "server" in info:
         typer.echo(f"Context: {info['context']}")
         typer.echo(f"Server Version: {info['server']['kubernetes'] or 'unknown'}")
-        typer.echo(f"GPU Operator Version: {info['server']['gpu_operator'] or 'not found'}")
+        shown = "unknown" if unread else "not found"
+        typer.echo(f"GPU Operator Version: {info['server']['gpu_operator'] or shown}")
 
 
-def _live(kubeconfig: Path | None, context: str | None, timeout_s: float | None) -> dict[str, Any]:
+def _live(
+    kubeconfig: Path | None, context: str | None, timeout_s: float | None
+) -> tuple[dict[str, Any], str]:
+    """The server's versions, and why the operator's could not be read ("" when it was)."""
     from gpunode.checks.versions import image_tag
-    from gpunode.collect.kube import KubeApi, Timeouts, load_config
+    from gpunode.collect.kube import ApiFailure, KubeApi, Timeouts, load_config
     from gpunode.kubeconfig import context_name
 
     api = KubeApi(load_config(kubeconfig, context), timeouts=Timeouts.of(timeout_s))
+    unread, pods = "", _Pods()
     try:
         server = msgspec.json.decode(api.probe(), type=_ServerVersion).gitVersion
-        pods = msgspec.json.decode(
-            api.get("/api/v1/pods", {"labelSelector": "app=gpu-operator", "limit": 50}), type=_Pods
-        )
+        body = api.get("/api/v1/pods", {"labelSelector": "app=gpu-operator", "limit": 50})
+        pods = msgspec.json.decode(body, type=_Pods)
+    except ApiFailure as exc:  # refused, timed out, retries spent: a warning, not a crash
+        unread = f"pods not listed cluster-wide ({exc.code or 'no answer'}: {exc.message[:200]})"
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        unread = f"pod list unreadable ({exc})"
     finally:
         api.close()
     images = [c.image for p in pods.items for c in p.spec.containers if c.name == "gpu-operator"]
     operator = image_tag(images[0]) if images else None
-    return {
-        "context": context_name(kubeconfig, context),
-        "server": {"kubernetes": server, "gpu_operator": operator},
-    }
+    server_info = {"kubernetes": server, "gpu_operator": operator}
+    return {"context": context_name(kubeconfig, context), "server": server_info}, unread
