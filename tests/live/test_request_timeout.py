@@ -52,7 +52,7 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("command", [
-    ["collect", "-o", "out"], ["diagnose"], ["stack"], ["validate"], ["version"],
+    ["collect", "-o", "out"], ["diagnose"], ["stack"], ["validate"], ["version"], ["agent"],
 ])
 def test_every_live_command_refuses_a_bad_value_in_one_line(command: list[str], tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "gpunode", *command, "--request-timeout", "soon"],

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gpunode.commands.extras import request_timeout
 from gpunode.errors import UsageError
 
 if TYPE_CHECKING:
@@ -25,6 +26,10 @@ def _log() -> logging.Logger:
     import logging
 
     return logging.getLogger("gpunode.agent")
+
+
+#: The agent's wait for one API request (read the Node, patch its condition, the report).
+NODE_API_TIMEOUT_S = 10.0
 
 
 def register(app: typer.Typer) -> None:
@@ -63,11 +68,21 @@ def agent_cmd(
         float, typer.Option(help="Republish an unchanged GPUNodeReport at least this often (seconds).")
     ] = 300.0,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    request_timeout_text: Annotated[
+        str | None,
+        typer.Option(
+            "--request-timeout",
+            metavar="DURATION",
+            help="Give up on one API request (the Node, its condition, the GPUNodeReport) after this long "
+            "(seconds, or 30s, 1m); 0 or absent: 10 s.",
+        ),
+    ] = None,
 ) -> None:
     """Probe this node every interval and serve metrics, health, facts and the node condition."""
     from gpunode.agent.loop import AgentConfig
 
     _setup_logging(log_level)
+    timeout_s = request_timeout(request_timeout_text) or NODE_API_TIMEOUT_S
     if interval <= 0 or (stale_after is not None and stale_after <= 0):
         raise UsageError("--interval and --stale-after must be more than 0 seconds")
     if report_interval <= 0:
@@ -79,12 +94,12 @@ def agent_cmd(
     name = node_name or _hostname(host_root)
     config = AgentConfig(node_name=name, interval_s=interval, stale_after_s=stale_after)
     agent = _build_agent(config, str(host_root), nvidia_smi, node_condition,
-                         report_interval if node_report else None)
+                         report_interval if node_report else None, timeout_s=timeout_s)
     _serve(agent, address, port)
 
 
 def _build_agent(config: AgentConfig, host_root: str, nvidia_smi: bool, node_condition: bool,
-                 report_interval: float | None = None) -> Agent:
+                 report_interval: float | None = None, *, timeout_s: float = NODE_API_TIMEOUT_S) -> Agent:
     """The agent; it publishes a GPUNodeReport every ``report_interval`` if given and API access exists."""
     import time
 
@@ -95,7 +110,7 @@ def _build_agent(config: AgentConfig, host_root: str, nvidia_smi: bool, node_con
     def probe() -> ProbeResult:
         return run_probe(host_root, config.node_name, run_nvidia_smi=nvidia_smi)
 
-    api = _node_api(required=node_condition)
+    api = _node_api(node_condition, timeout_s)
     reports = None
     if api is not None and report_interval is not None:
         reports = ReportPublisher(api, config.node_name, report_interval, clock=time.monotonic)
@@ -140,7 +155,7 @@ def _hostname(host_root: Path) -> str:
     return text or os.uname().nodename
 
 
-def _node_api(required: bool) -> LightkubeNodeApi | None:
+def _node_api(required: bool, timeout_s: float) -> LightkubeNodeApi | None:
     """Kubernetes access (in-cluster service account, else kubeconfig), if there is any."""
     from lightkube import KubeConfig
     from lightkube.core.exceptions import ConfigError
@@ -151,7 +166,7 @@ def _node_api(required: bool) -> LightkubeNodeApi | None:
         config = KubeConfig.from_env().get()
         if config is None:
             raise ConfigError("kubeconfig has no current context")
-        return LightkubeNodeApi.from_config(config)
+        return LightkubeNodeApi.from_config(config, timeout_s)
     except (ConfigError, KeyError, OSError, ValueError) as exc:
         if required:
             raise UsageError(f"--node-condition needs Kubernetes API access: {exc}") from None
