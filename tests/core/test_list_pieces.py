@@ -135,3 +135,4 @@ def test_judging_stops_at_the_memory_limit_counting_the_reports_to_write(
     with pytest.raises(GpunodeError, match=r"^stopped after judging (16|32) of 42 GPU nodes: memory "
                                            r"grew by more than \d+ MiB \(the limit\); judge fewer"):
         diagnose(facts, read_node_observations)  # 16 reports to write reach the limit (memory may shrink)
+

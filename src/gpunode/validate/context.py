@@ -19,6 +19,7 @@ from gpunode.bundle.kube import Node, Pod
 from gpunode.diagnose import ObservationReader, diagnose
 from gpunode.errors import BundleError
 from gpunode.facts import NETWORK_AGENT_IMAGES, NETWORK_AGENT_OWNERS, ClusterFacts
+from gpunode.limits import MAX_DOC_BYTES
 from gpunode.model import Report
 
 CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
@@ -85,11 +86,16 @@ class ValidationContext:
     @cached_property
     def binding_modes(self) -> dict[str, str]:
         """StorageClass name → volumeBindingMode (not kept by the slim structs)."""
-        data = self.facts.source.read("cluster/storageclasses.json")
+        where = f"{self.facts.source.location}/cluster/storageclasses.json"
+        data = self.facts.source.read("cluster/storageclasses.json", MAX_DOC_BYTES + 1)
+        if data is not None and len(data) > MAX_DOC_BYTES:  # read whole, untyped: bounded
+            raise BundleError(f"{where}: larger than {MAX_DOC_BYTES >> 20} MiB (the limit for this file)")
         try:
             raw = msgspec.json.decode(data) if data is not None else {}
         except msgspec.DecodeError as exc:
-            raise BundleError(f"{self.facts.source.location}/cluster/storageclasses.json: {exc}") from exc
+            raise BundleError(f"{where}: {exc}") from exc
+        except RecursionError:
+            raise BundleError(f"{where}: nested too deeply") from None
         items = raw.get("items", []) if isinstance(raw, dict) else []
         return {
             str(i.get("metadata", {}).get("name", "")): str(i.get("volumeBindingMode", "Immediate"))
