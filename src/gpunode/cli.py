@@ -14,8 +14,10 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
@@ -380,6 +382,7 @@ def main() -> None:
         from typer._completion_classes import completion_init
 
         completion_init()
+    previous = _terminate_as_interrupt()
     try:
         code = app(prog_name="gpunode", standalone_mode=False)
     except GpunodeError as exc:
@@ -387,7 +390,7 @@ def main() -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):
-        _fail("interrupted", INTERRUPTED)
+        _interrupted()
     except typer.TyperException as exc:
         # usage errors from the command-line parser: one line naming the option, exit 2
         _fail(_one_line_message(exc), 2)
@@ -396,14 +399,40 @@ def main() -> None:
             traceback.print_exc()
         _fail(f"internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for the "
               "traceback)", INTERNAL_ERROR)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if code == INTERRUPTED:  # typer turns Ctrl-C into a silent return of 130
-        _fail("interrupted", INTERRUPTED)
+        _interrupted()
     sys.exit(code if isinstance(code, int) else 0)
 
 
 INTERNAL_ERROR = 4
-#: Ctrl-C (SIGINT), as shells report a process it ended.
+#: Ctrl-C (SIGINT) and SIGTERM, as shells report a process they ended.
 INTERRUPTED = 130
+TERMINATED = 143
+_sigterm = threading.Event()
+
+
+def _terminate_as_interrupt() -> Any:
+    """SIGTERM (a CI job cancelled, ``timeout``, a pod stopped) takes Ctrl-C's path, so a
+    partial bundle or a temporary one is removed before the process ends; the previous
+    handler (None off the main thread, where none can be set)."""
+    _sigterm.clear()
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_sigterm(_signum: int, _frame: object) -> None:
+        _sigterm.set()
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def _interrupted() -> None:
+    if _sigterm.is_set():
+        _fail("terminated", TERMINATED)
+    _fail("interrupted", INTERRUPTED)
 
 
 def _one_line(exc: BaseException) -> str:

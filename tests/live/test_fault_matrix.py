@@ -466,11 +466,15 @@ def test_table_output_says_why_nodes_are_unknown(sandbox: Path, run_cli: Cli,
                           for ln in verify), verify
 
 
+@pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGINT, 130, "interrupted"),
+                                                   (signal.SIGTERM, 143, "terminated")])
 @pytest.mark.parametrize("command", [["collect", "-o", "OUT"], ["diagnose", "-o", "json"]])
-def test_ctrl_c_ends_a_stalled_collection_at_once(command: list[str], sandbox: Path) -> None:
-    """SIGINT while every exec hangs (a long --request-timeout): the process ends within a
-    second or two, says so in one line, exits non-zero, and leaves nothing behind — no
-    partial bundle, no temporary folder, nothing in HOME or the working directory."""
+def test_ctrl_c_ends_a_stalled_collection_at_once(command: list[str], sig: signal.Signals, code: int,
+                                                  said: str, sandbox: Path) -> None:
+    """SIGINT (Ctrl-C) or SIGTERM (a cancelled job) while every exec hangs (a long
+    --request-timeout): the process ends within a second or two, says so in one line,
+    exits non-zero, and leaves nothing behind — no partial bundle, no temporary folder,
+    nothing in HOME or the working directory."""
     out = sandbox / "out" / "bundle"
     argv = [str(out) if a == "OUT" else a for a in command]
     env = {**os.environ, "TMPDIR": str(sandbox / "tmp"), "HOME": str(sandbox / "home")}
@@ -489,15 +493,15 @@ def test_ctrl_c_ends_a_stalled_collection_at_once(command: list[str], sandbox: P
             time.sleep(0.3)
             assert proc.poll() is None, proc.communicate()
             interrupted = time.monotonic()
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             stdout, stderr = proc.communicate(timeout=30)
             took = time.monotonic() - interrupted
         finally:
             proc.kill()
         after = _files(sandbox)  # the server's own files are still there
         assert server.errors() == []
-    assert proc.returncode == 130, stderr
-    assert stderr == "gpunode: interrupted\n" and stdout == ""
+    assert proc.returncode == code, stderr
+    assert stderr == f"gpunode: {said}\n" and stdout == ""
     assert took < 3.0, took
     assert not out.exists()
     assert after == before, after ^ before
