@@ -60,6 +60,7 @@ def test_a_healthy_fleet_costs_lists_only(tmp_path: Path, agents: bool) -> None:
     report = build_report(result.path, None)
     assert len(report.nodes) == NODES and not any(n.root_causes for n in report.nodes)
     assert all(n.status in (Status.OK, Status.UNKNOWN) for n in report.nodes)
+    assert not report.cluster.root_causes, report.cluster.root_causes
 
 
 @pytest.mark.parametrize("agents", [True, False], ids=["with-reports", "without-agents"])
