@@ -19,6 +19,11 @@ MAX_DOC_BYTES = 4 * 1024 * 1024
 #: A node file (command output, host file, metrics scrape) kept at most this large; the rest
 #: is cut and the cut named as a parse error of that observation.
 MAX_NODE_FILE_BYTES = 32 * 1024 * 1024
+#: Container logs read for one node (or for the cluster-side pods) together: each log takes
+#: at most an even share of what is left, its last bytes and last lines (a node's stack has
+#: about 6 pods of 2 containers, current and previous: 24 logs at most in practice).
+MAX_NODE_LOG_BYTES = 64 * 1024 * 1024
+MAX_NODE_LOG_LINES = 500_000
 #: All bytes read out of one archive (decompressed); a gzip bomb stops here.
 MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024
 #: Memory a run may add while it decodes a bundle's cluster lists and judges its nodes,

@@ -189,6 +189,16 @@ def big_log_archive(tmp: Path) -> Path:
     return _pack(bundle, tmp / "log.tar.gz")
 
 
+def short_line_logs(tmp: Path) -> Path:
+    """Eight 4 MiB logs of one stack pod in two-character lines: 1,400,000 lines each (about
+    80 MiB held per log); the node's logs share a budget of bytes and lines."""
+    bundle = _copy(tmp / "b")
+    folder = (bundle / LOG).parent
+    for i in range(8):
+        (folder / f"c{i}.log").write_bytes(b"ab\n" * (4 * 1024 * 1024 // 3))
+    return bundle
+
+
 def _pack(bundle: Path, path: Path) -> Path:
     with tarfile.open(path, "w:gz", compresslevel=1) as tar:
         tar.add(bundle, "b")
@@ -211,6 +221,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], tuple[int, ...]]] = {
     "deep-item-in-large-list": (deep_item_in_large_list, (0, 1, 2)),
     "big-log": (big_log, (0, 1)),
     "big-log-archive": (big_log_archive, (0, 1)),
+    "short-line-logs": (short_line_logs, (0, 1)),
 }
 
 

@@ -27,6 +27,8 @@ from gpunode.limits import (
     MAX_FILE_BYTES,
     MAX_LIST_ITEMS,
     MAX_NODE_FILE_BYTES,
+    MAX_NODE_LOG_BYTES,
+    MAX_NODE_LOG_LINES,
     MemoryBudget,
     cut_line,
 )
@@ -421,20 +423,40 @@ def _node_logs(facts: ClusterFacts, node: str) -> dict[tuple[str, str], tuple[Lo
 
 
 def _pod_logs(facts: ClusterFacts, pods: Iterable[StackPod]) -> dict[tuple[str, str], tuple[LogFile, ...]]:
-    out: dict[tuple[str, str], tuple[LogFile, ...]] = {}
+    wanted: dict[tuple[str, str], list[str]] = {}
     for sp in pods:
         paths = facts.log_index.get(sp.key, [])
         if paths:
-            out[sp.key] = tuple(_log_file(facts.source, p) for p in paths)
-    return out
+            wanted[sp.key] = paths
+    share = _LogShare(sum(len(paths) for paths in wanted.values()))
+    return {key: tuple(_log_file(facts.source, p, share) for p in paths) for key, paths in wanted.items()}
 
 
-def _log_file(source: BundleSource, rel: str) -> LogFile:
+class _LogShare:
+    """The logs read at once (one node's) share MAX_NODE_LOG_BYTES and MAX_NODE_LOG_LINES:
+    each takes at most an even share of what is left (short lines cost ~57 bytes each
+    held, so a 4 MiB log of empty lines would hold 114 MiB)."""
+
+    def __init__(self, logs: int) -> None:
+        self.logs, self.bytes, self.lines = logs, MAX_NODE_LOG_BYTES, MAX_NODE_LOG_LINES
+
+    def take(self) -> tuple[int, int]:
+        left = max(1, self.logs)
+        return min(MAX_LOG_BYTES, self.bytes // left), self.lines // left
+
+    def used(self, size: int, lines: int) -> None:
+        self.logs, self.bytes, self.lines = self.logs - 1, self.bytes - size, self.lines - lines
+
+
+def _log_file(source: BundleSource, rel: str, share: _LogShare) -> LogFile:
     _, namespace, pod, filename = rel.split("/")
     previous = filename.endswith(".previous.log")
     container = filename.removesuffix(".log").removesuffix(".previous")
-    data = _tail(source, rel, MAX_LOG_BYTES)
-    lines = tuple(cut_line(line) for line in data.decode("utf-8", errors="replace").splitlines())
+    size, most = share.take()
+    data = _tail(source, rel, size)
+    text = data.decode("utf-8", errors="replace").splitlines()
+    lines = tuple(cut_line(line) for line in (text[-most:] if most else ()))
+    share.used(len(data), len(lines))
     return LogFile(rel, namespace, pod, container, previous, lines)
 
 
