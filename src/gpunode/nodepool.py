@@ -28,6 +28,9 @@ JOBS_ENV = "GPUNODE_JOBS"
 
 #: The work of the current pool, set before its workers fork (they inherit it, unpickled).
 _WORK: dict[str, Callable[[str], Any]] = {}
+#: How a chunk's results travel back: bytes out of a worker, the results again here.
+Codec = tuple[Callable[[list[Any]], bytes], Callable[[bytes], list[Any]]]
+_CODEC: dict[str, Codec] = {}
 
 
 def jobs(nodes: int) -> int:
@@ -47,11 +50,13 @@ def jobs(nodes: int) -> int:
     return max(1, cores)
 
 
-def judged(names: Sequence[str], work: Callable[[str], Any]) -> Iterator[Any]:
+def judged(names: Sequence[str], work: Callable[[str], Any], codec: Codec | None = None) -> Iterator[Any]:
     """``work(name)`` for every name, in order; spread over worker processes when it pays.
 
-    A worker that dies (killed for memory) does not lose nodes: whatever the pool did
-    not return is judged here, serially."""
+    ``codec`` carries a chunk's results back from a worker (pickled otherwise): an
+    encoder of typed structures is several times cheaper than pickle. A worker that
+    dies (killed for memory) does not lose nodes: whatever the pool did not return is
+    judged here, serially."""
     wanted = jobs(len(names))
     workers = min(wanted, len(names) - 1)  # the first node is judged here
     done = 0
@@ -62,7 +67,7 @@ def judged(names: Sequence[str], work: Callable[[str], Any]) -> Iterator[Any]:
         # memory copied) in each of them.
         yield work(names[0])
         done = 1
-        for result in _in_workers(names[1:], work, workers):
+        for result in _in_workers(names[1:], work, workers, codec):
             yield result
             done += 1
     yield from map(work, names[done:])
@@ -75,7 +80,8 @@ def _can_fork() -> bool:
     return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
 
 
-def _in_workers(names: Sequence[str], work: Callable[[str], Any], workers: int) -> Iterator[Any]:
+def _in_workers(names: Sequence[str], work: Callable[[str], Any], workers: int,
+                codec: Codec | None) -> Iterator[Any]:
     """Results of the leading nodes the workers judged (all of them unless the pool broke)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -84,6 +90,8 @@ def _in_workers(names: Sequence[str], work: Callable[[str], Any], workers: int) 
     size = max(1, min(MAX_CHUNK, len(names) // (workers * 8)))
     chunks = [list(names[i : i + size]) for i in range(0, len(names), size)]
     _WORK["work"] = work
+    if codec is not None:
+        _CODEC["codec"] = codec
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
     try:
         try:
@@ -92,14 +100,21 @@ def _in_workers(names: Sequence[str], work: Callable[[str], Any], workers: int) 
             return
         try:
             for results in chunked:
-                yield from results
+                if isinstance(results, bytes):
+                    assert codec is not None
+                    yield from codec[1](results)
+                else:
+                    yield from results
         except BrokenProcessPool:  # a worker died: the caller judges the rest
             return
     finally:  # on an error too: pending chunks are dropped, not judged
         pool.shutdown(wait=True, cancel_futures=True)
         _WORK.clear()
+        _CODEC.clear()
 
 
-def _run_chunk(names: list[str]) -> list[Any]:
+def _run_chunk(names: list[str]) -> list[Any] | bytes:
     work = _WORK["work"]
-    return [work(name) for name in names]
+    results = [work(name) for name in names]
+    codec = _CODEC.get("codec")
+    return results if codec is None else codec[0](results)

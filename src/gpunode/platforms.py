@@ -90,8 +90,34 @@ def _load() -> tuple[Platform, ...]:
 
 
 def detect(labels: Mapping[str, str], kubelet: str = "", os_image: str = "", runtime: str = "") -> Platform:
-    """The node's platform: the first profile whose rules match, else ``GENERIC``."""
-    for platform in load_platforms():
-        if platform.matches(labels, kubelet, os_image, runtime):
-            return platform
-    return GENERIC
+    """The node's platform: the first profile whose rules match, else ``GENERIC``.
+
+    The answer depends only on which profile label keys the node has and its three
+    versions, so a fleet's nodes (alike in those) are matched once per distinct kind."""
+    platforms = load_platforms()
+    keys = _label_keys(platforms)
+    key = (tuple(k for k in keys if k in labels), kubelet, os_image, runtime)
+    found = _DETECTED.get(key)
+    if found is None:
+        found = next((p for p in platforms if p.matches(labels, kubelet, os_image, runtime)), GENERIC)
+        if len(_DETECTED) >= _DETECTED_MAX:
+            _DETECTED.clear()
+        _DETECTED[key] = found
+    return found
+
+
+def _label_keys(platforms: tuple[Platform, ...]) -> tuple[str, ...]:
+    """Every label key a profile looks for (kept for the profiles' tuple itself)."""
+    known = _KEYS.get(id(platforms))
+    if known is None or known[0] is not platforms:
+        keys = tuple(dict.fromkeys(k for p in platforms for k in p.labels))
+        known = _KEYS[id(platforms)] = (platforms, keys)
+    return known[1]
+
+
+_KEYS: dict[int, tuple[tuple[Platform, ...], tuple[str, ...]]] = {}
+
+
+#: Detected platforms by the inputs that decide them; bounded so odd fleets cannot grow it.
+_DETECTED: dict[tuple[tuple[str, ...], str, str, str], Platform] = {}
+_DETECTED_MAX = 256

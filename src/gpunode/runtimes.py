@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from gpunode.parse.containerd import ContainerdConfig, RuntimeHandler
@@ -23,12 +24,17 @@ NVIDIA_BINARY = "nvidia-container-runtime"
 
 def is_nvidia_runtime(handler: RuntimeHandler) -> bool:
     """The handler runs an nvidia-container-runtime binary (or, binary unknown, is named so)."""
-    binary = handler.binary_name
+    return _nvidia_handler(handler.binary_name, handler.runtime_type, handler.name)
+
+
+@lru_cache(maxsize=1024)
+def _nvidia_handler(binary: str | None, runtime_type: str | None, name: str) -> bool:
+    """``is_nvidia_runtime`` of a handler's binary, type and name (a fleet has a few)."""
     if binary:
         return PurePosixPath(binary).name.startswith(NVIDIA_BINARY)
-    if handler.runtime_type and NVIDIA_BINARY in handler.runtime_type:
+    if runtime_type and NVIDIA_BINARY in runtime_type:
         return True
-    return handler.name.startswith("nvidia")
+    return name.startswith("nvidia")
 
 
 def nvidia_runtimes(runtimes: Mapping[str, RuntimeHandler]) -> list[str]:

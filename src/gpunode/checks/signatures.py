@@ -194,6 +194,8 @@ def _events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Fi
 
 
 def _own_events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
+    if not _stack_events(ctx):
+        return
     groups = (_pod_group(ctx, sp.pod) for sp in ctx.stack_pods(component) if ctx.events_for_pod(sp.pod))
     yield from _scan_events(component, groups, matchers)
 
@@ -210,6 +212,15 @@ def _scan_events(
 
 
 EventGroup = tuple[str, dict[str, str], list[Event]]
+
+
+def _stack_events(ctx: NodeContext) -> bool:
+    """Whether any stack pod on the node has events (most nodes: none), found once per node."""
+    found = ctx.memo.get("stack_events")
+    if found is None:
+        on_node = ctx.facts.pods_by_node.get(ctx.name, {}).values()
+        found = ctx.memo["stack_events"] = any(ctx.events_for_pod(sp.pod) for pods in on_node for sp in pods)
+    return bool(found)
 
 
 def _node_event_groups(ctx: NodeContext) -> list[EventGroup]:
@@ -258,7 +269,9 @@ def _waiting(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[F
     for sp in ctx.stack_pods(component):
         statuses = (*sp.pod.status.init_container_statuses, *sp.pod.status.container_statuses)
         for cs in statuses:
-            lines = list(_state_lines(cs.state)) + list(_state_lines(cs.last_state))
+            lines = [*_state_lines(cs.state), *_state_lines(cs.last_state)]
+            if not lines:  # a running container that never stopped
+                continue
             for hit in scan_lines(lines, matchers):
                 where = f"pod {sp.pod.metadata.namespace}/{sp.pod.metadata.name} status[{cs.name}]"
                 yield _finding(component, hit, where, _pod_ctx(sp.pod, cs.name))

@@ -150,8 +150,10 @@ def bad_memory_still_advertised(ctx: NodeContext, component: str) -> Iterator[Fi
     if smi is None or node is None or not ctx.node_reporting:
         return
     damaged = [g for g in smi.gpus if g.ecc_volatile_dbe or g.remapped_rows_pending]
+    if not damaged:
+        return
     allocatable = gpu_resources(node.metadata.labels, node.status.allocatable).advertised
-    if damaged and allocatable >= (ctx.expected_units or len(smi.gpus)):
+    if allocatable >= (ctx.expected_units or len(smi.gpus)):
         path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
         ev = [Evidence(path, _memory_state(g)) for g in damaged]
         ev.append(Evidence(f"node/{ctx.name} status.allocatable", f"{GPU}={allocatable}"))
