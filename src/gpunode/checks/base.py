@@ -57,10 +57,10 @@ def check(component: str, *, needs: Iterable[str] = ()) -> Callable[[CheckFn], C
     return register
 
 
-def checks_for(component: str, kind: str) -> list[Check]:
+def checks_for(component: str, kind: str) -> tuple[Check, ...]:
     """Checks judging ``component``: its own, plus the generic ones for pod components
     (looked up once per component and registry size: asked for every node)."""
-    return list(_checks_for(component, kind, len(REGISTRY)))
+    return _checks_for(component, kind, len(REGISTRY))
 
 
 @cache

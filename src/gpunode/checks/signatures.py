@@ -35,14 +35,25 @@ def signature_findings(ctx: NodeContext, component: str) -> list[Finding]:
     """Every KB signature of ``component`` seen in this node's observations, plus the
     generic ("*") causes' signatures in events about the component's own pods."""
     findings: list[Finding] = []
-    for source, scanner in _SCANNERS.items():
-        matchers = ctx.kb.matchers(component, source)
-        if matchers:
-            findings.extend(scanner(ctx, component, matchers))
-    generic = ctx.kb.matchers("*", "event")
-    if generic:
-        findings.extend(_own_events(ctx, component, generic))
+    for scanner, matchers in _scans(ctx.kb, component):
+        findings.extend(scanner(ctx, component, matchers))
     return findings
+
+
+def _scans(kb: KnowledgeBase, component: str) -> list[tuple[Scanner, Matchers]]:
+    """The scanners with signatures for ``component``, with them (the same for every node)."""
+    known = _SCANS.get(component)
+    if known is None or known[0] is not kb:
+        scans = [(scanner, matchers) for source, scanner in _SCANNERS.items()
+                 if (matchers := kb.matchers(component, source))]
+        if generic := kb.matchers("*", "event"):
+            scans.append((_own_events, generic))
+        known = _SCANS[component] = (kb, scans)
+    return known[1]
+
+
+#: Per component: the knowledge base the scans were listed for, and the scans.
+_SCANS: dict[str, tuple[KnowledgeBase, list[tuple[Scanner, Matchers]]]] = {}
 
 
 Matchers = list[tuple[Cause, Match]]
