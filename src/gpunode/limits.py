@@ -19,6 +19,9 @@ MAX_DOC_BYTES = 4 * 1024 * 1024
 #: A node file (command output, host file, metrics scrape) kept at most this large; the rest
 #: is cut and the cut named as a parse error of that observation.
 MAX_NODE_FILE_BYTES = 32 * 1024 * 1024
+#: All node files of one node read together: a file gets at most what the files listed
+#: before it left (cut: a parse error, so unknown); a real node's files hold a few MiB.
+MAX_NODE_BYTES = 128 * 1024 * 1024
 #: Container logs read for one node (or for the cluster-side pods) together: each log takes
 #: at most an even share of what is left, its last bytes and last lines (a node's stack has
 #: about 6 pods of 2 containers, current and previous: 24 logs at most in practice).

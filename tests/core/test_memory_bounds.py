@@ -206,6 +206,18 @@ def _pack(bundle: Path, path: Path) -> Path:
     return path
 
 
+def many_big_node_files(tmp: Path) -> Path:
+    """Sixteen 300 MB files (sparse) in one node folder: cut at 32 MiB each they were 512 MiB
+    held at once; the node's files share a budget."""
+    bundle = _copy(tmp / "b")
+    folder = bundle / NODE / "files" / "etc" / "big"
+    folder.mkdir(parents=True)
+    for i in range(16):
+        with (folder / f"f{i}.conf").open("wb") as handle:
+            handle.truncate(300_000_000)
+    return bundle
+
+
 CASES: dict[str, tuple[Callable[[Path], Path], tuple[int, ...]]] = {
     "large-json-list": (large_list, (0, 1)),
     "deep-nesting-node-files": (deep_node_files, (0, 1)),
@@ -213,6 +225,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], tuple[int, ...]]] = {
     "huge-line": (huge_line, (0, 1)),
     "many-tar-members": (many_members, (0, 1)),
     "big-node-files": (big_node_files, (0, 1)),
+    "many-big-node-files": (many_big_node_files, (0, 1)),
     "too-many-members": (too_many_members, (2,)),
     "many-node-folders": (many_node_folders, (0, 1)),
     "tiny-items-in-every-list": (tiny_items, (2,)),

@@ -26,6 +26,7 @@ from gpunode.limits import (
     MAX_DOC_BYTES,
     MAX_FILE_BYTES,
     MAX_LIST_ITEMS,
+    MAX_NODE_BYTES,
     MAX_NODE_FILE_BYTES,
     MAX_NODE_LOG_BYTES,
     MAX_NODE_LOG_LINES,
@@ -410,10 +411,16 @@ def read_node_observations(facts: ClusterFacts, node: str) -> NodeObservations:
     source = facts.source
     prefix = f"nodes/{node}/"
     tables: dict[str, dict[str, str]] = {"cmd": {}, "files": {}, "metrics": {}}
+    wanted: list[tuple[str, str, str]] = []
     for rel in facts.node_files.get(node, ()):  # listed once for the whole bundle
         kind, _, name = rel[len(prefix) :].partition("/")
         if kind in tables and name:
-            tables[kind][name] = _text(source, rel)
+            wanted.append((kind, name, rel))
+    left = MAX_NODE_BYTES  # shared: a file gets at most what the files before it left
+    for kind, name, rel in wanted:
+        text = _text(source, rel, min(MAX_NODE_FILE_BYTES, left))
+        tables[kind][name] = text
+        left -= len(text)
     logs = _node_logs(facts, node)
     return NodeObservations(node, tables["cmd"], tables["files"], tables["metrics"], logs)
 
@@ -474,7 +481,7 @@ def _tail(source: BundleSource, rel: str, size: int) -> bytes:
             raise BundleError(f"{source.location}/{rel}: cannot read: {exc}") from None
 
 
-def _text(source: BundleSource, rel: str) -> str:
-    """A node file, cut at MAX_NODE_FILE_BYTES (a cut XML or JSON then fails to parse: unknown)."""
-    data = source.read(rel, MAX_NODE_FILE_BYTES) or b""
+def _text(source: BundleSource, rel: str, limit: int) -> str:
+    """A node file, cut at ``limit`` bytes (a cut XML or JSON then fails to parse: unknown)."""
+    data = source.read(rel, limit) or b""
     return data.decode("utf-8", errors="replace")
