@@ -565,7 +565,7 @@ def _check_memory(facts: ClusterFacts, judged: int, total: int) -> None:
     if not facts.memory.over(reserve=judged * limits.REPORT_BYTES_PER_NODE):
         return
     raise GpunodeError(f"stopped after judging {judged:,} of {total:,} GPU nodes: memory grew by "
-                       f"more than {limits.MAX_MEMORY_GROWTH >> 20} MiB (the limit); judge fewer "
+                       f"more than {limits.memory_limit_hint(facts.memory.limit)}; or judge fewer "
                        "at once (name the nodes, or --selector)")
 
 

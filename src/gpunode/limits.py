@@ -36,6 +36,9 @@ MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024
 #: items (``{}``: three bytes, about 100 bytes decoded) or tens of thousands of node
 #: folders end here.
 MAX_MEMORY_GROWTH = 416 * 1024 * 1024
+#: Environment variable that sets MAX_MEMORY_GROWTH in MiB for one run: a fleet larger than
+#: about 7,000 GPU nodes needs more (about 60 MiB per 1,000 nodes), and the machine decides.
+MEMORY_ENV = "GPUNODE_MAX_MEMORY_MIB"
 #: What one judged node's report costs when the report is written at the end (JSON encoded,
 #: then indented: about 12 KiB held at once); reserved by the node pass's memory check.
 REPORT_BYTES_PER_NODE = 12 * 1024
@@ -101,12 +104,36 @@ def resident_bytes() -> int:
         return peak if sys.platform == "darwin" else peak * 1024
 
 
+def memory_growth_limit() -> int:
+    """MAX_MEMORY_GROWTH, or the MiB that GPUNODE_MAX_MEMORY_MIB names (a bad value is a
+    usage error: a typo must not silently keep, or lift, the bound)."""
+    text = os.environ.get(MEMORY_ENV, "").strip()
+    if not text:
+        return MAX_MEMORY_GROWTH
+    from gpunode.errors import UsageError
+
+    try:
+        mib = int(text)
+    except ValueError:
+        raise UsageError(f"{MEMORY_ENV}={text!r}: not a whole number of MiB") from None
+    if mib <= 0:
+        raise UsageError(f"{MEMORY_ENV}={text!r}: must be a positive number of MiB")
+    return mib * 1024 * 1024
+
+
+def memory_limit_hint(limit: int) -> str:
+    """How the limit reads in an error line, with the way to raise it."""
+    return f"{limit >> 20} MiB (the limit; {MEMORY_ENV} raises it)"
+
+
 class MemoryBudget:
-    """Resident memory grown since a bundle began to be read (MAX_MEMORY_GROWTH)."""
+    """Resident memory grown since a bundle began to be read (MAX_MEMORY_GROWTH, or
+    GPUNODE_MAX_MEMORY_MIB)."""
 
     def __init__(self) -> None:
+        self.limit = memory_growth_limit()
         self.start = resident_bytes()
 
     def over(self, reserve: int = 0) -> bool:
         """Whether memory grew past the limit, counting ``reserve`` bytes still to come."""
-        return resident_bytes() - self.start + reserve > MAX_MEMORY_GROWTH
+        return resident_bytes() - self.start + reserve > self.limit

@@ -115,6 +115,25 @@ def test_lists_that_grow_memory_past_the_limit_stop_with_one_line(tmp_path: Path
         load_bundle(bundle)
 
 
+def test_the_memory_limit_is_set_by_the_environment_and_a_bad_value_is_a_usage_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpunode.errors import UsageError
+
+    bundle = _bundle(tmp_path, '{"kind":"List","items":[' + ",".join(["{}"] * 1_000_000) + "]}")
+    monkeypatch.setenv(limits.MEMORY_ENV, "16")
+    with pytest.raises(BundleError, match=r"cluster/pods\.json: reading stopped at item [\d,]+: the "
+                                          r"bundle would take more than 16 MiB \(the limit; "
+                                          r"GPUNODE_MAX_MEMORY_MIB raises it\)"):
+        load_bundle(bundle)
+    monkeypatch.setenv(limits.MEMORY_ENV, "4096")
+    facts = load_bundle(bundle)  # the same items, read within the raised limit
+    assert not facts.workload_pods and facts.memory is not None and facts.memory.limit == 4096 << 20
+    for bad in ("lots", "0", "-5"):
+        monkeypatch.setenv(limits.MEMORY_ENV, bad)
+        with pytest.raises(UsageError, match=rf"^GPUNODE_MAX_MEMORY_MIB='{bad}': "):
+            load_bundle(bundle)
+
+
 def test_judging_stops_at_the_memory_limit_counting_the_reports_to_write(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gpunode.bundle.load import read_node_observations
@@ -133,6 +152,7 @@ def test_judging_stops_at_the_memory_limit_counting_the_reports_to_write(
     facts = load_bundle(bundle)
     facts.memory.start = limits.resident_bytes()  # type: ignore[union-attr]  # nothing grown yet
     with pytest.raises(GpunodeError, match=r"^stopped after judging (16|32) of 42 GPU nodes: memory "
-                                           r"grew by more than \d+ MiB \(the limit\); judge fewer"):
+                                           r"grew by more than \d+ MiB \(the limit; "
+                                           r"GPUNODE_MAX_MEMORY_MIB raises it\); or judge fewer"):
         diagnose(facts, read_node_observations)  # 16 reports to write reach the limit (memory may shrink)
 

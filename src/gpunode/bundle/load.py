@@ -186,7 +186,7 @@ class _Budget:
             raise BundleError(f"{where}: more than {MAX_LIST_ITEMS:,} items (the limit for one list)")
         if self.memory.over():
             raise BundleError(f"{where}: reading stopped at item {items:,}: the bundle would take "
-                              f"more than {limits.MAX_MEMORY_GROWTH >> 20} MiB of memory (the limit)")
+                              f"more than {limits.memory_limit_hint(self.memory.limit)}")
 
 
 class _Skips:
