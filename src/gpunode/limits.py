@@ -44,6 +44,16 @@ MEMORY_ENV = "GPUNODE_MAX_MEMORY_MIB"
 REPORT_BYTES_PER_NODE = 12 * 1024
 #: Items in one cluster list (Kubernetes supports at most 150,000 pods in a cluster).
 MAX_LIST_ITEMS = 5_000_000
+#: One page of a live list (``collect``): a body beyond it is asked again with a quarter of
+#: the ``limit`` (down to one item), then the list is cut. 500 pods weigh 1.5-5 MiB; a
+#: page of tiny items (``0,``: two bytes) decodes into about 28 times its size.
+MAX_PAGE_BYTES = 8 * 1024 * 1024
+#: Items of one live page: a server may ignore ``limit`` (aggregated APIs do) and answer a
+#: list whole; beyond this many items in one page the list is cut.
+MAX_PAGE_ITEMS = 10_000
+#: Pages of one live list: a server that keeps answering with a ``continue`` token
+#: (MAX_LIST_ITEMS at 500 a page) is cut there; a token answered twice in a row at once.
+MAX_LIST_PAGES = 10_000
 #: Files in one bundle (archive members or folder entries): a 5,000-node bundle holds about
 #: 35,000; indexing 250,000 costs about 200 MiB (1,000,000 cost about 800 MiB).
 MAX_FILES = 250_000

@@ -199,6 +199,12 @@ CASES = [
     Case("410-once-mid-list", answer("410x1 list pods"), whole=True),
     Case("410-every-continue", answer("410 list pods"), warns=("pods were listed only in",)),
     Case("drop-every-fifth", Faults(drop_every=5), whole=True),
+    # pagination that never ends, a server that ignores limit (docs/limits.md)
+    Case("endless-list-events", answer("endless list events"),
+         warns=("listing events", "was cut", "same continue token"), missing=("cluster/events.json",)),
+    Case("endless-list-pods", answer("endless list pods"), warns=("listing pods", "was cut"),
+         unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",)),
+    Case("limit-ignored-small-lists", answer("whole list *"), whole=True),
     # truncated bodies: a connection lost mid-body, JSON cut off by a broken proxy
     Case("cut-once", answer("cutx1 list pods", "cutx1 list nodes"), whole=True),
     Case("cut-list-nodes-always", answer("cut list nodes"), warns=("listing nodes", "failed"),

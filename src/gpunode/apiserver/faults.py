@@ -11,7 +11,8 @@ from fnmatch import fnmatchcase
 
 #: What an ``answers`` rule may answer instead of the real response.
 ANSWER_CODES = frozenset({401, 403, 404, 410, 429, 500, 502, 503, 504})
-ANSWER_WORDS = frozenset({"hang", "cut", "garble", "stall", "stall-later", "stall-body"})
+ANSWER_WORDS = frozenset({"hang", "cut", "garble", "stall", "stall-later", "stall-body",
+                          "whole", "endless"})
 #: Answers that apply only to a list page asked with a continue token.
 LATER_PAGES_ONLY = frozenset({"410", "stall-later"})
 
@@ -53,6 +54,8 @@ class Faults:
     ``stall-later`` (the same, only for a list page asked with a continue token) or
     ``stall-body`` (announce the whole body, send half of it and then nothing more; an
     exec sends its output but never its exit status: a command that hangs).
+    ``whole`` (a list answered whole, its ``limit`` ignored) or ``endless`` (a list page
+    of no items whose continue token is the one asked with: pagination that never ends).
     ``xN`` applies the rule to the first N requests it matches only, e.g.
     ``"500x2 list events"``, ``"410x1 list pods"``.
     """

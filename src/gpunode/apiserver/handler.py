@@ -364,7 +364,14 @@ class ApiHandler(BaseHTTPRequestHandler):
         return item
 
     def _list(self, req: ResourcePath, coll: Collection, query: dict[str, list[str]]) -> None:
-        limit = go_int(query, "limit") or 0
+        limit = 0 if self.damage == "whole" else go_int(query, "limit") or 0
+        asked = query.get("continue", [""])[-1]
+        if self.damage == "endless":
+            body = msgspec.json.encode({"kind": coll.rtype.list_kind, "apiVersion": "v1",
+                                        "metadata": {"continue": asked or "endless"},
+                                        "items": []})
+            self._send(200, body)
+            return
         gz = "gzip" in self.headers.get("Accept-Encoding", "")
         try:
             page = self.server.store.list_page(coll, ListQuery(

@@ -32,6 +32,14 @@ from lightkube.core.exceptions import ApiError, ConfigError
 from gpunode.collect.slim import RawPage
 from gpunode.errors import SourceUnreachable, UsageError
 from gpunode.kubeconfig import kubeconfig_files, merged
+from gpunode.limits import (
+    MAX_LIST_ITEMS,
+    MAX_LIST_PAGES,
+    MAX_MEMORY_GROWTH,
+    MAX_PAGE_BYTES,
+    MAX_PAGE_ITEMS,
+    MemoryBudget,
+)
 
 T = TypeVar("T")
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -45,6 +53,24 @@ class ApiFailure(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+class ListCut(ApiFailure):
+    """A list given up on past a bound of docs/limits.md (items, pages, page size, memory):
+    what was read of it is not kept, so what needs it is unknown, never judged from part."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(0, message)
+
+
+class _PageTooLarge(ApiFailure):
+    def __init__(self) -> None:
+        super().__init__(0, f"a page larger than {MAX_PAGE_BYTES // 1024 // 1024} MiB")
+
+
+#: Decoding a page costs up to about 28 times its bytes before its items can be counted;
+#: one page is decoded at a time (msgspec holds the GIL while it decodes anyway).
+_DECODE_LOCK = threading.Lock()
 
 
 def load_config(kubeconfig: Path | None = None, context: str | None = None) -> SingleConfig:
@@ -207,6 +233,8 @@ class KubeApi:
         self.policy = policy or DEFAULT_POLICY
         self.timeouts = timeouts or Timeouts.of()
         self.stats = CallStats()
+        #: memory grown since the client was made, checked after each list page
+        self.budget = MemoryBudget()
         timeout = httpx2.Timeout(self.timeouts.request_s)
         params = ConnectionParams(timeout=timeout, trust_env=False)
         try:
@@ -240,14 +268,16 @@ class KubeApi:
         raise ApiFailure(0, "no attempts allowed")
 
     def get(self, path: str, params: dict[str, Any] | None = None, *,
-            retry_503: bool = True) -> bytes:
-        """GET ``path`` and return the (decompressed) body; errors become ApiFailure."""
+            retry_503: bool = True, max_bytes: int = 0) -> bytes:
+        """GET ``path`` and return the (decompressed) body; errors become ApiFailure
+        (``_PageTooLarge`` past ``max_bytes`` when given)."""
         params = params or {}
-        return self._retrying(lambda budget: self._get_once(path, params, retry_503, budget),
-                              kind=call_kind(path, params))
+        return self._retrying(
+            lambda budget: self._get_once(path, params, retry_503, budget, max_bytes),
+            kind=call_kind(path, params))
 
     def _get_once(self, path: str, params: dict[str, Any], retry_503: bool,
-                  budget: float) -> bytes:
+                  budget: float, max_bytes: int = 0) -> bytes:
         """One GET whose answer, body included, must come within the request timeout."""
         limit = min(self.timeouts.request_s, budget)
         ends = time.monotonic() + limit
@@ -255,7 +285,7 @@ class KubeApi:
             with self._http.stream("GET", path, params=params, headers={"Accept-Encoding": "gzip"},
                                    timeout=httpx2.Timeout(limit)) as response:
                 code = response.status_code
-                body = _read_by(response, ends, self.timeouts.request_s)
+                body = _read_by(response, ends, self.timeouts.request_s, max_bytes)
         except httpx2.TimeoutException as exc:
             raise _Retry(_timed_out(self.timeouts.request_s)) from exc
         except httpx2.TransportError as exc:
@@ -293,23 +323,49 @@ class KubeApi:
 
         A 410 on ``continue`` (the token expired) restarts from the first page; the
         caller sees ``(b"", RawPage())`` first so it can drop what it kept.
+        A list is cut (``ListCut``) past MAX_LIST_ITEMS items or MAX_LIST_PAGES pages, at a
+        continue token answered again, at a page of more than MAX_PAGE_ITEMS items or larger than
+        MAX_PAGE_BYTES even at one item a page, and when memory grew past MAX_MEMORY_GROWTH.
         """
-        token, restarts = "", 0
+        token, restarts, pages, items = "", 0, 0, 0
         while True:
             try:
                 body = self.get(path, {**params, "limit": limit, **({"continue": token}
-                                                                   if token else {})})
+                                                                   if token else {})},
+                                max_bytes=MAX_PAGE_BYTES)
+            except _PageTooLarge:
+                if limit <= 1:
+                    raise ListCut(f"cut at {items:,} items: {_PageTooLarge().message} "
+                                  "(one item asked)") from None
+                limit = max(1, limit // 4)  # large objects: ask again for fewer
+                continue
             except ApiFailure as exc:
                 if exc.code != 410 or restarts >= 3:
                     raise
-                token, restarts = "", restarts + 1
+                token, restarts, pages, items = "", restarts + 1, 0, 0
                 yield b"", RawPage()
                 continue
-            page = _decode_page(body)
+            page = _page_within(body, limit, items)
+            pages, items = pages + 1, items + len(page.items)
+            self._within_bounds(items, pages, page.metadata.continue_, token)
             yield body, page
             token = page.metadata.continue_
             if not token:
                 return
+
+    def _within_bounds(self, items: int, pages: int, token: str, asked: str) -> None:
+        """Raise ListCut when a list read so far passes a bound (see ``list_pages``)."""
+        why = ""
+        if items > MAX_LIST_ITEMS:
+            why = f"more than {MAX_LIST_ITEMS:,} items (the limit for one list)"
+        elif self.budget.over():
+            why = f"memory grew past {MAX_MEMORY_GROWTH // 1024 // 1024} MiB while listing"
+        elif token and token == asked:
+            why = "the API server answered the same continue token again"
+        elif token and pages >= MAX_LIST_PAGES:
+            why = f"more than {MAX_LIST_PAGES:,} pages"
+        if why:
+            raise ListCut(f"cut at {items:,} items: {why}")
 
     def exec(self, namespace: str, pod: str, container: str, argv: list[str],
              timeout_s: float | None = None) -> ExecOutput:
@@ -360,12 +416,17 @@ def _timed_out(limit: float) -> str:
     return f"timed out (no complete answer within {limit:g} s)"
 
 
-def _read_by(response: httpx2.Response, ends: float, limit: float) -> bytes:
+def _read_by(response: httpx2.Response, ends: float, limit: float, max_bytes: int = 0) -> bytes:
     """The whole (decompressed) body, unless the time runs out first: each read waits
-    at most the timeout, and the deadline is checked between reads."""
+    at most the timeout, and the deadline is checked between reads. Past ``max_bytes``
+    (when given) the rest is not read."""
     chunks: list[bytes] = []
+    size = 0
     for chunk in response.iter_bytes():
         chunks.append(chunk)
+        size += len(chunk)
+        if max_bytes and size > max_bytes and response.status_code < 400:
+            raise _PageTooLarge()
         if time.monotonic() > ends:
             raise _Retry(_timed_out(limit))
     return b"".join(chunks)
@@ -393,6 +454,20 @@ def _status_message(body: bytes) -> str:
 def _retry_after(response: httpx2.Response) -> float | None:
     value = response.headers.get("Retry-After", "")
     return float(value) if value.isdigit() else None
+
+
+def _page_within(body: bytes, limit: int, before: int) -> RawPage:
+    """A page decoded one at a time; one of more than MAX_PAGE_ITEMS items (a server that
+    ignores ``limit``: millions of tiny items fit in MAX_PAGE_BYTES) is cut at once, so
+    only pages of a bounded number of items are held."""
+    with _DECODE_LOCK:
+        page = _decode_page(body)
+        if len(page.items) > max(limit, MAX_PAGE_ITEMS):
+            count = len(page.items)
+            del page
+            raise ListCut(f"cut at {before:,} items: the API server answered {count:,} "
+                          f"items to a page of {limit}")
+    return page
 
 
 def _decode_page(body: bytes) -> RawPage:

@@ -64,7 +64,7 @@ from gpunode.collect.agents import (
     supplied,
 )
 from gpunode.collect.classify import component_of, workload_component
-from gpunode.collect.kube import ApiFailure, ExecOutput, KubeApi, Timeouts, load_config
+from gpunode.collect.kube import ApiFailure, ExecOutput, KubeApi, ListCut, Timeouts, load_config
 from gpunode.collect.plan import (
     LOG_LIMIT_BYTES,
     LOG_TAIL_LINES,
@@ -479,6 +479,10 @@ def _list_failed(run: _Run, kind: ListKind, namespace: str, exc: ApiFailure) -> 
                  f"{kind.plural} is unknown")
     elif exc.code == 404:
         run.notes.append(f"{kind.plural} not served by this cluster")
+    elif isinstance(exc, ListCut):  # a bound of docs/limits.md: said before anything else
+        with run.lock:
+            run.warnings.insert(0, f"listing {kind.plural} {where} was cut ({exc.message}, "
+                                   f"docs/limits.md): what needs {kind.plural} is unknown")
     else:
         run.warn(f"listing {kind.plural} {where} failed ({exc.message}): what needs "
                  f"{kind.plural} is unknown")
@@ -525,6 +529,8 @@ def _pods_by_namespace(run: _Run) -> None:
     reason = run.missing.pop(rel, "")
     code = reason.partition("(")[2].split(" ", 1)[0]
     why = f"refused ({code})" if code in ("401", "403") else f"failed ({code or 'no answer'})"
+    if code == "cut":  # a bound of docs/limits.md (kube.ListCut)
+        why = f"was {reason.partition('(')[2].removesuffix(')')}"
     with run.lock:  # the fallback worked: say what it covers, not that pods are unknown
         run.warnings[:] = [w for w in run.warnings if not _cluster_wide_pods_warning(w)]
         run.warnings.insert(0, f"pods were listed only in {', '.join(collected.namespaces)} "
