@@ -35,10 +35,10 @@ from gpunode.kubeconfig import kubeconfig_files, merged
 from gpunode.limits import (
     MAX_LIST_ITEMS,
     MAX_LIST_PAGES,
-    MAX_MEMORY_GROWTH,
     MAX_PAGE_BYTES,
     MAX_PAGE_ITEMS,
     MemoryBudget,
+    memory_limit_hint,
 )
 
 T = TypeVar("T")
@@ -325,7 +325,7 @@ class KubeApi:
         caller sees ``(b"", RawPage())`` first so it can drop what it kept.
         A list is cut (``ListCut``) past MAX_LIST_ITEMS items or MAX_LIST_PAGES pages, at a
         continue token answered again, at a page of more than MAX_PAGE_ITEMS items or larger than
-        MAX_PAGE_BYTES even at one item a page, and when memory grew past MAX_MEMORY_GROWTH.
+        MAX_PAGE_BYTES even at one item a page, and when memory grew past the run's limit (MemoryBudget).
         """
         token, restarts, pages, items = "", 0, 0, 0
         while True:
@@ -359,7 +359,7 @@ class KubeApi:
         if items > MAX_LIST_ITEMS:
             why = f"more than {MAX_LIST_ITEMS:,} items (the limit for one list)"
         elif self.budget.over():
-            why = f"memory grew past {MAX_MEMORY_GROWTH // 1024 // 1024} MiB while listing"
+            why = f"memory grew past {memory_limit_hint(self.budget.limit)} while listing"
         elif token and token == asked:
             why = "the API server answered the same continue token again"
         elif token and pages >= MAX_LIST_PAGES:
