@@ -13,8 +13,10 @@ per node. ``--agents`` adds a gpunode agent pod and its probe facts per GPU node
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -34,6 +36,23 @@ def _fleet_module():  # type: ignore[no-untyped-def]
     return module
 
 
+#: What a built bundle's content follows from: a bundle built by other versions of these is rebuilt.
+GENERATOR = (HERE / "make_cluster.py", REPO / "tests/live/fixtures/fleet.py",
+             REPO / "tests/live/fixtures/build_mini_bundle.py")
+
+
+def stamp(argv: list[str]) -> str:
+    """The generator's sources and the arguments that shaped a bundle, hashed."""
+    digest = hashlib.sha256(json.dumps(argv).encode())
+    for path in GENERATOR:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _stamp_path(out: Path) -> Path:
+    return out.with_name(out.name + ".stamp")  # beside the bundle, not in it
+
+
 def build(out: Path, gpu_nodes: int, pods: int, *, broken_every: int = 100,
           agents: bool = False, reports: bool = False) -> Path:
     fleet = _fleet_module()
@@ -51,10 +70,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="every Nth GPU node has a crash-looping device plugin (0: none)")
     parser.add_argument("--agents", action="store_true", help="a gpunode agent pod per GPU node")
     parser.add_argument("--reports", action="store_true", help="a fresh GPUNodeReport per GPU node")
+    parser.add_argument("--if-stale", action="store_true",
+                        help="keep OUT when these generator sources and arguments built it; else rebuild")
     args = parser.parse_args(argv)
+    shaped = stamp([args.gpu_nodes, args.pods, args.broken_every, args.agents, args.reports])
+    if args.if_stale:
+        if _stamp_path(args.out).is_file() and _stamp_path(args.out).read_text() == shaped:
+            return 0
+        shutil.rmtree(args.out, ignore_errors=True)
     started = time.perf_counter()
     build(args.out, args.gpu_nodes, args.pods, broken_every=args.broken_every,
           agents=args.agents, reports=args.reports)
+    _stamp_path(args.out).write_text(shaped)
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
     print(json.dumps({"bundle": str(args.out), "seconds": round(time.perf_counter() - started, 1),
                       "bytes": size}))

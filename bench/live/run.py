@@ -141,11 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     variant = f"{'-reports' if args.reports else ''}-b{args.broken_every}"
     bundle = args.workdir / f"cluster-{args.gpu_nodes}n-{args.pods}p{variant}"
-    if not (bundle / "cluster" / "pods.json").is_file():
-        extra = ["--agents", "--reports"] if args.reports else []
-        subprocess.run([sys.executable, str(HERE / "make_cluster.py"), str(bundle),
-                        "--gpu-nodes", str(args.gpu_nodes), "--pods", str(args.pods),
-                        "--broken-every", str(args.broken_every), *extra], check=True)
+    extra = ["--agents", "--reports"] if args.reports else []
+    subprocess.run([sys.executable, str(HERE / "make_cluster.py"), str(bundle),  # rebuilt if stale
+                    "--gpu-nodes", str(args.gpu_nodes), "--pods", str(args.pods),
+                    "--broken-every", str(args.broken_every), "--if-stale", *extra], check=True)
     if args.reports:
         _refresh_reports(bundle)
     out = args.workdir / "collected"

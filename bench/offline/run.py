@@ -111,10 +111,10 @@ def measure(argv: list[str], env: dict[str, str] | None = None) -> dict[str, flo
 
 def bundle(work: Path, nodes: int) -> Path:
     path = work / f"offline-{nodes}"
-    if not (path / "manifest.json").exists():
-        subprocess.run([sys.executable, str(MAKE), str(path), "--gpu-nodes", str(nodes),
-                        "--pods", str(nodes * 20)], check=True, env=_env(),
-                       stdout=subprocess.DEVNULL)
+    # Rebuilt whenever the generator changed since it was built (a stale bundle misleads).
+    subprocess.run([sys.executable, str(MAKE), str(path), "--gpu-nodes", str(nodes),
+                    "--pods", str(nodes * 20), "--if-stale"], check=True, env=_env(),
+                   stdout=subprocess.DEVNULL)
     return path
 
 
