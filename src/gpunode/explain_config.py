@@ -214,8 +214,8 @@ def _version_clash(
 
 def _match(kb: KnowledgeBase, code: str) -> CauseMatch:
     cause = kb.get(code)
-    layers = {c.id: c.layer for c in load_catalog().components}
-    return CauseMatch(cause, layers.get(cause.component, 0))
+    component = load_catalog().by_id.get(cause.component)
+    return CauseMatch(cause, component.layer if component else 0)
 
 
 def _line_of(config: ConfigFile, wanted: Any) -> QuotedLine:
