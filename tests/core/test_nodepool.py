@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 from goldenmaker import MAKER
 
@@ -72,3 +74,27 @@ def test_reports_from_workers_are_the_serial_reports(case: str, tmp_path: Path,
     expected = MAKER.golden_path(case).read_bytes()
     assert MAKER.reports(MAKER.bundle_for(case, tmp_path)) == expected
     assert pooled, "the nodes were not sent to workers"
+
+
+def test_validate_outcomes_come_back_as_messagepack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validate's node checks ride on the diagnosis in the workers; their outcomes come back
+    with the node reports as MessagePack (not pickled), and the report is the serial one."""
+    from gpunode.bundle.load import load_bundle, read_node_observations
+    from gpunode.validate.runner import validate_facts
+
+    case = next(c for c in MAKER.cases() if c.startswith("falcon-ai"))
+    facts = load_bundle(MAKER.bundle_for(case, tmp_path))
+    monkeypatch.setenv(nodepool.JOBS_ENV, "1")
+    serial = msgspec.json.encode(validate_facts(facts, read_node_observations))
+    monkeypatch.setenv(nodepool.JOBS_ENV, "2")
+    codecs: list[nodepool.Codec | None] = []
+    real = nodepool._in_workers
+
+    def in_workers(names: list[str], work: Any, workers: int, codec: nodepool.Codec | None) -> Any:
+        codecs.append(codec)
+        return real(names, work, workers, codec)
+
+    monkeypatch.setattr(nodepool, "_in_workers", in_workers)
+    pooled = msgspec.json.encode(validate_facts(facts, read_node_observations))
+    assert codecs and codecs[0] is not None, "validate's results were pickled"
+    assert pooled == serial

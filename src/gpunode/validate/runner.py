@@ -82,7 +82,8 @@ def _run_nodes_with_diagnosis(ctx: ValidationContext, chosen: Sequence[Validatio
     out: dict[str, list[tuple[str, Outcome]]] = defaultdict(list)
     ctx.diagnosis = diagnose(ctx.facts, ctx.read_observations, (),
                              lambda node: _check_node(ctx, chosen, node),
-                             lambda name, outcomes: _keep(out, name, outcomes))
+                             lambda name, outcomes: _keep(out, name, outcomes),
+                             visited_as=list[tuple[str, Outcome]])
     return out
 
 
