@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from typing import Protocol
 
 import msgspec
 
 from gpunode.errors import ParseError
+from gpunode.parse import _nvidia_smi_fast as fast
 from gpunode.parse._text import is_missing, leading_float, leading_int, yes_no
 
 Element = ET.Element
@@ -71,18 +73,54 @@ class NvidiaSmiReport(msgspec.Struct, frozen=True):
 
 
 def parse_nvidia_smi_xml(text: str) -> NvidiaSmiReport:
-    """Decode ``nvidia-smi -q -x`` output into a report."""
+    """Decode ``nvidia-smi -q -x`` output into a report.
+
+    Output in nvidia-smi's own shape is read by string search (``_nvidia_smi_fast``);
+    anything else, and every error, goes through ElementTree, the reference."""
+    report = _parse_fast(text)
+    return report if report is not None else _parse_tree(text)
+
+
+def _parse_fast(text: str) -> NvidiaSmiReport | None:
+    """The report read without building a tree, or None when the tree parser must
+    decide (unusual shape, or an error to be raised with its own message)."""
+    if "<!ENTITY" in text:
+        return None
+    read = fast.read(_without_unread(text))
+    if read is None:
+        return None
+    values, gpus = read
+    attached = leading_int(_stripped(values.get("attached_gpus")))
+    if attached is None:
+        return None
+    try:
+        infos = tuple(_gpu(bus_id, gpu) for bus_id, gpu in gpus)
+    except fast.NotCanonical:
+        return None
+    return NvidiaSmiReport(
+        driver_version=_stripped(values.get("driver_version")),
+        cuda_version=_stripped(values.get("cuda_version")),
+        attached_gpus=attached,
+        gpus=infos,
+    )
+
+
+def _parse_tree(text: str) -> NvidiaSmiReport:
     root = _parse_root(text)
-    gpus = tuple(_gpu(elem) for elem in root.findall("gpu"))
-    attached = leading_int(_value(root, "attached_gpus"))
+    gpus = tuple(_gpu(_bus_id(elem), _Tree(elem)) for elem in root.findall("gpu"))
+    attached = leading_int(_value(_Tree(root), "attached_gpus"))
     if attached is None:
         raise ParseError("nvidia-smi XML has no attached_gpus count")
     return NvidiaSmiReport(
-        driver_version=_value(root, "driver_version"),
-        cuda_version=_value(root, "cuda_version"),
+        driver_version=_value(_Tree(root), "driver_version"),
+        cuda_version=_value(_Tree(root), "cuda_version"),
         attached_gpus=attached,
         gpus=gpus,
     )
+
+
+def _stripped(text: str | None) -> str | None:
+    return None if is_missing(text) else (text or "").strip()
 
 
 _FAILURE_PATTERNS = (
@@ -140,12 +178,47 @@ def _parse_root(text: str) -> Element:
     return root
 
 
-def _value(elem: Element, *paths: str) -> str | None:
+class _Node(Protocol):
+    """What the field readers need from an element, served by ElementTree (``_Tree``)
+    or by the string reader (``fast.Element``) with the same answers."""
+
+    def value(self, path: str) -> str | None:
+        """``.text`` of ``find(path)``; None when absent or without text."""
+
+    def sub(self, path: str) -> _Node | None:
+        """``find(path)``, to look into."""
+
+    def children(self, tag: str) -> list[tuple[str, str | None]] | None:
+        """(tag, text) of every child of ``find(tag)``; None when there is none."""
+
+
+class _Tree:
+    """An ElementTree element as a ``_Node``."""
+
+    __slots__ = ("_elem",)
+
+    def __init__(self, elem: Element) -> None:
+        self._elem = elem
+
+    def value(self, path: str) -> str | None:
+        found = _find(self._elem, path)
+        return None if found is None else found.text
+
+    def sub(self, path: str) -> _Tree | None:
+        found = _find(self._elem, path)
+        return None if found is None else _Tree(found)
+
+    def children(self, tag: str) -> list[tuple[str, str | None]] | None:
+        found = self._elem.find(tag)
+        return None if found is None else [(child.tag, child.text) for child in found]
+
+
+def _value(node: _Node, *paths: str) -> str | None:
     """First non-N/A text among ``paths`` (ElementTree paths), stripped."""
     for path in paths:
-        found = _find(elem, path)
-        if found is not None and not is_missing(found.text):
-            return (found.text or "").strip()
+        text = node.value(path)
+        if not is_missing(text):
+            return (text or "").strip()
     return None
 
 
@@ -172,11 +245,15 @@ def _descend(elem: Element, steps: tuple[str, ...], index: int) -> Element | Non
     return None
 
 
-def _gpu(elem: Element) -> GpuInfo:
-    """One ``<gpu id=...>`` element."""
+def _bus_id(elem: Element) -> str:
     bus_id = elem.get("id")
     if not bus_id:
         raise ParseError("nvidia-smi XML has a <gpu> without an id attribute")
+    return bus_id
+
+
+def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
+    """One ``<gpu id=...>`` element."""
     slowdown, shutdown = _temperature_thresholds(elem)
     return GpuInfo(
         pci_bus_id=bus_id,
@@ -224,19 +301,19 @@ _LINK = "pci/pci_gpu_link_info"
 _POWER_TABLES = ("gpu_power_readings", "power_readings")
 
 
-def _power_draw(elem: Element) -> float | None:
+def _power_draw(elem: _Node) -> float | None:
     """Instant draw where the driver splits average/instant, else the single reading."""
     names = ("instant_power_draw", "power_draw", "average_power_draw")
     return leading_float(_value(elem, *(f"{t}/{n}" for t in _POWER_TABLES for n in names)))
 
 
-def _power_limit(elem: Element) -> float | None:
+def _power_limit(elem: _Node) -> float | None:
     """The enforced limit; older drivers call it ``power_limit``/``enforced_power_limit``."""
     names = ("current_power_limit", "enforced_power_limit", "power_limit")
     return leading_float(_value(elem, *(f"{t}/{n}" for t in _POWER_TABLES for n in names)))
 
 
-def _temperature_thresholds(elem: Element) -> tuple[int | None, int | None]:
+def _temperature_thresholds(elem: _Node) -> tuple[int | None, int | None]:
     """Absolute slowdown/shutdown temperatures.
 
     Older drivers print them directly. Drivers that report "T.Limit" print only the
@@ -269,9 +346,9 @@ _UNCORRECTABLE_LEAVES = (
 )
 
 
-def _uncorrectable(elem: Element, counter: str) -> int | None:
+def _uncorrectable(elem: _Node, counter: str) -> int | None:
     """Uncorrectable ECC count: SRAM + DRAM on current drivers, double_bit/total on old."""
-    table = _find(elem, f"ecc_errors/{counter}")
+    table = elem.sub(f"ecc_errors/{counter}")
     if table is None:
         return None
     values = [leading_int(_value(table, leaf)) for leaf in _UNCORRECTABLE_LEAVES]
@@ -281,7 +358,7 @@ def _uncorrectable(elem: Element, counter: str) -> int | None:
     return leading_int(_value(table, "double_bit/total"))
 
 
-def _retired_pending(elem: Element) -> bool | None:
+def _retired_pending(elem: _Node) -> bool | None:
     """Page retirement pending; ``pending_blacklist`` is the pre-R450 name."""
     return yes_no(
         _value(elem, "retired_pages/pending_retirement", "retired_pages/pending_blacklist")
@@ -294,14 +371,14 @@ _REASON_TABLES = (
 )
 
 
-def _active_clock_reasons(elem: Element) -> tuple[str, ...]:
+def _active_clock_reasons(elem: _Node) -> tuple[str, ...]:
     """Names (prefix stripped, e.g. ``hw_thermal_slowdown``) of reasons marked Active."""
     for table_name, prefix in _REASON_TABLES:
-        table = elem.find(table_name)
+        table = elem.children(table_name)
         if table is not None:
             return tuple(
-                child.tag.removeprefix(prefix)
-                for child in table
-                if (child.text or "").strip() == "Active"
+                tag.removeprefix(prefix)
+                for tag, text in table
+                if (text or "").strip() == "Active"
             )
     return ()
