@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
+from types import ModuleType
 from typing import Any, Literal
 
 import msgspec
@@ -393,7 +394,10 @@ def scan_split_lines(lines: Sequence[str], matchers: Sequence[tuple[Cause, Match
         return []
     if text is None:  # callers that scan the same lines again pass it, joined once
         text = "\n".join(lines)
-    programs = combined(tuple(m.pattern for _, m in matchers))
+    patterns = tuple(m.pattern for _, m in matchers)
+    if not may_match(text, literal_gate(patterns)):
+        return []
+    programs = combined(patterns)
     candidates = sorted({i for program in programs for i in candidate_lines(text, program)})
     if reverse:
         count = len(lines)
@@ -427,13 +431,19 @@ def ascii_candidate_lines(text: str, patterns: tuple[str, ...]) -> list[int]:
     match: every line where one does, found by one RE2 pass over the bytes (byte offsets
     are character offsets in ASCII; RE2's patterns are widened, so it may stop on more
     lines, never on fewer), and by Python's ``re`` for patterns RE2 does not take."""
-    from gpunode import re2scan  # RE2 is loaded by the first node-file search (start-up time)
-
-    program, rest = re2scan.compile_prefilter(patterns)
-    found = set(re2scan.line_indexes(program, text.encode("ascii"))) if program is not None else set()
+    program, rest = _re2scan().compile_prefilter(patterns)
+    found = set(_re2scan().line_indexes(program, text.encode("ascii"))) if program is not None else set()
     for regex in combined(rest) if rest else ():
         found.update(candidate_lines(text, regex))
     return sorted(found)
+
+
+@cache
+def _re2scan() -> ModuleType:
+    """The RE2 scanner, loaded by the first node-file search (start-up time)."""
+    from gpunode import re2scan
+
+    return re2scan
 
 
 def candidate_lines(text: str, regex: re.Pattern[str]) -> list[int]:
@@ -452,3 +462,105 @@ def candidate_lines(text: str, regex: re.Pattern[str]) -> list[int]:
         if end < 0:
             return found
         pos, line = end + 1, line + 1
+
+
+#: A literal shorter than this says too little to rule a text out (it is in most texts).
+_MIN_LITERAL = 3
+
+GateLiteral = tuple[str, bool]  # (text, case-insensitive: held lower-case)
+
+
+@cache
+def literal_gate(patterns: tuple[str, ...]) -> tuple[GateLiteral, ...] | None:
+    """Literals such that every match of any of ``patterns`` holds at least one of them,
+    or None when some pattern has no usable literal (it may match anything).
+
+    A text holding none of them cannot be matched by any pattern: ``may_match`` rules it
+    out with substring searches (C speed, no regex run), the common case of a healthy
+    node's files and logs. The literals come from each pattern's parse tree: a run of
+    literal characters in its top-level sequence, in a group, in a repeat taken at
+    least once, or one from each branch of an alternation."""
+    found: set[GateLiteral] = set()
+    for pattern in patterns:
+        literals = _pattern_literals(pattern)
+        if literals is None:
+            return None
+        found.update(literals)
+    # A literal that holds a shorter one is implied by it: only the shorter is searched.
+    kept = [lit for lit in found if not any(
+        other != lit and other[1] <= lit[1] and other[0] in lit[0] for other in found)]
+    return tuple(sorted(kept))
+
+
+def may_match(text: str, gate: tuple[GateLiteral, ...] | None) -> bool:
+    """Whether some pattern of ``literal_gate``'s set may match a line of ``text`` (False
+    only where none can). A case-insensitive literal rules out ASCII text only: Python's
+    case folding matches characters that ``str.lower`` does not bring together (``ſ``)."""
+    if gate is None:
+        return True
+    lowered: str | None = None
+    for literal, folded in gate:
+        if not folded:
+            if literal in text:
+                return True
+            continue
+        if lowered is None:
+            if not text.isascii():
+                return True
+            lowered = text.lower()
+        if literal in lowered:
+            return True
+    return False
+
+
+def _pattern_literals(pattern: str) -> frozenset[GateLiteral] | None:
+    from re import _constants as sre  # type: ignore[attr-defined]
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return None
+    folded = bool(parsed.state.flags & re.IGNORECASE)
+    return _sequence_literals(list(parsed), folded, sre)
+
+
+def _sequence_literals(items: list[Any], folded: bool, sre: Any) -> frozenset[GateLiteral] | None:
+    """The best set of literals one of which every match of the sequence ``items`` holds."""
+    best: frozenset[GateLiteral] | None = None
+
+    def consider(candidate: frozenset[GateLiteral] | None) -> None:
+        nonlocal best
+        if candidate and (best is None or _literal_score(candidate) > _literal_score(best)):
+            best = candidate
+
+    run: list[str] = []
+    for op, av in [*items, (None, None)]:
+        if op is sre.LITERAL:
+            run.append(chr(av))
+            continue
+        consider(_run_literal("".join(run), folded))
+        run = []
+        if op is sre.SUBPATTERN:
+            _group, add, remove, sub = av
+            inner = (folded or bool(add & re.IGNORECASE)) and not remove & re.IGNORECASE
+            consider(_sequence_literals(list(sub), inner, sre))
+        elif op is sre.BRANCH:
+            branches = [_sequence_literals(list(b), folded, sre) for b in av[1]]
+            if all(branches):
+                consider(frozenset().union(*branches))  # type: ignore[arg-type]
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None)) \
+                and op is not None and av[0] >= 1:
+            consider(_sequence_literals(list(av[2]), folded, sre))
+    return best
+
+
+def _run_literal(run: str, folded: bool) -> frozenset[GateLiteral] | None:
+    if len(run) < _MIN_LITERAL or (folded and not run.isascii()):
+        return None
+    return frozenset({(run.lower() if folded else run, folded)})
+
+
+def _literal_score(literals: frozenset[GateLiteral]) -> tuple[int, int]:
+    """Longer literals rule out more texts; fewer cost fewer searches."""
+    return min(len(text) for text, _ in literals), -len(literals)

@@ -8,22 +8,26 @@ line in an unrelated container from naming a root cause.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator
 from weakref import WeakKeyDictionary
 
 import msgspec
 
-from gpunode.bundle.kube import ContainerState, Event, Pod
+from gpunode.bundle.kube import ContainerState, ContainerStatus, Event, Node, Pod
 from gpunode.checks.context import NodeContext
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import (
     Cause,
+    GateLiteral,
     KnowledgeBase,
     Match,
     MatchSource,
     TextHit,
     decisive_hit,
     first_hits,
+    literal_gate,
+    may_match,
     scan_lines,
     scan_split_lines,
 )
@@ -33,27 +37,158 @@ from gpunode.parse.gpu_ref import bus_id_above, bus_id_in_line, gpu_values
 
 def signature_findings(ctx: NodeContext, component: str) -> list[Finding]:
     """Every KB signature of ``component`` seen in this node's observations, plus the
-    generic ("*") causes' signatures in events about the component's own pods."""
+    generic ("*") causes' signatures in events about the component's own pods.
+
+    Only the scans that may find something on this node run (``_node_plan``): most
+    nodes have no event, no stopped container and no log whose text holds a literal
+    of the component's signatures."""
     findings: list[Finding] = []
-    for scanner, matchers in _scans(ctx.kb, component):
+    for scanner, matchers in _node_plan(ctx, component):
         findings.extend(scanner(ctx, component, matchers))
     return findings
 
 
-def _scans(kb: KnowledgeBase, component: str) -> list[tuple[Scanner, Matchers]]:
+def _scans(kb: KnowledgeBase, component: str) -> list[tuple[MatchSource, Scanner, Matchers]]:
     """The scanners with signatures for ``component``, with them (the same for every node)."""
     known = _SCANS.get(component)
     if known is None or known[0] is not kb:
-        scans = [(scanner, matchers) for source, scanner in _SCANNERS.items()
-                 if (matchers := kb.matchers(component, source))]
+        scans: list[tuple[MatchSource, Scanner, Matchers]] = [
+            (source, scanner, matchers) for source, scanner in _SCANNERS.items()
+            if (matchers := kb.matchers(component, source))]
         if generic := kb.matchers("*", "event"):
-            scans.append((_own_events, generic))
+            scans.append(("event", _own_events, generic))
         known = _SCANS[component] = (kb, scans)
     return known[1]
 
 
 #: Per component: the knowledge base the scans were listed for, and the scans.
-_SCANS: dict[str, tuple[KnowledgeBase, list[tuple[Scanner, Matchers]]]] = {}
+_SCANS: dict[str, tuple[KnowledgeBase, list[tuple[MatchSource, Scanner, Matchers]]]] = {}
+
+def _node_plan(ctx: NodeContext, component: str) -> list[tuple[Scanner, Matchers]]:
+    """The scans of ``component`` worth running on this node.
+
+    A scan of events, stopped containers' states or node conditions is left out when
+    the node's whole text of that kind (every line any component's scan could read,
+    joined once per node) holds no literal of the scan's signatures
+    (``kb.literal_gate``): no line can match then. A log scan is left out when no pod
+    on the node has a log line, unless the component has a cluster-wide pod with log
+    lines (``_side_logged``). Most nodes have none of these, and the same texts (no
+    event, init containers that completed, a ready kubelet): their plan is shared."""
+    plan = _plan_of(ctx)
+    runs = plan.runs.get(component)
+    if runs is None:
+        runs = plan.runs[component] = [
+            (scanner, matchers) for source, scanner, matchers in _scans(ctx.kb, component)
+            if plan.worth_scanning(component, source, matchers)]
+    return runs
+
+
+def _plan_of(ctx: NodeContext) -> _Plan:
+    plan = ctx.memo.get("signature_plan")
+    if plan is None:
+        plan = ctx.memo["signature_plan"] = _shared_plan(ctx)
+    assert isinstance(plan, _Plan)
+    return plan
+
+
+class _Plan:
+    """The scans worth running on nodes whose texts are these, by component."""
+
+    def __init__(self, kb: KnowledgeBase, texts: dict[MatchSource, str], logged: bool,
+                 side_logged: frozenset[str]) -> None:
+        self.kb, self.texts, self.logged, self.side_logged = kb, texts, logged, side_logged
+        self.runs: dict[str, list[tuple[Scanner, Matchers]]] = {}
+
+    def worth_scanning(self, component: str, source: MatchSource, matchers: Matchers) -> bool:
+        if source == "log":
+            return self.logged or component in self.side_logged
+        text = self.texts.get(source)
+        return text is None or may_match(text, _gate(matchers))
+
+    def may_trace(self, m: Match) -> bool:
+        """Whether a traced signature (``traced_findings``) may be seen on these nodes: in
+        a log of a pod on the node or, if decisive, of a cluster-wide pod; in the state
+        of a stopped container."""
+        if m.source == "log":
+            return self.logged or (m.while_running and bool(self.side_logged))
+        if m.source == "waiting":
+            return may_match(self.texts["waiting"], literal_gate((m.pattern,)))
+        return True
+
+
+def _shared_plan(ctx: NodeContext) -> _Plan:
+    texts, logged = _node_texts(ctx)
+    side = _side_logged(ctx.facts)
+    key = (id(ctx.kb), side, logged, texts["event"], texts["waiting"], texts["node_condition"])
+    plan = _PLANS.get(key)
+    if plan is None or plan.kb is not ctx.kb:
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        plan = _PLANS[key] = _Plan(ctx.kb, texts, logged, side)
+    return plan
+
+
+#: Plans by what decides them; bounded so a fleet of distinct texts cannot grow it.
+_PLANS: dict[tuple[object, ...], _Plan] = {}
+_PLANS_MAX = 256
+
+
+def _node_texts(ctx: NodeContext) -> tuple[dict[MatchSource, str], bool]:
+    """Everything the event, waiting and condition scans of any component may read on
+    this node, each kind joined into one text, and whether a pod on it has a log line."""
+    pods = [sp.pod for by_component in ctx.facts.pods_by_node.get(ctx.name, {}).values()
+            for sp in by_component]
+    events = "\n".join(ev.message for _source, _ctx, found in _node_event_groups(ctx)
+                       for ev in found) if ctx.facts.events_by_object else ""
+    stopped: list[str] = []
+    for pod in pods:
+        _stopped_lines(pod.status.init_container_statuses, stopped)
+        _stopped_lines(pod.status.container_statuses, stopped)
+    node = ctx.node
+    conditions = "\n".join(_condition_lines(node)) if node is not None else ""
+    logged = any(log.lines for pod in pods for log in ctx.logs_of(pod))
+    return {"event": events, "waiting": "\n".join(stopped), "node_condition": conditions}, logged
+
+
+def _stopped_lines(statuses: Iterable[ContainerStatus], out: list[str]) -> None:
+    """The lines ``_waiting`` reads of these containers (none for a running one)."""
+    for cs in statuses:
+        state, last = cs.state, cs.last_state
+        if state.waiting or state.terminated:
+            out.extend(_state_lines(state))
+        if last.waiting or last.terminated:
+            out.extend(_state_lines(last))
+
+
+def _gate(matchers: Matchers) -> tuple[GateLiteral, ...] | None:
+    """``literal_gate`` of the matchers' patterns (the same list for every node)."""
+    key = id(matchers)
+    known = _GATES.get(key)
+    if known is None or known[0] is not matchers:
+        known = _GATES[key] = (matchers, literal_gate(tuple(m.pattern for _, m in matchers)))
+    return known[1]
+
+
+#: Gates by the identity of the knowledge base's matcher list (kept alive by the entry).
+_GATES: dict[int, tuple[Matchers, tuple[GateLiteral, ...] | None]] = {}
+
+
+def _side_logged(facts: ClusterFacts) -> frozenset[str]:
+    """Components with a cluster-wide pod (nfd-master) that has log lines: what their
+    decisive lines say is read for every node (``_logs``). Found once per bundle."""
+    known = _SIDE_LOGGED.get(id(facts))
+    if known is None or known[0]() is not facts:
+        logged = frozenset(
+            component for component, pods in facts.cluster_side.items()
+            if any(log.lines for sp in pods for log in facts.cluster_logs.get(sp.key, ())))
+        if len(_SIDE_LOGGED) >= 64:
+            _SIDE_LOGGED.clear()
+        known = _SIDE_LOGGED[id(facts)] = (weakref.ref(facts), logged)
+    return known[1]
+
+
+#: By the identity of the facts they were found for (held weakly: facts are not hashable).
+_SIDE_LOGGED: dict[int, tuple[weakref.ref[ClusterFacts], frozenset[str]]] = {}
 
 
 Matchers = list[tuple[Cause, Match]]
@@ -70,7 +205,10 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
     (``while_running``) lines; the finding is the named component's and proves a
     problem on its own."""
     catalog = ctx.facts.catalog
+    plan = _plan_of(ctx)
     for cause, m in ctx.kb.traced:
+        if not plan.may_trace(m):
+            continue
         below = catalog.dependencies(cause.component)
         sources = [c for c in _trace_sources(ctx, m, failing) if c != cause.component]
         if cause.component in failing:
@@ -336,9 +474,12 @@ def _conditions(ctx: NodeContext, component: str, matchers: Matchers) -> Iterato
     node = ctx.node
     if node is None:
         return
-    lines = [f"{c.type}={c.status} {c.reason} {c.message}" for c in node.status.conditions]
-    for hit in scan_lines(lines, matchers):
+    for hit in scan_lines(_condition_lines(node), matchers):
         yield _finding(component, hit, f"node/{ctx.name} status.conditions", {})
+
+
+def _condition_lines(node: Node) -> list[str]:
+    return [f"{c.type}={c.status} {c.reason} {c.message}" for c in node.status.conditions]
 
 
 def _finding(component: str, hit: TextHit, where: str, context: dict[str, str]) -> Finding:
