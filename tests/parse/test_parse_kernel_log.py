@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 
 import pytest
 from node_fixtures import read_fixture
@@ -126,3 +127,40 @@ def test_iter_xid_events_streams_lazily() -> None:
 def test_garbage_yields_nothing() -> None:
     log = parse_kernel_log("\x00\x01 random bytes\nNVRM: Xid (PCI:zz): x\n")
     assert log.xids == () and log.driver_loaded is None and log.pci_to_uuid == {}
+
+
+LINES = [
+    "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, GPU has fallen off the bus.",
+    "[ 2.0] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.",
+    "[ 3.0] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build",
+    "[ 3.5] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.54.03  Tue Jun  6 22:20:39 UTC 2023",
+    "[ 4.0] NVRM: GPU at PCI:0000:3b:00: GPU-12345678-1234-1234-1234-123456789abc",
+    "[ 5.0] NVRM: API mismatch: the client has the version 535",
+    "[ 6.0] Lockdown: modprobe: unsigned module loading is restricted",
+    "[ 7.0] nvidia: loading out-of-tree module taints kernel.",
+    "[ 8.0] NVRM: Persistence mode is deprecated",
+    "fallen off the bus without the driver's prefix", "", "\u2028", "\r",
+]
+
+
+def _line_by_line(text: str) -> tuple[object, ...]:
+    """What parse_kernel_log finds, searched on every line (no literal prefilter)."""
+    from gpunode.parse import kernel_log
+
+    lines = text.splitlines()
+    xids = tuple(iter_xid_events(lines))
+    skip = {e.line_no for e in xids}
+    fallen = tuple((n, line) for n, line in enumerate(lines, 1)
+                   if n not in skip and kernel_log._FALLEN in line and "NVRM" in line)
+    errors = tuple((n, line) for n, line in enumerate(lines, 1) if n not in skip and (n, line) not in fallen
+                   and kernel_log._is_nvrm_error(line))
+    return (xids, fallen, errors, kernel_log._last_driver_load(lines), kernel_log._pci_to_uuid(lines))
+
+
+def test_the_literal_prefilters_change_nothing() -> None:
+    rng = random.Random(7)
+    for _ in range(2000):
+        text = "\n".join(rng.choice(LINES) for _ in range(rng.randint(0, 6)))
+        log = parse_kernel_log(text)
+        assert (log.xids, log.fallen_off_bus, log.nvrm_errors, log.driver_loaded, log.pci_to_uuid) \
+            == _line_by_line(text), text

@@ -417,8 +417,9 @@ def read_node_observations(facts: ClusterFacts, node: str) -> NodeObservations:
         if kind in tables and name:
             wanted.append((kind, name, rel))
     left = MAX_NODE_BYTES  # shared: a file gets at most what the files before it left
-    for kind, name, rel in wanted:
-        text = _text(source, rel, min(MAX_NODE_FILE_BYTES, left))
+    read = source.read
+    for kind, name, rel in wanted:  # a file cut at its limit (a cut XML then fails to parse: unknown)
+        text = (read(rel, min(MAX_NODE_FILE_BYTES, left)) or b"").decode("utf-8", errors="replace")
         tables[kind][name] = text
         left -= len(text)
     logs = _node_logs(facts, node)
@@ -479,9 +480,3 @@ def _tail(source: BundleSource, rel: str, size: int) -> bytes:
             return handle.read(size)
         except (OSError, EOFError, tarfile.TarError) as exc:
             raise BundleError(f"{source.location}/{rel}: cannot read: {exc}") from None
-
-
-def _text(source: BundleSource, rel: str, limit: int) -> str:
-    """A node file, cut at ``limit`` bytes (a cut XML or JSON then fails to parse: unknown)."""
-    data = source.read(rel, limit) or b""
-    return data.decode("utf-8", errors="replace")

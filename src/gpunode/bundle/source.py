@@ -57,6 +57,8 @@ class DirSource:
         self.root = root
         self.location = str(root)
         self._real = root.resolve()
+        #: The real folder as text ending in a separator: a listed file's path is one concatenation.
+        self._prefix = os.path.join(self._real, "")
         #: Files a listing found: regular files reached through real folders of the bundle.
         self._listed: set[str] = set()
 
@@ -87,7 +89,7 @@ class DirSource:
         folders were walked without following links, and the file itself is opened only
         if it is not a link (``O_NOFOLLOW``) and is a regular file. None: open it carefully."""
         try:
-            fd = os.open(os.path.join(self._real, rel), _LISTED_OPEN)
+            fd = os.open(self._prefix + rel, _LISTED_OPEN)
         except OSError:  # a link to a file inside the bundle, or gone since it was listed
             return None
         info = os.fstat(fd)
@@ -117,7 +119,7 @@ class DirSource:
         Read with ``os.read`` into one buffer of the file's size (a buffered file object
         cost four times the read itself on a node's small files)."""
         try:
-            fd = os.open(os.path.join(self._real, rel), _LISTED_OPEN)
+            fd = os.open(self._prefix + rel, _LISTED_OPEN)
         except OSError:  # a link to a file inside the bundle, or gone since it was listed
             return None
         try:

@@ -44,6 +44,10 @@ _LOADED = re.compile(
     r"NVRM: loading NVIDIA UNIX .*?Module(?: for \S+)?\s+(?P<version>\d+(?:\.\d+)+)"
 )
 _GPU_AT = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F-]+)")
+#: What a line must hold for each of the patterns above to match it.
+_XID_LITERAL = "NVRM: Xid (PCI:"
+_LOADED_LITERAL = "NVRM: loading NVIDIA UNIX "
+_GPU_AT_LITERAL = "NVRM: GPU at PCI:"
 _FALLEN = "fallen off the bus"
 _NVRM_ERROR_MARKERS = (
     "is not supported by the",
@@ -82,11 +86,13 @@ def iter_xid_events(lines: Iterable[str]) -> Iterator[XidEvent]:
 def parse_kernel_log(text: str) -> KernelLog:
     """Collect Xids, fallen-off-bus lines, NVRM errors, driver load and PCI→UUID map."""
     lines = text.splitlines()
-    xids = tuple(iter_xid_events(lines))
+    # Each search runs line by line only where the whole text holds the literal every
+    # line it can match must hold (a healthy node's log holds almost none).
+    xids = tuple(iter_xid_events(lines)) if _XID_LITERAL in text else ()
     xid_lines = {event.line_no for event in xids}
     fallen: list[tuple[int, str]] = []
     errors: list[tuple[int, str]] = []
-    for line_no, line in enumerate(lines, start=1):
+    for line_no, line in enumerate(lines if _may_hold_errors(text) else (), start=1):
         if line_no in xid_lines:
             continue
         if _FALLEN in line and "NVRM" in line:
@@ -97,9 +103,16 @@ def parse_kernel_log(text: str) -> KernelLog:
         xids=xids,
         fallen_off_bus=tuple(fallen),
         nvrm_errors=tuple(errors),
-        driver_loaded=_last_driver_load(lines),
-        pci_to_uuid=_pci_to_uuid(lines),
+        driver_loaded=_last_driver_load(lines) if _LOADED_LITERAL in text else None,
+        pci_to_uuid=_pci_to_uuid(lines) if _GPU_AT_LITERAL in text else {},
     )
+
+
+def _may_hold_errors(text: str) -> bool:
+    """Whether some line of ``text`` may be a fallen-off-the-bus line or an NVRM error."""
+    nvrm = "NVRM" in text
+    return (nvrm and (_FALLEN in text or any(marker in text for marker in _NVRM_ERROR_MARKERS))) \
+        or any(marker in text for marker in _MODULE_LOAD_MARKERS)
 
 
 def _xid_from_line(line: str, line_no: int) -> XidEvent | None:

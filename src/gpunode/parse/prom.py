@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Literal
 
 import msgspec
 
@@ -87,16 +88,33 @@ def _plain_sample(line: str) -> Sample | None:
     name, body, value = match.groups()
     labels: dict[str, str] = {}
     if body:
-        pairs = _PLAIN_LABEL.findall(body)
-        if sum(len(k) + len(v) + 4 for k, v in pairs) - (not body.endswith(",")) != len(body):
+        known = _LABELS.get(body)
+        if known is None:
+            known = _LABELS[body] = _plain_labels(body)
+            if len(_LABELS) > _LABELS_MAX:
+                _LABELS.clear()
+        if known is False:
             return None
-        labels = dict(pairs)
-        if len(labels) != len(pairs):
-            return None
+        labels = dict(known)
     try:
         return Sample(name, labels, float(value))
     except ValueError:
         return None
+
+
+def _plain_labels(body: str) -> dict[str, str] | Literal[False]:
+    """The labels of a plain label body; False where it is not plain."""
+    pairs = _PLAIN_LABEL.findall(body)
+    if sum(len(k) + len(v) + 4 for k, v in pairs) - (not body.endswith(",")) != len(body):
+        return False
+    labels = dict(pairs)
+    return labels if len(labels) == len(pairs) else False
+
+
+#: Label bodies read (a scrape repeats each GPU's labels in every family), bounded; each
+#: sample gets its own copy of the labels.
+_LABELS: dict[str, dict[str, str] | Literal[False]] = {}
+_LABELS_MAX = 4096
 
 
 def _plain_comment(line: str, counters: list[str]) -> bool:
