@@ -87,6 +87,8 @@ OLD = (TESTS / "fixtures/real/nvidia-smi-xml/telegraf-quadro-p400.xml").read_tex
 #: to the tree's or send the document to the tree parser.
 SPLICES = (
     "<!-- note -->",
+    "<!ENTITY e 'x'>",
+    "<!DOCTYPE x>",
     "<![CDATA[x]]>",
     "<?pi x?>",
     "&amp;",
@@ -208,6 +210,38 @@ def test_generated_mutations_answer_as_the_tree(base: str, seed: int, steps: int
         (
             lambda t: t.replace(
                 "\t\t\t<gpu_temp>", "\t\t\t<gpu_temp_x>77 C</gpu_temp_x>\n\t\t\t<gpu_temp>"
+            ),
+            True,
+        ),
+        # Two <pcie_gen> blocks, the first without max_link_gen: find() reads the current
+        # generation from the first and the maximum from the second.
+        (
+            lambda t: t.replace(
+                "\t\t\t\t<pcie_gen>\n",
+                "\t\t\t\t<pcie_gen>\n\t\t\t\t\t<current_link_gen>1</current_link_gen>\n"
+                "\t\t\t\t</pcie_gen>\n\t\t\t\t<pcie_gen>\n",
+                1,
+            ),
+            True,
+        ),
+        # A clock-event table with a self-closing and an escaped entry.
+        (
+            lambda t: t.replace(
+                "\t\t\t<clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>\n",
+                "\t\t\t<clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>\n"
+                "\t\t\t<clocks_event_reason_x />\n\t\t\t<clocks_event_reason_y>&#65;ctive"
+                "</clocks_event_reason_y>\n\t\t\t<clocks_event_reason_z>Active &amp; more"
+                "</clocks_event_reason_z>\n",
+                1,
+            ),
+            False,
+        ),
+        (
+            lambda t: t.replace(
+                "\t\t\t<clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>\n",
+                "\t\t\t<clocks_event_reason_x />\n"
+                "\t\t\t<clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>\n",
+                1,
             ),
             True,
         ),

@@ -222,8 +222,12 @@ def test_child_path_lookup_answers_as_elementtree_find(root: ET.Element, path: s
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["<supported_clocks>", "</supported_clocks>", "x", "<a>", "\n"]),
+@given(st.lists(st.sampled_from(["<supported_clocks>", "</supported_clocks>", "x", "<a>", "\n",
+                                 "<!ENTITY"]),
                 max_size=12).map("".join))
 def test_unread_sections_are_cut_like_the_non_greedy_pattern(text: str) -> None:
     pattern = re.compile(r"<supported_clocks>.*?</supported_clocks>", re.DOTALL)
     assert nvidia_smi._without_unread(text) == pattern.sub("", text)
+    kept, declares = nvidia_smi._cut_unread(text)
+    assert kept == pattern.sub("", text)
+    assert declares == any("<!ENTITY" in cut.group(0) for cut in pattern.finditer(text))

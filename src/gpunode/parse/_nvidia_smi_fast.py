@@ -3,31 +3,33 @@
 ElementTree builds an element for each of the ~250 tags of a GPU (about 2/3 of the
 parse) although a report reads about forty. nvidia-smi prints one element per line,
 indented one unit (a tab, or a fixed run of spaces) per level, with no comments, CDATA,
-processing instructions or namespaces; in such a document a line starting with ``\\n``
-+ *k* units + ``<`` is a tag at depth *k*, so "first child X of this element" is a
-bounded ``str.find`` of ``\\n`` + units + ``<X``, and the element's content ends at the
-first ``\\n`` + units + ``</X>`` after it.
+processing instructions or namespaces. In such a document a line starting with ``\\n``
++ *k* units + ``<`` is a tag at depth *k*: the first child X of an element is a
+``str.find`` of ``\\n`` + units + ``<X`` (followed by ``>``, a space or ``/``, so
+``<gpu_temp_tlimit>`` is not ``<gpu_temp>``) within the element's text, which ends at
+the first ``\\n`` + units + ``</X>`` after its start. A deeper element of the same name
+(``<fb_memory_usage>`` of a MIG device under ``<mig_devices>``) has more indentation
+and is never taken for the GPU's own.
 
-That reading is sound only when the document really has that shape, and whatever the
-tree parser rejects must still be rejected, so the fast path answers only after compiled
-regular expressions have matched every character of the document against the shape: the
-XML header (and optionally a DOCTYPE with an external id, no internal subset), then each
-line is a text line (no ``<``), an element on one line (``<x>text</x>``, same name), a
-self-closing ``<x/>``, or a start tag whose end tag, with the same name, is the next
-line at the same indentation. Character classes admit only XML characters, the only
-attribute is ``id="…"`` on ``<gpu>``, ``&`` must start one of the five predefined
-entities (unescaped here exactly as expat does) and ``]]>`` is refused. A match proves
-the document well formed, so expat accepts it too, and proves that indentation is depth.
-The root's children and each GPU's children are matched with ``re.split``, which both
-validates them and hands over each child's text, indexed by name.
+That is sound only for a document of that shape, and what the tree parser rejects must
+still be rejected, so ``read`` answers only after one compiled regular expression has
+matched every character of the document: the XML header (optionally a DOCTYPE with an
+external id and no internal subset), then lines that are text (no ``<`` or ``>``), an
+element on one line (``<x>text</x>``, the same name twice), a self-closing ``<x/>``, or
+a start tag whose end tag, the same name, is the next line at the same indentation, down
+to ``MAX_DEPTH``. Its character classes admit only XML characters (no C0 controls but
+tab, no CR, no lone surrogates, U+FFFE or U+FFFF); the only attribute admitted is
+``id="…"`` on ``<gpu>``; ``&`` must start one of the five predefined entities, unescaped
+here as expat does. A match proves the document well formed, so expat accepts it too,
+and that indentation is depth. There is no corruption this path accepts and the tree
+parser rejects: a truncated, doubled, interleaved or garbled document fails the match.
 
-Anything else makes ``read`` answer ``None``: another indentation, a comment or CDATA, a
-character reference, another attribute, a ``<gpu>`` without an id, a repeated child name
-the path must go through, nesting deeper than ``MAX_DEPTH``. The caller then runs the
-tree parser, which stays the reference: it raises its own error for a malformed document
-and reads a valid but unusual one. So this module changes speed only; the tests compare
-both readers on every recorded nvidia-smi file and on generated variants, and check
-that the recorded files do take this path.
+Anything else answers ``None`` and the caller runs the tree parser, which stays the
+reference: it raises its own error for a malformed document and reads a valid but
+unusual one (another indentation, a comment, a character reference, an attribute
+elsewhere, a ``<gpu>`` without an id, a repeated child that a path must look past).
+So this module changes speed only; the tests compare both readers on every recorded
+nvidia-smi file and on mutated documents, and check that recorded files take this path.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ _ROOT_CLOSE = "</nvidia_smi_log>"
 _ENTITIES = ("&lt;", "&gt;", "&quot;", "&apos;", "&amp;")
 _UNITS = frozenset(["\t", *(" " * n for n in range(1, 9))])
 _NAME_ENDS = frozenset(">/ ")
+_ODD = "<odd>"  # a text holds no "<": never a child's text
+#: Per child-line prefix: (name, text) of each plain child ``<x>text``.
+_CHILD_TEXTS: dict[str, re.Pattern[str]] = {}
 
 
 class NotCanonical(Exception):
@@ -77,6 +82,8 @@ def _shape(unit: str) -> tuple[re.Pattern[str], re.Pattern[str], tuple[str, ...]
     content = re.compile(rf"\n(?:{inner})*+")
     children = re.compile(rf"\n{indent}{indent}<({_NAME})")
     seps = tuple("\n" + unit * depth + "<" for depth in range(MAX_DEPTH + 2))
+    for sep in seps:
+        _CHILD_TEXTS[sep] = re.compile(re.escape(sep) + rf"({_NAME})>([^<]*+)")
     return content, children, seps
 
 
@@ -184,9 +191,11 @@ class Element:
         return None if table is None else table._child_tags()
 
     def _child_tags(self) -> list[tuple[str, str | None]]:
-        text, sep, hi = self._text, self._seps[self._depth], self._hi
+        text, sep, lo, hi = self._text, self._seps[self._depth], self._lo, self._hi
+        if all(text.find(odd, lo, hi) < 0 for odd in ("/>", " >", "&", "<gpu ")):
+            return _CHILD_TEXTS[sep].findall(text, lo, hi)
         found = []
-        pos = text.find(sep, self._lo, hi)
+        pos = text.find(sep, lo, hi)
         while pos >= 0:
             begin = pos + len(sep)
             if text[begin] != "/":
@@ -200,7 +209,7 @@ class Gpu:
     """A ``<gpu>``: its children are indexed by name in one ``re.split`` (each child
     held as its text from just after its name); deeper steps are searched."""
 
-    __slots__ = ("_children", "_names", "_repeated", "_seps")
+    __slots__ = ("_children", "_names", "_parents", "_repeated", "_seps")
 
     def __init__(self, text: str, children: re.Pattern[str], seps: tuple[str, ...]) -> None:
         parts = children.split(text)
@@ -208,18 +217,52 @@ class Gpu:
         self._children = dict(zip(reversed(names), reversed(rests), strict=True))
         self._repeated = len(self._children) != len(names)
         self._names, self._seps = names, seps
+        self._parents: dict[str, Element | None] = {}
 
     def value(self, path: str) -> str | None:
-        steps = _steps(path)
+        steps = _STEPS.get(path) or _steps(path)
         child = self._first(steps)
         if child is None:
             return None
+        if len(steps) == 2:  # most reads: a leaf of a section, one search
+            found = self._leaf(child, steps[1])
+            if found != _ODD:
+                return found
+        elif len(steps) > 2:
+            # The first element on the path's parent steps, kept for the other leaves
+            # read there: when it holds the leaf, that is find()'s answer too (no
+            # earlier candidate has the parent steps at all); else search them all.
+            parent_path, _, leaf = path.rpartition("/")
+            parents = self._parents
+            parent = parents[parent_path] if parent_path in parents else self._parent(parent_path)
+            found = None if parent is None else parent.value(leaf)
+            if found is not None:
+                return found
         gt = child.find(">")
         if len(steps) > 1:
             gt = _locate(child, self._seps, steps, 1, gt, len(child), 3)
             if gt < 0:
                 return None
         return _text_at(child, gt)
+
+    def _leaf(self, child: str, name: str) -> str | None:
+        """Text of the first ``<name>text`` child line of ``child``; None when there is
+        none, ``_ODD`` when it is ``<name/>`` or ``<name …>`` (read by ``_locate``)."""
+        needle = self._seps[3] + name
+        pos = child.find(needle)
+        while pos >= 0:
+            end = pos + len(needle)
+            if child[end] == ">":
+                value = child[end + 1 : child.find("<", end)]
+                return _unescape(value) if "&" in value else value
+            if child[end] in _NAME_ENDS:
+                return _ODD
+            pos = child.find(needle, end)
+        return None
+
+    def _parent(self, path: str) -> Element | None:
+        parent = self._parents[path] = self.sub(path)
+        return parent
 
     def sub(self, path: str) -> Element | None:
         steps = _steps(path)
@@ -251,7 +294,8 @@ def _entities_are_predefined(text: str) -> bool:
 
 def read(text: str) -> tuple[dict[str, str | None], list[tuple[str, Gpu]]] | None:
     """The root's first text of each child name and each ``<gpu>`` as (id, element);
-    None when the tree parser must decide."""
+    None when the tree parser must decide. Any ``<!`` past the header (``<!ENTITY``
+    included, which the tree parser refuses) fails the shape."""
     header = _HEADER.match(text)
     footer = text.rfind(_ROOT_CLOSE)
     if header is None or footer < header.end() or header.group(1) not in _UNITS:

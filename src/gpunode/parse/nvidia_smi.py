@@ -3,13 +3,18 @@
 The XML schema drifts between driver branches (power, temperature thresholds, ECC
 counters and clock-event reasons all moved or were renamed), so every field is looked
 up under each spelling we know and is ``None`` when the driver printed ``N/A``.
+
+Fields are read through ``_Node`` from one of two readers with the same answers: the
+string reader of ``_nvidia_smi_fast`` for output in nvidia-smi's own shape (nearly
+all), ElementTree (the reference, and the one that reports errors) for the rest.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Protocol
+from functools import lru_cache
+from typing import Final, Protocol
 
 import msgspec
 
@@ -84,9 +89,8 @@ def parse_nvidia_smi_xml(text: str) -> NvidiaSmiReport:
 def _parse_fast(text: str) -> NvidiaSmiReport | None:
     """The report read without building a tree, or None when the tree parser must
     decide (unusual shape, or an error to be raised with its own message)."""
-    if "<!ENTITY" in text:
-        return None
-    read = fast.read(_without_unread(text))
+    kept, declares = _cut_unread(text)
+    read = None if declares else fast.read(kept)
     if read is None:
         return None
     values, gpus = read
@@ -106,6 +110,7 @@ def _parse_fast(text: str) -> NvidiaSmiReport | None:
 
 
 def _parse_tree(text: str) -> NvidiaSmiReport:
+    """The report from ElementTree's tree of the document."""
     root = _parse_root(text)
     gpus = tuple(_gpu(_bus_id(elem), _Tree(elem)) for elem in root.findall("gpu"))
     attached = leading_int(_value(_Tree(root), "attached_gpus"))
@@ -149,16 +154,23 @@ _UNREAD_OPEN, _UNREAD_CLOSE = "<supported_clocks>", "</supported_clocks>"
 def _without_unread(text: str) -> str:
     """``text`` without its ``<supported_clocks>…</supported_clocks>`` sections (each cut
     up to the first closing tag after it), found by plain substring search."""
+    return _cut_unread(text)[0]
+
+
+def _cut_unread(text: str) -> tuple[str, bool]:
+    """``_without_unread(text)``, and whether a part cut out holds ``<!ENTITY``."""
     kept: list[str] = []
+    declares = False
     start = 0
     while (begin := text.find(_UNREAD_OPEN, start)) >= 0:
         end = text.find(_UNREAD_CLOSE, begin + len(_UNREAD_OPEN))
         if end < 0:
             break
+        declares = declares or text.find("<!ENTITY", begin, end) >= 0
         kept.append(text[start:begin])
         start = end + len(_UNREAD_CLOSE)
     kept.append(text[start:])
-    return "".join(kept)
+    return "".join(kept), declares
 
 
 def _parse_root(text: str) -> Element:
@@ -217,9 +229,23 @@ def _value(node: _Node, *paths: str) -> str | None:
     """First non-N/A text among ``paths`` (ElementTree paths), stripped."""
     for path in paths:
         text = node.value(path)
-        if not is_missing(text):
-            return (text or "").strip()
+        if text is not None:
+            cleaned = _cleaned(text)
+            if cleaned:
+                return cleaned
     return None
+
+
+@lru_cache(maxsize=4096)
+def _cleaned(text: str) -> str:
+    """``text`` stripped, or "" when it says N/A. A GPU's values repeat across a fleet
+    ("0", "Enabled", "N/A"), so this and the number readers below are memoised."""
+    return "" if is_missing(text) else text.strip()
+
+
+_int = lru_cache(maxsize=4096)(leading_int)
+_float = lru_cache(maxsize=4096)(leading_float)
+_yes_no = lru_cache(maxsize=256)(yes_no)
 
 
 _STEPS: dict[str, tuple[str, ...]] = {}
@@ -259,9 +285,9 @@ def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
         pci_bus_id=bus_id,
         product_name=_value(elem, "product_name") or "",
         uuid=_value(elem, "uuid") or "",
-        minor_number=leading_int(_value(elem, "minor_number")),
-        memory_total_mib=leading_int(_value(elem, "fb_memory_usage/total")),
-        temperature_c=leading_int(_value(elem, "temperature/gpu_temp")),
+        minor_number=_int(_value(elem, "minor_number")),
+        memory_total_mib=_int(_value(elem, "fb_memory_usage/total")),
+        temperature_c=_int(_value(elem, "temperature/gpu_temp")),
         slowdown_temp_c=slowdown,
         shutdown_temp_c=shutdown,
         power_draw_w=_power_draw(elem),
@@ -269,18 +295,18 @@ def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
         ecc_mode_current=_value(elem, "ecc_mode/current_ecc"),
         ecc_volatile_dbe=_uncorrectable(elem, "volatile"),
         ecc_aggregate_dbe=_uncorrectable(elem, "aggregate"),
-        remapped_rows_uncorrectable=leading_int(_value(elem, "remapped_rows/remapped_row_unc")),
-        remapped_rows_pending=yes_no(_value(elem, "remapped_rows/remapped_row_pending")),
-        remapped_rows_failure=yes_no(_value(elem, "remapped_rows/remapped_row_failure")),
+        remapped_rows_uncorrectable=_int(_value(elem, "remapped_rows/remapped_row_unc")),
+        remapped_rows_pending=_yes_no(_value(elem, "remapped_rows/remapped_row_pending")),
+        remapped_rows_failure=_yes_no(_value(elem, "remapped_rows/remapped_row_failure")),
         retired_pages_pending=_retired_pending(elem),
         mig_mode_current=_value(elem, "mig_mode/current_mig"),
         mig_mode_pending=_value(elem, "mig_mode/pending_mig"),
         fabric_state=_value(elem, "fabric/state"),
         fabric_status=_value(elem, "fabric/status"),
-        pcie_gen_current=leading_int(_value(elem, f"{_LINK}/pcie_gen/current_link_gen")),
-        pcie_gen_max=leading_int(_value(elem, f"{_LINK}/pcie_gen/max_link_gen")),
-        pcie_width_current=leading_int(_value(elem, f"{_LINK}/link_widths/current_link_width")),
-        pcie_width_max=leading_int(_value(elem, f"{_LINK}/link_widths/max_link_width")),
+        pcie_gen_current=_int(_value(elem, _LINK + "/pcie_gen/current_link_gen")),
+        pcie_gen_max=_int(_value(elem, _LINK + "/pcie_gen/max_link_gen")),
+        pcie_width_current=_int(_value(elem, _LINK + "/link_widths/current_link_width")),
+        pcie_width_max=_int(_value(elem, _LINK + "/link_widths/max_link_width")),
         clock_event_reasons_active=_active_clock_reasons(elem),
         persistence_mode=_value(elem, "persistence_mode"),
         recovery_action=_value(elem, "gpu_recovery_action"),
@@ -289,28 +315,32 @@ def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
         vbios_version=_value(elem, "vbios_version"),
         serial=_value(elem, "serial"),
         virtualization_mode=_value(elem, "gpu_virtualization_mode/virtualization_mode"),
-        temperature_margin_c=leading_int(_value(elem, "temperature/gpu_temp_tlimit")),
-        utilization_gpu_pct=leading_int(_value(elem, "utilization/gpu_util")),
+        temperature_margin_c=_int(_value(elem, "temperature/gpu_temp_tlimit")),
+        utilization_gpu_pct=_int(_value(elem, "utilization/gpu_util")),
         performance_state=_value(elem, "performance_state"),
-        pcie_gen_device_max=leading_int(_value(elem, f"{_LINK}/pcie_gen/max_device_link_gen")),
-        pcie_gen_host_max=leading_int(_value(elem, f"{_LINK}/pcie_gen/max_host_link_gen")),
+        pcie_gen_device_max=_int(_value(elem, _LINK + "/pcie_gen/max_device_link_gen")),
+        pcie_gen_host_max=_int(_value(elem, _LINK + "/pcie_gen/max_host_link_gen")),
     )
 
 
-_LINK = "pci/pci_gpu_link_info"
+_LINK: Final = "pci/pci_gpu_link_info"
 _POWER_TABLES = ("gpu_power_readings", "power_readings")
+_POWER_DRAW = tuple(
+    f"{t}/{n}" for t in _POWER_TABLES for n in ("instant_power_draw", "power_draw", "average_power_draw")
+)
+_POWER_LIMIT = tuple(
+    f"{t}/{n}" for t in _POWER_TABLES for n in ("current_power_limit", "enforced_power_limit", "power_limit")
+)
 
 
 def _power_draw(elem: _Node) -> float | None:
     """Instant draw where the driver splits average/instant, else the single reading."""
-    names = ("instant_power_draw", "power_draw", "average_power_draw")
-    return leading_float(_value(elem, *(f"{t}/{n}" for t in _POWER_TABLES for n in names)))
+    return _float(_value(elem, *_POWER_DRAW))
 
 
 def _power_limit(elem: _Node) -> float | None:
     """The enforced limit; older drivers call it ``power_limit``/``enforced_power_limit``."""
-    names = ("current_power_limit", "enforced_power_limit", "power_limit")
-    return leading_float(_value(elem, *(f"{t}/{n}" for t in _POWER_TABLES for n in names)))
+    return _float(_value(elem, *_POWER_LIMIT))
 
 
 def _temperature_thresholds(elem: _Node) -> tuple[int | None, int | None]:
@@ -321,17 +351,17 @@ def _temperature_thresholds(elem: _Node) -> tuple[int | None, int | None]:
     current + margin - relative threshold (this matches NVML's thresholds on the
     recorded H200: 39 + 48 + 2 = 89 and 39 + 48 + 8 = 95).
     """
-    slow = leading_int(_value(elem, "temperature/gpu_temp_slow_threshold"))
-    shut = leading_int(_value(elem, "temperature/gpu_temp_max_threshold"))
+    slow = _int(_value(elem, "temperature/gpu_temp_slow_threshold"))
+    shut = _int(_value(elem, "temperature/gpu_temp_max_threshold"))
     if slow is not None or shut is not None:
         return slow, shut
-    current = leading_int(_value(elem, "temperature/gpu_temp"))
-    margin = leading_int(_value(elem, "temperature/gpu_temp_tlimit"))
+    current = _int(_value(elem, "temperature/gpu_temp"))
+    margin = _int(_value(elem, "temperature/gpu_temp_tlimit"))
     if current is None or margin is None:
         return None, None
     limit = current + margin
-    rel_slow = leading_int(_value(elem, "temperature/gpu_temp_slow_tlimit_threshold"))
-    rel_shut = leading_int(_value(elem, "temperature/gpu_temp_max_tlimit_threshold"))
+    rel_slow = _int(_value(elem, "temperature/gpu_temp_slow_tlimit_threshold"))
+    rel_shut = _int(_value(elem, "temperature/gpu_temp_max_tlimit_threshold"))
     return (
         None if rel_slow is None else limit - rel_slow,
         None if rel_shut is None else limit - rel_shut,
@@ -351,16 +381,16 @@ def _uncorrectable(elem: _Node, counter: str) -> int | None:
     table = elem.sub(f"ecc_errors/{counter}")
     if table is None:
         return None
-    values = [leading_int(_value(table, leaf)) for leaf in _UNCORRECTABLE_LEAVES]
+    values = [_int(_value(table, leaf)) for leaf in _UNCORRECTABLE_LEAVES]
     present = [v for v in values if v is not None]
     if present:
         return sum(present)
-    return leading_int(_value(table, "double_bit/total"))
+    return _int(_value(table, "double_bit/total"))
 
 
 def _retired_pending(elem: _Node) -> bool | None:
     """Page retirement pending; ``pending_blacklist`` is the pre-R450 name."""
-    return yes_no(
+    return _yes_no(
         _value(elem, "retired_pages/pending_retirement", "retired_pages/pending_blacklist")
     )
 
