@@ -182,6 +182,25 @@ def test_seeded_mutations_answer_as_the_tree(seed: int) -> None:
     assert answered >= 8
 
 
+#: Characters and fragments for byte-level damage: markup, entity pieces, controls.
+DAMAGE = ("<", ">", "/", "&", '"', " ", "\t", "\n", "x", "amp;", "lt;", "<a>", "</a>", "<a/>",
+          "!", "?", "=", "\x00", "]", "#")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_seeded_character_damage_answers_as_the_tree(seed: int) -> None:
+    rng = random.Random(seed)
+    answered = 0
+    for _ in range(80):
+        text = rng.choice((H200, MIG, OLD))
+        for _ in range(rng.randrange(1, 4)):
+            i = rng.randrange(len(text))
+            keep = rng.randrange(2)  # insert, or replace the character at i
+            text = text[:i] + rng.choice(DAMAGE) + text[i + 1 - keep :]
+        answered += _check_same(text)
+    assert answered >= 8
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     st.sampled_from(("h200", "mig", "old", "hgx")),
