@@ -8,7 +8,9 @@ stray markup, foreign characters) must give the same report or the same error.
 
 from __future__ import annotations
 
+import gc
 import random
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -312,3 +314,19 @@ def test_deeper_than_the_shape_goes_to_the_tree_parser() -> None:
     text = H200.replace("\t\t<fabric>", nested + "\t\t<fabric>", 1)
     assert nvidia_smi._parse_fast(text) is None
     assert parse_nvidia_smi_xml(text) == nvidia_smi._parse_tree(text)
+
+
+def test_a_long_value_is_not_kept_after_parsing() -> None:
+    """Short values are memoised (they repeat across a fleet); a hostile 5 MB one is not."""
+    text = H200.replace("<serial>1653924117520</serial>", f"<serial>{'7' * 5_000_000}</serial>")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        report = parse_nvidia_smi_xml(text)
+        assert report.gpus[0].serial == "7" * 5_000_000
+        del report
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000

@@ -236,16 +236,36 @@ def _value(node: _Node, *paths: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=4096)
 def _cleaned(text: str) -> str:
     """``text`` stripped, or "" when it says N/A. A GPU's values repeat across a fleet
-    ("0", "Enabled", "N/A"), so this and the number readers below are memoised."""
+    ("0", "Enabled", "N/A"), so short ones are memoised here and in the number readers
+    below; a long text (hostile input) is not kept."""
+    return _cleaned_short(text) if len(text) <= _MEMO_LEN else _clean(text)
+
+
+def _clean(text: str) -> str:
     return "" if is_missing(text) else text.strip()
 
 
-_int = lru_cache(maxsize=4096)(leading_int)
-_float = lru_cache(maxsize=4096)(leading_float)
-_yes_no = lru_cache(maxsize=256)(yes_no)
+def _int(value: str | None) -> int | None:
+    return _int_short(value) if value is None or len(value) <= _MEMO_LEN else leading_int(value)
+
+
+def _float(value: str | None) -> float | None:
+    if value is None or len(value) <= _MEMO_LEN:
+        return _float_short(value)
+    return leading_float(value)
+
+
+def _yes_no(value: str | None) -> bool | None:
+    return _yes_no_short(value) if value is None or len(value) <= _MEMO_LEN else yes_no(value)
+
+
+_MEMO_LEN = 64
+_cleaned_short = lru_cache(maxsize=4096)(_clean)
+_int_short = lru_cache(maxsize=4096)(leading_int)
+_float_short = lru_cache(maxsize=4096)(leading_float)
+_yes_no_short = lru_cache(maxsize=256)(yes_no)
 
 
 _STEPS: dict[str, tuple[str, ...]] = {}
