@@ -68,6 +68,10 @@ class Catalog:
             raise KeyError(f"unknown component id {component_id!r}") from None
 
     def node_components(self) -> tuple[Component, ...]:
+        return self._node_components
+
+    @cached_property
+    def _node_components(self) -> tuple[Component, ...]:
         return tuple(c for c in self.components if c.scope == "node")
 
     def cluster_components(self) -> tuple[Component, ...]:
@@ -75,6 +79,17 @@ class Catalog:
 
     def dependencies(self, component_id: str) -> frozenset[str]:
         """Every component ``component_id`` depends on, transitively."""
+        try:
+            return self._dependencies[component_id]
+        except KeyError:
+            raise KeyError(f"unknown component id {component_id!r}") from None
+
+    @cached_property
+    def _dependencies(self) -> dict[str, frozenset[str]]:
+        """Every component's transitive dependencies (asked for every node's traced causes)."""
+        return {c.id: self._closure(c.id) for c in self.components}
+
+    def _closure(self, component_id: str) -> frozenset[str]:
         out: set[str] = set()
         todo = list(self.get(component_id).depends_on)
         while todo:

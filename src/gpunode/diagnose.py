@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from typing import Any
 
 import msgspec
 
-from gpunode import checks, limits, nodepool
+from gpunode import limits, nodepool
 from gpunode.bundle.kube import Pod
 from gpunode.bundle.load import gc_paused
 from gpunode.catalog import Catalog, topological_order
-from gpunode.checks.base import EXPLAINS
+from gpunode.checks.base import EXPLAINS, node_plan
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import display_state, ready_ratio
@@ -34,7 +34,9 @@ from gpunode.checks.versions import component_version, image_tag
 from gpunode.errors import GpunodeError
 from gpunode.facts import ClusterFacts, NodeObservations
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
+from gpunode.lazy import cached_property
 from gpunode.model import (
+    PROBLEMS,
     STATUS_RANK,
     ClusterReport,
     ComponentReport,
@@ -55,6 +57,10 @@ from gpunode.unseen import missing_data, named_needs, unknown_summary
 
 _MISSING_CAUSES = {"pod_missing", "component_missing"}
 MAX_EVIDENCE = 6
+#: A component's status without problems: the first of these among its findings.
+_NO_PROBLEM_ORDER = (Status.OK, Status.UNKNOWN, Status.NOT_DEPLOYED)
+#: Statuses of a component that something below it may explain (``blocked_by``).
+_BLOCKABLE = frozenset({Status.FAILED, Status.DEGRADED, Status.UNKNOWN})
 
 
 @dataclass
@@ -70,7 +76,7 @@ class Judgement:
     @cached_property
     def problems(self) -> list[Finding]:
         """Problems, most specific first; non-standalone signatures only refine."""
-        found = [f for f in self.findings if f.status.is_problem]
+        found = [f for f in self.findings if f.status in PROBLEMS]
         if not found:  # most components of most nodes
             return found
         state = [f for f in found if "signature" not in f.context]
@@ -80,10 +86,11 @@ class Judgement:
     @cached_property
     def status(self) -> Status:
         """A problem wins; then positive evidence; then unknown; absent is last."""
-        if self.problems:
-            return min((f.status for f in self.problems), key=STATUS_RANK.__getitem__)
+        problems = self.problems
+        if problems:
+            return min((f.status for f in problems), key=STATUS_RANK.__getitem__)
         present = {f.status for f in self.findings}
-        for status in (Status.OK, Status.UNKNOWN, Status.NOT_DEPLOYED):
+        for status in _NO_PROBLEM_ORDER:
             if status in present:
                 return status
         return Status.UNKNOWN
@@ -96,16 +103,16 @@ class Judgement:
 def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     """Run every check and signature scan for every node-scoped component."""
     out: dict[str, Judgement] = {}
-    for comp in catalog.node_components():
-        judgement = Judgement(comp.id, [])
-        for chk in checks.checks_for(comp.id, comp.kind):
-            missing = chk.missing(ctx)
+    for cid, component_checks in node_plan(catalog):
+        judgement = Judgement(cid, [])
+        for chk in component_checks:
+            missing = ctx.missing(chk.needs) if chk.needs else ()
             if missing:
                 judgement.unobserved.extend(missing)
                 continue
-            judgement.findings.extend(chk.fn(ctx, comp.id))
-        judgement.findings.extend(signature_findings(ctx, comp.id))
-        out[comp.id] = judgement
+            judgement.findings.extend(chk.fn(ctx, cid))
+        judgement.findings.extend(signature_findings(ctx, cid))
+        out[cid] = judgement
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
 
@@ -129,7 +136,7 @@ def _trace_down(ctx: NodeContext, judged: dict[str, Judgement]) -> dict[str, Jud
     the finding says so (context ``explains``) and the lower component is blocked by it.
     """
     catalog = ctx.facts.catalog
-    failing = [cid for cid, j in judged.items() if j.status.is_problem]
+    failing = [cid for cid, j in judged.items() if j.status in PROBLEMS]
     traced: dict[str, list[Finding]] = defaultdict(list)
     for finding in traced_findings(ctx, failing):
         target, seen = finding.component, finding.context.get("seen_in", "")
@@ -273,9 +280,11 @@ class Diagnoser:
         """What the unknown components of ``node`` lacked, and why, once per kind of data."""
         by_need: dict[str, list[str]] = defaultdict(list)
         for cid, j in judgements.items():
-            if j.status == Status.UNKNOWN:
+            if j.unobserved and j.status == Status.UNKNOWN:
                 for need in named_needs(j.unobserved):
                     by_need[need].append(cid)
+        if not by_need:
+            return ()
         return missing_data(by_need, node, self.facts.manifest, self.facts.node_dirs,
                             self.facts.extras_not_fetched(node))
 
@@ -357,10 +366,10 @@ class Diagnoser:
         explained: Mapping[str, str],
         unseen: tuple[str, tuple[MissingInput, ...]] | None = None,
     ) -> ComponentReport:
-        comp = self.catalog.get(j.component)
+        comp = self.catalog.by_id[j.component]
         blocked: tuple[str, ...] = ()
-        if j.component not in roots and j.status in (Status.FAILED, Status.DEGRADED, Status.UNKNOWN):
-            problems = {cid for cid, (rj, _) in roots.items()}
+        if j.status in _BLOCKABLE and j.component not in roots:
+            problems = set(roots)
             blockers = self._blockers(j.component, j, problems, cluster_problems, explained)
             blocked = tuple(dict.fromkeys(blockers))
         primary = j.primary
@@ -382,10 +391,13 @@ class Diagnoser:
             title = self.kb.get(primary.cause).title
             state = primary.context.get("pod_state")
             return f"{title} ({state})" if state else title
-        summaries = [f for f in j.findings if f.status == j.status and "summary" in f.context]
-        if summaries:
-            ordered = sorted(summaries, key=lambda f: "pod" in f.context)
-            return "; ".join(dict.fromkeys(f.context["summary"] for f in ordered[:2]))
+        status = j.status
+        summaries = [f.context for f in j.findings if f.status == status and "summary" in f.context]
+        if len(summaries) == 1:
+            return summaries[0]["summary"]
+        if summaries:  # the component's own findings before its pods'
+            ordered = sorted(summaries, key=lambda context: "pod" in context)
+            return "; ".join(dict.fromkeys(context["summary"] for context in ordered[:2]))
         if j.unobserved and unseen is not None:  # say what was missing, and why
             return unknown_summary(j.unobserved, *unseen)
         if j.unobserved:

@@ -208,15 +208,13 @@ def gpu_resources(
     (capacity or allocatable), and what its numbers mean. ``config``: the sharing of the
     device plugin's own config, which decides where GFD's labels do not say sharing."""
     mig = _mig_strategy(labels, table)
-    sharing = (
-        labels.get("nvidia.com/gpu.sharing-strategy") or labels.get(f"{SHARED}.sharing-strategy") or "none"
-    )
-    replicas = max(quantity(labels.get("nvidia.com/gpu.replicas") or labels.get(f"{SHARED}.replicas")), 1)
+    sharing = labels.get(_STRATEGY) or labels.get(_SHARED_STRATEGY) or "none"
+    replicas = max(quantity(labels.get(_REPLICAS) or labels.get(_SHARED_REPLICAS)), 1)
     if sharing == "none" and replicas == 1 and config is not None and config.replicas > 1:
         sharing, replicas = config.strategy, config.replicas
     if sharing == "none" and (replicas > 1 or SHARED in table):
         sharing = "time-slicing"
-    advertised = sum(quantity(v) for k, v in table.items() if k.startswith((GPU, MIG_PREFIX)))
+    advertised = sum([quantity(v) for k, v in table.items() if k.startswith(_UNITS)])
     vgpu = labels.get("nvidia.com/vgpu.present") == "true"
     if mig == "single":
         return GpuResources("mig-single", sharing, replicas, advertised, None, vgpu)
@@ -226,6 +224,12 @@ def gpu_resources(
     mode = "shared" if sharing != "none" else "whole"
     physical = whole // replicas if whole else None
     return GpuResources(mode, sharing, replicas, advertised, physical, vgpu)
+
+
+_STRATEGY, _SHARED_STRATEGY = f"{GPU}.sharing-strategy", f"{SHARED}.sharing-strategy"
+_REPLICAS, _SHARED_REPLICAS = f"{GPU}.replicas", f"{SHARED}.replicas"
+#: Resource names that count devices: nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*.
+_UNITS = (GPU, MIG_PREFIX)
 
 
 def dcgm_series_gpus(series: Iterable[Mapping[str, str]]) -> set[str]:
@@ -252,9 +256,10 @@ def _mig_strategy(labels: Mapping[str, str], table: Mapping[str, str]) -> str:
     product = labels.get("nvidia.com/gpu.product", "")
     if "-MIG-" in product or "nvidia.com/gpu.slices.gi" in labels:
         return "single"
-    mig_named = (k for k in (*table, *labels) if k.startswith(MIG_PREFIX))
-    if any(mig_named):
-        return "mixed"
+    for keys in (table, labels):
+        for key in keys:
+            if key.startswith(MIG_PREFIX):
+                return "mixed"
     return "none"
 
 

@@ -25,7 +25,11 @@ class Status(StrEnum):
     @property
     def is_problem(self) -> bool:
         """Failed and degraded components can be root causes; the rest cannot."""
-        return self in (Status.FAILED, Status.DEGRADED)
+        return self in PROBLEMS
+
+
+#: Statuses that are problems (a set: asked about every finding of every node).
+PROBLEMS = frozenset({Status.FAILED, Status.DEGRADED})
 
 
 # Worst first: used to pick a component's status from several findings.

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+from gpunode.lazy import cached_property
 from gpunode.parse.containerd import ContainerdConfig, RuntimeHandler
 from gpunode.parse.crio import CrioConfig
 from gpunode.parse.docker import DockerConfig
@@ -54,8 +55,9 @@ class RuntimeSetup:
     version: int | None = None
     complete: bool = True  # every import it names was read
 
-    @property
+    @cached_property
     def nvidia(self) -> list[str]:
+        """The NVIDIA runtimes among ``runtimes`` (read by several checks of each node)."""
         return nvidia_runtimes(self.runtimes)
 
     @property

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
+from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding, Status
 
@@ -69,6 +70,23 @@ def _checks_for(component: str, kind: str, _registered: int) -> tuple[Check, ...
     return tuple(
         c for c in REGISTRY if c.component == component or (generic and c.component == ALL_POD_COMPONENTS)
     )
+
+
+NodePlan = tuple[tuple[str, tuple[Check, ...]], ...]
+
+
+def node_plan(catalog: Catalog) -> NodePlan:
+    """Every node-scoped component of ``catalog`` with its checks, in catalog order: the
+    same for every node, so listed once per catalog and registry size."""
+    known = _PLANS.get(id(catalog))
+    if known is None or known[0] is not catalog or known[1] != len(REGISTRY):
+        plan = tuple((c.id, checks_for(c.id, c.kind)) for c in catalog.node_components())
+        known = _PLANS[id(catalog)] = (catalog, len(REGISTRY), plan)
+    return known[2]
+
+
+#: By the catalog's id: the catalog, the registry size and the plan.
+_PLANS: dict[int, tuple[Catalog, int, NodePlan]] = {}
 
 
 def ok(component: str, summary: str, *evidence: Evidence, **context: str) -> Finding:

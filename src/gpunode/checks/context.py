@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TypeVar
 
 from gpunode.bundle.kube import ConfigMap, DaemonSet, Event, Node, Pod, Taint, Toleration
@@ -29,6 +28,7 @@ from gpunode.gpus import (
     selected_plugin_config,
 )
 from gpunode.kb import KnowledgeBase, ascii_candidate_lines, candidate_lines, combined
+from gpunode.lazy import cached_property
 from gpunode.parse.containerd import (
     CONTAINERD_CONFIG_BY_DISTRIBUTION,
     CONTAINERD_CONFIG_PATHS,
@@ -68,9 +68,14 @@ class NodeContext:
     #: Values computed once per node for every component (signatures.py's event groups).
     memo: dict[str, object] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def node(self) -> Node | None:
         return self.facts.nodes.get(self.name)
+
+    @cached_property
+    def _pods_here(self) -> dict[str, list[StackPod]]:
+        """The node's stack pods by component (asked for by most checks of every component)."""
+        return self.facts.pods_by_node.get(self.name, {})
 
     def observed(self, need: str) -> bool:
         """Whether an observation named in a check's ``needs`` is present."""
@@ -79,14 +84,17 @@ class NodeContext:
             return self.facts.has(rest)
         if kind == "node":
             return self.node is not None
-        table = {"cmd": self.obs.cmd, "files": self.obs.files, "metrics": self.obs.metrics}
-        return rest in table.get(kind, {})
+        if kind == "cmd":
+            return rest in self.obs.cmd
+        if kind == "files":
+            return rest in self.obs.files
+        return kind == "metrics" and rest in self.obs.metrics
 
     def missing(self, needs: tuple[str, ...]) -> tuple[str, ...]:
         """The observations among ``needs`` this node lacks (many checks need the same)."""
         known = self._missing.get(needs)
         if known is None:
-            known = self._missing[needs] = tuple(need for need in needs if not self.observed(need))
+            known = self._missing[needs] = tuple([need for need in needs if not self.observed(need)])
         return known
 
     def text_lines(self, kind: str, name: str) -> tuple[list[str], str] | None:
@@ -124,7 +132,7 @@ class NodeContext:
         return found
 
     def stack_pods(self, component: str) -> list[StackPod]:
-        return self.facts.pods_on(self.name, component)
+        return self._pods_here.get(component, [])
 
     def events_for_pod(self, pod: Pod) -> list[Event]:
         return self.facts.events_for("Pod", pod.metadata.namespace, pod.metadata.name)
@@ -197,7 +205,7 @@ class NodeContext:
             return bool(value["enabled"])
         return True
 
-    @property
+    @cached_property
     def node_reporting(self) -> bool:
         """False when the kubelet stopped reporting: pod status is then stale."""
         node = self.node
@@ -393,7 +401,7 @@ class NodeContext:
         if base.sharing != "none" or base.physical is None or config is None or config.replicas == 1:
             return base
         whole = quantity(capacity.get(GPU)) + quantity(capacity.get(SHARED))
-        seen = self._seen_gpus()
+        seen = self._seen_gpus
         if whole % config.replicas or (seen and whole // config.replicas < seen):
             return base  # the config is not (yet) in effect: the plugin still serves whole GPUs
         return gpu_resources(labels, capacity, config)
@@ -444,7 +452,7 @@ class NodeContext:
         seen with nothing saying sharing (no GFD sharing label, no plugin config found)
         is shared replicas as likely as missing GPUs. None when it can be read."""
         resources = self.gpu_resources
-        seen = self._seen_gpus()
+        seen = self._seen_gpus
         if resources is None or resources.mode != "whole" or not resources.physical or not seen:
             return None
         if resources.physical <= seen or resources.physical % seen or self.plugin_sharing is not None:
@@ -462,12 +470,13 @@ class NodeContext:
         see gpus.py), so MIG instances and shared replicas are never taken for GPUs. A
         capacity that may be shared replicas (``gpu_count_ambiguous``) does not count."""
         capacity = None if self.gpu_count_ambiguous else self._capacity_gpus()
-        counts = [c for c in (self._label_gpus(), capacity, self._smi_gpus()) if c]
+        counts = [c for c in (self._label_gpus, capacity, self._smi_gpus()) if c]
         return max(counts) if counts else None
 
+    @cached_property
     def _seen_gpus(self) -> int | None:
         """Physical GPUs GFD or nvidia-smi counted (not the capacity)."""
-        counts = [c for c in (self._label_gpus(), self._smi_gpus()) if c]
+        counts = [c for c in (self._label_gpus, self._smi_gpus()) if c]
         return max(counts) if counts else None
 
     @cached_property
@@ -482,6 +491,7 @@ class NodeContext:
             return max(resources.advertised, physical * resources.replicas)
         return resources.advertised or None
 
+    @cached_property
     def _label_gpus(self) -> int | None:
         node = self.node
         return physical_gpus_labelled(node.metadata.labels) if node else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpunode.bundle.kube import ContainerStatus, DaemonSet, Pod, Taint
+from gpunode.catalog import Component
 from gpunode.checks import operator
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
@@ -54,7 +55,7 @@ def _deliberately_idle(ctx: NodeContext, pod: Pod) -> str | None:
 
 
 def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    entry = ctx.facts.catalog.get(component)
+    entry = ctx.facts.catalog.by_id[component]
     targeting = ctx.daemonsets_targeting(component)
     if targeting and not ctx.facts.pods_seen_in(targeting[0].metadata.namespace):
         ds = targeting[0]
@@ -64,7 +65,7 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
         if not entry.host_alternative:
             yield unknown(component, "no pod found, but pods were listed only in some namespaces",
                           Evidence("manifest.json scoped", "cluster/pods.json is not cluster-wide"))
-    elif (skipped := _operator_skip(ctx, component)) is not None:
+    elif (skipped := _operator_skip(ctx, entry)) is not None:
         yield not_deployed(component, skipped)
     elif targeting:
         ds = targeting[0]
@@ -79,7 +80,7 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
     elif (blocked := ctx.untolerated_taint(component)) is not None:
         yield from _taint_blocks(ctx, component, *blocked)
     else:
-        yield from _untargeted(ctx, component)
+        yield from _untargeted(ctx, entry)
 
 
 def _taint_blocks(ctx: NodeContext, component: str, ds: DaemonSet, taint: Taint) -> Iterator[Finding]:
@@ -96,9 +97,9 @@ def _taint_blocks(ctx: NodeContext, component: str, ds: DaemonSet, taint: Taint)
     )
 
 
-def _untargeted(ctx: NodeContext, component: str) -> Iterator[Finding]:
+def _untargeted(ctx: NodeContext, entry: Component) -> Iterator[Finding]:
     """No DaemonSet of ours targets the node: the platform's part, the host's, or missing."""
-    entry = ctx.facts.catalog.get(component)
+    component = entry.id
     if component in ctx.platform.provides:
         title = ctx.platform.title
         yield unknown(component, f"installed by the platform ({title}), not by a pod gpunode knows")
@@ -112,9 +113,8 @@ def _untargeted(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield not_deployed(component, "no pods and no DaemonSet for this node")
 
 
-def _operator_skip(ctx: NodeContext, component: str) -> str | None:
+def _operator_skip(ctx: NodeContext, entry: Component) -> str | None:
     """The GPU Operator's own reason for deploying no pod of this operand here."""
-    entry = ctx.facts.catalog.get(component)
     node = ctx.node
     if entry.deployed_by != "gpu-operator" or not ctx.facts.cluster_policies or node is None:
         return None
@@ -123,7 +123,7 @@ def _operator_skip(ctx: NodeContext, component: str) -> str | None:
         return "the GPU Operator does not treat this node as a GPU node (no NFD NVIDIA PCI label)"
     # A host-installed driver or toolkit is judged from the host, whatever the policy says.
     spec = None if entry.host_alternative else ctx.cluster_policy_spec
-    return operator.skip_reason(component, labels, spec)
+    return operator.skip_reason(entry.id, labels, spec)
 
 
 def judge_pod(pod: Pod, component: str) -> Finding:
@@ -137,7 +137,7 @@ def judge_pod(pod: Pod, component: str) -> Finding:
 
 def _init_problem(pod: Pod, component: str) -> Finding | None:
     statuses = pod.status.init_container_statuses
-    if pod.status.phase in ("Succeeded", "Failed") or all(_init_done(s) for s in statuses):
+    if not statuses or pod.status.phase in ("Succeeded", "Failed") or all(map(_init_done, statuses)):
         return None
     done = sum(1 for s in statuses if _init_done(s))
     stuck = next(s for s in statuses if not _init_done(s))
@@ -158,33 +158,39 @@ def _container_problem(pod: Pod, component: str) -> Finding | None:
 
 def _judge_container(pod: Pod, cs: ContainerStatus, component: str) -> Finding | None:
     reason = _waiting_reason(cs)
-    ev = _pod_evidence(pod, f"status.containerStatuses[{cs.name}]", _describe(cs))
     last = cs.last_state.terminated
+    status = Status.FAILED
     if reason == "CrashLoopBackOff":
         cause = "oom_killed" if last and last.reason == "OOMKilled" else "crash_loop"
-        return problem(component, cause, ev, ctx=_ctx(pod, cs.name))
-    if reason in _PULL_REASONS:
-        return problem(component, "image_pull_failed", ev, ctx=_ctx(pod, cs.name))
-    if reason in _CREATE_REASONS or reason == "ContainerCreating":
-        return problem(component, "container_create_failed", ev, ctx=_ctx(pod, cs.name))
-    if cs.state.running is not None and not cs.ready and pod.status.phase == "Running":
-        return problem(component, "pod_not_ready", ev, status=Status.DEGRADED, ctx=_ctx(pod, cs.name))
-    if cs.restart_count >= RESTART_WARNING and last is not None and last.reason != "Completed":
-        return problem(component, "restarting", ev, status=Status.DEGRADED, ctx=_ctx(pod, cs.name))
-    return None
+    elif reason in _PULL_REASONS:
+        cause = "image_pull_failed"
+    elif reason in _CREATE_REASONS or reason == "ContainerCreating":
+        cause = "container_create_failed"
+    elif cs.state.running is not None and not cs.ready and pod.status.phase == "Running":
+        cause, status = "pod_not_ready", Status.DEGRADED
+    elif cs.restart_count >= RESTART_WARNING and last is not None and last.reason != "Completed":
+        cause, status = "restarting", Status.DEGRADED
+    else:
+        return None
+    ev = _pod_evidence(pod, f"status.containerStatuses[{cs.name}]", _describe(cs))
+    return problem(component, cause, ev, status=status, ctx=_ctx(pod, cs.name))
 
 
 def _phase_problem(pod: Pod, component: str) -> Finding | None:
     phase = pod.status.phase
+    if phase not in _PHASES_JUDGED:
+        return None
     ev = _pod_evidence(pod, "status.phase", f"{phase} {pod.status.reason}".strip())
     first = pod.spec.containers[0].name if pod.spec.containers else ""
     if phase == "Pending":
         return problem(component, "pod_pending", ev, ctx=_ctx(pod, first))
     if phase == "Failed":
         return problem(component, "pod_failed", ev, ctx=_ctx(pod, first))
-    if phase in ("Unknown", ""):
-        return unknown(component, f"pod {pod.metadata.name} phase is {phase or 'not reported'}", ev)
-    return None
+    return unknown(component, f"pod {pod.metadata.name} phase is {phase or 'not reported'}", ev)
+
+
+#: Phases that say something is wrong or not known (Running and Succeeded do not).
+_PHASES_JUDGED = frozenset({"Pending", "Failed", "Unknown", ""})
 
 
 def _init_done(cs: ContainerStatus) -> bool:
