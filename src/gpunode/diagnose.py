@@ -32,7 +32,7 @@ from gpunode.checks.signatures import (
 )
 from gpunode.checks.versions import component_version, image_tag
 from gpunode.errors import GpunodeError
-from gpunode.facts import ClusterFacts, NodeObservations
+from gpunode.facts import ClusterFacts, NodeObservations, StackPod
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
 from gpunode.lazy import cached_property
 from gpunode.model import (
@@ -86,10 +86,9 @@ class Judgement:
     @cached_property
     def status(self) -> Status:
         """A problem wins; then positive evidence; then unknown; absent is last."""
-        problems = self.problems
-        if problems:
-            return min((f.status for f in problems), key=STATUS_RANK.__getitem__)
         present = {f.status for f in self.findings}
+        if not present.isdisjoint(PROBLEMS) and (problems := self.problems):
+            return min((f.status for f in problems), key=STATUS_RANK.__getitem__)
         for status in _NO_PROBLEM_ORDER:
             if status in present:
                 return status
@@ -97,16 +96,20 @@ class Judgement:
 
     @property
     def primary(self) -> Finding | None:
+        if self.status not in PROBLEMS:  # most components: then no problem stands
+            return None
         return self.problems[0] if self.problems else None
 
 
 def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     """Run every check and signature scan for every node-scoped component."""
     out: dict[str, Judgement] = {}
-    for cid, component_checks in node_plan(catalog):
+    plan = node_plan(catalog)
+    lacking = {needs: ctx.missing(needs) for needs in plan.needs}  # what this node lacks
+    for cid, component_checks in plan.components:
         judgement = Judgement(cid, [])
         for chk in component_checks:
-            missing = ctx.missing(chk.needs) if chk.needs else ()
+            missing = lacking[chk.needs]
             if missing:
                 judgement.unobserved.extend(missing)
                 continue
@@ -252,18 +255,19 @@ class Diagnoser:
         explained = _explanations(judgements)
         roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
         missing = self._missing_data(ctx.name, judgements)
-        comps = tuple(
+        unseen = (ctx.name, missing)
+        comps = tuple([
             self._component(
                 j,
                 roots,
                 cluster_problems,
-                tuple(_pod_ref(sp.pod) for sp in ctx.stack_pods(j.component)),
+                _pod_refs(ctx.stack_pods(j.component)),
                 version=component_version(ctx, j.component),
                 explained=explained,
-                unseen=(ctx.name, missing),
+                unseen=unseen,
             )
             for j in judgements.values()
-        )
+        ])
         status = _node_status(comps)
         return NodeReport(
             name=ctx.name,
@@ -396,8 +400,8 @@ class Diagnoser:
         if len(summaries) == 1:
             return summaries[0]["summary"]
         if summaries:  # the component's own findings before its pods'
-            ordered = sorted(summaries, key=lambda context: "pod" in context)
-            return "; ".join(dict.fromkeys(context["summary"] for context in ordered[:2]))
+            ordered = [c for c in summaries if "pod" not in c] + [c for c in summaries if "pod" in c]
+            return "; ".join(dict.fromkeys([context["summary"] for context in ordered[:2]]))
         if j.unobserved and unseen is not None:  # say what was missing, and why
             return unknown_summary(j.unobserved, *unseen)
         if j.unobserved:
@@ -436,7 +440,8 @@ def _evidence(problems: Sequence[Finding]) -> tuple[Evidence, ...]:
 
 
 def _node_status(components: Iterable[ComponentReport]) -> Status:
-    statuses = [c.status for c in components if c.status != Status.NOT_DEPLOYED]
+    not_deployed = Status.NOT_DEPLOYED
+    statuses = [c.status for c in components if c.status != not_deployed]
     return min(statuses, key=STATUS_RANK.__getitem__) if statuses else Status.UNKNOWN
 
 
@@ -459,6 +464,10 @@ def _gpu_product(ctx: NodeContext) -> str | None:
 def _roles(labels: Mapping[str, str]) -> tuple[str, ...]:
     prefix = "node-role.kubernetes.io/"
     return tuple(sorted(k[len(prefix) :] for k in labels if k.startswith(prefix)))
+
+
+def _pod_refs(pods: Sequence[StackPod]) -> tuple[PodRef, ...]:
+    return tuple([_pod_ref(sp.pod) for sp in pods]) if pods else ()
 
 
 def _pod_ref(pod: Pod) -> PodRef:

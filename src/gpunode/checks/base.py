@@ -72,16 +72,23 @@ def _checks_for(component: str, kind: str, _registered: int) -> tuple[Check, ...
     )
 
 
-NodePlan = tuple[tuple[str, tuple[Check, ...]], ...]
+@dataclass(frozen=True)
+class NodePlan:
+    """What runs for every node: each node-scoped component with its checks, in catalog
+    order, and every distinct ``needs`` among them (looked up once per node)."""
+
+    components: tuple[tuple[str, tuple[Check, ...]], ...]
+    needs: tuple[tuple[str, ...], ...]
 
 
 def node_plan(catalog: Catalog) -> NodePlan:
-    """Every node-scoped component of ``catalog`` with its checks, in catalog order: the
-    same for every node, so listed once per catalog and registry size."""
+    """The plan for ``catalog``: the same for every node, so made once per catalog and
+    registry size."""
     known = _PLANS.get(id(catalog))
     if known is None or known[0] is not catalog or known[1] != len(REGISTRY):
-        plan = tuple((c.id, checks_for(c.id, c.kind)) for c in catalog.node_components())
-        known = _PLANS[id(catalog)] = (catalog, len(REGISTRY), plan)
+        components = tuple((c.id, checks_for(c.id, c.kind)) for c in catalog.node_components())
+        needs = tuple(dict.fromkeys(chk.needs for _, found in components for chk in found))
+        known = _PLANS[id(catalog)] = (catalog, len(REGISTRY), NodePlan(components, needs))
     return known[2]
 
 

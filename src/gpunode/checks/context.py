@@ -131,6 +131,11 @@ class NodeContext:
         self._candidates[key] = found
         return found
 
+    @cached_property
+    def pods_complete(self) -> bool:
+        """``ClusterFacts.pods_complete``, asked for each component without a pod here."""
+        return self.facts.pods_complete
+
     def stack_pods(self, component: str) -> list[StackPod]:
         return self._pods_here.get(component, [])
 
@@ -284,15 +289,11 @@ class NodeContext:
         path = next((p for p in self._containerd_candidates() if p in files), None)
         if path is None:
             return None
-        major = self._containerd_major()
+        major = self.containerd_major
         return self._parsed(f"files{path}", files[path], lambda _t: _containerd(files, path, major))
 
-    @property
+    @cached_property
     def containerd_major(self) -> int | None:
-        """containerd's major version as the node reports it; None when not known."""
-        return self._containerd_major()
-
-    def _containerd_major(self) -> int | None:
         """containerd's major version from ``containerd://2.0.2``; None when not known."""
         node = self.node
         version = node.status.node_info.container_runtime_version if node else ""
@@ -376,8 +377,8 @@ class NodeContext:
         """k3s/rke2 from the kubelet version, else the probe's runtime processes."""
         node = self.node
         kubelet = node.status.node_info.kubelet_version if node else ""
-        for flavour in ("k3s", "rke2"):
-            if f"+{flavour}" in kubelet:
+        for flavour, marker in _KUBELET_FLAVOURS:
+            if marker in kubelet:
                 return flavour
         probe = self.probe
         if probe is not None:
@@ -503,6 +504,10 @@ class NodeContext:
     def _smi_gpus(self) -> int | None:
         smi = self.nvidia_smi
         return smi.attached_gpus if smi else None
+
+
+#: Distributions whose kubelet version says so (``v1.31.4+k3s1``), with what says it.
+_KUBELET_FLAVOURS = (("k3s", "+k3s"), ("rke2", "+rke2"))
 
 
 def _containerd(files: dict[str, str], path: str, major: int | None) -> ContainerdConfig:

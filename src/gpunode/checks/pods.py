@@ -61,7 +61,7 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
         ds = targeting[0]
         yield unknown(component, f"pods of {ds.metadata.namespace} were not listed",
                       Evidence("manifest.json scoped", f"no pod list for {ds.metadata.namespace}"))
-    elif not targeting and not ctx.facts.pods_complete:
+    elif not targeting and not ctx.pods_complete:
         if not entry.host_alternative:
             yield unknown(component, "no pod found, but pods were listed only in some namespaces",
                           Evidence("manifest.json scoped", "cluster/pods.json is not cluster-wide"))
@@ -237,7 +237,7 @@ def _ok_summary(pod: Pod) -> str:
 def display_state(pod: Pod) -> str:
     """The STATUS column of ``kubectl get pods`` for this pod."""
     statuses = pod.status.init_container_statuses
-    if pod.status.phase not in ("Succeeded", "Failed") and not all(_init_done(s) for s in statuses):
+    if statuses and pod.status.phase not in ("Succeeded", "Failed") and not all(map(_init_done, statuses)):
         stuck = next(s for s in statuses if not _init_done(s))
         reason = _waiting_reason(stuck)
         if reason and reason != "PodInitializing":

@@ -35,10 +35,10 @@ def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
     running = [sp for sp in ctx.stack_pods(component) if sp.pod.status.phase == "Running"]
     if not running and not allocatable:
         return  # a plugin that is absent or not started is judged by the pod check
-    mode = ctx.gpu_resources.describe if ctx.gpu_resources else "whole"
     if not allocatable:
         yield problem(component, "device_plugin_zero_gpus", Evidence(where, shown), specificity=30)
     elif expected and allocatable < expected:
+        mode = ctx.gpu_resources.describe if ctx.gpu_resources else "whole"
         ev = Evidence(where, f"{shown}; node should advertise {expected} ({mode})")
         yield problem(component, "gpus_unhealthy", ev, status=Status.DEGRADED)
     else:

@@ -76,6 +76,8 @@ def _handlers_in_use_not_configured(ctx: NodeContext, setup: RuntimeSetup) -> li
     if setup.runtime == "docker":
         return []
     handlers = _class_handlers(ctx)
+    if not handlers:
+        return []
     used = {
         handlers[sp.pod.spec.runtime_class_name]
         for pods in ctx.facts.pods_by_node.get(ctx.name, {}).values()
@@ -94,6 +96,8 @@ def _runtime_classes_served(ctx: NodeContext, setup: RuntimeSetup, component: st
     if setup.runtime == "docker" or not setup.complete:
         return
     handlers = _class_handlers(ctx)
+    if not handlers:
+        return
     wanted = {
         sp.pod.spec.runtime_class_name
         for pods in ctx.facts.pods_by_node.get(ctx.name, {}).values()

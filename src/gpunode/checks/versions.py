@@ -37,7 +37,7 @@ def _node_info(field: str) -> Callable[[NodeContext], str | None]:
 
 def _kernel(ctx: NodeContext) -> str | None:
     probe = ctx.probe
-    return _node_info("kernel_version")(ctx) or (probe.host.kernel_release if probe else None)
+    return _KERNEL_VERSION(ctx) or (probe.host.kernel_release if probe else None)
 
 
 def _driver(ctx: NodeContext) -> str | None:
@@ -59,6 +59,7 @@ def _driver(ctx: NodeContext) -> str | None:
     return None
 
 
+_KERNEL_VERSION = _node_info("kernel_version")
 _HOST_VERSIONS: dict[str, Callable[[NodeContext], str | None]] = {
     "kernel": _kernel,
     "kubelet": _node_info("kubelet_version"),
