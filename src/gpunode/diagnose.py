@@ -283,8 +283,9 @@ class Diagnoser:
     def _missing_data(self, node: str, judgements: Mapping[str, Judgement]) -> tuple[MissingInput, ...]:
         """What the unknown components of ``node`` lacked, and why, once per kind of data."""
         by_need: dict[str, list[str]] = defaultdict(list)
+        unknown = Status.UNKNOWN
         for cid, j in judgements.items():
-            if j.unobserved and j.status == Status.UNKNOWN:
+            if j.unobserved and j.status == unknown:
                 for need in named_needs(j.unobserved):
                     by_need[need].append(cid)
         if not by_need:
@@ -299,10 +300,11 @@ class Diagnoser:
         node: NodeContext | None,
         explained: Mapping[str, str],
     ) -> dict[str, tuple[Judgement, RootCause]]:
-        problems = {cid for cid, j in judgements.items() if j.status.is_problem}
+        failing = {cid: j for cid, j in judgements.items() if j.status in PROBLEMS}
+        problems = set(failing)
         roots: dict[str, tuple[Judgement, RootCause]] = {}
-        for cid, j in judgements.items():
-            if cid not in problems or self._blockers(cid, j, problems, cluster_problems, explained):
+        for cid, j in failing.items():
+            if self._blockers(cid, j, problems, cluster_problems, explained):
                 continue
             unknown_below = sorted(
                 d
@@ -382,15 +384,15 @@ class Diagnoser:
             layer=comp.layer,
             title=comp.title,
             status=j.status,
-            summary=self._summary(j, unseen),
+            summary=self._summary(j, unseen, primary),
             blocked_by=blocked,
             cause=primary.cause if primary else None,
             version=version,
             pods=pods,
         )
 
-    def _summary(self, j: Judgement, unseen: tuple[str, tuple[MissingInput, ...]] | None = None) -> str:
-        primary = j.primary
+    def _summary(self, j: Judgement, unseen: tuple[str, tuple[MissingInput, ...]] | None,
+                 primary: Finding | None) -> str:
         if primary is not None:
             title = self.kb.get(primary.cause).title
             state = primary.context.get("pod_state")
@@ -415,6 +417,8 @@ def _explanations(judgements: Mapping[str, Judgement]) -> dict[str, str]:
     (a toolkit drop-in that stops containerd, a validator error inside the toolkit pod)."""
     out: dict[str, str] = {}
     for cid, j in judgements.items():
+        if j.status not in PROBLEMS:  # only a problem's finding explains another
+            continue
         primary = j.primary
         target = primary.context.get(EXPLAINS) if primary else None
         if target and target != cid and target in judgements and judgements[target].status.is_problem:
@@ -471,7 +475,7 @@ def _pod_refs(pods: Sequence[StackPod]) -> tuple[PodRef, ...]:
 
 
 def _pod_ref(pod: Pod) -> PodRef:
-    restarts = sum(c.restart_count for c in pod.status.container_statuses)
+    restarts = sum([c.restart_count for c in pod.status.container_statuses])
     return PodRef(
         pod.metadata.namespace,
         pod.metadata.name,

@@ -214,7 +214,10 @@ def gpu_resources(
         sharing, replicas = config.strategy, config.replicas
     if sharing == "none" and (replicas > 1 or SHARED in table):
         sharing = "time-slicing"
-    advertised = sum([quantity(v) for k, v in table.items() if k.startswith(_UNITS)])
+    advertised = 0
+    for name, value in table.items():
+        if name.startswith(_UNITS):
+            advertised += quantity(value)
     vgpu = labels.get("nvidia.com/vgpu.present") == "true"
     if mig == "single":
         return GpuResources("mig-single", sharing, replicas, advertised, None, vgpu)

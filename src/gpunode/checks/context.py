@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from gpunode.bundle.kube import ConfigMap, DaemonSet, Event, Node, Pod, Taint, Toleration
+from gpunode.checks.operator import operator_sees_gpu
 from gpunode.errors import ParseError
 from gpunode.facts import ClusterFacts, LogFile, NodeObservations, StackPod
 from gpunode.gpus import (
@@ -132,6 +133,13 @@ class NodeContext:
         return found
 
     @cached_property
+    def operator_sees_gpu(self) -> bool:
+        """Whether the GPU Operator treats this node as a GPU node (operator.py), asked for
+        each of its operands without a pod here."""
+        node = self.node
+        return node is not None and operator_sees_gpu(node.metadata.labels)
+
+    @cached_property
     def pods_complete(self) -> bool:
         """``ClusterFacts.pods_complete``, asked for each component without a pod here."""
         return self.facts.pods_complete
@@ -158,16 +166,17 @@ class NodeContext:
     def daemonsets_targeting(self, component: str) -> list[DaemonSet]:
         """This component's DaemonSets whose node selector and tolerations fit this node."""
         node = self.node
-        if node is None:
+        sets = self.facts.daemonsets.get(component)
+        if node is None or not sets:
             return []
-        return [ds for ds in self.facts.daemonsets.get(component, []) if _targets(ds, node)]
+        return [ds for ds in sets if _targets(ds, node)]
 
     def untolerated_taint(self, component: str) -> tuple[DaemonSet, Taint] | None:
         """A DaemonSet of the component that selects this node but does not tolerate a taint."""
         node = self.node
         if node is None:
             return None
-        for ds in self.facts.daemonsets.get(component, []):
+        for ds in self.facts.daemonsets.get(component, ()):
             if not _selects(ds, node):
                 continue
             for taint in node.spec.taints:
@@ -322,7 +331,7 @@ class NodeContext:
             return self._crio_setup()
         config = self.containerd
         if config is not None:
-            return from_containerd(config)
+            return _containerd_setup(config)
         return self._crio_setup() if kind is None and self.runtime_setup_error is None else None
 
     @property
@@ -398,8 +407,10 @@ class NodeContext:
             return None
         labels, capacity = node.metadata.labels, node.status.capacity
         base = gpu_resources(labels, capacity)
+        if base.sharing != "none" or base.physical is None:
+            return base
         config = self.plugin_sharing
-        if base.sharing != "none" or base.physical is None or config is None or config.replicas == 1:
+        if config is None or config.replicas == 1:
             return base
         whole = quantity(capacity.get(GPU)) + quantity(capacity.get(SHARED))
         seen = self._seen_gpus
@@ -533,6 +544,21 @@ def _containerd(files: dict[str, str], path: str, major: int | None) -> Containe
 _CONTAINERD_SEEN: dict[tuple[str, int | None, tuple[tuple[str, str], ...]],
                        ContainerdConfig | ParseError] = {}
 _CONTAINERD_SEEN_MAX = 64
+
+
+def _containerd_setup(config: ContainerdConfig) -> RuntimeSetup:
+    """The runtime setup of a parsed config, made once per config: nodes that share one
+    (``_containerd``) share its setup and the NVIDIA runtimes it lists."""
+    known = _SETUPS.get(id(config))
+    if known is None or known[0] is not config:
+        if len(_SETUPS) >= _CONTAINERD_SEEN_MAX:
+            _SETUPS.clear()
+        known = _SETUPS[id(config)] = (config, from_containerd(config))
+    return known[1]
+
+
+#: By the config's id: the config and its setup.
+_SETUPS: dict[int, tuple[ContainerdConfig, RuntimeSetup]] = {}
 
 
 #: Line breaks of ``str.splitlines`` besides ``\n`` in ASCII text.

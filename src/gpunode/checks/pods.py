@@ -119,7 +119,7 @@ def _operator_skip(ctx: NodeContext, entry: Component) -> str | None:
     if entry.deployed_by != "gpu-operator" or not ctx.facts.cluster_policies or node is None:
         return None
     labels = node.metadata.labels
-    if not operator.operator_sees_gpu(labels):
+    if not ctx.operator_sees_gpu:
         return "the GPU Operator does not treat this node as a GPU node (no NFD NVIDIA PCI label)"
     # A host-installed driver or toolkit is judged from the host, whatever the policy says.
     spec = None if entry.host_alternative else ctx.cluster_policy_spec
@@ -228,10 +228,10 @@ def _ctx(pod: Pod, container: str) -> dict[str, str]:
 def _ok_summary(pod: Pod) -> str:
     if pod.status.phase == "Succeeded":
         return "completed"
-    ready = sum(1 for c in pod.status.container_statuses if c.ready)
-    total = len(pod.status.container_statuses)
-    restarts = sum(c.restart_count for c in pod.status.container_statuses)
-    return f"{ready}/{total} ready, {restarts} restarts"
+    statuses = pod.status.container_statuses
+    ready = len([c for c in statuses if c.ready])
+    restarts = sum([c.restart_count for c in statuses])
+    return f"{ready}/{len(statuses)} ready, {restarts} restarts"
 
 
 def display_state(pod: Pod) -> str:
@@ -252,4 +252,4 @@ def display_state(pod: Pod) -> str:
 
 def ready_ratio(pod: Pod) -> str:
     statuses = pod.status.container_statuses
-    return f"{sum(1 for c in statuses if c.ready)}/{len(statuses) or len(pod.spec.containers)}"
+    return f"{len([c for c in statuses if c.ready])}/{len(statuses) or len(pod.spec.containers)}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from gpunode.checks.base import EXPLAINS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
@@ -139,7 +140,7 @@ def dropin_read_by_containerd(ctx: NodeContext, component: str) -> Iterator[Find
     config, setup = ctx.containerd, ctx.runtime_setup
     if config is None or setup is None or setup.runtime != "containerd":
         return
-    dropins = {"/" + path: text for path, text in ctx.obs.files.items() if DROPIN.search("/" + path)}
+    dropins = {"/" + path: text for path, text in ctx.obs.files.items() if _is_dropin(path)}
     for unread in unread_nvidia_dropins(config, dropins):
         ev = Evidence(f"nodes/{ctx.name}/files{unread.path}", unread.detail(config, ctx.platform.title))
         yield problem(component, "containerd_config_wrong_path", ev, specificity=80)
@@ -193,6 +194,13 @@ def default_runtime_without_cdi(ctx: NodeContext, component: str) -> Iterator[Fi
             + ", ".join(plain[:3]),
         )
         yield problem(component, "nvidia_not_default_runtime", ev, status=Status.DEGRADED, specificity=20)
+
+
+@lru_cache(maxsize=1024)
+def _is_dropin(path: str) -> bool:
+    """A node file (``etc/containerd/conf.d/99-nvidia.toml``) in a containerd drop-in
+    folder; asked for each file of each node, which mostly share a few paths."""
+    return DROPIN.search("/" + path) is not None
 
 
 def _cdi_enabled(ctx: NodeContext) -> bool | None:
