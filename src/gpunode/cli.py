@@ -135,14 +135,15 @@ def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = N
                  reuse: Reuse | None = None) -> Report:
     """Load a bundle and diagnose it (the offline path shared by several commands); ``reuse``:
     node reports a live collection already judged from the same facts."""
-    from gpunode.bundle.load import gc_paused, load_bundle, read_node_observations
+    from gpunode.bundle.load import gc_paused, keep_facts, load_bundle, read_node_observations
     from gpunode.diagnose import diagnose
     from gpunode.selector import bundle_node_labels, select_nodes
 
-    # The facts only grow until the report is built, then go all at once: with collection
-    # on, a full pass over millions of objects of a large bundle would follow the loading.
-    with gc_paused():
-        facts = load_bundle(bundle)
+    # The facts only grow until the report is built (gc_paused: no collection pass over
+    # millions of objects of a large bundle, before or after).
+    keep_facts(None)  # a watch loop's previous facts go before the next are read
+    with gc_paused(keep=True):
+        facts = keep_facts(load_bundle(bundle))
         wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
         return diagnose(facts, read_node_observations, wanted, reuse=reuse)
 
@@ -154,14 +155,35 @@ def render_options(output: ReportFormat, show_all: bool = False, show_stack: boo
 
 
 def emit(report: Report, reporters: dict[str, Reporter], output: ReportFormat, options: RenderOptions) -> int:
-    """Warnings about missing data first, on stderr; then the report on stdout; the exit code."""
-    from gpunode.safety import safe_struct, warn_first
+    """Warnings about missing data first, on stderr; then the report on stdout; the exit code.
 
-    report = safe_struct(report, type(report))  # no terminal escapes from collected data
+    JSON is the Report struct as it is for every command (report JSON v1): written from the
+    encoding the terminal-safety pass made anyway, without a console (rich) to write through."""
+    from gpunode.safety import safe_encoded, safe_struct, warn_first
+
+    if output == ReportFormat.json:
+        from gpunode.report.jsonout import formatted, write_json
+
+        report, encoded = safe_encoded(report, type(report))  # no terminal escapes from collected data
+        warn_first(report)
+        sys.stderr.flush()
+        write_json(_stdout(), formatted(encoded))
+        return 1 if report.has_failures else 0
+    report = safe_struct(report, type(report))
     warn_first(report)
     sys.stderr.flush()
     reporters[output.value](report, _console(), options)
     return 1 if report.has_failures else 0
+
+
+def _stdout() -> TextIO:
+    """Standard output as the console would write to it (a wrapper dropping trailing blanks
+    when piped), for output written without a console."""
+    if sys.stdout.isatty():
+        return sys.stdout
+    from gpunode.report.plain import PlainWriter
+
+    return cast("TextIO", PlainWriter(sys.stdout))
 
 
 def resolve_bundle(

@@ -16,7 +16,12 @@ if TYPE_CHECKING:  # rich is not loaded for JSON output (start-up time of `probe
 
 def to_json(report: Report) -> bytes:
     """Stable, indented JSON; field order follows the Struct definitions."""
-    return msgspec.json.format(msgspec.json.encode(report), indent=2)
+    return formatted(msgspec.json.encode(report))
+
+
+def formatted(encoded: bytes) -> bytes:
+    """A report's compact encoding (``msgspec.json.encode``) as report JSON is written."""
+    return msgspec.json.format(encoded, indent=2)
 
 
 def render(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpunode.bundle.load import gc_paused, load_bundle, read_node_observations
+from gpunode.bundle.load import gc_paused, keep_facts, load_bundle, read_node_observations
 from gpunode.bundle.source import copy_bundle_folder
 from gpunode.errors import UsageError
 from gpunode.facts import ClusterFacts
@@ -86,7 +86,8 @@ def validate(request: ValidateRequest) -> ValidateResult:
     request.check()
     with _bundle_source(request) as (bundle, collected_at):
         progress(request, f"reading bundle {bundle}")
-        with gc_paused():  # the facts only grow until both views are built (see cli.build_report)
+        keep_facts(None)  # an earlier run's facts (in this process) go before these are read
+        with gc_paused(keep=True):  # the facts only grow until both views are built (see cli.build_report)
             report, diagnosis = _judge(request, bundle, collected_at)
         kept = _keep_bundle(bundle, request.output_dir, collected_at is not None)
     return ValidateResult(report, kept, diagnosis)
@@ -96,7 +97,7 @@ def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
            ) -> tuple[ValidationReport, Report | None]:
     """The checks' report, and the stack diagnosis when the request shows it (made once:
     the diagnosis the checks made is reused when it covers the same nodes)."""
-    facts = load_bundle(bundle)
+    facts = keep_facts(load_bundle(bundle))
     wanted = select_nodes(bundle_node_labels(facts), request.nodes, request.selector, str(bundle))
     facts = only_nodes(facts, wanted)
     if collected_at is not None:
