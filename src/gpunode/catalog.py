@@ -14,11 +14,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
 from gpunode.errors import BundleError
+
+if TYPE_CHECKING:
+    from gpunode.bundle.kube import Container, OwnerRef
 
 
 class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -189,7 +192,9 @@ class Recogniser:
         self._labels = {_split_label(lbl): c.id for c in catalog.components for lbl in c.pod_labels}
         self._containers = {n: c.id for c in catalog.components for n in c.containers}
         self._images = [(re.compile(p), c.id) for c in catalog.components for p in c.images]
+        self._label_items = frozenset(self._labels)
         self._owner_memo: dict[str, str | None] = {}
+        self._owners_memo: dict[tuple[OwnerRef, ...], str | None] = {}
         self._image_memo: dict[str, str | None] = {}
 
     def component_of(
@@ -206,6 +211,31 @@ class Recogniser:
             or self._by_container_names(containers)
             or self._by_images(containers)
         )
+
+    def component_of_pod(self, owners: tuple[OwnerRef, ...], labels: Mapping[str, str],
+                         containers: Sequence[Container]) -> str | None:
+        """``component_of`` for a decoded pod (one call per pod of a 100,000-pod list):
+        its owner references (hashable) looked up at once, its labels tested against
+        the catalog's with one set operation before they are searched in order."""
+        found = self._owners_memo.get(owners, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._owners_memo[owners] = self._by_owner([_owner_base(o.kind, o.name) for o in owners])
+        if found:
+            return found
+        if not self._label_items.isdisjoint(labels.items()):
+            return self._by_labels(labels)
+        names = self._containers
+        for container in containers:
+            cid = names.get(container.name)
+            if cid:
+                return cid
+        for container in containers:
+            cid = self._image_memo.get(container.image, _UNSEEN)
+            if cid is _UNSEEN:
+                cid = self._image_component(container.image)
+            if cid:
+                return cid
+        return None
 
     def _by_owner(self, owner_names: Iterable[str]) -> str | None:
         for owner in owner_names:
@@ -238,12 +268,27 @@ class Recogniser:
 
     def _by_images(self, containers: Sequence[tuple[str, str]]) -> str | None:
         for _name, image in containers:
-            if image not in self._image_memo:
-                self._image_memo[image] = next((cid for p, cid in self._images if p.search(image)), None)
-            cid = self._image_memo[image]
+            cid = self._image_component(image)
             if cid:
                 return cid
         return None
+
+    def _image_component(self, image: str) -> str | None:
+        """Pattern search, memoised: a fleet runs a few hundred images at most."""
+        if image not in self._image_memo:
+            self._image_memo[image] = next((cid for p, cid in self._images if p.search(image)), None)
+        return self._image_memo[image]
+
+
+#: Not yet looked up (no component id is this).
+_UNSEEN = "\0"
+
+
+def _owner_base(kind: str, name: str) -> str:
+    """ReplicaSet "gpu-operator-5f7d9c" → Deployment-like name "gpu-operator"."""
+    if kind == "ReplicaSet" and "-" in name:
+        return name.rsplit("-", 1)[0]
+    return name
 
 
 def _split_label(label: str) -> tuple[str, str]:

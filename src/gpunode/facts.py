@@ -13,12 +13,13 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 from gpunode.bundle.kube import (
     ConfigMap,
+    Container,
     CSINode,
     CustomResource,
     DaemonSet,
@@ -26,12 +27,13 @@ from gpunode.bundle.kube import (
     Event,
     GenericObject,
     Node,
+    OwnerRef,
     Pod,
     RuntimeClass,
 )
 from gpunode.bundle.source import BundleSource
 from gpunode.catalog import Catalog, Recogniser, load_catalog
-from gpunode.gpus import gpu_evidence, gpu_folder_files, gpu_node_absent_evidence
+from gpunode.gpus import gpu_evidence, gpu_node_absent_evidence, is_gpu_folder_file
 from gpunode.limits import MemoryBudget
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -165,14 +167,14 @@ class ClusterFacts:
         catalog = load_catalog()
         recogniser = Recogniser(catalog)
         pods = lists.get("pods", ())
-        by_node, cluster_pods, workloads = _index_pods(pods, catalog, recogniser)
+        indexed = _index_pods(pods, catalog, recogniser)
         return cls(
             source=source,
             manifest=manifest,
             catalog=catalog,
             nodes={n.metadata.name: n for n in lists.get("nodes", ())},
-            pods_by_node=by_node,
-            cluster_pods=cluster_pods,
+            pods_by_node=indexed.by_node,
+            cluster_pods=indexed.cluster,
             daemonsets=_index_daemonsets(lists.get("daemonsets", ()), recogniser),
             deployments=tuple(lists.get("deployments", ())),
             events_by_object=_index_events(lists.get("events", ())),
@@ -186,11 +188,11 @@ class ClusterFacts:
             pvcs=tuple(lists.get("persistentvolumeclaims", ())),
             service_monitors=tuple(lists.get("servicemonitors", ())),
             config_maps=tuple(lists.get("configmaps", ())),
-            workload_pods=workloads,
+            workload_pods=indexed.workloads,
             version=version,
             missing=missing,
             log_index=_index_logs(source),
-            network_pods=_network_agents(pods),
+            network_pods=indexed.network,
             **_index_node_dirs(source),
         )
 
@@ -279,26 +281,49 @@ def _quantity(value: str | None) -> int:
         return 0
 
 
-def _index_pods(
-    pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser
-) -> tuple[dict[str, dict[str, list[StackPod]]], dict[str, list[StackPod]], tuple[Pod, ...]]:
-    """One pass over all pods: stack pods by node and component; GPU workloads."""
+class _PodIndex(NamedTuple):
+    by_node: dict[str, dict[str, list[StackPod]]]
+    cluster: dict[str, list[StackPod]]
+    workloads: tuple[Pod, ...]
+    network: tuple[Pod, ...]
+
+
+def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -> _PodIndex:
+    """One pass over all pods: stack pods by node and component; GPU workloads; CNI agents
+    (validate's network checks). Per pod only dictionary lookups: what its owners, labels
+    and images say is looked up once per distinct value (a fleet has few of each)."""
     scope = {c.id: c.scope for c in catalog.components}
-    by_node: dict[str, dict[str, list[StackPod]]] = defaultdict(lambda: defaultdict(list))
-    cluster: dict[str, list[StackPod]] = defaultdict(list)
+    by_node: dict[str, dict[str, list[StackPod]]] = {}
+    cluster: dict[str, list[StackPod]] = {}
     workloads: list[Pod] = []
+    network: list[Pod] = []
+    agents = _NetworkAgents()
+    component_of = recogniser.component_of_pod
     for pod in pods:
-        component = _recognise(pod, recogniser)
+        meta, spec = pod.metadata, pod.spec
+        if agents.runs(meta.owner_references, spec.containers):
+            network.append(pod)
+        component = component_of(meta.owner_references, meta.labels, spec.containers)
         if component is None:
-            if _requests_gpu(pod):
+            if _requests_gpu(spec.containers):
                 workloads.append(pod)
             continue
         entry = StackPod(component, pod)
         if scope[component] == "cluster":
-            cluster[component].append(entry)
-        else:
-            by_node[pod.spec.target_node][component].append(entry)
-    return {k: dict(v) for k, v in by_node.items()}, dict(cluster), tuple(workloads)
+            listed = cluster.get(component)
+            if listed is None:
+                listed = cluster[component] = []
+            listed.append(entry)
+            continue
+        node = spec.target_node
+        on_node = by_node.get(node)
+        if on_node is None:
+            on_node = by_node[node] = {}
+        listed = on_node.get(component)
+        if listed is None:
+            listed = on_node[component] = []
+        listed.append(entry)
+    return _PodIndex(by_node, cluster, tuple(workloads), tuple(network))
 
 
 #: Owners (DaemonSets) and images of CNI agent pods, which validate's network checks read.
@@ -324,41 +349,35 @@ NETWORK_AGENT_IMAGES = re.compile(
 )
 
 
-def _network_agents(pods: Sequence[Pod]) -> tuple[Pod, ...]:
+class _NetworkAgents:
     """Pods owned by a CNI agent's controller (by name) or running a CNI agent's image;
-    each distinct image is matched once (a fleet runs a few hundred images at most)."""
-    agent_image: dict[str, bool] = {}
-    found: list[Pod] = []
-    for pod in pods:
-        if any(o.name in NETWORK_AGENT_OWNERS for o in pod.metadata.owner_references):
-            found.append(pod)
-            continue
-        for container in pod.spec.containers:
-            hit = agent_image.get(container.image)
+    each distinct owner list and image is matched once."""
+
+    def __init__(self) -> None:
+        self._owners: dict[tuple[OwnerRef, ...], bool] = {}
+        self._images: dict[str, bool] = {}
+
+    def runs(self, owners: tuple[OwnerRef, ...], containers: Sequence[Container]) -> bool:
+        by_owner = self._owners.get(owners)
+        if by_owner is None:
+            by_owner = self._owners[owners] = any(o.name in NETWORK_AGENT_OWNERS for o in owners)
+        if by_owner:
+            return True
+        for container in containers:
+            hit = self._images.get(container.image)
             if hit is None:
-                hit = agent_image[container.image] = NETWORK_AGENT_IMAGES.search(container.image) is not None
+                hit = self._images[container.image] = NETWORK_AGENT_IMAGES.search(container.image) is not None
             if hit:
-                found.append(pod)
-                break
-    return tuple(found)
+                return True
+        return False
 
 
-def _recognise(pod: Pod, recogniser: Recogniser) -> str | None:
-    meta = pod.metadata
-    owners = [_owner_base(o.kind, o.name) for o in meta.owner_references]
-    containers = [(c.name, c.image) for c in pod.spec.containers]
-    return recogniser.component_of(owners, meta.labels, containers)
-
-
-def _owner_base(kind: str, name: str) -> str:
-    """ReplicaSet "gpu-operator-5f7d9c" → Deployment-like name "gpu-operator"."""
-    if kind == "ReplicaSet" and "-" in name:
-        return name.rsplit("-", 1)[0]
-    return name
-
-
-def _requests_gpu(pod: Pod) -> bool:
-    return any(k.startswith("nvidia.com/") for c in pod.spec.containers for k in c.resources.limits)
+def _requests_gpu(containers: Sequence[Container]) -> bool:
+    for container in containers:
+        for key in container.resources.limits:
+            if key.startswith("nvidia.com/"):
+                return True
+    return False
 
 
 def _index_daemonsets(daemonsets: Sequence[DaemonSet], recogniser: Recogniser) -> dict[str, list[DaemonSet]]:
@@ -392,15 +411,18 @@ def _index_logs(source: BundleSource) -> dict[tuple[str, str], list[str]]:
 
 def _index_node_dirs(source: BundleSource) -> dict[str, Any]:
     """Node folders, their files, and per folder the files in it that are GPU facts (one pass)."""
-    files: dict[str, list[str]] = defaultdict(list)
+    files: dict[str, list[str]] = {}
     gpu_files: dict[str, list[str]] = defaultdict(list)
-    known = gpu_folder_files()
-    for rel in source.list("nodes"):
+    name: str | None = None
+    in_folder: list[str] = []
+    for rel in source.list("nodes"):  # sorted: a folder's files come one after another
         if rel.count("/") < 3:
             continue
-        name, _, inner = rel.split("/", 1)[1].partition("/")
-        files[name].append(rel)
-        if inner in known:
+        _, folder, inner = rel.split("/", 2)
+        if folder != name:  # (setdefault: correct in any order, cheap when sorted)
+            name, in_folder = folder, files.setdefault(folder, [])
+        in_folder.append(rel)
+        if is_gpu_folder_file(inner):
             gpu_files[name].append(inner)
     return {
         "node_dirs": frozenset(files),

@@ -64,17 +64,6 @@ def is_gpu_folder_file(inner: str) -> bool:
     return inner in _GPU_FOLDER_FILES or inner.startswith(_VALIDATIONS)
 
 
-def gpu_folder_files() -> _FolderFiles:
-    return _FolderFiles()
-
-
-class _FolderFiles:
-    """Membership test for GPU facts inside a node folder."""
-
-    def __contains__(self, inner: object) -> bool:
-        return isinstance(inner, str) and is_gpu_folder_file(inner)
-
-
 def nfd_nvidia_label(key: str) -> bool:
     """An NFD PCI label whose vendor field is NVIDIA's (10de), in any form NFD writes."""
     match = _NFD_PCI.match(key)
