@@ -33,7 +33,7 @@ from gpunode.bundle.kube import (
 )
 from gpunode.bundle.source import BundleSource
 from gpunode.catalog import Catalog, Recogniser, load_catalog
-from gpunode.gpus import gpu_evidence, gpu_node_absent_evidence, is_gpu_folder_file
+from gpunode.gpus import gpu_evidence, gpu_node_absent_evidence, has_gpu_evidence, is_gpu_folder_file
 from gpunode.limits import MemoryBudget
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -234,15 +234,27 @@ class ClusterFacts:
         )
 
     def is_gpu_node(self, name: str) -> bool:
-        return bool(self.gpu_evidence(name))
+        """Whether ``gpu_evidence`` finds any; asked for every node more than once, so kept."""
+        known = self._is_gpu_node.get(name)
+        if known is None:
+            known = self._is_gpu_node[name] = has_gpu_evidence(*self._evidence_of(name))
+        return known
+
+    @cached_property
+    def _is_gpu_node(self) -> dict[str, bool]:
+        return {}
 
     def gpu_evidence(self, name: str) -> list[str]:
         """What says this node has (or should have) GPUs; empty when nothing does."""
+        return gpu_evidence(*self._evidence_of(name))
+
+    def _evidence_of(self, name: str) -> _Evidence:
+        """What gpus.gpu_evidence reads of a node: labels, resources, stack components, folder files."""
         node = self.nodes.get(name)
-        return gpu_evidence(
+        return (
             node.metadata.labels if node else {},
             {**node.status.capacity, **node.status.allocatable} if node else {},
-            sorted(self.pods_by_node.get(name, {})),
+            list(self.pods_by_node.get(name, {})),
             self.node_gpu_files.get(name, ()),
         )
 
@@ -265,6 +277,8 @@ class ClusterFacts:
         """The evidence that is absent, said plainly (for ``diagnose <node>`` of a non-GPU node)."""
         return gpu_node_absent_evidence(name in self.node_dirs)
 
+
+_Evidence = tuple[Mapping[str, str], Mapping[str, str], list[str], Sequence[str]]
 
 #: Controllers whose pods are a cluster-wide service, not one node's agent.
 _CLUSTER_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "Deployment"})

@@ -25,7 +25,7 @@ choosing the key. :func:`plugin_sharing` reads such a config.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +77,26 @@ def gpu_evidence(
     folder_files: Iterable[str],
 ) -> list[str]:
     """Each piece of GPU evidence found, said plainly; empty when there is none."""
-    found = [f"resource {k}" for k in sorted(resources) if k.startswith((GPU, MIG_PREFIX))]
+    return list(_evidence(labels, resources, stack_components, folder_files))
+
+
+def has_gpu_evidence(
+    labels: Mapping[str, str],
+    resources: Mapping[str, str],
+    stack_components: Iterable[str],
+    folder_files: Iterable[str],
+) -> bool:
+    """Whether ``gpu_evidence`` finds any (it stops at the first piece)."""
+    return next(_evidence(labels, resources, stack_components, folder_files), None) is not None
+
+
+def _evidence(
+    labels: Mapping[str, str],
+    resources: Mapping[str, str],
+    stack_components: Iterable[str],
+    folder_files: Iterable[str],
+) -> Iterator[str]:
+    yield from (f"resource {k}" for k in sorted(resources) if k.startswith((GPU, MIG_PREFIX)))
     for key, value in sorted(labels.items()):
         if value != "true":
             continue
@@ -86,12 +105,11 @@ def gpu_evidence(
             or key == "nvidia.com/gpu.present"
             or key.startswith("nvidia.com/gpu.deploy.")
         ):
-            found.append(f"label {key}=true")
+            yield f"label {key}=true"
     if "nvidia.com/gpu.product" in labels:
-        found.append(f"label nvidia.com/gpu.product={labels['nvidia.com/gpu.product']}")
-    found += [f"{c} pod on the node" for c in sorted(set(stack_components) & GPU_STACK_COMPONENTS)]
-    found += [f"node folder {f}" for f in folder_files]
-    return found
+        yield f"label nvidia.com/gpu.product={labels['nvidia.com/gpu.product']}"
+    yield from (f"{c} pod on the node" for c in sorted(set(stack_components) & GPU_STACK_COMPONENTS))
+    yield from (f"node folder {f}" for f in folder_files)
 
 
 def gpu_node_absent_evidence(has_folder: bool) -> str:

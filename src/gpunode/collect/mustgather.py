@@ -24,8 +24,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpunode.errors import BundleError
 from gpunode.safety import inside
 
@@ -52,6 +50,8 @@ def is_must_gather(src: Path) -> bool:
 
 
 def _load_yaml(path: Path) -> Any:
+    import yaml  # only for a must-gather: every `--from` checks whether it was given one
+
     try:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         return yaml.load(path.read_text(errors="replace"), Loader=loader)
