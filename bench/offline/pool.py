@@ -20,6 +20,7 @@ import argparse
 import gc
 import json
 import os
+import random
 import resource
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -91,6 +92,44 @@ def one_pass(facts: ClusterFacts, view: str, jobs: int, workers: int) -> dict[st
     }
 
 
+def _spin(table: dict[int, int], steps: int) -> None:
+    """Dictionary lookups over a table larger than the caches: what judging nodes is like."""
+    at = 0
+    for _ in range(steps):
+        at = table[at]
+
+
+def _cpu_of(children: int, table: dict[int, int], steps: int) -> float:
+    """CPU seconds of each of ``children`` forked processes spinning at the same time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    pids = []
+    for _ in range(children):
+        pid = os.fork()
+        if pid == 0:
+            _spin(table, steps)
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / children
+
+
+def concurrency_cost(cores: int, rounds: int) -> float:
+    """CPU of the same work in ``cores`` processes at once over one process alone (best of
+    ``rounds`` each): above 1 when processes running together slow each other (shared
+    caches and memory bandwidth, or virtual cores that are one physical core's threads).
+    No pool can be cheaper than this; it says what of a pool's cost is the machine's."""
+    size = 1 << 21
+    order = list(range(1, size))
+    random.Random(7).shuffle(order)
+    table = dict(zip([0, *order], [*order, 0], strict=True))  # one cycle through every key
+    steps = 3_000_000
+    alone = min(_cpu_of(1, table, steps) for _ in range(rounds))
+    together = min(_cpu_of(cores, table, steps) for _ in range(rounds))
+    return round(together / alone, 3)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -110,7 +149,8 @@ def main() -> None:
             if way not in best or cpu < best[way]["parent_cpu_s"] + best[way]["workers_cpu_s"]:
                 best[way] = got
     print(json.dumps({"view": args.view, "gpu_nodes": len(facts.gpu_nodes()), "cores": cores,
-                      "load_avg": os.getloadavg()[0], **best}))
+                      "load_avg": os.getloadavg()[0],
+                      "concurrency_cost": concurrency_cost(cores, args.rounds), **best}))
 
 
 if __name__ == "__main__":

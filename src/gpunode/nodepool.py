@@ -87,8 +87,7 @@ def _in_workers(names: Sequence[str], work: Callable[[str], Any], workers: int,
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    size = max(1, min(MAX_CHUNK, len(names) // (workers * 8)))
-    chunks = [list(names[i : i + size]) for i in range(0, len(names), size)]
+    chunks = _chunks(names, workers)
     _WORK["work"] = work
     if codec is not None:
         _CODEC["codec"] = codec
@@ -111,6 +110,16 @@ def _in_workers(names: Sequence[str], work: Callable[[str], Any], workers: int,
         pool.shutdown(wait=True, cancel_futures=True)
         _WORK.clear()
         _CODEC.clear()
+
+
+def _chunks(names: Sequence[str], workers: int) -> list[list[str]]:
+    """Chunks of up to MAX_CHUNK nodes, the last few a quarter of that: a worker that takes
+    the last chunk then finishes soon after the others (no core idles long at the end)."""
+    size = max(1, min(MAX_CHUNK, len(names) // (workers * 8)))
+    small = max(1, size // 4)
+    head = max(0, len(names) - small * workers * 4) // size * size
+    return ([list(names[i : i + size]) for i in range(0, head, size)]
+            + [list(names[i : i + small]) for i in range(head, len(names), small)])
 
 
 def _run_chunk(names: list[str]) -> list[Any] | bytes:

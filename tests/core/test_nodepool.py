@@ -38,6 +38,16 @@ def test_small_fleets_and_jobs_1_stay_in_this_process(monkeypatch: pytest.Monkey
     assert nodepool.jobs(100_000) == 1
 
 
+def test_chunks_keep_node_order_and_end_small() -> None:
+    """The last chunks are a quarter of the others, so the workers finish close together."""
+    names = [f"gpu-{i:05d}" for i in range(4_999)]
+    chunks = nodepool._chunks(names, 2)
+    assert [name for chunk in chunks for name in chunk] == names
+    assert max(len(chunk) for chunk in chunks) == nodepool.MAX_CHUNK
+    assert all(len(chunk) <= nodepool.MAX_CHUNK // 4 for chunk in chunks[-8:])
+    assert nodepool._chunks(names[:3], 2) == [[n] for n in names[:3]]
+
+
 def _refuse(name: str) -> str:
     if name == "gpu-017":
         raise BundleError(f"nodes/{name}/cmd/nvidia-smi-q.xml: cannot read")
