@@ -10,7 +10,8 @@ Interleaving the three in one process keeps slow drifts of a shared machine out 
 the comparison; the round with the least CPU is kept for each. Per way: CPU seconds
 of this process (``parent_cpu_s``) and of its workers (``workers_cpu_s``, from
 ``RUSAGE_CHILDREN`` once they are reaped), minor page faults of each, wall seconds,
-bytes the workers sent back and the time from the pool's start to its first result.
+bytes the workers sent back, the time from the pool's start to its first result and
+how long each fork took.
 Prints one JSON line.
 """
 
@@ -64,6 +65,20 @@ def _timed(original: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any
 
 WORKERS = [0]
 nodepool._in_workers = _timed(nodepool._in_workers)  # type: ignore[assignment]
+_FORKS: list[float] = []
+_fork = os.fork
+
+
+def _timed_fork() -> int:
+    """``os.fork`` timed in the parent: copying the page tables of a large process."""
+    started = time.perf_counter()
+    pid = _fork()
+    if pid:
+        _FORKS.append(time.perf_counter() - started)
+    return pid
+
+
+os.fork = _timed_fork
 
 
 def one_pass(facts: ClusterFacts, view: str, jobs: int, workers: int) -> dict[str, float]:
@@ -72,6 +87,7 @@ def one_pass(facts: ClusterFacts, view: str, jobs: int, workers: int) -> dict[st
     WORKERS[0] = workers
     _SENT.clear()
     _FIRST.clear()
+    _FORKS.clear()
     gc.collect()
     me0, kids0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
@@ -89,6 +105,7 @@ def one_pass(facts: ClusterFacts, view: str, jobs: int, workers: int) -> dict[st
         "workers_minflt": kids.ru_minflt - kids0.ru_minflt,
         "sent_bytes": sum(_SENT),
         "first_result_s": round(_FIRST[0], 3) if _FIRST else 0.0,
+        "fork_ms": [round(f * 1e3, 1) for f in _FORKS],
     }
 
 
