@@ -118,7 +118,25 @@ _LABELS_MAX = 4096
 
 
 def _plain_comment(line: str, counters: list[str]) -> bool:
-    """Whether a comment line is one the fast path reads as the library does."""
+    """Whether a comment line is one the fast path reads as the library does (HELP and
+    TYPE lines repeat from scrape to scrape: each is read once, bounded)."""
+    known = _COMMENTS.get(line)
+    if known is None:
+        found: list[str] = []
+        known = _COMMENTS[line] = (_read_comment(line, found), found[0] if found else None)
+        if len(_COMMENTS) > _LABELS_MAX:
+            _COMMENTS.clear()
+    if known[1] is not None:
+        counters.append(known[1])
+    return known[0]
+
+
+#: Comment lines read, with what they say (bounded as ``_LABELS``).
+_COMMENTS: dict[str, tuple[bool, str | None]] = {}
+_COMMENT_NAMES: dict[str, str] = {}
+
+
+def _read_comment(line: str, counters: list[str]) -> bool:
     if '"' in line or "\\" in line:
         return False
     parts = line.split(None, 3)
@@ -168,8 +186,13 @@ def split_families(text: str) -> dict[str, str]:
     groups: dict[str, list[str]] = {}
     for line in text.splitlines():
         if line.startswith("#"):
-            parts = line.split(None, 3)
-            name = parts[2] if len(parts) > 2 and parts[1] in ("HELP", "TYPE") else ""
+            name = _COMMENT_NAMES.get(line)
+            if name is None:
+                parts = line.split(None, 3)
+                name = parts[2] if len(parts) > 2 and parts[1] in ("HELP", "TYPE") else ""
+                if len(_COMMENT_NAMES) >= _LABELS_MAX:
+                    _COMMENT_NAMES.clear()
+                _COMMENT_NAMES[line] = name
         else:
             match = _SAMPLE_NAME.match(line)
             name = match.group(1) if match else ""
