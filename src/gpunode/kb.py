@@ -486,9 +486,10 @@ def literal_gate(patterns: tuple[str, ...]) -> tuple[GateLiteral, ...] | None:
         if literals is None:
             return None
         found.update(literals)
-    # A literal that holds a shorter one is implied by it: only the shorter is searched.
+    # A literal that holds a shorter one searched alike is implied by it: only the shorter
+    # is searched.
     kept = [lit for lit in found if not any(
-        other != lit and other[1] <= lit[1] and other[0] in lit[0] for other in found)]
+        other != lit and other[1] == lit[1] and other[0] in lit[0] for other in found)]
     return tuple(sorted(kept))
 
 

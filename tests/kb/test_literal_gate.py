@@ -41,6 +41,13 @@ def test_a_text_without_the_literals_is_ruled_out() -> None:
     assert may_match("image FAILED TO PULL", literal_gate((r"(?i)failed to pull",)))
 
 
+def test_a_folded_literal_is_kept_beside_a_shorter_exact_one() -> None:
+    gate = literal_gate((r"(?i)abcde", r"bcd"))
+    assert gate == (("abcde", True), ("bcd", False))
+    assert may_match("ABCDE", gate)
+    assert not may_match("ABxCDE", gate)
+
+
 def test_a_pattern_without_a_literal_opens_the_gate() -> None:
     assert literal_gate((r"\d+ GPUs", r"a|bcd")) is None
     assert may_match("anything", None)
