@@ -86,7 +86,10 @@ class Judgement:
     @cached_property
     def status(self) -> Status:
         """A problem wins; then positive evidence; then unknown; absent is last."""
-        present = {f.status for f in self.findings}
+        findings = self.findings
+        if len(findings) == 1 and findings[0].status not in PROBLEMS:  # most components
+            return findings[0].status
+        present = {f.status for f in findings}
         if not present.isdisjoint(PROBLEMS) and (problems := self.problems):
             return min((f.status for f in problems), key=STATUS_RANK.__getitem__)
         for status in _NO_PROBLEM_ORDER:
@@ -107,15 +110,15 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     plan = node_plan(catalog)
     lacking = {needs: ctx.missing(needs) for needs in plan.needs}  # what this node lacks
     for cid, component_checks in plan.components:
-        judgement = Judgement(cid, [])
+        findings: list[Finding] = []
+        judgement = out[cid] = Judgement(cid, findings)
         for chk in component_checks:
             missing = lacking[chk.needs]
             if missing:
                 judgement.unobserved.extend(missing)
                 continue
-            judgement.findings.extend(chk.fn(ctx, cid))
-        judgement.findings.extend(signature_findings(ctx, cid))
-        out[cid] = judgement
+            findings.extend(chk.fn(ctx, cid))
+        findings.extend(signature_findings(ctx, cid))
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
 

@@ -26,7 +26,9 @@ def pod_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Judge each pod of the component on this node, or its absence."""
     pods = ctx.stack_pods(component)
     if not pods:
-        yield from _absent(ctx, component)
+        absent = _absent(ctx, component)
+        if absent is not None:
+            yield absent
         return
     if not ctx.node_reporting:
         yield unknown(component, "pod status is stale: the node is not reporting")
@@ -54,19 +56,21 @@ def _deliberately_idle(ctx: NodeContext, pod: Pod) -> str | None:
     return None
 
 
-def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
+def _absent(ctx: NodeContext, component: str) -> Finding | None:
+    """What no pod of the component here means; None where its own checks judge it."""
     entry = ctx.facts.catalog.by_id[component]
     targeting = ctx.daemonsets_targeting(component)
+    found: Finding | None
     if targeting and not ctx.facts.pods_seen_in(targeting[0].metadata.namespace):
         ds = targeting[0]
-        yield unknown(component, f"pods of {ds.metadata.namespace} were not listed",
-                      Evidence("manifest.json scoped", f"no pod list for {ds.metadata.namespace}"))
+        found = unknown(component, f"pods of {ds.metadata.namespace} were not listed",
+                        Evidence("manifest.json scoped", f"no pod list for {ds.metadata.namespace}"))
     elif not targeting and not ctx.pods_complete:
-        if not entry.host_alternative:
-            yield unknown(component, "no pod found, but pods were listed only in some namespaces",
-                          Evidence("manifest.json scoped", "cluster/pods.json is not cluster-wide"))
+        found = None if entry.host_alternative else unknown(
+            component, "no pod found, but pods were listed only in some namespaces",
+            Evidence("manifest.json scoped", "cluster/pods.json is not cluster-wide"))
     elif (skipped := _operator_skip(ctx, entry)) is not None:
-        yield not_deployed(component, skipped)
+        found = not_deployed(component, skipped)
     elif targeting:
         ds = targeting[0]
         ev = Evidence(
@@ -74,43 +78,42 @@ def _absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
             f"desired={ds.status.desired_number_scheduled} ready={ds.status.number_ready}; "
             f"no pod on {ctx.name}",
         )
-        yield problem(
+        found = problem(
             component, "pod_missing", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
         )
     elif (blocked := ctx.untolerated_taint(component)) is not None:
-        yield from _taint_blocks(ctx, component, *blocked)
+        found = _taint_blocks(ctx, component, *blocked)
     else:
-        yield from _untargeted(ctx, entry)
+        found = _untargeted(ctx, entry)
+    return found
 
 
-def _taint_blocks(ctx: NodeContext, component: str, ds: DaemonSet, taint: Taint) -> Iterator[Finding]:
+def _taint_blocks(ctx: NodeContext, component: str, ds: DaemonSet, taint: Taint) -> Finding:
     if taint.key in CONTROL_PLANE_TAINTS:  # usual on control planes: not scheduled there by design
-        yield not_deployed(component, f"{ds.metadata.name} does not tolerate {taint.key} (control plane)")
-        return
+        return not_deployed(component, f"{ds.metadata.name} does not tolerate {taint.key} (control plane)")
     ev = Evidence(
         f"node/{ctx.name} spec.taints",
         f"{taint.key}={taint.value}:{taint.effect} not tolerated by daemonset "
         f"{ds.metadata.namespace}/{ds.metadata.name}",
     )
-    yield problem(
+    return problem(
         component, "taint_not_tolerated", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
     )
 
 
-def _untargeted(ctx: NodeContext, entry: Component) -> Iterator[Finding]:
+def _untargeted(ctx: NodeContext, entry: Component) -> Finding | None:
     """No DaemonSet of ours targets the node: the platform's part, the host's, or missing."""
     component = entry.id
     if component in ctx.platform.provides:
         title = ctx.platform.title
-        yield unknown(component, f"installed by the platform ({title}), not by a pod gpunode knows")
-    elif entry.host_alternative:
-        return  # judged from host evidence by the component's own checks
-    elif entry.required:
-        yield problem(
+        return unknown(component, f"installed by the platform ({title}), not by a pod gpunode knows")
+    if entry.host_alternative:
+        return None  # judged from host evidence by the component's own checks
+    if entry.required:
+        return problem(
             component, "component_missing", Evidence("cluster/pods.json", f"no {component} pod on {ctx.name}")
         )
-    else:
-        yield not_deployed(component, "no pods and no DaemonSet for this node")
+    return not_deployed(component, "no pods and no DaemonSet for this node")
 
 
 def _operator_skip(ctx: NodeContext, entry: Component) -> str | None:
