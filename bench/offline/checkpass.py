@@ -47,6 +47,8 @@ def main() -> None:
     parser.add_argument("bundle", type=Path)
     parser.add_argument("--nodes", type=int, default=0, help="judge only the first N GPU nodes")
     parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--all", action="store_true",
+                        help="replay nothing: the judge and report phases of nodepass.py whole")
     parser.add_argument("--instructions", action="store_true",
                         help="run the passes inside functools.reduce, untimed (for callgrind)")
     args = parser.parse_args()
@@ -62,16 +64,19 @@ def main() -> None:
 
     def one(name: str) -> None:
         ctx = NodeContext(facts, name, observations[name], kb)
-        parsed = recorded.get(("parsed", name))
+        parsed = None if args.all else recorded.get(("parsed", name))
         if parsed is not None:
             ctx.__dict__.update(parsed[0])
             ctx._dcgm_parsed.update(parsed[1])
         judge.node_report(ctx, diagnose.judge_node(ctx, facts.catalog), problems)
-        if parsed is None:
+        if parsed is None and not args.all:
             kept = {key: ctx.__dict__[key] for key in PARSED if key in ctx.__dict__}
             recorded["parsed", name] = (kept, dict(ctx._dcgm_parsed))
 
-    _record(recorded, lambda: [one(name) for name in names])
+    if args.all:
+        [one(name) for name in names]  # fills the per-process caches, as nodepass.py does
+    else:
+        _record(recorded, lambda: [one(name) for name in names])
     if args.instructions:
         functools.reduce(lambda _a, _b: [one(name) for name in names], range(args.passes), None)
         return
