@@ -267,6 +267,14 @@ def test_tarball_bundle_and_subprocess_mode(tmp_path: Path, mini_bundle: Path) -
         assert server.path_counts()["GET /api/v1/nodes"] == 1
 
 
+def test_subprocess_server_takes_a_token_that_begins_with_a_dash(mini_bundle: Path) -> None:
+    # A random token begins with "-" about once in 64 (urlsafe base64): the server must start.
+    with serve_bundle(mini_bundle, in_subprocess=True, token="-Xdash-token") as server, \
+            http(server) as client:
+        assert server.token == "-Xdash-token"
+        assert client.get("/version").status_code == 200
+
+
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
 def test_kubectl_can_use_the_server(mini_server: RunningServer) -> None:
     def kubectl(*args: str) -> str:

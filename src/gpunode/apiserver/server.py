@@ -279,8 +279,9 @@ def _serve_subprocess(bundle_dir: Path, *, host: str, port: int, faults: Faults,
     workdir = Path(tempfile.mkdtemp(prefix="gpunode-apiserver-"))
     ready = workdir / "ready.json"
     argv = [sys.executable, "-m", "gpunode.apiserver", str(bundle_dir), "--host", host,
-            "--port", str(port), "--ready-file", str(ready), "--token",
-            token or secrets.token_urlsafe(24), "--kubeconfig",
+            "--port", str(port), "--ready-file", str(ready),
+            # one argument: a random token may begin with "-", which argparse would take for an option
+            f"--token={token or secrets.token_urlsafe(24)}", "--kubeconfig",
             str(kubeconfig_path or workdir / "kubeconfig"), *fault_args(faults)]
     if not cache_pages:
         argv.append("--no-page-cache")
