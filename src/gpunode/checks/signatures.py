@@ -119,6 +119,8 @@ class _Plan:
 def _shared_plan(ctx: NodeContext) -> _Plan:
     texts, logged = _node_texts(ctx)
     side = _side_logged(ctx.facts)
+    if sum(len(text) for text in texts.values()) > _PLAN_TEXT_MAX:
+        return _Plan(ctx.kb, texts, logged, side)  # a node of its own: not kept
     key = (id(ctx.kb), side, logged, texts["event"], texts["waiting"], texts["node_condition"])
     plan = _PLANS.get(key)
     if plan is None or plan.kb is not ctx.kb:
@@ -128,9 +130,11 @@ def _shared_plan(ctx: NodeContext) -> _Plan:
     return plan
 
 
-#: Plans by what decides them; bounded so a fleet of distinct texts cannot grow it.
+#: Plans by what decides them; bounded so a fleet of distinct texts cannot grow it, and
+#: kept only for nodes whose texts are short (a node with many events has a plan of its own).
 _PLANS: dict[tuple[object, ...], _Plan] = {}
 _PLANS_MAX = 256
+_PLAN_TEXT_MAX = 4096
 
 
 def _node_texts(ctx: NodeContext) -> tuple[dict[MatchSource, str], bool]:
