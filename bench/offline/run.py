@@ -142,9 +142,14 @@ def run_size(work: Path, nodes: int, repeat: int) -> dict[str, Any]:
         "validate_serial": ([*gpunode, "validate", "--from", str(path), "-o", "json"], serial),
     }
     results: dict[str, Any] = {"gpu_nodes": nodes, "pods": nodes * 20}
-    for name, (argv, env) in commands.items():
-        runs = [measure(argv, env) for _ in range(repeat)]
-        results[name] = min(runs, key=lambda r: r["wall_s"]) | {"runs": runs}
+    # Rounds interleave the commands, so a machine that slows down or speeds up during the
+    # run (a shared host) weighs on every command alike, not on those measured last.
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, (argv, env) in commands.items():
+            runs[name].append(measure(argv, env))
+    for name, measured in runs.items():
+        results[name] = min(measured, key=lambda r: r["wall_s"]) | {"runs": measured}
     floor = results["floor"]
     for view in ("diagnose", "diagnose_serial"):
         results[f"{view}_vs_floor_wall"] = round(results[view]["wall_s"] / floor["wall_s"], 2)
