@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
+from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
@@ -208,8 +209,8 @@ class Recogniser:
         return (
             self._by_owner(owner_names)
             or self._by_labels(labels)
-            or self._by_container_names(containers)
-            or self._by_images(containers)
+            or self._by_container_names(name for name, _image in containers)
+            or self._by_images(image for _name, image in containers)
         )
 
     def component_of_pod(self, owners: tuple[OwnerRef, ...], labels: Mapping[str, str],
@@ -224,18 +225,8 @@ class Recogniser:
             return found
         if not self._label_items.isdisjoint(labels.items()):
             return self._by_labels(labels)
-        names = self._containers
-        for container in containers:
-            cid = names.get(container.name)
-            if cid:
-                return cid
-        for container in containers:
-            cid = self._image_memo.get(container.image, _UNSEEN)
-            if cid is _UNSEEN:
-                cid = self._image_component(container.image)
-            if cid:
-                return cid
-        return None
+        return (self._by_container_names(map(_NAME, containers))
+                or self._by_images(map(_IMAGE, containers)))
 
     def _by_owner(self, owner_names: Iterable[str]) -> str | None:
         for owner in owner_names:
@@ -259,15 +250,16 @@ class Recogniser:
                 return cid
         return None
 
-    def _by_container_names(self, containers: Sequence[tuple[str, str]]) -> str | None:
-        for name, _image in containers:
-            cid = self._containers.get(name)
+    def _by_container_names(self, names: Iterable[str]) -> str | None:
+        known = self._containers
+        for name in names:
+            cid = known.get(name)
             if cid:
                 return cid
         return None
 
-    def _by_images(self, containers: Sequence[tuple[str, str]]) -> str | None:
-        for _name, image in containers:
+    def _by_images(self, images: Iterable[str]) -> str | None:
+        for image in images:
             cid = self._image_component(image)
             if cid:
                 return cid
@@ -282,6 +274,8 @@ class Recogniser:
 
 #: Not yet looked up (no component id is this).
 _UNSEEN = "\0"
+#: A decoded container's name and image.
+_NAME, _IMAGE = attrgetter("name"), attrgetter("image")
 
 
 def _owner_base(kind: str, name: str) -> str:

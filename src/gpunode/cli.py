@@ -141,7 +141,6 @@ def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = N
 
     # The facts only grow until the report is built (gc_paused: no collection pass over
     # millions of objects of a large bundle, before or after).
-    keep_facts(None)  # a watch loop's previous facts go before the next are read
     with gc_paused(keep=True):
         facts = keep_facts(load_bundle(bundle))
         wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))

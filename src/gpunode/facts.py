@@ -147,6 +147,20 @@ class ClusterFacts:
         return {k: v for k, v in out.items() if v}
 
     @cached_property
+    def logged_nodes(self) -> frozenset[str]:
+        """Nodes with a stack pod whose log the bundle holds (most nodes have none)."""
+        return frozenset(node for node, by_component in self.pods_by_node.items()
+                         if any(sp.key in self.log_index for pods in by_component.values() for sp in pods))
+
+    @cached_property
+    def side_logged(self) -> frozenset[str]:
+        """Components with a cluster-wide pod (nfd-master) that has log lines: what their
+        decisive lines say is read for every node."""
+        return frozenset(
+            component for component, pods in self.cluster_side.items()
+            if any(log.lines for sp in pods for log in self.cluster_logs.get(sp.key, ())))
+
+    @cached_property
     def workloads_by_node(self) -> dict[str, list[Pod]]:
         """GPU workload pods by the node they run on (or are pinned to)."""
         out: dict[str, list[Pod]] = defaultdict(list)

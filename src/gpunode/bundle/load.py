@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import tarfile
-import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,8 +77,10 @@ def gc_paused(keep: bool = False) -> Iterator[None]:
     freeze with one full collection, so cyclic garbage is never kept for good.
     """
     was_enabled = gc.isenabled()
-    if was_enabled and keep:
-        _release_frozen()
+    if keep:
+        keep_facts(None)  # an earlier round's facts (a watch loop) go before these are built
+        if was_enabled:
+            _release_frozen()
     gc.disable()
     try:
         yield
@@ -469,25 +470,9 @@ def read_node_observations(facts: ClusterFacts, node: str) -> NodeObservations:
 
 
 def _node_logs(facts: ClusterFacts, node: str) -> dict[tuple[str, str], tuple[LogFile, ...]]:
-    if node not in _logged_nodes(facts):
+    if node not in facts.logged_nodes:
         return {}  # most nodes: no pod on them has a log in the bundle
     return _pod_logs(facts, (sp for pods in facts.pods_by_node.get(node, {}).values() for sp in pods))
-
-
-def _logged_nodes(facts: ClusterFacts) -> frozenset[str]:
-    """Nodes with a stack pod whose log the bundle holds, found once per bundle."""
-    known = _LOGGED_NODES.get(id(facts))
-    if known is None or known[0]() is not facts:
-        logged = frozenset(node for node, by_component in facts.pods_by_node.items()
-                           if any(sp.key in facts.log_index for pods in by_component.values() for sp in pods))
-        if len(_LOGGED_NODES) >= 64:
-            _LOGGED_NODES.clear()
-        known = _LOGGED_NODES[id(facts)] = (weakref.ref(facts), logged)
-    return known[1]
-
-
-#: By the identity of the facts they were found for (held weakly: facts are not hashable).
-_LOGGED_NODES: dict[int, tuple[weakref.ref[ClusterFacts], frozenset[str]]] = {}
 
 
 def _pod_logs(facts: ClusterFacts, pods: Iterable[StackPod]) -> dict[tuple[str, str], tuple[LogFile, ...]]:

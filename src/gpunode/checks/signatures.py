@@ -8,7 +8,6 @@ line in an unrelated container from naming a root cause.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator
 from weakref import WeakKeyDictionary
 
@@ -48,21 +47,23 @@ def signature_findings(ctx: NodeContext, component: str) -> list[Finding]:
     return findings
 
 
-def _scans(kb: KnowledgeBase, component: str) -> list[tuple[MatchSource, Scanner, Matchers]]:
-    """The scanners with signatures for ``component``, with them (the same for every node)."""
+def _scans(kb: KnowledgeBase, component: str) -> list[_Scan]:
+    """The scanners with signatures for ``component``, with them and their literal gate
+    (the same for every node)."""
     known = _SCANS.get(component)
     if known is None or known[0] is not kb:
-        scans: list[tuple[MatchSource, Scanner, Matchers]] = [
-            (source, scanner, matchers) for source, scanner in _SCANNERS.items()
-            if (matchers := kb.matchers(component, source))]
+        scans = [(source, scanner, matchers) for source, scanner in _SCANNERS.items()
+                 if (matchers := kb.matchers(component, source))]
         if generic := kb.matchers("*", "event"):
             scans.append(("event", _own_events, generic))
-        known = _SCANS[component] = (kb, scans)
+        gated = [(source, scanner, matchers, literal_gate(tuple(m.pattern for _, m in matchers)))
+                 for source, scanner, matchers in scans]
+        known = _SCANS[component] = (kb, gated)
     return known[1]
 
 
 #: Per component: the knowledge base the scans were listed for, and the scans.
-_SCANS: dict[str, tuple[KnowledgeBase, list[tuple[MatchSource, Scanner, Matchers]]]] = {}
+_SCANS: dict[str, tuple[KnowledgeBase, list[_Scan]]] = {}
 
 def _node_plan(ctx: NodeContext, component: str) -> list[tuple[Scanner, Matchers]]:
     """The scans of ``component`` worth running on this node.
@@ -72,14 +73,14 @@ def _node_plan(ctx: NodeContext, component: str) -> list[tuple[Scanner, Matchers
     joined once per node) holds no literal of the scan's signatures
     (``kb.literal_gate``): no line can match then. A log scan is left out when no pod
     on the node has a log line, unless the component has a cluster-wide pod with log
-    lines (``_side_logged``). Most nodes have none of these, and the same texts (no
+    lines (``ClusterFacts.side_logged``). Most nodes have none of these, and the same texts (no
     event, init containers that completed, a ready kubelet): their plan is shared."""
     plan = _plan_of(ctx)
     runs = plan.runs.get(component)
     if runs is None:
         runs = plan.runs[component] = [
-            (scanner, matchers) for source, scanner, matchers in _scans(ctx.kb, component)
-            if plan.worth_scanning(component, source, matchers)]
+            (scanner, matchers) for source, scanner, matchers, gate in _scans(ctx.kb, component)
+            if plan.worth_scanning(component, source, gate)]
     return runs
 
 
@@ -99,11 +100,12 @@ class _Plan:
         self.kb, self.texts, self.logged, self.side_logged = kb, texts, logged, side_logged
         self.runs: dict[str, list[tuple[Scanner, Matchers]]] = {}
 
-    def worth_scanning(self, component: str, source: MatchSource, matchers: Matchers) -> bool:
+    def worth_scanning(self, component: str, source: MatchSource,
+                       gate: tuple[GateLiteral, ...] | None) -> bool:
         if source == "log":
             return self.logged or component in self.side_logged
         text = self.texts.get(source)
-        return text is None or may_match(text, _gate(matchers))
+        return text is None or may_match(text, gate)
 
     def may_trace(self, m: Match) -> bool:
         """Whether a traced signature (``traced_findings``) may be seen on these nodes: in
@@ -118,7 +120,7 @@ class _Plan:
 
 def _shared_plan(ctx: NodeContext) -> _Plan:
     texts, logged = _node_texts(ctx)
-    side = _side_logged(ctx.facts)
+    side = ctx.facts.side_logged
     if sum(len(text) for text in texts.values()) > _PLAN_TEXT_MAX:
         return _Plan(ctx.kb, texts, logged, side)  # a node of its own: not kept
     key = (id(ctx.kb), side, logged, texts["event"], texts["waiting"], texts["node_condition"])
@@ -164,39 +166,10 @@ def _stopped_lines(statuses: Iterable[ContainerStatus], out: list[str]) -> None:
             out.extend(_state_lines(last))
 
 
-def _gate(matchers: Matchers) -> tuple[GateLiteral, ...] | None:
-    """``literal_gate`` of the matchers' patterns (the same list for every node)."""
-    key = id(matchers)
-    known = _GATES.get(key)
-    if known is None or known[0] is not matchers:
-        known = _GATES[key] = (matchers, literal_gate(tuple(m.pattern for _, m in matchers)))
-    return known[1]
-
-
-#: Gates by the identity of the knowledge base's matcher list (kept alive by the entry).
-_GATES: dict[int, tuple[Matchers, tuple[GateLiteral, ...] | None]] = {}
-
-
-def _side_logged(facts: ClusterFacts) -> frozenset[str]:
-    """Components with a cluster-wide pod (nfd-master) that has log lines: what their
-    decisive lines say is read for every node (``_logs``). Found once per bundle."""
-    known = _SIDE_LOGGED.get(id(facts))
-    if known is None or known[0]() is not facts:
-        logged = frozenset(
-            component for component, pods in facts.cluster_side.items()
-            if any(log.lines for sp in pods for log in facts.cluster_logs.get(sp.key, ())))
-        if len(_SIDE_LOGGED) >= 64:
-            _SIDE_LOGGED.clear()
-        known = _SIDE_LOGGED[id(facts)] = (weakref.ref(facts), logged)
-    return known[1]
-
-
-#: By the identity of the facts they were found for (held weakly: facts are not hashable).
-_SIDE_LOGGED: dict[int, tuple[weakref.ref[ClusterFacts], frozenset[str]]] = {}
-
-
 Matchers = list[tuple[Cause, Match]]
 Scanner = Callable[[NodeContext, str, Matchers], Iterable[Finding]]
+#: A scan: what it reads, the scanner, its signatures, and their ``literal_gate``.
+_Scan = tuple[MatchSource, Scanner, Matchers, tuple[GateLiteral, ...] | None]
 
 
 def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Finding]:

@@ -112,7 +112,8 @@ def _tag(key: str) -> str:
 _STEPS: dict[str, tuple[str, ...]] = {}
 
 
-def _steps(path: str) -> tuple[str, ...]:
+def path_steps(path: str) -> tuple[str, ...]:
+    """``a/b/c`` as ``("a", "b", "c")``, split once per path (forty paths read per GPU)."""
     steps = _STEPS.get(path)
     if steps is None:
         steps = _STEPS[path] = tuple(path.split("/"))
@@ -171,12 +172,12 @@ class Element:
 
     def value(self, path: str) -> str | None:
         """``.text`` of ``find(path)``; None when absent or without text."""
-        gt = _locate(self._text, self._seps, _steps(path), 0, self._lo, self._hi, self._depth)
+        gt = _locate(self._text, self._seps, path_steps(path), 0, self._lo, self._hi, self._depth)
         return None if gt < 0 else _text_at(self._text, gt)
 
     def sub(self, path: str) -> Element | None:
         """``find(path)``."""
-        steps = _steps(path)
+        steps = path_steps(path)
         text, seps = self._text, self._seps
         gt = _locate(text, seps, steps, 0, self._lo, self._hi, self._depth)
         if gt < 0:
@@ -220,7 +221,7 @@ class Gpu:
         self._parents: dict[str, Element | None] = {}
 
     def value(self, path: str) -> str | None:
-        steps = _STEPS.get(path) or _steps(path)
+        steps = path_steps(path)
         child = self._first(steps)
         if child is None:
             return None
@@ -265,7 +266,7 @@ class Gpu:
         return parent
 
     def sub(self, path: str) -> Element | None:
-        steps = _steps(path)
+        steps = path_steps(path)
         child = self._first(steps)
         if child is None:
             return None

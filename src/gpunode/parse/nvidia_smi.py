@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Final, Protocol
+from typing import Final, Protocol, TypeVar
 
 import msgspec
 
@@ -236,49 +237,39 @@ def _value(node: _Node, *paths: str) -> str | None:
     return None
 
 
-def _cleaned(text: str) -> str:
-    """``text`` stripped, or "" when it says N/A. A GPU's values repeat across a fleet
-    ("0", "Enabled", "N/A"), so short ones are memoised here and in the number readers
-    below; a long text (hostile input) is not kept."""
-    return _cleaned_short(text) if len(text) <= _MEMO_LEN else _clean(text)
-
-
 def _clean(text: str) -> str:
+    """``text`` stripped, or "" when it says N/A. A GPU's values repeat across a fleet
+    ("0", "Enabled", "N/A"), so short ones are memoised (``_cleaned``, as the number
+    readers below); a long text (hostile input) is not kept."""
     return "" if is_missing(text) else text.strip()
 
 
-def _int(value: str | None) -> int | None:
-    return _int_short(value) if value is None or len(value) <= _MEMO_LEN else leading_int(value)
-
-
-def _float(value: str | None) -> float | None:
-    if value is None or len(value) <= _MEMO_LEN:
-        return _float_short(value)
-    return leading_float(value)
-
-
-def _yes_no(value: str | None) -> bool | None:
-    return _yes_no_short(value) if value is None or len(value) <= _MEMO_LEN else yes_no(value)
-
-
 _MEMO_LEN = 64
-_cleaned_short = lru_cache(maxsize=4096)(_clean)
-_int_short = lru_cache(maxsize=4096)(leading_int)
-_float_short = lru_cache(maxsize=4096)(leading_float)
-_yes_no_short = lru_cache(maxsize=256)(yes_no)
+A = TypeVar("A", str, "str | None")
+R = TypeVar("R")
 
 
-_STEPS: dict[str, tuple[str, ...]] = {}
+def _memo_short(read: Callable[[A], R], maxsize: int) -> Callable[[A], R]:
+    """``read``, memoised for values of up to _MEMO_LEN characters (None included)."""
+    memoised = lru_cache(maxsize=maxsize)(read)
+
+    def call(value: A) -> R:
+        return memoised(value) if value is None or len(value) <= _MEMO_LEN else read(value)
+
+    return call
+
+
+_int = _memo_short(leading_int, 4096)
+_float = _memo_short(leading_float, 4096)
+_yes_no = _memo_short(yes_no, 256)
+_cleaned = _memo_short(_clean, 4096)
 
 
 def _find(elem: Element, path: str) -> Element | None:
     """``elem.find(path)`` for a plain child path (``a/b/c``), one tag at a time: each
     step is the C child scan rather than ElementPath's Python iterators (forty lookups
     per GPU). Every ``a`` is tried in document order, so the answer is ``find``'s."""
-    steps = _STEPS.get(path)
-    if steps is None:
-        steps = _STEPS[path] = tuple(path.split("/"))
-    return _descend(elem, steps, 0)
+    return _descend(elem, fast.path_steps(path), 0)
 
 
 def _descend(elem: Element, steps: tuple[str, ...], index: int) -> Element | None:

@@ -86,7 +86,6 @@ def validate(request: ValidateRequest) -> ValidateResult:
     request.check()
     with _bundle_source(request) as (bundle, collected_at):
         progress(request, f"reading bundle {bundle}")
-        keep_facts(None)  # an earlier run's facts (in this process) go before these are read
         with gc_paused(keep=True):  # the facts only grow until both views are built (see cli.build_report)
             report, diagnosis = _judge(request, bundle, collected_at)
         kept = _keep_bundle(bundle, request.output_dir, collected_at is not None)
