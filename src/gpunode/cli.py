@@ -142,9 +142,13 @@ def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = N
     # The facts only grow until the report is built (gc_paused: no collection pass over
     # millions of objects of a large bundle, before or after).
     with gc_paused(keep=True):
-        facts = keep_facts(load_bundle(bundle))
-        wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
-        return diagnose(facts, read_node_observations, wanted, reuse=reuse)
+        facts = keep_facts(load_bundle(bundle, read_ahead=True))
+        try:
+            wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
+            return diagnose(facts, read_node_observations, wanted, reuse=reuse)
+        finally:
+            if facts.ahead is not None:
+                facts.ahead.close()
 
 
 def render_options(output: ReportFormat, show_all: bool = False, show_stack: bool = False) -> RenderOptions:

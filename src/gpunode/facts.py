@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
@@ -35,6 +35,24 @@ from gpunode.bundle.source import BundleSource
 from gpunode.catalog import Catalog, Recogniser, load_catalog
 from gpunode.gpus import gpu_evidence, gpu_node_absent_evidence, has_gpu_evidence, is_gpu_folder_file
 from gpunode.limits import MemoryBudget
+
+#: A node file's parse made ahead: the parsed value, or the parse error's message.
+ParsedAhead = tuple[Any, str | None]
+
+
+class NodeParsesAhead(Protocol):
+    """Parses of node files made before the node pass, by a process that had a core to
+    spare while the cluster lists were decoded (bundle/ahead.py)."""
+
+    def parsed(self, node: str, cmd: Mapping[str, str]) -> dict[str, ParsedAhead]:
+        """Parses of ``node``'s files, by bundle path under the node folder (``cmd/...``),
+        each made from the very text given in ``cmd``; empty when there are none."""
+        ...
+
+    def close(self) -> None:
+        """Stop making parses (the nodes are judged): no process is left behind."""
+        ...
+
 
 GPU_RESOURCE = "nvidia.com/gpu"
 MAX_LOG_BYTES = 4 * 1024 * 1024  # per log file; 10,000+ lines of a crashed container
@@ -134,6 +152,8 @@ class ClusterFacts:
     network_pods: tuple[Pod, ...] = ()
     #: logs of the cluster-side pods (``cluster_side``), read once by bundle.load
     cluster_logs: dict[tuple[str, str], tuple[LogFile, ...]] = field(default_factory=dict)
+    #: Node files parsed by a helper process while the lists were decoded (bundle/ahead.py).
+    ahead: NodeParsesAhead | None = None
 
     @cached_property
     def cluster_side(self) -> dict[str, list[StackPod]]:
@@ -207,7 +227,7 @@ class ClusterFacts:
             missing=missing,
             log_index=_index_logs(source),
             network_pods=indexed.network,
-            **_index_node_dirs(source),
+            **index_node_dirs(source.list("nodes")),
         )
 
     def config_map(self, namespace: str, name: str) -> ConfigMap | None:
@@ -437,13 +457,14 @@ def _index_logs(source: BundleSource) -> dict[tuple[str, str], list[str]]:
     return dict(out)
 
 
-def _index_node_dirs(source: BundleSource) -> dict[str, Any]:
-    """Node folders, their files, and per folder the files in it that are GPU facts (one pass)."""
+def index_node_dirs(listing: Iterable[str]) -> dict[str, Any]:
+    """Node folders, their files, and per folder the files in it that are GPU facts (one
+    pass over a listing of nodes/)."""
     files: dict[str, list[str]] = {}
     gpu_files: dict[str, list[str]] = defaultdict(list)
     name: str | None = None
     in_folder: list[str] = []
-    for rel in source.list("nodes"):  # sorted: a folder's files come one after another
+    for rel in listing:  # sorted: a folder's files come one after another
         if rel.count("/") < 3:
             continue
         _, folder, inner = rel.split("/", 2)
@@ -480,6 +501,8 @@ class NodeObservations:
     files: Mapping[str, str]
     metrics: Mapping[str, str]
     logs: Mapping[tuple[str, str], tuple[LogFile, ...]]
+    #: Files already parsed (ClusterFacts.ahead), by path under the node folder.
+    parsed: Mapping[str, ParsedAhead] | None = None
 
     def path_of(self, kind: str, name: str) -> str:
         """The bundle path of an observation, for evidence."""

@@ -60,7 +60,7 @@ def judged(names: Sequence[str], work: Callable[[str], Any], codec: Codec | None
     wanted = jobs(len(names))
     workers = min(wanted, len(names) - 1)  # the first node is judged here
     done = 0
-    if wanted > 1 and workers > 0 and _can_fork():
+    if wanted > 1 and workers > 0 and can_fork():
         # The first node is judged here before the workers fork: whatever it computes
         # once for all nodes (facts-wide indexes, compiled patterns, validate's
         # cluster-wide sets) is then shared by the workers, not rebuilt (and its
@@ -73,7 +73,7 @@ def judged(names: Sequence[str], work: Callable[[str], Any], codec: Codec | None
     yield from map(work, names[done:])
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
     """Forking a process with other threads running can deadlock the child."""
     import multiprocessing
 

@@ -21,7 +21,7 @@ import stat
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Protocol, cast
 
@@ -61,6 +61,9 @@ class DirSource:
         self._prefix = os.path.join(self._real, "")
         #: Files a listing found: regular files reached through real folders of the bundle.
         self._listed: set[str] = set()
+        #: Listings another process is making of this folder (bundle/ahead.py), by prefix:
+        #: each gives the listing ``list`` would return, or None when it could not be made.
+        self.listings_made: dict[str, Callable[[], list[str] | None]] = {}
 
     def read(self, rel: str, limit: int | None = None) -> bytes | None:
         if rel in self._listed:
@@ -148,6 +151,11 @@ class DirSource:
 
     def list(self, prefix: str) -> list[str]:
         """Regular files under ``prefix``; links are not followed, special files skipped."""
+        made = self.listings_made.pop(prefix, None)
+        listing = made() if made is not None else None
+        if listing is not None:
+            self._listed.update(listing)
+            return listing
         base = self._inside(prefix.rstrip("/"))
         if base is None or not base.is_dir() or (self.root / prefix.rstrip("/")).is_symlink():
             return []

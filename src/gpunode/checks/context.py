@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from gpunode.bundle.kube import ConfigMap, DaemonSet, Event, Node, Pod, Taint, Toleration
 from gpunode.checks.operator import operator_sees_gpu
@@ -231,6 +231,12 @@ class NodeContext:
     def _parsed(self, key: str, text: str | None, parse: Callable[[str], T]) -> T | None:
         if text is None:
             return None
+        ahead = self.obs.parsed.get(key) if self.obs.parsed else None
+        if ahead is not None:  # parsed from this very text before the node pass (bundle/ahead.py)
+            value, error = ahead
+            if error is not None:
+                self.parse_errors[key] = error
+            return cast("T | None", value)
         try:
             return parse(text)
         except ParseError as exc:

@@ -96,7 +96,16 @@ def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
            ) -> tuple[ValidationReport, Report | None]:
     """The checks' report, and the stack diagnosis when the request shows it (made once:
     the diagnosis the checks made is reused when it covers the same nodes)."""
-    facts = keep_facts(load_bundle(bundle))
+    facts = keep_facts(load_bundle(bundle, read_ahead=True))
+    try:
+        return _judge_facts(request, bundle, collected_at, facts)
+    finally:
+        if facts.ahead is not None:
+            facts.ahead.close()
+
+
+def _judge_facts(request: ValidateRequest, bundle: Path, collected_at: float | None,
+                 facts: ClusterFacts) -> tuple[ValidationReport, Report | None]:
     wanted = select_nodes(bundle_node_labels(facts), request.nodes, request.selector, str(bundle))
     facts = only_nodes(facts, wanted)
     if collected_at is not None:
