@@ -169,19 +169,25 @@ def _wanted(source: DirSource) -> bool:
     """Whether the node pass will run in worker processes (nodepool.jobs), counted from
     the folders in ``nodes/`` (a bundle's node folders are its GPU nodes and a few more)."""
     wanted = os.environ.get(ENV, "").strip()
-    if wanted == "0" or not nodepool.can_fork():
+    if wanted == "0":
         return False
-    if wanted == "1":
-        return True
+    if wanted != "1":
+        folders = _folders(source, nodepool.MIN_NODES)
+        if folders < nodepool.MIN_NODES or nodepool.jobs(folders) < 2:
+            return False
+    return nodepool.can_fork()  # last: it loads multiprocessing
+
+
+def _folders(source: DirSource, most: int) -> int:
+    """Entries in ``nodes/``, counted up to ``most``."""
     nodes = source.root / "nodes"
-    if nodes.is_symlink():
-        return False
     try:
+        if nodes.is_symlink():
+            return 0
         with os.scandir(nodes) as entries:
-            folders = sum(1 for _ in islice(entries, nodepool.MIN_NODES))
+            return sum(1 for _ in islice(entries, most))
     except OSError:
-        return False
-    return folders >= nodepool.MIN_NODES and nodepool.jobs(folders) > 1
+        return 0
 
 
 def _helper(source: DirSource, region: mmap.mmap, ready: int, parent: int) -> int:
