@@ -100,7 +100,8 @@ class ReadAhead:
         return {NVIDIA_SMI_KEY: (report, error)}
 
     def close(self) -> None:
-        """Stop the helper now and drop what it made (an error while loading)."""
+        """Stop the helper now, if it still runs, and drop what it made: the command is
+        done with the nodes, or loading failed."""
         self._index = {}
         self._end(0.0)
 
