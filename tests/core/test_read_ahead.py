@@ -115,6 +115,23 @@ def test_a_text_other_than_the_one_parsed_is_parsed_again(tmp_path: Path,
     assert facts.ahead.parsed("gpu-wk-01", {}) == {}
 
 
+def test_a_text_cut_shorter_by_the_node_pass_is_parsed_from_what_it_read(
+        tmp_path: Path, forced: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node's files share one budget: when the files before it used most of it, the node
+    pass reads a cut XML (a parse error) where the helper read it whole."""
+    from gpunode.bundle import load
+
+    bundle = MAKER.bundle_for("falcon-ai", tmp_path)
+    cmd = bundle / "nodes" / "gpu-wk-01" / "cmd"
+    monkeypatch.setattr(load, "MAX_NODE_BYTES", (cmd / "dmesg.txt").stat().st_size + 4000)
+    expected = _without_helper(bundle, monkeypatch)
+    facts = load_bundle(bundle, read_ahead=True)
+    obs = read_node_observations(facts, "gpu-wk-01")
+    assert len(obs.cmd[ahead.NVIDIA_SMI_XML]) < (cmd / ahead.NVIDIA_SMI_XML).stat().st_size
+    assert not obs.parsed
+    assert _report(bundle) == expected
+
+
 def test_the_helpers_listing_is_the_walks_listing_odd_names_included(
         tmp_path: Path, forced: list[dict[str, Any]]) -> None:
     node = tmp_path / "nodes" / "gpu-1"

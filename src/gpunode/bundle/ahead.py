@@ -36,6 +36,7 @@ from gpunode import nodepool
 from gpunode.bundle.source import BundleSource, DirSource
 from gpunode.errors import ParseError
 from gpunode.facts import ParsedAhead, index_node_dirs
+from gpunode.limits import MAX_NODE_BYTES, MAX_NODE_FILE_BYTES
 from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
 
 ENV = "GPUNODE_READ_AHEAD"
@@ -232,18 +233,19 @@ def _helper(source: DirSource, region: mmap.mmap, ready: int, parent: int) -> in
 
 def _parsed_entry(source: DirSource, node: str, files: tuple[str, ...]) -> bytes | None:
     """The node's nvidia-smi XML parsed, with its text's length and hash; None when the node
-    has none or anything else goes wrong (the node pass then does it itself)."""
-    if f"nodes/{node}/{NVIDIA_SMI_KEY}" not in files:
+    has none or anything goes wrong (the node pass then does it itself). Read alone, with
+    the limit a node's files start from: the rare text the node pass reads shorter (the
+    files before it used up the node's share) has another length, and is parsed again."""
+    rel = f"nodes/{node}/{NVIDIA_SMI_KEY}"
+    if rel not in files:
         return None
-    from gpunode.bundle.load import node_texts
-
     try:
-        for kind, name, text in node_texts(source, node, files):  # as the node pass reads them
-            if kind == "cmd" and name == NVIDIA_SMI_XML:
-                return _ENTRY_ENCODER.encode(_parse(text))
+        data = source.read(rel, min(MAX_NODE_FILE_BYTES, MAX_NODE_BYTES))
+        if data is None:
+            return None
+        return _ENTRY_ENCODER.encode(_parse(data.decode("utf-8", errors="replace")))
     except Exception:  # the node pass reads and parses it again, and says what is wrong
         return None
-    return None
 
 
 def _parse(text: str) -> _Entry:
