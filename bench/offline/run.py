@@ -13,6 +13,8 @@ in worker processes, one per core, from 256 GPU nodes on) and with ``GPUNODE_JOB
 worker processes) and the largest single process's peak RSS (``wait4``'s ru_maxrss)
 come from the kernel; the memory of the command and its workers together is their
 summed PSS (shared pages counted once), sampled every 20 ms. Prints and writes JSON (--json).
+``--without-read-ahead`` adds ``diagnose`` with its node files not read ahead
+(``GPUNODE_READ_AHEAD=0``, bundle/ahead.py), to show what that gives.
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ def bundle(work: Path, nodes: int) -> Path:
     return path
 
 
-def run_size(work: Path, nodes: int, repeat: int) -> dict[str, Any]:
+def run_size(work: Path, nodes: int, repeat: int, without_read_ahead: bool = False) -> dict[str, Any]:
     path = bundle(work, nodes)
     gpunode = [str(Path(sys.executable).with_name("gpunode"))]
     serial = {"GPUNODE_JOBS": "1"}
@@ -141,6 +143,9 @@ def run_size(work: Path, nodes: int, repeat: int) -> dict[str, Any]:
         "validate": ([*gpunode, "validate", "--from", str(path), "-o", "json"], None),
         "validate_serial": ([*gpunode, "validate", "--from", str(path), "-o", "json"], serial),
     }
+    if without_read_ahead:  # what the node files read ahead (bundle/ahead.py) gives
+        commands["diagnose_no_read_ahead"] = ([*gpunode, "diagnose", "--from", str(path), "-o", "json"],
+                                              {"GPUNODE_READ_AHEAD": "0"})
     results: dict[str, Any] = {"gpu_nodes": nodes, "pods": nodes * 20}
     # Rounds interleave the commands, so a machine that slows down or speeds up during the
     # run (a shared host) weighs on every command alike, not on those measured last.
@@ -151,7 +156,7 @@ def run_size(work: Path, nodes: int, repeat: int) -> dict[str, Any]:
     for name, measured in runs.items():
         results[name] = min(measured, key=lambda r: r["wall_s"]) | {"runs": measured}
     floor = results["floor"]
-    for view in ("diagnose", "diagnose_serial"):
+    for view in [name for name in commands if name.startswith("diagnose")]:
         results[f"{view}_vs_floor_wall"] = round(results[view]["wall_s"] / floor["wall_s"], 2)
         results[f"{view}_vs_floor_cpu"] = round(results[view]["cpu_s"] / floor["cpu_s"], 2)
     for view, base in (("validate", "diagnose"), ("validate_serial", "diagnose_serial")):
@@ -167,12 +172,14 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs per command (the fastest is kept)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/gpunode-bench-offline"))
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--without-read-ahead", action="store_true",
+                        help="also diagnose with GPUNODE_READ_AHEAD=0 (node files not read ahead)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     _compile_package()
     results = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "cpus": os.cpu_count(), "load_avg_at_start": os.getloadavg()[0],
-               "sizes": [run_size(args.work, n, args.repeat) for n in args.nodes]}
+               "sizes": [run_size(args.work, n, args.repeat, args.without_read_ahead) for n in args.nodes]}
     results["load_avg_at_end"] = os.getloadavg()[0]
     text = json.dumps(results, indent=2)
     print(text)
@@ -180,7 +187,10 @@ def main() -> int:
         args.json.write_text(text + "\n")
     for size in results["sizes"]:
         line = [f"{size['gpu_nodes']:>5} GPU nodes:"]
-        for view in ("floor", "diagnose", "diagnose_serial", "validate", "validate_serial"):
+        for view in ("floor", "diagnose", "diagnose_serial", "validate", "validate_serial",
+                     "diagnose_no_read_ahead"):
+            if view not in size:
+                continue
             r = size[view]
             line.append(f"{view} {r['wall_s']} s wall {r['cpu_s']} s CPU "
                         f"{r['peak_pss_total_mib']} MiB;")

@@ -47,7 +47,7 @@ NVIDIA_SMI_KEY = f"cmd/{NVIDIA_SMI_XML}"
 #: memory; a listing or parses that do not fit are left to this process).
 REGION_BYTES = 128 << 20
 #: How long the node pass waits for the helper to end the node it is parsing.
-FINISH_TIMEOUT_S = 5.0
+FINISH_TIMEOUT_S = 1.0
 
 # The region: a stop byte (this process asks the helper to stop), the header, then data.
 _STOP = 0
