@@ -131,11 +131,20 @@ def _operator_skip(ctx: NodeContext, entry: Component) -> str | None:
 
 def judge_pod(pod: Pod, component: str) -> Finding:
     """The worst thing about one pod, as a finding."""
+    finding = pod_problem(pod, component)
+    if finding is not None:
+        return finding
+    return ok(component, _ok_summary(pod), _pod_evidence(pod, "status.phase", pod.status.phase), pod="true")
+
+
+def pod_problem(pod: Pod, component: str) -> Finding | None:
+    """``judge_pod``'s finding when it is not ``ok`` (a check that looks for sick pods among
+    thousands skips building the healthy ones' findings); None for a healthy pod."""
     for judge in (_init_problem, _container_problem, _phase_problem):
         finding = judge(pod, component)
         if finding is not None:
             return finding
-    return ok(component, _ok_summary(pod), _pod_evidence(pod, "status.phase", pod.status.phase), pod="true")
+    return None
 
 
 def _init_problem(pod: Pod, component: str) -> Finding | None:

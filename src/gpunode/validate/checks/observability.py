@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from gpunode.bundle.kube import GenericObject, Pod
 from gpunode.checks.context import NodeContext
-from gpunode.checks.pods import judge_pod
-from gpunode.model import Evidence, Finding, Status
+from gpunode.checks.pods import pod_problem
+from gpunode.model import Evidence, Finding
 from gpunode.validate.context import ValidationContext
 from gpunode.validate.model import CATEGORY, Outcome
 from gpunode.validate.registry import (
@@ -66,7 +66,7 @@ def _freshness(ctx: ValidationContext, node: NodeContext, gpus: int, ev: Evidenc
 
 
 def _unhealthy(pods: Sequence[Pod], component: str) -> list[Finding]:
-    return [f for f in (judge_pod(p, component) for p in pods) if f.status != Status.OK]
+    return [f for f in (pod_problem(p, component) for p in pods) if f is not None]
 
 
 def _agent_everywhere(ctx: ValidationContext, component: str, label: str) -> Outcome:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from gpunode.bundle.kube import Node, Pod, Taint
 from gpunode.checks.context import NodeContext
@@ -96,18 +97,22 @@ class GpuCapacity:
     allocatable: dict[str, int]
     withheld: dict[str, int]
     cordoned: list[str]
+    #: ``fits`` by GPUs wanted: asked for every pending pod, most of them wanting the same.
+    _fits: dict[int, list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def advertising_none(self) -> list[str]:
         """Schedulable GPU nodes whose device plugin advertises no GPU at all."""
         return sorted(n for n, a in self.allocatable.items() if a == 0)
 
-    @property
+    @cached_property
     def total_free(self) -> int:
         return sum(self.free.values())
 
     def fits(self, want: int) -> list[str]:
-        return sorted(n for n, f in self.free.items() if f >= want)
+        if want not in self._fits:
+            self._fits[want] = sorted(n for n, f in self.free.items() if f >= want)
+        return self._fits[want]
 
 
 def gpu_request(pod: Pod) -> int:
@@ -146,7 +151,9 @@ def gpu_capacity(ctx: ValidationContext) -> GpuCapacity:
 
 
 def pending_gpu_pods(ctx: ValidationContext) -> list[Pod]:
-    return [p for p in ctx.facts.workload_pods if p.status.phase == "Pending" and not p.spec.node_name]
+    """Pods not yet bound to a node (two checks ask; a large cluster has 100,000 pods)."""
+    return ctx.memo("pending_pods", lambda: [p for p in ctx.facts.workload_pods
+                                             if p.status.phase == "Pending" and not p.spec.node_name])
 
 
 @validation(
