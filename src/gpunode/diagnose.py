@@ -520,6 +520,7 @@ def diagnose(
     *,
     reuse: Reuse | None = None,
     visited_as: Any = None,
+    node_details: bool = True,
 ) -> Report:
     """The whole report: cluster causes once, then every (selected) GPU node.
 
@@ -529,9 +530,12 @@ def diagnose(
     ``reuse`` gives node reports already judged from the same facts (not with ``visit``).
     ``visited_as`` is the type of what ``visit`` returns: given, worker processes send it
     back as MessagePack (as they send the reports), otherwise pickled.
+    ``node_details=False``: node reports keep their verdict and root causes and drop their
+    components and missing data (a caller that reads no more, and shows none of it).
     """
     with gc_paused():  # everything built here lives until the report is rendered
-        return _diagnose(facts, read_observations, nodes, visit, seen, reuse=reuse, visited_as=visited_as)
+        return _diagnose(facts, read_observations, nodes, visit, seen, reuse=reuse, visited_as=visited_as,
+                         node_details=node_details)
 
 
 @dataclass(frozen=True)
@@ -543,17 +547,20 @@ class _NodeJudge:
     diagnoser: Diagnoser
     cluster_problems: Mapping[str, Status]
     visit: NodeVisitor | None
+    details: bool = True
 
     def __call__(self, name: str) -> tuple[NodeReport, object]:
         facts, kb = self.facts, self.diagnoser.kb
         ctx = NodeContext(facts, name, self.read_observations(facts, name), kb)
         report = self.diagnoser.node_report(ctx, judge_node(ctx, facts.catalog), self.cluster_problems)
+        if not self.details:  # less to send back from a worker
+            report = msgspec.structs.replace(report, components=(), missing_data=())
         return report, (self.visit(ctx) if self.visit is not None else None)
 
 
 def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: Sequence[str],
               visit: NodeVisitor | None, seen: Callable[[str, Any], None] | None,
-              *, reuse: Reuse | None = None, visited_as: Any = None) -> Report:
+              *, reuse: Reuse | None = None, visited_as: Any = None, node_details: bool = True) -> Report:
     kb = load_kb()
     diagnoser = Diagnoser(facts, kb)
     cluster_j = judge_cluster(facts, kb)
@@ -565,7 +572,7 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
     not_gpu = {s.name for s in skipped}
     names = [n for n in asked if n not in not_gpu]
     kept = reuse.nodes if reuse and visit is None and dict(reuse.cluster_problems) == cluster_problems else {}
-    judge = _NodeJudge(facts, read_observations, diagnoser, cluster_problems, visit)
+    judge = _NodeJudge(facts, read_observations, diagnoser, cluster_problems, visit, node_details)
     codec = _REPORTS_CODEC if visit is None else _visited_codec(visited_as)
     fresh = iter(nodepool.judged([n for n in names if n not in kept], judge, codec))
     for name in names:

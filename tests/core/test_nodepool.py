@@ -108,3 +108,22 @@ def test_validate_outcomes_come_back_as_messagepack(tmp_path: Path, monkeypatch:
     pooled = msgspec.json.encode(validate_facts(facts, read_node_observations))
     assert codecs and codecs[0] is not None, "validate's results were pickled"
     assert pooled == serial
+
+
+@pytest.mark.parametrize("case", ["falcon-ai", "falcon-ai-broken"])
+def test_validate_without_its_diagnosis_shown_is_the_same_report(
+        case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``validate -o json`` shows no diagnosis: the workers send back each node's verdict and
+    root causes only (what the stack check reads), and the report does not change."""
+    from gpunode.bundle.load import load_bundle, read_node_observations
+    from gpunode.validate.runner import validate_and_diagnose
+
+    monkeypatch.setenv(nodepool.JOBS_ENV, "2")
+    facts = load_bundle(MAKER.bundle_for(case, tmp_path))
+    shown, diagnosis = validate_and_diagnose(facts, read_node_observations)
+    hidden, none = validate_and_diagnose(facts, read_node_observations, with_diagnosis=False)
+    assert none is None and diagnosis is not None
+    assert all(node.components for node in diagnosis.nodes)
+    assert msgspec.json.encode(hidden) == msgspec.json.encode(shown)
+    stack = next(r for r in shown.checks() if r.id == "gpu.stack-diagnosis")
+    assert (stack.verdict.value == "fail") == any(node.root_causes for node in diagnosis.nodes)

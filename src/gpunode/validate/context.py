@@ -57,6 +57,9 @@ class ValidationContext:
     facts: ClusterFacts
     read_observations: ObservationReader
     options: ValidationOptions = field(default_factory=ValidationOptions)
+    #: False: the diagnosis is read for its verdicts and root causes only (the stack
+    #: check), not shown; its node reports then come without their components.
+    full_diagnosis: bool = True
     _memo: dict[str, object] = field(default_factory=dict, repr=False)
 
     @cached_property

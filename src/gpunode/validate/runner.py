@@ -83,7 +83,7 @@ def _run_nodes_with_diagnosis(ctx: ValidationContext, chosen: Sequence[Validatio
     ctx.diagnosis = diagnose(ctx.facts, ctx.read_observations, (),
                              lambda node: _check_node(ctx, chosen, node),
                              lambda name, outcomes: _keep(out, name, outcomes),
-                             visited_as=list[tuple[str, Outcome]])
+                             visited_as=list[tuple[str, Outcome]], node_details=ctx.full_diagnosis)
     return out
 
 
@@ -149,7 +149,8 @@ def validate_facts(
     extra: Iterable[CheckResult] = (),
 ) -> ValidationReport:
     """The passive checks over ``facts`` (plus ``extra`` results, e.g. active checks), as a report."""
-    return validate_and_diagnose(facts, read_observations, options, categories, extra)[0]
+    return validate_and_diagnose(facts, read_observations, options, categories, extra,
+                                 with_diagnosis=False)[0]
 
 
 def validate_and_diagnose(
@@ -158,12 +159,17 @@ def validate_and_diagnose(
     options: ValidationOptions | None = None,
     categories: Sequence[str] = (),
     extra: Iterable[CheckResult] = (),
+    *,
+    with_diagnosis: bool = True,
 ) -> tuple[ValidationReport, Report | None]:
     """``validate_facts``, and the stack diagnosis of every GPU node when a check made it
-    (so a command that shows both does not diagnose twice)."""
-    ctx = ValidationContext(facts, read_observations, options or ValidationOptions())
+    (so a command that shows both does not diagnose twice). ``with_diagnosis=False``: the
+    caller shows no diagnosis (None comes back), so the workers send back only what the
+    stack check reads of each node's report (its verdict and root causes)."""
+    ctx = ValidationContext(facts, read_observations, options or ValidationOptions(),
+                            full_diagnosis=with_diagnosis)
     results = run_passive(ctx, selected(categories))
-    diagnosis = ctx.__dict__.get("diagnosis")  # set only if computed (a cached property)
+    diagnosis = ctx.__dict__.get("diagnosis") if with_diagnosis else None  # set only if computed
     return build_report(ctx, [*results, *extra]), diagnosis
 
 

@@ -117,7 +117,8 @@ def _judge_facts(request: ValidateRequest, bundle: Path, collected_at: float | N
     extra = run_active(facts, request.active, request.categories) if request.active else []
     progress(request, f"judging {len(facts.nodes)} nodes")
     report, diagnosis = validate_and_diagnose(facts, read_node_observations, options,
-                                              request.categories, extra)
+                                              request.categories, extra,
+                                              with_diagnosis=request.with_diagnosis)
     if not request.with_diagnosis:
         return report, None
     if diagnosis is None or wanted:  # not made, or made for every GPU node rather than those asked
