@@ -188,6 +188,26 @@ def test_a_helper_that_dies_or_hangs_changes_nothing(where: str, replacement: An
     assert not any(forced)
 
 
+@pytest.mark.parametrize("room", ["listing only", "nothing"])
+def test_what_does_not_fit_in_the_shared_memory_is_left_to_this_process(
+        room: str, tmp_path: Path, forced: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = MAKER.bundle_for("falcon-ai", tmp_path)
+    expected = _without_helper(bundle, monkeypatch)
+    listing = "\0".join(DirSource(bundle).list("nodes")).encode()
+    size = ahead._DATA_AT + len(listing) + 64 if room == "listing only" else ahead._DATA_AT + 8
+    monkeypatch.setattr(ahead, "REGION_BYTES", size)
+    taken: list[list[str] | None] = []
+
+    def listing(self: ahead.ReadAhead, real: Any = ahead.ReadAhead.listing) -> list[str] | None:
+        taken.append(real(self))
+        return taken[-1]
+
+    monkeypatch.setattr(ahead.ReadAhead, "listing", listing)
+    assert _report(bundle) == expected
+    assert not any(forced), "no parse fits"
+    assert len(taken) == 1 and (taken[0] is not None) == (room == "listing only")
+
+
 def test_a_helper_stopped_midway_leaves_the_rest_to_the_node_pass(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Asked to stop at once: whatever it did not parse is parsed by the node pass."""

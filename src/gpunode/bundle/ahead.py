@@ -211,7 +211,7 @@ def _helper(source: DirSource, region: mmap.mmap, ready: int, parent: int) -> in
     _HEADER.pack_into(region, _HEADER_AT, len(data), 0, 0)
     os.write(ready, _LISTED)
     rows: list[tuple[bytes, int, int]] = []
-    room = len(region) - 1024  # what the index needs besides its rows
+    index_bytes = 16  # at most: the index's array header, and each row's name and two numbers
     for node, files in index_node_dirs(listing)["node_files"].items():
         if region[_STOP] or os.getppid() != parent:
             break
@@ -219,8 +219,8 @@ def _helper(source: DirSource, region: mmap.mmap, ready: int, parent: int) -> in
         if entry is None:
             continue
         name = node.encode("utf-8", "surrogatepass")
-        room -= len(entry) + len(name) + 24
-        if end + len(entry) > room:
+        index_bytes += len(name) + 24
+        if end + len(entry) + index_bytes > len(region):
             break
         region[end : end + len(entry)] = entry
         rows.append((name, end, len(entry)))
