@@ -271,17 +271,16 @@ class Diagnoser:
             )
             for j in judgements.values()
         ])
-        status = _node_status(comps)
-        return NodeReport(
-            name=ctx.name,
-            status=status,
-            root_causes=tuple(r for _, r in roots.values()),
-            components=comps,
-            roles=_roles(ctx.node.metadata.labels if ctx.node else {}),
-            gpus=_gpu_count(ctx),
-            gpu_product=_gpu_product(ctx),
-            missing_data=missing,
-        )
+        return _node_report(ctx, roots, _node_status(c.status for c in comps), comps, missing)
+
+    def node_verdict(
+        self, ctx: NodeContext, judgements: Mapping[str, Judgement], cluster_problems: Mapping[str, Status]
+    ) -> NodeReport:
+        """``node_report`` without its components and missing data: the node's verdict and
+        root causes, for a caller that reads no more (validate's stack check)."""
+        explained = _explanations(judgements)
+        roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
+        return _node_report(ctx, roots, _node_status(j.status for j in judgements.values()), (), ())
 
     def _missing_data(self, node: str, judgements: Mapping[str, Judgement]) -> tuple[MissingInput, ...]:
         """What the unknown components of ``node`` lacked, and why, once per kind of data."""
@@ -446,10 +445,25 @@ def _evidence(problems: Sequence[Finding]) -> tuple[Evidence, ...]:
     return tuple(seen.values())[:MAX_EVIDENCE]
 
 
-def _node_status(components: Iterable[ComponentReport]) -> Status:
+def _node_status(statuses: Iterable[Status]) -> Status:
+    """The worst status of the node's deployed components (unknown when none is)."""
     not_deployed = Status.NOT_DEPLOYED
-    statuses = [c.status for c in components if c.status != not_deployed]
-    return min(statuses, key=STATUS_RANK.__getitem__) if statuses else Status.UNKNOWN
+    deployed = [s for s in statuses if s != not_deployed]
+    return min(deployed, key=STATUS_RANK.__getitem__) if deployed else Status.UNKNOWN
+
+
+def _node_report(ctx: NodeContext, roots: Mapping[str, tuple[Judgement, RootCause]], status: Status,
+                 components: tuple[ComponentReport, ...], missing: tuple[MissingInput, ...]) -> NodeReport:
+    return NodeReport(
+        name=ctx.name,
+        status=status,
+        root_causes=tuple(r for _, r in roots.values()),
+        components=components,
+        roles=_roles(ctx.node.metadata.labels if ctx.node else {}),
+        gpus=_gpu_count(ctx),
+        gpu_product=_gpu_product(ctx),
+        missing_data=missing,
+    )
 
 
 def _gpu_count(ctx: NodeContext) -> int | None:
@@ -552,9 +566,8 @@ class _NodeJudge:
     def __call__(self, name: str) -> tuple[NodeReport, object]:
         facts, kb = self.facts, self.diagnoser.kb
         ctx = NodeContext(facts, name, self.read_observations(facts, name), kb)
-        report = self.diagnoser.node_report(ctx, judge_node(ctx, facts.catalog), self.cluster_problems)
-        if not self.details:  # less to send back from a worker
-            report = msgspec.structs.replace(report, components=(), missing_data=())
+        report_of = self.diagnoser.node_report if self.details else self.diagnoser.node_verdict
+        report = report_of(ctx, judge_node(ctx, facts.catalog), self.cluster_problems)
         return report, (self.visit(ctx) if self.visit is not None else None)
 
 

@@ -127,3 +127,24 @@ def test_validate_without_its_diagnosis_shown_is_the_same_report(
     assert msgspec.json.encode(hidden) == msgspec.json.encode(shown)
     stack = next(r for r in shown.checks() if r.id == "gpu.stack-diagnosis")
     assert (stack.verdict.value == "fail") == any(node.root_causes for node in diagnosis.nodes)
+
+
+@pytest.mark.parametrize("case", [c for c in MAKER.cases() if not c.startswith("fixture:")])
+def test_a_node_verdict_is_its_report_without_components(case: str, tmp_path: Path) -> None:
+    """What validate's workers send back when the diagnosis is not shown is the full node
+    report less its components and missing data, for every node of every scenario."""
+    from gpunode.bundle.load import load_bundle, read_node_observations
+    from gpunode.checks.context import NodeContext
+    from gpunode.diagnose import Diagnoser, judge_cluster, judge_node
+    from gpunode.kb import load_kb
+
+    facts, kb = load_bundle(MAKER.bundle_for(case, tmp_path)), load_kb()
+    diagnoser = Diagnoser(facts, kb)
+    cluster = diagnoser.cluster_report(judge_cluster(facts, kb))
+    problems = {c.component: c.status for c in cluster.components if c.status.is_problem}
+    for name in facts.gpu_nodes():
+        ctx = NodeContext(facts, name, read_node_observations(facts, name), kb)
+        judged = judge_node(ctx, facts.catalog)
+        full = diagnoser.node_report(ctx, judged, problems)
+        assert diagnoser.node_verdict(ctx, judged, problems) == msgspec.structs.replace(
+            full, components=(), missing_data=())
