@@ -135,20 +135,16 @@ def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = N
                  reuse: Reuse | None = None) -> Report:
     """Load a bundle and diagnose it (the offline path shared by several commands); ``reuse``:
     node reports a live collection already judged from the same facts."""
-    from gpunode.bundle.load import gc_paused, keep_facts, load_bundle, read_node_observations
+    from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
     from gpunode.diagnose import diagnose
     from gpunode.selector import bundle_node_labels, select_nodes
 
     # The facts only grow until the report is built (gc_paused: no collection pass over
     # millions of objects of a large bundle, before or after).
-    with gc_paused(keep=True):
-        facts = keep_facts(load_bundle(bundle, read_ahead=True))
-        try:
-            wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
-            return diagnose(facts, read_node_observations, wanted, reuse=reuse)
-        finally:
-            if facts.ahead is not None:
-                facts.ahead.close()
+    with gc_paused(keep=True), loaded_reading_ahead(bundle) as loaded:
+        facts = keep_facts(loaded)
+        wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
+        return diagnose(facts, read_node_observations, wanted, reuse=reuse)
 
 
 def render_options(output: ReportFormat, show_all: bool = False, show_stack: bool = False) -> RenderOptions:

@@ -4,12 +4,13 @@ helper did not finish or got wrong is done as without it; no process is left beh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,23 @@ from goldenmaker import MAKER
 
 from gpunode import nodepool
 from gpunode.bundle import ahead, source
-from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.bundle.load import load_bundle, loaded_reading_ahead, read_node_observations
 from gpunode.bundle.source import DirSource
 from gpunode.cli import build_report
 from gpunode.errors import BundleError, ParseError
+from gpunode.facts import ClusterFacts
 from gpunode.parse.nvidia_smi import parse_nvidia_smi_xml
 
 CASES = [c for c in MAKER.cases() if not c.startswith("fixture:")]
+Loader = Callable[[Path], ClusterFacts]
+
+
+@pytest.fixture
+def loaded() -> Iterator[Loader]:
+    """``loaded(bundle)``: the facts with their node files read ahead; the helper ends with
+    the test."""
+    with contextlib.ExitStack() as stack:
+        yield lambda bundle: stack.enter_context(loaded_reading_ahead(bundle))
 
 
 @pytest.fixture
@@ -86,14 +97,15 @@ def _without_helper(bundle: Path, monkeypatch: pytest.MonkeyPatch) -> bytes:
 
 
 def test_a_parse_error_comes_back_as_the_node_pass_would_say_it(
-        tmp_path: Path, forced: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, forced: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch,
+        loaded: Loader) -> None:
     bundle = MAKER.bundle_for("falcon-ai", tmp_path)
     xml = bundle / "nodes" / "gpu-wk-01" / ahead.NVIDIA_SMI_KEY
     cut = xml.read_text()[:5000]
     xml.write_text(cut)
     with pytest.raises(ParseError) as caught:
         parse_nvidia_smi_xml(cut)
-    facts = load_bundle(bundle, read_ahead=True)
+    facts = loaded(bundle)
     obs = read_node_observations(facts, "gpu-wk-01")
     assert obs.parsed == {ahead.NVIDIA_SMI_KEY: (None, str(caught.value))}
     with_helper = _report(bundle)
@@ -101,10 +113,10 @@ def test_a_parse_error_comes_back_as_the_node_pass_would_say_it(
     assert "nvidia-smi" in with_helper.decode()
 
 
-def test_a_text_other_than_the_one_parsed_is_parsed_again(tmp_path: Path,
-                                                          forced: list[dict[str, Any]]) -> None:
+def test_a_text_other_than_the_one_parsed_is_parsed_again(
+        tmp_path: Path, forced: list[dict[str, Any]], loaded: Loader) -> None:
     bundle = MAKER.bundle_for("falcon-ai", tmp_path)
-    facts = load_bundle(bundle, read_ahead=True)
+    facts = loaded(bundle)
     assert facts.ahead is not None
     text = (bundle / "nodes" / "gpu-wk-01" / ahead.NVIDIA_SMI_KEY).read_text()
     assert facts.ahead.parsed("gpu-wk-01", {ahead.NVIDIA_SMI_XML: text})
@@ -116,7 +128,8 @@ def test_a_text_other_than_the_one_parsed_is_parsed_again(tmp_path: Path,
 
 
 def test_a_text_cut_shorter_by_the_node_pass_is_parsed_from_what_it_read(
-        tmp_path: Path, forced: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, forced: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch,
+        loaded: Loader) -> None:
     """The node's files share one budget: when the files before it used most of it, the node
     pass reads a cut XML (a parse error) where the helper read it whole."""
     from gpunode.bundle import load
@@ -125,7 +138,7 @@ def test_a_text_cut_shorter_by_the_node_pass_is_parsed_from_what_it_read(
     cmd = bundle / "nodes" / "gpu-wk-01" / "cmd"
     monkeypatch.setattr(load, "MAX_NODE_BYTES", (cmd / "dmesg.txt").stat().st_size + 4000)
     expected = _without_helper(bundle, monkeypatch)
-    facts = load_bundle(bundle, read_ahead=True)
+    facts = loaded(bundle)
     obs = read_node_observations(facts, "gpu-wk-01")
     assert len(obs.cmd[ahead.NVIDIA_SMI_XML]) < (cmd / ahead.NVIDIA_SMI_XML).stat().st_size
     assert not obs.parsed
@@ -157,8 +170,8 @@ def test_a_listing_error_is_the_walks_error(tmp_path: Path, forced: list[dict[st
     monkeypatch.setattr(source, "MAX_FILES", 5)
     with pytest.raises(BundleError, match="more than 5 files") as walked:
         load_bundle(bundle)
-    with pytest.raises(BundleError) as helped:
-        load_bundle(bundle, read_ahead=True)
+    with pytest.raises(BundleError) as helped, loaded_reading_ahead(bundle):
+        pass
     assert str(helped.value) == str(walked.value)
 
 
@@ -209,12 +222,12 @@ def test_what_does_not_fit_in_the_shared_memory_is_left_to_this_process(
 
 
 def test_a_helper_stopped_midway_leaves_the_rest_to_the_node_pass(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loaded: Loader) -> None:
     """Asked to stop at once: whatever it did not parse is parsed by the node pass."""
     monkeypatch.setenv(ahead.ENV, "1")
     monkeypatch.setenv(nodepool.JOBS_ENV, "2")
     bundle = MAKER.bundle_for("falcon-ai", tmp_path)
-    facts = load_bundle(bundle, read_ahead=True)
+    facts = loaded(bundle)
     assert facts.ahead is not None
     for obs in (read_node_observations(facts, n) for n in ("gpu-wk-01", "gpu-wk-02")):
         assert not obs.parsed or obs.parsed[ahead.NVIDIA_SMI_KEY][0] == parse_nvidia_smi_xml(
@@ -235,7 +248,8 @@ def test_not_started_for_an_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv(ahead.ENV, "1")
     bundle = MAKER.bundle_for("falcon-ai", tmp_path)
     archive = Path(shutil.make_archive(str(tmp_path / "b"), "gztar", bundle))
-    assert load_bundle(archive, read_ahead=True).ahead is None
+    with loaded_reading_ahead(archive) as facts:
+        assert facts.ahead is None
 
 
 def test_started_for_a_folder_of_pool_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

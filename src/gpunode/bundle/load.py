@@ -117,27 +117,29 @@ def keep_facts(facts: F) -> F:
     return facts
 
 
-def load_bundle(path: Path, read_ahead: bool = False) -> ClusterFacts:
-    """Open and decode a bundle (directory or archive) into cluster facts.
-
-    ``read_ahead``: a large bundle folder's nodes/ is walked, and its nodes' files parsed,
-    by a helper process while this one decodes the cluster lists (bundle/ahead.py; only
-    where the nodes will be judged in worker processes anyway, and only for a command
-    that judges its nodes right after loading)."""
+def load_bundle(path: Path) -> ClusterFacts:
+    """Open and decode a bundle (directory or archive) into cluster facts."""
     source = open_bundle(path)
-    if not read_ahead:
-        return load_source(source)
+    return load_source(source)
+
+
+@contextmanager
+def loaded_reading_ahead(path: Path) -> Iterator[ClusterFacts]:
+    """``load_bundle`` for a command that judges the nodes right after loading: a large
+    bundle folder's nodes/ is walked, and its nodes' files parsed, by a helper process
+    while this one decodes the cluster lists (bundle/ahead.py; only where the nodes will be
+    judged in worker processes anyway). The helper is gone when the block ends."""
     from gpunode.bundle.ahead import start_read_ahead
 
+    source = open_bundle(path)
     ahead = start_read_ahead(source)
     try:
         facts = load_source(source)
-    except BaseException:
+        facts.ahead = ahead
+        yield facts
+    finally:
         if ahead is not None:
             ahead.close()
-        raise
-    facts.ahead = ahead
-    return facts
 
 
 def load_source(source: BundleSource) -> ClusterFacts:
@@ -468,36 +470,25 @@ def _short(exc: Exception) -> str:
 
 def read_node_observations(facts: ClusterFacts, node: str) -> NodeObservations:
     """Read one node's command output, files, metrics and its stack pods' logs."""
+    source = facts.source
+    prefix = f"nodes/{node}/"
     tables: dict[str, dict[str, str]] = {"cmd": {}, "files": {}, "metrics": {}}
-    for kind, name, text in node_texts(facts.source, node, facts.node_files.get(node, ())):
+    wanted: list[tuple[str, str, str]] = []
+    for rel in facts.node_files.get(node, ()):  # listed once for the whole bundle
+        kind, _, name = rel[len(prefix) :].partition("/")
+        if kind in tables and name:
+            wanted.append((kind, name, rel))
+    left = MAX_NODE_BYTES  # shared: a file gets at most what the files before it left
+    read = source.read
+    for kind, name, rel in wanted:  # a file cut at its limit (a cut XML then fails to parse: unknown)
+        text = (read(rel, min(MAX_NODE_FILE_BYTES, left)) or b"").decode("utf-8", errors="replace")
         tables[kind][name] = text
+        left -= len(text)
     logs = _node_logs(facts, node)
     parsed = facts.ahead.parsed(node, tables["cmd"]) if facts.ahead is not None else {}
     if parsed:
         return NodeObservations(node, tables["cmd"], tables["files"], tables["metrics"], logs, parsed)
     return NodeObservations(node, tables["cmd"], tables["files"], tables["metrics"], logs)
-
-
-#: The folders of a node folder whose files are observations.
-NODE_TABLES = frozenset({"cmd", "files", "metrics"})
-
-
-def node_texts(source: BundleSource, node: str, files: Iterable[str]) -> Iterator[tuple[str, str, str]]:
-    """``(folder, name, text)`` of the node's observation files, in the order of ``files``
-    (the node's files as listed once for the whole bundle). The files share MAX_NODE_BYTES:
-    each gets at most what the files before it left (a cut XML then fails to parse: unknown)."""
-    prefix = f"nodes/{node}/"
-    wanted: list[tuple[str, str, str]] = []
-    for rel in files:
-        kind, _, name = rel[len(prefix) :].partition("/")
-        if kind in NODE_TABLES and name:
-            wanted.append((kind, name, rel))
-    left = MAX_NODE_BYTES
-    read = source.read
-    for kind, name, rel in wanted:
-        text = (read(rel, min(MAX_NODE_FILE_BYTES, left)) or b"").decode("utf-8", errors="replace")
-        yield kind, name, text
-        left -= len(text)
 
 
 def _node_logs(facts: ClusterFacts, node: str) -> dict[tuple[str, str], tuple[LogFile, ...]]:

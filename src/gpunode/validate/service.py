@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpunode.bundle.load import gc_paused, keep_facts, load_bundle, read_node_observations
+from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
 from gpunode.bundle.source import copy_bundle_folder
 from gpunode.errors import UsageError
 from gpunode.facts import ClusterFacts
@@ -96,37 +96,29 @@ def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
            ) -> tuple[ValidationReport, Report | None]:
     """The checks' report, and the stack diagnosis when the request shows it (made once:
     the diagnosis the checks made is reused when it covers the same nodes)."""
-    facts = keep_facts(load_bundle(bundle, read_ahead=True))
-    try:
-        return _judge_facts(request, bundle, collected_at, facts)
-    finally:
-        if facts.ahead is not None:
-            facts.ahead.close()
+    with loaded_reading_ahead(bundle) as loaded:  # the helper reading ahead ends with the block
+        facts = keep_facts(loaded)
+        wanted = select_nodes(bundle_node_labels(facts), request.nodes, request.selector, str(bundle))
+        facts = only_nodes(facts, wanted)
+        if collected_at is not None:
+            progress(request, "live checks (API endpoints, two DCGM scrapes)")
+        live = None if collected_at is None else live_facts_for(request, facts, collected_at)
+        options = ValidationOptions(request.expect_gpus, request.rdma_rate_gbps, live)
+        if request.active:
+            progress(request, "active checks: running test pods")
+        extra = run_active(facts, request.active, request.categories) if request.active else []
+        progress(request, f"judging {len(facts.nodes)} nodes")
+        report, diagnosis = validate_and_diagnose(facts, read_node_observations, options,
+                                                  request.categories, extra,
+                                                  with_diagnosis=request.with_diagnosis)
+        if not request.with_diagnosis:
+            return report, None
+        if diagnosis is None or wanted:  # not made, or made for every GPU node rather than those asked
+            from gpunode.diagnose import diagnose
 
-
-def _judge_facts(request: ValidateRequest, bundle: Path, collected_at: float | None,
-                 facts: ClusterFacts) -> tuple[ValidationReport, Report | None]:
-    wanted = select_nodes(bundle_node_labels(facts), request.nodes, request.selector, str(bundle))
-    facts = only_nodes(facts, wanted)
-    if collected_at is not None:
-        progress(request, "live checks (API endpoints, two DCGM scrapes)")
-    live = None if collected_at is None else live_facts_for(request, facts, collected_at)
-    options = ValidationOptions(request.expect_gpus, request.rdma_rate_gbps, live)
-    if request.active:
-        progress(request, "active checks: running test pods")
-    extra = run_active(facts, request.active, request.categories) if request.active else []
-    progress(request, f"judging {len(facts.nodes)} nodes")
-    report, diagnosis = validate_and_diagnose(facts, read_node_observations, options,
-                                              request.categories, extra,
-                                              with_diagnosis=request.with_diagnosis)
-    if not request.with_diagnosis:
-        return report, None
-    if diagnosis is None or wanted:  # not made, or made for every GPU node rather than those asked
-        from gpunode.diagnose import diagnose
-
-        progress(request, "diagnosing root causes")
-        diagnosis = diagnose(facts, read_node_observations, wanted)
-    return report, diagnosis
+            progress(request, "diagnosing root causes")
+            diagnosis = diagnose(facts, read_node_observations, wanted)
+        return report, diagnosis
 
 
 def only_nodes(facts: ClusterFacts, wanted: Sequence[str]) -> ClusterFacts:
