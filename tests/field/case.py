@@ -172,6 +172,14 @@ class Expect(_Strict, frozen=True):
     layer: int | None = None
 
 
+class Cold(_Strict, frozen=True):
+    """The case's first score, made before any change for it (tests/field/cold.py)."""
+
+    reported: str  # "component/cause" or "healthy", as the engine of that day reported it
+    engine: str  # the commit whose code scored it
+    scored: str  # UTC time of scoring, ISO 8601: orders the cases by when they were added
+
+
 class FaultRef(_Strict, frozen=True):
     type: str
     node: str | None = None
@@ -208,6 +216,7 @@ class Case(_Strict, frozen=True):
     decisive: str = ""
     decisive_files: tuple[str, ...] = ()
     notes: str = ""
+    cold: Cold | None = None
 
     def node_file(self, path: str) -> str:
         """The text of the case's node-file evidence at ``path``."""
