@@ -42,6 +42,7 @@ class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pod_labels: tuple[str, ...] = ()
     images: tuple[str, ...] = ()
     containers: tuple[str, ...] = ()
+    named_by: tuple[str, ...] = ()
 
 
 class _CatalogFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -60,6 +61,20 @@ class Catalog:
     @cached_property
     def by_id(self) -> Mapping[str, Component]:
         return {c.id: c for c in self.components}
+
+    @cached_property
+    def _naming(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
+        """Each component's ``named_by`` patterns as one regex, lowest layer first."""
+        named = sorted((c for c in self.components if c.named_by), key=lambda c: c.layer)
+        return tuple((c.id, re.compile("|".join(f"(?:{p})" for p in c.named_by))) for c in named)
+
+    def named_in(self, line: str) -> str | None:
+        """The lowest-layer component an error line names (``named_by``), or None: an
+        error raised while creating a container belongs to the layer it names."""
+        for cid, pattern in self._naming:
+            if pattern.search(line):
+                return cid
+        return None
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -122,7 +137,7 @@ def _validate(components: Sequence[Component]) -> None:
         unknown = [r for r in refs if r not in known]
         if unknown:
             raise ValueError(f"component {comp.id!r} refers to unknown {unknown}")
-        for pattern in comp.images:
+        for pattern in (*comp.images, *comp.named_by):
             re.compile(pattern)
     topological_order(components)
 

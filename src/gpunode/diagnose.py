@@ -20,9 +20,11 @@ from gpunode import limits, nodepool
 from gpunode.bundle.kube import Pod
 from gpunode.bundle.load import gc_paused
 from gpunode.catalog import Catalog, topological_order
+from gpunode.checks import decisive
 from gpunode.checks.base import EXPLAINS, node_plan
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import blamed, cluster_texts, decisive_finding, node_texts, state_to_explain
 from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import (
     cluster_event_findings,
@@ -31,6 +33,7 @@ from gpunode.checks.signatures import (
     traced_findings,
 )
 from gpunode.checks.versions import component_version, image_tag
+from gpunode.decisive import message_of, shown
 from gpunode.errors import GpunodeError
 from gpunode.facts import ClusterFacts, NodeObservations, StackPod
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
@@ -40,6 +43,7 @@ from gpunode.model import (
     STATUS_RANK,
     ClusterReport,
     ComponentReport,
+    DecisiveLine,
     Evidence,
     Finding,
     Group,
@@ -109,6 +113,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     out: dict[str, Judgement] = {}
     plan = node_plan(catalog)
     lacking = {needs: ctx.missing(needs) for needs in plan.needs}  # what this node lacks
+    named: list[Finding] = []
     for cid, component_checks in plan.components:
         findings: list[Finding] = []
         judgement = out[cid] = Judgement(cid, findings)
@@ -119,6 +124,15 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
                 continue
             findings.extend(chk.fn(ctx, cid))
         findings.extend(signature_findings(ctx, cid))
+        if (state := state_to_explain(ctx.kb, findings)) is not None:
+            said = decisive_finding(ctx.kb, cid, state, node_texts(ctx, cid, state))
+            if said is not None:
+                findings.append(said)
+                if (moved := blamed(catalog, cid, said)) is not None:
+                    named.append(moved)
+    for finding in named:  # the lower layer a line names (its judgement exists by now)
+        if finding.component in out and finding.component not in ctx.platform.not_used:
+            out[finding.component].findings.append(finding)
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
 
@@ -167,8 +181,13 @@ def judge_cluster(facts: ClusterFacts, kb: KnowledgeBase) -> dict[str, Judgement
     for chk in CLUSTER_REGISTRY:
         out[chk.component].findings.extend(chk.fn(facts))
     for cid, judgement in out.items():
-        judgement.findings.extend(cluster_event_findings(facts, kb, cid))
-        judgement.findings.extend(cluster_log_findings(facts, kb, cid))
+        findings = judgement.findings
+        findings.extend(cluster_event_findings(facts, kb, cid))
+        findings.extend(cluster_log_findings(facts, kb, cid))
+        if (state := state_to_explain(kb, findings)) is not None:
+            said = decisive_finding(kb, cid, state, cluster_texts(facts, cid))
+            if said is not None:
+                findings.append(said)
     return out
 
 
@@ -348,11 +367,12 @@ class Diagnoser:
         if node is not None:
             values["node"] = node.name
         evidence = _evidence(j.problems)
+        decisive = self._decisive(primary)
         return RootCause(
             component=j.component,
             layer=comp.layer,
             cause=cause.code,
-            title=cause.title,
+            title=_title(j.component, cause.title, primary),
             status=primary.status,
             evidence=evidence,
             next_steps=render_steps(cause, values),
@@ -361,7 +381,22 @@ class Diagnoser:
             unverified_below=tuple(unknown_below),
             supporting=tuple(dict.fromkeys(f.cause for f in j.problems[1:] if f.cause != cause.code)),
             since=failing_since(node, j.component) if node is not None else None,
+            decisive=decisive,
         )
+
+    def _decisive(self, primary: Finding) -> DecisiveLine | None:
+        """The decisive line of a root cause: the one its class finding read, or the line a
+        catalogued signature matched (put in its class too); None for structural causes."""
+        ctx = primary.context
+        if decisive.LINE in ctx:
+            return DecisiveLine(ctx[decisive.SOURCE], ctx[decisive.LINE], ctx[decisive.MESSAGE],
+                                primary.cause, ctx.get(decisive.STATE))
+        if "signature" not in ctx or not primary.evidence:
+            return None
+        ev = primary.evidence[0]
+        message = message_of(ev.excerpt)
+        line_class = self.kb.line_class(message)
+        return DecisiveLine(ev.source, ev.excerpt, message, line_class.code if line_class else "")
 
     def _component(
         self,
@@ -426,6 +461,14 @@ def _explanations(judgements: Mapping[str, Judgement]) -> dict[str, str]:
         if target and target != cid and target in judgements and judgements[target].status.is_problem:
             out[target] = cid
     return out
+
+
+def _title(component: str, title: str, primary: Finding) -> str:
+    """A catalogued cause's title; for a class, the component's own words quoted."""
+    message = primary.context.get(decisive.MESSAGE)
+    if message is None:
+        return title
+    return f"{component} {primary.context.get(decisive.VERB, 'reports')}: {shown(message)}"
 
 
 def _operator_ns(node: NodeContext | None, facts: ClusterFacts) -> str:

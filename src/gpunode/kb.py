@@ -26,7 +26,9 @@ from gpunode.catalog import load_catalog
 from gpunode.errors import BundleError
 from gpunode.model import Status
 
-MatchSource = Literal["log", "event", "waiting", "node_cmd", "node_file", "node_condition", "text"]
+MatchSource = Literal[
+    "log", "event", "waiting", "node_cmd", "node_file", "node_condition", "text", "decisive"
+]
 
 
 class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -37,7 +39,9 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pods or its node (optionally only ``reasons``), ``waiting`` container
     waiting/terminated reasons and messages, ``node_cmd``/``node_file`` the
     node's command output or file named by ``name``, ``node_condition`` the
-    node's conditions, ``text`` only for ``gpunode explain``. ``own`` limits an
+    node's conditions, ``text`` only for ``gpunode explain``, ``decisive`` a class of
+    decisive lines (``gpunode.decisive``: a generic cause the line falls in when no
+    catalogued one matches; classes are tried in file order). ``own`` limits an
     ``event`` match to events about the component's own pods (a scheduling
     message about one pod says nothing about its neighbours); generic ("*")
     causes always match only their own pods. ``seen_in`` traces a symptom down
@@ -113,6 +117,9 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     match: tuple[Match, ...] = ()
     example: str = ""
     near_miss: str = ""
+    #: A state (crash loop, init failing, no GPUs advertised) rather than a reason: the
+    #: component's own decisive line, put in its class, names the reason instead.
+    state: bool = False
 
     def fix_of(self, component: str) -> str:
         """The fix as ``component`` needs it: its own text where the entry has one."""
@@ -127,6 +134,10 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     @property
     def is_problem(self) -> bool:
         return self.status != "benign"
+
+
+#: The catch-all class: a decisive line that fits no other.
+UNCLASSIFIED = "error_unclassified"
 
 
 class _KbFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -152,6 +163,23 @@ class KnowledgeBase:
     def matchers(self, component: str, source: MatchSource) -> list[tuple[Cause, Match]]:
         """Signatures that may be searched in ``source`` text of ``component``."""
         return self._matcher_index.get((component, source), [])
+
+    @cached_property
+    def classes(self) -> tuple[tuple[Cause, re.Pattern[str]], ...]:
+        """The classes of decisive lines, in the order they are tried (most specific first)."""
+        return tuple((c, m.regex) for c in self.causes for m in c.match if m.source == "decisive")
+
+    def line_class(self, line: str) -> Cause | None:
+        """The first class whose pattern the (decisive) line matches."""
+        for cause, regex in self.classes:
+            if regex.search(line):
+                return cause
+        return None
+
+    def class_of(self, line: str) -> str | None:
+        """The code of the class a line falls in, None for the catch-all (no known class)."""
+        cause = self.line_class(line)
+        return None if cause is None or cause.code == UNCLASSIFIED else cause.code
 
     @cached_property
     def traced(self) -> list[tuple[Cause, Match]]:
@@ -197,6 +225,8 @@ def validate(causes: Sequence[Cause], origin: str, seen: set[str] | None = None,
         if cause.component not in known:
             raise ValueError(f"{where}: unknown component {cause.component!r}")
         _check_fix_for(cause, known, where)
+        if any(m.source == "decisive" for m in cause.match) and (cause.component != "*" or cause.state):
+            raise ValueError(f"{where}: a class of decisive lines is generic (component '*'), not a state")
         for m in cause.match:
             _validate_match(m, where, known, patterns)
         for step in cause.next_steps:
@@ -212,6 +242,8 @@ def _validate_match(m: Match, where: str, known: set[str], patterns: bool) -> No
         raise ValueError(f"{where}: {m.source} matches need a name")
     if m.seen_in and (m.source not in ("log", "waiting") or not set(m.seen_in) <= known):
         raise ValueError(f"{where}: seen_in needs a log or waiting match and known components")
+    if m.source == "decisive" and (m.seen_in or m.while_running or m.containers or m.reasons):
+        raise ValueError(f"{where}: a decisive class has a pattern only")
     if m.while_running and m.source != "log":
         raise ValueError(f"{where}: while_running needs a log match")
     if m.unless is not None and not m.while_running:

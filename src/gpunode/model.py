@@ -73,6 +73,20 @@ class Finding(msgspec.Struct, frozen=True):
     specificity: int = 0
 
 
+class DecisiveLine(msgspec.Struct, frozen=True):
+    """The line that decides a root cause: what the component itself said, and where.
+
+    ``line_class`` is the general class the line falls in (``error_*`` codes, also for
+    a catalogued cause); ``state`` the pod or component state it explains, when the
+    line replaced one (``crash_loop``, ``init_failed``, ``device_plugin_zero_gpus``)."""
+
+    source: str
+    line: str
+    message: str
+    line_class: str
+    state: str | None = None
+
+
 class RootCause(msgspec.Struct, frozen=True):
     """A failed or degraded component none of whose dependencies failed."""
 
@@ -88,6 +102,8 @@ class RootCause(msgspec.Struct, frozen=True):
     unverified_below: tuple[str, ...] = ()
     supporting: tuple[str, ...] = ()
     since: str | None = None
+    #: the component's own line that decides this cause (added in report v1)
+    decisive: DecisiveLine | None = None
 
 
 class PodRef(msgspec.Struct, frozen=True):

@@ -373,7 +373,8 @@ def _crash(world: World, key: str, ctr: Ctr, *, restarts: int, exit_code: int, r
     )
 
 
-_WAITING = ("ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateContainerConfigError")
+_WAITING = ("ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateContainerConfigError",
+            "CreateContainerError")
 
 
 def _pod_state(world: World, node: NodeState, ev: PodStateEv, post: list[Any]) -> str:
@@ -449,6 +450,12 @@ def _single_state(world: World, key: str, ctr: Ctr, ev: PodStateEv) -> None:
         _set(world, key, ctr, lambda c: completed(c, since, timedelta(seconds=30)))
     elif ev.state == "Running":
         _set(world, key, ctr, lambda c: replace(running(c, since), restarts=restarts))
+        if ev.last_reason:  # how the last run ended, that long ago (a restart after it)
+            ended = world.ago(minutes=ev.last_minutes_ago or 10)
+            code = ev.exit_code if ev.exit_code is not None else (137 if ev.last_reason == "OOMKilled" else 1)
+            _set(world, key, ctr, lambda c: replace(
+                c, restarts=max(1, restarts), started_at=ended, last_reason=ev.last_reason,
+                last_exit_code=code, last_started_at=ended - timedelta(minutes=30), last_finished_at=ended))
 
 
 def _terminating(world: World, key: str) -> None:

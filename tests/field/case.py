@@ -39,6 +39,7 @@ POD_STATES = frozenset(
         "Terminating",
         "RunContainerError",
         "CreateContainerConfigError",
+        "CreateContainerError",
     }
 )
 INIT_PROGRESS = re.compile(r"Init:(\d+)/(\d+)")
@@ -51,11 +52,15 @@ INIT_REASONS = frozenset(
         "ErrImagePull",
         "RunContainerError",
         "CreateContainerConfigError",
+        "CreateContainerError",
         "OOMKilled",
         "ContainerCreating",
     }
 )
-NodeCmd = Literal["nvidia-smi.txt", "nvidia-smi-q.xml", "dmesg.txt", "lsmod.txt"]
+NodeCmd = Literal[
+    "nvidia-smi.txt", "nvidia-smi-q.xml", "dmesg.txt", "lsmod.txt",
+    "journal-kubelet.txt", "journal-runtime.txt",
+]
 
 
 class CaseError(Exception):
@@ -86,6 +91,9 @@ class PodStateEv(_Ev, frozen=True, tag="pod-state"):
     restarts: int | None = None
     message: str | None = None
     exit_code: int | None = None
+    #: Running with restarts: how the last run ended (OOMKilled|Error), minutes before collection
+    last_reason: str | None = None
+    last_minutes_ago: int | None = None
 
 
 class PodMissingEv(_Ev, frozen=True, tag="pod-missing"):

@@ -1,6 +1,17 @@
 """Pure checks over collected facts; importing this package registers them all."""
 
-from gpunode.checks import cluster, driver, host, observability, pods, probe, resources, toolkit, xid
+from gpunode.checks import (
+    cluster,
+    driver,
+    host,
+    kernel,
+    observability,
+    pods,
+    probe,
+    resources,
+    toolkit,
+    xid,
+)
 from gpunode.checks.base import REGISTRY, Check, check, checks_for
 from gpunode.checks.context import NodeContext
 
@@ -13,6 +24,7 @@ __all__ = [
     "cluster",
     "driver",
     "host",
+    "kernel",
     "observability",
     "pods",
     "probe",

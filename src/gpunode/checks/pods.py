@@ -7,8 +7,9 @@ image pull, stuck in init). Signatures in logs and events refine them later.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
-from gpunode.bundle.kube import ContainerStatus, DaemonSet, Pod, Taint
+from gpunode.bundle.kube import ContainerStatus, DaemonSet, Pod, StateTerminated, Taint
 from gpunode.catalog import Component
 from gpunode.checks import operator
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
@@ -33,8 +34,9 @@ def pod_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if not ctx.node_reporting:
         yield unknown(component, "pod status is stale: the node is not reporting")
         return
+    now = collection_time(ctx.facts.manifest.collected_at)
     for sp in pods:
-        finding = judge_pod(sp.pod, component)
+        finding = judge_pod(sp.pod, component, now)
         idle = _deliberately_idle(ctx, sp.pod) if finding.cause == "init_blocked" else None
         yield ok(component, idle, pod="true") if idle else finding
 
@@ -129,22 +131,20 @@ def _operator_skip(ctx: NodeContext, entry: Component) -> str | None:
     return operator.skip_reason(entry.id, labels, spec)
 
 
-def judge_pod(pod: Pod, component: str) -> Finding:
-    """The worst thing about one pod, as a finding."""
-    finding = pod_problem(pod, component)
+def judge_pod(pod: Pod, component: str, now: datetime | None = None) -> Finding:
+    """The worst thing about one pod, as a finding (``now``: when the facts were collected,
+    which makes a restart after an error recent or old)."""
+    finding = pod_problem(pod, component, now)
     if finding is not None:
         return finding
     return ok(component, _ok_summary(pod), _pod_evidence(pod, "status.phase", pod.status.phase), pod="true")
 
 
-def pod_problem(pod: Pod, component: str) -> Finding | None:
+def pod_problem(pod: Pod, component: str, now: datetime | None = None) -> Finding | None:
     """``judge_pod``'s finding when it is not ``ok`` (a check that looks for sick pods among
     thousands skips building the healthy ones' findings); None for a healthy pod."""
-    for judge in (_init_problem, _container_problem, _phase_problem):
-        finding = judge(pod, component)
-        if finding is not None:
-            return finding
-    return None
+    finding = _init_problem(pod, component) or _container_problem(pod, component, now)
+    return finding or _phase_problem(pod, component)
 
 
 def _init_problem(pod: Pod, component: str) -> Finding | None:
@@ -160,15 +160,15 @@ def _init_problem(pod: Pod, component: str) -> Finding | None:
     return problem(component, cause, ev, ctx=_ctx(pod, stuck.name), pod_state=state)
 
 
-def _container_problem(pod: Pod, component: str) -> Finding | None:
+def _container_problem(pod: Pod, component: str, now: datetime | None) -> Finding | None:
     for cs in pod.status.container_statuses:
-        finding = _judge_container(pod, cs, component)
+        finding = _judge_container(pod, cs, component, now)
         if finding is not None:
             return finding
     return None
 
 
-def _judge_container(pod: Pod, cs: ContainerStatus, component: str) -> Finding | None:
+def _judge_container(pod: Pod, cs: ContainerStatus, component: str, now: datetime | None) -> Finding | None:
     reason = _waiting_reason(cs)
     last = cs.last_state.terminated
     status = Status.FAILED
@@ -182,10 +182,39 @@ def _judge_container(pod: Pod, cs: ContainerStatus, component: str) -> Finding |
         cause, status = "pod_not_ready", Status.DEGRADED
     elif cs.restart_count >= RESTART_WARNING and last is not None and last.reason != "Completed":
         cause, status = "restarting", Status.DEGRADED
+    elif cs.state.running is not None and last is not None and _ended_badly_lately(last, now):
+        cause = "oom_killed" if last.reason == "OOMKilled" else "restarting"
+        status = Status.DEGRADED
     else:
         return None
     ev = _pod_evidence(pod, f"status.containerStatuses[{cs.name}]", _describe(cs))
     return problem(component, cause, ev, status=status, ctx=_ctx(pod, cs.name))
+
+
+#: How long a restart after an error stays news: longer ago it was a start-up race.
+RECENT_RESTART = timedelta(hours=1)
+
+
+def _ended_badly_lately(last: StateTerminated, now: datetime | None) -> bool:
+    """The container runs again after it was OOM-killed (at any time: its limit still
+    stands), or after an error less than ``RECENT_RESTART`` before collection."""
+    if last.reason == "OOMKilled":
+        return True
+    if last.reason != "Error" or last.exit_code == 0 or now is None or not last.finished_at:
+        return False
+    finished = collection_time(last.finished_at)
+    return finished is not None and now - finished <= RECENT_RESTART
+
+
+def collection_time(stamp: str | None) -> datetime | None:
+    """An RFC 3339 time as an aware datetime; None when absent or unreadable."""
+    if not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _phase_problem(pod: Pod, component: str) -> Finding | None:

@@ -23,6 +23,7 @@ from gpunode import __version__
 from gpunode.errors import BundleError, ParseError
 from gpunode.probe.host import HostFacts, collect_host
 from gpunode.probe.hostfs import HostFS
+from gpunode.probe.journal import read_journals
 from gpunode.probe.nvml import NvmlFacts, NvmlLib, collect_nvml
 
 PROBE_FORMAT = "gpunode-probe/v1"
@@ -89,6 +90,8 @@ def run_probe(
     raw = {f"files{path}": text for path, text in fs.texts.items()}
     if log_text is not None:
         raw["cmd/dmesg.txt"] = log_text
+    journals: dict[str, str] = _step("journal", lambda: read_journals(fs.root), dict, errors, timings)
+    raw.update({f"cmd/{name}": text for name, text in journals.items()})
     smi_state = _nvidia_smi(raw, errors, timings) if run_nvidia_smi else "not_run"
     return ProbeResult(
         format=PROBE_FORMAT,

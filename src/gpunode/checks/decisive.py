@@ -1,0 +1,192 @@
+"""The decisive line of a failing component: its own words, read where it left them.
+
+A component whose only problem is a state (crash loop, init failing, no GPUs
+advertised, no pod) is explained by what it said itself: the previous log of the
+container that ended, the init container's log, the terminated state's message,
+the events about its pod or DaemonSet, its current log while it runs. The
+decisive line is picked by general rules (``gpunode.decisive``) and put in a
+class of the knowledge base; the finding replaces the state as the named cause,
+and a catalogued signature of the component, when one matched, still wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from gpunode.bundle.kube import ContainerStatus, Event, Pod
+from gpunode.catalog import Catalog
+from gpunode.checks.base import EXPLAINS
+from gpunode.checks.context import NodeContext
+from gpunode.decisive import Decisive, decisive_line
+from gpunode.facts import ClusterFacts, LogFile
+from gpunode.kb import KnowledgeBase
+from gpunode.model import PROBLEMS, Evidence, Finding, Status
+
+#: Context keys a decisive finding carries (read by the diagnosis for its root cause).
+LINE, MESSAGE, SOURCE, VERB, STATE = (
+    "decisive_line", "decisive_message", "decisive_source", "decisive_verb", "decisive_state")
+
+
+@dataclass(frozen=True)
+class Text:
+    """Lines a component wrote, where they are, and what reading them means."""
+
+    where: str  # a bundle path, or an object and field
+    lines: Sequence[str]
+    verb: str  # "exits", "init container X fails", "cannot start", "reports"
+    numbered: bool = True  # a log file: cite the line number
+
+
+def state_to_explain(kb: KnowledgeBase, findings: Sequence[Finding]) -> Finding | None:
+    """The component's top problem when all its problems are states, else None (a
+    catalogued cause, signature or structural, already says why)."""
+    problems = [f for f in findings if f.status in PROBLEMS]
+    if not problems or any("signature" in f.context or not kb.get(f.cause).state for f in problems):
+        return None
+    return max(problems, key=lambda f: (f.specificity, f.status == Status.FAILED))
+
+
+def decisive_finding(kb: KnowledgeBase, component: str, state: Finding,
+                     texts: Iterable[Text]) -> Finding | None:
+    """The first text (most telling first) with a decisive line, as a finding of its class
+    that replaces ``state``; None when the component said nothing that reads as an error."""
+    weak: tuple[Text, Decisive] | None = None
+    for text in texts:
+        found = decisive_line(text.lines, kb.class_of)
+        if found is None:
+            continue
+        if found.strength == 2:
+            return _finding(kb, component, state, text, found)
+        weak = weak or (text, found)
+    return None if weak is None else _finding(kb, component, state, *weak)
+
+
+def _finding(kb: KnowledgeBase, component: str, state: Finding, text: Text, found: Decisive) -> Finding:
+    cls = kb.line_class(found.message) or kb.line_class(found.line)
+    assert cls is not None  # the last class matches any line
+    where = f"{text.where}:{found.line_no}" if text.numbered else text.where
+    context = {
+        **state.context,
+        LINE: found.line,
+        MESSAGE: found.message,
+        SOURCE: where,
+        VERB: text.verb,
+        STATE: state.cause,
+    }
+    return Finding(component, state.status, cls.code, (Evidence(where, found.line), *state.evidence),
+                   context, state.specificity + 1)
+
+
+#: Host components and the journal of their units in the bundle (gpunode.probe.journal).
+_JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
+
+
+def blamed(catalog: Catalog, component: str, finding: Finding) -> Finding | None:
+    """The decisive finding moved to the lower component its line names (the toolkit's hook
+    failing while the device plugin's container is created), or None when the line names
+    none below ``component``: an error raised while creating a container belongs to the
+    layer it names, not to the pod that suffered it."""
+    line = finding.context.get(LINE, "")
+    target = catalog.named_in(line)
+    if target is None or target == component:
+        return None
+    context = {**finding.context, VERB: f"fails starting {component}", "standalone": "true",
+               "seen_in": component}
+    if target not in catalog.dependencies(component):
+        context[EXPLAINS] = component  # a higher layer (the toolkit's hook) breaks a lower pod
+    return msgspec.structs.replace(finding, component=target, context=context)
+
+
+def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Text]:
+    """What the component said on this node, most telling first for its state."""
+    journal = _JOURNALS.get(component)
+    if journal is not None and (split := ctx.text_lines("cmd", journal)) is not None:
+        yield Text(ctx.obs.path_of("cmd", journal), split[0], "reports in its journal")
+    pods = [sp.pod for sp in ctx.stack_pods(component)]
+    container = state.context.get("container", "")
+    named = [p for p in pods if p.metadata.name == state.context.get("pod")] or pods
+    for pod in named:
+        yield from pod_texts(pod, ctx.logs_of(pod), ctx.events_for_pod(pod), container)
+    for sp in ctx.cluster_side_pods(component):  # nfd-master for the node's nfd
+        yield from pod_texts(sp.pod, ctx.logs_of(sp.pod), ctx.events_for_pod(sp.pod), "")
+    if not pods:
+        daemonset = state.context.get("daemonset")
+        namespace = state.context.get("namespace", "")
+        if daemonset:
+            events = ctx.facts.events_for("DaemonSet", namespace, daemonset)
+            yield from _event_texts(f"daemonset {namespace}/{daemonset}", events)
+
+
+def cluster_texts(facts: ClusterFacts, component: str) -> Iterator[Text]:
+    """What a cluster component's pods (the operator's controller) said."""
+    for sp in facts.cluster_pods.get(component, []):
+        pod = sp.pod
+        logs = facts.cluster_logs.get(sp.key, ())
+        events = facts.events_for("Pod", pod.metadata.namespace, pod.metadata.name)
+        yield from pod_texts(pod, logs, events, "")
+
+
+def pod_texts(pod: Pod, logs: Sequence[LogFile], events: Sequence[Event], container: str) -> Iterator[Text]:
+    """One pod's texts, most telling first: the container that stopped (previous log, its
+    terminated message), init containers that failed, warning events, then current logs."""
+    meta = pod.metadata
+    init_names = {cs.name for cs in pod.status.init_container_statuses}
+    by_container: dict[tuple[str, bool], LogFile] = {(log.container, log.previous): log for log in logs}
+    statuses = [*pod.status.init_container_statuses, *pod.status.container_statuses]
+    stopped = [cs for cs in statuses if _stopped(cs)]
+    stopped.sort(key=lambda cs: cs.name != container)  # the container the state names first
+    for cs in statuses:
+        waiting = cs.state.waiting
+        if waiting is not None and waiting.message and waiting.reason not in _PLAIN_WAITS:
+            yield Text(f"pod {meta.namespace}/{meta.name} status[{cs.name}].waiting.message",
+                       [_one_line(waiting.message)], "cannot start", numbered=False)
+    for cs in stopped:
+        verb = f"init container {cs.name} fails" if cs.name in init_names else "exits"
+        for previous in (True, False):
+            log = by_container.get((cs.name, previous))
+            if log is not None and (previous or cs.name in init_names or cs.state.terminated):
+                yield Text(log.path, log.lines, verb)
+        for state in (cs.state.terminated, cs.last_state.terminated):
+            if state is not None and state.message:
+                yield Text(f"pod {meta.namespace}/{meta.name} status[{cs.name}].terminated.message",
+                           [_one_line(state.message)], verb, numbered=False)
+    yield from _event_texts(f"pod {meta.namespace}/{meta.name}", events)
+    for log in logs:
+        if not log.previous:
+            verb = f"init container {log.container} reports" if log.container in init_names else "reports"
+            yield Text(log.path, log.lines, verb)
+
+
+#: Waiting reasons whose message is the kubelet's own wording, not the failure's.
+_PLAIN_WAITS = frozenset({"CrashLoopBackOff", "PodInitializing", "ContainerCreating"})
+
+
+def _event_texts(source: str, events: Sequence[Event]) -> Iterator[Text]:
+    """Warning events, the latest first, each one message."""
+    warnings = [ev for ev in events if ev.type == "Warning" and ev.message and ev.reason != "BackOff"]
+    for ev in reversed(warnings):
+        where = f"event {source} reason={ev.reason} count={ev.count or 1}"
+        yield Text(where, [_one_line(ev.message)], _event_verb(ev.reason), numbered=False)
+
+
+def _one_line(message: str) -> str:
+    """A status or event message is one message, even where the runtime wrapped it."""
+    return " ".join(message.split())
+
+
+def _event_verb(reason: str) -> str:
+    if reason.startswith("Failed") or reason in ("InspectFailed", "ErrImageNeverPull"):
+        return "cannot start"
+    return "fails its health check" if reason == "Unhealthy" else f"reports {reason}"
+
+
+def _stopped(cs: ContainerStatus) -> bool:
+    """A container that ended with an error, now or the last time."""
+    for term in (cs.state.terminated, cs.last_state.terminated):
+        if term is not None and (term.exit_code != 0 or term.reason not in ("Completed", "")):
+            return True
+    waiting = cs.state.waiting
+    return waiting is not None and waiting.reason in ("CrashLoopBackOff", "RunContainerError")

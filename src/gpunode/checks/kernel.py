@@ -1,0 +1,102 @@
+"""The kernel's own vocabulary: NVRM and module-loader failures, whatever their wording.
+
+The Xid check and catalogued signatures know particular lines. The kernel says
+more than those: any ``NVRM:`` line that reads as a failure (an init, assertion,
+GSP firmware, RPC or heartbeat timeout, a lost GPU, "caused by previous Xid")
+and any module the loader refused (unknown symbol, version disagreement, bad
+signature or format) is evidence against the component that owns it. The
+owner is the lowest component the line names (``named_by`` in the catalog: a
+BAR or VBIOS problem names the GPU hardware), else the module's family: the
+``nvidia*`` modules are the driver's, the Mellanox and RDMA ones MOFED's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from gpunode.checks import decisive as said
+from gpunode.checks.base import check
+from gpunode.checks.context import NodeContext
+from gpunode.decisive import message_of, severity
+from gpunode.model import Evidence, Finding, Status
+
+#: Literals one of which every line judged here holds (most nodes' logs: none).
+_LITERALS = ("NVRM", "Unknown symbol", "disagrees about version", "module verification failed",
+             "Invalid module format", "Key was rejected", "Lockdown")
+_MODULE_LINE = re.compile(
+    r"(?:^|\]\s*|\s)(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
+    r"module verification failed|.{0,80}Invalid module format|.{0,80}Key was rejected)"
+)
+_NVRM = re.compile(r"NVRM: (?P<text>.+)")
+#: Module name prefixes and the component whose modules they are.
+_MODULE_OWNERS = (
+    ("nvidia", "driver"),
+    ("nv_peer_mem", "ofed"),
+    ("mlx", "ofed"),
+    ("ib_", "ofed"),
+    ("rdma", "ofed"),
+    ("knem", "ofed"),
+)
+#: NVRM lines that are routine, whatever word they hold.
+_ROUTINE = re.compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
+                      r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
+_OWNED = ("driver", "gpu-hardware", "ofed")
+
+
+def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The last kernel failure line owned by ``component``, as a degraded finding of its
+    class; catalogued signatures of the same line (more specific) name the cause instead."""
+    found = _failures(ctx).get(component)
+    if found is None:
+        return
+    line_no, line = found
+    where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{line_no}"
+    message = message_of(line)
+    cls = ctx.kb.line_class(message)
+    assert cls is not None
+    context = {said.LINE: line, said.MESSAGE: message, said.SOURCE: where,
+               said.VERB: "fails in the kernel log", "standalone": "true"}
+    yield Finding(component, Status.DEGRADED, cls.code, (Evidence(where, line[:400]),), context,
+                  cls.specificity)
+
+
+for _owned in _OWNED:
+    check(_owned)(kernel_failures)
+
+
+def _failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
+    """Owner -> its last failure line in the node's kernel log (found once per node)."""
+    known = ctx.memo.get("kernel_failures")
+    if known is None:
+        known = ctx.memo["kernel_failures"] = _read_failures(ctx)
+    assert isinstance(known, dict)
+    return known
+
+
+def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
+    text = ctx.obs.cmd.get("dmesg.txt")
+    if not text or not any(literal in text for literal in _LITERALS):
+        return {}
+    split = ctx.text_lines("cmd", "dmesg.txt")
+    assert split is not None
+    out: dict[str, tuple[int, str]] = {}
+    catalog = ctx.facts.catalog
+    for index, line in enumerate(split[0]):
+        owner = _owner(line, catalog.named_in)
+        if owner is not None:
+            out[owner] = (index + 1, line.strip())
+    return out
+
+
+def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
+    """The component a failing kernel line is evidence against, or None (not a failure)."""
+    module = _MODULE_LINE.search(line)
+    if module is not None:
+        name = module["module"]
+        return next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
+    nvrm = _NVRM.search(line)
+    if nvrm is None or _ROUTINE.search(line) or severity(nvrm["text"]) == 0:
+        return None
+    named = named_in(line)
+    return named if named in ("gpu-hardware", "driver") else "driver"

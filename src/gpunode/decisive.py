@@ -1,0 +1,248 @@
+"""The decisive line: what a component itself said when it failed, by general rules.
+
+A catalogued signature knows one failure; most failures a user meets are not
+catalogued. Every log format the stack writes marks its errors the same few ways
+(logrus/zap ``level=error``, klog ``E``/``F`` prefixes, ``Error:``/``FATAL``/
+``panic:``, shell ``failed``/``unable to``/``cannot``, HTTP 4xx/5xx, a non-zero exit),
+so the line that ends a container can be found without knowing its wording: the
+last error-level line, retries and noise skipped, a bare wrapper ("exit status 1")
+giving way to the specific error just before it. The line is then put in a class
+(knowledge base entries with ``decisive`` matches: not found, permission denied,
+version mismatch, …) that carries its own explanation, fix and next steps.
+
+Pure text functions: the checks and ``explain`` feed them lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+#: The longest line kept as the decisive one (a title quotes it; evidence holds 400).
+MAX_LINE = 400
+#: Among the last errors, how far back a specific one may be preferred over a wrapper.
+_LOOKBACK = 8
+
+# Severity as the common log formats write it.
+_LEVEL_KV = re.compile(r'\blevel="?(?P<level>[a-zA-Z]+)"?')
+_LEVEL_JSON = re.compile(r'"(?:level|severity|lvl)"\s*:\s*"(?P<level>[a-zA-Z]+)"')
+_KLOG = re.compile(r"^(?P<level>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[^\]]{1,200}\]\s?")
+_LOGRUS_TEXT = re.compile(r"^(?P<level>INFO|WARN|ERRO|FATA|PANI|DEBU|TRAC)\[[\d:-]{1,30}\]")
+_WORD_LEVEL = re.compile(r"^\s*(?P<level>WARNING|Warning|WARN|NOTICE|Notice|INFO|Info|DEBUG|Debug):\s")
+_BRACKET = re.compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WARNING|INFO|DEBUG)\]")
+_PREFIX_ERROR = re.compile(
+    r"(?:^|[\s:>\]|])(?:Error|ERROR|error|FATAL|Fatal|fatal|panic|PANIC|fatal error|E)"
+    r"(?:\s*\([^)]{0,40}\))?:\s|"
+    r"^\s*(?:ERROR|FATAL|CRITICAL)\b|\bERR(?:OR)?\s*[:\]]"
+)
+_ERROR_WORDS = re.compile(
+    r"\b(?:failed|failure|fails|unable to|cannot|can't|could not|couldn't|not found|"
+    r"no such file|permission denied|denied|refused|forbidden|unauthorized|timed out|"
+    r"timeout|invalid|incompatible|mismatch|unsupported|not supported|"
+    r"exit (?:status|code) [1-9]\d*|exited with (?:code|status) [1-9]\d*|"
+    r"returned (?:non-zero|[1-9]\d*)|out of memory|no space left|"
+    r"HTTP(?:/\d(?:\.\d)?)? [45]\d\d|status(?: code)?:? [45]\d\d|[45]\d\d (?:Not Found|Forbidden|"
+    r"Unauthorized|Bad Request|Internal Server Error|Service Unavailable|Bad Gateway))\b",
+    re.IGNORECASE,
+)
+# Lines that carry an error word yet are not a failure: retries, progress, success.
+_NOISE = re.compile(
+    r"\b(?:retry(?:ing)?|will retry|retrying in|try again|attempt \d+ ?(?:of|/) ?\d+|backing off|"
+    r"waiting for|still waiting|ignoring|ignored|skipping|skipped|deprecated|"
+    r"succeeded|successfully|success(?:ful)?|no errors?|0 errors?|errors?=0|"
+    r"err(?:or)?=<nil>|error=\"\"|without errors?|if it fails|on failure|"
+    r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b",
+    re.IGNORECASE,
+)
+_NOT_ERROR_LEVELS = frozenset(
+    {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac"})
+_ERROR_LEVELS = frozenset({
+    "error", "err", "fatal", "panic", "critical", "crit", "e", "f", "emerg", "alert", "erro", "fata", "pani"})
+# A stack frame, a shell trace or a banner says nothing by itself.
+_FRAME = re.compile(r"^\s*(?:at |goroutine \d+|/[\w./-]+\.go:\d+|\S+\.go:\d+ \+0x|\+ |\t|File \")")
+# Wrappers: a failure line that only says something failed, not what.
+_WRAPPER = re.compile(
+    r"^(?:error:?\s*)?(?:exit status \d+|command failed|failed to run[^:]*|error running[^:]*|"
+    r"Error: exit status \d+|.{0,60}exited with (?:code|status) \d+\.?|"
+    r"[\w .-]{0,60} failed(?: with exit code \d+)?\.?|\w+ failed, exiting\.?|exiting\.?)$",
+    re.IGNORECASE,
+)
+_MSG_KV = re.compile(r'\bmsg="(?P<msg>(?:[^"\\]|\\.){0,2000})"')
+_ERR_KV = re.compile(r'\berr(?:or)?="(?P<err>(?:[^"\\]|\\.){0,2000})"')
+_TIMESTAMP = re.compile(
+    r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+|"
+    r"[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d(?: \S+ \S+?:)?\s+|\[\s*\d+\.\d+\]\s+)"
+)
+
+
+@dataclass(frozen=True)
+class Decisive:
+    """The line that decides a failure: where it is (1-based) and what it says."""
+
+    line_no: int
+    line: str
+    #: How sure: 2 an explicit error level or prefix, 1 an error word only.
+    strength: int
+
+    @property
+    def message(self) -> str:
+        """The line as a person reads it: without timestamp and log-format framing."""
+        return message_of(self.line)
+
+
+#: A journal or syslog line's prefix: time, host and unit ("Dec 05 10:01:02 gpu-wk-01 kubelet[812]: ").
+_JOURNAL = re.compile(
+    r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|"
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
+    r" \S+ [\w.@/-]{1,60}(?:\[\d+\])?: "
+)
+
+
+def without_prefix(line: str) -> str:
+    """The line as its program wrote it, without a journal's time, host and unit."""
+    found = _JOURNAL.match(line)
+    return line[found.end():] if found is not None else line
+
+
+def severity(line: str) -> int:
+    """2 for an explicit error level or prefix, 1 for an error word, 0 for none or noise.
+
+    An explicit non-error level (info, warning, debug) is 0 whatever the words say:
+    the program itself judged the line not to be an error."""
+    line = without_prefix(line[:20_000])
+    level = _level(line)
+    if level is not None:
+        if level in _ERROR_LEVELS:
+            return 2
+        if level in _NOT_ERROR_LEVELS:
+            return 0
+    if _FRAME.match(line) or _NOISE.search(line):
+        return 0
+    if _PREFIX_ERROR.search(line):
+        return 2
+    return 1 if _ERROR_WORDS.search(line) else 0
+
+
+def _level(line: str) -> str | None:
+    for pattern in (_KLOG, _LOGRUS_TEXT, _WORD_LEVEL):
+        found = pattern.match(line)
+        if found is not None:
+            return found["level"].lower()
+    for pattern in (_LEVEL_JSON, _LEVEL_KV, _BRACKET):
+        found = pattern.search(line)
+        if found is not None:
+            return found["level"].lower()
+    return None
+
+
+def decisive_line(lines: Sequence[str], classify: Classifier | None = None) -> Decisive | None:
+    """The line that ends this text as a failure, or None when no line reads as an error.
+
+    The last explicit error (else the last line with an error word) counts; noise and
+    retries are skipped. Among the last few errors a more telling one may stand before
+    it: a line that holds the last one's message and says more (the error logged before
+    the fatal that repeats it), one that a ``classify`` puts in a class where the last
+    one falls in none, or any specific one where the last is a bare wrapper ("exit
+    status 1")."""
+    strong: list[Decisive] = []
+    weak: list[Decisive] = []
+    for index, raw in enumerate(lines):
+        line = raw.strip()
+        if not line:
+            continue
+        level = severity(line)
+        if level == 2:
+            strong.append(Decisive(index + 1, line[:MAX_LINE], 2))
+        elif level == 1:
+            weak.append(Decisive(index + 1, line[:MAX_LINE], 1))
+    candidates = strong or weak
+    if not candidates:
+        return None
+    return _most_telling(candidates[-_LOOKBACK:], classify)
+
+
+#: Puts a message in a class (a knowledge-base code), or None where it fits none.
+Classifier = Callable[[str], "str | None"]
+
+
+def _most_telling(recent: list[Decisive], classify: Classifier | None) -> Decisive:
+    last = recent[-1]
+    said = last.message
+    earlier = list(reversed(recent[:-1]))
+    for before in earlier:  # the same error said with more context just before
+        if said and said in before.message and len(before.message) > len(said):
+            return before
+    wrapper = is_wrapper(said)
+    if classify is not None and classify(said) is None:
+        for before in earlier:
+            if classify(before.message) is not None and not is_wrapper(before.message):
+                return before
+    if wrapper:
+        for before in earlier:
+            if not is_wrapper(before.message):
+                return before
+    return last
+
+
+def is_wrapper(message: str) -> bool:
+    """Whether the message only says that something failed (exit status 1), not why."""
+    return bool(_WRAPPER.match(message.strip()))
+
+
+#: Messages longer than this are shown from their innermost errors (a Go error chain).
+_SHOWN = 200
+
+
+def shown(message: str) -> str:
+    """A message short enough for a title: a long wrapped error chain ("a: b: c: d") from
+    the innermost errors it ends with, which say why; the wrappers before only say where."""
+    if len(message) <= _SHOWN:
+        return message
+    parts = message.split(": ")
+    tail = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(part) + len(tail) + 2 > _SHOWN:
+            break
+        tail = f"{part}: {tail}"
+    return "…" + tail[-_SHOWN:] if len(tail) < len(message) else message[:_SHOWN] + "…"
+
+
+def message_of(line: str) -> str:
+    """The human part of a log line: logrus ``msg`` (with its ``error``), zap/JSON ``msg``
+    and ``error``, klog's text after the header, else the line without its timestamp."""
+    line = without_prefix(line.strip())
+    if line.startswith("{"):
+        text = _json_message(line)
+        if text:
+            return text
+    found = _MSG_KV.search(line)
+    if found is not None:
+        msg = _unescape(found["msg"])
+        err = _ERR_KV.search(line)
+        if err is not None and err["err"] and err["err"] not in msg:
+            msg = f"{msg}: {_unescape(err['err'])}"
+        return msg.strip()[:MAX_LINE]
+    klog = _KLOG.match(line)
+    if klog is not None:
+        return line[klog.end():].strip()[:MAX_LINE]
+    return _TIMESTAMP.sub("", line, count=1).strip()[:MAX_LINE]
+
+
+def _json_message(line: str) -> str:
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return ""
+    if not isinstance(doc, dict):
+        return ""
+    msg = str(doc.get("msg") or doc.get("message") or "")
+    err = str(doc.get("error") or doc.get("err") or "")
+    if err and err not in msg:
+        msg = f"{msg}: {err}" if msg else err
+    return msg.strip()[:MAX_LINE]
+
+
+def _unescape(text: str) -> str:
+    return text.replace('\\"', '"').replace("\\\\", "\\")
