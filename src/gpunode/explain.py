@@ -27,6 +27,7 @@ import msgspec
 
 from gpunode import re2scan
 from gpunode.catalog import load_catalog
+from gpunode.decisive import decisive_line, message_of
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
 from gpunode.xid import XID_LINE_PATTERNS, XidInfo, classify, xids_in_line
@@ -37,6 +38,8 @@ EXPLAIN_SOURCES: frozenset[MatchSource] = frozenset(
     {"log", "event", "waiting", "node_cmd", "node_condition", "text"}
 )
 MAX_QUOTES = 3
+#: How much of the end of each source is kept to find its decisive line in.
+TAIL_CHARS = 256 * 1024
 MAX_LINE_CHARS = 400
 BLOCK_LINES = 8192
 #: Longer lines are read (and numbered) in pieces of this many characters.
@@ -105,6 +108,9 @@ class Explanation:
     xids: tuple[XidSighting, ...]
     lines_read: int
     names: PastedNames = field(default_factory=PastedNames)
+    #: The text's decisive line (``gpunode.decisive``) and the class it falls in.
+    decisive: QuotedLine | None = None
+    decisive_class: str | None = None
 
     def step_values(self, match: CauseMatch, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """What the text names for ``match``'s next steps (node, namespace, pod, GPU), over
@@ -129,7 +135,8 @@ class Explanation:
                 found[m.cause.code].files.extend(m.files)
             else:
                 found[m.cause.code] = m
-        return Explanation(rank(found.values()), self.xids, self.lines_read, self.names)
+        return Explanation(rank(found.values()), self.xids, self.lines_read, self.names,
+                           self.decisive, self.decisive_class)
 
     @property
     def problems(self) -> bool:
@@ -153,7 +160,7 @@ class Matcher:
     """Scans lines against signatures; feed it blocks, then ask for the result."""
 
     def __init__(self, matchers: Sequence[tuple[Cause, Match]], max_quotes: int = MAX_QUOTES,
-                 max_line: int = MAX_LINE_PIECE) -> None:
+                 max_line: int = MAX_LINE_PIECE, kb: KnowledgeBase | None = None) -> None:
         self._matchers = list(matchers)
         self._max_quotes = max_quotes
         self._prefilter = build_prefilter(tuple(m.pattern for _, m in self._matchers))
@@ -166,16 +173,41 @@ class Matcher:
         self._xids: Counter[tuple[int, str]] = Counter()
         self.lines_read = 0
         self._source, self._order, self._base = "", 0, 0
+        self._kb = kb
+        self._tail = ""  # the end of the current source, where its decisive line is looked for
+        self._decisive: QuotedLine | None = None
 
     def begin(self, source: str, order: int) -> None:
         """Lines fed from now on are ``source``'s (numbered from 1), the ``order``-th read."""
+        self._close_source()
         self._source, self._order, self._base = source, order, self.lines_read
+
+    def _keep_tail(self, text: str) -> None:
+        """The last ``TAIL_CHARS`` of the source (whole lines, each ending in a newline)."""
+        self._tail = (self._tail + text)[-TAIL_CHARS:]
+
+    def _close_source(self) -> None:
+        """The decisive line of the source just read, if it has one: the latest source's wins."""
+        tail, self._tail = self._tail, ""
+        if not tail or self._kb is None:
+            return
+        lines = tail.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if len(tail) >= TAIL_CHARS and lines:
+            lines.pop(0)  # cut at the front: not a whole line
+        found = decisive_line(lines, self._kb.class_of)
+        if found is not None:
+            total = self.lines_read - self._base
+            line_no = total - (len(lines) - found.line_no)
+            self._decisive = QuotedLine(line_no, found.line[:MAX_LINE_CHARS], self._source)
 
     def feed(self, lines: Sequence[str]) -> None:
         """Scan one block of consecutive lines (numbered after those fed before)."""
         first = self.lines_read + 1
         self.lines_read += len(lines)
         block = "\n".join(lines)
+        self._keep_tail(block + "\n")
         self._names.feed(block)
         for offset, line in _candidate_lines(self._prefilter, block):
             self._check_line(first + offset, line)
@@ -192,6 +224,8 @@ class Matcher:
         if program is None or rejected or _may_hold_long_line(data, self._max_line):
             self.feed(_pieces(data.decode("utf-8", errors="replace"), self._max_line, last))
             return
+        tail_text = data[-TAIL_CHARS:].decode("utf-8", errors="replace")
+        self._keep_tail(tail_text if tail_text.endswith("\n") else tail_text + "\n")
         # One pass finds the lines a signature may match and those that may name a pod,
         # node or GPU (for PastedNames), instead of one more pass per name needle.
         program, _ = re2scan.compile_prefilter(self._patterns + _NAME_LINES)
@@ -226,7 +260,21 @@ class Matcher:
         found.add(line_no, line, self._max_quotes, self._source)
 
     def result(self) -> Explanation:
-        return Explanation(rank(self._found.values()), _xid_summary(self._xids), self.lines_read, self._names)
+        """What was recognised; where no problem cause was, the decisive line's class
+        stands as the cause (a failure never explained by silence)."""
+        self._close_source()
+        found = list(self._found.values())
+        decisive, cls = self._decisive, None
+        if decisive is not None and self._kb is not None:
+            cause = self._kb.line_class(message_of(decisive.text))
+            if cause is not None:
+                cls = cause.code
+                if not any(m.cause.is_problem for m in found):
+                    match = CauseMatch(cause, 0, order=self._order)
+                    match.add_quote(decisive)
+                    found.append(match)
+        return Explanation(rank(found), _xid_summary(self._xids), self.lines_read, self._names,
+                           decisive, cls)
 
 
 def rank(matches: Iterable[CauseMatch]) -> tuple[CauseMatch, ...]:
@@ -380,7 +428,8 @@ def explain_lines(
     max_quotes: int = MAX_QUOTES,
 ) -> Explanation:
     """Every cause whose signature appears in ``lines``, in one streaming pass."""
-    matcher = Matcher(candidate_matchers(kb or load_kb(), component), max_quotes)
+    kb = kb or load_kb()
+    matcher = Matcher(candidate_matchers(kb, component), max_quotes, kb=kb)
     batch: list[str] = []
     for line in lines:
         batch.append(line.rstrip("\r\n"))
@@ -421,7 +470,8 @@ def explain_streams(
 ) -> Explanation:
     """``explain_stream`` over several named sources in turn, lines numbered per source and
     quoted with its name (the name is left out of quotes when it is ``""``)."""
-    matcher = Matcher(candidate_matchers(kb or load_kb(), component), max_quotes, MAX_LINE_PIECE)
+    kb = kb or load_kb()
+    matcher = Matcher(candidate_matchers(kb, component), max_quotes, MAX_LINE_PIECE, kb=kb)
     for order, (name, stream) in enumerate(streams):
         matcher.begin(name, order)
         _feed_stream(matcher, stream)

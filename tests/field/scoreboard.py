@@ -3,7 +3,10 @@
     python tests/field/scoreboard.py [CASE_ID_OR_SUBSTRING ...]   (make accuracy)
 
 Per case: expected and reported top root cause (the first of the cluster's root
-causes, else the first of the affected node's). Last line:
+causes, else the first of the affected node's). Before the last line, the cold
+scores: what a frozen engine reported for each case before any change was made
+for it (its ``cold:`` record, tests/field/cold.py), over every case that has one
+and over the 50 most recently scored. Last line:
 ``component N/M cause N/M healthy-misses N crashed N``. A healthy look-alike
 scores when nothing is reported; a failure case reported healthy is a
 healthy-miss; a case that cannot be built or diagnosed is crashed.
@@ -27,7 +30,11 @@ from gpunode.model import Report, RootCause
 
 BAR_COMPONENT = 0.97
 BAR_CAUSE = 0.95
-MIN_CASES = 150
+MIN_CASES = 250
+#: How many of the most recently scored cases measure how well the reasoning generalises.
+NEWEST = 50
+BAR_COLD_NEWEST_COMPONENT = 0.95
+BAR_COLD_NEWEST_CAUSE = 0.80
 _SCRATCH = "/dev/shm" if Path("/dev/shm").is_dir() else None  # many small files: memory is faster
 
 
@@ -63,6 +70,10 @@ def diagnose_case(case: Case) -> Report:
         return diagnose(facts, read_node_observations)
 
 
+#: Cases loaded by the last ``run`` (for the cold scores).
+LOADED: list[Case] = []
+
+
 def score(case: Case) -> Outcome:
     """Judge one case against its expectation."""
     exp = case.expect
@@ -83,12 +94,48 @@ def score(case: Case) -> Outcome:
     return Outcome(case.id, expected, reported, top.component == exp.component, top.cause == exp.cause)
 
 
+@dataclass(frozen=True)
+class ColdScore:
+    """How the cold records of some cases compare with their expectations."""
+
+    component: int
+    cause: int
+    total: int
+
+    def line(self, label: str) -> str:
+        return f"{label} component {self.component}/{self.total} cause {self.cause}/{self.total}"
+
+
+def cold_ok(case: Case) -> tuple[bool, bool]:
+    """Whether the case's cold record named the expected component, and the cause too."""
+    assert case.cold is not None
+    reported, exp = case.cold.reported, case.expect
+    if exp.healthy:
+        return (reported == "healthy",) * 2
+    component, _, cause = reported.partition("/")
+    return component == exp.component, component == exp.component and cause == exp.cause
+
+
+def cold_scores(cases: list[Case]) -> tuple[ColdScore, ColdScore]:
+    """Over every case with a cold record, and over the ``NEWEST`` most recently scored."""
+    scored = sorted((c for c in cases if c.cold is not None), key=lambda c: (c.cold.scored, c.id))  # type: ignore[union-attr]
+
+    def over(group: list[Case]) -> ColdScore:
+        marks = [cold_ok(c) for c in group]
+        return ColdScore(sum(m[0] for m in marks), sum(m[1] for m in marks), len(group))
+
+    return over(scored), over(scored[-NEWEST:])
+
+
 def run(filters: list[str]) -> tuple[list[Outcome], list[str]]:
     """Score every case (or those whose id contains one of ``filters``); schema errors apart."""
     outcomes, errors = [], []
+    LOADED.clear()
     for path, loaded in load_cases(CASES_DIR):
         if filters and not any(f in path.stem for f in filters):
             continue
+        if not isinstance(loaded, CaseError):
+            LOADED.append(loaded)
         if isinstance(loaded, CaseError):
             errors.append(str(loaded))
             continue
@@ -113,6 +160,9 @@ def main(argv: list[str]) -> int:
         print(f"{mark:5} {o.case_id:{width}}  expected {o.expected:45}  reported {o.reported}")
     for line in errors:
         print(f"ERROR {line}")
+    every, newest = cold_scores(LOADED)
+    print(every.line("cold"))
+    print(newest.line(f"cold-newest-{NEWEST}"))
     print(summary(outcomes, errors))
     return 0
 

@@ -4,7 +4,8 @@ The Xid check and catalogued signatures know particular lines. The kernel says
 more than those: any ``NVRM:`` line that reads as a failure (an init, assertion,
 GSP firmware, RPC or heartbeat timeout, a lost GPU, "caused by previous Xid")
 and any module the loader refused (unknown symbol, version disagreement, bad
-signature or format) is evidence against the component that owns it. The
+signature or format; not the taint notice "module verification failed", after which
+the module loads) is evidence against the component that owns it. The
 owner is the lowest component the line names (``named_by`` in the catalog: a
 BAR or VBIOS problem names the GPU hardware), else the module's family: the
 ``nvidia*`` modules are the driver's, the Mellanox and RDMA ones MOFED's.
@@ -22,11 +23,11 @@ from gpunode.decisive import message_of, severity
 from gpunode.model import Evidence, Finding, Status
 
 #: Literals one of which every line judged here holds (most nodes' logs: none).
-_LITERALS = ("NVRM", "Unknown symbol", "disagrees about version", "module verification failed",
-             "Invalid module format", "Key was rejected", "Lockdown")
+_LITERALS = ("NVRM", "Unknown symbol", "disagrees about version", "Invalid module format",
+             "Key was rejected")
 _MODULE_LINE = re.compile(
     r"(?:^|\]\s*|\s)(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
-    r"module verification failed|.{0,80}Invalid module format|.{0,80}Key was rejected)"
+    r".{0,80}Invalid module format|.{0,80}Key was rejected)"
 )
 _NVRM = re.compile(r"NVRM: (?P<text>.+)")
 #: Module name prefixes and the component whose modules they are.

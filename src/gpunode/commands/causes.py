@@ -263,6 +263,25 @@ finds their signatures in any text; `gpunode diagnose` names them per node.
   current log of a running pod (the operator's, nfd-master's, one read in another
   component's pods), because the pod runs but does not do its job; it counts only
   while no later line of that log matches its `unless` pattern (a retry that worked).
+- **The decisive line, always.** A component whose only problem is a state (crash
+  loop, init container failing, no pod, no GPUs advertised, NotReady, policy not
+  ready: entries marked `state`) is explained by what it said itself: the previous
+  log of the container that ended, the init container's log, the terminated and
+  waiting messages, warning events, its cluster-side pods (nfd-master) and, for the
+  kubelet and the container runtime, their journals (`cmd/journal-*.txt`). The
+  decisive line is picked by general rules (`gpunode.decisive`: logrus, zap and klog
+  levels, `Error:`/`FATAL`/`panic:` prefixes, error words, HTTP 4xx/5xx, non-zero
+  exits; retries, warnings and noise skipped; a fuller or classified line just
+  before a fatal that repeats it, or before a bare "exit status 1", preferred) and
+  put in the first **class** whose `decisive` pattern it matches (the `error_*`
+  entries below, most specific first). The class is the cause; the root cause's
+  title quotes the line, and report JSON carries it as `decisive`. A catalogued
+  cause (a signature or a structural check of the component) always wins. An error
+  raised while creating a container belongs to the component it names (the
+  catalog's `named_by`: the toolkit's hook, the driver's version mismatch), not to
+  the pod that suffered it. The kernel's own vocabulary counts too: an `NVRM:` line
+  that reads as a failure, or a module the loader refused, is evidence against the
+  driver, the GPU hardware or MOFED even without an Xid.
 - **Precedence.** When several causes match the same component, the highest
   `specificity` wins and the others are kept as supporting evidence; across
   components, the lowest failing layer is the root cause and everything above it
@@ -280,6 +299,9 @@ finds their signatures in any text; `gpunode diagnose` names them per node.
   classes so it can stop on too many lines but never skip a matching one; only the
   lines it stops on are decoded and checked signature by signature with Python's
   `re`. Lines are numbered as text mode with universal newlines numbers them.
+  The end of each input (its last 256 KiB) is also searched for its decisive
+  line; where no problem cause was recognised, that line's class is the answer
+  (exit 1), so text holding an error line is never met with silence.
   Next steps are filled with what the input names (`gpunode.parse.pasted`):
   namespace and pod from the file's path (a bundle's `logs/<ns>/<pod>/…`,
   `/var/log/pods/…`, `/var/log/containers/…`) or from `kubectl describe pod`

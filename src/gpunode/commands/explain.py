@@ -88,6 +88,15 @@ class XidOut(msgspec.Struct, frozen=True):
     known: bool
 
 
+class DecisiveOut(msgspec.Struct, frozen=True):
+    """The text's decisive line (its last telling error) and the class it falls in."""
+
+    line_no: int
+    text: str
+    line_class: str | None
+    source: str = ""
+
+
 class ExplainReport(msgspec.Struct, frozen=True):
     """``gpunode explain -o json``: best match first, the rest support it."""
 
@@ -100,6 +109,7 @@ class ExplainReport(msgspec.Struct, frozen=True):
     xids: tuple[XidOut, ...]
     sources: tuple[str, ...] = ()
     configs: tuple[ConfigFileOut, ...] = ()
+    decisive: DecisiveOut | None = None
 
 
 def register(app: typer.Typer) -> None:
@@ -253,7 +263,17 @@ def to_report(
         xids=tuple(_xid_out(x) for x in result.xids),
         sources=tuple(names),
         configs=tuple(ConfigFileOut(c.source, c.node_path, c.role, c.loaded) for c in configs),
+        decisive=_decisive_out(result),
     )
+
+
+def _decisive_out(result: Explanation) -> DecisiveOut | None:
+    from gpunode.safety import strip_controls
+
+    quote = result.decisive
+    if quote is None:
+        return None
+    return DecisiveOut(quote.line_no, strip_controls(quote.text), result.decisive_class, quote.source)
 
 
 def _match_out(m: CauseMatch, values: dict[str, str]) -> MatchOut:
@@ -318,10 +338,13 @@ def render_table(report: ExplainReport, console: Console) -> None:
 
 def _summary(report: ExplainReport) -> str:
     scope = f", {report.component} signatures only" if report.component else ""
-    found = len(report.matches)
+    known = [m for m in report.matches if m.component != "*"]
+    found = len(known)
     what = (
         f"{found} known cause{'s' if found != 1 else ''} recognised" if found else "no known cause recognised"
     )
+    if not found and report.decisive is not None and report.decisive.line_class:
+        what += f"; the decisive line is {report.decisive.line_class}"
     return f"{report.lines_read:,} lines read from {report.source}{scope}: {what}"
 
 
@@ -344,7 +367,8 @@ def _match_panel(m: MatchOut, best: bool, framed: bool = True) -> RenderableType
         body.extend(Padding(Text.assemble((f"{_file_key(f)}: ", "cyan"), f.detail), (0, 2)) for f in m.files)
     body.append(Text.assemble(("fix  ", "underline"), m.fix))
     rank = "best match" if best else "also matched"
-    title = f"{rank}: {m.cause} — {m.component} ({layer_label(m.layer)})"
+    where = "class of the decisive line" if m.component == "*" else f"{m.component} ({layer_label(m.layer)})"
+    title = f"{rank}: {m.cause} — {where}"
     if not framed:
         return Group(Text(title, style="bold"), Padding(Group(*body), (0, 2)), Text(""))
     return Panel(Group(*body), title=title, title_align="left", border_style=STATUS_STYLE[_status(m.status)])
