@@ -20,8 +20,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-#: The longest line kept as the decisive one (a title quotes it; evidence holds 400).
-MAX_LINE = 400
+#: The longest line kept as the decisive one: a wrapped error chain puts its reason last,
+#: so the class is read over all of it (evidence and titles show less).
+MAX_LINE = 4000
 #: Among the last errors, how far back a specific one may be preferred over a wrapper.
 _LOOKBACK = 8
 
@@ -29,6 +30,7 @@ _LOOKBACK = 8
 _LEVEL_KV = re.compile(r'\blevel="?(?P<level>[a-zA-Z]+)"?')
 _LEVEL_JSON = re.compile(r'"(?:level|severity|lvl)"\s*:\s*"(?P<level>[a-zA-Z]+)"')
 _KLOG = re.compile(r"^(?P<level>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[^\]]{1,200}\]\s?")
+_SAYS_ERROR = re.compile(r"(?:Error|ERROR|error|Fatal|FATAL|fatal|panic)\b:?")
 _LOGRUS_TEXT = re.compile(r"^(?P<level>INFO|WARN|ERRO|FATA|PANI|DEBU|TRAC)\[[\d:-]{1,30}\]")
 _WORD_LEVEL = re.compile(r"^\s*(?P<level>WARNING|Warning|WARN|NOTICE|Notice|INFO|Info|DEBUG|Debug):\s")
 _BRACKET = re.compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WARNING|INFO|DEBUG)\]")
@@ -37,12 +39,15 @@ _PREFIX_ERROR = re.compile(
     r"(?:\s*\([^)]{0,40}\))?:\s|"
     r"^\s*(?:ERROR|FATAL|CRITICAL)\b|\bERR(?:OR)?\s*[:\]]"
 )
+#: A process that died by a signal or a runtime panic says so in these words.
+_CRASH = re.compile(r"\bSIGSEGV\b|\bSIGABRT\b|segmentation (?:fault|violation)|^panic: |^fatal error: ")
 _ERROR_WORDS = re.compile(
     r"\b(?:failed|failure|fails|unable to|cannot|can't|could not|couldn't|not found|"
     r"no such file|permission denied|denied|refused|forbidden|unauthorized|timed out|"
     r"timeout|invalid|incompatible|mismatch|unsupported|not supported|"
     r"exit (?:status|code) [1-9]\d*|exited with (?:code|status) [1-9]\d*|"
     r"returned (?:non-zero|[1-9]\d*)|out of memory|no space left|"
+    r"SIGSEGV|SIGABRT|SIGBUS|segmentation (?:fault|violation)|core dumped|"
     r"HTTP(?:/\d(?:\.\d)?)? [45]\d\d|status(?: code)?:? [45]\d\d|[45]\d\d (?:Not Found|Forbidden|"
     r"Unauthorized|Bad Request|Internal Server Error|Service Unavailable|Bad Gateway))\b",
     re.IGNORECASE,
@@ -117,10 +122,11 @@ def severity(line: str) -> int:
         if level in _ERROR_LEVELS:
             return 2
         if level in _NOT_ERROR_LEVELS:
-            return 0
+            # a program that logs its fatal error at info level still says "Error:" first
+            return 1 if _SAYS_ERROR.match(message_of(line)) else 0
     if _FRAME.match(line) or _NOISE.search(line):
         return 0
-    if _PREFIX_ERROR.search(line):
+    if _PREFIX_ERROR.search(line) or _CRASH.search(line):
         return 2
     return 1 if _ERROR_WORDS.search(line) else 0
 

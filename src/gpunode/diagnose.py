@@ -24,7 +24,7 @@ from gpunode.checks import decisive
 from gpunode.checks.base import EXPLAINS, node_plan
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import blamed, cluster_texts, decisive_finding, node_texts, state_to_explain
+from gpunode.checks.decisive import cluster_own_words, own_words, workload_findings
 from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import (
     cluster_event_findings,
@@ -124,13 +124,9 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
                 continue
             findings.extend(chk.fn(ctx, cid))
         findings.extend(signature_findings(ctx, cid))
-        if (state := state_to_explain(ctx.kb, findings)) is not None:
-            said = decisive_finding(ctx.kb, cid, state, node_texts(ctx, cid, state))
-            if said is not None:
-                findings.append(said)
-                if (moved := blamed(catalog, cid, said)) is not None:
-                    named.append(moved)
-    for finding in named:  # the lower layer a line names (its judgement exists by now)
+        named.extend(own_words(ctx, cid, findings))
+    named.extend(workload_findings(ctx))
+    for finding in named:  # the layer a line names (its judgement exists by now)
         if finding.component in out and finding.component not in ctx.platform.not_used:
             out[finding.component].findings.append(finding)
     _explain_unobserved(ctx, out)
@@ -184,10 +180,7 @@ def judge_cluster(facts: ClusterFacts, kb: KnowledgeBase) -> dict[str, Judgement
         findings = judgement.findings
         findings.extend(cluster_event_findings(facts, kb, cid))
         findings.extend(cluster_log_findings(facts, kb, cid))
-        if (state := state_to_explain(kb, findings)) is not None:
-            said = decisive_finding(kb, cid, state, cluster_texts(facts, cid))
-            if said is not None:
-                findings.append(said)
+        cluster_own_words(facts, kb, cid, findings)
     return out
 
 

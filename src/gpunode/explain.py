@@ -27,7 +27,7 @@ import msgspec
 
 from gpunode import re2scan
 from gpunode.catalog import load_catalog
-from gpunode.decisive import decisive_line, message_of
+from gpunode.decisive import decisive_line
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
 from gpunode.xid import XID_LINE_PATTERNS, XidInfo, classify, xids_in_line
@@ -176,6 +176,7 @@ class Matcher:
         self._kb = kb
         self._tail = ""  # the end of the current source, where its decisive line is looked for
         self._decisive: QuotedLine | None = None
+        self._decisive_class: Cause | None = None
 
     def begin(self, source: str, order: int) -> None:
         """Lines fed from now on are ``source``'s (numbered from 1), the ``order``-th read."""
@@ -201,6 +202,7 @@ class Matcher:
             total = self.lines_read - self._base
             line_no = total - (len(lines) - found.line_no)
             self._decisive = QuotedLine(line_no, found.line[:MAX_LINE_CHARS], self._source)
+            self._decisive_class = self._kb.line_class(found.message)
 
     def feed(self, lines: Sequence[str]) -> None:
         """Scan one block of consecutive lines (numbered after those fed before)."""
@@ -264,17 +266,13 @@ class Matcher:
         stands as the cause (a failure never explained by silence)."""
         self._close_source()
         found = list(self._found.values())
-        decisive, cls = self._decisive, None
-        if decisive is not None and self._kb is not None:
-            cause = self._kb.line_class(message_of(decisive.text))
-            if cause is not None:
-                cls = cause.code
-                if not any(m.cause.is_problem for m in found):
-                    match = CauseMatch(cause, 0, order=self._order)
-                    match.add_quote(decisive)
-                    found.append(match)
+        decisive, cause = self._decisive, self._decisive_class
+        if decisive is not None and cause is not None and not any(m.cause.is_problem for m in found):
+            match = CauseMatch(cause, 0, order=self._order)
+            match.add_quote(decisive)
+            found.append(match)
         return Explanation(rank(found), _xid_summary(self._xids), self.lines_read, self._names,
-                           decisive, cls)
+                           decisive, cause.code if cause is not None else None)
 
 
 def rank(matches: Iterable[CauseMatch]) -> tuple[CauseMatch, ...]:

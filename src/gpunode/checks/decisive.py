@@ -11,6 +11,7 @@ and a catalogued signature of the component, when one matched, still wins.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -20,11 +21,14 @@ from gpunode.bundle.kube import ContainerStatus, Event, Pod
 from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
+from gpunode.checks.signatures import workload_stuck
 from gpunode.decisive import Decisive, decisive_line
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
 
+#: How much of a decisive line a report shows (evidence excerpts hold as much).
+SHOWN_LINE = 400
 #: Context keys a decisive finding carries (read by the diagnosis for its root cause).
 LINE, MESSAGE, SOURCE, VERB, STATE = (
     "decisive_line", "decisive_message", "decisive_source", "decisive_verb", "decisive_state")
@@ -38,6 +42,41 @@ class Text:
     lines: Sequence[str]
     verb: str  # "exits", "init container X fails", "cannot start", "reports"
     numbered: bool = True  # a log file: cite the line number
+
+
+def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list[Finding]:
+    """Add to ``findings`` what the component's own words on this node say: a controller
+    serving the node that keeps failing (nfd-master), the decisive line that replaces a
+    state. Returns the findings that belong to another component the line names."""
+    catalog = ctx.facts.catalog
+    if not _problems(findings) and (side := ctx.cluster_side_pods(component)):
+        stuck = controller_finding(ctx.kb, component, (log for sp in side for log in ctx.logs_of(sp.pod)))
+        findings.extend([stuck] if stuck is not None else [])
+    state = state_to_explain(ctx.kb, findings)
+    said = decisive_finding(ctx.kb, component, state, node_texts(ctx, component, state)) if state else None
+    if said is None:
+        return []
+    findings.append(said)
+    moved = blamed(catalog, component, said)
+    return [moved] if moved is not None else []
+
+
+def cluster_own_words(facts: ClusterFacts, kb: KnowledgeBase, component: str,
+                      findings: list[Finding]) -> None:
+    """``own_words`` for a cluster component (the operators): read in its own pods."""
+    if not _problems(findings):
+        pods = facts.cluster_pods.get(component, [])
+        logs = (log for sp in pods for log in facts.cluster_logs.get(sp.key, ()))
+        stuck = controller_finding(kb, component, logs)
+        findings.extend([stuck] if stuck is not None else [])
+    state = state_to_explain(kb, findings)
+    said = decisive_finding(kb, component, state, cluster_texts(facts, component)) if state else None
+    if said is not None:
+        findings.append(said)
+
+
+def _problems(findings: Sequence[Finding]) -> bool:
+    return any(f.status in PROBLEMS for f in findings)
 
 
 def state_to_explain(kb: KnowledgeBase, findings: Sequence[Finding]) -> Finding | None:
@@ -70,14 +109,14 @@ def _finding(kb: KnowledgeBase, component: str, state: Finding, text: Text, foun
     where = f"{text.where}:{found.line_no}" if text.numbered else text.where
     context = {
         **state.context,
-        LINE: found.line,
-        MESSAGE: found.message,
+        LINE: found.line[:SHOWN_LINE],
+        MESSAGE: found.message[:SHOWN_LINE],
         SOURCE: where,
         VERB: text.verb,
         STATE: state.cause,
     }
-    return Finding(component, state.status, cls.code, (Evidence(where, found.line), *state.evidence),
-                   context, state.specificity + 1)
+    evidence = (Evidence(where, found.line[:SHOWN_LINE]), *state.evidence)
+    return Finding(component, state.status, cls.code, evidence, context, state.specificity + 1)
 
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
@@ -98,6 +137,65 @@ def blamed(catalog: Catalog, component: str, finding: Finding) -> Finding | None
     if target not in catalog.dependencies(component):
         context[EXPLAINS] = component  # a higher layer (the toolkit's hook) breaks a lower pod
     return msgspec.structs.replace(finding, component=target, context=context)
+
+
+#: A controller's errors that do not heal by retrying: an RBAC rule or an API (a CRD) it
+#: lacks stays missing until someone acts, so its every reconcile fails. An object that
+#: is not found (a node deleted since) is not one of them.
+_PERSISTENT = re.compile(
+    r"(?i:\bforbidden\b|\bunauthori[sz]ed\b|permission denied|could not find the requested resource|"
+    r"no matches for kind|the server doesn.t have a resource type)")
+#: A controller's last lines within which such an error must stand (nothing after it).
+_RECENT_LINES = 3
+
+
+def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) -> Finding | None:
+    """A running controller (the operators, nfd-master) whose current log ends in an
+    explicit error of a persistent class: degraded, with that line as its cause. Its pod
+    runs and is ready, so no state shows; a transient error (a timeout, a conflict) is
+    not read this way."""
+    for log in logs:
+        if log.previous:
+            continue
+        tail = [line for line in log.lines[-_RECENT_LINES * 4:] if line.strip()][-_RECENT_LINES:]
+        found = decisive_line(tail, kb.class_of)
+        if found is None or found.strength != 2:
+            continue
+        cls = kb.line_class(found.message)
+        if cls is None or not _PERSISTENT.search(found.message):
+            continue
+        line_no = len(log.lines) - (len(tail) - found.line_no)
+        where = f"{log.path}:{line_no}"
+        context = {LINE: found.line[:SHOWN_LINE], MESSAGE: found.message[:SHOWN_LINE], SOURCE: where,
+                   VERB: "keeps failing", "namespace": log.namespace, "pod": log.pod,
+                   "container": log.container, "standalone": "true"}
+        return Finding(component, Status.DEGRADED, cls.code, (Evidence(where, found.line[:SHOWN_LINE]),),
+                       context, cls.specificity)
+    return None
+
+
+def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
+    """GPU workloads on the node that cannot start, blaming the component their own error
+    names (``named_by``): "nvidia-container-cli: …" in a workload's events is the toolkit's
+    failure, "driver error: timed out" the driver's. A workload whose error names no stack
+    component accuses none."""
+    for pod in ctx.facts.workloads_by_node.get(ctx.name, ()):
+        if not workload_stuck(pod):
+            continue
+        meta = pod.metadata
+        for text in pod_texts(pod, (), ctx.events_for_pod(pod), ""):
+            found = decisive_line(text.lines, ctx.kb.class_of)
+            target = ctx.facts.catalog.named_in(found.line) if found is not None else None
+            if found is None or target is None:
+                continue
+            cls = ctx.kb.line_class(found.message)
+            assert cls is not None
+            context = {LINE: found.line[:SHOWN_LINE], MESSAGE: found.message[:SHOWN_LINE],
+                       SOURCE: text.where, VERB: f"fails starting GPU workload {meta.namespace}/{meta.name}",
+                       "standalone": "true", "namespace": meta.namespace, "pod": meta.name}
+            yield Finding(target, Status.FAILED, cls.code, (Evidence(text.where, found.line[:SHOWN_LINE]),),
+                          context, cls.specificity)
+            break
 
 
 def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Text]:
