@@ -39,6 +39,7 @@ _PREFIX_ERROR = re.compile(
     r"(?:\s*\([^)]{0,40}\))?:\s|"
     r"^\s*(?:ERROR|FATAL|CRITICAL)\b|\bERR(?:OR)?\s*[:\]]"
 )
+_XID = re.compile(r"NVRM: Xid \(|XidCriticalError")
 #: A process that died by a signal or a runtime panic says so in these words.
 _CRASH = re.compile(r"\bSIGSEGV\b|\bSIGABRT\b|segmentation (?:fault|violation)|^panic: |^fatal error: ")
 _ERROR_WORDS = re.compile(
@@ -48,6 +49,13 @@ _ERROR_WORDS = re.compile(
     r"exit (?:status|code) [1-9]\d*|exited with (?:code|status) [1-9]\d*|"
     r"returned (?:non-zero|[1-9]\d*)|out of memory|no space left|"
     r"SIGSEGV|SIGABRT|SIGBUS|segmentation (?:fault|violation)|core dumped|"
+    # the kernel's and the kubelet's own words for a failure
+    r"fallen off the bus|Unknown symbol|disagrees about version|is rejected|"
+    r"corrupted|OOMKilled|unhealthy|not healthy|KubeletNotReady|NotReady|"
+    r"unbound variable|\*\*\* \[[^\]]{1,80}\] Error \d+|read-only file system|Unknown Error|"
+    r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
+    r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
+    r"not currently loaded|Insufficient \w+|"
     r"HTTP(?:/\d(?:\.\d)?)? [45]\d\d|status(?: code)?:? [45]\d\d|[45]\d\d (?:Not Found|Forbidden|"
     r"Unauthorized|Bad Request|Internal Server Error|Service Unavailable|Bad Gateway))\b",
     re.IGNORECASE,
@@ -124,8 +132,8 @@ def severity(line: str) -> int:
         if level in _NOT_ERROR_LEVELS:
             # a program that logs its fatal error at info level still says "Error:" first
             return 1 if _SAYS_ERROR.match(message_of(line)) else 0
-    if _FRAME.match(line) or _NOISE.search(line):
-        return 0
+    if _FRAME.match(line) or _NOISE.search(line) or _XID.search(line):
+        return 0  # an Xid is judged by the Xid catalog (application Xids are benign)
     if _PREFIX_ERROR.search(line) or _CRASH.search(line):
         return 2
     return 1 if _ERROR_WORDS.search(line) else 0

@@ -225,6 +225,8 @@ def validate(causes: Sequence[Cause], origin: str, seen: set[str] | None = None,
         if cause.component not in known:
             raise ValueError(f"{where}: unknown component {cause.component!r}")
         _check_fix_for(cause, known, where)
+        if cause.state and cause.aggregate:  # node causes explain an aggregate, not a line
+            raise ValueError(f"{where}: an aggregate cause is not a state")
         if any(m.source == "decisive" for m in cause.match) and (cause.component != "*" or cause.state):
             raise ValueError(f"{where}: a class of decisive lines is generic (component '*'), not a state")
         for m in cause.match:

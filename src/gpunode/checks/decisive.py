@@ -22,7 +22,7 @@ from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
 from gpunode.checks.signatures import workload_stuck
-from gpunode.decisive import Decisive, decisive_line
+from gpunode.decisive import Decisive, decisive_line, severity
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
@@ -144,7 +144,7 @@ def blamed(catalog: Catalog, component: str, finding: Finding) -> Finding | None
 #: is not found (a node deleted since) is not one of them.
 _PERSISTENT = re.compile(
     r"(?i:\bforbidden\b|\bunauthori[sz]ed\b|permission denied|could not find the requested resource|"
-    r"no matches for kind|the server doesn.t have a resource type)")
+    r"the server doesn.t have a resource type)")
 #: A controller's last lines within which such an error must stand (nothing after it).
 _RECENT_LINES = 3
 
@@ -159,8 +159,8 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
             continue
         tail = [line for line in log.lines[-_RECENT_LINES * 4:] if line.strip()][-_RECENT_LINES:]
         found = decisive_line(tail, kb.class_of)
-        if found is None or found.strength != 2:
-            continue
+        if found is None or found.strength != 2 or not all(map(severity, tail[found.line_no:])):
+            continue  # no explicit error, or a line after it that is no error (it recovered)
         cls = kb.line_class(found.message)
         if cls is None or not _PERSISTENT.search(found.message):
             continue

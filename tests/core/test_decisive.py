@@ -1,0 +1,126 @@
+"""The decisive line: general rules for the line that ends a component, and its class.
+
+Lines are real ones from the formats the stack writes (logrus, zap, klog, shell, apt,
+kernel); the field corpus (tests/field) tries the rules on public failure reports.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpunode.catalog import load_catalog
+from gpunode.decisive import decisive_line, message_of, severity, shown
+from gpunode.explain import explain_lines
+from gpunode.kb import load_kb
+
+KB = load_kb()
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('time="2024-01-02T03:04:05Z" level=fatal msg="failed to open /etc/x.csv"', 2),
+        ('{"level":"error","ts":1.0,"msg":"Reconciler error","error":"boom"}', 2),
+        ("E1205 10:01:02.123456       1 main.go:12] error starting plugins", 2),
+        ("FATA[0000] Failed to watch metrics: Host engine is running as non-root", 2),
+        ("Error: failed to create FS watcher: too many open files", 2),
+        ("panic: runtime error: invalid memory address or nil pointer dereference", 2),
+        ("E: Unable to locate package linux-headers-5.15.0-1053-azure", 2),
+        ("Failed loading kernel module mlx5_ib:[FAILED[]", 1),
+        ('time="x" level=info msg="Error: error creating symlink: file exists"', 1),
+        ('time="x" level=info msg="Could not retrieve ConfigMap, falling back to metric file"', 0),
+        ("I1205 10:01:02.123456       1 main.go:12] failed=0 retries", 0),
+        ("WARNING: Unable to determine the default X library path.", 0),
+        ("Retrying in 5s: connection refused", 0),
+        ("NVRM: Xid (PCI:0000:a1:00): 13, pid=1, name=python, Graphics Exception", 0),
+        ("Starting NVIDIA persistence daemon...", 0),
+        ("Dec 05 10:01:02 gpu-wk-01 kubelet[812]: E1205 10:01:02.1 1 x.go:1] runtime is down", 2),
+    ],
+)
+def test_severity_reads_the_log_formats(line: str, expected: int) -> None:
+    assert severity(line) == expected
+
+
+def test_the_last_error_ends_the_log_and_retries_do_not() -> None:
+    lines = [
+        'time="t" level=info msg="Starting dcgm-exporter"',
+        'time="t" level=error msg="Could not connect, will retry"',
+        'time="t" level=error msg="Could not read metrics file \'/etc/x.csv\': record on line 3: wrong number of fields"',
+        'time="t" level=fatal msg="record on line 3: wrong number of fields"',
+        'time="t" level=info msg="Shutting down"',
+    ]
+    found = decisive_line(lines, KB.class_of)
+    assert found is not None
+    # the fatal only repeats the error before it, which says more
+    assert found.line_no == 3 and found.strength == 2
+    assert found.message.startswith("Could not read metrics file")
+    assert KB.class_of(found.message) == "error_config_invalid"
+
+
+def test_a_bare_wrapper_gives_way_to_the_specific_error_before_it() -> None:
+    lines = ["+ modprobe nvidia",
+             "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service",
+             "Error: exit status 1"]
+    found = decisive_line(lines, KB.class_of)
+    assert found is not None and found.line_no == 2
+    assert KB.class_of(found.message) == "error_module_load"
+
+
+def test_no_error_line_no_decisive_line() -> None:
+    assert decisive_line(["Starting", "level=info msg=\"ready\"", ""]) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "cls"),
+    [
+        ("failed to open /etc/dcgm-exporter/custom.csv: no such file or directory", "error_file_state"),
+        ("configmaps is forbidden: User \"system:serviceaccount:x\" cannot get resource", "error_permission_denied"),
+        ("Failed to initialize NVML: Driver/library version mismatch", "error_version_mismatch"),
+        ("dial tcp 10.96.0.1:443: i/o timeout", "error_unreachable"),
+        ("E: Unable to locate package linux-headers-6.8.0-1017-aws", "error_not_found"),
+        ("write /run/nvidia/driver: no space left on device", "error_resource_exhausted"),
+        ("failed to parse config file: yaml: line 84: mapping values are not allowed in this context",
+         "error_config_invalid"),
+        ("nvml: Insufficient Permissions", "error_permission_denied"),
+        ("NVRM: RmInitAdapter failed! (0x22:0x38:662)", "error_device"),
+        ("unexpected state: reconcile loop aborted", None),
+    ],
+)
+def test_classes_in_their_precedence(message: str, cls: str | None) -> None:
+    assert KB.class_of(message) == cls
+
+
+def test_message_drops_framing_and_a_long_chain_shows_its_innermost_errors() -> None:
+    assert message_of('time="t" level=error msg="a \\"b\\" c" error="d"') == 'a "b" c: d'
+    assert message_of("E1205 10:01:02.123456       1 main.go:12] boom") == "boom"
+    chain = ": ".join(f"wrapper number {i}" for i in range(30)) + ": read-only file system"
+    assert shown(chain).startswith("…") and shown(chain).endswith("read-only file system")
+
+
+def test_an_error_names_the_layer_it_belongs_to() -> None:
+    catalog = load_catalog()
+    hook = "error running hook #0: nvidia-container-cli: initialization error: driver error: timed out"
+    assert catalog.named_in(hook) == "driver"  # the lowest layer named
+    assert catalog.named_in("createContainer hook #6: exit status 1, stderr: read-only file system") \
+        == "container-toolkit"
+    assert catalog.named_in("failed to pull image: manifest unknown") is None
+
+
+def test_explain_answers_an_unknown_failure_with_its_line_and_class() -> None:
+    text = ["level=info msg=start",
+            'level=fatal msg="failed to open /etc/custom.csv: no such file or directory"']
+    found = explain_lines(text, KB)
+    assert found.decisive is not None and found.decisive.line_no == 2
+    assert found.decisive_class == "error_file_state"
+    assert [m.cause.code for m in found.matches] == ["error_file_state"] and found.problems
+
+
+def test_explain_keeps_a_catalogued_cause_first() -> None:
+    found = explain_lines(["Could not resolve Linux kernel version"], KB)
+    assert found.matches[0].cause.code == "kernel_headers_missing"
+    assert all(m.cause.component != "*" for m in found.matches)
+
+
+def test_explain_stays_silent_on_healthy_text() -> None:
+    found = explain_lines(["Starting", "Registered device plugin for 'nvidia.com/gpu' with Kubelet"], KB)
+    assert not found.matched and found.decisive is None
