@@ -45,7 +45,8 @@ def test_the_last_error_ends_the_log_and_retries_do_not() -> None:
     lines = [
         'time="t" level=info msg="Starting dcgm-exporter"',
         'time="t" level=error msg="Could not connect, will retry"',
-        'time="t" level=error msg="Could not read metrics file \'/etc/x.csv\': record on line 3: wrong number of fields"',
+        'time="t" level=error msg="Could not read metrics file \'/etc/x.csv\': '
+        'record on line 3: wrong number of fields"',
         'time="t" level=fatal msg="record on line 3: wrong number of fields"',
         'time="t" level=info msg="Shutting down"',
     ]
@@ -74,7 +75,7 @@ def test_no_error_line_no_decisive_line() -> None:
     ("message", "cls"),
     [
         ("failed to open /etc/dcgm-exporter/custom.csv: no such file or directory", "error_file_state"),
-        ("configmaps is forbidden: User \"system:serviceaccount:x\" cannot get resource", "error_permission_denied"),
+        ('configmaps is forbidden: User "system:serviceaccount:x" cannot get it', "error_permission_denied"),
         ("Failed to initialize NVML: Driver/library version mismatch", "error_version_mismatch"),
         ("dial tcp 10.96.0.1:443: i/o timeout", "error_unreachable"),
         ("E: Unable to locate package linux-headers-6.8.0-1017-aws", "error_not_found"),

@@ -52,7 +52,8 @@ def test_a_container_that_cannot_start_blames_the_hook_that_failed() -> None:
 def test_a_gpu_workload_that_cannot_start_blames_the_layer_its_error_names() -> None:
     case = _case({
         "kind": "event", "object": {"kind": "Pod", "name": "train-0"}, "type": "Warning", "reason": "Failed",
-        "message": "Error: failed to create containerd task: OCI runtime create failed: error running hook #0: "
+        "message": "Error: failed to create containerd task: OCI runtime create failed: "
+                   "error running hook #0: "
                    "error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: "
                    "initialization error: driver error: timed out: unknown"})
     found = _top(case)
@@ -85,7 +86,8 @@ def test_a_module_the_loader_refused_is_evidence_against_its_owner() -> None:
 
 def test_routine_kernel_lines_and_the_taint_notice_alarm_nobody() -> None:
     case = _case({"kind": "node-cmd", "name": "dmesg.txt",
-                  "text": "[    2.8] nvidia: module verification failed: signature and/or required key missing"
+                  "text": "[    2.8] nvidia: module verification failed: signature and/or required key"
+                          " missing"
                           " - tainting kernel\n[    3.0] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  "
                           "550.54.15\n[    3.1] NVRM: Persistence mode is deprecated and will be removed.\n"})
     assert _top(case) is None
