@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpunode.decisive import decisive_line
 from gpunode.errors import BundleError
 from gpunode.kb import load_kb, parse_kb, render_steps, scan_lines
 
@@ -25,6 +26,12 @@ def test_example_matches_and_near_miss_does_not(cause: object) -> None:
     assert cause.example, f"{cause.code} needs an example"
     assert cause.near_miss, f"{cause.code} needs a near miss"
     assert scan_lines([cause.example], matchers), cause.code
+    if any(m.source == "decisive" for m in cause.match):
+        # a class is put on decisive lines only: its near miss is no error line, or another class
+        assert decisive_line([cause.example]) is not None, cause.code
+        assert KB.line_class(cause.example) == cause, cause.code
+        assert decisive_line([cause.near_miss]) is None or KB.line_class(cause.near_miss) != cause, cause.code
+        return
     assert not scan_lines([cause.near_miss], matchers), cause.code
 
 
