@@ -84,7 +84,7 @@ def test_one_broken_node_adds_only_its_own_extras(tmp_path: Path, agents: bool) 
     failed = [n.name for n in report.nodes if n.status == Status.FAILED]
     assert failed == [broken]
     (node,) = [n for n in report.nodes if n.name == broken]
-    assert node.root_causes[0].component == "device-plugin"
+    assert node.root_causes[0].component == "device-plugin", node.root_causes[0]
 
 
 def test_stale_missing_and_unhealthy_reports_get_extras(tmp_path: Path) -> None:
