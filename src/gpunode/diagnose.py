@@ -128,22 +128,10 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     named.extend(workload_findings(ctx))
     for finding in named:  # the layer a line names (its judgement exists by now)
         target = out.get(finding.component)
-        if target is None or finding.component in ctx.platform.not_used:
-            continue
-        if not _seen_well(target, ctx):
+        if target is not None and finding.component not in ctx.platform.not_used:
             target.findings.append(finding)
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
-
-
-def _seen_well(judgement: Judgement, ctx: NodeContext) -> bool:
-    """The GPUs are seen working by nvidia-smi on the node: another component's line that
-    says a GPU is lost does not outweigh that, and stays its writer's cause. (A pod that
-    runs says too little about its hook or driver calls to outweigh a line.)"""
-    if judgement.component != "gpu-hardware" or "nvidia-smi-q.xml" not in ctx.obs.cmd:
-        return False
-    findings = judgement.findings
-    return any(f.status == Status.OK for f in findings) and not any(f.status in PROBLEMS for f in findings)
 
 
 def _explain_unobserved(ctx: NodeContext, judged: Mapping[str, Judgement]) -> None:

@@ -123,6 +123,12 @@ def _finding(kb: KnowledgeBase, component: str, state: Finding, text: Text, foun
 _JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
 
 
+#: Components judged only by their own facts: a GPU is lost when nvidia-smi, NVML, the
+#: kernel or DCGM say so, not because another component's message says "GPU is lost"
+#: (when those facts are missing, the GPUs stay unknown).
+OWN_FACTS_ONLY = frozenset({"gpu-hardware"})
+
+
 def blamed(catalog: Catalog, component: str, finding: Finding) -> Finding | None:
     """The decisive finding moved to the lower component its line names (the toolkit's hook
     failing while the device plugin's container is created), or None when the line names
@@ -130,7 +136,7 @@ def blamed(catalog: Catalog, component: str, finding: Finding) -> Finding | None
     layer it names, not to the pod that suffered it."""
     line = finding.context.get(LINE, "")
     target = catalog.named_in(line)
-    if target is None or target == component:
+    if target is None or target == component or target in OWN_FACTS_ONLY:
         return None
     context = {**finding.context, VERB: f"fails starting {component}", "standalone": "true",
                "seen_in": component}
@@ -186,7 +192,7 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
         for text in pod_texts(pod, (), ctx.events_for_pod(pod), ""):
             found = decisive_line(text.lines, ctx.kb.class_of)
             target = ctx.facts.catalog.named_in(found.line) if found is not None else None
-            if found is None or target is None:
+            if found is None or target is None or target in OWN_FACTS_ONLY:
                 continue
             cls = ctx.kb.line_class(found.message)
             assert cls is not None
