@@ -48,16 +48,19 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     """Add to ``findings`` what the component's own words on this node say: a controller
     serving the node that keeps failing (nfd-master), the decisive line that replaces a
     state. Returns the findings that belong to another component the line names."""
-    catalog = ctx.facts.catalog
-    if not _problems(findings) and (side := ctx.cluster_side_pods(component)):
-        stuck = controller_finding(ctx.kb, component, (log for sp in side for log in ctx.logs_of(sp.pod)))
-        findings.extend([stuck] if stuck is not None else [])
+    if not _problems(findings):  # most components of most nodes
+        if component in ctx.facts.side_logged:
+            side = ctx.cluster_side_pods(component)
+            stuck = controller_finding(ctx.kb, component, (log for sp in side for log in ctx.logs_of(sp.pod)))
+            findings.extend([stuck] if stuck is not None else [])
+        if not _problems(findings):
+            return []
     state = state_to_explain(ctx.kb, findings)
     said = decisive_finding(ctx.kb, component, state, node_texts(ctx, component, state)) if state else None
     if said is None:
         return []
     findings.append(said)
-    moved = blamed(catalog, component, said)
+    moved = blamed(ctx.facts.catalog, component, said)
     return [moved] if moved is not None else []
 
 
@@ -185,11 +188,14 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
     names (``named_by``): "nvidia-container-cli: …" in a workload's events is the toolkit's
     failure, "driver error: timed out" the driver's. A workload whose error names no stack
     component accuses none."""
+    if not ctx.facts.events_by_object and not ctx.facts.workload_pods:
+        return
     for pod in ctx.facts.workloads_by_node.get(ctx.name, ()):
-        if not workload_stuck(pod):
+        events = ctx.events_for_pod(pod)
+        if (not events and not pod.status.container_statuses) or not workload_stuck(pod):
             continue
         meta = pod.metadata
-        for text in pod_texts(pod, (), ctx.events_for_pod(pod), ""):
+        for text in pod_texts(pod, (), events, ""):
             found = decisive_line(text.lines, ctx.kb.class_of)
             target = ctx.facts.catalog.named_in(found.line) if found is not None else None
             if found is None or target is None or target in OWN_FACTS_ONLY:
