@@ -44,3 +44,16 @@ def test_a_literal_backslash_is_not_taken_for_a_control_character() -> None:
     doc = Doc(r"not \r a carriage return, not \u001b an escape, C:\files\backup", [r"\\", r"\\r", "\\\\\\r"])
     clean, _ = safe_encoded(doc, Doc)
     assert clean is doc
+
+
+def test_the_backslash_walk_finds_what_the_control_pattern_finds() -> None:
+    """``_holds_control`` is ``_JSON_CONTROL.search`` without its look-behind's cost."""
+    import random
+
+    from gpunode.safety import _JSON_CONTROL, _holds_control
+
+    rng = random.Random(7)
+    pieces = [b"\\", b"a", b"u", b"0", b"1", b"b", b"r", b"f", b"\x7f", b"\xc2\x85", b"n", b'"', b"u001f"]
+    for _ in range(5000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert bool(_JSON_CONTROL.search(data)) == _holds_control(data), data
