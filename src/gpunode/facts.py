@@ -188,6 +188,19 @@ class ClusterFacts:
             out[pod.spec.target_node].append(pod)
         return dict(out)
 
+    @cached_property
+    def stuck_workloads_by_node(self) -> dict[str, list[Pod]]:
+        """GPU workloads that have not started (``workload_stuck``), by node: found once
+        for the fleet (on the first node, before worker processes fork), so a node's
+        judgement touches only its own few, never every workload pod (whose pages each
+        worker would otherwise copy)."""
+        out: dict[str, list[Pod]] = {}
+        for node, pods in self.workloads_by_node.items():
+            stuck = [pod for pod in pods if workload_stuck(pod)]
+            if stuck:
+                out[node] = stuck
+        return out
+
     @classmethod
     def build(
         cls,
@@ -507,3 +520,12 @@ class NodeObservations:
     def path_of(self, kind: str, name: str) -> str:
         """The bundle path of an observation, for evidence."""
         return f"nodes/{self.name}/{kind}/{name.lstrip('/')}"
+
+
+def workload_stuck(pod: Pod) -> bool:
+    """A workload pod that has not started: still Pending or Failed, or a container
+    waiting to be created or run (a Running pod's old events may be from a past attempt)."""
+    if pod.status.phase in ("Pending", "Failed"):
+        return True
+    statuses = (*pod.status.init_container_statuses, *pod.status.container_statuses)
+    return any(cs.state.waiting is not None and cs.state.waiting.reason for cs in statuses)

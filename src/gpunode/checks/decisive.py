@@ -21,7 +21,6 @@ from gpunode.bundle.kube import ContainerStatus, Event, Pod
 from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
-from gpunode.checks.signatures import workload_stuck
 from gpunode.decisive import Decisive, decisive_line, severity
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
@@ -188,12 +187,8 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
     names (``named_by``): "nvidia-container-cli: …" in a workload's events is the toolkit's
     failure, "driver error: timed out" the driver's. A workload whose error names no stack
     component accuses none."""
-    if not ctx.facts.events_by_object and not ctx.facts.workload_pods:
-        return
-    for pod in ctx.facts.workloads_by_node.get(ctx.name, ()):
+    for pod in ctx.facts.stuck_workloads_by_node.get(ctx.name, ()):
         events = ctx.events_for_pod(pod)
-        if (not events and not pod.status.container_statuses) or not workload_stuck(pod):
-            continue
         meta = pod.metadata
         for text in pod_texts(pod, (), events, ""):
             found = decisive_line(text.lines, ctx.kb.class_of)

@@ -15,7 +15,7 @@ import msgspec
 
 from gpunode.bundle.kube import ContainerState, ContainerStatus, Event, Node, Pod
 from gpunode.checks.context import NodeContext
-from gpunode.facts import ClusterFacts, LogFile
+from gpunode.facts import ClusterFacts, LogFile, workload_stuck
 from gpunode.kb import (
     Cause,
     GateLiteral,
@@ -375,15 +375,6 @@ def _event_groups(ctx: NodeContext) -> Iterator[tuple[str, dict[str, str], list[
         if workload_stuck(pod):
             ctx_vals = {**ctx_vals, "standalone": "true"}
         yield source, ctx_vals, events
-
-
-def workload_stuck(pod: Pod) -> bool:
-    """A workload pod that has not started: still Pending or Failed, or a container
-    waiting to be created or run (a Running pod's old events may be from a past attempt)."""
-    if pod.status.phase in ("Pending", "Failed"):
-        return True
-    statuses = (*pod.status.init_container_statuses, *pod.status.container_statuses)
-    return any(cs.state.waiting is not None and cs.state.waiting.reason for cs in statuses)
 
 
 def _pod_group(ctx: NodeContext, pod: Pod) -> tuple[str, dict[str, str], list[Event]]:
