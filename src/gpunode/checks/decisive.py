@@ -12,7 +12,7 @@ and a catalogued signature of the component, when one matched, still wins.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -47,34 +47,41 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     """Add to ``findings`` what the component's own words on this node say: a controller
     serving the node that keeps failing (nfd-master), the decisive line that replaces a
     state. Returns the findings that belong to another component the line names."""
-    if not _problems(findings):  # most components of most nodes
-        if component in ctx.facts.side_logged:
-            side = ctx.cluster_side_pods(component)
-            stuck = controller_finding(ctx.kb, component, (log for sp in side for log in ctx.logs_of(sp.pod)))
-            findings.extend([stuck] if stuck is not None else [])
-        if not _problems(findings):
-            return []
-    state = state_to_explain(ctx.kb, findings)
-    said = decisive_finding(ctx.kb, component, state, node_texts(ctx, component, state)) if state else None
-    if said is None:
-        return []
-    findings.append(said)
-    moved = blamed(ctx.facts.catalog, component, said)
+    def controller_logs() -> Iterator[LogFile]:
+        return (log for sp in ctx.cluster_side_pods(component) for log in ctx.logs_of(sp.pod))
+
+    logged = component in ctx.facts.side_logged
+    said = _said(ctx.kb, component, findings, controller_logs if logged else None,
+                 lambda state: node_texts(ctx, component, state))
+    moved = blamed(ctx.facts.catalog, component, said) if said is not None else None
     return [moved] if moved is not None else []
 
 
 def cluster_own_words(facts: ClusterFacts, kb: KnowledgeBase, component: str,
                       findings: list[Finding]) -> None:
     """``own_words`` for a cluster component (the operators): read in its own pods."""
-    if not _problems(findings):
+    def controller_logs() -> Iterator[LogFile]:
         pods = facts.cluster_pods.get(component, [])
-        logs = (log for sp in pods for log in facts.cluster_logs.get(sp.key, ()))
-        stuck = controller_finding(kb, component, logs)
-        findings.extend([stuck] if stuck is not None else [])
+        return (log for sp in pods for log in facts.cluster_logs.get(sp.key, ()))
+
+    _said(kb, component, findings, controller_logs, lambda _state: cluster_texts(facts, component))
+
+
+def _said(kb: KnowledgeBase, component: str, findings: list[Finding],
+          controller_logs: Callable[[], Iterable[LogFile]] | None,
+          texts: Callable[[Finding], Iterable[Text]]) -> Finding | None:
+    """The two steps of ``own_words``: a healthy-looking controller that keeps failing,
+    then the decisive line that replaces a state; the latter is returned (and added)."""
+    if not _problems(findings):  # most components of most nodes
+        stuck = controller_finding(kb, component, controller_logs()) if controller_logs else None
+        if stuck is None:
+            return None
+        findings.append(stuck)
     state = state_to_explain(kb, findings)
-    said = decisive_finding(kb, component, state, cluster_texts(facts, component)) if state else None
+    said = decisive_finding(kb, component, state, texts(state)) if state is not None else None
     if said is not None:
         findings.append(said)
+    return said
 
 
 def _problems(findings: Sequence[Finding]) -> bool:
@@ -106,19 +113,22 @@ def decisive_finding(kb: KnowledgeBase, component: str, state: Finding,
 
 
 def _finding(kb: KnowledgeBase, component: str, state: Finding, text: Text, found: Decisive) -> Finding:
-    cls = kb.line_class(found.message) or kb.line_class(found.line)
-    assert cls is not None  # the last class matches any line
     where = f"{text.where}:{found.line_no}" if text.numbered else text.where
-    context = {
-        **state.context,
-        LINE: found.line[:SHOWN_LINE],
-        MESSAGE: found.message[:SHOWN_LINE],
-        SOURCE: where,
-        VERB: text.verb,
-        STATE: state.cause,
-    }
-    evidence = (Evidence(where, found.line[:SHOWN_LINE]), *state.evidence)
-    return Finding(component, state.status, cls.code, evidence, context, state.specificity + 1)
+    return line_finding(kb, component, state.status, found, where, verb=text.verb,
+                        specificity=state.specificity + 1, evidence=state.evidence,
+                        **state.context, **{STATE: state.cause})
+
+
+def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decisive, where: str, *,
+                 verb: str, specificity: int | None = None, evidence: tuple[Evidence, ...] = (),
+                 **context: str) -> Finding:
+    """A finding whose cause is the class of a decisive line, quoting it (``where`` it is,
+    ``verb`` for the title); ranked as its class unless ``specificity`` says otherwise."""
+    cls = kb.line_class(found.message)
+    assert cls is not None  # the last class matches any line
+    quoted = {LINE: found.line[:SHOWN_LINE], MESSAGE: found.message[:SHOWN_LINE], SOURCE: where, VERB: verb}
+    return Finding(component, status, cls.code, (Evidence(where, found.line[:SHOWN_LINE]), *evidence),
+                   {**context, **quoted}, cls.specificity if specificity is None else specificity)
 
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
@@ -132,10 +142,11 @@ OWN_FACTS_ONLY = frozenset({"gpu-hardware"})
 
 
 def blamed(catalog: Catalog, component: str, finding: Finding) -> Finding | None:
-    """The decisive finding moved to the lower component its line names (the toolkit's hook
+    """The decisive finding moved to the component its line names (the toolkit's hook
     failing while the device plugin's container is created), or None when the line names
-    none below ``component``: an error raised while creating a container belongs to the
-    layer it names, not to the pod that suffered it."""
+    no other: an error raised while creating a container belongs to the layer it names,
+    not to the pod that suffered it. A named component above ``component`` explains its
+    failure (``EXPLAINS``)."""
     line = finding.context.get(LINE, "")
     target = catalog.named_in(line)
     if target is None or target == component or target in OWN_FACTS_ONLY:
@@ -169,16 +180,12 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
         found = decisive_line(tail, kb.class_of)
         if found is None or found.strength != 2 or not all(map(severity, tail[found.line_no:])):
             continue  # no explicit error, or a line after it that is no error (it recovered)
-        cls = kb.line_class(found.message)
-        if cls is None or not _PERSISTENT.search(found.message):
+        if not _PERSISTENT.search(found.message):
             continue
         line_no = len(log.lines) - (len(tail) - found.line_no)
         where = f"{log.path}:{line_no}"
-        context = {LINE: found.line[:SHOWN_LINE], MESSAGE: found.message[:SHOWN_LINE], SOURCE: where,
-                   VERB: "keeps failing", "namespace": log.namespace, "pod": log.pod,
-                   "container": log.container, "standalone": "true"}
-        return Finding(component, Status.DEGRADED, cls.code, (Evidence(where, found.line[:SHOWN_LINE]),),
-                       context, cls.specificity)
+        return line_finding(kb, component, Status.DEGRADED, found, where, verb="keeps failing",
+                            namespace=log.namespace, pod=log.pod, container=log.container, standalone="true")
     return None
 
 
@@ -195,13 +202,9 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
             target = ctx.facts.catalog.named_in(found.line) if found is not None else None
             if found is None or target is None or target in OWN_FACTS_ONLY:
                 continue
-            cls = ctx.kb.line_class(found.message)
-            assert cls is not None
-            context = {LINE: found.line[:SHOWN_LINE], MESSAGE: found.message[:SHOWN_LINE],
-                       SOURCE: text.where, VERB: f"fails starting GPU workload {meta.namespace}/{meta.name}",
-                       "standalone": "true", "namespace": meta.namespace, "pod": meta.name}
-            yield Finding(target, Status.FAILED, cls.code, (Evidence(text.where, found.line[:SHOWN_LINE]),),
-                          context, cls.specificity)
+            verb = f"fails starting GPU workload {meta.namespace}/{meta.name}"
+            yield line_finding(ctx.kb, target, Status.FAILED, found, text.where, verb=verb,
+                               standalone="true", namespace=meta.namespace, pod=meta.name)
             break
 
 

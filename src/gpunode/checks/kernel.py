@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from gpunode.checks import decisive as said
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
-from gpunode.decisive import message_of, severity
-from gpunode.model import Evidence, Finding, Status
+from gpunode.checks.decisive import line_finding
+from gpunode.decisive import Decisive, severity
+from gpunode.model import Finding, Status
 
 #: Literals one of which every line judged here holds (most nodes' logs: none).
 _LITERALS = ("NVRM", "Unknown symbol", "disagrees about version", "Invalid module format",
@@ -53,13 +53,8 @@ def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     line_no, line = found
     where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{line_no}"
-    message = message_of(line)
-    cls = ctx.kb.line_class(message)
-    assert cls is not None
-    context = {said.LINE: line, said.MESSAGE: message, said.SOURCE: where,
-               said.VERB: "fails in the kernel log", "standalone": "true"}
-    yield Finding(component, Status.DEGRADED, cls.code, (Evidence(where, line[:400]),), context,
-                  cls.specificity)
+    yield line_finding(ctx.kb, component, Status.DEGRADED, Decisive(line_no, line, 1), where,
+                       verb="fails in the kernel log", standalone="true")
 
 
 for _owned in _OWNED:
