@@ -39,6 +39,9 @@ _PREFIX_ERROR = re.compile(
     r"(?:\s*\([^)]{0,40}\))?:\s|"
     r"^\s*(?:ERROR|FATAL|CRITICAL)\b|\bERR(?:OR)?\s*[:\]]"
 )
+#: client-go's reflector logs a list or watch it could not make at warning level (the
+#: "Failed to watch" error after it may be cut off): the controller sees none of those objects.
+_REFLECTOR_FAILURE = re.compile(r"\breflector\.go:\d+\][^\n]{0,300}\bfailed to (?:list|watch) \*?[\w.]+: ")
 _XID = re.compile(r"NVRM: Xid \(|XidCriticalError")
 #: A process that died by a signal or a runtime panic says so in these words.
 _CRASH = re.compile(r"\bSIGSEGV\b|\bSIGABRT\b|segmentation (?:fault|violation)|^panic: |^fatal error: ")
@@ -127,7 +130,7 @@ def severity(line: str) -> int:
     line = without_prefix(line[:20_000])
     level = _level(line)
     if level is not None:
-        if level in _ERROR_LEVELS:
+        if level in _ERROR_LEVELS or (level == "w" and _REFLECTOR_FAILURE.search(line)):
             return 2
         if level in _NOT_ERROR_LEVELS:
             # a program that logs its fatal error at info level still says "Error:" first
@@ -221,6 +224,20 @@ def shown(message: str) -> str:
             break
         tail = f"{part}: {tail}"
     return "…" + tail[-_SHOWN:] if len(tail) < len(message) else message[:_SHOWN] + "…"
+
+
+#: How much of a quoted line a report shows (titles show less: ``shown``).
+SHOWN_LINE = 400
+
+
+def clipped(text: str) -> str:
+    """A quoted line short enough for a report's evidence, keeping its start (where it was
+    raised) and its end: a wrapped error chain ends in its innermost error, which says
+    why and names the layer at fault."""
+    if len(text) <= SHOWN_LINE:
+        return text
+    half = SHOWN_LINE // 2
+    return f"{text[:half - 1]}…{text[-half:]}"
 
 
 def message_of(line: str) -> str:

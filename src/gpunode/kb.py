@@ -31,6 +31,10 @@ MatchSource = Literal[
 ]
 
 
+#: Sources whose text is a message a component wrote (not a node file or condition).
+_QUOTED: tuple[MatchSource, ...] = ("event", "waiting", "log")
+
+
 class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One way to recognise a cause in raw text.
 
@@ -163,6 +167,14 @@ class KnowledgeBase:
     def matchers(self, component: str, source: MatchSource) -> list[tuple[Cause, Match]]:
         """Signatures that may be searched in ``source`` text of ``component``."""
         return self._matcher_index.get((component, source), [])
+
+    def catalogued_in(self, component: str, line: str) -> Cause | None:
+        """The most specific catalogued cause of ``component`` whose signature for a quoted
+        message (an event, a container state, a log line) matches ``line``: what a line
+        another component's pod said about it means, when the catalog knows it."""
+        found = [cause for source in _QUOTED for cause, m in self.matchers(component, source)
+                 if m.regex.search(line) and not (m.unless_regex and m.unless_regex.search(line))]
+        return max(found, key=lambda c: c.specificity, default=None)
 
     @cached_property
     def classes(self) -> tuple[tuple[Cause, re.Pattern[str]], ...]:

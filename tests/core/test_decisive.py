@@ -35,6 +35,8 @@ KB = load_kb()
         ("NVRM: Xid (PCI:0000:a1:00): 13, pid=1, name=python, Graphics Exception", 0),
         ("Starting NVIDIA persistence daemon...", 0),
         ("Dec 05 10:01:02 gpu-wk-01 kubelet[812]: E1205 10:01:02.1 1 x.go:1] runtime is down", 2),
+        ("W0801 16:40:09.2 1 reflector.go:547] x.go:106: failed to list *v1.ConfigMap: forbidden", 2),
+        ("W0801 16:40:09.2 1 main.go:5] failed to list devices, using the defaults", 0),
     ],
 )
 def test_severity_reads_the_log_formats(line: str, expected: int) -> None:

@@ -257,7 +257,7 @@ def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) 
     if isinstance(ev, PodMissingEv):
         world.remove_pod(_pod_key(world, node, ev.component))
     elif isinstance(ev, EventEv):
-        return _event(world, node, ev, post)
+        return _event(world, node, ev, post, case)
     elif isinstance(ev, ClusterObjectEv):
         _cluster_object(world, ev)
     elif not isinstance(ev, NodeInfoEv | NodeLabelsEv):  # applied first (_shape_node)
@@ -523,7 +523,7 @@ def _rfc(moment: Any) -> str:
     return ids.rfc3339(moment)
 
 
-def _event(world: World, node: NodeState, ev: EventEv, post: list[Any]) -> str | None:
+def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Case) -> str | None:
     count = ev.count or 1
     message = ev.message.rstrip("\n")
     if ev.object is not None and ev.object.kind == "Node":
@@ -550,6 +550,8 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any]) -> str |
             _unschedule(world, key, ev.message, post)
     elif ev.component is not None:
         key = _pod_key(world, node, ev.component)
+        if ev.reason == "Failed" and ev.type == "Warning" and not _state_given(case, ev.component):
+            _failed_to_start(world, key, message)
     else:
         raise CaseError("a pod event names its component or object")
     if ev.reason in _SCHEDULER_REASONS:
@@ -570,6 +572,32 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any]) -> str |
         return key
     pod_event(world, key, ev.reason, message, count=count, kind=ev.type)
     return key
+
+
+#: The kubelet's "Failed" events that are about pulling an image (the pod-state says so).
+_PULL_FAILURE = ("Failed to pull image", "Error: ErrImagePull", "Error: ImagePullBackOff", "Back-off pulling")
+
+
+def _state_given(case: Case, component: str) -> bool:
+    return any(isinstance(ev, PodStateEv) and ev.component == component for ev in case.evidence)
+
+
+def _failed_to_start(world: World, key: str, message: str) -> None:
+    """A kubelet ``Failed`` event with no state reported: the state the kubelet shows for
+    it. A spec the runtime could not generate leaves the container waiting in
+    CreateContainerError; a start refused by the runtime or its hook ends the attempt as
+    ``StartError`` (exit 128, the runtime's message) and the container crash-loops."""
+    if message.startswith(_PULL_FAILURE):
+        return
+    ctr = next(c for c in world.containers(key) if not c.init)
+    if "failed to generate container" in message or message.startswith("Error: CreateContainerError"):
+        _set(world, key, ctr, lambda c: waiting(c, "CreateContainerError", message))
+        world.logs.pop(f"{key}/{ctr.name}", None)
+        _blocks_rest(world, key, ctr)
+        return
+    _crash(world, key, ctr, restarts=5, exit_code=128, reason="StartError")
+    _set(world, key, ctr, lambda c: replace(c, last_message=message))
+    _blocks_rest(world, key, ctr)
 
 
 def _workload_pod(world: World, node: NodeState, namespace: str, name: str, reason: str) -> str:

@@ -201,3 +201,30 @@ def test_gkes_own_runc_only_containerd_config_is_healthy_without_our_toolkit() -
     assert top_root_cause(report, case.node) is None
     assert _component(report, case.node, "container-toolkit").status == "not-deployed"
 
+
+
+def _statuses(out: Path, prefix: str, node: str) -> dict[str, Any]:
+    pod = _on_node(_items(out, "pods"), prefix, node)[0]
+    return {cs["name"]: cs for cs in pod["status"]["containerStatuses"]}
+
+
+def test_a_failed_event_without_a_reported_state_gets_the_kubelets_state(tmp_path: Path) -> None:
+    """The kubelet's Failed event comes with the state it leaves: a start the runtime refused
+    ends as StartError (exit 128) and crash-loops; a spec it could not generate waits in
+    CreateContainerError; an image pull failure is left to the reported state."""
+    def built(message: str, name: str) -> dict[str, Any]:
+        raw = {"id": name, "source": "https://example.org/x", "title": "t", "platform": "generic",
+               "evidence": [{"kind": "event", "component": "gfd", "reason": "Failed", "message": message}],
+               "expect": {"healthy": True}}
+        case = msgspec.convert(raw, Case)
+        out = build_case(case, tmp_path / name)
+        return _statuses(out, "gpu-feature-discovery-", case.node)["gpu-feature-discovery"]
+
+    hook = built("failed to create containerd task: error running hook #0: exit status 1", "hook")
+    assert hook["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert hook["lastState"]["terminated"]["reason"] == "StartError"
+    assert hook["lastState"]["terminated"]["exitCode"] == 128
+    spec = built("Error: failed to generate container spec: read-only file system", "spec")
+    assert spec["state"]["waiting"]["reason"] == "CreateContainerError"
+    pull = built("Failed to pull image \"x\": not found", "pull")
+    assert "running" in pull["state"]

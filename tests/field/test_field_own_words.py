@@ -57,7 +57,51 @@ def test_a_gpu_workload_that_cannot_start_blames_the_layer_its_error_names() -> 
                    "error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: "
                    "initialization error: driver error: timed out: unknown"})
     found = _top(case)
-    assert found is not None and found[0] == "driver" and found[1].startswith("error_")
+    assert found is not None and found[:2] == ("driver", "driver_rpc_timeout")  # catalogued: it wins
+
+
+def test_a_long_hook_error_is_read_to_its_innermost_error() -> None:
+    """A Failed event on an operand (no state reported: the kubelet's StartError follows),
+    whose message names the toolkit first and the driver only at its end, past what a
+    report shows of it: the driver is blamed and the title shows the innermost errors."""
+    command = "exec command: [/usr/bin/nvidia-container-cli --load-kmods configure " + "--x=y " * 60 + "]"
+    case = _case({
+        "kind": "event", "component": "gfd", "type": "Warning", "reason": "Failed",
+        "message": "failed to create containerd task: OCI runtime create failed: error running hook #0: "
+                   f"error running hook: exit status 1, stdout: , stderr: {command}\n"
+                   "nvidia-container-cli: detection error: driver error: timed out: unknown"})
+    found = _top(case)
+    assert found is not None and found[:2] == ("driver", "driver_rpc_timeout")
+    top = top_root_cause(diagnose_case(case), case.node)
+    assert top is not None and top.decisive is not None
+    assert top.decisive.line.endswith("driver error: timed out: unknown")
+
+
+def test_nfd_master_killed_at_its_memory_limit_is_one_cluster_cause() -> None:
+    case = _case({"kind": "pod-state", "component": "nfd", "container": "master", "state": "Running",
+                  "restarts": 4, "last_reason": "OOMKilled", "last_minutes_ago": 300})
+    report = diagnose_case(case)
+    assert [(rc.component, rc.cause) for rc in report.cluster.root_causes] == [("nfd", "oom_killed")]
+
+
+def test_a_controller_the_api_refuses_is_degraded_whatever_level_it_logs_at() -> None:
+    """client-go logs a list it may not make at warning level; a trimmed paste has no level."""
+    warned = _case({"kind": "log", "component": "gpu-operator", "container": "gpu-operator", "text": (
+        '{"level":"info","ts":"2024-08-01T16:39:37Z","msg":"State Manager, finished processing"}\n'
+        "W0801 16:40:09.232591 1 reflector.go:547] informers.go:106: failed to list *v1.ConfigMap: "
+        'configmaps is forbidden: User "system:serviceaccount:gpu-operator:gpu-operator" cannot list '
+        'resource "configmaps" in API group "" at the cluster scope\n')})
+    bare = _case({"kind": "log", "component": "nfd", "container": "master", "text": (
+        "failed to list *v1alpha1.NodeFeatureGroup: the server could not find the requested resource\n")})
+    assert _top(warned) is not None and _top(warned)[:2] == ("gpu-operator", "error_permission_denied")
+    assert _top(bare) is not None and _top(bare)[:2] == ("nfd", "error_not_found")
+
+
+def test_a_controller_that_recovered_after_a_refusal_is_healthy() -> None:
+    case = _case({"kind": "log", "component": "nfd", "container": "master", "text": (
+        "failed to list *v1alpha1.NodeFeatureGroup: the server could not find the requested resource\n"
+        "I0801 16:41:00.000000 1 nfd-master.go:1] node updated\n")})
+    assert _top(case) is None
 
 
 def test_the_recent_past_a_restart_after_an_oom_kill_is_degraded() -> None:

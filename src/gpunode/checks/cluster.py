@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from gpunode.bundle.kube import Condition, CustomResource, Pod
 from gpunode.checks.base import not_deployed, ok, problem
-from gpunode.checks.pods import judge_pod
+from gpunode.checks.pods import collection_time, judge_pod, pod_problem
 from gpunode.facts import ClusterFacts
 from gpunode.model import Evidence, Finding, Status
 
@@ -74,6 +74,18 @@ def nic_cluster_policy(facts: ClusterFacts) -> Iterator[Finding]:
                 Evidence(where, detail),
                 status=Status.DEGRADED,
             )
+
+
+@cluster_check("nfd")
+def nfd_master_pods(facts: ClusterFacts) -> Iterator[Finding]:
+    """nfd-master (and its garbage collector) serve every node from one pod: a master that
+    crashes or is OOM-killed is one cluster cause, not a symptom of whichever node runs it
+    (usually a control-plane node, which is not judged at all)."""
+    now = collection_time(facts.manifest.collected_at)
+    for sp in facts.cluster_side.get("nfd", ()):
+        finding = pod_problem(sp.pod, "nfd", now)
+        if finding is not None:
+            yield finding
 
 
 @cluster_check("nfd")

@@ -21,13 +21,11 @@ from gpunode.bundle.kube import ContainerStatus, Event, Pod
 from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
-from gpunode.decisive import Decisive, decisive_line, severity
+from gpunode.decisive import Decisive, clipped, decisive_line, severity
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
 
-#: How much of a decisive line a report shows (evidence excerpts hold as much).
-SHOWN_LINE = 400
 #: Context keys a decisive finding carries (read by the diagnosis for its root cause).
 LINE, MESSAGE, SOURCE, VERB, STATE = (
     "decisive_line", "decisive_message", "decisive_source", "decisive_verb", "decisive_state")
@@ -53,7 +51,7 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     logged = component in ctx.facts.side_logged
     said = _said(ctx.kb, component, findings, controller_logs if logged else None,
                  lambda state: node_texts(ctx, component, state))
-    moved = blamed(ctx.facts.catalog, component, said) if said is not None else None
+    moved = blamed(ctx.facts.catalog, ctx.kb, component, said) if said is not None else None
     return [moved] if moved is not None else []
 
 
@@ -61,7 +59,7 @@ def cluster_own_words(facts: ClusterFacts, kb: KnowledgeBase, component: str,
                       findings: list[Finding]) -> None:
     """``own_words`` for a cluster component (the operators): read in its own pods."""
     def controller_logs() -> Iterator[LogFile]:
-        pods = facts.cluster_pods.get(component, [])
+        pods = facts.cluster_side.get(component, [])
         return (log for sp in pods for log in facts.cluster_logs.get(sp.key, ()))
 
     _said(kb, component, findings, controller_logs, lambda _state: cluster_texts(facts, component))
@@ -126,8 +124,9 @@ def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decis
     ``verb`` for the title); ranked as its class unless ``specificity`` says otherwise."""
     cls = kb.line_class(found.message)
     assert cls is not None  # the last class matches any line
-    quoted = {LINE: found.line[:SHOWN_LINE], MESSAGE: found.message[:SHOWN_LINE], SOURCE: where, VERB: verb}
-    return Finding(component, status, cls.code, (Evidence(where, found.line[:SHOWN_LINE]), *evidence),
+    line = clipped(found.line)
+    quoted = {LINE: line, MESSAGE: clipped(found.message), SOURCE: where, VERB: verb}
+    return Finding(component, status, cls.code, (Evidence(where, line), *evidence),
                    {**context, **quoted}, cls.specificity if specificity is None else specificity)
 
 
@@ -141,12 +140,13 @@ _JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-run
 OWN_FACTS_ONLY = frozenset({"gpu-hardware"})
 
 
-def blamed(catalog: Catalog, component: str, finding: Finding) -> Finding | None:
+def blamed(catalog: Catalog, kb: KnowledgeBase, component: str, finding: Finding) -> Finding | None:
     """The decisive finding moved to the component its line names (the toolkit's hook
     failing while the device plugin's container is created), or None when the line names
     no other: an error raised while creating a container belongs to the layer it names,
     not to the pod that suffered it. A named component above ``component`` explains its
-    failure (``EXPLAINS``)."""
+    failure (``EXPLAINS``). A catalogued cause of the named component whose signature
+    the line matches is the cause; else the line's class stays."""
     line = finding.context.get(LINE, "")
     target = catalog.named_in(line)
     if target is None or target == component or target in OWN_FACTS_ONLY:
@@ -155,7 +155,17 @@ def blamed(catalog: Catalog, component: str, finding: Finding) -> Finding | None
                "seen_in": component}
     if target not in catalog.dependencies(component):
         context[EXPLAINS] = component  # a higher layer (the toolkit's hook) breaks a lower pod
-    return msgspec.structs.replace(finding, component=target, context=context)
+    return as_catalogued(kb, msgspec.structs.replace(finding, component=target, context=context))
+
+
+def as_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
+    """``finding`` (a class) as its component's catalogued cause when the quoted line
+    matches one of that cause's message signatures; unchanged otherwise."""
+    cause = kb.catalogued_in(finding.component, finding.context.get(MESSAGE, "")) or kb.catalogued_in(
+        finding.component, finding.context.get(LINE, ""))
+    if cause is None:
+        return finding
+    return msgspec.structs.replace(finding, cause=cause.code, specificity=cause.specificity)
 
 
 #: A controller's errors that do not heal by retrying: an RBAC rule or an API (a CRD) it
@@ -170,18 +180,18 @@ _RECENT_LINES = 3
 
 def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) -> Finding | None:
     """A running controller (the operators, nfd-master) whose current log ends in an
-    explicit error of a persistent class: degraded, with that line as its cause. Its pod
-    runs and is ready, so no state shows; a transient error (a timeout, a conflict) is
-    not read this way."""
+    error of a persistent class (the API server's refusal, in its own words): degraded,
+    with that line as its cause. Its pod runs and is ready, so no state shows; a
+    transient error (a timeout, a conflict) is not read this way."""
     for log in logs:
         if log.previous:
             continue
         tail = [line for line in log.lines[-_RECENT_LINES * 4:] if line.strip()][-_RECENT_LINES:]
         found = decisive_line(tail, kb.class_of)
-        if found is None or found.strength != 2 or not all(map(severity, tail[found.line_no:])):
-            continue  # no explicit error, or a line after it that is no error (it recovered)
+        if found is None or not all(map(severity, tail[found.line_no:])):
+            continue  # no error, or a line after it that is no error (it recovered)
         if not _PERSISTENT.search(found.message):
-            continue
+            continue  # the API's own words for a refusal are explicit at any log level
         line_no = len(log.lines) - (len(tail) - found.line_no)
         where = f"{log.path}:{line_no}"
         return line_finding(kb, component, Status.DEGRADED, found, where, verb="keeps failing",
@@ -203,8 +213,9 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
             if found is None or target is None or target in OWN_FACTS_ONLY:
                 continue
             verb = f"fails starting GPU workload {meta.namespace}/{meta.name}"
-            yield line_finding(ctx.kb, target, Status.FAILED, found, text.where, verb=verb,
-                               standalone="true", namespace=meta.namespace, pod=meta.name)
+            yield as_catalogued(ctx.kb, line_finding(
+                ctx.kb, target, Status.FAILED, found, text.where, verb=verb,
+                standalone="true", namespace=meta.namespace, pod=meta.name))
             break
 
 
@@ -232,8 +243,8 @@ def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Tex
 
 
 def cluster_texts(facts: ClusterFacts, component: str) -> Iterator[Text]:
-    """What a cluster component's pods (the operator's controller) said."""
-    for sp in facts.cluster_pods.get(component, []):
+    """What a cluster component's pods (the operator's controller, nfd-master) said."""
+    for sp in facts.cluster_side.get(component, []):
         pod = sp.pod
         logs = facts.cluster_logs.get(sp.key, ())
         events = facts.events_for("Pod", pod.metadata.namespace, pod.metadata.name)

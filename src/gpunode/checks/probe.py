@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pcie import reading_of, shortfall
+from gpunode.decisive import clipped
 from gpunode.model import Evidence, Finding, Status
 from gpunode.probe import ProbeResult
 from gpunode.probe.host import RuntimeConfigFact
@@ -120,7 +121,7 @@ def _ev(ctx: NodeContext, excerpt: str) -> Evidence:
 
 def _kernel_line(ctx: NodeContext, line_no: int, line: str) -> Evidence:
     """Evidence in the same form as a dmesg.txt signature hit, so duplicates merge."""
-    return Evidence(f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{line_no}", line.strip()[:400])
+    return Evidence(f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{line_no}", clipped(line.strip()))
 
 
 def _found(

@@ -15,6 +15,7 @@ import msgspec
 
 from gpunode.bundle.kube import ContainerState, ContainerStatus, Event, Node, Pod
 from gpunode.checks.context import NodeContext
+from gpunode.decisive import clipped
 from gpunode.facts import ClusterFacts, LogFile, workload_stuck
 from gpunode.kb import (
     Cause,
@@ -456,7 +457,7 @@ def _finding(component: str, hit: TextHit, where: str, context: dict[str, str]) 
         component,
         hit.cause.severity,
         hit.cause.code,
-        (Evidence(where, hit.line[:400]),),
+        (Evidence(where, clipped(hit.line)),),
         {**context, **extra, "signature": "true"},
         hit.cause.specificity,
     )

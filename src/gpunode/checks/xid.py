@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from gpunode.checks.base import check, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pcie import reading_of, shortfall
+from gpunode.decisive import clipped
 from gpunode.gpus import gpu_resources
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.gpu_ref import bus_id_in_line, gpu_values, normal_bus_id
@@ -133,7 +134,7 @@ def _dcgm_xids(ctx: NodeContext) -> Iterator[XidSeen]:
 
 
 def _line_evidence(path: str, line_no: int, line: str) -> Evidence:
-    return Evidence(f"{path}:{line_no}", line.strip()[:400])
+    return Evidence(f"{path}:{line_no}", clipped(line.strip()))
 
 
 def _int(value: str | None) -> int | None:
