@@ -2,8 +2,9 @@
 
 *Is it a GPU node?* Only GPU evidence says so: ``nvidia.com/gpu*``/``nvidia.com/mig-*``
 resources, NFD's PCI vendor 10de labels in any form NFD writes, the GPU Operator's
-``nvidia.com/gpu.present``/``gpu.deploy.*`` labels, GFD's labels, a GPU-stack pod bound
-to the node, or GPU facts in its bundle folder. A folder with only a node-exporter
+``nvidia.com/gpu.present``/``gpu.deploy.*`` labels, GFD's labels, a cloud's accelerator
+label or GPU instance type (data/gpu_signals.toml: true before any GPU software ran), a
+GPU-stack pod bound to the node, or GPU facts in its bundle folder. A folder with only a node-exporter
 scrape is not evidence.
 
 *How many GPUs?* Kubernetes counts what the device plugin advertises, which is not
@@ -25,9 +26,14 @@ choosing the key. :func:`plugin_sharing` reads such a config.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources as package_data
 from typing import Any
+
+import msgspec
 
 GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"
@@ -108,8 +114,73 @@ def _evidence(
             yield f"label {key}=true"
     if "nvidia.com/gpu.product" in labels:
         yield f"label nvidia.com/gpu.product={labels['nvidia.com/gpu.product']}"
+    yield from cloud_gpu_evidence(labels)
     yield from (f"{c} pod on the node" for c in sorted(set(stack_components) & GPU_STACK_COMPONENTS))
     yield from (f"node folder {f}" for f in folder_files)
+
+
+class CloudLabel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A label a cloud puts on its GPU nodes (any value, or only ``value``)."""
+
+    key: str
+    cloud: str
+    source: str
+    value: str | None = None
+
+
+class InstanceType(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Instance types that come with NVIDIA GPUs, as a regex (``unless``: look-alikes)."""
+
+    pattern: str
+    cloud: str
+    source: str
+    unless: str | None = None
+
+
+class GpuSignals(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    label: tuple[CloudLabel, ...] = ()
+    instance_type: tuple[InstanceType, ...] = ()
+
+
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+
+def parse_gpu_signals(text: str, origin: str = "gpu_signals.toml") -> GpuSignals:
+    """Decode and validate the cloud GPU signals; errors name the file and the entry."""
+    try:
+        signals = msgspec.convert(tomllib.loads(text), GpuSignals)
+    except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
+        raise ValueError(f"{origin}: invalid GPU signals: {exc}") from exc
+    for entry in signals.instance_type:
+        for pattern in (entry.pattern, entry.unless):
+            try:
+                re.compile(pattern or "")
+            except re.error as exc:
+                raise ValueError(f"{origin}: instance type {entry.pattern!r}: bad regex: {exc}") from exc
+    return signals
+
+
+@cache
+def gpu_signals() -> GpuSignals:
+    """The shipped signals (data/gpu_signals.toml), read on first use."""
+    text = package_data.files("gpunode").joinpath("data/gpu_signals.toml").read_text("utf-8")
+    return parse_gpu_signals(text)
+
+
+def cloud_gpu_evidence(labels: Mapping[str, str]) -> Iterator[str]:
+    """A cloud's word that the node has NVIDIA GPUs: its accelerator label or a GPU
+    instance type (nothing here depends on GPU software having run on the node)."""
+    signals = gpu_signals()
+    for entry in signals.label:
+        value = labels.get(entry.key)
+        if value and (entry.value is None or value.lower() == entry.value):
+            yield f"label {entry.key}={value} ({entry.cloud} GPU node)"
+    kind = next((labels[key] for key in INSTANCE_TYPE_LABELS if labels.get(key)), "")
+    if kind:
+        for entry in signals.instance_type:
+            if re.search(entry.pattern, kind) and not (entry.unless and re.search(entry.unless, kind)):
+                yield f"instance type {kind} ({entry.cloud} GPU instance)"
+                break
 
 
 def gpu_node_absent_evidence(has_folder: bool) -> str:
@@ -117,7 +188,8 @@ def gpu_node_absent_evidence(has_folder: bool) -> str:
     folder = "its node folder holds no GPU facts" if has_folder else "no node folder"
     return (
         "no nvidia.com/gpu or nvidia.com/mig-* resource, no NFD pci-10de label, no "
-        "nvidia.com/gpu.present, gpu.deploy.* or GFD label, no GPU-stack pod on it, and "
+        "nvidia.com/gpu.present, gpu.deploy.* or GFD label, no cloud accelerator label or GPU "
+        "instance type, no GPU-stack pod on it, and "
         f"{folder} (nvidia-smi output, probe JSON, DCGM scrape, driver version)"
     )
 

@@ -150,3 +150,74 @@ def test_control_plane_taint_not_tolerated_is_not_a_missing_operand(tmp_path: Pa
     assert node.root_causes == ()
     dcgm = next(c for c in node.components if c.component == "dcgm-exporter")
     assert dcgm.status.value == "not-deployed", dcgm.summary
+
+
+@pytest.mark.parametrize(
+    ("labels", "found"),
+    [
+        ({"cloud.google.com/gke-accelerator": "nvidia-l4"}, "GKE GPU node"),
+        ({"kubernetes.azure.com/accelerator": "nvidia"}, "AKS GPU node"),
+        ({"karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia"}, "EKS (Karpenter) GPU node"),
+        ({"node.kubernetes.io/instance-type": "p4d.24xlarge"}, "EC2 GPU instance"),
+        ({"beta.kubernetes.io/instance-type": "g5.xlarge"}, "EC2 GPU instance"),
+        ({"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}, "Azure GPU instance"),
+        ({"node.kubernetes.io/instance-type": "a3-highgpu-8g"}, "Google Compute Engine GPU instance"),
+        ({"node.kubernetes.io/instance-type": "BM.GPU.H100.8"}, "Oracle Cloud (OKE) GPU instance"),
+    ],
+)
+def test_a_clouds_word_makes_a_gpu_node_before_gpu_software_ran(labels: dict[str, str], found: str) -> None:
+    evidence = gpu_evidence(labels, {}, [], ())
+    assert len(evidence) == 1 and found in evidence[0]
+
+
+@pytest.mark.parametrize("kind", ["m5.large", "g4ad.xlarge", "Standard_NV16as_v4", "Standard_D8s_v5",
+                                  "n2-standard-8", "VM.Standard.E4.Flex", "inf2.xlarge", "trn1.32xlarge"])
+def test_cpu_and_other_vendors_instance_types_are_not_gpu_evidence(kind: str) -> None:
+    assert gpu_evidence({"node.kubernetes.io/instance-type": kind}, {}, [], ()) == []
+    assert gpu_evidence({"kubernetes.azure.com/accelerator": "amd"}, {}, [], ()) == []
+
+
+def test_the_shipped_gpu_signals_are_valid_and_bad_ones_are_named() -> None:
+    from gpunode.gpus import gpu_signals, parse_gpu_signals
+
+    assert gpu_signals().label and gpu_signals().instance_type
+    with pytest.raises(ValueError, match=r"gpu_signals\.toml: instance type"):
+        parse_gpu_signals("[[instance_type]]\npattern = '(['\ncloud = 'x'\nsource = 'y'\n")
+    with pytest.raises(ValueError, match="invalid GPU signals"):
+        parse_gpu_signals("[[label]]\nkey = 'x'\n")
+
+
+def test_a_gpu_instance_whose_stack_never_came_is_diagnosed_not_skipped(tmp_path: Path) -> None:
+    """A new EC2 GPU node with no driver, no labels from GFD/NFD and nothing advertised:
+    still a GPU node, judged (here: no NFD worker has labelled it); CPU nodes stay out."""
+    import copy
+    import json
+
+    root = build_bundle(load_scenario("falcon-ai"), tmp_path / "b")
+    path = root / "cluster/nodes.json"
+    nodes = json.loads(path.read_text())
+    new = copy.deepcopy(next(n for n in nodes["items"] if n["metadata"]["name"] == "gpu-wk-02"))
+    new["metadata"]["name"] = "gpu-new-01"
+    new["metadata"]["labels"] = {"kubernetes.io/hostname": "gpu-new-01",
+                                 "node.kubernetes.io/instance-type": "p5.48xlarge"}
+    for key in ("capacity", "allocatable"):
+        new["status"][key] = {k: v for k, v in new["status"][key].items() if "nvidia" not in k}
+    nodes["items"].append(new)
+    path.write_text(json.dumps(nodes))
+    report = diagnose(load_bundle(root), read_node_observations)
+    assert [n.name for n in report.nodes] == ["gpu-new-01", *GPU_NODES]
+    entry = next(n for n in report.nodes if n.name == "gpu-new-01")
+    assert entry.root_causes
+
+
+def test_docs_platforms_names_every_profile_and_cloud_signal() -> None:
+    from gpunode.gpus import gpu_signals
+    from gpunode.platforms import load_platforms
+
+    text = (Path(__file__).parents[2] / "docs/platforms.md").read_text()
+    for platform in load_platforms():
+        assert f"`{platform.id}`" in text, platform.id
+    for label in gpu_signals().label:
+        assert label.key in text, label.key
+    for kind in gpu_signals().instance_type:
+        assert kind.cloud in text, kind.cloud
