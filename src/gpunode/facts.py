@@ -201,6 +201,17 @@ class ClusterFacts:
                 out[node] = stuck
         return out
 
+    @cached_property
+    def troubled_workloads_by_node(self) -> dict[str, list[Pod]]:
+        """GPU workloads that have not started or whose container last ended in an error
+        (``workload_troubled``), by node; found once for the fleet like the stuck ones."""
+        out: dict[str, list[Pod]] = {}
+        for node, pods in self.workloads_by_node.items():
+            troubled = [pod for pod in pods if workload_troubled(pod)]
+            if troubled:
+                out[node] = troubled
+        return out
+
     @classmethod
     def build(
         cls,
@@ -520,6 +531,19 @@ class NodeObservations:
     def path_of(self, kind: str, name: str) -> str:
         """The bundle path of an observation, for evidence."""
         return f"nodes/{self.name}/{kind}/{name.lstrip('/')}"
+
+
+def workload_troubled(pod: Pod) -> bool:
+    """A workload that has not started, or one whose container's last run ended with an
+    error and left a message (terminationMessagePolicy FallbackToLogsOnError keeps its
+    last log lines there): what a GPU job said when it lost its GPUs."""
+    if workload_stuck(pod):
+        return True
+    for cs in pod.status.container_statuses:
+        for ended in (cs.state.terminated, cs.last_state.terminated):
+            if ended is not None and ended.exit_code != 0 and ended.message:
+                return True
+    return False
 
 
 def workload_stuck(pod: Pod) -> bool:

@@ -177,10 +177,10 @@ def cloud_gpu_evidence(labels: Mapping[str, str]) -> Iterator[str]:
             yield f"label {entry.key}={value} ({entry.cloud} GPU node)"
     kind = next((labels[key] for key in INSTANCE_TYPE_LABELS if labels.get(key)), "")
     if kind:
-        for entry in signals.instance_type:
-            if re.search(entry.pattern, kind) and not (entry.unless and re.search(entry.unless, kind)):
-                yield f"instance type {kind} ({entry.cloud} GPU instance)"
-                break
+        rule = next((r for r in signals.instance_type if re.search(r.pattern, kind)
+                     and not (r.unless and re.search(r.unless, kind))), None)
+        if rule is not None:
+            yield f"instance type {kind} ({rule.cloud} GPU instance)"
 
 
 def gpu_node_absent_evidence(has_folder: bool) -> str:

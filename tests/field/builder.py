@@ -546,6 +546,8 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
         return None
     if ev.object is not None:
         key = _workload_pod(world, node, ev.object.namespace, ev.object.name or "gpu-pod", ev.reason)
+        if ev.reason == "UnexpectedAdmissionError":
+            _rejected_at_admission(world, key, message)
         if ev.reason == "FailedScheduling":
             _unschedule(world, key, ev.message, post)
     elif ev.component is not None:
@@ -598,6 +600,15 @@ def _failed_to_start(world: World, key: str, message: str) -> None:
     _crash(world, key, ctr, restarts=5, exit_code=128, reason="StartError")
     _set(world, key, ctr, lambda c: replace(c, last_message=message))
     _blocks_rest(world, key, ctr)
+
+
+def _rejected_at_admission(world: World, key: str, message: str) -> None:
+    """A pod the kubelet rejected at admission: Failed, with the reason and message the
+    kubelet sets (its containers never got a status)."""
+    status = world.pods[key]["status"]
+    status.update(phase="Failed", reason="UnexpectedAdmissionError", message=message)
+    status.pop("containerStatuses", None)
+    status.pop("conditions", None)
 
 
 def _workload_pod(world: World, node: NodeState, namespace: str, name: str, reason: str) -> str:

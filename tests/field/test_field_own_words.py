@@ -3,11 +3,17 @@ names the layer it belongs to, and reads the recent past, the kernel and the jou
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import msgspec
 from case import Case
 from scoreboard import diagnose_case, top_root_cause
+
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.diagnose import diagnose
+from gpunode.sim import build_bundle, load_scenario
 
 
 def _case(*evidence: dict[str, Any], **extra: Any) -> Case:
@@ -151,3 +157,51 @@ def test_a_not_ready_node_is_traced_by_the_kubelet_journal_to_the_runtime() -> N
     node = next(n for n in report.nodes if n.name == case.node)
     kubelet = next(c for c in node.components if c.component == "kubelet")
     assert kubelet.blocked_by == ("container-runtime",)
+
+
+def test_a_gpu_workload_rejected_at_admission_accuses_the_device_plugin() -> None:
+    case = _case({
+        "kind": "event", "object": {"kind": "Pod", "name": "train-0"}, "type": "Warning",
+        "reason": "UnexpectedAdmissionError",
+        "message": "Allocate failed due to rpc error: code = Unavailable desc = "
+                   "error reading from server: EOF, which is unexpected"})
+    found = _top(case)
+    assert found is not None and found[:2] == ("device-plugin", "gpu_admission_failed")
+    top = top_root_cause(diagnose_case(case), case.node)
+    assert top is not None and top.decisive is not None and "default/train-0" in top.decisive.source
+
+
+def _with_workload(tmp: Path, last_words: str, phase: str) -> tuple[str, str] | None:
+    """falcon-ai with one GPU job on gpu-wk-01 whose container last ended with ``last_words``
+    (its terminated message: FallbackToLogsOnError keeps the last log lines there)."""
+    root = build_bundle(load_scenario("falcon-ai"), tmp / "b")
+    ended = {"exitCode": 1, "reason": "Error", "message": last_words, "finishedAt": "2026-12-05T09:39:58Z"}
+    running = {"running": {"startedAt": "2026-12-05T09:40:00Z"}}
+    status = {"name": "trainer", "ready": phase == "Running", "restartCount": int(phase == "Running"),
+              "image": "nvcr.io/nvidia/pytorch:24.05-py3", "imageID": "",
+              "state": running if phase == "Running" else {"terminated": ended},
+              "lastState": {"terminated": ended} if phase == "Running" else {}}
+    meta = {"name": "trainer-0", "namespace": "ml", "uid": "8d0c7a52-1b1e-4bfc-9d7e-0f5a3e1d2c11"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+           "spec": {"nodeName": "gpu-wk-01", "containers": [{
+               "name": "trainer", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+               "resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}}]},
+           "status": {"phase": phase, "containerStatuses": [status]}}
+    path = root / "cluster/pods.json"
+    pods = json.loads(path.read_text())
+    pods["items"].append(pod)
+    path.write_text(json.dumps(pods))
+    report = diagnose(load_bundle(root), read_node_observations)
+    causes = [rc for n in report.nodes for rc in n.root_causes]
+    return (causes[0].component, causes[0].cause) if causes else None
+
+
+def test_a_gpu_job_whose_last_words_are_nvml_unknown_error_names_device_access(tmp_path: Path) -> None:
+    """A Running workload that restarted after NVML lost its devices: the toolkit's
+    device access, not healthy."""
+    found = _with_workload(tmp_path, "Failed to initialize NVML: Unknown Error\n", "Running")
+    assert found == ("container-toolkit", "nvml_device_access_lost")
+
+
+def test_a_gpu_job_that_exited_with_its_own_error_accuses_nobody(tmp_path: Path) -> None:
+    assert _with_workload(tmp_path, "ValueError: learning rate must be positive\n", "Failed") is None

@@ -200,11 +200,13 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
 
 
 def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
-    """GPU workloads on the node that cannot start, blaming the component their own error
-    names (``named_by``): "nvidia-container-cli: …" in a workload's events is the toolkit's
-    failure, "driver error: timed out" the driver's. A workload whose error names no stack
+    """GPU workloads on the node that cannot start or keep failing, blaming the component
+    their own error names (``named_by``): "nvidia-container-cli: …" in a workload's events
+    is the toolkit's failure, "driver error: timed out" the driver's, an admission error
+    the device plugin's, "Failed to initialize NVML: Unknown Error" in a container's
+    last words the toolkit's device access. A workload whose error names no stack
     component accuses none."""
-    for pod in ctx.facts.stuck_workloads_by_node.get(ctx.name, ()):
+    for pod in ctx.facts.troubled_workloads_by_node.get(ctx.name, ()):
         events = ctx.events_for_pod(pod)
         meta = pod.metadata
         for text in pod_texts(pod, (), events, ""):
@@ -260,6 +262,7 @@ def pod_texts(pod: Pod, logs: Sequence[LogFile], events: Sequence[Event], contai
     statuses = [*pod.status.init_container_statuses, *pod.status.container_statuses]
     stopped = [cs for cs in statuses if _stopped(cs)]
     stopped.sort(key=lambda cs: cs.name != container)  # the container the state names first
+    yield from _pod_message(pod)
     for cs in statuses:
         waiting = cs.state.waiting
         if waiting is not None and waiting.message and waiting.reason not in _PLAIN_WAITS:
@@ -280,6 +283,15 @@ def pod_texts(pod: Pod, logs: Sequence[LogFile], events: Sequence[Event], contai
         if not log.previous:
             verb = f"init container {log.container} reports" if log.container in init_names else "reports"
             yield Text(log.path, log.lines, verb)
+
+
+def _pod_message(pod: Pod) -> Iterator[Text]:
+    """The kubelet's word on the whole pod (an admission it refused, an eviction)."""
+    status, meta = pod.status, pod.metadata
+    if status.message:
+        yield Text(f"pod {meta.namespace}/{meta.name} status.message",
+                   [_one_line(f"{status.reason}: {status.message}".lstrip(": "))], "cannot start",
+                   numbered=False)
 
 
 #: Waiting reasons whose message is the kubelet's own wording, not the failure's.
