@@ -346,7 +346,29 @@ def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> str:
     if ev.previous and not _has_state(case, ev.component, ctr.name):
         # A previous log exists only for a container that restarted: a crash loop.
         _crash(world, key, ctr, restarts=5, exit_code=1, reason="Error")
+    elif not ev.init and _ends_in_exit(text) and not _has_state(case, ev.component, ctr.name):
+        # A log whose last line is a fatal or a panic was written by a process that then
+        # exited (logrus/klog Fatal exit 1, a Go panic 2): its container restarts.
+        world.logs.pop(f"{key}/{ctr.name}", None)
+        world.set_log(key, ctr.name, text, previous=True)
+        _crash(world, key, ctr, restarts=5, exit_code=2 if _PANIC.search(text) else 1, reason="Error")
     return key
+
+
+#: Lines after which a Go program has exited: logrus/zap fatal or panic levels, klog's F
+#: prefix, a runtime panic or fatal error.
+_EXIT_LINE = re.compile(
+    r'level="?(?:fatal|panic)|"level":"(?:fatal|panic)"|^F\d{4} \d\d:\d\d|^(?:FATA|PANI)\[|'
+    r"^panic: |^fatal error: ")
+_PANIC = re.compile(r"^panic: |^goroutine \d+ \[", re.MULTILINE)
+
+
+def _ends_in_exit(text: str) -> bool:
+    """The last line of a log ends the process, or a panic's stack trace ends the log."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return False
+    return _EXIT_LINE.search(lines[-1]) is not None or _PANIC.search("\n".join(lines[-80:])) is not None
 
 
 def _has_state(case: Case, component: str, container: str) -> bool:

@@ -228,3 +228,21 @@ def test_a_failed_event_without_a_reported_state_gets_the_kubelets_state(tmp_pat
     assert spec["state"]["waiting"]["reason"] == "CreateContainerError"
     pull = built("Failed to pull image \"x\": not found", "pull")
     assert "running" in pull["state"]
+
+
+def test_a_log_that_ends_in_a_fatal_line_was_left_by_a_container_that_exited(tmp_path: Path) -> None:
+    """A process exits after logging at fatal level (or panicking): with no state reported,
+    its container crash-loops and the log is the previous one; a log ending in an error
+    that is not fatal stays with a running container."""
+    def built(text: str, name: str) -> dict[str, Any]:
+        raw = {"id": name, "source": "https://example.org/x", "title": "t", "platform": "generic",
+               "evidence": [{"kind": "log", "component": "dcgm-exporter", "text": text}],
+               "expect": {"healthy": True}}
+        case = msgspec.convert(raw, Case)
+        out = build_case(case, tmp_path / name)
+        return _statuses(out, "nvidia-dcgm-exporter-", case.node)["nvidia-dcgm-exporter"]
+
+    fatal = built('level=info msg="Starting"\nlevel=fatal msg="Error starting nv-hostengine"\n', "fatal")
+    assert fatal["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    error = built('level=error msg="could not read config"\nlevel=info msg="Starting"\n', "err")
+    assert "running" in error["state"]
