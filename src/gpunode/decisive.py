@@ -59,6 +59,10 @@ _ERROR_WORDS = re.compile(
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
     r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
     r"not currently loaded|Insufficient \w+|"
+    # Go's "error <doing> X: …" messages, and NVML's return codes by name
+    r"error (?:getting|creating|reading|writing|starting|running|loading|parsing|initiali[sz]ing|opening|"
+    r"connecting|setting|building|fetching|listing|watching|updating|applying|executing|calling)|"
+    r"(?-i:ERROR_[A-Z]+(?:_[A-Z]+)*\b)|"
     r"HTTP(?:/\d(?:\.\d)?)? [45]\d\d|status(?: code)?:? [45]\d\d|[45]\d\d (?:Not Found|Forbidden|"
     r"Unauthorized|Bad Request|Internal Server Error|Service Unavailable|Bad Gateway))\b",
     re.IGNORECASE,
@@ -72,6 +76,8 @@ _NOISE = re.compile(
     r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b",
     re.IGNORECASE,
 )
+#: A wait that ended in failure is the error, not a progress line ("waiting for" is noise).
+_FAILED_WAIT = re.compile(r"(?i:\b(?:error|failed|failure|timed out|timeout|gave up) (?:while )?waiting for)")
 _NOT_ERROR_LEVELS = frozenset(
     {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac"})
 _ERROR_LEVELS = frozenset({
@@ -135,7 +141,7 @@ def severity(line: str) -> int:
         if level in _NOT_ERROR_LEVELS:
             # a program that logs its fatal error at info level still says "Error:" first
             return 1 if _SAYS_ERROR.match(message_of(line)) else 0
-    if _FRAME.match(line) or _NOISE.search(line) or _XID.search(line):
+    if _FRAME.match(line) or (_NOISE.search(line) and not _FAILED_WAIT.search(line)) or _XID.search(line):
         return 0  # an Xid is judged by the Xid catalog (application Xids are benign)
     if _PREFIX_ERROR.search(line) or _CRASH.search(line):
         return 2

@@ -37,6 +37,10 @@ KB = load_kb()
         ("Dec 05 10:01:02 gpu-wk-01 kubelet[812]: E1205 10:01:02.1 1 x.go:1] runtime is down", 2),
         ("W0801 16:40:09.2 1 reflector.go:547] x.go:106: failed to list *v1.ConfigMap: forbidden", 2),
         ("W0801 16:40:09.2 1 main.go:5] failed to list devices, using the defaults", 0),
+        ("Failed to start plugin: error waiting for MPS daemon", 1),
+        ("Waiting for the driver to load", 0),
+        ("Error getting GPU instance profile info for '1g.6gb': ERROR_NOT_SUPPORTED", 1),
+        ("the ERROR_free build", 0),
     ],
 )
 def test_severity_reads_the_log_formats(line: str, expected: int) -> None:
@@ -86,6 +90,10 @@ def test_no_error_line_no_decisive_line() -> None:
          "error_config_invalid"),
         ("nvml: Insufficient Permissions", "error_permission_denied"),
         ("NVRM: RmInitAdapter failed! (0x22:0x38:662)", "error_device"),
+        ("symbol lookup error: /lib/libc.so.6: undefined symbol: __tunable_init, version GLIBC_PRIVATE",
+         "error_version_mismatch"),
+        ("Error getting GPU instance profile info for '1g.6gb': ERROR_NOT_SUPPORTED", "error_device"),
+        ("nvidia-container-cli: requirement error: invalid expression", "error_config_invalid"),
         ("unexpected state: reconcile loop aborted", None),
     ],
 )
