@@ -1,8 +1,10 @@
 """Command line: thin wrappers that load facts, diagnose, and render.
 
 Exit codes (a contract): 0 no failure found, 1 failures found, 2 bad usage
-or bad input, 3 source unreachable or unauthorised, 4 an internal error (a bug:
-one line, the traceback only with ``--debug``). Errors are one line on stderr.
+or bad input, 3 source unreachable or unauthorised (also: nothing could be read, or no
+GPU node found while the node or pod list could not be read: gpunode.unread), 4 an
+internal error (a bug: one line, the traceback only with ``--debug``). Errors are one
+line on stderr.
 
 Start-up matters (``gpunode --help``, ``gpunode probe`` on a node): modules that
 load bundles, talk to the API or diagnose are imported inside the commands
@@ -132,19 +134,25 @@ stdout_console = _console  # for command modules: the same terminal/pipe handlin
 
 
 def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = None,
-                 reuse: Reuse | None = None) -> Report:
+                 reuse: Reuse | None = None, name: str | None = None) -> Report:
     """Load a bundle and diagnose it (the offline path shared by several commands); ``reuse``:
-    node reports a live collection already judged from the same facts."""
+    node reports a live collection already judged from the same facts. No GPU node found
+    while the node or pod list could not be read is SourceUnreachable (exit 3; ``name``: the
+    source as the message names it, else the bundle's path), never an empty report."""
     from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
     from gpunode.diagnose import diagnose
     from gpunode.selector import bundle_node_labels, select_nodes
+    from gpunode.unread import refuse_empty
 
     # The facts only grow until the report is built (gc_paused: no collection pass over
     # millions of objects of a large bundle, before or after).
     with gc_paused(keep=True), loaded_reading_ahead(bundle) as loaded:
         facts = keep_facts(loaded)
         wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
-        return diagnose(facts, read_node_observations, wanted, reuse=reuse)
+        report = diagnose(facts, read_node_observations, wanted, reuse=reuse)
+        if not report.nodes:
+            refuse_empty(name or str(bundle), facts.manifest)
+        return report
 
 
 def render_options(output: ReportFormat, show_all: bool = False, show_stack: bool = False) -> RenderOptions:
@@ -232,17 +240,20 @@ def report_from(
     """Diagnose a saved bundle, or the live cluster (collected into a temporary bundle)."""
     if source is not None and extras != "suspect":
         raise UsageError("--deep/--all-nodes choose what a live collection fetches; drop them with --from")
+    context_used = None
+    if source is None:
+        from gpunode.kubeconfig import context_name
+
+        context_used = context_name(kubeconfig, context)
+    shown = f"cluster (context {context_used or 'current'})" if source is None else str(source)
     with tempfile.TemporaryDirectory(prefix="gpunode-") as tmp:
         bundle, reuse = resolve_bundle(
             source, kubeconfig=kubeconfig, context=context, nodes=nodes, quiet=quiet, workdir=Path(tmp),
             selector=selector, extras=extras, request_timeout_s=request_timeout_s,
         )
-        report = build_report(bundle, nodes, selector, reuse)
+        report = build_report(bundle, nodes, selector, reuse, shown)
     if source is None:
-        from gpunode.kubeconfig import context_name
-
-        name = context_name(kubeconfig, context)
-        return relabel(report, f"cluster (context {name or 'current'})", context=name)
+        return relabel(report, shown, context=context_used)
     return relabel(report, report.source.location, path=str(source))
 
 

@@ -213,6 +213,22 @@ CASES = [
          unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",)),
     Case("garbled-metrics", answer("garble get pods/proxy")),
     Case("garbled-logs", answer("garble get pods/log")),
+    # not the API's answer: an HTML login page, a redirect to a login host (a proxy in front)
+    Case("html-list-nodes", answer("html list nodes"), warns=("listing nodes", "HTML page"),
+         unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",),
+         why=("no Node object: could not list nodes cluster-wide (200)",)),
+    Case("redirect-list-pods", answer("redirect list pods"), warns=("listing pods", "redirected to"),
+         unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",)),
+    Case("html-every-list", answer("html list *"), fatal=3),
+    Case("redirect-every-list", answer("redirect list *"), fatal=3),
+    Case("html-exec", answer("html create pods/exec"), warns=("exec", "HTML page"),
+         unknown=both("gpu-hardware"), missing=("nodes/gpu-wk-01/cmd/nvidia-smi-q.xml",)),
+    Case("html-metrics", answer("html get pods/proxy"), warns=("scrape", "HTML page"),
+         missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",)),
+    Case("redirect-metrics", answer("redirect get pods/proxy"), warns=("scrape", "redirected to"),
+         missing=("nodes/gpu-wk-01/metrics/dcgm-exporter.prom",)),
+    Case("redirect-logs", answer("redirect get pods/log"), warns=("log", "redirected to"),
+         missing=("logs/gpu-operator/nvidia-device-plugin-daemonset-z8c3x/",)),
     # hostile names: path parts and terminal escapes from the API
     Case("hostile-names", bundle="hostile"),
     # list first (the default): healthy nodes judged from lists and their GPUNodeReports

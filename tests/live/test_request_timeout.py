@@ -21,6 +21,7 @@ import yaml
 
 from gpunode.apiserver import Faults, RunningServer, serve_bundle
 from gpunode.collect import kube
+from gpunode.collect.credentials import PLUGIN_TIMEOUT_S
 from gpunode.commands.extras import request_timeout
 from gpunode.errors import UsageError
 
@@ -41,8 +42,8 @@ def test_anything_else_is_refused_naming_the_option(text: str) -> None:
 
 
 def test_the_timeout_bounds_requests_execs_and_calls() -> None:
-    assert kube.Timeouts.of(2.0) == kube.Timeouts(2.0, 2.0, 2.0 * kube.CALL_TIMEOUTS)
-    defaults = kube.Timeouts(kube.REQUEST_TIMEOUT_S, kube.EXEC_TIMEOUT_S, None)
+    assert kube.Timeouts.of(2.0) == kube.Timeouts(2.0, 2.0, 2.0 * kube.CALL_TIMEOUTS, 2.0)
+    defaults = kube.Timeouts(kube.REQUEST_TIMEOUT_S, kube.EXEC_TIMEOUT_S, None, PLUGIN_TIMEOUT_S)
     assert kube.Timeouts.of(None) == kube.Timeouts.of(0) == defaults
 
 

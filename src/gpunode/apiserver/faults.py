@@ -12,7 +12,11 @@ from fnmatch import fnmatchcase
 #: What an ``answers`` rule may answer instead of the real response.
 ANSWER_CODES = frozenset({401, 403, 404, 410, 429, 500, 502, 503, 504})
 ANSWER_WORDS = frozenset({"hang", "cut", "garble", "stall", "stall-later", "stall-body",
-                          "whole", "endless"})
+                          "whole", "endless", "html", "redirect"})
+#: Where a ``redirect`` answer sends the client, and the page an ``html`` answer serves.
+REDIRECT_TO = "https://login.example.invalid/sso?return=/api"
+LOGIN_PAGE = (b"<!DOCTYPE html><html><head><title>Sign in</title></head>"
+              b"<body><form action=\"/sso\">Sign in to continue</form></body></html>")
 #: Answers that apply only to a list page asked with a continue token.
 LATER_PAGES_ONLY = frozenset({"410", "stall-later"})
 
@@ -55,7 +59,9 @@ class Faults:
     ``stall-body`` (announce the whole body, send half of it and then nothing more; an
     exec sends its output but never its exit status: a command that hangs).
     ``whole`` (a list answered whole, its ``limit`` ignored) or ``endless`` (a list page
-    of no items whose continue token is the one asked with: pagination that never ends).
+    of no items whose continue token is the one asked with: pagination that never ends),
+    ``html`` (200 with an HTML login page, as an SSO proxy in front of the API answers) or
+    ``redirect`` (302 to a login page on another host, ``REDIRECT_TO``).
     ``xN`` applies the rule to the first N requests it matches only, e.g.
     ``"500x2 list events"``, ``"410x1 list pods"``.
     """

@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import msgspec
 
 from gpunode.apiserver import discovery, execws, nodeview
+from gpunode.apiserver.faults import LOGIN_PAGE, REDIRECT_TO
 from gpunode.apiserver.selectors import SelectorError
 from gpunode.apiserver.status import forbidden, not_found, status_bytes
 from gpunode.apiserver.store import EXPIRED_MESSAGE, Collection, ContinueError, ListQuery
@@ -38,11 +39,35 @@ _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 class HttpError(Exception):
     """Stop handling and answer with this Status body."""
 
-    def __init__(self, code: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, code: int, body: bytes, headers: dict[str, str] | None = None,
+                 content_type: str = "application/json") -> None:
         super().__init__(code)
         self.code = code
         self.body = body
         self.headers = headers or {}
+        self.content_type = content_type
+
+
+#: ``answers`` faults that are not the API's answer at all: a login page, a redirect to one.
+_NOT_THE_API = {
+    "html": HttpError(200, LOGIN_PAGE, content_type="text/html; charset=utf-8"),
+    "redirect": HttpError(302, b"", {"Location": REDIRECT_TO}, content_type="text/plain"),
+}
+
+
+def _answered(what: str, code: int, req: ResourcePath, retry_after_s: int) -> HttpError | None:
+    """The answer an ``answers`` fault gives instead of the real one; None for a damaged body."""
+    if code == 410:
+        return HttpError(410, status_bytes(410, EXPIRED_MESSAGE))
+    if code == 429:
+        return HttpError(429, status_bytes(429, "Too many requests, please try again later.",
+                                           details={"retryAfterSeconds": retry_after_s}),
+                         {"Retry-After": str(retry_after_s)})
+    if code == 404:
+        return HttpError(404, not_found(req.plural, req.name or req.plural, req.group))
+    if code:
+        return HttpError(code, status_bytes(code, f"injected {code}"))
+    return _NOT_THE_API.get(what)
 
 
 def bad_request(message: str) -> HttpError:
@@ -159,7 +184,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 self._check_auth()
                 self._route(method, path, query)
         except HttpError as err:
-            self._send(err.code, err.body, headers=err.headers)
+            self._send(err.code, err.body, headers=err.headers, content_type=err.content_type)
         except (BrokenPipeError, ConnectionResetError, Stalled):
             self.close_connection = True
 
@@ -322,17 +347,8 @@ class ApiHandler(BaseHTTPRequestHandler):
                 time.sleep(faults.hang_s)
             elif answer.what in ("stall", "stall-later"):
                 self._stall()
-            elif answer.code == 410:
-                raise HttpError(410, status_bytes(410, EXPIRED_MESSAGE))
-            elif answer.code == 429:
-                seconds = faults.retry_after_s
-                raise HttpError(429, status_bytes(429, "Too many requests, please try again later.",
-                                                  details={"retryAfterSeconds": seconds}),
-                                {"Retry-After": str(seconds)})
-            elif answer.code == 404:
-                raise HttpError(404, not_found(req.plural, req.name or req.plural, req.group))
-            elif answer.code:
-                raise HttpError(answer.code, status_bytes(answer.code, f"injected {answer.code}"))
+            elif (error := _answered(answer.what, answer.code, req, faults.retry_after_s)) is not None:
+                raise error
             else:
                 self.damage = answer.what
             return

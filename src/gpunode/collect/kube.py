@@ -25,10 +25,13 @@ import yaml
 from httpx2.websockets import HTTPXWSException, WebSocketUpgradeError
 from lightkube import Client
 from lightkube.config.client_adapter import Client as adapter_client
-from lightkube.config.client_adapter import ConnectionParams
+from lightkube.config.client_adapter import ConnectionParams, verify_cluster
 from lightkube.config.kubeconfig import KubeConfig, SingleConfig
+from lightkube.config.models import User
 from lightkube.core.exceptions import ApiError, ConfigError
 
+from gpunode.collect.credentials import PLUGIN_TIMEOUT_S, plugin_credentials
+from gpunode.collect.deadline import deadline, deadline_transport
 from gpunode.collect.slim import RawPage
 from gpunode.errors import SourceUnreachable, UsageError
 from gpunode.kubeconfig import kubeconfig_files, merged
@@ -53,6 +56,11 @@ class ApiFailure(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+class NotTheApi(ApiFailure):
+    """A 2xx/3xx answer that is not the API's: an HTML page (a login page, a proxy's error
+    page) or a redirect (to a login host). Retrying gives the same answer."""
 
 
 class ListCut(ApiFailure):
@@ -167,14 +175,17 @@ class Timeouts:
     exec_s: float
     #: a call with its retries; None: the retry policy's deadline
     call_s: float | None = None
+    #: the kubeconfig's exec credential plugin, run once before the first request
+    plugin_s: float = PLUGIN_TIMEOUT_S
 
     @classmethod
     def of(cls, request_timeout_s: float | None = None) -> Timeouts:
-        """``--request-timeout``: every request and exec bounded by it, every call with its
-        retries by ``CALL_TIMEOUTS`` times it; None or 0: the defaults."""
+        """``--request-timeout``: every request, exec and credential plugin bounded by it,
+        every call with its retries by ``CALL_TIMEOUTS`` times it; None or 0: the defaults."""
         if not request_timeout_s:
             return cls(REQUEST_TIMEOUT_S, EXEC_TIMEOUT_S)
-        return cls(request_timeout_s, request_timeout_s, CALL_TIMEOUTS * request_timeout_s)
+        return cls(request_timeout_s, request_timeout_s, CALL_TIMEOUTS * request_timeout_s,
+                   request_timeout_s)
 
     def describe(self) -> str:
         return f"request {self.request_s:g} s, exec {self.exec_s:g} s"
@@ -235,13 +246,8 @@ class KubeApi:
         self.stats = CallStats()
         #: memory grown since the client was made, checked after each list page
         self.budget = MemoryBudget()
-        timeout = httpx2.Timeout(self.timeouts.request_s)
-        params = ConnectionParams(timeout=timeout, trust_env=False)
-        try:
-            self._http: httpx2.Client = adapter_client(config, params)
-            self._client = Client(config, timeout=timeout, trust_env=False)
-        except (ConfigError, OSError, ValueError, TypeError, AttributeError) as exc:
-            raise UsageError(f"{self.config_file}: {_reason(exc)}") from None
+        config = plugin_credentials(config, self.timeouts.plugin_s)
+        self._http, self._client = bounded_clients(config, self.timeouts.request_s, self.config_file)
 
     def close(self) -> None:
         self._http.close()
@@ -282,9 +288,12 @@ class KubeApi:
         limit = min(self.timeouts.request_s, budget)
         ends = time.monotonic() + limit
         try:
-            with self._http.stream("GET", path, params=params, headers={"Accept-Encoding": "gzip"},
-                                   timeout=httpx2.Timeout(limit)) as response:
+            with deadline(ends + _READ_SLACK_S), \
+                    self._http.stream("GET", path, params=params, headers={"Accept-Encoding": "gzip"},
+                                      timeout=httpx2.Timeout(limit)) as response:
                 code = response.status_code
+                if 300 <= code < 400:
+                    raise _redirected(response)
                 body = _read_by(response, ends, self.timeouts.request_s, max_bytes)
         except httpx2.TimeoutException as exc:
             raise _Retry(_timed_out(self.timeouts.request_s)) from exc
@@ -293,6 +302,8 @@ class KubeApi:
         except (ConfigError, OSError, ValueError) as exc:  # credential plugin, cert files
             raise ApiFailure(401, f"credentials from {self.config_file} unusable: {_reason(exc)}") from None
         if code < 400:
+            if _is_html(response):
+                raise NotTheApi(code, _HTML)
             return body
         message = _status_message(body)
         if code in RETRY_STATUSES and (retry_503 or code != 503):
@@ -300,10 +311,14 @@ class KubeApi:
         raise ApiFailure(code, message)
 
     def probe(self) -> bytes:
-        """GET /version once, a little patiently; unreachable means SourceUnreachable."""
+        """GET /version once, a little patiently; unreachable means SourceUnreachable, and so
+        does an answer that is not the API's (an HTML page, a redirect, not a JSON object)."""
         try:
-            return self._retrying(lambda budget: self._get_once("/version", {}, True, budget),
+            body = self._retrying(lambda budget: self._get_once("/version", {}, True, budget),
                                   _PROBE_POLICY)
+        except NotTheApi as exc:
+            raise SourceUnreachable(f"{self.server} does not answer as a Kubernetes API server: "
+                                    f"/version {exc.code} {exc.message}") from None
         except ApiFailure as exc:
             if exc.code == 0:
                 raise SourceUnreachable(
@@ -316,6 +331,10 @@ class KubeApi:
             raise SourceUnreachable(
                 f"the Kubernetes API at {self.server} answered /version with {exc.code} "
                 f"{exc.message}") from None
+        if not _json_object(body):
+            raise SourceUnreachable(f"{self.server} does not answer as a Kubernetes API server: "
+                                    f"/version {_not_json(body)}")
+        return body
 
     def list_pages(self, path: str, params: dict[str, Any],
                    limit: int = 500) -> Iterator[tuple[bytes, RawPage]]:
@@ -379,9 +398,10 @@ class KubeApi:
     def _exec_once(self, namespace: str, pod: str, container: str, argv: list[str],
                    timeout_s: float) -> ExecOutput:
         try:
-            result = self._client.exec(pod, namespace=namespace, container=container,
-                                       command=argv, stdout=True, stderr=True, decode=None,
-                                       timeout=timeout_s)
+            with deadline(time.monotonic() + timeout_s + _READ_SLACK_S):  # handshake included
+                result = self._client.exec(pod, namespace=namespace, container=container,
+                                           command=argv, stdout=True, stderr=True, decode=None,
+                                           timeout=timeout_s)
         except WebSocketUpgradeError as exc:
             self._upgrade_failed(exc)
         except ApiError as exc:
@@ -399,6 +419,10 @@ class KubeApi:
     def _upgrade_failed(exc: WebSocketUpgradeError) -> None:
         response = exc.response
         code = response.status_code
+        if 300 <= code < 400:
+            raise _redirected(response)
+        if _is_html(response):
+            raise NotTheApi(code, _HTML)
         try:
             message = _status_message(response.read())
         except httpx2.StreamError:  # the handshake response is closed before its body is read
@@ -410,6 +434,76 @@ class KubeApi:
 
 #: The least time an attempt is given (a retry decided just before the deadline).
 _MIN_BUDGET_S = 0.05
+#: How far past its own deadline an attempt's sockets may go: ``_read_by`` names a late body
+#: as timed out itself; the sockets' deadline (collect/deadline.py) catches what it cannot
+#: see, an answer whose status line or headers never complete.
+_READ_SLACK_S = 0.5
+_IN_FRONT = "a login page or a proxy in front of the API server?"
+_HTML = f"an HTML page instead of the API's JSON: {_IN_FRONT}"
+
+
+def bounded_clients(config: SingleConfig, request_s: float,
+                    where: str = "kubeconfig") -> tuple[httpx2.Client, Client]:
+    """The plain httpx2 client (list pages, logs, proxy) and lightkube's (exec) for ``config``,
+    both on transports whose sockets honour ``collect.deadline``; a UsageError naming the
+    kubeconfig when its TLS or credential settings are unusable."""
+    timeout = httpx2.Timeout(request_s)
+    try:
+        verify = verify_cluster(config.cluster, config.user or User(), config.abs_file, trust_env=False)
+        params = ConnectionParams(timeout=timeout, trust_env=False, transport=deadline_transport(verify))
+        http: httpx2.Client = adapter_client(config, params)
+    except (ConfigError, OSError, ValueError, TypeError, AttributeError, AssertionError) as exc:
+        raise UsageError(f"{where}: {_reason(exc)}") from None
+    return http, lightkube_client(config, request_s, where)
+
+
+def lightkube_client(config: SingleConfig, request_s: float, where: str = "kubeconfig",
+                     **options: Any) -> Client:
+    """lightkube's client for ``config`` on a transport whose sockets honour
+    ``collect.deadline`` (``options``: lightkube's own, e.g. ``field_manager``)."""
+    try:
+        verify = verify_cluster(config.cluster, config.user or User(), config.abs_file, trust_env=False)
+        return Client(config, timeout=httpx2.Timeout(request_s), trust_env=False,
+                      transport=deadline_transport(verify), **options)
+    except (ConfigError, OSError, ValueError, TypeError, AttributeError, AssertionError) as exc:
+        raise UsageError(f"{where}: {_reason(exc)}") from None
+
+
+def _redirected(response: httpx2.Response) -> NotTheApi:
+    """A redirect is never the API's answer (it would carry the credentials to another host)."""
+    target = response.headers.get("Location", "")
+    here = response.request.url
+    try:
+        there = httpx2.URL(target)
+        other = bool(there.host) and (there.host, there.port) != (here.host, here.port)
+    except (httpx2.InvalidURL, ValueError, TypeError):
+        other = False
+    shown = target[:200] or "nowhere (no Location)"
+    return NotTheApi(response.status_code,
+                     f"redirected to {shown}{' (another host)' if other else ''}: {_IN_FRONT}")
+
+
+def _is_html(response: httpx2.Response) -> bool:
+    return response.headers.get("Content-Type", "").lower().lstrip().startswith(
+        ("text/html", "application/xhtml"))
+
+
+def _json_object(body: bytes) -> bool:
+    try:
+        return isinstance(msgspec.json.decode(body), dict)
+    except (msgspec.DecodeError, RecursionError):
+        return False
+
+
+def _not_json(body: bytes) -> str:
+    """What a body that should be a JSON object is instead, for a one-line message."""
+    head = body.lstrip()[:512].lower()
+    if head.startswith(b"<"):
+        return _HTML
+    if not head:
+        return "an empty answer instead of the API's JSON"
+    shown = body.lstrip()[:60].decode(errors="replace").splitlines()[0]
+    return f"{shown!r} instead of the API's JSON"
 
 
 def _timed_out(limit: float) -> str:
@@ -474,4 +568,6 @@ def _decode_page(body: bytes) -> RawPage:
     try:
         return msgspec.json.decode(body, type=RawPage)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        if body.lstrip()[:1] == b"<" or not body.strip():
+            raise NotTheApi(200, _not_json(body)) from exc
         raise ApiFailure(0, f"malformed list response: {exc}") from exc

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 import tarfile
 import threading
 import time
@@ -107,11 +108,12 @@ from gpunode.collect.slim import (
 )
 from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
 from gpunode.diagnose import Reuse
-from gpunode.errors import GpunodeError, UsageError
+from gpunode.errors import GpunodeError, SourceUnreachable, UsageError
 from gpunode.model import Report
 from gpunode.probe import ProbeResult
 from gpunode.safety import inside
 from gpunode.selector import parse_selector, select_nodes
+from gpunode.unread import VERDICT_LISTS
 
 #: Calls in flight at once (lists, execs, proxy GETs, logs); ``--concurrency`` overrides.
 CONCURRENCY = 32
@@ -319,6 +321,7 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], policy: ExtrasPoli
                      run.concurrency)
             if "cluster/pods.json" in run.missing:
                 _pods_by_namespace(run)
+        _something_read(run)
         named = nodes
         nodes = _selected(run, nodes, run.selector)
         if not run.pods_listed and not run.pods_unanswered:
@@ -341,6 +344,33 @@ def _worker_pool(size: int) -> Iterator[ThreadPoolExecutor]:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def _something_read(run: _Run) -> None:
+    """Neither the node list nor any pod list could be read (an HTML login page, a redirect,
+    a stall, errors to the last retry, refused): nothing can be judged, and an empty report
+    would read as a healthy cluster. SourceUnreachable (exit 3), naming both and why."""
+    nodes, pods = (run.missing.get(rel) for rel in VERDICT_LISTS)
+    if not nodes or not pods:
+        return
+    said = f"{nodes}; {pods}"
+    (head, _, why), (pods_head, _, pods_why) = nodes.partition(" ("), pods.partition(" (")
+    same = re.sub(r"[\d.]+", "#", why) == re.sub(r"[\d.]+", "#", pods_why)  # but for counts and times
+    if same and head.replace(" nodes ", " pods ", 1) == pods_head:  # one reason for both
+        said = f"{head.replace(' nodes ', ' nodes or pods ', 1)} ({why}"
+    raise SourceUnreachable(f"cannot read the cluster at {run.api.server}: {said}")
+
+
+def _verdict_lists_first(warnings: list[str]) -> list[str]:
+    """Warnings about the node and pod lists before the rest (what a reader must see first:
+    every verdict rests on them), otherwise in the order they came."""
+    def rank(warning: str) -> int:
+        for i, plural in enumerate(("nodes", "pods")):
+            if warning.startswith((f"cannot list {plural} ", f"listing {plural} ",
+                                   f"{plural} were listed only")):
+                return i
+        return 2
+    return sorted(warnings, key=rank)
 
 
 def _selected(run: _Run, nodes: Sequence[str], selector: str | None) -> Sequence[str]:
@@ -993,6 +1023,7 @@ def _manifest_bytes(run: _Run, nodes: Sequence[str]) -> bytes:
 
 
 def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
+    run.warnings[:] = _verdict_lists_first(run.warnings)
     run.writer.write("manifest.json", _manifest_bytes(run, nodes))
     path = run.writer.finish()
     plan = run.plan

@@ -62,7 +62,7 @@ def _header(report: Report, rows: list[fleet.FleetRow], validation: ValidationRe
     if drain:
         verdict += f" · <b>{drain} to drain</b>"
     if validation is not None:
-        verdict += f" · readiness: <b>{escape(validation.verdict.label)}</b>"
+        verdict += f" · readiness: <b>{escape(validation.headline)}</b>"
     warnings = "".join(f'<li class="warn">warning: {escape(w)}</li>' for w in src.warnings)
     return (
         f"<header><h1>gpunode — {escape(report.cluster.name or 'cluster')}</h1>"
@@ -173,7 +173,7 @@ def _validation(validation: ValidationReport) -> str:
         _check(c) for c in validation.checks() if c.verdict.value in ("fail", "warn", "unknown")
     )
     return (
-        f'<section id="validate"><h2>Readiness: {escape(validation.verdict.label)}</h2>'
+        f'<section id="validate"><h2>Readiness: {escape(validation.headline)}</h2>'
         f"<table><thead><tr><th>category</th><th>verdict</th><th>score</th>{heads}</tr></thead>"
         f"<tbody>{cats}</tbody></table>{failing}</section>"
     )

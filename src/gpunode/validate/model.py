@@ -14,6 +14,8 @@ import msgspec
 from gpunode.model import Evidence, SourceInfo
 
 SCHEMA = "gpunode.validate/v1"
+#: The check that fails when the node or pod list could not be read (gpunode.unread).
+UNREAD_CHECK = "infra.api-reachable"
 
 
 class Verdict(StrEnum):
@@ -113,6 +115,16 @@ class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
 
     def checks(self) -> list[CheckResult]:
         return [c for cat in self.categories for c in cat.checks]
+
+    @property
+    def headline(self) -> str:
+        """The verdict as the reports lead with it: ``Not ready: could not read the node list
+        (…)`` when the lists a verdict rests on could not be read (UNREAD_CHECK says so)."""
+        for check in self.checks():
+            if check.id == UNREAD_CHECK and check.verdict == Verdict.FAIL \
+                    and check.summary.startswith("could not read "):
+                return f"{self.verdict.label}: {check.summary}"
+        return self.verdict.label
 
     def fails_on(self, threshold: Verdict) -> bool:
         """Whether the exit code is 1 for ``--fail-on`` (unknown counts as a warning)."""

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from gpunode.bundle.kube import Node
 from gpunode.model import Evidence
+from gpunode.unread import could_not_read, unread_lists
 from gpunode.validate.context import ValidationContext, condition_status
 from gpunode.validate.model import CATEGORY, Outcome
 from gpunode.validate.registry import count, failed, named, passed, skipped, unknown, validation, warned
@@ -22,6 +23,9 @@ _MINOR = re.compile(r"^v?(\d+)\.(\d+)")
 # the window grew from 2 to 3 with Kubernetes 1.28.
 SKEW_SINCE_1_28 = 3
 SKEW_BEFORE_1_28 = 2
+UNREAD_FIX = ("Let the kubeconfig's user list nodes and pods cluster-wide (deploy/rbac-readonly.yaml), "
+              "and check what answers at the server URL (a login page, an expired SSO session, a proxy); "
+              "then validate again.")
 
 
 @validation(
@@ -136,7 +140,14 @@ def _has_cp_taint(node: Node) -> bool:
     fix="Check the load balancer in front of the API servers and the kubeconfig's server URL.",
 )
 def api_reachable(ctx: ValidationContext) -> Outcome:
-    """Live: /version answered just now; a bundle collected live answered at collection time."""
+    """Live: /version answered just now; a bundle collected live answered at collection time.
+    Either way it fails when the node or pod list could not be read (refused, an HTML login
+    page, a redirect, a stall): an endpoint that answers /version alone is not one a readiness
+    verdict can rest on (gpunode.unread)."""
+    unread = unread_lists(ctx.facts.manifest)
+    if unread:
+        ev = Evidence("manifest.json missing", "; ".join(unread))
+        return failed(could_not_read(unread), ev, fix=UNREAD_FIX)
     live = ctx.options.live
     if live is not None:
         ev = Evidence(f"GET {live.api_url}/version", live.detail)

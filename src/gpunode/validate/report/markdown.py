@@ -17,7 +17,7 @@ def markdown_lines(report: ValidationReport) -> list[str]:
     lines = [
         f"# Cluster readiness — {report.cluster or 'cluster'}",
         "",
-        f"**Verdict: {report.verdict.label}** (from {src.kind} `{src.location}`"
+        f"**Verdict: {report.headline}** (from {src.kind} `{src.location}`"
         + (f", collected {src.collected_at})" if src.collected_at else ")"),
         "",
         "| category | verdict | score | pass | warn | fail | skip | unknown |",

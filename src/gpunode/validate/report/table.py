@@ -41,7 +41,7 @@ def _header(report: ValidationReport) -> Text:
     tally = ", ".join(f"{counts[v]} {word}" for v, word in words if counts[v])
     return Text.assemble(
         ("Verdict: ", "bold"),
-        (report.verdict.label, CLUSTER_STYLE[report.verdict]),
+        (report.headline, CLUSTER_STYLE[report.verdict]),
         f" ({tally})" if tally else "",
         "\n",
         ("gpunode validate", "bold"),
