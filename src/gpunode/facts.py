@@ -65,6 +65,36 @@ class MissingData(msgspec.Struct, frozen=True):
     reason: str = ""
 
 
+#: Skipped items remembered by name per list; past it any node may be the one skipped.
+MAX_SKIPPED_NAMES = 10_000
+
+
+@dataclass
+class SkippedItems:
+    """Items of one cluster list skipped as malformed (bundle.load), and who they were where
+    their name (and, for pods, their node) could still be read. What rests on an item being
+    absent from the list is not judged where a skipped one may be it (gpunode.doubt)."""
+
+    count: int = 0
+    names: set[str] = field(default_factory=set)
+    #: ``spec.nodeName`` of skipped pods
+    nodes: set[str] = field(default_factory=set)
+    #: every skipped item's name could be read (and remembered)
+    named: bool = True
+    #: every skipped item's node (none: not scheduled) could be read
+    placed: bool = True
+    #: the first skipped item's problem, for the reason shown
+    first: str = ""
+
+    def may_be(self, name: str) -> bool:
+        """Whether the item named ``name`` may be among those skipped."""
+        return not self.named or name in self.names
+
+    def may_be_on(self, node: str) -> bool:
+        """Whether a skipped item may belong to ``node`` (a pod scheduled there)."""
+        return not self.placed or node in self.nodes
+
+
 class ScopedList(msgspec.Struct, frozen=True):
     """A list read only in some namespaces (manifest ``scoped``)."""
 
@@ -145,6 +175,8 @@ class ClusterFacts:
     node_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: resources whose file had malformed items that were skipped (see bundle.load)
     damaged: frozenset[str] = frozenset()
+    #: those skipped items by resource: how many, and who they were (see bundle.load)
+    skipped: dict[str, SkippedItems] = field(default_factory=dict)
     #: Memory grown since the bundle began to be read (limits.py); None: not counted.
     memory: MemoryBudget | None = None
     #: Pods outside the GPU stack that validate's network checks read (CNI agents), in
@@ -189,22 +221,11 @@ class ClusterFacts:
         return dict(out)
 
     @cached_property
-    def stuck_workloads_by_node(self) -> dict[str, list[Pod]]:
-        """GPU workloads that have not started (``workload_stuck``), by node: found once
-        for the fleet (on the first node, before worker processes fork), so a node's
-        judgement touches only its own few, never every workload pod (whose pages each
-        worker would otherwise copy)."""
-        out: dict[str, list[Pod]] = {}
-        for node, pods in self.workloads_by_node.items():
-            stuck = [pod for pod in pods if workload_stuck(pod)]
-            if stuck:
-                out[node] = stuck
-        return out
-
-    @cached_property
     def troubled_workloads_by_node(self) -> dict[str, list[Pod]]:
         """GPU workloads that have not started or whose container last ended in an error
-        (``workload_troubled``), by node; found once for the fleet like the stuck ones."""
+        (``workload_troubled``), by node: found once for the fleet (on the first node,
+        before worker processes fork), so a node's judgement touches only its own few,
+        never every workload pod (whose pages each worker would otherwise copy)."""
         out: dict[str, list[Pod]] = {}
         for node, pods in self.workloads_by_node.items():
             troubled = [pod for pod in pods if workload_troubled(pod)]
