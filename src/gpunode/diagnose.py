@@ -34,6 +34,7 @@ from gpunode.checks.signatures import (
 )
 from gpunode.checks.versions import component_version, image_tag
 from gpunode.decisive import message_of, shown
+from gpunode.doubt import cluster_doubts, doubts_of, settle
 from gpunode.errors import GpunodeError
 from gpunode.facts import ClusterFacts, NodeObservations, StackPod
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
@@ -130,6 +131,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         target = out.get(finding.component)
         if target is not None and finding.component not in ctx.platform.not_used:
             target.findings.append(finding)
+    settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
 
@@ -182,6 +184,7 @@ def judge_cluster(facts: ClusterFacts, kb: KnowledgeBase) -> dict[str, Judgement
         findings.extend(cluster_event_findings(facts, kb, cid))
         findings.extend(cluster_log_findings(facts, kb, cid))
         cluster_own_words(facts, kb, cid, findings)
+    settle(out, cluster_doubts(facts))
     return out
 
 

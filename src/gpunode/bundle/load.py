@@ -21,7 +21,16 @@ from gpunode.bundle import kube
 from gpunode.bundle.pieces import PIECE_BYTES, ListFile, Piece
 from gpunode.bundle.source import BundleSource, open_bundle
 from gpunode.errors import BundleError
-from gpunode.facts import MAX_LOG_BYTES, ClusterFacts, LogFile, Manifest, NodeObservations, StackPod
+from gpunode.facts import (
+    MAX_LOG_BYTES,
+    MAX_SKIPPED_NAMES,
+    ClusterFacts,
+    LogFile,
+    Manifest,
+    NodeObservations,
+    SkippedItems,
+    StackPod,
+)
 from gpunode.limits import (
     MAX_DOC_BYTES,
     MAX_FILE_BYTES,
@@ -152,10 +161,11 @@ def load_source(source: BundleSource) -> ClusterFacts:
     lost = {m.path for m in manifest.missing}
     warnings: list[str] = []
     damaged: set[str] = set()
+    skipped: dict[str, SkippedItems] = {}
     with gc_paused():
         for name in RESOURCES:
             rel = f"cluster/{name}.json"
-            items = None if rel in lost else _load_list(source, name, warnings, budget)
+            items = None if rel in lost else _load_list(source, name, warnings, budget, skipped)
             if items is None:
                 if name not in OPTIONAL or rel in lost:
                     missing.append(rel)
@@ -168,6 +178,7 @@ def load_source(source: BundleSource) -> ClusterFacts:
                                            warnings=(*manifest.warnings, *_summarised(warnings)))
     facts = ClusterFacts.build(source, manifest, lists, tuple(missing), version)
     facts.damaged = frozenset(damaged)
+    facts.skipped = {name: found for name, found in skipped.items() if found.count}
     facts.memory = budget.memory  # the node pass goes on counting from here
     facts.cluster_logs = _pod_logs(facts, (sp for pods in facts.cluster_side.values() for sp in pods))
     return facts
@@ -251,25 +262,69 @@ class _Budget:
                               f"more than {limits.memory_limit_hint(self.memory.limit)}")
 
 
+class _IdentMeta(msgspec.Struct, frozen=True):
+    name: str = ""
+
+
+class _IdentSpec(msgspec.Struct, frozen=True):
+    nodeName: str = ""  # the API's field name
+
+
+class _Named(msgspec.Struct, frozen=True):
+    metadata: _IdentMeta = _IdentMeta()
+
+
+class _Placed(msgspec.Struct, frozen=True):
+    spec: _IdentSpec = _IdentSpec()
+
+
+#: What a skipped item still says of itself: its name, and (a pod) its node.
+_NAMED = msgspec.json.Decoder(_Named)
+_PLACED = msgspec.json.Decoder(_Placed)
+
+
 class _Skips:
-    """Malformed items of one list: a few named, the rest counted (millions of junk items
-    cost no memory)."""
+    """Malformed items of one list: a few named in warnings, the rest counted (millions of
+    junk items cost no memory); who they were, where still legible, in ``record``."""
 
-    def __init__(self, rel: str) -> None:
+    def __init__(self, rel: str, record: SkippedItems | None = None) -> None:
         self.rel, self.count = rel, 0
+        self.record = record if record is not None else SkippedItems()
 
-    def add(self, index: int, problem: str, warnings: list[str]) -> None:
+    def add(self, index: int, problem: str, warnings: list[str], item: bytes = b"") -> None:
         self.count += 1
         if self.count <= MAX_ITEM_WARNINGS:
             warnings.append(f"{self.rel}: item {index} skipped: {problem}")
+        record = self.record
+        record.count += 1
+        record.first = record.first or f"item {index}: {problem}"
+        if record.named:  # once one is anonymous any may be: nothing more to read (junk lists)
+            name = _legible(_NAMED, item)
+            if name is None or not name.metadata.name or len(record.names) >= MAX_SKIPPED_NAMES:
+                record.named = False
+            else:
+                record.names.add(name.metadata.name)
+        if record.placed:
+            placed = _legible(_PLACED, item)
+            if placed is None or len(record.nodes) >= MAX_SKIPPED_NAMES:
+                record.placed = False
+            elif placed.spec.nodeName:
+                record.nodes.add(placed.spec.nodeName)
 
     def close(self, warnings: list[str]) -> None:
         if self.count > MAX_ITEM_WARNINGS:
             warnings.append(f"{self.rel}: {self.count - MAX_ITEM_WARNINGS} more malformed items skipped")
 
 
+def _legible(decoder: msgspec.json.Decoder[T], item: bytes) -> T | None:
+    try:
+        return decoder.decode(item)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+
+
 def _load_list(source: BundleSource, name: str, warnings: list[str],
-               budget: _Budget) -> tuple[Any, ...] | None:
+               budget: _Budget, skipped: dict[str, SkippedItems] | None = None) -> tuple[Any, ...] | None:
     rel = f"cluster/{name}.json"
     opened = source.open(rel)
     if opened is None:
@@ -280,10 +335,11 @@ def _load_list(source: BundleSource, name: str, warnings: list[str],
         if size > MAX_FILE_BYTES:
             source.read(rel)  # refuses it (before reading) with the source's own message
             raise BundleError(f"{where}: {size} bytes, over the {MAX_FILE_BYTES}-byte limit")
+        record = (skipped if skipped is not None else {}).setdefault(name, SkippedItems())
         if size > PIECE_BYTES:
-            return _load_pieces(ListFile(handle, size, where), name, rel, warnings, budget)
+            return _load_pieces(ListFile(handle, size, where), name, rel, warnings, budget, record=record)
         data = _read_small(handle, where)
-    return _load_whole(where, name, rel, data, warnings)
+    return _load_whole(where, name, rel, data, warnings, record=record)
 
 
 def _read_small(handle: IO[bytes], where: str) -> bytes:
@@ -293,12 +349,13 @@ def _read_small(handle: IO[bytes], where: str) -> bytes:
         raise BundleError(f"{where}: cannot read: {exc}") from None
 
 
-def _load_whole(where: str, name: str, rel: str, data: bytes, warnings: list[str]) -> tuple[Any, ...]:
+def _load_whole(where: str, name: str, rel: str, data: bytes, warnings: list[str], *,
+                record: SkippedItems | None = None) -> tuple[Any, ...]:
     """A small list (at most one piece) decoded at once."""
     try:
         decoded: Any = _LIST_DECODERS[name].decode(data)
     except (msgspec.ValidationError, RecursionError):
-        decoded = _decode_items(where, name, rel, data, warnings)
+        decoded = _decode_items(where, name, rel, data, warnings, record=record)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise BundleError(f"{where}: {_short(exc)}") from None
     _check_kind(where, name, getattr(decoded, "kind", ""))
@@ -314,11 +371,11 @@ def _check_kind(where: str, name: str, kind: str) -> None:
 
 
 def _load_pieces(lst: ListFile, name: str, rel: str, warnings: list[str],
-                 budget: _Budget) -> tuple[Any, ...]:
+                 budget: _Budget, *, record: SkippedItems | None = None) -> tuple[Any, ...]:
     """A large list decoded piece by piece (pieces.py), its memory checked after each piece."""
     _check_kind(lst.where, name, lst.kind)
     items: list[Any] = []
-    skips = _Skips(rel)
+    skips = _Skips(rel, record)
     seen, pos = 0, lst.start
     while pos < lst.end:
         piece = lst.piece(pos)
@@ -357,7 +414,8 @@ def _decode_piece(piece: Piece, name: str, first: int, skips: _Skips,
     return _item_by_item(raw, first, name, skips, warnings), len(raw)
 
 
-def _decode_items(where: str, name: str, rel: str, data: bytes, warnings: list[str]) -> _RawList:
+def _decode_items(where: str, name: str, rel: str, data: bytes, warnings: list[str], *,
+                  record: SkippedItems | None = None) -> _RawList:
     """Each item on its own: a malformed one is skipped with a warning naming file, index
     and field. Quantities written as numbers (hand-made bundles from YAML) are read as strings."""
     try:
@@ -365,7 +423,7 @@ def _decode_items(where: str, name: str, rel: str, data: bytes, warnings: list[s
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else _short(exc)
         raise BundleError(f"{where}: {why}") from None
-    skips = _Skips(rel)
+    skips = _Skips(rel, record)
     items = _item_by_item(raw.items, 0, name, skips, warnings)
     skips.close(warnings)
     return _RawList(kind=raw.kind, items=items)
@@ -387,7 +445,7 @@ def _item_by_item(raw: list[msgspec.Raw], first: int, name: str, skips: _Skips,
         if fixed is not None:
             items.append(fixed)
             continue
-        skips.add(index, problem, warnings)
+        skips.add(index, problem, warnings, item)
     return items
 
 

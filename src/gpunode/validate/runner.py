@@ -13,6 +13,7 @@ from typing import cast
 
 from gpunode.checks.context import NodeContext
 from gpunode.diagnose import ObservationReader, diagnose
+from gpunode.doubt import skipped_behind
 from gpunode.facts import ClusterFacts
 from gpunode.kb import load_kb
 from gpunode.model import Report, SourceInfo
@@ -53,7 +54,20 @@ def run_passive(ctx: ValidationContext, chosen: Sequence[Validation]) -> list[Ch
     outcomes = {v.id: _run_cluster(ctx, v) for v in chosen if v.cluster_fn is not None}
     for v in node_checks:
         outcomes[v.id] = _reduce(ctx, v, per_node[v.id])
-    return [to_result(v, outcomes[v.id]) for v in chosen]
+    return [to_result(v, _not_on_skipped(ctx, v, outcomes[v.id])) for v in chosen]
+
+
+def _not_on_skipped(ctx: ValidationContext, v: Validation, outcome: Outcome) -> Outcome:
+    """A fail or warn that read a list with items skipped as malformed is unknown, with what
+    it would have said and why: the skipped item may be the one it found missing (a node's
+    CSINode, the default StorageClass). Items of another node do not count (gpunode.doubt)."""
+    if outcome.verdict not in (Verdict.FAIL, Verdict.WARN):
+        return outcome
+    behind = skipped_behind(ctx.facts, v.needs, outcome.nodes)
+    if not behind:
+        return outcome
+    summary = f"not judged: {'; '.join(behind)} (it would say: {outcome.summary})"
+    return unknown(summary, *outcome.evidence, nodes=outcome.nodes)
 
 
 def _run_cluster(ctx: ValidationContext, v: Validation) -> Outcome:

@@ -33,18 +33,28 @@ def csi_registered(ctx: ValidationContext) -> Outcome:
         return skipped("no CSIDriver objects: no CSI storage in the cluster")
     required = _required_drivers(ctx, drivers)
     missing: dict[str, list[str]] = {}
+    lost = ctx.facts.skipped.get("csinodes")
+    unread = []  # nodes whose CSINode may be an item skipped as malformed: unknown, not missing
     for name in ctx.gpu_nodes:
         csinode = ctx.facts.csi_nodes.get(name)
+        if csinode is None and lost is not None and lost.may_be(name):
+            unread.append(name)
+            continue
         listed = {d.name for d in (csinode.spec.drivers or ())} if csinode else set()
         if required - listed:
             missing[name] = sorted(required - listed)
     if not ctx.gpu_nodes:
         return unknown("no GPU nodes to check")
+    unread_said = (f"; CSINode of {named(unread)} skipped as malformed (cluster/csinodes.json "
+                   f"{lost.first}): unknown" if unread and lost else "")
     if missing:
         evidence = [
             Evidence(f"csinode/{n} spec.drivers", f"missing {', '.join(d)}") for n, d in missing.items()
         ]
-        return failed(f"not registered on {named(list(missing))}", *evidence, nodes=list(missing))
+        return failed(f"not registered on {named(list(missing))}{unread_said}", *evidence,
+                      nodes=list(missing))
+    if unread:
+        return unknown(unread_said.removeprefix("; "), nodes=unread)
     shown = ", ".join(sorted(required))
     return passed(
         f"{shown} registered on {len(ctx.gpu_nodes)} GPU nodes", Evidence("cluster/csinodes.json", shown)
