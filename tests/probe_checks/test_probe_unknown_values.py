@@ -17,13 +17,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from probe_check_helpers import Facts, add_gpus, component, gpu, judge, node_object, recorded, root_causes
+from probe_check_helpers import (
+    Facts,
+    add_gpus,
+    component,
+    gpu,
+    judge,
+    node_object,
+    recorded,
+    root_causes,
+    write_bundle,
+)
 from test_probe_checks_gpus import _hgx
 from test_probe_checks_host import _rdma
 
 from gpunode import doubt
+from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.model import Status
 from gpunode.probe import nvml
+from gpunode.validate.runner import validate_facts
 
 Change = Callable[[Path, Facts], None]
 
@@ -122,6 +134,23 @@ def test_a_real_problem_in_the_same_probe_stands(tmp_path: Path) -> None:
     report = judge(tmp_path, facts, node=node_object(gpus=2))
     assert root_causes(report) == [("gpu-hardware", "uncorrectable_ecc")]
     assert component(report, "gpu-hardware").status == Status.FAILED
+
+
+def test_validate_does_not_fail_on_an_unknown_port_state(tmp_path: Path) -> None:
+    """validate reads the probe's RDMA ports too: a port state it does not know is unknown there."""
+    facts = recorded()
+    _port("7: TESTING")(tmp_path, facts)
+    bundle = write_bundle(tmp_path, facts, node=node_object())
+    report = validate_facts(load_bundle(bundle), read_node_observations, categories=("network",))
+    check = next(c for c in report.checks() if c.id == "network.rdma-ports")
+    assert check.verdict.value == "unknown", check.summary
+    assert check.summary.startswith("h200-device: not judged: gpunode probe: RDMA port mlx5_1/1 state "
+                                    "'7: TESTING'"), check.summary
+    facts = recorded()
+    _port("1: DOWN")(tmp_path / "down", facts)
+    bundle = write_bundle(tmp_path / "down", facts, node=node_object())
+    report = validate_facts(load_bundle(bundle), read_node_observations, categories=("network",))
+    assert next(c for c in report.checks() if c.id == "network.rdma-ports").verdict.value == "fail"
 
 
 def test_the_vocabulary_is_the_probes_own() -> None:

@@ -13,7 +13,7 @@ from typing import cast
 
 from gpunode.checks.context import NodeContext
 from gpunode.diagnose import ObservationReader, diagnose
-from gpunode.doubt import skipped_behind
+from gpunode.doubt import PROBE_FILE, probe_doubts, skipped_behind
 from gpunode.facts import ClusterFacts
 from gpunode.kb import load_kb
 from gpunode.model import Report, SourceInfo
@@ -109,8 +109,26 @@ def _check_node(ctx: ValidationContext, chosen: Sequence[Validation], node: Node
         assert v.node_fn is not None
         outcome = v.node_fn(ctx, node)
         if outcome is not None:
-            found.append((v.id, outcome))
+            found.append((v.id, _not_on_unknown_values(node, outcome)))
     return found
+
+
+def _not_on_unknown_values(node: NodeContext, outcome: Outcome) -> Outcome:
+    """A fail or warn read from the node's probe facts alone, where the probe holds values
+    gpunode does not know (a port state, a recovery action: gpunode.doubt), is unknown with
+    what it would have said: the value it fails on may be one of them."""
+    if outcome.verdict not in (Verdict.FAIL, Verdict.WARN) or not outcome.evidence:
+        return outcome
+    source = node.obs.path_of("cmd", PROBE_FILE)
+    probe = node.probe if PROBE_FILE in node.obs.cmd else None
+    if probe is None or any(ev.source != source for ev in outcome.evidence):
+        return outcome
+    doubts = probe_doubts(probe, source)
+    if not doubts:
+        return outcome
+    said = "; ".join(d.reason for d in doubts[:3])
+    return unknown(f"not judged: {said} (it would say: {outcome.summary})", *outcome.evidence,
+                   nodes=outcome.nodes)
 
 
 def _keep(out: dict[str, list[tuple[str, Outcome]]], node: str, outcomes: object) -> None:
