@@ -47,7 +47,7 @@ def _from_cluster(params: Mapping[str, Any]) -> bytes:
     kubeconfig = params.get("kubeconfig")
     api = KubeApi(
         load_config(Path(kubeconfig) if kubeconfig else None, params.get("context")),
-        timeouts=Timeouts(3.0, 3.0, 3.0),
+        timeouts=Timeouts(3.0, 3.0, 3.0, 3.0),  # a credential plugin too: TAB never waits long
         policy=RetryPolicy(attempts=1, deadline_s=3.0),
     )
     try:
