@@ -370,6 +370,30 @@ def test_validate_not_ready_when_the_node_list_is_lost(gpunode: Callable[..., Ra
     assert junit.code == 1 and "could not read the node list" in junit.stdout
 
 
+def test_a_saved_bundle_that_could_not_read_the_node_list(tmp_path: Path,
+                                                         gpunode: Callable[..., Ran]) -> None:
+    """The same rule offline: a bundle whose manifest records the node list as not read, with
+    no GPU node in what it holds, is exit 3 for diagnose and not ready for validate; one that
+    simply has no node list (made by hand) is the empty report it always was."""
+    bundle = tmp_path / "bundle"
+    (bundle / "cluster").mkdir(parents=True)
+    (bundle / "cluster" / "pods.json").write_text('{"kind": "PodList", "items": []}')
+    reason = "could not list nodes cluster-wide (302 redirected to https://login.example.invalid/sso)"
+    (bundle / "manifest.json").write_text(json.dumps({
+        "format": "gpunode-bundle/v1", "source": "live", "partial": True,
+        "warnings": ["listing nodes cluster-wide failed (302 redirected to "
+                     "https://login.example.invalid/sso): what needs nodes is unknown"],
+        "missing": [{"path": "cluster/nodes.json", "reason": reason}]}))
+    line = assert_one_line(gpunode("diagnose", "--from", str(bundle)), 3, str(bundle),
+                           f"could not read the node list ({reason})")
+    assert line.endswith("no GPU node can be judged without it")
+    ran = gpunode("validate", "--from", str(bundle))
+    assert ran.code == 1 and ran.stdout.startswith("Verdict: Not ready: could not read the node list"), ran
+    (bundle / "manifest.json").unlink()
+    handmade = gpunode("diagnose", "--from", str(bundle))
+    assert handmade.code == 0 and "no GPU node found" in handmade.stderr, handmade
+
+
 # --- 3. exec credential plugins ----------------------------------------------------------------
 
 
