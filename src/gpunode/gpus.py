@@ -35,6 +35,8 @@ from typing import Any
 
 import msgspec
 
+from gpunode.errors import BundleError
+
 GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"
 MIG_PREFIX = "nvidia.com/mig-"
@@ -150,13 +152,13 @@ def parse_gpu_signals(text: str, origin: str = "gpu_signals.toml") -> GpuSignals
     try:
         signals = msgspec.convert(tomllib.loads(text), GpuSignals)
     except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
-        raise ValueError(f"{origin}: invalid GPU signals: {exc}") from exc
+        raise BundleError(f"{origin}: invalid GPU signals: {exc}") from exc
     for entry in signals.instance_type:
         for pattern in (entry.pattern, entry.unless):
             try:
                 re.compile(pattern or "")
             except re.error as exc:
-                raise ValueError(f"{origin}: instance type {entry.pattern!r}: bad regex: {exc}") from exc
+                raise BundleError(f"{origin}: instance type {entry.pattern!r}: bad regex: {exc}") from exc
     return signals
 
 

@@ -15,6 +15,7 @@ from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.cli import build_report
 from gpunode.collect import collect_bundle
 from gpunode.diagnose import diagnose
+from gpunode.errors import BundleError
 from gpunode.gpus import gpu_evidence, nfd_nvidia_label
 from gpunode.sim import build_bundle, load_scenario
 
@@ -181,9 +182,9 @@ def test_the_shipped_gpu_signals_are_valid_and_bad_ones_are_named() -> None:
     from gpunode.gpus import gpu_signals, parse_gpu_signals
 
     assert gpu_signals().label and gpu_signals().instance_type
-    with pytest.raises(ValueError, match=r"gpu_signals\.toml: instance type"):
+    with pytest.raises(BundleError, match=r"gpu_signals\.toml: instance type"):
         parse_gpu_signals("[[instance_type]]\npattern = '(['\ncloud = 'x'\nsource = 'y'\n")
-    with pytest.raises(ValueError, match="invalid GPU signals"):
+    with pytest.raises(BundleError, match="invalid GPU signals"):
         parse_gpu_signals("[[label]]\nkey = 'x'\n")
 
 

@@ -203,9 +203,15 @@ def test_gkes_own_runc_only_containerd_config_is_healthy_without_our_toolkit() -
 
 
 
-def _statuses(out: Path, prefix: str, node: str) -> dict[str, Any]:
-    pod = _on_node(_items(out, "pods"), prefix, node)[0]
-    return {cs["name"]: cs for cs in pod["status"]["containerStatuses"]}
+def _container_built(tmp: Path, name: str, evidence: dict[str, Any], pod: str,
+                     container: str) -> dict[str, Any]:
+    """The status of ``container`` in ``pod``'s (name prefix) pod after a one-item case is built."""
+    raw = {"id": name, "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": [evidence], "expect": {"healthy": True}}
+    case = msgspec.convert(raw, Case)
+    out = build_case(case, tmp / name)
+    found = _on_node(_items(out, "pods"), pod, case.node)[0]
+    return next(cs for cs in found["status"]["containerStatuses"] if cs["name"] == container)
 
 
 def test_a_failed_event_without_a_reported_state_gets_the_kubelets_state(tmp_path: Path) -> None:
@@ -213,12 +219,8 @@ def test_a_failed_event_without_a_reported_state_gets_the_kubelets_state(tmp_pat
     ends as StartError (exit 128) and crash-loops; a spec it could not generate waits in
     CreateContainerError; an image pull failure is left to the reported state."""
     def built(message: str, name: str) -> dict[str, Any]:
-        raw = {"id": name, "source": "https://example.org/x", "title": "t", "platform": "generic",
-               "evidence": [{"kind": "event", "component": "gfd", "reason": "Failed", "message": message}],
-               "expect": {"healthy": True}}
-        case = msgspec.convert(raw, Case)
-        out = build_case(case, tmp_path / name)
-        return _statuses(out, "gpu-feature-discovery-", case.node)["gpu-feature-discovery"]
+        event = {"kind": "event", "component": "gfd", "reason": "Failed", "message": message}
+        return _container_built(tmp_path, name, event, "gpu-feature-discovery-", "gpu-feature-discovery")
 
     hook = built("failed to create containerd task: error running hook #0: exit status 1", "hook")
     assert hook["state"]["waiting"]["reason"] == "CrashLoopBackOff"
@@ -235,12 +237,8 @@ def test_a_log_that_ends_in_a_fatal_line_was_left_by_a_container_that_exited(tmp
     its container crash-loops and the log is the previous one; a log ending in an error
     that is not fatal stays with a running container."""
     def built(text: str, name: str) -> dict[str, Any]:
-        raw = {"id": name, "source": "https://example.org/x", "title": "t", "platform": "generic",
-               "evidence": [{"kind": "log", "component": "dcgm-exporter", "text": text}],
-               "expect": {"healthy": True}}
-        case = msgspec.convert(raw, Case)
-        out = build_case(case, tmp_path / name)
-        return _statuses(out, "nvidia-dcgm-exporter-", case.node)["nvidia-dcgm-exporter"]
+        log = {"kind": "log", "component": "dcgm-exporter", "text": text}
+        return _container_built(tmp_path, name, log, "nvidia-dcgm-exporter-", "nvidia-dcgm-exporter")
 
     fatal = built('level=info msg="Starting"\nlevel=fatal msg="Error starting nv-hostengine"\n', "fatal")
     assert fatal["state"]["waiting"]["reason"] == "CrashLoopBackOff"

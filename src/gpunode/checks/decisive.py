@@ -161,8 +161,8 @@ def blamed(catalog: Catalog, kb: KnowledgeBase, component: str, finding: Finding
 def as_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
     """``finding`` (a class) as its component's catalogued cause when the quoted line
     matches one of that cause's message signatures; unchanged otherwise."""
-    cause = kb.catalogued_in(finding.component, finding.context.get(MESSAGE, "")) or kb.catalogued_in(
-        finding.component, finding.context.get(LINE, ""))
+    quoted = (finding.context.get(key, "") for key in (MESSAGE, LINE))  # unescaped first, then raw
+    cause = next((c for text in quoted if (c := kb.catalogued_in(finding.component, text))), None)
     if cause is None:
         return finding
     return msgspec.structs.replace(finding, cause=cause.code, specificity=cause.specificity)
