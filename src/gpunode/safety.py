@@ -94,7 +94,7 @@ def _may_hold_control(data: bytes) -> bool:
 def _clean(obj: object) -> object:
     if isinstance(obj, str):
         return strip_controls(obj)
-    if isinstance(obj, list):
+    if isinstance(obj, (list, tuple)):  # msgspec's to_builtins keeps a Struct's tuples as tuples
         return [_clean(v) for v in obj]
     if isinstance(obj, dict):
         return {strip_controls(str(k)): _clean(v) for k, v in obj.items()}

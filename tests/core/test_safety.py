@@ -57,3 +57,16 @@ def test_the_backslash_walk_finds_what_the_control_pattern_finds() -> None:
     for _ in range(5000):
         data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         assert bool(_JSON_CONTROL.search(data)) == _holds_control(data), data
+
+
+class Tupled(msgspec.Struct, frozen=True):
+    lines: tuple[str, ...] = ()
+    nested: tuple[tuple[str, ...], ...] = ()
+
+
+def test_strings_inside_tuples_are_cleaned() -> None:
+    """msgspec's to_builtins keeps a Struct's tuples as tuples (report evidence is tuples)."""
+    doc = Tupled(("ok", "\x1b]0;title\x07x"), (("\x9d2;t\x9c", "\x1bP1$q\x1b\\"),))
+    clean, encoded = safe_encoded(doc, Tupled)
+    assert clean == Tupled(("ok", "x"), (("", ""),))
+    assert encoded == msgspec.json.encode(clean)
