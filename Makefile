@@ -49,12 +49,17 @@ dist: $(STAMP)
 	$(BIN)/pip wheel -q --no-deps -w dist .
 	$(BIN)/python deploy/krew/package.py dist
 
-# The agent image, with buildah or podman where present (Containerfile).
+# The agent image, with the first of buildah, podman or docker found (Containerfile);
+# IMAGE_TOOL=docker (or podman, buildah) picks one.
 IMAGE ?= gpunode:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+IMAGE_TOOL ?= $(firstword $(foreach t,buildah podman docker,$(if $(shell command -v $(t) 2>/dev/null),$(t))))
 image:
-	@if command -v buildah >/dev/null 2>&1; then buildah bud -t $(IMAGE) -f Containerfile .; \
-	elif command -v podman >/dev/null 2>&1; then podman build -t $(IMAGE) -f Containerfile .; \
-	else echo "make image: neither buildah nor podman found (docker build -t $(IMAGE) -f Containerfile . works too)" >&2; exit 2; fi
+	@case "$(IMAGE_TOOL)" in \
+	buildah) buildah bud -t $(IMAGE) -f Containerfile . ;; \
+	podman|docker) $(IMAGE_TOOL) build -t $(IMAGE) -f Containerfile . ;; \
+	"") echo "make image: none of buildah, podman or docker found" >&2; exit 2 ;; \
+	*) echo "make image: IMAGE_TOOL=$(IMAGE_TOOL): expected buildah, podman or docker" >&2; exit 2 ;; \
+	esac
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info
