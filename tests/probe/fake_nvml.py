@@ -33,13 +33,28 @@ class FakeGpu:
     recovery_action: int = 0
     handle_error: int | None = None
     errors: dict[str, int] = field(default_factory=dict)
+    inactive_links: tuple[int, ...] = (3,)
+    #: link -> remote PCI bus id; links not listed end at an NVSwitch
+    remote: dict[int, str] = field(default_factory=dict)
+    #: link -> {NVML counter constant: value}
+    link_errors: dict[int, dict[int, int]] = field(default_factory=dict)
+    cluster_uuid: bytes = bytes(16)
+    clique_id: int = 0
+    health_mask: int = 0
+    fabric_v: bool = True  # the driver has nvmlDeviceGetGpuFabricInfoV
 
 
 class FakeNvml:
     """Module-like object with the pynvml API subset the probe calls."""
 
-    def __init__(self, gpus: list[FakeGpu], init_error: int | None = None) -> None:
+    def __init__(
+        self,
+        gpus: list[FakeGpu],
+        init_error: int | None = None,
+        ancestor: int = pynvml.NVML_TOPOLOGY_SYSTEM,
+    ) -> None:
         self.gpus = gpus
+        self.ancestor = ancestor
         self.init_error = init_error
         self.shutdowns = 0
         self.calls: list[str] = []
@@ -177,13 +192,45 @@ class FakeNvml:
         self._answer("nvmlDeviceGetNvLinkState", h, None)
         if link >= h.nvlinks:
             raise pynvml.NVMLError(NOT_SUPPORTED)
-        return 0 if link == 3 else 1
+        return 0 if link in h.inactive_links else 1
+
+    def nvmlDeviceGetNvLinkVersion(self, h: FakeGpu, link: int) -> int:
+        return self._answer("nvmlDeviceGetNvLinkVersion", h, 4)
+
+    def nvmlDeviceGetNvLinkRemotePciInfo(self, h: FakeGpu, link: int) -> Any:
+        bus = h.remote.get(link, "00000000:07:00.0")
+        return self._answer("nvmlDeviceGetNvLinkRemotePciInfo", h, SimpleNamespace(busId=bus.encode()))
+
+    def nvmlDeviceGetNvLinkRemoteDeviceType(self, h: FakeGpu, link: int) -> int:
+        gpu, switch = pynvml.NVML_NVLINK_DEVICE_TYPE_GPU, pynvml.NVML_NVLINK_DEVICE_TYPE_SWITCH
+        kind = gpu if link in h.remote else switch
+        return self._answer("nvmlDeviceGetNvLinkRemoteDeviceType", h, kind)
+
+    def nvmlDeviceGetNvLinkErrorCounter(self, h: FakeGpu, link: int, counter: int) -> int:
+        return self._answer("nvmlDeviceGetNvLinkErrorCounter", h, h.link_errors.get(link, {}).get(counter, 0))
+
+    def nvmlDeviceGetTopologyCommonAncestor(self, a: FakeGpu, b: FakeGpu) -> int:
+        return self._answer("nvmlDeviceGetTopologyCommonAncestor", a, self.ancestor)
+
+    def _fill_fabric(self, h: FakeGpu, info: Any) -> None:
+        info.state = h.fabric_state
+        info.status = 0
+        info.cliqueId = h.clique_id
+        for n, byte in enumerate(h.cluster_uuid):
+            info.clusterUuid[n] = byte
+        if hasattr(info, "healthMask"):
+            info.healthMask = h.health_mask
 
     def nvmlDeviceGetGpuFabricInfo(self, h: FakeGpu, ref: Any) -> int:
         self._answer("nvmlDeviceGetGpuFabricInfo", h, None)
-        info = ref._obj  # like the C library, write through the pointer (byref)
-        info.state = h.fabric_state
-        info.status = 0
+        self._fill_fabric(h, ref._obj)  # like the C library, write through the pointer (byref)
+        return 0
+
+    def nvmlDeviceGetGpuFabricInfoV(self, h: FakeGpu, ref: Any) -> int:
+        if not h.fabric_v:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+        self._answer("nvmlDeviceGetGpuFabricInfoV", h, None)
+        self._fill_fabric(h, ref._obj)
         return 0
 
     def nvmlDeviceGetFieldValues(self, h: FakeGpu, ids: list[int]) -> Any:

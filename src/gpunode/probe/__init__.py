@@ -23,6 +23,7 @@ from gpunode import __version__
 from gpunode.errors import BundleError, ParseError
 from gpunode.probe.host import HostFacts, collect_host
 from gpunode.probe.hostfs import HostFS
+from gpunode.probe.interconnect import InterconnectFacts, collect_interconnect
 from gpunode.probe.journal import read_journals
 from gpunode.probe.nvml import NvmlFacts, NvmlLib, collect_nvml
 
@@ -33,6 +34,7 @@ MAX_NVIDIA_SMI_BYTES = 8 * 1024 * 1024
 
 __all__ = [
     "HostFacts",
+    "InterconnectFacts",
     "NvmlFacts",
     "ProbeResult",
     "load_probe_json",
@@ -58,6 +60,7 @@ class ProbeResult(msgspec.Struct, frozen=True):
     host: HostFacts
     nvidia_smi: str = "not_run"
     errors: tuple[str, ...] = ()
+    interconnect: InterconnectFacts = msgspec.field(default_factory=InterconnectFacts)
     raw: dict[str, str] = msgspec.field(default_factory=dict)
 
 
@@ -87,6 +90,9 @@ def run_probe(
     host, log_text = _step(
         "host", lambda: collect_host(fs, kernel_log), lambda: (HostFacts(), None), errors, timings
     )
+    links = _step(
+        "interconnect", lambda: collect_interconnect(fs, nvml, host), InterconnectFacts, errors, timings
+    )
     raw = {f"files{path}": text for path, text in fs.texts.items()}
     if log_text is not None:
         raw["cmd/dmesg.txt"] = log_text
@@ -105,6 +111,7 @@ def run_probe(
         host=host,
         nvidia_smi=smi_state,
         errors=tuple(errors),
+        interconnect=links,
         raw=raw,
     )
 

@@ -25,7 +25,7 @@ from gpunode.parse.containerd import (
 )
 from gpunode.parse.crio import CRIO_CONFIG_PATHS, CrioConfig, parse_crio_config
 from gpunode.parse.driver_version import DriverVersion, parse_proc_driver_version
-from gpunode.parse.infiniband import SYSFS_INFINIBAND, RdmaPort, parse_rdma_port
+from gpunode.parse.infiniband import PORT_ERROR_COUNTERS, SYSFS_INFINIBAND, RdmaPort, parse_rdma_port
 from gpunode.parse.kernel_log import XidEvent, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.probe.hostfs import HostFS
@@ -62,6 +62,8 @@ WATCHED_PROCESSES = (
     "dockerd",
     "nvidia-persistenced",
     "nv-fabricmanager",
+    "nvlsm",
+    "nvidia-imex",
     "nv-hostengine",
     "dcgm-exporter",
 )
@@ -409,12 +411,25 @@ def _rdma_ports(fs: HostFS) -> tuple[tuple[RdmaPort, ...], tuple[str, ...]]:
 
 def _rdma_port(fs: HostFS, device: str, port: int) -> RdmaPort:
     base = f"{SYSFS_INFINIBAND}/{device}/ports/{port}"
-    files = {
-        name: text
-        for name in ("state", "phys_state", "link_layer", "rate")
-        if (text := fs.read(f"{base}/{name}")) is not None
-    }
-    return parse_rdma_port(device, port, files)
+    names = ("state", "phys_state", "link_layer", "rate", *(f"counters/{c}" for c in PORT_ERROR_COUNTERS))
+    files = {name: text for name in names if (text := fs.read(f"{base}/{name}", limit=4096)) is not None}
+    parsed = parse_rdma_port(device, port, files)
+    netdev = _port_netdev(fs, device, port, roce=parsed.link_layer == "Ethernet")
+    mtu = fs.read(f"/sys/class/net/{netdev}/mtu", limit=32) if netdev else None
+    return msgspec.structs.replace(
+        parsed, netdev=netdev, mtu=int(mtu.strip()) if mtu and mtu.strip().isdigit() else None
+    )
+
+
+def _port_netdev(fs: HostFS, device: str, port: int, *, roce: bool) -> str | None:
+    """The interface of a port: RoCE names it in its GID table (InfiniBand ports refuse
+    that read), else the PCI function's first interface (IPoIB on InfiniBand)."""
+    gid = f"{SYSFS_INFINIBAND}/{device}/ports/{port}/gid_attrs/ndevs/0"
+    ndev = fs.read(gid, limit=64, keep=False) if roce and fs.exists(gid) else None
+    if ndev and ndev.strip():
+        return ndev.strip()
+    names = fs.listdir(f"{SYSFS_INFINIBAND}/{device}/device/net")
+    return names[0] if names else None
 
 
 def _processes(fs: HostFS) -> dict[str, bool]:

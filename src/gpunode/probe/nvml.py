@@ -25,10 +25,36 @@ NvmlLib = Any  # the pynvml module, or a test double with the same functions
 
 
 class NvLink(msgspec.Struct, frozen=True):
-    """One NVLink and whether it is up."""
+    """One NVLink: whether it is up, what it reaches, and its error counters.
+
+    ``errors`` holds the data-link counters since the driver loaded (``replay``,
+    ``recovery``, ``crc_flit``, ``crc_data``), only those NVML answered; newer GPUs
+    answer some of them ``not_supported`` (recorded once per GPU in ``calls``).
+    """
 
     link: int
     active: bool
+    version: int | None = None
+    remote_pci_bus_id: str | None = None
+    remote_device_type: str | None = None  # "GPU", "NVSwitch", "IBMNPU", "unknown"
+    errors: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+class GpuPair(msgspec.Struct, frozen=True):
+    """How two GPUs reach each other, in ``nvidia-smi topo -m`` words.
+
+    ``link`` is ``NV<n>`` when ``n`` NVLinks join them directly (an NVSwitch system
+    shows its switch-routed links as ``NV<n>`` too, from each GPU's own links), else the
+    PCIe path NVML reports: ``PIX`` (one bridge), ``PXB`` (several bridges), ``PHB``
+    (the host bridge), ``NODE`` (across host bridges of one NUMA node), ``SYS`` (across
+    NUMA nodes), ``SELF``/``INTERNAL`` for two halves of one board.
+    """
+
+    a: int
+    b: int
+    link: str
+    pcie: str | None = None
+    nvlinks: int = 0
 
 
 class NvmlGpu(msgspec.Struct, frozen=True):
@@ -79,6 +105,9 @@ class NvmlGpu(msgspec.Struct, frozen=True):
     nvlinks: tuple[NvLink, ...] = ()
     fabric_state: str | None = None
     fabric_status: str | None = None
+    fabric_cluster_uuid: str | None = None
+    fabric_clique_id: int | None = None
+    fabric_health: tuple[str, ...] | None = None
     recovery_action: str | None = None
 
 
@@ -98,6 +127,7 @@ class NvmlFacts(msgspec.Struct, frozen=True):
     device_count: int | None = None
     gpus: tuple[NvmlGpu, ...] = ()
     calls: dict[str, str] = msgspec.field(default_factory=dict)
+    topology: tuple[GpuPair, ...] = ()
 
 
 # Where a driver's libnvidia-ml lives on the host, relative to --host-root; used only
@@ -287,6 +317,7 @@ def _query(lib: NvmlLib, version: str | None, init_seconds: float, library: str 
     rec = _Recorder(lib)
     count = rec.call("nvmlDeviceGetCount", lib.nvmlDeviceGetCount)
     gpus = tuple(_gpu(lib, index) for index in range(count or 0))
+    topology = _topology(lib, gpus, rec.calls)
     return NvmlFacts(
         bindings_version=version,
         init_ok=True,
@@ -303,6 +334,7 @@ def _query(lib: NvmlLib, version: str | None, init_seconds: float, library: str 
         device_count=count,
         gpus=gpus,
         calls=rec.calls,
+        topology=topology,
     )
 
 
@@ -496,36 +528,204 @@ def _modes(rec: _Recorder, lib: NvmlLib, h: Any) -> Fields:
     }
 
 
+_NVLINK_COUNTERS = (
+    ("replay", "NVML_NVLINK_ERROR_DL_REPLAY"),
+    ("recovery", "NVML_NVLINK_ERROR_DL_RECOVERY"),
+    ("crc_flit", "NVML_NVLINK_ERROR_DL_CRC_FLIT"),
+    ("crc_data", "NVML_NVLINK_ERROR_DL_CRC_DATA"),
+)
+_REMOTE_TYPES = {0: "GPU", 1: "IBMNPU", 2: "NVSwitch", 0xFF: "unknown"}
+_LINK_CALLS = (
+    "nvmlDeviceGetNvLinkVersion",
+    "nvmlDeviceGetNvLinkRemotePciInfo",
+    "nvmlDeviceGetNvLinkRemoteDeviceType",
+    "nvmlDeviceGetNvLinkErrorCounter",
+)
+
+
 def _nvlinks(rec: _Recorder, lib: NvmlLib, h: Any) -> Fields:
-    """Links until the first one the GPU does not have (past its last link)."""
+    """Links until the first one the GPU does not have (NVML answers past its last link
+    with not_supported or invalid_argument); for each, what it reaches and its counters."""
     links: list[NvLink] = []
     probe = _Recorder(lib)
+    outcomes: dict[str, list[str]] = {name: [] for name in _LINK_CALLS}
     for link in range(int(getattr(lib, "NVML_NVLINK_MAX_LINKS", 18))):
         state = probe.call("link", lib.nvmlDeviceGetNvLinkState, h, link)
         if state is None:
             break
-        links.append(NvLink(link=link, active=state == lib.NVML_FEATURE_ENABLED))
+        links.append(_link(lib, h, link, state == lib.NVML_FEATURE_ENABLED, outcomes))
     outcome = probe.calls.get("link", "ok")
     rec.calls["nvmlDeviceGetNvLinkState"] = "ok" if links else outcome
-    rec.lost = rec.lost or probe.lost
+    for name, seen in outcomes.items():
+        if seen:  # one entry per function: ok when any link answered, else the first failure
+            rec.calls[name] = "ok" if "ok" in seen else seen[0]
+    rec.lost = rec.lost or probe.lost or "gpu_is_lost" in (o for seen in outcomes.values() for o in seen)
     return {"nvlinks": tuple(links)}
 
 
+def _link(lib: NvmlLib, h: Any, link: int, active: bool, outcomes: dict[str, list[str]]) -> NvLink:
+    """One link's version, remote end and error counters; failures go to ``outcomes``."""
+
+    def ask(name: str, *args: Any) -> Any:
+        one = _Recorder(lib)
+        value = one.call(name, _function(lib, name), h, link, *args)
+        outcomes[name].append(one.calls[name])
+        return value
+
+    version = ask("nvmlDeviceGetNvLinkVersion")
+    remote = ask("nvmlDeviceGetNvLinkRemotePciInfo") if active else None
+    kind = ask("nvmlDeviceGetNvLinkRemoteDeviceType") if active else None
+    errors: dict[str, int] = {}
+    for key, constant in _NVLINK_COUNTERS:
+        counter = getattr(lib, constant, None)
+        value = ask("nvmlDeviceGetNvLinkErrorCounter", counter) if counter is not None else None
+        if value is not None:
+            errors[key] = int(value)
+    return NvLink(
+        link=link,
+        active=active,
+        version=int(version) if version is not None else None,
+        remote_pci_bus_id=_text(remote.busId) if remote is not None else None,
+        remote_device_type=_REMOTE_TYPES.get(int(kind), str(kind)) if kind is not None else None,
+        errors=errors,
+    )
+
+
+_HEALTH_BITS = (  # (shift, value meaning trouble, name) from NVML_GPU_FABRIC_HEALTH_MASK_*
+    (0, 1, "degraded_bandwidth"),
+    (2, 1, "route_recovery_in_progress"),
+    (4, 1, "route_unhealthy"),
+    (6, 1, "access_timeout_recovery"),
+    (14, 2, "fabric_manager_disconnected"),
+)
+_INCORRECT_CONFIGURATION = {
+    2: "incorrect_sysguid",
+    3: "incorrect_chassis_serial",
+    4: "no_partition",
+    5: "insufficient_nvlinks",
+    6: "incompatible_gpu_firmware",
+    7: "invalid_location",
+    8: "gpu_state_invalid",
+}
+
+
+_FABRIC_CALL = "nvmlDeviceGetGpuFabricInfo"  # the fabric's outcome, whichever variant gave it
+
+
 def _fabric(rec: _Recorder, lib: NvmlLib, h: Any) -> Fields:
-    """GPU fabric registration (NVSwitch systems); state 0 means the GPU has none."""
-    info = lib.c_nvmlGpuFabricInfo_t()
-    # the binding forwards its argument as is: the struct must go by reference
-    ref = ctypes.byref(info)
-    if rec.call("nvmlDeviceGetGpuFabricInfo", lib.nvmlDeviceGetGpuFabricInfo, h, ref) is None:
+    """GPU fabric registration (NVSwitch and multi-node NVLink systems): state, status,
+    cluster UUID and clique, and the health mask where the driver has the V call."""
+    info = _fabric_info(rec, lib, h)
+    if info is None:
         return {}
     state = _FABRIC_STATES.get(int(info.state))
     if state is None:
-        rec.calls["nvmlDeviceGetGpuFabricInfo"] = "not_supported"
+        rec.calls[_FABRIC_CALL] = "not_supported"
         return {}
     status = None
     if state == "Completed":
         status = "Success" if info.status == 0 else error_name(lib, lib.NVMLError(info.status))
-    return {"fabric_state": state, "fabric_status": status}
+    mask = getattr(info, "healthMask", None)
+    return {
+        "fabric_state": state,
+        "fabric_status": status,
+        "fabric_cluster_uuid": _fabric_uuid(bytes(info.clusterUuid)),
+        "fabric_clique_id": int(info.cliqueId),
+        "fabric_health": _health(int(mask)) if mask is not None else None,
+    }
+
+
+def _fabric_info(rec: _Recorder, lib: NvmlLib, h: Any) -> Any:
+    """The versioned call first (health mask, R550+), the older one when the driver lacks it.
+
+    The bindings forward their argument as is: the struct must go by reference.
+    """
+    versioned = getattr(lib, "c_nvmlGpuFabricInfoV_t", None)
+    if versioned is not None and hasattr(lib, "nvmlDeviceGetGpuFabricInfoV"):
+        info = versioned()
+        label = "nvmlDeviceGetGpuFabricInfoV"
+        answered = rec.call(label, lib.nvmlDeviceGetGpuFabricInfoV, h, ctypes.byref(info)) is not None
+        if answered or rec.calls[label] not in ("function_not_found", "argument_version_mismatch"):
+            rec.calls[_FABRIC_CALL] = rec.calls[label]
+            return info if answered else None
+    info = lib.c_nvmlGpuFabricInfo_t()
+    answered = rec.call(_FABRIC_CALL, lib.nvmlDeviceGetGpuFabricInfo, h, ctypes.byref(info)) is not None
+    return info if answered else None
+
+
+def _fabric_uuid(raw: bytes) -> str | None:
+    """16 bytes as a UUID string; all zeros (no multi-node fabric) is None."""
+    if not any(raw):
+        return None
+    text = raw.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:32]}"
+
+
+def _health(mask: int) -> tuple[str, ...]:
+    """The fabric health mask's troubles by name (empty: nothing wrong it can tell)."""
+    found = [name for shift, bad, name in _HEALTH_BITS if (mask >> shift) & 0x3 == bad]
+    config = _INCORRECT_CONFIGURATION.get((mask >> 8) & 0xF)
+    if config:
+        found.append(config)
+    return tuple(found)
+
+
+_TOPOLOGY_LEVELS = {0: "INTERNAL", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
+MAX_TOPOLOGY_GPUS = 64
+
+
+def _topology(lib: NvmlLib, gpus: tuple[NvmlGpu, ...], calls: dict[str, str]) -> tuple[GpuPair, ...]:
+    """Every pair of GPUs that answered: direct NVLinks counted from each GPU's own links
+    (remote PCI bus id), else NVML's common PCIe ancestor."""
+    usable = [g for g in gpus if not g.lost and g.pci_bus_id][:MAX_TOPOLOGY_GPUS]
+    if len(usable) < 2:
+        return ()
+    rec = _Recorder(lib)
+    handles = {g.index: rec.call("handle", lib.nvmlDeviceGetHandleByIndex, g.index) for g in usable}
+    outcomes: list[str] = []
+    pairs: list[GpuPair] = []
+    for i, first in enumerate(usable):
+        for second in usable[i + 1:]:
+            pairs.append(_pair(lib, first, second, handles, outcomes))
+    if outcomes:
+        calls["nvmlDeviceGetTopologyCommonAncestor"] = "ok" if "ok" in outcomes else outcomes[0]
+    return tuple(pairs)
+
+
+def _pair(
+    lib: NvmlLib, a: NvmlGpu, b: NvmlGpu, handles: dict[int, Any], outcomes: list[str]
+) -> GpuPair:
+    pcie = None
+    ha, hb = handles.get(a.index), handles.get(b.index)
+    if ha is not None and hb is not None:
+        one = _Recorder(lib)
+        level = one.call("ancestor", _function(lib, "nvmlDeviceGetTopologyCommonAncestor"), ha, hb)
+        outcomes.append(one.calls["ancestor"])
+        pcie = _TOPOLOGY_LEVELS.get(int(level), str(level)) if level is not None else None
+    count = _links_between(a, b)
+    link = f"NV{count}" if count else (pcie or "unknown")
+    return GpuPair(a=a.index, b=b.index, link=link, pcie=pcie, nvlinks=count)
+
+
+def same_bus_id(first: str | None, second: str | None) -> bool:
+    """PCI bus ids compared the way they differ between tools: case and domain width."""
+    if not first or not second:
+        return False
+    return _short_bus_id(first) == _short_bus_id(second)
+
+
+def _short_bus_id(bus_id: str) -> str:
+    domain, _, rest = bus_id.strip().lower().rpartition(":")
+    head, _, bus = domain.rpartition(":")
+    return f"{int(head or '0', 16):04x}:{bus}:{rest}" if head or bus else bus_id.lower()
+
+
+def _links_between(a: NvmlGpu, b: NvmlGpu) -> int:
+    """Active links of ``a`` whose far end is ``b`` (and of ``b`` ending at ``a``, whichever
+    says more: a GPU whose remote-PCI call failed still shows through its peer)."""
+    there = sum(1 for link in a.nvlinks if link.active and same_bus_id(link.remote_pci_bus_id, b.pci_bus_id))
+    back = sum(1 for link in b.nvlinks if link.active and same_bus_id(link.remote_pci_bus_id, a.pci_bus_id))
+    return max(there, back)
 
 
 def _recovery(rec: _Recorder, lib: NvmlLib, h: Any) -> Fields:
