@@ -59,6 +59,7 @@ from gpunode.model import (
 )
 from gpunode.since import failing_since
 from gpunode.unseen import missing_data, named_needs, unknown_summary
+from gpunode.workloads import workload_issues
 
 _MISSING_CAUSES = {"pod_missing", "component_missing"}
 MAX_EVIDENCE = 6
@@ -644,6 +645,7 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
         groups=_groups(reports),
         source=_source(facts),
         not_gpu_nodes=skipped,
+        gpu_workloads=workload_issues(facts, kb, reports),
     )
 
 

@@ -191,6 +191,30 @@ class NotGpuNode(msgspec.Struct, frozen=True):
     reason: str
 
 
+class WorkloadIssue(msgspec.Struct, frozen=True):
+    """A GPU workload (a pod that asked for GPUs) in trouble on a reported node, and what
+    it said (gpunode.workloads); ``failing`` ones make ``diagnose`` exit 1."""
+
+    node: str
+    namespace: str
+    name: str
+    #: the STATUS column of ``kubectl get pods`` (UnexpectedAdmissionError, CrashLoopBackOff, …)
+    state: str
+    #: True: it fails (refused, cannot start, keeps ending in errors); False: it waits to be
+    #: scheduled or recovered long ago
+    failing: bool
+    #: its own error line, as a person reads it; None when it said none
+    message: str | None = None
+    #: where that line is (a bundle path, or an object and field)
+    source: str | None = None
+    #: the class of that line (``error_*`` codes of the knowledge base)
+    line_class: str | None = None
+    #: the stack component the line names (``named_by`` in the catalog)
+    component: str | None = None
+    #: the node's root cause (its component) that line leads down to
+    root_cause: str | None = None
+
+
 class Report(msgspec.Struct, frozen=True, kw_only=True):
     """The report JSON v1 (docs/report-format.md); fields are only ever added."""
 
@@ -202,8 +226,12 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     nodes: tuple[NodeReport, ...]
     groups: tuple[Group, ...]
     not_gpu_nodes: tuple[NotGpuNode, ...] = ()
+    #: GPU workloads in trouble on the reported nodes (added in report v1)
+    gpu_workloads: tuple[WorkloadIssue, ...] = ()
 
     @property
     def has_failures(self) -> bool:
-        """True when any root cause exists anywhere: the CLI exits 1 then."""
-        return bool(self.cluster.root_causes) or any(n.root_causes for n in self.nodes)
+        """True when any root cause exists anywhere, or any GPU workload fails: the CLI
+        exits 1 then (a cluster whose GPU workloads fail is never reported healthy)."""
+        return (bool(self.cluster.root_causes) or any(n.root_causes for n in self.nodes)
+                or any(w.failing for w in self.gpu_workloads))

@@ -13,7 +13,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpunode.model import LAYER_NAMES, ComponentReport, NodeReport, Report, RootCause, Status
-from gpunode.report import fleet
+from gpunode.report import fleet, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import STATUS_MARK, layer_label
 
@@ -41,6 +41,7 @@ def render_html(report: Report, validation: ValidationReport | None = None) -> s
         _filters(),
         _fleet(report, rows),
         _root_causes(report, rows),
+        workloads.html(report),
     ]
     if validation is not None:
         parts.append(_validation(validation))
@@ -61,6 +62,8 @@ def _header(report: Report, rows: list[fleet.FleetRow], validation: ValidationRe
     verdict = f"{affected} of {len(report.nodes)} GPU nodes affected · {len(rows)} root-cause rows"
     if drain:
         verdict += f" · <b>{drain} to drain</b>"
+    if hit := workloads.verdict(report):
+        verdict += f" · <b>{escape(hit)}</b>"
     if validation is not None:
         verdict += f" · readiness: <b>{escape(validation.headline)}</b>"
     warnings = "".join(f'<li class="warn">warning: {escape(w)}</li>' for w in src.warnings)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from gpunode.model import ComponentReport, Report, RootCause
-from gpunode.report import fleet
+from gpunode.report import fleet, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
 
 
@@ -52,7 +52,7 @@ def diagnosis_lines(report: Report, options: RenderOptions = DEFAULT) -> list[st
         lines += _root_cause(where, rc, fleet.blocked_by(node, rc) if node else [])
         if len(r.nodes) > 1:
             lines[-1:-1] = [f"- nodes: {', '.join(r.nodes)}"]
-    return lines
+    return lines + workloads.markdown(report, options.expand)
 
 
 def _root_cause(where: str, rc: RootCause, blocked: list[str]) -> list[str]:

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpunode.model import ComponentReport, NodeReport, NotGpuNode, Report, RootCause, Status
-from gpunode.report import fleet
+from gpunode.report import fleet, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label, paragraph, table_box
 
@@ -39,6 +39,7 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
     for row in fleet_rows:
         console.print()
         _render_row(report, row, console, options)
+    workloads.render(report, console, options.expand)
     if options.show_stack:
         from gpunode.report.stack import render_stack
 
@@ -66,9 +67,13 @@ def _verdict(report: Report, fleet_rows: list[fleet.FleetRow]) -> Text:
     affected = {n.name for n in report.nodes if n.root_causes}
     drain = {name for r in fleet_rows if r.drain for name in r.nodes}
     causes = len({(r.cause, r.component) for r in fleet_rows})
+    hit = workloads.verdict(report)
     if not fleet_rows:
         if not report.nodes:
             return Text("No GPU nodes found.", style="magenta")
+        if hit:
+            return Text(f"No stack root cause found on {len(report.nodes)} GPU nodes, but {hit} (below).\n",
+                        style="bold red")
         return Text(f"No root cause found on {len(report.nodes)} GPU nodes.", style="green")
     parts = [
         f"{len(affected)} of {len(report.nodes)} GPU nodes affected",
@@ -78,6 +83,8 @@ def _verdict(report: Report, fleet_rows: list[fleet.FleetRow]) -> Text:
         parts.append(f"{len(report.cluster.root_causes)} cluster-wide")
     if drain - {fleet.CLUSTER}:
         parts.append(f"{len(drain - {fleet.CLUSTER})} to drain")
+    if hit:
+        parts.append(hit)
     return Text(", ".join(parts) + "\n", style="bold")
 
 

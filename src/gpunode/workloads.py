@@ -1,0 +1,135 @@
+"""GPU workloads in trouble: which user pods that asked for GPUs were hit, and what they said.
+
+A workload's own error line (an admission the kubelet refused, "Failed to initialize
+NVML: Unknown Error", a CUDA init failure) is already a finding of the stack component it
+names (``checks.decisive.workload_findings``). This lists every troubled GPU workload of
+the nodes reported, with its state, its own error line and the stack root cause it leads
+down to, so the report says which workloads were hit, also when no stack cause is found.
+
+A workload *fails* when the kubelet refused or ended it (phase Failed), a container cannot
+be created, pulled or kept running, a container's last run ended in an error less than an
+hour before collection, or it has not started and a warning event other than the
+scheduler's says why. One that only waits to be scheduled (the cluster is full, a taint or
+a selector keeps it off) or that recovered long ago is listed but does not fail: a busy
+healthy cluster always has pods waiting for GPUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+
+from gpunode.bundle.kube import Event, Pod
+from gpunode.checks.decisive import pod_texts
+from gpunode.checks.pods import RECENT_RESTART, collection_time, display_state, pod_problem
+from gpunode.decisive import decisive_line, shown
+from gpunode.facts import ClusterFacts
+from gpunode.kb import KnowledgeBase
+from gpunode.model import NodeReport, WorkloadIssue
+
+#: Causes of pod_problem that only say the pod has not started yet.
+_NOT_STARTED = frozenset({"pod_pending", "container_create_failed"})
+#: Container waits that are a pod's normal way to start (no error in them by themselves).
+_STARTING = frozenset({"ContainerCreating", "PodInitializing", ""})
+#: Causes of pod_problem that are not a failure of the workload (a readiness probe it sets).
+_NOT_FAILING = frozenset({"pod_not_ready"})
+#: Event reasons that say a pod waits to be placed, not that it failed.
+_SCHEDULING = frozenset({"FailedScheduling", "Unschedulable", "NotTriggerScaleUp", "TriggeredScaleUp",
+                         "Preempted"})
+
+
+def workload_issues(facts: ClusterFacts, kb: KnowledgeBase,
+                    nodes: Sequence[NodeReport]) -> tuple[WorkloadIssue, ...]:
+    """Troubled GPU workloads on the reported nodes, in node order, failing ones first per node."""
+    troubled = facts.troubled_workloads_by_node
+    if not troubled:
+        return ()
+    now = collection_time(facts.manifest.collected_at)
+    out: list[WorkloadIssue] = []
+    for node in nodes:
+        pods = troubled.get(node.name)
+        if pods:
+            issues = [_issue(facts, kb, node, pod, now) for pod in pods]
+            out.extend(sorted(issues, key=lambda w: (not w.failing, w.namespace, w.name)))
+    return tuple(out)
+
+
+def _issue(facts: ClusterFacts, kb: KnowledgeBase, node: NodeReport, pod: Pod,
+           now: datetime | None) -> WorkloadIssue:
+    meta = pod.metadata
+    events = facts.events_for("Pod", meta.namespace, meta.name)
+    found = _error_line(kb, pod, events)
+    component = facts.catalog.named_in(found[1]) if found else None
+    return WorkloadIssue(
+        node=node.name,
+        namespace=meta.namespace,
+        name=meta.name,
+        state=display_state(pod),
+        failing=failing(pod, events, now),
+        message=shown(found[2]) if found else None,
+        source=found[0] if found else None,
+        line_class=kb.class_of(found[2]) if found else None,
+        component=component,
+        root_cause=_leads_to(node, component),
+    )
+
+
+def failing(pod: Pod, events: Sequence[Event], now: datetime | None) -> bool:
+    """Whether a troubled workload fails (module docstring), rather than waits or recovered."""
+    if pod.status.phase == "Failed" or _ended_in_error_lately(pod, now):
+        return True
+    problem = pod_problem(pod, "workload", now)
+    if problem is None or problem.cause in _NOT_FAILING:
+        return False
+    if problem.cause in _NOT_STARTED and _only_starting(pod):
+        return any(ev.type == "Warning" and ev.reason not in _SCHEDULING for ev in events)
+    return True
+
+
+def _ended_in_error_lately(pod: Pod, now: datetime | None) -> bool:
+    """A container whose run ended in an error less than ``RECENT_RESTART`` before collection."""
+    if now is None:
+        return False
+    for cs in pod.status.container_statuses:
+        for ended in (cs.state.terminated, cs.last_state.terminated):
+            if ended is None or ended.exit_code == 0:
+                continue
+            finished = collection_time(ended.finished_at)
+            if finished is not None and now - finished <= RECENT_RESTART:
+                return True
+    return False
+
+
+def _only_starting(pod: Pod) -> bool:
+    """No container waits for a reason other than being created."""
+    statuses = (*pod.status.init_container_statuses, *pod.status.container_statuses)
+    return all(cs.state.waiting is None or cs.state.waiting.reason in _STARTING for cs in statuses)
+
+
+def _error_line(kb: KnowledgeBase, pod: Pod, events: Sequence[Event]) -> tuple[str, str, str] | None:
+    """The workload's own error line: where, the line, and its message."""
+    for text in pod_texts(pod, (), events, ""):
+        found = decisive_line(text.lines, kb.class_of)
+        if found is not None:
+            where = f"{text.where}:{found.line_no}" if text.numbered else text.where
+            return where, found.line, found.message
+    return None
+
+
+def _leads_to(node: NodeReport, component: str | None) -> str | None:
+    """The node's root cause (component) the workload's error leads down to: the named
+    component itself when it is a root cause, else the root cause it is blocked by."""
+    if component is None or not node.root_causes:
+        return None
+    roots = {rc.component for rc in node.root_causes}
+    if component in roots:
+        return component
+    for comp in node.components:
+        if comp.component == component:
+            return next((b for b in comp.blocked_by if b in roots), None)
+    return None
+
+
+def failing_nodes(issues: Sequence[WorkloadIssue]) -> Iterator[str]:
+    """Nodes with a failing GPU workload, each once, in report order."""
+    return iter(dict.fromkeys(w.node for w in issues if w.failing))

@@ -1,0 +1,67 @@
+"""GPU workloads are evidence, through the console script: a cluster whose GPU workload
+fails never exits 0 from ``diagnose``, even when no stack root cause is found, and the
+report names the workload and its own error line; one whose GPU pods only wait to be
+scheduled (a full cluster) stays healthy. Bundles are built from the field corpus."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from builder import build_case
+from case import CASES_DIR, load_case
+
+GPUNODE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "gpunode"
+
+
+def _diagnose(bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run([str(GPUNODE), "diagnose", "--from", str(bundle), *args], capture_output=True,
+                          text=True, env=env, timeout=60, check=False)
+
+
+def _bundle(case_id: str, tmp_path: Path) -> Path:
+    case = load_case(CASES_DIR / f"{case_id}.yaml")
+    return build_case(case, tmp_path / case.id)
+
+
+def test_a_failing_gpu_workload_without_a_stack_cause_exits_1_and_is_named(tmp_path: Path) -> None:
+    """The kubelet's device manager refused a GPU pod (a stale record of allocated GPUs): no
+    stack component is at fault, yet the workload failed."""
+    bundle = _bundle("kubernetes-130145-devicemanager-stale-allocated-gpus", tmp_path)
+    table = _diagnose(bundle)
+    assert table.returncode == 1, table.stderr
+    assert "No stack root cause found on 2 GPU nodes, but 1 GPU workload failing on 1 node" in table.stdout
+    assert "✗ gpu-wk-01 · default/gpu-job-worker-0" in table.stdout
+    assert "requested number of devices unavailable for nvidia.com/gpu" in table.stdout
+    report = _diagnose(bundle, "-o", "json")
+    assert report.returncode == 1
+    data = json.loads(report.stdout)
+    assert not data["cluster"]["root_causes"] and not any(n["root_causes"] for n in data["nodes"])
+    (hit,) = data["gpu_workloads"]
+    assert (hit["node"], hit["namespace"], hit["name"], hit["failing"]) == (
+        "gpu-wk-01", "default", "gpu-job-worker-0", True)
+    assert "Available: 0" in hit["message"] and "UnexpectedAdmissionError" in hit["source"]
+    assert hit["component"] is None and hit["root_cause"] is None
+    markdown = _diagnose(bundle, "-o", "markdown")
+    assert markdown.returncode == 1 and "| gpu-wk-01 | default/gpu-job-worker-0 |" in markdown.stdout
+
+
+def test_a_workload_leads_down_to_the_stack_root_cause(tmp_path: Path) -> None:
+    """The device plugin's admission error on an A10G whose GSP firmware stopped answering:
+    the workload names the device plugin, which is blocked by the driver's root cause."""
+    bundle = _bundle("amazon-eks-ami-1523-gsp-g5-unknown-error", tmp_path)
+    report = _diagnose(bundle, "-o", "json")
+    assert report.returncode == 1
+    (hit,) = json.loads(report.stdout)["gpu_workloads"]
+    assert (hit["name"], hit["component"], hit["root_cause"]) == ("reranker-a10", "device-plugin", "driver")
+
+
+def test_gpu_workloads_that_only_wait_to_be_scheduled_stay_healthy(tmp_path: Path) -> None:
+    """A notebook asking for more GPUs than a node has stays Pending: the stack is healthy."""
+    bundle = _bundle("kubeflow-4954-eight-gpus-across-two-four-gpu-nodes", tmp_path)
+    done = _diagnose(bundle, "-o", "json")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert not any(w["failing"] for w in json.loads(done.stdout)["gpu_workloads"])
