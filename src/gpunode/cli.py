@@ -46,6 +46,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -402,9 +403,67 @@ def _version(value: bool) -> None:
 @app.callback()
 def _main(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True)] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of an internal error (anywhere on the line).")
+    ] = False,
+    verbosity: Annotated[
+        int, typer.Option("-v", "--v", help="Log level, as kubectl's: 6 logs every API request on stderr "
+                          "(anywhere on the line: -v 6, -v=6, --v=6).")
+    ] = 0,
 ) -> None:
     """gpunode: bottom-up diagnosis of the GPU node stack."""
+
+
+#: Options taken anywhere on the command line, as kubectl takes its global flags.
+_GLOBAL_LEVEL = re.compile(r"(?:-v|--v)(?:=(?P<value>.*))?")
+_GLUED_LEVEL = re.compile(r"-v(?P<value>\d+)")
+
+
+def global_options(args: list[str]) -> tuple[list[str], bool, int]:
+    """``args`` without ``--debug`` and ``-v N`` wherever they stand (before ``--``), the
+    debug flag and the level; bare ``gpunode`` and ``gpunode help [COMMAND]`` ask for help.
+    UsageError for a level that is not a number."""
+    rest: list[str] = []
+    debug, level, i = False, 0, 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        glued = _GLUED_LEVEL.fullmatch(arg)
+        flag = _GLOBAL_LEVEL.fullmatch(arg)
+        if arg == "--debug":
+            debug = True
+        elif glued or flag:
+            value = glued["value"] if glued else flag["value"] if flag else None
+            if value is None:
+                i += 1
+                value = args[i] if i < len(args) else ""
+            if not value.isdigit():
+                raise UsageError(f"-v {value!r}: expected a log level (a number, e.g. -v 6)")
+            level = int(value)
+        else:
+            rest.append(arg)
+        i += 1
+    if not rest:
+        rest = ["--help"]
+    elif rest[0] == "help":
+        rest = [*rest[1:2], "--help"]
+    return rest, debug, level
+
+
+def _logging(level: int) -> None:
+    """``-v 6`` and above: the API requests on stderr, stamped as kubectl stamps its lines."""
+    if level < 6:
+        return
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("I%(asctime)s.%(msecs)03d000 gpunode] %(message)s",
+                                          datefmt="%m%d %H:%M:%S"))
+    logger = logging.getLogger("gpunode")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
 
 
 def main() -> None:
@@ -415,8 +474,11 @@ def main() -> None:
 
         completion_init()
     previous = _terminate_as_interrupt()
+    debug = "--debug" in sys.argv[1:]
     try:
-        code = app(prog_name="gpunode", standalone_mode=False)
+        args, debug, level = global_options(sys.argv[1:])
+        _logging(level)
+        code = app(args=args, prog_name="gpunode", standalone_mode=False)
     except GpunodeError as exc:
         _fail(str(exc), exc.exit_code)
     except typer.Exit as exc:
@@ -427,7 +489,7 @@ def main() -> None:
         # usage errors from the command-line parser: one line naming the option, exit 2
         _fail(_one_line_message(exc), 2)
     except Exception as exc:  # the last guard: exit 1 means findings, never a crash
-        if "--debug" in sys.argv[1:]:
+        if debug:
             traceback.print_exc()
         _fail(f"internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for the "
               "traceback)", INTERNAL_ERROR)

@@ -7,9 +7,12 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import msgspec
+
 from gpunode.commands.output import ReportFormat
 from gpunode.model import Report
 from gpunode.report.options import RenderOptions
+from gpunode.safety import strip_controls
 
 Key = tuple[str, str, str]
 
@@ -26,7 +29,7 @@ def changes(before: dict[Key, str], after: dict[Key, str]) -> list[str]:
     new = sorted(after.keys() - before.keys())
     lines = [f"+ {n}  {comp}  {cause} — {after[(n, comp, cause)]}" for n, comp, cause in new]
     lines += [f"- {n}  {comp}  {cause} (resolved)" for n, comp, cause in sorted(before.keys() - after.keys())]
-    return lines
+    return [strip_controls(line) for line in lines]
 
 
 def watch_reports(
@@ -37,7 +40,14 @@ def watch_reports(
     interval: float,
     count: int,
 ) -> int:
-    """The full report once, then one stamped block of changes per evaluation; the last exit code."""
+    """The full report once, then what changed at each evaluation; the last exit code.
+
+    As ``kubectl get -w``: ``-o json`` writes one compact report JSON document per evaluation
+    and line (JSON lines, for ``jq -c`` or a log shipper), ``-o yaml`` one YAML document per
+    evaluation (``---`` between); the other formats print the report once and then one
+    stamped block of changes."""
+    if output in (ReportFormat.json, ReportFormat.yaml):
+        return _documents(evaluate, output, interval=interval, count=count)
     from gpunode.cli import emit
     from gpunode.report import DIAGNOSE_REPORTERS
 
@@ -54,4 +64,27 @@ def watch_reports(
         print(f"--- {stamp}", *lines, sep="\n", flush=True)
         seen, code, done = current, 1 if report.has_failures else 0, done + 1
     sys.stdout.flush()
+    return code
+
+
+def _documents(evaluate: Callable[[], Report], output: ReportFormat, *, interval: float, count: int) -> int:
+    """One whole report per evaluation: a JSON line, or a YAML document."""
+    from gpunode.safety import safe_encoded, warn_first
+
+    done, code = 0, 0
+    while count == 0 or done < count:
+        if done:
+            time.sleep(interval)
+        report, encoded = safe_encoded(evaluate(), Report)
+        warn_first(report)
+        sys.stderr.flush()
+        if output == ReportFormat.json:
+            sys.stdout.write(encoded.decode() + "\n")
+        else:
+            import yaml
+
+            sys.stdout.write(("---\n" if done else "") + yaml.safe_dump(
+                msgspec.json.decode(encoded), sort_keys=False, allow_unicode=True))
+        sys.stdout.flush()
+        code, done = 1 if report.has_failures else 0, done + 1
     return code

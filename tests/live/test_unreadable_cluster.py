@@ -467,7 +467,8 @@ def test_credential_plugin_missing(tmp_path: Path, hostile: Callable[..., Hostil
     user = _exec_user("gpunode-test-no-such-plugin")
     user["exec"]["installHint"] = "install it with: brew install no-such-plugin\nmore text"
     h = hostile(lists("empty"), user=user)
-    assert_one_line(gpunode("diagnose", *_live(h)), 3, "credential plugin 'gpunode-test-no-such-plugin' "
+    # a local error, as kubectl's (issue 22): exit 2, before any request
+    assert_one_line(gpunode("diagnose", *_live(h)), 2, "credential plugin 'gpunode-test-no-such-plugin' "
                     "not found (install it with: brew install no-such-plugin)")
 
 

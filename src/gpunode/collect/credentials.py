@@ -9,6 +9,12 @@ does), its output bounded, and is killed with its children when its time is up; 
 token (or client certificate) it prints replaces the ``exec`` entry for the run. Any
 failure is one line naming the plugin and the kubeconfig user (exit 3: no usable
 credentials). The token is fetched once per run: it is not fetched again on a 401.
+
+An ``exec`` entry kubectl would refuse is refused as kubectl refuses it, before anything
+runs, as a local error (exit 2): an apiVersion other than ``v1`` and ``v1beta1`` (kubectl
+dropped ``v1alpha1``), ``v1`` without ``interactiveMode``, ``interactiveMode: Always``
+(gpunode gives a plugin no terminal, as kubectl with no terminal on stdin), and a plugin
+binary that does not exist.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import contextlib
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import time
@@ -28,7 +35,7 @@ import msgspec
 from lightkube.config.kubeconfig import SingleConfig
 from lightkube.config.models import UserExec
 
-from gpunode.errors import SourceUnreachable
+from gpunode.errors import SourceUnreachable, UsageError
 
 #: How long a credential plugin may take without ``--request-timeout`` (a cloud CLI that
 #: refreshes its token answers in a few seconds).
@@ -36,8 +43,9 @@ PLUGIN_TIMEOUT_S = 30.0
 #: What a plugin may print: an ExecCredential is a few KiB (a client certificate and key).
 MAX_PLUGIN_OUTPUT = 1024 * 1024
 MAX_PLUGIN_STDERR = 64 * 1024
-_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1",
-                 "client.authentication.k8s.io/v1alpha1")
+_V1 = "client.authentication.k8s.io/v1"
+_API_VERSIONS = (_V1, "client.authentication.k8s.io/v1beta1")
+_MODES = ("Never", "IfAvailable", "Always")
 
 
 class _Status(msgspec.Struct):
@@ -62,10 +70,7 @@ def plugin_credentials(config: SingleConfig, timeout_s: float) -> SingleConfig:
     if user is None or user.exec is None:
         return config
     plugin = user.exec
-    who = f"kubeconfig user {config.context.user or '?'}: credential plugin {plugin.command!r}"
-    if plugin.apiVersion not in _API_VERSIONS:
-        raise SourceUnreachable(f"{who}: apiVersion {plugin.apiVersion!r} is not one gpunode speaks "
-                                f"({', '.join(v.rpartition('/')[2] for v in _API_VERSIONS)})")
+    who = _who(config, plugin)
     ran = _run(who, _argv(config, plugin), _env(plugin), timeout_s, plugin.installHint)
     status = _status(who, ran)
     if status.token:
@@ -77,6 +82,37 @@ def plugin_credentials(config: SingleConfig, timeout_s: float) -> SingleConfig:
             client_cert=None, client_cert_data=_b64(status.clientCertificateData),
             client_key=None, client_key_data=_b64(status.clientKeyData))
     return config._replace(user=replaced)
+
+
+def check_exec(config: SingleConfig, written: dict[str, object]) -> None:
+    """UsageError (exit 2) for an ``exec`` entry kubectl would refuse (``written``: the entry
+    as the kubeconfig holds it, ``interactiveMode`` included)."""
+    user = config.user
+    if user is None or user.exec is None:
+        return
+    plugin, who = user.exec, _who(config, user.exec)
+    if plugin.apiVersion not in _API_VERSIONS:
+        raise UsageError(f"{who}: invalid apiVersion {plugin.apiVersion!r} (kubectl and gpunode accept "
+                         f"{' and '.join(_API_VERSIONS)})")
+    mode = written.get("interactiveMode")
+    if mode is None and plugin.apiVersion == _V1:
+        raise UsageError(f"{who}: interactiveMode must be specified for {_V1} (Never, IfAvailable or "
+                         "Always), as kubectl requires")
+    if mode is not None and mode not in _MODES:
+        raise UsageError(f"{who}: invalid interactiveMode {mode!r} (Never, IfAvailable or Always)")
+    if mode == "Always":
+        raise UsageError(f"{who}: interactiveMode Always needs a terminal, and gpunode runs credential "
+                         "plugins without one (kubectl too when stdin is not a terminal): use "
+                         "IfAvailable or Never, or log in with the plugin first")
+    argv0 = _argv(config, plugin)[0]
+    if shutil.which(argv0) is None:
+        hint = f" ({_first_line(plugin.installHint.encode())})" if plugin.installHint else ""
+        found = "is not executable" if Path(argv0).exists() else "not found"
+        raise UsageError(f"{who} {found}{hint}")
+
+
+def _who(config: SingleConfig, plugin: UserExec) -> str:
+    return f"kubeconfig user {config.context.user or '?'}: credential plugin {plugin.command!r}"
 
 
 def _b64(pem: str) -> str:

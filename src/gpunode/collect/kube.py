@@ -10,6 +10,7 @@ raw for the bundle, slim Structs for its decisions.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import threading
@@ -30,7 +31,7 @@ from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 from lightkube.config.models import User
 from lightkube.core.exceptions import ApiError, ConfigError
 
-from gpunode.collect.credentials import PLUGIN_TIMEOUT_S, plugin_credentials
+from gpunode.collect.credentials import PLUGIN_TIMEOUT_S, check_exec, plugin_credentials
 from gpunode.collect.deadline import deadline, deadline_transport
 from gpunode.collect.slim import RawPage
 from gpunode.errors import SourceUnreachable, UsageError
@@ -83,7 +84,7 @@ _DECODE_LOCK = threading.Lock()
 
 def load_config(kubeconfig: Path | None = None, context: str | None = None) -> SingleConfig:
     """kubectl's order: --kubeconfig, $KUBECONFIG, ~/.kube/config, then in-cluster."""
-    loaded = _kubeconfig(kubeconfig)
+    loaded, doc = _kubeconfig(kubeconfig)
     where = str(loaded.fname) if loaded.fname else "kubeconfig"
     try:
         config = loaded.get(context)
@@ -91,25 +92,39 @@ def load_config(kubeconfig: Path | None = None, context: str | None = None) -> S
         raise UsageError(f"{where}: {_reason(exc)}") from None
     if config is None:
         raise UsageError(f"{where}: no current context (pass --context)")
+    check_exec(config, _raw_exec(doc, config.context.user))
     return config
 
 
-def _kubeconfig(explicit: Path | None) -> KubeConfig:
+def _raw_exec(doc: dict[str, Any], user: str | None) -> dict[str, Any]:
+    """The ``exec`` entry of ``user`` as written (lightkube's model drops ``interactiveMode``)."""
+    for entry in doc.get("users") or ():
+        if isinstance(entry, dict) and entry.get("name") == user:
+            body = entry.get("user")
+            found = body.get("exec") if isinstance(body, dict) else None
+            return found if isinstance(found, dict) else {}
+    return {}
+
+
+def _kubeconfig(explicit: Path | None) -> tuple[KubeConfig, dict[str, Any]]:
+    """The kubeconfig kubectl would use, and its document as written (empty in-cluster)."""
     files = kubeconfig_files(explicit)
     if explicit is not None:
-        return read_kubeconfig(explicit)
+        return _read(explicit)
     if len(files) == 1:
-        return read_kubeconfig(files[0])
+        return _read(files[0])
     if files:
         # several files in $KUBECONFIG: merged by kubectl's first-wins rules
-        return _from_dict(merged(files), files[0])
+        doc = merged(files)
+        return _from_dict(doc, files[0]), doc
     if os.environ.get("KUBERNETES_SERVICE_HOST") and (IN_CLUSTER_DIR / "token").is_file():
-        return KubeConfig.from_service_account(IN_CLUSTER_DIR)
+        return KubeConfig.from_service_account(IN_CLUSTER_DIR), {}
     raise UsageError("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or run in a pod")
 
 
-def read_kubeconfig(path: Path) -> KubeConfig:
-    """A kubeconfig file, or a one-line UsageError naming it (empty, not YAML, wrong shape)."""
+def _read(path: Path) -> tuple[KubeConfig, dict[str, Any]]:
+    """A kubeconfig file and its document, or a one-line UsageError naming it (empty, not
+    YAML, wrong shape)."""
     path = path.expanduser()
     try:
         doc = yaml.safe_load(path.read_text(errors="replace"))
@@ -121,7 +136,7 @@ def read_kubeconfig(path: Path) -> KubeConfig:
             or not isinstance(doc.get("contexts"), list):
         shape = "empty" if not doc else "no clusters/contexts lists"
         raise UsageError(f"{path}: not a kubeconfig ({shape})")
-    return _from_dict(doc, path)
+    return _from_dict(doc, path), doc
 
 
 def _from_dict(doc: dict[str, Any], path: Path) -> KubeConfig:
@@ -286,18 +301,22 @@ class KubeApi:
                   budget: float, max_bytes: int = 0) -> bytes:
         """One GET whose answer, body included, must come within the request timeout."""
         limit = min(self.timeouts.request_s, budget)
-        ends = time.monotonic() + limit
+        started = time.monotonic()
+        ends = started + limit
         try:
             with deadline(ends + _READ_SLACK_S), \
                     self._http.stream("GET", path, params=params, headers={"Accept-Encoding": "gzip"},
                                       timeout=httpx2.Timeout(limit)) as response:
                 code = response.status_code
+                log_request("GET", str(response.request.url), f"{code} {response.reason_phrase}", started)
                 if 300 <= code < 400:
                     raise _redirected(response)
                 body = _read_by(response, ends, self.timeouts.request_s, max_bytes)
         except httpx2.TimeoutException as exc:
+            log_request("GET", self._url(path, params), "timed out", started)
             raise _Retry(_timed_out(self.timeouts.request_s)) from exc
         except httpx2.TransportError as exc:
+            log_request("GET", self._url(path, params), type(exc).__name__, started)
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         except (ConfigError, OSError, ValueError) as exc:  # credential plugin, cert files
             raise ApiFailure(401, f"credentials from {self.config_file} unusable: {_reason(exc)}") from None
@@ -309,6 +328,9 @@ class KubeApi:
         if code in RETRY_STATUSES and (retry_503 or code != 503):
             raise _Retry(f"{code} {message}", _retry_after(response))
         raise ApiFailure(code, message)
+
+    def _url(self, path: str, params: dict[str, Any]) -> str:
+        return str(self._http.build_request("GET", path, params=params).url)
 
     def probe(self) -> bytes:
         """GET /version once, a little patiently; unreachable means SourceUnreachable, and so
@@ -397,8 +419,10 @@ class KubeApi:
 
     def _exec_once(self, namespace: str, pod: str, container: str, argv: list[str],
                    timeout_s: float) -> ExecOutput:
+        started = time.monotonic()
+        url = f"{self.server}/api/v1/namespaces/{namespace}/pods/{pod}/exec?container={container}"
         try:
-            with deadline(time.monotonic() + timeout_s + _READ_SLACK_S):  # handshake included
+            with deadline(started + timeout_s + _READ_SLACK_S):  # handshake included
                 result = self._client.exec(pod, namespace=namespace, container=container,
                                            command=argv, stdout=True, stderr=True, decode=None,
                                            timeout=timeout_s)
@@ -409,9 +433,12 @@ class KubeApi:
         except (httpx2.TimeoutException, TimeoutError) as exc:
             # httpx2's WebSocket raises the builtin TimeoutError when the command's output
             # stops (lightkube expects queue.Empty): a hung command, not a crash
+            log_request("POST", url, "timed out", started)
             raise _Retry(_timed_out(self.timeouts.exec_s)) from exc
         except (httpx2.TransportError, HTTPXWSException) as exc:
+            log_request("POST", url, type(exc).__name__, started)
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
+        log_request("POST", url, f"exit {result.exit_code}", started)
         out, err = result.stdout or b"", result.stderr or b""
         return ExecOutput(_as_bytes(out), _as_bytes(err), result.exit_code)
 
@@ -440,6 +467,17 @@ _MIN_BUDGET_S = 0.05
 _READ_SLACK_S = 0.5
 _IN_FRONT = "a login page or a proxy in front of the API server?"
 _HTML = f"an HTML page instead of the API's JSON: {_IN_FRONT}"
+
+
+#: ``-v 6`` and above (kubectl's level for request lines): every API request on stderr.
+API_LOG = logging.getLogger("gpunode.api")
+
+
+def log_request(verb: str, url: str, answer: str, started: float) -> None:
+    """One request as kubectl logs it at ``-v 6`` (``GET <url> 200 OK in 12 milliseconds``)."""
+    if API_LOG.isEnabledFor(logging.DEBUG):
+        spent = (time.monotonic() - started) * 1000
+        API_LOG.debug("%s %s %s in %.0f milliseconds", verb, url, answer, spent)
 
 
 def bounded_clients(config: SingleConfig, request_s: float,

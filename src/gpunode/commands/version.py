@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,6 +12,8 @@ import typer
 
 from gpunode import __version__
 from gpunode.commands.extras import RequestTimeoutOpt, request_timeout
+from gpunode.errors import GpunodeError
+from gpunode.safety import strip_controls
 
 
 class _Container(msgspec.Struct, frozen=True):
@@ -38,35 +41,59 @@ def register(app: typer.Typer) -> None:
     app.command("version")(version)
 
 
+class VersionFormat(StrEnum):
+    """``version -o``: kubectl's words for it."""
+
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
 def version(
     client: Annotated[
         bool, typer.Option("--client", help="Only the client version (no cluster needed).")
     ] = False,
     kubeconfig: Annotated[Path | None, typer.Option(help="kubeconfig (default: kubectl's).")] = None,
     context: Annotated[str | None, typer.Option(help="kubeconfig context.")] = None,
-    output: Annotated[str, typer.Option("-o", "--output", help="table or json.")] = "table",
+    output: Annotated[
+        VersionFormat, typer.Option("-o", "--output", help="Output format.")
+    ] = VersionFormat.table,
     timeout: RequestTimeoutOpt = None,
 ) -> None:
-    """Client version; with a reachable cluster also the Kubernetes server and GPU Operator versions."""
+    """Client version; with a reachable cluster also the Kubernetes server and GPU Operator versions.
+
+    As kubectl, the client's version is printed before any error reaching the server."""
     info: dict[str, Any] = {"client": {"gpunode": __version__}}
     timeout_s = request_timeout(timeout)
     unread = ""
     if not client:
-        live, unread = _live(kubeconfig, context, timeout_s)
+        try:
+            live, unread = _live(kubeconfig, context, timeout_s)
+        except GpunodeError:
+            _show(info, output, "")
+            sys.stdout.flush()
+            raise
         info.update(live)
     if unread:  # the server answered; only the operator's version is unknown
-        print(f"warning: GPU Operator version unknown: {unread}", file=sys.stderr)
-    if output == "json":
-        typer.echo(msgspec.json.format(msgspec.json.encode(info), indent=2).decode())
+        print(f"warning: GPU Operator version unknown: {strip_controls(unread)}", file=sys.stderr)
+    _show(info, output, unread)
+
+
+def _show(info: dict[str, Any], output: VersionFormat, unread: str) -> None:
+    if output != VersionFormat.table:
+        text = msgspec.json.format(msgspec.json.encode(info), indent=2).decode()
+        if output == VersionFormat.yaml:
+            import yaml
+
+            text = yaml.safe_dump(info, sort_keys=False).rstrip()
+        typer.echo(strip_controls(text))
         return
-    if output != "table":
-        raise typer.BadParameter("expected table or json", param_hint="'-o'")
     typer.echo(f"Client Version: gpunode {__version__}")
     if "server" in info:
         typer.echo(f"Context: {info['context']}")
-        typer.echo(f"Server Version: {info['server']['kubernetes'] or 'unknown'}")
+        typer.echo(strip_controls(f"Server Version: {info['server']['kubernetes'] or 'unknown'}"))
         shown = "unknown" if unread else "not found"
-        typer.echo(f"GPU Operator Version: {info['server']['gpu_operator'] or shown}")
+        typer.echo(strip_controls(f"GPU Operator Version: {info['server']['gpu_operator'] or shown}"))
 
 
 def _live(
