@@ -237,10 +237,18 @@ def test_a_down_rdma_port_degrades_and_a_disabled_one_is_ignored(tmp_path: Path)
     states = [("4: ACTIVE", "5: LinkUp")] * 6 + [("1: DOWN", "2: Polling"), ("1: DOWN", "3: Disabled")]
     _rdma(tmp_path, facts, states)
     report = judge(tmp_path, facts)
-    assert root_causes(report) == [("ofed", "rdma_port_down")]
-    rc = root_cause(report, "ofed")
+    assert root_causes(report) == [("rdma-links", "ib_port_polling")]
+    rc = root_cause(report, "rdma-links")
     assert rc.status == Status.DEGRADED
-    assert excerpts(rc) == "mlx5_6/1 DOWN (Polling)"
+    assert excerpts(rc) == "mlx5_6/1 DOWN (Polling 400 Gb/s)"
+
+
+def test_a_down_port_without_a_telling_physical_state_is_rdma_port_down(tmp_path: Path) -> None:
+    facts = recorded()
+    _rdma(tmp_path, facts, [("4: ACTIVE", "5: LinkUp"), ("1: DOWN", "1: Sleep")])
+    report = judge(tmp_path, facts)
+    assert root_causes(report) == [("rdma-links", "rdma_port_down")]
+    assert component(report, "ofed").status == Status.OK
 
 
 def test_host_components_are_all_judged_by_the_probe_alone(tmp_path: Path) -> None:

@@ -97,7 +97,7 @@ CASES = [
          "GPU 0 pending MIG mode 'Reset Pending'", _mig("Disabled", "Enabled"), "mig_mode_change_pending"),
     Case("init-error-not-nvml", _init_error("AttributeError"), "driver", "NVML init error 'AttributeError'",
          _init_error("unknown"), "nvidia_smi_failed"),
-    Case("port-state-unknown", _port("7: TESTING"), "ofed", "RDMA port mlx5_1/1 state '7: TESTING'",
+    Case("port-state-unknown", _port("7: TESTING"), "rdma-links", "RDMA port mlx5_1/1 state '7: TESTING'",
          _port("1: DOWN"), "rdma_port_down"),
     Case("negative-ecc-count", _value(ecc_volatile_dbe=-1), "gpu-hardware",
          "GPU 0 uncorrectable ECC count -1", _value(ecc_volatile_dbe=2), "uncorrectable_ecc"),

@@ -679,10 +679,8 @@ def probe_rdma(ctx: NodeContext, component: str) -> Iterator[Finding]:
         mlx5 = " (mlx5_core loaded, Ethernet only)" if module_loaded(probe, "mlx5_core") else ""
         yield not_deployed(component, f"no RDMA devices on this node{mlx5}")
         return
+    # the ports' own states are judged on rdma-links (checks/interconnect.py)
     down = [p for p in host.rdma_ports if p.state_id not in _PORT_UP_STATES and p.phys_state != "Disabled"]
-    if down:
-        shown = _listed(f"{p.device}/{p.port} {p.state} ({p.phys_state or '?'})" for p in down)
-        yield _found(ctx, component, "rdma_port_down", _ev(ctx, shown))
     yield _rdma_summary(ctx, probe, len(down), component)
 
 

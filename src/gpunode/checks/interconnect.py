@@ -1,0 +1,358 @@
+"""Checks of the node's links: NVLink and its fabric, IMEX, InfiniBand/RoCE ports, the
+GPUDirect RDMA path (issue 26; causes in data/causes/interconnect.toml).
+
+They read the probe's facts (docs/probe.md: ``nvml.gpus[].nvlinks``, the fabric fields,
+``host.rdma_ports``, ``interconnect``) and, for NVLink, collected ``nvidia-smi nvlink``
+output. A node without NVLink or an RDMA device is ``not-deployed`` for these components
+with that said ("no NVLink peers", "no InfiniBand HCA"), never a failure; values that
+need a comparison (a link's rate, a GPU's link count, an MTU) are judged against the
+node's own peers, so a design choice is never taken for a fault.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+import msgspec
+
+from gpunode.checks.base import check, not_deployed, ok, problem, unknown
+from gpunode.checks.context import NodeContext
+from gpunode.model import Evidence, Finding
+from gpunode.parse.infiniband import RdmaPort
+from gpunode.parse.nvlink import NvlinkGpu, parse_nvlink_errors, parse_nvlink_status
+from gpunode.probe import ProbeResult
+from gpunode.probe.interconnect import NO_HCA, NO_NVLINK
+
+PROBE_FILE = "gpunode-probe.json"
+PROBE_NEEDS = (f"cmd/{PROBE_FILE}",)
+NVLINK_STATUS = "nvidia-smi-nvlink-s.txt"
+NVLINK_ERRORS = "nvidia-smi-nvlink-e.txt"
+MAX_LISTED = 4
+#: Data-link CRC and replay errors since the driver loaded above which a link is marginal
+#: (a clean link shows 0; DCGM's health watch alarms on a steady rise of this order).
+CRC_LIMIT = 100
+#: Port counter limits above which a link is marginal (link_downed, recovery: any).
+PORT_LIMITS = {"link_downed": 1, "link_error_recovery": 1, "symbol_error": 100, "port_rcv_errors": 100}
+_UP = (4, 5)  # ACTIVE, ACTIVE_DEFER
+_NEAR = ("PIX", "PXB", "PHB")
+
+
+class LinkGpu(msgspec.Struct, frozen=True):
+    """One GPU's NVLinks, from NVML or nvidia-smi: enough to compare GPUs of one node."""
+
+    label: str
+    model: str
+    links: tuple[tuple[int, bool], ...]
+    errors: dict[int, dict[str, int]]
+
+
+def _ev(ctx: NodeContext, name: str, excerpt: str) -> Evidence:
+    return Evidence(ctx.obs.path_of("cmd", name), excerpt)
+
+
+def _found(ctx: NodeContext, component: str, cause: str, *evidence: Evidence) -> Finding:
+    known = ctx.kb.get(cause)
+    return problem(component, cause, *evidence, status=known.severity, specificity=known.specificity)
+
+
+def _listed(items: Sequence[str]) -> str:
+    extra = f" (+{len(items) - MAX_LISTED} more)" if len(items) > MAX_LISTED else ""
+    return ", ".join(items[:MAX_LISTED]) + extra
+
+
+# --- NVLink ----------------------------------------------------------------------
+
+
+def probe_link_gpus(probe: ProbeResult) -> list[LinkGpu]:
+    """The probe's GPUs that answered, as link views."""
+    return [
+        LinkGpu(
+            label=f"GPU {g.index} ({g.pci_bus_id or g.uuid or 'bus id unknown'})",
+            model=g.name or "unknown GPU",
+            links=tuple((link.link, link.active) for link in g.nvlinks),
+            errors={link.link: dict(link.errors) for link in g.nvlinks if link.errors},
+        )
+        for g in probe.nvml.gpus
+        if not g.lost
+    ]
+
+
+def smi_link_gpus(status: Sequence[NvlinkGpu], errors: Sequence[NvlinkGpu]) -> list[LinkGpu]:
+    """``nvidia-smi nvlink -s`` (and ``-e`` where collected) as link views."""
+    counters = {g.index: g for g in errors}
+    return [
+        LinkGpu(
+            label=f"GPU {g.index} ({g.bus_id or g.uuid or 'bus id unknown'})",
+            model=g.name,
+            links=tuple((link.link, link.active) for link in g.links),
+            errors={link.link: dict(link.errors) for link in counters[g.index].links if link.errors}
+            if g.index in counters
+            else {},
+        )
+        for g in status
+    ]
+
+
+def judge_nvlinks(
+    gpus: Sequence[LinkGpu], component: str, ctx: NodeContext, source: str
+) -> Iterator[Finding]:
+    """Links down against the GPU's peers of the same model, then error counters."""
+    with_links = [g for g in gpus if g.links]
+    active = {g.label: sum(1 for _, up in g.links if up) for g in with_links}
+    if not any(active.values()):
+        total = sum(len(g.links) for g in with_links)
+        detail = f"{total} links on {len(with_links)} GPU(s), none active" if total else "no NVLinks"
+        yield not_deployed(component, f"{NO_NVLINK} ({detail})")
+        return
+    models = {g.model for g in with_links}
+    best = {m: max(active[g.label] for g in with_links if g.model == m) for m in models}
+    short = [g for g in with_links if active[g.label] < best[g.model]]
+    for gpu in short:
+        down = [str(n) for n, up in gpu.links if not up]
+        text = f"{gpu.label}: {active[gpu.label]}/{len(gpu.links)} NVLinks active (peers: {best[gpu.model]})"
+        cause = "nvlink_down" if active[gpu.label] == 0 else "nvlink_inactive"
+        yield _found(ctx, component, cause, _ev(ctx, source, f"{text}; inactive: link {_listed(down)}"))
+    yield from _link_errors(gpus, component, ctx, source)
+    if not short:
+        links = sum(active.values())
+        summary = f"{links} NVLinks active on {len(with_links)} GPU(s)"
+        yield ok(component, summary, _ev(ctx, source, summary))
+
+
+def _link_errors(
+    gpus: Sequence[LinkGpu], component: str, ctx: NodeContext, source: str
+) -> Iterator[Finding]:
+    recovered, noisy = [], []
+    for gpu in gpus:
+        for link, counts in sorted(gpu.errors.items()):
+            if counts.get("recovery", 0) > 0:
+                recovered.append(f"{gpu.label} link {link}: {counts['recovery']} recoveries")
+            crc = counts.get("crc_flit", 0) + counts.get("crc_data", 0) + counts.get("replay", 0)
+            if crc >= CRC_LIMIT:
+                noisy.append(f"{gpu.label} link {link}: {crc} CRC/replay errors")
+    if recovered:
+        yield _found(ctx, component, "nvlink_recovery_errors", _ev(ctx, source, _listed(recovered)))
+    if noisy:
+        yield _found(ctx, component, "nvlink_crc_errors", _ev(ctx, source, _listed(noisy)))
+
+
+@check("nvlink-fabric", needs=PROBE_NEEDS)
+def probe_nvlinks(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """NVML's links per GPU and the fabric registration (clique, health)."""
+    probe = ctx.probe
+    if probe is None:
+        yield unknown(component, "the probe's facts could not be read")
+        return
+    if not probe.nvml.init_ok:
+        yield unknown(component, "NVML did not start: the NVLinks were not read")
+        return
+    yield from judge_nvlinks(probe_link_gpus(probe), component, ctx, PROBE_FILE)
+    yield from _fabric(ctx, probe, component)
+
+
+@check("nvlink-fabric", needs=(f"cmd/{NVLINK_STATUS}",))
+def smi_nvlinks(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Collected ``nvidia-smi nvlink -s`` (and ``-e``), where the probe did not run."""
+    if ctx.probe is not None:
+        return
+    status = parse_nvlink_status(ctx.obs.cmd.get(NVLINK_STATUS, ""))
+    errors = parse_nvlink_errors(ctx.obs.cmd.get(NVLINK_ERRORS, ""))
+    yield from judge_nvlinks(smi_link_gpus(status, errors), component, ctx, NVLINK_STATUS)
+
+
+def _fabric(ctx: NodeContext, probe: ProbeResult, component: str) -> Iterator[Finding]:
+    """Every registered GPU in the node's one clique; no trouble in the health mask."""
+    done = [g for g in probe.nvml.gpus if g.fabric_state == "Completed" and g.fabric_status == "Success"]
+    domains = Counter((g.fabric_cluster_uuid, g.fabric_clique_id) for g in done)
+    if any(uuid for uuid, _ in domains) and len(domains) > 1:
+        (major, _), *_ = domains.most_common()
+        odd = [
+            f"GPU {g.index}: clique {g.fabric_clique_id} of {g.fabric_cluster_uuid or 'no cluster'}"
+            for g in done
+            if (g.fabric_cluster_uuid, g.fabric_clique_id) != major
+        ]
+        ev = _ev(ctx, PROBE_FILE, f"{_listed(odd)}; the others: clique {major[1]} of {major[0]}")
+        yield _found(ctx, component, "fabric_clique_mismatch", ev)
+    sick = [f"GPU {g.index}: {', '.join(g.fabric_health)}" for g in probe.nvml.gpus if g.fabric_health]
+    if sick:
+        yield _found(ctx, component, "fabric_health_degraded", _ev(ctx, PROBE_FILE, _listed(sick)))
+
+
+# --- IMEX ------------------------------------------------------------------------
+
+
+@check("imex", needs=PROBE_NEEDS)
+def probe_imex(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """IMEX configured, running, with a node list and a channel for workloads."""
+    probe = ctx.probe
+    if probe is None:
+        yield unknown(component, "the probe's facts could not be read")
+        return
+    links = probe.interconnect
+    service, imex = links.services.get("imex"), links.imex
+    configured = imex.nodes_config is not None or (service is not None and service.enabled)
+    running = service.running if service is not None else None
+    if not configured and not running:
+        if service is None or not service.installed:
+            yield not_deployed(component, "no IMEX on this node")
+        return
+    facts = f"nodes_config: {len(imex.peers)} peer(s); channels: {_listed(list(imex.channels)) or 'none'}"
+    if running is None:
+        ev = _ev(ctx, PROBE_FILE, facts)
+        yield unknown(component, "IMEX is configured; whether it runs is not visible", ev)
+    elif not running:
+        ev = _ev(ctx, PROBE_FILE, f"no nvidia-imex process; {facts}")
+        yield _found(ctx, component, "imex_not_running", ev)
+    elif not imex.peers:
+        yield _found(ctx, component, "imex_nodes_config_missing", _ev(ctx, PROBE_FILE, facts))
+    elif not imex.channels:
+        yield _found(ctx, component, "imex_channel_missing", _ev(ctx, PROBE_FILE, facts))
+    else:
+        yield ok(component, f"nvidia-imex running, {len(imex.peers)} peer(s)", _ev(ctx, PROBE_FILE, facts))
+
+
+# --- InfiniBand / RoCE -----------------------------------------------------------
+
+
+def _port(p: RdmaPort) -> str:
+    rate = f" {p.rate_gbps:g} Gb/s" if p.rate_gbps else ""
+    return f"{p.device}/{p.port} {p.state} ({p.phys_state or '?'}{rate})"
+
+
+def judge_ports(
+    ports: Sequence[RdmaPort], component: str, ctx: NodeContext, source: str
+) -> Iterator[Finding]:
+    """Each port's state against what it says about the link, then rate, MTU and link
+    layer against the node's other ports, then the error counters."""
+    if not ports:
+        yield not_deployed(component, NO_HCA)
+        return
+    troubled = 0
+    for cause, found in _port_states(ports).items():
+        troubled += len(found)
+        yield _found(ctx, component, cause, _ev(ctx, source, _listed([_port(p) for p in found])))
+    for cause, text in _against_peers(ports):
+        yield _found(ctx, component, cause, _ev(ctx, source, text))
+    noisy = [
+        f"{p.device}/{p.port}: {_listed([f'{k} {v}' for k, v in sorted(p.counters.items()) if v])}"
+        for p in ports
+        if any(p.counters.get(k, 0) >= limit for k, limit in PORT_LIMITS.items())
+    ]
+    if noisy:
+        yield _found(ctx, component, "ib_port_errors", _ev(ctx, source, _listed(noisy)))
+    up = sum(1 for p in ports if p.state_id in _UP)
+    layers = ", ".join(sorted({"RoCE" if p.link_layer == "Ethernet" else p.link_layer or "?" for p in ports}))
+    summary = f"{up}/{len(ports)} RDMA ports ACTIVE ({layers})"
+    yield ok(component, summary, _ev(ctx, source, summary))
+
+
+def _port_states(ports: Sequence[RdmaPort]) -> dict[str, list[RdmaPort]]:
+    """Ports not ACTIVE by what their physical state says (a Disabled one is a choice)."""
+    out: dict[str, list[RdmaPort]] = {}
+    for p in ports:
+        if p.state_id in _UP or p.phys_state == "Disabled":
+            continue
+        if p.state_id not in (1, 2, 3):  # a state this code does not know (gpunode.doubt says so)
+            cause = "rdma_port_down"
+        elif p.phys_state == "Polling":
+            cause = "ib_port_polling"
+        elif p.phys_state == "LinkUp" and p.state_id in (2, 3) and p.link_layer == "InfiniBand":
+            cause = "ib_port_no_subnet_manager"
+        else:
+            cause = "rdma_port_down"
+        out.setdefault(cause, []).append(p)
+    return out
+
+
+def _against_peers(ports: Sequence[RdmaPort]) -> Iterator[tuple[str, str]]:
+    active = [p for p in ports if p.state_id in _UP]
+    for layer in {p.link_layer for p in active}:
+        mine = [p for p in active if p.link_layer == layer and p.rate_gbps]
+        best = max((p.rate_gbps or 0 for p in mine), default=0)
+        slow = [p for p in mine if (p.rate_gbps or 0) < best]
+        if slow and len(mine) - len(slow) >= len(slow):  # a minority below the others
+            yield "rdma_rate_below_peers", f"{_listed([_port(p) for p in slow])}; peers at {best:g} Gb/s"
+    roce = [p for p in active if p.link_layer == "Ethernet" and p.mtu]
+    mtus = Counter(p.mtu for p in roce)
+    if len(mtus) > 1:
+        common, _ = mtus.most_common(1)[0]
+        odd = [f"{p.device}/{p.port} ({p.netdev}) MTU {p.mtu}" for p in roce if p.mtu != common]
+        yield "roce_mtu_mismatch", f"{_listed(odd)}; the other RoCE ports: MTU {common}"
+    yield from _layer_minority(active)
+
+
+def _layer_minority(active: Sequence[RdmaPort]) -> Iterator[tuple[str, str]]:
+    """Ports of one rate are one fabric: a lone port of another link layer among at least
+    three is in the wrong port mode (storage NICs of another rate are not compared)."""
+    for rate in {p.rate_gbps for p in active if p.rate_gbps}:
+        same = [p for p in active if p.rate_gbps == rate and p.link_layer]
+        layers = Counter(p.link_layer for p in same)
+        if len(same) >= 3 and len(layers) == 2:
+            (major, _), (minor, count) = layers.most_common()
+            if count == 1:
+                odd = next(p for p in same if p.link_layer == minor)
+                peers = f"{len(same) - 1} peers at {rate:g} Gb/s are {major}"
+                yield "rdma_link_layer_mismatch", f"{_port(odd)} is {minor}; {peers}"
+
+
+@check("rdma-links", needs=PROBE_NEEDS)
+def probe_rdma_links(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The probe's RDMA ports and SR-IOV functions."""
+    probe = ctx.probe
+    if probe is None:
+        yield unknown(component, "the probe's facts could not be read")
+        return
+    yield from judge_ports(probe.host.rdma_ports, component, ctx, PROBE_FILE)
+    yield from _sriov(ctx, probe, component)
+
+
+def _sriov(ctx: NodeContext, probe: ProbeResult, component: str) -> Iterator[Finding]:
+    """A function with no VFs while its siblings (same VF capacity) have them, or while the
+    SR-IOV device plugin runs on the node."""
+    functions = probe.interconnect.sriov
+    with_vfs = {f.totalvfs for f in functions if f.numvfs}
+    plugin = bool(ctx.stack_pods("sriov-device-plugin"))
+    empty = [f for f in functions if f.numvfs == 0 and (f.totalvfs in with_vfs or (plugin and not with_vfs))]
+    if empty:
+        shown = _listed([f"{f.netdev}: 0 of {f.totalvfs} VFs" for f in empty])
+        yield _found(ctx, component, "sriov_vfs_missing", _ev(ctx, PROBE_FILE, shown))
+
+
+# --- GPUDirect RDMA --------------------------------------------------------------
+
+
+@check("gpudirect-rdma", needs=PROBE_NEEDS)
+def probe_gpudirect(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Peer memory or DMA-BUF for the GPU-NIC path, and a NIC near every GPU."""
+    probe = ctx.probe
+    if probe is None:
+        yield unknown(component, "the probe's facts could not be read")
+        return
+    if not probe.host.rdma_ports:
+        yield not_deployed(component, f"{NO_HCA}: no NIC for GPUDirect RDMA")
+        return
+    yield from _affinity(ctx, probe, component)
+    direct = probe.interconnect.gpudirect
+    ways = (["nvidia_peermem loaded"] if direct.nvidia_peermem else []) + (
+        ["DMA-BUF"] if direct.dma_buf == "supported" else []
+    )
+    peermem = "loaded" if direct.nvidia_peermem else "not loaded"
+    text = f"nvidia_peermem {peermem}; DMA-BUF {direct.dma_buf} ({direct.dma_buf_reason})"
+    if ways:
+        yield ok(component, f"GPUDirect RDMA via {' and '.join(ways)}", _ev(ctx, PROBE_FILE, text))
+    else:
+        ev = _ev(ctx, PROBE_FILE, text)
+        yield unknown(component, "neither nvidia_peermem nor DMA-BUF is available", ev)
+
+
+def _affinity(ctx: NodeContext, probe: ProbeResult, component: str) -> Iterator[Finding]:
+    """With a NIC per GPU (rail-optimised), each GPU's nearest NIC must share its PCIe tree."""
+    devices = {p.device for p in probe.host.rdma_ports}
+    gpus = [g for g in probe.nvml.gpus if not g.lost]
+    pairs = probe.interconnect.nic_affinity
+    if len(gpus) < 2 or len(devices) < len(gpus) or not pairs:
+        return
+    far = [f"GPU {a.gpu}: nearest {a.device} is {a.link}" for a in pairs if a.link not in _NEAR]
+    if far:
+        yield _found(ctx, component, "nic_gpu_affinity_missing", _ev(ctx, PROBE_FILE, _listed(far)))
