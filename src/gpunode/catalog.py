@@ -43,6 +43,9 @@ class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     images: tuple[str, ...] = ()
     containers: tuple[str, ...] = ()
     named_by: tuple[str, ...] = ()
+    #: node labels this component sets (globs): a DaemonSet kept off a node for want of
+    #: one waits for this component (gpunode.checks.placement)
+    sets_labels: tuple[str, ...] = ()
 
 
 class _CatalogFile(msgspec.Struct, forbid_unknown_fields=True):

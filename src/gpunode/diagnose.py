@@ -61,7 +61,7 @@ from gpunode.since import failing_since
 from gpunode.unseen import missing_data, named_needs, unknown_summary
 from gpunode.workloads import workload_issues
 
-_MISSING_CAUSES = {"pod_missing", "component_missing"}
+_MISSING_CAUSES = {"pod_missing", "component_missing", "selector_label_missing"}
 MAX_EVIDENCE = 6
 #: A component's status without problems: the first of these among its findings.
 _NO_PROBLEM_ORDER = (Status.OK, Status.UNKNOWN, Status.NOT_DEPLOYED)
@@ -455,9 +455,10 @@ def _explanations(judgements: Mapping[str, Judgement]) -> dict[str, str]:
         if j.status not in PROBLEMS:  # only a problem's finding explains another
             continue
         primary = j.primary
-        target = primary.context.get(EXPLAINS) if primary else None
-        if target and target != cid and target in judgements and judgements[target].status.is_problem:
-            out[target] = cid
+        targets = primary.context.get(EXPLAINS, "") if primary else ""
+        for target in targets.split(","):  # a label NFD never set keeps several operands away
+            if target and target != cid and target in judgements and judgements[target].status.is_problem:
+                out[target] = cid
     return out
 
 

@@ -172,12 +172,51 @@ class PodSpec(_K, frozen=True):
         return ""
 
 
+class SelectorRequirement(_K, frozen=True):
+    """One ``matchExpressions`` requirement of a node selector term (In, NotIn, Exists,
+    DoesNotExist, Gt, Lt) on a node label."""
+
+    key: str = ""
+    operator: str = ""
+    values: tuple[str, ...] = ()
+
+
+class TemplateSelectorTerm(_K, frozen=True):
+    """A node selector term of a pod template's required node affinity: all of its
+    requirements must hold (terms are alternatives)."""
+
+    match_expressions: tuple[SelectorRequirement, ...] = ()
+    match_fields: tuple[SelectorRequirement, ...] = ()
+
+
+class TemplateRequired(_K, frozen=True):
+    node_selector_terms: tuple[TemplateSelectorTerm, ...] = ()
+
+
+class TemplateNodeAffinity(_K, frozen=True):
+    required_during_scheduling_ignored_during_execution: TemplateRequired | None = None
+
+
+class TemplateAffinity(_K, frozen=True):
+    """Only the required node affinity: where a DaemonSet may place pods (preferences and
+    pod (anti-)affinity do not decide whether a node gets one)."""
+
+    node_affinity: TemplateNodeAffinity | None = None
+
+    @property
+    def terms(self) -> tuple[TemplateSelectorTerm, ...]:
+        required = self.node_affinity.required_during_scheduling_ignored_during_execution \
+            if self.node_affinity else None
+        return required.node_selector_terms if required else ()
+
+
 class TemplateSpec(_K, frozen=True):
     """A DaemonSet's pod template spec: where its pods may run."""
 
     containers: tuple[Container, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     node_selector: dict[str, str] = {}
+    affinity: TemplateAffinity | None = None
 
 
 class StateWaiting(_K, frozen=True):

@@ -13,6 +13,7 @@ from typing import TypeVar, cast
 
 from gpunode.bundle.kube import ConfigMap, DaemonSet, Event, Node, Pod, Taint, Toleration
 from gpunode.checks.operator import operator_sees_gpu
+from gpunode.checks.placement import Awaited, awaited, selects
 from gpunode.errors import ParseError
 from gpunode.facts import ClusterFacts, LogFile, NodeObservations, StackPod
 from gpunode.gpus import (
@@ -170,6 +171,24 @@ class NodeContext:
         if node is None or not sets:
             return []
         return [ds for ds in sets if _targets(ds, node)]
+
+    def awaited_labels(self, component: str) -> Awaited | None:
+        """A DaemonSet of the component kept off this node only by labels another component
+        (NFD, GFD, the GPU Operator) should have set (gpunode.checks.placement)."""
+        node = self.node
+        sets = self.facts.daemonsets.get(component)
+        if node is None or not sets:
+            return None
+        return awaited(self.facts.catalog, sets, node.metadata.labels)
+
+    @cached_property
+    def labels_expected_from(self) -> frozenset[str]:
+        """Label-setting components expected to label this node: NFD where its worker runs
+        or targets the node; GFD likewise; the GPU Operator where it runs."""
+        out = {c for c in ("nfd", "gfd") if self.stack_pods(c) or self.daemonsets_targeting(c)}
+        if self.facts.cluster_pods.get("gpu-operator") or self.facts.cluster_policies:
+            out.add("gpu-operator")
+        return frozenset(out)
 
     def untolerated_taint(self, component: str) -> tuple[DaemonSet, Taint] | None:
         """A DaemonSet of the component that selects this node but does not tolerate a taint."""
@@ -590,12 +609,12 @@ _BLOCKING = ("NoSchedule", "NoExecute")
 
 
 def _selects(ds: DaemonSet, node: Node) -> bool:
-    labels = node.metadata.labels
-    return all(labels.get(k) == v for k, v in ds.spec.template.spec.node_selector.items())
+    return selects(ds.spec.template.spec, node.metadata.labels)
 
 
 def _targets(ds: DaemonSet, node: Node) -> bool:
-    """Approximates the DaemonSet controller: nodeSelector and NoSchedule/NoExecute taints."""
+    """Approximates the DaemonSet controller: nodeSelector, required node affinity and
+    NoSchedule/NoExecute taints."""
     if not _selects(ds, node):
         return False
     tolerations = ds.spec.template.spec.tolerations

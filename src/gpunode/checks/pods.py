@@ -14,6 +14,7 @@ from gpunode.catalog import Component
 from gpunode.checks import operator
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.placement import Awaited
 from gpunode.model import Evidence, Finding, Status
 
 RESTART_WARNING = 5
@@ -73,6 +74,10 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
             Evidence("manifest.json scoped", "cluster/pods.json is not cluster-wide"))
     elif (skipped := _operator_skip(ctx, entry)) is not None:
         found = not_deployed(component, skipped)
+    elif not targeting and (waits := _awaits_labels(ctx, component)) is not None:
+        found = waits
+    elif (not_gpu := _operator_not_gpu(ctx, entry)) is not None:
+        found = not_deployed(component, not_gpu)
     elif targeting:
         ds = targeting[0]
         ev = Evidence(
@@ -118,14 +123,84 @@ def _untargeted(ctx: NodeContext, entry: Component) -> Finding | None:
     return not_deployed(component, "no pods and no DaemonSet for this node")
 
 
+def awaits_labels(ctx: NodeContext, component: str) -> Awaited | None:
+    """Why the component has no pod here when that is another component's doing: its
+    DaemonSet selects labels that NFD, GFD or the GPU Operator is expected to set on this
+    node and has not (checks/placement.py). None when it has a pod, a DaemonSet that
+    targets the node, or is deliberately not deployed here."""
+    if ctx.stack_pods(component) or ctx.daemonsets_targeting(component):
+        return None
+    waits = ctx.awaited_labels(component)
+    if waits is None or waits.setter == component or waits.setter not in ctx.labels_expected_from:
+        return None
+    if _operator_skip(ctx, ctx.facts.catalog.by_id[component]) is not None:
+        return None
+    return waits
+
+
+#: Setters of labels that are node components: they answer for the pods waiting on them.
+_NODE_SETTERS = ("nfd", "gfd")
+
+
+def _labels_not_set(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Stack components without a pod here because their DaemonSets select labels this
+    component (NFD, GFD) should have set on the node: its failure, wherever its own pod
+    runs (nfd-master on another node), and the reason theirs are missing (``explains``)."""
+    if ctx.node is None or component not in ctx.labels_expected_from:
+        return
+    waiting: dict[str, Awaited] = {}
+    for entry in ctx.facts.catalog.node_components():
+        if entry.kind == "pod" and entry.id != component and ctx.facts.daemonsets.get(entry.id):
+            waits = awaits_labels(ctx, entry.id)
+            if waits is not None and waits.setter == component:
+                waiting[entry.id] = waits
+    if not waiting:
+        return
+    evidence = [Evidence(f"node/{ctx.name} metadata.labels", f"{w.evidence}; no such label on {ctx.name}")
+                for w in waiting.values()]
+    labels = sorted({u.key for w in waiting.values() for u in w.unmet})
+    yield problem(component, "node_labels_missing", *evidence, specificity=35, explains=",".join(waiting),
+                  label=labels[0], waiting=", ".join(waiting))
+
+
+@check("nfd", needs=("node", "cluster/pods", "cluster/daemonsets"))
+def nfd_labels_awaited(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """NFD has not labelled this GPU node, and stack DaemonSets wait for its labels."""
+    yield from _labels_not_set(ctx, component)
+
+
+@check("gfd", needs=("node", "cluster/pods", "cluster/daemonsets"))
+def gfd_labels_awaited(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """GFD has not labelled this GPU node, and stack DaemonSets wait for its labels."""
+    yield from _labels_not_set(ctx, component)
+
+
+def _awaits_labels(ctx: NodeContext, component: str) -> Finding | None:
+    """No pod because the component's DaemonSet selects labels another component should
+    have set here (``awaits_labels``): that component is why, and says so on its side."""
+    waits = awaits_labels(ctx, component)
+    if waits is None:
+        return None
+    ds = waits.daemonset.metadata
+    ev = Evidence(f"node/{ctx.name} metadata.labels", f"{waits.evidence}; no such label on {ctx.name}")
+    return problem(component, "selector_label_missing", ev, namespace=ds.namespace, daemonset=ds.name,
+                   label=waits.unmet[0].key, setter=waits.setter)
+
+
+def _operator_not_gpu(ctx: NodeContext, entry: Component) -> str | None:
+    """The GPU Operator deploys its operands only where NFD labelled an NVIDIA PCI device."""
+    if entry.deployed_by != "gpu-operator" or not ctx.facts.cluster_policies or ctx.operator_sees_gpu:
+        return None
+    return "the GPU Operator does not treat this node as a GPU node (no NFD NVIDIA PCI label)"
+
+
 def _operator_skip(ctx: NodeContext, entry: Component) -> str | None:
-    """The GPU Operator's own reason for deploying no pod of this operand here."""
+    """The GPU Operator's own reason for deploying no pod of this operand here (disabled in
+    the ClusterPolicy or on the node, sandbox workloads)."""
     node = ctx.node
     if entry.deployed_by != "gpu-operator" or not ctx.facts.cluster_policies or node is None:
         return None
     labels = node.metadata.labels
-    if not ctx.operator_sees_gpu:
-        return "the GPU Operator does not treat this node as a GPU node (no NFD NVIDIA PCI label)"
     # A host-installed driver or toolkit is judged from the host, whatever the policy says.
     spec = None if entry.host_alternative else ctx.cluster_policy_spec
     return operator.skip_reason(entry.id, labels, spec)
