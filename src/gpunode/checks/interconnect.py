@@ -356,3 +356,24 @@ def _affinity(ctx: NodeContext, probe: ProbeResult, component: str) -> Iterator[
     far = [f"GPU {a.gpu}: nearest {a.device} is {a.link}" for a in pairs if a.link not in _NEAR]
     if far:
         yield _found(ctx, component, "nic_gpu_affinity_missing", _ev(ctx, PROBE_FILE, _listed(far)))
+
+
+# --- nothing collected -----------------------------------------------------------
+
+NOT_READ = "not read: this node's probe facts (cmd/gpunode-probe.json) were not collected"
+
+
+def _links_not_collected(ctx: NodeContext, component: str) -> bool:
+    cmd = ctx.obs.cmd
+    return PROBE_FILE not in cmd and not (component == "nvlink-fabric" and NVLINK_STATUS in cmd)
+
+
+@check("nvlink-fabric")
+@check("imex")
+@check("rdma-links")
+@check("gpudirect-rdma")
+def links_not_collected(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The links are optional components: a bundle without their data (no probe or agent ran
+    on the node) shows them as not read, and they leave the node's verdict alone."""
+    if _links_not_collected(ctx, component):
+        yield not_deployed(component, NOT_READ)
