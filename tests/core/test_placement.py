@@ -23,26 +23,53 @@ from gpunode.sim import build_bundle, load_scenario
 #: The required node affinity of NVIDIA's device plugin Helm chart (deployments/helm/
 #: nvidia-device-plugin/values.yaml): NFD's NVIDIA PCI label, NFD's Tegra CPU vendor, or a
 #: gpu.present forced by hand.
-CHART_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-    {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
-                           "values": ["true"]}]},
-    {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
-                           "values": ["NVIDIA"]}]},
-    {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]},
-]}}}
+CHART_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {
+                            "key": "feature.node.kubernetes.io/pci-10de.present",
+                            "operator": "In",
+                            "values": ["true"],
+                        }
+                    ]
+                },
+                {
+                    "matchExpressions": [
+                        {
+                            "key": "feature.node.kubernetes.io/cpu-model.vendor_id",
+                            "operator": "In",
+                            "values": ["NVIDIA"],
+                        }
+                    ]
+                },
+                {
+                    "matchExpressions": [
+                        {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}
+                    ]
+                },
+            ]
+        }
+    }
+}
 
 
 def _template(**spec: Any) -> TemplateSpec:
     return msgspec.convert(spec, TemplateSpec)
 
 
-@pytest.mark.parametrize(("labels", "selected"), [
-    ({"feature.node.kubernetes.io/pci-10de.present": "true"}, True),
-    ({"feature.node.kubernetes.io/cpu-model.vendor_id": "NVIDIA"}, True),  # Tegra
-    ({"nvidia.com/gpu.present": "true"}, True),
-    ({"nvidia.com/gpu.present": "false"}, False),
-    ({}, False),
-])
+@pytest.mark.parametrize(
+    ("labels", "selected"),
+    [
+        ({"feature.node.kubernetes.io/pci-10de.present": "true"}, True),
+        ({"feature.node.kubernetes.io/cpu-model.vendor_id": "NVIDIA"}, True),  # Tegra
+        ({"nvidia.com/gpu.present": "true"}, True),
+        ({"nvidia.com/gpu.present": "false"}, False),
+        ({}, False),
+    ],
+)
 def test_the_chart_affinity_is_read_as_the_scheduler_reads_it(labels: dict[str, str], selected: bool) -> None:
     template = _template(affinity=CHART_AFFINITY)
     assert selects(template, labels) is selected
@@ -50,11 +77,19 @@ def test_the_chart_affinity_is_read_as_the_scheduler_reads_it(labels: dict[str, 
 
 
 def test_operators_of_a_selector_term() -> None:
-    term = {"matchExpressions": [
-        {"key": "a", "operator": "NotIn", "values": ["x"]}, {"key": "b", "operator": "DoesNotExist"},
-        {"key": "c", "operator": "Gt", "values": ["3"]}, {"key": "d", "operator": "Exists"}]}
-    template = _template(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [term]}}})
+    term = {
+        "matchExpressions": [
+            {"key": "a", "operator": "NotIn", "values": ["x"]},
+            {"key": "b", "operator": "DoesNotExist"},
+            {"key": "c", "operator": "Gt", "values": ["3"]},
+            {"key": "d", "operator": "Exists"},
+        ]
+    }
+    template = _template(
+        affinity={
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+        }
+    )
     assert selects(template, {"c": "4", "d": ""})
     assert [u.key for u in unmet(template, {"a": "x", "b": "1", "c": "3"})] == ["a", "b", "c", "d"]
 
@@ -71,9 +106,13 @@ def test_who_sets_a_label() -> None:
 
 
 def test_a_label_set_to_another_value_is_a_choice_not_a_wait() -> None:
-    ds = msgspec.convert({"metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-operator"},
-                          "spec": {"template": {"spec": {
-                              "nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "true"}}}}}, DaemonSet)
+    ds = msgspec.convert(
+        {
+            "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-operator"},
+            "spec": {"template": {"spec": {"nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "true"}}}},
+        },
+        DaemonSet,
+    )
     labels = {"feature.node.kubernetes.io/pci-10de.present": "true"}
     found = awaited(load_catalog(), [ds], labels)
     assert found is not None and found.setter == "gpu-operator"
@@ -107,15 +146,24 @@ def _unlabelled(tmp_path: Path, *, standalone_plugin: bool = False) -> Path:
     for node in nodes:
         if node["metadata"]["name"] == "gpu-wk-02":
             labels = node["metadata"]["labels"]
-            node["metadata"]["labels"] = {k: v for k, v in labels.items()
-                                          if not k.startswith(("feature.node.kubernetes.io/", "nvidia.com/"))}
+            node["metadata"]["labels"] = {
+                k: v
+                for k, v in labels.items()
+                if not k.startswith(("feature.node.kubernetes.io/", "nvidia.com/"))
+            }
             node["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "p5.48xlarge"
             for field in ("capacity", "allocatable"):
-                node["status"][field] = {k: v for k, v in node["status"][field].items()
-                                         if not k.startswith(("nvidia.com/", "rdma/"))}
+                node["status"][field] = {
+                    k: v
+                    for k, v in node["status"][field].items()
+                    if not k.startswith(("nvidia.com/", "rdma/"))
+                }
     _write(root, "nodes", nodes)
-    pods = [p for p in _items(root, "pods")
-            if not (p["spec"].get("nodeName") == "gpu-wk-02" and p["metadata"]["name"].startswith(_SELECTED))]
+    pods = [
+        p
+        for p in _items(root, "pods")
+        if not (p["spec"].get("nodeName") == "gpu-wk-02" and p["metadata"]["name"].startswith(_SELECTED))
+    ]
     _write(root, "pods", pods)
     if standalone_plugin:  # NVIDIA's Helm chart instead of the operator's operand
         sets = _items(root, "daemonsets")
@@ -136,16 +184,23 @@ def _node(report: Report, name: str) -> NodeReport:
 
 
 @pytest.mark.parametrize("standalone_plugin", [False, True])
-def test_nfd_that_never_labelled_a_gpu_node_is_its_root_cause(tmp_path: Path, standalone_plugin: bool) -> None:
-    report = diagnose(load_bundle(_unlabelled(tmp_path, standalone_plugin=standalone_plugin)),
-                      read_node_observations)
+def test_nfd_that_never_labelled_a_gpu_node_is_its_root_cause(
+    tmp_path: Path, standalone_plugin: bool
+) -> None:
+    report = diagnose(
+        load_bundle(_unlabelled(tmp_path, standalone_plugin=standalone_plugin)), read_node_observations
+    )
     node = _node(report, "gpu-wk-02")
     assert [(rc.component, rc.cause) for rc in node.root_causes] == [("nfd", "node_labels_missing")]
     rc = node.root_causes[0]
     assert any("nvidia-device-plugin-daemonset selects" in ev.excerpt for ev in rc.evidence)
     comps = {c.component: c for c in node.components}
     plugin = comps["device-plugin"]
-    assert (plugin.status.value, plugin.cause, plugin.blocked_by) == ("failed", "selector_label_missing", ("nfd",))
+    assert (plugin.status.value, plugin.cause, plugin.blocked_by) == (
+        "failed",
+        "selector_label_missing",
+        ("nfd",),
+    )
     assert comps["gfd"].blocked_by == ("nfd",)
     assert not _node(report, "gpu-wk-01").root_causes  # the labelled node is untouched
 
@@ -157,19 +212,35 @@ def test_nfd_master_failing_on_another_node_names_the_cause(tmp_path: Path) -> N
     pods = _items(root, "pods")
     master = next(p for p in pods if "node-feature-discovery-master" in p["metadata"]["name"])
     container = master["spec"]["containers"][0]["name"]
-    master["status"]["containerStatuses"] = [{
-        "name": container, "ready": False, "restartCount": 14, "image": master["spec"]["containers"][0]["image"],
-        "imageID": "", "started": False,
-        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}},
-        "lastState": {"terminated": {"reason": "Error", "exitCode": 1, "finishedAt": "2025-05-20T09:10:00Z"}}}]
+    master["status"]["containerStatuses"] = [
+        {
+            "name": container,
+            "ready": False,
+            "restartCount": 14,
+            "image": master["spec"]["containers"][0]["image"],
+            "imageID": "",
+            "started": False,
+            "state": {
+                "waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": "back-off 5m0s restarting failed container",
+                }
+            },
+            "lastState": {
+                "terminated": {"reason": "Error", "exitCode": 1, "finishedAt": "2025-05-20T09:10:00Z"}
+            },
+        }
+    ]
     _write(root, "pods", pods)
     ns, name = master["metadata"]["namespace"], master["metadata"]["name"]
     log = root / "logs" / ns / name / f"{container}.previous.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text('E0520 09:09:58.123456       1 main.go:74] "error while running" err="failed to get node '
-                   '\\"gpu-wk-02\\": nodes \\"gpu-wk-02\\" is forbidden: User \\"system:serviceaccount:'
-                   'gpu-operator:node-feature-discovery\\" cannot get resource \\"nodes\\" in API group \\"\\" '
-                   'at the cluster scope"\n')
+    log.write_text(
+        'E0520 09:09:58.123456       1 main.go:74] "error while running" err="failed to get node '
+        '\\"gpu-wk-02\\": nodes \\"gpu-wk-02\\" is forbidden: User \\"system:serviceaccount:'
+        'gpu-operator:node-feature-discovery\\" cannot get resource \\"nodes\\" in API group \\"\\" '
+        'at the cluster scope"\n'
+    )
     report = diagnose(load_bundle(root), read_node_observations)
     assert report.has_failures
     node = _node(report, "gpu-wk-02")
@@ -196,15 +267,27 @@ def test_a_gpu_node_without_the_nics_or_mig_some_daemonsets_select_stays_healthy
     for node in nodes:
         if node["metadata"]["name"] == "gpu-wk-02":
             labels = node["metadata"]["labels"]
-            for key in ("feature.node.kubernetes.io/pci-15b3.present", "nvidia.com/gpu.deploy.mig-manager",
-                        "nvidia.com/mig.capable"):
+            for key in (
+                "feature.node.kubernetes.io/pci-15b3.present",
+                "nvidia.com/gpu.deploy.mig-manager",
+                "nvidia.com/mig.capable",
+            ):
                 labels.pop(key, None)
             for field in ("capacity", "allocatable"):
-                node["status"][field] = {k: v for k, v in node["status"][field].items() if not k.startswith("rdma/")}
+                node["status"][field] = {
+                    k: v for k, v in node["status"][field].items() if not k.startswith("rdma/")
+                }
     _write(root, "nodes", nodes)
     gone = ("mofed-", "rdma-shared-dp-", "nvidia-mig-manager-")
-    _write(root, "pods", [p for p in _items(root, "pods")
-                          if not (p["spec"].get("nodeName") == "gpu-wk-02" and p["metadata"]["name"].startswith(gone))])
+    _write(
+        root,
+        "pods",
+        [
+            p
+            for p in _items(root, "pods")
+            if not (p["spec"].get("nodeName") == "gpu-wk-02" and p["metadata"]["name"].startswith(gone))
+        ],
+    )
     report = diagnose(load_bundle(root), read_node_observations)
     node = _node(report, "gpu-wk-02")
     assert not node.root_causes, [(rc.component, rc.cause) for rc in node.root_causes]

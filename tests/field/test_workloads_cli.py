@@ -18,8 +18,14 @@ GPUNODE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "gpunode"
 
 def _diagnose(bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run([str(GPUNODE), "diagnose", "--from", str(bundle), *args], capture_output=True,
-                          text=True, env=env, timeout=60, check=False)
+    return subprocess.run(
+        [str(GPUNODE), "diagnose", "--from", str(bundle), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
 
 
 def _bundle(case_id: str, tmp_path: Path) -> Path:
@@ -42,7 +48,11 @@ def test_a_failing_gpu_workload_without_a_stack_cause_exits_1_and_is_named(tmp_p
     assert not data["cluster"]["root_causes"] and not any(n["root_causes"] for n in data["nodes"])
     (hit,) = data["gpu_workloads"]
     assert (hit["node"], hit["namespace"], hit["name"], hit["failing"]) == (
-        "gpu-wk-01", "default", "gpu-job-worker-0", True)
+        "gpu-wk-01",
+        "default",
+        "gpu-job-worker-0",
+        True,
+    )
     assert "Available: 0" in hit["message"] and "UnexpectedAdmissionError" in hit["source"]
     assert hit["component"] is None and hit["root_cause"] is None
     markdown = _diagnose(bundle, "-o", "markdown")
