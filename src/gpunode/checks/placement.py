@@ -39,10 +39,11 @@ def unmet(template: TemplateSpec, labels: Mapping[str, str]) -> tuple[Unmet, ...
     out = [Unmet(k, f"{k}={v}", labels.get(k)) for k, v in selector if labels.get(k) != v]
     terms = template.affinity.terms if template.affinity else ()
     if terms:
-        misses = [[m for req in term.match_expressions if (m := _unmet(req, labels)) is not None]
-                  for term in terms]
+        misses: list[list[Unmet]] = [
+            [m for req in term.match_expressions if (m := _unmet(req, labels)) is not None] for term in terms]
         if all(misses):
-            out.extend(min(misses, key=len))
+            fewest: list[Unmet] = min(misses, key=len)
+            out.extend(fewest)
     return tuple(out)
 
 
