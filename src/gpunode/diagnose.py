@@ -288,7 +288,9 @@ class Diagnoser:
             )
             for j in judgements.values()
         ])
-        return _node_report(ctx, roots, _node_status(c.status for c in comps), comps, missing)
+        statuses = (_as_judged(j, c.status) for j, c in zip(judgements.values(), comps, strict=True))
+        status = _node_status(statuses)
+        return _node_report(ctx, roots, status, comps, missing)
 
     def node_verdict(
         self, ctx: NodeContext, judgements: Mapping[str, Judgement], cluster_problems: Mapping[str, Status]
@@ -297,7 +299,8 @@ class Diagnoser:
         root causes, for a caller that reads no more (validate's stack check)."""
         explained = _explanations(judgements)
         roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
-        return _node_report(ctx, roots, _node_status(j.status for j in judgements.values()), (), ())
+        status = _node_status(_as_judged(j, j.status) for j in judgements.values())
+        return _node_report(ctx, roots, status, (), ())
 
     def _missing_data(self, node: str, judgements: Mapping[str, Judgement]) -> tuple[MissingInput, ...]:
         """What the unknown components of ``node`` lacked, and why, once per kind of data."""
@@ -485,6 +488,15 @@ def _evidence(problems: Sequence[Finding]) -> tuple[Evidence, ...]:
         for ev in finding.evidence:
             seen.setdefault(ev.excerpt, ev)
     return tuple(seen.values())[:MAX_EVIDENCE]
+
+
+def _as_judged(judgement: Judgement, status: Status) -> Status:
+    """A component left unknown only because its node files were not fetched on purpose (the
+    node was judged healthy from the cluster lists) counts as ok for the node: the node is
+    ``ok`` with its missing data as a note (``--deep`` reads it), never ``unknown``."""
+    if status == Status.UNKNOWN and judgement.why_unobserved:
+        return Status.OK
+    return status
 
 
 def _node_status(statuses: Iterable[Status]) -> Status:

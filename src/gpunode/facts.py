@@ -350,7 +350,7 @@ class ClusterFacts:
         if name in extras:
             return ""
         basis = "the cluster lists and its GPUNodeReport" if name in reports else "the cluster lists"
-        return f"node extras not fetched: judged healthy from {basis} (collect --deep fetches them)"
+        return f"node extras not fetched: judged healthy from {basis} (--deep fetches them)"
 
     def why_not_gpu_node(self, name: str) -> str:
         """The evidence that is absent, said plainly (for ``diagnose <node>`` of a non-GPU node)."""

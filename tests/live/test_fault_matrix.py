@@ -236,7 +236,7 @@ CASES = [
     Case("list-first-no-reports", bundle="fleet-bare", sweep=False,
          unknown=("gpu-00000/gpu-hardware", "gpu-00001/gpu-hardware"),
          why=("no nvidia-smi output for {node}: node extras not fetched: judged healthy from the "
-              "cluster lists (collect --deep fetches them)",)),
+              "cluster lists (--deep fetches them)",)),
     Case("list-first-403-pods", forbid("list pods"), sweep=False, warns=("cannot list pods",),
          unknown=both("gpu-hardware", *POD_RUN), missing=("cluster/pods.json",),
          why=("no pod list: forbidden to list pods cluster-wide (403)",

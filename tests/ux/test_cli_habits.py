@@ -207,7 +207,8 @@ def test_validate_leads_with_verdict_and_failures_grouped_by_root_cause(tmp_path
     assert lines[0].startswith("Verdict: Not ready (")
     headline = next(line for line in lines if "because" in line)
     assert headline.endswith("because driver kernel_headers_missing on gpu-wk-02:")
-    assert lines.index(headline) < next(i for i, line in enumerate(lines) if line.startswith("Categories"))
+    # the readiness table leads (issue 22), then the failures under their root cause
+    assert lines.index(headline) > next(i for i, line in enumerate(lines) if line.startswith("Categories"))
     assert not set(proc.stdout) & set("│┃━─╭╮╰╯")  # piped: no box drawing
 
 

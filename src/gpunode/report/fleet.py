@@ -147,3 +147,20 @@ def unknown_reasons(nodes: Sequence[NodeReport]) -> list[UnknownWhy]:
     ordered = sorted(names, key=lambda t: (-len(names[t]), t))
     return [UnknownWhy(t, tuple(sorted(comps[t])), tuple(names[t])) for t in ordered]
 
+
+def not_read_reasons(nodes: Sequence[NodeReport]) -> list[UnknownWhy]:
+    """The ok nodes' data left unread on purpose, one entry per reason: what was not read
+    (``text``: the labels joined, then the reason) and on which nodes."""
+    from gpunode.unseen import label, short_reason
+
+    what: dict[str, list[str]] = defaultdict(list)
+    names: dict[str, list[str]] = defaultdict(list)
+    for node in nodes:
+        for entry in node.missing_data:
+            reason = short_reason(entry.reason)
+            if label(entry.data) not in what[reason]:
+                what[reason].append(label(entry.data))
+            if node.name not in names[reason]:
+                names[reason].append(node.name)
+    ordered = sorted(names, key=lambda t: (-len(names[t]), t))
+    return [UnknownWhy(f"not read: {', '.join(what[t])} ({t})", (), tuple(names[t])) for t in ordered]

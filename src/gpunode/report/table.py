@@ -34,8 +34,12 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
         console.print(_fleet_table(fleet_rows, console))
     for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
         console.print(Text.assemble((f"{status.value}: ", STATUS_STYLE[status]), _names(names, options)))
+        chosen = [n for n in report.nodes if n.name in set(names)]
         if status == Status.UNKNOWN:
-            _unknown_why([n for n in report.nodes if n.name in set(names)], console, options)
+            _unknown_why(chosen, console, options)
+        elif status == Status.OK:  # judged from the cluster lists: what was not read, as a note
+            for why in fleet.not_read_reasons(chosen)[:_REASONS_SHOWN]:
+                paragraph(console, f"{why.text} on {_names(list(why.nodes), options)}", 2, "dim")
     for row in fleet_rows:
         console.print()
         _render_row(report, row, console, options)

@@ -179,8 +179,9 @@ def api_load_balanced(ctx: ValidationContext) -> Outcome:
     owner = _node_owning(host, ctx.control_plane)
     if owner:
         return warned(f"{url} is control-plane node {owner}'s own address: a single point of failure", ev)
-    if _is_loopback(host):
-        return warned(f"{url} is a loopback address (tunnel or single node)", ev)
+    if _is_loopback(host):  # a tunnel (port-forward, ssh, a proxy) or a one-node cluster: cannot tell
+        return unknown(f"{url} is a loopback address: reached through a tunnel or on a single node, "
+                       "the API's own endpoint cannot be judged from here", ev)
     return passed(f"{url} is not any single control-plane node's address", ev)
 
 

@@ -38,7 +38,10 @@ class CheckGroup(msgspec.Struct, frozen=True):
 
 
 def group_failures(report: ValidationReport, diagnosis: Report | None) -> list[CheckGroup]:
-    """Failing and warning checks, grouped by the root causes on the nodes they name; largest first."""
+    """Failing and warning checks, grouped by the root causes of the nodes they name; largest
+    first. A check failing on nodes with different root causes (or on a node with none) is
+    split: each group holds the check for its own nodes only (their part of the summary), so
+    a finding is never filed under another node's root cause."""
     causes_by_node = {
         n.name: tuple((rc.component, rc.cause) for rc in n.root_causes)
         for n in (diagnosis.nodes if diagnosis else ())
@@ -48,9 +51,21 @@ def group_failures(report: ValidationReport, diagnosis: Report | None) -> list[C
     for check in report.checks():
         if check.verdict not in FAILING:
             continue
-        hit = [n for n in check.nodes if causes_by_node.get(n)]
-        key = tuple(sorted({c for n in hit for c in causes_by_node[n]}))
-        buckets[key].append(check)
-        nodes[key].update(hit)
+        by_key: dict[tuple[tuple[str, str], ...], list[str]] = defaultdict(list)
+        for node in check.nodes:
+            by_key[tuple(sorted(causes_by_node.get(node, ())))].append(node)
+        if not by_key:
+            by_key[()] = []
+        for key, names in by_key.items():
+            buckets[key].append(check if len(by_key) == 1 else _narrowed(check, names))
+            if key:
+                nodes[key].update(names)
     groups = [CheckGroup(k, tuple(sorted(nodes[k])), tuple(v)) for k, v in buckets.items()]
     return sorted(groups, key=lambda g: (not g.causes, -len(g.checks)))
+
+
+def _narrowed(check: CheckResult, names: list[str]) -> CheckResult:
+    """``check`` as it concerns ``names`` only: their ``node: …`` parts of the summary."""
+    parts = [part for part in check.summary.split("; ") if part.split(": ", 1)[0] in names]
+    summary = "; ".join(parts) if parts else f"{', '.join(names)}: {check.summary}"
+    return msgspec.structs.replace(check, nodes=tuple(names), summary=summary)

@@ -22,8 +22,9 @@ def render(
     diagnosis: Report | None = None,
 ) -> None:
     console.print(_header(report))
+    console.print(_scores(report, console))  # the readiness table first, then what fails and why
+    console.print()
     _lead(report, diagnosis, console)
-    console.print(_scores(report, console))
     for category in report.categories:
         console.print(_checks(category, console))
     for check in report.checks():
