@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpunode.sim import fault_defs as _fault_defs  # noqa: F401  (registers every fault type)
 from gpunode.sim.faults import FAULTS, FaultType
 from gpunode.sim.scenario import Scenario, list_scenarios, load_scenario, parse_scenario
 

@@ -17,6 +17,12 @@ import yaml
 
 from gpunode.errors import UsageError
 
+FaultScope = Literal["node", "cluster"]
+# Fault type -> where it applies. gpunode.sim.faults registers each fault here as it is
+# defined, and gpunode.sim loads it before any scenario can be read, so the check below
+# needs no import of the faults (which sit above the world this module describes).
+FAULT_SCOPES: dict[str, FaultScope] = {}
+
 DriverMode = Literal["operator", "host"]
 Runtime = Literal["containerd", "containerd2", "crio"]
 Cni = Literal["cilium", "calico"]
@@ -232,15 +238,13 @@ def _check_node_names(cluster: Cluster, label: str) -> None:
 
 def _check_faults(scenario: Scenario, label: str) -> None:
     """Each fault is a known type and names a GPU node exactly when it is node-scoped."""
-    from gpunode.sim.faults import FAULTS
-
     gpu_names = {node.name for node in scenario.cluster.gpu_nodes}
     for i, fault in enumerate(scenario.faults):
         where = f"{label}: faults[{i}]"
-        kind = FAULTS.get(fault.type)
-        if kind is None:
+        scope = FAULT_SCOPES.get(fault.type)
+        if scope is None:
             raise UsageError(f"{where}.type: unknown fault {fault.type!r} (see docs/scenarios.md)")
-        if kind.scope == "node" and fault.node not in gpu_names:
+        if scope == "node" and fault.node not in gpu_names:
             raise UsageError(f"{where}.node: {fault.type} needs one of the GPU nodes, got {fault.node!r}")
-        if kind.scope == "cluster" and fault.node is not None:
+        if scope == "cluster" and fault.node is not None:
             raise UsageError(f"{where}.node: {fault.type} is cluster-wide and takes no node")
