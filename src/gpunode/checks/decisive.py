@@ -90,7 +90,7 @@ def state_to_explain(kb: KnowledgeBase, findings: Sequence[Finding]) -> Finding 
     """The component's top problem when all its problems are states, else None (a
     catalogued cause, signature or structural, already says why)."""
     problems = [f for f in findings if f.status in PROBLEMS]
-    if not problems or any("signature" in f.context or not kb.get(f.cause).state for f in problems):
+    if not problems or not all(kb.get(f.cause).state for f in problems):
         return None
     return max(problems, key=lambda f: (f.specificity, f.status == Status.FAILED))
 
@@ -112,9 +112,9 @@ def decisive_finding(kb: KnowledgeBase, component: str, state: Finding,
 
 def _finding(kb: KnowledgeBase, component: str, state: Finding, text: Text, found: Decisive) -> Finding:
     where = f"{text.where}:{found.line_no}" if text.numbered else text.where
-    return line_finding(kb, component, state.status, found, where, verb=text.verb,
-                        specificity=state.specificity + 1, evidence=state.evidence,
-                        **state.context, **{STATE: state.cause})
+    return as_catalogued(kb, line_finding(kb, component, state.status, found, where, verb=text.verb,
+                                          specificity=state.specificity + 1, evidence=state.evidence,
+                                          **state.context, **{STATE: state.cause}))
 
 
 def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decisive, where: str, *,
@@ -160,12 +160,14 @@ def blamed(catalog: Catalog, kb: KnowledgeBase, component: str, finding: Finding
 
 def as_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
     """``finding`` (a class) as its component's catalogued cause when the quoted line
-    matches one of that cause's message signatures; unchanged otherwise."""
+    matches one of that cause's message signatures; unchanged otherwise. The catalogued
+    cause ranks at least as the class did (it replaces a state the class outranked)."""
     quoted = (finding.context.get(key, "") for key in (MESSAGE, LINE))  # unescaped first, then raw
     cause = next((c for text in quoted if (c := kb.catalogued_in(finding.component, text))), None)
     if cause is None:
         return finding
-    return msgspec.structs.replace(finding, cause=cause.code, specificity=cause.specificity)
+    rank = max(cause.specificity, finding.specificity)
+    return msgspec.structs.replace(finding, cause=cause.code, specificity=rank)
 
 
 #: A controller's errors that do not heal by retrying: an RBAC rule or an API (a CRD) it
@@ -194,8 +196,9 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
             continue  # the API's own words for a refusal are explicit at any log level
         line_no = len(log.lines) - (len(tail) - found.line_no)
         where = f"{log.path}:{line_no}"
-        return line_finding(kb, component, Status.DEGRADED, found, where, verb="keeps failing",
-                            namespace=log.namespace, pod=log.pod, container=log.container, standalone="true")
+        return as_catalogued(kb, line_finding(
+            kb, component, Status.DEGRADED, found, where, verb="keeps failing",
+            namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
 
 

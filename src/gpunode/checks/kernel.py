@@ -24,10 +24,12 @@ from gpunode.model import Finding, Status
 
 #: Literals one of which every line judged here holds (most nodes' logs: none).
 _LITERALS = ("NVRM", "Unknown symbol", "disagrees about version", "Invalid module format",
-             "Key was rejected")
+             "Key was rejected", "could not insert")
 _MODULE_LINE = re.compile(
     r"(?:^|\]\s*|\s)(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
-    r".{0,80}Invalid module format|.{0,80}Key was rejected)"
+    r".{0,80}Invalid module format|.{0,80}Key was rejected)|"
+    # kmod's own refusal, as a loader service (driverdog, systemd-modules-load) logs it
+    r"\b(?:modprobe|insmod): (?:ERROR|FATAL): could not insert '(?P<inserted>[a-z][\w-]{1,40})'"
 )
 _NVRM = re.compile(r"NVRM: (?P<text>.+)")
 #: Module name prefixes and the component whose modules they are.
@@ -39,6 +41,9 @@ _MODULE_OWNERS = (
     ("rdma", "ofed"),
     ("knem", "ofed"),
 )
+#: Storage and file systems over RDMA (nvme_rdma, nvmet_rdma, rpcrdma): MOFED/DOCA rebuilds
+#: them against its own RDMA core, so their symbol errors are MOFED's too.
+_RDMA_MODULE = re.compile(r"rdma")
 #: NVRM lines that are routine, whatever word they hold.
 _ROUTINE = re.compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
                       r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
@@ -89,8 +94,9 @@ def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
     """The component a failing kernel line is evidence against, or None (not a failure)."""
     module = _MODULE_LINE.search(line)
     if module is not None:
-        name = module["module"]
-        return next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
+        name = (module["module"] or module["inserted"]).replace("-", "_")
+        owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
+        return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
     nvrm = _NVRM.search(line)
     if nvrm is None or _ROUTINE.search(line) or severity(nvrm["text"]) == 0:
         return None

@@ -1,0 +1,172 @@
+"""The decisive line read by general rules, on bundles built from real-shaped evidence:
+a state the knowledge base matched by its signature is still a state its component's
+own words explain; a line that matches a catalogued cause of its component takes that
+cause; the kernel's module loader is read in kmod's words too. Each line comes from a
+public report (its address beside it) or the format its program writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from case import Case
+from scoreboard import diagnose_case, top_root_cause
+
+
+def _case(*evidence: dict[str, Any], **extra: Any) -> Case:
+    raw = {"id": "x-layers", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": list(evidence), "expect": {"healthy": True}, **extra}
+    return msgspec.convert(raw, Case)
+
+
+def _top(case: Case) -> tuple[str, str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause, top.title) if top else None
+
+
+NOT_POSTING = {"kind": "node-condition", "type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+               "message": "Kubelet stopped posting node status."}
+
+
+def test_a_node_not_posting_status_is_explained_by_the_kubelet_journal() -> None:
+    # kubernetes-sigs/kubespray#8535: the kubelet refuses to start on a stale CPU manager checkpoint
+    journal = ('Feb 11 14:20:19 n1-mac kubelet[175049]: E0211 14:20:19.409903  175049 kubelet.go:1384] '
+               '"Failed to start ContainerManager" err="start cpu manager error: could not restore state '
+               'from checkpoint: configured policy \\"static\\" differs from state checkpoint policy '
+               '\\"none\\", please drain this node and delete the CPU manager checkpoint file '
+               '\\"/var/lib/kubelet/cpu_manager_state\\" before restarting Kubelet"\n')
+    found = _top(_case(NOT_POSTING, {"kind": "node-cmd", "name": "journal-kubelet.txt", "text": journal}))
+    # the kubelet's own advice to delete a file: the file is in the wrong state
+    assert found is not None and found[:2] == ("kubelet", "error_file_state")
+    assert "cpu_manager_state" in found[2]
+
+
+def test_a_crashing_component_whose_line_is_catalogued_gets_that_cause() -> None:
+    # kubernetes-sigs/node-feature-discovery#2005: the API server refuses the worker's NodeFeature
+    line = ('E0108 09:14:53.489084       1 main.go:73] "error while running" err="failed to advertise '
+            'features (via CRD API): failed to create NodeFeature object \\"kind-worker2\\": '
+            'nodefeatures.nfd.k8s-sigs.io \\"kind-worker2\\" is forbidden: cannot set blockOwnerDeletion if '
+            'an ownerReference refers to a resource you can\'t set finalizers on: , <nil>"\n')
+    found = _top(_case(
+        {"kind": "pod-state", "component": "nfd", "container": "worker", "state": "CrashLoopBackOff"},
+        {"kind": "log", "component": "nfd", "container": "worker", "previous": True, "text": line}))
+    assert found is not None and found[:2] == ("nfd", "nfd_rbac_forbidden")
+
+
+def test_a_plugin_that_marks_its_gpus_unhealthy_says_why_it_advertises_none() -> None:
+    # NVIDIA/k8s-device-plugin#33 (1.x plugin's log format)
+    line = ("2018/02/27 16:43:50 Warning: GPU with UUID GPU-edae6d5d-6698-fb8d-2c6b-2a791224f089 is too old "
+            "to support healtchecking with error: %!s(MISSING). Marking it unhealthy\n")
+    found = _top(_case({"kind": "log", "component": "device-plugin", "container": "nvidia-device-plugin",
+                        "text": line},
+                       {"kind": "node-capacity", "resources": {"nvidia.com/gpu": "0"}}))
+    assert found is not None and found[:2] == ("device-plugin", "gpus_unhealthy")
+
+
+def test_nvml_version_mismatch_in_a_cdi_error_is_the_driver_library_mismatch() -> None:
+    # Azure/AKS#5871: the toolkit's CDI spec generator cannot initialise NVML
+    message = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+               "could not apply required modification to OCI specification: error modifying OCI spec: "
+               "failed to create the automatic CDI modifier: failed to generate CDI spec for mode \"auto\": "
+               "failed to construct device spec generators: failed to initialize NVML: "
+               "Driver/library version mismatch")
+    found = _top(_case({"kind": "event", "object": {"kind": "Pod", "name": "gpu-workload"}, "type": "Warning",
+                        "reason": "Failed", "message": message}))
+    assert found is not None and found[:2] == ("driver", "driver_library_mismatch")
+
+
+def test_an_unsatisfied_cuda_requirement_of_any_kind_is_the_driver_s() -> None:
+    # NVIDIA/nvidia-docker#895: the image's NVIDIA_REQUIRE_CUDA fails on its brand condition
+    message = ('OCI runtime create failed: container_linux.go:348: starting container process caused '
+               '"process_linux.go:402: container init caused \\"process_linux.go:385: running prestart '
+               'hook 1 caused \\\\\\"error running hook: exit status 1, stdout: , stderr: exec command: '
+               '[/usr/bin/nvidia-container-cli --load-kmods configure --ldconfig=@/sbin/ldconfig.real '
+               '--device=all --compute --utility --require=cuda>=10.0 brand=tesla,driver>=384,driver<385 '
+               '--pid=7469 /var/lib/docker/overlay2/0c3d/merged]\\\\\\\\nnvidia-container-cli: '
+               'requirement error: '
+               'unsatisfied condition: brand = tesla\\\\\\\\n\\\\\\"\\"": unknown.')
+    found = _top(_case({"kind": "event", "object": {"kind": "Pod", "name": "cuda-smi"}, "type": "Warning",
+                        "reason": "Failed", "message": message}))
+    assert found is not None and found[:2] == ("driver", "cuda_driver_too_old")
+
+
+def _hook_failure(stderr: str) -> Case:
+    message = ("Error: failed to create containerd task: failed to create shim task: OCI runtime create "
+               "failed: runc create failed: unable to start container process: error during container init: "
+               "error running hook #0: error running hook: exit status 1, stdout: , stderr: "
+               + stderr + ": unknown")
+    return _case({"kind": "event", "component": "device-plugin", "type": "Warning", "reason": "Failed",
+                  "message": message},
+                 {"kind": "pod-state", "component": "device-plugin", "state": "CrashLoopBackOff"})
+
+
+def test_device_rules_the_cgroup_v2_filter_rejects_are_the_hook_s_cgroup_error() -> None:
+    # siderolabs/extensions#101: the kernel's BPF loader rejects the rebuilt device filter
+    found = _top(_hook_failure(
+        "nvidia-container-cli: mount error: failed to add device rules: unable to generate new device filter "
+        "program from existing programs: unable to create new device filters program: load program: invalid "
+        "argument: last insn is not an exit or jmp"))
+    assert found is not None and found[:2] == ("container-toolkit", "container_cli_cgroup_error")
+
+
+def test_device_rules_the_environment_may_not_set_are_a_permission_refusal() -> None:
+    # NVIDIA/libnvidia-container#154: an unprivileged LXC may not query the BPF device filters
+    found = _top(_hook_failure(
+        "nvidia-container-cli: mount error: failed to add device rules: unable to find any existing device "
+        "filters attached to the cgroup: bpf_prog_query(BPF_CGROUP_DEVICE) failed: operation not permitted"))
+    assert found is not None and found[:2] == ("container-toolkit", "error_permission_denied")
+
+
+def test_a_compile_error_in_the_driver_s_own_sources_is_a_kernel_it_does_not_fit() -> None:
+    # NVIDIA/gpu-operator#264: headers were found (the compiler reached the sources), the sources do not fit
+    log = ("Installing Linux kernel headers...\nCompiling NVIDIA driver kernel modules...\n"
+           "Unable to open the file '/lib/modules/4.18.0-305.19.1.el8_4.x86_64/proc/version' (No such file "
+           "or directory)./usr/src/nvidia-450.80.02/kernel/nvidia-drm/nvidia-drm-gem-user-memory.c: "
+           "In function "
+           "'__nv_drm_gem_user_memory_prime_get_sg_table':\n"
+           "/usr/src/nvidia-450.80.02/kernel/nvidia-drm/nvidia-drm-gem-user-memory.c:63:48: error: passing "
+           "argument 1 of 'drm_prime_pages_to_sg' from incompatible pointer type "
+           "[-Werror=incompatible-pointer-types]\n")
+    found = _top(_case({"kind": "pod-state", "component": "driver", "state": "CrashLoopBackOff"},
+                       {"kind": "log", "component": "driver", "container": "nvidia-driver-ctr",
+                        "previous": True, "text": log}))
+    assert found is not None and found[:2] == ("driver", "driver_kernel_incompatible")
+
+
+def test_kmod_refusing_the_nvidia_module_in_the_kernel_log_is_the_driver_s_failure() -> None:
+    # bottlerocket-os/bottlerocket#4218: lockdown=integrity, driverdog's modprobe gets EPERM
+    dmesg = ("[    5.879228] driverdog[2088]: 23:10:41 [ERROR] '/usr/bin/modprobe' failed - stderr: "
+             "modprobe: ERROR: could not insert 'nvidia': Operation not permitted\n"
+             "[    5.881035] driverdog[2088]: modprobe: ERROR: could not insert 'nvidia_uvm': Operation not "
+             "permitted\n")
+    found = _top(_case({"kind": "node-cmd", "name": "dmesg.txt", "text": dmesg}))
+    assert found is not None and found[:2] == ("driver", "kernel_lockdown_blocks_module")
+
+
+def test_a_storage_over_rdma_module_the_kernel_refuses_is_mofed_s() -> None:
+    # Mellanox/doca-driver-build#79: DOCA's nvme_rdma against the inbox NVMe core
+    found = _top(_case({"kind": "node-cmd", "name": "dmesg.txt",
+                        "text": "[  301.2] nvme_rdma: Unknown symbol nvme_init_ctrl_finish (err -22)\n"}))
+    assert found is not None and found[:2] == ("ofed", "error_module_load")
+
+
+def test_a_module_the_loader_loaded_alarms_nobody() -> None:
+    found = _top(_case({"kind": "node-cmd", "name": "dmesg.txt",
+                        "text": "[    5.9] systemd-modules-load[512]: Inserted module 'nvidia_uvm'\n"}))
+    assert found is None
+
+
+def test_a_running_controller_refused_on_its_own_objects_gets_the_catalogued_cause() -> None:
+    # kubernetes-sigs/node-feature-discovery#2445: nfd-master may not update a status subresource
+    line = ('E0225 07:13:16.839896       1 updater-pool.go:110] "failed to update NodeFeatureGroup, '
+            'queueing for retry" err="failed to update NodeFeatureGroup object: '
+            'nodefeaturegroups.nfd.k8s-sigs.io '
+            '\\"image-compat-test-scheduler-pod-nnksq\\" is forbidden: User '
+            '\\"system:serviceaccount:node-feature-discovery:nfd-master\\" cannot update resource '
+            '\\"nodefeaturegroups/status\\" in API group \\"nfd.k8s-sigs.io\\" in the namespace '
+            '\\"node-feature-discovery\\""\n')
+    report = diagnose_case(_case({"kind": "log", "component": "nfd", "container": "master", "text": line}))
+    causes = [(rc.component, rc.cause) for rc in report.cluster.root_causes]
+    causes += [(rc.component, rc.cause) for n in report.nodes for rc in n.root_causes]
+    assert ("nfd", "nfd_rbac_forbidden") in causes
+    assert all(cause != "error_permission_denied" for _, cause in causes)
