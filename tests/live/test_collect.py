@@ -8,12 +8,14 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 from livehelpers import key, read_list, widen
 
 from gpunode.apiserver import Faults, RunningServer, serve_bundle
-from gpunode.bundle.load import load_bundle
+from gpunode.bundle.load import RESOURCES, load_bundle
+from gpunode.bundle.projection import project_item
 from gpunode.cli import build_report
 from gpunode.collect import collect_bundle
 from gpunode.collect.kube import KubeApi, load_config
@@ -26,14 +28,12 @@ def objects(path: Path) -> dict[str, dict[str, Any]]:
     return {key(o): o for o in read_list(path)}
 
 
-def redacted_source(bundle: Path) -> dict[str, dict[str, Any]]:
-    """The source pods with the one secret-looking env value the collector must hide."""
-    pods = objects(bundle / "cluster" / "pods.json")
-    for pod in pods.values():
-        for env in pod["spec"]["containers"][0].get("env", []):
-            if env["name"] == "NGC_API_KEY":
-                env["value"] = "<redacted>"
-    return pods
+def read(path: Path) -> dict[str, Any]:
+    """A list's items as the loader reads them (its slim Structs) after the projection
+    ``collect`` applies (bundle/projection.py): the same for a source and its collection."""
+    decoder = msgspec.json.Decoder(RESOURCES[path.stem])
+    return {key(o): decoder.decode(project_item(path.stem, json.dumps(o).encode()))
+            for o in read_list(path)}
 
 
 def extras(root: Path) -> dict[str, bytes]:
@@ -56,8 +56,7 @@ def test_collected_lists_hold_the_same_objects(collected: Path, mini_bundle: Pat
             assert json.loads((collected / "cluster" / "version.json").read_text()) == \
                 json.loads(source.read_text())
             continue
-        expected = redacted_source(mini_bundle) if source.stem == "pods" else objects(source)
-        assert objects(collected / "cluster" / source.name) == expected, source.name
+        assert read(collected / "cluster" / source.name) == read(source), source.name
     for extra in (collected / "cluster").glob("*.json"):
         if not (mini_bundle / "cluster" / extra.name).exists() and extra.stem != "version":
             assert read_list(extra) == [], extra.name
@@ -94,14 +93,15 @@ def test_tarball_output_loads(mini_server: RunningServer, tmp_path: Path) -> Non
     assert [p.name for p in tmp_path.iterdir()] == ["falcon.tar.gz"]  # no staging left
 
 
-def test_sensitive_env_values_are_redacted(collected: Path) -> None:
+def test_what_is_not_read_is_not_collected(collected: Path) -> None:
+    """Env, args and commands are not read: not collected, secret or not (issue 22)."""
     text = (collected / "cluster" / "pods.json").read_text()
     assert "nvapi-" not in text
     pod = objects(collected / "cluster" / "pods.json")[
         "gpu-operator/nvidia-device-plugin-daemonset-h5t6v"]
-    env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
-    assert env == {"PASS_DEVICE_SPECS": "true", "DEVICE_LIST_STRATEGY": "envvar",
-                   "NGC_API_KEY": "<redacted>"}
+    assert set(pod["spec"]["containers"][0]) <= {"name", "image", "resources"}
+    manifest = json.loads((collected / "manifest.json").read_text())
+    assert manifest["projected"].startswith("fields read by gpunode only")
 
 
 def test_without_exec_and_proxy_permission_the_bundle_is_partial(mini_bundle: Path,
@@ -117,7 +117,7 @@ def test_without_exec_and_proxy_permission_the_bundle_is_partial(mini_bundle: Pa
     assert manifest["partial"] is True
     assert manifest["warnings"] == list(result.warnings)
     assert not (tmp_path / "b" / "nodes").exists()
-    assert objects(tmp_path / "b" / "cluster" / "pods.json") == redacted_source(mini_bundle)
+    assert read(tmp_path / "b" / "cluster" / "pods.json") == read(mini_bundle / "cluster" / "pods.json")
     assert build_report(tmp_path / "b", None).source.partial
 
 
@@ -198,8 +198,7 @@ def test_transient_faults_are_retried(faults: Faults, mini_bundle: Path, tmp_pat
     assert (result.partial, result.warnings) == (False, ())
     assert result.retries > 0
     assert extras(tmp_path / "b") == extras(mini_bundle)
-    assert objects(tmp_path / "b" / "cluster" / "nodes.json") == \
-        objects(mini_bundle / "cluster" / "nodes.json")
+    assert read(tmp_path / "b" / "cluster" / "nodes.json") == read(mini_bundle / "cluster" / "nodes.json")
 
 
 def test_unreachable_server_names_the_address(mini_server: RunningServer, tmp_path: Path) -> None:

@@ -397,3 +397,41 @@ def list_type(item: type[msgspec.Struct]) -> type[msgspec.Struct]:
         rename="camel",
         frozen=True,
     )
+
+
+# --- What is read of open mappings (the collection's projection, bundle/projection.py) ----
+#
+# ``collect`` writes of each object only the fields of its Struct above; a field that is an
+# open mapping is narrowed here. A check that reads another annotation, or another path of
+# a custom resource's spec, declares it here, or live runs will not see it
+# (tests/live/test_projection.py projects every scenario's bundle and compares the reports).
+
+#: Annotations gpunode reads (StorageClass default, Service scrape); no other is collected.
+READ_ANNOTATIONS: tuple[str, ...] = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+    "prometheus.io/scrape",
+)
+#: (Struct, field) → the keys of that mapping that are read; the others are not collected.
+READ_KEYS: dict[tuple[type[msgspec.Struct], str], tuple[str, ...]] = {
+    (ObjectMeta, "annotations"): READ_ANNOTATIONS,
+}
+#: List file stem → top-level field → dotted paths read inside it (``*``: any key; a path
+#: ending in ``{}`` keeps that object without its keys, for a presence test).
+READ_PATHS: dict[str, dict[str, tuple[str, ...]]] = {
+    "clusterpolicies": {"spec": (
+        "*.enabled",  # operands switched off (operand_enabled, skip_reason, cdi, sandboxWorkloads)
+        "cdi.default",
+        "devicePlugin.config.name",
+        "devicePlugin.config.default",
+        "driver.rdma.enabled",
+    )},
+    "nicclusterpolicies": {"spec": (
+        "ofedDriver.{}",
+        "rdmaSharedDevicePlugin.config",
+        "sriovDevicePlugin.config",
+    )},
+    "persistentvolumeclaims": {"spec": ("storageClassName",), "status": ("phase",)},
+    "servicemonitors": {"spec": ("selector.matchLabels", "namespaceSelector.any",
+                                 "namespaceSelector.matchNames")},
+}

@@ -56,6 +56,7 @@ from gpunode.agent.fold import (
 from gpunode.agent.nodereport import REPORT_MAX_AGE_S
 from gpunode.bundle import kube
 from gpunode.bundle.load import gc_paused
+from gpunode.bundle.projection import project_configmap, project_item
 from gpunode.collect import batch
 from gpunode.collect.agents import (
     AGENT_FACTS_LIMIT_BYTES,
@@ -86,7 +87,7 @@ from gpunode.collect.plan import (
     short_nodes,
     stack_pods,
 )
-from gpunode.collect.redact import redact_bytes, redact_configmap, redact_item
+from gpunode.collect.redact import redact_bytes, redact_item
 from gpunode.collect.reports import (
     ExtrasPlan,
     ExtrasPolicy,
@@ -164,6 +165,9 @@ LIST_KINDS: tuple[ListKind, ...] = (
     ListKind("gpunodereports", "gpunode.io/v1alpha1", "GPUNodeReport"),
 )
 CONFIGMAPS = ListKind("configmaps", "v1", "ConfigMap")
+#: The manifest's ``projected``: cluster objects hold only the fields gpunode reads
+#: (bundle/projection.py, docs/bundle-format.md).
+PROJECTED = "fields read by gpunode only (docs/bundle-format.md#projection)"
 #: Where GPU-stack pods usually run, listed when pods cannot be listed cluster-wide
 #: (besides the namespaces of the stack's own DaemonSets and Deployments).
 STACK_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator", "nvidia-network-operator",
@@ -444,7 +448,7 @@ def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
                 agents.clear()
                 continue
             items = ensure_typemeta([bytes(i) for i in page.items], kind.group_version, kind.kind)
-            sink.add(redact_item(i, rel, run.redacted) for i in items)
+            sink.add(redact_item(project_item(kind.plural, i), rel, run.redacted) for i in items)
             slim.extend(_slim_items(kind.plural, body))
             if kind.plural == "pods":
                 agents.extend(agent_pods_on_page(body, page))
@@ -601,7 +605,8 @@ def _list_pods_in(run: _Run, sink: ListFile, read: _PodsRead, namespace: str,
                      if f"{namespace}/{pod.metadata.name}" not in read.seen]
             read.seen.update(f"{namespace}/{pod.metadata.name}" for _, pod in fresh)
             items = ensure_typemeta([bytes(raw) for raw, _ in fresh], "v1", "Pod")
-            sink.add(redact_item(i, "cluster/pods.json", run.redacted) for i in items)
+            sink.add(redact_item(project_item("pods", i), "cluster/pods.json", run.redacted)
+                     for i in items)
             read.slim.extend(pod for _, pod in fresh if component_of(pod))
             read.agents.extend(agent_pods_on_page(body, page))
     except ApiFailure as exc:
@@ -778,8 +783,8 @@ def _configmaps(run: _Run, stack: Iterable[Any]) -> None:
                 for body, page in run.api.list_pages(path, {}, PAGE_SIZE):
                     if body:
                         items = ensure_typemeta([bytes(i) for i in page.items], "v1", "ConfigMap")
-                        sink.add(redact_configmap(i, "cluster/configmaps.json", run.redacted,
-                                                  plugin) for i in items)
+                        sink.add(redact_item(project_configmap(i, plugin), "cluster/configmaps.json",
+                                             run.redacted) for i in items)
             except ApiFailure as exc:
                 _list_failed(run, CONFIGMAPS, namespace, exc)
     finally:
@@ -1007,6 +1012,7 @@ def _manifest_bytes(run: _Run, nodes: Sequence[str]) -> bytes:
         "partial": partial, "warnings": run.warnings, "notes": run.notes,
         "missing": [{"path": p, "reason": r} for p, r in sorted(run.missing.items())],
         "redacted": sorted(set(run.redacted)),
+        "projected": PROJECTED,
         "scoped": [{"path": p, "namespaces": ns} for p, ns in sorted(run.scoped.items())],
         "collector": f"gpunode {__version__}", "nodes": list(nodes),
         "api_calls": run.api.stats.calls, "api_calls_by_kind": run.api.stats.kinds(),

@@ -30,39 +30,126 @@ except ImportError:  # pragma: no cover - the dependency is declared; stay usabl
 REDACTED = "<redacted>"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
-#: Names (env variables, flags, header names) whose values are secrets.
+#: Names (env variables, flags, header names, settings) whose values are secrets.
 SENSITIVE = re.compile(
-    r"(?i)(token|passw(or)?d|passwd|secret|credential|api[-_]?key|private[-_]?key|access[-_]?key"
-    r"|(^|[-_.])(key|pass|pwd|pat|auth|creds?|pin|dsn|cookie|session)($|[-_.])|^authorization$"
-    r"|^proxy-authorization$|^x-api-key$)")
+    r"(?i)(token|passw(or)?d|passwd|passphrase|secret|credential|api[-_]?key|private[-_]?key"
+    r"|access[-_]?key|account[-_]?key|shared[-_]?access|signing[-_]?key|encryption[-_]?key"
+    r"|master[-_]?key|license[-_]?key|client[-_]?key|signature"
+    r"|(^|[-_.])(key|pass|pwd|pat|auth|creds?|pin|dsn|cookie|session|sig|salt)($|[-_.])"
+    r"|^authorization$|^proxy-authorization$|^x-api-key$)")
 #: Values that cannot be secrets however their variable is called.
-_PLAIN = re.compile(r"(?i)(true|false|yes|no|on|off|none|null|\d{1,6}|)")
+_PLAIN = re.compile(r"(?i)(true|false|yes|no|on|off|none|null|enabled|disabled|\d{1,6}|)")
+#: A setting named this way holds where a secret is, not the secret (``secretName``).
+_REFERENCE_SUFFIXES = ("name", "ref", "refs", "secrets", "file", "path", "keyref", "selector",
+                       "dir", "mount", "type", "length", "size", "count", "policy", "enabled",
+                       "mode", "model", "format", "algorithm", "ttl", "expiry", "expires", "header", "url")
+#: Setting names that say secret in prose too often to be taken as one (``key=nvidia.com/gpu``).
+_TOO_PLAIN = frozenset({"key", "keys", "pin", "session", "sig", "salt", "pat"})
+
+#: Tokens whose prefix says what they are (GitHub, GitLab, AWS, Slack, NGC, OpenAI and
+#: Anthropic, Google, Hugging Face, npm, PyPI, Docker Hub, Stripe, SendGrid, Mailgun,
+#: DigitalOcean, Vault, Shopify, Atlassian, Databricks, Grafana, New Relic, Postman, age).
+_TOKEN_SHAPES = (
+    r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|gl(?:pat|dt|rt|ptt|soat)-[A-Za-z0-9_-]{20,}"
+    r"|GR1348941[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}"
+    r"|xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}|nvapi-[A-Za-z0-9_-]{16,}"
+    r"|sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[0-9A-Za-z]{10,}|AIza[0-9A-Za-z_-]{35}"
+    r"|ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{30,}"
+    r"|pypi-AgE[A-Za-z0-9_-]{30,}|dckr_pat_[A-Za-z0-9_-]{20,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"
+    r"|key-[0-9a-z]{32}|do[opr]_v1_[a-f0-9]{64}|hv[sbr]\.[A-Za-z0-9_-]{20,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"
+    r"|ATATT3[A-Za-z0-9_=-]{30,}|dapi[0-9a-f]{32}|gl(?:sa|c)_[A-Za-z0-9_+/=-]{30,}|NRAK-[A-Z0-9]{27}"
+    r"|PMAK-[0-9a-f]{24}-[0-9a-f]{34}|AGE-SECRET-KEY-1[0-9A-Z]{50,}|lin_api_[A-Za-z0-9]{30,}")
+#: Webhook URLs carry their secret in the path: the host and first segment stay.
+_WEBHOOK = (
+    r"(?i)\b(https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)|(?:[\w-]+\.)?discord(?:app)?\.com"
+    r"/api/webhooks|[\w.-]*webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook"
+    r"|hooks\.zapier\.com/hooks|events\.pagerduty\.com/integration|api\.telegram\.org"
+    r"|[^\s/\"'<>]+/(?:[^\s\"'<>?#]*/)?(?:webhooks?|hooks))/)[^\s\"'<>\\]+")
+#: A password given to a command on its line: ``mysql -psecret``, ``curl -u user:pw``,
+#: ``htpasswd -b file user pw``, ``openssl -passin pass:pw``, ``sqlplus user/pw@db``,
+#: ``kubectl create secret --from-literal=k=v``, ``echo pw | docker login --password-stdin``.
+_COMMAND_PASSWORD = (
+    r"(?i)(\b(?:mysql\w*|mariadb\w*|sshpass|mongo\w*|(?:docker|podman|buildah|skopeo|helm(?:\s+registry)?"
+    r"|nerdctl|oras|crane)\s+login)\b[^\n;|&]{0,200}?\s-p\s*)(?!-)([^\s\"']{1,256})"
+    r"|(\b(?:curl|wget)\b[^\n;|&]{0,200}?\s(?:-u|--user|--proxy-user)\s*[\"']?[^\s:\"']{1,128}:)"
+    r"([^\s\"']{1,256})"
+    r"|(\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+)([^\s\"']{1,256})"
+    r"|(\b(?:ldap\w+|redis-cli|sqlcmd|bcp)\b[^\n;|&]{0,200}?\s-[waP]\s*)(?!-)([^\s\"']{1,256})"
+    r"|(\bpass:)([^\s\"']{1,256})"
+    r"|(\b(?:sqlplus|rman|expdp|impdp)\s+[\w.$#-]{1,64}/)([^\s@/\"']{1,256})(?=@)"
+    r"|(--from-literal=[^=\s]{1,128}=)([^\s\"']{1,512})"
+    r"|(\becho\s+)([\"']?[^\s|\"'$]{1,256}[\"']?)(?=\s*\|\s*(?:sudo\s+)?\S*(?:docker|podman|helm|nerdctl"
+    r"|buildah|skopeo|oras|crane|chpasswd|passwd)\b)")
+#: ``NAME = value``, ``NAME: value``, ``"name": "value"``, ``NAME=value`` in a shell line or a
+#: query string: the value is a secret when the name says so (SENSITIVE).
+_SETTING = re.compile(
+    r"(?<![\w.-])([A-Za-z_][\w.-]{0,80})(\\?[\"']?\s*(?:=|:(?!//))\s*)"
+    r"(?=(\\\"[^\"\\\n]{1,2048}\\\"|\"[^\"\n]{1,2048}\"|'[^'\n]{1,2048}'|[^\s\"'\\,;&|<>(){}\[\]]{1,512}))")
+
+
+class _Settings:
+    """``_SETTING``'s substitution: only the name and separator are consumed by a match, so a
+    value that holds another setting (``image: TOKEN=x``, ``url=...?token=x``) is searched too."""
+
+    def sub(self, _replacement: object, text: str) -> str:
+        out: list[str] = []
+        pos = 0
+        for match in _SETTING.finditer(text):
+            if match.start() < pos:
+                continue  # inside a value already replaced
+            name, sep, value = match.group(1), match.group(2), match.group(3)
+            query = match.start() > 0 and text[match.start() - 1] in "?&" and sep == "="
+            if not _secret_setting(name, value, query):
+                continue
+            quote = value[:2] if value.startswith('\\"') else value[:1] if value[:1] in "\"'" else ""
+            out += [text[pos:match.end()], quote, REDACTED, quote]
+            pos = match.end() + len(value)
+        return "".join(out) + text[pos:] if out else text
+
+
+def _secret_setting(name: str, value: str, query: bool = False) -> bool:
+    """``query``: a URL's query parameter, where even short names (``sig``) are secrets."""
+    bare = value.strip("\\\"'")
+    lowered = name.lower().rstrip(".-_")
+    if not bare or _PLAIN.fullmatch(bare) or bare.startswith(("<", "$", "%", "{{")) or bare == REDACTED:
+        return False
+    if (lowered in _TOO_PLAIN and not query) or lowered.endswith(_REFERENCE_SUFFIXES):
+        return False
+    return is_sensitive(name)
+
+
+def _groups(match: re.Match[str]) -> str:
+    """Keep the odd groups of an alternation (what leads to the secret), redact the even."""
+    groups = match.groups()
+    for lead in range(0, len(groups), 2):
+        if groups[lead] is not None:
+            return f"{groups[lead]}{REDACTED}"
+    return REDACTED
+
+
+Replacement = str | Callable[[re.Match[str]], str]
 
 #: Value shapes that are secrets wherever they appear (name, pattern, replacement).
-_SHAPES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("private key", re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?"
-                               r"(-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"), REDACTED),
+_SHAPES: tuple[tuple[str, re.Pattern[str] | _Settings, Replacement], ...] = (
+    ("private key", re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]{0,20000}?"
+                               r"(-----END [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)"), REDACTED),
     ("authorization header", re.compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)"
-                                        r"(?:(bearer|basic|token|digest)\s+)?[^\s\"'\\,;]{4,}"),
+                                        r"(?:(bearer|basic|token|digest|negotiate)\s+)?[^\s\"'\\,;]{4,}"),
      rf"\1\2 {REDACTED}"),
     ("bearer token", re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"), rf"\1 {REDACTED}"),
-    ("password in URL", re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^\s/:@\"']{1,256}:)[^\s/@\"']{1,256}@"),
+    ("password in URL", re.compile(
+        r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^\s/:@\"'<>]{0,256}:)[^\s/@\"'<>]{1,256}@"), rf"\1{REDACTED}@"),
+    ("token in URL", re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_~.-]{20,256}@"),
      rf"\1{REDACTED}@"),
+    ("webhook URL", re.compile(_WEBHOOK), rf"\1{REDACTED}"),
     ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}"), REDACTED),
-    ("access token", re.compile(
-        r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
-        r"|(AKIA|ASIA)[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9-]{10,}|nvapi-[A-Za-z0-9_-]{16,}"
-        r"|sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{30,})"),
-     REDACTED),
+    ("access token", re.compile(rf"\b({_TOKEN_SHAPES})"), REDACTED),
+    ("password on a command line", re.compile(_COMMAND_PASSWORD), _groups),
     ("secret flag", re.compile(
         r"(?i)(--?[\w.-]{0,40}(?:passw(?:or)?d|passwd|pwd|token|secret|api[-_]?key|credentials?)"
         r"[\w.-]{0,40})(=|\s+)(?!-)(\\?\"[^\"\\\s]{1,512}\\?\"|'[^'\s]{1,512}'|[^\s\"'\\,;]{1,512})"),
      rf"\1\2{REDACTED}"),
-    ("secret setting", re.compile(
-        r"(?i)(\b(?:passw(?:or)?d|passwd|pwd|secret|client[_-]?secret|token|api[_-]?key|access[_-]?key"
-        r"|private[_-]?key|identitytoken|auth)\\?\"?\s*[:=]\s*)(\\?\"[^\"\\]{1,2048}\\?\"|'[^']{1,2048}'"
-        r"|(?![<\[{])[^\s\"'\\,;]{1,512})"),
-     rf"\1\"{REDACTED}\""),
+    ("secret setting", _Settings(), ""),
 )
 
 
@@ -75,15 +162,22 @@ def redact_text(text: str, found: list[str] | None = None) -> str:
     if not _text_trigger(text):
         return text
     for name, pattern, replacement in _SHAPES:
-        text, count = pattern.subn(replacement, text)
-        if count and found is not None:
+        if name in _RULE_TRIGGERS and not _RULE_TRIGGERS[name](text):
+            continue
+        changed = pattern.sub(replacement, text)
+        if changed != text and found is not None:
             found.append(name)
+        text = changed
     return text
 
 
-_TEXT_TRIGGER = re.compile(
-    r"(?i)pass|pwd|token|secret|cred|auth|bearer|basic |api.?key|access.?key|private|"
-    r"://[^\s/]*@|eyJ|gh[pousr]_|github_pat_|glpat-|AKIA|ASIA|xox|nvapi-|sk-|AIza|hf_|npm_")
+_TRIGGERS = (
+    r"(?i)pass|pwd|token|secret|cred|auth|bearer|basic |api.?key|access.?key|private|key|sig|salt"
+    r"|cookie|session|dsn|://[^\s/]*@|hook|eyJ|gh[pousr]_|github_pat_|gl[a-z]{1,4}[-_]|GR1348941"
+    r"|A[KSGIRN][IPDON]A|xox|xapp-|nvapi-|sk[-_]|rk_|AIza|ya29\.|1//0|hf_|npm_|pypi-|dckr_|SG\.|do[opr]_v1"
+    r"|hv[sbr]\.|shp|ATATT|dapi|NRAK-|PMAK-|AGE-SECRET|lin_api_|-p|-u |--user|-[waP] |from-literal"
+    r"|/\S*@|echo |telegram|bot\d")
+_TEXT_TRIGGER = re.compile(_TRIGGERS)
 
 
 def redact_bytes(data: bytes, where: str, log: list[str] | None = None) -> bytes:
@@ -117,13 +211,22 @@ def _fast(pattern: re.Pattern[Any]) -> Callable[[Any], object]:
 
 _OBJECT_TRIGGER = re.compile(
     rb"(?i)pass|pwd|token|secret|cred|auth|bearer|basic |apikey|api_key|api-key|_key\"|key_|private|"
-    rb"last-applied|://[^\s/\"]*@|eyJ|gh[pousr]_|github_pat_|glpat-|AKIA|ASIA|xox|nvapi-|sk-|AIza|hf_|"
-    rb"npm_|_pat[^h]|pat_|\"-p")  # _pat but not _path (probe facts are full of paths)
+    rb"last-applied|://[^\s/\"]*@|eyJ|gh[pousr]_|github_pat_|gl[a-z]{1,4}[-_]|GR1348941|A[KSGIRN][IPDON]A|"
+    rb"xox|xapp-|nvapi-|sk[-_]|rk_|AIza|ya29\.|1//0|hf_|npm_|pypi-|dckr_|SG\.|do[opr]_v1|hv[sbr]\.|shp|"
+    rb"ATATT|dapi|NRAK-|PMAK-|AGE-SECRET|lin_api_|hook|signature|accountkey|account_key|sharedaccess|"
+    rb"from-literal|-u |--user|echo |_pat[^h]|pat_|\"-p| -p|cookie|session|dsn|salt|sig=|mysql|mariadb|"
+    rb"sshpass|mongo|login|curl|wget|htpasswd|ldap|redis-cli|sqlcmd|pass:|sqlplus|telegram")
+# _pat but not _path (probe facts are full of paths)
 _text_trigger = _fast(_TEXT_TRIGGER)
+#: Rules costly to try at every position, tried only where a word they need is present.
+_RULE_TRIGGERS: dict[str, Callable[[Any], object]] = {
+    "password on a command line": _fast(re.compile(
+        r"(?i)mysql|mariadb|sshpass|mongo|login|curl|wget|htpasswd|ldap|redis-cli|sqlcmd|bcp"
+        r"|pass:|sqlplus|rman|expdp|impdp|from-literal|echo")),
+}
 _bytes_trigger = _fast(_BYTES_TRIGGER)
 _object_trigger = _fast(_OBJECT_TRIGGER)
 _ARG_LISTS = ("args", "command")
-_REFERENCE_SUFFIXES = ("name", "ref", "refs", "secrets", "file", "path", "keyref", "selector")
 
 
 def redact_item(item: bytes, where: str = "", log: list[str] | None = None) -> bytes:
