@@ -28,9 +28,9 @@ from gpunode.apiserver import serve_bundle
 from gpunode.cli import build_report
 from gpunode.collect import collect_bundle
 from gpunode.model import PROBLEMS, Report, Status
-from gpunode.validate.model import ClusterVerdict, ValidationReport, Verdict
-from gpunode.validate.report.groups import group_failures
+from gpunode.report.groups import group_failures
 from gpunode.validate.service import ValidateRequest, validate
+from gpunode.validation import ClusterVerdict, ValidationReport, Verdict
 
 #: About the endpoint the client reached (loopback here), not about the cluster.
 ENDPOINT_CHECKS = frozenset({"infra.api-reachable", "infra.api-load-balanced"})

@@ -22,7 +22,7 @@ from gpunode.apiserver.faults import Faults
 from gpunode.bundle.load import load_bundle
 from gpunode.validate.active.session import ActiveOptions, run_active
 from gpunode.validate.fake_workloads import WorkloadScript, WorkloadServer, serve_with_workloads
-from gpunode.validate.model import CheckResult, Verdict
+from gpunode.validation import CheckResult, Verdict
 
 FAST = {"poll_s": 0.02, "timeout_s": 5.0}
 

@@ -7,7 +7,7 @@ import msgspec
 from gpunode.bundle.kube import Pod
 from gpunode.validate.active.judge import Observed, gpu_lines, judge_gpu_smoke, judge_nccl, judge_pvc_write
 from gpunode.validate.live import compare_scrapes
-from gpunode.validate.model import Verdict
+from gpunode.validation import Verdict
 
 # `nvidia-smi -L` on a one-GPU H200 host (device run); MIG lines must not count.
 SMI_L = "GPU 0: NVIDIA H200 (UUID: GPU-6244f6dc-89b3-527a-cce8-403b1f872938)\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpunode.model import SourceInfo
-from gpunode.validate.model import (
+from gpunode.validation import (
     CheckResult,
     ClusterVerdict,
     ValidationReport,

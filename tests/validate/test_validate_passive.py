@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from vhelpers import Json, edit_items, item, result, validate
 
-from gpunode.validate.model import ClusterVerdict, Verdict
+from gpunode.validation import ClusterVerdict, Verdict
 
 GPU_NODE, OTHER_GPU_NODE = "gpu-wk-02", "gpu-wk-01"
 UNSCHEDULABLE = (

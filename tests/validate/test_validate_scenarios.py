@@ -13,8 +13,8 @@ import pytest
 from gpunode import sim
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.validate.context import ValidationOptions
-from gpunode.validate.model import ClusterVerdict, Verdict
 from gpunode.validate.runner import validate_facts
+from gpunode.validation import ClusterVerdict, Verdict
 
 # scenario -> (category, check that must fail)
 EXPECTED = {

@@ -9,8 +9,8 @@ from typing import Any
 
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.validate.context import ValidationOptions
-from gpunode.validate.model import CheckResult, ValidationReport
 from gpunode.validate.runner import validate_facts
+from gpunode.validation import CheckResult, ValidationReport
 
 Json = dict[str, Any]
 

@@ -169,10 +169,10 @@ def _readiness_extras(source: Path | None, deep: bool, all_nodes: bool, lists_fi
 
 def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
     from gpunode.cli import stdout_console
+    from gpunode.report import VALIDATE_REPORTERS
     from gpunode.safety import safe_struct
-    from gpunode.validate.model import Verdict
-    from gpunode.validate.report import REPORTERS
     from gpunode.validate.service import validate, write_outputs
+    from gpunode.validation import Verdict
 
     threshold = Verdict(fail_on.value)
     result = validate(request)
@@ -187,11 +187,11 @@ def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
         assert result.diagnosis is not None
         console.file.write(render_html(result.diagnosis, result.report))
     elif output == Format.table:
-        from gpunode.validate.report.table import render
+        from gpunode.report.readiness import render
 
         render(result.report, console, threshold, result.diagnosis)
     else:
-        REPORTERS[output.value](result.report, console, threshold)
+        VALIDATE_REPORTERS[output.value](result.report, console, threshold)
     if request.output_dir is not None:
         write_outputs(result, request.output_dir, threshold)
     raise typer.Exit(1 if result.report.fails_on(threshold) else 0)

@@ -1,4 +1,5 @@
-"""Reporters: turn a Report into text. Registered by name for ``-o``.
+"""Reporters: turn a Report (diagnose, stack) or a ValidationReport (validate) into text.
+Registered by name for ``-o``.
 
 Each reporter's module is imported when it is first used, so a command that prints
 a table does not load the HTML, YAML or markdown writers (start-up time).
@@ -16,8 +17,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from gpunode.model import Report
+    from gpunode.validation import ValidationReport, Verdict
 
 Reporter = Callable[["Report", "Console", RenderOptions], None]
+ValidateReporter = Callable[["ValidationReport", "Console", "Verdict"], None]
 
 
 def _lazy(module: str, function: str) -> Reporter:
@@ -46,4 +49,37 @@ STACK_REPORTERS: dict[str, Reporter] = {
     "html": _lazy("html", "render"),
 }
 
-__all__ = ["DIAGNOSE_REPORTERS", "STACK_REPORTERS", "RenderOptions", "Reporter"]
+
+
+def _lazy_validate(module: str, function: str) -> ValidateReporter:
+    def render(report: ValidationReport, console: Console, fail_on: Verdict) -> None:
+        reporter: ValidateReporter = getattr(importlib.import_module(f"gpunode.report.{module}"), function)
+        reporter(report, console, fail_on)
+
+    return render
+
+
+VALIDATE_REPORTERS: dict[str, ValidateReporter] = {
+    "table": _lazy_validate("readiness", "render"),
+    "json": _lazy_validate("jsonout", "render_validation"),
+    "markdown": _lazy_validate("markdown", "render_validation"),
+    "junit": _lazy_validate("junit", "render"),
+}
+
+# File names used by ``validate --output-dir``, one per format.
+VALIDATE_FILE_NAMES = {
+    "table": "validate.txt",
+    "json": "validate.json",
+    "markdown": "validate.md",
+    "junit": "validate.junit.xml",
+}
+
+__all__ = [
+    "DIAGNOSE_REPORTERS",
+    "STACK_REPORTERS",
+    "VALIDATE_FILE_NAMES",
+    "VALIDATE_REPORTERS",
+    "RenderOptions",
+    "Reporter",
+    "ValidateReporter",
+]

@@ -11,7 +11,7 @@ from collections import defaultdict
 import msgspec
 
 from gpunode.model import Report
-from gpunode.validate.model import CheckResult, ValidationReport, Verdict
+from gpunode.validation import CheckResult, ValidationReport, Verdict
 
 FAILING = (Verdict.FAIL, Verdict.WARN)
 

@@ -20,7 +20,7 @@ from gpunode.report.style import STATUS_MARK, layer_label
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from gpunode.validate.model import CheckResult, ValidationReport
+    from gpunode.validation import CheckResult, ValidationReport
 
 
 def render(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
@@ -162,7 +162,7 @@ def _root_cause(rc: RootCause, row: fleet.FleetRow, blocked: list[str]) -> str:
 
 
 def _validation(validation: ValidationReport) -> str:
-    from gpunode.validate.model import Verdict
+    from gpunode.validation import Verdict
 
     cats = "".join(
         f'<tr class="v-{c.verdict.value}"><td>{escape(c.name)}</td><td>{escape(c.verdict.value)}</td>'

@@ -1,4 +1,5 @@
-"""Report JSON v1: the Report struct encoded as is (docs/report-format.md); YAML is the same tree."""
+"""Report JSON v1: the Report struct encoded as is (docs/report-format.md); YAML is the same tree.
+A validation's JSON (``gpunode.validate/v1``) is its Structs encoded the same way."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ if TYPE_CHECKING:  # rich is not loaded for JSON output (start-up time of `probe
     from rich.console import Console
 
     from gpunode.model import Report
+    from gpunode.validation import ValidationReport, Verdict
 
 
 def to_json(report: Report) -> bytes:
@@ -46,3 +48,12 @@ def render_yaml(report: Report, console: Console, options: RenderOptions = DEFAU
     import yaml
 
     console.file.write(yaml.safe_dump(msgspec.to_builtins(report), sort_keys=False, allow_unicode=True))
+
+
+def validation_to_json(report: ValidationReport) -> bytes:
+    """Stable, indented JSON; field order follows the Struct definitions."""
+    return formatted(msgspec.json.encode(report))
+
+
+def render_validation(report: ValidationReport, console: Console, _fail_on: Verdict | None = None) -> None:
+    write_json(console.file, validation_to_json(report))

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 from rich.console import Console
 
-from gpunode.validate.model import CategoryResult, CheckResult, ValidationReport, Verdict
+from gpunode.validation import CategoryResult, CheckResult, ValidationReport, Verdict
 
 
 def render(report: ValidationReport, console: Console, fail_on: Verdict = Verdict.FAIL) -> None:

@@ -1,4 +1,5 @@
-"""Markdown output, for tickets and chat: the same content and order as the table."""
+"""Markdown output, for tickets and chat: the same content and order as the table (a
+diagnosis, its stacks, or a validation's readiness)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from rich.console import Console
 from gpunode.model import ComponentReport, Report, RootCause
 from gpunode.report import fleet, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
+from gpunode.report.style import VERDICT_MARK, score_text
+from gpunode.validation import CheckResult, ValidationReport, Verdict
 
 
 def render_diagnosis(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
@@ -81,3 +84,50 @@ def _component_table(components: tuple[ComponentReport, ...]) -> list[str]:
         blocked = f" (blocked by {', '.join(comp.blocked_by)})" if comp.blocked_by else ""
         rows.append(f"| {comp.layer} | {comp.component} | {comp.status.value} | {comp.summary}{blocked} |")
     return rows
+
+
+def render_validation(report: ValidationReport, console: Console, _fail_on: Verdict = Verdict.FAIL) -> None:
+    console.file.write("\n".join(validation_lines(report)) + "\n")
+
+
+def validation_lines(report: ValidationReport) -> list[str]:
+    src = report.source
+    lines = [
+        f"# Cluster readiness — {report.cluster or 'cluster'}",
+        "",
+        f"**Verdict: {report.headline}** (from {src.kind} `{src.location}`"
+        + (f", collected {src.collected_at})" if src.collected_at else ")"),
+        "",
+        "| category | verdict | score | pass | warn | fail | skip | unknown |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for cat in report.categories:
+        counts = " | ".join(
+            str(cat.counts.get(v.value, 0))
+            for v in (Verdict.PASS, Verdict.WARN, Verdict.FAIL, Verdict.SKIP, Verdict.UNKNOWN)
+        )
+        lines.append(f"| {cat.name} | {cat.verdict.value} | {score_text(cat.score)} | {counts} |")
+    for cat in report.categories:
+        lines += ["", f"## {cat.name}", "", "| | check | verdict | summary |", "| --- | --- | --- | --- |"]
+        lines += [
+            f"| {VERDICT_MARK[c.verdict]} | `{c.id}` | {c.verdict.value} | {_cell(c.summary)} |"
+            for c in cat.checks
+        ]
+    details = [c for c in report.checks() if c.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN)]
+    if details:
+        lines += ["", "## What to fix", ""]
+        for check in details:
+            lines += _check_detail(check)
+    return lines
+
+
+def _check_detail(check: CheckResult) -> list[str]:
+    lines = [f"### `{check.id}` — {check.title} ({check.verdict.value})", "", check.summary, ""]
+    lines += [f"- `{ev.source}`: {ev.excerpt}" for ev in check.evidence]
+    if check.fix:
+        lines += ["", f"Fix: {check.fix}"]
+    return [*lines, ""]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,4 +1,4 @@
-"""The terminal view: verdict, category scores, every check, then what to fix."""
+"""The terminal view of a validation: verdict, category scores, every check, then what to fix."""
 
 from __future__ import annotations
 
@@ -9,10 +9,16 @@ from rich.table import Table
 from rich.text import Text
 
 from gpunode.model import Report
-from gpunode.report.style import paragraph, table_box
-from gpunode.validate.model import CategoryResult, CheckResult, ValidationReport, Verdict
-from gpunode.validate.report.groups import group_failures
-from gpunode.validate.report.style import CLUSTER_STYLE, VERDICT_MARK, VERDICT_STYLE, score_text
+from gpunode.report.groups import group_failures
+from gpunode.report.style import (
+    CLUSTER_STYLE,
+    VERDICT_MARK,
+    VERDICT_STYLE,
+    paragraph,
+    score_text,
+    table_box,
+)
+from gpunode.validation import CategoryResult, CheckResult, ValidationReport, Verdict
 
 
 def render(

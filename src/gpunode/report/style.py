@@ -1,4 +1,4 @@
-"""Shared words and colours for statuses, so every reporter says the same thing."""
+"""Shared words and colours for statuses and verdicts, so every reporter says the same thing."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from gpunode.model import LAYER_NAMES, Status
+from gpunode.validation import ClusterVerdict, Verdict
 
 STATUS_STYLE = {
     Status.OK: "green",
@@ -25,6 +26,32 @@ STATUS_MARK = {
     Status.NOT_DEPLOYED: "·",
     Status.UNKNOWN: "?",
 }
+
+VERDICT_STYLE = {
+    Verdict.PASS: "green",
+    Verdict.WARN: "yellow",
+    Verdict.FAIL: "bold red",
+    Verdict.SKIP: "dim",
+    Verdict.UNKNOWN: "magenta",
+}
+
+VERDICT_MARK = {
+    Verdict.PASS: "✓",
+    Verdict.WARN: "!",
+    Verdict.FAIL: "✗",
+    Verdict.SKIP: "·",
+    Verdict.UNKNOWN: "?",
+}
+
+CLUSTER_STYLE = {
+    ClusterVerdict.READY: "bold green",
+    ClusterVerdict.READY_WITH_WARNINGS: "bold yellow",
+    ClusterVerdict.NOT_READY: "bold red",
+}
+
+
+def score_text(score: float | None) -> str:
+    return "n/a" if score is None else f"{round(score * 100)}%"
 
 
 def layer_label(layer: int) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpunode.model import Evidence
-from gpunode.validate.model import CATEGORIES, Outcome, Verdict, worst
+from gpunode.validation import CATEGORIES, Outcome, Verdict, worst
 
 if TYPE_CHECKING:
     from gpunode.checks.context import NodeContext

@@ -19,7 +19,8 @@ from gpunode.kb import load_kb
 from gpunode.model import Report, SourceInfo
 from gpunode.validate import checks as _checks  # noqa: F401  (registers the checks)
 from gpunode.validate.context import ValidationContext, ValidationOptions
-from gpunode.validate.model import (
+from gpunode.validate.registry import REGISTRY, Validation, unknown, worst_of_nodes
+from gpunode.validation import (
     CATEGORIES,
     CheckResult,
     Outcome,
@@ -28,7 +29,6 @@ from gpunode.validate.model import (
     category_result,
     cluster_verdict,
 )
-from gpunode.validate.registry import REGISTRY, Validation, unknown, worst_of_nodes
 
 
 def selected(categories: Sequence[str] = (), *, active: bool = False) -> list[Validation]:

@@ -24,8 +24,8 @@ from gpunode.selector import bundle_node_labels, select_nodes
 from gpunode.validate.active.session import ActiveOptions, run_active
 from gpunode.validate.context import LiveFacts, ValidationOptions
 from gpunode.validate.defaults import DEFAULT_SCRAPE_INTERVAL_S
-from gpunode.validate.model import CATEGORIES, ValidationReport, Verdict
 from gpunode.validate.runner import validate_and_diagnose
+from gpunode.validation import CATEGORIES, ValidationReport, Verdict
 
 BUNDLE_DIR = "bundle"
 
@@ -202,12 +202,12 @@ def write_outputs(result: ValidateResult, output_dir: Path, fail_on: Verdict) ->
     """The report in every format, next to the bundle it was made from."""
     from rich.console import Console
 
-    from gpunode.validate.report import FILE_NAMES, REPORTERS
+    from gpunode.report import VALIDATE_FILE_NAMES, VALIDATE_REPORTERS
 
     output_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, reporter in REPORTERS.items():
-        path = output_dir / FILE_NAMES[name]
+    for name, reporter in VALIDATE_REPORTERS.items():
+        path = output_dir / VALIDATE_FILE_NAMES[name]
         with path.open("w", encoding="utf-8") as handle:
             console = Console(file=handle, width=120, soft_wrap=False, highlight=False, color_system=None)
             reporter(result.report, console, fail_on)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpunode.validate.model import CATEGORY
 from gpunode.validate.registry import declare_active
+from gpunode.validation import CATEGORY
 
 GPU_SMOKE = declare_active(
     "gpu.workload-smoke",

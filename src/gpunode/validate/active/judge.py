@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from gpunode.bundle.kube import Pod
 from gpunode.checks.pods import display_state
 from gpunode.model import Evidence
-from gpunode.validate.model import Outcome
 from gpunode.validate.registry import failed, passed, unknown
+from gpunode.validation import Outcome
 
 SMI_GPU_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
 NCCL_LINE = re.compile(r"gpunode-nccl .*?busbw_GBps=(?P<busbw>[0-9.]+)")

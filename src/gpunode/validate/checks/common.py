@@ -7,8 +7,8 @@ from collections import defaultdict
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence
 from gpunode.validate.context import ValidationContext
-from gpunode.validate.model import Outcome, Verdict
 from gpunode.validate.registry import NodeOutcomes, Reducer, failed, named, passed, unknown, warned
+from gpunode.validation import Outcome, Verdict
 
 
 def value_outcome(value: str, *evidence: Evidence) -> Outcome:

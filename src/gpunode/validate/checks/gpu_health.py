@@ -9,7 +9,6 @@ from gpunode.parse.nvidia_smi import GpuInfo, NvidiaSmiReport
 from gpunode.parse.prom import Sample
 from gpunode.validate.checks.common import consistent_values, dcgm_gpu_label, smi_path, value_outcome
 from gpunode.validate.context import ValidationContext, quantity
-from gpunode.validate.model import CATEGORY, Outcome
 from gpunode.validate.registry import (
     failed,
     named,
@@ -19,6 +18,7 @@ from gpunode.validate.registry import (
     validation,
     warned,
 )
+from gpunode.validation import CATEGORY, Outcome
 
 CAT = CATEGORY.GPU_HEALTH
 GPU = "nvidia.com/gpu"

@@ -12,8 +12,8 @@ from gpunode.bundle.kube import Node
 from gpunode.model import Evidence
 from gpunode.unread import could_not_read, unread_lists
 from gpunode.validate.context import ValidationContext, condition_status
-from gpunode.validate.model import CATEGORY, Outcome
 from gpunode.validate.registry import count, failed, named, passed, skipped, unknown, validation, warned
+from gpunode.validation import CATEGORY, Outcome
 
 CAT = CATEGORY.INFRASTRUCTURE
 PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure")

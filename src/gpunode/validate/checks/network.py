@@ -18,7 +18,6 @@ from gpunode.validate.context import (
     condition_status,
     quantity,
 )
-from gpunode.validate.model import CATEGORY, Outcome
 from gpunode.validate.registry import (
     failed,
     named,
@@ -29,6 +28,7 @@ from gpunode.validate.registry import (
     validation,
     warned,
 )
+from gpunode.validation import CATEGORY, Outcome
 
 CAT = CATEGORY.NETWORK
 MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"

@@ -9,7 +9,6 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import pod_problem
 from gpunode.model import Evidence, Finding
 from gpunode.validate.context import ValidationContext
-from gpunode.validate.model import CATEGORY, Outcome
 from gpunode.validate.registry import (
     failed,
     named,
@@ -19,6 +18,7 @@ from gpunode.validate.registry import (
     unknown,
     validation,
 )
+from gpunode.validation import CATEGORY, Outcome
 
 CAT = CATEGORY.OBSERVABILITY
 DCGM = "dcgm-exporter"

@@ -10,7 +10,6 @@ from gpunode.bundle.kube import Node, Pod, Taint
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence
 from gpunode.validate.context import ValidationContext, condition_status, quantity
-from gpunode.validate.model import CATEGORY, Outcome
 from gpunode.validate.registry import (
     count,
     failed,
@@ -21,6 +20,7 @@ from gpunode.validate.registry import (
     validation,
     warned,
 )
+from gpunode.validation import CATEGORY, Outcome
 
 CAT = CATEGORY.SCHEDULING
 GPU = "nvidia.com/gpu"

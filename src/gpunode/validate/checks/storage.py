@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from gpunode.bundle.kube import GenericObject
 from gpunode.model import Evidence
 from gpunode.validate.context import ValidationContext
-from gpunode.validate.model import CATEGORY, Outcome, Verdict, worst
 from gpunode.validate.registry import count, failed, named, passed, skipped, unknown, validation, warned
+from gpunode.validation import CATEGORY, Outcome, Verdict, worst
 
 CAT = CATEGORY.STORAGE
 DEFAULT_ANNOTATIONS = (
