@@ -33,3 +33,36 @@ def test_recorded_node_is_healthy(tmp_path: Path) -> None:
     assert root_causes(report) == []
     for cid in ("nvlink-fabric", "rdma-links", "imex", "gpudirect-rdma"):
         assert component(report, cid).status == Status.NOT_DEPLOYED, cid
+
+
+def _statuses(report: dict[str, object]) -> dict[str, tuple[str, str]]:
+    node = report["nodes"][0]  # type: ignore[index]
+    return {c["component"]: (c["status"], c["summary"]) for c in node["components"]}
+
+
+def test_recorded_agent_and_probe_reports_agree_and_say_why() -> None:
+    """`gpunode agent`'s /report after 90 s and `gpunode probe -o json`, both recorded on the
+    same H100: healthy, and the link components say there is nothing to link rather than ok."""
+    import json
+
+    agent = json.loads((RUN / "agent-report.json").read_text())
+    probe = json.loads((RUN / "probe-report.json").read_text())
+    assert agent["nodes"][0]["status"] == probe["nodes"][0]["status"] == "ok"
+    assert agent["nodes"][0]["root_causes"] == []
+    statuses = _statuses(agent)
+    assert statuses == _statuses(probe)
+    assert statuses["nvlink-fabric"][0] == "not-deployed"
+    assert statuses["nvlink-fabric"][1].startswith("no NVLink peers")
+    assert statuses["rdma-links"] == ("not-deployed", "no InfiniBand HCA")
+
+
+def test_recorded_facts_judged_today_as_the_machine_judged_them(tmp_path: Path) -> None:
+    """The recorded probe facts, judged by today's engine, give the statuses the machine's own
+    agent reported for the layers the facts cover (0-2): a drift guard for the replay."""
+    import json
+
+    facts = json.loads((RUN / "probe.json").read_text())
+    report = build_report(write_bundle(tmp_path, facts, raw={}), [facts["node_name"]]).nodes[0]
+    recorded = _statuses(json.loads((RUN / "agent-report.json").read_text()))
+    for cid in ("gpu-hardware", "driver", "nvlink-fabric", "rdma-links", "imex", "gpudirect-rdma"):
+        assert component(report, cid).status.value == recorded[cid][0], cid
