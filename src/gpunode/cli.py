@@ -22,22 +22,21 @@ import tempfile
 import threading
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
 
 from gpunode import __version__, cliparams
+from gpunode.commands.common import build_report, console, emit
 from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
 from gpunode.commands.output import ReportFormat, ReportFormatOpt
 from gpunode.errors import GpunodeError, UsageError
 
 if TYPE_CHECKING:
-    from rich.console import Console
 
     from gpunode.diagnose import Reuse
     from gpunode.model import Report
-    from gpunode.report import Reporter
     from gpunode.report.options import RenderOptions
 
 app = typer.Typer(
@@ -120,78 +119,15 @@ StackOpt = Annotated[bool, typer.Option("--stack", help="Draw each node's stack 
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar on stderr.")]
 
 
-def _console() -> Console:
-    """Rich on a terminal; piped, plain text whose lines carry no trailing padding."""
-    from rich.console import Console
-
-    if sys.stdout.isatty():
-        return Console(soft_wrap=False, highlight=False)
-    from gpunode.report.plain import PlainWriter
-
-    return Console(file=cast("TextIO", PlainWriter(sys.stdout)), soft_wrap=False, highlight=False)
-
-
-stdout_console = _console  # for command modules: the same terminal/pipe handling
-
-
-def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = None,
-                 reuse: Reuse | None = None, name: str | None = None) -> Report:
-    """Load a bundle and diagnose it (the offline path shared by several commands); ``reuse``:
-    node reports a live collection already judged from the same facts. No GPU node found
-    while the node or pod list could not be read is SourceUnreachable (exit 3; ``name``: the
-    source as the message names it, else the bundle's path), never an empty report."""
-    from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
-    from gpunode.diagnose import diagnose
-    from gpunode.selector import bundle_node_labels, select_nodes
-    from gpunode.unread import refuse_empty
-
-    # The facts only grow until the report is built (gc_paused: no collection pass over
-    # millions of objects of a large bundle, before or after).
-    with gc_paused(keep=True), loaded_reading_ahead(bundle) as loaded:
-        facts = keep_facts(loaded)
-        wanted = select_nodes(bundle_node_labels(facts), nodes or (), selector, str(bundle))
-        report = diagnose(facts, read_node_observations, wanted, reuse=reuse)
-        if not report.nodes:
-            refuse_empty(name or str(bundle), facts.manifest)
-        return report
+# For command modules and tests: the same terminal/pipe handling (gpunode.commands.common).
+_console = console
+stdout_console = console
 
 
 def render_options(output: ReportFormat, show_all: bool = False, show_stack: bool = False) -> RenderOptions:
     from gpunode.report.options import RenderOptions
 
     return RenderOptions(expand=show_all or output == ReportFormat.wide, show_stack=show_stack)
-
-
-def emit(report: Report, reporters: dict[str, Reporter], output: ReportFormat, options: RenderOptions) -> int:
-    """Warnings about missing data first, on stderr; then the report on stdout; the exit code.
-
-    JSON is the Report struct as it is for every command (report JSON v1): written from the
-    encoding the terminal-safety pass made anyway, without a console (rich) to write through."""
-    from gpunode.safety import safe_encoded, safe_struct, warn_first
-
-    if output == ReportFormat.json:
-        from gpunode.report.jsonout import formatted, write_json
-
-        report, encoded = safe_encoded(report, type(report))  # no terminal escapes from collected data
-        warn_first(report)
-        sys.stderr.flush()
-        write_json(_stdout(), formatted(encoded))
-        return 1 if report.has_failures else 0
-    report = safe_struct(report, type(report))
-    warn_first(report)
-    sys.stderr.flush()
-    reporters[output.value](report, _console(), options)
-    return 1 if report.has_failures else 0
-
-
-def _stdout() -> TextIO:
-    """Standard output as the console would write to it (a wrapper dropping trailing blanks
-    when piped), for output written without a console."""
-    if sys.stdout.isatty():
-        return sys.stdout
-    from gpunode.report.plain import PlainWriter
-
-    return cast("TextIO", PlainWriter(sys.stdout))
 
 
 def resolve_bundle(
@@ -347,11 +283,15 @@ def demo(
     from gpunode.report import DIAGNOSE_REPORTERS
 
     if list_:
-        for name, description in sim.list_scenarios():
+        for name, description in sim.demo_scenarios():
             typer.echo(f"{name:40} {description}")
         raise typer.Exit(0)
+    chosen = sim.load_scenario(scenario)
+    refused = sim.not_for_demo(chosen)
+    if refused:
+        raise UsageError(refused)
     with tempfile.TemporaryDirectory(prefix="gpunode-demo-") as tmp:
-        bundle = sim.build_bundle(sim.load_scenario(scenario), Path(tmp) / "bundle")
+        bundle = sim.build_bundle(chosen, Path(tmp) / "bundle")
         report = _demo_live(bundle, Path(tmp)) if live else build_report(bundle, None)
     report = relabel(report, f"{'test API server, ' if live else ''}scenario {scenario}")
     raise typer.Exit(emit(report, DIAGNOSE_REPORTERS, output, render_options(output, show_all, show_stack)))

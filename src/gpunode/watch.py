@@ -48,7 +48,7 @@ def watch_reports(
     stamped block of changes."""
     if output in (ReportFormat.json, ReportFormat.yaml):
         return _documents(evaluate, output, interval=interval, count=count)
-    from gpunode.cli import emit
+    from gpunode.commands.common import emit
     from gpunode.report import DIAGNOSE_REPORTERS
 
     report = evaluate()

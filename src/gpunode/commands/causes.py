@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List every cause gpunode recognises: code, component, layer, title and fix."""
         from gpunode.catalog import load_catalog
-        from gpunode.cli import stdout_console
+        from gpunode.commands.common import console as stdout_console
         from gpunode.kb import load_kb
 
         catalog = load_catalog()

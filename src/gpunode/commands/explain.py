@@ -131,7 +131,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Name the known causes in logs, kubectl describe output, dmesg dumps or containerd
         configs (exit 1 if any)."""
-        from gpunode.cli import stdout_console
+        from gpunode.commands.common import console as stdout_console
 
         names = _sources(sources)
         _check_component(component)

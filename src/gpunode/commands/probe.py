@@ -137,7 +137,7 @@ def node_dir(result: ProbeResult) -> str:
 
 
 def _diagnose_bundle(result: ProbeResult, bundle: Path) -> Report:
-    from gpunode.cli import build_report
+    from gpunode.commands.common import build_report
     from gpunode.probe import write_probe_bundle
 
     _refuse_overwrite(bundle, node_dir(result))
@@ -188,7 +188,7 @@ def _render(report: Report, output: ProbeOutput, show_stack: bool) -> None:
 
         sys.stdout.write(to_json(report).decode() + "\n")
         return
-    from gpunode.cli import _console
+    from gpunode.commands.common import console as _console
     from gpunode.report import DIAGNOSE_REPORTERS
     from gpunode.report.options import RenderOptions
 

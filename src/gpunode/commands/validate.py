@@ -168,7 +168,7 @@ def _readiness_extras(source: Path | None, deep: bool, all_nodes: bool, lists_fi
 
 
 def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
-    from gpunode.cli import stdout_console
+    from gpunode.commands.common import console as stdout_console
     from gpunode.report import VALIDATE_REPORTERS
     from gpunode.safety import safe_struct
     from gpunode.validate.service import validate, write_outputs

@@ -13,15 +13,13 @@ from rich.text import Text
 
 from gpunode.model import ComponentReport, NodeReport, Report, Status
 from gpunode.report.options import DEFAULT, RenderOptions
-from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label, paragraph
+from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label, not_gpu_line, paragraph
 
 # More nodes than this are drawn as the grid unless every picture is asked for.
 FULL_PICTURES_MAX = 3
 
 
 def render_stack(report: Report, console: Console, options: RenderOptions = DEFAULT) -> None:
-    from gpunode.report.table import not_gpu_line
-
     for skipped in report.not_gpu_nodes:
         console.print(not_gpu_line(skipped), soft_wrap=True)
     if report.cluster.components:

@@ -8,7 +8,7 @@ from rich import box
 from rich.console import Console
 from rich.text import Text
 
-from gpunode.model import LAYER_NAMES, Status
+from gpunode.model import LAYER_NAMES, NotGpuNode, Status
 from gpunode.validation import ClusterVerdict, Verdict
 
 STATUS_STYLE = {
@@ -56,6 +56,11 @@ def score_text(score: float | None) -> str:
 
 def layer_label(layer: int) -> str:
     return f"L{layer} {LAYER_NAMES[layer]}" if layer < 5 else LAYER_NAMES[layer]
+
+
+def not_gpu_line(node: NotGpuNode) -> Text:
+    """A node asked for by name that is not a GPU node, and the evidence that is absent."""
+    return Text.assemble((f"{node.name}: not a GPU node", "bold"), f" — {node.reason}")
 
 
 def table_box(console: Console) -> box.Box | None:

@@ -12,10 +12,17 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from gpunode.model import ComponentReport, NodeReport, NotGpuNode, Report, RootCause, Status
+from gpunode.model import ComponentReport, NodeReport, Report, RootCause, Status
 from gpunode.report import fleet, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
-from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label, paragraph, table_box
+from gpunode.report.style import (
+    STATUS_MARK,
+    STATUS_STYLE,
+    layer_label,
+    not_gpu_line,
+    paragraph,
+    table_box,
+)
 
 # Nodes listed by name under a grouped root cause before "… and N more".
 _NAMES_SHOWN = 8
@@ -49,11 +56,6 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
 
         console.print()
         render_stack(report, console, options)
-
-
-def not_gpu_line(node: NotGpuNode) -> Text:
-    """A node asked for by name that is not a GPU node, and the evidence that is absent."""
-    return Text.assemble((f"{node.name}: not a GPU node", "bold"), f" — {node.reason}")
 
 
 def header(report: Report, command: str) -> Text:
