@@ -170,3 +170,48 @@ def test_a_running_controller_refused_on_its_own_objects_gets_the_catalogued_cau
     causes += [(rc.component, rc.cause) for n in report.nodes for rc in n.root_causes]
     assert ("nfd", "nfd_rbac_forbidden") in causes
     assert all(cause != "error_permission_denied" for _, cause in causes)
+
+
+def _rejected(reason: str, message: str, name: str = "gpu-job-worker-0") -> Case:
+    return _case({"kind": "event", "object": {"kind": "Pod", "name": name}, "type": "Warning",
+                  "reason": reason, "message": message})
+
+
+def test_a_pod_the_kubelet_s_device_manager_refused_for_lack_of_devices_is_the_kubelet_s() -> None:
+    # kubernetes/kubernetes#130145: the device manager's stale record of allocated GPUs
+    found = _top(_rejected("UnexpectedAdmissionError",
+                           "Pod Allocate failed due to requested number of devices unavailable for "
+                           "nvidia.com/gpu. Requested:1, Available: 0, which is unexpected"))
+    assert found is not None and found[:2] == ("kubelet", "error_resource_exhausted")
+
+
+def test_a_pod_the_topology_manager_refused_is_the_kubelet_s() -> None:
+    # pytorch/ci-infra#696: single-numa-node policy, GPUs free only across sockets
+    found = _top(_rejected("TopologyAffinityError", "Resources cannot be allocated with Topology locality",
+                           name="runner-26mj5-workflow"))
+    assert found is not None and found[:2] == ("kubelet", "error_resource_exhausted")
+
+
+def test_no_healthy_devices_of_another_plugin_s_resource_is_not_the_nvidia_plugin_s() -> None:
+    # kubernetes/kubernetes#118559: the kubelet re-admits a running pod before its plugin registered
+    found = _top(_rejected("UnexpectedAdmissionError",
+                           "Allocate failed due to no healthy devices present; cannot allocate unhealthy "
+                           "devices devices.kubevirt.io/kvm, which is unexpected",
+                           name="virt-launcher-vmi-1"))
+    assert found is not None and found[:2] == ("kubelet", "error_unclassified")
+    # the same words about the NVIDIA resource: the plugin has no healthy GPU to give
+    found = _top(_rejected("UnexpectedAdmissionError",
+                           "Allocate failed due to no healthy devices present; cannot allocate unhealthy "
+                           "devices nvidia.com/gpu, which is unexpected"))
+    assert found is not None and found[:2] == ("device-plugin", "gpu_admission_failed")
+
+
+def test_a_plugin_s_own_refusal_in_an_rpc_error_is_read_for_its_class() -> None:
+    # NVIDIA/k8s-device-plugin README (time-slicing, failRequestsGreaterThanOne): code Unknown
+    # carries the plugin's own error, not a lost connection
+    found = _top(_rejected("UnexpectedAdmissionError",
+                           "Allocate failed due to rpc error: code = Unknown desc = request for "
+                           "'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1, "
+                           "which is unexpected",
+                           name="gpu-pod"))
+    assert found is not None and found[:2] == ("device-plugin", "error_resource_exhausted")

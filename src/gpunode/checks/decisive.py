@@ -39,6 +39,7 @@ class Text:
     lines: Sequence[str]
     verb: str  # "exits", "init container X fails", "cannot start", "reports"
     numbered: bool = True  # a log file: cite the line number
+    reason: str = ""  # the event's or the pod status's reason, where the text is one
 
 
 def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list[Finding]:
@@ -215,6 +216,8 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
         for text in pod_texts(pod, (), events, ""):
             found = decisive_line(text.lines, ctx.kb.class_of)
             target = ctx.facts.catalog.named_in(found.line) if found is not None else None
+            if found is not None and target is None and text.reason in KUBELET_ADMISSION:
+                target = "kubelet"  # its own device or topology manager refused the pod
             if found is None or target is None or target in OWN_FACTS_ONLY:
                 continue
             verb = f"fails starting GPU workload {meta.namespace}/{meta.name}"
@@ -222,6 +225,13 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
                 ctx.kb, target, Status.FAILED, found, text.where, verb=verb,
                 standalone="true", namespace=meta.namespace, pod=meta.name))
             break
+
+
+#: Reasons the kubelet gives a pod it refused at admission because its own device manager
+#: or topology manager said no (k8s.io/kubernetes pkg/kubelet/cm: UnexpectedAdmissionError,
+#: TopologyAffinityError): the refusal is the kubelet's unless its words name another layer
+#: (a device plugin's rpc error, an NVML error).
+KUBELET_ADMISSION = frozenset({"UnexpectedAdmissionError", "TopologyAffinityError"})
 
 
 def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Text]:
@@ -294,7 +304,7 @@ def _pod_message(pod: Pod) -> Iterator[Text]:
     if status.message:
         yield Text(f"pod {meta.namespace}/{meta.name} status.message",
                    [_one_line(f"{status.reason}: {status.message}".lstrip(": "))], "cannot start",
-                   numbered=False)
+                   numbered=False, reason=status.reason)
 
 
 #: Waiting reasons whose message is the kubelet's own wording, not the failure's.
@@ -306,7 +316,7 @@ def _event_texts(source: str, events: Sequence[Event]) -> Iterator[Text]:
     warnings = [ev for ev in events if ev.type == "Warning" and ev.message and ev.reason != "BackOff"]
     for ev in reversed(warnings):
         where = f"event {source} reason={ev.reason} count={ev.count or 1}"
-        yield Text(where, [_one_line(ev.message)], _event_verb(ev.reason), numbered=False)
+        yield Text(where, [_one_line(ev.message)], _event_verb(ev.reason), numbered=False, reason=ev.reason)
 
 
 def _one_line(message: str) -> str:
