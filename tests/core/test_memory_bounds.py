@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from gpunode.bundle.load import RESOURCES
-from gpunode.limits import MAX_FILES
+from gpunode.bundle.pieces import MAX_ITEM_BYTES, PIECE_BYTES
+from gpunode.limits import MAX_FILE_BYTES, MAX_FILES
 
 MINI = Path(__file__).parents[1] / "live" / "fixtures" / "mini"
 LIMIT_MIB = 512
@@ -145,6 +146,37 @@ def tiny_items(tmp: Path) -> Path:
     return bundle
 
 
+def tiny_items_in_small_lists(tmp: Path) -> Path:
+    """Every cluster list just under a piece (1 MiB, read whole) of ``{}`` items: each decoded
+    at once without a check took 701 MiB together and was judged (exit 1); a list is now
+    decoded only when what it can decode into fits."""
+    bundle = _copy(tmp / "b")
+    body = b'{"kind":"List","items":[' + b",".join([b"{}"] * ((PIECE_BYTES - 40) // 3)) + b"]}"
+    for name in RESOURCES:
+        (bundle / "cluster" / f"{name}.json").write_bytes(body)
+    return bundle
+
+
+def tiny_values_in_big_items(tmp: Path) -> Path:
+    """ClusterPolicies of 4 MiB each (an item may be larger than a piece), each a spec array of
+    1,400,000 ``{}``: a piece decoded into 168 MiB past the check (517 MiB peak)."""
+    bundle = _copy(tmp / "b")
+    item = b'{"spec":{"a":[' + b",".join([b"{}"] * (MAX_ITEM_BYTES // 3 - 20)) + b"]}}"
+    with (bundle / "cluster" / "clusterpolicies.json").open("wb") as out:
+        out.write(b'{"kind":"List","items":[' + b",".join([item] * 40) + b"]}")
+    return bundle
+
+
+def tiny_items_up_to_the_file_limit(tmp: Path) -> Path:
+    """A pod list of MAX_FILE_BYTES: 64 MB of ``{}`` items, then a hole (sparse), then its end."""
+    bundle = _copy(tmp / "b")
+    with (bundle / "cluster" / "pods.json").open("wb") as out:
+        out.write(b'{"kind":"PodList","items":[' + b"{}," * (64_000_000 // 3))
+        out.seek(MAX_FILE_BYTES - 4)
+        out.write(b"{}]}")
+    return bundle
+
+
 def tiny_items_archive(tmp: Path) -> Path:
     return _pack(tiny_items(tmp), tmp / "tiny.tar.gz")
 
@@ -230,6 +262,9 @@ CASES: dict[str, tuple[Callable[[Path], Path], tuple[int, ...]]] = {
     "many-node-folders": (many_node_folders, (0, 1)),
     "tiny-items-in-every-list": (tiny_items, (2,)),
     "tiny-items-in-every-list-archive": (tiny_items_archive, (2,)),
+    "tiny-items-in-small-lists": (tiny_items_in_small_lists, (2,)),
+    "tiny-values-in-big-items": (tiny_values_in_big_items, (2,)),
+    "tiny-items-up-to-the-file-limit": (tiny_items_up_to_the_file_limit, (2,)),
     "huge-strings": (huge_strings, (0, 1)),
     "deep-item-in-large-list": (deep_item_in_large_list, (0, 1, 2)),
     "big-log": (big_log, (0, 1)),
@@ -243,6 +278,7 @@ def test_hostile_input_stays_within_512_mib(case: str, tmp_path: Path) -> None:
     build, exits = CASES[case]
     path = build(tmp_path)
     proc, peak = peak_run("diagnose", "--from", str(path), "-o", "json")
+    print(f"{case}: exit {proc.returncode}, peak {peak} MiB")
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode in exits, proc.stderr[-2000:]
     if proc.returncode == 2:

@@ -13,7 +13,14 @@ from pathlib import Path
 
 from gpunode.sim import fault_defs as _fault_defs  # noqa: F401  (registers every fault type)
 from gpunode.sim.faults import FAULTS, FaultType
-from gpunode.sim.scenario import Scenario, list_scenarios, load_scenario, parse_scenario
+from gpunode.sim.scenario import (
+    Scenario,
+    demo_scenarios,
+    list_scenarios,
+    load_scenario,
+    not_for_demo,
+    parse_scenario,
+)
 
 
 def build_bundle(scenario: Scenario, out_dir: Path) -> Path:
@@ -38,7 +45,9 @@ __all__ = [
     "FaultType",
     "Scenario",
     "build_bundle",
+    "demo_scenarios",
     "list_scenarios",
     "load_scenario",
+    "not_for_demo",
     "parse_scenario",
 ]

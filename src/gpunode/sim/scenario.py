@@ -143,6 +143,28 @@ def list_scenarios() -> list[tuple[str, str]]:
     return sorted(found)
 
 
+#: GPU nodes beyond which a scenario is a benchmark, not something ``demo`` runs: building it
+#: in memory and judging it take gigabytes (scale-5000: 2.9 GiB to build, 890 MiB to judge,
+#: past the 416 MiB a run may grow by default; docs/scenarios.md).
+DEMO_MAX_GPU_NODES = 1000
+
+
+def not_for_demo(scenario: Scenario) -> str | None:
+    """Why ``demo`` does not run ``scenario`` (a benchmark fleet), with what to run instead;
+    None when it does."""
+    scale = scenario.cluster.scale
+    if scale is None or scale.gpu_node_count <= DEMO_MAX_GPU_NODES:
+        return None
+    return (f"{scenario.name}: a benchmark of {scale.gpu_node_count:,} GPU nodes, not a demo (building it "
+            f"takes gigabytes of memory); write it with 'gpunode sim {scenario.name} -o DIR' and judge it "
+            "with 'GPUNODE_MAX_MEMORY_MIB=1024 gpunode diagnose --from DIR' (docs/scenarios.md)")
+
+
+def demo_scenarios() -> list[tuple[str, str]]:
+    """``list_scenarios`` without the benchmarks ``demo`` does not run."""
+    return [(name, text) for name, text in list_scenarios() if not_for_demo(load_scenario(name)) is None]
+
+
 def load_scenario(path_or_name: str | Path) -> Scenario:
     """Load a scenario from a file path or by bundled name (e.g. `falcon-ai-broken`)."""
     text, label = _read_source(path_or_name)
