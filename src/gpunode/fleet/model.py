@@ -1,0 +1,76 @@
+"""The fleet section of report JSON v1 (``fleet``): outliers, shared factors and wedges.
+
+Imports nothing of gpunode, so ``gpunode.model`` holds it as a field of the report.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Outlier(msgspec.Struct, frozen=True):
+    """A node that differs from its peers (the nodes that should be like it) without any
+    root cause of its own: fewer GPUs, missing labels, other versions, a narrower link."""
+
+    node: str
+    #: the peer class, as a person reads it ("NVIDIA-H100-80GB-HBM3, pool gpu-a")
+    peer_class: str = msgspec.field(name="class")
+    #: what differs, as a stable id (``gpus.nvml``, ``version.driver``, ``labels.gfd``, …)
+    aspect: str
+    #: what differs, in words ("fewer GPUs in NVML")
+    what: str
+    #: the value most of its peers have, and how many of the class have it
+    peers_value: str
+    value: str
+    peers: int
+    class_size: int
+
+
+class Correlation(msgspec.Struct, frozen=True):
+    """A factor the nodes failing with one cause share and the others do not:
+    "kernel 5.15.0-1071: 40 of 40 nodes on it fail kernel_headers_missing; 0 of 960 others"."""
+
+    factor: str
+    value: str
+    cause: str
+    #: nodes with this value that fail with the cause, and all nodes with this value
+    failing_with: int
+    nodes_with: int
+    #: nodes with another (known) value that fail with the cause, and all of those
+    failing_without: int
+    nodes_without: int
+    #: how exactly the value's nodes are the failing ones (1.0: the same nodes)
+    score: float
+    text: str
+
+
+class Wedge(msgspec.Struct, frozen=True):
+    """A controller that stopped moving: a state held longer than its transition takes."""
+
+    #: ``driver_upgrade_failed``, ``driver_upgrade_stuck``, ``mig_config_failed``,
+    #: ``mig_config_stuck``, ``paused_for_mig_change``, ``pod_stuck_terminating``,
+    #: ``validation_marker_stale``, ``labels_stale``
+    kind: str
+    node: str
+    #: the object that holds the state (``node/gpu-wk-01``, ``pod/gpu-operator/nvidia-…``)
+    object: str
+    #: the state it holds (a label's value, ``Terminating``)
+    state: str
+    #: when it entered the state, where known; ``age`` as a person reads it ("3d 4h",
+    #: "over 2h" when only a lower bound is known; "" unknown)
+    since: str | None
+    age: str
+    age_seconds: int | None
+    #: the controller that should move it on
+    owner: str
+    text: str
+    #: the commands that unwedge it
+    unwedge: tuple[str, ...] = ()
+
+
+class FleetAnalysis(msgspec.Struct, frozen=True):
+    """Patterns across the reported nodes (gpunode.fleet); empty on a uniform, healthy fleet."""
+
+    outliers: tuple[Outlier, ...] = ()
+    correlations: tuple[Correlation, ...] = ()
+    wedges: tuple[Wedge, ...] = ()

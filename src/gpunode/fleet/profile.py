@@ -1,0 +1,329 @@
+"""One node as the fleet sees it: what should make it like its peers, and what may differ.
+
+Most of a profile comes from the cluster lists (labels, capacity, node info, the stack pods'
+images), the same for every node whether its files were read or not. What only the node's
+own files say (GPUs NVML sees, link widths, NVLinks, power limits, DCGM series, stale
+markers) is taken in the node pass (``observe``, run where the node is judged, maybe a
+worker process) and travels back as a small ``Observed``; a node judged from the lists
+alone has none, and those aspects are not compared for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import msgspec
+
+if TYPE_CHECKING:
+    from gpunode.checks.context import NodeContext
+    from gpunode.facts import ClusterFacts
+    from gpunode.model import NodeReport
+
+#: Node pool labels of the managed platforms and common installers, most specific first.
+POOL_LABELS: tuple[str, ...] = (
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+    "alpha.eksctl.io/nodegroup-name",
+    "karpenter.sh/nodepool",
+    "karpenter.sh/provisioner-name",
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+    "node.kubernetes.io/pool",
+    "nodepool",
+    "node-pool",
+    "pool",
+)
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+#: GFD's product label carries the MIG layout or sharing after the product name.
+_PRODUCT_SUFFIX = re.compile(r"-(MIG-.*|SHARED)$")
+#: Labels that change with a controller's progress, not with what the node is.
+VOLATILE_LABELS = frozenset({
+    "nvidia.com/gpu-driver-upgrade-state",
+    "nvidia.com/mig.config.state",
+    "nvidia.com/gfd.timestamp",
+})
+GFD_PREFIX = "nvidia.com/"
+NFD_PREFIX = "feature.node.kubernetes.io/"
+#: Stack components whose image on the node is a version the fleet compares.
+IMAGE_COMPONENTS: tuple[str, ...] = (
+    "driver", "container-toolkit", "device-plugin", "gfd", "dcgm-exporter", "mig-manager",
+)
+DCGM_PREFIX = "DCGM_FI_"
+
+
+class Observed(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    """What the node's own files say that the fleet compares (None: not read)."""
+
+    nvml_gpus: int | None = None
+    pcie_width: int | None = None
+    nvlinks: int | None = None
+    power_limit_w: int | None = None
+    driver: str | None = None
+    cuda: str | None = None
+    vbios: str | None = None
+    product: str | None = None
+    dcgm_families: tuple[str, ...] | None = None
+    #: validation markers written before the driver last loaded (the probe's finding), and
+    #: when the driver loaded (Unix seconds)
+    stale_markers: tuple[str, ...] = ()
+    driver_loaded_at: float | None = None
+    #: when the MIG manager began the change it is making (its last "Updating to MIG config"
+    #: line), read only while the node's MIG state is pending or rebooting
+    mig_since: str | None = None
+
+
+NOTHING_OBSERVED = Observed()
+
+
+def observe(ctx: NodeContext) -> Observed:
+    """The node files' part of a profile, from the probe's NVML facts, else nvidia-smi."""
+    probe = ctx.probe if "gpunode-probe.json" in ctx.obs.cmd else None
+    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
+    families = _dcgm_families(ctx)
+    stale = tuple(m.name for m in probe.host.validations if m.older_than_driver_load) if probe else ()
+    loaded = probe.host.driver_loaded_at if probe and stale else None
+    mig_since = _mig_since(ctx)
+    if probe is not None and probe.nvml.init_ok:
+        gpus = [g for g in probe.nvml.gpus if not g.lost]
+        return Observed(
+            nvml_gpus=len(gpus),
+            pcie_width=_least([g.pcie_width_current for g in gpus]),
+            nvlinks=sum(1 for g in gpus for link in g.nvlinks if link.active),
+            power_limit_w=_least_int([g.power_limit_w for g in gpus]),
+            driver=probe.nvml.driver_version,
+            cuda=probe.nvml.cuda_driver_version,
+            vbios=_joined([g.vbios_version for g in gpus]),
+            product=_joined([g.name for g in gpus]),
+            dcgm_families=families,
+            stale_markers=stale,
+            driver_loaded_at=loaded,
+            mig_since=mig_since,
+        )
+    if smi is not None:
+        return Observed(
+            nvml_gpus=len(smi.gpus),
+            pcie_width=_least([g.pcie_width_current for g in smi.gpus]),
+            power_limit_w=_least_int([g.power_limit_w for g in smi.gpus]),
+            driver=smi.driver_version,
+            cuda=smi.cuda_version,
+            vbios=_joined([g.vbios_version for g in smi.gpus]),
+            product=_joined([g.product_name for g in smi.gpus]),
+            dcgm_families=families,
+            stale_markers=stale,
+            driver_loaded_at=loaded,
+            mig_since=mig_since,
+        )
+    if families is None and not stale and mig_since is None:
+        return NOTHING_OBSERVED
+    return Observed(dcgm_families=families, stale_markers=stale, driver_loaded_at=loaded, mig_since=mig_since)
+
+
+MIG_STATE_LABEL = "nvidia.com/mig.config.state"
+MIG_CHANGING = frozenset({"pending", "rebooting"})
+_MIG_UPDATE = re.compile(r'^time="([^"]+)".*msg="Updating to MIG config')
+
+
+def _mig_since(ctx: NodeContext) -> str | None:
+    """When the MIG manager on the node began its current change (logrus ``time=``)."""
+    node = ctx.node
+    if node is None or node.metadata.labels.get(MIG_STATE_LABEL) not in MIG_CHANGING:
+        return None
+    found: str | None = None
+    for sp in ctx.stack_pods("mig-manager"):
+        for log in ctx.logs_of(sp.pod):
+            for line in log.lines:
+                match = _MIG_UPDATE.match(line)
+                if match and (found is None or match.group(1) > found):
+                    found = match.group(1)
+    return found
+
+
+def _dcgm_families(ctx: NodeContext) -> tuple[str, ...] | None:
+    if "dcgm-exporter.prom" not in ctx.obs.metrics:
+        return None
+    families = ctx._dcgm_families or {}
+    return tuple(sorted(name for name in families if name.startswith(DCGM_PREFIX)))
+
+
+def _least(values: Sequence[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
+def _least_int(values: Sequence[float | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return round(min(known)) if known else None
+
+
+def _joined(values: Sequence[str | None]) -> str | None:
+    """One value where every GPU agrees, else all of them (a mixed node is itself odd)."""
+    known = sorted({v for v in values if v})
+    return " / ".join(known) if known else None
+
+
+# --- the whole profile (main process) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One reported node as the fleet compares it; unknown values are absent."""
+
+    name: str
+    causes: frozenset[str]
+    #: what should make it like its peers (None: unknown)
+    keys: dict[str, str | None]
+    #: values compared for equality (versions and images), counts compared for fewer,
+    #: measures compared for deviation, key sets compared for missing keys
+    versions: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    measures: dict[str, float] = field(default_factory=dict)
+    sets: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: what the failing nodes may share (correlations), known values only
+    factors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failing(self) -> bool:
+        return bool(self.causes)
+
+
+def profile(facts: ClusterFacts, report: NodeReport, seen: Observed | None) -> Profile:
+    """The node's profile from the lists, its report and what its files said."""
+    node = facts.nodes.get(report.name)
+    labels: Mapping[str, str] = node.metadata.labels if node is not None else {}
+    seen = seen or NOTHING_OBSERVED
+    keys = class_keys(labels)
+    images = stack_images(facts, report.name)
+    info = node.status.node_info if node is not None else None
+    versions = _known({
+        "driver": driver_version(labels) or seen.driver,
+        "cuda": cuda_version(labels) or seen.cuda,
+        "kernel": info.kernel_version if info else None,
+        "os": info.os_image if info else None,
+        "runtime": info.container_runtime_version if info else None,
+        "kubelet": info.kubelet_version if info else None,
+        "vbios": seen.vbios,
+        **{f"image.{c}": img for c, img in images.items()},
+    })
+    status = node.status if node is not None else None
+    counts = _known_int({
+        "gpus.nvml": seen.nvml_gpus,
+        "gpus.capacity": _resource(status.capacity if status else {}, "nvidia.com/gpu"),
+        "gpus.allocatable": _resource(status.allocatable if status else {}, "nvidia.com/gpu"),
+        "gpus.labelled": _int(labels.get("nvidia.com/gpu.count")),
+        "pcie.width": seen.pcie_width,
+        "nvlinks": seen.nvlinks,
+    })
+    measures = {"power.limit": float(seen.power_limit_w)} if seen.power_limit_w is not None else {}
+    sets = {
+        "labels.nvidia": frozenset(k for k in labels
+                                   if k.startswith(GFD_PREFIX) and k not in VOLATILE_LABELS),
+        "labels.nfd": frozenset(k for k in labels if k.startswith(NFD_PREFIX)),
+    }
+    if seen.dcgm_families is not None:
+        sets["metrics.dcgm"] = frozenset(seen.dcgm_families)
+    factors = dict(versions)
+    factors.update(_known({
+        "pool": keys.get("pool"),
+        "instance_type": keys.get("instance_type"),
+        "gpu_product": keys.get("product") or seen.product,
+        "zone": _first(labels, ZONE_LABELS),
+    }))
+    causes = frozenset(rc.cause for rc in report.root_causes)
+    return Profile(report.name, causes, keys, versions, counts, measures, sets, factors)
+
+
+def class_keys(labels: Mapping[str, str]) -> dict[str, str | None]:
+    """What should make nodes alike: GPU product, pool, instance type, MIG and sharing.
+
+    More keys (an NVLink domain) are added by registering a function in ``CLASS_KEYS``."""
+    return {name: read(labels) for name, read in CLASS_KEYS.items()}
+
+
+def _product(labels: Mapping[str, str]) -> str | None:
+    product = labels.get("nvidia.com/gpu.product")
+    return _PRODUCT_SUFFIX.sub("", product) if product else None
+
+
+def _mig(labels: Mapping[str, str]) -> str | None:
+    config = labels.get("nvidia.com/mig.config")
+    strategy = labels.get("nvidia.com/mig.strategy")
+    if config is None and strategy is None:
+        return None
+    return "/".join(v for v in (config, strategy) if v)
+
+
+def _sharing(labels: Mapping[str, str]) -> str | None:
+    strategy = labels.get("nvidia.com/gpu.sharing-strategy")
+    config = labels.get("nvidia.com/device-plugin.config")
+    if strategy is None and config is None:
+        return None
+    return "/".join(v for v in (strategy, config) if v)
+
+
+#: Class key name → how it is read from the node's labels (None: unknown).
+CLASS_KEYS = {
+    "product": _product,
+    "pool": lambda labels: _first(labels, POOL_LABELS),
+    "instance_type": lambda labels: _first(labels, INSTANCE_TYPE_LABELS),
+    "mig": _mig,
+    "sharing": _sharing,
+}
+
+
+def driver_version(labels: Mapping[str, str]) -> str | None:
+    """GFD's driver version labels (``cuda.driver-version.full``, else major.minor.rev)."""
+    full = labels.get("nvidia.com/cuda.driver-version.full")
+    if full:
+        return full
+    parts = [labels.get(f"nvidia.com/cuda.driver.{p}") for p in ("major", "minor", "rev")]
+    return ".".join(p for p in parts if p) if parts[0] and parts[1] else None
+
+
+def cuda_version(labels: Mapping[str, str]) -> str | None:
+    """GFD's CUDA version labels (``cuda.runtime-version.full``, else major.minor)."""
+    full = labels.get("nvidia.com/cuda.runtime-version.full")
+    if full:
+        return full
+    major, minor = labels.get("nvidia.com/cuda.runtime.major"), labels.get("nvidia.com/cuda.runtime.minor")
+    return f"{major}.{minor}" if major and minor else None
+
+
+def stack_images(facts: ClusterFacts, node: str) -> dict[str, str]:
+    """The image of each compared stack component's pod on the node (its first container)."""
+    here = facts.pods_by_node.get(node, {})
+    out: dict[str, str] = {}
+    for component in IMAGE_COMPONENTS:
+        for sp in here.get(component, ()):
+            containers = sp.pod.spec.containers
+            if containers and containers[0].image:
+                out[component] = containers[0].image
+                break
+    return out
+
+
+def _first(labels: Mapping[str, str], keys: Sequence[str]) -> str | None:
+    for key in keys:
+        value = labels.get(key)
+        if value:
+            return value
+    return None
+
+
+def _resource(amounts: Mapping[str, str], name: str) -> int | None:
+    return _int(amounts.get(name))
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def _known(values: Mapping[str, str | None]) -> dict[str, str]:
+    return {k: v for k, v in values.items() if v}
+
+
+def _known_int(values: Mapping[str, int | None]) -> dict[str, int]:
+    return {k: v for k, v in values.items() if v is not None}
