@@ -35,6 +35,7 @@ from gpunode.bundle.source import BundleSource
 from gpunode.catalog import Catalog, Recogniser, load_catalog
 from gpunode.gpus import gpu_evidence, gpu_node_absent_evidence, has_gpu_evidence, is_gpu_folder_file
 from gpunode.limits import MemoryBudget
+from gpunode.model import LeftOutNode
 
 #: A node file's parse made ahead: the parsed value, or the parse error's message.
 ParsedAhead = tuple[Any, str | None]
@@ -120,6 +121,10 @@ class Manifest(msgspec.Struct, frozen=True):
     extras_policy: str = ""
     extras_nodes: tuple[str, ...] = ()
     report_nodes: tuple[str, ...] = ()
+    #: ``collect -l SEL``: the selector the node list was narrowed by, and the GPU nodes it
+    #: left out of ``cluster/nodes.json`` with their signs of sickness (gpunode.leftout)
+    node_selector: str = ""
+    left_out: tuple[LeftOutNode, ...] = ()
 
     def scope_of(self, rel: str) -> frozenset[str] | None:
         """The namespaces a list covers; None when it covers the whole cluster."""

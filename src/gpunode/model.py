@@ -191,6 +191,25 @@ class NotGpuNode(msgspec.Struct, frozen=True):
     reason: str
 
 
+class LeftOutNode(msgspec.Struct, frozen=True):
+    """A GPU node that ``-l`` or the node names left out (not diagnosed), and what makes it
+    look sick from the cluster lists (gpunode.leftout; empty: nothing seen)."""
+
+    name: str
+    signs: tuple[str, ...] = ()
+
+
+class Selection(msgspec.Struct, frozen=True):
+    """How the reported nodes were chosen and the GPU nodes that choice left out."""
+
+    #: the label selector (``-l``), the command's or the one the bundle was collected with
+    selector: str | None = None
+    #: the node names given on the command line
+    names: tuple[str, ...] = ()
+    #: GPU nodes not reported, sick-looking ones first
+    left_out: tuple[LeftOutNode, ...] = ()
+
+
 class WorkloadIssue(msgspec.Struct, frozen=True):
     """A GPU workload (a pod that asked for GPUs) in trouble on a reported node, and what
     it said (gpunode.workloads); ``failing`` ones make ``diagnose`` exit 1."""
@@ -228,6 +247,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     not_gpu_nodes: tuple[NotGpuNode, ...] = ()
     #: GPU workloads in trouble on the reported nodes (added in report v1)
     gpu_workloads: tuple[WorkloadIssue, ...] = ()
+    #: how ``-l`` or node names chose the nodes, and the GPU nodes left out (added in report v1)
+    selection: Selection | None = None
 
     @property
     def has_failures(self) -> bool:

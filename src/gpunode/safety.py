@@ -103,8 +103,11 @@ def _clean(obj: object) -> object:
 
 def warn_first(report: Report) -> None:
     """What could not be seen, on stderr before the report: a verdict reads differently then."""
+    from gpunode.leftout import print_warnings
+
     for warning in report.source.warnings:
         print(f"warning: {strip_controls(warning)}", file=sys.stderr)
+    print_warnings(report.selection, len(report.nodes))
     if not report.nodes and not report.not_gpu_nodes:
         print(f"warning: {strip_controls(report.source.location)}: no GPU node found "
               "(no GPU node in cluster/nodes.json and no nodes/ directory)", file=sys.stderr)

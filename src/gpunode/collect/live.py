@@ -110,7 +110,8 @@ from gpunode.collect.slim import (
 from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
 from gpunode.diagnose import Reuse
 from gpunode.errors import GpunodeError, SourceUnreachable, UsageError
-from gpunode.model import Report
+from gpunode.leftout import PRODUCT_LABEL, left_out
+from gpunode.model import LeftOutNode, Report
 from gpunode.probe import ProbeResult
 from gpunode.safety import inside
 from gpunode.selector import parse_selector, select_nodes
@@ -197,6 +198,8 @@ class CollectResult:
     #: Node reports judged from the lists, for nodes whose facts did not change after
     #: (no extras, no logs): ``build_report(path, reuse=...)`` need not judge them again.
     reuse: Reuse | None = None
+    #: With a selector: the GPU nodes it left out, sick-looking first (manifest ``left_out``).
+    left_out: tuple[LeftOutNode, ...] = ()
 
 
 @dataclass
@@ -218,6 +221,9 @@ class _Run:
     #: logs fetched anyway (a short DCGM scrape adds its exporter's log unless it is one)
     logs_planned: frozenset[LogTarget] = frozenset()
     selector: str | None = None
+    #: with ``selector``: the nodes it left out, and the GPU nodes among them (gpunode.leftout)
+    unselected: list[kube.Node] = field(default_factory=list)
+    left_out: tuple[LeftOutNode, ...] = ()
     pods_listed: bool = False
     #: pod lists got no answer at all (the fallback gave up): no further pod list is tried
     pods_unanswered: bool = False
@@ -328,6 +334,8 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], policy: ExtrasPoli
         _something_read(run)
         named = nodes
         nodes = _selected(run, nodes, run.selector)
+        if run.selector is not None:
+            run.left_out = _left_out(run)
         if not run.pods_listed and not run.pods_unanswered:
             _list_agent_pods(run)
         jobs = _extra_jobs(run, nodes, named, policy)
@@ -398,6 +406,13 @@ def _selected(run: _Run, nodes: Sequence[str], selector: str | None) -> Sequence
     return select_nodes(labels, listed, selector, "cluster")
 
 
+def _left_out(run: _Run) -> tuple[LeftOutNode, ...]:
+    """The GPU nodes ``--selector`` left out, with what makes them look sick in the lists."""
+    chosen = {n.metadata.name for n in run.nodes}
+    return left_out(run.unselected, by_node(stack_pods(run.pods)), chosen,
+                    gfd_in_use=any(PRODUCT_LABEL in n.metadata.labels for n in run.nodes))
+
+
 def _run_all(pool: ThreadPoolExecutor, jobs: Iterable[Job], progress: Progress,
              task: TaskID, limit: int) -> None:
     """Run every job on the pool, at most ``limit`` in flight; follow-up jobs a job
@@ -439,17 +454,21 @@ def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
     slim: list[Any] = []
     agents: list[kube.Pod] = []
     failure: ApiFailure | None = None
-    params = {"labelSelector": run.selector} if kind.plural == "nodes" and run.selector else {}
+    narrow = kind.plural == "nodes" and run.selector is not None
+    left: list[kube.Node] = []  # with --selector: the nodes it leaves out (gpunode.leftout)
     try:
-        for body, page in run.api.list_pages(path, params, PAGE_SIZE):
+        for body, page in run.api.list_pages(path, {}, PAGE_SIZE):
             if not body:
                 sink.reset()
                 slim.clear()
                 agents.clear()
+                left.clear()
                 continue
             items = ensure_typemeta([bytes(i) for i in page.items], kind.group_version, kind.kind)
+            if narrow:
+                items = _chosen_nodes(run, items, left)
             sink.add(redact_item(project_item(kind.plural, i), rel, run.redacted) for i in items)
-            slim.extend(_slim_items(kind.plural, body))
+            slim.extend(_slim_items(kind.plural, body) if not narrow else _slim_nodes(items))
             if kind.plural == "pods":
                 agents.extend(agent_pods_on_page(body, page))
     except ApiFailure as exc:
@@ -458,6 +477,8 @@ def _list_kind(run: _Run, kind: ListKind, namespace: str = "") -> None:
     else:
         if kind.plural == "pods" and not namespace:
             run.agent_pods, run.pods_listed = agents, True
+        if narrow:
+            run.unselected = left
     finally:
         sink.close()
     if failure is not None and failure.code != 404:  # 404: not served, truly none
@@ -472,6 +493,31 @@ def _failure_reason(plural: str, namespace: str, exc: ApiFailure) -> str:
     code = f"{exc.code} " if exc.code else ""
     verb = "forbidden to list" if exc.code in (401, 403) else "could not list"
     return f"{verb} {plural} {where} ({code}{exc.message})"
+
+
+def _chosen_nodes(run: _Run, items: list[bytes], left: list[kube.Node]) -> list[bytes]:
+    """The nodes ``--selector`` matches. The node list is read whole (one list call, as
+    cheap as the narrowed one: bench/live/selector.py) and narrowed here, so the GPU nodes
+    the selector leaves out can be named in the manifest (a driver failure removes the very
+    labels a selector is often written with); those are added to ``left``."""
+    assert run.selector is not None
+    matches = parse_selector(run.selector)
+    kept = []
+    for item in items:
+        node = _NODE_DECODER.decode(item)
+        if matches(node.metadata.labels):
+            kept.append(item)
+        else:
+            left.append(node)
+    return kept
+
+
+def _slim_nodes(items: list[bytes]) -> list[Node]:
+    return [_SLIM_NODE_DECODER.decode(i) for i in items]
+
+
+_NODE_DECODER = msgspec.json.Decoder(kube.Node)
+_SLIM_NODE_DECODER = msgspec.json.Decoder(Node)
 
 
 def _slim_items(plural: str, body: bytes) -> list[Any]:
@@ -1020,6 +1066,7 @@ def _manifest_bytes(run: _Run, nodes: Sequence[str]) -> bytes:
     }
     if run.selector is not None:
         manifest["node_selector"] = run.selector
+        manifest["left_out"] = [msgspec.to_builtins(n) for n in run.left_out]
     if plan is not None:
         manifest["extras_policy"] = str(plan.policy)
         manifest["extras_nodes"] = plan.nodes
@@ -1038,4 +1085,4 @@ def _finish(run: _Run, nodes: Sequence[str], started: float) -> CollectResult:
                          run.api.stats.calls, run.api.stats.retries, dict(run.objects),
                          run.extras, time.monotonic() - started, tuple(sorted(run.agent_nodes)),
                          run.api.stats.kinds(), dict(plan.reasons) if plan else {},
-                         tuple(sorted(plan.from_reports)) if plan else (), reuse)
+                         tuple(sorted(plan.from_reports)) if plan else (), reuse, run.left_out)

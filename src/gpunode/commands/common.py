@@ -39,9 +39,9 @@ def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = N
     node reports a live collection already judged from the same facts. No GPU node found
     while the node or pod list could not be read is SourceUnreachable (exit 3; ``name``: the
     source as the message names it, else the bundle's path), never an empty report."""
-    from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
     import msgspec
 
+    from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
     from gpunode.diagnose import diagnose
     from gpunode.leftout import selection_of
     from gpunode.selector import bundle_node_labels, select_nodes

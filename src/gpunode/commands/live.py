@@ -75,6 +75,11 @@ def collect(
 
     for warning in result.warnings:  # names from the API: no terminal escapes
         print(f"warning: {strip_controls(warning)}", file=sys.stderr)
+    if result.left_out:
+        from gpunode.leftout import print_warnings
+        from gpunode.model import Selection
+
+        print_warnings(Selection(selector=selector, left_out=result.left_out))
     state = "partial bundle" if result.partial else "bundle"
     extras = f", extras for {len(result.extras_reasons)} node(s)" if result.extras_reasons else ""
     path = strip_controls(str(result.path))

@@ -169,6 +169,7 @@ def _readiness_extras(source: Path | None, deep: bool, all_nodes: bool, lists_fi
 
 def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
     from gpunode.commands.common import console as stdout_console
+    from gpunode.leftout import print_warnings
     from gpunode.report import VALIDATE_REPORTERS
     from gpunode.safety import safe_struct
     from gpunode.validate.service import validate, write_outputs
@@ -176,6 +177,7 @@ def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
 
     threshold = Verdict(fail_on.value)
     result = validate(request)
+    print_warnings(result.selection, result.gpu_nodes)  # on stderr, before the report
     diagnosis = result.diagnosis
     result = dataclasses.replace(  # no terminal escapes from collected data
         result, report=safe_struct(result.report, type(result.report)),

@@ -15,11 +15,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
 from gpunode.bundle.source import copy_bundle_folder
 from gpunode.errors import UsageError
 from gpunode.facts import ClusterFacts
-from gpunode.model import Report
+from gpunode.leftout import selection_of
+from gpunode.model import Report, Selection
 from gpunode.selector import bundle_node_labels, select_nodes
 from gpunode.validate.active.session import ActiveOptions, run_active
 from gpunode.validate.context import LiveFacts, ValidationOptions
@@ -73,6 +76,10 @@ class ValidateResult:
     report: ValidationReport
     bundle: Path
     diagnosis: Report | None = None
+    #: how ``-l`` or node names chose the nodes, and the GPU nodes left out (gpunode.leftout)
+    selection: Selection | None = None
+    #: GPU nodes judged (the count the left-out ones are said against)
+    gpu_nodes: int = 0
 
 
 def progress(request: ValidateRequest, message: str) -> None:
@@ -87,19 +94,22 @@ def validate(request: ValidateRequest) -> ValidateResult:
     with _bundle_source(request) as (bundle, collected_at):
         progress(request, f"reading bundle {bundle}")
         with gc_paused(keep=True):  # the facts only grow until both views are built (see cli.build_report)
-            report, diagnosis = _judge(request, bundle, collected_at)
+            report, diagnosis, chosen = _judge(request, bundle, collected_at)
         kept = _keep_bundle(bundle, request.output_dir, collected_at is not None)
-    return ValidateResult(report, kept, diagnosis)
+    return ValidateResult(report, kept, diagnosis, *chosen)
 
 
 def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
-           ) -> tuple[ValidationReport, Report | None]:
-    """The checks' report, and the stack diagnosis when the request shows it (made once:
-    the diagnosis the checks made is reused when it covers the same nodes)."""
+           ) -> tuple[ValidationReport, Report | None, tuple[Selection | None, int]]:
+    """The checks' report, the stack diagnosis when the request shows it (made once: the
+    diagnosis the checks made is reused when it covers the same nodes), and how the nodes
+    were chosen (the GPU nodes left out, the GPU nodes judged)."""
     with loaded_reading_ahead(bundle) as loaded:  # the helper reading ahead ends with the block
         facts = keep_facts(loaded)
         wanted = select_nodes(bundle_node_labels(facts), request.nodes, request.selector, str(bundle))
+        selection = selection_of(facts, wanted, request.nodes, request.selector)
         facts = only_nodes(facts, wanted)
+        chosen = (selection, len(facts.gpu_nodes()))
         if collected_at is not None:
             progress(request, "live checks (API endpoints, two DCGM scrapes)")
         live = None if collected_at is None else live_facts_for(request, facts, collected_at)
@@ -112,13 +122,15 @@ def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
                                                   request.categories, extra,
                                                   with_diagnosis=request.with_diagnosis)
         if not request.with_diagnosis:
-            return report, None
+            return report, None, chosen
         if diagnosis is None or wanted:  # not made, or made for every GPU node rather than those asked
             from gpunode.diagnose import diagnose
 
             progress(request, "diagnosing root causes")
             diagnosis = diagnose(facts, read_node_observations, wanted)
-        return report, diagnosis
+        if selection is not None:
+            diagnosis = msgspec.structs.replace(diagnosis, selection=selection)
+        return report, diagnosis, chosen
 
 
 def only_nodes(facts: ClusterFacts, wanted: Sequence[str]) -> ClusterFacts:
