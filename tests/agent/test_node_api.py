@@ -16,8 +16,9 @@ from agent_helpers import NODE, XID_79, node_object, recorded_probe, with_kernel
 from lightkube import KubeConfig
 from manifests import by_kind, render
 
-from gpunode.agent.condition import CONDITION_TYPE, LightkubeNodeApi, NodeApiError
+from gpunode.agent.condition import CONDITION_TYPE
 from gpunode.agent.loop import Agent, AgentConfig
+from gpunode.agent.nodeapi import LightkubeNodeApi, NodeApiError
 from gpunode.apiserver import serve_bundle
 
 TOKEN = "agent-test-token"

@@ -17,8 +17,8 @@ from lightkube import KubeConfig
 from manifests import DEPLOY, load_docs, render
 from test_node_api import _rbac_calls
 
-from gpunode.agent.condition import LightkubeNodeApi
 from gpunode.agent.loop import Agent, AgentConfig
+from gpunode.agent.nodeapi import LightkubeNodeApi
 from gpunode.agent.nodereport import COLLECTION_PATH, GROUP, PLURAL, ReportPublisher, report_path
 from gpunode.probe import ProbeResult
 

@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from gpunode.apiserver import serve_bundle
-from gpunode.apiserver.server import AuditRecord
+from gpunode.apiserver.httpserver import AuditRecord
 from gpunode.cli import build_report
 from gpunode.collect import CollectResult, collect_bundle
 from gpunode.errors import UsageError

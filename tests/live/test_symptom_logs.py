@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpunode.apiserver import serve_bundle
-from gpunode.apiserver.server import AuditRecord
+from gpunode.apiserver.httpserver import AuditRecord
 from gpunode.cli import build_report
 from gpunode.collect import CollectResult, collect_bundle
 from gpunode.collect.plan import dcgm_scrape_short, nfd_label_gaps

@@ -6,7 +6,8 @@ HTTPS with a generated CA and bearer-token auth, with injectable faults.
 """
 
 from gpunode.apiserver.faults import Faults
+from gpunode.apiserver.httpserver import AuditRecord
 from gpunode.apiserver.kubeconfig import write_kubeconfig
-from gpunode.apiserver.server import AuditRecord, RunningServer, serve_bundle
+from gpunode.apiserver.server import RunningServer, serve_bundle
 
 __all__ = ["AuditRecord", "Faults", "RunningServer", "serve_bundle", "write_kubeconfig"]

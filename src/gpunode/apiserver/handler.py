@@ -26,7 +26,7 @@ from gpunode.apiserver.store import EXPIRED_MESSAGE, Collection, ContinueError, 
 from gpunode.collect.slim import Container, Pod
 
 if TYPE_CHECKING:
-    from gpunode.apiserver.server import ApiHTTPServer
+    from gpunode.apiserver.httpserver import ApiHTTPServer
 
 STATS_PATH = "/_gpunode/stats"
 EXPIRE_PATH = "/_gpunode/expire-continue"

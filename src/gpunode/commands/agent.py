@@ -16,8 +16,8 @@ from gpunode.errors import UsageError
 if TYPE_CHECKING:
     import logging
 
-    from gpunode.agent.condition import LightkubeNodeApi
     from gpunode.agent.loop import Agent, AgentConfig
+    from gpunode.agent.nodeapi import LightkubeNodeApi
     from gpunode.probe import ProbeResult
 
 
@@ -160,7 +160,7 @@ def _node_api(required: bool, timeout_s: float) -> LightkubeNodeApi | None:
     from lightkube import KubeConfig
     from lightkube.core.exceptions import ConfigError
 
-    from gpunode.agent.condition import LightkubeNodeApi
+    from gpunode.agent.nodeapi import LightkubeNodeApi
 
     try:
         config = KubeConfig.from_env().get()

@@ -30,8 +30,8 @@ import msgspec
 from gpunode.apiserver import RunningServer, write_kubeconfig
 from gpunode.apiserver.faults import Faults
 from gpunode.apiserver.handler import ApiHandler, HttpError, ResourcePath
+from gpunode.apiserver.httpserver import ApiHTTPServer
 from gpunode.apiserver.selectors import matches_all, parse_label_selector
-from gpunode.apiserver.server import ApiHTTPServer
 from gpunode.apiserver.status import forbidden, not_found, status_bytes
 from gpunode.apiserver.store import BundleStore
 from gpunode.apiserver.tls import make_tls_files
@@ -463,8 +463,7 @@ class WorkloadHTTPServer(ApiHTTPServer):
     def __init__(
         self, address: tuple[str, int], store: BundleStore, overlay: WorkloadOverlay, **kwargs: Any
     ) -> None:
-        super().__init__(address, store, **kwargs)
-        self.RequestHandlerClass = WorkloadHandler
+        super().__init__(address, WorkloadHandler, store, **kwargs)
         self.overlay = overlay
 
 
