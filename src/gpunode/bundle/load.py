@@ -255,6 +255,9 @@ DECODED_PER_BYTE = 48
 #: The same per JSON value (``{``, ``[`` or ``,`` counted): where the byte reserve does not fit,
 #: the values a piece holds are counted and it is decoded only if they fit.
 DECODED_PER_VALUE = 160
+#: Below this many bytes nothing is reserved: what it decodes into (3 MiB at most) is what
+#: the check after it allows to pass the limit by.
+RESERVED_FROM = 64 * 1024
 
 
 class _Budget:
@@ -267,13 +270,13 @@ class _Budget:
         """Before ``data`` (whole items) is decoded: refuse it if what it can decode into does
         not fit. Tiny items cost what they decode into, not what they weigh, so the values are
         counted (at C speed) where the cheap bound by bytes says it may not fit."""
-        if not self.memory.over(len(data) * DECODED_PER_BYTE):
+        if len(data) < RESERVED_FROM or not self.memory.over(len(data) * DECODED_PER_BYTE):
             return
         values = data.count(b"{") + data.count(b"[") + data.count(b",") + 1
         if self.memory.over(values * DECODED_PER_VALUE + len(data)):
-            raise BundleError(f"{where}: reading stopped at item {items:,}: its next {len(data):,} "
-                              f"bytes hold up to {values:,} values; the bundle would take more than "
-                              f"{limits.memory_limit_hint(self.memory.limit)}")
+            raise BundleError(f"{where}: reading stopped at item {items:,}: the bundle would take "
+                              f"more than {limits.memory_limit_hint(self.memory.limit)}: its next "
+                              f"{len(data):,} bytes hold up to {values:,} values")
 
     def check(self, where: str, items: int) -> None:
         if items > MAX_LIST_ITEMS:
