@@ -31,7 +31,17 @@ _LEVEL_KV = re.compile(r'\blevel="?(?P<level>[a-zA-Z]+)"?')
 _LEVEL_JSON = re.compile(r'"(?:level|severity|lvl)"\s*:\s*"(?P<level>[a-zA-Z]+)"')
 _KLOG = re.compile(r"^(?P<level>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[^\]]{1,200}\]\s?")
 _SAYS_ERROR = re.compile(r"(?:Error|ERROR|error|Fatal|FATAL|fatal|panic)\b:?")
+#: An error a program quotes inside a line it logged at info level ("... with error: 'ERROR:
+#: ...'"): the line reports a failure, whatever level it was given.
+_QUOTES_ERROR = re.compile(r"\bwith error:? ['\"]?(?:ERROR|FATAL|Error)\b:")
+#: A structured line that carries a non-empty error field (zap's "error"/"Error" key, logfmt's
+#: err=/error=) reports a failure at whatever level it was logged (controller-runtime logs
+#: "Couldn't create DaemonSet" at info with the API's refusal in its Error field).
+_ERROR_FIELD = re.compile(r'"(?:error|Error|err)"\s*:\s*"[^"\s]|\berr(?:or)?="[^"\s]')
 _LOGRUS_TEXT = re.compile(r"^(?P<level>INFO|WARN|ERRO|FATA|PANI|DEBU|TRAC)\[[\d:-]{1,30}\]")
+#: zap's console encoder (controller-runtime's default): time, level, logger, message, tab-separated.
+_ZAP_CONSOLE = re.compile(
+    r"^\S{8,40}\t(?P<level>(?i:debug|info|warn|error|dpanic|panic|fatal))\t(?:(?P<logger>[\w.-]{1,80})\t)?")
 _WORD_LEVEL = re.compile(r"^\s*(?P<level>WARNING|Warning|WARN|NOTICE|Notice|INFO|Info|DEBUG|Debug):\s")
 _BRACKET = re.compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WARNING|INFO|DEBUG)\]")
 _PREFIX_ERROR = re.compile(
@@ -81,7 +91,8 @@ _FAILED_WAIT = re.compile(r"(?i:\b(?:error|failed|failure|timed out|timeout|gave
 _NOT_ERROR_LEVELS = frozenset(
     {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac"})
 _ERROR_LEVELS = frozenset({
-    "error", "err", "fatal", "panic", "critical", "crit", "e", "f", "emerg", "alert", "erro", "fata", "pani"})
+    "error", "err", "fatal", "panic", "critical", "crit", "e", "f", "emerg", "alert", "erro", "fata", "pani",
+    "dpanic"})
 # A stack frame, a shell trace or a banner says nothing by itself.
 _FRAME = re.compile(r"^\s*(?:at |goroutine \d+|/[\w./-]+\.go:\d+|\S+\.go:\d+ \+0x|\+ |\t|File \")")
 # Wrappers: a failure line that only says something failed, not what.
@@ -139,8 +150,11 @@ def severity(line: str) -> int:
         if level in _ERROR_LEVELS or (level == "w" and _REFLECTOR_FAILURE.search(line)):
             return 2
         if level in _NOT_ERROR_LEVELS:
-            # a program that logs its fatal error at info level still says "Error:" first
-            return 1 if _SAYS_ERROR.match(message_of(line)) else 0
+            # a program that logs its fatal error at info level still says "Error:" first,
+            # or quotes the error it got
+            said = message_of(line)
+            quoted = _SAYS_ERROR.match(said) or _QUOTES_ERROR.search(said) or _ERROR_FIELD.search(line)
+            return 1 if quoted else 0
     if _FRAME.match(line) or (_NOISE.search(line) and not _FAILED_WAIT.search(line)) or _XID.search(line):
         return 0  # an Xid is judged by the Xid catalog (application Xids are benign)
     if _PREFIX_ERROR.search(line) or _CRASH.search(line):
@@ -149,7 +163,7 @@ def severity(line: str) -> int:
 
 
 def _level(line: str) -> str | None:
-    for pattern in (_KLOG, _LOGRUS_TEXT, _WORD_LEVEL):
+    for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL):
         found = pattern.match(line)
         if found is not None:
             return found["level"].lower()
@@ -261,10 +275,22 @@ def message_of(line: str) -> str:
         if err is not None and err["err"] and err["err"] not in msg:
             msg = f"{msg}: {_unescape(err['err'])}"
         return msg.strip()[:MAX_LINE]
+    zap = _ZAP_CONSOLE.match(line)
+    if zap is not None:
+        return _zap_message(line[zap.end():])
     klog = _KLOG.match(line)
     if klog is not None:
         return line[klog.end():].strip()[:MAX_LINE]
     return _TIMESTAMP.sub("", line, count=1).strip()[:MAX_LINE]
+
+
+def _zap_message(rest: str) -> str:
+    """A zap console line's message, with the ``error`` of the JSON fields after it."""
+    msg, tab, fields = rest.partition("\t{")
+    err = _json_message("{" + fields) if tab else ""
+    if tab and not err:  # fields cut short or not JSON: keep them, they may hold the error
+        return rest.strip()[:MAX_LINE]
+    return (f"{msg.strip()}: {err}" if err else msg.strip())[:MAX_LINE]
 
 
 def _json_message(line: str) -> str:
@@ -275,7 +301,7 @@ def _json_message(line: str) -> str:
     if not isinstance(doc, dict):
         return ""
     msg = str(doc.get("msg") or doc.get("message") or "")
-    err = str(doc.get("error") or doc.get("err") or "")
+    err = str(doc.get("error") or doc.get("Error") or doc.get("err") or "")
     if err and err not in msg:
         msg = f"{msg}: {err}" if msg else err
     return msg.strip()[:MAX_LINE]

@@ -176,6 +176,18 @@ class KnowledgeBase:
                  if m.regex.search(line) and not (m.unless_regex and m.unless_regex.search(line))]
         return max(found, key=lambda c: c.specificity, default=None)
 
+    def catalogued_elsewhere(self, component: str, line: str) -> Cause | None:
+        """A catalogued cause of another component whose signature for a quoted message or
+        pasted text matches ``line``: the line is that component's symptom (the operator's
+        "could not find kernel full version" is NFD's missing label), not ``component``'s
+        own failure."""
+        for cause in self.causes:
+            if cause.component in ("*", component):
+                continue
+            if any(m.source in (*_QUOTED, "text") and m.regex.search(line) for m in cause.match):
+                return cause
+        return None
+
     @cached_property
     def classes(self) -> tuple[tuple[Cause, re.Pattern[str]], ...]:
         """The classes of decisive lines, in the order they are tried (most specific first)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 from case import Case
 from scoreboard import diagnose_case, top_root_cause
 
@@ -215,3 +216,78 @@ def test_a_plugin_s_own_refusal_in_an_rpc_error_is_read_for_its_class() -> None:
                            "which is unexpected",
                            name="gpu-pod"))
     assert found is not None and found[:2] == ("device-plugin", "error_resource_exhausted")
+
+
+def _operator_log(text: str, **state: Any) -> Case:
+    evidence: list[dict[str, Any]] = [{"kind": "log", "component": "gpu-operator",
+                                       "container": "gpu-operator", "previous": bool(state), "text": text}]
+    if state:
+        evidence.append({"kind": "pod-state", "component": "gpu-operator", **state})
+    return _case(*evidence)
+
+
+def test_a_crash_looping_operator_is_named_by_the_error_that_ended_it() -> None:
+    # NVIDIA/gpu-operator#689: a Go runtime fatal error ends the controller
+    case = _operator_log(
+        '{"level":"info","ts":1711652616.703655,"logger":"controllers.ClusterPolicy",'
+        '"msg":"Kubernetes version detected","version":"v1.27.10-gke.1055000"}\n'
+        "fatal error: concurrent map read and map write\n\ngoroutine 216 [running]:\n",
+        state="CrashLoopBackOff")
+    found = _top(case)
+    assert found is not None and found[:2] == ("gpu-operator", "error_unclassified")
+    assert found[2] == "gpu-operator exits: fatal error: concurrent map read and map write"
+
+
+def test_a_running_operator_whose_log_ends_in_a_lasting_error_is_degraded() -> None:
+    # NVIDIA/gpu-operator#688: the upgrade controller cannot build its state, and says nothing after
+    line = ('{"level":"error","ts":"2024-03-27T06:00:03.292Z","logger":"controllers.Upgrade",'
+            '"msg":"Failed to build node upgrade state for pod","pod":{"namespace":"gpu-operator",'
+            '"name":"nvidia-gpu-driver-ubuntu20.04-797bd4457c-x4czx"},'
+            '"error":"unable to get node : resource name may not be empty"}\n')
+    found = _top(_operator_log(line))
+    assert found is not None and found[:2] == ("gpu-operator", "error_unclassified")
+    assert "unable to get node" in found[2]
+
+
+@pytest.mark.parametrize("last", [
+    # a write that lost a race, retried at once
+    '{"level":"error","msg":"Reconciler error","error":"Operation cannot be fulfilled on '
+    'clusterpolicies.nvidia.com \\"cluster-policy\\": the object has been modified; please apply your '
+    'changes to the latest version"}',
+    # the API server unreachable for now
+    '{"level":"error","msg":"Reconciler error","error":"Get \\"https://10.96.0.1:443/api\\": '
+    'dial tcp 10.96.0.1:443: i/o timeout"}',
+    # an object deleted since
+    '{"level":"error","msg":"failed to update node","error":"nodes \\"gpu-wk-09\\" not found"}',
+    # logged as an error, then the controller went on
+    '{"level":"error","msg":"Reconciler error","error":"failed to create DaemonSet: boom"}\n'
+    '{"level":"info","msg":"ClusterPolicy is ready as all resources have been successfully reconciled"}',
+])
+def test_a_running_operator_whose_last_error_heals_stays_healthy(last: str) -> None:
+    assert _top(_operator_log(last + "\n")) is None
+
+
+def _nic_policy(*states: dict[str, str]) -> Case:
+    policy = {"apiVersion": "mellanox.com/v1alpha1", "kind": "NicClusterPolicy",
+              "metadata": {"name": "nic-cluster-policy"},
+              "spec": {"ofedDriver": {"image": "doca-driver", "repository": "nvcr.io/nvidia/mellanox",
+                                      "version": "25.04-0.2.2.0-0", "forcePrecompiled": True}},
+              "status": {"state": "notReady", "appliedStates": list(states)}}
+    return _case({"kind": "cluster-object", "resource": "nicclusterpolicies", "object": policy})
+
+
+def test_a_policy_state_the_operator_could_not_apply_is_its_own_failure() -> None:
+    # Mellanox/network-operator#1661: state-OFED in error, the registry's name does not resolve
+    message = ("failed to create k8s objects from manifest: failed to render objects: ForcePrecompiled is "
+               "enabled and tag list failed: 25.04-0.2.2.0-0-5.15.0-130-generic-ubuntu22.04-amd64, failed "
+               'to list tags: Get "https://nvcr.io/v2/": dial tcp: lookup nvcr.io: i/o timeout')
+    report = diagnose_case(_nic_policy({"name": "state-multus-cni", "state": "ready"},
+                                       {"name": "state-OFED", "state": "error", "message": message}))
+    top = report.cluster.root_causes[0]
+    assert (top.component, top.cause) == ("network-operator", "error_unreachable")
+    assert top.decisive is not None and "appliedStates[state-OFED]" in top.decisive.source
+
+
+def test_a_policy_waiting_for_its_pods_is_only_their_sum() -> None:
+    report = diagnose_case(_nic_policy({"name": "state-OFED", "state": "notReady"}))
+    assert all(rc.cause == "nicclusterpolicy_not_ready" for rc in report.cluster.root_causes)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from gpunode.bundle.kube import ContainerStatus, Event, Pod
+from gpunode.bundle.kube import ContainerStatus, CustomResource, Event, Pod
 from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
@@ -63,7 +63,33 @@ def cluster_own_words(facts: ClusterFacts, kb: KnowledgeBase, component: str,
         pods = facts.cluster_side.get(component, [])
         return (log for sp in pods for log in facts.cluster_logs.get(sp.key, ()))
 
+    applied = policy_finding(kb, facts, component)
+    if applied is not None:
+        findings.append(applied)
     _said(kb, component, findings, controller_logs, lambda _state: cluster_texts(facts, component))
+
+
+def policy_finding(kb: KnowledgeBase, facts: ClusterFacts, component: str) -> Finding | None:
+    """A state of the operator's policy that the operator itself could not apply: the
+    Network Operator marks an applied state ``error`` (not ``notReady``, which waits for
+    pods on nodes) when rendering or creating its objects failed, and says why in its
+    message. That is the operator's own failure, not a sum of node states."""
+    for policy in _policies(facts, component):
+        for state in policy.status.applied_states:
+            message = _one_line(str(state.get("message") or ""))
+            if state.get("state") != "error" or not message:
+                continue
+            found = decisive_line([message], kb.class_of) or Decisive(1, message, 1)
+            name = state.get("name", "")
+            where = f"nicclusterpolicy/{policy.metadata.name} status.appliedStates[{name}].message"
+            return as_catalogued(kb, line_finding(kb, component, Status.FAILED, found, where,
+                                                  verb=f"cannot apply {name}", standalone="true"))
+    return None
+
+
+def _policies(facts: ClusterFacts, component: str) -> tuple[CustomResource, ...]:
+    """The policies whose applied states ``component`` reports (the Network Operator's)."""
+    return facts.nic_policies if component == "network-operator" else ()
 
 
 def _said(kb: KnowledgeBase, component: str, findings: list[Finding],
@@ -71,11 +97,12 @@ def _said(kb: KnowledgeBase, component: str, findings: list[Finding],
           texts: Callable[[Finding], Iterable[Text]]) -> Finding | None:
     """The two steps of ``own_words``: a healthy-looking controller that keeps failing,
     then the decisive line that replaces a state; the latter is returned (and added)."""
-    if not _problems(findings):  # most components of most nodes
+    if not _problems(findings) or _only_aggregate(kb, findings):  # most components of most nodes
         stuck = controller_finding(kb, component, controller_logs()) if controller_logs else None
-        if stuck is None:
+        if stuck is not None:
+            findings.append(stuck)
+        elif not _problems(findings):
             return None
-        findings.append(stuck)
     state = state_to_explain(kb, findings)
     said = decisive_finding(kb, component, state, texts(state)) if state is not None else None
     if said is not None:
@@ -85,6 +112,13 @@ def _said(kb: KnowledgeBase, component: str, findings: list[Finding],
 
 def _problems(findings: Sequence[Finding]) -> bool:
     return any(f.status in PROBLEMS for f in findings)
+
+
+def _only_aggregate(kb: KnowledgeBase, findings: Sequence[Finding]) -> bool:
+    """The component's problems only sum up node states (a policy not ready): its controller
+    may still be the one failing, which its own log says."""
+    problems = [f for f in findings if f.status in PROBLEMS]
+    return bool(problems) and all(kb.get(f.cause).aggregate for f in problems)
 
 
 def state_to_explain(kb: KnowledgeBase, findings: Sequence[Finding]) -> Finding | None:
@@ -179,6 +213,11 @@ _PERSISTENT = re.compile(
     r"the server doesn.t have a resource type)")
 #: A controller's last lines within which such an error must stand (nothing after it).
 _RECENT_LINES = 3
+#: Errors that heal by retrying, ending a controller's log or not: an object deleted since
+#: (the API's NotFound: 'nodes "x" not found'), a write that lost a race (a conflict).
+_TRANSIENT = re.compile(
+    r'(?i:\b[\w.-]+ \\?"[^"\\]{1,253}\\?" not found\b|the object has been modified|'
+    r"Operation cannot be fulfilled)")
 
 
 def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) -> Finding | None:
@@ -193,7 +232,7 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
         found = decisive_line(tail, kb.class_of)
         if found is None or not all(map(severity, tail[found.line_no:])):
             continue  # no error, or a line after it that is no error (it recovered)
-        if not _PERSISTENT.search(found.message):
+        if not _PERSISTENT.search(found.message) and not _lasting(kb, component, found, len(tail)):
             continue  # the API's own words for a refusal are explicit at any log level
         line_no = len(log.lines) - (len(tail) - found.line_no)
         where = f"{log.path}:{line_no}"
@@ -201,6 +240,16 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
             kb, component, Status.DEGRADED, found, where, verb="keeps failing",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
+
+
+def _lasting(kb: KnowledgeBase, component: str, found: Decisive, lines: int) -> bool:
+    """An error that ends the controller's log (its last line) and does not heal by
+    retrying: not an object deleted since or a conflict, not a connection that failed
+    for now (a timeout, a refusal: the unreachable class); and not a symptom the knowledge
+    base puts on another component."""
+    return (found.line_no == lines and not _TRANSIENT.search(found.message)
+            and kb.class_of(found.message) != "error_unreachable"
+            and kb.catalogued_elsewhere(component, found.message) is None)
 
 
 def workload_findings(ctx: NodeContext) -> Iterator[Finding]:

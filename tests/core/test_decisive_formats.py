@@ -1,0 +1,61 @@
+"""More of the log formats the stack writes, read for their level and message: zap's console
+encoder (controller-runtime's default), a failure logged at info level that quotes the error
+it got or carries it in an error field. Lines are real ones from public reports (address
+beside each) or the format their program writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpunode.decisive import message_of, severity
+from gpunode.kb import load_kb
+
+KB = load_kb()
+
+#: NVIDIA OpenShift troubleshooting guide (driver-toolkit imagestream missing), zap console format
+ZAP_INFO = ("2021-11-15T11:43:52.048Z\tINFO\tcontrollers.ClusterPolicy\tWARNING: OpenShift DriverToolkit "
+            "was requested but could not be enabled (dependencies missing)")
+#: Mellanox/network-operator#635, zap console format with its JSON fields
+ZAP_ERROR = ('2023-10-16T06:52:21Z\tERROR\tError while syncing state\t{"controller": "nicclusterpolicy", '
+             '"error": "failed to create/update objects: configmaps \\"sriovdp-config\\" is forbidden: '
+             'cannot set blockOwnerDeletion if an ownerReference refers to a resource you can\'t set '
+             'finalizers on"}')
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (ZAP_INFO, 0),  # the program judged it info, whatever words it holds
+        (ZAP_ERROR, 2),
+        # NVIDIA/gpu-operator#142: logged at info, quoting the error that ended the operator
+        ('{"level":"info","ts":1611596227.7272515,"logger":"controller_clusterpolicy","msg":"Failed to apply '
+         "transformation 'nvidia-driver-daemonset' with error: 'ERROR: Could not find kernel full version: "
+         "('', '')'\"}", 1),
+        # NVIDIA/gpu-operator#1207: info level, the API's refusal in the Error field
+        ('{"level":"info","ts":"2025-01-16T09:45:00Z","logger":"controllers.ClusterPolicy","msg":"Couldn\'t '
+         'create DaemonSet","DaemonSet":"nvidia-driver-daemonset","Error":"DaemonSet.apps \\"x..64k\\" is '
+         'invalid: metadata.name: Invalid value"}', 1),
+        ('{"level":"info","msg":"Reconciling ClusterPolicy","Error":""}', 0),  # an empty field says nothing
+        ('time="t" level=info msg="updated node labels" error=""', 0),
+    ],
+)
+def test_levels_of_more_formats(line: str, expected: int) -> None:
+    assert severity(line) == expected
+
+
+def test_zap_console_message_is_the_message_and_its_error_field() -> None:
+    assert message_of(ZAP_INFO).startswith("WARNING: OpenShift DriverToolkit")
+    said = message_of(ZAP_ERROR)
+    assert said.startswith("Error while syncing state: failed to create/update objects")
+    assert KB.class_of(said) == "error_permission_denied"
+
+
+def test_a_cut_zap_line_keeps_its_fields() -> None:
+    cut = ZAP_ERROR[:160]  # a paste cut inside the JSON fields
+    assert "failed to create/update" in message_of(cut)
+
+
+def test_an_error_field_in_a_json_line_joins_its_message() -> None:
+    line = '{"level":"info","msg":"Couldn\'t create DaemonSet","Error":"metadata.name: Invalid value"}'
+    assert message_of(line) == "Couldn't create DaemonSet: metadata.name: Invalid value"
+    assert KB.class_of(message_of(line)) == "error_config_invalid"
