@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from gpunode.gpus import GPU, MIG_PREFIX, has_gpu_evidence
-from gpunode.model import LeftOutNode, Selection
+from gpunode.model import LeftOutNode, Report, Selection
 
 if TYPE_CHECKING:
     from gpunode.bundle.kube import Node
@@ -235,3 +235,15 @@ def print_warnings(selection: Selection | None, reported: int | None = None) -> 
 
     for line in warning_lines(selection, reported):
         print(strip_controls(line), file=sys.stderr)
+
+
+def warn_first(report: Report) -> None:
+    """What could not be seen, on stderr before the report: a verdict reads differently then."""
+    from gpunode.safety import strip_controls
+
+    for warning in report.source.warnings:
+        print(f"warning: {strip_controls(warning)}", file=sys.stderr)
+    print_warnings(report.selection, len(report.nodes))
+    if not report.nodes and not report.not_gpu_nodes:
+        print(f"warning: {strip_controls(report.source.location)}: no GPU node found "
+              "(no GPU node in cluster/nodes.json and no nodes/ directory)", file=sys.stderr)

@@ -9,16 +9,12 @@ sequences are removed and other control characters shown as ``\\xNN``.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import msgspec
 
 from gpunode.errors import BundleError
-
-if TYPE_CHECKING:
-    from gpunode.model import Report
 
 #: CSI / OSC / DCS / other ESC sequences (7-bit and their 8-bit C1 forms), bounded and linear.
 _ESCAPES = re.compile(
@@ -99,18 +95,6 @@ def _clean(obj: object) -> object:
     if isinstance(obj, dict):
         return {strip_controls(str(k)): _clean(v) for k, v in obj.items()}
     return obj
-
-
-def warn_first(report: Report) -> None:
-    """What could not be seen, on stderr before the report: a verdict reads differently then."""
-    from gpunode.leftout import print_warnings
-
-    for warning in report.source.warnings:
-        print(f"warning: {strip_controls(warning)}", file=sys.stderr)
-    print_warnings(report.selection, len(report.nodes))
-    if not report.nodes and not report.not_gpu_nodes:
-        print(f"warning: {strip_controls(report.source.location)}: no GPU node found "
-              "(no GPU node in cluster/nodes.json and no nodes/ directory)", file=sys.stderr)
 
 
 _UNSAFE_IN_NAME = re.compile(r"[\x00-\x1f\x7f\\%]")

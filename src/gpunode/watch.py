@@ -69,7 +69,8 @@ def watch_reports(
 
 def _documents(evaluate: Callable[[], Report], output: ReportFormat, *, interval: float, count: int) -> int:
     """One whole report per evaluation: a JSON line, or a YAML document."""
-    from gpunode.safety import safe_encoded, warn_first
+    from gpunode.leftout import warn_first
+    from gpunode.safety import safe_encoded
 
     done, code = 0, 0
     while count == 0 or done < count:

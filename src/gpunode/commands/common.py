@@ -64,7 +64,8 @@ def emit(report: Report, reporters: dict[str, Reporter], output: ReportFormat, o
 
     JSON is the Report struct as it is for every command (report JSON v1): written from the
     encoding the terminal-safety pass made anyway, without a console (rich) to write through."""
-    from gpunode.safety import safe_encoded, safe_struct, warn_first
+    from gpunode.leftout import warn_first
+    from gpunode.safety import safe_encoded, safe_struct
 
     if output == ReportFormat.json:
         from gpunode.report.jsonout import formatted, write_json
