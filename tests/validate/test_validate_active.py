@@ -16,12 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_workloads import WorkloadScript, WorkloadServer, serve_with_workloads
 from vhelpers import Json, edit_items, item
 
 from gpunode.apiserver.faults import Faults
 from gpunode.bundle.load import load_bundle
 from gpunode.validate.active.session import ActiveOptions, run_active
-from gpunode.validate.fake_workloads import WorkloadScript, WorkloadServer, serve_with_workloads
 from gpunode.validation import CheckResult, Verdict
 
 FAST = {"poll_s": 0.02, "timeout_s": 5.0}

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fake_workloads import serve_with_workloads
 from vhelpers import edit_items
 
 from gpunode.cli import main
-from gpunode.validate.fake_workloads import serve_with_workloads
 
 
 def cli(
