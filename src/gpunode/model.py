@@ -152,6 +152,8 @@ class NodeReport(msgspec.Struct, frozen=True):
     gpu_product: str | None = None
     #: what left components unknown on this node, and why (added in report v1)
     missing_data: tuple[MissingInput, ...] = ()
+    #: of ``gpus``, those a pod can get now (gpunode.gpucount; added in report v1)
+    gpus_usable: int | None = None
 
 
 class Group(msgspec.Struct, frozen=True):
@@ -210,6 +212,31 @@ class Selection(msgspec.Struct, frozen=True):
     left_out: tuple[LeftOutNode, ...] = ()
 
 
+class GpuClass(msgspec.Struct, frozen=True):
+    """GPUs usable and lost among the nodes of one GPU product (gpunode.gpucount)."""
+
+    product: str
+    nodes: int
+    gpus: int
+    usable: int
+    lost: int
+    #: counted nodes with GPUs lost
+    losing: tuple[str, ...] = ()
+    #: failing nodes whose GPUs no source counted
+    uncounted: tuple[str, ...] = ()
+
+
+class GpuCount(msgspec.Struct, frozen=True):
+    """What an operator counts first: GPUs usable of those counted on the reported nodes."""
+
+    gpus: int
+    usable: int
+    lost: int
+    losing: tuple[str, ...] = ()
+    uncounted: tuple[str, ...] = ()
+    classes: tuple[GpuClass, ...] = ()
+
+
 class WorkloadIssue(msgspec.Struct, frozen=True):
     """A GPU workload (a pod that asked for GPUs) in trouble on a reported node, and what
     it said (gpunode.workloads); ``failing`` ones make ``diagnose`` exit 1."""
@@ -249,6 +276,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     gpu_workloads: tuple[WorkloadIssue, ...] = ()
     #: how ``-l`` or node names chose the nodes, and the GPU nodes left out (added in report v1)
     selection: Selection | None = None
+    #: GPUs usable and lost, for the reported nodes and per GPU class (added in report v1)
+    gpus: GpuCount | None = None
 
     @property
     def has_failures(self) -> bool:

@@ -12,6 +12,7 @@ from html import escape
 from itertools import groupby
 from typing import TYPE_CHECKING
 
+from gpunode import gpucount
 from gpunode.model import LAYER_NAMES, ComponentReport, NodeReport, Report, RootCause, Status
 from gpunode.report import fleet, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
@@ -60,6 +61,9 @@ def _header(report: Report, rows: list[fleet.FleetRow], validation: ValidationRe
     affected = sum(1 for n in report.nodes if n.root_causes)
     drain = len({n for r in rows if r.drain for n in r.nodes})
     verdict = f"{affected} of {len(report.nodes)} GPU nodes affected · {len(rows)} root-cause rows"
+    if report.gpus is not None and (gpus := gpucount.headline(report.gpus)):
+        classes = "".join(f"<li>{escape(c)}</li>" for c in gpucount.class_lines(report.gpus))
+        verdict = f"<b>{escape(gpus)}</b>{f'<ul>{classes}</ul>' if classes else ''} · {verdict}"
     if drain:
         verdict += f" · <b>{drain} to drain</b>"
     if hit := workloads.verdict(report):
@@ -88,6 +92,7 @@ def _filters() -> str:
 
 def _fleet(report: Report, rows: list[fleet.FleetRow]) -> str:
     body = []
+    by_name = {n.name: n for n in report.nodes}
     for r in rows:
         nodes = " ".join(r.nodes)
         label = (
@@ -99,6 +104,7 @@ def _fleet(report: Report, rows: list[fleet.FleetRow]) -> str:
         body.append(
             f'<tr class="fleet-row s-{r.status.value}" data-status="{r.status.value}" data-layer="{r.layer}" '
             f'data-nodes="{escape(nodes)}"><td>{STATUS_MARK[r.status]} {label}</td>'
+            f"<td>{escape(gpucount.nodes_cell(by_name, r.nodes))}</td>"
             f"<td>{escape(r.component)}</td><td><code>{escape(r.cause)}</code>{drain}"
             f"<div class=sub>{escape(r.title)}</div></td>"
             f"<td>{escape(fleet.short_time(r.since))}</td><td>{r.blocked}</td></tr>"
@@ -110,7 +116,7 @@ def _fleet(report: Report, rows: list[fleet.FleetRow]) -> str:
         for s, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value)
     )
     table = (
-        "<table><thead><tr><th>node</th><th>component</th><th>cause</th><th>since</th><th>blocked</th></tr></thead>"
+        "<table><thead><tr><th>node</th><th>gpus</th><th>component</th><th>cause</th><th>since</th><th>blocked</th></tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"
         if body
         else '<p class="ok">No root cause found.</p>'

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from gpunode import gpucount
 from gpunode.model import ComponentReport, Report, RootCause
 from gpunode.report import fleet, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
@@ -36,17 +37,21 @@ def diagnosis_lines(report: Report, options: RenderOptions = DEFAULT) -> list[st
     lines = [f"# gpunode diagnosis — {report.cluster.name or 'cluster'}{context}", ""]
     lines += [f"**{n.name}**: not a GPU node — {n.reason}" for n in report.not_gpu_nodes]
     rows = fleet.rows(report, expand=options.expand)
-    lines += ["## Fleet summary", "", "| node | component | cause | since | blocked |"]
-    lines.append("| --- | --- | --- | --- | --- |")
+    lines += ["## Fleet summary", ""]
+    if report.gpus is not None and (headline := gpucount.headline(report.gpus)):
+        classes = [f"- {c}" for c in gpucount.class_lines(report.gpus)]
+        lines += [f"**{headline}**", "", *classes, *([""] if classes else [])]
+    lines += ["| node | gpus | component | cause | since | blocked |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    nodes = {n.name: n for n in report.nodes}
     for r in rows:
         drain = " (drain)" if r.drain else ""
-        lines.append(
-            f"| {r.label} | {r.component} | `{r.cause}`{drain} | {fleet.short_time(r.since)} | {r.blocked} |"
-        )
+        gpus = gpucount.nodes_cell(nodes, r.nodes)
+        lines.append(f"| {r.label} | {gpus} | {r.component} | `{r.cause}`{drain} "
+                     f"| {fleet.short_time(r.since)} | {r.blocked} |")
     for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
-        lines.append(f"| {', '.join(names)} | | ({status.value}) | | |")
+        lines.append(f"| {', '.join(names)} | {gpucount.nodes_cell(nodes, names)} | | ({status.value}) | | |")
     lines.append("")
-    nodes = {n.name: n for n in report.nodes}
     for r in rows:
         node = nodes.get(r.nodes[0])
         pool = node.root_causes if node is not None else report.cluster.root_causes

@@ -12,6 +12,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from gpunode import gpucount
 from gpunode.model import ComponentReport, NodeReport, Report, RootCause, Status
 from gpunode.report import fleet, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
@@ -35,10 +36,11 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
     fleet_rows = fleet.rows(report, expand=options.expand)
     for skipped in report.not_gpu_nodes:
         console.print(not_gpu_line(skipped), soft_wrap=True)
+    _gpu_lines(report, console)
     if not report.not_gpu_nodes or report.nodes:
         console.print(_verdict(report, fleet_rows))
     if fleet_rows:
-        console.print(_fleet_table(fleet_rows, console))
+        console.print(_fleet_table(report, fleet_rows, console))
     for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
         console.print(Text.assemble((f"{status.value}: ", STATUS_STYLE[status]), _names(names, options)))
         chosen = [n for n in report.nodes if n.name in set(names)]
@@ -56,6 +58,15 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
 
         console.print()
         render_stack(report, console, options)
+
+
+def _gpu_lines(report: Report, console: Console) -> None:
+    """What an operator counts first: GPUs usable of those counted, then per GPU class."""
+    if report.gpus is None or not (line := gpucount.headline(report.gpus)):
+        return
+    console.print(Text(line, style="bold"))
+    for each in gpucount.class_lines(report.gpus):
+        paragraph(console, each, 2)
 
 
 def header(report: Report, command: str) -> Text:
@@ -94,14 +105,16 @@ def _verdict(report: Report, fleet_rows: list[fleet.FleetRow]) -> Text:
     return Text(", ".join(parts) + "\n", style="bold")
 
 
-def _fleet_table(fleet_rows: list[fleet.FleetRow], console: Console) -> Table:
+def _fleet_table(report: Report, fleet_rows: list[fleet.FleetRow], console: Console) -> Table:
     table = Table(box=table_box(console), show_edge=False, pad_edge=False, header_style="bold")
-    for column in ("NODE", "COMPONENT", "CAUSE", "SINCE", "BLOCKED"):
+    for column in ("NODE", "GPUS", "COMPONENT", "CAUSE", "SINCE", "BLOCKED"):
         table.add_column(column, no_wrap=True, overflow="ellipsis")
+    by_name = {n.name: n for n in report.nodes}
     for r in fleet_rows:
         mark = Text(f"{STATUS_MARK[r.status]} {r.label}", style=STATUS_STYLE[r.status])
         cause = r.cause + (" (drain)" if r.drain else "")
-        table.add_row(mark, r.component, cause, fleet.short_time(r.since), str(r.blocked))
+        table.add_row(mark, gpucount.nodes_cell(by_name, r.nodes), r.component, cause,
+                      fleet.short_time(r.since), str(r.blocked))
     return table
 
 
