@@ -22,7 +22,7 @@ from gpunode.bundle.source import copy_bundle_folder
 from gpunode.errors import UsageError
 from gpunode.facts import ClusterFacts
 from gpunode.leftout import selection_of
-from gpunode.model import Report, Selection
+from gpunode.model import Report, Selection, SourceInfo
 from gpunode.selector import bundle_node_labels, select_nodes
 from gpunode.validate.active.session import ActiveOptions, run_active
 from gpunode.validate.context import LiveFacts, ValidationOptions
@@ -96,7 +96,28 @@ def validate(request: ValidateRequest) -> ValidateResult:
         with gc_paused(keep=True):  # the facts only grow until both views are built (see cli.build_report)
             report, diagnosis, chosen = _judge(request, bundle, collected_at)
         kept = _keep_bundle(bundle, request.output_dir, collected_at is not None)
+    if collected_at is not None:  # name the cluster, not the temporary bundle it was read into
+        report, diagnosis = _live_source(request, report, diagnosis, kept)
     return ValidateResult(report, kept, diagnosis, *chosen)
+
+
+def _live_source(request: ValidateRequest, report: ValidationReport, diagnosis: Report | None,
+                 kept: Path) -> tuple[ValidationReport, Report | None]:
+    """A live run's reports name the cluster and context it read (``cluster (context X)``),
+    and the bundle only where ``--output-dir`` keeps it; never a deleted temporary path."""
+    from gpunode.kubeconfig import context_name
+
+    context = context_name(request.kubeconfig, request.context)
+    shown = f"cluster (context {context or 'current'})"
+    path = str(kept) if request.output_dir is not None else None
+
+    def relabel(source: SourceInfo) -> SourceInfo:
+        return msgspec.structs.replace(source, location=shown, context=context, path=path)
+
+    report = msgspec.structs.replace(report, source=relabel(report.source))
+    if diagnosis is not None:
+        diagnosis = msgspec.structs.replace(diagnosis, source=relabel(diagnosis.source))
+    return report, diagnosis
 
 
 def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
