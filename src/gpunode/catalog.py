@@ -46,6 +46,16 @@ class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: node labels this component sets (globs): a DaemonSet kept off a node for want of
     #: one waits for this component (gpunode.checks.placement)
     sets_labels: tuple[str, ...] = ()
+    #: components whose job this one does instead on a node where its pod runs (HAMi, the
+    #: GKE plugin or the DRA driver in place of NVIDIA's device plugin): the replaced one is
+    #: then not-deployed there, not missing (gpunode.checks.context.replaced_by)
+    replaces: tuple[str, ...] = ()
+    #: the containers of this component's pod that do the replacing (the DRA driver's
+    #: ``gpus``; its ``compute-domains`` alone allocates no GPU); empty: any pod does
+    replaces_containers: tuple[str, ...] = ()
+    #: extended resources (globs) this component advertises to the kubelet: a running pod
+    #: with none of them allocatable on its node advertises nothing (gpunode.checks.alternatives)
+    advertises: tuple[str, ...] = ()
 
 
 class _CatalogFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -121,6 +131,18 @@ class Catalog:
                 todo.extend(self.get(dep).depends_on)
         return frozenset(out)
 
+    def replacers(self, component_id: str) -> tuple[Component, ...]:
+        """Components that can do ``component_id``'s job instead (``replaces``)."""
+        return self._replacers.get(component_id, ())
+
+    @cached_property
+    def _replacers(self) -> dict[str, tuple[Component, ...]]:
+        out: dict[str, list[Component]] = {}
+        for comp in self.components:
+            for target in comp.replaces:
+                out.setdefault(target, []).append(comp)
+        return {k: tuple(v) for k, v in out.items()}
+
     def dependents(self, component_id: str) -> tuple[str, ...]:
         """Components that list ``component_id`` in depends_on or deployed_by."""
         return tuple(
@@ -136,13 +158,31 @@ def _validate(components: Sequence[Component]) -> None:
         raise ValueError(f"duplicate component ids: {sorted(dupes)}")
     known = set(ids)
     for comp in components:
-        refs = [*comp.depends_on, *([comp.deployed_by] if comp.deployed_by else [])]
+        refs = [*comp.depends_on, *comp.replaces, *([comp.deployed_by] if comp.deployed_by else [])]
         unknown = [r for r in refs if r not in known]
         if unknown:
             raise ValueError(f"component {comp.id!r} refers to unknown {unknown}")
+        _validate_replaces(comp, components)
         for pattern in (*comp.images, *comp.named_by):
             re.compile(pattern)
     topological_order(components)
+
+
+def _validate_replaces(comp: Component, components: Sequence[Component]) -> None:
+    """A component replaces only other pod-run node components, never itself, and names
+    replacing containers only when it replaces something."""
+    if comp.replaces_containers and not comp.replaces:
+        raise ValueError(f"component {comp.id!r}: replaces_containers without replaces")
+    if not comp.replaces:
+        return
+    if comp.kind != "pod" or comp.scope != "node":
+        raise ValueError(f"component {comp.id!r}: only a pod-run node component replaces another")
+    by_id = {c.id: c for c in components}
+    for target in comp.replaces:
+        other = by_id[target]
+        if target == comp.id or other.kind != "pod" or other.scope != "node" or other.replaces:
+            raise ValueError(f"component {comp.id!r} cannot replace {target!r}: "
+                             "only another pod-run node component that replaces nothing itself")
 
 
 def topological_order(components: Sequence[Component]) -> list[str]:
@@ -207,7 +247,8 @@ class Recogniser:
     """
 
     def __init__(self, catalog: Catalog) -> None:
-        self._owner_globs = [(g, c.id) for c in catalog.components for g in c.daemonsets]
+        self._owner_globs = sorted(((g, c.id) for c in catalog.components for g in c.daemonsets),
+                                   key=_glob_rank)
         self._labels = {_split_label(lbl): c.id for c in catalog.components for lbl in c.pod_labels}
         self._containers = {n: c.id for c in catalog.components for n in c.containers}
         self._images = [(re.compile(p), c.id) for c in catalog.components for p in c.images]
@@ -288,6 +329,14 @@ class Recogniser:
         if image not in self._image_memo:
             self._image_memo[image] = next((cid for p, cid in self._images if p.search(image)), None)
         return self._image_memo[image]
+
+
+def _glob_rank(entry: tuple[str, str]) -> tuple[bool, int]:
+    """Most specific owner glob first: exact names, then the most literal characters (the
+    driver's ``nvidia-*-driver-*`` must not take ``nvidia-dra-driver-gpu-kubelet-plugin``);
+    ties keep catalog order (the sort is stable)."""
+    glob = entry[0]
+    return any(ch in glob for ch in "*?["), -len(glob.replace("*", ""))
 
 
 #: Not yet looked up (no component id is this).

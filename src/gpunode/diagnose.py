@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import msgspec
@@ -37,8 +37,6 @@ from gpunode.decisive import message_of, shown
 from gpunode.doubt import cluster_doubts, doubts_of, settle
 from gpunode.errors import GpunodeError
 from gpunode.facts import ClusterFacts, NodeObservations, StackPod
-from gpunode.gpucount import count as gpu_count
-from gpunode.gpucount import usable_gpus
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
 from gpunode.lazy import cached_property
 from gpunode.model import (
@@ -130,13 +128,24 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         findings.extend(signature_findings(ctx, cid))
         named.extend(own_words(ctx, cid, findings))
     named.extend(workload_findings(ctx))
-    for finding in named:  # the layer a line names (its judgement exists by now)
-        target = out.get(finding.component)
+    for finding in map(partial(_to_replacer, ctx), named):  # the layer a line names
+        target = out.get(finding.component)  # (its judgement exists by now)
         if target is not None and finding.component not in ctx.platform.not_used:
             target.findings.append(finding)
     settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
+
+
+def _to_replacer(ctx: NodeContext, finding: Finding) -> Finding:
+    """A line that names a component another one replaces on this node (the kubelet's
+    "Allocate failed" where HAMi advertises the GPUs) is about the one that runs here."""
+    if ctx.stack_pods(finding.component):
+        return finding
+    instead = ctx.replaced_by(finding.component)
+    if instead is None:
+        return finding
+    return msgspec.structs.replace(finding, component=instead.component)
 
 
 def _explain_unobserved(ctx: NodeContext, judged: Mapping[str, Judgement]) -> None:
@@ -292,7 +301,7 @@ class Diagnoser:
         ])
         statuses = (_as_judged(j, c.status) for j, c in zip(judgements.values(), comps, strict=True))
         status = _node_status(statuses)
-        return _node_report(ctx, roots, status, comps, missing, judgements=judgements)
+        return _node_report(ctx, roots, status, comps, missing)
 
     def node_verdict(
         self, ctx: NodeContext, judgements: Mapping[str, Judgement], cluster_problems: Mapping[str, Status]
@@ -302,7 +311,7 @@ class Diagnoser:
         explained = _explanations(judgements)
         roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
         status = _node_status(_as_judged(j, j.status) for j in judgements.values())
-        return _node_report(ctx, roots, status, (), (), judgements=judgements)
+        return _node_report(ctx, roots, status, (), ())
 
     def _missing_data(self, node: str, judgements: Mapping[str, Judgement]) -> tuple[MissingInput, ...]:
         """What the unknown components of ``node`` lacked, and why, once per kind of data."""
@@ -509,20 +518,16 @@ def _node_status(statuses: Iterable[Status]) -> Status:
 
 
 def _node_report(ctx: NodeContext, roots: Mapping[str, tuple[Judgement, RootCause]], status: Status,
-                 components: tuple[ComponentReport, ...], missing: tuple[MissingInput, ...], *,
-                 judgements: Mapping[str, Judgement]) -> NodeReport:
-    gpus = _gpu_count(ctx)
-    labels, allocatable = (ctx.node.metadata.labels, ctx.node.status.allocatable) if ctx.node else ({}, {})
+                 components: tuple[ComponentReport, ...], missing: tuple[MissingInput, ...]) -> NodeReport:
     return NodeReport(
         name=ctx.name,
         status=status,
         root_causes=tuple(r for _, r in roots.values()),
         components=components,
-        roles=_roles(labels),
-        gpus=gpus,
+        roles=_roles(ctx.node.metadata.labels if ctx.node else {}),
+        gpus=_gpu_count(ctx),
         gpu_product=_gpu_product(ctx),
         missing_data=missing,
-        gpus_usable=usable_gpus(gpus, labels, allocatable, {c: j.status for c, j in judgements.items()}),
     )
 
 
@@ -665,7 +670,6 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
         source=_source(facts),
         not_gpu_nodes=skipped,
         gpu_workloads=workload_issues(facts, kb, reports),
-        gpus=gpu_count(reports),
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple, Protocol
 import msgspec
 
 from gpunode.bundle.kube import (
+    ComputeDomain,
     ConfigMap,
     Container,
     CSINode,
@@ -29,6 +30,7 @@ from gpunode.bundle.kube import (
     Node,
     OwnerRef,
     Pod,
+    ResourceSlice,
     RuntimeClass,
 )
 from gpunode.bundle.source import BundleSource
@@ -191,6 +193,10 @@ class ClusterFacts:
     cluster_logs: dict[tuple[str, str], tuple[LogFile, ...]] = field(default_factory=dict)
     #: Node files parsed by a helper process while the lists were decoded (bundle/ahead.py).
     ahead: NodeParsesAhead | None = None
+    #: DRA ResourceSlices and the DRA driver's ComputeDomains; None where the bundle has no
+    #: such list (an older collector, or a cluster that does not serve the API)
+    resource_slices: tuple[ResourceSlice, ...] | None = None
+    compute_domains: tuple[ComputeDomain, ...] | None = None
 
     @cached_property
     def cluster_side(self) -> dict[str, list[StackPod]]:
@@ -277,6 +283,8 @@ class ClusterFacts:
             missing=missing,
             log_index=_index_logs(source),
             network_pods=indexed.network,
+            resource_slices=_optional(lists, "resourceslices"),
+            compute_domains=_optional(lists, "computedomains"),
             **index_node_dirs(source.list("nodes")),
         )
 
@@ -368,6 +376,12 @@ _Evidence = tuple[Mapping[str, str], Mapping[str, str], list[str], Sequence[str]
 _CLUSTER_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "Deployment"})
 
 
+def _optional(lists: Mapping[str, Sequence[Any]], name: str) -> tuple[Any, ...] | None:
+    """A list the bundle may lack (bundle.load.OPTIONAL): None when it does."""
+    items = lists.get(name)
+    return None if items is None else tuple(items)
+
+
 def _serves_cluster(pod: Pod) -> bool:
     return any(o.kind in _CLUSTER_OWNERS for o in pod.metadata.owner_references)
 
@@ -394,6 +408,7 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
     by_node: dict[str, dict[str, list[StackPod]]] = {}
     cluster: dict[str, list[StackPod]] = {}
     workloads: list[Pod] = []
+    claiming: list[Pod] = []
     network: list[Pod] = []
     agents = _NetworkAgents()
     component_of = recogniser.component_of_pod
@@ -405,6 +420,8 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
         if component is None:
             if _requests_gpu(spec.containers):
                 workloads.append(pod)
+            elif spec.resource_claims:
+                claiming.append(pod)
             continue
         entry = StackPod(component, pod)
         if scope[component] == "cluster":
@@ -421,7 +438,14 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
         if listed is None:
             listed = on_node[component] = []
         listed.append(entry)
+    workloads.extend(pod for pod in claiming if _dra_gpu_node(by_node.get(pod.spec.target_node)))
     return _PodIndex(by_node, cluster, tuple(workloads), tuple(network))
+
+
+def _dra_gpu_node(components: Mapping[str, object] | None) -> bool:
+    """A node where NVIDIA's DRA driver runs: a pod with ResourceClaims there is a GPU
+    workload (which driver its claims name is not read; on such a node it is this one)."""
+    return components is not None and "dra-kubelet-plugin" in components
 
 
 #: Owners (DaemonSets) and images of CNI agent pods, which validate's network checks read.
@@ -471,9 +495,11 @@ class _NetworkAgents:
 
 
 def _requests_gpu(containers: Sequence[Container]) -> bool:
+    """NVIDIA's resources (nvidia.com/gpu, MIG, shared: also HAMi's and GKE's), or
+    Volcano's GPU resources (volcano.sh/gpu-number, gpu-memory, vgpu-*)."""
     for container in containers:
         for key in container.resources.limits:
-            if key.startswith("nvidia.com/"):
+            if key.startswith("nvidia.com/") or (key.startswith("volcano.sh/") and "gpu" in key):
                 return True
     return False
 

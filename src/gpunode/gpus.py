@@ -50,6 +50,12 @@ GPU_STACK_COMPONENTS = frozenset(
         "mig-manager",
         "validator",
         "fabric-manager",
+        # the other ways to hand out GPUs, where their charts place them on GPU nodes only
+        # (Volcano's plugin has no selector: it runs on every node)
+        "dra-kubelet-plugin",
+        "compute-domain-daemon",
+        "hami-device-plugin",
+        "gke-device-plugin",
     }
 )
 _GPU_FOLDER_FILES = frozenset(

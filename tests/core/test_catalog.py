@@ -30,6 +30,19 @@ BRIEF_IDS = {
     "gpu-operator",
     "network-operator",
     "validator",
+    # interconnect (issue 26)
+    "nvlink-fabric",
+    "imex",
+    "rdma-links",
+    "gpudirect-rdma",
+    # the other ways to hand out GPUs (issue 21, item 4)
+    "dra-kubelet-plugin",
+    "compute-domain-daemon",
+    "hami-device-plugin",
+    "volcano-device-plugin",
+    "gke-device-plugin",
+    "dra-controller",
+    "hami-scheduler",
 }
 
 
@@ -92,6 +105,11 @@ IMAGE_SAMPLES = {
     "gpu-operator": "nvcr.io/nvidia/gpu-operator:v25.3.0",
     "network-operator": "nvcr.io/nvidia/cloud-native/network-operator:v25.1.0",
     "validator": "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.3.0",
+    # values.yaml of nvidia-dra-driver-gpu: nvcr.io/nvidia/k8s-dra-driver-gpu, tag v<appVersion>
+    "dra-kubelet-plugin": "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0",
+    "hami-device-plugin": "docker.io/projecthami/hami:v2.6.1",
+    "volcano-device-plugin": "volcanosh/volcano-device-plugin:latest",
+    "gke-device-plugin": "gcr.io/gke-release/nvidia-gpu-device-plugin@sha256:d6cb575b0d8a436066a0d3a783bbaf84697e0d5a68857edfe5fd5d1183133c7d",
 }
 
 

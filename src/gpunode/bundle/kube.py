@@ -138,6 +138,12 @@ class Volume(_K, frozen=True):
     config_map: ConfigMapRef | None = None
 
 
+class PodResourceClaim(_K, frozen=True):
+    """A pod's DRA ResourceClaim (by its name in the pod; which claim it is is not read)."""
+
+    name: str = ""
+
+
 class PodSpec(_K, frozen=True):
     """What checks read of a pod's spec (other scheduling fields live on the template)."""
 
@@ -148,6 +154,7 @@ class PodSpec(_K, frozen=True):
     affinity: Affinity | None = None
     node_selector: dict[str, str] = {}
     volumes: tuple[Volume, ...] = ()
+    resource_claims: tuple[PodResourceClaim, ...] = ()
 
     @property
     def config_maps(self) -> tuple[str, ...]:
@@ -374,6 +381,49 @@ class ConfigMap(_K, frozen=True):
 
     metadata: ObjectMeta = ObjectMeta()
     data: dict[str, str] = {}
+
+
+class ObjectName(_K, frozen=True):
+    """Only who an object is (its labels and annotations are not read)."""
+
+    name: str = ""
+    namespace: str = ""
+
+
+class SliceDevice(_K, frozen=True):
+    name: str = ""
+
+
+class ResourceSliceSpec(_K, frozen=True):
+    """What a DRA driver published for one node: its driver name and devices (the same
+    fields in resource.k8s.io v1beta1, v1beta2 and v1)."""
+
+    driver: str = ""
+    node_name: str = ""
+    devices: tuple[SliceDevice, ...] = ()
+
+
+class ResourceSlice(_K, frozen=True):
+    metadata: ObjectName = ObjectName()
+    spec: ResourceSliceSpec = ResourceSliceSpec()
+
+
+class ComputeDomainNode(_K, frozen=True):
+    """One node of a ComputeDomain: its IMEX daemon's readiness (resource.nvidia.com/v1beta1)."""
+
+    name: str = ""
+    status: str = ""
+    clique_id: str = msgspec.field(default="", name="cliqueID")
+
+
+class ComputeDomainStatus(_K, frozen=True):
+    status: str = ""
+    nodes: tuple[ComputeDomainNode, ...] | None = ()
+
+
+class ComputeDomain(_K, frozen=True):
+    metadata: ObjectName = ObjectName()
+    status: ComputeDomainStatus = ComputeDomainStatus()
 
 
 class GenericObject(_K, frozen=True):

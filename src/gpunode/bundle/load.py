@@ -63,10 +63,13 @@ RESOURCES: dict[str, type[msgspec.Struct]] = {
     "persistentvolumeclaims": kube.GenericObject,
     "servicemonitors": kube.GenericObject,
     "configmaps": kube.ConfigMap,
+    "resourceslices": kube.ResourceSlice,
+    "computedomains": kube.ComputeDomain,
 }
 #: Files a bundle may lack without anything being missing: extensions of format v1 that
-#: older collectors did not write (their absence only leaves what they tell unknown).
-OPTIONAL = frozenset({"configmaps"})
+#: older collectors did not write (their absence only leaves what they tell unknown), and
+#: lists of APIs a cluster may not serve (DRA's resource.k8s.io, the DRA driver's CRD).
+OPTIONAL = frozenset({"configmaps", "resourceslices", "computedomains"})
 
 _LIST_DECODERS = {name: msgspec.json.Decoder(kube.list_type(t)) for name, t in RESOURCES.items()}
 _MANIFEST_DECODER = msgspec.json.Decoder(Manifest)

@@ -1,6 +1,7 @@
 """Pure checks over collected facts; importing this package registers them all."""
 
 from gpunode.checks import (
+    alternatives,
     cluster,
     driver,
     host,
@@ -20,6 +21,7 @@ __all__ = [
     "REGISTRY",
     "Check",
     "NodeContext",
+    "alternatives",
     "check",
     "checks_for",
     "cluster",

@@ -148,6 +148,17 @@ class NodeContext:
     def stack_pods(self, component: str) -> list[StackPod]:
         return self._pods_here.get(component, [])
 
+    def replaced_by(self, component: str) -> StackPod | None:
+        """A pod on this node of a component that does ``component``'s job instead (catalog
+        ``replaces``: HAMi's, Volcano's or GKE's plugin, the DRA driver's ``gpus`` container
+        for NVIDIA's device plugin); None when none runs here."""
+        for entry in self.facts.catalog.replacers(component):
+            for sp in self.stack_pods(entry.id):
+                names = {c.name for c in sp.pod.spec.containers}
+                if not entry.replaces_containers or names & set(entry.replaces_containers):
+                    return sp
+        return None
+
     def events_for_pod(self, pod: Pod) -> list[Event]:
         return self.facts.events_for("Pod", pod.metadata.namespace, pod.metadata.name)
 

@@ -15,6 +15,7 @@ from gpunode.checks import operator
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.placement import Awaited
+from gpunode.facts import StackPod
 from gpunode.model import Evidence, Finding, Status
 
 RESTART_WARNING = 5
@@ -72,6 +73,8 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
         found = None if entry.host_alternative else unknown(
             component, "no pod found, but pods were listed only in some namespaces",
             Evidence("manifest.json scoped", "cluster/pods.json is not cluster-wide"))
+    elif (instead := ctx.replaced_by(component)) is not None:
+        found = not_deployed(component, _replaced(instead))
     elif (skipped := _operator_skip(ctx, entry)) is not None:
         found = not_deployed(component, skipped)
     elif not targeting and (waits := _awaits_labels(ctx, component)) is not None:
@@ -93,6 +96,12 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
     else:
         found = _untargeted(ctx, entry)
     return found
+
+
+def _replaced(instead: StackPod) -> str:
+    """Why a component has no pod here: another one does its job (catalog ``replaces``)."""
+    meta = instead.pod.metadata
+    return f"replaced by {instead.component} (pod {meta.namespace}/{meta.name})"
 
 
 def _taint_blocks(ctx: NodeContext, component: str, ds: DaemonSet, taint: Taint) -> Finding:

@@ -20,6 +20,8 @@ def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
     advertises for its GPUs: whole GPUs, MIG instances or shared replicas (gpus.py)."""
     if ctx.node is None or not ctx.node_reporting:
         return
+    if not ctx.stack_pods(component) and ctx.replaced_by(component) is not None:
+        return  # another plugin advertises the GPUs here and is judged by its own checks
     status = ctx.node.status
     if not status.allocatable:  # a source without the field (must-gather), not a zero
         yield unknown(

@@ -1,0 +1,155 @@
+"""Other ways to hand GPUs to pods, judged by their own rules: HAMi's, Volcano's and GKE's
+device plugins, NVIDIA's DRA driver (its kubelet plugin, ResourceSlices, ComputeDomains and
+their IMEX daemons) and the cluster-side pods that serve them (the DRA controller, HAMi's
+scheduler).
+
+Where one of them runs, NVIDIA's device plugin is "replaced", not missing (catalog
+``replaces``, checks/pods.py); here each is judged on what it is for: a plugin that runs
+must advertise its resources, a DRA driver must publish its devices as ResourceSlices, an
+IMEX daemon must be ready in its ComputeDomain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fnmatch import fnmatchcase
+
+from gpunode.bundle.kube import ComputeDomain, Pod, ResourceSlice
+from gpunode.catalog import load_catalog
+from gpunode.checks.base import check, not_deployed, ok, problem, unknown
+from gpunode.checks.cluster import cluster_check
+from gpunode.checks.context import NodeContext
+from gpunode.checks.pods import collection_time, judge_pod
+from gpunode.facts import ClusterFacts
+from gpunode.gpus import quantity
+from gpunode.model import Evidence, Finding
+
+#: A running plugin whose node has none of its resources allocatable: its cause code.
+NOTHING_ADVERTISED = {
+    "hami-device-plugin": "hami_no_resources",
+    "volcano-device-plugin": "volcano_no_resources",
+    "gke-device-plugin": "gke_plugin_no_resources",
+}
+#: The DRA driver's kubelet-plugin containers and the driver name each publishes under.
+DRA_DRIVERS = {"gpus": "gpu.nvidia.com", "compute-domains": "compute-domain.nvidia.com"}
+DRA_COMPONENT = "dra-kubelet-plugin"
+IMEX_COMPONENT = "compute-domain-daemon"
+
+
+def _running(pods: Iterator[Pod] | list[Pod]) -> list[Pod]:
+    return [pod for pod in pods if pod.status.phase == "Running"]
+
+
+def advertised(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A running plugin must have put its resources (catalog ``advertises``) on the node
+    with a non-zero count; a pod not yet running is judged by the pod check."""
+    node = ctx.node
+    running = _running([sp.pod for sp in ctx.stack_pods(component)])
+    if node is None or not running or not ctx.node_reporting:
+        return
+    globs = ctx.facts.catalog.get(component).advertises
+    allocatable = node.status.allocatable
+    where = f"node/{ctx.name} status.allocatable"
+    if not allocatable:
+        yield unknown(component, "the node's allocatable resources are not in the source",
+                      Evidence(where, "absent"))
+        return
+    found = {k: v for k, v in allocatable.items() if any(fnmatchcase(k, g) for g in globs)}
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(found.items())) or f"no {' or '.join(globs)}"
+    if not found or all(quantity(v) == 0 for v in found.values()):
+        pod = running[0].metadata
+        yield problem(component, NOTHING_ADVERTISED[component], Evidence(where, shown), specificity=30,
+                      namespace=pod.namespace, pod=pod.name)
+    else:
+        yield ok(component, f"advertises {shown}", Evidence(where, shown))
+
+
+def _register_advertisers() -> None:
+    """One resource check per catalog component that advertises something."""
+    for entry in load_catalog().components:
+        if entry.advertises and entry.id in NOTHING_ADVERTISED:
+            check(entry.id, needs=("node",))(advertised)
+
+
+_register_advertisers()
+
+
+def node_slices(slices: tuple[ResourceSlice, ...], node: str, driver: str) -> list[ResourceSlice]:
+    """The ResourceSlices ``driver`` published for ``node``."""
+    return [s for s in slices if s.spec.node_name == node and s.spec.driver == driver]
+
+
+@check(DRA_COMPONENT)
+def resource_slices_published(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Each running DRA kubelet-plugin container publishes its devices for this node as
+    ResourceSlices (``gpus`` under gpu.nvidia.com, ``compute-domains`` under
+    compute-domain.nvidia.com); none, or none with a device, and pods asking for a claim
+    of that driver can never be scheduled here."""
+    pods = _running([sp.pod for sp in ctx.stack_pods(component)])
+    if not pods or not ctx.node_reporting:
+        return
+    slices = ctx.facts.resource_slices
+    containers = {c.name for pod in pods for c in pod.spec.containers}
+    drivers = [driver for name, driver in DRA_DRIVERS.items() if name in containers]
+    if drivers and slices is None:
+        yield unknown(component, "ResourceSlices were not collected",
+                      Evidence("cluster/resourceslices.json", "absent"))
+        return
+    for driver in drivers:
+        mine = node_slices(slices or (), ctx.name, driver)
+        devices = sum(len(s.spec.devices) for s in mine)
+        where = "cluster/resourceslices.json"
+        if not devices:
+            shown = (f"{len(mine)} ResourceSlice(s) of {driver} for {ctx.name} with no device"
+                     if mine else f"no ResourceSlice of {driver} for {ctx.name}")
+            pod = pods[0].metadata
+            yield problem(component, "dra_no_resourceslices", Evidence(where, shown), specificity=30,
+                          driver=driver, namespace=pod.namespace, pod=pod.name)
+        else:
+            names = ", ".join(d.name for s in mine for d in s.spec.devices)
+            yield ok(component, f"{driver}: {devices} device(s) published",
+                     Evidence(where, f"{driver} on {ctx.name}: {names}"))
+
+
+def domains_of(domains: tuple[ComputeDomain, ...], node: str) -> list[tuple[ComputeDomain, str]]:
+    """The ComputeDomains that list ``node``, with its IMEX daemon's status there."""
+    return [(cd, n.status) for cd in domains for n in (cd.status.nodes or ()) if n.name == node]
+
+
+@check(IMEX_COMPONENT)
+def compute_domain_ready(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A ComputeDomain that lists this node says whether its IMEX daemon here is ready; a
+    NotReady daemon holds back every workload of that domain (no IMEX channel)."""
+    domains = ctx.facts.compute_domains
+    if not domains:
+        return
+    for cd, status in domains_of(domains, ctx.name):
+        where = f"computedomain/{cd.metadata.namespace}/{cd.metadata.name} status.nodes[{ctx.name}]"
+        if status == "Ready":
+            yield ok(component, f"IMEX daemon ready in ComputeDomain {cd.metadata.name}",
+                     Evidence(where, "Ready"))
+        elif status == "NotReady":
+            yield problem(component, "compute_domain_not_ready", Evidence(where, "NotReady"),
+                          specificity=30, domain=cd.metadata.name, namespace=cd.metadata.namespace)
+
+
+def _service_pods(facts: ClusterFacts, component: str) -> Iterator[Finding]:
+    """A cluster-side service's own pods (the DRA controller, HAMi's scheduler); none at
+    all is not-deployed, since a cluster may run without it."""
+    pods = facts.cluster_pods.get(component, [])
+    now = collection_time(facts.manifest.collected_at)
+    for sp in pods:
+        yield judge_pod(sp.pod, component, now)
+    if not pods:
+        yield not_deployed(component, f"no {component} pods")
+
+
+@cluster_check("dra-controller")
+def dra_controller_pods(facts: ClusterFacts) -> Iterator[Finding]:
+    yield from _service_pods(facts, "dra-controller")
+
+
+@cluster_check("hami-scheduler")
+def hami_scheduler_pods(facts: ClusterFacts) -> Iterator[Finding]:
+    yield from _service_pods(facts, "hami-scheduler")
+

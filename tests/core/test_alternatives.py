@@ -1,0 +1,335 @@
+"""Other ways to hand out GPUs are judged by their own rules: a node running HAMi's,
+Volcano's or GKE's plugin, or the DRA driver's ``gpus`` container, is not told NVIDIA's
+device plugin is missing, and a node running none of them still is; each one's own
+failure (nothing advertised, no ResourceSlice, a claim that cannot be prepared, a
+ComputeDomain daemon not ready, a crashing controller) is its own root cause.
+
+Bundles are the healthy simulated Falcon AI cluster with NVIDIA's device plugin taken off
+and the other plugin's pods put on gpu-wk-01, shaped as their charts make them (names,
+labels, containers, images: tests/fixtures/real/SOURCES.md and the catalog's comments).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpunode.cli import build_report
+from gpunode.model import NodeReport, Report, Status
+from gpunode.sim import build_bundle, load_scenario
+
+NODE = "gpu-wk-01"
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+PLUGIN_DS = "nvidia-device-plugin-daemonset"
+BAD = (Status.FAILED, Status.DEGRADED)
+
+
+@pytest.fixture(scope="module")
+def falcon(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_bundle(load_scenario("falcon-ai"), tmp_path_factory.mktemp("falcon") / "bundle")
+
+
+def _list(root: Path, name: str) -> dict[str, Any]:
+    path = root / "cluster" / f"{name}.json"
+    if not path.exists():
+        return {"apiVersion": "v1", "kind": "List", "items": []}
+    doc: dict[str, Any] = json.loads(path.read_text())
+    return doc
+
+
+def _save(root: Path, name: str, doc: dict[str, Any]) -> None:
+    (root / "cluster" / f"{name}.json").write_text(json.dumps(doc))
+
+
+def _edit(root: Path, name: str, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+    doc = _list(root, name)
+    doc["items"] = change(doc["items"])
+    _save(root, name, doc)
+
+
+def _without_nvidia_plugin(root: Path) -> None:
+    """NVIDIA's device plugin is not deployed: no DaemonSet, no pods, not in the policy."""
+    _edit(root, "pods", lambda items: [p for p in items if not p["metadata"]["name"].startswith(PLUGIN_DS)])
+    _edit(root, "daemonsets", lambda items: [d for d in items if d["metadata"]["name"] != PLUGIN_DS])
+
+
+def _plugin_pod(root: Path) -> dict[str, Any]:
+    pods = _list(root, "pods")["items"]
+    return next(p for p in pods
+                if p["metadata"]["name"].startswith(PLUGIN_DS) and p["spec"]["nodeName"] == NODE)
+
+
+def _pod_like(template: dict[str, Any], name: str, owner: str, *, labels: dict[str, str], namespace: str,
+              containers: list[tuple[str, str]], owner_kind: str = "DaemonSet") -> dict[str, Any]:
+    """A running, ready pod of ``owner`` on NODE with these containers (name, image)."""
+    pod = copy.deepcopy(template)
+    meta = pod["metadata"]
+    meta.update(name=name, namespace=namespace, labels=labels, generateName=f"{owner}-")
+    meta["ownerReferences"][0].update(kind=owner_kind, name=owner)
+    first, status = pod["spec"]["containers"][0], pod["status"]["containerStatuses"][0]
+    pod["spec"]["containers"] = [{**first, "name": n, "image": i} for n, i in containers]
+    pod["spec"].pop("initContainers", None)
+    pod["spec"].pop("runtimeClassName", None)
+    pod["status"]["initContainerStatuses"] = []
+    pod["status"]["containerStatuses"] = [{**status, "name": n, "image": i} for n, i in containers]
+    return pod
+
+
+def _add_pods(root: Path, *pods: dict[str, Any]) -> None:
+    _edit(root, "pods", lambda items: [*items, *pods])
+
+
+def _set_allocatable(root: Path, resources: dict[str, str | None]) -> None:
+    def change(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for node in items:
+            if node["metadata"]["name"] == NODE:
+                for key, value in resources.items():
+                    for field in ("allocatable", "capacity"):
+                        if value is None:
+                            node["status"][field].pop(key, None)
+                        else:
+                            node["status"][field][key] = value
+        return items
+    _edit(root, "nodes", change)
+
+
+def _report(root: Path) -> Report:
+    return build_report(root, None)
+
+
+def _node(report: Report) -> NodeReport:
+    return next(n for n in report.nodes if n.name == NODE)
+
+
+def _status(node: NodeReport, component: str) -> tuple[Status, str]:
+    found = next(c for c in node.components if c.component == component)
+    return found.status, found.summary
+
+
+def _roots(node: NodeReport) -> list[tuple[str, str]]:
+    return [(r.component, r.cause) for r in node.root_causes]
+
+
+@pytest.fixture
+def bundle(falcon: Path, tmp_path: Path) -> Iterator[Path]:
+    root = tmp_path / "b"
+    shutil.copytree(falcon, root)
+    yield root
+
+
+# ---------------------------------------------------------------- replaced, or still missing
+
+
+def test_without_any_plugin_the_nvidia_device_plugin_is_missing(bundle: Path) -> None:
+    _without_nvidia_plugin(bundle)
+    node = _node(_report(bundle))
+    status, _ = _status(node, "device-plugin")
+    assert status in BAD
+    assert "device-plugin" in [c for c, _ in _roots(node)]
+
+
+def _hami(template: dict[str, Any]) -> dict[str, Any]:
+    # charts/hami/templates/device-plugin/daemonsetnvidia.yaml, release "hami"
+    labels = {"app.kubernetes.io/component": "hami-device-plugin", "app.kubernetes.io/name": "hami",
+              "app.kubernetes.io/instance": "hami", "hami.io/webhook": "ignore"}
+    image = "docker.io/projecthami/hami:v2.6.1"
+    return _pod_like(template, "hami-device-plugin-x7k2p", "hami-device-plugin", labels=labels,
+                     namespace="kube-system", containers=[("device-plugin", image), ("vgpu-monitor", image)])
+
+
+def test_a_node_running_hami_is_not_told_its_device_plugin_is_missing(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _hami(template))
+    _set_allocatable(bundle, {"nvidia.com/gpu": "80"})  # 10 shares of each of the 8 GPUs
+    report = _report(bundle)
+    node = _node(report)
+    status, summary = _status(node, "device-plugin")
+    assert status == Status.NOT_DEPLOYED and "replaced by hami-device-plugin" in summary, summary
+    status, summary = _status(node, "hami-device-plugin")
+    assert status == Status.OK and summary.startswith("advertises nvidia.com/gpu=80"), summary
+    assert node.status not in BAD, _roots(node)
+    other = next(n for n in report.nodes if n.name != NODE)
+    assert _status(other, "device-plugin")[0] in BAD  # the node without HAMi lacks a plugin
+
+
+def test_hami_advertising_nothing_is_its_own_root_cause(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _hami(template))
+    _set_allocatable(bundle, {"nvidia.com/gpu": "0"})
+    node = _node(_report(bundle))
+    assert ("hami-device-plugin", "hami_no_resources") in _roots(node)
+    assert _status(node, "device-plugin")[0] == Status.NOT_DEPLOYED
+
+
+def test_volcano_plugin_replaces_and_is_judged_by_its_resources(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    # volcano-sh/devices volcano-device-plugin.yml
+    pod = _pod_like(template, "volcano-device-plugin-4hbcz", "volcano-device-plugin",
+                    labels={"name": "volcano-device-plugin"}, namespace="kube-system",
+                    containers=[("volcano-device-plugin", "volcanosh/volcano-device-plugin:latest")])
+    _add_pods(bundle, pod)
+    _set_allocatable(bundle, {"nvidia.com/gpu": None, "volcano.sh/gpu-memory": "655360",
+                              "volcano.sh/gpu-number": "8"})
+    node = _node(_report(bundle))
+    assert _status(node, "volcano-device-plugin")[0] == Status.OK
+    assert "replaced by volcano-device-plugin" in _status(node, "device-plugin")[1]
+    assert node.status not in BAD, _roots(node)
+    _set_allocatable(bundle, {"volcano.sh/gpu-memory": "0", "volcano.sh/gpu-number": "0"})
+    assert ("volcano-device-plugin", "volcano_no_resources") in _roots(_node(_report(bundle)))
+
+
+def test_gke_plugin_replaces_the_nvidia_device_plugin(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    # container-engine-accelerators cmd/nvidia_gpu/device-plugin.yaml, as GKE names its DaemonSets
+    image = ("gcr.io/gke-release/nvidia-gpu-device-plugin"
+             "@sha256:d6cb575b0d8a436066a0d3a783bbaf84697e0d5a68857edfe5fd5d1183133c7d")
+    pod = _pod_like(template, "nvidia-gpu-device-plugin-small-cos-9xq2w",
+                    "nvidia-gpu-device-plugin-small-cos",
+                    labels={"k8s-app": "nvidia-gpu-device-plugin"}, namespace="kube-system",
+                    containers=[("nvidia-gpu-device-plugin", image)])
+    _add_pods(bundle, pod)
+    node = _node(_report(bundle))
+    status, summary = _status(node, "gke-device-plugin")
+    assert status == Status.OK and summary.startswith("advertises nvidia.com/gpu=8"), summary
+    assert _status(node, "device-plugin")[0] == Status.NOT_DEPLOYED
+
+
+# ---------------------------------------------------------------- the DRA driver
+
+DRA_IMAGE = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0"
+DRA_NS = "nvidia-dra-driver-gpu"
+
+
+def _dra(template: dict[str, Any], containers: tuple[str, ...] = ("compute-domains", "gpus"),
+         ) -> dict[str, Any]:
+    # deployments/helm/nvidia-dra-driver-gpu/templates/kubeletplugin.yaml, chart defaults
+    labels = {"app.kubernetes.io/name": "nvidia-dra-driver-gpu",
+              "app.kubernetes.io/instance": "nvidia-dra-driver-gpu",
+              "nvidia-dra-driver-gpu-component": "kubelet-plugin"}
+    return _pod_like(template, "nvidia-dra-driver-gpu-kubelet-plugin-qbfsj",
+                     "nvidia-dra-driver-gpu-kubelet-plugin", labels=labels, namespace=DRA_NS,
+                     containers=[(c, DRA_IMAGE) for c in containers])
+
+
+def _slices(driver: str = "gpu.nvidia.com", devices: int = 8) -> dict[str, Any]:
+    """A ResourceSlice of the node, in the shape of tests/fixtures/real/dra/ (resource.k8s.io/v1)."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": f"{NODE}-{driver}-jfrc8"},
+            "spec": {"driver": driver, "nodeName": NODE, "pool": {"generation": 1, "name": NODE,
+                                                                  "resourceSliceCount": 1},
+                     "devices": [{"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"}}}
+                                 for i in range(devices)]}}
+
+
+def test_dra_gpus_container_replaces_the_device_plugin_and_publishes_slices(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _dra(template))
+    _set_allocatable(bundle, {"nvidia.com/gpu": None})
+    _save(bundle, "resourceslices", {"apiVersion": "v1", "kind": "List",
+                                     "items": [_slices(), _slices("compute-domain.nvidia.com", 2)]})
+    node = _node(_report(bundle))
+    assert "replaced by dra-kubelet-plugin" in _status(node, "device-plugin")[1]
+    status, summary = _status(node, "dra-kubelet-plugin")
+    assert status == Status.OK, summary
+    assert node.status not in BAD, _roots(node)
+
+
+def test_dra_without_resourceslices_for_the_node_is_its_own_root_cause(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _dra(template, ("gpus",)))
+    _save(bundle, "resourceslices", {"apiVersion": "v1", "kind": "List", "items": []})
+    node = _node(_report(bundle))
+    assert ("dra-kubelet-plugin", "dra_no_resourceslices") in _roots(node)
+
+
+def test_dra_slices_not_collected_are_unknown_not_failed(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _dra(template, ("gpus",)))
+    node = _node(_report(bundle))  # no cluster/resourceslices.json: an older collector
+    assert _status(node, "dra-kubelet-plugin")[0] not in BAD
+
+
+def test_compute_domains_alone_do_not_replace_the_device_plugin(bundle: Path) -> None:
+    """The DRA driver deployed for ComputeDomains only (resources.gpus.enabled=false)
+    allocates no GPU: a node without NVIDIA's device plugin still lacks one."""
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _dra(template, ("compute-domains",)))
+    node = _node(_report(bundle))
+    assert _status(node, "device-plugin")[0] in BAD
+
+
+def test_failed_prepare_of_a_claim_blames_the_dra_driver(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _dra(template, ("gpus",)))
+    _save(bundle, "resourceslices", {"apiVersion": "v1", "kind": "List", "items": [_slices()]})
+    workload = _pod_like(template, "dra-gpu-example-798fccd4d-sfl2p", "dra-gpu-example-798fccd4d",
+                         labels={"app": "x"}, namespace="gpu-test1", containers=[("ctr", "ubuntu:22.04")],
+                         owner_kind="ReplicaSet")
+    workload["spec"]["resourceClaims"] = [{"name": "single-gpu", "resourceClaimTemplateName": "gpu-claim"}]
+    workload["status"].update(phase="Pending", conditions=[])
+    workload["status"]["containerStatuses"] = [{"name": "ctr", "image": "ubuntu:22.04", "ready": False,
+                                                "restartCount": 0,
+                                                "state": {"waiting": {"reason": "ContainerCreating"}}}]
+    _add_pods(bundle, workload)
+    message = ("Failed to prepare dynamic resources: NodePrepareResources failed for claim "
+               "gpu-test1/dra-gpu-example-798fccd4d-sfl2p-single-gpu-d2jzk: "
+               "error preparing devices for claim "
+               "3d7f: prepare devices failed: error applying GPU config: unknown GPU sharing strategy")
+    event = {"apiVersion": "v1", "kind": "Event", "type": "Warning",
+             "reason": "FailedPrepareDynamicResources",
+             "message": message, "count": 4, "metadata": {"name": "dra.1", "namespace": "gpu-test1"},
+             "involvedObject": {"kind": "Pod", "name": workload["metadata"]["name"],
+                                "namespace": "gpu-test1"},
+             "lastTimestamp": "2025-05-12T15:00:00Z", "firstTimestamp": "2025-05-12T14:50:00Z"}
+    _edit(bundle, "events", lambda items: [*items, event])
+    report = _report(bundle)
+    assert ("dra-kubelet-plugin", "dra_prepare_failed") in _roots(_node(report))
+    assert [w.name for w in report.gpu_workloads] == [workload["metadata"]["name"]]
+
+
+def test_compute_domain_not_ready_on_the_node(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    daemon = _pod_like(template, "imex-domain-5tn8v-b2xkq", "imex-domain-5tn8v",
+                       labels={"resource.nvidia.com/computeDomain": "0b5c1a1e-2d7f-4a39-9f0e-7c0e2f9d4c11"},
+                       namespace=DRA_NS, containers=[("compute-domain-daemon", DRA_IMAGE)])
+    _add_pods(bundle, _dra(template, ("compute-domains",)), daemon)
+    domain = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
+              "metadata": {"name": "imex-domain", "namespace": "default"},
+              "spec": {"numNodes": 2, "channel": {"resourceClaimTemplate": {"name": "imex-channel-0"}}},
+              "status": {"status": "NotReady", "nodes": [
+                  {"name": NODE, "cliqueID": "9277d399-0674-44a9-b64e-d85bb19ce2b0.32766",
+                   "ipAddress": "10.1.3.2",
+                   "status": "NotReady"}]}}
+    _save(bundle, "computedomains", {"apiVersion": "v1", "kind": "List", "items": [domain]})
+    assert ("compute-domain-daemon", "compute_domain_not_ready") in _roots(_node(_report(bundle)))
+
+
+def test_crashing_dra_controller_is_a_cluster_root_cause(bundle: Path) -> None:
+    template = _plugin_pod(bundle)
+    controller = _pod_like(template, "nvidia-dra-driver-gpu-controller-76864c66cb-dz9hc",
+                           "nvidia-dra-driver-gpu-controller-76864c66cb",
+                           labels={"nvidia-dra-driver-gpu-component": "controller"}, namespace=DRA_NS,
+                           containers=[("compute-domain", DRA_IMAGE)], owner_kind="ReplicaSet")
+    status = controller["status"]["containerStatuses"][0]
+    status.update(ready=False, restartCount=14,
+                  state={"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}},
+                  lastState={"terminated": {"exitCode": 1, "reason": "Error",
+                                            "finishedAt": "2025-05-12T15:00:00Z"}})
+    _add_pods(bundle, controller)
+    report = _report(bundle)
+    assert "dra-controller" in [r.component for r in report.cluster.root_causes]
