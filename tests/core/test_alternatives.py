@@ -333,3 +333,21 @@ def test_crashing_dra_controller_is_a_cluster_root_cause(bundle: Path) -> None:
     _add_pods(bundle, controller)
     report = _report(bundle)
     assert "dra-controller" in [r.component for r in report.cluster.root_causes]
+
+
+def test_resourceslices_and_compute_domains_are_collected_live(bundle: Path, tmp_path: Path) -> None:
+    """collect lists resource.k8s.io's ResourceSlices (the version the server serves) and the
+    DRA driver's ComputeDomains, keeping what the checks read: the live report is the offline one."""
+    from gpunode.apiserver import serve_bundle
+    from gpunode.collect import collect_bundle
+
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _dra(template, ("gpus",)))
+    _save(bundle, "resourceslices", {"apiVersion": "v1", "kind": "List", "items": [_slices(devices=0)]})
+    with serve_bundle(bundle) as server:
+        result = collect_bundle(tmp_path / "live", kubeconfig=server.kubeconfig_path, quiet=True)
+    collected = json.loads((result.path / "cluster" / "resourceslices.json").read_text())["items"]
+    assert [s["spec"]["nodeName"] for s in collected] == [NODE]
+    assert "attributes" not in json.dumps(collected)  # not read, not collected
+    assert ("dra-kubelet-plugin", "dra_no_resourceslices") in _roots(_node(_report(result.path)))

@@ -135,6 +135,9 @@ class ListKind:
     group_version: str
     kind: str
     redact: Callable[[bytes], bytes] | None = None
+    #: read only where the API serves it, first served version of the plural wins (DRA's
+    #: resource.k8s.io: v1 from Kubernetes 1.34, v1beta2 1.33, v1beta1 1.32)
+    if_served: bool = False
 
     @property
     def path(self) -> str:
@@ -144,7 +147,19 @@ class ListKind:
     @property
     def builtin(self) -> bool:
         group = self.group_version.rpartition("/")[0]
-        return "." not in group or group.endswith(".k8s.io")
+        return not self.if_served and ("." not in group or group.endswith(".k8s.io"))
+
+
+def served_kinds(kinds: Iterable[ListKind], present: set[str]) -> list[ListKind]:
+    """The kinds to list: built-in ones always (a refusal is recorded), the others where
+    discovery shows their group version, one version per plural (the first listed)."""
+    chosen: list[ListKind] = []
+    plurals: set[str] = set()
+    for kind in kinds:
+        if (kind.builtin or kind.group_version in present) and kind.plural not in plurals:
+            chosen.append(kind)
+            plurals.add(kind.plural)
+    return chosen
 
 
 LIST_KINDS: tuple[ListKind, ...] = (
@@ -164,6 +179,11 @@ LIST_KINDS: tuple[ListKind, ...] = (
     ListKind("nicclusterpolicies", "mellanox.com/v1alpha1", "NicClusterPolicy"),
     ListKind("servicemonitors", "monitoring.coreos.com/v1", "ServiceMonitor"),
     ListKind("gpunodereports", "gpunode.io/v1alpha1", "GPUNodeReport"),
+    # Dynamic Resource Allocation: what the DRA driver published per node, and its ComputeDomains
+    ListKind("resourceslices", "resource.k8s.io/v1", "ResourceSlice", if_served=True),
+    ListKind("resourceslices", "resource.k8s.io/v1beta2", "ResourceSlice", if_served=True),
+    ListKind("resourceslices", "resource.k8s.io/v1beta1", "ResourceSlice", if_served=True),
+    ListKind("computedomains", "resource.nvidia.com/v1beta1", "ComputeDomain"),
 )
 CONFIGMAPS = ListKind("configmaps", "v1", "ConfigMap")
 #: The manifest's ``projected``: cluster objects hold only the fields gpunode reads
@@ -323,7 +343,7 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], policy: ExtrasPoli
     _warm_types()
     run.writer.write("cluster/version.json", version)
     present = _served_group_versions(run)
-    kinds = [k for k in LIST_KINDS if k.builtin or k.group_version in present]
+    kinds = served_kinds(LIST_KINDS, present)
     with _worker_pool(run.concurrency) as pool:
         task = progress.add_task("listing resources", total=len(kinds))
         with gc_paused():  # bulk decoding; the extras phase makes cyclic garbage (sessions)
