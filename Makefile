@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean browser dist image accuracy
+.PHONY: demo check test lint typecheck bench clean browser dist image accuracy
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -17,20 +17,36 @@ $(STAMP): requirements-dev.txt pyproject.toml
 demo: $(STAMP)
 	$(BIN)/gpunode demo; code=$$?; test $$code -eq 0 -o $$code -eq 1
 
+# Tests run in parallel worker processes (pytest-xdist); WORKERS=0 runs them in this one.
+# `make check` is the quick loop: lint, types and every test not marked slow (pyproject's
+# markers); `make test` is everything, the browser included. Times: README, "Two commands".
+WORKERS ?= auto
+PYTEST := $(BIN)/pytest -n $(WORKERS) --dist worksteal
+
+check: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+	$(PYTEST) -m "not slow"
+
 test: $(STAMP) browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(PYTEST)
 
 # The field corpus (tests/field/cases): expected vs reported top root cause per case.
 accuracy: $(STAMP)
 	$(BIN)/python tests/field/scoreboard.py
 
-# The HTML report is rendered in headless Chromium by the tests: install Debian's package
-# when we can (root + apt-get); otherwise say loudly that those tests will be skipped.
+# The HTML report tests render the report in headless Chromium. One line says what happens:
+# chromium found, or Debian's chromium (about 115 packages with its libraries) installed
+# with apt-get when we run as root, or loudly that those tests will be skipped.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
-		&& (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1; } || true
+	@if command -v chromium >/dev/null 2>&1; then \
+		echo "make browser: chromium found ($$(command -v chromium)); the HTML report tests render in it"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "make browser: installing Debian's chromium (apt-get, about 115 packages): the HTML report tests render the report in it"; \
+		(apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || true; \
+	fi
 	@command -v chromium >/dev/null 2>&1 || echo "!!! chromium unavailable: HTML report tests will be SKIPPED (apt-get install -y chromium) !!!" >&2
 
 lint: $(STAMP)

@@ -29,6 +29,8 @@ from gpunode.parse.nvidia_smi import parse_nvidia_smi_xml
 
 CASES = [c for c in MAKER.cases() if not c.startswith("fixture:")]
 Loader = Callable[[Path], ClusterFacts]
+#: How long ``forced`` lets the helper finish before its first parse is asked for.
+HELPER_WAIT_S = 30.0
 
 
 @pytest.fixture
@@ -51,7 +53,7 @@ def forced(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
 
     def parsed(self: ahead.ReadAhead, node: str, cmd: Any) -> dict[str, Any]:
         if self._index is None and not self._ended:
-            select.select([self._ready], [], [], 30)  # readable at its end: it closed its side
+            select.select([self._ready], [], [], HELPER_WAIT_S)  # readable at its end: it closed its side
         found = real(self, node, cmd)
         used.append(found)
         return found
@@ -195,6 +197,8 @@ def test_a_helper_that_dies_or_hangs_changes_nothing(where: str, replacement: An
     expected = _without_helper(bundle, monkeypatch)
     monkeypatch.setattr(ahead, where, replacement)
     monkeypatch.setattr(ahead, "FINISH_TIMEOUT_S", 0.2)
+    if replacement is _hangs:  # a hung helper never ends: waiting for it only costs time
+        monkeypatch.setitem(globals(), "HELPER_WAIT_S", 0.0)
     if where == "_helper" and replacement is _hangs:  # a loader that gave up waiting for it
         monkeypatch.setattr(ahead.ReadAhead, "listing", lambda self: self.close())
     assert _report(bundle) == expected

@@ -1,5 +1,8 @@
 """Every signature runs in time linear in the line: a 1 MB hostile line costs well under
-a second per pattern (unbounded ``.*`` gaps were quadratic: minutes per line)."""
+a second per pattern (unbounded ``.*`` gaps were quadratic: minutes per line).
+
+Measured in this process's CPU time: the regex's own work, the same on a loaded machine or
+beside parallel test workers, where wall time also counts the time spent waiting for a core."""
 
 from __future__ import annotations
 
@@ -34,9 +37,9 @@ def test_each_signature_is_linear_on_a_1mb_line(name: str, pattern: str) -> None
     regex = re.compile(pattern)
     for unit in _hostile_units(pattern):
         line = (unit * (LINE // len(unit) + 1))[:LINE]
-        started = time.perf_counter()
+        started = time.process_time()
         regex.search(line)
-        took = time.perf_counter() - started
+        took = time.process_time() - started
         assert took < BUDGET_S, f"{name}: {took:.1f} s on {unit!r} repeated"
 
 
@@ -44,16 +47,16 @@ def test_the_explain_prefilter_is_linear_too() -> None:
     prefilter = build_prefilter(tuple(m.pattern for _, m in candidate_matchers(load_kb())))
     for unit in ("GPG error: x ", "available PCIe bandwidth, limited by ", " ", "a"):
         block = (unit * (LINE // len(unit) + 1))[:LINE]
-        started = time.perf_counter()
+        started = time.process_time()
         prefilter.line_starts(block)
-        assert time.perf_counter() - started < BUDGET_S, unit
+        assert time.process_time() - started < BUDGET_S, unit
 
 
 def test_explain_on_a_1mb_line_without_newline_is_quick() -> None:
     line = "GPG error: x " * (LINE // 13)
-    started = time.perf_counter()
+    started = time.process_time()
     explain_lines([line])
-    assert time.perf_counter() - started < 5 * BUDGET_S
+    assert time.process_time() - started < 5 * BUDGET_S
 
 
 def test_unbounded_gaps_are_refused_by_the_knowledge_base_check() -> None:

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,12 +33,13 @@ pytestmark = pytest.mark.skipif(
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    """One headless run with a profile (a HOME) of its own: browsers that parallel test
+    workers start at once never share one."""
     assert BROWSER is not None
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"]
-    env = {**os.environ, "HOME": str(SHOTS.parent)}
-    return subprocess.run(
-        [BROWSER, *flags, *args], capture_output=True, text=True, timeout=120, check=False, env=env
-    )
+    with tempfile.TemporaryDirectory(prefix="chromium-home-") as home:
+        return subprocess.run([BROWSER, *flags, *args], capture_output=True, text=True, timeout=120,
+                              check=False, env={**os.environ, "HOME": home})
 
 
 def render(page: Path, shot: Path) -> str:
