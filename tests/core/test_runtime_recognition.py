@@ -13,7 +13,8 @@ import pytest
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.diagnose import diagnose
 from gpunode.model import ComponentReport, NodeReport, Status
-from gpunode.parse.containerd import RuntimeHandler, parse_containerd_config
+from gpunode.parse.containerd import parse_containerd_config
+from gpunode.parse.runtime_handler import RuntimeHandler
 from gpunode.runtimes import is_nvidia_runtime
 from gpunode.sim import build_bundle, load_scenario
 

@@ -28,14 +28,7 @@ from gpunode.parse._toml import (
     string_or_none,
     table,
 )
-
-
-class RuntimeHandler(msgspec.Struct, frozen=True):
-    """A CRI runtime handler (RuntimeClass ``handler``) and the binary it runs."""
-
-    name: str
-    runtime_type: str | None
-    binary_name: str | None
+from gpunode.parse.runtime_handler import RuntimeHandler
 
 
 class ContainerdConfig(msgspec.Struct, frozen=True):

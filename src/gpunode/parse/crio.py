@@ -14,7 +14,7 @@ import msgspec
 
 from gpunode.errors import ParseError
 from gpunode.parse._toml import load_toml, string_or_none, table
-from gpunode.parse.containerd import RuntimeHandler
+from gpunode.parse.runtime_handler import RuntimeHandler
 
 CRIO_CONFIG_PATHS: tuple[str, ...] = ("/etc/crio/crio.conf", "/etc/crio/config.toml")
 

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from gpunode.errors import ParseError
-from gpunode.parse.containerd import RuntimeHandler
+from gpunode.parse.runtime_handler import RuntimeHandler
 
 DOCKER_DAEMON_JSON = "/etc/docker/daemon.json"
 
