@@ -1,4 +1,5 @@
-"""The agent's HTTP endpoints on one port (stdlib server, a bounded pool of workers).
+"""The agent's HTTP endpoints on one port (stdlib server: one thread reads request heads,
+a reserved path answers /healthz, a bounded pool of workers the rest).
 
 ``/metrics``  Prometheus text (or OpenMetrics when asked for) from the agent's registry.
 ``/healthz``  200 while probes are fresh, 503 once the last one is older than stale_after.
@@ -13,12 +14,17 @@ the next.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
+import selectors
 import socket
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from socketserver import _SocketWriter  # type: ignore[attr-defined]
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -34,16 +40,42 @@ TEXT = "text/plain; charset=utf-8"
 _TRUE = ("1", "true", "yes")
 
 
-#: Connections served at once; more wait for a worker instead of each holding a thread.
+#: Requests served at once by the pool (metrics, facts, reports); more wait for a worker.
 WORKERS = 64
-#: Seconds a connection may sit idle (or trickle a request) before it is closed.
+#: Seconds a connection may take to send a whole request head, or sit idle between two
+#: requests, before it is closed (a trickling or idle client holds no worker meanwhile).
 IDLE_TIMEOUT_S = 10.0
+#: Seconds a worker may spend sending one answer to a client that reads slowly.
+WRITE_TIMEOUT_S = 10.0
+#: A request head (request line and headers) larger than this is refused (431).
+MAX_HEAD_BYTES = 16 * 1024
+#: Connections waiting for a request at once; past it the one idle longest is closed, so
+#: new clients (the kubelet's probe among them) are always read.
+MAX_WAITING = 512
+_HEALTH = "/healthz"
+
+
+class _Conn:
+    """A connection waiting for its next request head."""
+
+    __slots__ = ("address", "buffer", "ends", "sock")
+
+    def __init__(self, sock: socket.socket, address: Any, buffer: bytes = b"") -> None:
+        self.sock = sock
+        self.address = address
+        self.buffer = bytearray(buffer)
+        self.ends = time.monotonic() + IDLE_TIMEOUT_S
 
 
 class AgentHTTPServer(HTTPServer):
-    """Serves one agent with a bounded pool of workers; client errors are one debug line."""
+    """Serves one agent: one thread reads request heads from every connection at once
+    (selectors, non-blocking, each connection given IDLE_TIMEOUT_S), answers /healthz
+    itself, and hands other complete requests to a bounded pool of workers. So idle,
+    trickling and slow clients hold no worker, and the health check never waits behind
+    them; client errors are one debug line."""
 
     allow_reuse_address = True
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], agent: Agent, workers: int = WORKERS) -> None:
         if ":" in address[0]:
@@ -51,17 +83,44 @@ class AgentHTTPServer(HTTPServer):
         super().__init__(address, AgentHandler)
         self.agent = agent
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gpunode-agent-http")
+        self._heads = _HeadReader(self)
+        self._heads.start()
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        self._pool.submit(self._serve, request, client_address)
+        self._heads.add(_Conn(request, client_address))
 
-    def _serve(self, request: Any, client_address: Any) -> None:
+    def dispatch(self, conn: _Conn, head: bytes) -> None:
+        """A complete request head: /healthz answered at once, the rest by a worker."""
+        if _path_of(head) == _HEALTH:
+            fresh, detail = self.agent.health()
+            body = f"{'ok' if fresh else 'stale'}: {detail}\n".encode()
+            answer = (f"HTTP/1.1 {200 if fresh else 503} {'OK' if fresh else 'Service Unavailable'}"
+                      f"\r\nServer: gpunode-agent\r\nContent-Type: {TEXT}\r\n"
+                      f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+            try:
+                sent = conn.sock.send(answer)  # non-blocking: a client that reads nothing is closed
+            except OSError:
+                sent = -1
+            if sent == len(answer) and _keeps_alive(head):
+                self._heads.add(conn)
+            else:
+                self.shutdown_request(conn.sock)
+            return
+        self._pool.submit(self._serve, conn, head)
+
+    def _serve(self, conn: _Conn, head: bytes) -> None:
+        keep = False
         try:
-            self.finish_request(request, client_address)
+            conn.sock.setblocking(True)
+            conn.sock.settimeout(WRITE_TIMEOUT_S)  # sendall: the whole answer within it
+            handler = AgentHandler(_Request(conn.sock, head), conn.address, self)  # type: ignore[arg-type]
+            keep = not handler.close_connection
         except Exception:
-            self.handle_error(request, client_address)
-        finally:
-            self.shutdown_request(request)
+            self.handle_error(conn.sock, conn.address)
+        if keep:
+            self._heads.add(conn)
+        else:
+            self.shutdown_request(conn.sock)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that disconnects or stalls is routine: one line, no traceback."""
@@ -72,17 +131,175 @@ class AgentHTTPServer(HTTPServer):
             log.warning("request from %s failed: %s: %s", client_address, type(exc).__name__, exc)
 
     def server_close(self) -> None:
+        self._heads.stop()
         super().server_close()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+class _Request:
+    """A connection and the request head already read from it, as a handler's request."""
+
+    def __init__(self, sock: socket.socket, head: bytes) -> None:
+        self.sock = sock
+        self.head = head
+
+
+def _path_of(head: bytes) -> str:
+    parts = head.split(b"\r\n", 1)[0].split()
+    if len(parts) < 2 or parts[0] != b"GET":
+        return ""
+    return urlsplit(parts[1].decode("latin-1")).path.rstrip("/") or "/"
+
+
+def _keeps_alive(head: bytes) -> bool:
+    lines = head.lower().split(b"\r\n")
+    if not lines[0].endswith(b"http/1.1"):
+        return any(line.replace(b" ", b"") == b"connection:keep-alive" for line in lines[1:])
+    return not any(line.replace(b" ", b"") == b"connection:close" for line in lines[1:])
+
+
+class _HeadReader(threading.Thread):
+    """Reads request heads from every waiting connection in one thread (see AgentHTTPServer)."""
+
+    def __init__(self, server: AgentHTTPServer) -> None:
+        super().__init__(name="gpunode-agent-heads", daemon=True)
+        self.server = server
+        self.selector = selectors.DefaultSelector()
+        self.waiting: dict[int, _Conn] = {}
+        self._incoming: list[_Conn] = []
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self.selector.register(self._wake_r, selectors.EVENT_READ)
+        self._stopping = False
+
+    def add(self, conn: _Conn) -> None:
+        """A connection to read the next request of (from any thread)."""
+        conn.ends = time.monotonic() + IDLE_TIMEOUT_S
+        with self._lock:
+            self._incoming.append(conn)
+        self._wake()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake()
+        self.join(timeout=5)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):  # a full pipe: the reader is awake anyway
+            self._wake_w.send(b"\0")
+
+    def run(self) -> None:
+        try:
+            while not self._stopping:
+                self._take_incoming()
+                for key, _ in self.selector.select(self._wait()):
+                    if key.fileobj is self._wake_r:
+                        self._drain_wake()
+                    else:
+                        self._readable(key.data)
+                self._expire()
+        finally:
+            for conn in list(self.waiting.values()):
+                self._close(conn)
+            self.selector.close()
+            self._wake_r.close()
+            self._wake_w.close()
+
+    def _wait(self) -> float:
+        if not self.waiting:
+            return 1.0
+        return max(0.0, min(1.0, min(c.ends for c in self.waiting.values()) - time.monotonic()))
+
+    def _drain_wake(self) -> None:
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def _take_incoming(self) -> None:
+        with self._lock:
+            incoming, self._incoming = self._incoming, []
+        for conn in incoming:
+            if len(self.waiting) >= MAX_WAITING:  # the one idle longest makes room
+                self._close(min(self.waiting.values(), key=lambda c: c.ends))
+            try:
+                conn.sock.setblocking(False)
+                self.selector.register(conn.sock, selectors.EVENT_READ, conn)
+            except (OSError, ValueError):
+                self.server.shutdown_request(conn.sock)
+                continue
+            self.waiting[conn.sock.fileno()] = conn
+            if b"\r\n\r\n" in conn.buffer:  # pipelined: the next request is already here
+                self._complete(conn)
+
+    def _readable(self, conn: _Conn) -> None:
+        try:
+            chunk = conn.sock.recv(MAX_HEAD_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._close(conn)
+            return
+        conn.buffer += chunk
+        self._complete(conn)
+
+    def _complete(self, conn: _Conn) -> None:
+        end = conn.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(conn.buffer) > MAX_HEAD_BYTES:
+                self._refuse(conn)
+            return
+        head, rest = bytes(conn.buffer[:end + 4]), bytes(conn.buffer[end + 4:])
+        self._forget(conn)
+        conn.buffer = bytearray(rest)
+        self.server.dispatch(conn, head)
+
+    def _refuse(self, conn: _Conn) -> None:
+        with contextlib.suppress(OSError):
+            conn.sock.send(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                           b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+        self._close(conn)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for conn in [c for c in self.waiting.values() if c.ends <= now]:
+            log.debug("client %s: no complete request within %.0f s", conn.address, IDLE_TIMEOUT_S)
+            self._close(conn)
+
+    def _forget(self, conn: _Conn) -> None:
+        self.waiting.pop(conn.sock.fileno(), None)
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self.selector.unregister(conn.sock)
+
+    def _close(self, conn: _Conn) -> None:
+        self._forget(conn)
+        self.server.shutdown_request(conn.sock)
+
+
 class AgentHandler(BaseHTTPRequestHandler):
-    """Routes GET requests to the four endpoints."""
+    """Answers one request whose head was read already (``_Request``): the four endpoints."""
 
     server: AgentHTTPServer
     protocol_version = "HTTP/1.1"
     server_version = "gpunode-agent"
-    timeout = IDLE_TIMEOUT_S
+
+    def setup(self) -> None:
+        request: _Request = self.request
+        self.connection = request.sock
+        self.rfile = io.BytesIO(request.head)
+        self.wfile = _SocketWriter(request.sock)
+
+    def handle(self) -> None:
+        self.close_connection = True
+        self.handle_one_request()
+
+    def finish(self) -> None:
+        self.wfile.flush()
 
     def log_message(self, format: str, *args: object) -> None:
         log.debug("%s %s", self.address_string(), format % args)
