@@ -8,7 +8,8 @@ import msgspec
 from agent_helpers import NODE, XID_79, node_object, recorded_probe, with_kernel_lines
 
 from gpunode.agent.condition import CONDITION_TYPE
-from gpunode.agent.judge import MemorySource, judge_probe, node_list, probe_files
+from gpunode.agent.fold import probe_files
+from gpunode.agent.judge import MemorySource, judge_probe, node_list
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.diagnose import diagnose
 from gpunode.model import Report, Status

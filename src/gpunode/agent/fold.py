@@ -19,10 +19,9 @@ from pathlib import Path
 
 import msgspec
 
-from gpunode.agent.judge import probe_files
 from gpunode.bundle.kube import Pod
 from gpunode.errors import BundleError, ParseError
-from gpunode.probe import ProbeResult, load_probe_json
+from gpunode.probe import ProbeResult, load_probe_json, probe_json
 from gpunode.safety import inside
 
 log = logging.getLogger(__name__)
@@ -32,6 +31,21 @@ AGENT_PORT = 9808
 AGENT_LABEL = ("app.kubernetes.io/name", "gpunode-agent")
 AGENT_SELECTOR = f"{AGENT_LABEL[0]}={AGENT_LABEL[1]}"
 PROBE_FILE = "cmd/gpunode-probe.json"
+
+
+def node_dir_name(node: str) -> str:
+    """The folder a node's observations live in (as ``write_probe_bundle`` names it)."""
+    return node.replace("/", "_") or "unknown-node"
+
+
+def probe_files(result: ProbeResult) -> dict[str, bytes]:
+    """The probe's bundle layout: ``gpunode-probe.json`` plus every raw text it read."""
+    base = f"nodes/{node_dir_name(result.node_name)}/"
+    files = {base + "cmd/gpunode-probe.json": probe_json(result)}
+    for rel, text in result.raw.items():
+        if rel.split("/", 1)[0] in ("cmd", "files") and ".." not in rel.split("/"):
+            files[base + rel] = text.encode()
+    return files
 
 
 def facts_proxy_path(pod: str, namespace: str = AGENT_NAMESPACE, port: int = AGENT_PORT) -> str:

@@ -16,10 +16,11 @@ from typing import IO, Any
 import msgspec
 
 from gpunode.agent.condition import CONDITION_TYPE
+from gpunode.agent.fold import node_dir_name, probe_files
 from gpunode.bundle.load import load_source, read_node_observations
 from gpunode.diagnose import diagnose
 from gpunode.model import Report
-from gpunode.probe import ProbeResult, probe_json
+from gpunode.probe import ProbeResult
 
 BUNDLE_FORMAT = "gpunode-bundle/v1"
 
@@ -42,21 +43,6 @@ class MemorySource:
     def open(self, rel: str) -> tuple[IO[bytes], int] | None:
         data = self._files.get(rel)
         return None if data is None else (io.BytesIO(data), len(data))
-
-
-def node_dir_name(node: str) -> str:
-    """The folder a node's observations live in (as ``write_probe_bundle`` names it)."""
-    return node.replace("/", "_") or "unknown-node"
-
-
-def probe_files(result: ProbeResult) -> dict[str, bytes]:
-    """The probe's bundle layout: ``gpunode-probe.json`` plus every raw text it read."""
-    base = f"nodes/{node_dir_name(result.node_name)}/"
-    files = {base + "cmd/gpunode-probe.json": probe_json(result)}
-    for rel, text in result.raw.items():
-        if rel.split("/", 1)[0] in ("cmd", "files") and ".." not in rel.split("/"):
-            files[base + rel] = text.encode()
-    return files
 
 
 def node_list(node: Mapping[str, Any]) -> bytes:
