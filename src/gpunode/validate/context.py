@@ -16,14 +16,18 @@ from typing import TypeVar, cast
 import msgspec
 
 from gpunode.bundle.kube import Node, Pod
-from gpunode.diagnose import ObservationReader, diagnose
 from gpunode.errors import BundleError
-from gpunode.facts import NETWORK_AGENT_IMAGES, NETWORK_AGENT_OWNERS, ClusterFacts
+from gpunode.facts import NETWORK_AGENT_IMAGES, NETWORK_AGENT_OWNERS, ClusterFacts, NodeObservations
 from gpunode.limits import MAX_DOC_BYTES
 from gpunode.model import Report
 
 CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 T = TypeVar("T")
+#: How a node's files are read (gpunode.diagnose.ObservationReader).
+ObservationReader = Callable[[ClusterFacts, str], NodeObservations]
+#: How the stack diagnosis is made: gpunode.diagnose.diagnose, handed in by the runner, so
+#: the checks' context sits below the diagnosis rather than above it.
+Diagnoser = Callable[[ClusterFacts, ObservationReader], Report]
 
 
 # Pods outside the GPU stack that checks read: CNI agents (see checks/network.py).
@@ -56,6 +60,7 @@ class ValidationContext:
 
     facts: ClusterFacts
     read_observations: ObservationReader
+    diagnoser: Diagnoser
     options: ValidationOptions = field(default_factory=ValidationOptions)
     #: False: the diagnosis is read for its verdicts and root causes only (the stack
     #: check), not shown; its node reports then come without their components.
@@ -65,7 +70,7 @@ class ValidationContext:
     @cached_property
     def diagnosis(self) -> Report:
         """The lead's bottom-up stack diagnosis of every GPU node (computed once)."""
-        return diagnose(self.facts, self.read_observations)
+        return self.diagnoser(self.facts, self.read_observations)
 
     @property
     def all_pods(self) -> tuple[Pod, ...]:

@@ -198,7 +198,7 @@ def validate_and_diagnose(
     (so a command that shows both does not diagnose twice). ``with_diagnosis=False``: the
     caller shows no diagnosis (None comes back), so the workers send back only what the
     stack check reads of each node's report (its verdict and root causes)."""
-    ctx = ValidationContext(facts, read_observations, options or ValidationOptions(),
+    ctx = ValidationContext(facts, read_observations, diagnose, options or ValidationOptions(),
                             full_diagnosis=with_diagnosis)
     results = run_passive(ctx, selected(categories))
     diagnosis = ctx.__dict__.get("diagnosis") if with_diagnosis else None  # set only if computed
