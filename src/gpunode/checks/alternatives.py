@@ -30,8 +30,10 @@ NOTHING_ADVERTISED = {
     "volcano-device-plugin": "volcano_no_resources",
     "gke-device-plugin": "gke_plugin_no_resources",
 }
-#: The DRA driver's kubelet-plugin containers and the driver name each publishes under.
-DRA_DRIVERS = {"gpus": "gpu.nvidia.com", "compute-domains": "compute-domain.nvidia.com"}
+#: The DRA driver's kubelet-plugin container that hands out GPUs and the driver name it
+#: publishes them under (its compute-domains container's channels are not judged: a node
+#: without a multi-node NVLink domain may publish none)
+DRA_DRIVERS = {"gpus": "gpu.nvidia.com"}
 DRA_COMPONENT = "dra-kubelet-plugin"
 IMEX_COMPONENT = "compute-domain-daemon"
 
@@ -81,10 +83,9 @@ def node_slices(slices: tuple[ResourceSlice, ...], node: str, driver: str) -> li
 
 @check(DRA_COMPONENT)
 def resource_slices_published(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """Each running DRA kubelet-plugin container publishes its devices for this node as
-    ResourceSlices (``gpus`` under gpu.nvidia.com, ``compute-domains`` under
-    compute-domain.nvidia.com); none, or none with a device, and pods asking for a claim
-    of that driver can never be scheduled here."""
+    """A running DRA kubelet plugin with its ``gpus`` container publishes this node's GPUs
+    as ResourceSlices of gpu.nvidia.com; none, or none with a device, and pods asking for a
+    GPU claim can never be scheduled here."""
     pods = _running([sp.pod for sp in ctx.stack_pods(component)])
     if not pods or not ctx.node_reporting:
         return
