@@ -224,11 +224,26 @@ def diagnose_cmd(
     deep: DeepOpt = False,
     all_nodes: AllNodesOpt = False,
     timeout: RequestTimeoutOpt = None,
+    component: Annotated[
+        list[str] | None,
+        typer.Option("--component", help="Show only these components (catalog ids, ID[,ID]; exit code "
+                     "unchanged)."),
+    ] = None,
+    layer: Annotated[
+        list[str] | None,
+        typer.Option("--layer", help="Show only these layers (0 host to 5 cluster control, N[,N]; exit "
+                     "code unchanged)."),
+    ] = None,
 ) -> None:
     """The fleet summary (worst first), then each root cause with evidence and next commands."""
+    from gpunode.commands.filters import parse_shown
+
     options = render_options(output, show_all, show_stack)
     extras = extras_policy(deep, all_nodes)
     timeout_s = request_timeout(timeout)
+    shown = parse_shown(component, layer)
+    if shown.active and watch:
+        raise UsageError("--component/--layer narrow one report; drop them with --watch")
 
     def evaluate() -> Report:
         return report_from(source, kubeconfig, context, nodes, quiet or watch, selector=selector,
@@ -238,9 +253,13 @@ def diagnose_cmd(
         from gpunode.watch import watch_reports
 
         raise typer.Exit(watch_reports(evaluate, output, options, interval=interval, count=count))
+    from gpunode.commands.filters import narrow, warn_hidden
     from gpunode.report import DIAGNOSE_REPORTERS
 
-    raise typer.Exit(emit(evaluate(), DIAGNOSE_REPORTERS, output, options))
+    report = evaluate()
+    shown_report, hidden = narrow(report, shown)
+    warn_hidden(hidden)
+    raise typer.Exit(emit(shown_report, DIAGNOSE_REPORTERS, output, options, failed=report.has_failures))
 
 
 @app.command()

@@ -91,6 +91,31 @@ class CheckResult(msgspec.Struct, frozen=True):
     fix: str = ""
     nodes: tuple[str, ...] = ()
     active: bool = False
+    #: the reason of the waiver (``--waivers``) that accepted this result until it expires: the
+    #: verdict stays as the check gave it, but no longer counts toward the category, the cluster
+    #: verdict or the exit code (added in validate v1)
+    waived: str | None = None
+
+    @property
+    def counted(self) -> Verdict:
+        """The verdict as it counts: a waived result counts as passed."""
+        return Verdict.PASS if self.waived is not None else self.verdict
+
+
+class WaiverUse(msgspec.Struct, frozen=True):
+    """One entry of a waiver file and what became of it: ``applied`` (to ``checks`` on
+    ``nodes``), ``expired`` (ignored), or ``unused`` (no result of its check it covers wholly:
+    ``note`` says why)."""
+
+    entry: int
+    check: str
+    reason: str
+    expires: str
+    state: str
+    selector: str | None = None
+    names: tuple[str, ...] = ()
+    nodes: tuple[str, ...] = ()
+    note: str = ""
 
 
 class CategoryResult(msgspec.Struct, frozen=True):
@@ -112,6 +137,8 @@ class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
     verdict: ClusterVerdict
     source: SourceInfo
     categories: tuple[CategoryResult, ...]
+    #: the waiver file's entries, each applied, expired or unused (added in validate v1)
+    waivers: tuple[WaiverUse, ...] = ()
 
     def checks(self) -> list[CheckResult]:
         return [c for cat in self.categories for c in cat.checks]
@@ -129,12 +156,12 @@ class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
     def fails_on(self, threshold: Verdict) -> bool:
         """Whether the exit code is 1 for ``--fail-on`` (unknown counts as a warning)."""
         bad = {Verdict.FAIL} if threshold == Verdict.FAIL else {Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN}
-        return any(c.verdict in bad for c in self.checks())
+        return any(c.counted in bad for c in self.checks())
 
 
 def category_score(checks: Iterable[CheckResult]) -> float | None:
     """Passed share of the checks that applied (skips excluded); ``None`` when none applied."""
-    applied = [c.verdict for c in checks if c.verdict != Verdict.SKIP]
+    applied = [c.counted for c in checks if c.verdict != Verdict.SKIP]
     if not applied:
         return None
     points = sum(1.0 if v == Verdict.PASS else 0.5 if v == Verdict.WARN else 0.0 for v in applied)
@@ -145,7 +172,10 @@ def category_result(name: str, checks: Iterable[CheckResult]) -> CategoryResult:
     """Fold a category's checks into its verdict, score and per-verdict counts."""
     ordered = tuple(checks)
     counts = {v.value: sum(1 for c in ordered if c.verdict == v) for v in Verdict}
-    return CategoryResult(name, worst(c.verdict for c in ordered), category_score(ordered), counts, ordered)
+    waived = sum(1 for c in ordered if c.waived is not None)
+    if waived:
+        counts["waived"] = waived
+    return CategoryResult(name, worst(c.counted for c in ordered), category_score(ordered), counts, ordered)
 
 
 def cluster_verdict(categories: Iterable[CategoryResult]) -> ClusterVerdict:

@@ -59,8 +59,10 @@ def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = N
         return report if selection is None else msgspec.structs.replace(report, selection=selection)
 
 
-def emit(report: Report, reporters: dict[str, Reporter], output: ReportFormat, options: RenderOptions) -> int:
-    """Warnings about missing data first, on stderr; then the report on stdout; the exit code.
+def emit(report: Report, reporters: dict[str, Reporter], output: ReportFormat, options: RenderOptions,
+         failed: bool | None = None) -> int:
+    """Warnings about missing data first, on stderr; then the report on stdout; the exit code
+    (``failed``: the whole report's verdict where the report shown is narrowed by a filter).
 
     JSON is the Report struct as it is for every command (report JSON v1): written from the
     encoding the terminal-safety pass made anyway, without a console (rich) to write through."""
@@ -74,12 +76,12 @@ def emit(report: Report, reporters: dict[str, Reporter], output: ReportFormat, o
         warn_first(report)
         sys.stderr.flush()
         write_json(stdout(), formatted(encoded))
-        return 1 if report.has_failures else 0
+        return 1 if (report.has_failures if failed is None else failed) else 0
     report = safe_struct(report, type(report))
     warn_first(report)
     sys.stderr.flush()
     reporters[output.value](report, console(), options)
-    return 1 if report.has_failures else 0
+    return 1 if (report.has_failures if failed is None else failed) else 0
 
 
 def stdout() -> TextIO:

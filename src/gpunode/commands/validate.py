@@ -25,6 +25,7 @@ from gpunode.validate.defaults import (
 
 if TYPE_CHECKING:
     from gpunode.validate.service import ValidateRequest
+    from gpunode.validate.waivers import Waiver
 
 
 class FailOn(StrEnum):
@@ -112,6 +113,11 @@ def validate_cmd(
         ),
     ] = False,
     request_timeout_text: RequestTimeoutOpt = None,
+    waivers: Annotated[
+        Path | None,
+        typer.Option("--waivers", help="YAML list of accepted findings (check, nodes, reason, expires): "
+                     "they stop failing until they expire."),
+    ] = None,
 ) -> None:
     """Cluster readiness in six categories: a verdict, a score per category, and what to fix."""
     from gpunode.validate.active.session import ActiveOptions
@@ -152,8 +158,21 @@ def validate_cmd(
         selector=selector,
         extras=_readiness_extras(source, deep, all_nodes, lists_first),
         request_timeout_s=request_timeout_s,
+        waivers=_waivers(waivers),
     )
     _run(request, output, fail_on)
+
+
+def _waivers(path: Path | None) -> tuple[Waiver, ...]:
+    """The waiver file's entries, checked before anything is read from the cluster."""
+    if path is None:
+        return ()
+    from gpunode.validate import checks as _registered  # noqa: F401
+    from gpunode.validate.active import checks as _active  # noqa: F401
+    from gpunode.validate.registry import REGISTRY
+    from gpunode.validate.waivers import load_waivers
+
+    return load_waivers(path, [v.id for v in REGISTRY])
 
 
 def _readiness_extras(source: Path | None, deep: bool, all_nodes: bool, lists_first: bool) -> str:

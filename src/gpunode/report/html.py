@@ -179,12 +179,16 @@ def _validation(validation: ValidationReport) -> str:
     )
     heads = "".join(f"<th>{v.value}</th>" for v in Verdict)
     failing = "".join(
-        _check(c) for c in validation.checks() if c.verdict.value in ("fail", "warn", "unknown")
+        _check(c) for c in validation.checks() if c.counted.value in ("fail", "warn", "unknown")
     )
+    from gpunode.report.waivers import waiver_lines
+
+    waivers = "".join(f"<li>{escape(line)}</li>" for line in waiver_lines(validation))
     return (
         f'<section id="validate"><h2>Readiness: {escape(validation.headline)}</h2>'
         f"<table><thead><tr><th>category</th><th>verdict</th><th>score</th>{heads}</tr></thead>"
-        f"<tbody>{cats}</tbody></table>{failing}</section>"
+        f"<tbody>{cats}</tbody></table>"
+        f"{f'<ul class=waivers>{waivers}</ul>' if waivers else ''}{failing}</section>"
     )
 
 

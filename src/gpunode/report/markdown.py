@@ -10,6 +10,7 @@ from gpunode.model import ComponentReport, Report, RootCause
 from gpunode.report import fleet, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import VERDICT_MARK, score_text
+from gpunode.report.waivers import waived_label, waiver_lines
 from gpunode.validation import CheckResult, ValidationReport, Verdict
 
 
@@ -112,13 +113,16 @@ def validation_lines(report: ValidationReport) -> list[str]:
             for v in (Verdict.PASS, Verdict.WARN, Verdict.FAIL, Verdict.SKIP, Verdict.UNKNOWN)
         )
         lines.append(f"| {cat.name} | {cat.verdict.value} | {score_text(cat.score)} | {counts} |")
+    if report.waivers:
+        lines += ["", *(f"- {_cell(line)}" for line in waiver_lines(report))]
     for cat in report.categories:
         lines += ["", f"## {cat.name}", "", "| | check | verdict | summary |", "| --- | --- | --- | --- |"]
         lines += [
-            f"| {VERDICT_MARK[c.verdict]} | `{c.id}` | {c.verdict.value} | {_cell(c.summary)} |"
+            f"| {VERDICT_MARK[c.verdict]} | `{c.id}` | {c.verdict.value} "
+            f"| {_cell(c.summary + waived_label(c))} |"
             for c in cat.checks
         ]
-    details = [c for c in report.checks() if c.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN)]
+    details = [c for c in report.checks() if c.counted in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN)]
     if details:
         lines += ["", "## What to fix", ""]
         for check in details:

@@ -18,6 +18,7 @@ from gpunode.report.style import (
     score_text,
     table_box,
 )
+from gpunode.report.waivers import waived_label, waiver_lines
 from gpunode.validation import CategoryResult, CheckResult, ValidationReport, Verdict
 
 
@@ -30,11 +31,15 @@ def render(
     console.print(_header(report))
     console.print(_scores(report, console))  # the readiness table first, then what fails and why
     console.print()
+    for line in waiver_lines(report):
+        paragraph(console, line, 0, "yellow" if "expired" in line else "dim")
+    if report.waivers:
+        console.print()
     _lead(report, diagnosis, console)
     for category in report.categories:
         console.print(_checks(category, console))
     for check in report.checks():
-        if check.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
+        if check.counted in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
             console.print(_detail(check, console.is_terminal))
     for warning in report.source.warnings:
         console.print(Text(f"warning: {warning}", style="yellow"))
@@ -43,9 +48,11 @@ def render(
 def _header(report: ValidationReport) -> Text:
     src = report.source
     when = f", collected {src.collected_at}" if src.collected_at else ""
-    counts = {v: sum(1 for c in report.checks() if c.verdict == v) for v in Verdict}
+    counts = {v: sum(1 for c in report.checks() if c.counted == v) for v in Verdict}
     words = ((Verdict.FAIL, "fail"), (Verdict.WARN, "warn"), (Verdict.UNKNOWN, "unknown"))
-    tally = ", ".join(f"{counts[v]} {word}" for v, word in words if counts[v])
+    waived = sum(1 for c in report.checks() if c.waived is not None)
+    tally = ", ".join([f"{counts[v]} {word}" for v, word in words if counts[v]]
+                      + ([f"{waived} waived"] if waived else []))
     return Text.assemble(
         ("Verdict: ", "bold"),
         (report.headline, CLUSTER_STYLE[report.verdict]),
@@ -92,7 +99,7 @@ def _checks(category: CategoryResult, console: Console) -> Table:
     table.add_column("summary")
     for check in category.checks:
         label = check.id + (" (active)" if check.active else "")
-        table.add_row(_verdict(check.verdict), label, check.summary)
+        table.add_row(_verdict(check.verdict), label, check.summary + waived_label(check))
     return table
 
 

@@ -28,6 +28,7 @@ from gpunode.validate.active.session import ActiveOptions, run_active
 from gpunode.validate.context import LiveFacts, ValidationOptions
 from gpunode.validate.defaults import DEFAULT_SCRAPE_INTERVAL_S
 from gpunode.validate.runner import validate_and_diagnose
+from gpunode.validate.waivers import Waiver, apply_waivers
 from gpunode.validation import CATEGORIES, ValidationReport, Verdict
 
 BUNDLE_DIR = "bundle"
@@ -54,6 +55,8 @@ class ValidateRequest:
     extras: str = "suspect"
     #: Live: ``--request-timeout`` in seconds (None: the defaults; gpunode.collect.kube.Timeouts).
     request_timeout_s: float | None = None
+    #: ``--waivers``: accepted findings, read before anything else (gpunode.validate.waivers)
+    waivers: tuple[Waiver, ...] = ()
 
     def check(self) -> None:
         """Refuse impossible combinations with a one-line UsageError."""
@@ -127,7 +130,8 @@ def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
     were chosen (the GPU nodes left out, the GPU nodes judged)."""
     with loaded_reading_ahead(bundle) as loaded:  # the helper reading ahead ends with the block
         facts = keep_facts(loaded)
-        wanted = select_nodes(bundle_node_labels(facts), request.nodes, request.selector, str(bundle))
+        labels = bundle_node_labels(facts)
+        wanted = select_nodes(labels, request.nodes, request.selector, str(bundle))
         selection = selection_of(facts, wanted, request.nodes, request.selector)
         facts = only_nodes(facts, wanted)
         chosen = (selection, len(facts.gpu_nodes()))
@@ -142,6 +146,7 @@ def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
         report, diagnosis = validate_and_diagnose(facts, read_node_observations, options,
                                                   request.categories, extra,
                                                   with_diagnosis=request.with_diagnosis)
+        report = apply_waivers(report, request.waivers, labels)
         if not request.with_diagnosis:
             return report, None, chosen
         if diagnosis is None or wanted:  # not made, or made for every GPU node rather than those asked
