@@ -341,7 +341,7 @@ def sim_cmd(
 # Command modules under gpunode/commands/, each with register(app); order = help order.
 # They import their heavy modules inside the command functions, so registering is cheap.
 COMMAND_MODULES: tuple[str, ...] = (
-    "live", "probe", "validate", "explain", "causes", "agent", "version", "completion",
+    "live", "probe", "validate", "diff", "explain", "causes", "agent", "version", "completion",
 )
 
 

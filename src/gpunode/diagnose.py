@@ -37,6 +37,8 @@ from gpunode.decisive import message_of, shown
 from gpunode.doubt import cluster_doubts, doubts_of, settle
 from gpunode.errors import GpunodeError
 from gpunode.facts import ClusterFacts, NodeObservations, StackPod
+from gpunode.fleet.analysis import analyse
+from gpunode.fleet.profile import Observed, observe
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
 from gpunode.lazy import cached_property
 from gpunode.model import (
@@ -600,6 +602,7 @@ def diagnose(
     reuse: Reuse | None = None,
     visited_as: Any = None,
     node_details: bool = True,
+    observed: dict[str, Observed] | None = None,
 ) -> Report:
     """The whole report: cluster causes once, then every (selected) GPU node.
 
@@ -611,10 +614,12 @@ def diagnose(
     back as MessagePack (as they send the reports), otherwise pickled.
     ``node_details=False``: node reports keep their verdict and root causes and drop their
     components and missing data (a caller that reads no more, and shows none of it).
+    ``observed``, given, receives what each judged node's files said that the fleet compares
+    (``gpunode.fleet.profile.Observed``; ``gpunode diff`` compares it between two bundles).
     """
     with gc_paused():  # everything built here lives until the report is rendered
         return _diagnose(facts, read_observations, nodes, visit, seen, reuse=reuse, visited_as=visited_as,
-                         node_details=node_details)
+                         node_details=node_details, observed={} if observed is None else observed)
 
 
 @dataclass(frozen=True)
@@ -628,17 +633,19 @@ class _NodeJudge:
     visit: NodeVisitor | None
     details: bool = True
 
-    def __call__(self, name: str) -> tuple[NodeReport, object]:
+    def __call__(self, name: str) -> tuple[NodeReport, object, Observed]:
         facts, kb = self.facts, self.diagnoser.kb
         ctx = NodeContext(facts, name, self.read_observations(facts, name), kb)
         report_of = self.diagnoser.node_report if self.details else self.diagnoser.node_verdict
         report = report_of(ctx, judge_node(ctx, facts.catalog), self.cluster_problems)
-        return report, (self.visit(ctx) if self.visit is not None else None)
+        # what the node's files say that the fleet compares (gpunode.fleet), read while they are here
+        return report, (self.visit(ctx) if self.visit is not None else None), observe(ctx)
 
 
 def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: Sequence[str],
               visit: NodeVisitor | None, seen: Callable[[str, Any], None] | None,
-              *, reuse: Reuse | None = None, visited_as: Any = None, node_details: bool = True) -> Report:
+              *, reuse: Reuse | None = None, visited_as: Any = None, node_details: bool = True,
+              observed: dict[str, Observed]) -> Report:
     kb = load_kb()
     diagnoser = Diagnoser(facts, kb)
     cluster_j = judge_cluster(facts, kb)
@@ -657,7 +664,7 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
         if name in kept:
             reports.append(kept[name])
             continue
-        report, visited = next(fresh)
+        report, visited, observed[name] = next(fresh)
         reports.append(report)
         _check_memory(facts, len(reports), len(names))
         if seen is not None:
@@ -670,6 +677,7 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
         source=_source(facts),
         not_gpu_nodes=skipped,
         gpu_workloads=workload_issues(facts, kb, reports),
+        fleet=analyse(facts, reports, observed),
     )
 
 
@@ -687,17 +695,18 @@ def _check_memory(facts: ClusterFacts, judged: int, total: int) -> None:
 
 
 _REPORTS_ENCODER = msgspec.msgpack.Encoder()
-_REPORTS_DECODER = msgspec.msgpack.Decoder(list[NodeReport])
+_REPORTS_DECODER = msgspec.msgpack.Decoder(list[tuple[NodeReport, Observed]])
 
 
-def _encode_reports(results: list[tuple[NodeReport, object]]) -> bytes:
-    """Node reports from a worker process as MessagePack (pickling them cost the worker
-    30 us a node, this 5 us; the visitor's results are None when this is used)."""
-    return _REPORTS_ENCODER.encode([report for report, _ in results])
+def _encode_reports(results: list[tuple[NodeReport, object, Observed]]) -> bytes:
+    """Node reports (and what the fleet reads of their files) from a worker process as
+    MessagePack (pickling them cost the worker 30 us a node, this 5 us; the visitor's
+    results are None when this is used)."""
+    return _REPORTS_ENCODER.encode([(report, seen) for report, _, seen in results])
 
 
-def _decode_reports(data: bytes) -> list[tuple[NodeReport, object]]:
-    return [(report, None) for report in _REPORTS_DECODER.decode(data)]
+def _decode_reports(data: bytes) -> list[tuple[NodeReport, object, Observed]]:
+    return [(report, None, seen) for report, seen in _REPORTS_DECODER.decode(data)]
 
 
 _REPORTS_CODEC: nodepool.Codec = (_encode_reports, _decode_reports)
@@ -709,7 +718,7 @@ def _visited_codec(visited_as: Any) -> nodepool.Codec | None:
     (validate's outcomes: pickling them and the reports cost a worker 35 us a node, this 15)."""
     if visited_as is None:
         return None  # a visitor's results may be anything: pickled
-    decoder = msgspec.msgpack.Decoder(list[tuple[NodeReport, visited_as]])
+    decoder = msgspec.msgpack.Decoder(list[tuple[NodeReport, visited_as, Observed]])
     return _REPORTS_ENCODER.encode, decoder.decode
 
 

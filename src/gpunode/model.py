@@ -11,6 +11,7 @@ from enum import StrEnum
 import msgspec
 
 from gpunode import __version__
+from gpunode.fleet.model import DiffReport, FleetAnalysis
 
 
 class Status(StrEnum):
@@ -261,6 +262,10 @@ class WorkloadIssue(msgspec.Struct, frozen=True):
     root_cause: str | None = None
 
 
+#: ``gpunode diff -o json``, the second document of docs/report.schema.json (gpunode.schema)
+DIFF_REPORT: type[DiffReport] = DiffReport
+
+
 class Report(msgspec.Struct, frozen=True, kw_only=True):
     """The report JSON v1 (docs/report-format.md); fields are only ever added."""
 
@@ -278,6 +283,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     selection: Selection | None = None
     #: GPUs usable and lost, for the reported nodes and per GPU class (added in report v1)
     gpus: GpuCount | None = None
+    #: patterns across the reported nodes: outliers, shared factors, wedges (added in report v1)
+    fleet: FleetAnalysis = FleetAnalysis()
 
     @property
     def has_failures(self) -> bool:

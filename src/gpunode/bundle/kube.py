@@ -35,6 +35,9 @@ class PodMeta(_K, frozen=True):
     namespace: str = ""
     labels: dict[str, str] = {}
     owner_references: tuple[OwnerRef, ...] = ()
+    #: set while the pod is being deleted (gpunode.fleet.wedges: stuck Terminating)
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
 
 
 class Taint(_K, frozen=True):

@@ -19,5 +19,11 @@ def analyse(facts: ClusterFacts, nodes: Sequence[NodeReport],
     return FleetAnalysis(
         outliers=tuple(outliers.find(profiles)),
         correlations=tuple(factors.find(profiles)),
-        wedges=tuple(wedges.find(facts, [n.name for n in nodes], observed)),
+        wedges=tuple(wedges.find(facts, [n.name for n in nodes], observed, _failing_below_gfd(nodes))),
     )
+
+
+def _failing_below_gfd(nodes: Sequence[NodeReport]) -> set[str]:
+    """Nodes with a root cause other than GFD's own (a GPU lost, a driver down): what their
+    labels say is explained by that, not by a labeller that stopped."""
+    return {n.name for n in nodes if any(rc.component != "gfd" for rc in n.root_causes)}

@@ -1,4 +1,5 @@
-"""The fleet section of report JSON v1 (``fleet``): outliers, shared factors and wedges.
+"""The fleet section of report JSON v1 (``fleet``): outliers, shared factors and wedges;
+and the output of ``gpunode diff -o json`` (``DiffReport``).
 
 Imports nothing of gpunode, so ``gpunode.model`` holds it as a field of the report.
 """
@@ -74,3 +75,54 @@ class FleetAnalysis(msgspec.Struct, frozen=True):
     outliers: tuple[Outlier, ...] = ()
     correlations: tuple[Correlation, ...] = ()
     wedges: tuple[Wedge, ...] = ()
+
+
+# --- gpunode diff -o json (gpunode.fleet.diff) ------------------------------------------
+
+
+class Change(msgspec.Struct, frozen=True):
+    """One facet going from ``before`` to ``after`` on ``nodes`` (all of them for a cluster
+    setting), with how well it explains the nodes that began to fail."""
+
+    what: str
+    before: str
+    after: str
+    nodes: tuple[str, ...]
+    #: ``input`` (versions, images, configs, user labels) or ``output`` (what a failure sets)
+    kind: str
+    #: failing-since-OLD nodes among ``nodes``, and the score (1.0: exactly those nodes)
+    explains: int
+    score: float
+
+
+class RootCauseChange(msgspec.Struct, frozen=True):
+    """A root cause that appeared in NEW (or was resolved since OLD), with its nodes."""
+
+    component: str
+    cause: str
+    title: str
+    nodes: tuple[str, ...]
+
+
+class Side(msgspec.Struct, frozen=True):
+    location: str
+    collected_at: str | None
+    gpu_nodes: int
+
+
+class DiffReport(msgspec.Struct, frozen=True, kw_only=True):
+    """``gpunode diff -o json`` (docs/report.schema.json ``$defs/DiffReport``)."""
+
+    schema: str = "gpunode.diff/v1"
+    old: Side
+    new: Side
+    #: nodes with a root cause in NEW that they did not have in OLD
+    began_failing: tuple[str, ...]
+    new_root_causes: tuple[RootCauseChange, ...]
+    resolved_root_causes: tuple[RootCauseChange, ...]
+    #: every change, best explanation of the new failures first
+    changes: tuple[Change, ...]
+
+    @property
+    def has_new_failures(self) -> bool:
+        return bool(self.new_root_causes)

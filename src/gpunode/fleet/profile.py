@@ -10,6 +10,7 @@ alone has none, and those aspects are not compared for it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,10 +18,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from gpunode.gpus import physical_gpus_labelled
+
 if TYPE_CHECKING:
     from gpunode.checks.context import NodeContext
     from gpunode.facts import ClusterFacts
     from gpunode.model import NodeReport
+    from gpunode.probe import ProbeResult
 
 #: Node pool labels of the managed platforms and common installers, most specific first.
 POOL_LABELS: tuple[str, ...] = (
@@ -46,6 +50,7 @@ VOLATILE_LABELS = frozenset({
     "nvidia.com/mig.config.state",
     "nvidia.com/gfd.timestamp",
 })
+GFD_TIMESTAMP_LABEL = "nvidia.com/gfd.timestamp"
 GFD_PREFIX = "nvidia.com/"
 NFD_PREFIX = "feature.node.kubernetes.io/"
 #: Stack components whose image on the node is a version the fleet compares.
@@ -74,19 +79,32 @@ class Observed(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True)
     #: when the MIG manager began the change it is making (its last "Updating to MIG config"
     #: line), read only while the node's MIG state is pending or rebooting
     mig_since: str | None = None
+    #: a digest of the node's container runtime config files (gpunode.fleet.diff)
+    runtime_config: str | None = None
 
 
 NOTHING_OBSERVED = Observed()
 
 
 def observe(ctx: NodeContext) -> Observed:
-    """The node files' part of a profile, from the probe's NVML facts, else nvidia-smi."""
+    """The node files' part of a profile: GPUs from the probe's NVML facts, else nvidia-smi;
+    DCGM series, stale markers, the MIG change under way, the runtime config's digest."""
     probe = ctx.probe if "gpunode-probe.json" in ctx.obs.cmd else None
-    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
-    families = _dcgm_families(ctx)
     stale = tuple(m.name for m in probe.host.validations if m.older_than_driver_load) if probe else ()
-    loaded = probe.host.driver_loaded_at if probe and stale else None
-    mig_since = _mig_since(ctx)
+    found = _gpus(ctx, probe)
+    rest = {
+        "dcgm_families": _dcgm_families(ctx),
+        "stale_markers": stale,
+        "driver_loaded_at": probe.host.driver_loaded_at if probe and stale else None,
+        "mig_since": _mig_since(ctx),
+        "runtime_config": runtime_config_digest(ctx.obs.files),
+    }
+    if found is NOTHING_OBSERVED and not any(rest.values()):
+        return NOTHING_OBSERVED
+    return msgspec.structs.replace(found, **rest)
+
+
+def _gpus(ctx: NodeContext, probe: ProbeResult | None) -> Observed:
     if probe is not None and probe.nvml.init_ok:
         gpus = [g for g in probe.nvml.gpus if not g.lost]
         return Observed(
@@ -98,28 +116,36 @@ def observe(ctx: NodeContext) -> Observed:
             cuda=probe.nvml.cuda_driver_version,
             vbios=_joined([g.vbios_version for g in gpus]),
             product=_joined([g.name for g in gpus]),
-            dcgm_families=families,
-            stale_markers=stale,
-            driver_loaded_at=loaded,
-            mig_since=mig_since,
         )
-    if smi is not None:
-        return Observed(
-            nvml_gpus=len(smi.gpus),
-            pcie_width=_least([g.pcie_width_current for g in smi.gpus]),
-            power_limit_w=_least_int([g.power_limit_w for g in smi.gpus]),
-            driver=smi.driver_version,
-            cuda=smi.cuda_version,
-            vbios=_joined([g.vbios_version for g in smi.gpus]),
-            product=_joined([g.product_name for g in smi.gpus]),
-            dcgm_families=families,
-            stale_markers=stale,
-            driver_loaded_at=loaded,
-            mig_since=mig_since,
-        )
-    if families is None and not stale and mig_since is None:
+    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
+    if smi is None:
         return NOTHING_OBSERVED
-    return Observed(dcgm_families=families, stale_markers=stale, driver_loaded_at=loaded, mig_since=mig_since)
+    return Observed(
+        nvml_gpus=len(smi.gpus),
+        pcie_width=_least([g.pcie_width_current for g in smi.gpus]),
+        power_limit_w=_least_int([g.power_limit_w for g in smi.gpus]),
+        driver=smi.driver_version,
+        cuda=smi.cuda_version,
+        vbios=_joined([g.vbios_version for g in smi.gpus]),
+        product=_joined([g.product_name for g in smi.gpus]),
+    )
+
+
+def runtime_config_digest(files: Mapping[str, str]) -> str | None:
+    """A short digest of the node's container runtime config files (path and text)."""
+    picked = sorted((path, text) for path, text in files.items() if _runtime_config(path))
+    if not picked:
+        return None
+    digest = hashlib.sha256()
+    for path, text in picked:
+        digest.update(path.encode() + b"\0" + text.encode() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def _runtime_config(path: str) -> bool:
+    in_config_dir = path.startswith(("etc/containerd/", "etc/crio/", "var/lib/rancher/"))
+    return (in_config_dir and path.endswith(".toml")) or path in {
+        "etc/docker/daemon.json", "etc/nvidia-container-runtime/config.toml"}
 
 
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"
@@ -213,7 +239,7 @@ def profile(facts: ClusterFacts, report: NodeReport, seen: Observed | None) -> P
         "gpus.nvml": seen.nvml_gpus,
         "gpus.capacity": _resource(status.capacity if status else {}, "nvidia.com/gpu"),
         "gpus.allocatable": _resource(status.allocatable if status else {}, "nvidia.com/gpu"),
-        "gpus.labelled": _int(labels.get("nvidia.com/gpu.count")),
+        "gpus.labelled": physical_gpus_labelled(labels),
         "pcie.width": seen.pcie_width,
         "nvlinks": seen.nvlinks,
     })

@@ -15,7 +15,7 @@ event ("over 2h"); otherwise its age is unknown and it is not a finding.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import NamedTuple
@@ -24,6 +24,7 @@ from gpunode.bundle.kube import Node, Pod
 from gpunode.facts import ClusterFacts
 from gpunode.fleet.model import Wedge
 from gpunode.fleet.profile import MIG_CHANGING, MIG_STATE_LABEL, Observed
+from gpunode.gpus import physical_gpus_labelled
 
 UPGRADE_STATE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
 GFD_TIMESTAMP_LABEL = "nvidia.com/gfd.timestamp"
@@ -78,8 +79,10 @@ class Clock:
         return None, False
 
 
-def find(facts: ClusterFacts, nodes: Sequence[str], observed: Mapping[str, Observed]) -> list[Wedge]:
-    """Every wedge on the reported nodes, node by node."""
+def find(facts: ClusterFacts, nodes: Sequence[str], observed: Mapping[str, Observed],
+         failing: Collection[str] = ()) -> list[Wedge]:
+    """Every wedge on the reported nodes, node by node; ``failing`` nodes have a root cause
+    that explains labels no longer matching their GPUs (a GPU lost is not a stale label)."""
     clock = Clock(facts)
     out: list[Wedge] = []
     for name in nodes:
@@ -92,7 +95,8 @@ def find(facts: ClusterFacts, nodes: Sequence[str], observed: Mapping[str, Obser
         out.extend(_terminating(facts, name, clock))
         if seen is not None:
             out.extend(_markers(facts, name, seen, clock))
-            out.extend(_labels(facts, node, seen, clock))
+            if name not in failing:
+                out.extend(_labels(facts, node, seen, clock))
     return out
 
 
@@ -233,8 +237,8 @@ def _labels(facts: ClusterFacts, node: Node, seen: Observed, clock: Clock) -> It
     labels = node.metadata.labels
     name = node.metadata.name
     differs: list[str] = []
-    count = labels.get("nvidia.com/gpu.count")
-    if count is not None and seen.nvml_gpus is not None and count.isdigit() and int(count) != seen.nvml_gpus:
+    count = physical_gpus_labelled(labels)  # None where gpu.count counts MIG devices
+    if count is not None and seen.nvml_gpus is not None and count != seen.nvml_gpus:
         differs.append(f"gpu.count={count}, NVML sees {seen.nvml_gpus}")
     product = labels.get("nvidia.com/gpu.product")
     if product and seen.product and " / " not in seen.product and not _same_product(product, seen.product):

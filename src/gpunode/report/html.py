@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from gpunode import gpucount
 from gpunode.model import LAYER_NAMES, ComponentReport, NodeReport, Report, RootCause, Status
-from gpunode.report import fleet, workloads
+from gpunode.report import fleet, fleetview, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import STATUS_MARK, layer_label
 
@@ -41,6 +41,7 @@ def render_html(report: Report, validation: ValidationReport | None = None) -> s
         _header(report, rows, validation),
         _filters(),
         _fleet(report, rows),
+        fleetview.html(report.fleet),
         _root_causes(report, rows),
         workloads.html(report),
     ]

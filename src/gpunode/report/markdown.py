@@ -7,7 +7,7 @@ from rich.console import Console
 
 from gpunode import gpucount
 from gpunode.model import ComponentReport, Report, RootCause
-from gpunode.report import fleet, workloads
+from gpunode.report import fleet, fleetview, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import VERDICT_MARK, score_text
 from gpunode.report.waivers import waived_label, waiver_lines
@@ -53,6 +53,7 @@ def diagnosis_lines(report: Report, options: RenderOptions = DEFAULT) -> list[st
     for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
         lines.append(f"| {', '.join(names)} | {gpucount.nodes_cell(nodes, names)} | | ({status.value}) | | |")
     lines.append("")
+    lines += fleetview.markdown(report.fleet, options.expand)
     for r in rows:
         node = nodes.get(r.nodes[0])
         pool = node.root_causes if node is not None else report.cluster.root_causes

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from gpunode import gpucount
 from gpunode.model import ComponentReport, NodeReport, Report, RootCause, Status
-from gpunode.report import fleet, workloads
+from gpunode.report import fleet, fleetview, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import (
     STATUS_MARK,
@@ -49,6 +49,7 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
         elif status == Status.OK:  # judged from the cluster lists: what was not read, as a note
             for why in fleet.not_read_reasons(chosen)[:_REASONS_SHOWN]:
                 paragraph(console, f"{why.text} on {_names(list(why.nodes), options)}", 2, "dim")
+    fleetview.render(report, console, options.expand)
     for row in fleet_rows:
         console.print()
         _render_row(report, row, console, options)

@@ -1,0 +1,71 @@
+"""``gpunode diff``: a working and a broken bundle of one cluster; the breaking change ranks
+first, its consequences after it; new root causes exit 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from fleetsim import build, scenario, uniform
+
+from gpunode.commands.diff import side
+from gpunode.fleet.diff import diff
+
+SCHEMA = Path(__file__).parents[2] / "docs" / "report.schema.json"
+NEW_KERNEL = "5.15.0-139-generic"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", "from gpunode.cli import main; main()", *args],
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Eight alike nodes; later three of them rebooted into a kernel without headers."""
+    working = build(scenario(uniform(8)), tmp_path_factory.mktemp("working"))
+    nodes = uniform(8)
+    for i in (3, 5, 6):
+        nodes[i - 1] = f"name: gpu-wk-{i:02d}, kernel: {NEW_KERNEL}"
+    faults = [f"kernel_headers_missing@gpu-wk-{i:02d}" for i in (3, 5, 6)]
+    broken = build(scenario(nodes, faults), tmp_path_factory.mktemp("broken"))
+    return working, broken
+
+
+def test_breaking_change_ranks_first(bundles: tuple[Path, Path]) -> None:
+    working, broken = bundles
+    result = diff(side(working), side(broken))
+    assert result.began_failing == ("gpu-wk-03", "gpu-wk-05", "gpu-wk-06")
+    assert [(r.cause, r.nodes) for r in result.new_root_causes] == [
+        ("kernel_headers_missing", ("gpu-wk-03", "gpu-wk-05", "gpu-wk-06"))]
+    first = result.changes[0]
+    assert (first.what, first.before, first.after) == ("kernel", "5.15.0-131-generic", NEW_KERNEL)
+    assert first.nodes == ("gpu-wk-03", "gpu-wk-05", "gpu-wk-06") and first.score == 1.0
+    # the driver's failure takes GFD's labels and the GPUs off those nodes: consequences, after it
+    assert {c.kind for c in result.changes[1:]} == {"output"}
+
+
+def test_no_change_no_new_cause(bundles: tuple[Path, Path]) -> None:
+    working, _ = bundles
+    result = diff(side(working), side(working))
+    assert result.changes == () and result.new_root_causes == () and not result.has_new_failures
+
+
+def test_diff_json_exit_code_and_schema(bundles: tuple[Path, Path]) -> None:
+    working, broken = bundles
+    done = run("diff", str(working), str(broken), "-o", "json")
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["changes"][0]["what"] == "kernel"
+    assert set(doc["changes"][0]) >= {"what", "before", "after", "nodes"}
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.validate(doc, {**schema, "$ref": "#/$defs/DiffReport"})
+    back = run("diff", str(broken), str(working), "-o", "markdown")
+    assert back.returncode == 0, back.stderr  # the kernel fixed: causes resolved, none new
+    assert "resolved `kernel_headers_missing`" in back.stdout
+    table = run("diff", str(working), str(broken))
+    assert table.returncode == 1 and f"kernel: 5.15.0-131-generic → {NEW_KERNEL}" in table.stdout
