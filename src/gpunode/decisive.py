@@ -68,7 +68,7 @@ _ERROR_WORDS = re.compile(
     r"unbound variable|\*\*\* \[[^\]]{1,80}\] Error \d+|read-only file system|Unknown Error|"
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
     r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
-    r"not currently loaded|Insufficient \w+|"
+    r"not currently loaded|Insufficient \w+|flag provided but not defined|"
     # Go's "error <doing> X: …" messages, and NVML's return codes by name
     r"error (?:getting|creating|reading|writing|starting|running|loading|parsing|initiali[sz]ing|opening|"
     r"connecting|setting|building|fetching|listing|watching|updating|applying|executing|calling)|"

@@ -27,7 +27,7 @@ import msgspec
 
 from gpunode import re2scan
 from gpunode.catalog import load_catalog
-from gpunode.decisive import decisive_line
+from gpunode.decisive import decisive_line, message_of
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
 from gpunode.xid import XID_LINE_PATTERNS, XidInfo, classify, xids_in_line
@@ -271,8 +271,22 @@ class Matcher:
             match = CauseMatch(cause, 0, order=self._order)
             match.add_quote(decisive)
             found.append(match)
+        if decisive is None and self._kb is not None:
+            decisive, cause = self._catalogued_line(found, self._kb)
         return Explanation(rank(found), _xid_summary(self._xids), self.lines_read, self._names,
                            decisive, cause.code if cause is not None else None)
+
+    @staticmethod
+    def _catalogued_line(found: list[CauseMatch],
+                         kb: KnowledgeBase) -> tuple[QuotedLine | None, Cause | None]:
+        """No line reads as an error (an Xid, a kernel or config line the program did not
+        mark), yet a problem cause was recognised: its first quoted line is the decisive
+        one, in the class its words fall in."""
+        best = next((m for m in rank(found) if m.cause.is_problem and m.quotes), None)
+        if best is None:
+            return None, None
+        quote = best.quotes[0]
+        return quote, kb.line_class(message_of(quote.text))
 
 
 def rank(matches: Iterable[CauseMatch]) -> tuple[CauseMatch, ...]:

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from gpunode.bundle.kube import Event, Pod
-from gpunode.checks.decisive import pod_texts
+from gpunode.checks.decisive import pod_texts, workload_names
 from gpunode.checks.pods import RECENT_RESTART, collection_time, display_state, pod_problem
 from gpunode.decisive import decisive_line, shown
 from gpunode.facts import ClusterFacts
@@ -58,8 +58,8 @@ def _issue(facts: ClusterFacts, kb: KnowledgeBase, node: NodeReport, pod: Pod,
            now: datetime | None) -> WorkloadIssue:
     meta = pod.metadata
     events = facts.events_for("Pod", meta.namespace, meta.name)
-    found = _error_line(kb, pod, events)
-    component = facts.catalog.named_in(found[1]) if found else None
+    found = _error_line(facts, kb, pod, events)
+    component = found[3] if found else None
     return WorkloadIssue(
         node=node.name,
         namespace=meta.namespace,
@@ -106,13 +106,15 @@ def _only_starting(pod: Pod) -> bool:
     return all(cs.state.waiting is None or cs.state.waiting.reason in _STARTING for cs in statuses)
 
 
-def _error_line(kb: KnowledgeBase, pod: Pod, events: Sequence[Event]) -> tuple[str, str, str] | None:
-    """The workload's own error line: where, the line, and its message."""
+def _error_line(facts: ClusterFacts, kb: KnowledgeBase, pod: Pod,
+                events: Sequence[Event]) -> tuple[str, str, str, str | None] | None:
+    """The workload's own error line: where, the line, its message, and the stack component
+    it names (``checks.decisive.workload_names``)."""
     for text in pod_texts(pod, (), events, ""):
         found = decisive_line(text.lines, kb.class_of)
         if found is not None:
             where = f"{text.where}:{found.line_no}" if text.numbered else text.where
-            return where, found.line, found.message
+            return where, found.line, found.message, workload_names(facts.catalog, text, found.line)
     return None
 
 

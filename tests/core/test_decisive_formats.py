@@ -59,3 +59,28 @@ def test_an_error_field_in_a_json_line_joins_its_message() -> None:
     line = '{"level":"info","msg":"Couldn\'t create DaemonSet","Error":"metadata.name: Invalid value"}'
     assert message_of(line) == "Couldn't create DaemonSet: metadata.name: Invalid value"
     assert KB.class_of(message_of(line)) == "error_config_invalid"
+
+
+def test_go_s_flag_package_refusing_an_argument_is_an_error() -> None:
+    # NVIDIA/gpu-operator#164: an older device plugin given a flag it does not define
+    line = "flag provided but not defined: -nvidia-driver-root"
+    assert severity(line) == 1 and KB.class_of(line) == "error_config_invalid"
+
+
+def test_explain_gives_the_catalogued_line_when_no_line_reads_as_an_error() -> None:
+    # akash-network/support#209: an Xid is judged by the Xid catalog, not by its words
+    from gpunode.explain import explain_lines
+
+    line = ("[ 9123.442180] NVRM: Xid (PCI:0000:9a:00): 79, pid='<unknown>', name=<unknown>, "
+            "GPU has fallen off the bus.")
+    found = explain_lines(["[ 9123.1] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.129.03", line], KB)
+    assert found.matches[0].cause.code == "gpu_fallen_off_bus"
+    assert found.decisive is not None and found.decisive.line_no == 2
+    assert found.decisive_class == "error_device"
+
+
+def test_explain_has_no_decisive_line_on_healthy_text() -> None:
+    from gpunode.explain import explain_lines
+
+    found = explain_lines(["NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.129.03"], KB)
+    assert found.decisive is None and found.decisive_class is None

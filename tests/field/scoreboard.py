@@ -6,7 +6,8 @@ Per case: expected and reported top root cause (the first of the cluster's root
 causes, else the first of the affected node's). Before the last line, the cold
 scores: what a frozen engine reported for each case before any change was made
 for it (its ``cold:`` record, tests/field/cold.py), over every case that has one
-and over the 50 most recently scored. Last line:
+and over the 50 most recently scored; before them, how many failure cases' decisive
+text ``gpunode explain`` answers with a decisive line and its class. Last line:
 ``component N/M cause N/M healthy-misses N crashed N``. A healthy look-alike
 scores when nothing is reported; a failure case reported healthy is a
 healthy-miss; a case that cannot be built or diagnosed is crashed.
@@ -26,6 +27,8 @@ from case import CASES_DIR, Case, CaseError, load_cases
 
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.diagnose import diagnose
+from gpunode.explain import explain_lines
+from gpunode.kb import load_kb
 from gpunode.model import Report, RootCause
 
 BAR_COMPONENT = 0.97
@@ -152,6 +155,15 @@ def summary(outcomes: list[Outcome], errors: list[str]) -> str:
     return f"component {comp}/{total} cause {cause}/{total} healthy-misses {misses} crashed {crashed}"
 
 
+def explain_given(cases: list[Case]) -> tuple[int, int]:
+    """Failure cases whose decisive text ``gpunode explain`` answers with a decisive line and
+    its class, and how many failure cases there are."""
+    kb = load_kb()
+    failing = [c for c in cases if not c.expect.healthy]
+    given = sum(explain_lines(c.decisive.splitlines(), kb).decisive_class is not None for c in failing)
+    return given, len(failing)
+
+
 def main(argv: list[str]) -> int:
     outcomes, errors = run(argv)
     width = max((len(o.case_id) for o in outcomes), default=10)
@@ -160,6 +172,8 @@ def main(argv: list[str]) -> int:
         print(f"{mark:5} {o.case_id:{width}}  expected {o.expected:45}  reported {o.reported}")
     for line in errors:
         print(f"ERROR {line}")
+    given, failing = explain_given(LOADED)
+    print(f"explain decisive line and class {given}/{failing}")
     every, newest = cold_scores(LOADED)
     print(every.line("cold"))
     print(newest.line(f"cold-newest-{NEWEST}"))

@@ -34,14 +34,15 @@ def _bundle(case_id: str, tmp_path: Path) -> Path:
 
 
 def test_a_failing_gpu_workload_without_a_stack_cause_exits_1_and_is_named(tmp_path: Path) -> None:
-    """The kubelet's device manager refused a GPU pod (a stale record of allocated GPUs): no
-    stack component is at fault, yet the workload failed."""
-    bundle = _bundle("kubernetes-130145-devicemanager-stale-allocated-gpus", tmp_path)
+    """The runtime cannot create a GPU pod's container in its user namespace (hostUsers:
+    false) and its words name no stack layer: no stack component is found at fault, yet
+    the workload failed."""
+    bundle = _bundle("gpu-operator-docs-v26-3-1-hostusers-cdi-hook", tmp_path)
     table = _diagnose(bundle)
     assert table.returncode == 1, table.stderr
     assert "No stack root cause found on 2 GPU nodes, but 1 GPU workload failing on 1 node" in table.stdout
-    assert "✗ gpu-wk-01 · default/gpu-job-worker-0" in table.stdout
-    assert "requested number of devices unavailable for nvidia.com/gpu" in table.stdout
+    assert "✗ gpu-wk-01 · default/cuda-vectoradd" in table.stdout
+    assert "read status from sync socket: No such process" in table.stdout
     report = _diagnose(bundle, "-o", "json")
     assert report.returncode == 1
     data = json.loads(report.stdout)
@@ -50,13 +51,24 @@ def test_a_failing_gpu_workload_without_a_stack_cause_exits_1_and_is_named(tmp_p
     assert (hit["node"], hit["namespace"], hit["name"], hit["failing"]) == (
         "gpu-wk-01",
         "default",
-        "gpu-job-worker-0",
+        "cuda-vectoradd",
         True,
     )
-    assert "Available: 0" in hit["message"] and "UnexpectedAdmissionError" in hit["source"]
+    assert "sync socket" in hit["message"] and "reason=Failed" in hit["source"]
     assert hit["component"] is None and hit["root_cause"] is None
     markdown = _diagnose(bundle, "-o", "markdown")
-    assert markdown.returncode == 1 and "| gpu-wk-01 | default/gpu-job-worker-0 |" in markdown.stdout
+    assert markdown.returncode == 1 and "| gpu-wk-01 | default/cuda-vectoradd |" in markdown.stdout
+
+
+def test_a_gpu_workload_the_kubelet_refused_leads_to_the_kubelet(tmp_path: Path) -> None:
+    """The kubelet's device manager refused a GPU pod (its stale record of allocated GPUs):
+    the refusal is the kubelet's own, the node's root cause."""
+    bundle = _bundle("kubernetes-130145-devicemanager-stale-allocated-gpus", tmp_path)
+    report = _diagnose(bundle, "-o", "json")
+    assert report.returncode == 1
+    (hit,) = json.loads(report.stdout)["gpu_workloads"]
+    assert "Available: 0" in hit["message"] and "UnexpectedAdmissionError" in hit["source"]
+    assert (hit["name"], hit["component"], hit["root_cause"]) == ("gpu-job-worker-0", "kubelet", "kubelet")
 
 
 def test_a_workload_leads_down_to_the_stack_root_cause(tmp_path: Path) -> None:

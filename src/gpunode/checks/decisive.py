@@ -214,10 +214,13 @@ _PERSISTENT = re.compile(
 #: A controller's last lines within which such an error must stand (nothing after it).
 _RECENT_LINES = 3
 #: Errors that heal by retrying, ending a controller's log or not: an object deleted since
-#: (the API's NotFound: 'nodes "x" not found'), a write that lost a race (a conflict).
+#: (the API's NotFound: 'nodes "x" not found'), a write that lost a race (a conflict); and a
+#: kind the cluster does not serve ('no matches for kind'), which operators meet for the
+#: optional APIs they watch (NFD's rules before NFD is installed): a removed Kubernetes API
+#: is a catalogued cause of its own.
 _TRANSIENT = re.compile(
     r'(?i:\b[\w.-]+ \\?"[^"\\]{1,253}\\?" not found\b|the object has been modified|'
-    r"Operation cannot be fulfilled)")
+    r"Operation cannot be fulfilled|no matches for kind)")
 
 
 def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) -> Finding | None:
@@ -264,9 +267,7 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
         meta = pod.metadata
         for text in pod_texts(pod, (), events, ""):
             found = decisive_line(text.lines, ctx.kb.class_of)
-            target = ctx.facts.catalog.named_in(found.line) if found is not None else None
-            if found is not None and target is None and text.reason in KUBELET_ADMISSION:
-                target = "kubelet"  # its own device or topology manager refused the pod
+            target = workload_names(ctx.facts.catalog, text, found.line) if found is not None else None
             if found is None or target is None or target in OWN_FACTS_ONLY:
                 continue
             verb = f"fails starting GPU workload {meta.namespace}/{meta.name}"
@@ -283,6 +284,15 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
 KUBELET_ADMISSION = frozenset({"UnexpectedAdmissionError", "TopologyAffinityError"})
 
 
+def workload_names(catalog: Catalog, text: Text, line: str) -> str | None:
+    """The stack component a GPU workload's error line names: the lowest layer its words
+    name, else the kubelet when its own admission managers refused the pod."""
+    target = catalog.named_in(line)
+    if target is None and text.reason in KUBELET_ADMISSION:
+        return "kubelet"
+    return target
+
+
 def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Text]:
     """What the component said on this node, most telling first for its state."""
     journal = _JOURNALS.get(component)
@@ -291,11 +301,10 @@ def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Tex
     pods = [sp.pod for sp in ctx.stack_pods(component)]
     container = state.context.get("container", "")
     named = [p for p in pods if p.metadata.name == state.context.get("pod")] or pods
-    # An init container waiting for a lower layer logs its wait by design: only what
-    # kept its pod from being created (messages, events) says more.
-    waiting = state.cause == "init_blocked"
+    # An init container waiting for a lower layer logs its wait by design ("waiting for",
+    # retries: noise the decisive line skips); a check it ran that failed is its error.
     for pod in named:
-        yield from pod_texts(pod, () if waiting else ctx.logs_of(pod), ctx.events_for_pod(pod), container)
+        yield from pod_texts(pod, ctx.logs_of(pod), ctx.events_for_pod(pod), container)
     for sp in ctx.cluster_side_pods(component):  # nfd-master for the node's nfd
         yield from pod_texts(sp.pod, ctx.logs_of(sp.pod), ctx.events_for_pod(sp.pod), "")
     if not pods:
