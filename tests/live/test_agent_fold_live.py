@@ -302,10 +302,12 @@ def test_execs_run_only_for_what_the_agent_does_not_supply(
     assert len(driver_pods) == 2
     # A node's commands in one pod are one batched exec. nvidia-smi -q -x, nvidia-smi and
     # lsmod stay; dmesg, the driver version file and the validator markers come from the
-    # agent; so does the containerd config: the toolkit pods see no exec at all.
+    # agent; so does the containerd config: the toolkit pods see no exec at all, nor do
+    # the MOFED pods (ibstat, ibv_devinfo: the agent's probe facts hold the ports).
     toolkit_pods = [k for k in baseline if "container-toolkit" in k]
-    assert len(toolkit_pods) == 2
-    assert baseline == dict.fromkeys(driver_pods + toolkit_pods, 1)
+    mofed_pods = [k for k in baseline if "mofed-" in k]
+    assert len(toolkit_pods) == 2 and len(mofed_pods) == 2
+    assert baseline == dict.fromkeys(driver_pods + toolkit_pods + mofed_pods, 1)
     assert execs == dict.fromkeys(driver_pods, 1)
     for node in GPU_NODES:
         files = result.path / "nodes" / node

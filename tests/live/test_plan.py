@@ -19,6 +19,7 @@ from gpunode.collect.plan import (
     stack_pods,
 )
 from gpunode.collect.slim import NodePage, Pod, PodPage
+from gpunode.collect.targets import SYSFS_INFINIBAND_READ
 
 
 def mini_pods(bundle: Path) -> list[Pod]:
@@ -53,6 +54,10 @@ def test_node_commands_run_in_the_driver_pod(mini_bundle: Path) -> None:
         ("nvidia-smi",): "nodes/gpu-wk-01/cmd/nvidia-smi.txt",
         ("dmesg",): "nodes/gpu-wk-01/cmd/dmesg.txt",
         ("lsmod",): "nodes/gpu-wk-01/cmd/lsmod.txt",
+        ("nvidia-smi", "nvlink", "-s"): "nodes/gpu-wk-01/cmd/nvidia-smi-nvlink-s.txt",
+        ("nvidia-smi", "nvlink", "-e"): "nodes/gpu-wk-01/cmd/nvidia-smi-nvlink-e.txt",
+        ("nvidia-smi", "topo", "-m"): "nodes/gpu-wk-01/cmd/nvidia-smi-topo-m.txt",
+        ("sh", "-c", SYSFS_INFINIBAND_READ): "nodes/gpu-wk-01/cmd/sysfs-infiniband.txt",
         ("cat", "/proc/driver/nvidia/version"): "nodes/gpu-wk-01/files/proc/driver/nvidia/version",
         ("tar", "-C", "/run/nvidia/validations", "-cf", "-", "."):
             "nodes/gpu-wk-01/files/run/nvidia/validations",

@@ -23,7 +23,12 @@ from gpunode.collect.batch import Framed, frame, parse_script
 from gpunode.collect.classify import component_of
 from gpunode.collect.mounts import host_path
 from gpunode.collect.slim import Container, Pod
-from gpunode.collect.targets import METRICS_COMPONENTS, NODE_COMMANDS, PRIVILEGED_COMMANDS
+from gpunode.collect.targets import (
+    METRICS_COMPONENTS,
+    MOFED_COMMANDS,
+    NODE_COMMANDS,
+    PRIVILEGED_COMMANDS,
+)
 
 
 @dataclass(frozen=True)
@@ -65,8 +70,18 @@ def run_command(root: Path, pod: Pod, container: Container, argv: list[str]) -> 
         return _cat(root, pod, container, argv[1:])
     if program == "tar" and len(argv) == 6 and argv[1] == "-C" and argv[3:] == ["-cf", "-", "."]:
         return _tar(root, pod, container, argv[2])
+    return _node_command(root, pod, container, program, argv)
+
+
+def _node_command(root: Path, pod: Pod, container: Container, program: str,
+                  argv: list[str]) -> ExecResult:
+    """A command of targets.py answered from the node's ``cmd/`` file."""
     name = NODE_COMMANDS.get((program, *argv[1:]))
-    output = node_dir(root, pod) / "cmd" / name if name else None
+    optional = MOFED_COMMANDS.get((program, *argv[1:]))
+    file = name or optional
+    output = node_dir(root, pod) / "cmd" / file if file else None
+    if optional and output is not None and output.parent.is_dir() and not output.is_file():
+        return ExecResult()  # the command's guard: no such tool in the container, nothing printed
     if output is None or not output.is_file():
         return _not_found(program or "<empty>")
     if program in PRIVILEGED_COMMANDS and not _privileged(container):

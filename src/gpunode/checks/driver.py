@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding
-from gpunode.parse.nvidia_smi import parse_nvidia_smi_failure
+from gpunode.parse.nvidia_smi import GpuInfo, parse_nvidia_smi_failure
 
 _FABRIC_OK = {"Completed"}
 _VALIDATIONS = "run/nvidia/validations"
@@ -56,6 +56,13 @@ def nouveau_module(ctx: NodeContext, component: str) -> Iterator[Finding]:
     yield problem(component, "nouveau_loaded", ev, specificity=85)
 
 
+def _registration_failed(gpus: Iterable[GpuInfo]) -> str:
+    """The GPUs whose fabric state is Completed with another status than Success."""
+    bad = [f"{g.pci_bus_id}: fabric.status={g.fabric_status}" for g in gpus
+           if g.fabric_state == "Completed" and g.fabric_status not in (None, "Success")]
+    return "; ".join(bad[:4]) + (f" (+{len(bad) - 4} more)" if len(bad) > 4 else "")
+
+
 @check("fabric-manager", needs=("cmd/nvidia-smi-q.xml",))
 def fabric_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """NVSwitch systems report a fabric state per GPU; others report none."""
@@ -66,6 +73,9 @@ def fabric_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
     path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
     if not states:
         yield not_deployed(component, "no NVSwitch fabric on this node")
+    elif states <= _FABRIC_OK and (failed := _registration_failed(smi.gpus)):
+        # Completed with an error status: Fabric Manager ran, the GPU did not join
+        yield problem(component, "fabric_registration_failed", Evidence(path, failed), specificity=75)
     elif states <= _FABRIC_OK:
         yield ok(component, "fabric state Completed on all GPUs", Evidence(path, "fabric.state=Completed"))
     else:

@@ -19,8 +19,16 @@ import msgspec
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding
-from gpunode.parse.infiniband import RdmaPort
+from gpunode.parse.fabric import UNSET, ZERO_UUID, FabricInfo
+from gpunode.parse.infiniband import (
+    RdmaPort,
+    SysfsRdma,
+    parse_ibstat,
+    parse_ibv_devinfo,
+    parse_sysfs_dump,
+)
 from gpunode.parse.nvlink import NvlinkGpu, parse_nvlink_errors, parse_nvlink_status
+from gpunode.parse.topology import NEAR_PATHS, parse_topo_matrix
 from gpunode.probe import ProbeResult
 from gpunode.probe.interconnect import NO_HCA, NO_NVLINK
 
@@ -28,6 +36,13 @@ PROBE_FILE = "gpunode-probe.json"
 PROBE_NEEDS = (f"cmd/{PROBE_FILE}",)
 NVLINK_STATUS = "nvidia-smi-nvlink-s.txt"
 NVLINK_ERRORS = "nvidia-smi-nvlink-e.txt"
+TOPO = "nvidia-smi-topo-m.txt"
+SYSFS_RDMA = "sysfs-infiniband.txt"
+IBSTAT = "ibstat.txt"
+IBV_DEVINFO = "ibv_devinfo.txt"
+#: Collected files that show the RDMA ports where the probe did not run, most complete
+#: first (sysfs has the counters, the interface and its MTU; ibstat the rate).
+RDMA_SOURCES = (SYSFS_RDMA, IBSTAT, IBV_DEVINFO)
 MAX_LISTED = 4
 #: Data-link CRC and replay errors since the driver loaded above which a link is marginal
 #: (a clean link shows 0; DCGM's health watch alarms on a steady rise of this order).
@@ -159,6 +174,51 @@ def smi_nvlinks(ctx: NodeContext, component: str) -> Iterator[Finding]:
     status = parse_nvlink_status(ctx.obs.cmd.get(NVLINK_STATUS, ""))
     errors = parse_nvlink_errors(ctx.obs.cmd.get(NVLINK_ERRORS, ""))
     yield from judge_nvlinks(smi_link_gpus(status, errors), component, ctx, NVLINK_STATUS)
+
+
+@check("nvlink-fabric", needs=("cmd/nvidia-smi-q.xml",))
+def smi_fabric(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The ``<fabric>`` of collected ``nvidia-smi -q -x``, where the probe did not run:
+    the GPUs' NVLink domain (cluster UUID and clique) and health summary."""
+    smi = ctx.nvidia_smi
+    if ctx.probe is not None or smi is None:
+        return
+    infos = [
+        FabricInfo(
+            gpu=g.pci_bus_id,
+            state=g.fabric_state,
+            status=g.fabric_status,
+            clique_id=g.fabric_clique_id,
+            cluster_uuid=g.fabric_cluster_uuid,
+            health={"Summary": summary} if (summary := g.fabric_health_summary) not in UNSET and summary else {},
+        )
+        for g in smi.gpus
+    ]
+    yield from judge_fabric(infos, component, ctx, "nvidia-smi-q.xml")
+
+
+def judge_fabric(
+    infos: Sequence[FabricInfo], component: str, ctx: NodeContext, source: str
+) -> Iterator[Finding]:
+    """Every registered GPU in one clique of one cluster, and no health trouble. A GPU
+    still registering, or one whose registration failed, is Fabric Manager's (the
+    fabric-manager component judges the state)."""
+    done = [i for i in infos if i.registered]
+    domains = Counter((i.cluster_uuid, i.clique_id) for i in done)
+    if len(domains) > 1:
+        (major, _), *_ = domains.most_common()
+        odd = [f"GPU {i.gpu}: clique {i.clique_id} of {i.cluster_uuid}" for i in done
+               if (i.cluster_uuid, i.clique_id) != major]
+        ev = _ev(ctx, source, f"{_listed(odd)}; the others: clique {major[1]} of {major[0]}")
+        yield _found(ctx, component, "fabric_clique_mismatch", ev)
+    sick = [f"GPU {i.gpu}: Health Summary {i.health['Summary']}" for i in infos
+            if i.state == "Completed" and i.health.get("Summary") not in (None, "Healthy")]
+    if sick:
+        yield _found(ctx, component, "fabric_health_degraded", _ev(ctx, source, _listed(sick)))
+    if done and len(domains) == 1 and not sick:
+        (uuid, clique), = domains
+        summary = f"{len(done)} GPU(s) in NVLink clique {clique} of cluster {uuid}"
+        yield ok(component, summary, _ev(ctx, source, summary))
 
 
 def _fabric(ctx: NodeContext, probe: ProbeResult, component: str) -> Iterator[Finding]:
@@ -308,15 +368,51 @@ def probe_rdma_links(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 
 def _sriov(ctx: NodeContext, probe: ProbeResult, component: str) -> Iterator[Finding]:
+    """The probe's SR-IOV functions (interface, VFs, VF capacity)."""
+    rows = [(f.netdev, f.numvfs, f.totalvfs) for f in probe.interconnect.sriov]
+    yield from _sriov_gaps(ctx, rows, component, PROBE_FILE)
+
+
+def _sriov_gaps(
+    ctx: NodeContext, rows: Sequence[tuple[str, int | None, int | None]], component: str, source: str
+) -> Iterator[Finding]:
     """A function with no VFs while its siblings (same VF capacity) have them, or while the
     SR-IOV device plugin runs on the node."""
-    functions = probe.interconnect.sriov
-    with_vfs = {f.totalvfs for f in functions if f.numvfs}
+    with_vfs = {total for _, vfs, total in rows if vfs}
     plugin = bool(ctx.stack_pods("sriov-device-plugin"))
-    empty = [f for f in functions if f.numvfs == 0 and (f.totalvfs in with_vfs or (plugin and not with_vfs))]
+    empty = [(name, total) for name, vfs, total in rows
+             if vfs == 0 and total and (total in with_vfs or (plugin and not with_vfs))]
     if empty:
-        shown = _listed([f"{f.netdev}: 0 of {f.totalvfs} VFs" for f in empty])
-        yield _found(ctx, component, "sriov_vfs_missing", _ev(ctx, PROBE_FILE, shown))
+        shown = _listed([f"{name}: 0 of {total} VFs" for name, total in empty])
+        yield _found(ctx, component, "sriov_vfs_missing", _ev(ctx, source, shown))
+
+
+def collected_ports(ctx: NodeContext) -> tuple[str, SysfsRdma] | None:
+    """The RDMA ports from the most complete collected file, or None when none was
+    collected. An empty ibstat or ibv_devinfo answer is the tool missing, not a node
+    without HCAs; an empty sysfs read is a node without ``/sys/class/infiniband``."""
+    for name in RDMA_SOURCES:
+        text = ctx.obs.cmd.get(name)
+        if text is None:
+            continue
+        if name == SYSFS_RDMA:
+            return name, parse_sysfs_dump(text)
+        ports = parse_ibstat(text) if name == IBSTAT else parse_ibv_devinfo(text)
+        if ports:
+            return name, SysfsRdma(tuple(ports), {})
+    return None
+
+
+@check("rdma-links")
+def collected_rdma_links(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Collected sysfs, ibstat or ibv_devinfo output, where the probe did not run."""
+    found = None if ctx.probe is not None else collected_ports(ctx)
+    if found is None:
+        return
+    source, read = found
+    yield from judge_ports(read.ports, component, ctx, source)
+    rows = [(device, vfs, total) for device, (vfs, total) in sorted(read.sriov.items())]
+    yield from _sriov_gaps(ctx, rows, component, source)
 
 
 # --- GPUDirect RDMA --------------------------------------------------------------
@@ -358,6 +454,42 @@ def _affinity(ctx: NodeContext, probe: ProbeResult, component: str) -> Iterator[
         yield _found(ctx, component, "nic_gpu_affinity_missing", _ev(ctx, PROBE_FILE, _listed(far)))
 
 
+@check("gpudirect-rdma")
+def collected_gpudirect(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Collected RDMA ports, ``nvidia-smi topo -m`` and lsmod, where the probe did not
+    run: a NIC near each GPU, and nvidia_peermem (DMA-BUF is not visible from here)."""
+    found = None if ctx.probe is not None else collected_ports(ctx)
+    if found is None:
+        return
+    source, read = found
+    if not read.ports:
+        yield not_deployed(component, f"{NO_HCA}: no NIC for GPUDirect RDMA")
+        return
+    yield from _topo_affinity(ctx, {p.device for p in read.ports}, component)
+    modules = ctx.modules
+    if modules is not None and "nvidia_peermem" in modules:
+        ev = Evidence(ctx.obs.path_of("cmd", "lsmod.txt"), "nvidia_peermem loaded")
+        yield ok(component, "GPUDirect RDMA via nvidia_peermem", ev)
+    else:
+        seen = "lsmod: nvidia_peermem not loaded" if modules is not None else "lsmod not collected"
+        ev = _ev(ctx, source, f"{len(read.ports)} RDMA port(s); {seen}")
+        yield unknown(component, "nvidia_peermem is not loaded; DMA-BUF is not visible without the probe", ev)
+
+
+def _topo_affinity(ctx: NodeContext, devices: set[str], component: str) -> Iterator[Finding]:
+    """With a NIC per GPU (rail-optimised), each GPU's nearest NIC must share its PCIe tree."""
+    matrix = parse_topo_matrix(ctx.obs.cmd.get(TOPO, ""))
+    if matrix is None or len(matrix.gpus) < 2 or len(devices) < len(matrix.gpus) or not matrix.nics:
+        return
+    far = []
+    for gpu in matrix.gpus:
+        nearest = matrix.nearest_nic(gpu)
+        if nearest is not None and nearest[1] not in NEAR_PATHS:
+            far.append(f"{gpu}: nearest {nearest[0]} is {nearest[1]}")
+    if far:
+        yield _found(ctx, component, "nic_gpu_affinity_missing", _ev(ctx, TOPO, _listed(far)))
+
+
 # --- nothing collected -----------------------------------------------------------
 
 NOT_READ = "not read: this node's probe facts (cmd/gpunode-probe.json) were not collected"
@@ -365,7 +497,22 @@ NOT_READ = "not read: this node's probe facts (cmd/gpunode-probe.json) were not 
 
 def _links_not_collected(ctx: NodeContext, component: str) -> bool:
     cmd = ctx.obs.cmd
-    return PROBE_FILE not in cmd and not (component == "nvlink-fabric" and NVLINK_STATUS in cmd)
+    if PROBE_FILE in cmd:
+        return False
+    if component == "nvlink-fabric":
+        return NVLINK_STATUS not in cmd and not _fabric_registered(ctx)
+    if component in ("rdma-links", "gpudirect-rdma"):
+        return collected_ports(ctx) is None
+    return True
+
+
+def _fabric_registered(ctx: NodeContext) -> bool:
+    """Whether collected nvidia-smi shows a GPU in a multi-node NVLink domain (a cluster
+    UUID that is not zero; single-node NVSwitch systems report zero)."""
+    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
+    return smi is not None and any(
+        g.fabric_state == "Completed" and g.fabric_cluster_uuid not in (None, ZERO_UUID) for g in smi.gpus
+    )
 
 
 @check("nvlink-fabric")

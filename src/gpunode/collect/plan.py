@@ -21,7 +21,9 @@ from gpunode.collect.targets import (
     DEFAULT_METRICS_PORTS,
     DOCKER_DAEMON_JSON,
     DRIVER_PROC_FILES,
+    KEEP_FAILED_OUTPUT,
     METRICS_COMPONENTS,
+    MOFED_COMMANDS,
     NODE_COMMANDS,
     PRIVILEGED_COMMANDS,
     VALIDATIONS_DIR,
@@ -271,13 +273,23 @@ def exec_targets(node: str, components: dict[str, list[Pod]]) -> list[ExecTarget
         if argv[0] in PRIVILEGED_COMMANDS and not _privileged(container):
             continue
         targets.append(ExecTarget(*where, argv, f"nodes/{node}/cmd/{name}",
-                                  keep_failed_output=argv[0] == "nvidia-smi"))
+                                  keep_failed_output=argv in KEEP_FAILED_OUTPUT))
     for path in DRIVER_PROC_FILES:
         targets.append(ExecTarget(*where, ("cat", path), f"nodes/{node}/files{path}"))
     host = host_path(pod, container, VALIDATIONS_DIR) or VALIDATIONS_DIR
     targets.append(ExecTarget(*where, ("tar", "-C", VALIDATIONS_DIR, "-cf", "-", "."),
                               f"nodes/{node}/files{host}", unpack_tar=True))
     return targets
+
+
+def mofed_targets(node: str, components: dict[str, list[Pod]]) -> list[ExecTarget]:
+    """``ibstat`` and ``ibv_devinfo -v`` in the node's running MOFED container, if any."""
+    found = _first_running(components.get("ofed", []), prefer="mofed-container")
+    if found is None:
+        return []
+    pod, container = found
+    where = (node, pod.metadata.namespace, pod.metadata.name, container.name)
+    return [ExecTarget(*where, argv, f"nodes/{node}/cmd/{name}") for argv, name in MOFED_COMMANDS.items()]
 
 
 def _command_pod(components: dict[str, list[Pod]]) -> tuple[Pod, Container] | None:

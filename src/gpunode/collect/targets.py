@@ -8,12 +8,51 @@ from __future__ import annotations
 
 from typing import Final
 
+#: The RDMA ports as sysfs shows them, one ``<device>/<path>:<value>`` line per file
+#: (parse/infiniband.py ``parse_sysfs_dump``): state, physical state, rate, link layer,
+#: the link-error counters, a RoCE port's interface and the function's MTU and SR-IOV
+#: counts. Read-only and small; no ``/sys/class/infiniband`` (no HCA) prints nothing.
+#: One line, as the collector's batch script runs each command on one line.
+SYSFS_INFINIBAND_READ: Final[str] = (
+    "cd /sys/class/infiniband 2>/dev/null || exit 0; grep -H . "
+    + " ".join(
+        f"*/ports/*/{name}"
+        for name in (
+            "state", "phys_state", "rate", "link_layer", "gid_attrs/ndevs/0",
+            *(f"counters/{c}" for c in (
+                "symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+                "port_rcv_remote_physical_errors", "port_xmit_discards",
+                "local_link_integrity_errors", "excessive_buffer_overrun_errors")),
+        )
+    )
+    + " */device/net/*/mtu */device/sriov_numvfs */device/sriov_totalvfs 2>/dev/null; exit 0"
+)
+
 #: argv run inside a pod on the node -> file name under ``nodes/<node>/cmd/``.
 NODE_COMMANDS: Final[dict[tuple[str, ...], str]] = {
     ("nvidia-smi", "-q", "-x"): "nvidia-smi-q.xml",
     ("nvidia-smi",): "nvidia-smi.txt",
     ("dmesg",): "dmesg.txt",
     ("lsmod",): "lsmod.txt",
+    # the links (issue 26): NVLink state and counters, the GPU/NIC matrix, RDMA ports
+    ("nvidia-smi", "nvlink", "-s"): "nvidia-smi-nvlink-s.txt",
+    ("nvidia-smi", "nvlink", "-e"): "nvidia-smi-nvlink-e.txt",
+    ("nvidia-smi", "topo", "-m"): "nvidia-smi-topo-m.txt",
+    ("sh", "-c", SYSFS_INFINIBAND_READ): "sysfs-infiniband.txt",
+}
+
+#: Commands whose output is kept when they fail: nvidia-smi's error text is the
+#: evidence of a broken driver. The link queries' failures are not kept (the files
+#: would read as "no NVLink"); what needs them is then not read.
+KEEP_FAILED_OUTPUT: Final[frozenset[tuple[str, ...]]] = frozenset(
+    {("nvidia-smi", "-q", "-x"), ("nvidia-smi",)}
+)
+
+#: Run in the MOFED (DOCA driver) container, which ships infiniband-diags and
+#: ibverbs-utils, when it runs on the node; a container without the tool prints nothing.
+MOFED_COMMANDS: Final[dict[tuple[str, ...], str]] = {
+    ("sh", "-c", "command -v ibstat >/dev/null 2>&1 || exit 0; exec ibstat"): "ibstat.txt",
+    ("sh", "-c", "command -v ibv_devinfo >/dev/null 2>&1 || exit 0; exec ibv_devinfo -v"): "ibv_devinfo.txt",
 }
 
 #: Commands that read the kernel ring buffer need a privileged container.

@@ -105,3 +105,165 @@ def _counters(files: Mapping[str, str], device: str, port: int) -> dict[str, int
         if text is not None and text.strip().isdigit():
             found[name] = int(text.strip())
     return found
+
+
+# --- ibstat, ibv_devinfo and a grep of sysfs, as collected (docs/bundle-format.md) ---
+
+#: The kernel's port state numbers (``/sys/.../state``: ``4: ACTIVE``) by the names
+#: ibstat (``Active``) and ibv_devinfo (``PORT_ACTIVE``) print.
+_STATE_IDS = {"DOWN": 1, "INIT": 2, "INITIALIZING": 2, "ARMED": 3, "ACTIVE": 4, "ACTIVE_DEFER": 5}
+_STATE_NAMES = {1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
+#: Physical states in sysfs's spelling, keyed by ibstat's and ibv_devinfo's.
+_PHYS_NAMES = {
+    "SLEEP": "Sleep",
+    "POLLING": "Polling",
+    "DISABLED": "Disabled",
+    "PORTCONFIGURATIONTRAINING": "PortConfigurationTraining",
+    "PORT_CONFIGURATION_TRAINING": "PortConfigurationTraining",
+    "LINKUP": "LinkUp",
+    "LINK_UP": "LinkUp",
+    "LINKERRORRECOVERY": "LinkErrorRecovery",
+    "LINK_ERROR_RECOVERY": "LinkErrorRecovery",
+    "PHY TEST": "Phy Test",
+    "PHY_TEST": "Phy Test",
+}
+_CA = re.compile(r"^CA '([^']+)'")
+_PORT = re.compile(r"^\s+Port (\d+):\s*$")
+_FIELD = re.compile(r"^\s+([A-Za-z][A-Za-z _]*?):\s*(.*?)\s*$")
+_END = "\x00end"  # flushes the last port
+_WIDTHS = {"1X": 1, "2X": 2, "4X": 4, "8X": 8, "12X": 12}
+
+
+def _state(name: str) -> tuple[int, str]:
+    """``Active`` / ``PORT_ACTIVE (4)`` to (4, "ACTIVE"); an unknown name keeps id 0."""
+    number = re.search(r"\((\d+)\)", name)
+    key = name.split("(", maxsplit=1)[0].strip().upper().removeprefix("PORT_")
+    state_id = int(number.group(1)) if number else _STATE_IDS.get(key, 0)
+    return state_id, _STATE_NAMES.get(state_id, key)
+
+
+def _phys(name: str) -> str:
+    key = name.split("(", maxsplit=1)[0].strip().upper()
+    return _PHYS_NAMES.get(key, name.split("(", maxsplit=1)[0].strip())
+
+
+def parse_ibstat(text: str) -> list[RdmaPort]:
+    """``ibstat``: ``CA 'mlx5_0'`` blocks with ``Port N:`` sections (State, Physical
+    state, Rate in Gb/s, Link layer). Ports without a State line are skipped."""
+    ports: list[RdmaPort] = []
+    device, port, fields = "", 0, dict[str, str]()
+    for line in [*text.splitlines(), _END]:
+        ca, numbered = _CA.match(line), _PORT.match(line)
+        if (ca or numbered or line is _END) and device and port and "State" in fields:
+            ports.append(_ibstat_port(device, port, fields))
+        if ca:
+            device, port, fields = ca.group(1), 0, {}
+        elif numbered:
+            port, fields = int(numbered.group(1)), {}
+        elif port and (found := _FIELD.match(line)):
+            fields[found.group(1).strip()] = found.group(2)
+    return ports
+
+
+def _ibstat_port(device: str, port: int, fields: dict[str, str]) -> RdmaPort:
+    state_id, state = _state(fields["State"])
+    rate = re.match(r"^(\d+(?:\.\d+)?)", fields.get("Rate", ""))
+    return RdmaPort(
+        device=device,
+        port=port,
+        state=state,
+        state_id=state_id,
+        phys_state=_phys(fields.get("Physical state", "")),
+        link_layer=fields.get("Link layer", ""),
+        rate_gbps=float(rate.group(1)) if rate else None,
+    )
+
+
+def parse_ibv_devinfo(text: str) -> list[RdmaPort]:
+    """``ibv_devinfo`` (``-v`` adds phys_state, active_width and active_speed, from
+    which the rate follows): ``hca_id:`` blocks with ``port:`` sections."""
+    ports: list[RdmaPort] = []
+    device, port, fields = "", 0, dict[str, str]()
+    for line in [*text.splitlines(), "hca_id:"]:
+        key, _, value = line.strip().partition(":")
+        if key in ("hca_id", "port") and device and port and "state" in fields:
+            ports.append(_devinfo_port(device, port, fields))
+        if key == "hca_id":
+            device, port, fields = value.strip(), 0, {}
+        elif key == "port" and value.strip().isdigit():
+            port, fields = int(value.strip()), {}
+        elif port and value:
+            fields.setdefault(key.strip(), value.strip())
+    return ports
+
+
+def _devinfo_port(device: str, port: int, fields: dict[str, str]) -> RdmaPort:
+    state_id, state = _state(fields["state"])
+    width = fields.get("active_width", "").split(" ")[0] or None
+    speed = re.match(r"^(\d+(?:\.\d+)?) Gbps", fields.get("active_speed", ""))
+    lanes = _WIDTHS.get(width or "")
+    return RdmaPort(
+        device=device,
+        port=port,
+        state=state,
+        state_id=state_id,
+        phys_state=_phys(fields["phys_state"]) if "phys_state" in fields else "",
+        link_layer=fields.get("link_layer", ""),
+        rate_gbps=lanes * float(speed.group(1)) if lanes and speed else None,
+        width=width,
+    )
+
+
+class SysfsRdma(msgspec.Struct, frozen=True):
+    """What a ``grep -H .`` of ``/sys/class/infiniband`` shows: the ports, and per
+    device its SR-IOV counts where the PCI function has them."""
+
+    ports: tuple[RdmaPort, ...]
+    sriov: dict[str, tuple[int, int]]  # device -> (sriov_numvfs, sriov_totalvfs)
+    errors: tuple[str, ...] = ()
+
+
+_SYSFS_LINE = re.compile(r"^(?:/sys/class/infiniband/)?([\w.-]+)/(.+?):(.*)$")
+
+
+def parse_sysfs_dump(text: str) -> SysfsRdma:
+    """``<device>/<path>:<value>`` lines, as ``grep -H .`` prints them from inside
+    ``/sys/class/infiniband`` (an absolute prefix is accepted too)."""
+    files: dict[str, dict[str, str]] = {}
+    for line in text.splitlines():
+        found = _SYSFS_LINE.match(line)
+        if found:
+            files.setdefault(found.group(1), {})[found.group(2)] = found.group(3)
+    ports: list[RdmaPort] = []
+    errors: list[str] = []
+    sriov: dict[str, tuple[int, int]] = {}
+    for device, attrs in sorted(files.items()):
+        netdev, mtu = _device_netdev(attrs)
+        numbers = sorted({int(p.split("/")[1]) for p in attrs if re.match(r"^ports/\d+/state$", p)})
+        for number in numbers:
+            prefix = f"ports/{number}/"
+            mine = {k.removeprefix(prefix): v for k, v in attrs.items() if k.startswith(prefix)}
+            try:
+                port = parse_rdma_port(device, number, mine)
+            except ParseError as exc:
+                errors.append(f"{device}/{number}: {exc}")
+                continue
+            own = mine.get("gid_attrs/ndevs/0", "").strip() or netdev
+            ports.append(msgspec.structs.replace(port, netdev=own, mtu=mtu if own == netdev else None))
+        vfs = attrs.get("device/sriov_numvfs", "").strip(), attrs.get("device/sriov_totalvfs", "").strip()
+        if vfs[0].isdigit() and vfs[1].isdigit():
+            sriov[device] = (int(vfs[0]), int(vfs[1]))
+    return SysfsRdma(tuple(ports), sriov, tuple(errors))
+
+
+def _device_netdev(attrs: Mapping[str, str]) -> tuple[str | None, int | None]:
+    """The PCI function's first interface and its MTU (``device/net/<if>/mtu``)."""
+    found = sorted(
+        (key.split("/")[2], value.strip())
+        for key, value in attrs.items()
+        if re.match(r"^device/net/[^/]+/mtu$", key)
+    )
+    if not found:
+        return None, None
+    name, mtu = found[0]
+    return name, int(mtu) if mtu.isdigit() else None

@@ -67,6 +67,10 @@ class GpuInfo(msgspec.Struct, frozen=True):
     performance_state: str | None = None
     pcie_gen_device_max: int | None = None
     pcie_gen_host_max: int | None = None
+    # NVLink domain of NVL systems (``<fabric>``, drivers 550+); N/A elsewhere
+    fabric_clique_id: str | None = None
+    fabric_cluster_uuid: str | None = None
+    fabric_health_summary: str | None = None
 
 
 class NvidiaSmiReport(msgspec.Struct, frozen=True):
@@ -331,6 +335,9 @@ def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
         performance_state=_value(elem, "performance_state"),
         pcie_gen_device_max=_int(_value(elem, _LINK + "/pcie_gen/max_device_link_gen")),
         pcie_gen_host_max=_int(_value(elem, _LINK + "/pcie_gen/max_host_link_gen")),
+        fabric_clique_id=_value(elem, "fabric/cliqueId"),
+        fabric_cluster_uuid=_value(elem, "fabric/clusterUuid"),
+        fabric_health_summary=_value(elem, "fabric/health/summary"),
     )
 
 
