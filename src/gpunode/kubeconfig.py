@@ -34,6 +34,20 @@ def kubeconfig_files(explicit: Path | None) -> list[Path]:
     return [default] if default.is_file() else []
 
 
+def read_kubeconfig(path: Path) -> Any:
+    """A kubeconfig file's YAML document: at most MAX_DOC_BYTES read, aliases and nesting
+    bounded (limits.bounded_yaml). A file past a limit is a UsageError naming it (exit 2);
+    OSError and yaml.YAMLError are the caller's to word."""
+    from gpunode.bounded import TooLarge, read_whole
+    from gpunode.limits import MAX_DOC_BYTES, bounded_yaml
+
+    try:
+        text = read_whole(path, MAX_DOC_BYTES, "a kubeconfig").decode(errors="replace")
+        return bounded_yaml(text, f"{path}: not a kubeconfig")
+    except (TooLarge, ValueError) as exc:  # past a limit: its own line names the file
+        raise UsageError(str(exc)) from None
+
+
 def merged(files: list[Path]) -> dict[str, Any]:
     """One kubeconfig dict from several files, by kubectl's first-wins rules."""
     import yaml
@@ -42,7 +56,7 @@ def merged(files: list[Path]) -> dict[str, Any]:
     seen: dict[str, set[str]] = {section: set() for section, _ in _SECTIONS}
     for path in files:
         try:
-            doc = yaml.safe_load(path.read_text()) or {}
+            doc = read_kubeconfig(path) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise UsageError(f"{path}: not a readable kubeconfig: {exc}") from exc
         if not isinstance(doc, dict):

@@ -48,6 +48,13 @@ MAX_LIST_ITEMS = 5_000_000
 #: the ``limit`` (down to one item), then the list is cut. 500 pods weigh 1.5-5 MiB; a
 #: page of tiny items (``0,``: two bytes) decodes into about 28 times its size.
 MAX_PAGE_BYTES = 8 * 1024 * 1024
+#: Any other live answer (a log, a metrics scrape, agent facts) read at most this far:
+#: past it the reading stops and the cut is named (bounded.Capped); real ones weigh KiBs
+#: to a few MiB, an exporter streaming an endless /metrics would never end.
+MAX_BODY_BYTES = 32 * 1024 * 1024
+#: A command's output read from a pod exec (the batched node commands together): past it
+#: the command is left and the cut named; nvidia-smi -q -x of 8 GPUs is about 1 MiB.
+MAX_EXEC_OUTPUT_BYTES = 32 * 1024 * 1024
 #: Items of one live page: a server may ignore ``limit`` (aggregated APIs do) and answer a
 #: list whole; beyond this many items in one page the list is cut.
 MAX_PAGE_ITEMS = 10_000
@@ -63,36 +70,21 @@ MAX_LINE_CHARS = 64 * 1024
 MAX_EXPLAIN_BYTES = 64 * 1024 * 1024
 #: Nodes a YAML document may have once its aliases are expanded (alias bombs).
 MAX_YAML_NODES = 2_000_000
+#: Nesting of a YAML document, aliases counted where they expand: Kubernetes objects nest
+#: about 20 deep; libyaml's composer recursed in C and segfaulted at 100,000.
+MAX_YAML_DEPTH = 256
+#: A YAML file read whole (kubeconfig, must-gather listing); beyond it, exit 2 naming it.
+MAX_YAML_BYTES = 64 * 1024 * 1024
 
 
 def bounded_yaml(text: str, where: str) -> Any:
-    """``yaml.safe_load`` that refuses documents whose aliases expand beyond MAX_YAML_NODES.
+    """``yaml.safe_load``'s values, refused (a ValueError, one line naming ``where``) past
+    MAX_YAML_DEPTH levels, MAX_YAML_NODES values with aliases expanded, or the run's memory
+    limit, before that cost is paid (gpunode.boundedyaml); malformed text is a YAMLError.
+    PyYAML is imported here, when a YAML document is read (start-up time)."""
+    from gpunode.boundedyaml import load
 
-    PyYAML shares aliased objects, so loading is cheap; whatever walks or serialises the
-    result later is not. The walk below counts nodes as if expanded and stops at the limit.
-    PyYAML is imported here, when a YAML document is read (start-up time).
-    """
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    doc = yaml.load(text, Loader=loader)
-    _count_expanded(doc, where)
-    return doc
-
-
-def _count_expanded(doc: Any, where: str) -> None:
-    stack: list[Any] = [doc]
-    seen = 0
-    while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > MAX_YAML_NODES:
-            raise ValueError(f"{where}: YAML expands to more than {MAX_YAML_NODES} nodes "
-                             "(an alias bomb?)")
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+    return load(text, where)
 
 
 def cut_line(line: str) -> str:

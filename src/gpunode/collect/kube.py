@@ -31,12 +31,16 @@ from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 from lightkube.config.models import User
 from lightkube.core.exceptions import ApiError, ConfigError
 
+from gpunode.bounded import IN_FLIGHT, MAX_ERROR_BODY_BYTES, Capped, CappedSink, OutputCut
 from gpunode.collect.credentials import PLUGIN_TIMEOUT_S, check_exec, plugin_credentials
 from gpunode.collect.deadline import deadline, deadline_transport
 from gpunode.collect.slim import RawPage
 from gpunode.errors import SourceUnreachable, UsageError
-from gpunode.kubeconfig import kubeconfig_files, merged
+from gpunode.kubeconfig import kubeconfig_files, merged, read_kubeconfig
 from gpunode.limits import (
+    MAX_BODY_BYTES,
+    MAX_DOC_BYTES,
+    MAX_EXEC_OUTPUT_BYTES,
     MAX_LIST_ITEMS,
     MAX_LIST_PAGES,
     MAX_PAGE_BYTES,
@@ -72,9 +76,13 @@ class ListCut(ApiFailure):
         super().__init__(0, message)
 
 
-class _PageTooLarge(ApiFailure):
-    def __init__(self) -> None:
-        super().__init__(0, f"a page larger than {MAX_PAGE_BYTES // 1024 // 1024} MiB")
+class BodyCut(ApiFailure):
+    """An answer larger than the limit its caller gave (an endless body, a server that
+    ignores ``limitBytes``): not read further; the message is the one line naming the cut."""
+
+    def __init__(self, message: str, head: bytes = b"") -> None:
+        super().__init__(0, message)
+        self.head = head
 
 
 #: Decoding a page costs up to about 28 times its bytes before its items can be counted;
@@ -127,7 +135,7 @@ def _read(path: Path) -> tuple[KubeConfig, dict[str, Any]]:
     YAML, wrong shape)."""
     path = path.expanduser()
     try:
-        doc = yaml.safe_load(path.read_text(errors="replace"))
+        doc = read_kubeconfig(path)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read kubeconfig: {exc.strerror}") from None
     except yaml.YAMLError as exc:
@@ -211,6 +219,8 @@ class ExecOutput:
     stdout: bytes
     stderr: bytes
     exit_code: int
+    #: the line naming a cut output (past MAX_EXEC_OUTPUT_BYTES: the command was left), or ""
+    cut: str = ""
 
 
 class _Retry(Exception):
@@ -289,16 +299,18 @@ class KubeApi:
         raise ApiFailure(0, "no attempts allowed")
 
     def get(self, path: str, params: dict[str, Any] | None = None, *,
-            retry_503: bool = True, max_bytes: int = 0) -> bytes:
-        """GET ``path`` and return the (decompressed) body; errors become ApiFailure
-        (``_PageTooLarge`` past ``max_bytes`` when given)."""
+            retry_503: bool = True, max_bytes: int = MAX_BODY_BYTES) -> bytes:
+        """GET ``path`` and return the (decompressed) body; errors become ApiFailure. At
+        most ``max_bytes`` of the body are read (and, with every answer being read at once,
+        at most bounded.IN_FLIGHT_BYTES): past them, BodyCut (not retried) names the cut and
+        holds the head read."""
         params = params or {}
         return self._retrying(
             lambda budget: self._get_once(path, params, retry_503, budget, max_bytes),
             kind=call_kind(path, params))
 
     def _get_once(self, path: str, params: dict[str, Any], retry_503: bool,
-                  budget: float, max_bytes: int = 0) -> bytes:
+                  budget: float, max_bytes: int) -> bytes:
         """One GET whose answer, body included, must come within the request timeout."""
         limit = min(self.timeouts.request_s, budget)
         started = time.monotonic()
@@ -311,7 +323,8 @@ class KubeApi:
                 log_request("GET", str(response.request.url), f"{code} {response.reason_phrase}", started)
                 if 300 <= code < 400:
                     raise _redirected(response)
-                body = _read_by(response, ends, self.timeouts.request_s, max_bytes)
+                body = _read_by(response, ends, self.timeouts.request_s, max_bytes,
+                                f"the answer to GET {path}")
         except httpx2.TimeoutException as exc:
             log_request("GET", self._url(path, params), "timed out", started)
             raise _Retry(_timed_out(self.timeouts.request_s)) from exc
@@ -336,8 +349,8 @@ class KubeApi:
         """GET /version once, a little patiently; unreachable means SourceUnreachable, and so
         does an answer that is not the API's (an HTML page, a redirect, not a JSON object)."""
         try:
-            body = self._retrying(lambda budget: self._get_once("/version", {}, True, budget),
-                                  _PROBE_POLICY)
+            body = self._retrying(lambda budget: self._get_once("/version", {}, True, budget,
+                                                                MAX_DOC_BYTES), _PROBE_POLICY)
         except NotTheApi as exc:
             raise SourceUnreachable(f"{self.server} does not answer as a Kubernetes API server: "
                                     f"/version {exc.code} {exc.message}") from None
@@ -374,10 +387,9 @@ class KubeApi:
                 body = self.get(path, {**params, "limit": limit, **({"continue": token}
                                                                    if token else {})},
                                 max_bytes=MAX_PAGE_BYTES)
-            except _PageTooLarge:
+            except BodyCut as cut:
                 if limit <= 1:
-                    raise ListCut(f"cut at {items:,} items: {_PageTooLarge().message} "
-                                  "(one item asked)") from None
+                    raise ListCut(f"cut at {items:,} items: {cut.message} (one item asked)") from None
                 limit = max(1, limit // 4)  # large objects: ask again for fewer
                 continue
             except ApiFailure as exc:
@@ -421,11 +433,17 @@ class KubeApi:
                    timeout_s: float) -> ExecOutput:
         started = time.monotonic()
         url = f"{self.server}/api/v1/namespaces/{namespace}/pods/{pod}/exec?container={container}"
+        out = Capped(MAX_EXEC_OUTPUT_BYTES, f"the output of {argv[0]} in {namespace}/{pod}", IN_FLIGHT)
+        err = Capped(MAX_ERROR_BODY_BYTES, "stderr")
         try:
             with deadline(started + timeout_s + _READ_SLACK_S):  # handshake included
                 result = self._client.exec(pod, namespace=namespace, container=container,
-                                           command=argv, stdout=True, stderr=True, decode=None,
-                                           timeout=timeout_s)
+                                           command=argv, stdout=CappedSink(out),  # type: ignore[arg-type]
+                                           stderr=_Quiet(err),  # type: ignore[arg-type]
+                                           decode=None, timeout=timeout_s)
+        except OutputCut as cut:
+            log_request("POST", url, "output cut", started)
+            return ExecOutput(out.value(), err.value(), -1, str(cut))
         except WebSocketUpgradeError as exc:
             self._upgrade_failed(exc)
         except ApiError as exc:
@@ -438,9 +456,10 @@ class KubeApi:
         except (httpx2.TransportError, HTTPXWSException) as exc:
             log_request("POST", url, type(exc).__name__, started)
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            out.release()
         log_request("POST", url, f"exit {result.exit_code}", started)
-        out, err = result.stdout or b"", result.stderr or b""
-        return ExecOutput(_as_bytes(out), _as_bytes(err), result.exit_code)
+        return ExecOutput(out.value(), err.value(), result.exit_code)
 
     @staticmethod
     def _upgrade_failed(exc: WebSocketUpgradeError) -> None:
@@ -548,24 +567,33 @@ def _timed_out(limit: float) -> str:
     return f"timed out (no complete answer within {limit:g} s)"
 
 
-def _read_by(response: httpx2.Response, ends: float, limit: float, max_bytes: int = 0) -> bytes:
+def _read_by(response: httpx2.Response, ends: float, limit: float, max_bytes: int,
+             what: str) -> bytes:
     """The whole (decompressed) body, unless the time runs out first: each read waits
     at most the timeout, and the deadline is checked between reads. Past ``max_bytes``
-    (when given) the rest is not read."""
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if max_bytes and size > max_bytes and response.status_code < 400:
-            raise _PageTooLarge()
-        if time.monotonic() > ends:
-            raise _Retry(_timed_out(limit))
-    return b"".join(chunks)
+    (or the collector's pool of bytes in flight) the rest is not read: BodyCut; an error answer is read up to
+    MAX_ERROR_BODY_BYTES and kept cut (its first line is its message)."""
+    error = response.status_code >= 400
+    capped = Capped(MAX_ERROR_BODY_BYTES if error else max_bytes, what, IN_FLIGHT)
+    try:
+        for chunk in response.iter_bytes():
+            if not capped.add(chunk):
+                break
+            if time.monotonic() > ends:
+                raise _Retry(_timed_out(limit))
+        if capped.cut and not error:
+            raise BodyCut(capped.note(), capped.value())
+        return capped.value()
+    finally:
+        capped.release()
 
 
-def _as_bytes(data: str | bytes) -> bytes:
-    return data if isinstance(data, bytes) else data.encode()
+class _Quiet(CappedSink):
+    """stderr: kept up to its limit, the rest dropped without ending the command."""
+
+    def write(self, data: bytes) -> int:
+        self.capped.add(bytes(data))
+        return len(data)
 
 
 class _Status(msgspec.Struct):

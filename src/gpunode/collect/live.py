@@ -66,7 +66,15 @@ from gpunode.collect.agents import (
     supplied,
 )
 from gpunode.collect.classify import component_of, workload_component
-from gpunode.collect.kube import ApiFailure, ExecOutput, KubeApi, ListCut, Timeouts, load_config
+from gpunode.collect.kube import (
+    ApiFailure,
+    BodyCut,
+    ExecOutput,
+    KubeApi,
+    ListCut,
+    Timeouts,
+    load_config,
+)
 from gpunode.collect.plan import (
     LOG_LIMIT_BYTES,
     LOG_TAIL_LINES,
@@ -80,7 +88,6 @@ from gpunode.collect.plan import (
     gpu_nodes,
     log_targets,
     mig_failed_nodes,
-    mofed_targets,
     nfd_label_gaps,
     nfd_master_logs,
     plugin_config_maps,
@@ -121,7 +128,12 @@ from gpunode.unread import VERDICT_LISTS
 #: Calls in flight at once (lists, execs, proxy GETs, logs); ``--concurrency`` overrides.
 CONCURRENCY = 32
 PAGE_SIZE = 500
+#: An exporter's scrape read at most this far (a DCGM scrape of 8 GPUs is about 100 KiB);
+#: past it the reading stops, its whole lines are kept and the cut is a warning.
 METRICS_LIMIT_BYTES = 16 * 1024 * 1024
+#: A container log read at most this far: ``limitBytes`` asks the API server for
+#: LOG_LIMIT_BYTES, and one that ignores it is cut here, its head kept and the cut a warning.
+LOG_BODY_BYTES = 4 * LOG_LIMIT_BYTES
 
 #: A unit of work for the pool; it may return follow-up jobs (an agent's facts
 #: decide which execs on its node still run).
@@ -788,10 +800,6 @@ def _node_jobs(run: _Run, node: str, components: dict[str, list[Pod]],
         run.lost(f"nodes/{node}/cmd/nvidia-smi-q.xml", "no pod to run it in: the pod list was not read")
     wanted = [t for t in targets if not supplied(t, covered)]
     jobs: list[Job] = [partial(_run_execs, run, wanted)] if wanted else []
-    # ibstat/ibv_devinfo only where no agent's probe facts already hold the ports
-    mofed = [] if covered else mofed_targets(node, components)
-    if mofed:
-        jobs.append(partial(_run_execs, run, mofed))
     toolkit = containerd_targets(node, components)
     if toolkit and not all(supplied(t, covered) for t in toolkit):
         jobs.append(partial(_containerd, run, toolkit, covered))
@@ -811,17 +819,15 @@ def _agent_facts(run: _Run, node: str, pod: str,
 def _fetch_agent_facts(run: _Run, pod: str) -> bytes | None:
     path, _, query = facts_proxy_path(pod).partition("?")
     try:
-        body = run.api.get(path, dict(parse_qsl(query)), retry_503=False)
+        return run.api.get(path, dict(parse_qsl(query)), retry_503=False,
+                           max_bytes=AGENT_FACTS_LIMIT_BYTES)
+    except BodyCut as cut:
+        run.notes.append(f"agent facts {AGENT_NAMESPACE}/{pod}: {cut.message}; not used")
     except ApiFailure as exc:
         if not _denied(run, exc, "reach gpunode agents (pods/proxy get)", AGENT_NAMESPACE,
                        _AGENT_IMPACT):
             _failed(run, exc, f"agent facts {AGENT_NAMESPACE}/{pod}", lost=False)
-        return None
-    if len(body) > AGENT_FACTS_LIMIT_BYTES:
-        run.notes.append(f"agent facts {AGENT_NAMESPACE}/{pod}: {len(body)} bytes, over "
-                         f"{AGENT_FACTS_LIMIT_BYTES}; not used")
-        return None
-    return body
+    return None
 
 
 def _fold(run: _Run, node: str, body: bytes) -> frozenset[str]:
@@ -878,7 +884,10 @@ def _fetch_log(run: _Run, target: LogTarget) -> None:
         params["previous"] = "true"
     path = f"/api/v1/namespaces/{target.namespace}/pods/{target.pod}/log"
     try:
-        text = run.api.get(path, params)
+        text = run.api.get(path, params, max_bytes=LOG_BODY_BYTES)
+    except BodyCut as cut:  # a server that ignores limitBytes: the head is the log asked for
+        run.warn(f"log {target.namespace}/{target.pod}/{target.container}: {cut.message}")
+        text = cut.head[:cut.head.rfind(b"\n") + 1]
     except ApiFailure as exc:
         run.lost(target.bundle_path, _call_reason("pods/log get", exc))
         if not _denied(run, exc, "read pod logs (pods/log get)", target.namespace,
@@ -926,7 +935,7 @@ def _exec_impact(run: _Run, node: str) -> str:
 def _exec_call(run: _Run, target: ExecTarget, argv: list[str]) -> ExecOutput | None:
     """Run ``argv`` in the target's container; None when the API refused (warned or noted)."""
     try:
-        return run.api.exec(target.namespace, target.pod, target.container, argv)
+        result = run.api.exec(target.namespace, target.pod, target.container, argv)
     except ApiFailure as exc:
         run.lost(target.bundle_path, _call_reason("pods/exec create", exc))
         if not _denied(run, exc, "exec into pods (pods/exec create)", target.namespace,
@@ -934,6 +943,10 @@ def _exec_call(run: _Run, target: ExecTarget, argv: list[str]) -> ExecOutput | N
             _failed(run, exc, f"exec {' '.join(argv[:1] if len(argv) > 2 else argv)} in "
                               f"{target.namespace}/{target.pod}", lost=exc.code != 400)
         return None
+    if result.cut:  # the command's output was endless (a 300 MB dmesg line): named once
+        run.warn(f"exec {argv[0]} in {target.namespace}/{target.pod}: {result.cut}; "
+                 "what came after the cut was not read")
+    return result
 
 
 def _exec_many(run: _Run, targets: Sequence[ExecTarget]) -> list[ExecOutput | None]:
@@ -1055,7 +1068,10 @@ def _containerd_config(run: _Run, target: ExecTarget, covered: frozenset[str]) -
 def _scrape(run: _Run, target: ScrapeTarget) -> None:
     path = f"/api/v1/namespaces/{target.namespace}/pods/{target.pod}:{target.port}/proxy/metrics"
     try:
-        body = run.api.get(path, retry_503=False)
+        body = run.api.get(path, retry_503=False, max_bytes=METRICS_LIMIT_BYTES)
+    except BodyCut as cut:  # an exporter streaming without end: its whole lines are kept
+        run.warn(f"scrape {target.namespace}/{target.pod}:{target.port}: {cut.message}")
+        body = cut.head[:cut.head.rfind(b"\n") + 1]
     except ApiFailure as exc:
         run.lost(target.bundle_path, _call_reason("pods/proxy get", exc))
         if not _denied(run, exc, "reach pod metrics (pods/proxy get)", target.namespace,
@@ -1064,9 +1080,6 @@ def _scrape(run: _Run, target: ScrapeTarget) -> None:
             _failed(run, exc, f"scrape {target.namespace}/{target.pod}:{target.port}",
                     lost=exc.code != 503)
         return
-    if len(body) > METRICS_LIMIT_BYTES:
-        body = body[:body.rfind(b"\n", 0, METRICS_LIMIT_BYTES) + 1]
-        run.notes.append(f"metrics of {target.pod} cut at {METRICS_LIMIT_BYTES} bytes")
     run.saved(target.bundle_path, body)
     log = exporter_log(target, body)
     if log is not None and log not in run.logs_planned:  # a short scrape: the exporter's log says why

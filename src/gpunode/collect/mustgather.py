@@ -19,12 +19,22 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, BinaryIO, cast
 
+from gpunode.bounded import TooLarge, capped_lines, read_whole, size_text, tail_lines
 from gpunode.errors import BundleError
+from gpunode.limits import (
+    MAX_FILE_BYTES,
+    MAX_LINE_CHARS,
+    MAX_NODE_FILE_BYTES,
+    MAX_NODE_LOG_BYTES,
+    MAX_YAML_BYTES,
+    bounded_yaml,
+)
 from gpunode.safety import inside
 
 MARKERS = ("gpu_operand_pods.yaml", "cluster_policy.yaml", "cluster_policy.missing")
@@ -53,10 +63,12 @@ def _load_yaml(path: Path) -> Any:
     import yaml  # only for a must-gather: every `--from` checks whether it was given one
 
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(path.read_text(errors="replace"), Loader=loader)
-    except (OSError, yaml.YAMLError) as exc:
+        text = read_whole(path, MAX_YAML_BYTES, "a must-gather YAML file").decode(errors="replace")
+        return bounded_yaml(text, str(path))
+    except (OSError, yaml.YAMLError, ValueError) as exc:
         first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+        if isinstance(exc, ValueError) and first.startswith(str(path)):
+            raise BundleError(first) from None  # a limit's own line names the file
         raise BundleError(f"{path}: unreadable YAML: {first}") from None
 
 
@@ -145,7 +157,13 @@ def _nodes(src: Path) -> list[dict[str, Any]]:
 
 
 def _text(path: Path) -> str:
-    return path.read_text(errors="replace") if path.is_file() else ""
+    """A small listing (node labels, the node table) read whole, up to MAX_YAML_BYTES."""
+    if not path.is_file():
+        return ""
+    try:
+        return read_whole(path, MAX_YAML_BYTES, "a must-gather listing").decode(errors="replace")
+    except TooLarge as exc:
+        raise BundleError(str(exc)) from None
 
 
 def split_prefixed_log(text: str) -> dict[tuple[str, str], str]:
@@ -199,9 +217,13 @@ class _Writer:
         self.warnings: list[str] = []
 
     def put(self, rel: str, data: bytes) -> None:
+        with self.open(rel) as handle:
+            handle.write(data)
+
+    def open(self, rel: str) -> IO[bytes]:
         target = inside(self.out, rel)  # pod, container and node names come from the files
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        return target.open("wb")
 
     def manifest(self, root: Path, *, rebuilt_nodes: bool, namespaces: list[str]) -> None:
         warnings = ["converted from GPU Operator must-gather output: events, pods outside "
@@ -222,12 +244,52 @@ def _logs(root: Path, pods: list[dict[str, Any]], writer: _Writer) -> None:
     namespace = {p["metadata"]["name"]: p["metadata"].get("namespace", "") for p in pods
                  if isinstance(p.get("metadata"), dict)}
     for path in sorted(root.glob("gpu_operand_pod_*.log")):
-        previous = path.name.endswith(".previous.log")
-        for (pod, container), text in split_prefixed_log(_text(path)).items():
-            suffix = ".previous.log" if previous else ".log"
-            writer.put(f"logs/{namespace.get(pod, 'unknown')}/{pod}/{container}{suffix}",
-                       text.encode())
+        suffix = ".previous.log" if path.name.endswith(".previous.log") else ".log"
+        lines, skipped = tail_lines(path, MAX_NODE_LOG_BYTES, MAX_LINE_CHARS)
+        if skipped:
+            writer.warnings.append(f"{path.name}: only its last {size_text(MAX_NODE_LOG_BYTES)} "
+                                   "read (docs/limits.md)")
+        with _Split(writer, partial(_log_rel, namespace, suffix)) as split:
+            for line in lines:
+                split.add(line.decode(errors="replace"))
     _operator_logs(root, pods, writer)
+
+
+def _log_rel(namespace: dict[str, str], suffix: str, pod: str, container: str) -> str:
+    return f"logs/{namespace.get(pod, 'unknown')}/{pod}/{container}{suffix}"
+
+
+#: Containers one prefixed log may name; a log naming more is no kubectl output.
+_MAX_CONTAINERS = 256
+
+
+class _Split:
+    """``kubectl logs --all-containers --prefix`` lines written to one file per container
+    as they are read (a log is never held whole)."""
+
+    def __init__(self, writer: _Writer, rel: Callable[[str, str], str]) -> None:
+        self.writer = writer
+        self.rel = rel
+        self.files: dict[tuple[str, str], IO[bytes]] = {}
+
+    def __enter__(self) -> _Split:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for handle in self.files.values():
+            handle.close()
+
+    def add(self, line: str) -> None:
+        match = _PREFIX.match(line.rstrip("\n"))
+        if not match:
+            return
+        key = (match["pod"], match["container"])
+        handle = self.files.get(key)
+        if handle is None:
+            if len(self.files) >= _MAX_CONTAINERS:
+                return
+            handle = self.files[key] = self.writer.open(self.rel(*key))
+        handle.write((match["text"] + "\n").encode())
 
 
 def _operator_logs(root: Path, pods: list[dict[str, Any]], writer: _Writer) -> None:
@@ -242,21 +304,54 @@ def _operator_logs(root: Path, pods: list[dict[str, Any]], writer: _Writer) -> N
     base = f"logs/{meta.get('namespace', '')}/{meta['name']}/{container}"
     for name, suffix in (("gpu_operator_pod.log", ".log"),
                          ("gpu_operator_pod.previous.log", ".previous.log")):
-        text = _text(root / name)
-        if text:
-            writer.put(base + suffix, text.encode())
+        path = root / name
+        if not path.is_file():
+            continue
+        lines, skipped = tail_lines(path, MAX_NODE_LOG_BYTES, MAX_LINE_CHARS)
+        if skipped:
+            writer.warnings.append(f"{name}: only its last {size_text(MAX_NODE_LOG_BYTES)} read "
+                                   "(docs/limits.md)")
+        with writer.open(base + suffix) as out:
+            for line in lines:
+                out.write(line)
 
 
 def _bug_reports(root: Path, writer: _Writer) -> None:
     for path in sorted(root.glob("nvidia-bug-report_*")):
         match = _BUG_REPORT.match(path.name)
-        if not match:
+        if not match or not path.is_file():
             continue
         try:
-            raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+            lines, cut = _kernel_lines_of(path)
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             writer.warnings.append(f"{path.name}: unreadable ({exc})")
             continue
-        lines = kernel_lines(raw.decode(errors="replace"))
+        if cut:
+            writer.warnings.append(f"{path.name}: {cut}")
         if lines:
-            writer.put(f"nodes/{match['node']}/cmd/dmesg.txt", lines.encode())
+            writer.put(f"nodes/{match['node']}/cmd/dmesg.txt", b"".join(lines))
+
+
+def _open_report(path: Path) -> BinaryIO:
+    if path.suffix == ".gz":
+        return cast(BinaryIO, gzip.open(path, "rb"))
+    return path.open("rb")
+
+
+def _kernel_lines_of(path: Path) -> tuple[deque[bytes], str]:
+    """The kernel log lines of a bug report (gzip or not), read as a stream: at most
+    MAX_FILE_BYTES of it (a gzip bomb ends there), each line cut to MAX_LINE_CHARS, the
+    last MAX_NODE_FILE_BYTES of lines kept; and the line naming a cut, or ""."""
+    kept: deque[bytes] = deque()
+    size = 0
+    with _open_report(path) as raw:
+        for line in capped_lines(raw, MAX_LINE_CHARS):
+            if _KERNEL_LINE.search(line.decode(errors="replace")):
+                kept.append(line if line.endswith(b"\n") else line + b"\n")
+                size += len(kept[-1])
+                while size > MAX_NODE_FILE_BYTES:
+                    size -= len(kept.popleft())
+            if raw.tell() > MAX_FILE_BYTES:
+                return kept, (f"read up to {size_text(MAX_FILE_BYTES)} (its limit, "
+                              "docs/limits.md); the rest was cut")
+    return kept, ""

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from gpunode import __version__
+from gpunode.bounded import Ran, run_capped
 from gpunode.errors import BundleError, ParseError
 from gpunode.probe.host import HostFacts, collect_host
 from gpunode.probe.hostfs import HostFS
@@ -168,8 +169,10 @@ def _nvidia_smi(raw: dict[str, str], errors: list[str], timings: dict[str, float
     return "ok"
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(argv, capture_output=True, timeout=NVIDIA_SMI_TIMEOUT_S, check=False)
+def _run(argv: list[str]) -> Ran:
+    """nvidia-smi's output, read no further than MAX_NVIDIA_SMI_BYTES (bounded.run_capped):
+    a cut XML fails to parse, so the GPUs are unknown, never judged from a part."""
+    return run_capped(argv, timeout=NVIDIA_SMI_TIMEOUT_S, max_bytes=MAX_NVIDIA_SMI_BYTES + 1)
 
 
 def probe_json(result: ProbeResult, indent: int = 2) -> bytes:

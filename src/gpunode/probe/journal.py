@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 
+from gpunode.bounded import run_capped
 from gpunode.probe.kernel import _Tail
 
 #: How far back, how many lines and how many bytes of each journal are kept.
@@ -47,7 +48,7 @@ def _journal(binary: str, root: str, units: tuple[str, ...]) -> str:
     for unit in units:
         argv += ["-u", unit]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, check=False)
+        done = run_capped(argv, timeout=TIMEOUT_S, max_bytes=16 * MAX_BYTES)
     except (OSError, subprocess.SubprocessError):
         return ""
     tail = _Tail(MAX_BYTES)

@@ -13,9 +13,14 @@ import os
 import subprocess
 from collections import deque
 
+from gpunode.bounded import run_capped
+
 MAX_KERNEL_LOG_BYTES = 2 * 1024 * 1024
 MAX_RECORDS = 500_000
 DMESG_TIMEOUT_S = 10.0
+#: ``dmesg`` output read at most this far (bounded.run_capped), of which the last
+#: MAX_KERNEL_LOG_BYTES are kept; a kernel ring buffer holds 16 MiB at most.
+DMESG_READ_BYTES = 32 * 1024 * 1024
 
 
 class _Tail:
@@ -97,7 +102,9 @@ def _add_records(tail: _Tail, lines: list[str]) -> None:
 
 def run_dmesg(max_bytes: int = MAX_KERNEL_LOG_BYTES) -> tuple[str, bool]:
     """``dmesg`` output (tail); raises OSError/SubprocessError when it cannot run."""
-    done = subprocess.run(["dmesg"], capture_output=True, timeout=DMESG_TIMEOUT_S, check=True)
+    done = run_capped(["dmesg"], timeout=DMESG_TIMEOUT_S, max_bytes=DMESG_READ_BYTES)
+    if done.returncode != 0 and not done.cut:
+        raise subprocess.CalledProcessError(done.returncode, ["dmesg"], done.stdout, done.stderr)
     text = done.stdout.decode("utf-8", errors="replace")
     tail = _Tail(max_bytes)
     for line in text.splitlines():

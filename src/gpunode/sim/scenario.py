@@ -16,6 +16,7 @@ import msgspec
 import yaml
 
 from gpunode.errors import UsageError
+from gpunode.limits import bounded_yaml
 
 FaultScope = Literal["node", "cluster"]
 # Fault type -> where it applies. gpunode.sim.faults registers each fault here as it is
@@ -198,7 +199,9 @@ def _read_source(path_or_name: str | Path) -> tuple[str, str]:
 def _decode(text: str, label: str) -> Scenario:
     """YAML text to a Scenario; one-line UsageError naming the field on failure."""
     try:
-        raw = yaml.safe_load(text)
+        raw = bounded_yaml(text, label)
+    except ValueError as exc:  # an alias bomb, nesting past the limit: one line naming it
+        raise UsageError(str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
