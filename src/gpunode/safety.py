@@ -28,11 +28,22 @@ S = TypeVar("S")
 
 
 def strip_controls(text: str) -> str:
-    """``text`` without escape sequences; other control characters (not tab/newline) escaped."""
+    """``text`` without escape sequences; other control characters (not tab/newline) escaped,
+    and so are lone surrogates: a file name's bytes that are not UTF-8 (Python reads them
+    as U+DC80-U+DCFF) as ``\\xNN``, which no encoder refuses."""
     if text.isprintable():
         return text
     text = _ESCAPES.sub("", text)
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _SURROGATES.sub(_surrogate, text)
+
+
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
+def _surrogate(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def safe_struct(value: S, kind: type[S]) -> S:
@@ -49,9 +60,13 @@ def safe_encoded(value: S, kind: type[S]) -> tuple[S, bytes]:
     encoded again) only when there was any. The pass looks for the bytes every match starts
     with first (``bytes.find`` runs at memory speed; a fleet's 40 MB report held none).
     """
-    data = msgspec.json.encode(value)
-    if not _may_hold_control(data) or not _holds_control(data):
-        return value, data
+    try:
+        data = msgspec.json.encode(value)
+    except UnicodeEncodeError:  # a lone surrogate: a path named by bytes that are not UTF-8
+        data = b"\\"
+    else:
+        if not _may_hold_control(data) or not _holds_control(data):
+            return value, data
     clean = msgspec.convert(_clean(msgspec.to_builtins(value)), kind)
     return clean, msgspec.json.encode(clean)
 
@@ -97,7 +112,7 @@ def _clean(obj: object) -> object:
     return obj
 
 
-_UNSAFE_IN_NAME = re.compile(r"[\x00-\x1f\x7f\\%]")
+_UNSAFE_IN_NAME = re.compile(r"[\x00-\x1f\x7f\\%\ud800-\udfff]")
 
 
 def safe_part(name: str) -> str:

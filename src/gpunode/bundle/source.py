@@ -16,15 +16,17 @@ import bz2
 import gzip
 import lzma
 import os
-import shutil
 import stat
 import tarfile
 import tempfile
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Protocol, cast
 
+from gpunode.bounded import copy_sparse
 from gpunode.errors import BundleError
 from gpunode.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES
 
@@ -354,19 +356,59 @@ def iter_lines(data: bytes) -> Iterator[str]:
     yield from data.decode("utf-8", errors="replace").splitlines()
 
 
-def copy_bundle_folder(src: Path, dst: Path) -> int:
-    """Copy a bundle folder's regular files into ``dst``; links (to /etc, to /dev/zero …),
-    FIFOs and devices are skipped, so nothing outside the bundle is read or copied."""
-    copied = 0
-    for folder, dirs, files in os.walk(src, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not Path(folder, d).is_symlink())
-        target = dst / Path(folder).relative_to(src)
-        target.mkdir(parents=True, exist_ok=True)
-        for name in files:
-            path = Path(folder, name)
-            if stat.S_ISREG(path.lstat().st_mode):
-                shutil.copyfile(path, target / name, follow_symlinks=False)
-                copied += 1
-                if copied > MAX_FILES:
-                    raise BundleError(f"{src}: more than {MAX_FILES} files")
+@dataclass
+class Copied:
+    """What ``copy_bundle_folder`` copied, and one line for each thing it left out or cut."""
+
+    files: int = 0
+    data_bytes: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def copy_bundle_folder(src: Path, dst: Path) -> Copied:
+    """Copy a bundle folder's regular files into ``dst`` (made here). Nothing outside the
+    bundle is read or copied: links (to /etc, to /dev/zero …), FIFOs and devices are
+    skipped, and so is a file with a hard link outside the bundle (more links than the
+    bundle holds: /etc/shadow linked in). Holes are not read (a sparse 100 GiB file is
+    copied as what it holds), a file is cut at MAX_FILE_BYTES and the copy at
+    MAX_TOTAL_BYTES of data; each skip and cut is one note. More than MAX_FILES files is
+    a BundleError."""
+    files = _regular_files(src)
+    links = Counter((info.st_dev, info.st_ino) for _, info in files if info.st_nlink > 1)
+    copied = Copied()
+    for rel, info in files:
+        if info.st_nlink > max(1, links[(info.st_dev, info.st_ino)]):
+            copied.notes.append(f"{rel}: not copied: it has hard links outside the bundle")
+            continue
+        left = MAX_TOTAL_BYTES - copied.data_bytes
+        if left <= 0:
+            copied.notes.append(f"{rel}: not copied: the copy reached {MAX_TOTAL_BYTES} bytes")
+            continue
+        target = dst / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            data, cut = copy_sparse(src / rel, target, min(MAX_FILE_BYTES, left))
+        except OSError as exc:  # replaced by a link or a FIFO since it was listed
+            copied.notes.append(f"{rel}: not copied: {exc.strerror or exc}")
+            continue
+        copied.files += 1
+        copied.data_bytes += data
+        if cut:
+            copied.notes.append(f"{rel}: cut at {min(MAX_FILE_BYTES, left)} bytes (docs/limits.md)")
+    dst.mkdir(parents=True, exist_ok=True)
     return copied
+
+
+def _regular_files(src: Path) -> list[tuple[str, os.stat_result]]:
+    """Every regular file under ``src`` (links not followed), with its lstat."""
+    found: list[tuple[str, os.stat_result]] = []
+    for folder, dirs, names in os.walk(src, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not Path(folder, d).is_symlink())
+        for name in sorted(names):
+            path = Path(folder, name)
+            info = path.lstat()
+            if stat.S_ISREG(info.st_mode):
+                found.append((str(path.relative_to(src)), info))
+                if len(found) > MAX_FILES:
+                    raise BundleError(f"{src}: more than {MAX_FILES} files")
+    return found

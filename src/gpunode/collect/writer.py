@@ -2,14 +2,18 @@
 
 List files are streamed page by page, so a 100,000-pod list never sits in
 memory as one document. A tarball is assembled in a staging folder beside
-the target and packed at the end; nothing half-written is left behind.
+the target (``.X.tar.gz.gpunode-staging``), packed there under a temporary name
+and renamed over the target once complete; nothing half-written is left behind.
+The output directory, or the staging folder, is locked while a run writes it: a
+second run into the same target fails at once, naming it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import tarfile
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -81,11 +85,20 @@ class BundleWriter:
         self._aborted = False
         if self.tarball:
             out.parent.mkdir(parents=True, exist_ok=True)
-            self.root = Path(tempfile.mkdtemp(prefix=".gpunode-collect-", dir=out.parent))
+            self.staging = out.with_name(f".{out.name}{STAGING_SUFFIX}")
+            self.staging.mkdir(exist_ok=True)
+            self._held = _hold(self.staging, out)
+            _clear(self.staging)  # left by a run that was killed (it held no lock any more)
+            self.root = self.staging / "tree"
+            self.root.mkdir()
         else:
-            if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            if out.exists() and not out.is_dir():
                 raise UsageError(f"{out}: output exists and is not an empty directory")
             out.mkdir(parents=True, exist_ok=True)
+            self._held = _hold(out, out)  # a run writing it now holds it: named as such
+            if any(out.iterdir()):
+                _release(self._held)
+                raise UsageError(f"{out}: output exists and is not an empty directory")
             self.root = out
 
     def _target(self, rel: str) -> Path:
@@ -118,20 +131,65 @@ class BundleWriter:
             return ListFile(self._target(rel))
 
     def finish(self) -> Path:
-        """Pack the tarball if one was asked for; return the bundle's path."""
-        if not self.tarball:
-            return self.out
+        """Pack the tarball if one was asked for; return the bundle's path. The archive is
+        written under a temporary name in the staging folder and renamed over ``out`` only
+        once complete; an interruption or error while packing (Ctrl-C, SIGTERM, a full
+        disk) removes the staging folder and the partial archive, and is raised again."""
+        try:
+            if self.tarball:
+                self._pack()
+        except BaseException:
+            self.abort()
+            raise
+        _release(self._held)
+        return self.out
+
+    def _pack(self) -> None:
         top = self.out.name.removesuffix(".tar.gz").removesuffix(".tgz") or "bundle"
-        partial = self.out.with_name(self.out.name + ".part")
+        partial = self.staging / "archive.part"
         with tarfile.open(partial, "w:gz", compresslevel=6) as tar:
             tar.add(self.root, arcname=top)
         partial.replace(self.out)
-        shutil.rmtree(self.root, ignore_errors=True)
-        return self.out
+        shutil.rmtree(self.staging, ignore_errors=True)
 
     def abort(self) -> None:
         """Remove what was written (the run failed or was interrupted before producing a
-        bundle); later writes raise BundleAborted."""
+        bundle: the staging folder with its partial archive, or the output directory);
+        later writes raise BundleAborted."""
         with self._lock:
             self._aborted = True
-            shutil.rmtree(self.root, ignore_errors=True)
+            shutil.rmtree(self.staging if self.tarball else self.root, ignore_errors=True)
+            _release(self._held)
+
+
+#: The staging folder of ``X.tar.gz`` is ``.X.tar.gz.gpunode-staging`` beside it: the
+#: same name for every run, so a second run into the same archive finds it locked.
+STAGING_SUFFIX = ".gpunode-staging"
+
+
+def _hold(folder: Path, out: Path) -> int:
+    """An exclusive lock on ``folder`` (flock on its descriptor), or a UsageError saying
+    that another run is writing ``out``: two runs into one target never mix their files."""
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise UsageError(f"{out}: another gpunode run is writing it now (its folder {folder} "
+                         "is locked); wait for it or choose another output") from None
+    return fd
+
+
+def _release(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)  # closing the descriptor releases its lock
+
+
+def _clear(folder: Path) -> None:
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)

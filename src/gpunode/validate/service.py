@@ -6,6 +6,7 @@ I/O lives here and in ``active``/``live``; the checks themselves stay pure.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import sys
 import tempfile
@@ -17,12 +18,15 @@ from pathlib import Path
 
 import msgspec
 
+from gpunode.bounded import copy_sparse
 from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
 from gpunode.bundle.source import copy_bundle_folder
 from gpunode.errors import UsageError
 from gpunode.facts import ClusterFacts
 from gpunode.leftout import selection_of
+from gpunode.limits import MAX_TOTAL_BYTES
 from gpunode.model import Report, Selection, SourceInfo
+from gpunode.safety import strip_controls
 from gpunode.selector import bundle_node_labels, select_nodes
 from gpunode.validate.active.session import ActiveOptions, run_active
 from gpunode.validate.context import LiveFacts, ValidationOptions
@@ -223,17 +227,48 @@ def live_facts_for(request: ValidateRequest, facts: ClusterFacts, collected_at: 
 
 
 def _keep_bundle(bundle: Path, output_dir: Path | None, collected: bool) -> Path:
-    """Copy the bundle the verdicts came from into ``output_dir`` (a live one is already there)."""
+    """Copy the bundle the verdicts came from into ``output_dir`` (a live one is already
+    there): into a staging name beside it, renamed once complete and never over an
+    existing one (a second run into the same --output-dir fails naming it); the staging
+    copy is removed on an error, Ctrl-C or SIGTERM. What the copy left out or cut (links
+    and hard links out of the bundle, special files, sizes past the limits) is said on
+    stderr, one line each."""
     if output_dir is None or (collected and bundle.parent == output_dir):
         return bundle
     output_dir.mkdir(parents=True, exist_ok=True)
-    if bundle.is_dir():
-        target = output_dir / BUNDLE_DIR
-        copy_bundle_folder(bundle, target)  # never follows a link out of the bundle
-        return target
-    target = output_dir / ("bundle.tgz" if bundle.name.endswith(".tgz") else "bundle.tar.gz")
-    shutil.copy2(bundle, target)
+    name = BUNDLE_DIR if bundle.is_dir() else "bundle.tgz" if bundle.name.endswith(".tgz") \
+        else "bundle.tar.gz"
+    target = output_dir / name
+    if target.exists() or target.is_symlink():
+        raise UsageError(f"{target} already exists; choose an empty --output-dir")
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".gpunode-staging", dir=output_dir))
+    try:
+        kept = _copy_into(bundle, staging / name)
+        try:
+            if bundle.is_dir():
+                kept.rename(target)  # fails on a folder another run put there meanwhile
+            else:
+                os.link(kept, target)  # never replaces an archive another run put there
+        except OSError:
+            raise UsageError(f"{target}: written by another run meanwhile; choose an empty "
+                             "--output-dir") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _copy_into(bundle: Path, dest: Path) -> Path:
+    if bundle.is_dir():
+        copied = copy_bundle_folder(bundle, dest)
+        notes = copied.notes
+    else:
+        _data, cut = copy_sparse(bundle, dest, MAX_TOTAL_BYTES)
+        notes = [f"{bundle}: cut at {MAX_TOTAL_BYTES} bytes (docs/limits.md)"] if cut else []
+    for note in notes[:20]:
+        print(f"warning: --output-dir: {strip_controls(note)}", file=sys.stderr)
+    if len(notes) > 20:
+        print(f"warning: --output-dir: {len(notes) - 20} more files left out or cut", file=sys.stderr)
+    return dest
 
 
 def write_outputs(result: ValidateResult, output_dir: Path, fail_on: Verdict) -> list[Path]:
