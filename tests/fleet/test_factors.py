@@ -58,3 +58,29 @@ def test_nothing_is_named_without_a_factor_that_separates() -> None:
     assert factors.find(one) == []
     spread = [_node(f"a{i}", "550", "crash_loop" if i % 2 else None, kernel=f"k{i % 3}") for i in range(12)]
     assert factors.find(spread) == []
+
+
+def test_every_reporter_shows_the_fleet_sections(tmp_path: Path) -> None:
+    """Table, markdown and HTML show the shared factor and the outlier under the summary."""
+    import io
+
+    from rich.console import Console
+
+    from gpunode.report.html import render_html
+    from gpunode.report.markdown import diagnosis_lines
+    from gpunode.report.table import render_diagnosis
+
+    nodes = uniform(5) + [f"name: gpu-wk-{i:02d}, kernel: {NEW_KERNEL}" for i in (6, 7)]
+    nodes[1] = "name: gpu-wk-02, gpus: 7"
+    faults = [f"kernel_headers_missing@gpu-wk-{i:02d}" for i in (6, 7)]
+    report = diagnose(build(scenario(nodes, faults), tmp_path))
+    buffer = io.StringIO()
+    render_diagnosis(report, Console(file=buffer, width=200, color_system=None))
+    table = buffer.getvalue()
+    assert "Shared by the failing nodes (1)" in table and f"kernel {NEW_KERNEL}: 2 of 2" in table
+    assert "gpu-wk-02: fewer" in table
+    assert table.index("Shared by the failing nodes") < table.index("✗ gpu-wk-06 · driver")
+    markdown = "\n".join(diagnosis_lines(report))
+    assert "## Shared by the failing nodes" in markdown and "## Nodes unlike their peers" in markdown
+    page = render_html(report)
+    assert 'id="fleet-analysis"' in page and "gpu-wk-02" in page and NEW_KERNEL in page
