@@ -101,10 +101,11 @@ def _live(
 ) -> tuple[dict[str, Any], str]:
     """The server's versions, and why the operator's could not be read ("" when it was)."""
     from gpunode.checks.versions import image_tag
-    from gpunode.collect.kube import ApiFailure, KubeApi, Timeouts, load_config
-    from gpunode.kubeconfig import context_name
+    from gpunode.collect.access import ClusterAccess
+    from gpunode.collect.kube import ApiFailure
 
-    api = KubeApi(load_config(kubeconfig, context), timeouts=Timeouts.of(timeout_s))
+    access = ClusterAccess(kubeconfig, context, timeout_s)  # read once: client and context
+    api = access.api()
     unread, pods = "", _Pods()
     try:
         server = msgspec.json.decode(api.probe(), type=_ServerVersion).gitVersion
@@ -119,4 +120,4 @@ def _live(
     images = [c.image for p in pods.items for c in p.spec.containers if c.name == "gpu-operator"]
     operator = image_tag(images[0]) if images else None
     server_info = {"kubernetes": server, "gpu_operator": operator}
-    return {"context": context_name(kubeconfig, context), "server": server_info}, unread
+    return {"context": access.context_name(), "server": server_info}, unread

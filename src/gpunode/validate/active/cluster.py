@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -21,9 +20,9 @@ from lightkube.resources.core_v1 import Namespace, PersistentVolumeClaim
 from lightkube.resources.core_v1 import Pod as KubePod
 
 from gpunode.bundle.kube import Pod
-from gpunode.collect.credentials import PLUGIN_TIMEOUT_S, plugin_credentials
+from gpunode.collect.access import ClusterAccess
 from gpunode.collect.deadline import deadline
-from gpunode.collect.kube import CALL_TIMEOUTS, lightkube_client, load_config
+from gpunode.collect.kube import CALL_TIMEOUTS, lightkube_client
 from gpunode.errors import SourceUnreachable
 from gpunode.validate.active.manifests import LEFTOVER_SELECTOR, Json
 
@@ -40,12 +39,12 @@ KINDS: dict[str, Any] = {
 class ClusterApi:
     """Create, read and delete the test objects; a context manager closing the client."""
 
-    def __init__(
-        self, kubeconfig: Path | None = None, context: str | None = None, timeout_s: float | None = None
-    ) -> None:
-        """``timeout_s``: ``--request-timeout`` (each request, and the credential plugin); None:
-        REQUEST_TIMEOUT_S and the plugin's default."""
-        config = plugin_credentials(load_config(kubeconfig, context), timeout_s or PLUGIN_TIMEOUT_S)
+    def __init__(self, access: ClusterAccess) -> None:
+        """``access``: the command's cluster (the kubeconfig read and the credential plugin run
+        once, for the whole run); its ``--request-timeout`` bounds each request (None:
+        REQUEST_TIMEOUT_S)."""
+        config = access.config()
+        timeout_s = access.request_timeout_s
         self.server: str = config.cluster.server
         self._call_s = CALL_TIMEOUTS * (timeout_s or REQUEST_TIMEOUT_S)
         self._client = lightkube_client(config, timeout_s or REQUEST_TIMEOUT_S, field_manager="gpunode")

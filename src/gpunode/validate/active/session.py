@@ -29,6 +29,7 @@ from gpunode.validate.active.plan import Target, plan_targets
 
 if TYPE_CHECKING:
     # the API client is imported only when active checks run: offline validate loads no HTTP client
+    from gpunode.collect.access import ClusterAccess
     from gpunode.validate.active.cluster import ClusterApi
 
 from gpunode.validate.defaults import (
@@ -90,15 +91,21 @@ class _Run:
 
 
 def run_active(
-    facts: ClusterFacts, options: ActiveOptions, categories: Sequence[str] = ()
+    facts: ClusterFacts, options: ActiveOptions, categories: Sequence[str] = (),
+    access: ClusterAccess | None = None,
 ) -> list[CheckResult]:
-    """Run the chosen active checks against the live cluster; results carry ``active=True``."""
+    """Run the chosen active checks against the live cluster; results carry ``active=True``.
+    ``access``: the command's cluster, when it was resolved already (a live validate's
+    collection); None: the one ``options`` names."""
     chosen = _chosen(options, categories)
     ids = m.RunIds(options.run_id or secrets.token_hex(3), int(options.timeout_s) + DEADLINE_MARGIN_S, _now())
     from gpunode.validate.active.cluster import ClusterApi
 
-    timeouts = {"timeout_s": options.request_timeout_s} if options.request_timeout_s else {}
-    with ClusterApi(options.kubeconfig, options.context, **timeouts) as api, _terminate_as_interrupt():
+    if access is None:
+        from gpunode.collect.access import ClusterAccess
+
+        access = ClusterAccess(options.kubeconfig, options.context, options.request_timeout_s)
+    with ClusterApi(access) as api, _terminate_as_interrupt():
         removed, leftover_errors = _remove_leftovers(api)
         run = _Run(ids, api, options)
         try:
