@@ -130,7 +130,7 @@ CONCURRENCY = 32
 PAGE_SIZE = 500
 #: An exporter's scrape read at most this far (a DCGM scrape of 8 GPUs is about 100 KiB);
 #: past it the reading stops, its whole lines are kept and the cut is a warning.
-METRICS_LIMIT_BYTES = 16 * 1024 * 1024
+METRICS_LIMIT_BYTES = 8 * 1024 * 1024
 #: A container log read at most this far: ``limitBytes`` asks the API server for
 #: LOG_LIMIT_BYTES, and one that ignores it is cut here, its head kept and the cut a warning.
 LOG_BODY_BYTES = 4 * LOG_LIMIT_BYTES
