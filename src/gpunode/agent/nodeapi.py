@@ -29,7 +29,7 @@ class LightkubeNodeApi:
     kubeconfigs and CA checks; the Node is read as raw JSON, not a typed model,
     so a field this lightkube-models version does not know never breaks a read.
     Each call ends within its timeout (twice it, for connect and answer), however
-    the server dribbles its answer (collect/deadline.py).
+    the server dribbles its answer (gpunode/deadline.py).
     """
 
     def __init__(self, http: Any, timeout_s: float = 10.0) -> None:
@@ -43,14 +43,14 @@ class LightkubeNodeApi:
         from lightkube.config.client_adapter import Client, ConnectionParams, verify_cluster
         from lightkube.config.models import User
 
-        from gpunode.collect.deadline import deadline_transport
+        from gpunode.deadline import deadline_transport
 
         verify = verify_cluster(config.cluster, config.user or User(), config.abs_file, trust_env=False)
         params = ConnectionParams(timeout=httpx2.Timeout(timeout_s), transport=deadline_transport(verify))
         return cls(Client(config, params), timeout_s)
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        from gpunode.collect.deadline import deadline
+        from gpunode.deadline import deadline
 
         with deadline(time.monotonic() + self._call_s):
             return getattr(self._http, method)(path, **kwargs)

@@ -33,8 +33,8 @@ from lightkube.core.exceptions import ApiError, ConfigError
 
 from gpunode.bounded import IN_FLIGHT, MAX_ERROR_BODY_BYTES, Capped, CappedSink, OutputCut
 from gpunode.collect.credentials import PLUGIN_TIMEOUT_S, check_exec, plugin_credentials
-from gpunode.collect.deadline import deadline, deadline_transport
 from gpunode.collect.slim import RawPage
+from gpunode.deadline import deadline, deadline_transport
 from gpunode.errors import SourceUnreachable, UsageError
 from gpunode.kubeconfig import kubeconfig_files, merged, read_kubeconfig
 from gpunode.limits import (
@@ -481,7 +481,7 @@ class KubeApi:
 #: The least time an attempt is given (a retry decided just before the deadline).
 _MIN_BUDGET_S = 0.05
 #: How far past its own deadline an attempt's sockets may go: ``_read_by`` names a late body
-#: as timed out itself; the sockets' deadline (collect/deadline.py) catches what it cannot
+#: as timed out itself; the sockets' deadline (gpunode/deadline.py) catches what it cannot
 #: see, an answer whose status line or headers never complete.
 _READ_SLACK_S = 0.5
 _IN_FRONT = "a login page or a proxy in front of the API server?"
@@ -502,7 +502,7 @@ def log_request(verb: str, url: str, answer: str, started: float) -> None:
 def bounded_clients(config: SingleConfig, request_s: float,
                     where: str = "kubeconfig") -> tuple[httpx2.Client, Client]:
     """The plain httpx2 client (list pages, logs, proxy) and lightkube's (exec) for ``config``,
-    both on transports whose sockets honour ``collect.deadline``; a UsageError naming the
+    both on transports whose sockets honour ``gpunode.deadline``; a UsageError naming the
     kubeconfig when its TLS or credential settings are unusable."""
     timeout = httpx2.Timeout(request_s)
     try:
@@ -517,7 +517,7 @@ def bounded_clients(config: SingleConfig, request_s: float,
 def lightkube_client(config: SingleConfig, request_s: float, where: str = "kubeconfig",
                      **options: Any) -> Client:
     """lightkube's client for ``config`` on a transport whose sockets honour
-    ``collect.deadline`` (``options``: lightkube's own, e.g. ``field_manager``)."""
+    ``gpunode.deadline`` (``options``: lightkube's own, e.g. ``field_manager``)."""
     try:
         verify = verify_cluster(config.cluster, config.user or User(), config.abs_file, trust_env=False)
         return Client(config, timeout=httpx2.Timeout(request_s), trust_env=False,

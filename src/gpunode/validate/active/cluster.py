@@ -21,8 +21,8 @@ from lightkube.resources.core_v1 import Pod as KubePod
 
 from gpunode.bundle.kube import Pod
 from gpunode.collect.access import ClusterAccess
-from gpunode.collect.deadline import deadline
 from gpunode.collect.kube import CALL_TIMEOUTS, lightkube_client
+from gpunode.deadline import deadline
 from gpunode.errors import SourceUnreachable
 from gpunode.validate.active.manifests import LEFTOVER_SELECTOR, Json
 

@@ -3,7 +3,7 @@
 httpx2 bounds each read and write by its timeout, so a server that sends one byte
 of its status line or headers every second, or stops between them, never trips it:
 the answer's headers never complete and the call waits for ever (the body is read by
-``kube._read_by``, which checks its own deadline between chunks). The transport built
+``collect.kube._read_by``, which checks its own deadline between chunks). The transport built
 here gives every connection a stream whose reads, writes, TLS handshake and connect
 are each clipped to the time left before the deadline the calling thread set with
 ``deadline`` (a thread-local: each worker thread runs its own call), and fail with
