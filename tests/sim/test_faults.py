@@ -79,7 +79,7 @@ def test_every_fault_has_a_bundled_scenario() -> None:
 
 def test_registry_entries_name_catalog_components() -> None:
     components = set(load_catalog().ids)
-    assert len(FAULTS) == 22
+    assert len(FAULTS) == 38
     for code, kind in FAULTS.items():
         assert kind.code == code and kind.component in components and kind.scope in ("node", "cluster")
         assert kind.description
@@ -423,3 +423,23 @@ def test_clusterpolicy_invalid(build: Build) -> None:
     operator = next(p for p in bundle.items("pods") if p["metadata"]["labels"].get("app") == "gpu-operator")
     assert 'failed to get ConfigMap \\"time-slicing-config\\"' in bundle.log(operator, "gpu-operator")
     assert condition(bundle.pod_on(NODE, "nvidia-device-plugin-daemonset-"), "Ready")["status"] == "True"
+
+
+def test_links_are_collected_on_every_gpu_node_in_real_shapes(build: Build) -> None:
+    """The interconnect faults write every GPU node's links as collect stores them; the
+    real parsers read them: the healthy node's 18 links up on each GPU, 4 NDR ports ACTIVE,
+    each GPU's rail NIC at PIX; the faulty node's GPU 3 with links 3 and 5 inactive."""
+    from gpunode.parse.infiniband import parse_sysfs_dump
+    from gpunode.parse.nvlink import parse_nvlink_status
+    from gpunode.parse.topology import parse_topo_matrix
+
+    bundle = build("fault-nvlink-inactive")
+    healthy = parse_nvlink_status(bundle.node_file("gpu-wk-01", "cmd/nvidia-smi-nvlink-s.txt").read_text())
+    assert [sum(link.active for link in g.links) for g in healthy] == [18] * 8
+    ports = parse_sysfs_dump(bundle.node_file("gpu-wk-01", "cmd/sysfs-infiniband.txt").read_text()).ports
+    assert [(p.state, p.rate_gbps, p.speed) for p in ports] == [("ACTIVE", 400.0, "NDR")] * 4
+    matrix = parse_topo_matrix(bundle.node_file("gpu-wk-01", "cmd/nvidia-smi-topo-m.txt").read_text())
+    assert matrix is not None and matrix.nvlinks("GPU0")["GPU1"] == 18
+    assert matrix.nearest_nic("GPU2") == ("mlx5_1", "PIX")
+    faulty = parse_nvlink_status(bundle.node_file(NODE, "cmd/nvidia-smi-nvlink-s.txt").read_text())
+    assert [n.link for n in faulty[3].links if not n.active] == [3, 5]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpunode.sim import cluster_objects, host, ids, logs
+from gpunode.sim import cluster_objects, host, ids, links, logs
 from gpunode.sim.cascade import (
     append_log,
     crash,
@@ -894,3 +894,140 @@ def clusterpolicy_invalid(world: World, name: str | None) -> None:
     )
     _policy_error(world, "ReconcileFailed", message)
     _operator_log_error(world, message)
+
+
+# --- the links (issue 26): every GPU node's links collected, one node's broken ------------
+
+
+def _links(world: World, name: str | None, *, roce: bool = False) -> tuple[NodeState, links.LinkPlan]:
+    """Every GPU node's links as collect reads them, healthy; the faulty node's plan to
+    break (written by ``_write_links`` once the fault has changed it)."""
+    for node in world.gpu_nodes():
+        node.host.links = links.render(node, links.healthy_plan(node, roce=roce))
+    node = _node(world, name)
+    return node, links.healthy_plan(node, roce=roce)
+
+
+def _write_links(node: NodeState, plan: links.LinkPlan) -> None:
+    node.host.links = links.render(node, plan)
+
+
+@fault("nvlink_inactive", "nvlink-fabric", "node", "Two NVLinks of one GPU stay inactive after a reset")
+def nvlink_inactive(world: World, name: str | None) -> None:
+    node, plan = _links(world, name)
+    plan.inactive = {3: (3, 5)}
+    _write_links(node, plan)
+
+
+@fault("nvlink_down", "nvlink-fabric", "node", "Every NVLink of one GPU is down")
+def nvlink_down(world: World, name: str | None) -> None:
+    node, plan = _links(world, name)
+    links_per_gpu, _ = links.nvlink_shape(node)
+    plan.inactive = {5: tuple(range(links_per_gpu))}
+    _write_links(node, plan)
+
+
+@fault("nvlink_crc_errors", "nvlink-fabric", "node", "An NVLink counts thousands of CRC and replay errors")
+def nvlink_crc_errors(world: World, name: str | None) -> None:
+    node, plan = _links(world, name)
+    plan.errors = {(2, 7): {"crc": 4182, "replay": 913}}
+    _write_links(node, plan)
+
+
+@fault("nvlink_recovery_errors", "nvlink-fabric", "node", "An NVLink retrained (recovery events) under load")
+def nvlink_recovery_errors(world: World, name: str | None) -> None:
+    node, plan = _links(world, name)
+    plan.errors = {(0, 14): {"recovery": 505}}
+    _write_links(node, plan)
+
+
+_CLUSTER = "6a130f54-faaa-4b8f-847f-be44ab70f917"
+
+
+def _fabric_domain(world: World, clique: str = "32766") -> None:
+    """Every GPU registered in one NVLink domain (an NVL rack's trays)."""
+    for node in world.gpu_nodes():
+        node.host.fabric_gpus = {g.bus_id: (_CLUSTER, clique, "Healthy") for g in node.gpus}
+
+
+@fault("fabric_clique_mismatch", "nvlink-fabric", "node", "One GPU registered in another NVLink clique")
+def fabric_clique_mismatch(world: World, name: str | None) -> None:
+    _links(world, name)
+    _fabric_domain(world)
+    node = _node(world, name)
+    odd = node.gpus[6].bus_id
+    node.host.fabric_gpus[odd] = (_CLUSTER, "32767", "Healthy")
+
+
+@fault("fabric_health_degraded", "nvlink-fabric", "node", "The GPUs' fabric health summary is Unhealthy")
+def fabric_health_degraded(world: World, name: str | None) -> None:
+    _links(world, name)
+    _fabric_domain(world)
+    node = _node(world, name)
+    node.host.fabric_gpus = {g.bus_id: (_CLUSTER, "32766", "Unhealthy") for g in node.gpus}
+
+
+@fault("fabric_registration_failed", "fabric-manager", "node", "Fabric registration ended in an error")
+def fabric_registration_failed(world: World, name: str | None) -> None:
+    _links(world, name)
+    node = _node(world, name)
+    node.host.fabric_state, node.host.fabric_status = "Completed", "Insufficient Resources"
+
+
+def _port_fault(world: World, name: str | None, change: dict[str, object], *, roce: bool = False) -> None:
+    node, plan = _links(world, name, roce=roce)
+    for key, value in change.items():
+        setattr(plan.ports[-1], key, value)
+    _write_links(node, plan)
+
+
+@fault("ib_port_polling", "rdma-links", "node", "An InfiniBand port polls: its cable or switch port is dead")
+def ib_port_polling(world: World, name: str | None) -> None:
+    _port_fault(world, name, {"state": "1: DOWN", "phys": "2: Polling", "rate": "10 Gb/sec (4X SDR)"})
+
+
+@fault("ib_port_no_subnet_manager", "rdma-links", "node", "An IB port waits in INIT for a subnet manager")
+def ib_port_no_subnet_manager(world: World, name: str | None) -> None:
+    _port_fault(world, name, {"state": "2: INIT"})
+
+
+@fault("rdma_port_down", "rdma-links", "node", "An RDMA port is down")
+def rdma_port_down(world: World, name: str | None) -> None:
+    _port_fault(world, name, {"state": "1: DOWN", "phys": "1: Sleep"})
+
+
+@fault("rdma_rate_below_peers", "rdma-links", "node", "A 400 Gb/s port trained at 200 Gb/s")
+def rdma_rate_below_peers(world: World, name: str | None) -> None:
+    _port_fault(world, name, {"rate": "200 Gb/sec (4X HDR)"})
+
+
+@fault("roce_mtu_mismatch", "rdma-links", "node", "One RoCE interface kept the default 1500-byte MTU")
+def roce_mtu_mismatch(world: World, name: str | None) -> None:
+    _port_fault(world, name, {"mtu": 1500}, roce=True)
+
+
+@fault("rdma_link_layer_mismatch", "rdma-links", "node", "One port runs Ethernet among InfiniBand peers")
+def rdma_link_layer_mismatch(world: World, name: str | None) -> None:
+    _port_fault(world, name, {"layer": "Ethernet", "netdev": "ens8f0np0", "mtu": 9000})
+
+
+@fault("ib_port_errors", "rdma-links", "node", "An InfiniBand port counts symbol errors and link downs")
+def ib_port_errors(world: World, name: str | None) -> None:
+    counters = {"symbol_error": 65535, "link_downed": 12, "link_error_recovery": 3}
+    _port_fault(world, name, {"counters": counters})
+
+
+@fault("sriov_vfs_missing", "rdma-links", "node", "One NIC lost its SR-IOV virtual functions after a reboot")
+def sriov_vfs_missing(world: World, name: str | None) -> None:
+    node, plan = _links(world, name)
+    for port in plan.ports:
+        port.vfs = (8, 16)
+    plan.ports[-1].vfs = (0, 16)
+    _write_links(node, plan)
+
+
+@fault("nic_gpu_affinity_missing", "gpudirect-rdma", "node", "A GPU's rail NIC sits across the CPUs")
+def nic_gpu_affinity_missing(world: World, name: str | None) -> None:
+    node, plan = _links(world, name)
+    plan.far_gpus = (7,)
+    _write_links(node, plan)

@@ -75,6 +75,10 @@ class Host:
     secure_boot: bool = False
     module_version: str | None = None
     mig_profiles: tuple[str, ...] = ()
+    #: The links as collected (sim/links.py): cmd file name -> text; empty: not collected
+    links: dict[str, str] = field(default_factory=dict)
+    #: GPU bus id -> (cluster UUID, clique id, health summary) in nvidia-smi's <fabric>
+    fabric_gpus: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 
 from gpunode.errors import BundleError
-from gpunode.sim import cluster_objects, host, ids
+from gpunode.sim import cluster_objects, host, ids, links
 from gpunode.sim.k8s import Obj, object_list
 from gpunode.sim.metrics import GpuUse, dcgm_scrape, node_exporter_scrape
 from gpunode.sim.smi import GpuLoad, smi_table, smi_xml
@@ -150,6 +150,9 @@ def node_files(world: World, node: NodeState) -> dict[str, str]:
     h = node.host
     out: dict[str, str] = {"cmd/dmesg.txt": host.dmesg(world, node), "cmd/lsmod.txt": host.lsmod(node)}
     out |= _smi_files(world, node)
+    out |= {f"cmd/{name}": text for name, text in h.links.items()}
+    if h.fabric_gpus and "cmd/nvidia-smi-q.xml" in out:
+        out["cmd/nvidia-smi-q.xml"] = links.patch_fabric(out["cmd/nvidia-smi-q.xml"], h.fabric_gpus)
     if h.driver_loaded or h.nvml_error:
         out["files/proc/driver/nvidia/version"] = host.proc_version(h.module_version)
     if world.scenario.has("gpu-operator"):
