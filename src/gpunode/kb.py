@@ -194,9 +194,20 @@ class KnowledgeBase:
         return tuple((c, m.regex) for c in self.causes for m in c.match if m.source == "decisive")
 
     def line_class(self, line: str) -> Cause | None:
-        """The first class whose pattern the (decisive) line matches."""
+        """The class of a (decisive) line, read from its innermost error out: a Go error
+        chain ("creating symlink: symlink a b: file exists") says why last and only where
+        before, so the shortest tail that falls in a class decides; the whole line falls
+        in the first class whose pattern it matches (the catch-all at worst)."""
+        parts = line.split(": ")
+        for start in range(len(parts) - 1, 0, -1):
+            cause = self._first_class(": ".join(parts[start:]))
+            if cause is not None and cause.code != UNCLASSIFIED:
+                return cause
+        return self._first_class(line)
+
+    def _first_class(self, text: str) -> Cause | None:
         for cause, regex in self.classes:
-            if regex.search(line):
+            if regex.search(text):
                 return cause
         return None
 

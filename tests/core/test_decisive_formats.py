@@ -84,3 +84,21 @@ def test_explain_has_no_decisive_line_on_healthy_text() -> None:
 
     found = explain_lines(["NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.129.03"], KB)
     assert found.decisive is None and found.decisive_class is None
+
+
+@pytest.mark.parametrize(
+    ("message", "cls"),
+    [
+        # NVIDIA/k8s-device-plugin#364: the wrappers name a config, the innermost error a file state
+        ("Error: error creating symlink: symlink /available-configs/config-3 /config/config.yaml: "
+         "file exists", "error_file_state"),
+        # a config error stays one when it is the innermost
+        ("failed to load config: toml: line 12 (last key \"plugins\"): expected '.' or '=', but got '['",
+         "error_config_invalid"),
+        # an innermost error in no class leaves the whole line to decide
+        ("failed to get sandbox runtime: no runtime for \"nvidia\" is configured: boom",
+         "error_config_invalid"),
+    ],
+)
+def test_a_chain_is_classed_from_its_innermost_error_out(message: str, cls: str) -> None:
+    assert KB.class_of(message) == cls
