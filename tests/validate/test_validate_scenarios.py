@@ -41,6 +41,17 @@ EXPECTED = {
     "fault-nfd-not-deployed": ("gpu-health", "gpu.nodes-present"),
     "fault-gpu-operator-crashloop": ("gpu-health", "gpu.stack-diagnosis"),
     "fault-clusterpolicy-invalid": ("gpu-health", "gpu.stack-diagnosis"),
+    # the links (issue 26): judged by diagnose from the collected link files
+    **{
+        f"fault-{name}": ("gpu-health", "gpu.stack-diagnosis")
+        for name in (
+            "nvlink-inactive", "nvlink-down", "nvlink-crc-errors", "nvlink-recovery-errors",
+            "fabric-clique-mismatch", "fabric-health-degraded", "fabric-registration-failed",
+            "ib-port-polling", "ib-port-no-subnet-manager", "rdma-port-down", "rdma-rate-below-peers",
+            "roce-mtu-mismatch", "rdma-link-layer-mismatch", "ib-port-errors", "sriov-vfs-missing",
+            "nic-gpu-affinity-missing",
+        )
+    },
 }
 
 
