@@ -17,6 +17,7 @@ CLIENTS = 50
 REQUESTS = 10_000
 
 
+@pytest.mark.slow
 def test_many_clients_get_quick_answers_from_a_bounded_server(run_agent: AgentFactory) -> None:
     agent = run_agent(recorded_probe)
     port = int(agent.url.rsplit(":", 1)[1])

@@ -59,6 +59,7 @@ def test_a_refused_token_is_one_line_exit_3(server: RunningServer, tmp_path: Pat
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("content", "says"), [
     ("", "empty"),
     ("clusters: [\n", "invalid YAML"),

@@ -38,6 +38,7 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_bundle(load_scenario("falcon-ai-broken"), tmp_path_factory.mktemp("b") / "bundle")
 
 
+@pytest.mark.slow
 def test_live_diagnose_and_collect_agree_with_the_bundle(broken: Path, tmp_path: Path) -> None:
     with serve_bundle(broken) as server:
         kube = str(server.kubeconfig_path)

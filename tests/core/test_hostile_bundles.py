@@ -90,6 +90,7 @@ def test_an_unreadable_archive_is_one_line_exit_2(tmp_path: Path, content: bytes
     assert len(errors(proc)) == 1 and str(path) in errors(proc)[0]
 
 
+@pytest.mark.slow
 def test_a_gzip_bomb_member_is_refused_with_bounded_memory(tmp_path: Path) -> None:
     path = tmp_path / "bomb.tar.gz"
     _zeros_member_tar_gz(path, "b/cluster/pods.json", source_module.MAX_MEMBER_BYTES + 1)

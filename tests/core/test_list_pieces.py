@@ -115,6 +115,7 @@ def test_lists_that_grow_memory_past_the_limit_stop_with_one_line(tmp_path: Path
         load_bundle(bundle)
 
 
+@pytest.mark.slow
 def test_the_memory_limit_is_set_by_the_environment_and_a_bad_value_is_a_usage_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gpunode.errors import UsageError

@@ -23,6 +23,8 @@ from gpunode.bundle.load import RESOURCES
 from gpunode.bundle.pieces import MAX_ITEM_BYTES, PIECE_BYTES
 from gpunode.limits import MAX_FILE_BYTES, MAX_FILES
 
+pytestmark = pytest.mark.slow
+
 MINI = Path(__file__).parents[1] / "live" / "fixtures" / "mini"
 LIMIT_MIB = 512
 NODE = "nodes/gpu-wk-01"

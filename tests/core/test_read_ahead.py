@@ -68,6 +68,7 @@ def _report(bundle: Path) -> bytes:
     return msgspec.json.encode(build_report(bundle, None))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_reports_with_read_ahead_are_the_reference(case: str, tmp_path: Path,
                                                     forced: list[dict[str, Any]]) -> None:
@@ -77,6 +78,7 @@ def test_reports_with_read_ahead_are_the_reference(case: str, tmp_path: Path,
     assert any(forced) == has_xml, "the first node's nvidia-smi parse was not taken from the helper"
 
 
+@pytest.mark.slow
 def test_validate_with_read_ahead_is_validate_without(tmp_path: Path, forced: list[dict[str, Any]],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     bundle = MAKER.bundle_for("falcon-ai-broken", tmp_path)

@@ -194,6 +194,7 @@ def _items_to_damage(bundle: Path) -> list[tuple[str, int]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cluster", ["falcon-ai", "falcon-ai-broken"])
 def test_no_skipped_item_makes_anything_fail(cluster: str, clusters: dict[str, Path], tmp_path: Path) -> None:
     """Damage each item in turn (named and anonymous, alternately): no component is failed or

@@ -10,6 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from builder import build_case
 from case import CASES_DIR, load_case
 
@@ -33,6 +34,7 @@ def _bundle(case_id: str, tmp_path: Path) -> Path:
     return build_case(case, tmp_path / case.id)
 
 
+@pytest.mark.slow
 def test_a_failing_gpu_workload_without_a_stack_cause_exits_1_and_is_named(tmp_path: Path) -> None:
     """The runtime cannot create a GPU pod's container in its user namespace (hostUsers:
     false) and its words name no stack layer: no stack component is found at fault, yet

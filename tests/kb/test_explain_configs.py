@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from test_kb_cli import run
 
 from gpunode.explain_config import node_path
@@ -118,6 +119,7 @@ def test_a_bad_import_list_is_told_with_the_file_given(tmp_path: Path) -> None:
     assert proc.stderr.strip().splitlines() == [f"gpunode: {root}: 'imports' must be an array of strings"]
 
 
+@pytest.mark.slow
 def test_configs_recognised_by_content_where_their_place_is_unknown(tmp_path: Path) -> None:
     """Outside a containerd directory the root is the one with imports (else the first); a
     drop-in whose place is unknown is judged only where the root imports nothing."""
@@ -140,6 +142,7 @@ def test_other_toml_is_just_text(tmp_path: Path) -> None:
     assert (code, report["configs"]) == (0, [])
 
 
+@pytest.mark.slow
 def test_a_drop_in_version_above_the_roots_is_named_only_with_the_runtime_down(tmp_path: Path) -> None:
     files = lay_out(
         tmp_path,

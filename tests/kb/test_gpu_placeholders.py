@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from gpunode import sim
 from gpunode.cli import build_report
 from gpunode.parse.gpu_ref import bus_id_above, bus_id_in_line, normal_bus_id
@@ -22,6 +24,7 @@ def test_bus_ids_from_kernel_lines_and_smi_xml() -> None:
     assert bus_id_above(xml, 3) == "0000:2a:00.0" and bus_id_above(xml[1:], 2) is None
 
 
+@pytest.mark.slow
 def test_scenario_next_steps_fill_the_gpu_the_evidence_names(tmp_path: Path) -> None:
     filled = 0
     for name, _ in sim.list_scenarios():

@@ -118,6 +118,7 @@ def _peak_memory(lines: int) -> int:
     return peak
 
 
+@pytest.mark.slow
 def test_memory_does_not_grow_with_the_input() -> None:
     explain_lines(["warm up the caches"])
     small, large = _peak_memory(30_000), _peak_memory(120_000)

@@ -32,6 +32,7 @@ def _hostile_units(pattern: str) -> list[str]:
     return [" ", "a", *literals, *(f"{w} " for w in words), *(f"{lit} x " for lit in literals)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "pattern"), _patterns(), ids=[n for n, _ in _patterns()])
 def test_each_signature_is_linear_on_a_1mb_line(name: str, pattern: str) -> None:
     regex = re.compile(pattern)

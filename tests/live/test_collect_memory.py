@@ -17,8 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gpunode.apiserver import Faults, serve_bundle
 from gpunode.limits import MAX_PAGE_ITEMS
+
+pytestmark = pytest.mark.slow
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
 LIMIT_MIB = 512

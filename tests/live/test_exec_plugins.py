@@ -54,6 +54,7 @@ def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "200"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("changes", "refused"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_gpunode_and_kubectl_agree(mini_server: RunningServer, tmp_path: Path, changes: dict[str, Any],
                                    refused: tuple[str, ...] | None) -> None:
@@ -76,6 +77,7 @@ def test_gpunode_and_kubectl_agree(mini_server: RunningServer, tmp_path: Path, c
         assert all(w in theirs.stderr for w in words), theirs.stderr
 
 
+@pytest.mark.slow
 def test_malformed_kubeconfig_is_a_local_error(tmp_path: Path) -> None:
     bad = tmp_path / "kubeconfig"
     bad.write_text("clusters: [\n")

@@ -426,7 +426,13 @@ def assert_warned_first(case: Case, run: Run, what: str) -> None:
         assert all(word in lines[0] for word in case.warns), f"{case.id} {what}: {lines[0]}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def _waits(case: Case) -> bool:
+    """A stall or a time-out: seconds of real time until the client gives up (make test only)."""
+    return case.stalls or case.id.startswith("timeout-")
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if _waits(c) else [])
+                                  for c in CASES])
 def test_fault(case: Case, bundles: dict[str, Path], baselines: Baselines, sandbox: Path,
                run_cli: Cli) -> None:
     with serve_bundle(bundles[case.bundle], faults=case.faults) as server:
@@ -495,6 +501,7 @@ _AS_AT_A_TERMINAL = ("import runpy, signal; signal.signal(signal.SIGINT, signal.
                      "runpy.run_module('gpunode', run_name='__main__', alter_sys=True)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGINT, 130, "interrupted"),
                                                    (signal.SIGTERM, 143, "terminated")])
 @pytest.mark.parametrize("command", [["collect", "-o", "OUT"], ["diagnose", "-o", "json"]])

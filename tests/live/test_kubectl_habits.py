@@ -37,6 +37,7 @@ def test_a_command_help_however_asked(args: tuple[str, ...]) -> None:
     assert ran.returncode == 0 and f"Usage: gpunode {args[0] if args[0] != 'help' else args[1]}" in ran.stdout
 
 
+@pytest.mark.slow
 def test_global_flags_after_the_subcommand(mini_bundle: Path) -> None:
     for args in (("diagnose", "--from", str(mini_bundle), "--debug"),
                  ("diagnose", "--debug", "--from", str(mini_bundle), "-v", "2"),
@@ -49,6 +50,7 @@ def test_global_flags_after_the_subcommand(mini_bundle: Path) -> None:
         2, "gpunode: -v 'loud': expected a log level (a number, e.g. -v 6)\n")
 
 
+@pytest.mark.slow
 def test_v6_logs_every_api_request(mini_server: RunningServer) -> None:
     ran = gpunode("diagnose", "--kubeconfig", str(mini_server.kubeconfig_path), "-q", "-v", "6")
     assert ran.returncode in (0, 1), ran.stderr
@@ -62,6 +64,7 @@ def test_v6_logs_every_api_request(mini_server: RunningServer) -> None:
     assert " gpunode] " not in quiet.stderr
 
 
+@pytest.mark.slow
 def test_version_prints_the_client_line_before_a_server_error(tmp_path: Path) -> None:
     config = tmp_path / "kubeconfig"
     config.write_text(yaml.safe_dump({
@@ -82,6 +85,7 @@ def test_version_yaml(mini_server: RunningServer) -> None:
     assert ran.returncode == 0 and doc["client"] == {"gpunode": "0.1.0"} and doc["server"]["kubernetes"]
 
 
+@pytest.mark.slow
 def test_watch_json_is_json_lines(mini_server: RunningServer, mini_bundle: Path) -> None:
     for source in (("--from", str(mini_bundle)), ("--kubeconfig", str(mini_server.kubeconfig_path))):
         ran = gpunode("diagnose", *source, "--watch", "--count", "3", "--interval", "0", "-o", "json")

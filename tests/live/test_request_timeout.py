@@ -80,6 +80,7 @@ def black_hole() -> Iterator[int]:
         yield sock.getsockname()[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["collect", "-o", "out"], ["diagnose", "-q"], ["version"]])
 def test_a_server_that_never_answers_is_unreachable_within_the_bound(
         command: list[str], black_hole: int, mini_server: RunningServer, tmp_path: Path) -> None:
@@ -114,6 +115,7 @@ def _validate(server: RunningServer) -> tuple[subprocess.CompletedProcess[str], 
     return done, took, checks
 
 
+@pytest.mark.slow
 def test_live_validate_with_a_hung_exec_is_bounded_and_says_unknown(mini_bundle: Path) -> None:
     """The node-facts exec of gpu-wk-01 never answers: validate ends within the bound, the
     checks that need nvidia-smi on that node say unknown, and no check fails or warns that

@@ -280,6 +280,7 @@ NOTHING_READ = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rules", "words"), [c[1:] for c in NOTHING_READ], ids=[c[0] for c in NOTHING_READ])
 def test_nothing_read_exits_3(rules: Rules, words: tuple[str, ...], hostile: Callable[..., Hostile],
                               gpunode: Callable[..., Ran], tmp_path: Path) -> None:
@@ -287,6 +288,7 @@ def test_nothing_read_exits_3(rules: Rules, words: tuple[str, ...], hostile: Cal
     assert_one_line(gpunode("diagnose", *_live(h)), 3, h.url, *words)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["collect", "validate", "stack"])
 def test_nothing_read_exits_3_for_every_live_command(command: str, hostile: Callable[..., Hostile],
                                                      gpunode: Callable[..., Ran], tmp_path: Path) -> None:
@@ -308,6 +310,7 @@ def _json(ran: Ran) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["html", "redirect", "stall", "500"])
 def test_node_list_lost_gpu_nodes_unknown(kind: str, gpunode: Callable[..., Ran]) -> None:
     """The test API server serving the mini cluster, its node list answered ``kind``: the GPU
@@ -328,6 +331,7 @@ def test_node_list_lost_gpu_nodes_unknown(kind: str, gpunode: Callable[..., Ran]
             assert "no Node object: could not list nodes" in status[component]["summary"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "words"), [("html", ("HTML page",)), ("redirect", ("redirected to",)),
                                              ("stall", ("timed out",)), ("500", ("500",))])
 def test_node_list_lost_no_gpu_node_exits_3(kind: str, words: tuple[str, ...],
@@ -350,6 +354,7 @@ def test_pod_list_lost_no_gpu_node_exits_3(hostile: Callable[..., Hostile],
     assert_one_line(gpunode("diagnose", *_live(h)), 3, "could not read the pod list", "redirected to")
 
 
+@pytest.mark.slow
 def test_validate_not_ready_when_the_node_list_is_lost(gpunode: Callable[..., Ran]) -> None:
     """validate: "Not ready: could not read the node list (…)", exit 1 in every format; never
     ready with warnings."""
@@ -428,6 +433,7 @@ PLUGINS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "words"), [p[1:] for p in PLUGINS], ids=[p[0] for p in PLUGINS])
 def test_credential_plugin_failure_is_one_line(body: str, words: tuple[str, ...], tmp_path: Path,
                                                hostile: Callable[..., Hostile],

@@ -77,6 +77,7 @@ def test_version_unreachable_cluster_exits_3(tmp_path: Path) -> None:
     assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("faults", [Faults(forbid=("list pods",)), Faults(answers=("stall list pods",)),
                                     Faults(answers=("garble list pods",))], ids=["403", "stall", "garbled"])
 def test_version_without_the_pod_list_says_unknown(mini_bundle: Path, faults: Faults) -> None:

@@ -155,6 +155,7 @@ def test_stack_option_puts_root_cause_first(fmt: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_collect_refuses_a_format_word_after_dash_o(tmp_path: Path) -> None:
     proc = subprocess.run(
         [GPUNODE, "collect", "-o", "json", "--kubeconfig", str(tmp_path / "none")],
@@ -169,6 +170,7 @@ def test_collect_refuses_a_format_word_after_dash_o(tmp_path: Path) -> None:
     assert neither.returncode == 2 and "--output-dir" in neither.stderr
 
 
+@pytest.mark.slow
 def test_every_command_through_the_console_script(tmp_path: Path, handmade: Path) -> None:
     """Each command answers --help, and a real run of it has the expected shape and exit code."""
     from gpunode.cli import app
@@ -212,6 +214,7 @@ def test_validate_leads_with_verdict_and_failures_grouped_by_root_cause(tmp_path
     assert not set(proc.stdout) & set("│┃━─╭╮╰╯")  # piped: no box drawing
 
 
+@pytest.mark.slow
 def test_validate_takes_node_names_and_selector(tmp_path: Path) -> None:
     """validate judges only the chosen nodes: gpu-wk-02 carries the failure, gpu-wk-01 does not."""
     bundle = tmp_path / "b"
@@ -227,6 +230,7 @@ def test_validate_takes_node_names_and_selector(tmp_path: Path) -> None:
     assert none.returncode == 2 and "no node matches" in none.stderr
 
 
+@pytest.mark.slow
 def test_live_and_node_commands_through_the_console_script(tmp_path: Path) -> None:
     """The commands the unit tests reach in-process, run as a user runs them: a scenario served
     by ``serve-bundle`` and read live by diagnose/stack/validate/collect/version (the context

@@ -26,10 +26,10 @@ SHOTS = ROOT / "out" / "screenshots"
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 GPUNODE = str(Path(sys.executable).parent / "gpunode")
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     BROWSER is None,
     reason="!!! HTML REPORT NOT RENDERED: chromium is not installed (apt-get install -y chromium) !!!",
-)
+)]
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess[str]:

@@ -16,6 +16,8 @@ import yaml
 
 from gpunode import __version__
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 

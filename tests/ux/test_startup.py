@@ -50,6 +50,7 @@ def gpu_host(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 GPUNODE = str(Path(sys.executable).parent / "gpunode")
 LOG = "logs/gpu-operator/nvidia-driver-daemonset-ncdvs/nvidia-driver-ctr.log"
 PLANTED = (
