@@ -188,7 +188,7 @@ def report_from(
             source, kubeconfig=kubeconfig, context=context, nodes=nodes, quiet=quiet, workdir=Path(tmp),
             selector=selector, extras=extras, request_timeout_s=request_timeout_s,
         )
-        report = build_report(bundle, nodes, selector, reuse, shown)
+        report = build_report(bundle, nodes, selector, reuse, shown, live=source is None)
     if source is None:
         return relabel(report, shown, context=context_used)
     return relabel(report, report.source.location, path=str(source))
@@ -323,7 +323,7 @@ def _demo_live(bundle: Path, workdir: Path) -> Report:
 
     with serve_bundle(bundle) as server:
         result = collect_bundle(workdir / "live", kubeconfig=server.kubeconfig_path, quiet=True)
-    return build_report(result.path, None)
+    return build_report(result.path, None, live=True)
 
 
 @app.command("sim")

@@ -53,10 +53,14 @@ LAYER_NAMES = {
 
 
 class Evidence(msgspec.Struct, frozen=True):
-    """Where a finding came from: a bundle path or object field, and what it said."""
+    """Where a finding came from: a bundle path or object field, and what it said; ``open``:
+    what the user opens to see it (gpunode.report.openref: the bundle file, or live the
+    kubectl command)."""
 
     source: str
     excerpt: str
+    #: the bundle path that exists (offline) or the command that shows it (live); added in report v1
+    open: str | None = None
 
 
 class Finding(msgspec.Struct, frozen=True):

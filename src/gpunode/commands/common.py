@@ -34,16 +34,18 @@ def console() -> Console:
 
 
 def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = None,
-                 reuse: Reuse | None = None, name: str | None = None) -> Report:
+                 reuse: Reuse | None = None, name: str | None = None, *, live: bool = False) -> Report:
     """Load a bundle and diagnose it (the offline path shared by several commands); ``reuse``:
     node reports a live collection already judged from the same facts. No GPU node found
     while the node or pod list could not be read is SourceUnreachable (exit 3; ``name``: the
-    source as the message names it, else the bundle's path), never an empty report."""
+    source as the message names it, else the bundle's path), never an empty report. Every
+    evidence gets what opens it: the bundle path, or ``live`` the kubectl command."""
     import msgspec
 
     from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
     from gpunode.diagnose import diagnose
     from gpunode.leftout import selection_of
+    from gpunode.report.openref import exists_in, with_open
     from gpunode.selector import bundle_node_labels, select_nodes
     from gpunode.unread import refuse_empty
 
@@ -56,6 +58,7 @@ def build_report(bundle: Path, nodes: list[str] | None, selector: str | None = N
         if not report.nodes:
             refuse_empty(name or str(bundle), facts.manifest)
         selection = selection_of(facts, wanted, nodes or (), selector)
+        report = with_open(report, live=live, exists=exists_in(facts.source))
         return report if selection is None else msgspec.structs.replace(report, selection=selection)
 
 

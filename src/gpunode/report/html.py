@@ -13,7 +13,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gpunode import gpucount
-from gpunode.model import LAYER_NAMES, ComponentReport, NodeReport, Report, RootCause, Status
+from gpunode.model import LAYER_NAMES, ComponentReport, Evidence, NodeReport, Report, RootCause, Status
 from gpunode.report import fleet, fleetview, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import STATUS_MARK, layer_label
@@ -140,7 +140,8 @@ def _root_causes(report: Report, rows: list[fleet.FleetRow]) -> str:
 def _root_cause(rc: RootCause, row: fleet.FleetRow, blocked: list[str]) -> str:
     where = row.nodes[0] if len(row.nodes) == 1 else f"{len(row.nodes)} nodes"
     evidence = "".join(
-        f"<li><code>{escape(ev.source)}</code><pre>{escape(ev.excerpt)}</pre></li>" for ev in rc.evidence
+        f"<li><code>{escape(ev.source)}</code>{_opened(ev)}<pre>{escape(ev.excerpt)}</pre></li>"
+        for ev in rc.evidence
     )
     steps = "\n".join(
         escape(s) + (" <span class=note># on the node</span>" if fleet.node_only(s) else "")
@@ -166,6 +167,14 @@ def _root_cause(rc: RootCause, row: fleet.FleetRow, blocked: list[str]) -> str:
         f"<h4>evidence</h4><ul class=evidence>{evidence}</ul>{''.join(extra)}"
         f"{f'<h4>next</h4><pre class=cmd>{steps}</pre>' if steps else ''}</article>"
     )
+
+
+def _opened(ev: Evidence) -> str:
+    """What opens the evidence, where it tells more than its source (a copyable command)."""
+    from gpunode.report.openref import shown_open
+
+    opened = shown_open(ev)
+    return f' <code class="open" title="open">{escape(opened)}</code>' if opened is not None else ""
 
 
 def _validation(validation: ValidationReport) -> str:
@@ -195,7 +204,7 @@ def _validation(validation: ValidationReport) -> str:
 
 def _check(check: CheckResult) -> str:
     evidence = "".join(
-        f"<li><code>{escape(e.source)}</code> {escape(e.excerpt)}</li>" for e in check.evidence
+        f"<li><code>{escape(e.source)}</code>{_opened(e)} {escape(e.excerpt)}</li>" for e in check.evidence
     )
     fix = f"<p><b>fix</b> {escape(check.fix)}</p>" if check.fix else ""
     return (

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 from rich.console import Console
 
+from gpunode.report.openref import shown_open
 from gpunode.validation import CategoryResult, CheckResult, ValidationReport, Verdict
 
 
@@ -71,7 +72,8 @@ def _case(check: CheckResult, fail_on: Verdict) -> tuple[ET.Element, str]:
 
 
 def _body(check: CheckResult) -> str:
-    lines = [f"{ev.source}: {ev.excerpt}" for ev in check.evidence]
+    lines = [f"{ev.source}: {ev.excerpt}" + (f" (open: {ev.open})" if shown_open(ev) else "")
+             for ev in check.evidence]
     if check.fix:
         lines.append(f"fix: {check.fix}")
     return "\n".join(lines)

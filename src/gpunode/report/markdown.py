@@ -6,8 +6,9 @@ from __future__ import annotations
 from rich.console import Console
 
 from gpunode import gpucount
-from gpunode.model import ComponentReport, Report, RootCause
+from gpunode.model import ComponentReport, Evidence, Report, RootCause
 from gpunode.report import fleet, fleetview, workloads
+from gpunode.report.openref import shown_open
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import VERDICT_MARK, score_text
 from gpunode.report.waivers import waived_label, waiver_lines
@@ -76,7 +77,7 @@ def _root_cause(where: str, rc: RootCause, blocked: list[str]) -> list[str]:
     if blocked:
         lines.append(f"- blocks: {', '.join(blocked)}")
     lines += ["", "Evidence:", ""]
-    lines += [f"- `{ev.source}`: {ev.excerpt}" for ev in rc.evidence]
+    lines += [f"- `{ev.source}`: {ev.excerpt}{_opened(ev)}" for ev in rc.evidence]
     if rc.fix:
         lines += ["", f"Fix: {rc.fix}"]
     if rc.next_steps:
@@ -133,10 +134,15 @@ def validation_lines(report: ValidationReport) -> list[str]:
 
 def _check_detail(check: CheckResult) -> list[str]:
     lines = [f"### `{check.id}` — {check.title} ({check.verdict.value})", "", check.summary, ""]
-    lines += [f"- `{ev.source}`: {ev.excerpt}" for ev in check.evidence]
+    lines += [f"- `{ev.source}`: {ev.excerpt}{_opened(ev)}" for ev in check.evidence]
     if check.fix:
         lines += ["", f"Fix: {check.fix}"]
     return [*lines, ""]
+
+
+def _opened(ev: Evidence) -> str:
+    opened = shown_open(ev)
+    return f" (open: `{opened}`)" if opened is not None else ""
 
 
 def _cell(text: str) -> str:

@@ -8,8 +8,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpunode.model import Report
+from gpunode.model import Evidence, Report
 from gpunode.report.groups import group_failures
+from gpunode.report.openref import shown_open
 from gpunode.report.style import (
     CLUSTER_STYLE,
     VERDICT_MARK,
@@ -86,6 +87,11 @@ def _scores(report: ValidationReport, console: Console) -> Table:
     return table
 
 
+def _opened(ev: Evidence) -> Text:
+    opened = shown_open(ev)
+    return Text(f"  (open: {opened})", style="dim") if opened is not None else Text("")
+
+
 def _verdict(verdict: Verdict) -> Text:
     return Text(f"{VERDICT_MARK[verdict]} {verdict.value}", style=VERDICT_STYLE[verdict])
 
@@ -108,7 +114,8 @@ def _detail(check: CheckResult, boxed: bool = True) -> Panel | Group:
     if check.evidence:
         body.append(Text("evidence", style="underline"))
         body.extend(
-            Padding(Text.assemble((ev.source, "cyan"), "  ", ev.excerpt), (0, 2)) for ev in check.evidence
+            Padding(Text.assemble((ev.source, "cyan"), "  ", ev.excerpt, _opened(ev)), (0, 2))
+            for ev in check.evidence
         )
     if check.fix:
         body.append(Text.assemble(("fix  ", "underline"), check.fix))

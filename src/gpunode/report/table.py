@@ -15,6 +15,7 @@ from rich.text import Text
 from gpunode import gpucount
 from gpunode.model import ComponentReport, NodeReport, Report, RootCause, Status
 from gpunode.report import fleet, fleetview, workloads
+from gpunode.report.openref import shown_open
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import (
     STATUS_MARK,
@@ -171,6 +172,8 @@ def _root_cause(rc: RootCause, where: str, blocked: list[str], console: Console,
     console.print(Text("  evidence", style="underline"))
     for ev in rc.evidence:
         console.print(Text(f"    {ev.source}", style="cyan"), soft_wrap=True)
+        if (opened := shown_open(ev)) is not None:
+            console.print(Text(f"      open: {opened}", style="dim"), soft_wrap=True)
         paragraph(console, ev.excerpt, 6)
     if rc.fix:
         paragraph(console, rc.fix, 2, lead=Text("fix: ", style="underline"))

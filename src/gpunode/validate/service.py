@@ -26,6 +26,7 @@ from gpunode.facts import ClusterFacts
 from gpunode.leftout import selection_of
 from gpunode.limits import MAX_TOTAL_BYTES
 from gpunode.model import Report, Selection, SourceInfo
+from gpunode.report.openref import exists_in, validation_with_open, with_open
 from gpunode.safety import strip_controls
 from gpunode.selector import bundle_node_labels, select_nodes
 from gpunode.validate.active.session import ActiveOptions, run_active
@@ -151,8 +152,9 @@ def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
                                                   request.categories, extra,
                                                   with_diagnosis=request.with_diagnosis)
         report = apply_waivers(report, request.waivers, labels)
+        collected, exists = collected_at is not None, exists_in(facts.source)
         if not request.with_diagnosis:
-            return report, None, chosen
+            return validation_with_open(report, live=collected, exists=exists), None, chosen
         if diagnosis is None or wanted:  # not made, or made for every GPU node rather than those asked
             from gpunode.diagnose import diagnose
 
@@ -160,6 +162,8 @@ def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
             diagnosis = diagnose(facts, read_node_observations, wanted)
         if selection is not None:
             diagnosis = msgspec.structs.replace(diagnosis, selection=selection)
+        diagnosis = with_open(diagnosis, live=collected, exists=exists)
+        report = validation_with_open(report, live=collected, exists=exists, diagnosis=diagnosis)
         return report, diagnosis, chosen
 
 
