@@ -14,6 +14,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -244,11 +245,7 @@ def profile(facts: ClusterFacts, report: NodeReport, seen: Observed | None) -> P
         "nvlinks": seen.nvlinks,
     })
     measures = {"power.limit": float(seen.power_limit_w)} if seen.power_limit_w is not None else {}
-    sets = {
-        "labels.nvidia": frozenset(k for k in labels
-                                   if k.startswith(GFD_PREFIX) and k not in VOLATILE_LABELS),
-        "labels.nfd": frozenset(k for k in labels if k.startswith(NFD_PREFIX)),
-    }
+    sets = label_sets(labels)
     if seen.dcgm_families is not None:
         sets["metrics.dcgm"] = frozenset(seen.dcgm_families)
     factors = dict(versions)
@@ -260,6 +257,19 @@ def profile(facts: ClusterFacts, report: NodeReport, seen: Observed | None) -> P
     }))
     causes = frozenset(rc.cause for rc in report.root_causes)
     return Profile(report.name, causes, keys, versions, counts, measures, sets, factors)
+
+
+@lru_cache(maxsize=1024)  # bounded: watch and the agent judge again and again
+def _label_sets(keys: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    nvidia = frozenset(k for k in keys if k.startswith(GFD_PREFIX) and k not in VOLATILE_LABELS)
+    return nvidia, frozenset(k for k in keys if k.startswith(NFD_PREFIX))
+
+
+def label_sets(labels: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """The nvidia.com and NFD label keys; nodes of a class share their key sets, so each
+    distinct set is split once."""
+    nvidia, nfd = _label_sets(frozenset(labels))
+    return {"labels.nvidia": nvidia, "labels.nfd": nfd}
 
 
 def class_keys(labels: Mapping[str, str]) -> dict[str, str | None]:

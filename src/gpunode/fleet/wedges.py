@@ -18,6 +18,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
+from itertools import chain
 from typing import NamedTuple
 
 from gpunode.bundle.kube import Node, Pod
@@ -84,6 +85,7 @@ def find(facts: ClusterFacts, nodes: Sequence[str], observed: Mapping[str, Obser
     """Every wedge on the reported nodes, node by node; ``failing`` nodes have a root cause
     that explains labels no longer matching their GPUs (a GPU lost is not a stale label)."""
     clock = Clock(facts)
+    deleting = _deleting(facts)
     out: list[Wedge] = []
     for name in nodes:
         node = facts.nodes.get(name)
@@ -92,7 +94,7 @@ def find(facts: ClusterFacts, nodes: Sequence[str], observed: Mapping[str, Obser
         seen = observed.get(name)
         out.extend(_upgrade(facts, node, clock))
         out.extend(_mig(facts, node, seen, clock))
-        out.extend(_terminating(facts, name, clock))
+        out.extend(_terminating(deleting.get(name, ()), name, clock))
         if seen is not None:
             out.extend(_markers(facts, name, seen, clock))
             if name not in failing:
@@ -185,13 +187,20 @@ def _mig(facts: ClusterFacts, node: Node, seen: Observed | None, clock: Clock) -
 # --- pods stuck Terminating ---------------------------------------------------------------
 
 
-def _terminating(facts: ClusterFacts, node: str, clock: Clock) -> Iterator[Wedge]:
-    pods = [sp.pod for sps in facts.pods_by_node.get(node, {}).values() for sp in sps]
-    pods += facts.workloads_by_node.get(node, [])
+def _deleting(facts: ClusterFacts) -> dict[str, list[Pod]]:
+    """The stack's pods and GPU workloads being deleted, by node (one pass over them all)."""
+    out: dict[str, list[Pod]] = {}
+    stack = (sp.pod for by_component in facts.pods_by_node.values()
+             for sps in by_component.values() for sp in sps)
+    for pod in chain(stack, facts.workload_pods):
+        if pod.metadata.deletion_timestamp:
+            out.setdefault(pod.spec.target_node, []).append(pod)
+    return out
+
+
+def _terminating(pods: Sequence[Pod], node: str, clock: Clock) -> Iterator[Wedge]:
     for pod in pods:
-        deleted = pod.metadata.deletion_timestamp
-        if not deleted:
-            continue
+        deleted = pod.metadata.deletion_timestamp or ""
         age, _ = clock.age(stamp(deleted))
         grace = pod.metadata.deletion_grace_period_seconds or 0
         if age is None or age <= grace + NORMAL["terminating"]:
