@@ -55,6 +55,7 @@ class RuntimeSetup:
     cdi_enabled: bool | None = None
     version: int | None = None
     complete: bool = True  # every import it names was read
+    hooks_dirs: tuple[str, ...] = ()  # CRI-O's hooks_dir (empty: its defaults)
 
     @cached_property
     def nvidia(self) -> list[str]:
@@ -91,6 +92,7 @@ def from_crio(config: CrioConfig) -> RuntimeSetup:
         path=config.sources[0] if config.sources else "",
         runtimes=config.runtimes,
         default_runtime=config.default_runtime,
+        hooks_dirs=config.hooks_dirs,
     )
 
 

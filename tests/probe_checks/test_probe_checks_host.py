@@ -131,13 +131,15 @@ def test_k3s_judges_its_own_config_not_a_leftover(tmp_path: Path) -> None:
     assert status(report, "kubelet") == Status.OK
 
 
-def test_crio_without_nvidia_runtime_is_unknown_hook_mode_unchecked(tmp_path: Path) -> None:
+def test_crio_without_nvidia_runtime_is_unknown_when_hooks_were_not_read(tmp_path: Path) -> None:
+    """Facts without oci_hook_dirs (a probe older than the hook reader): the hook setup
+    is not judged (tests/real/test_real_crio_hooks.py judges it from real hook files)."""
     facts = recorded()
     files = {"etc/crio/crio.conf": runtime_file("crio/crio.conf")}
     raw = _kubernetes_node(tmp_path, facts, files, "kubelet", "crio")
     report = judge(tmp_path, facts, raw=raw)
     assert status(report, "container-toolkit") == Status.UNKNOWN
-    assert "hook mode not checked" in component(report, "container-toolkit").summary
+    assert "OCI hooks not read" in component(report, "container-toolkit").summary
     files["etc/crio/crio.conf.d/99-nvidia.toml"] = runtime_file("crio/crio.conf.d/99-nvidia.toml")
     raw = _kubernetes_node(tmp_path / "patched", facts, files, "kubelet", "crio")
     assert status(judge(tmp_path / "patched", facts, raw=raw), "container-toolkit") == Status.OK

@@ -15,9 +15,11 @@ from datetime import UTC, datetime
 
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.crio_hooks import HookFile, judge_hooks
 from gpunode.checks.pcie import reading_of, shortfall
 from gpunode.decisive import clipped
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.oci_hooks import OCI_HOOK_DIRS
 from gpunode.probe import ProbeResult
 from gpunode.probe.host import RuntimeConfigFact
 from gpunode.probe.nvml import NvmlGpu
@@ -613,8 +615,8 @@ def _runtime_handler(ctx: NodeContext, config: RuntimeConfigFact, component: str
         shown, default = ", ".join(nvidia), default or "runc"
         ev = _ev(ctx, f"{config.path}: runtimes {handlers}; NVIDIA runtime {shown}; default {default}")
         return ok(component, f"nvidia runtime in {config.path} (default {default})", ev)
-    if config.crio is not None:  # CRI-O may use the OCI hook instead, which the probe does not read
-        return unknown(component, f"no NVIDIA runtime in {config.path} (hook mode not checked)")
+    if config.crio is not None:  # CRI-O may use the OCI hook instead
+        return _crio_hooks(ctx, config.path, config.crio.hooks_dirs, component)
     if config.containerd is not None and config.containerd.ignored_cri_tables:
         # containerd 2.x also reads 2.x table names in a version 2 file (AKS writes such
         # files); the probe does not know which containerd runs, so it cannot tell.
@@ -625,6 +627,19 @@ def _runtime_handler(ctx: NodeContext, config: RuntimeConfigFact, component: str
         )
     ev = _ev(ctx, f"{config.path}: runtimes {handlers}; none runs {NVIDIA_BINARY}")
     return _found(ctx, component, "containerd_not_patched", ev)
+
+
+def _crio_hooks(ctx: NodeContext, path: str, hooks_dirs: tuple[str, ...], component: str) -> Finding:
+    """CRI-O without an NVIDIA handler, judged by the hook files the probe read."""
+    host = ctx.probe.host if ctx.probe is not None else None
+    if host is None or not host.oci_hook_dirs:  # a probe older than the hook reader
+        return unknown(component, f"no NVIDIA runtime in {path}; OCI hooks not read")
+    hooks = [HookFile(f.file, f.hook, f.error, f.binary_present) for f in host.oci_hooks]
+    verdict = judge_hooks(hooks, hooks_dirs or OCI_HOOK_DIRS)
+    ev = _ev(ctx, verdict.detail)
+    if verdict.cause is None:
+        return ok(component, f"NVIDIA OCI hook {verdict.file} (CRI-O, no NVIDIA runtime in {path})", ev)
+    return _found(ctx, component, verdict.cause, ev)
 
 
 def _cdi_specs(ctx: NodeContext, probe: ProbeResult, component: str) -> Iterator[Finding]:

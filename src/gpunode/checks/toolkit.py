@@ -7,9 +7,12 @@ from functools import lru_cache
 
 from gpunode.checks.base import EXPLAINS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.crio_hooks import HookFile, judge_hooks
 from gpunode.checks.host import runtime_down_message
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
+from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.oci_hooks import OCI_HOOK_DIRS, parse_oci_hook
 from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup
 
 
@@ -43,7 +46,7 @@ def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     if not nvidia:
         if setup.runtime == "cri-o":  # CRI-O may inject GPUs through the OCI hook instead
-            yield unknown(component, f"no NVIDIA runtime in {setup.path} (hook mode not checked)")
+            yield _crio_hook_setup(ctx, setup, component)
             return
         unread = _tables_only_containerd2_reads(ctx)
         if unread:
@@ -61,6 +64,39 @@ def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
     version = f"v{setup.version}, " if setup.version else ""
     ev = Evidence(path, f"NVIDIA runtime {shown}; default {default}")
     yield ok(component, f"{setup.runtime} patched ({version}default runtime {default})", ev)
+
+
+def _crio_hook_setup(ctx: NodeContext, setup: RuntimeSetup, component: str) -> Finding:
+    """A CRI-O node without an NVIDIA handler, judged by its OCI hooks: the hook files
+    among the node files, the binaries' presence from the probe where it ran. Without
+    hook files and without a probe that read the hook directories nothing is known."""
+    hooks = _hook_files(ctx, setup)
+    probe = ctx.probe
+    if not hooks and (probe is None or not probe.host.oci_hook_dirs):
+        return unknown(component, f"no NVIDIA runtime in {setup.path}; OCI hooks not collected")
+    verdict = judge_hooks(hooks, setup.hooks_dirs or OCI_HOOK_DIRS)
+    where = f"nodes/{ctx.name}/files{verdict.file or setup.path}"
+    ev = Evidence(where, verdict.detail)
+    if verdict.cause is None:
+        return ok(component, f"cri-o with the NVIDIA OCI hook ({verdict.detail})", ev)
+    return problem(component, verdict.cause, ev, specificity=ctx.kb.get(verdict.cause).specificity)
+
+
+def _hook_files(ctx: NodeContext, setup: RuntimeSetup) -> list[HookFile]:
+    """Hook files under the default and configured hook directories, parsed here (a
+    malformed one is a finding, not a runtime config parse error)."""
+    present = {f.file: f.binary_present for f in ctx.probe.host.oci_hooks} if ctx.probe else {}
+    dirs = {d.rstrip("/") for d in (*OCI_HOOK_DIRS, *setup.hooks_dirs)}
+    found: list[HookFile] = []
+    for rel, text in sorted(ctx.obs.files.items()):
+        path = "/" + rel
+        if not path.endswith(".json") or path.rpartition("/")[0] not in dirs:
+            continue
+        try:
+            found.append(HookFile(path, parse_oci_hook(path, text), binary_present=present.get(path)))
+        except ParseError as exc:
+            found.append(HookFile(path, None, error=str(exc)))
+    return found
 
 
 def _tables_only_containerd2_reads(ctx: NodeContext) -> str:

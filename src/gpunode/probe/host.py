@@ -28,6 +28,7 @@ from gpunode.parse.driver_version import DriverVersion, parse_proc_driver_versio
 from gpunode.parse.infiniband import PORT_ERROR_COUNTERS, SYSFS_INFINIBAND, RdmaPort, parse_rdma_port
 from gpunode.parse.kernel_log import XidEvent, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
+from gpunode.parse.oci_hooks import MAX_HOOK_BYTES, OCI_HOOK_DIRS, OciHook, parse_oci_hook
 from gpunode.probe.hostfs import HostFS
 from gpunode.probe.kernel import read_kmsg, run_dmesg
 
@@ -69,6 +70,7 @@ WATCHED_PROCESSES = (
 )
 MAX_PROCESSES = 65536
 MAX_CDI_SPECS = 64
+MAX_OCI_HOOKS = 64
 MAX_VALIDATION_BYTES = 4096
 FABRIC_MANAGER_LOG = "/var/log/fabricmanager.log"
 _DMESG_SECONDS = re.compile(r"^\[\s*(\d+\.\d+)\]")
@@ -108,6 +110,15 @@ class CdiSpecFact(msgspec.Struct, frozen=True):
     error: str | None = None
 
 
+class OciHookFact(msgspec.Struct, frozen=True):
+    """An OCI hook file; ``binary_present`` says whether the path it runs exists."""
+
+    file: str
+    hook: OciHook | None = None
+    error: str | None = None
+    binary_present: bool | None = None
+
+
 class ValidationMarker(msgspec.Struct, frozen=True):
     """A GPU Operator marker under /run/nvidia/validations."""
 
@@ -133,6 +144,8 @@ class HostFacts(msgspec.Struct, frozen=True):
     kernel_log: KernelLogFacts = msgspec.field(default_factory=lambda: KernelLogFacts(None))
     runtime_configs: tuple[RuntimeConfigFact, ...] = ()
     cdi_specs: tuple[CdiSpecFact, ...] = ()
+    oci_hooks: tuple[OciHookFact, ...] = ()
+    oci_hook_dirs: tuple[str, ...] = ()  # the directories read; empty: not read (older probe)
     device_plugin_sockets: tuple[str, ...] = ()
     kubelet_registration_socket: bool = False
     validations: tuple[ValidationMarker, ...] = ()
@@ -150,6 +163,8 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
     driver, driver_error = _driver(fs)
     modules, modules_error = _modules(fs)
     rdma_ports, rdma_errors = _rdma_ports(fs)
+    runtime_configs = _runtime_configs(fs)
+    hook_dirs = oci_hook_dirs(runtime_configs)
     facts = HostFacts(
         kernel_release=_strip(fs.read("/proc/sys/kernel/osrelease")),
         os_release=_os_release(fs),
@@ -162,8 +177,10 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
         device_nodes=_device_nodes(fs),
         secure_boot=secure_boot_state(fs),
         kernel_log=log_facts,
-        runtime_configs=_runtime_configs(fs),
+        runtime_configs=runtime_configs,
         cdi_specs=_cdi_specs(fs),
+        oci_hooks=_oci_hooks(fs, hook_dirs),
+        oci_hook_dirs=hook_dirs,
         device_plugin_sockets=_device_plugin_sockets(fs),
         kubelet_registration_socket=fs.is_socket(f"{DEVICE_PLUGIN_DIR}/kubelet.sock"),
         validations=_validations(fs, loaded_at),
@@ -348,6 +365,29 @@ def _crio(fs: HostFS, path: str) -> RuntimeConfigFact:
         return RuntimeConfigFact("crio", "cri-o", path, crio=parse_crio_config(files, path))
     except ParseError as exc:
         return RuntimeConfigFact("crio", "cri-o", path, error=str(exc))
+
+
+def oci_hook_dirs(configs: tuple[RuntimeConfigFact, ...]) -> tuple[str, ...]:
+    """The packaged and local hook directories, then those CRI-O's ``hooks_dir`` names."""
+    named = [d.rstrip("/") for c in configs if c.crio is not None for d in c.crio.hooks_dirs]
+    return tuple(dict.fromkeys([*OCI_HOOK_DIRS, *named]))
+
+
+def _oci_hooks(fs: HostFS, directories: tuple[str, ...]) -> tuple[OciHookFact, ...]:
+    """Every ``*.json`` hook file in those directories (kept for the bundle), parsed."""
+    files = [f"{d}/{n}" for d in directories for n in fs.listdir(d) if n.endswith(".json")]
+    return tuple(_oci_hook(fs, path) for path in files[:MAX_OCI_HOOKS])
+
+
+def _oci_hook(fs: HostFS, path: str) -> OciHookFact:
+    text = fs.read(path, limit=MAX_HOOK_BYTES)
+    if text is None:
+        return OciHookFact(path, error="unreadable")
+    try:
+        hook = parse_oci_hook(path, text)
+    except ParseError as exc:
+        return OciHookFact(path, error=str(exc))
+    return OciHookFact(path, hook, binary_present=fs.exists(hook.path))
 
 
 def _cdi_specs(fs: HostFS) -> tuple[CdiSpecFact, ...]:
