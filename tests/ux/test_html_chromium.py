@@ -75,9 +75,27 @@ def test_demo_report_in_chromium(tmp_path: Path) -> None:
     )
     assert article and 'data-nodes="gpu-wk-02"' in article.group(0)
     assert "Could not resolve Linux kernel version" in article.group(0)
-    assert dom.count('class="arrow"') == 7  # seven components blocked by the driver on gpu-wk-02
+    # seven components blocked by the driver on gpu-wk-02, each listing it (no lines drawn)
+    assert dom.count('<li><a href="#gpu-wk-02--driver">driver</a></li>') == 7
+    assert "<svg" not in dom and 'class="arrow"' not in dom
     assert 'id="gpu-wk-02--driver"' in dom and "7 nodes shown" not in dom and "2 nodes shown" in dom
     assert render_ms(dom) < 2000
+
+
+def test_pointing_at_a_component_lights_up_its_blockers_and_what_it_blocks(tmp_path: Path) -> None:
+    page = tmp_path / "hover.html"
+    html = subprocess.run([GPUNODE, "demo", "-o", "html"], capture_output=True, text=True, check=False).stdout
+    over = ("<script>document.getElementById('gpu-wk-02--driver').dispatchEvent("
+            "new MouseEvent('mouseover', {bubbles: true}));</script></body>")
+    page.write_text(html.replace("</body>", over))
+    dom = chromium("--dump-dom", page.as_uri()).stdout
+    lit = re.findall(r'<div class="comp [^"]*\bhl-blocked\b[^"]*" id="([^"]+)"', dom)
+    assert len(lit) == 7 and all(i.startswith("gpu-wk-02--") for i in lit), lit
+    assert re.search(r'<div class="comp [^"]*\bhl-self\b[^"]*" id="gpu-wk-02--driver"', dom)
+    below = html.replace("</body>", over.replace("gpu-wk-02--driver", "gpu-wk-02--device-plugin"))
+    page.write_text(below)
+    dom = chromium("--dump-dom", page.as_uri()).stdout
+    assert re.search(r'<div class="comp [^"]*\bhl-blocker\b[^"]*" id="gpu-wk-02--driver"', dom)
 
 
 def test_fleet_of_500_nodes_in_chromium(tmp_path: Path) -> None:
@@ -108,6 +126,7 @@ def test_validate_html_has_six_categories(tmp_path: Path) -> None:
     page = SHOTS / "validate.html"
     shutil.copy(out / "report.html", page)
     dom = render(page, SHOTS / "validate.png")
+    assert dom.index('id="validate"') < dom.index('id="fleet"')  # the readiness table leads
     section = dom[dom.index('id="validate"') :]
     for category in ("infrastructure", "gpu-health", "network", "storage", "scheduling", "observability"):
         assert f"<td>{category}</td>" in section

@@ -1,9 +1,9 @@
-"""One self-contained HTML file (no external assets): fleet summary, root causes with
-evidence, each node's stack drawn bottom-up with blocked-by arrows, filters, and (from
-``validate``) the six readiness categories.
+"""One self-contained HTML file (no external assets): (from ``validate``) the six readiness
+categories first, then the fleet summary, root causes with evidence, and each node's stack
+drawn bottom-up, what blocks each component listed inside it, and filters.
 
 Everything a reader needs is in the markup itself; the small inline script only adds
-filtering and draws the arrows, so the content is there without JavaScript too.
+filtering and the highlight of blockers on hover, so the content is there without JavaScript.
 """
 
 from __future__ import annotations
@@ -39,14 +39,14 @@ def render_html(report: Report, validation: ValidationReport | None = None) -> s
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>gpunode — {name}</title><style>{_asset('report.css')}</style></head><body>",
         _header(report, rows, validation),
+        # a validate page leads with its readiness table, then the diagnosis behind it
+        *([_validation(validation)] if validation is not None else []),
         _filters(),
         _fleet(report, rows),
         fleetview.html(report.fleet),
         _root_causes(report, rows),
         workloads.html(report),
     ]
-    if validation is not None:
-        parts.append(_validation(validation))
     parts += [_stacks(report), f"<script>{_asset('report.js')}</script></body></html>", ""]
     return "\n".join(parts)
 
@@ -227,7 +227,8 @@ def _stacks(report: Report) -> str:
     legend = "".join(f'<span class="comp s-{s.value}">{STATUS_MARK[s]} {s.value}</span>' for s in Status)
     return (
         f'<section id="stacks"><h2>Node stacks</h2><p class="legend">{legend} '
-        "<span class=arrow-key>→ blocked by</span></p>"
+        "<span class=hover-key>point at a component to light up what blocks it and what it blocks"
+        "</span></p>"
         f'<div class="grid">{drawn}</div>{others}</section>'
     )
 
@@ -246,18 +247,22 @@ def _node(node: NodeReport) -> str:
         f'<div class="node s-{node.status.value}" data-status="{node.status.value}" '
         f'data-node="{escape(node.name)}">'
         f"<h3>{STATUS_MARK[node.status]} {escape(node.name)} <small>{escape(gpus)}</small></h3>"
-        f'<div class="stack">{"".join(layers)}<svg class="arrows" aria-hidden="true"></svg></div></div>'
+        f'<div class="stack">{"".join(layers)}</div></div>'
     )
 
 
 def _component(node: str, comp: ComponentReport) -> str:
+    """A component's tile; what blocks it is a list of links inside it (no lines drawn
+    across the stack), and pointing at it lights up both ends (report.js)."""
     blocked = " ".join(f"{node}--{b}" for b in comp.blocked_by)
     tip = comp.summary + (f" — blocked by {', '.join(comp.blocked_by)}" if comp.blocked_by else "")
     version = f"<small>{escape(comp.version)}</small>" if comp.version else ""
+    by = "".join(f'<li><a href="#{escape(node)}--{escape(b)}">{escape(b)}</a></li>' for b in comp.blocked_by)
+    listed = f'<ul class="blocked-by" aria-label="blocked by">{by}</ul>' if by else ""
     return (
-        f'<div class="comp s-{comp.status.value}" id="{escape(node)}--{escape(comp.component)}" '
+        f'<div class="comp s-{comp.status.value}" id="{escape(node)}--{escape(comp.component)}" tabindex="0" '
         f'data-blocked-by="{escape(blocked)}" title="{escape(tip)}">'
-        f"{STATUS_MARK[comp.status]} {escape(comp.component)}{version}</div>"
+        f"{STATUS_MARK[comp.status]} {escape(comp.component)}{version}{listed}</div>"
     )
 
 

@@ -1,24 +1,19 @@
 (function(){
-const NS='http://www.w3.org/2000/svg';
-function arrows(node){
-  const svg=node.querySelector('svg.arrows'); if(!svg) return;
-  svg.innerHTML='<defs><marker id="m-'+node.dataset.node+'" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" '+
-    'markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#24292f"/></marker></defs>';
-  const box=svg.getBoundingClientRect();
-  node.querySelectorAll('.comp[data-blocked-by]').forEach(function(c){
-    if(!c.dataset.blockedBy) return;
-    c.dataset.blockedBy.split(' ').forEach(function(id){
-      const t=document.getElementById(id); if(!t) return;
-      const a=c.getBoundingClientRect(), b=t.getBoundingClientRect();
-      const x1=a.left+a.width/2-box.left, y1=a.bottom-box.top, x2=b.left+b.width/2-box.left, y2=b.top-box.top;
-      const p=document.createElementNS(NS,'path');
-      p.setAttribute('d','M'+x1+','+y1+' C'+x1+','+(y1+24)+' '+x2+','+(y2-24)+' '+x2+','+y2);
-      p.setAttribute('marker-end','url(#m-'+node.dataset.node+')');
-      p.setAttribute('class','arrow'); svg.appendChild(p);
-    });
+// Pointing at a component (or focusing it) lights up what blocks it and what it blocks,
+// in place of lines drawn across the stack; the lists inside the tiles say the same in text.
+function blockers(c){ return c.dataset.blockedBy ? c.dataset.blockedBy.split(' ') : []; }
+function light(c, on){
+  c.classList.toggle('hl-self', on);
+  blockers(c).forEach(function(id){ const t=document.getElementById(id); if(t) t.classList.toggle('hl-blocker', on); });
+  const stack=c.closest('.stack'); if(!stack) return;
+  stack.querySelectorAll('.comp[data-blocked-by]').forEach(function(o){
+    if(blockers(o).indexOf(c.id)>=0) o.classList.toggle('hl-blocked', on);
   });
 }
-function drawAll(){ document.querySelectorAll('#stacks .grid .node:not(.hidden)').forEach(arrows); }
+document.addEventListener('mouseover', function(e){ const c=e.target.closest && e.target.closest('.comp[id]'); if(c) light(c, true); });
+document.addEventListener('mouseout', function(e){ const c=e.target.closest && e.target.closest('.comp[id]'); if(c) light(c, false); });
+document.addEventListener('focusin', function(e){ const c=e.target.closest && e.target.closest('.comp[id]'); if(c) light(c, true); });
+document.addEventListener('focusout', function(e){ const c=e.target.closest && e.target.closest('.comp[id]'); if(c) light(c, false); });
 function filter(){
   const st=document.getElementById('f-status').value, ly=document.getElementById('f-layer').value,
         nm=document.getElementById('f-node').value.trim().toLowerCase();
@@ -34,12 +29,8 @@ function filter(){
     el.querySelectorAll('.layer').forEach(function(l){ l.classList.toggle('dim', !!ly && l.dataset.layer!==ly); });
   });
   document.getElementById('f-count').textContent=shown+' nodes shown';
-  drawAll();
 }
 ['f-status','f-layer','f-node'].forEach(function(id){ document.getElementById(id).addEventListener('input',filter); });
-const more=document.getElementById('other-stacks');
-if(more) more.addEventListener('toggle',function(){ more.querySelectorAll('.node').forEach(arrows); });
-window.addEventListener('resize',drawAll);
 filter();
 document.documentElement.dataset.renderMs=String(Math.round(performance.now()));
 })();
