@@ -1,4 +1,5 @@
-"""The fleet section of report JSON v1 (``fleet``): outliers, shared factors and wedges;
+"""The fleet section of report JSON v1 (``fleet``): outliers, shared factors, wedges and
+NVLink domains;
 and the output of ``gpunode diff -o json`` (``DiffReport``).
 
 Imports nothing of gpunode, so ``gpunode.model`` holds it as a field of the report.
@@ -69,12 +70,45 @@ class Wedge(msgspec.Struct, frozen=True):
     unwedge: tuple[str, ...] = ()
 
 
+class DomainFlag(msgspec.Struct, frozen=True):
+    """What is wrong with one NVLink domain, judged across its nodes."""
+
+    #: ``node_outside_domain``, ``domain_short``, ``links_one_sided``
+    kind: str
+    #: the node it is about (None for ``domain_short``: the domain's nodes are listed)
+    node: str | None
+    text: str
+
+
+class Domain(msgspec.Struct, frozen=True):
+    """One NVLink domain (an NVL rack or a partition of it) and the nodes in it."""
+
+    #: ``<ClusterUUID>.<CliqueId>``, as GPU Feature Discovery's ``nvidia.com/gpu.clique``
+    domain: str
+    cluster_uuid: str
+    clique: str
+    #: the GPU product of its nodes, where known
+    product: str | None
+    nodes: tuple[str, ...]
+    #: how many nodes the domains of its product have (the largest, held by at least half of
+    #: the others); None for a product's only domain
+    usual_nodes: int | None
+    flags: tuple[DomainFlag, ...] = ()
+
+
 class FleetAnalysis(msgspec.Struct, frozen=True):
     """Patterns across the reported nodes (gpunode.fleet); empty on a uniform, healthy fleet."""
 
     outliers: tuple[Outlier, ...] = ()
     correlations: tuple[Correlation, ...] = ()
     wedges: tuple[Wedge, ...] = ()
+    #: NVLink domains and their nodes; left out of the JSON when no node is in one
+    domains: tuple[Domain, ...] | msgspec.UnsetType = msgspec.UNSET
+
+    @property
+    def nvlink_domains(self) -> tuple[Domain, ...]:
+        """``domains``, empty where no node is in an NVLink domain."""
+        return () if isinstance(self.domains, msgspec.UnsetType) else self.domains
 
 
 # --- gpunode diff -o json (gpunode.fleet.diff) ------------------------------------------

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from gpunode.gpus import physical_gpus_labelled
+from gpunode.parse.nvlink import parse_nvlink_status
 
 if TYPE_CHECKING:
     from gpunode.checks.context import NodeContext
@@ -59,6 +60,8 @@ IMAGE_COMPONENTS: tuple[str, ...] = (
     "driver", "container-toolkit", "device-plugin", "gfd", "dcgm-exporter", "mig-manager",
 )
 DCGM_PREFIX = "DCGM_FI_"
+#: Collected ``nvidia-smi nvlink -s`` (gpunode.checks.interconnect.NVLINK_STATUS).
+NVLINK_STATUS_FILE = "nvidia-smi-nvlink-s.txt"
 
 
 class Observed(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
@@ -82,6 +85,11 @@ class Observed(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True)
     mig_since: str | None = None
     #: a digest of the node's container runtime config files (gpunode.fleet.diff)
     runtime_config: str | None = None
+    #: per GPU on an NVLink fabric, its ``<ClusterUUID>.<CliqueId>`` ("" for one with no
+    #: clique); None where no GPU is on one or the fabric was not read (gpunode.fleet.domains)
+    domains: tuple[str, ...] | None = None
+    #: NVLinks active and present, from the probe or collected ``nvidia-smi nvlink -s``
+    links: tuple[int, int] | None = None
 
 
 NOTHING_OBSERVED = Observed()
@@ -99,6 +107,8 @@ def observe(ctx: NodeContext) -> Observed:
         "driver_loaded_at": probe.host.driver_loaded_at if probe and stale else None,
         "mig_since": _mig_since(ctx),
         "runtime_config": runtime_config_digest(ctx.obs.files),
+        "domains": _gpu_domains(ctx, probe),
+        "links": _links(ctx, probe),
     }
     if found is NOTHING_OBSERVED and not any(rest.values()):
         return NOTHING_OBSERVED
@@ -130,6 +140,48 @@ def _gpus(ctx: NodeContext, probe: ProbeResult | None) -> Observed:
         vbios=_joined([g.vbios_version for g in smi.gpus]),
         product=_joined([g.product_name for g in smi.gpus]),
     )
+
+
+#: What nvidia-smi and NVML say of a GPU outside any NVLink fabric.
+_OFF_FABRIC = frozenset({None, "", "N/A", "Not Supported", "[N/A]", "not_supported"})
+_ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+
+
+def _gpu_domains(ctx: NodeContext, probe: ProbeResult | None) -> tuple[str, ...] | None:
+    """Each fabric GPU's domain, from the probe's NVML facts, else ``nvidia-smi -q -x``."""
+    fabric: list[tuple[str | None, str | None, str | None, object]]
+    if probe is not None and probe.nvml.init_ok:
+        fabric = [(g.fabric_state, g.fabric_status, g.fabric_cluster_uuid, g.fabric_clique_id)
+                  for g in probe.nvml.gpus if not g.lost]
+    elif (smi := ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None) is not None:
+        fabric = [(g.fabric_state, g.fabric_status, g.fabric_cluster_uuid, g.fabric_clique_id)
+                  for g in smi.gpus]
+    else:
+        return None
+    out = [_domain(*f) for f in fabric if f[0] not in _OFF_FABRIC]
+    known = [d for d in out if d is not None]
+    return tuple(known) if known and any(known) else None
+
+
+def _domain(state: str | None, status: str | None, uuid: str | None, clique: object) -> str | None:
+    """``<uuid>.<clique>`` for a registered GPU, "" for one on a fabric without a clique,
+    None for one registered outside a multi-node domain (a zero cluster UUID)."""
+    if state == "Completed" and status == "Success":
+        if uuid in _OFF_FABRIC or uuid == _ZERO_UUID:
+            return None
+        return f"{uuid}.{clique}" if clique not in _OFF_FABRIC else ""
+    return ""
+
+
+def _links(ctx: NodeContext, probe: ProbeResult | None) -> tuple[int, int] | None:
+    """NVLinks active and present on the node (None where none was read)."""
+    if probe is not None and probe.nvml.init_ok:
+        links = [lk.active for g in probe.nvml.gpus if not g.lost for lk in g.nvlinks]
+    elif (text := ctx.obs.cmd.get(NVLINK_STATUS_FILE)):
+        links = [lk.active for g in parse_nvlink_status(text) for lk in g.links]
+    else:
+        return None
+    return (sum(links), len(links)) if links else None
 
 
 def runtime_config_digest(files: Mapping[str, str]) -> str | None:

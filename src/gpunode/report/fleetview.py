@@ -1,5 +1,6 @@
 """The fleet analysis (report ``fleet``) as every reporter shows it, under the fleet summary:
-nodes that differ from their peers, factors the failing nodes share, controllers wedged."""
+nodes that differ from their peers, factors the failing nodes share, controllers wedged,
+and the NVLink domains with their nodes (flagged domains first)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import msgspec
 from rich.console import Console
 from rich.text import Text
 
-from gpunode.fleet.model import Correlation, FleetAnalysis, Outlier, Wedge
+from gpunode.fleet.model import Correlation, Domain, FleetAnalysis, Outlier, Wedge
 from gpunode.model import Report
 from gpunode.report.style import paragraph
 
@@ -49,12 +50,23 @@ def wedge_line(w: Wedge) -> str:
     return f"{w.object} {w.state}{age} — {w.owner}"
 
 
+def domain_line(d: Domain) -> str:
+    product = f" ({d.product})" if d.product else ""
+    return f"{d.domain}{product}: {_nodes(d)} node(s)"
+
+
+def domains_shown(fleet: FleetAnalysis) -> list[Domain]:
+    """The NVLink domains, those with a flag first."""
+    return sorted(fleet.nvlink_domains, key=lambda d: (not d.flags, d.domain))
+
+
 def render(report: Report, console: Console, expand: bool) -> None:
     """The table's lines under the fleet summary; nothing for an empty analysis."""
     fleet = report.fleet
     _section(console, "Shared by the failing nodes", fleet.correlations, expand, _correlation)
     _section(console, "Nodes unlike their peers, without an error", merged(fleet.outliers), expand, _outlier)
     _section(console, "Wedged", fleet.wedges, expand, _wedge)
+    _section(console, "NVLink domains", domains_shown(fleet), expand, _domain)
 
 
 def _section(console: Console, title: str, items: Sequence[T], expand: bool,
@@ -81,6 +93,12 @@ def _wedge(console: Console, w: Wedge) -> None:
     paragraph(console, f"■ {wedge_line(w)}", 2)
     for step in w.unwedge:
         console.print(Text(f"      $ {step}", style="cyan"), soft_wrap=True)
+
+
+def _domain(console: Console, d: Domain) -> None:
+    paragraph(console, f"{'▲' if d.flags else '▣'} {domain_line(d)}", 2)
+    for flag in d.flags:
+        paragraph(console, f"✗ {flag.text}", 6)
 
 
 def markdown(fleet: FleetAnalysis, expand: bool) -> list[str]:
@@ -111,7 +129,20 @@ def markdown(fleet: FleetAnalysis, expand: bool) -> list[str]:
                       f"{w.text}", *[f"  - `{step}`" for step in w.unwedge]]
         lines += [f"- … and {more} more"] if more else []
         lines.append("")
+    if fleet.nvlink_domains:
+        lines += ["## NVLink domains", "", "| domain | GPU product | nodes | flagged |",
+                  "| --- | --- | --- | --- |"]
+        items_d, more = _shown(domains_shown(fleet), expand)
+        lines += [f"| {d.domain} | {_cell(d.product or '')} | {_nodes(d)} | "
+                  f"{'<br>'.join(_cell(f.text) for f in d.flags)} |" for d in items_d]
+        lines += [f"| … and {more} more | | | |"] if more else []
+        lines.append("")
     return lines
+
+
+def _nodes(d: Domain) -> str:
+    """How many nodes, and how many its product's other domains have where that differs."""
+    return str(len(d.nodes)) + (f" of {d.usual_nodes}" if d.usual_nodes not in (None, len(d.nodes)) else "")
 
 
 def html(fleet: FleetAnalysis) -> str:
@@ -141,6 +172,13 @@ def html(fleet: FleetAnalysis) -> str:
             f"<ul>{''.join(f'<li><code>{escape(s)}</code></li>' for s in w.unwedge)}</ul></li>"
             for w in fleet.wedges)
         parts.append(f"<h3>Wedged</h3><ul>{items}</ul>")
+    if fleet.nvlink_domains:
+        rows = "".join(
+            f"<tr><td>{escape(d.domain)}</td><td>{escape(d.product or '')}</td><td>{escape(_nodes(d))}</td>"
+            f"<td>{'<br>'.join(escape(f.text) for f in d.flags)}</td></tr>"
+            for d in domains_shown(fleet))
+        parts.append("<h3>NVLink domains</h3><table><thead><tr><th>domain</th><th>GPU product</th>"
+                     f"<th>nodes</th><th>flagged</th></tr></thead><tbody>{rows}</tbody></table>")
     if not parts:
         return ""
     return f'<section id="fleet-analysis"><h2>Across the fleet</h2>{"".join(parts)}</section>'
