@@ -28,8 +28,8 @@ from typing import Protocol
 from gpunode.checks.context import NodeContext
 from gpunode.facts import ClusterFacts, SkippedItems
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
-from gpunode.probe import ProbeResult
 from gpunode.probe.nvml import NvmlGpu
+from gpunode.probe.result import ProbeResult
 
 PROBE_FILE = "gpunode-probe.json"
 

@@ -21,7 +21,7 @@ import msgspec
 
 from gpunode.bundle.kube import Pod
 from gpunode.errors import BundleError, ParseError
-from gpunode.probe import ProbeResult, load_probe_json, probe_json
+from gpunode.probe.result import ProbeResult, load_probe_json, probe_json
 from gpunode.safety import inside
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from gpunode.agent.fold import node_dir_name, probe_files
 from gpunode.bundle.load import load_source, read_node_observations
 from gpunode.diagnose import diagnose
 from gpunode.model import Report
-from gpunode.probe import ProbeResult
+from gpunode.probe.result import ProbeResult
 
 BUNDLE_FORMAT = "gpunode-bundle/v1"
 

@@ -24,7 +24,7 @@ from gpunode.agent.metrics import AgentMetrics, XidTracker
 from gpunode.agent.nodereport import ReportPublisher, verdict_of
 from gpunode.errors import UsageError
 from gpunode.model import NodeReport, Report
-from gpunode.probe import ProbeResult, probe_json
+from gpunode.probe.result import ProbeResult, probe_json
 
 log = logging.getLogger(__name__)
 

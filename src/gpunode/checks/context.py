@@ -45,7 +45,7 @@ from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
 from gpunode.parse.prom import Sample, parse_prometheus_text, split_families
 from gpunode.platforms import GENERIC, Platform, detect
-from gpunode.probe import ProbeResult, load_probe_json
+from gpunode.probe.result import ProbeResult, load_probe_json
 from gpunode.runtimes import RuntimeSetup, from_containerd, from_crio, from_docker, runtime_kind
 
 T = TypeVar("T")

@@ -29,8 +29,8 @@ from gpunode.parse.infiniband import (
 )
 from gpunode.parse.nvlink import NvlinkGpu, parse_nvlink_errors, parse_nvlink_status
 from gpunode.parse.topology import NEAR_PATHS, parse_topo_matrix
-from gpunode.probe import ProbeResult
 from gpunode.probe.interconnect import NO_HCA, NO_NVLINK
+from gpunode.probe.result import ProbeResult
 
 PROBE_FILE = "gpunode-probe.json"
 PROBE_NEEDS = (f"cmd/{PROBE_FILE}",)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from gpunode.checks.context import NodeContext
     from gpunode.facts import ClusterFacts
     from gpunode.model import NodeReport
-    from gpunode.probe import ProbeResult
+    from gpunode.probe.result import ProbeResult
 
 #: Node pool labels of the managed platforms and common installers, most specific first.
 POOL_LABELS: tuple[str, ...] = (

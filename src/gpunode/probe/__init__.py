@@ -21,14 +21,14 @@ import msgspec
 
 from gpunode import __version__
 from gpunode.bounded import Ran, run_capped
-from gpunode.errors import BundleError, ParseError
+from gpunode.errors import BundleError
 from gpunode.probe.host import HostFacts, collect_host
 from gpunode.probe.hostfs import HostFS
-from gpunode.probe.interconnect import InterconnectFacts, collect_interconnect
+from gpunode.probe.interconnect import collect_interconnect
 from gpunode.probe.journal import read_journals
 from gpunode.probe.nvml import NvmlFacts, NvmlLib, collect_nvml
+from gpunode.probe.result import PROBE_FORMAT, InterconnectFacts, ProbeResult, load_probe_json, probe_json
 
-PROBE_FORMAT = "gpunode-probe/v1"
 BUNDLE_FORMAT = "gpunode-bundle/v1"
 NVIDIA_SMI_TIMEOUT_S = 60.0
 MAX_NVIDIA_SMI_BYTES = 8 * 1024 * 1024
@@ -45,32 +45,7 @@ __all__ = [
 ]
 
 
-class ProbeResult(msgspec.Struct, frozen=True):
-    """Everything one probe saw. ``raw`` maps bundle paths under ``nodes/<node>/``
-    (``cmd/dmesg.txt``, ``files/proc/modules``, ...) to the text read; it is left
-    out of :func:`probe_json` so the facts file stays small."""
-
-    format: str
-    node_name: str
-    host_root: str
-    collected_at: str
-    gpunode_version: str
-    duration_seconds: float
-    timings: dict[str, float]
-    nvml: NvmlFacts
-    host: HostFacts
-    nvidia_smi: str = "not_run"
-    errors: tuple[str, ...] = ()
-    interconnect: InterconnectFacts = msgspec.field(default_factory=InterconnectFacts)
-    raw: dict[str, str] = msgspec.field(default_factory=dict)
-
-
 T = TypeVar("T")
-
-
-# Built at import: msgspec builds a type's decoding information on first use, and
-# doing that from several threads at once (collector workers) can crash CPython.
-_PROBE_DECODER = msgspec.json.Decoder(ProbeResult)
 
 
 def run_probe(
@@ -173,26 +148,6 @@ def _run(argv: list[str]) -> Ran:
     """nvidia-smi's output, read no further than MAX_NVIDIA_SMI_BYTES (bounded.run_capped):
     a cut XML fails to parse, so the GPUs are unknown, never judged from a part."""
     return run_capped(argv, timeout=NVIDIA_SMI_TIMEOUT_S, max_bytes=MAX_NVIDIA_SMI_BYTES + 1)
-
-
-def probe_json(result: ProbeResult, indent: int = 2) -> bytes:
-    """The facts as JSON, without the raw texts (those go to the bundle)."""
-    facts = msgspec.structs.asdict(result)
-    del facts["raw"]
-    return msgspec.json.format(msgspec.json.encode(facts), indent=indent) + b"\n"
-
-
-def load_probe_json(data: bytes | str) -> ProbeResult:
-    """Decode a ``gpunode-probe.json`` (e.g. from a bundle) into a ProbeResult."""
-    try:
-        result = _PROBE_DECODER.decode(data)
-    except msgspec.DecodeError as exc:
-        raise ParseError(f"not a gpunode probe result: {str(exc).splitlines()[0]}") from None
-    except RecursionError:
-        raise ParseError("not a gpunode probe result: nested too deeply") from None
-    if result.format != PROBE_FORMAT:
-        raise ParseError(f"unsupported probe format {result.format!r}")
-    return result
 
 
 def write_probe_bundle(result: ProbeResult, bundle_dir: Path) -> None:

@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import os
 
-import msgspec
-
 from gpunode.parse.infiniband import SYSFS_INFINIBAND, RdmaPort
 from gpunode.probe.host import HostFacts
 from gpunode.probe.hostfs import HostFS
 from gpunode.probe.nvml import NvmlFacts, NvmlGpu
+from gpunode.probe.result import (
+    GpuDirect,
+    ImexFacts,
+    InterconnectFacts,
+    NicAffinity,
+    ServiceState,
+    SriovFunction,
+)
 
 NO_NVLINK = "no NVLink peers"
 NO_HCA = "no InfiniBand HCA"
@@ -41,61 +47,6 @@ MAX_IMEX_PEERS = 1024
 # Closeness on the PCIe tree, nearest first (nvidia-smi topo -m's legend).
 PCIE_LEVELS = ("PIX", "PXB", "PHB", "NODE", "SYS")
 DMA_BUF_MIN_KERNEL = (5, 12)
-
-
-class NicAffinity(msgspec.Struct, frozen=True):
-    """The RDMA device nearest one GPU, and how near (``PCIE_LEVELS``)."""
-
-    gpu: int
-    device: str
-    link: str
-
-
-class SriovFunction(msgspec.Struct, frozen=True):
-    """A physical function that can carry SR-IOV virtual functions."""
-
-    netdev: str
-    numvfs: int | None
-    totalvfs: int | None
-
-
-class ServiceState(msgspec.Struct, frozen=True):
-    """A host daemon: running (None when host processes are out of sight), unit enabled
-    at boot (None when no systemd config is visible), unit file installed."""
-
-    running: bool | None
-    enabled: bool | None
-    installed: bool
-
-
-class GpuDirect(msgspec.Struct, frozen=True):
-    """GPUDirect RDMA's kernel side: the nvidia_peermem module, and whether DMA-BUF (its
-    successor: open kernel module on Linux 5.12 or later) is available instead."""
-
-    nvidia_peermem: bool | None
-    dma_buf: str  # "supported", "unsupported", "unknown"
-    dma_buf_reason: str
-
-
-class ImexFacts(msgspec.Struct, frozen=True):
-    """IMEX's node list (peers by IP) and the channel device nodes workloads open."""
-
-    nodes_config: str | None
-    peers: tuple[str, ...]
-    channels: tuple[str, ...]
-
-
-class InterconnectFacts(msgspec.Struct, frozen=True):
-    """The probe's interconnect section; ``nvlink`` and ``infiniband`` are one-line verdicts."""
-
-    nvlink: str = "unknown"
-    infiniband: str = "unknown"
-    nvswitches: int = 0
-    nic_affinity: tuple[NicAffinity, ...] = ()
-    sriov: tuple[SriovFunction, ...] = ()
-    gpudirect: GpuDirect = msgspec.field(default_factory=lambda: GpuDirect(None, "unknown", "not read"))
-    services: dict[str, ServiceState] = msgspec.field(default_factory=dict)
-    imex: ImexFacts = msgspec.field(default_factory=lambda: ImexFacts(None, (), ()))
 
 
 def collect_interconnect(fs: HostFS, nvml: NvmlFacts, host: HostFacts) -> InterconnectFacts:
