@@ -154,7 +154,7 @@ def resolve_bundle(
         if source.is_dir() and is_must_gather(source):
             return convert_must_gather(source, workdir / "must-gather"), None
         return source, None
-    from gpunode.collect import collect_bundle
+    from gpunode.collect.live import collect_bundle
 
     result = collect_bundle(
         workdir / "live", kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet,
@@ -319,7 +319,7 @@ def demo(
 def _demo_live(bundle: Path, workdir: Path) -> Report:
     """The live path end to end: test API server on loopback, real client, collect, diagnose."""
     from gpunode.apiserver import serve_bundle
-    from gpunode.collect import collect_bundle
+    from gpunode.collect.live import collect_bundle
 
     with serve_bundle(bundle) as server:
         result = collect_bundle(workdir / "live", kubeconfig=server.kubeconfig_path, quiet=True)
