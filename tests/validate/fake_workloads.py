@@ -39,7 +39,12 @@ from gpunode.errors import ParseError
 from gpunode.parse.nvidia_smi import parse_nvidia_smi_xml
 
 Json = dict[str, Any]
-KINDS = {"namespaces": "Namespace", "pods": "Pod", "persistentvolumeclaims": "PersistentVolumeClaim"}
+KINDS = {
+    "namespaces": "Namespace",
+    "pods": "Pod",
+    "persistentvolumeclaims": "PersistentVolumeClaim",
+    "secrets": "Secret",
+}
 MANAGED = ("app.kubernetes.io/managed-by", "gpunode")
 DEFAULT_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
@@ -56,6 +61,8 @@ class WorkloadScript:
     hang: frozenset[str] = frozenset()
     claims_bind: bool | None = None
     nccl_busbw_gbps: float = 362.4
+    #: the NCCL launcher never finishes (an all-reduce stuck on a dead link)
+    nccl_hang: bool = False
     energy_step: int = 1500
 
 
@@ -135,7 +142,8 @@ class WorkloadOverlay:
             **({"namespace": namespace} if namespace else {}),
         )
         obj["apiVersion"], obj["kind"] = "v1", KINDS[req.plural]
-        obj["status"] = {"phase": "Active"} if req.plural == "namespaces" else {"phase": "Pending"}
+        if req.plural != "secrets":
+            obj["status"] = {"phase": "Active"} if req.plural == "namespaces" else {"phase": "Pending"}
         self.objects[key], self.born[key] = obj, time.monotonic()
         if req.plural == "pods":
             self.fates[(namespace, key[2])] = self._decide(obj)
@@ -243,8 +251,11 @@ class WorkloadOverlay:
         command = " ".join([*container.get("command", []), *container.get("args", [])])
         if "nvidia-smi -L" in command:
             fate.log = self._smi_list(node, _gpus_requested(container))
-        elif "torchrun" in command:
+        elif "sshd" in command:  # an NCCL worker: serves until deleted
+            fate.hang = True
+        elif "mpirun" in command:
             fate.log = self._nccl_log(pod)
+            fate.hang = fate.hang or self.script.nccl_hang
         else:
             fate.log = next(
                 (e.get("value", "") for e in container.get("env", []) if e.get("name") == "GPUNODE_TOKEN"), ""
@@ -303,15 +314,31 @@ class WorkloadOverlay:
         return [(g.product_name, g.uuid) for g in report.gpus]
 
     def _nccl_log(self, pod: Json) -> str:
-        rank = pod.get("metadata", {}).get("labels", {}).get("gpunode.io/rank", "0")
+        """nccl-tests' all_reduce_perf as the launcher prints it (tests/fixtures/real/
+        interconnect/a3mega-nccl-tests-all-reduce-perf-2x8-h100.txt), its sizes from 64 MiB
+        to 1 GiB, the bus bandwidth rising to the script's figure at 1 GiB."""
         gpus = _gpus_requested(pod["spec"]["containers"][0])
-        if rank != "0":
-            return ""
-        busbw = self.script.nccl_busbw_gbps
-        algbw = busbw * (2 * gpus) / (2 * (2 * gpus - 1))
-        return (
-            f"gpunode-nccl world={2 * gpus} bytes=1073741824 algbw_GBps={algbw:.1f} busbw_GBps={busbw:.1f}\n"
-        )
+        ranks = 2 * gpus
+        peak = self.script.nccl_busbw_gbps
+        lines = [
+            "# nThread 1 nGpus 1 minBytes 67108864 maxBytes 1073741824 step: 2(factor) warmup iters: 5 "
+            "iters: 20 agg iters: 1 validation: 1 graph: 0",
+            "#",
+            "#" + " " * 62 + "out-of-place" + " " * 23 + "in-place",
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+            "algbw   busbw #wrong",
+            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  "
+            "(GB/s)  (GB/s)       ",
+        ]
+        sizes = [1 << 26, 1 << 27, 1 << 28, 1 << 29, 1 << 30]
+        for share, size in zip((0.45, 0.6, 0.75, 0.9, 1.0), sizes, strict=True):
+            busbw = peak * share
+            algbw = busbw * ranks / (2 * (ranks - 1))
+            time_us = size / (algbw * 1e3) if algbw else 0.0
+            half = f"{time_us:7.1f}  {algbw:6.2f}  {busbw:6.2f}      0"
+            lines.append(f"{size:12d}  {size // 4:12d}     float     sum      -1  {half}  {half}")
+        lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {peak * 0.74:.3f} ", ""]
+        return "\n".join(lines)
 
     def _log(self, req: ResourcePath) -> str:
         key = ("pods", req.namespace, req.name)

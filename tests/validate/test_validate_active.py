@@ -62,7 +62,7 @@ def test_healthy_cluster_passes_and_leaves_nothing(falcon_healthy: Path, serve) 
     assert server.overlay.our_objects() == []
     audit = server.running.audit()
     created = [a for a in audit if a.verb == "create"]
-    assert {a.resource for a in created} == {"namespaces", "pods", "persistentvolumeclaims"}
+    assert {a.resource for a in created} == {"namespaces", "pods", "persistentvolumeclaims", "secrets"}
     assert all(a.namespace.startswith("gpunode-validate-") for a in created if a.resource != "namespaces")
     assert [a.verb for a in audit if a.resource == "namespaces" and a.name][-1] == "delete"
 
@@ -105,8 +105,68 @@ def test_nccl_below_the_floor_fails(falcon_healthy: Path, serve) -> None:  # typ
     created: list[str] = []
     results = run(falcon_healthy, server, gpu_smoke=False, pvc=False, nccl=True, on_created=created.append)
     nccl = results["network.nccl-allreduce"]
-    assert nccl.verdict == Verdict.FAIL and "41.5 GB/s below the floor of 100 GB/s" in nccl.summary
-    assert created[1:] == ["nccl-rank0", "nccl-rank1"]  # rank 1 only once rank 0 has an address
+    assert nccl.verdict == Verdict.FAIL and "41.5 GB/s at 1 GiB below the floor of 100 GB/s" in nccl.summary
+    assert "links' rate unknown" in nccl.summary and nccl.nodes == ("gpu-wk-01+gpu-wk-02",)
+    # the key first, then the worker (sshd); the launcher only once the worker has an address
+    assert created[1:] == ["gpunode-validate-nccl-ssh", "nccl-0-worker", "nccl-0-launcher"]
+    assert server.overlay.our_objects() == []
+
+
+#: Two 400 Gb/s NDR InfiniBand ports per node, as collect's grep of /sys/class/infiniband
+#: prints them: the pair is rated at 100 GB/s.
+SYSFS_TWO_NDR = "".join(
+    f"mlx5_{i}/ports/1/{attr}:{value}\n"
+    for i in range(2)
+    for attr, value in (("state", "4: ACTIVE"), ("phys_state", "5: LinkUp"),
+                        ("rate", "400 Gb/sec (4X NDR)"), ("link_layer", "InfiniBand"))
+)
+
+
+@pytest.fixture
+def falcon_ndr(falcon: Path) -> Path:
+    for node in ("gpu-wk-01", "gpu-wk-02"):
+        (falcon / "nodes" / node / "cmd" / "sysfs-infiniband.txt").write_text(SYSFS_TWO_NDR)
+    return falcon
+
+
+@pytest.mark.parametrize(("busbw", "verdict", "share"), [
+    (92.0, Verdict.PASS, "92%"), (41.5, Verdict.WARN, "42%"), (9.8, Verdict.FAIL, "10%"),
+])
+def test_nccl_bus_bandwidth_is_judged_against_the_links_rated_speed(  # type: ignore[no-untyped-def]
+    falcon_ndr: Path, serve, busbw: float, verdict: Verdict, share: str
+) -> None:
+    server = serve(falcon_ndr, WorkloadScript(nccl_busbw_gbps=busbw))
+    nccl = run(falcon_ndr, server, gpu_smoke=False, pvc=False, nccl=True)["network.nccl-allreduce"]
+    assert (nccl.category, nccl.verdict) == ("network", verdict)
+    assert f"{share} of the links' rated 100 GB/s" in nccl.summary
+    assert "2 active InfiniBand port(s), 800 Gb/s" in nccl.summary
+    assert "gpu-wk-01+gpu-wk-02" in nccl.summary
+    assert server.overlay.our_objects() == []
+
+
+def test_nccl_timeout_fails_and_cleans_up(falcon_healthy: Path, serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve(falcon_healthy, WorkloadScript(nccl_hang=True))
+    results = run(falcon_healthy, server, gpu_smoke=False, pvc=False, nccl=True, timeout_s=0.3)
+    nccl = results["network.nccl-allreduce"]
+    assert nccl.verdict == Verdict.FAIL and "NCCL all-reduce did not finish in" in nccl.summary
+    assert results["infra.active-cleanup"].verdict == Verdict.PASS
+    assert server.overlay.our_objects() == []
+
+
+def test_ctrl_c_during_the_nccl_run_deletes_its_pods_and_key(  # type: ignore[no-untyped-def]
+    falcon_healthy: Path, serve
+) -> None:
+    server = serve(falcon_healthy, WorkloadScript(nccl_hang=True))
+
+    def interrupt_once_launched(name: str) -> None:
+        if name.endswith("-launcher"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run(falcon_healthy, server, gpu_smoke=False, pvc=False, nccl=True, on_created=interrupt_once_launched)
+    assert server.overlay.our_objects() == []
+    deleted = {a.name for a in server.running.audit() if a.verb == "delete"}
+    assert {"gpunode-validate-nccl-ssh", "nccl-0-worker", "nccl-0-launcher"} <= deleted
 
 
 def test_timeout_fails_and_still_cleans_up(falcon_healthy: Path, serve) -> None:  # type: ignore[no-untyped-def]

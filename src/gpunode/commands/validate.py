@@ -84,13 +84,14 @@ def validate_cmd(
         float, typer.Option(help="Seconds to wait for test pods (--active).")
     ] = DEFAULT_TIMEOUT_S,
     nccl: Annotated[
-        bool, typer.Option("--nccl", help="With --active: NCCL all-reduce across two GPU nodes.")
+        bool, typer.Option("--nccl", help="With --active: NCCL all-reduce between GPU nodes, per pair.")
     ] = False,
     nccl_image: Annotated[
-        str, typer.Option(help="Image with PyTorch + NCCL for --nccl.")
+        str, typer.Option(help="nccl-tests image (OpenMPI, sshd, all_reduce_perf) for --nccl.")
     ] = DEFAULT_NCCL_IMAGE,
     nccl_min_busbw: Annotated[
-        float, typer.Option(help="Bus bandwidth floor for --nccl, in GB/s.")
+        float,
+        typer.Option(help="Bus bandwidth floor for --nccl (GB/s) where the links' rated speed is unknown."),
     ] = DEFAULT_NCCL_FLOOR_GBPS,
     rdma_rate: Annotated[
         float | None, typer.Option(help="Expected RDMA port rate in Gb/s (default: the fastest seen).")

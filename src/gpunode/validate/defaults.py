@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu22.04"
-DEFAULT_NCCL_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
-# Bus bandwidth floor for the two-node all-reduce, GB/s as NCCL tests report it.
+# nccl-tests built with MPI, with OpenMPI and sshd (an MPIJob-ready image): all_reduce_perf.
+DEFAULT_NCCL_IMAGE = "ghcr.io/coreweave/nccl-tests:12.8.1-devel-ubuntu22.04-nccl2.26.2-1-0708d2e"
+# Bus bandwidth floor for the two-node all-reduce, GB/s as NCCL tests report it, where the
+# links' rated speed is unknown (no RDMA port or NVLink domain read on the pair's nodes).
 DEFAULT_NCCL_FLOOR_GBPS = 100.0
 DEFAULT_TIMEOUT_S = 300.0
 # dcgm-exporter collects every 30 s by default; live freshness waits one interval.

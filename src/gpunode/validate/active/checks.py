@@ -22,9 +22,11 @@ PVC_WRITE = declare_active(
 NCCL = declare_active(
     "network.nccl-allreduce",
     CATEGORY.NETWORK,
-    "NCCL all-reduce across two GPU nodes reaches the bandwidth floor",
+    "NCCL all-reduce between GPU nodes reaches the links' rated speed",
     fix="Check RDMA ports, GPUDirect RDMA (nvidia_peermem) and NCCL_DEBUG=INFO output of the test pods.",
-    doc="With --nccl: torchrun on two GPU nodes (host network, all GPUs, RDMA devices) all-reduces 1 GiB.",
+    doc=("With --nccl: per pair of GPU nodes, nccl-tests' all_reduce_perf under mpirun (host network, "
+         "all GPUs, RDMA devices, 64 MiB to 1 GiB); its peak bus bandwidth against the pair's rated "
+         "link speed (RDMA ports, or NVLink within one NVLink domain): pass from 60 %, fail under 25 %."),
 )
 CLEANUP = declare_active(
     "infra.active-cleanup",

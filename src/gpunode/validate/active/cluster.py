@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import msgspec
 from lightkube import ApiError, codecs
-from lightkube.resources.core_v1 import Namespace, PersistentVolumeClaim
+from lightkube.resources.core_v1 import Namespace, PersistentVolumeClaim, Secret
 from lightkube.resources.core_v1 import Pod as KubePod
 
 from gpunode.bundle.kube import Pod
@@ -33,6 +33,7 @@ KINDS: dict[str, Any] = {
     "Pod": KubePod,
     "PersistentVolumeClaim": PersistentVolumeClaim,
     "Namespace": Namespace,
+    "Secret": Secret,
 }
 
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from gpunode.bundle.kube import Pod
 from gpunode.checks.pods import display_state
 from gpunode.model import Evidence
-from gpunode.validate.registry import failed, passed, unknown
+from gpunode.parse.nccl_tests import parse_nccl_tests
+from gpunode.validate.active.rated import Rating
+from gpunode.validate.registry import failed, passed, unknown, warned
 from gpunode.validation import Outcome
 
 SMI_GPU_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
@@ -101,16 +103,64 @@ def judge_pvc_write(claim_phase: str, obs: Observed, token: str, claim: str) -> 
     )
 
 
-def judge_nccl(obs: Observed, floor_gbps: float) -> Outcome:
-    """Rank 0 reports bus bandwidth; it must reach the floor."""
-    ending = _not_finished(obs, "NCCL all-reduce")
+#: Bus bandwidth as a share of the pair's rated link speed: at or above PASS_SHARE passes
+#: (a healthy InfiniBand or RoCE pair reaches 80-95 % at 1 GiB), below FAIL_SHARE fails
+#: (NCCL on sockets, or GPUDirect RDMA off, lands far below), between warns.
+PASS_SHARE = 0.6
+FAIL_SHARE = 0.25
+
+
+def judge_nccl(obs: Observed, floor_gbps: float, rating: Rating | None = None,
+               worker: Observed | None = None) -> Outcome:
+    """The launcher's nccl-tests table: its peak out-of-place bus bandwidth against the
+    pair's rated link speed, or against the floor where the links' rate is unknown."""
+    ending = _worker_ended(obs, worker) or _not_finished(obs, "NCCL all-reduce")
     if ending is not None:
         return ending
-    match = NCCL_LINE.search(obs.log)
     log_ev = Evidence(f"pod {obs.name} log", obs.log_tail())
-    if match is None:
+    busbw, size = _busbw(obs.log)
+    if busbw is None:
         return failed("NCCL all-reduce printed no bandwidth line", log_ev)
-    busbw = float(match.group("busbw"))
+    measured = f"bus bandwidth {busbw:g} GB/s" + (f" at {_size(size)}" if size else "")
+    if rating is None:
+        return _against_floor(measured, busbw, floor_gbps, log_ev)
+    rated_ev = Evidence("rated link speed", f"{rating.gbps:g} GB/s: {rating.text}")
+    share = busbw / rating.gbps if rating.gbps else 0.0
+    against = f"{measured}, {share:.0%} of the links' rated {rating.gbps:g} GB/s ({rating.text})"
+    if share < FAIL_SHARE:
+        return failed(against, log_ev, rated_ev)
+    if share < PASS_SHARE:
+        return warned(against, log_ev, rated_ev)
+    return passed(against, log_ev, rated_ev)
+
+
+def _worker_ended(obs: Observed, worker: Observed | None) -> Outcome | None:
+    """No launcher because its worker (sshd) never got a node or an address."""
+    if obs.pod is not None or worker is None or worker.phase == "Running":
+        return None
+    return _not_finished(worker, "NCCL worker (sshd)") or failed(
+        f"NCCL worker ended before its launcher started: {worker.state()}", worker.evidence())
+
+
+def _against_floor(measured: str, busbw: float, floor_gbps: float, log_ev: Evidence) -> Outcome:
     if busbw < floor_gbps:
-        return failed(f"bus bandwidth {busbw:g} GB/s below the floor of {floor_gbps:g} GB/s", log_ev)
-    return passed(f"bus bandwidth {busbw:g} GB/s (floor {floor_gbps:g} GB/s)", log_ev)
+        return failed(f"{measured} below the floor of {floor_gbps:g} GB/s (links' rate unknown)", log_ev)
+    return passed(f"{measured} (floor {floor_gbps:g} GB/s; links' rate unknown)", log_ev)
+
+
+def _busbw(log: str) -> tuple[float | None, int | None]:
+    """The peak out-of-place bus bandwidth of an nccl-tests table and its message size, or
+    the project's own one-line form (``gpunode-nccl ... busbw_GBps=``)."""
+    table = parse_nccl_tests(log)
+    if table is not None and table.rows:
+        best = max(table.rows, key=lambda r: r.busbw_gbps)
+        return best.busbw_gbps, best.size_bytes
+    match = NCCL_LINE.search(log)
+    return (float(match.group("busbw")), None) if match else (None, None)
+
+
+def _size(size: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"

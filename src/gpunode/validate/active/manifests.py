@@ -19,41 +19,22 @@ RUN = "gpunode.io/validate-run"
 CHECK = "gpunode.io/check"
 NODE = "gpunode.io/node"
 RANK = "gpunode.io/rank"
+PAIR = "gpunode.io/pair"
 EXPIRES = "gpunode.io/expires-at"
 LEFTOVER_SELECTOR = {MANAGED_BY: "gpunode", COMPONENT: "validate"}
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 GPU = "nvidia.com/gpu"
 MOUNT = "/data"
-NCCL_PORT = 29500
 _NOT_DNS = re.compile(r"[^a-z0-9-]+")
 
 Json = dict[str, Any]
 
-# Runs in every rank (one process per GPU, launched by torchrun): all-reduce a
-# large buffer, time it, and print the NCCL-tests style bus bandwidth in GB/s.
-NCCL_SCRIPT = """\
-import os, time, torch, torch.distributed as dist
-dist.init_process_group("nccl")
-rank, world = dist.get_rank(), dist.get_world_size()
-torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-size = int(os.environ.get("GPUNODE_NCCL_BYTES", str(1 << 30)))
-buf = torch.ones(size // 4, dtype=torch.float32, device="cuda")
-for _ in range(5):
-    dist.all_reduce(buf)
-torch.cuda.synchronize()
-iters = int(os.environ.get("GPUNODE_NCCL_ITERS", "20"))
-start = time.perf_counter()
-for _ in range(iters):
-    dist.all_reduce(buf)
-torch.cuda.synchronize()
-seconds = (time.perf_counter() - start) / iters
-algbw = buf.numel() * 4 / seconds / 1e9
-busbw = algbw * 2 * (world - 1) / world
-if rank == 0:
-    line = f"world={world} bytes={buf.numel() * 4} algbw_GBps={algbw:.1f} busbw_GBps={busbw:.1f}"
-    print("gpunode-nccl " + line, flush=True)
-dist.destroy_process_group()
-"""
+#: The port the worker's sshd listens on (host network): not 22, which the host's own sshd holds.
+NCCL_SSH_PORT = 2222
+SSH_MOUNT = "/etc/gpunode-ssh"
+#: all_reduce_perf's sizes: from 64 MiB (past the latency-bound sizes) to 1 GiB, where the
+#: bus bandwidth reaches its peak; 20 timed iterations after 5 warm-up ones, each size.
+NCCL_TESTS_ARGS = "-b 64M -e 1G -f 2 -g 1 -w 5 -n 20"
 
 
 @dataclass(frozen=True)
@@ -164,45 +145,82 @@ def token(ids: RunIds) -> str:
 
 
 @dataclass(frozen=True)
-class NcclRank:
-    """One side of the two-node all-reduce."""
+class NcclSide:
+    """One node of an all-reduce pair: the launcher (runs mpirun) or the worker (sshd)."""
 
-    rank: int
+    pair: int
     where: Placement
     gpus: int
-    master_addr: str
     rdma: tuple[str, ...] = ()
 
+    def limits(self) -> Json:
+        return {GPU: str(self.gpus), **dict.fromkeys(self.rdma, "1")}
 
-def nccl_pod(ids: RunIds, side: NcclRank, image: str) -> Json:
-    """torchrun on host networking (NCCL finds the RDMA NICs), all GPUs plus RDMA devices.
 
-    Rank 0 (empty ``master_addr``) rendezvouses at its own host IP, from the downward API.
-    """
-    limits = {GPU: str(side.gpus), **dict.fromkeys(side.rdma, "1")}
-    master = side.master_addr or "$GPUNODE_HOST_IP"
-    launch = (
-        'printf "%s" "$GPUNODE_SCRIPT" > /tmp/gpunode_allreduce.py && exec torchrun --nnodes=2 '
-        f"--node-rank={side.rank} --nproc-per-node={side.gpus} --master-addr={master} "
-        f"--master-port={NCCL_PORT} /tmp/gpunode_allreduce.py"
+def nccl_pod_name(pair: int, role: str) -> str:
+    return f"nccl-{pair}-{role}"
+
+
+def ssh_secret(ids: RunIds, private_key: str, public_key: str) -> Json:
+    """The run's one-off SSH key: mpirun on a launcher reaches the workers' sshd with it."""
+    meta = {**_meta(ids, "gpunode-validate-nccl-ssh", "nccl"), "namespace": ids.namespace}
+    data = {"id": private_key, "id.pub": public_key}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": "Opaque", "stringData": data}
+
+
+def nccl_worker_pod(ids: RunIds, side: NcclSide, image: str, secret: str) -> Json:
+    """sshd on the node's host network (port 2222), admitting the run's key only, holding
+    all GPUs and RDMA devices for the ranks mpirun starts through it."""
+    script = (
+        "mkdir -p /root/.ssh /run/sshd && chmod 700 /root/.ssh && "
+        f"cp {SSH_MOUNT}/id.pub /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys && "
+        "(ssh-keygen -A >/dev/null 2>&1 || true) && "
+        f"exec /usr/sbin/sshd -D -e -p {NCCL_SSH_PORT} -o ListenAddress=$GPUNODE_HOST_IP "
+        "-o PasswordAuthentication=no -o PermitRootLogin=prohibit-password"
     )
+    return _nccl_pod(ids, side, image, secret, role="worker", script=script, env={})
+
+
+def nccl_launcher_pod(ids: RunIds, side: NcclSide, image: str, secret: str, worker_ip: str) -> Json:
+    """mpirun across this node and the worker's: one rank per GPU of each, nccl-tests'
+    all_reduce_perf, its table printed here. The worker's sshd is waited for (60 s)."""
+    ranks = 2 * side.gpus
+    ssh = f"-p {NCCL_SSH_PORT} -i /tmp/gpunode-id -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+    script = (
+        f"install -m 600 {SSH_MOUNT}/id /tmp/gpunode-id && "
+        "B=$(command -v all_reduce_perf || echo /opt/nccl-tests/build/all_reduce_perf) && "
+        f"for i in $(seq 30); do ssh {ssh} -o ConnectTimeout=2 $GPUNODE_WORKER true && break; sleep 2; done; "
+        f"exec mpirun --allow-run-as-root --prefix $(dirname $(dirname $(command -v mpirun))) -np {ranks} "
+        f"-H $GPUNODE_HOST_IP:{side.gpus},$GPUNODE_WORKER:{side.gpus} --bind-to none "
+        f'-mca plm_rsh_args "{ssh}" -x NCCL_DEBUG -x PATH -x LD_LIBRARY_PATH $B {NCCL_TESTS_ARGS}'
+    )
+    return _nccl_pod(ids, side, image, secret, role="launcher", script=script,
+                     env={"GPUNODE_WORKER": worker_ip})
+
+
+def _nccl_pod(ids: RunIds, side: NcclSide, image: str, secret: str, *, role: str, script: str,
+              env: dict[str, str]) -> Json:
     container = {
-        "name": "allreduce",
+        "name": role,
         "image": image,
-        "command": ["sh", "-c", launch],
+        "command": ["sh", "-c", script],
         "env": [
-            {"name": "GPUNODE_SCRIPT", "value": NCCL_SCRIPT},
             {"name": "NCCL_DEBUG", "value": "WARN"},
             {"name": "GPUNODE_HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+            *({"name": k, "value": v} for k, v in env.items()),
         ],
-        "resources": {"limits": limits},
+        "resources": {"limits": side.limits()},
         "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
+        "volumeMounts": [{"name": "ssh", "mountPath": SSH_MOUNT, "readOnly": True},
+                         {"name": "shm", "mountPath": "/dev/shm"}],
     }
     spec = {
         **side.where.spec(),
         "hostNetwork": True,
         "dnsPolicy": "ClusterFirstWithHostNet",
         "containers": [container],
+        "volumes": [{"name": "ssh", "secret": {"secretName": secret, "defaultMode": 0o400}},
+                    {"name": "shm", "emptyDir": {"medium": "Memory"}}],
     }
-    labels = {**side.where.labels(), RANK: str(side.rank)}
-    return _pod(ids, f"nccl-rank{side.rank}", "nccl", spec, labels)
+    labels = {**side.where.labels(), RANK: role, PAIR: str(side.pair)}
+    return _pod(ids, nccl_pod_name(side.pair, role), "nccl", spec, labels)

@@ -20,12 +20,17 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+import msgspec
+
+from gpunode.bundle.load import read_node_observations
 from gpunode.facts import ClusterFacts
 from gpunode.model import Evidence
 from gpunode.validate.active import manifests as m
 from gpunode.validate.active.checks import CLEANUP, GPU_SMOKE, NCCL, PVC_WRITE
 from gpunode.validate.active.judge import Observed, judge_gpu_smoke, judge_nccl, judge_pvc_write
+from gpunode.validate.active.keys import ssh_keypair
 from gpunode.validate.active.plan import Target, plan_targets
+from gpunode.validate.active.rated import Rating, node_links, pair_rating
 
 if TYPE_CHECKING:
     # the API client is imported only when active checks run: offline validate loads no HTTP client
@@ -174,7 +179,7 @@ def _exercise(run: _Run, facts: ClusterFacts, chosen: Sequence[Validation]) -> d
     if PVC_WRITE.id in ids and ready:
         pods.update(_start_pvc(run, ready[0]))
     observed = _wait(run, pods, None)
-    nccl = _NcclPlan(run, ready) if NCCL.id in ids else None
+    nccl = _NcclPlan(run, ready, facts) if NCCL.id in ids else None
     if nccl is not None:  # after the single-node pods: both want all GPUs of the same nodes
         observed.update(_wait(run, {}, nccl))
     return _judge(run, chosen, targets, observed, nccl)
@@ -198,51 +203,88 @@ def _start_pvc(run: _Run, target: Target) -> dict[str, m.Json]:
 
 
 class _NcclPlan:
-    """Rank 0 starts at once; rank 1 once rank 0 has an address to rendezvous at."""
+    """Disjoint pairs of ready GPU nodes (an odd last node sits out), all run at once: the
+    worker (sshd) starts first; each launcher once its worker has a host address."""
 
-    def __init__(self, run: _Run, targets: Sequence[Target]) -> None:
-        self.run, self.targets = run, list(targets[:2])
-        self.rank0, self.rank1 = "nccl-rank0", "nccl-rank1"
-        self.started_rank1 = False
+    def __init__(self, run: _Run, targets: Sequence[Target], facts: ClusterFacts) -> None:
+        self.run = run
+        self.pairs = [(targets[i], targets[i + 1]) for i in range(0, len(targets) - 1, 2)]
+        self.left_out = targets[-1].node if len(targets) % 2 and len(targets) > 1 else ""
+        self.secret = ""
+        self.launched: set[int] = set()
+        self.facts = facts
+
+    def workers(self) -> dict[str, int]:
+        return {m.nccl_pod_name(i, "worker"): i for i in range(len(self.pairs))}
 
     def start(self) -> dict[str, m.Json]:
-        if len(self.targets) < 2:
+        if not self.pairs:
             return {}
-        pod = m.nccl_pod(self.run.ids, self._side(0, ""), self.run.options.nccl_image)
-        return {self.rank0: pod} if self.run.create(pod) else {}
-
-    def _side(self, rank: int, master: str) -> m.NcclRank:
-        target = self.targets[rank]
-        return m.NcclRank(rank, target.placement, target.gpus, master, target.rdma)
-
-    def maybe_start_rank1(self, rank0: Observed) -> dict[str, m.Json]:
-        address = rank0.host_ip
-        if self.started_rank1 or not address:
+        private, public = ssh_keypair()
+        secret = m.ssh_secret(self.run.ids, private, public)
+        if not self.run.create(secret):
             return {}
-        self.started_rank1 = True
-        pod = m.nccl_pod(self.run.ids, self._side(1, address), self.run.options.nccl_image)
-        return {self.rank1: pod} if self.run.create(pod) else {}
+        self.secret = secret["metadata"]["name"]
+        out = {}
+        for i, (_, worker) in enumerate(self.pairs):
+            pod = m.nccl_worker_pod(self.run.ids, _side(i, worker), self.run.options.nccl_image, self.secret)
+            if self.run.create(pod):
+                out[pod["metadata"]["name"]] = pod
+        return out
+
+    def waiting(self) -> bool:
+        """Some worker still waits for its launcher (it was created and has no address yet)."""
+        return bool(self.secret) and len(self.launched) < len(self.pairs)
+
+    def maybe_launch(self, latest: dict[str, Observed]) -> dict[str, m.Json]:
+        out: dict[str, m.Json] = {}
+        for name, i in self.workers().items():
+            worker = latest.get(name)
+            if i in self.launched or worker is None or not worker.host_ip:
+                continue
+            self.launched.add(i)
+            launcher, _ = self.pairs[i]
+            pod = m.nccl_launcher_pod(self.run.ids, _side(i, launcher), self.run.options.nccl_image,
+                                      self.secret, worker.host_ip)
+            if self.run.create(pod):
+                out[pod["metadata"]["name"]] = pod
+        return out
+
+    def ratings(self) -> list[Rating | None]:
+        """Each pair's rated link speed from its nodes' collected files."""
+        links = {t.node: node_links(read_node_observations(self.facts, t.node))
+                 for pair in self.pairs for t in pair if t.node in self.facts.node_dirs}
+        return [pair_rating(links[a.node], links[b.node]) if a.node in links and b.node in links else None
+                for a, b in self.pairs]
+
+
+def _side(pair: int, target: Target) -> m.NcclSide:
+    return m.NcclSide(pair, target.placement, target.gpus, target.rdma)
 
 
 def _wait(run: _Run, pods: dict[str, m.Json], nccl: _NcclPlan | None) -> dict[str, Observed]:
-    """Poll until every test pod finished or the timeout passed; then read the logs."""
+    """Poll until every test pod finished or the timeout passed; then read the logs. NCCL
+    workers (sshd, never finishing by themselves) are watched until their launcher starts."""
+    watched: set[str] = set()
     if nccl is not None:
-        pods.update(nccl.start())
+        watched = set(nccl.start())
     started = time.monotonic()
     latest: dict[str, Observed] = {}
     pending = set(pods)
     while True:
         waited = time.monotonic() - started
-        for name in sorted(pending):
+        for name in sorted(pending | watched):
             pod, host_ip, error = run.api.pod(run.ids.namespace, name)
             latest[name] = Observed(name, pod, error=error, waited_s=waited, host_ip=host_ip)
             if pod is not None and pod.status.phase in ("Succeeded", "Failed"):
                 pending.discard(name)
-        if nccl is not None and nccl.rank0 in latest:
-            new = nccl.maybe_start_rank1(latest[nccl.rank0])
+                watched.discard(name)
+        if nccl is not None:
+            new = nccl.maybe_launch(latest)
             pods.update(new)
             pending.update(new)
-        if not pending or waited >= run.options.timeout_s:
+            watched -= {w for w, i in nccl.workers().items() if i in nccl.launched}
+        if (not pending and not watched) or waited >= run.options.timeout_s:
             break
         time.sleep(run.options.poll_s)
     return {name: _with_log(run, obs) for name, obs in latest.items()}
@@ -300,9 +342,23 @@ def _judge_pvc(run: _Run, targets: Sequence[Target], observed: dict[str, Observe
 
 
 def _judge_nccl(run: _Run, nccl: _NcclPlan, observed: dict[str, Observed]) -> Outcome:
-    if len(nccl.targets) < 2:
+    """Each pair's bus bandwidth against its links' rated speed (else the floor)."""
+    if not nccl.pairs:
         return unknown("needs two schedulable GPU nodes")
-    return judge_nccl(_observed(run, observed, nccl.rank0), run.options.nccl_min_busbw)
+    if nccl.pairs and not nccl.secret:
+        error = run.errors.get("gpunode-validate-nccl-ssh", "not created")
+        return unknown(f"could not create the run's SSH key secret: {error}")
+    per_pair = []
+    for i, ((a, b), rating) in enumerate(zip(nccl.pairs, nccl.ratings(), strict=True)):
+        launcher = _observed(run, observed, m.nccl_pod_name(i, "launcher"))
+        worker = _observed(run, observed, m.nccl_pod_name(i, "worker"))
+        outcome = judge_nccl(launcher, run.options.nccl_min_busbw, rating, worker)
+        per_pair.append((f"{a.node}+{b.node}", outcome))
+    outcome = worst_of_nodes(None, per_pair)
+    if nccl.left_out:
+        outcome = msgspec.structs.replace(
+            outcome, summary=f"{outcome.summary} ({nccl.left_out} not paired: odd node count)")
+    return outcome
 
 
 @contextmanager
