@@ -109,9 +109,10 @@ def test_yaml_is_the_json_tree_and_names_its_source(handmade: Path) -> None:
 def test_wide_lists_every_node(handmade: Path) -> None:
     proc = gpunode("diagnose", "--from", str(handmade), "-o", "wide")
     lines = proc.stdout.splitlines()
-    assert proc.returncode == 1 and lines[
-        lines.index(next(x for x in lines if x.startswith("NODE"))) + 1
-    ].startswith("✗ gpu-a1  driver")
+    head = next(x for x in lines if x.startswith("NODE"))
+    assert head.split() == ["NODE", "GPUS", "COMPONENT", "LAYER", "CAUSE", "AGE", "SINCE", "BLOCKED"]
+    first = lines[lines.index(head) + 1].split()
+    assert proc.returncode == 1 and first[:2] == ["✗", "gpu-a1"] and first[3] == "driver"
 
 
 def test_watch_shows_what_changed(tmp_path: Path, handmade: Path) -> None:
@@ -278,7 +279,7 @@ def test_live_and_node_commands_through_the_console_script(tmp_path: Path) -> No
     assert again.returncode == 1 and json.loads(again.stdout)["source"]["path"] == str(tmp_path / "saved")
 
     demo = gpunode("demo")
-    header = ["NODE", "COMPONENT", "CAUSE", "SINCE", "BLOCKED"]  # the fleet summary comes first
+    header = ["NODE", "GPUS", "COMPONENT", "CAUSE", "AGE", "BLOCKED"]  # the fleet summary comes first
     lines = [line.split() for line in demo.stdout.splitlines()]
     assert demo.returncode == 1 and header in lines and lines.index(header) < 6
     module = subprocess.run([sys.executable, "-m", "gpunode", "demo", "-o", "json"],

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from gpunode.commands.output import DocFormat, DocFormatOpt, write_json
+from gpunode.commands.output import DocFormat, DocFormatOpt, write_json, write_yaml
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -131,6 +131,10 @@ def render_json(causes: Sequence[Cause], catalog: Catalog, console: Console) -> 
     write_json(console, data)
 
 
+def render_yaml(causes: Sequence[Cause], catalog: Catalog, console: Console) -> None:
+    write_yaml(console, [cause_out(c, catalog) for c in causes])
+
+
 def render_table(causes: Sequence[Cause], catalog: Catalog, console: Console) -> None:
     """Two columns so it reads at 80 characters: where the cause lives, and what to do."""
     from rich.table import Table
@@ -228,7 +232,7 @@ def _reference(ref: str) -> str:
     return f"[{ref}](https://github.com/{repo}/issues/{number})" if number else ref
 
 
-RENDERERS = {"table": render_table, "json": render_json, "markdown": render_markdown}
+RENDERERS = {"table": render_table, "json": render_json, "yaml": render_yaml, "markdown": render_markdown}
 
 
 # -- docs/knowledge-base.md ---------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from gpunode.commands.output import DocFormat, DocFormatOpt, write_json
+from gpunode.commands.output import DocFormat, DocFormatOpt, write_json, write_yaml
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -325,6 +325,10 @@ def render_json(report: ExplainReport, console: Console) -> None:
     write_json(console, report)
 
 
+def render_yaml(report: ExplainReport, console: Console) -> None:
+    write_yaml(console, report)
+
+
 def render_table(report: ExplainReport, console: Console) -> None:
     from rich.text import Text
 
@@ -460,4 +464,4 @@ def _xid_markdown(xids: tuple[XidOut, ...]) -> str:
     return "## Xids seen\n\n" + header + "\n" + "\n".join(rows) + "\n"
 
 
-RENDERERS = {"table": render_table, "json": render_json, "markdown": render_markdown}
+RENDERERS = {"table": render_table, "json": render_json, "yaml": render_yaml, "markdown": render_markdown}

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 class DocFormat(StrEnum):
     table = "table"
     json = "json"
+    yaml = "yaml"
     markdown = "markdown"
 
 
@@ -24,6 +25,14 @@ DocFormatOpt = Annotated[DocFormat, typer.Option("-o", "--output", help="Output 
 def write_json(console: Console, value: object) -> None:
     """Indented JSON written to the console's file directly, so rich never wraps or styles it."""
     console.file.write(msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n")
+
+
+def write_yaml(console: Console, value: object) -> None:
+    """The same document as ``write_json``, as YAML (kubectl's ``-o yaml``)."""
+    import yaml
+
+    console.file.write(yaml.safe_dump(msgspec.json.decode(msgspec.json.encode(value)), sort_keys=False,
+                                      allow_unicode=True))
 
 
 class ReportFormat(StrEnum):

@@ -30,6 +30,7 @@ class ProbeOutput(StrEnum):
 
     table = "table"
     json = "json"
+    yaml = "yaml"
     markdown = "markdown"
 
 
@@ -108,8 +109,13 @@ def _not_a_gpu_node(host_root: Path, output: ProbeOutput, facts: bool) -> None:
     """Say plainly that this host has no NVIDIA GPU: nothing above it can be judged, nothing failed."""
     where = "" if str(host_root) == "/" else f" (host root {host_root})"
     message = f"not a GPU node: no NVIDIA GPU (PCI vendor {NVIDIA_VENDOR}) on the PCI bus of this host{where}"
-    if facts or output == ProbeOutput.json:
+    if facts or output in (ProbeOutput.json, ProbeOutput.yaml):
         doc = {"gpu_node": False, "reason": message, "next_steps": list(NO_GPU_STEPS)}
+        if output == ProbeOutput.yaml and not facts:
+            import yaml
+
+            typer.echo(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), nl=False)
+            return
         typer.echo(msgspec.json.format(msgspec.json.encode(doc), indent=2).decode())
         return
     typer.echo(message)

@@ -35,7 +35,9 @@ class FailOn(StrEnum):
 
 class Format(StrEnum):
     table = "table"
+    wide = "wide"
     json = "json"
+    yaml = "yaml"
     markdown = "markdown"
     junit = "junit"
     html = "html"
@@ -154,7 +156,7 @@ def validate_cmd(
         output_dir=output_dir,
         scrape_interval_s=scrape_interval,
         quiet=quiet,
-        with_diagnosis=output in (Format.table, Format.html) or output_dir is not None,
+        with_diagnosis=output in (Format.table, Format.wide, Format.html) or output_dir is not None,
         nodes=tuple(nodes or ()),
         selector=selector,
         extras=_readiness_extras(source, deep, all_nodes, lists_first),
@@ -208,10 +210,10 @@ def _run(request: ValidateRequest, output: Format, fail_on: FailOn) -> None:
 
         assert result.diagnosis is not None
         console.file.write(render_html(result.diagnosis, result.report))
-    elif output == Format.table:
+    elif output in (Format.table, Format.wide):
         from gpunode.report.readiness import render
 
-        render(result.report, console, threshold, result.diagnosis)
+        render(result.report, console, threshold, result.diagnosis, wide=output == Format.wide)
     else:
         VALIDATE_REPORTERS[output.value](result.report, console, threshold)
     if request.output_dir is not None:

@@ -61,7 +61,9 @@ def _lazy_validate(module: str, function: str) -> ValidateReporter:
 
 VALIDATE_REPORTERS: dict[str, ValidateReporter] = {
     "table": _lazy_validate("readiness", "render"),
+    "wide": _lazy_validate("readiness", "render_wide"),
     "json": _lazy_validate("jsonout", "render_validation"),
+    "yaml": _lazy_validate("jsonout", "render_validation_yaml"),
     "markdown": _lazy_validate("markdown", "render_validation"),
     "junit": _lazy_validate("junit", "render"),
 }

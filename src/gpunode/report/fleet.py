@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import msgspec
 
-from gpunode.model import NodeReport, Report, RootCause, Status
+from gpunode.model import STATUS_RANK, NodeReport, Report, RootCause, Status
 
 # A cause shared by more nodes than this is shown as one "N nodes: …" row.
 GROUP_THRESHOLD = 2
@@ -115,6 +116,61 @@ def healthy(report: Report) -> dict[Status, list[str]]:
         if not n.root_causes:
             out[n.status].append(n.name)
     return dict(out)
+
+
+def healthy_worst_first(report: Report) -> list[tuple[Status, list[str]]]:
+    """``healthy`` in every reporter's order: failed, degraded, unknown, then ok."""
+    return sorted(healthy(report).items(), key=lambda kv: STATUS_RANK[kv[0]])
+
+
+def worst_first(nodes: Sequence[NodeReport]) -> list[NodeReport]:
+    """Broken nodes before healthy ones (a root cause first, then by status: failed,
+    degraded, unknown, ok), otherwise in the report's order."""
+    return sorted(nodes, key=lambda n: (0 if n.root_causes else 1, STATUS_RANK[n.status]))
+
+
+def _parse(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def age(stamp: str | None, reference: str | None = None, now: datetime | None = None) -> str:
+    """How long ago ``stamp`` was, as kubectl prints ages (45s, 5m30s, 5m, 3h, 2d4h, 2d, 3y):
+    counted to ``reference`` (the collection time: a saved bundle's ages stay those it had)
+    or else to now; ``-`` when there is none."""
+    when = _parse(stamp)
+    if when is None:
+        return "-"
+    until = _parse(reference) or now or datetime.now(UTC)
+    return human_duration(int((until - when).total_seconds()))
+
+
+def human_duration(seconds: int) -> str:
+    """Kubernetes' HumanDuration (apimachinery util/duration), which kubectl's AGE column uses."""
+    if seconds < -1:
+        return "<invalid>"
+    seconds = max(seconds, 0)
+    minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
+    steps = (
+        (seconds < 120, f"{seconds}s"),
+        (minutes < 10, _two(minutes, "m", seconds % 60, "s")),
+        (minutes < 180, f"{minutes}m"),
+        (hours < 8, _two(hours, "h", minutes % 60, "m")),
+        (hours < 48, f"{hours}h"),
+        (hours < 24 * 8, _two(days, "d", hours % 24, "h")),
+        (hours < 24 * 365 * 2, f"{days}d"),
+        (hours < 24 * 365 * 8, _two(days // 365, "y", days % 365, "d")),
+    )
+    return next((text for fits, text in steps if fits), f"{days // 365}y")
+
+
+def _two(big: int, big_unit: str, small: int, small_unit: str) -> str:
+    return f"{big}{big_unit}{small}{small_unit}" if small else f"{big}{big_unit}"
 
 
 def short_time(stamp: str | None) -> str:

@@ -114,7 +114,7 @@ def _fleet(report: Report, rows: list[fleet.FleetRow]) -> str:
         f'<p class="healthy s-{s.value}">{escape(s.value)}: {len(names)} nodes — '
         f'{escape(", ".join(names[:20]))}'
         f"{' …' if len(names) > 20 else ''}</p>"
-        for s, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value)
+        for s, names in fleet.healthy_worst_first(report)
     )
     table = (
         "<table><thead><tr><th>node</th><th>gpus</th><th>component</th><th>cause</th><th>since</th><th>blocked</th></tr></thead>"
@@ -215,8 +215,9 @@ def _check(check: CheckResult) -> str:
 
 
 def _stacks(report: Report) -> str:
-    affected = [n for n in report.nodes if n.root_causes or n.status in (Status.FAILED, Status.DEGRADED)]
-    rest = [n for n in report.nodes if n not in affected]
+    ordered = fleet.worst_first(report.nodes)  # broken nodes first
+    affected = [n for n in ordered if n.root_causes or n.status in (Status.FAILED, Status.DEGRADED)]
+    rest = [n for n in ordered if n not in affected]
     drawn = "".join(_node(n) for n in affected)
     others = (
         f'<details id="other-stacks"><summary>{len(rest)} more nodes without a root cause</summary>'

@@ -57,3 +57,11 @@ def validation_to_json(report: ValidationReport) -> bytes:
 
 def render_validation(report: ValidationReport, console: Console, _fail_on: Verdict | None = None) -> None:
     write_json(console.file, validation_to_json(report))
+
+
+def render_validation_yaml(report: ValidationReport, console: Console,
+                           _fail_on: Verdict | None = None) -> None:
+    """The validate JSON document as YAML (kubectl's ``-o yaml``)."""
+    import yaml
+
+    console.file.write(yaml.safe_dump(msgspec.to_builtins(report), sort_keys=False, allow_unicode=True))

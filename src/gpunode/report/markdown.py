@@ -29,7 +29,7 @@ def render_stack(report: Report, console: Console, options: RenderOptions = DEFA
 def _stack_lines(report: Report) -> list[str]:
     lines = [f"# GPU stack — {report.cluster.name or 'cluster'}", ""]
     lines += [f"**{n.name}**: not a GPU node — {n.reason}" for n in report.not_gpu_nodes]
-    for node in report.nodes:
+    for node in fleet.worst_first(report.nodes):
         lines += [f"## {node.name} ({node.status.value})", "", *_component_table(node.components), ""]
     return lines
 
@@ -51,7 +51,7 @@ def diagnosis_lines(report: Report, options: RenderOptions = DEFAULT) -> list[st
         gpus = gpucount.nodes_cell(nodes, r.nodes)
         lines.append(f"| {r.label} | {gpus} | {r.component} | `{r.cause}`{drain} "
                      f"| {fleet.short_time(r.since)} | {r.blocked} |")
-    for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
+    for status, names in fleet.healthy_worst_first(report):
         lines.append(f"| {', '.join(names)} | {gpucount.nodes_cell(nodes, names)} | | ({status.value}) | | |")
     lines.append("")
     lines += fleetview.markdown(report.fleet, options.expand)

@@ -23,11 +23,19 @@ from gpunode.report.waivers import waived_label, waiver_lines
 from gpunode.validation import CategoryResult, CheckResult, ValidationReport, Verdict
 
 
+def render_wide(report: ValidationReport, console: Console, fail_on: Verdict = Verdict.FAIL,
+                diagnosis: Report | None = None) -> None:
+    """``-o wide``: the same report, each check's table with its title and nodes as well."""
+    render(report, console, fail_on, diagnosis, wide=True)
+
+
 def render(
     report: ValidationReport,
     console: Console,
     _fail_on: Verdict = Verdict.FAIL,
     diagnosis: Report | None = None,
+    *,
+    wide: bool = False,
 ) -> None:
     console.print(_header(report))
     console.print(_scores(report, console))  # the readiness table first, then what fails and why
@@ -38,7 +46,7 @@ def render(
         console.print()
     _lead(report, diagnosis, console)
     for category in report.categories:
-        console.print(_checks(category, console))
+        console.print(_checks(category, console, wide))
     for check in report.checks():
         if check.counted in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
             console.print(_detail(check, console.is_terminal))
@@ -96,16 +104,20 @@ def _verdict(verdict: Verdict) -> Text:
     return Text(f"{VERDICT_MARK[verdict]} {verdict.value}", style=VERDICT_STYLE[verdict])
 
 
-def _checks(category: CategoryResult, console: Console) -> Table:
+def _checks(category: CategoryResult, console: Console, wide: bool = False) -> Table:
     table = Table(
-        title=category.name, title_justify="left", show_edge=False, show_header=False, box=table_box(console)
+        title=category.name, title_justify="left", show_edge=False, show_header=wide, box=table_box(console)
     )
     table.add_column("verdict", no_wrap=True)
     table.add_column("check", no_wrap=True)
+    if wide:
+        table.add_column("title")
+        table.add_column("nodes")
     table.add_column("summary")
     for check in category.checks:
         label = check.id + (" (active)" if check.active else "")
-        table.add_row(_verdict(check.verdict), label, check.summary + waived_label(check))
+        more = [check.title, ", ".join(check.nodes) or "-"] if wide else []
+        table.add_row(_verdict(check.verdict), label, *more, check.summary + waived_label(check))
     return table
 
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from gpunode.model import ComponentReport, NodeReport, Report, Status
+from gpunode.report.fleet import worst_first
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import STATUS_MARK, STATUS_STYLE, layer_label, not_gpu_line, paragraph
 
@@ -25,10 +26,11 @@ def render_stack(report: Report, console: Console, options: RenderOptions = DEFA
     if report.cluster.components:
         console.print(Text("cluster", style="bold"))
         _details(report.cluster.components, console)
-    if len(report.nodes) > FULL_PICTURES_MAX and not options.expand:
-        render_grid(report.nodes, console)
+    nodes = tuple(worst_first(report.nodes))  # broken nodes before healthy ones
+    if len(nodes) > FULL_PICTURES_MAX and not options.expand:
+        render_grid(nodes, console)
         return
-    for node in report.nodes:
+    for node in nodes:
         _node_picture(node, console)
 
 

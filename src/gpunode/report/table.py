@@ -41,8 +41,8 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
     if not report.not_gpu_nodes or report.nodes:
         console.print(_verdict(report, fleet_rows))
     if fleet_rows:
-        console.print(_fleet_table(report, fleet_rows, console))
-    for status, names in sorted(fleet.healthy(report).items(), key=lambda kv: kv[0].value):
+        _print_fleet_table(report, fleet_rows, console, options.expand)
+    for status, names in fleet.healthy_worst_first(report):
         console.print(Text.assemble((f"{status.value}: ", STATUS_STYLE[status]), _names(names, options)))
         chosen = [n for n in report.nodes if n.name in set(names)]
         if status == Status.UNKNOWN:
@@ -107,16 +107,36 @@ def _verdict(report: Report, fleet_rows: list[fleet.FleetRow]) -> Text:
     return Text(", ".join(parts) + "\n", style="bold")
 
 
-def _fleet_table(report: Report, fleet_rows: list[fleet.FleetRow], console: Console) -> Table:
+def _print_fleet_table(report: Report, fleet_rows: list[fleet.FleetRow], console: Console,
+                       wide: bool) -> None:
+    """Wide: the columns at their own width, as ``kubectl get -o wide`` (lines may be long)."""
+    table = _fleet_table(report, fleet_rows, console, wide)
+    if not wide:
+        console.print(table)
+        return
+    width, console.width = console.width, max(console.width, 240)
+    console.print(table)
+    console.width = width
+
+
+def _fleet_table(report: Report, fleet_rows: list[fleet.FleetRow], console: Console,
+                 wide: bool = False) -> Table:
+    """AGE as kubectl prints it, counted to the collection time; wide adds the layer and
+    the time itself (SINCE)."""
     table = Table(box=table_box(console), show_edge=False, pad_edge=False, header_style="bold")
-    for column in ("NODE", "GPUS", "COMPONENT", "CAUSE", "SINCE", "BLOCKED"):
+    columns = ("NODE", "GPUS", "COMPONENT", "LAYER", "CAUSE", "AGE", "SINCE", "BLOCKED") if wide else (
+        "NODE", "GPUS", "COMPONENT", "CAUSE", "AGE", "BLOCKED")
+    for column in columns:
         table.add_column(column, no_wrap=True, overflow="ellipsis")
     by_name = {n.name: n for n in report.nodes}
+    collected = report.source.collected_at
     for r in fleet_rows:
         mark = Text(f"{STATUS_MARK[r.status]} {r.label}", style=STATUS_STYLE[r.status])
         cause = r.cause + (" (drain)" if r.drain else "")
-        table.add_row(mark, gpucount.nodes_cell(by_name, r.nodes), r.component, cause,
-                      fleet.short_time(r.since), str(r.blocked))
+        when = fleet.age(r.since, collected)
+        cells = (r.component, f"L{r.layer}", cause, when, fleet.short_time(r.since)) if wide else (
+            r.component, cause, when)
+        table.add_row(mark, gpucount.nodes_cell(by_name, r.nodes), *cells, str(r.blocked))
     return table
 
 

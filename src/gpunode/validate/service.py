@@ -283,8 +283,9 @@ def write_outputs(result: ValidateResult, output_dir: Path, fail_on: Verdict) ->
 
     output_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, reporter in VALIDATE_REPORTERS.items():
-        path = output_dir / VALIDATE_FILE_NAMES[name]
+    for name, file_name in VALIDATE_FILE_NAMES.items():  # one file per format (wide, yaml: on stdout)
+        reporter = VALIDATE_REPORTERS[name]
+        path = output_dir / file_name
         with path.open("w", encoding="utf-8") as handle:
             console = Console(file=handle, width=120, soft_wrap=False, highlight=False, color_system=None)
             reporter(result.report, console, fail_on)
