@@ -58,6 +58,7 @@ from gpunode.bundle import kube
 from gpunode.bundle.load import gc_paused
 from gpunode.bundle.projection import project_configmap, project_item
 from gpunode.collect import batch
+from gpunode.collect.access import ClusterAccess
 from gpunode.collect.agents import (
     AGENT_FACTS_LIMIT_BYTES,
     AGENT_FACTS_MAX_AGE_S,
@@ -72,8 +73,6 @@ from gpunode.collect.kube import (
     ExecOutput,
     KubeApi,
     ListCut,
-    Timeouts,
-    load_config,
 )
 from gpunode.collect.plan import (
     LOG_LIMIT_BYTES,
@@ -294,7 +293,8 @@ def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | 
                    nodes: Sequence[str] = (), quiet: bool = False,
                    concurrency: int = CONCURRENCY, selector: str | None = None,
                    extras: ExtrasPolicy | str = ExtrasPolicy.SUSPECT,
-                   request_timeout_s: float | None = None) -> CollectResult:
+                   request_timeout_s: float | None = None,
+                   access: ClusterAccess | None = None) -> CollectResult:
     """Read the cluster the kubeconfig points at and write a bundle to ``out``.
 
     ``out`` ending in .tar.gz/.tgz gives a tarball, anything else a directory.
@@ -305,7 +305,9 @@ def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | 
     selector goes to the API with the node list); named nodes always get extras.
     ``request_timeout_s`` bounds every request and exec (``--request-timeout``; see
     ``kube.Timeouts``): what does not answer in time is missing, with the reason.
-    Raises SourceUnreachable (exit 3) or UsageError; every other problem is a
+    ``access``: the command's cluster, resolved once for every phase of the command
+    (gpunode.collect.access); without it, the one ``kubeconfig``, ``context`` and
+    ``request_timeout_s`` name. Raises SourceUnreachable (exit 3) or UsageError; every other problem is a
     warning in the result and in the bundle's manifest.
     """
     if concurrency < 1:
@@ -316,7 +318,7 @@ def collect_bundle(out: Path, *, kubeconfig: Path | None = None, context: str | 
     if selector is not None:
         parse_selector(selector)  # a malformed selector is bad usage, before any call
     started = time.monotonic()
-    api = KubeApi(load_config(kubeconfig, context), timeouts=Timeouts.of(request_timeout_s))
+    api = (access or ClusterAccess(kubeconfig, context, request_timeout_s)).api()
     try:
         version = api.probe()
         writer = BundleWriter(out)
