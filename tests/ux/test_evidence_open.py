@@ -91,7 +91,10 @@ def test_live_evidence_is_the_kubectl_command_that_shows_it(scenario: str) -> No
      "cat /etc/containerd/config.toml"),
     ("nicclusterpolicy/nic-cluster-policy status.state",
      "kubectl get nicclusterpolicies.mellanox.com nic-cluster-policy -o yaml"),
-    ("cluster/storageclasses.json", "kubectl get storageclasses -A -o yaml"),
+    ("cluster/storageclasses.json", "kubectl get storageclasses -o yaml"),
+    ("cluster/pods.json", "kubectl get pods -A -o yaml"),
+    ("two scrapes of dcgm-exporter on gpu-wk-01",
+     "kubectl debug node/gpu-wk-01 -it --image=busybox -- wget -qO- localhost:9400/metrics"),
     ("something no rule knows", None),
 ])
 def test_live_commands(source: str, command: str | None) -> None:

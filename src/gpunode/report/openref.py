@@ -94,6 +94,8 @@ def shown_open(ev: Evidence) -> str | None:
 
 def _path_of(source: str) -> str | None:
     """The bundle path a source names: itself less its line, or the list of its kind."""
+    if (scrapes := _SCRAPES.match(source)) is not None:
+        return f"nodes/{scrapes['node']}/metrics/{scrapes['component']}.prom"
     head, _, _rest = source.partition(" ")
     if "/" in head and head.split("/", 1)[0] in ("nodes", "cluster", "logs"):
         return _LINE.sub("", head)
@@ -122,7 +124,8 @@ def _path_command(path: str, pods: dict[tuple[str, str], tuple[str, str]]) -> st
         return _node_file(path, pods)
     if path == "cluster/version.json":
         return "kubectl version"
-    return f"kubectl get {path.removeprefix('cluster/').removesuffix('.json')} -A -o yaml"
+    kind = path.removeprefix("cluster/").removesuffix(".json")
+    return f"kubectl get {kind}{'' if kind in CLUSTER_SCOPED else ' -A'} -o yaml"
 
 
 def _logs(path: str) -> str | None:
@@ -150,18 +153,25 @@ def _node_file(path: str, pods: dict[tuple[str, str], tuple[str, str]]) -> str |
     ns_pod = pods.get((node, component))
     if port is not None and ns_pod is not None:
         return f"kubectl get --raw /api/v1/namespaces/{ns_pod[0]}/pods/{ns_pod[1]}:{port}/proxy/metrics"
-    return f"{debug} wget -qO- localhost:{port or 9400}/metrics"
+    return f"kubectl debug node/{node} -it --image=busybox -- wget -qO- localhost:{port or 9400}/metrics"
 
 
 #: Sources that name no object: the command that shows the same.
 _FIXED = {"manifest.json": "kubectl cluster-info", "nodes": "kubectl get nodes -o wide",
-          "GET": "kubectl version"}
+          "GET": "kubectl version",
+          "kubeconfig": "kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'"}
+#: Cluster lists of objects without a namespace (no -A).
+CLUSTER_SCOPED = frozenset({"nodes", "storageclasses", "runtimeclasses", "csidrivers", "csinodes",
+                            "clusterpolicies", "nicclusterpolicies", "resourceslices", "version"})
+_SCRAPES = re.compile(r"^two scrapes of (?P<component>\S+) on (?P<node>\S+)$")
 
 
 def _named_command(head: str, rest: str) -> str | None:
     """``pod NS/NAME …``, ``node/N …``, ``event pod NS/NAME reason=R``, ``kind/name …``."""
     if head in _FIXED:
         return _FIXED[head]
+    if (scrapes := _SCRAPES.match(f"{head} {rest}")) is not None:  # validate's DCGM freshness
+        return _node_file(f"nodes/{scrapes['node']}/metrics/{scrapes['component']}.prom", {})
     if head == "diagnose":
         return f"gpunode diagnose {shlex.quote(rest)}" if rest and rest != "cluster" else "gpunode diagnose"
     if head == "event":
