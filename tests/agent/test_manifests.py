@@ -109,8 +109,12 @@ def test_host_paths_are_read_only_and_never_created(components: tuple[str, ...])
     pod, container = _pod(objects), _container(objects)
     host_root = _flag(container, "--host-root")
     host_volumes = {v["name"]: v["hostPath"] for v in pod["volumes"] if "hostPath" in v}
+    # the agent's own directory, where it keeps the node's history, is the one it writes
+    assert host_volumes.pop("history") == {"path": "/var/lib/gpunode", "type": "DirectoryOrCreate"}
+    assert _flag(container, "--history-dir") == "/var/lib/gpunode"
     assert host_volumes
     mounts = {m["name"]: m for m in container["volumeMounts"]}
+    assert mounts["history"]["mountPath"] == "/var/lib/gpunode" and not mounts["history"].get("readOnly")
     for name, host_path in host_volumes.items():
         assert mounts[name].get("readOnly") is True, name
         assert host_path.get("type", "") not in CREATING_TYPES, name

@@ -7,6 +7,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -17,6 +18,7 @@ from lightkube import KubeConfig
 from manifests import DEPLOY, load_docs, render
 from test_node_api import _rbac_calls
 
+from gpunode.agent.history import HistoryStore
 from gpunode.agent.loop import Agent, AgentConfig
 from gpunode.agent.nodeapi import LightkubeNodeApi
 from gpunode.agent.nodereport import COLLECTION_PATH, GROUP, PLURAL, ReportPublisher, report_path
@@ -174,6 +176,16 @@ def test_first_cycle_creates_the_report_owned_by_its_node_and_sets_its_status(st
     assert status["facts"]["node_name"] == NODE and "raw" not in status["facts"]
     assert status["probedAt"] == recorded_probe().collected_at
     assert {"component": "driver", "status": "ok"} in status["components"]
+
+
+def test_status_carries_the_trends_of_the_history(stub: ReportStub, tmp_path: Path) -> None:
+    agent = _agent(stub, Probe(with_kernel_lines(recorded_probe(), XID_79)), Clock())
+    agent.history = HistoryStore(tmp_path, NODE)
+    agent.run_once()
+    report = stub.reports[NODE]
+    jsonschema.validate(report, _crd_schema())
+    (trend,) = report["status"]["trends"]
+    assert (trend["kind"], trend["count"]) == ("xid", 1) and trend["message"].startswith("Xid 79 once in")
 
 
 def test_status_is_written_on_change_and_at_least_every_interval(stub: ReportStub) -> None:

@@ -19,10 +19,12 @@ from typing import Any
 import msgspec
 
 from gpunode.agent.condition import ConditionKeeper, ConditionValue, NodeApi, condition_for, stale_condition
+from gpunode.agent.history import HistoryStore
 from gpunode.agent.judge import judge_probe
 from gpunode.agent.metrics import AgentMetrics, XidTracker
 from gpunode.agent.nodereport import ReportPublisher, verdict_of
 from gpunode.errors import UsageError
+from gpunode.fleet.history import Trend, entry_from_probe, trends
 from gpunode.model import NodeReport, Report
 from gpunode.probe.result import ProbeResult, probe_json
 
@@ -99,6 +101,7 @@ class Agent:
         metrics: AgentMetrics | None = None,
         clock: Clock = time.monotonic,
         reports: ReportPublisher | None = None,
+        history: HistoryStore | None = None,
     ) -> None:
         if set_condition and node_api is None:
             raise UsageError("--node-condition needs access to the Kubernetes API")
@@ -107,6 +110,7 @@ class Agent:
         self._probe, self._judge, self._api, self._clock = probe, judge, node_api, clock
         self._keeper = ConditionKeeper(node_api, config.node_name) if set_condition and node_api else None
         self._reports = reports
+        self.history = history
         self._node: dict[str, Any] | None = None
         self._node_fetched: float | None = None
         self._snapshot: Snapshot | None = None
@@ -186,8 +190,8 @@ class Agent:
 
     def _publish(self, result: ProbeResult, report: Report | None) -> None:
         kernel_log = result.host.kernel_log
-        if kernel_log.source is not None:
-            self.metrics.count_xids(self._xids.new_events(kernel_log.xids))
+        new_xids = self._xids.new_events(kernel_log.xids) if kernel_log.source is not None else []
+        self.metrics.count_xids(new_xids)
         previous = self.snapshot
         if report is None and previous is not None:
             report = previous.report
@@ -197,6 +201,24 @@ class Agent:
         with self._lock:
             self._snapshot = snap
         self.metrics.last_probe.set(snap.finished_at)
+        self._record(snap, [x.xid for x in new_xids])
+
+    def _record(self, snap: Snapshot, new_xids: list[int]) -> None:
+        """Add this probe's state to the node's history (never raises)."""
+        if self.history is None:
+            return
+        node = snap.node_report
+        causes = [f"{rc.component}/{rc.cause}" for rc in node.root_causes] if node else []
+        try:
+            self.history.add(entry_from_probe(snap.result, snap.finished_at, verdict=verdict_of(node).verdict,
+                                              root_causes=causes, new_xids=new_xids))
+        except Exception:  # the history is an extra: probing and serving go on without it
+            log.exception("cannot record the probe in the history")
+            self.metrics.count_error("history")
+
+    def trends(self) -> tuple[Trend, ...]:
+        """Trends over this node's history (none without a history)."""
+        return trends(self.history.history.entries) if self.history is not None else ()
 
     def _condition_value(self) -> ConditionValue | None:
         fresh, _ = self.health()
@@ -230,7 +252,7 @@ class Agent:
         if not self._reports.due(verdict):
             return
         uid = str((self._node or {}).get("metadata", {}).get("uid") or "") or None
-        if not self._reports.publish(verdict, snap.facts_json, uid):
+        if not self._reports.publish(verdict, snap.facts_json, uid, self.trends()):
             self.metrics.count_error("node-report")
 
     def start(self) -> None:

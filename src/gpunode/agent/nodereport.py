@@ -14,7 +14,7 @@ The object (CRD in ``deploy/agent/gpunodereport-crd.yaml``)::
     metadata: {name: <node>, ownerReferences: [<its Node>]}
     spec: {nodeName: <node>}
     status: {verdict, rootCause, message, rootCauses[], components[], probedAt,
-             publishedAt, agentVersion, facts: <the probe JSON without raw texts>}
+             publishedAt, agentVersion, trends[], facts: <the probe JSON without raw texts>}
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import msgspec
 
 from gpunode import __version__
 from gpunode.agent.condition import condition_for, primary_root_cause
+from gpunode.fleet.history import Trend
 from gpunode.model import NodeReport
 
 log = logging.getLogger(__name__)
@@ -83,8 +84,10 @@ def verdict_of(node: NodeReport | None, stale_message: str = "") -> Verdict:
                    primary.cause if primary else "", condition.message, causes, comps)
 
 
-def report_status(verdict: Verdict, facts_json: bytes, published_at: str) -> dict[str, Any]:
-    """The ``status`` of a GPUNodeReport: the verdict, compactly, and the probe's facts."""
+def report_status(verdict: Verdict, facts_json: bytes, published_at: str,
+                  trends: tuple[Trend, ...] = ()) -> dict[str, Any]:
+    """The ``status`` of a GPUNodeReport: the verdict, compactly, the trends over the agent's
+    history (gpunode.fleet.history) and the probe's facts."""
     facts: dict[str, Any] = msgspec.json.decode(facts_json)
     return {
         "verdict": verdict.verdict,
@@ -95,6 +98,7 @@ def report_status(verdict: Verdict, facts_json: bytes, published_at: str) -> dic
         "probedAt": str(facts.get("collected_at", "")),
         "publishedAt": published_at,
         "agentVersion": __version__,
+        "trends": msgspec.to_builtins(trends),  # omits what a trend leaves unset
         "facts": facts,
     }
 
@@ -157,12 +161,13 @@ class ReportPublisher:
         last = self._last
         return last is None or last.verdict != verdict or now - last.at >= self.interval_s
 
-    def publish(self, verdict: Verdict, facts_json: bytes, node_uid: str | None) -> bool:
+    def publish(self, verdict: Verdict, facts_json: bytes, node_uid: str | None,
+                trends: tuple[Trend, ...] = ()) -> bool:
         """Create the report if needed and set its status; False when the API refused."""
         try:
             if not self._exists:
                 self._ensure(node_uid)
-            self._api.set_report_status(self._node, report_status(verdict, facts_json, self._now()))
+            self._api.set_report_status(self._node, report_status(verdict, facts_json, self._now(), trends))
         except Exception as exc:  # the agent must keep running whatever the API says
             self._failed(exc)
             return False

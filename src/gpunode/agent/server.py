@@ -6,6 +6,8 @@ a reserved path answers /healthz, a bounded pool of workers the rest).
 ``/facts``    the last probe's JSON (``gpunode-probe.json``); ``?raw=1`` adds the raw
               texts the probe read, which is what the cluster CLI folds into a bundle.
 ``/report``   the node's diagnosis (report JSON v1).
+``/history``  the node's history file (``gpunode-history/v1``; gpunode.fleet.history).
+``/trends``   the trends over that history (Xid counts, ECC, remapped rows, NVLink, restarts).
 
 Responses are built from the agent's latest snapshot, which is replaced as a
 whole after each probe, so a request never sees half of one probe and half of
@@ -311,10 +313,12 @@ class AgentHandler(BaseHTTPRequestHandler):
             "/healthz": self._healthz,
             "/facts": self._facts,
             "/report": self._report,
+            "/history": self._history,
+            "/trends": self._trends,
         }
         handler = routes.get(url.path.rstrip("/") or "/")
         if handler is None:
-            self._send(404, b"not found; try /metrics, /healthz, /facts, /report\n", TEXT)
+            self._send(404, b"not found; try /metrics, /healthz, /facts, /report, /history, /trends\n", TEXT)
             return
         handler(parse_qs(url.query))
 
@@ -341,6 +345,16 @@ class AgentHandler(BaseHTTPRequestHandler):
             self._send(503, b'{"error": "no diagnosis yet"}\n', JSON)
         else:
             self._send(200, encode_report(snap.report), JSON)
+
+    def _history(self, _query: dict[str, list[str]]) -> None:
+        store = self.server.agent.history
+        if store is None:
+            self._send(404, b'{"error": "this agent keeps no history (--history-dir \'\')"}\n', JSON)
+        else:
+            self._send(200, store.data, JSON)
+
+    def _trends(self, _query: dict[str, list[str]]) -> None:
+        self._send(200, msgspec.json.encode({"trends": self.server.agent.trends()}), JSON)
 
     def _send(self, code: int, body: bytes, content_type: str) -> None:
         self.send_response(code)

@@ -67,6 +67,11 @@ def agent_cmd(
     report_interval: Annotated[
         float, typer.Option(help="Republish an unchanged GPUNodeReport at least this often (seconds).")
     ] = 300.0,
+    history_dir: Annotated[
+        str,
+        typer.Option(help="Host directory for this node's history file (at most 64 KiB; '' keeps none). The "
+                     "DaemonSet mounts it from the host so the history survives restarts."),
+    ] = "/var/lib/gpunode",
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
     request_timeout_text: Annotated[
         str | None,
@@ -94,15 +99,19 @@ def agent_cmd(
     name = node_name or _hostname(host_root)
     config = AgentConfig(node_name=name, interval_s=interval, stale_after_s=stale_after)
     agent = _build_agent(config, str(host_root), nvidia_smi, node_condition,
-                         report_interval if node_report else None, timeout_s=timeout_s)
+                         report_interval if node_report else None, timeout_s=timeout_s,
+                         history_dir=Path(history_dir) if history_dir else None)
     _serve(agent, address, port)
 
 
 def _build_agent(config: AgentConfig, host_root: str, nvidia_smi: bool, node_condition: bool,
-                 report_interval: float | None = None, *, timeout_s: float = NODE_API_TIMEOUT_S) -> Agent:
-    """The agent; it publishes a GPUNodeReport every ``report_interval`` if given and API access exists."""
+                 report_interval: float | None = None, *, timeout_s: float = NODE_API_TIMEOUT_S,
+                 history_dir: Path | None = None) -> Agent:
+    """The agent; it publishes a GPUNodeReport every ``report_interval`` if given and API access exists,
+    and keeps the node's history under ``history_dir`` if given."""
     import time
 
+    from gpunode.agent.history import HistoryStore
     from gpunode.agent.loop import Agent
     from gpunode.agent.nodereport import ReportPublisher
     from gpunode.probe import run_probe
@@ -114,7 +123,8 @@ def _build_agent(config: AgentConfig, host_root: str, nvidia_smi: bool, node_con
     reports = None
     if api is not None and report_interval is not None:
         reports = ReportPublisher(api, config.node_name, report_interval, clock=time.monotonic)
-    return Agent(config, probe, node_api=api, set_condition=node_condition, reports=reports)
+    history = HistoryStore(history_dir, config.node_name) if history_dir is not None else None
+    return Agent(config, probe, node_api=api, set_condition=node_condition, reports=reports, history=history)
 
 
 def _serve(agent: Agent, address: str, port: int) -> None:
