@@ -126,20 +126,19 @@ def _outside_flag(m: Member, expected: str) -> DomainFlag:
 
 def _one_sided(by_name: Mapping[str, Member], domain: str, names: Sequence[str]) -> list[DomainFlag]:
     """Nodes with links down while every other node's links in the domain are all up."""
-    known = {n: by_name[n].links for n in names if by_name[n].links is not None}
+    known = {n: links for n in names if (links := by_name[n].links) is not None}
+    all_up = {n for n, (active, present) in known.items() if active == present > 0}
+    usual = Counter(present for n, (_, present) in known.items() if n in all_up)
     out: list[DomainFlag] = []
-    for name, links in known.items():
-        assert links is not None
-        active, present = links
-        peers = [lk for n, lk in known.items() if n != name and lk is not None]
-        if active >= present or not peers:
+    for name, (active, present) in known.items():
+        peers = len(known) - 1
+        if active >= present or peers == 0 or len(all_up) < peers:
             continue
-        if all(a == p and p > 0 for a, p in peers):
-            usual = Counter(p for _, p in peers).most_common(1)[0][0]
-            out.append(DomainFlag(
-                kind="links_one_sided", node=name,
-                text=(f"{name}: {active} of {present} NVLinks active in domain {domain}, while "
-                      f"its {len(peers)} peer(s) there have all their links up ({usual} each)")))
+        out.append(DomainFlag(
+            kind="links_one_sided", node=name,
+            text=(f"{name}: {active} of {present} NVLinks active in domain {domain}, while "
+                  f"its {peers} peer(s) there have all their links up "
+                  f"({usual.most_common(1)[0][0]} each)")))
     return out
 
 
