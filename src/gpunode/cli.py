@@ -253,13 +253,14 @@ def diagnose_cmd(
         from gpunode.watch import watch_reports
 
         raise typer.Exit(watch_reports(evaluate, output, options, interval=interval, count=count))
-    from gpunode.commands.filters import narrow, warn_hidden
+    from gpunode.commands.filters import marked, narrow, warn_hidden
     from gpunode.report import DIAGNOSE_REPORTERS
 
     report = evaluate()
     shown_report, hidden = narrow(report, shown)
     warn_hidden(hidden)
-    raise typer.Exit(emit(shown_report, DIAGNOSE_REPORTERS, output, options, failed=report.has_failures))
+    raise typer.Exit(emit(shown_report, DIAGNOSE_REPORTERS, output, marked(options, shown),
+                          failed=report.has_failures))
 
 
 @app.command()

@@ -48,6 +48,10 @@ def test_layer_filter_shows_the_layer_and_hides_nothing_of_it(broken: Path) -> N
     assert shown.returncode == 1
     assert "kernel_headers_missing" in shown.stdout
     assert "root cause" not in shown.stderr  # the only root cause is on layer 1: nothing hidden
+    hidden = _run(broken, "--layer", "3")
+    assert hidden.returncode == 1
+    assert "No root cause shown on 2 GPU nodes (--component/--layer)." in hidden.stdout
+    assert "No root cause found" not in hidden.stdout
     upper = _run(broken, "--layer", "3,4", "-o", "markdown")
     assert upper.returncode == 1 and "kernel_headers_missing" not in upper.stdout
     assert "1 root cause on layers not shown" in upper.stderr

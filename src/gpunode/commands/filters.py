@@ -15,6 +15,7 @@ import msgspec
 
 from gpunode.errors import UsageError
 from gpunode.model import LAYER_NAMES, ClusterReport, NodeReport, Report, RootCause
+from gpunode.report.options import RenderOptions
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,11 @@ def _hidden_line(hidden: _Hidden, shown: Shown) -> str | None:
     if not parts:
         return None
     return f"{' and '.join(parts)} on {_what(shown)} not shown (the exit code counts them)"
+
+
+def marked(options: RenderOptions, shown: Shown) -> RenderOptions:
+    """Render options that say the report is narrowed (a table then reads "none shown")."""
+    return msgspec.structs.replace(options, narrowed=True) if shown.active else options
 
 
 def warn_hidden(line: str | None) -> None:

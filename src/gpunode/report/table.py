@@ -39,7 +39,7 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
         console.print(not_gpu_line(skipped), soft_wrap=True)
     _gpu_lines(report, console)
     if not report.not_gpu_nodes or report.nodes:
-        console.print(_verdict(report, fleet_rows))
+        console.print(_verdict(report, fleet_rows, options.narrowed))
     if fleet_rows:
         _print_fleet_table(report, fleet_rows, console, options.expand)
     for status, names in fleet.healthy_worst_first(report):
@@ -82,7 +82,7 @@ def header(report: Report, command: str) -> Text:
     )
 
 
-def _verdict(report: Report, fleet_rows: list[fleet.FleetRow]) -> Text:
+def _verdict(report: Report, fleet_rows: list[fleet.FleetRow], narrowed: bool = False) -> Text:
     affected = {n.name for n in report.nodes if n.root_causes}
     drain = {name for r in fleet_rows if r.drain for name in r.nodes}
     causes = len({(r.cause, r.component) for r in fleet_rows})
@@ -93,6 +93,9 @@ def _verdict(report: Report, fleet_rows: list[fleet.FleetRow]) -> Text:
         if hit:
             return Text(f"No stack root cause found on {len(report.nodes)} GPU nodes, but {hit} (below).\n",
                         style="bold red")
+        if narrowed:  # the filter hid what there is: say so, never "none found"
+            return Text(f"No root cause shown on {len(report.nodes)} GPU nodes (--component/--layer).",
+                        style="bold")
         return Text(f"No root cause found on {len(report.nodes)} GPU nodes.", style="green")
     parts = [
         f"{len(affected)} of {len(report.nodes)} GPU nodes affected",
