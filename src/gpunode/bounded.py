@@ -83,9 +83,9 @@ class Capped:
 
     def add(self, chunk: bytes) -> bool:
         """Keep what fits of ``chunk``; False once the limit is reached (stop reading)."""
+        if not chunk:  # nothing yet: whether more comes decides whether it is cut
+            return True
         room = self.limit - self.size
-        if not chunk:
-            return room > 0
         if room <= 0:
             self.cut = True
             return False

@@ -90,6 +90,14 @@ def test_capped_keeps_its_limit_and_names_the_cut() -> None:
     assert capped.note() == "the answer to GET /metrics: cut at 10 bytes (its limit, docs/limits.md)"
 
 
+def test_an_empty_chunk_at_the_limit_is_not_the_end() -> None:
+    """Found by fuzzing: a reader full to its limit that was given an empty chunk stopped
+    there and called the body whole; an empty chunk says nothing, the next one decides."""
+    capped = bounded.Capped(1, "body")
+    assert capped.add(b"x") and capped.add(b"")
+    assert not capped.add(b"y") and capped.cut
+
+
 def test_a_shared_pool_cuts_readers_that_find_it_empty() -> None:
     pool = bounded.BytePool(8)
     first, second = bounded.Capped(100, "a", pool), bounded.Capped(100, "b", pool)
