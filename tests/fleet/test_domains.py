@@ -167,3 +167,13 @@ def render_markdown(report: Report) -> str:
 
 def render_html(report: Report) -> str:
     return html.render_html(report)
+
+
+def test_the_tray_out_scenario_flags_its_tray(tmp_path: Path) -> None:
+    """The simulator's nvl-domain-tray-out: no root cause anywhere, one flag in the fleet."""
+    from gpunode.sim import build_bundle, load_scenario
+
+    report = diagnose(build_bundle(load_scenario("nvl-domain-tray-out"), tmp_path / "bundle"))
+    assert not any(n.root_causes for n in report.nodes)
+    (domain,) = report.fleet.nvlink_domains
+    assert [(f.kind, f.node) for f in domain.flags] == [("node_outside_domain", "gpu-wk-03")]

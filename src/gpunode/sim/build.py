@@ -132,6 +132,8 @@ def _gpu_node(world: World, spec: GpuNode, index: int) -> NodeState:
     state.host.mofed_loaded = spec.nics > 0 and scenario.has("network-operator")
     created = CLUSTER_CREATED + timedelta(hours=1, seconds=90 * (index % 40))
     labels = gpu_node_labels(scenario, state, world.later(minutes=7))
+    if spec.nvlink_domain:
+        _nvlink_domain(state, spec, labels)
     state.obj = node_object(
         scenario,
         state,
@@ -750,3 +752,12 @@ def _add_workloads(world: World) -> None:
 def _system_pods_per_gpu_node(world: World) -> int:
     first = world.gpu_nodes()[0].name
     return sum(1 for p in world.places.values() if p.node == first)
+
+
+def _nvlink_domain(state: NodeState, spec: GpuNode, labels: dict[str, str]) -> None:
+    """GFD's clique label and the GPUs' fabric registration of an NVL system's tray."""
+    if "nvidia.com/gpu.product" in labels:  # GFD labels the node
+        labels["nvidia.com/gpu.clique"] = spec.nvlink_domain
+    reported = spec.nvlink_domain if spec.gpu_nvlink_domain is None else spec.gpu_nvlink_domain
+    cluster, _, clique = reported.rpartition(".")
+    state.host.fabric_gpus = {g.bus_id: (cluster, clique, "Healthy") for g in state.gpus}

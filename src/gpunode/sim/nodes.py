@@ -150,6 +150,7 @@ def is_gfd_label(key: str) -> bool:
     gfd_keys = (
         "nvidia.com/cuda.",
         "nvidia.com/gfd.",
+        "nvidia.com/gpu.clique",
         "nvidia.com/gpu.compute.",
         "nvidia.com/gpu.count",
         "nvidia.com/gpu.family",

@@ -82,6 +82,11 @@ class GpuNode(_Strict, frozen=True):
     kernel: str = "5.15.0-131-generic"
     gpu_mode: GpuMode = "whole"
     replicas: int = 4  # time-slicing / MPS replicas per GPU
+    #: the NVLink domain (``<ClusterUUID>.<CliqueId>``) GFD labels the node in
+    #: (``nvidia.com/gpu.clique``) and its GPUs register in (nvidia-smi's ``<fabric>``)
+    nvlink_domain: str = ""
+    #: what the GPUs report where it differs from the label (a tray left out of its domain)
+    gpu_nvlink_domain: str | None = None
 
 
 class Scale(_Strict, frozen=True):
