@@ -173,6 +173,7 @@ def report_from(
     selector: str | None = None,
     extras: str = "suspect",
     request_timeout_s: float | None = None,
+    since: float | None = None,
 ) -> Report:
     """Diagnose a saved bundle, or the live cluster (collected into a temporary bundle)."""
     if source is not None and extras != "suspect":
@@ -189,6 +190,10 @@ def report_from(
             selector=selector, extras=extras, request_timeout_s=request_timeout_s,
         )
         report = build_report(bundle, nodes, selector, reuse, shown, live=source is None)
+        if since is not None:  # the agents' histories are in the bundle, gone with it below
+            from gpunode.commands.history import with_changes
+
+            report = with_changes(report, bundle, since)
     if source is None:
         return relabel(report, shown, context=context_used)
     return relabel(report, report.source.location, path=str(source))
@@ -234,6 +239,12 @@ def diagnose_cmd(
         typer.Option("--layer", help="Show only these layers (0 host to 5 cluster control, N[,N]; exit "
                      "code unchanged)."),
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="WHEN",
+                     help="Also say what changed on each node since then (24h, 7d, or an RFC 3339 time), "
+                     "from the gpunode agents' histories; no old bundle needed."),
+    ] = None,
 ) -> None:
     """The fleet summary (worst first), then each root cause with evidence and next commands."""
     from gpunode.commands.filters import parse_shown
@@ -244,10 +255,19 @@ def diagnose_cmd(
     shown = parse_shown(component, layer)
     if shown.active and watch:
         raise UsageError("--component/--layer narrow one report; drop them with --watch")
+    since_s = None
+    if since is not None:
+        if watch:
+            raise UsageError("--since compares with the past once; --watch shows what changes from now on")
+        import time
+
+        from gpunode.commands.history import since_time
+
+        since_s = since_time(since, time.time())
 
     def evaluate() -> Report:
         return report_from(source, kubeconfig, context, nodes, quiet or watch, selector=selector,
-                           extras=extras, request_timeout_s=timeout_s)
+                           extras=extras, request_timeout_s=timeout_s, since=since_s)
 
     if watch:
         from gpunode.watch import watch_reports
@@ -259,8 +279,12 @@ def diagnose_cmd(
     report = evaluate()
     shown_report, hidden = narrow(report, shown)
     warn_hidden(hidden)
-    raise typer.Exit(emit(shown_report, DIAGNOSE_REPORTERS, output, marked(options, shown),
-                          failed=report.has_failures))
+    code = emit(shown_report, DIAGNOSE_REPORTERS, output, marked(options, shown), failed=report.has_failures)
+    if since_s is not None:
+        from gpunode.commands.history import show_changes
+
+        show_changes(shown_report, output.value)
+    raise typer.Exit(code)
 
 
 @app.command()

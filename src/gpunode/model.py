@@ -11,7 +11,7 @@ from enum import StrEnum
 import msgspec
 
 from gpunode import __version__
-from gpunode.fleet.model import DiffReport, FleetAnalysis
+from gpunode.fleet.model import ChangesSince, DiffReport, FleetAnalysis
 
 
 class Status(StrEnum):
@@ -289,6 +289,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     gpus: GpuCount | None = None
     #: patterns across the reported nodes: outliers, shared factors, wedges (added in report v1)
     fleet: FleetAnalysis = FleetAnalysis()
+    #: ``diagnose --since``: what each node's agent history says changed since then; absent
+    #: without --since (added in report v1)
+    changes_since: ChangesSince | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def has_failures(self) -> bool:

@@ -35,6 +35,7 @@ from gpunode.collect import CollectResult, collect_bundle
 from gpunode.collect.agents import agent_pods_on_page, is_agent, supplied
 from gpunode.collect.plan import ExecTarget
 from gpunode.collect.slim import RawPage
+from gpunode.fleet.history import HISTORY_FORMAT, History, HistoryEntry, encode_history
 from gpunode.model import NodeReport, Status
 from gpunode.parse.modules import parse_modules
 from gpunode.parse.nvidia_smi import GpuInfo, NvidiaSmiReport, parse_nvidia_smi_xml
@@ -50,6 +51,7 @@ AGENT_PODS = {"gpu-wk-01": "gpunode-agent-7xk2p", "gpu-wk-02": "gpunode-agent-q4
 AGENT_UIDS = {"gpunode-agent-7xk2p": "5f1c3e2a-9b7d-4c61-8e0f-3a6d2c9b1e47",
               "gpunode-agent-q4mzt": "c2d8a6f1-4e3b-4a97-b5c0-8f1e7d2a9c63"}
 PROBE = "cmd/gpunode-probe.json"
+HISTORY = "cmd/gpunode-history.json"
 NO_FAULTS = Faults()
 Facts = dict[str, Any]
 
@@ -249,8 +251,18 @@ def _node_report(bundle: Path, node: str) -> NodeReport:
 
 @pytest.fixture(scope="module")
 def agents_bundle(falcon: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return with_agents(falcon, tmp_path_factory.mktemp("agents") / "bundle",
-                       healthy_facts(falcon))
+    bundle = with_agents(falcon, tmp_path_factory.mktemp("agents") / "bundle", healthy_facts(falcon))
+    # gpu-wk-01's agent keeps a history (served at /history); gpu-wk-02's keeps none (404)
+    (bundle / "nodes" / "gpu-wk-01" / HISTORY).write_bytes(_history())
+    return bundle
+
+
+def _history() -> bytes:
+    now = _now().timestamp()
+    return encode_history(History(HISTORY_FORMAT, "gpu-wk-01", (
+        HistoryEntry(now - 86400 * 2, now - 7200, "ok"),
+        HistoryEntry(now - 3600, now - 60, "ok", xids={"79": 1}),
+    )))
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +298,7 @@ def test_each_gpu_node_gets_its_agent_facts(collected: tuple[CollectResult, Coun
     manifest = json.loads((result.path / "manifest.json").read_text())
     assert manifest["agent_facts"] == list(GPU_NODES)
     for node in GPU_NODES:
-        assert calls[f"pods/proxy {AGENT_PODS[node]}"] == 1
+        assert calls[f"pods/proxy {AGENT_PODS[node]}"] == 2  # its facts, then its history
         folded = load_probe_json((result.path / "nodes" / node / PROBE).read_bytes())
         served = load_probe_json((agents_bundle / "nodes" / node / PROBE).read_bytes())
         assert folded == served
@@ -549,3 +561,18 @@ def test_refused_oversized_write_closes_the_connection(mini_server: RunningServe
         assert (refused.status, refused.getheader("Connection")) == (405, "close")
     finally:
         conn.close()
+
+
+def test_each_agents_history_is_kept_beside_its_facts_for_since(
+        collected: tuple[CollectResult, Counter[str]], agents_bundle: Path) -> None:
+    from gpunode.commands.history import changes_since
+
+    result, _ = collected
+    kept = result.path / "nodes" / "gpu-wk-01" / HISTORY
+    assert kept.read_bytes() == (agents_bundle / "nodes" / "gpu-wk-01" / HISTORY).read_bytes()
+    assert not (result.path / "nodes" / "gpu-wk-02" / HISTORY).exists()  # its agent keeps none
+    assert not any("history" in note for note in result.notes)
+    section = changes_since(result.path, GPU_NODES, _now().timestamp() - 86400)
+    wk01, wk02 = section.nodes
+    assert (wk01.status, wk01.changes[0][:12]) == ("changed", "Xid 79 once ")
+    assert (wk02.status, wk02.note) == ("no_history", "no agent history in this bundle")

@@ -31,6 +31,8 @@ AGENT_PORT = 9808
 AGENT_LABEL = ("app.kubernetes.io/name", "gpunode-agent")
 AGENT_SELECTOR = f"{AGENT_LABEL[0]}={AGENT_LABEL[1]}"
 PROBE_FILE = "cmd/gpunode-probe.json"
+#: The agent's history of its node (``/history``), where a bundle keeps it (docs/bundle-format.md).
+HISTORY_FILE = "cmd/gpunode-history.json"
 
 
 def node_dir_name(node: str) -> str:
@@ -51,6 +53,11 @@ def probe_files(result: ProbeResult) -> dict[str, bytes]:
 def facts_proxy_path(pod: str, namespace: str = AGENT_NAMESPACE, port: int = AGENT_PORT) -> str:
     """API server path of an agent's ``/facts?raw=1`` through the pod proxy (needs ``get pods/proxy``)."""
     return f"/api/v1/namespaces/{namespace}/pods/{pod}:{port}/proxy/facts?raw=1"
+
+
+def history_proxy_path(pod: str, namespace: str = AGENT_NAMESPACE, port: int = AGENT_PORT) -> str:
+    """API server path of an agent's ``/history`` through the pod proxy."""
+    return f"/api/v1/namespaces/{namespace}/pods/{pod}:{port}/proxy/history"
 
 
 def agent_pods_by_node(pods: Iterable[Pod]) -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from gpunode.agent.fold import AGENT_LABEL, PROBE_FILE
+from gpunode.agent.fold import AGENT_LABEL, HISTORY_FILE, PROBE_FILE
 from gpunode.collect.batch import Framed, frame, parse_script
 from gpunode.collect.classify import component_of
 from gpunode.collect.mounts import host_path
@@ -209,13 +209,20 @@ def _connection_refused(number: int) -> HttpAnswer:
 
 
 def agent_facts(root: Path, pod: Pod, port: str, path: str, raw: bool) -> HttpAnswer:
-    """The agent's ``/facts`` from ``nodes/<node>/cmd/gpunode-probe.json``, answered the
-    way the agent does (its own 404 and 503 texts)."""
+    """The agent's ``/facts`` from ``nodes/<node>/cmd/gpunode-probe.json`` and its ``/history``
+    from ``cmd/gpunode-history.json``, answered the way the agent does (its own 404 and 503
+    texts)."""
     refused = _refused(pod, port)
     if refused is not None:
         return refused
+    if path.rstrip("/") == "/history":
+        history = node_dir(root, pod) / HISTORY_FILE
+        if not history.is_file():
+            return HttpAnswer(404, b'{"error": "this agent keeps no history (--history-dir \'\')"}\n',
+                              "application/json")
+        return HttpAnswer(200, history.read_bytes(), "application/json")
     if path.rstrip("/") != "/facts":
-        return HttpAnswer(404, b"not found; try /metrics, /healthz, /facts, /report\n",
+        return HttpAnswer(404, b"not found; try /metrics, /healthz, /facts, /report, /history, /trends\n",
                           "text/plain; charset=utf-8")
     file = node_dir(root, pod) / PROBE_FILE
     if not file.is_file():

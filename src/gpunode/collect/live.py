@@ -49,9 +49,12 @@ from gpunode import __version__
 from gpunode.agent.fold import (
     AGENT_NAMESPACE,
     AGENT_SELECTOR,
+    HISTORY_FILE,
     agent_pods_by_node,
     facts_proxy_path,
     fold_agent_facts,
+    history_proxy_path,
+    node_dir_name,
 )
 from gpunode.agent.nodereport import REPORT_MAX_AGE_S
 from gpunode.bundle import kube
@@ -815,7 +818,29 @@ def _agent_facts(run: _Run, node: str, pod: str,
                  node_jobs: Callable[[frozenset[str]], list[Job]]) -> list[Job]:
     """Fold the agent's facts for ``node`` in, then return the execs still needed."""
     body = _fetch_agent_facts(run, pod)
-    return node_jobs(_fold(run, node, body) if body is not None else frozenset())
+    covered = _fold(run, node, body) if body is not None else frozenset()
+    if covered:
+        _agent_history(run, node, pod)
+    return node_jobs(covered)
+
+
+#: An agent's history file is at most 64 KiB; a larger answer is not one.
+AGENT_HISTORY_LIMIT_BYTES = 1024 * 1024
+
+
+def _agent_history(run: _Run, node: str, pod: str) -> None:
+    """The agent's history of ``node`` beside its facts (what ``diagnose --since`` reads); an
+    agent that keeps none (older, or ``--history-dir ''``) leaves a note and no file."""
+    try:
+        body = run.api.get(history_proxy_path(pod), retry_503=False, max_bytes=AGENT_HISTORY_LIMIT_BYTES)
+    except BodyCut as cut:
+        run.notes.append(f"agent history {AGENT_NAMESPACE}/{pod}: {cut.message}; not used")
+        return
+    except ApiFailure as exc:
+        if exc.code != 404:  # 404: an agent that keeps none (older, or --history-dir '')
+            run.notes.append(f"agent history {AGENT_NAMESPACE}/{pod}: not read ({exc})")
+        return
+    run.writer.write(f"nodes/{node_dir_name(node)}/{HISTORY_FILE}", body)
 
 
 def _fetch_agent_facts(run: _Run, pod: str) -> bytes | None:

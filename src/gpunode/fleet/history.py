@@ -19,6 +19,7 @@ from typing import Final
 import msgspec
 
 from gpunode.errors import ParseError
+from gpunode.fleet.model import NodeHistoryChanges
 from gpunode.probe.result import ProbeResult
 
 HISTORY_FORMAT: Final = "gpunode-history/v1"
@@ -352,3 +353,19 @@ def _first_with(entries: Sequence[HistoryEntry], test: Callable[[HistoryEntry], 
         run_start = entry.at
     return run_start
 
+
+
+def node_changes(node: str, history: History | None, since: float,
+                 note: str | None = None) -> NodeHistoryChanges:
+    """One node's part of ``diagnose --since``: its changes, that there were none, or that it
+    has no history (never an error: a node without an agent simply has none)."""
+    if history is None or not history.entries:
+        why = note or ("the agent's history is empty" if history is not None else "no agent history")
+        return NodeHistoryChanges(node, "no_history", note=why)
+    start, end = rfc3339(history.entries[0].at), history.entries[-1].seen
+    if end < since:  # the agent stopped recording before that time: nothing is known since
+        return NodeHistoryChanges(node, "no_history", history_from=start,
+                                  note=f"the agent's history ends at {rfc3339(end)}, before that time")
+    lines = changes_since(history.entries, since)
+    changed = [line for line in lines if not line.startswith("history starts at")]
+    return NodeHistoryChanges(node, "changed" if changed else "unchanged", tuple(lines), start, note)

@@ -160,3 +160,24 @@ class DiffReport(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def has_new_failures(self) -> bool:
         return bool(self.new_root_causes)
+
+
+class NodeHistoryChanges(msgspec.Struct, frozen=True):
+    """What one node's agent history says changed since the time ``--since`` asked for."""
+
+    node: str
+    #: ``changed``, ``unchanged``, or ``no_history`` (no agent history for this node: not
+    #: collected, no agent, or its file did not read; ``note`` says which)
+    status: str
+    #: one line per change, oldest first (verdict, root causes, Xids, counters, restarts)
+    changes: tuple[str, ...] = ()
+    #: the oldest state the history holds (RFC 3339); null without a history
+    history_from: str | None = None
+    note: str | None = None
+
+
+class ChangesSince(msgspec.Struct, frozen=True):
+    """``diagnose --since``: each reported node's changes since ``since`` (RFC 3339)."""
+
+    since: str
+    nodes: tuple[NodeHistoryChanges, ...]
