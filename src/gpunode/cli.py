@@ -35,6 +35,7 @@ from gpunode.errors import GpunodeError, UsageError
 
 if TYPE_CHECKING:
 
+    from gpunode.collect.access import ClusterAccess
     from gpunode.diagnose import Reuse
     from gpunode.model import Report
     from gpunode.report.options import RenderOptions
@@ -141,9 +142,11 @@ def resolve_bundle(
     selector: str | None = None,
     extras: str = "suspect",
     request_timeout_s: float | None = None,
+    access: ClusterAccess | None = None,
 ) -> tuple[Path, Reuse | None]:
     """The bundle to judge: a saved one (a GPU Operator must-gather is converted), or a
-    fresh collection from the live cluster into ``workdir``."""
+    fresh collection from the live cluster into ``workdir`` (``access``: the command's
+    cluster, resolved once; without it, the one the other flags name)."""
     if source is not None:
         if kubeconfig is not None or context is not None or request_timeout_s is not None:
             raise UsageError(
@@ -158,7 +161,7 @@ def resolve_bundle(
 
     result = collect_bundle(
         workdir / "live", kubeconfig=kubeconfig, context=context, nodes=nodes or (), quiet=quiet,
-        selector=selector, extras=extras, request_timeout_s=request_timeout_s,
+        selector=selector, extras=extras, request_timeout_s=request_timeout_s, access=access,
     )
     return result.path, result.reuse
 
@@ -178,17 +181,18 @@ def report_from(
     """Diagnose a saved bundle, or the live cluster (collected into a temporary bundle)."""
     if source is not None and extras != "suspect":
         raise UsageError("--deep/--all-nodes choose what a live collection fetches; drop them with --from")
-    context_used = None
-    if source is None:
-        from gpunode.kubeconfig import context_name
+    access = None
+    if source is None:  # one read of the kubeconfig: the collection's, and the context named
+        from gpunode.collect.access import ClusterAccess
 
-        context_used = context_name(kubeconfig, context)
-    shown = f"cluster (context {context_used or 'current'})" if source is None else str(source)
+        access = ClusterAccess(kubeconfig, context, request_timeout_s)
     with tempfile.TemporaryDirectory(prefix="gpunode-") as tmp:
         bundle, reuse = resolve_bundle(
             source, kubeconfig=kubeconfig, context=context, nodes=nodes, quiet=quiet, workdir=Path(tmp),
-            selector=selector, extras=extras, request_timeout_s=request_timeout_s,
+            selector=selector, extras=extras, request_timeout_s=request_timeout_s, access=access,
         )
+        context_used = None if access is None else access.context_name()
+        shown = f"cluster (context {context_used or 'current'})" if source is None else str(source)
         report = build_report(bundle, nodes, selector, reuse, shown, live=source is None)
         if since is not None:  # the agents' histories are in the bundle, gone with it below
             from gpunode.commands.history import with_changes

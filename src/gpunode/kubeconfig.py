@@ -82,20 +82,6 @@ def _absolute(entry: dict[str, Any], key: str, base: Path) -> dict[str, Any]:
     return {**entry, key: body}
 
 
-def context_name(explicit: Path | None, context: str | None) -> str | None:
-    """The context a live command will use: --context, else the merged current-context."""
-    if context:
-        return context
-    files = kubeconfig_files(explicit)
-    if not files:
-        return "in-cluster" if os.environ.get("KUBERNETES_SERVICE_HOST") else None
-    try:
-        value = merged(files).get("current-context")
-    except UsageError:
-        return None
-    return str(value) if value else None
-
-
 def context_names(explicit: Path | None = None) -> list[str]:
     """Every context name, for shell completion."""
     files = kubeconfig_files(explicit)

@@ -9,9 +9,9 @@ DCGM connection hung keeps serving its last values, which one scrape cannot show
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-from gpunode.collect.kube import ApiFailure, KubeApi, Timeouts, load_config
+from gpunode.collect.access import ClusterAccess
+from gpunode.collect.kube import ApiFailure, KubeApi
 from gpunode.collect.targets import DEFAULT_METRICS_PORTS
 from gpunode.errors import ParseError
 from gpunode.facts import ClusterFacts
@@ -23,20 +23,20 @@ DCGM = "dcgm-exporter"
 
 def live_facts(
     facts: ClusterFacts,
-    kubeconfig: Path | None,
-    context: str | None,
+    access: ClusterAccess,
     *,
     first_scrape_at: float,
     interval_s: float,
-    request_timeout_s: float | None = None,
 ) -> LiveFacts:
-    """What the live run proved: the API answered (collection worked) and DCGM freshness."""
+    """What the live run proved: the API answered (collection worked) and DCGM freshness.
+    ``access``: the cluster the collection read, resolved then (its kubeconfig is not read
+    again, its credential plugin not run again)."""
     manifest = facts.manifest
     detail = f"answered; gitVersion {facts.version.get('gitVersion', 'unknown')}"
     wait = interval_s + 1 - (time.monotonic() - first_scrape_at)
     if wait > 0:
         time.sleep(wait)
-    api = KubeApi(load_config(kubeconfig, context), timeouts=Timeouts.of(request_timeout_s))
+    api = access.api()
     try:
         fresh = {
             node: result for node in facts.gpu_nodes() if (result := _fresh(api, facts, node)) is not None

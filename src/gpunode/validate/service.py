@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -35,6 +36,9 @@ from gpunode.validate.defaults import DEFAULT_SCRAPE_INTERVAL_S
 from gpunode.validate.runner import validate_and_diagnose
 from gpunode.validate.waivers import Waiver, apply_waivers
 from gpunode.validation import CATEGORIES, ValidationReport, Verdict
+
+if TYPE_CHECKING:  # the HTTP and Kubernetes clients load only for a live run
+    from gpunode.collect.access import ClusterAccess
 
 BUNDLE_DIR = "bundle"
 
@@ -99,23 +103,34 @@ def progress(request: ValidateRequest, message: str) -> None:
 def validate(request: ValidateRequest) -> ValidateResult:
     """Run the checks the request asks for; the bundle path names what they were made from."""
     request.check()
-    with _bundle_source(request) as (bundle, collected_at):
+    access = cluster_access(request)
+    with _bundle_source(request, access) as (bundle, collected_at):
         progress(request, f"reading bundle {bundle}")
         with gc_paused(keep=True):  # the facts only grow until both views are built (see cli.build_report)
-            report, diagnosis, chosen = _judge(request, bundle, collected_at)
+            report, diagnosis, chosen = _judge(request, access, bundle, collected_at)
         kept = _keep_bundle(bundle, request.output_dir, collected_at is not None)
-    if collected_at is not None:  # name the cluster, not the temporary bundle it was read into
-        report, diagnosis = _live_source(request, report, diagnosis, kept)
+    if access is not None and collected_at is not None:  # name the cluster, not the temporary bundle
+        report, diagnosis = _live_source(request, access, report, diagnosis, kept)
     return ValidateResult(report, kept, diagnosis, *chosen)
 
 
-def _live_source(request: ValidateRequest, report: ValidationReport, diagnosis: Report | None,
-                 kept: Path) -> tuple[ValidationReport, Report | None]:
+def cluster_access(request: ValidateRequest) -> ClusterAccess | None:
+    """The cluster a live run reads, made once for all its phases (the collection, the live
+    checks, the active checks, the header naming the context): its kubeconfig is read and its
+    credential plugin run the first time one needs it. None for a saved bundle (``--from``),
+    where only the active checks reach a cluster, through their own options."""
+    if request.bundle is not None:
+        return None
+    from gpunode.collect.access import ClusterAccess
+
+    return ClusterAccess(request.kubeconfig, request.context, request.request_timeout_s)
+
+
+def _live_source(request: ValidateRequest, access: ClusterAccess, report: ValidationReport,
+                 diagnosis: Report | None, kept: Path) -> tuple[ValidationReport, Report | None]:
     """A live run's reports name the cluster and context it read (``cluster (context X)``),
     and the bundle only where ``--output-dir`` keeps it; never a deleted temporary path."""
-    from gpunode.kubeconfig import context_name
-
-    context = context_name(request.kubeconfig, request.context)
+    context = access.context_name()
     shown = f"cluster (context {context or 'current'})"
     path = str(kept) if request.output_dir is not None else None
 
@@ -128,7 +143,7 @@ def _live_source(request: ValidateRequest, report: ValidationReport, diagnosis: 
     return report, diagnosis
 
 
-def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
+def _judge(request: ValidateRequest, access: ClusterAccess | None, bundle: Path, collected_at: float | None
            ) -> tuple[ValidationReport, Report | None, tuple[Selection | None, int]]:
     """The checks' report, the stack diagnosis when the request shows it (made once: the
     diagnosis the checks made is reused when it covers the same nodes), and how the nodes
@@ -142,11 +157,12 @@ def _judge(request: ValidateRequest, bundle: Path, collected_at: float | None
         chosen = (selection, len(facts.gpu_nodes()))
         if collected_at is not None:
             progress(request, "live checks (API endpoints, two DCGM scrapes)")
-        live = None if collected_at is None else live_facts_for(request, facts, collected_at)
+        live = None if access is None or collected_at is None else live_facts_for(
+            request, access, facts, collected_at)
         options = ValidationOptions(request.expect_gpus, request.rdma_rate_gbps, live)
         if request.active:
             progress(request, "active checks: running test pods")
-        extra = run_active(facts, request.active, request.categories) if request.active else []
+        extra = run_active(facts, request.active, request.categories, access) if request.active else []
         progress(request, f"judging {len(facts.nodes)} nodes")
         report, diagnosis = validate_and_diagnose(facts, read_node_observations, options,
                                                   request.categories, extra,
@@ -182,9 +198,12 @@ def only_nodes(facts: ClusterFacts, wanted: Sequence[str]) -> ClusterFacts:
 
 
 @contextmanager
-def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | None]]:
-    """The bundle to judge: the given one, or a fresh live collection (and when it ended)."""
-    if request.bundle is not None:
+def _bundle_source(request: ValidateRequest, access: ClusterAccess | None
+                   ) -> Iterator[tuple[Path, float | None]]:
+    """The bundle to judge: the given one, or a fresh live collection of ``access`` (and
+    when it ended)."""
+    if access is None:  # a saved bundle (cluster_access)
+        assert request.bundle is not None
         yield request.bundle, None
         return
     from gpunode.collect.live import collect_bundle
@@ -196,38 +215,29 @@ def _bundle_source(request: ValidateRequest) -> Iterator[tuple[Path, float | Non
         if target.exists():
             raise UsageError(f"{target} already exists; choose an empty --output-dir")
         result = collect_bundle(
-            target, kubeconfig=request.kubeconfig, context=request.context, quiet=request.quiet,
+            target, access=access, quiet=request.quiet,
             nodes=request.nodes, selector=request.selector, extras=request.extras,
-            request_timeout_s=request.request_timeout_s,
         )
         yield result.path, time.monotonic()
         return
     with tempfile.TemporaryDirectory(prefix="gpunode-validate-") as tmp:
         result = collect_bundle(
             Path(tmp) / BUNDLE_DIR,
-            kubeconfig=request.kubeconfig,
-            context=request.context,
+            access=access,
             quiet=request.quiet,
             nodes=request.nodes,
             selector=request.selector,
             extras=request.extras,
-            request_timeout_s=request.request_timeout_s,
         )
         yield result.path, time.monotonic()
 
 
-def live_facts_for(request: ValidateRequest, facts: ClusterFacts, collected_at: float) -> LiveFacts:
-    """Live-only proof (endpoint, DCGM freshness) for a bundle just collected."""
+def live_facts_for(request: ValidateRequest, access: ClusterAccess, facts: ClusterFacts,
+                   collected_at: float) -> LiveFacts:
+    """Live-only proof (endpoint, DCGM freshness) for a bundle just collected from ``access``."""
     from gpunode.validate.live import live_facts
 
-    return live_facts(
-        facts,
-        request.kubeconfig,
-        request.context,
-        first_scrape_at=collected_at,
-        interval_s=request.scrape_interval_s,
-        request_timeout_s=request.request_timeout_s,
-    )
+    return live_facts(facts, access, first_scrape_at=collected_at, interval_s=request.scrape_interval_s)
 
 
 def _keep_bundle(bundle: Path, output_dir: Path | None, collected: bool) -> Path:
