@@ -103,7 +103,6 @@ from gpunode.collect.reports import (
     ExtrasPolicy,
     ReportItem,
     decode_reports,
-    lists_verdicts,
     plan_extras,
     reports_by_node,
 )
@@ -753,6 +752,14 @@ def _extra_jobs(run: _Run, only: Sequence[str], named: Sequence[str],
     return jobs
 
 
+def _lists_verdicts(root: Path, nodes: Sequence[str]) -> Report:
+    """Diagnose ``nodes`` from what the bundle at ``root`` holds so far (lists, report facts)."""
+    from gpunode.bundle.load import load_bundle, read_node_observations
+    from gpunode.diagnose import diagnose
+
+    return diagnose(load_bundle(root), read_node_observations, nodes)
+
+
 def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: ExtrasPolicy,
           agent_pods: bool) -> ExtrasPlan:
     """Fold fresh GPUNodeReports in, judge every candidate from the lists, pick the suspects."""
@@ -777,7 +784,7 @@ def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: Ex
         run.plan = ExtrasPlan(ExtrasPolicy.SUSPECT, from_reports=folded)
         run.writer.write("manifest.json", _manifest_bytes(run, named))
         try:
-            run.lists_report = lists_verdicts(run.writer.root, candidates)
+            run.lists_report = _lists_verdicts(run.writer.root, candidates)
             verdicts = {n.name: n for n in run.lists_report.nodes}
         except GpunodeError as exc:  # cannot judge from the lists: visit every node instead
             run.notes.append(f"could not judge nodes from the lists ({exc}); every GPU node's "

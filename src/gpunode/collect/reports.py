@@ -24,12 +24,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from pathlib import Path
 
 import msgspec
 
 from gpunode.agent.nodereport import HEALTHY, REPORT_MAX_AGE_S
-from gpunode.model import NodeReport, Report
+from gpunode.model import NodeReport
 
 
 class ExtrasPolicy(StrEnum):
@@ -113,14 +112,6 @@ def reports_by_node(items: Iterable[ReportItem], now: datetime,
 def healthy(node: NodeReport) -> bool:
     """No root cause and no failed or degraded component (unknown is not a suspicion)."""
     return not node.root_causes and not any(c.status.is_problem for c in node.components)
-
-
-def lists_verdicts(root: Path, nodes: Sequence[str]) -> Report:
-    """Diagnose ``nodes`` from what the bundle at ``root`` holds so far (lists, report facts)."""
-    from gpunode.bundle.load import load_bundle, read_node_observations
-    from gpunode.diagnose import diagnose
-
-    return diagnose(load_bundle(root), read_node_observations, nodes)
 
 
 def _problem(node: NodeReport) -> str:
