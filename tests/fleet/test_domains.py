@@ -177,3 +177,19 @@ def test_the_tray_out_scenario_flags_its_tray(tmp_path: Path) -> None:
     assert not any(n.root_causes for n in report.nodes)
     (domain,) = report.fleet.nvlink_domains
     assert [(f.kind, f.node) for f in domain.flags] == [("node_outside_domain", "gpu-wk-03")]
+
+
+def test_a_labelled_tray_whose_gpus_never_registered_is_missing_from_its_domain(tmp_path: Path) -> None:
+    """gpu-wk-03's fabric still In Progress (no clique yet) while GFD's label puts it in the
+    domain its peers registered in."""
+    from gpunode.sim import build_bundle, load_scenario
+
+    bundle = build_bundle(load_scenario("nvl-domain-tray-out"), tmp_path / "bundle")
+    xml = bundle / "nodes" / "gpu-wk-03" / "cmd" / "nvidia-smi-q.xml"
+    text = xml.read_text().replace("<state>Completed</state>\n\t\t\t<status>Success</status>",
+                                   "<state>In Progress</state>\n\t\t\t<status>N/A</status>")
+    xml.write_text(text.replace("<cliqueId>4</cliqueId>", "<cliqueId>N/A</cliqueId>"))
+    (domain,) = diagnose(bundle).fleet.nvlink_domains
+    (flag,) = domain.flags
+    assert (flag.kind, flag.node) == ("node_outside_domain", "gpu-wk-03")
+    assert "its GPUs report no clique" in flag.text

@@ -160,7 +160,7 @@ def _gpu_domains(ctx: NodeContext, probe: ProbeResult | None) -> tuple[str, ...]
         return None
     out = [_domain(*f) for f in fabric if f[0] not in _OFF_FABRIC]
     known = [d for d in out if d is not None]
-    return tuple(known) if known and any(known) else None
+    return tuple(known) if known else None
 
 
 def _domain(state: str | None, status: str | None, uuid: str | None, clique: object) -> str | None:
