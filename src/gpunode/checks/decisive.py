@@ -301,10 +301,12 @@ def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Tex
     pods = [sp.pod for sp in ctx.stack_pods(component)]
     container = state.context.get("container", "")
     named = [p for p in pods if p.metadata.name == state.context.get("pod")] or pods
-    # An init container waiting for a lower layer logs its wait by design ("waiting for",
-    # retries: noise the decisive line skips); a check it ran that failed is its error.
+    # An init container waiting for a lower layer logs its wait by design (the validator's
+    # loop logs each failed nvidia-smi until the driver is up): only what kept its pod from
+    # being created (messages, events) says more.
+    waiting = state.cause == "init_blocked"
     for pod in named:
-        yield from pod_texts(pod, ctx.logs_of(pod), ctx.events_for_pod(pod), container)
+        yield from pod_texts(pod, () if waiting else ctx.logs_of(pod), ctx.events_for_pod(pod), container)
     for sp in ctx.cluster_side_pods(component):  # nfd-master for the node's nfd
         yield from pod_texts(sp.pod, ctx.logs_of(sp.pod), ctx.events_for_pod(sp.pod), "")
     if not pods:
