@@ -11,7 +11,7 @@ from enum import StrEnum
 import msgspec
 
 from gpunode import __version__
-from gpunode.fleet.model import ChangesSince, DiffReport, FleetAnalysis
+from gpunode.fleet.model import ChangesSince, DiffReport, FleetAnalysis, Trend
 
 
 class Status(StrEnum):
@@ -292,6 +292,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     #: ``diagnose --since``: what each node's agent history says changed since then; absent
     #: without --since (added in report v1)
     changes_since: ChangesSince | msgspec.UnsetType = msgspec.UNSET
+    #: the agent's ``/report`` only: trends over its history of the node (docs/agent.md,
+    #: "History and trends"); absent elsewhere (added in report v1)
+    trends: tuple[Trend, ...] | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def has_failures(self) -> bool:

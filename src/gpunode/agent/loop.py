@@ -24,7 +24,8 @@ from gpunode.agent.judge import judge_probe
 from gpunode.agent.metrics import AgentMetrics, XidTracker
 from gpunode.agent.nodereport import ReportPublisher, verdict_of
 from gpunode.errors import UsageError
-from gpunode.fleet.history import Trend, entry_from_probe, trends
+from gpunode.fleet.history import entry_from_probe, trends
+from gpunode.fleet.model import Trend
 from gpunode.model import NodeReport, Report
 from gpunode.probe.result import ProbeResult, probe_json
 

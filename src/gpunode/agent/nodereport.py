@@ -29,7 +29,7 @@ import msgspec
 
 from gpunode import __version__
 from gpunode.agent.condition import condition_for, primary_root_cause
-from gpunode.fleet.history import Trend
+from gpunode.fleet.model import Trend
 from gpunode.model import NodeReport
 
 log = logging.getLogger(__name__)

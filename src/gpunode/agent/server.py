@@ -344,7 +344,11 @@ class AgentHandler(BaseHTTPRequestHandler):
         if snap is None or snap.report is None:
             self._send(503, b'{"error": "no diagnosis yet"}\n', JSON)
         else:
-            self._send(200, encode_report(snap.report), JSON)
+            agent = self.server.agent
+            report = snap.report
+            if agent.history is not None:  # the node's trends ride along (report JSON v1 field)
+                report = msgspec.structs.replace(report, trends=agent.trends())
+            self._send(200, encode_report(report), JSON)
 
     def _history(self, _query: dict[str, list[str]]) -> None:
         store = self.server.agent.history

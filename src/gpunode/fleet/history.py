@@ -19,7 +19,7 @@ from typing import Final
 import msgspec
 
 from gpunode.errors import ParseError
-from gpunode.fleet.model import NodeHistoryChanges
+from gpunode.fleet.model import NodeHistoryChanges, Trend
 from gpunode.probe.result import ProbeResult
 
 HISTORY_FORMAT: Final = "gpunode-history/v1"
@@ -66,16 +66,6 @@ class History(msgspec.Struct, frozen=True):
     format: str
     node: str
     entries: tuple[HistoryEntry, ...] = ()
-
-
-class Trend(msgspec.Struct, frozen=True, omit_defaults=True):
-    """One trend over the history, e.g. Xid 79 three times in 7 days."""
-
-    kind: str
-    message: str
-    count: int = 0
-    since: str | None = None
-    gpu: str | None = None
 
 
 _DECODER = msgspec.json.Decoder(History)

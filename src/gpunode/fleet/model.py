@@ -181,3 +181,14 @@ class ChangesSince(msgspec.Struct, frozen=True):
 
     since: str
     nodes: tuple[NodeHistoryChanges, ...]
+
+
+class Trend(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One trend over an agent's history of its node (gpunode.fleet.history), e.g. Xid 79
+    three times in 7 days; ``since``: the first time it was seen (RFC 3339)."""
+
+    kind: str
+    message: str
+    count: int = 0
+    since: str | None = None
+    gpu: str | None = None

@@ -130,6 +130,8 @@ def test_served_at_history_and_trends(run_agent: AgentFactory, tmp_path: Path) -
     assert decode_history(body).node == NODE
     trends = json.loads(running.get("/trends")[2])["trends"]
     assert trends[0]["kind"] == "xid" and trends[0]["message"].startswith("Xid 79 once")
+    report = json.loads(running.get("/report")[2])  # report JSON v1 with the agent's trends
+    assert report["schema"] == "gpunode.report/v1" and report["trends"] == trends
 
 
 def test_without_history_the_endpoints_say_so(run_agent: AgentFactory) -> None:
@@ -137,3 +139,5 @@ def test_without_history_the_endpoints_say_so(run_agent: AgentFactory) -> None:
     code, _, body = running.get("/history")
     assert code == 404 and b"no history" in body
     assert msgspec.json.decode(running.get("/trends")[2]) == {"trends": []}
+    assert wait_until(lambda: running.get("/report")[0] == 200)
+    assert "trends" not in json.loads(running.get("/report")[2])
