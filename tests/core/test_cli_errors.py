@@ -79,7 +79,7 @@ def test_a_broken_kubeconfig_is_one_line_exit_2(tmp_path: Path, content: str, sa
 
 def test_an_internal_error_exits_4_and_shows_the_traceback_only_with_debug(
         handmade: Path) -> None:
-    boom = "cli.build_report = lambda *a: 1 / 0"
+    boom = "cli.build_report = lambda *a, **k: 1 / 0"
     proc = run("diagnose", "--from", str(handmade), code=boom)
     assert proc.returncode == 4
     assert "internal error: ZeroDivisionError" in one_line(proc)
