@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpunode.model import Evidence
-from gpunode.validation import CATEGORIES, Outcome, Verdict, worst
+from gpunode.validation import CATEGORIES, CheckResult, Outcome, Verdict, worst
 
 if TYPE_CHECKING:
     from gpunode.checks.context import NodeContext
@@ -157,3 +157,20 @@ def _all_alike(verdict: Verdict, outcomes: NodeOutcomes) -> Outcome:
     summary = f"{named(names)}: {detail}" if len(names) > 1 else f"{names[0]}: {detail}"
     evidence = tuple(ev for _, o in outcomes for ev in o.evidence)[:MAX_EVIDENCE]
     return Outcome(verdict, summary, evidence)
+
+
+def to_result(v: Validation, outcome: Outcome, *, active: bool = False) -> CheckResult:
+    """A check's outcome with its identity; the fix shows only on warn or fail."""
+    needs_fix = outcome.verdict in (Verdict.WARN, Verdict.FAIL)
+    fix = (outcome.fix or v.fix) if needs_fix else ""
+    return CheckResult(
+        v.id,
+        v.category,
+        v.title,
+        outcome.verdict,
+        outcome.summary,
+        outcome.evidence,
+        fix,
+        outcome.nodes,
+        active,
+    )

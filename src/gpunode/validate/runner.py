@@ -19,7 +19,7 @@ from gpunode.kb import load_kb
 from gpunode.model import Report, SourceInfo
 from gpunode.validate import checks as _checks  # noqa: F401  (registers the checks)
 from gpunode.validate.context import ValidationContext, ValidationOptions
-from gpunode.validate.registry import REGISTRY, Validation, unknown, worst_of_nodes
+from gpunode.validate.registry import REGISTRY, Validation, to_result, unknown, worst_of_nodes
 from gpunode.validation import (
     CATEGORIES,
     CheckResult,
@@ -140,23 +140,6 @@ def _reduce(ctx: ValidationContext, v: Validation, outcomes: list[tuple[str, Out
     if not ctx.gpu_nodes:
         return unknown("no GPU node found")
     return (v.reduce or worst_of_nodes)(ctx, outcomes)
-
-
-def to_result(v: Validation, outcome: Outcome, *, active: bool = False) -> CheckResult:
-    """A check's outcome with its identity; the fix shows only on warn or fail."""
-    needs_fix = outcome.verdict in (Verdict.WARN, Verdict.FAIL)
-    fix = (outcome.fix or v.fix) if needs_fix else ""
-    return CheckResult(
-        v.id,
-        v.category,
-        v.title,
-        outcome.verdict,
-        outcome.summary,
-        outcome.evidence,
-        fix,
-        outcome.nodes,
-        active,
-    )
 
 
 def build_report(ctx: ValidationContext, results: Iterable[CheckResult]) -> ValidationReport:

@@ -43,8 +43,7 @@ from gpunode.validate.defaults import (
     DEFAULT_NCCL_IMAGE,
     DEFAULT_TIMEOUT_S,
 )
-from gpunode.validate.registry import Validation, failed, passed, unknown, worst_of_nodes
-from gpunode.validate.runner import to_result
+from gpunode.validate.registry import Validation, failed, passed, to_result, unknown, worst_of_nodes
 from gpunode.validation import CheckResult, Outcome
 
 # Objects outlive the wait by this much, so the kubelet (not gpunode) ends them at worst.
