@@ -28,7 +28,8 @@ import typer
 import typer.core
 
 from gpunode import __version__, cliparams
-from gpunode.commands.common import build_report, console, emit
+from gpunode.commands.common import console, emit
+from gpunode.commands.diagnosis import build_report
 from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
 from gpunode.commands.output import ReportFormat, ReportFormatOpt
 from gpunode.errors import GpunodeError, UsageError

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from gpunode.commands.common import build_report
+from gpunode.commands.diagnosis import build_report
 from gpunode.model import Report
 from gpunode.sim import build_bundle
 from gpunode.sim.scenario import parse_scenario

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpunode.bundle.source import open_bundle
-from gpunode.commands.common import build_report
+from gpunode.commands.diagnosis import build_report
 from gpunode.model import Evidence
 from gpunode.report.openref import bundle_path, exists_in, live_command
 from gpunode.sim import build_bundle, list_scenarios, load_scenario

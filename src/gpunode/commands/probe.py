@@ -143,7 +143,7 @@ def node_dir(result: ProbeResult) -> str:
 
 
 def _diagnose_bundle(result: ProbeResult, bundle: Path) -> Report:
-    from gpunode.commands.common import build_report
+    from gpunode.commands.diagnosis import build_report
     from gpunode.probe import write_probe_bundle
 
     _refuse_overwrite(bundle, node_dir(result))
