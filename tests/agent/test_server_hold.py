@@ -50,6 +50,7 @@ def _healthz(port: int) -> tuple[int, float]:
     return status, time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_healthz_answers_within_a_second_while_400_clients_hold_connections(
         run_agent: AgentFactory) -> None:
     agent = run_agent(recorded_probe)

@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the console script end to end, under stress inputs
+
 MINI = Path(__file__).parent / "fixtures" / "mini"
 LIMIT_MIB = 512
 KILL_AFTER_S = 180

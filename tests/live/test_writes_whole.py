@@ -111,6 +111,7 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([str(GPUNODE), *args], capture_output=True, cwd=cwd, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_validate_output_dir_copies_the_bundle_once_and_refuses_a_second_copy(tmp_path: Path) -> None:
     bundle = _hostile_folder(tmp_path, tmp_path / "shadow")
     first = _run("validate", "--from", str(bundle), "--output-dir", "out", cwd=tmp_path)
@@ -123,6 +124,7 @@ def test_validate_output_dir_copies_the_bundle_once_and_refuses_a_second_copy(tm
     assert not [p for p in os.listdir(tmp_path / "out") if p.startswith(".")]
 
 
+@pytest.mark.slow
 def test_any_bytes_in_a_path_are_escaped_never_a_crash(tmp_path: Path) -> None:
     bad = os.fsencode(tmp_path) + b"/b\xff\xfe"
     shutil.copytree(MINI, os.fsdecode(bad))
