@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from gpunode.collect.redact import REDACTED, redact_args, redact_pod, redact_workload
+from gpunode.redact import REDACTED, redact_args, redact_pod, redact_workload
 
 
 def test_flags_with_sensitive_names_lose_their_values() -> None:

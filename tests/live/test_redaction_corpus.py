@@ -12,7 +12,7 @@ no planted value may appear anywhere.
 Two nets: the projection (bundle/projection.py) keeps only the fields gpunode reads, so a
 secret of a shape no rule knows is never collected from a field gpunode does not read (the
 ``unknown`` shapes below are checked to pass every redaction rule untouched); redaction by
-name and shape (collect/redact.py) cleans what is read (messages, logs, node files).
+name and shape (gpunode/redact.py) cleans what is read (messages, logs, node files).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from gpunode.collect.redact import redact_args, redact_item, redact_text
+from gpunode.redact import redact_args, redact_item, redact_text
 
 REPO = Path(__file__).parents[2]
 GPUNODE = REPO / ".venv" / "bin" / "gpunode"

@@ -22,6 +22,7 @@ import msgspec
 from gpunode.bundle.kube import Pod
 from gpunode.errors import BundleError, ParseError
 from gpunode.probe.result import ProbeResult, load_probe_json, probe_json
+from gpunode.redact import redact_bytes
 from gpunode.safety import inside
 
 log = logging.getLogger(__name__)
@@ -135,8 +136,6 @@ def _write_node(bundle_dir: Path, node: str, result: ProbeResult) -> None:
     """The probe file always; raw texts only where the collector wrote nothing."""
     if result.node_name != node:
         log.warning("agent on %s reports node name %s; filing it under %s", node, result.node_name, node)
-    from gpunode.collect.redact import redact_bytes  # collect imports this module
-
     files = probe_files(_renamed(result, node))
     for rel, data in files.items():
         path = inside(bundle_dir, rel)

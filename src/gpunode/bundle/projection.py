@@ -8,7 +8,7 @@ what a Struct holds as an open mapping is narrowed by the declarations beside th
 (``kube.READ_KEYS``: annotation keys; ``kube.READ_PATHS``: paths inside a custom resource's
 ``spec``). Container args, env, commands, probes, volumes, annotations outside the
 allowlist and unread custom-resource fields are never written, so a secret of a shape no
-redaction rule knows is not collected either; redaction (collect/redact.py) stays as the
+redaction rule knows is not collected either; redaction (gpunode/redact.py) stays as the
 second net for what is read (messages, logs, node files).
 
 Kept besides what is read: ``apiVersion``, ``kind`` and an object's identity

@@ -97,7 +97,6 @@ from gpunode.collect.plan import (
     short_nodes,
     stack_pods,
 )
-from gpunode.collect.redact import redact_bytes, redact_item
 from gpunode.collect.reports import (
     ExtrasPlan,
     ExtrasPolicy,
@@ -122,6 +121,7 @@ from gpunode.errors import GpunodeError, SourceUnreachable, UsageError
 from gpunode.leftout import PRODUCT_LABEL, left_out
 from gpunode.model import LeftOutNode, Report
 from gpunode.probe import ProbeResult
+from gpunode.redact import redact_bytes, redact_item
 from gpunode.safety import inside
 from gpunode.selector import parse_selector, select_nodes
 from gpunode.unread import VERDICT_LISTS
