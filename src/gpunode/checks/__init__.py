@@ -11,6 +11,7 @@ from gpunode.checks import (
     pods,
     probe,
     resources,
+    sandbox,
     toolkit,
     xid,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "pods",
     "probe",
     "resources",
+    "sandbox",
     "toolkit",
     "xid",
 ]

@@ -23,6 +23,8 @@ NVIDIA_PCI_LABELS = (
 )
 OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
 WORKLOAD_CONFIG = "nvidia.com/gpu.workload.config"
+# sandbox workloads: GPUs bound to vfio-pci for KubeVirt/Kata VMs, or vGPU devices for them
+VM_WORKLOADS = frozenset({"vm-passthrough", "vm-vgpu"})
 
 # Catalog component -> (its state label, its ClusterPolicy section).
 OPERANDS: dict[str, tuple[str, str]] = {
@@ -73,6 +75,30 @@ def skip_reason(
     if state is not None and state != "true":
         return f"disabled on this node ({label}={state})"
     return None
+
+
+def vm_workload(
+    labels: Mapping[str, str], policy_spec: Mapping[str, object] | None, policy_known: bool
+) -> str | None:
+    """The VM workload the operator runs on this node (vm-passthrough, vm-vgpu), or None.
+
+    The node's ``nvidia.com/gpu.workload.config`` label, else the ClusterPolicy's
+    ``sandboxWorkloads.defaultWorkload``; the operator honours them only while
+    ``sandboxWorkloads.enabled`` is true. Without a ClusterPolicy in the source the
+    label alone says it (the operator set it, or an admin for the operator).
+    """
+    sandbox = (policy_spec or {}).get("sandboxWorkloads")
+    enabled = isinstance(sandbox, dict) and sandbox.get("enabled") is True
+    if policy_known and not enabled:
+        return None
+    default = sandbox.get("defaultWorkload") if isinstance(sandbox, dict) and enabled else None
+    config = labels.get(WORKLOAD_CONFIG) or (default if isinstance(default, str) else None)
+    return config if config in VM_WORKLOADS else None
+
+
+def vm_reason(config: str) -> str:
+    """Why a container operand has no pod on a VM node."""
+    return f"node runs {config} workloads ({WORKLOAD_CONFIG}={config}): no container operands"
 
 
 def _sandbox_enabled(spec: Mapping[str, object] | None) -> bool:

@@ -207,7 +207,12 @@ def _operator_skip(ctx: NodeContext, entry: Component) -> str | None:
     """The GPU Operator's own reason for deploying no pod of this operand here (disabled in
     the ClusterPolicy or on the node, sandbox workloads)."""
     node = ctx.node
-    if entry.deployed_by != "gpu-operator" or not ctx.facts.cluster_policies or node is None:
+    if entry.deployed_by != "gpu-operator" or node is None:
+        return None
+    vm = operator.vm_workload(node.metadata.labels, ctx.cluster_policy_spec, bool(ctx.facts.cluster_policies))
+    if vm is not None and entry.id in operator.OPERANDS:  # the driver and toolkit too
+        return operator.vm_reason(vm)
+    if not ctx.facts.cluster_policies:
         return None
     labels = node.metadata.labels
     # A host-installed driver or toolkit is judged from the host, whatever the policy says.

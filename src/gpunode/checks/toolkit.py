@@ -9,6 +9,7 @@ from gpunode.checks.base import EXPLAINS, check, not_deployed, ok, problem, unkn
 from gpunode.checks.context import NodeContext
 from gpunode.checks.crio_hooks import HookFile, judge_hooks
 from gpunode.checks.host import runtime_down_message
+from gpunode.checks.operator import vm_reason, vm_workload
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
@@ -39,10 +40,9 @@ def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield unknown(component, f"{setup.path} is not the config {setup.runtime} runs with", ev)
         return
     nvidia = setup.nvidia
-    if not nvidia and component in ctx.platform.not_used and not ctx.stack_pods(component):
-        # GKE's own device plugin mounts the driver and devices: runc alone is its setup.
-        title = ctx.platform.title
-        yield not_deployed(component, f"{title} does not use the NVIDIA runtime (runtimes: {handlers})")
+    unused = None if nvidia else _runtime_not_used(ctx, component)
+    if unused is not None:
+        yield not_deployed(component, f"{unused} (runtimes: {handlers})")
         return
     if not nvidia:
         if setup.runtime == "cri-o":  # CRI-O may inject GPUs through the OCI hook instead
@@ -64,6 +64,20 @@ def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
     version = f"v{setup.version}, " if setup.version else ""
     ev = Evidence(path, f"NVIDIA runtime {shown}; default {default}")
     yield ok(component, f"{setup.runtime} patched ({version}default runtime {default})", ev)
+
+
+def _runtime_not_used(ctx: NodeContext, component: str) -> str | None:
+    """Why this node needs no NVIDIA runtime: its GPUs go to VMs through vfio-pci, or the
+    platform does without one (GKE's own device plugin mounts the driver and devices: runc
+    alone is its setup) and no toolkit pod of ours runs there."""
+    node = ctx.node
+    labels = node.metadata.labels if node is not None else {}
+    vm = vm_workload(labels, ctx.cluster_policy_spec, bool(ctx.facts.cluster_policies))
+    if vm is not None:
+        return vm_reason(vm)
+    if component in ctx.platform.not_used and not ctx.stack_pods(component):
+        return f"{ctx.platform.title} does not use the NVIDIA runtime"
+    return None
 
 
 def _crio_hook_setup(ctx: NodeContext, setup: RuntimeSetup, component: str) -> Finding:
