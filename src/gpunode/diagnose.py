@@ -39,6 +39,8 @@ from gpunode.errors import GpunodeError
 from gpunode.facts import ClusterFacts, NodeObservations, StackPod
 from gpunode.fleet.analysis import analyse
 from gpunode.fleet.profile import Observed, observe
+from gpunode.gpucount import count as gpu_count
+from gpunode.gpucount import usable_gpus
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
 from gpunode.lazy import cached_property
 from gpunode.model import (
@@ -303,7 +305,7 @@ class Diagnoser:
         ])
         statuses = (_as_judged(j, c.status) for j, c in zip(judgements.values(), comps, strict=True))
         status = _node_status(statuses)
-        return _node_report(ctx, roots, status, comps, missing)
+        return _node_report(ctx, roots, status, comps, missing, judgements=judgements)
 
     def node_verdict(
         self, ctx: NodeContext, judgements: Mapping[str, Judgement], cluster_problems: Mapping[str, Status]
@@ -313,7 +315,7 @@ class Diagnoser:
         explained = _explanations(judgements)
         roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
         status = _node_status(_as_judged(j, j.status) for j in judgements.values())
-        return _node_report(ctx, roots, status, (), ())
+        return _node_report(ctx, roots, status, (), (), judgements=judgements)
 
     def _missing_data(self, node: str, judgements: Mapping[str, Judgement]) -> tuple[MissingInput, ...]:
         """What the unknown components of ``node`` lacked, and why, once per kind of data."""
@@ -520,16 +522,20 @@ def _node_status(statuses: Iterable[Status]) -> Status:
 
 
 def _node_report(ctx: NodeContext, roots: Mapping[str, tuple[Judgement, RootCause]], status: Status,
-                 components: tuple[ComponentReport, ...], missing: tuple[MissingInput, ...]) -> NodeReport:
+                 components: tuple[ComponentReport, ...], missing: tuple[MissingInput, ...], *,
+                 judgements: Mapping[str, Judgement]) -> NodeReport:
+    gpus = _gpu_count(ctx)
+    labels, allocatable = (ctx.node.metadata.labels, ctx.node.status.allocatable) if ctx.node else ({}, {})
     return NodeReport(
         name=ctx.name,
         status=status,
         root_causes=tuple(r for _, r in roots.values()),
         components=components,
-        roles=_roles(ctx.node.metadata.labels if ctx.node else {}),
-        gpus=_gpu_count(ctx),
+        roles=_roles(labels),
+        gpus=gpus,
         gpu_product=_gpu_product(ctx),
         missing_data=missing,
+        gpus_usable=usable_gpus(gpus, labels, allocatable, {c: j.status for c, j in judgements.items()}),
     )
 
 
@@ -677,6 +683,7 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
         source=_source(facts),
         not_gpu_nodes=skipped,
         gpu_workloads=workload_issues(facts, kb, reports),
+        gpus=gpu_count(reports),
         fleet=analyse(facts, reports, observed),
     )
 

@@ -90,6 +90,7 @@ from gpunode.collect.plan import (
     gpu_nodes,
     log_targets,
     mig_failed_nodes,
+    mofed_targets,
     nfd_label_gaps,
     nfd_master_logs,
     plugin_config_maps,
@@ -812,6 +813,10 @@ def _node_jobs(run: _Run, node: str, components: dict[str, list[Pod]],
         run.lost(f"nodes/{node}/cmd/nvidia-smi-q.xml", "no pod to run it in: the pod list was not read")
     wanted = [t for t in targets if not supplied(t, covered)]
     jobs: list[Job] = [partial(_run_execs, run, wanted)] if wanted else []
+    # ibstat/ibv_devinfo only where no agent's probe facts already hold the ports
+    mofed = [] if covered else mofed_targets(node, components)
+    if mofed:
+        jobs.append(partial(_run_execs, run, mofed))
     toolkit = containerd_targets(node, components)
     if toolkit and not all(supplied(t, covered) for t in toolkit):
         jobs.append(partial(_containerd, run, toolkit, covered))
