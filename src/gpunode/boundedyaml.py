@@ -206,3 +206,10 @@ def load(text: str, where: str) -> Any:
             gc.enable()
     return builder.result
 
+
+def bounded_yaml(text: str, where: str) -> Any:
+    """``yaml.safe_load``'s values, refused (a ValueError, one line naming ``where``) past
+    MAX_YAML_DEPTH levels, MAX_YAML_NODES values with aliases expanded, or the run's memory
+    limit, before that cost is paid; malformed text is a YAMLError. Callers import this
+    module where a YAML document is read, so PyYAML loads only then (start-up time)."""
+    return load(text, where)

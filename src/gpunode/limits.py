@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 #: One bundle file (a cluster list, a node file) read into memory at most this large.
 MAX_FILE_BYTES = 1024 * 1024 * 1024
@@ -75,16 +74,6 @@ MAX_YAML_NODES = 2_000_000
 MAX_YAML_DEPTH = 256
 #: A YAML file read whole (kubeconfig, must-gather listing); beyond it, exit 2 naming it.
 MAX_YAML_BYTES = 64 * 1024 * 1024
-
-
-def bounded_yaml(text: str, where: str) -> Any:
-    """``yaml.safe_load``'s values, refused (a ValueError, one line naming ``where``) past
-    MAX_YAML_DEPTH levels, MAX_YAML_NODES values with aliases expanded, or the run's memory
-    limit, before that cost is paid (gpunode.boundedyaml); malformed text is a YAMLError.
-    PyYAML is imported here, when a YAML document is read (start-up time)."""
-    from gpunode.boundedyaml import load
-
-    return load(text, where)
 
 
 def cut_line(line: str) -> str:

@@ -112,7 +112,10 @@ IMAGE_SAMPLES = {
     "dra-kubelet-plugin": "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0",
     "hami-device-plugin": "docker.io/projecthami/hami:v2.6.1",
     "volcano-device-plugin": "volcanosh/volcano-device-plugin:latest",
-    "gke-device-plugin": "gcr.io/gke-release/nvidia-gpu-device-plugin@sha256:d6cb575b0d8a436066a0d3a783bbaf84697e0d5a68857edfe5fd5d1183133c7d",
+    "gke-device-plugin": (
+        "gcr.io/gke-release/nvidia-gpu-device-plugin"
+        "@sha256:d6cb575b0d8a436066a0d3a783bbaf84697e0d5a68857edfe5fd5d1183133c7d"
+    ),
     # gpu-operator values: vfioManager image vfio-manager (older releases ran cuda), sandboxDevicePlugin
     "vfio-manager": "nvcr.io/nvidia/vfio-manager:v0.4.0",
     "sandbox-device-plugin": "nvcr.io/nvidia/kubevirt-gpu-device-plugin:v1.3.1",

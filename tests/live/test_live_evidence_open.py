@@ -15,7 +15,9 @@ from pathlib import Path
 from gpunode.apiserver import RunningServer
 
 GPUNODE = str(Path(sys.executable).parent / "gpunode")
-OPENS = re.compile(r"^(kubectl (logs|describe|get|debug|cluster-info|version|config view)\b|gpunode diagnose\b)")
+OPENS = re.compile(
+    r"^(kubectl (logs|describe|get|debug|cluster-info|version|config view)\b|gpunode diagnose\b)"
+)
 
 
 def _evidence(value: object) -> Iterator[dict[str, str | None]]:

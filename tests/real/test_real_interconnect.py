@@ -52,7 +52,9 @@ HEALTHY: dict[str, tuple[str, Status]] = {
 BROKEN: dict[str, tuple[str, str, str]] = {
     "gpud-482-ibstat-port-polling.txt": ("rdma-links", "ib_port_polling", "mlx5_10/1"),
     "deepep-60-ibv-devinfo-roce-port-down.txt": ("rdma-links", "rdma_port_down", "mlx5_12/1"),
-    "gpud-sysfs-infiniband-h100-link-downed.txt": ("rdma-links", "ib_port_errors", "mlx5_1/1: excessive_buffer_overrun_errors 15, link_downed 255"),
+    "gpud-sysfs-infiniband-h100-link-downed.txt": (
+        "rdma-links", "ib_port_errors", "mlx5_1/1: excessive_buffer_overrun_errors 15, link_downed 255"
+    ),
 }
 
 
@@ -168,7 +170,8 @@ def _with_fabric(placed: Placed, text: str) -> None:
         fabric = gpu.find("fabric")
         assert fabric is not None
         for tag, value in (("state", info.state), ("status", info.status), ("cliqueId", info.clique_id),
-                           ("clusterUuid", info.cluster_uuid), ("health/summary", info.health.get("Summary"))):
+                           ("clusterUuid", info.cluster_uuid),
+                           ("health/summary", info.health.get("Summary"))):
             element = fabric.find(tag)
             assert element is not None, tag
             element.text = value or "N/A"
@@ -184,7 +187,7 @@ def _with_fabric(placed: Placed, text: str) -> None:
          "Status Insufficient Resources"),
     ],
 )
-def test_broken_fabric_section_is_flagged(name: str, component: str, cause: str, trouble: str,
+def test_broken_fabric_section_is_flagged(name: str, component: str, cause: str, trouble: str,  # noqa: PLR0917
                                           healthy_bundle: Path, tmp_path: Path) -> None:
     text = (BROKEN_DIR / name).read_text()
     assert [fabric_troubles(i) for i in parse_fabric_sections(text)] == [[trouble]]
@@ -196,7 +199,8 @@ def test_broken_fabric_section_is_flagged(name: str, component: str, cause: str,
 
 def test_nccl_socket_fallback_is_explained_and_ib_use_is_not() -> None:
     kb = load_kb()
-    fallback = explain_lines((BROKEN_DIR / "nccl-226-net-ib-no-device-socket.txt").read_text().splitlines(), kb)
+    fallback_text = (BROKEN_DIR / "nccl-226-net-ib-no-device-socket.txt").read_text()
+    fallback = explain_lines(fallback_text.splitlines(), kb)
     assert "nccl_socket_fallback" in [m.cause.code for m in fallback.matches]
     using_ib = explain_lines((HEALTHY_DIR / "nccl-487-net-ib-using.txt").read_text().splitlines(), kb)
     assert "nccl_socket_fallback" not in [m.cause.code for m in using_ib.matches]

@@ -190,7 +190,9 @@ def smi_fabric(ctx: NodeContext, component: str) -> Iterator[Finding]:
             status=g.fabric_status,
             clique_id=g.fabric_clique_id,
             cluster_uuid=g.fabric_cluster_uuid,
-            health={"Summary": summary} if (summary := g.fabric_health_summary) not in UNSET and summary else {},
+            health=(
+                {"Summary": summary} if (summary := g.fabric_health_summary) not in UNSET and summary else {}
+            ),
         )
         for g in smi.gpus
     ]

@@ -33,7 +33,6 @@ from gpunode.limits import (
     MAX_NODE_FILE_BYTES,
     MAX_NODE_LOG_BYTES,
     MAX_YAML_BYTES,
-    bounded_yaml,
 )
 from gpunode.safety import inside
 
@@ -64,6 +63,8 @@ def _load_yaml(path: Path) -> Any:
 
     try:
         text = read_whole(path, MAX_YAML_BYTES, "a must-gather YAML file").decode(errors="replace")
+        from gpunode.boundedyaml import bounded_yaml
+
         return bounded_yaml(text, str(path))
     except (OSError, yaml.YAMLError, ValueError) as exc:
         first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)

@@ -8,7 +8,6 @@ from typing import Any
 import msgspec
 
 from gpunode.errors import ParseError
-from gpunode.limits import bounded_yaml
 
 
 class CdiSpec(msgspec.Struct, frozen=True):
@@ -45,7 +44,11 @@ def _load(path: str, text: str) -> Any:
 
         syntax = (yaml.YAMLError,)
     try:
-        return json.loads(text) if path.endswith(".json") else bounded_yaml(text, path)
+        if path.endswith(".json"):
+            return json.loads(text)
+        from gpunode.boundedyaml import bounded_yaml  # PyYAML only when a YAML spec is read
+
+        return bounded_yaml(text, path)
     except syntax as exc:
         raise ParseError(f"{path}: CDI spec is not valid {_format(path)}: {exc}") from None
     except RecursionError:
