@@ -149,7 +149,7 @@ def test_a_malformed_item_is_skipped_with_file_index_and_field(handmade: Path, t
 
 def test_deep_nesting_is_one_line_not_a_recursion_error(handmade: Path, tmp_path: Path) -> None:
     bundle, _ = _handmade_copy(handmade, tmp_path)
-    deep = "[" * 5000 + "]" * 5000
+    deep = '{"a":' * 5000 + "1" + "}" * 5000  # an object, as version.json is, nested too deeply
     (bundle / "cluster" / "version.json").write_text(deep)
     facts = load_bundle(bundle)
     assert "cluster/version.json: ignored: nested too deeply" in facts.manifest.warnings
