@@ -69,3 +69,41 @@ def test_diff_json_exit_code_and_schema(bundles: tuple[Path, Path]) -> None:
     assert "resolved `kernel_headers_missing`" in back.stdout
     table = run("diff", str(working), str(broken))
     assert table.returncode == 1 and f"kernel: 5.15.0-131-generic → {NEW_KERNEL}" in table.stdout
+
+
+def test_diff_against_the_live_cluster(bundles: tuple[Path, Path]) -> None:
+    """NEW left out: the live cluster now, read list-first. Against itself nothing changed
+    (the runtime configs the live run did not fetch are not "removed"); against the broken
+    cluster the breaking kernel ranks first and new root causes exit 1."""
+    from gpunode.apiserver import serve_bundle
+
+    working, broken = bundles
+    with serve_bundle(working) as server:
+        same = run("diff", str(working), "--kubeconfig", str(server.kubeconfig_path), "-q", "-o", "json")
+    assert same.returncode == 0, same.stderr
+    unchanged = json.loads(same.stdout)
+    assert unchanged["changes"] == [] and unchanged["new_root_causes"] == []
+    assert unchanged["new"]["location"].startswith("cluster (context ")
+    with serve_bundle(broken) as server:
+        live = run("diff", str(working), "--kubeconfig", str(server.kubeconfig_path), "-q", "-o", "json")
+    assert live.returncode == 1, live.stderr
+    doc = json.loads(live.stdout)
+    assert (doc["changes"][0]["what"], doc["changes"][0]["after"]) == ("kernel", NEW_KERNEL)
+    assert doc["changes"][0]["nodes"] == ["gpu-wk-03", "gpu-wk-05", "gpu-wk-06"]
+    assert [r["cause"] for r in doc["new_root_causes"]] == ["kernel_headers_missing"]
+
+
+def test_diff_live_unreachable_exits_3_and_bundle_with_live_flags_is_usage(
+        bundles: tuple[Path, Path], tmp_path: Path) -> None:
+    working, broken = bundles
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9', insecure-skip-tls-verify: true}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    down = run("diff", str(working), "--kubeconfig", str(kubeconfig), "-q")
+    assert down.returncode == 3 and "127.0.0.1:9" in down.stderr and "Traceback" not in down.stderr
+    both = run("diff", str(working), str(broken), "--deep")
+    assert both.returncode == 2 and "NEW is a saved bundle" in both.stderr

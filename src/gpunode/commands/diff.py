@@ -1,7 +1,9 @@
-"""``gpunode diff OLD NEW``: what changed between two bundles of one cluster, ranked by how
-well each change explains the failures that are new in NEW (gpunode.fleet.diff).
+"""``gpunode diff OLD [NEW]``: what changed between two bundles of one cluster, or between a
+bundle and the live cluster (NEW left out), ranked by how well each change explains the
+failures that are new in NEW (gpunode.fleet.diff).
 
-Exit 1 when NEW has root causes OLD did not have, 0 otherwise; 2 for bad input.
+Exit 1 when NEW has root causes OLD did not have, 0 otherwise; 2 for bad input; 3 when the
+live cluster (or a bundle) could not be read well enough to find a GPU node.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
 from gpunode.commands.output import DocFormat, DocFormatOpt
+from gpunode.errors import UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,19 +36,41 @@ def register(app: typer.Typer) -> None:
 
 def diff_cmd(
     old: Annotated[Path, typer.Argument(help="The bundle from when it worked (directory or .tar.gz).")],
-    new: Annotated[Path, typer.Argument(help="The bundle from now.")],
+    new: Annotated[
+        Path | None, typer.Argument(help="The bundle from now (default: read the live cluster now).")
+    ] = None,
+    *,
     output: DocFormatOpt = DocFormat.table,
     show_all: Annotated[bool, typer.Option("--all", help="Every change, not the first 15.")] = False,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(help="Live NEW: kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)."),
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="Live NEW: kubeconfig context.")] = None,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar on stderr.")] = False,
+    deep: DeepOpt = False,
+    all_nodes: AllNodesOpt = False,
+    timeout: RequestTimeoutOpt = None,
 ) -> None:
-    """What changed between two bundles: versions, images, GPU counts, nvidia.com labels, taints,
-    conditions, runtime configs, ClusterPolicy; new and resolved root causes. Exit 1 when new
-    root causes appeared."""
+    """What changed between two bundles, or a bundle and the live cluster (NEW left out):
+    versions, images, GPU counts, nvidia.com labels, taints, conditions, runtime configs,
+    ClusterPolicy; new and resolved root causes. Exit 1 when new root causes appeared."""
     from gpunode.commands.common import console, stdout
     from gpunode.fleet.diff import diff
     from gpunode.fleet.model import DiffReport
     from gpunode.safety import safe_struct
 
-    result = safe_struct(diff(side(old), side(new)), DiffReport)
+    live_flags = kubeconfig is not None or context is not None or timeout is not None or deep or all_nodes
+    if new is not None and live_flags:
+        raise UsageError("NEW is a saved bundle; drop --kubeconfig/--context/--request-timeout/--deep/"
+                         "--all-nodes, or drop NEW to compare with the live cluster")
+    before = side(old)
+    if new is None:
+        after = live_side(kubeconfig, context, quiet=quiet, extras=extras_policy(deep, all_nodes),
+                          request_timeout_s=request_timeout(timeout))
+    else:
+        after = side(new)
+    result = safe_struct(diff(before, after), DiffReport)
     if output == DocFormat.json:
         import msgspec
 
@@ -58,15 +84,44 @@ def diff_cmd(
     raise typer.Exit(1 if result.has_new_failures else 0)
 
 
-def side(path: Path) -> tuple[ClusterFacts, Report, dict[str, Observed]]:
-    """One bundle's facts, its diagnosis, and what its node files said (the node pass)."""
+Side = tuple["ClusterFacts", "Report", dict[str, "Observed"]]
+
+
+def side(path: Path, name: str | None = None) -> Side:
+    """One bundle's facts, its diagnosis, and what its node files said (the node pass). No GPU
+    node while a list that would show them was not read: SourceUnreachable (exit 3), never an
+    empty side that makes every node look removed."""
     from gpunode.bundle.load import gc_paused, keep_facts, loaded_reading_ahead, read_node_observations
     from gpunode.diagnose import diagnose
+    from gpunode.unread import refuse_empty
 
     observed: dict[str, Observed] = {}
     with gc_paused(keep=True), loaded_reading_ahead(path) as loaded:
         facts = keep_facts(loaded)
         report = diagnose(facts, read_node_observations, observed=observed)
+        if not report.nodes:
+            refuse_empty(name or str(path), facts.manifest)
+    return facts, report, observed
+
+
+def live_side(kubeconfig: Path | None, context: str | None, *, quiet: bool, extras: str,
+              request_timeout_s: float | None) -> Side:
+    """The live cluster now, read as ``gpunode collect`` reads it (read-only, into a temporary
+    bundle gone after the run), named as the user knows it: the kubeconfig context."""
+    import tempfile
+
+    import msgspec
+
+    from gpunode.collect.access import ClusterAccess
+    from gpunode.collect.live import collect_bundle
+
+    access = ClusterAccess(kubeconfig, context, request_timeout_s)
+    location = f"cluster (context {access.context_name() or 'current'})"
+    with tempfile.TemporaryDirectory(prefix="gpunode-diff-") as tmp:
+        result = collect_bundle(Path(tmp) / "live", kubeconfig=kubeconfig, context=context, quiet=quiet,
+                                extras=extras, request_timeout_s=request_timeout_s, access=access)
+        facts, report, observed = side(result.path, location)
+    report = msgspec.structs.replace(report, source=msgspec.structs.replace(report.source, location=location))
     return facts, report, observed
 
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
+from gpunode.bundle.projection import project
 from gpunode.facts import ClusterFacts
 from gpunode.fleet.model import Change, DiffReport, RootCauseChange, Side
 from gpunode.fleet.profile import GFD_TIMESTAMP_LABEL, Observed
@@ -34,6 +35,8 @@ INPUT_LABELS = ("nvidia.com/mig.config", "nvidia.com/device-plugin.config", "nvi
 CLUSTER = "(cluster)"
 OUTPUT_WEIGHT = 0.5
 ABSENT = "(absent)"
+#: Facets read from a node's own files, absent where those files were not fetched.
+NODE_FILE_FACETS = ("runtime config",)
 #: Labels named in a merged change before "(+N more)".
 LABELS_SHOWN = 4
 
@@ -51,6 +54,8 @@ def diff(old: tuple[ClusterFacts, Report, Mapping[str, Observed]],
     for name in dict.fromkeys([*old_nodes, *new_nodes]):
         before = node_facets(old_facts, name, old_seen.get(name)) if name in in_old else {}
         after = node_facets(new_facts, name, new_seen.get(name)) if name in in_new else {}
+        if name in in_old and name in in_new:
+            _only_both_read(before, after)
         if before == after:
             continue
         for what, (was, now) in _changed(before, after).items():
@@ -102,6 +107,15 @@ def _values(grouped: Grouped, key: str, nodes: tuple[str, ...]) -> tuple[str, st
                 if what == f"label {key}" and tuple(where) == nodes)
 
 
+def _only_both_read(before: dict[str, str], after: dict[str, str]) -> None:
+    """What only a node's own files tell (its runtime config) is compared where both sides read
+    them: a list-first live run that read no file of a healthy node has not seen it change."""
+    for what in NODE_FILE_FACETS:
+        if (what in before) != (what in after):
+            before.pop(what, None)
+            after.pop(what, None)
+
+
 def _changed(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, tuple[str, str]]:
     return {what: (before.get(what, ABSENT), after.get(what, ABSENT))
             for what in dict.fromkeys([*before, *after]) if before.get(what) != after.get(what)}
@@ -147,7 +161,7 @@ def node_facets(facts: ClusterFacts, name: str, seen: Observed | None) -> dict[s
         if images:
             out[f"image {component}"] = ", ".join(images)
     if seen is not None and seen.runtime_config:
-        out["runtime config"] = seen.runtime_config
+        out[NODE_FILE_FACETS[0]] = seen.runtime_config
     return out
 
 
@@ -155,7 +169,10 @@ def cluster_facets(facts: ClusterFacts) -> dict[str, str]:
     """Cluster-wide settings: the ClusterPolicy's collected settings, stack DaemonSets' images."""
     out: dict[str, str] = {}
     for policy in facts.cluster_policies:
-        for path, value in _flat(policy.spec, f"ClusterPolicy {policy.metadata.name} "):
+        # as collect writes it: a saved or simulated bundle with the whole spec compares
+        # equal to a live read of the same cluster
+        collected = project("clusterpolicies", {"spec": policy.spec}).get("spec") or {}
+        for path, value in _flat(collected, f"ClusterPolicy {policy.metadata.name} "):
             out[path] = value
     for component, sets in facts.daemonsets.items():
         for ds in sets:
