@@ -57,6 +57,10 @@ INIT_REASONS = frozenset(
         "ContainerCreating",
     }
 )
+#: Which part of "see the whole GPU world" (issue 21) a case exercises: every GPU node found,
+#: GPU workloads as evidence, dependencies across components and nodes, stack flavours.
+Cover = Literal["gpu-nodes", "workloads", "dependencies", "flavours"]
+COVERS: tuple[Cover, ...] = ("gpu-nodes", "workloads", "dependencies", "flavours")
 NodeCmd = Literal[
     "nvidia-smi.txt", "nvidia-smi-q.xml", "dmesg.txt", "lsmod.txt",
     "journal-kubelet.txt", "journal-runtime.txt",
@@ -216,6 +220,7 @@ class Case(_Strict, frozen=True):
     title: str
     platform: Platform
     expect: Expect
+    covers: tuple[Cover, ...] = ()
     scenario: str = "falcon-ai"
     node: str = "gpu-wk-01"
     cluster: ClusterOverride = ClusterOverride()
@@ -273,6 +278,8 @@ def _check(case: Case, stem: str, label: str) -> None:
         raise CaseError(f"{label}: id: {case.id!r} must equal the file name {stem!r}")
     if not case.source.startswith("https://"):
         raise CaseError(f"{label}: source: must be a public https link")
+    if len(set(case.covers)) != len(case.covers):
+        raise CaseError(f"{label}: covers: an item is named twice")
     known = set(load_catalog().ids)
     for i, ev in enumerate(case.evidence):
         component = getattr(ev, "component", None)

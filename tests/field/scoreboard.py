@@ -6,7 +6,10 @@ Per case: expected and reported top root cause (the first of the cluster's root
 causes, else the first of the affected node's). Before the last line, the cold
 scores: what a frozen engine reported for each case before any change was made
 for it (its ``cold:`` record, tests/field/cold.py), over every case that has one
-and over the 50 most recently scored; before them, how many failure cases' decisive
+and over the 50 most recently scored; before them, per item of issue 21 that a case
+``covers`` (gpu-nodes, workloads, dependencies, flavours), its cold score and today's
+(``covers ITEM cold component N/M cause N/M today component N/M cause N/M``); before
+those, how many failure cases' decisive
 text ``gpunode explain`` answers with a decisive line and its class. Last line:
 ``component N/M cause N/M healthy-misses N crashed N``. A healthy look-alike
 scores when nothing is reported; a failure case reported healthy is a
@@ -23,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from builder import build_case
-from case import CASES_DIR, Case, CaseError, load_cases
+from case import CASES_DIR, COVERS, Case, CaseError, load_cases
 
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.diagnose import diagnose
@@ -130,6 +133,43 @@ def cold_scores(cases: list[Case]) -> tuple[ColdScore, ColdScore]:
     return over(scored), over(scored[-NEWEST:])
 
 
+@dataclass(frozen=True)
+class ItemScore:
+    """One item of issue 21 (a case's ``covers``): cold over its cases with a cold record,
+    today over all its cases."""
+
+    item: str
+    cold: ColdScore
+    today: ColdScore
+
+    def line(self) -> str:
+        return (f"covers {self.item} {self.cold.line('cold')} {self.today.line('today')}"
+                + (f" (fewer than {MIN_ITEM_COLD} cold)" if self.cold.total < MIN_ITEM_COLD else ""))
+
+
+#: Issue 21 asks for at least this many public cases per item; the scoreboard says when the
+#: cold records of an item fall short.
+MIN_ITEM_COLD = 5
+
+
+def item_scores(cases: list[Case], outcomes: list[Outcome]) -> list[ItemScore]:
+    """Per item that some case covers: its cold score and today's, both component/cause."""
+    today = {o.case_id: o for o in outcomes}
+    scores = []
+    for item in COVERS:
+        group = [c for c in cases if item in c.covers]
+        if not group:
+            continue
+        marks = [cold_ok(c) for c in group if c.cold is not None]
+        now = [today[c.id] for c in group if c.id in today]
+        scores.append(ItemScore(
+            item,
+            ColdScore(sum(m[0] for m in marks), sum(m[1] for m in marks), len(marks)),
+            ColdScore(sum(o.component_ok for o in now), sum(o.cause_ok for o in now), len(now)),
+        ))
+    return scores
+
+
 def run(filters: list[str]) -> tuple[list[Outcome], list[str]]:
     """Score every case (or those whose id contains one of ``filters``); schema errors apart."""
     outcomes, errors = [], []
@@ -174,6 +214,8 @@ def main(argv: list[str]) -> int:
         print(f"ERROR {line}")
     given, failing = explain_given(LOADED)
     print(f"explain decisive line and class {given}/{failing}")
+    for item in item_scores(LOADED, outcomes):
+        print(item.line())
     every, newest = cold_scores(LOADED)
     print(every.line("cold"))
     print(newest.line(f"cold-newest-{NEWEST}"))

@@ -18,18 +18,20 @@ from pathlib import Path
 import msgspec
 import pytest
 from builder import build_case
-from case import CASES_DIR, Case, CaseError, LogEv, NodeCmdEv, load_case, load_cases
+from case import CASES_DIR, COVERS, Case, CaseError, LogEv, NodeCmdEv, load_case, load_cases
 from scoreboard import (
     BAR_CAUSE,
     BAR_COLD_NEWEST_CAUSE,
     BAR_COLD_NEWEST_COMPONENT,
     BAR_COMPONENT,
     MIN_CASES,
+    MIN_ITEM_COLD,
     NEWEST,
     Outcome,
     cold_scores,
     diagnose_case,
     explain_given,
+    item_scores,
     run,
     summary,
     top_root_cause,
@@ -205,6 +207,43 @@ def test_cold_scores_are_printed_before_the_last_line(capsys: pytest.CaptureFixt
     assert lines[-3] == "cold component 2/2 cause 0/2", lines[-3:]  # both crash_loop / not patched, cold
     assert lines[-2] == "cold-newest-50 component 2/2 cause 0/2", lines[-3:]
     assert lines[-1].startswith("component 2/2 cause 1/2"), lines[-1]
+
+
+def test_each_item_a_case_covers_prints_its_cold_and_todays_score(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 21: the scoreboard prints, per item, the cold score over the item's cases with a
+    cold record and today's over all of them, before the corpus-wide cold lines."""
+    from scoreboard import main
+
+    main(["gpu-operator-1099", "nfd-850"])  # the RKE2 case covers flavours; the NFD one nothing
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-4] == (
+        "covers flavours cold component 1/1 cause 0/1 today component 1/1 cause 0/1"
+        f" (fewer than {MIN_ITEM_COLD} cold)"
+    ), lines[-5:]
+    assert not any(line.startswith("covers ") for line in lines[:-4])
+
+
+def test_items_one_to_four_each_have_five_public_cases_scored_cold() -> None:
+    """Issue 21's done-when: >= 5 public cases per item, each with a cold record."""
+    cases = [c for _, c in load_cases() if isinstance(c, Case)]
+    scores = {s.item: s for s in item_scores(cases, [])}
+    assert set(scores) == set(COVERS)
+    assert all(s.cold.total >= MIN_ITEM_COLD for s in scores.values()), scores
+    assert all(s.today.total == 0 for s in scores.values())  # no outcome given: nothing today
+
+
+@pytest.mark.parametrize(("covers", "error"), [
+    ("[gpu-nodes, gpus]", "covers"),
+    ("[workloads, workloads]", "covers: an item is named twice"),
+])
+def test_covers_names_each_known_item_once(tmp_path: Path, covers: str, error: str) -> None:
+    text = SEED.read_text(encoding="utf-8").replace("\nexpect:", f"\ncovers: {covers}\nexpect:", 1)
+    path = tmp_path / SEED.name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CaseError, match=error):
+        load_case(path)
 
 
 def test_cold_records_are_kept_with_the_cases() -> None:
