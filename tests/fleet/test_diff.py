@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 from fleetsim import build, scenario, uniform
 
 from gpunode.commands.diff import side
@@ -69,6 +70,15 @@ def test_diff_json_exit_code_and_schema(bundles: tuple[Path, Path]) -> None:
     assert "resolved `kernel_headers_missing`" in back.stdout
     table = run("diff", str(working), str(broken))
     assert table.returncode == 1 and f"kernel: 5.15.0-131-generic → {NEW_KERNEL}" in table.stdout
+    as_yaml = run("diff", str(working), str(broken), "-o", "yaml")
+    assert as_yaml.returncode == 1 and yaml.safe_load(as_yaml.stdout) == doc
+    page = run("diff", str(working), str(broken), "-o", "html")
+    assert page.returncode == 1 and page.stdout.startswith("<!doctype html>")
+    rows = page.stdout[page.stdout.index("<tbody>"):]
+    assert rows.startswith(f"<tbody><tr class=\"change-input\"><td>kernel</td><td>5.15.0-131-generic</td>"
+                           f"<td>{NEW_KERNEL}</td><td>gpu-wk-03, gpu-wk-05, gpu-wk-06</td>")
+    assert rows.count("<tr ") == len(doc["changes"])  # every change, none cut
+    assert "✗ new <code>kernel_headers_missing</code>" in page.stdout
 
 
 def test_diff_against_the_live_cluster(bundles: tuple[Path, Path]) -> None:

@@ -87,9 +87,26 @@ def test_an_unchanged_node_and_a_damaged_file(bundle: Path) -> None:
     assert "- **gpu-wk-02**\n  - no history: cmd/gpunode-history.json: not a gpunode history" in out
 
 
+def test_html_page_shows_the_section(bundle: Path) -> None:
+    path = _write(bundle, "gpu-wk-01", _history(time.time()))
+    try:
+        code, page = _run("diagnose", "--from", str(bundle), "--since", "24h", "-o", "html")
+    finally:
+        path.unlink()
+    assert code == 0
+    section = page[page.index('<section id="changes-since">'):]
+    section = section[:section.index("</section>")]
+    assert "What changed since" in section and "(agent history)" in section
+    first = section[section.index("<b>gpu-wk-01</b>"):section.index("<b>gpu-wk-02</b>")]
+    assert "<li>verdict ok -&gt; failed" in first and f"new root cause {CAUSE}" in first
+    assert "<b>gpu-wk-02</b><ul><li>no history: no agent history in this bundle</li>" in section
+
+
 def test_without_since_the_report_has_no_section(bundle: Path) -> None:
     code, out = _run("diagnose", "--from", str(bundle), "-o", "json")
     assert code == 0 and "changes_since" not in json.loads(out)
+    code, page = _run("diagnose", "--from", str(bundle), "-o", "html")
+    assert code == 0 and "changes-since" not in page
 
 
 def test_since_takes_durations_and_times_and_refuses_the_rest() -> None:

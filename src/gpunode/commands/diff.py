@@ -8,13 +8,13 @@ live cluster (or a bundle) could not be read well enough to find a GPU node.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
-from gpunode.commands.output import DocFormat, DocFormatOpt
 from gpunode.errors import UsageError
 
 if TYPE_CHECKING:
@@ -24,6 +24,16 @@ if TYPE_CHECKING:
     from gpunode.fleet.model import Change, DiffReport
     from gpunode.fleet.profile import Observed
     from gpunode.model import Report
+
+class DiffFormat(StrEnum):
+    """The formats of a diff: the document formats, and a page like diagnose's ``-o html``."""
+
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
+    html = "html"
+
 
 #: Changes the table and markdown list before "… and N more" (JSON holds every one).
 SHOWN = 15
@@ -40,7 +50,7 @@ def diff_cmd(
         Path | None, typer.Argument(help="The bundle from now (default: read the live cluster now).")
     ] = None,
     *,
-    output: DocFormatOpt = DocFormat.table,
+    output: Annotated[DiffFormat, typer.Option("-o", "--output", help="Output format.")] = DiffFormat.table,
     show_all: Annotated[bool, typer.Option("--all", help="Every change, not the first 15.")] = False,
     kubeconfig: Annotated[
         Path | None,
@@ -71,13 +81,22 @@ def diff_cmd(
     else:
         after = side(new)
     result = safe_struct(diff(before, after), DiffReport)
-    if output == DocFormat.json:
+    if output == DiffFormat.json:
         import msgspec
 
         from gpunode.report.jsonout import formatted, write_json
 
         write_json(stdout(), formatted(msgspec.json.encode(result)))
-    elif output == DocFormat.markdown:
+    elif output == DiffFormat.yaml:
+        from gpunode.commands.output import write_yaml
+
+        write_yaml(console(), result)
+    elif output == DiffFormat.html:
+        from gpunode.report.changes import diff_html
+        from gpunode.report.html import css
+
+        stdout().write(diff_html(result, css()))
+    elif output == DiffFormat.markdown:
         stdout().write("\n".join(markdown(result, show_all)) + "\n")
     else:
         render(result, console(), show_all)

@@ -20,8 +20,9 @@ import msgspec
 from gpunode.agent.fold import HISTORY_FILE, node_dir_name
 from gpunode.errors import ParseError, UsageError
 from gpunode.fleet.history import History, decode_history, node_changes, rfc3339
-from gpunode.fleet.model import ChangesSince, NodeHistoryChanges
+from gpunode.fleet.model import ChangesSince
 from gpunode.model import Report
+from gpunode.report.changes import node_lines, since_title
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
 _UNIT_S = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
@@ -75,22 +76,14 @@ def with_changes(report: Report, bundle: Path, since: float) -> Report:
     return msgspec.structs.replace(report, changes_since=section)
 
 
-def _node_lines(node: NodeHistoryChanges) -> list[str]:
-    if node.status == "no_history":
-        return [f"no history: {node.note}" if node.note else "no history"]
-    if node.status == "unchanged":
-        return [f"no changes (history from {node.history_from})"]
-    return list(node.changes)
-
-
 def render_changes(section: ChangesSince, out: TextIO, markdown: bool = False) -> None:
     """The section under the report: per node, its changes, ``no changes`` or ``no history``."""
-    title = f"What changed since {section.since} (agent history)"
+    title = since_title(section)
     out.write(f"\n## {title}\n\n" if markdown else f"\n{title}\n")
     if not section.nodes:
         out.write("  no nodes reported\n")
     for node in section.nodes:
-        lines = _node_lines(node)
+        lines = node_lines(node)
         if markdown:
             out.write(f"- **{node.node}**\n" + "".join(f"  - {line}\n" for line in lines))
         else:
@@ -98,8 +91,8 @@ def render_changes(section: ChangesSince, out: TextIO, markdown: bool = False) -
 
 
 def show_changes(report: Report, output: str) -> None:
-    """Under a table or Markdown report, its ``changes_since`` section (JSON holds it as a field;
-    the HTML page does not show it yet)."""
+    """Under a table or Markdown report, its ``changes_since`` section (JSON holds it as a field,
+    the HTML page as a section of its own)."""
     section = report.changes_since
     if isinstance(section, msgspec.UnsetType) or output not in ("table", "wide", "markdown"):
         return

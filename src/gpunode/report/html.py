@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from gpunode import gpucount
 from gpunode.model import LAYER_NAMES, ComponentReport, Evidence, NodeReport, Report, RootCause, Status
-from gpunode.report import fleet, fleetview, workloads
+from gpunode.report import changes, fleet, fleetview, workloads
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import STATUS_MARK, layer_label
 
@@ -44,6 +44,7 @@ def render_html(report: Report, validation: ValidationReport | None = None) -> s
         _filters(),
         _fleet(report, rows),
         fleetview.html(report.fleet),
+        *filter(None, [changes.since_html(report.changes_since)]),
         _root_causes(report, rows),
         workloads.html(report),
     ]
@@ -265,6 +266,11 @@ def _component(node: str, comp: ComponentReport) -> str:
         f'data-blocked-by="{escape(blocked)}" title="{escape(tip)}">'
         f"{STATUS_MARK[comp.status]} {escape(comp.component)}{version}{listed}</div>"
     )
+
+
+def css() -> str:
+    """The stylesheet every gpunode page inlines."""
+    return _asset("report.css")
 
 
 def _asset(name: str) -> str:
