@@ -79,7 +79,7 @@ def test_every_fault_has_a_bundled_scenario() -> None:
 
 def test_registry_entries_name_catalog_components() -> None:
     components = set(load_catalog().ids)
-    assert len(FAULTS) == 38
+    assert len(FAULTS) == 40
     for code, kind in FAULTS.items():
         assert kind.code == code and kind.component in components and kind.scope in ("node", "cluster")
         assert kind.description
@@ -443,3 +443,31 @@ def test_links_are_collected_on_every_gpu_node_in_real_shapes(build: Build) -> N
     assert matrix.nearest_nic("GPU2") == ("mlx5_1", "PIX")
     faulty = parse_nvlink_status(bundle.node_file(NODE, "cmd/nvidia-smi-nvlink-s.txt").read_text())
     assert [n.link for n in faulty[3].links if not n.active] == [3, 5]
+
+
+def test_fabric_manager_version_mismatch(build: Build) -> None:
+    """The driver image's own Fabric Manager refuses the driver's version (gpu-driver-container
+    #735) and the container exits (#908): the driver crash-loops with that line last."""
+    bundle = build("fault-fabric-manager-version-mismatch")
+    _assert_driver_crashloop(bundle, "fabric manager NVIDIA GPU driver interface version 575.57.08 don't "
+                             "match with driver version 570.133.20.")
+    log = bundle.log(bundle.pod_on(NODE, "nvidia-driver-daemonset-"), "nvidia-driver-ctr")
+    assert log.index("Starting NVIDIA fabric manager daemon...") < log.index("don't match with driver")
+
+
+def test_peermem_not_loaded(build: Build) -> None:
+    """The peermem container crash-loops on modprobe, the kernel names the ib_core symbols it
+    refused (gpu-operator#2868), and lsmod has no nvidia_peermem; the driver itself runs."""
+    bundle = build("fault-peermem-not-loaded")
+    driver = bundle.pod_on(NODE, "nvidia-driver-daemonset-")
+    assert status_of(driver, "nvidia-driver-ctr")["state"].get("running") is not None
+    assert status_of(driver, "nvidia-peermem-ctr")["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    log = bundle.log(driver, "nvidia-peermem-ctr", previous=True)
+    assert "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument" in log
+    dmesg = bundle.node_file(NODE, "cmd/dmesg.txt").read_text()
+    assert "nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client" in dmesg
+    assert "nvidia_peermem: module uses symbols" not in dmesg
+    modules = {line.split()[0] for line in bundle.node_file(NODE, "cmd/lsmod.txt").read_text().splitlines()}
+    assert "nvidia" in modules and "ib_core" in modules and "nvidia_peermem" not in modules
+    healthy = bundle.node_file("gpu-wk-01", "cmd/lsmod.txt").read_text()
+    assert healthy.startswith("Module") and "\nnvidia_peermem " in healthy

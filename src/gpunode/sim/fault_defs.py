@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gpunode.errors import UsageError
 from gpunode.sim import cluster_objects, host, ids, links, logs
 from gpunode.sim.cascade import (
     append_log,
@@ -452,6 +453,68 @@ def fabric_manager_not_running(world: World, name: str | None) -> None:
     if key is not None:  # with a host driver, Fabric Manager is a host service: no pod log to show
         _fabric_manager_log(world, node, key)
     _cuda_validation_fails(world, node)
+
+
+#: The Fabric Manager a driver image wrongly bundled (NVIDIA/gpu-driver-container#735: an
+#: unpinned package resolved to the next branch's release at image build time).
+_BUNDLED_FM_VERSION = "575.57.08"
+
+
+@fault(
+    "fabric_manager_version_mismatch",
+    "driver",
+    "node",
+    "The driver image's Fabric Manager is another version than its driver and refuses to start",
+)
+def fabric_manager_version_mismatch(world: World, name: str | None) -> None:
+    """The driver container installs and loads the driver, then its bundled nv-fabricmanager
+    aborts on its version check; the container fails fast (gpu-driver-container#908: a
+    Fabric Manager that does not come up ends the container) and unloads the driver."""
+    node = _node(world, name)
+    kernel = node.spec.kernel if node.spec else ""
+    _driver_crash(
+        world,
+        node,
+        [
+            *logs.driver_build(kernel),
+            *logs.driver_load(bool(node.spec and node.spec.nics), fabric_manager=True),
+            f"fabric manager NVIDIA GPU driver interface version {_BUNDLED_FM_VERSION} don't match with "
+            f"driver version {DRIVER_VERSION}. Please update with matching NVIDIA driver package.",
+        ],
+        restarts=9,
+    )
+
+
+@fault(
+    "peermem_not_loaded",
+    "driver",
+    "node",
+    "nvidia-peermem cannot load: the MOFED it was built against is not the one running",
+)
+def peermem_not_loaded(world: World, name: str | None) -> None:
+    """The driver runs; its peermem container crash-loops on modprobe, the kernel refusing
+    the ib_core symbols (NVIDIA/gpu-operator#2868), so GPUDirect RDMA is off."""
+    node = _node(world, name)
+    key, _ = pod(world, "driver", node)
+    if not world.log(key, "nvidia-peermem-ctr"):
+        raise UsageError(f"peermem_not_loaded needs RDMA on {node.name}: NICs and the network-operator")
+    node.host.peermem_loaded = False
+    failure = join(
+        [
+            "DRIVER_ARCH is x86_64",
+            "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument",
+            "failed to load nvidia-peermem module",
+        ]
+    )
+    crash(world, key, "nvidia-peermem-ctr", restarts=14, log=failure)
+    messages = []
+    for symbol in ("ib_register_peer_memory_client", "ib_unregister_peer_memory_client"):
+        messages += [
+            f"nvidia_peermem: disagrees about version of symbol {symbol}",
+            f"nvidia_peermem: Unknown symbol {symbol} (err -22)",
+        ]
+    for minutes in (61, 56, 51):
+        _kernel_log(world, node, minutes, messages)
 
 
 def _fabric_manager_log(world: World, node: NodeState, key: str) -> None:

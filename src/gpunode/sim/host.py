@@ -130,7 +130,7 @@ def _driver_load_lines(stamp: str, node: NodeState, version: str) -> list[str]:
         f"{stamp} nvidia_uvm: module uses symbols nvUvmInterfaceDisableAccessCntr from proprietary module "
         "nvidia, inheriting taint.",
     ]
-    if node.spec and node.spec.nics and node.host.mofed_loaded:
+    if node.spec and node.spec.nics and node.host.mofed_loaded and node.host.peermem_loaded:
         mods.append(
             f"{stamp} nvidia_peermem: module uses symbols nvidia_p2p_get_pages from proprietary "
             "module nvidia, inheriting taint."
@@ -150,8 +150,10 @@ def nvrm_kernel_lines(world: World, node: NodeState, moment: datetime, messages:
 def lsmod(node: NodeState) -> str:
     """`lsmod` output (column layout of kmod's lsmod)."""
     rows: list[tuple[str, int, str]] = []
-    if node.host.driver_loaded or node.host.nvml_error:
-        peer = bool(node.spec and node.spec.nics and node.host.mofed_loaded)
+    h = node.host
+    loaded = h.driver_loaded or bool(h.nvml_error)
+    peer = loaded and bool(node.spec and node.spec.nics and h.mofed_loaded and h.peermem_loaded)
+    if loaded:
         rows += [
             ("nvidia_uvm", 4956160, "4"),
             ("nvidia_drm", 135168, "0"),
@@ -168,7 +170,11 @@ def lsmod(node: NodeState) -> str:
     if node.host.mofed_loaded:
         rows += [
             ("mlx5_ib", 487424, "0"),
-            ("ib_uverbs", 200704, "2 nvidia_peermem,mlx5_ib" if node.host.driver_loaded else "1 mlx5_ib"),
+            (
+                "ib_uverbs",
+                200704,
+                "2 nvidia_peermem,mlx5_ib" if h.driver_loaded and h.peermem_loaded else "1 mlx5_ib",
+            ),
             ("ib_core", 499712, "8 rdma_cm,ib_ipoib,iw_cm,ib_umad,rdma_ucm,ib_uverbs,mlx5_ib,ib_cm"),
             ("mlx5_core", 2502656, "1 mlx5_ib"),
             ("mlxfw", 36864, "1 mlx5_core"),

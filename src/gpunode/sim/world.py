@@ -70,6 +70,8 @@ class Host:
     dcgm_scrape: bool = True
     rdma_ports_active: bool = True
     mofed_loaded: bool = True
+    #: nvidia_peermem loads with the driver where the node has RDMA NICs and MOFED runs
+    peermem_loaded: bool = True
     nvidia_smi: bool = True
     booted_at: datetime | None = None
     secure_boot: bool = False
