@@ -258,8 +258,6 @@ def diagnose_cmd(
     extras = extras_policy(deep, all_nodes)
     timeout_s = request_timeout(timeout)
     shown = parse_shown(component, layer)
-    if shown.active and watch:
-        raise UsageError("--component/--layer narrow one report; drop them with --watch")
     since_s = None
     if since is not None:
         if watch:
@@ -274,11 +272,13 @@ def diagnose_cmd(
         return report_from(source, kubeconfig, context, nodes, quiet or watch, selector=selector,
                            extras=extras, request_timeout_s=timeout_s, since=since_s)
 
-    if watch:
+    from gpunode.commands.filters import marked, narrow, warn_hidden
+
+    if watch:  # the same filters on each refreshed report; the exit code stays the whole one's
         from gpunode.watch import watch_reports
 
-        raise typer.Exit(watch_reports(evaluate, output, options, interval=interval, count=count))
-    from gpunode.commands.filters import marked, narrow, warn_hidden
+        raise typer.Exit(watch_reports(evaluate, output, marked(options, shown), interval=interval,
+                                       count=count, view=lambda r: narrow(r, shown)))
     from gpunode.report import DIAGNOSE_REPORTERS
 
     report = evaluate()

@@ -1,5 +1,6 @@
 """``diagnose --component`` and ``--layer`` change only what is shown, through the console
-script: the exit code stays the whole report's and stderr says in one line what was hidden."""
+script: the exit code stays the whole report's and stderr says in one line what was hidden;
+with ``--watch`` the same filters apply to each refreshed report."""
 
 from __future__ import annotations
 
@@ -74,10 +75,36 @@ def test_a_healthy_cluster_filtered_exits_0(tmp_path: Path) -> None:
     (("--component", "drivr"), "--component: unknown component drivr"),
     (("--layer", "7"), "--layer '7': layers are 0 to 5"),
     (("--layer", "one"), "--layer 'one'"),
-    (("--component", "driver", "--watch", "--count", "1"), "drop them with --watch"),
 ])
 def test_bad_filters_are_one_line_exit_2(broken: Path, args: tuple[str, ...], said: str) -> None:
     done = _run(broken, *args)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0]
+
+
+def test_watch_applies_the_filters_to_each_evaluation(broken: Path) -> None:
+    lines = _run(broken, "--watch", "--count", "2", "--interval", "0", "--component",
+                 "device-plugin,gfd", "-o", "json")
+    assert lines.returncode == 1  # the hidden driver failure still fails the run
+    documents = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert len(documents) == 2
+    for report in documents:
+        assert _causes(report) == []
+        for node in report["nodes"]:
+            assert {c["component"] for c in node["components"]} <= {"device-plugin", "gfd"}
+    # said once: the hidden root cause did not change between the evaluations
+    assert lines.stderr.strip().splitlines() == [
+        "diagnose: 1 root cause on components not shown (the exit code counts them)"]
+
+
+def test_watch_table_shows_and_compares_the_filtered_report(broken: Path) -> None:
+    shown = _run(broken, "--watch", "--count", "2", "--interval", "0", "--layer", "1")
+    assert shown.returncode == 1
+    assert "kernel_headers_missing" in shown.stdout
+    assert shown.stdout.rstrip().endswith("no change (1 root causes shown)")
+    hidden = _run(broken, "--watch", "--count", "2", "--interval", "0", "--layer", "3")
+    assert hidden.returncode == 1
+    assert "No root cause shown on 2 GPU nodes (--component/--layer)." in hidden.stdout
+    assert hidden.stdout.rstrip().endswith("no change (0 root causes shown)")
+    assert "1 root cause on layers not shown" in hidden.stderr
