@@ -9,6 +9,7 @@ knows, and never when the host's processes were out of the probe's sight.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -19,9 +20,10 @@ from gpunode.checks.crio_hooks import HookFile, judge_hooks
 from gpunode.checks.pcie import reading_of, shortfall
 from gpunode.decisive import clipped
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.k3s_template import is_template
 from gpunode.parse.oci_hooks import OCI_HOOK_DIRS
 from gpunode.probe import ProbeResult
-from gpunode.probe.host import RuntimeConfigFact
+from gpunode.probe.host_facts import RuntimeConfigFact
 from gpunode.probe.nvml import NvmlGpu
 from gpunode.runtimes import NVIDIA_BINARY, nvidia_runtimes
 from gpunode.xid import classify
@@ -594,8 +596,15 @@ def configs_in_use(probe: ProbeResult) -> tuple[RuntimeConfigFact, ...]:
     """
     configs = probe.host.runtime_configs
     flavours = {d for p in running(probe, _CONFIG_OF_PROCESS) for d in _CONFIG_OF_PROCESS[p]}
-    used = tuple(c for c in configs if c.distribution in flavours)
-    return used or configs
+    used = tuple(c for c in configs if c.distribution in flavours) or configs
+    rendered = {c.path for c in used if not is_template(c.path)}
+    return tuple(c for c in used if not _rendered_beside(c.path, rendered))
+
+
+def _rendered_beside(path: str, rendered: set[str]) -> bool:
+    """A k3s/RKE2 template whose rendered config.toml was read beside it: the rendered file
+    is what containerd runs with (k3s adds the runtimes it found when rendering)."""
+    return is_template(path) and f"{posixpath.dirname(path)}/config.toml" in rendered
 
 
 def _runtime_handler(ctx: NodeContext, config: RuntimeConfigFact, component: str) -> Finding:
@@ -625,7 +634,16 @@ def _runtime_handler(ctx: NodeContext, config: RuntimeConfigFact, component: str
         return unknown(
             component, f"{config.path}: runtimes under tables only some containerd versions read", ev
         )
-    ev = _ev(ctx, f"{config.path}: runtimes {handlers}; none runs {NVIDIA_BINARY}")
+    return _not_patched(ctx, config.path, handlers, component)
+
+
+def _not_patched(ctx: NodeContext, path: str, handlers: str, component: str) -> Finding:
+    """A containerd config without an NVIDIA runtime; a k3s/RKE2 template read without its
+    rendered config.toml is unknown (k3s adds the NVIDIA runtimes it finds when rendering)."""
+    if is_template(path):
+        ev = _ev(ctx, f"{path}: runtimes {handlers}; the rendered config.toml was not found")
+        return unknown(component, f"{path}: a template, its rendered config.toml not read", ev)
+    ev = _ev(ctx, f"{path}: runtimes {handlers}; none runs {NVIDIA_BINARY}")
     return _found(ctx, component, "containerd_not_patched", ev)
 
 
