@@ -264,3 +264,32 @@ def _json(facts: Facts) -> str:
     import json
 
     return json.dumps(facts)
+
+
+K3S_DIR = "var/lib/rancher/k3s/agent/etc/containerd/"
+#: k3s's base template copied into config.toml.tmpl (tests/fixtures/real/containerd, SOURCES.md)
+K3S_TEMPLATE = (
+    Path(__file__).parents[1] / "fixtures" / "real" / "containerd" / "k3s-config.toml.tmpl"
+).read_text()
+
+
+def test_k3s_judges_the_rendered_config_not_the_template_beside_it(tmp_path: Path) -> None:
+    """k3s renders config.toml from config.toml.tmpl, adding the runtimes it found: the
+    template's missing literal NVIDIA runtime is no finding when the rendered file was read."""
+    facts = recorded()
+    files = {
+        K3S_DIR + "config.toml": runtime_file("k3s/config.toml"),
+        K3S_DIR + "config.toml.tmpl": K3S_TEMPLATE,
+    }
+    _kubernetes_node(tmp_path, facts, files, "k3s-agent", "containerd")
+    used = configs_in_use(load_probe_json(_json(facts)))
+    assert [c.path for c in used] == ["/" + K3S_DIR + "config.toml"]
+
+
+def test_a_k3s_template_alone_without_an_nvidia_runtime_is_unknown(tmp_path: Path) -> None:
+    facts = recorded()
+    files = {K3S_DIR + "config.toml.tmpl": K3S_TEMPLATE}
+    raw = _kubernetes_node(tmp_path, facts, files, "k3s-agent", "containerd")
+    report = judge(tmp_path, facts, raw=raw)
+    assert ("container-toolkit", "containerd_not_patched") not in root_causes(report)
+    assert status(report, "container-toolkit") in (Status.UNKNOWN, Status.OK)

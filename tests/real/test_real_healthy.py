@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from realfix import (
     set_node_info,
 )
 
+from gpunode.parse._toml import load_toml
 from gpunode.sim import build_bundle, load_scenario
 
 
@@ -81,11 +81,13 @@ def place_containerd(placed: Placed, path: Path) -> None:
     target, kubelet, suffix = DISTRIBUTIONS.get(flavour, ("/etc/containerd/config.toml", "v1.31.4", ""))
     files = placed.node_dir() / "files"
     shutil.rmtree(files / "etc" / "containerd", ignore_errors=True)
+    if path.name.endswith(".tmpl"):  # a k3s/RKE2 template, beside where k3s renders config.toml
+        target += ".tmpl"
     dest = files / target.lstrip("/")
     dest.parent.mkdir(parents=True, exist_ok=True)
     text = path.read_text()
     dest.write_text(text)
-    version = tomllib.loads(text).get("version", 1) if not text.startswith("{{") else 2
+    version = load_toml(target, text).get("version", 1)
     runtime = "containerd://2.0.2" if version >= 3 or "cri.v1.runtime" in text else "containerd://1.7.24"
     set_node_info(placed, kubeletVersion=kubelet, containerRuntimeVersion=runtime + suffix)
 

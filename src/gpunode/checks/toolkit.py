@@ -13,6 +13,7 @@ from gpunode.checks.operator import vm_reason, vm_workload
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.k3s_template import is_template, renders_host_runtimes
 from gpunode.parse.oci_hooks import OCI_HOOK_DIRS, parse_oci_hook
 from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup
 
@@ -45,18 +46,7 @@ def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield not_deployed(component, f"{unused} (runtimes: {handlers})")
         return
     if not nvidia:
-        if setup.runtime == "cri-o":  # CRI-O may inject GPUs through the OCI hook instead
-            yield _crio_hook_setup(ctx, setup, component)
-            return
-        unread = _tables_only_containerd2_reads(ctx)
-        if unread:
-            ev = Evidence(path, f"runtimes: {handlers}; more runtimes under {unread}")
-            yield unknown(
-                component, f"{setup.path}: runtimes under tables only some containerd versions read", ev
-            )
-            return
-        ev = Evidence(path, f"runtimes: {handlers}; none runs {NVIDIA_BINARY}")
-        yield problem(component, "containerd_not_patched", ev, specificity=30)
+        yield _without_nvidia(ctx, setup, component, Evidence(path, f"runtimes: {handlers}"))
         return
     yield from _runtime_classes_served(ctx, setup, component)
     default = setup.default_runtime or "runc"
@@ -111,6 +101,33 @@ def _hook_files(ctx: NodeContext, setup: RuntimeSetup) -> list[HookFile]:
         except ParseError as exc:
             found.append(HookFile(path, None, error=str(exc)))
     return found
+
+
+def _without_nvidia(ctx: NodeContext, setup: RuntimeSetup, component: str, runtimes: Evidence) -> Finding:
+    """A runtime config with no NVIDIA runtime: CRI-O judged by its hooks, a config whose
+    runtimes cannot all be known unknown, else containerd_not_patched."""
+    if setup.runtime == "cri-o":  # CRI-O may inject GPUs through the OCI hook instead
+        return _crio_hook_setup(ctx, setup, component)
+    unread = _tables_only_containerd2_reads(ctx)
+    if unread:
+        ev = Evidence(runtimes.source, f"{runtimes.excerpt}; more runtimes under {unread}")
+        why = f"{setup.path}: runtimes under tables only some containerd versions read"
+        return unknown(component, why, ev)
+    if _renders_host_runtimes(ctx, setup):
+        ev = Evidence(runtimes.source, f"{runtimes.excerpt}; the rest are those k3s finds on the host")
+        return unknown(component, f"{setup.path}: a template whose NVIDIA runtimes k3s adds when it "
+                                  "renders config.toml, which was not read", ev)
+    ev = Evidence(runtimes.source, f"{runtimes.excerpt}; none runs {NVIDIA_BINARY}")
+    return problem(component, "containerd_not_patched", ev, specificity=30)
+
+
+def _renders_host_runtimes(ctx: NodeContext, setup: RuntimeSetup) -> bool:
+    """The config read is a k3s/RKE2 template that gets the runtimes k3s finds on the host
+    (NVIDIA's among them) when rendered: only the rendered config.toml says which."""
+    if not is_template(setup.path):
+        return False
+    text = ctx.obs.files.get(setup.path.lstrip("/"))
+    return text is not None and renders_host_runtimes(text)
 
 
 def _tables_only_containerd2_reads(ctx: NodeContext) -> str:

@@ -2,38 +2,26 @@
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
 from gpunode.errors import ParseError
+from gpunode.parse.k3s_template import is_template, static_text, with_base_version
 
 
 def load_toml(path: str, text: str) -> dict[str, Any]:
-    """Decode one file; Go-template lines of ``*.tmpl`` files (k3s/rke2) are dropped."""
-    if path.endswith(".tmpl"):
-        text = "\n".join(line for line in text.splitlines() if not _is_template_line(line))
+    """Decode one file; a k3s/RKE2 template (``*.tmpl``) is read without its template
+    actions, with the version of k3s's base when it renders the base (parse/k3s_template)."""
+    source = static_text(text) if is_template(path) else text
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise ParseError(f"{path}: invalid TOML: {exc}") from None
     except RecursionError:
         raise ParseError(f"{path}: invalid TOML: nested too deeply") from None
-
-
-_TEMPLATE_VALUE = re.compile(r"^\s*[\w\".-]+\s*=\s*\{\{.*\}\}\s*$")
-
-
-def _is_template_line(line: str) -> bool:
-    """A bare ``{{ ... }}`` action or a key whose whole value is one (best effort).
-
-    Such values are only known once k3s/rke2 render the template, so they are dropped.
-    """
-    stripped = line.strip()
-    bare_action = stripped.startswith("{{") and stripped.endswith("}}")
-    return bare_action or bool(_TEMPLATE_VALUE.match(line))
+    return with_base_version(path, text, doc) if is_template(path) else doc
 
 
 def table(doc: Mapping[str, Any], *keys: str) -> dict[str, Any] | None:
