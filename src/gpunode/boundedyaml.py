@@ -17,6 +17,9 @@ is a state machine, not recursive), with no node graph, and stops with a
 - memory grown past the run's limit (limits.MemoryBudget), checked every few thousand
   events.
 
+The bounds are handed in (``YamlBounds``) by ``limits.bounded_yaml``, the entry callers use,
+so this module imports nothing of gpunode and stands on the lowest floor.
+
 Values are what ``yaml.safe_load`` gives (the same resolver and scalar constructors,
 merge keys ``<<`` included); only the first document is read, and a second one is a
 YAMLError, as with ``safe_load``. Aliases share the object they name, as PyYAML does.
@@ -25,6 +28,8 @@ YAMLError, as with ``safe_load``. Aliases share the object they name, as PyYAML 
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -39,8 +44,6 @@ from yaml.events import (
 )
 from yaml.nodes import ScalarNode
 
-from gpunode.limits import MAX_YAML_DEPTH, MAX_YAML_NODES, MemoryBudget, memory_limit_hint
-
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _STR = "tag:yaml.org,2002:str"
@@ -51,6 +54,18 @@ _MEMORY_EVERY = 4096
 
 class YamlRefused(ValueError):
     """A YAML document refused before its cost was paid; the message is one line."""
+
+
+@dataclass(frozen=True)
+class YamlBounds:
+    """What one document may cost: nesting, values with aliases expanded, and memory
+    (``memory_over`` says whether the run's memory grew past ``memory_limit``, which
+    names the limit in the refusal)."""
+
+    max_depth: int
+    max_nodes: int
+    memory_over: Callable[[], bool]
+    memory_limit: str
 
 
 class _Open:
@@ -71,8 +86,9 @@ class _Open:
 class _Builder:
     """Python values from one document's events, bounded as the module says."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, bounds: YamlBounds) -> None:
         self.where = where
+        self.max_depth, self.max_nodes = bounds.max_depth, bounds.max_nodes
         self.stack: list[_Open] = []
         #: anchor -> (value, expanded nodes, depth below it); an open one maps to None
         self.anchors: dict[str, tuple[Any, int, int] | None] = {}
@@ -111,8 +127,8 @@ class _Builder:
         mapping = isinstance(ev, MappingStartEvent)
         if ev.tag not in (None, "!", _MAP if mapping else _SEQ):
             raise self.refuse(f"unsupported YAML tag {str(ev.tag)[:80]!r}")
-        if len(self.stack) + 1 > MAX_YAML_DEPTH:
-            raise self.refuse(f"YAML nested more than {MAX_YAML_DEPTH} levels deep")
+        if len(self.stack) + 1 > self.max_depth:
+            raise self.refuse(f"YAML nested more than {self.max_depth} levels deep")
         if ev.anchor is not None:
             self.anchors[ev.anchor] = None
         self.stack.append(_Open({} if mapping else [], ev.anchor, 0))
@@ -142,10 +158,10 @@ class _Builder:
         """Put a complete value into the open collection (or make it the document)."""
         if not counted:
             self.total += nodes
-        if self.total > MAX_YAML_NODES:
-            raise self.refuse(f"YAML expands to more than {MAX_YAML_NODES:,} values (an alias bomb?)")
-        if len(self.stack) + depth > MAX_YAML_DEPTH:
-            raise self.refuse(f"YAML nested more than {MAX_YAML_DEPTH} levels deep "
+        if self.total > self.max_nodes:
+            raise self.refuse(f"YAML expands to more than {self.max_nodes:,} values (an alias bomb?)")
+        if len(self.stack) + depth > self.max_depth:
+            raise self.refuse(f"YAML nested more than {self.max_depth} levels deep "
                               "once its aliases are expanded")
         if anchor is not None:
             self.anchors[anchor] = (value, nodes, depth)
@@ -183,13 +199,12 @@ class _MergeKey:
     """The ``<<`` key of a mapping (merged at its end)."""
 
 
-def load(text: str, where: str) -> Any:
+def load(text: str, where: str, bounds: YamlBounds) -> Any:
     """The first YAML document in ``text``, as ``yaml.safe_load`` gives it, or YamlRefused
-    (one line naming ``where``) when its depth, expanded size or memory is past the limits;
+    (one line naming ``where``) when its depth, expanded size or memory is past ``bounds``;
     malformed YAML is yaml.YAMLError, as with ``safe_load``."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    builder = _Builder(where)
-    budget = MemoryBudget()
+    builder = _Builder(where, bounds)
     enabled = gc.isenabled()
     gc.disable()  # millions of new containers: the collector would walk them again and again
     try:
@@ -199,17 +214,9 @@ def load(text: str, where: str) -> Any:
                     raise yaml.YAMLError(f"{where}: expected a single YAML document, found another")
                 continue
             builder.event(ev)
-            if count % _MEMORY_EVERY == 0 and budget.over():
-                raise builder.refuse(f"reading its YAML grew memory past {memory_limit_hint(budget.limit)}")
+            if count % _MEMORY_EVERY == 0 and bounds.memory_over():
+                raise builder.refuse(f"reading its YAML grew memory past {bounds.memory_limit}")
     finally:
         if enabled:
             gc.enable()
     return builder.result
-
-
-def bounded_yaml(text: str, where: str) -> Any:
-    """``yaml.safe_load``'s values, refused (a ValueError, one line naming ``where``) past
-    MAX_YAML_DEPTH levels, MAX_YAML_NODES values with aliases expanded, or the run's memory
-    limit, before that cost is paid; malformed text is a YAMLError. Callers import this
-    module where a YAML document is read, so PyYAML loads only then (start-up time)."""
-    return load(text, where)

@@ -39,9 +39,9 @@ from gpunode.parse._toml import load_toml, table
 from gpunode.parse.containerd import (
     CONTAINERD_CONFIG_BY_DISTRIBUTION,
     CONTAINERD_CONFIG_PATHS,
-    ContainerdConfig,
     parse_containerd_config,
 )
+from gpunode.parse.runtime_config import ContainerdConfig
 
 Role = Literal["root", "drop-in"]
 DEFAULT_ROOT = "/etc/containerd/config.toml"

@@ -253,7 +253,7 @@ def plugin_sharing(text: str) -> PluginSharing | None:
     a config that shares nothing, None for text that is no device-plugin config."""
     import yaml  # only where a config is read: ``probe`` judges a node without YAML
 
-    from gpunode.boundedyaml import bounded_yaml
+    from gpunode.limits import bounded_yaml
 
     try:
         doc: Any = bounded_yaml(text, "device-plugin config")

@@ -36,11 +36,10 @@ def kubeconfig_files(explicit: Path | None) -> list[Path]:
 
 def read_kubeconfig(path: Path) -> Any:
     """A kubeconfig file's YAML document: at most MAX_DOC_BYTES read, aliases and nesting
-    bounded (boundedyaml.bounded_yaml). A file past a limit is a UsageError naming it (exit 2);
+    bounded (limits.bounded_yaml). A file past a limit is a UsageError naming it (exit 2);
     OSError and yaml.YAMLError are the caller's to word."""
     from gpunode.bounded import TooLarge, read_whole
-    from gpunode.boundedyaml import bounded_yaml
-    from gpunode.limits import MAX_DOC_BYTES
+    from gpunode.limits import MAX_DOC_BYTES, bounded_yaml
 
     try:
         text = read_whole(path, MAX_DOC_BYTES, "a kubeconfig").decode(errors="replace")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 #: One bundle file (a cluster list, a node file) read into memory at most this large.
 MAX_FILE_BYTES = 1024 * 1024 * 1024
@@ -128,3 +129,16 @@ class MemoryBudget:
     def over(self, reserve: int = 0) -> bool:
         """Whether memory grew past the limit, counting ``reserve`` bytes still to come."""
         return resident_bytes() - self.start + reserve > self.limit
+
+
+def bounded_yaml(text: str, where: str) -> Any:
+    """``yaml.safe_load``'s values, refused (a ValueError, one line naming ``where``) past
+    MAX_YAML_DEPTH levels, MAX_YAML_NODES values with aliases expanded, or the run's memory
+    limit, before that cost is paid; malformed text is a YAMLError. The reader is imported
+    here, when a YAML document is read, so PyYAML loads only then (start-up time), and it is
+    handed its bounds rather than importing them (it stands a floor below this module)."""
+    from gpunode.boundedyaml import YamlBounds, load
+
+    budget = MemoryBudget()
+    bounds = YamlBounds(MAX_YAML_DEPTH, MAX_YAML_NODES, budget.over, memory_limit_hint(budget.limit))
+    return load(text, where, bounds)

@@ -16,9 +16,8 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from gpunode.lazy import cached_property
-from gpunode.parse.containerd import ContainerdConfig
-from gpunode.parse.crio import CrioConfig
 from gpunode.parse.docker import DockerConfig
+from gpunode.parse.runtime_config import ContainerdConfig, CrioConfig
 from gpunode.parse.runtime_handler import RuntimeHandler
 
 NVIDIA_BINARY = "nvidia-container-runtime"

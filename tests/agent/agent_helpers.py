@@ -16,7 +16,7 @@ from gpunode.agent.loop import Agent
 from gpunode.agent.server import RunningServer
 from gpunode.parse.kernel_log import parse_kernel_log
 from gpunode.probe import ProbeResult, load_probe_json
-from gpunode.probe.host import KernelLogFacts
+from gpunode.probe.host_facts import KernelLogFacts
 
 DEVICE = Path(__file__).resolve().parents[1] / "fixtures" / "node" / "h200-device"
 NODE = "gpu-wk-01"

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from agent_helpers import NODE, AgentFactory, RunningAgent
 
+from gpunode.agent.judge import judge_probe
 from gpunode.agent.loop import Agent, AgentConfig
 from gpunode.agent.server import start_server
 from gpunode.probe import ProbeResult
@@ -21,6 +22,7 @@ def run_agent() -> Iterator[AgentFactory]:
 
     def start(probe: Callable[[], ProbeResult], *, stale_after_s: float = 5.0, **kwargs: Any) -> RunningAgent:
         config = AgentConfig(NODE, interval_s=0.05, stale_after_s=stale_after_s)
+        kwargs.setdefault("judge", judge_probe)
         agent = Agent(config, probe, **kwargs)
         handle = RunningAgent(agent, start_server(agent, "127.0.0.1", 0))
         running.append(handle)

@@ -143,4 +143,4 @@ def test_setting_the_condition_needs_an_api() -> None:
     from gpunode.errors import UsageError
 
     with pytest.raises(UsageError, match="--node-condition needs access to the Kubernetes API"):
-        Agent(AgentConfig("gpu-wk-01"), recorded_probe, set_condition=True)
+        Agent(AgentConfig("gpu-wk-01"), recorded_probe, judge=judge_probe, set_condition=True)

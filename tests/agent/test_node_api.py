@@ -17,6 +17,7 @@ from lightkube import KubeConfig
 from manifests import by_kind, render
 
 from gpunode.agent.condition import CONDITION_TYPE
+from gpunode.agent.judge import judge_probe
 from gpunode.agent.loop import Agent, AgentConfig
 from gpunode.agent.nodeapi import LightkubeNodeApi, NodeApiError
 from gpunode.apiserver import serve_bundle
@@ -107,7 +108,8 @@ def _api(server: str) -> LightkubeNodeApi:
 
 
 def _agent(api: LightkubeNodeApi, probe: Any, set_condition: bool = True) -> Agent:
-    return Agent(AgentConfig(NODE, interval_s=60), lambda: probe, node_api=api, set_condition=set_condition)
+    return Agent(AgentConfig(NODE, interval_s=60), lambda: probe, judge=judge_probe, node_api=api,
+                 set_condition=set_condition)
 
 
 def test_requests_have_the_shape_the_api_server_expects(stub: StubApiServer) -> None:

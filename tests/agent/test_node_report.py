@@ -19,6 +19,7 @@ from manifests import DEPLOY, load_docs, render
 from test_node_api import _rbac_calls
 
 from gpunode.agent.history import HistoryStore
+from gpunode.agent.judge import judge_probe
 from gpunode.agent.loop import Agent, AgentConfig
 from gpunode.agent.nodeapi import LightkubeNodeApi
 from gpunode.agent.nodereport import COLLECTION_PATH, GROUP, PLURAL, ReportPublisher, report_path
@@ -144,7 +145,8 @@ def _api(url: str) -> LightkubeNodeApi:
 def _agent(stub: ReportStub, probe: Probe, clock: Clock, interval_s: float = 300.0) -> Agent:
     api = _api(stub.url)
     reports = ReportPublisher(api, NODE, interval_s, clock=clock)
-    return Agent(AgentConfig(NODE, interval_s=30), probe, node_api=api, clock=clock, reports=reports)
+    return Agent(AgentConfig(NODE, interval_s=30), probe, judge=judge_probe, node_api=api, clock=clock,
+                 reports=reports)
 
 
 def _crd_schema() -> dict[str, Any]:

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from gpunode import bounded
-from gpunode.boundedyaml import YamlRefused, load
-from gpunode.limits import MAX_YAML_DEPTH
+from gpunode.boundedyaml import YamlRefused
+from gpunode.limits import MAX_YAML_DEPTH, bounded_yaml
 
 SAME_AS_SAFE_LOAD = [
     "a: 1",
@@ -30,11 +30,11 @@ SAME_AS_SAFE_LOAD = [
 
 @pytest.mark.parametrize("text", SAME_AS_SAFE_LOAD)
 def test_values_are_what_safe_load_gives(text: str) -> None:
-    assert repr(load(text, "t.yaml")) == repr(yaml.safe_load(text))
+    assert repr(bounded_yaml(text, "t.yaml")) == repr(yaml.safe_load(text))
 
 
 def test_aliases_share_the_object_they_name() -> None:
-    doc = load("a: &x [1, 2]\nb: *x\n", "t.yaml")
+    doc = bounded_yaml("a: &x [1, 2]\nb: *x\n", "t.yaml")
     assert doc["a"] is doc["b"]
 
 
@@ -61,7 +61,7 @@ HOSTILE = {
 def test_hostile_yaml_is_refused_in_one_line_naming_the_file(name: str) -> None:
     text, words = HOSTILE[name]
     with pytest.raises(YamlRefused) as refused:
-        load(text, "cluster_policy.yaml")
+        bounded_yaml(text, "cluster_policy.yaml")
     message = str(refused.value)
     assert message.startswith("cluster_policy.yaml: ") and words in message
     assert "\n" not in message
@@ -69,7 +69,7 @@ def test_hostile_yaml_is_refused_in_one_line_naming_the_file(name: str) -> None:
 
 def test_nesting_up_to_the_limit_loads() -> None:
     depth = MAX_YAML_DEPTH - 1
-    doc = load("[" * depth + "1" + "]" * depth, "t.yaml")
+    doc = bounded_yaml("[" * depth + "1" + "]" * depth, "t.yaml")
     for _ in range(depth):
         doc = doc[0]
     assert doc == 1
@@ -77,7 +77,7 @@ def test_nesting_up_to_the_limit_loads() -> None:
 
 def test_a_second_document_is_an_error_as_with_safe_load() -> None:
     with pytest.raises(yaml.YAMLError):
-        load("a: 1\n---\nb: 2\n", "t.yaml")
+        bounded_yaml("a: 1\n---\nb: 2\n", "t.yaml")
     with pytest.raises(yaml.YAMLError):
         yaml.safe_load("a: 1\n---\nb: 2\n")
 

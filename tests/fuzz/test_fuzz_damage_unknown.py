@@ -34,12 +34,12 @@ from fuzzdamage import HOWS, damage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpunode.boundedyaml import bounded_yaml
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.collect.mustgather import convert_must_gather
 from gpunode.diagnose import diagnose
 from gpunode.errors import GpunodeError
 from gpunode.explain import explain_lines
+from gpunode.limits import bounded_yaml
 from gpunode.model import Report, Status
 from gpunode.parse._toml import load_toml
 from gpunode.parse.nvidia_smi import parse_nvidia_smi_xml

@@ -20,7 +20,6 @@ import msgspec
 
 from gpunode.agent.condition import ConditionKeeper, ConditionValue, NodeApi, condition_for, stale_condition
 from gpunode.agent.history import HistoryStore
-from gpunode.agent.judge import judge_probe
 from gpunode.agent.metrics import AgentMetrics, XidTracker
 from gpunode.agent.nodereport import ReportPublisher, verdict_of
 from gpunode.errors import UsageError
@@ -89,14 +88,17 @@ def error_step(message: str) -> str:
 
 
 class Agent:
-    """Probes this node every interval and keeps what the HTTP endpoints serve."""
+    """Probes this node every interval and keeps what the HTTP endpoints serve.
+
+    ``judge`` turns a probe into a report (the agent command hands it ``judge_probe``); the
+    loop does not import the judge, so it stands below the diagnosis, not above it."""
 
     def __init__(
         self,
         config: AgentConfig,
         probe: ProbeFn,
         *,
-        judge: JudgeFn = judge_probe,
+        judge: JudgeFn,
         node_api: NodeApi | None = None,
         set_condition: bool = False,
         metrics: AgentMetrics | None = None,

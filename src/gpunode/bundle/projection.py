@@ -336,7 +336,7 @@ def plugin_config_read(text: Any) -> Any:
         return NOT_COLLECTED
     import yaml
 
-    from gpunode.boundedyaml import bounded_yaml
+    from gpunode.limits import bounded_yaml
 
     doc = bounded_yaml(text, "device-plugin config")
     kept = _plugin_doc(doc)

@@ -34,7 +34,6 @@ from gpunode.lazy import cached_property
 from gpunode.parse.containerd import (
     CONTAINERD_CONFIG_BY_DISTRIBUTION,
     CONTAINERD_CONFIG_PATHS,
-    ContainerdConfig,
     parse_containerd_config,
 )
 from gpunode.parse.crio import CRIO_CONFIG_PATHS, crio_drop_ins, parse_crio_config
@@ -44,6 +43,7 @@ from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
 from gpunode.parse.prom import Sample, parse_prometheus_text, split_families
+from gpunode.parse.runtime_config import ContainerdConfig
 from gpunode.platforms import GENERIC, Platform, detect
 from gpunode.probe.result import ProbeResult, load_probe_json
 from gpunode.runtimes import RuntimeSetup, from_containerd, from_crio, from_docker, runtime_kind

@@ -23,7 +23,7 @@ from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.k3s_template import is_template
 from gpunode.parse.oci_hooks import OCI_HOOK_DIRS
 from gpunode.probe import ProbeResult
-from gpunode.probe.host import RuntimeConfigFact
+from gpunode.probe.host_facts import RuntimeConfigFact
 from gpunode.probe.nvml import NvmlGpu
 from gpunode.runtimes import NVIDIA_BINARY, nvidia_runtimes
 from gpunode.xid import classify

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from gpunode.errors import ParseError
-from gpunode.parse.containerd import ContainerdConfig, runtime_table_key, runtimes_defined
+from gpunode.parse.containerd import runtime_table_key, runtimes_defined
+from gpunode.parse.runtime_config import ContainerdConfig
 from gpunode.runtimes import nvidia_runtimes
 
 #: containerd drop-in files: ``*.toml`` in a ``*.d`` directory beside a containerd config.

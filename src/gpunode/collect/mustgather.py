@@ -63,7 +63,7 @@ def _load_yaml(path: Path) -> Any:
 
     try:
         text = read_whole(path, MAX_YAML_BYTES, "a must-gather YAML file").decode(errors="replace")
-        from gpunode.boundedyaml import bounded_yaml
+        from gpunode.limits import bounded_yaml
 
         return bounded_yaml(text, str(path))
     except (OSError, yaml.YAMLError, ValueError) as exc:

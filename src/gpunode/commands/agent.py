@@ -112,6 +112,7 @@ def _build_agent(config: AgentConfig, host_root: str, nvidia_smi: bool, node_con
     import time
 
     from gpunode.agent.history import HistoryStore
+    from gpunode.agent.judge import judge_probe
     from gpunode.agent.loop import Agent
     from gpunode.agent.nodereport import ReportPublisher
     from gpunode.probe import run_probe
@@ -124,7 +125,8 @@ def _build_agent(config: AgentConfig, host_root: str, nvidia_smi: bool, node_con
     if api is not None and report_interval is not None:
         reports = ReportPublisher(api, config.node_name, report_interval, clock=time.monotonic)
     history = HistoryStore(history_dir, config.node_name) if history_dir is not None else None
-    return Agent(config, probe, node_api=api, set_condition=node_condition, reports=reports, history=history)
+    return Agent(config, probe, judge=judge_probe, node_api=api, set_condition=node_condition,
+                 reports=reports, history=history)
 
 
 def _serve(agent: Agent, address: str, port: int) -> None:

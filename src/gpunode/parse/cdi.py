@@ -46,7 +46,7 @@ def _load(path: str, text: str) -> Any:
     try:
         if path.endswith(".json"):
             return json.loads(text)
-        from gpunode.boundedyaml import bounded_yaml  # PyYAML only when a YAML spec is read
+        from gpunode.limits import bounded_yaml  # PyYAML only when a YAML spec is read
 
         return bounded_yaml(text, path)
     except syntax as exc:

@@ -28,23 +28,8 @@ from gpunode.parse._toml import (
     string_or_none,
     table,
 )
+from gpunode.parse.runtime_config import ContainerdConfig
 from gpunode.parse.runtime_handler import RuntimeHandler
-
-
-class ContainerdConfig(msgspec.Struct, frozen=True):
-    """The effective CRI runtime settings after merging imports."""
-
-    version: int | None
-    cri_table: str
-    runtimes: dict[str, RuntimeHandler]
-    default_runtime: str | None
-    enable_cdi: bool | None
-    imports: tuple[str, ...]
-    sources: tuple[str, ...]
-    missing_imports: tuple[str, ...] = ()
-    ignored_cri_tables: tuple[str, ...] = ()
-    file_versions: tuple[tuple[str, int | None], ...] = ()
-
 
 CONTAINERD_CONFIG_BY_DISTRIBUTION: dict[str, tuple[str, ...]] = {
     "containerd": ("/etc/containerd/config.toml",),

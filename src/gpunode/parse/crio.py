@@ -10,22 +10,12 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-import msgspec
-
 from gpunode.errors import ParseError
 from gpunode.parse._toml import load_toml, string_or_none, table
+from gpunode.parse.runtime_config import CrioConfig
 from gpunode.parse.runtime_handler import RuntimeHandler
 
 CRIO_CONFIG_PATHS: tuple[str, ...] = ("/etc/crio/crio.conf", "/etc/crio/config.toml")
-
-
-class CrioConfig(msgspec.Struct, frozen=True):
-    """The effective runtime settings after drop-ins."""
-
-    runtimes: dict[str, RuntimeHandler]
-    default_runtime: str | None
-    hooks_dirs: tuple[str, ...]
-    sources: tuple[str, ...]
 
 
 def crio_drop_ins(files: Mapping[str, str], path: str = "/etc/crio/crio.conf") -> list[str]:

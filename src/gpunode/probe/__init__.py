@@ -22,7 +22,8 @@ import msgspec
 from gpunode import __version__
 from gpunode.bounded import Ran, run_capped
 from gpunode.errors import BundleError
-from gpunode.probe.host import HostFacts, collect_host
+from gpunode.probe.host import collect_host
+from gpunode.probe.host_facts import HostFacts
 from gpunode.probe.hostfs import HostFS
 from gpunode.probe.interconnect import collect_interconnect
 from gpunode.probe.journal import read_journals

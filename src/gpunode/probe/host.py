@@ -1,5 +1,7 @@
 """Host facts for layers 0-2, read under ``--host-root`` and judged elsewhere.
 
+The facts' Structs are in ``probe.host_facts``; this module holds the readers.
+
 Each collector reads a few bounded files through :class:`HostFS` (which keeps the
 raw text for the bundle) and returns parsed facts; a parse failure becomes an
 ``error`` string on the fact, never an exception out of the probe.
@@ -18,17 +20,21 @@ import msgspec
 from gpunode.errors import ParseError
 from gpunode.parse._toml import load_toml
 from gpunode.parse.cdi import parse_cdi_spec
-from gpunode.parse.containerd import (
-    CONTAINERD_CONFIG_BY_DISTRIBUTION,
-    ContainerdConfig,
-    parse_containerd_config,
-)
-from gpunode.parse.crio import CRIO_CONFIG_PATHS, CrioConfig, parse_crio_config
+from gpunode.parse.containerd import CONTAINERD_CONFIG_BY_DISTRIBUTION, parse_containerd_config
+from gpunode.parse.crio import CRIO_CONFIG_PATHS, parse_crio_config
 from gpunode.parse.driver_version import DriverVersion, parse_proc_driver_version
 from gpunode.parse.infiniband import PORT_ERROR_COUNTERS, SYSFS_INFINIBAND, RdmaPort, parse_rdma_port
-from gpunode.parse.kernel_log import XidEvent, parse_kernel_log
+from gpunode.parse.kernel_log import parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
-from gpunode.parse.oci_hooks import MAX_HOOK_BYTES, OCI_HOOK_DIRS, OciHook, parse_oci_hook
+from gpunode.parse.oci_hooks import MAX_HOOK_BYTES, OCI_HOOK_DIRS, parse_oci_hook
+from gpunode.probe.host_facts import (
+    CdiSpecFact,
+    HostFacts,
+    KernelLogFacts,
+    OciHookFact,
+    RuntimeConfigFact,
+    ValidationMarker,
+)
 from gpunode.probe.hostfs import HostFS
 from gpunode.probe.kernel import read_kmsg, run_dmesg
 
@@ -74,85 +80,6 @@ MAX_OCI_HOOKS = 64
 MAX_VALIDATION_BYTES = 4096
 FABRIC_MANAGER_LOG = "/var/log/fabricmanager.log"
 _DMESG_SECONDS = re.compile(r"^\[\s*(\d+\.\d+)\]")
-
-
-class KernelLogFacts(msgspec.Struct, frozen=True):
-    """What the ring buffer says; ``source`` is None when it could not be read."""
-
-    source: str | None
-    error: str | None = None
-    truncated: bool = False
-    xids: tuple[XidEvent, ...] = ()
-    fallen_off_bus: tuple[tuple[int, str], ...] = ()
-    nvrm_errors: tuple[tuple[int, str], ...] = ()
-    driver_loaded: str | None = None
-    driver_loaded_uptime_s: float | None = None
-    pci_to_uuid: dict[str, str] = msgspec.field(default_factory=dict)
-
-
-class RuntimeConfigFact(msgspec.Struct, frozen=True):
-    """One container runtime config file found on the node, parsed or not."""
-
-    runtime: str  # "containerd" | "crio"
-    distribution: str
-    path: str
-    containerd: ContainerdConfig | None = None
-    crio: CrioConfig | None = None
-    error: str | None = None
-
-
-class CdiSpecFact(msgspec.Struct, frozen=True):
-    """A CDI spec file; ``error`` set when it does not parse."""
-
-    path: str
-    kind: str | None
-    devices: tuple[str, ...]
-    error: str | None = None
-
-
-class OciHookFact(msgspec.Struct, frozen=True):
-    """An OCI hook file; ``binary_present`` says whether the path it runs exists."""
-
-    file: str
-    hook: OciHook | None = None
-    error: str | None = None
-    binary_present: bool | None = None
-
-
-class ValidationMarker(msgspec.Struct, frozen=True):
-    """A GPU Operator marker under /run/nvidia/validations."""
-
-    name: str
-    mtime: float
-    size: int
-    older_than_driver_load: bool | None
-
-
-class HostFacts(msgspec.Struct, frozen=True):
-    """Layer 0-2 facts; see docs/probe.md for each field's meaning."""
-
-    kernel_release: str | None = None
-    os_release: dict[str, str] = msgspec.field(default_factory=dict)
-    boot_time: float | None = None
-    driver: DriverVersion | None = None
-    driver_error: str | None = None
-    driver_loaded_at: float | None = None
-    modules: dict[str, KernelModule] = msgspec.field(default_factory=dict)
-    modules_error: str | None = None
-    device_nodes: tuple[str, ...] = ()
-    secure_boot: str = "unknown"
-    kernel_log: KernelLogFacts = msgspec.field(default_factory=lambda: KernelLogFacts(None))
-    runtime_configs: tuple[RuntimeConfigFact, ...] = ()
-    cdi_specs: tuple[CdiSpecFact, ...] = ()
-    oci_hooks: tuple[OciHookFact, ...] = ()
-    oci_hook_dirs: tuple[str, ...] = ()  # the directories read; empty: not read (older probe)
-    device_plugin_sockets: tuple[str, ...] = ()
-    kubelet_registration_socket: bool = False
-    validations: tuple[ValidationMarker, ...] = ()
-    rdma_ports: tuple[RdmaPort, ...] = ()
-    rdma_errors: tuple[str, ...] = ()
-    processes: dict[str, bool] = msgspec.field(default_factory=dict)
-    read_errors: tuple[str, ...] = ()
 
 
 def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | None]:

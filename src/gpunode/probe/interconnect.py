@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from gpunode.parse.infiniband import SYSFS_INFINIBAND, RdmaPort
-from gpunode.probe.host import HostFacts
+from gpunode.probe.host_facts import HostFacts
 from gpunode.probe.hostfs import HostFS
 from gpunode.probe.nvml import NvmlFacts, NvmlGpu
 from gpunode.probe.result import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 import msgspec
 
 from gpunode.errors import ParseError
-from gpunode.probe.host import HostFacts
+from gpunode.probe.host_facts import HostFacts
 from gpunode.probe.nvml import NvmlFacts
 
 PROBE_FORMAT = "gpunode-probe/v1"

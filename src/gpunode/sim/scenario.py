@@ -15,8 +15,8 @@ from typing import Literal
 import msgspec
 import yaml
 
-from gpunode.boundedyaml import bounded_yaml
 from gpunode.errors import UsageError
+from gpunode.limits import bounded_yaml
 
 FaultScope = Literal["node", "cluster"]
 # Fault type -> where it applies. gpunode.sim.faults registers each fault here as it is
