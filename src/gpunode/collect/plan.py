@@ -7,6 +7,7 @@ GPU-stack pods are considered, and logs only where something is wrong.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -314,6 +315,8 @@ def containerd_targets(node: str, components: dict[str, list[Pod]]) -> list[Exec
         return []
     pod, container = found
     env = {e.name: e.value or "" for e in container.env}
+    if env.get("RUNTIME") == "crio":
+        return crio_targets(node, pod, container, env)
     if env.get("RUNTIME") == "docker":  # the toolkit mounts /etc/docker as its config dir
         inside = env.get("DOCKER_CONFIG") or env.get("RUNTIME_CONFIG") or "/runtime/config-dir/daemon.json"
         return [ExecTarget(node, pod.metadata.namespace, pod.metadata.name, container.name,
@@ -328,6 +331,32 @@ def containerd_targets(node: str, components: dict[str, list[Pod]]) -> list[Exec
         targets.append(ExecTarget(node, pod.metadata.namespace, pod.metadata.name,
                                   container.name, ("cat", inside),
                                   f"nodes/{node}/files/{host.lstrip('/')}"))
+    return targets
+
+
+#: Where the GPU Operator's toolkit container sees CRI-O's drop-in directory
+#: (/etc/crio/crio.conf.d on the host) and writes its 99-nvidia.conf.
+CRIO_DROP_IN_INSIDE = "/runtime/config-dir/99-nvidia.conf"
+
+
+def crio_targets(node: str, pod: Pod, container: Container, env: dict[str, str]) -> list[ExecTarget]:
+    """On CRI-O, as the toolkit pod sees them: the drop-in directory it writes its config
+    into (CRIO_CONFIG / RUNTIME_CONFIG) and every OCI hook directory it mounts (the
+    operator's crio-hooks volume: /usr/share/containers/oci/hooks.d, or OpenShift's
+    /run/containers/oci/hooks.d), each as a tar archive unpacked at its host path, where
+    the CRI-O checks read the drop-ins and the hook files. Only directories a hostPath
+    mount places are read (a pod spec without mounts names none)."""
+    config = env.get("CRIO_CONFIG") or env.get("RUNTIME_CONFIG") or CRIO_DROP_IN_INSIDE
+    wanted = [posixpath.dirname(config)]
+    wanted += [m.mount_path for m in container.volume_mounts
+               if (host_path(pod, container, m.mount_path) or "").rstrip("/").endswith("/oci/hooks.d")]
+    targets = []
+    for inside in dict.fromkeys(posixpath.normpath(d) for d in wanted):
+        host = host_path(pod, container, inside) if container.volume_mounts else None
+        if host is not None:
+            targets.append(ExecTarget(node, pod.metadata.namespace, pod.metadata.name, container.name,
+                                      ("tar", "-C", inside, "-cf", "-", "."),
+                                      f"nodes/{node}/files/{host.strip('/')}", unpack_tar=True))
     return targets
 
 
