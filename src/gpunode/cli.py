@@ -30,7 +30,15 @@ import typer.core
 from gpunode import __version__, cliparams
 from gpunode.commands.common import console, emit
 from gpunode.commands.diagnosis import build_report
-from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
+from gpunode.commands.extras import (
+    AllNodesOpt,
+    DeepOpt,
+    RequestTimeoutOpt,
+    RunTimeoutOpt,
+    extras_policy,
+    request_timeout,
+    run_timeout,
+)
 from gpunode.commands.output import ReportFormat, ReportFormatOpt
 from gpunode.errors import GpunodeError, UsageError
 
@@ -234,6 +242,7 @@ def diagnose_cmd(
     deep: DeepOpt = False,
     all_nodes: AllNodesOpt = False,
     timeout: RequestTimeoutOpt = None,
+    deadline: RunTimeoutOpt = None,
     component: Annotated[
         list[str] | None,
         typer.Option("--component", help="Show only these components (catalog ids, ID[,ID]; exit code "
@@ -257,7 +266,10 @@ def diagnose_cmd(
     options = render_options(output, show_all, show_stack)
     extras = extras_policy(deep, all_nodes)
     timeout_s = request_timeout(timeout)
+    run_s = run_timeout(deadline, offline=source is not None)
     shown = parse_shown(component, layer)
+    if run_s is not None and watch:
+        raise UsageError("--timeout bounds one run; with --watch give each request --request-timeout")
     since_s = None
     if since is not None:
         if watch:
@@ -279,16 +291,19 @@ def diagnose_cmd(
 
         raise typer.Exit(watch_reports(evaluate, output, marked(options, shown), interval=interval,
                                        count=count, view=lambda r: narrow(r, shown)))
+    from gpunode.deadline import whole_run
     from gpunode.report import DIAGNOSE_REPORTERS
 
-    report = evaluate()
-    shown_report, hidden = narrow(report, shown)
-    warn_hidden(hidden)
-    code = emit(shown_report, DIAGNOSE_REPORTERS, output, marked(options, shown), failed=report.has_failures)
-    if since_s is not None:
-        from gpunode.commands.history import show_changes
+    with whole_run(run_s):
+        report = evaluate()
+        shown_report, hidden = narrow(report, shown)
+        warn_hidden(hidden)
+        code = emit(shown_report, DIAGNOSE_REPORTERS, output, marked(options, shown),
+                    failed=report.has_failures)
+        if since_s is not None:
+            from gpunode.commands.history import show_changes
 
-        show_changes(shown_report, output.value)
+            show_changes(shown_report, output.value)
     raise typer.Exit(code)
 
 
@@ -305,13 +320,18 @@ def stack(
     deep: DeepOpt = False,
     all_nodes: AllNodesOpt = False,
     timeout: RequestTimeoutOpt = None,
+    deadline: RunTimeoutOpt = None,
 ) -> None:
     """Every GPU node's stack, layer by layer: full pictures for a few nodes, a grid for a fleet."""
+    from gpunode.deadline import whole_run
     from gpunode.report import STACK_REPORTERS
 
-    report = report_from(source, kubeconfig, context, nodes, quiet, selector=selector,
-                         extras=extras_policy(deep, all_nodes), request_timeout_s=request_timeout(timeout))
-    raise typer.Exit(emit(report, STACK_REPORTERS, output, render_options(output)))
+    timeout_s, run_s = request_timeout(timeout), run_timeout(deadline, offline=source is not None)
+    with whole_run(run_s):
+        report = report_from(source, kubeconfig, context, nodes, quiet, selector=selector,
+                             extras=extras_policy(deep, all_nodes), request_timeout_s=timeout_s)
+        code = emit(report, STACK_REPORTERS, output, render_options(output))
+    raise typer.Exit(code)
 
 
 @app.command()

@@ -14,21 +14,142 @@ before.
 
 Name resolution happens inside ``socket.create_connection`` and is bounded by the
 system resolver's own timeouts (resolv.conf), not by this deadline.
+
+``whole_run`` adds the run's own deadline (``--timeout``): every thread's socket
+operations end by it too (workers, WebSocket readers), the API client gives up a call
+that would outlast it, and a timer ends the run at it plus ``BACKSTOP_S`` with
+``RunTimedOut`` should anything not yet bounded still be running.
 """
 
 from __future__ import annotations
 
+import signal
 import ssl
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 import httpcore2
 import httpx2
 
+from gpunode.errors import SourceUnreachable
+
 _LOCAL = threading.local()
+#: How long past ``--timeout`` the timer waits before it ends the run itself: what the
+#: cooperative bounds let through (local work after the last read, a loop not yet bounded).
+BACKSTOP_S = 2.0
+
+
+class RunTimedOut(SourceUnreachable):
+    """The run's ``--timeout`` passed (exit 3, as a source that could not be read)."""
+
+
+@dataclass(frozen=True)
+class RunDeadline:
+    """The moment the whole run must have ended by (``--timeout``), on time.monotonic."""
+
+    at: float
+    #: the ``--timeout`` given, in seconds
+    seconds: float
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+    def passed(self) -> bool:
+        return self.left() <= 0
+
+    @property
+    def reason(self) -> str:
+        """Why something was not read, as ``missing`` and warnings say it."""
+        return f"not read within the run's --timeout {self.seconds:g} s"
+
+
+_RUN: list[RunDeadline] = []
+
+
+def run_deadline() -> RunDeadline | None:
+    """The deadline of the run under way, if ``--timeout`` gave one."""
+    return _RUN[-1] if _RUN else None
+
+
+def within_run(seconds: float) -> float:
+    """``seconds``, shortened to what is left of the run (at least a moment, so a late call
+    fails at once through its own timeout path)."""
+    run = run_deadline()
+    return seconds if run is None else max(0.01, min(seconds, run.left()))
+
+
+def cut_short(reason: str = "") -> bool:
+    """Whether the run's ``--timeout`` passed, or ``reason`` (a call given up on) says it
+    ended the call (its retries would have outlasted the run)."""
+    run = run_deadline()
+    return run is not None and (run.passed() or run.reason in reason)
+
+
+def out_of_time(server: str, not_read: str) -> None:
+    """RunTimedOut (exit 3) naming what the run's ``--timeout`` left unread from ``server``;
+    nothing without a deadline."""
+    run = run_deadline()
+    if run is not None:
+        raise RunTimedOut(f"the run's --timeout {run.seconds:g} s ran out before {server} was read: "
+                          f"not read: {not_read}")
+
+
+@contextmanager
+def whole_run(seconds: float | None, what: str = "--timeout") -> Iterator[RunDeadline | None]:
+    """The run inside ends by ``seconds`` from now (None: no deadline). On the main thread a
+    timer raises RunTimedOut ``BACKSTOP_S`` after it, should the run still be going."""
+    if seconds is None:
+        yield None
+        return
+    run = RunDeadline(time.monotonic() + seconds, seconds)
+    _RUN.append(run)
+    timer = _Backstop(run, what) if threading.current_thread() is threading.main_thread() else None
+    try:
+        yield run
+    finally:
+        if timer is not None:
+            timer.cancel()
+        _RUN.remove(run)
+
+
+class _Backstop:
+    """SIGALRM at the deadline plus BACKSTOP_S: RunTimedOut in the main thread, which takes
+    Ctrl-C's path (queued work cancelled, partial and temporary bundles removed)."""
+
+    def __init__(self, run: RunDeadline, what: str) -> None:
+        self.run, self.what = run, what
+        self.previous = signal.signal(signal.SIGALRM, self._fire)
+        signal.setitimer(signal.ITIMER_REAL, max(run.left(), 0.0) + BACKSTOP_S)
+
+    def _fire(self, _signum: int, _frame: FrameType | None) -> None:
+        raise RunTimedOut(f"the run did not end within {self.what} {self.run.seconds:g} s: "
+                          "stopped, nothing written")
+
+    def cancel(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous)
+
+
+@contextmanager
+def outside_run() -> Iterator[None]:
+    """This thread's requests ignore the run's deadline (clean-up after it, bounded by
+    their own timeouts); on the main thread the backstop waits for it, then gives the run
+    at least BACKSTOP_S more."""
+    before = getattr(_LOCAL, "outside", False)
+    _LOCAL.outside = True
+    main = run_deadline() is not None and threading.current_thread() is threading.main_thread()
+    left = signal.setitimer(signal.ITIMER_REAL, 0)[0] if main else 0.0
+    try:
+        yield
+    finally:
+        _LOCAL.outside = before
+        if main and left:
+            signal.setitimer(signal.ITIMER_REAL, max(left, BACKSTOP_S))
 
 
 @contextmanager
@@ -45,6 +166,9 @@ def deadline(at: float) -> Iterator[None]:
 def _clipped(timeout: float | None, error: type[Exception]) -> float | None:
     """``timeout`` shortened to the time left before this thread's deadline; ``error`` past it."""
     at: float | None = getattr(_LOCAL, "at", None)
+    run = run_deadline()
+    if run is not None and not getattr(_LOCAL, "outside", False):
+        at = run.at if at is None else min(at, run.at)
     if at is None:
         return timeout
     left = at - time.monotonic()

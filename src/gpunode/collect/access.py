@@ -24,6 +24,7 @@ from lightkube.config.kubeconfig import SingleConfig
 
 from gpunode.collect.credentials import plugin_credentials
 from gpunode.collect.kube import KubeApi, Timeouts, load_config
+from gpunode.deadline import within_run
 
 #: The context a report names when gpunode runs in a pod with no kubeconfig.
 IN_CLUSTER = "in-cluster"
@@ -49,7 +50,7 @@ class ClusterAccess:
         run the first time, then kept. UsageError (exit 2) or SourceUnreachable (exit 3)."""
         if self._config is None:
             loaded = load_config(self.kubeconfig, self.context)
-            self._config = plugin_credentials(loaded, self.timeouts.plugin_s)
+            self._config = plugin_credentials(loaded, within_run(self.timeouts.plugin_s))
         return self._config
 
     def api(self) -> KubeApi:

@@ -34,7 +34,7 @@ from lightkube.core.exceptions import ApiError, ConfigError
 from gpunode.bounded import IN_FLIGHT, MAX_ERROR_BODY_BYTES, Capped, CappedSink, OutputCut
 from gpunode.collect.credentials import PLUGIN_TIMEOUT_S, check_exec, plugin_credentials
 from gpunode.collect.slim import RawPage
-from gpunode.deadline import deadline, deadline_transport
+from gpunode.deadline import deadline, deadline_transport, run_deadline, within_run
 from gpunode.errors import SourceUnreachable, UsageError
 from gpunode.kubeconfig import kubeconfig_files, merged, read_kubeconfig
 from gpunode.limits import (
@@ -271,7 +271,7 @@ class KubeApi:
         self.stats = CallStats()
         #: memory grown since the client was made, checked after each list page
         self.budget = MemoryBudget()
-        config = plugin_credentials(config, self.timeouts.plugin_s)
+        config = plugin_credentials(config, within_run(self.timeouts.plugin_s))
         self._http, self._client = bounded_clients(config, self.timeouts.request_s, self.config_file)
 
     def close(self) -> None:
@@ -285,16 +285,24 @@ class KubeApi:
         policy = policy or self.policy
         started = time.monotonic()
         deadline = started + (self.timeouts.call_s or policy.deadline_s)
+        run = run_deadline()
+        if run is not None:  # --timeout: no call outlives the run, none starts after it
+            if run.passed():
+                raise ApiFailure(0, run.reason)
+            deadline = min(deadline, run.at)
         for attempt in range(policy.attempts):
             self.stats.add(attempt > 0, kind)
             try:
                 return call(max(deadline - time.monotonic(), _MIN_BUDGET_S))
             except _Retry as why:
+                if run is not None and run.passed():
+                    raise ApiFailure(0, run.reason) from None
                 pause = policy.delay(attempt, why.retry_after)
                 if attempt + 1 == policy.attempts or time.monotonic() + pause >= deadline:
                     spent = time.monotonic() - started
+                    cut = f" ({run.reason})" if run is not None and run.at <= deadline else ""
                     raise ApiFailure(0, f"gave up after {attempt + 1} attempts ({spent:.1f} s): "
-                                        f"{why}") from None
+                                        f"{why}{cut}") from None
                 time.sleep(pause)
         raise ApiFailure(0, "no attempts allowed")
 

@@ -117,6 +117,7 @@ from gpunode.collect.slim import (
     WorkloadPage,
 )
 from gpunode.collect.writer import BundleWriter, ListFile, ensure_typemeta
+from gpunode.deadline import out_of_time, run_deadline
 from gpunode.diagnose import Reuse
 from gpunode.errors import GpunodeError, SourceUnreachable, UsageError
 from gpunode.leftout import PRODUCT_LABEL, left_out
@@ -369,6 +370,7 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], policy: ExtrasPoli
                      run.concurrency)
             if "cluster/pods.json" in run.missing:
                 _pods_by_namespace(run)
+        _in_time(run, "the node extras")
         _something_read(run)
         named = nodes
         nodes = _selected(run, nodes, run.selector)
@@ -379,7 +381,36 @@ def _collect(run: _Run, version: bytes, nodes: Sequence[str], policy: ExtrasPoli
         jobs = _extra_jobs(run, nodes, named, policy)
         task = progress.add_task("node extras", total=len(jobs))
         _run_all(pool, jobs, progress, task, run.concurrency)
+    _in_time(run)
     return nodes
+
+
+def _in_time(run: _Run, after: str = "") -> None:
+    """The run's ``--timeout`` passed, or a call was given up on because it would pass (its
+    retries would outlast it), and left something unread: RunTimedOut (exit 3), one line naming
+    what was not read; the partial bundle is then removed like an interrupted one. A run that
+    read everything before its deadline goes on."""
+    deadline = run_deadline()
+    if deadline is None:
+        return
+    with run.lock:
+        lost = sorted((rel for rel, why in run.missing.items() if deadline.reason in why),
+                      key=lambda rel: (rel not in VERDICT_LISTS, rel))  # what every verdict rests on first
+    if not lost and (not after or not deadline.passed()):
+        return
+    named = _grouped(lost)
+    shown = ", ".join(named[:6]) + (f" and {len(named) - 6} more" if len(named) > 6 else "")
+    out_of_time(run.api.server, "; ".join(part for part in (shown, after) if part) + " (nothing written)")
+
+
+def _grouped(paths: Sequence[str]) -> list[str]:
+    """Bundle paths as one line names them: a node's files as its folder with their count."""
+    counts: dict[str, int] = {}
+    for rel in paths:
+        parts = rel.split("/")
+        key = f"nodes/{parts[1]}/" if parts[0] == "nodes" and len(parts) > 2 else rel
+        counts[key] = counts.get(key, 0) + 1
+    return [f"{key} ({n} files)" if key.endswith("/") and n > 1 else key for key, n in counts.items()]
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """Options of every live collection (collect, diagnose, stack, validate): whose node extras it
-fetches, and how long it waits for the API."""
+fetches, how long it waits for the API, and the whole run's deadline (``--timeout``)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 MAX_REQUEST_TIMEOUT_S = 24 * 3600.0
 
 
-def request_timeout(text: str | None) -> float | None:
+def request_timeout(text: str | None, flag: str = "--request-timeout",
+                    zero: str = "the defaults") -> float | None:
     """``--request-timeout`` as seconds (kubectl's forms: ``30``, ``30s``, ``1m30s``, ``500ms``);
     None for absent or 0 (the defaults); a UsageError (exit 2) for anything else."""
     if text is None:
@@ -60,8 +61,29 @@ def request_timeout(text: str | None) -> float | None:
     elif _DURATION.fullmatch(value):
         seconds = sum(float(n) * _UNIT_S[unit] for n, unit in _UNIT_PART.findall(value))
     else:
-        raise UsageError(f"--request-timeout {text!r}: expected seconds or a duration such as 30s, "
-                         "1m or 1m30s (0: the defaults)")
+        raise UsageError(f"{flag} {text!r}: expected seconds or a duration such as 30s, "
+                         f"1m or 1m30s (0: {zero})")
     if seconds > MAX_REQUEST_TIMEOUT_S:
-        raise UsageError(f"--request-timeout {text!r}: longer than {MAX_REQUEST_TIMEOUT_S / 3600:g} h")
+        raise UsageError(f"{flag} {text!r}: longer than {MAX_REQUEST_TIMEOUT_S / 3600:g} h")
     return seconds or None
+
+
+RunTimeoutOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--timeout",
+        metavar="DURATION",
+        help="Live: a deadline for the whole run (seconds, or 30s, 5m, 1m30s): every list, exec, "
+        "scrape and retry ends by it; past it the run stops, names what it had not read and exits "
+        "3. 0 or absent: none.",
+    ),
+]
+
+
+def run_timeout(text: str | None, offline: bool = False) -> float | None:
+    """``--timeout`` as seconds (``request_timeout``'s forms); None when absent or 0. A
+    deadline bounds a live run: with ``--from`` it is bad usage (exit 2)."""
+    seconds = request_timeout(text, "--timeout", "no deadline")
+    if seconds is not None and offline:
+        raise UsageError("--timeout bounds a live run; drop it with --from")
+    return seconds

@@ -12,7 +12,15 @@ from typing import Annotated
 
 import typer
 
-from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
+from gpunode.commands.extras import (
+    AllNodesOpt,
+    DeepOpt,
+    RequestTimeoutOpt,
+    RunTimeoutOpt,
+    extras_policy,
+    request_timeout,
+    run_timeout,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -50,27 +58,30 @@ def collect(
     deep: DeepOpt = False,
     all_nodes: AllNodesOpt = False,
     timeout: RequestTimeoutOpt = None,
+    deadline: RunTimeoutOpt = None,
 ) -> None:
     """Read the live cluster (read-only) and write a bundle (format v1) for offline analysis.
 
     Lists first; node extras only for GPU nodes the lists and GPUNodeReports leave in doubt
     (and for nodes named here), unless --deep or --all-nodes."""
     from gpunode.collect import collect_bundle
+    from gpunode.deadline import whole_run
 
     policy = extras_policy(deep, all_nodes)
-    timeout_s = request_timeout(timeout)
+    timeout_s, run_s = request_timeout(timeout), run_timeout(deadline)
     target = _bundle_target(out, output_dir)
-    result = collect_bundle(
-        target,
-        kubeconfig=kubeconfig,
-        context=context,
-        nodes=nodes or (),
-        quiet=quiet,
-        concurrency=concurrency,
-        selector=selector,
-        extras=policy,
-        request_timeout_s=timeout_s,
-    )
+    with whole_run(run_s):
+        result = collect_bundle(
+            target,
+            kubeconfig=kubeconfig,
+            context=context,
+            nodes=nodes or (),
+            quiet=quiet,
+            concurrency=concurrency,
+            selector=selector,
+            extras=policy,
+            request_timeout_s=timeout_s,
+        )
     from gpunode.safety import strip_controls
 
     for warning in result.warnings:  # names from the API: no terminal escapes

@@ -83,8 +83,12 @@ def validate_cmd(
     ] = None,
     image: Annotated[str, typer.Option(help="Image of the nvidia-smi and PVC test pods.")] = DEFAULT_IMAGE,
     timeout: Annotated[
-        float, typer.Option(help="Seconds to wait for test pods (--active).")
-    ] = DEFAULT_TIMEOUT_S,
+        str | None,
+        typer.Option(metavar="DURATION",
+                     help=f"Seconds (or 30s, 5m, 1m30s) to wait for test pods (--active; default "
+                     f"{DEFAULT_TIMEOUT_S:g}); given, also a deadline for the whole live run (past it: "
+                     "exit 3, naming what was not read)."),
+    ] = None,
     nccl: Annotated[
         bool, typer.Option("--nccl", help="With --active: NCCL all-reduce between GPU nodes, per pair.")
     ] = False,
@@ -130,6 +134,7 @@ def validate_cmd(
         _list_checks()
         raise typer.Exit(0)
     request_timeout_s = request_timeout(request_timeout_text)
+    timeout_s = request_timeout(timeout, "--timeout", "no wait")
     if source is not None and request_timeout_s is not None and not active:
         raise UsageError("--request-timeout is for a live cluster; drop it with --from (without --active)")
     active_options = None
@@ -138,7 +143,7 @@ def validate_cmd(
             kubeconfig=kubeconfig,
             context=context,
             image=image,
-            timeout_s=timeout,
+            timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout_s or 0.0,
             nccl=nccl,
             nccl_image=nccl_image,
             nccl_min_busbw=nccl_min_busbw,
@@ -163,7 +168,11 @@ def validate_cmd(
         request_timeout_s=request_timeout_s,
         waivers=_waivers(waivers),
     )
-    _run(request, output, fail_on)
+    from gpunode.deadline import whole_run
+
+    live = source is None or active  # a saved bundle alone is judged without a deadline, as before
+    with whole_run(timeout_s if live else None):
+        _run(request, output, fail_on)
 
 
 def _waivers(path: Path | None) -> tuple[Waiver, ...]:

@@ -11,7 +11,7 @@ import msgspec
 import typer
 
 from gpunode import __version__
-from gpunode.commands.extras import RequestTimeoutOpt, request_timeout
+from gpunode.commands.extras import RequestTimeoutOpt, RunTimeoutOpt, request_timeout, run_timeout
 from gpunode.errors import GpunodeError
 from gpunode.safety import strip_controls
 
@@ -50,6 +50,7 @@ class VersionFormat(StrEnum):
 
 
 def version(
+    *,
     client: Annotated[
         bool, typer.Option("--client", help="Only the client version (no cluster needed).")
     ] = False,
@@ -59,16 +60,20 @@ def version(
         VersionFormat, typer.Option("-o", "--output", help="Output format.")
     ] = VersionFormat.table,
     timeout: RequestTimeoutOpt = None,
+    deadline: RunTimeoutOpt = None,
 ) -> None:
     """Client version; with a reachable cluster also the Kubernetes server and GPU Operator versions.
 
     As kubectl, the client's version is printed before any error reaching the server."""
+    from gpunode.deadline import whole_run
+
     info: dict[str, Any] = {"client": {"gpunode": __version__}}
-    timeout_s = request_timeout(timeout)
+    timeout_s, run_s = request_timeout(timeout), run_timeout(deadline)
     unread = ""
     if not client:
         try:
-            live, unread = _live(kubeconfig, context, timeout_s)
+            with whole_run(run_s):
+                live, unread = _live(kubeconfig, context, timeout_s)
         except GpunodeError:
             _show(info, output, "")
             sys.stdout.flush()
@@ -103,6 +108,7 @@ def _live(
     from gpunode.checks.versions import image_tag
     from gpunode.collect.access import ClusterAccess
     from gpunode.collect.kube import ApiFailure
+    from gpunode.deadline import cut_short, out_of_time
 
     access = ClusterAccess(kubeconfig, context, timeout_s)  # read once: client and context
     api = access.api()
@@ -113,6 +119,8 @@ def _live(
         pods = msgspec.json.decode(body, type=_Pods)
     except ApiFailure as exc:  # refused, timed out, retries spent: a warning, not a crash
         unread = f"pods not listed cluster-wide ({exc.code or 'no answer'}: {exc.message[:200]})"
+        if cut_short(exc.message):
+            out_of_time(api.server, "the GPU Operator's pods (its version)")
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         unread = f"pod list unreadable ({exc})"
     finally:
@@ -121,3 +129,4 @@ def _live(
     operator = image_tag(images[0]) if images else None
     server_info = {"kubernetes": server, "gpu_operator": operator}
     return {"context": access.context_name(), "server": server_info}, unread
+

@@ -13,6 +13,7 @@ import time
 from gpunode.collect.access import ClusterAccess
 from gpunode.collect.kube import ApiFailure, KubeApi
 from gpunode.collect.targets import DEFAULT_METRICS_PORTS
+from gpunode.deadline import cut_short, out_of_time, within_run
 from gpunode.errors import ParseError
 from gpunode.facts import ClusterFacts
 from gpunode.parse.prom import Sample, parse_prometheus_text
@@ -35,7 +36,9 @@ def live_facts(
     detail = f"answered; gitVersion {facts.version.get('gitVersion', 'unknown')}"
     wait = interval_s + 1 - (time.monotonic() - first_scrape_at)
     if wait > 0:
-        time.sleep(wait)
+        time.sleep(within_run(wait))
+    if cut_short():
+        out_of_time(access.config().cluster.server, "the second DCGM scrape (metrics freshness)")
     api = access.api()
     try:
         fresh = {

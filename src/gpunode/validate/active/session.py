@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from gpunode.bundle.load import read_node_observations
+from gpunode.deadline import outside_run, run_deadline, within_run
 from gpunode.facts import ClusterFacts
 from gpunode.model import Evidence
 from gpunode.validate.active import manifests as m
@@ -115,7 +116,7 @@ def run_active(
         try:
             outcomes = _exercise(run, facts, chosen)
         finally:
-            with _interrupts_ignored():
+            with _interrupts_ignored(), outside_run():  # clean-up runs past --timeout too
                 cleanup_errors = _cleanup(run)
     outcomes[CLEANUP.id] = _cleanup_outcome(run, removed, [*leftover_errors, *cleanup_errors])
     return [to_result(v, outcomes[v.id], active=True) for v in (*chosen, CLEANUP) if v.id in outcomes]
@@ -283,9 +284,9 @@ def _wait(run: _Run, pods: dict[str, m.Json], nccl: _NcclPlan | None) -> dict[st
             pods.update(new)
             pending.update(new)
             watched -= {w for w, i in nccl.workers().items() if i in nccl.launched}
-        if (not pending and not watched) or waited >= run.options.timeout_s:
+        if (not pending and not watched) or waited >= run.options.timeout_s or _run_over():
             break
-        time.sleep(run.options.poll_s)
+        time.sleep(within_run(run.options.poll_s))
     return {name: _with_log(run, obs) for name, obs in latest.items()}
 
 
@@ -389,3 +390,9 @@ def _interrupts_ignored() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _run_over() -> bool:
+    """The whole run's ``--timeout`` passed: the pods still running fail as not finished."""
+    deadline = run_deadline()
+    return deadline is not None and deadline.passed()
