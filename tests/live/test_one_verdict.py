@@ -1,10 +1,13 @@
 """One verdict wherever it is computed (issue 22, item 2): every simulator scenario is judged
-live (through the test API server, list-first as ``diagnose`` collects), from its bundle, and by
-``validate`` on both, and the answers agree.
+live (through the test API server, list-first as ``diagnose`` collects by default, and with
+``--deep``), from its bundle, and by ``validate`` on both, and the answers agree.
 
-- diagnose live and offline name the same root causes (node, component, cause) and give every
-  node the same problem status; a node without a root cause is ``ok`` live (judged from the
-  cluster lists, its unread files a note), never ``unknown``;
+- diagnose live (both ways) and offline name the same root causes (node, component, cause) and
+  give every node the same problem status; a node without a root cause is ``ok`` live (judged
+  from the cluster lists, its unread files a note), never ``unknown``. Link faults (NVLink,
+  InfiniBand/RoCE, the fabric) show only in a node's own files: a list-first run reads them on
+  every node whose lists show such links (``gpunode.collect.plan.link_nodes``), so it gives
+  the offline verdict too;
 - validate offline and live reach the same readiness (ready or not) and no check passes one
   way and fails or warns the other; a check may be ``unknown`` one way only where that way
   cannot observe its data (a node with no running pod to exec in, live), and the two checks
@@ -57,15 +60,6 @@ def ready(report: ValidationReport) -> bool:
     return report.verdict != ClusterVerdict.NOT_READY
 
 
-#: Components whose failures only a node's own files show (links, fabric), never the lists.
-LINK_COMPONENTS = frozenset({"nvlink-fabric", "rdma-links", "gpudirect-rdma", "imex", "fabric-manager"})
-
-
-def _links_only(scenario: str) -> bool:
-    code = scenario.removeprefix("fault-").replace("-", "_")
-    return code in sim.FAULTS and sim.FAULTS[code].component in LINK_COMPONENTS
-
-
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_the_same_verdict_live_offline_and_in_validate(scenario: str, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,19 +72,16 @@ def test_the_same_verdict_live_offline_and_in_validate(scenario: str, tmp_path: 
     offline = build_report(bundle, None)
     checked_offline = validate(ValidateRequest(bundle=bundle, quiet=True, with_diagnosis=True))
     with serve_bundle(bundle) as server:
-        # a link fault shows only in a node's own files, which a list-first run reads for the
-        # nodes the lists make suspect; --deep (what the report's note tells the user) reads them
-        extras = "deep" if _links_only(scenario) else "suspect"
-        collected = collect_bundle(tmp_path / "live", kubeconfig=server.kubeconfig_path, quiet=True,
-                                   extras=extras)
-        live = build_report(collected.path, None, reuse=collected.reuse)
+        for extras in ("suspect", "deep"):  # list-first (the default) and --deep
+            collected = collect_bundle(tmp_path / extras, kubeconfig=server.kubeconfig_path,
+                                       quiet=True, extras=extras)
+            live = build_report(collected.path, None, reuse=collected.reuse)
+            assert roots(live) == roots(offline), (extras, roots(live) ^ roots(offline))
+            assert problem_status(live) == problem_status(offline), extras
+            unknown = [n.name for n in live.nodes if not n.root_causes and n.status == Status.UNKNOWN]
+            assert not unknown, f"{extras}: judged from the lists yet unknown: {unknown}"
         checked_live = validate(ValidateRequest(kubeconfig=server.kubeconfig_path, quiet=True,
                                                 scrape_interval_s=0, extras="deep"))
-
-    assert roots(live) == roots(offline), (roots(live) ^ roots(offline))
-    assert problem_status(live) == problem_status(offline)
-    unknown_live = [n.name for n in live.nodes if not n.root_causes and n.status == Status.UNKNOWN]
-    assert not unknown_live, f"judged from the lists yet unknown: {unknown_live}"
 
     assert checked_offline.diagnosis is not None and roots(checked_offline.diagnosis) == roots(offline)
     assert ready(checked_live.report) == ready(checked_offline.report), (

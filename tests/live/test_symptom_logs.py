@@ -16,6 +16,7 @@ from gpunode.apiserver.httpserver import AuditRecord
 from gpunode.cli import build_report
 from gpunode.collect import CollectResult, collect_bundle
 from gpunode.collect.plan import dcgm_scrape_short, nfd_label_gaps
+from gpunode.collect.reports import LINKS_REASON
 from gpunode.collect.slim import Meta, Node
 
 sim = pytest.importorskip("gpunode.sim")
@@ -88,7 +89,8 @@ def test_a_fully_labelled_fleet_never_reads_nfd_master(tmp_path: Path) -> None:
     _write_log(source, master, "master", DENIED)  # there to read, yet no symptom asks for it
     result, audit = _collect(source, tmp_path / "live")
     assert not any("node-feature-discovery" in name for name in _logs_read(audit))  # (operators' are read)
-    assert result.extras_reasons == {}
+    # its 8-GPU, RDMA nodes are read for their links only (the lists cannot judge links)
+    assert all(why.startswith(LINKS_REASON) for why in result.extras_reasons.values()), result.extras_reasons
 
 
 def test_a_short_dcgm_scrape_brings_the_exporters_log(tmp_path: Path) -> None:

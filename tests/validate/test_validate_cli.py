@@ -185,7 +185,13 @@ def test_live_cluster_with_active_checks(falcon_healthy: Path, tmp_path: Path, c
 def test_live_lists_first_leaves_healthy_nodes_unvisited(  # type: ignore[no-untyped-def]
     falcon_healthy: Path, tmp_path: Path, capsys, monkeypatch
 ) -> None:
-    with serve_with_workloads(falcon_healthy) as server:
+    sys.path.insert(0, str(Path(__file__).parents[1] / "live" / "fixtures"))
+    from fleet import Fleet, build
+
+    # single-GPU nodes without RDMA: the lists settle them (no links only node files show);
+    # the hand-built fleet has no logging agent and GFD labels of its own: some checks fail
+    fleet = build(tmp_path / "fleet", Fleet(3))
+    with serve_with_workloads(fleet) as server:
         kubeconfig = str(server.running.kubeconfig_path)
         args = ["--kubeconfig", kubeconfig, "--lists-first", "--scrape-interval", "0", "-q", "-o", "json"]
         code, out, err = cli(capsys, monkeypatch, *args, "--output-dir", str(tmp_path / "out"))
@@ -194,8 +200,17 @@ def test_live_lists_first_leaves_healthy_nodes_unvisited(  # type: ignore[no-unt
     assert manifest["extras_policy"] == "suspect" and manifest["extras_nodes"] == []
     report = json.loads(out)
     verdicts = {c["verdict"] for cat in report["categories"] for c in cat["checks"]}
-    assert "fail" not in verdicts and "unknown" in verdicts, (code, err)
+    assert "unknown" in verdicts, (code, err)  # what reads node files, for the nodes not visited
     assert both == 2 and "--lists-first" in both_err and len(both_err.strip().splitlines()) == 1
+    # falcon-ai's 8-GPU RDMA nodes are read for their links, which no list shows
+    with serve_with_workloads(falcon_healthy) as server:
+        args = ["--kubeconfig", str(server.running.kubeconfig_path), "--lists-first",
+                "--scrape-interval", "0", "-q", "-o", "json", "--output-dir", str(tmp_path / "falcon")]
+        code, out, err = cli(capsys, monkeypatch, *args)
+    reasons = json.loads((tmp_path / "falcon/bundle/manifest.json").read_text())["extras_reasons"]
+    assert sorted(reasons) == ["gpu-wk-01", "gpu-wk-02"], reasons
+    assert all(why.startswith("links only its node files show") for why in reasons.values()), reasons
+    assert code == 0, err
 
 
 def test_unreachable_cluster_exit_3(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]

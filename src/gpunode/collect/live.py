@@ -25,7 +25,7 @@ import tarfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -88,6 +88,7 @@ from gpunode.collect.plan import (
     exec_targets,
     exporter_log,
     gpu_nodes,
+    link_nodes,
     log_targets,
     mig_failed_nodes,
     mofed_targets,
@@ -99,6 +100,7 @@ from gpunode.collect.plan import (
     stack_pods,
 )
 from gpunode.collect.reports import (
+    LINKS_REASON,
     ExtrasPlan,
     ExtrasPolicy,
     ReportItem,
@@ -765,7 +767,8 @@ def _extra_jobs(run: _Run, only: Sequence[str], named: Sequence[str],
     agents = agent_pods_by_node(run.agent_pods)
     candidates = [n for n in sorted({*gpu_nodes(run.nodes, table), *agents})
                   if not only or n in only]
-    plan = run.plan = _plan(run, candidates, named, policy, bool(agents))
+    plan = run.plan = _plan(run, candidates, named, policy, agent_pods=bool(agents),
+                            links=link_nodes(run.nodes, table))
     jobs: list[Job] = [partial(_configmaps, run, stack)]
     logs = log_targets(stack, only, short_nodes(run.nodes), mig_failed_nodes(run.nodes))
     nfd = [t for t in nfd_master_logs(stack, nfd_label_gaps(run.nodes, candidates)) if t not in logs]
@@ -792,8 +795,8 @@ def _lists_verdicts(root: Path, nodes: Sequence[str]) -> Report:
     return diagnose(load_bundle(root), read_node_observations, nodes)
 
 
-def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: ExtrasPolicy,
-          agent_pods: bool) -> ExtrasPlan:
+def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: ExtrasPolicy, *,
+          agent_pods: bool, links: Mapping[str, str]) -> ExtrasPlan:
     """Fold fresh GPUNodeReports in, judge every candidate from the lists, pick the suspects."""
     reports = reports_by_node(run.reports, dt.datetime.now(dt.UTC))
     fresh = {n: reports[n].facts for n in candidates if n in reports and reports[n].fresh}
@@ -823,12 +826,17 @@ def _plan(run: _Run, candidates: Sequence[str], named: Sequence[str], policy: Ex
                              "extras are fetched")
             policy = ExtrasPolicy.DEEP
     plan = plan_extras(candidates, policy=policy, named=set(named), reports=reports,
-                       agents_deployed=bool(reports) or agent_pods, verdicts=verdicts)
+                       agents_deployed=bool(reports) or agent_pods, verdicts=verdicts, links=links)
     settled = len(candidates) - len(plan.reasons)
     if settled:
         run.notes.append(f"{settled} of {len(candidates)} GPU nodes judged from the cluster lists"
                          f"{' and their GPUNodeReports' if plan.from_reports else ''} without "
                          "node extras (--deep fetches them)")
+    linked = [n for n, why in plan.reasons.items() if why.startswith(LINKS_REASON)]
+    if linked:
+        run.notes.append(f"{len(linked)} GPU node(s) healthy in the cluster lists read on the node for "
+                         "their NVLink/InfiniBand links, which no list shows (a gpunode agent's "
+                         "GPUNodeReport carries them)")
     if plan.stale:
         run.notes.append(f"{len(plan.stale)} GPUNodeReport(s) stale (facts older than "
                          f"{REPORT_MAX_AGE_S / 60:.0f} min): {', '.join(plan.stale[:10])}"

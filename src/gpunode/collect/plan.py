@@ -156,6 +156,38 @@ def _count(quantity: str) -> int:
     return int(quantity) if quantity.isdigit() else 0
 
 
+#: GFD's labels: the physical GPU count (MIG and sharing left out) and the multi-node NVLink
+#: domain (<ClusterUUID>.<CliqueId>) a node's GPUs registered in.
+GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+
+
+def link_nodes(nodes: Iterable[Node], stack_by_node: dict[str, dict[str, list[Pod]]]) -> dict[str, str]:
+    """GPU links the cluster lists show a node has but cannot judge, by node: NVLink where
+    GPUs can be joined (two or more on the node, or GFD's multi-node NVLink domain label),
+    InfiniBand/RoCE where RDMA devices are advertised (``rdma/*``) or a MOFED/DOCA driver
+    pod runs. Their state (links up, error counters, fabric registration, port state) is
+    only in the node's own files or a gpunode agent's facts, never in a list. A Mellanox
+    PCI label alone is no such sign: cloud VMs' Ethernet NICs carry it too."""
+    found = {}
+    for node in nodes:
+        labels, capacity = node.metadata.labels, node.status.capacity
+        why = []
+        gpus = _count(labels.get(GPU_COUNT_LABEL, "")) or _count(capacity.get("nvidia.com/gpu", ""))
+        if labels.get(CLIQUE_LABEL):
+            why.append(f"NVLink domain {labels[CLIQUE_LABEL]}")
+        elif gpus >= 2:
+            why.append(f"{gpus} GPUs (NVLink)")
+        rdma = sorted(k for k in capacity if k.startswith("rdma/"))
+        if rdma:
+            why.append(f"RDMA ({rdma[0]})")
+        elif "ofed" in stack_by_node.get(node.metadata.name, {}):
+            why.append("RDMA (MOFED driver pod)")
+        if why:
+            found[node.metadata.name] = ", ".join(why)
+    return found
+
+
 def mig_failed_nodes(nodes: Iterable[Node]) -> set[str]:
     """Nodes whose MIG manager reports a configuration it could not apply."""
     return {n.metadata.name for n in nodes if n.metadata.labels.get(MIG_STATE_LABEL) == "failed"}

@@ -12,10 +12,14 @@ lists and those facts. Only nodes where that is not enough get their extras
 - the report says the node is not ``ok``;
 - agents run in the cluster but the node has no report, or a stale one (facts
   older than ``REPORT_MAX_AGE_S``);
-- the node was named on the command line, or ``--deep``/``--all-nodes`` asked.
+- the node was named on the command line, or ``--deep``/``--all-nodes`` asked;
+- without fresh report facts, the lists show the node has GPU links (NVLink, InfiniBand
+  or RoCE) whose state only its own files hold: a list-first run never calls ok what
+  it could not see.
 
-Without agents (no reports, no agent pods) only the first rule applies, so a
-cluster without agents still costs lists plus the suspect nodes' extras.
+Without agents (no reports, no agent pods) the first and the last rules apply, so a
+cluster without agents costs lists plus the extras of its suspect nodes and of its
+nodes with GPU links.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ import msgspec
 
 from gpunode.agent.nodereport import HEALTHY, REPORT_MAX_AGE_S
 from gpunode.model import NodeReport
+
+#: Why a node the lists find healthy still gets its extras: links no list shows.
+LINKS_REASON = "links only its node files show"
 
 
 class ExtrasPolicy(StrEnum):
@@ -137,8 +144,11 @@ class ExtrasPlan:
 
 def plan_extras(candidates: Sequence[str], *, policy: ExtrasPolicy, named: Collection[str],
                 reports: Mapping[str, NodeReportSeen], agents_deployed: bool,
-                verdicts: Mapping[str, NodeReport]) -> ExtrasPlan:
-    """The reason each candidate GPU node needs its extras; nodes without one are settled."""
+                verdicts: Mapping[str, NodeReport], links: Mapping[str, str] | None = None) -> ExtrasPlan:
+    """The reason each candidate GPU node needs its extras; nodes without one are settled.
+    ``links`` names the nodes whose GPU links the lists show but cannot judge (NVLink,
+    InfiniBand/RoCE: ``gpunode.collect.plan.link_nodes``): without fresh report facts,
+    which hold them, only the node's own files show their state."""
     plan = ExtrasPlan(policy)
     for node in candidates:
         seen = reports.get(node)
@@ -152,6 +162,8 @@ def plan_extras(candidates: Sequence[str], *, policy: ExtrasPolicy, named: Colle
             plan.reasons[node] = "named on the command line"
         elif reason := suspicion(seen, agents_deployed, verdicts.get(node)):
             plan.reasons[node] = reason
+        elif links and node in links and not (seen is not None and seen.fresh):
+            plan.reasons[node] = f"{LINKS_REASON} ({links[node]})"
     return plan
 
 
