@@ -203,13 +203,19 @@ def report_from(
         context_used = None if access is None else access.context_name()
         shown = f"cluster (context {context_used or 'current'})" if source is None else str(source)
         report = build_report(bundle, nodes, selector, reuse, shown, live=source is None)
+        converted = source is not None and bundle != source
+        if converted:  # a must-gather's working copy: evidence opens in the files the user gave
+            from gpunode.collect.mustgather import origins_of
+            from gpunode.report.openref import with_origins
+
+            report = with_origins(report, *origins_of(bundle))
         if since is not None:  # the agents' histories are in the bundle, gone with it below
             from gpunode.commands.history import with_changes
 
             report = with_changes(report, bundle, since)
     if source is None:
         return relabel(report, shown, context=context_used)
-    return relabel(report, report.source.location, path=str(source))
+    return relabel(report, str(source) if converted else report.source.location, path=str(source))
 
 
 def relabel(report: Report, location: str, *, context: str | None = None, path: str | None = None) -> Report:

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 from livehelpers import key, read_list
@@ -20,6 +27,7 @@ from gpunode.errors import BundleError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "must-gather"
 MINI = Path(__file__).parent / "fixtures" / "mini"
+GPUNODE = str(Path(sys.executable).parent / "gpunode")
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +107,34 @@ def test_fields_must_gather_lacks_are_unknown_not_zero(converted: Path) -> None:
     assert not {c for _, _, c in causes} & {"device_plugin_zero_gpus", "pod_missing",
                                               "component_missing"}
     assert causes  # the Xid 79 in the bug report is still found
+
+
+def _opens(report: dict[str, Any]) -> list[str]:
+    causes = [*report["cluster"]["root_causes"], *(rc for n in report["nodes"] for rc in n["root_causes"])]
+    return [ev["open"] for rc in causes for ev in rc["evidence"] if ev["open"] is not None]
+
+
+def test_evidence_opens_in_the_must_gather_the_user_gave(tmp_path: Path) -> None:
+    """Through the console script: the report is made from a converted copy in a temporary
+    directory, yet every ``open`` is a file of the must-gather as the user named it (the
+    bug report a kernel line came from, the operand's log), and no output names the copy."""
+    shutil.copytree(FIXTURE, tmp_path / "mg")
+    run = partial(subprocess.run, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+                  env={**os.environ, "COLUMNS": "200"})
+    done = run([GPUNODE, "diagnose", "--from", "mg", "-o", "json"])
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["source"]["location"] == report["source"]["path"] == "mg"
+    opens = _opens(report)
+    assert "mg/nvidia-gpu-operator_20261130_1741/nvidia-bug-report_gpu-wk-02.log.gz" in opens
+    for path in opens:
+        assert (tmp_path / path).is_file() or (tmp_path / path).is_dir(), path
+        assert path.startswith("mg/"), path
+    copies = str(Path(tempfile.gettempdir()) / "gpunode-")
+    for command in ("diagnose", "stack"):
+        for output in ("table", "wide", "json", "markdown", "html"):
+            shown = run([GPUNODE, command, "--from", "mg", "-o", output])
+            assert shown.returncode == 1, (command, output, shown.stderr)
+            assert copies not in shown.stdout + shown.stderr, (command, output)
+    table = run([GPUNODE, "diagnose", "--from", "mg"]).stdout
+    assert "open: mg/nvidia-gpu-operator_20261130_1741/nvidia-bug-report_gpu-wk-02.log.gz" in table

@@ -12,6 +12,11 @@ labels and a status table there, so minimal Node objects are rebuilt from
 those (the manifest says so). Kernel log lines are taken from each bug report
 into ``nodes/<node>/cmd/dmesg.txt``. The result is marked partial: events,
 cluster-wide pods and node commands other than the bug report are absent.
+
+The converted bundle is a working copy: the manifest's ``origin_files`` names, for each file
+written, the must-gather file it came from (under the directory as the user named it), so a
+report's evidence opens in the must-gather the user has (``with_origins``), not in a
+temporary directory that is gone after the run.
 """
 
 from __future__ import annotations
@@ -191,16 +196,17 @@ def convert_must_gather(src: Path, out: Path) -> Path:
     if out.exists() and any(out.iterdir()):
         raise BundleError(f"{out}: output exists and is not empty")
     writer = _Writer(out)
-    pods = _unique([*_items(_load_yaml_if(root / "gpu_operand_pods.yaml")),
-                    *_items(_load_yaml_if(root / "gpu_operator_pod.yaml"))])
-    writer.put("cluster/pods.json", _as_list(pods))
-    writer.put("cluster/daemonsets.json",
-               _as_list(_items(_load_yaml_if(root / "gpu_operand_ds.yaml"))))
-    writer.put("cluster/clusterpolicies.json",
-               _as_list(_items(_load_yaml_if(root / "cluster_policy.yaml"))))
+    operands, operator = root / "gpu_operand_pods.yaml", root / "gpu_operator_pod.yaml"
+    pods = _unique([*_items(_load_yaml_if(operands)), *_items(_load_yaml_if(operator))])
+    writer.put("cluster/pods.json", _as_list(pods), _first(operands, operator))
+    daemonsets, policy = root / "gpu_operand_ds.yaml", root / "cluster_policy.yaml"
+    writer.put("cluster/daemonsets.json", _as_list(_items(_load_yaml_if(daemonsets))), _first(daemonsets))
+    writer.put("cluster/clusterpolicies.json", _as_list(_items(_load_yaml_if(policy))),
+               _first(policy, root / "cluster_policy.missing"))
     nodes = _nodes(root)
     if nodes:
-        writer.put("cluster/nodes.json", _as_list(nodes))
+        writer.put("cluster/nodes.json", _as_list(nodes),
+                   _first(root / "gpu_nodes.labels", root / "gpu_nodes.status"))
     _logs(root, pods, writer)
     _bug_reports(root, writer)
     namespaces = sorted({(p.get("metadata") or {}).get("namespace", "") for p in pods} - {""})
@@ -208,22 +214,41 @@ def convert_must_gather(src: Path, out: Path) -> Path:
     return out
 
 
+def origins_of(bundle: Path) -> tuple[dict[str, str], str]:
+    """What a converted bundle's files came from (manifest ``origin_files``) and the
+    must-gather directory they are in, both as the user named them."""
+    manifest = json.loads((bundle / "manifest.json").read_bytes())
+    origins = manifest.get("origin_files")
+    files = {str(k): str(v) for k, v in origins.items()} if isinstance(origins, dict) else {}
+    return files, str(manifest.get("must_gather_dir") or "")
+
+
+def _first(*paths: Path) -> Path | None:
+    """The first of ``paths`` that is a file: what a converted file came from."""
+    return next((p for p in paths if p.is_file()), None)
+
+
 def _load_yaml_if(path: Path) -> Any:
     return _load_yaml(path) if path.is_file() else None
 
 
 class _Writer:
+    """Writes the bundle's files, remembering the must-gather file each came from."""
+
     def __init__(self, out: Path) -> None:
         self.out = out
         self.warnings: list[str] = []
+        self.origins: dict[str, str] = {}
 
-    def put(self, rel: str, data: bytes) -> None:
-        with self.open(rel) as handle:
+    def put(self, rel: str, data: bytes, origin: Path | None = None) -> None:
+        with self.open(rel, origin) as handle:
             handle.write(data)
 
-    def open(self, rel: str) -> IO[bytes]:
+    def open(self, rel: str, origin: Path | None = None) -> IO[bytes]:
         target = inside(self.out, rel)  # pod, container and node names come from the files
         target.parent.mkdir(parents=True, exist_ok=True)
+        if origin is not None:
+            self.origins[rel] = str(origin)
         return target.open("wb")
 
     def manifest(self, root: Path, *, rebuilt_nodes: bool, namespaces: list[str]) -> None:
@@ -236,6 +261,7 @@ class _Writer:
             warnings.append("must-gather found no ClusterPolicy")
         manifest = {"format": "gpunode-bundle/v1", "source": "manual",
                     "origin": "gpu-operator-must-gather", "must_gather_dir": str(root),
+                    "origin_files": dict(sorted(self.origins.items())),
                     "partial": True, "warnings": warnings + self.warnings,
                     "scoped": [{"path": "cluster/pods.json", "namespaces": namespaces}]}
         self.put("manifest.json", json.dumps(manifest, indent=2).encode() + b"\n")
@@ -250,7 +276,7 @@ def _logs(root: Path, pods: list[dict[str, Any]], writer: _Writer) -> None:
         if skipped:
             writer.warnings.append(f"{path.name}: only its last {size_text(MAX_NODE_LOG_BYTES)} "
                                    "read (docs/limits.md)")
-        with _Split(writer, partial(_log_rel, namespace, suffix)) as split:
+        with _Split(writer, partial(_log_rel, namespace, suffix), path) as split:
             for line in lines:
                 split.add(line.decode(errors="replace"))
     _operator_logs(root, pods, writer)
@@ -268,9 +294,10 @@ class _Split:
     """``kubectl logs --all-containers --prefix`` lines written to one file per container
     as they are read (a log is never held whole)."""
 
-    def __init__(self, writer: _Writer, rel: Callable[[str, str], str]) -> None:
+    def __init__(self, writer: _Writer, rel: Callable[[str, str], str], origin: Path) -> None:
         self.writer = writer
         self.rel = rel
+        self.origin = origin
         self.files: dict[tuple[str, str], IO[bytes]] = {}
 
     def __enter__(self) -> _Split:
@@ -289,7 +316,7 @@ class _Split:
         if handle is None:
             if len(self.files) >= _MAX_CONTAINERS:
                 return
-            handle = self.files[key] = self.writer.open(self.rel(*key))
+            handle = self.files[key] = self.writer.open(self.rel(*key), self.origin)
         handle.write((match["text"] + "\n").encode())
 
 
@@ -312,7 +339,7 @@ def _operator_logs(root: Path, pods: list[dict[str, Any]], writer: _Writer) -> N
         if skipped:
             writer.warnings.append(f"{name}: only its last {size_text(MAX_NODE_LOG_BYTES)} read "
                                    "(docs/limits.md)")
-        with writer.open(base + suffix) as out:
+        with writer.open(base + suffix, path) as out:
             for line in lines:
                 out.write(line)
 
@@ -330,7 +357,7 @@ def _bug_reports(root: Path, writer: _Writer) -> None:
         if cut:
             writer.warnings.append(f"{path.name}: {cut}")
         if lines:
-            writer.put(f"nodes/{match['node']}/cmd/dmesg.txt", b"".join(lines))
+            writer.put(f"nodes/{match['node']}/cmd/dmesg.txt", b"".join(lines), path)
 
 
 def _open_report(path: Path) -> BinaryIO:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -236,8 +236,24 @@ def _opener(live: bool, exists: Exists | None, pods: dict[tuple[str, str], tuple
 
 def with_open(report: Report, *, live: bool, exists: Exists | None = None) -> Report:
     """The report with every evidence's ``open`` set (live: commands; else bundle paths)."""
-    evidence = _opener(live, exists, _pods(report))
+    return _each_evidence(report, _opener(live, exists, _pods(report)))
 
+
+def with_origins(report: Report, origins: Mapping[str, str], root: str) -> Report:
+    """A report made from a converted copy (a GPU Operator must-gather): every ``open``, a
+    path in the copy that is gone after the run, becomes the file it was converted from
+    (``origins``: the copy's manifest ``origin_files``), else the directory the user gave
+    (``root``), so what the report points to can be opened after the run."""
+    def moved(items: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
+        return tuple(e if e.open is None else msgspec.structs.replace(e, open=origins.get(e.open, root))
+                     for e in items)
+
+    return _each_evidence(report, moved)
+
+
+def _each_evidence(report: Report, evidence: Callable[[tuple[Evidence, ...]], tuple[Evidence, ...]]
+                   ) -> Report:
+    """The report with ``evidence`` applied to the evidence of every root cause."""
     def causes(items: tuple[RootCause, ...]) -> tuple[RootCause, ...]:
         return tuple(msgspec.structs.replace(rc, evidence=evidence(rc.evidence)) for rc in items)
 
