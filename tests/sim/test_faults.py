@@ -79,7 +79,7 @@ def test_every_fault_has_a_bundled_scenario() -> None:
 
 def test_registry_entries_name_catalog_components() -> None:
     components = set(load_catalog().ids)
-    assert len(FAULTS) == 40
+    assert len(FAULTS) == 43
     for code, kind in FAULTS.items():
         assert kind.code == code and kind.component in components and kind.scope in ("node", "cluster")
         assert kind.description
@@ -471,3 +471,22 @@ def test_peermem_not_loaded(build: Build) -> None:
     assert "nvidia" in modules and "ib_core" in modules and "nvidia_peermem" not in modules
     healthy = bundle.node_file("gpu-wk-01", "cmd/lsmod.txt").read_text()
     assert healthy.startswith("Module") and "\nnvidia_peermem " in healthy
+
+
+def test_imex_faults_read_as_the_collector_reads_the_host(build: Build) -> None:
+    """Every GPU node of the domain has IMEX as collect reads it (cmd/imex.txt): the packaged
+    unit enabled, the node list naming both nodes, channel 0, the daemon; gpu-wk-02 breaks one."""
+    from gpunode.parse.imex import parse_imex_state
+
+    for scenario, broken in (("fault-imex-not-running", "running"),
+                             ("fault-imex-nodes-config-missing", "peers"),
+                             ("fault-imex-channel-missing", "channels")):
+        bundle = build(scenario)
+        ips = [a["address"] for n in ("gpu-wk-01", "gpu-wk-02")
+               for a in bundle.node(n)["status"]["addresses"] if a["type"] == "InternalIP"]
+        healthy = parse_imex_state(bundle.node_file("gpu-wk-01", "cmd/imex.txt").read_text())
+        assert healthy is not None and healthy.running and healthy.enabled and healthy.installed
+        assert list(healthy.peers) == ips and healthy.channels == ("channel0",)
+        faulty = parse_imex_state(bundle.node_file(NODE, "cmd/imex.txt").read_text())
+        assert faulty is not None and not getattr(faulty, broken)
+        assert faulty.nodes_config == "/etc/nvidia-imex/nodes_config.cfg"

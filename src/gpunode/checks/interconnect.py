@@ -20,6 +20,7 @@ from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding
 from gpunode.parse.fabric import UNSET, ZERO_UUID, FabricInfo
+from gpunode.parse.imex import parse_imex_state
 from gpunode.parse.infiniband import (
     RdmaPort,
     SysfsRdma,
@@ -40,6 +41,7 @@ TOPO = "nvidia-smi-topo-m.txt"
 SYSFS_RDMA = "sysfs-infiniband.txt"
 IBSTAT = "ibstat.txt"
 IBV_DEVINFO = "ibv_devinfo.txt"
+IMEX_STATE = "imex.txt"
 #: Collected files that show the RDMA ports where the probe did not run, most complete
 #: first (sysfs has the counters, the interface and its MTU; ibstat the rate).
 RDMA_SOURCES = (SYSFS_RDMA, IBSTAT, IBV_DEVINFO)
@@ -253,25 +255,67 @@ def probe_imex(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     links = probe.interconnect
     service, imex = links.services.get("imex"), links.imex
-    configured = imex.nodes_config is not None or (service is not None and service.enabled)
-    running = service.running if service is not None else None
-    if not configured and not running:
-        if service is None or not service.installed:
+    yield from judge_imex(
+        ctx,
+        component,
+        Imex(
+            configured=imex.nodes_config is not None or (service is not None and service.enabled is True),
+            running=service.running if service is not None else None,
+            installed=service is not None and service.installed,
+            peers=imex.peers,
+            channels=imex.channels,
+        ),
+        PROBE_FILE,
+    )
+
+
+@check("imex")
+def collected_imex(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The collector's read of the host's IMEX (``cmd/imex.txt``), where the probe did not run;
+    without it (or where the container did not see the host) ``links_not_collected`` says so."""
+    text = ctx.obs.cmd.get(IMEX_STATE) if ctx.probe is None else None
+    state = parse_imex_state(text) if text is not None else None
+    if state is None:
+        return
+    imex = Imex(
+        configured=state.nodes_config is not None or state.enabled,
+        running=state.running,
+        installed=state.installed,
+        peers=state.peers,
+        channels=state.channels,
+    )
+    yield from judge_imex(ctx, component, imex, IMEX_STATE)
+
+
+class Imex(msgspec.Struct, frozen=True):
+    """What the IMEX judgement needs, from the probe or the collected read."""
+
+    configured: bool  # a node list exists, or the unit is enabled at boot
+    running: bool | None  # None: host processes out of sight
+    installed: bool
+    peers: tuple[str, ...]
+    channels: tuple[str, ...]
+
+
+def judge_imex(ctx: NodeContext, component: str, imex: Imex, source: str) -> Iterator[Finding]:
+    """Configured IMEX must run, know its peers and offer a channel; none at all is not deployed."""
+    if not imex.configured and not imex.running:
+        if not imex.installed:
             yield not_deployed(component, "no IMEX on this node")
         return
     facts = f"nodes_config: {len(imex.peers)} peer(s); channels: {_listed(list(imex.channels)) or 'none'}"
-    if running is None:
-        ev = _ev(ctx, PROBE_FILE, facts)
+    if imex.running is None:
+        ev = _ev(ctx, source, facts)
         yield unknown(component, "IMEX is configured; whether it runs is not visible", ev)
-    elif not running:
-        ev = _ev(ctx, PROBE_FILE, f"no nvidia-imex process; {facts}")
+    elif not imex.running:
+        ev = _ev(ctx, source, f"no nvidia-imex process; {facts}")
         yield _found(ctx, component, "imex_not_running", ev)
     elif not imex.peers:
-        yield _found(ctx, component, "imex_nodes_config_missing", _ev(ctx, PROBE_FILE, facts))
+        yield _found(ctx, component, "imex_nodes_config_missing", _ev(ctx, source, facts))
     elif not imex.channels:
-        yield _found(ctx, component, "imex_channel_missing", _ev(ctx, PROBE_FILE, facts))
+        yield _found(ctx, component, "imex_channel_missing", _ev(ctx, source, facts))
     else:
-        yield ok(component, f"nvidia-imex running, {len(imex.peers)} peer(s)", _ev(ctx, PROBE_FILE, facts))
+        yield ok(component, f"nvidia-imex running, {len(imex.peers)} peer(s)", _ev(ctx, source, facts))
 
 
 # --- InfiniBand / RoCE -----------------------------------------------------------
@@ -505,6 +549,8 @@ def _links_not_collected(ctx: NodeContext, component: str) -> bool:
         return NVLINK_STATUS not in cmd and not _fabric_registered(ctx)
     if component in ("rdma-links", "gpudirect-rdma"):
         return collected_ports(ctx) is None
+    if component == "imex":
+        return IMEX_STATE not in cmd or parse_imex_state(cmd[IMEX_STATE]) is None
     return True
 
 

@@ -28,6 +28,21 @@ SYSFS_INFINIBAND_READ: Final[str] = (
     + " */device/net/*/mtu */device/sriov_numvfs */device/sriov_totalvfs 2>/dev/null; exit 0"
 )
 
+#: IMEX as the host has it (parse/imex.py): from the host's root as its init process sees it
+#: (the driver pod shares the host's PID namespace), the unit files, the node list with its
+#: lines, the channel devices and the daemon's process, one host path a line. A container
+#: that cannot see the host says so in one line instead. Read-only; one line, as above.
+IMEX_READ: Final[str] = (
+    "[ -d /proc/1/root/etc ] && ! [ /proc/1/root -ef / ] && cd /proc/1/root 2>/dev/null"
+    " || { echo '# host root not visible'; exit 0; }; ls -1d"
+    + "".join(f" {d}/nvidia-imex.service" for d in (
+        "lib/systemd/system", "usr/lib/systemd/system", "etc/systemd/system",
+        "etc/systemd/system/multi-user.target.wants"))
+    + " etc/nvidia-imex/nodes_config.cfg dev/nvidia-caps-imex-channels/channel* 2>/dev/null;"
+    " grep -H . etc/nvidia-imex/nodes_config.cfg 2>/dev/null;"
+    " grep -Hx nvidia-imex proc/[0-9]*/comm 2>/dev/null | head -1; exit 0"
+)
+
 #: argv run inside a pod on the node -> file name under ``nodes/<node>/cmd/``.
 NODE_COMMANDS: Final[dict[tuple[str, ...], str]] = {
     ("nvidia-smi", "-q", "-x"): "nvidia-smi-q.xml",
@@ -39,6 +54,7 @@ NODE_COMMANDS: Final[dict[tuple[str, ...], str]] = {
     ("nvidia-smi", "nvlink", "-e"): "nvidia-smi-nvlink-e.txt",
     ("nvidia-smi", "topo", "-m"): "nvidia-smi-topo-m.txt",
     ("sh", "-c", SYSFS_INFINIBAND_READ): "sysfs-infiniband.txt",
+    ("sh", "-c", IMEX_READ): "imex.txt",
 }
 
 #: Commands whose output is kept when they fail: nvidia-smi's error text is the

@@ -1030,6 +1030,53 @@ def fabric_health_degraded(world: World, name: str | None) -> None:
     node.host.fabric_gpus = {g.bus_id: (_CLUSTER, "32766", "Unhealthy") for g in node.gpus}
 
 
+def _imex_domain(world: World, name: str | None) -> tuple[NodeState, links.Imex]:
+    """Every GPU node in one NVLink domain with its links collected and IMEX healthy (the
+    host service, its node list naming every node of the domain); the faulty node's IMEX
+    to break (written by ``_write_imex``)."""
+    _fabric_domain(world)
+    _links(world, name)
+    peers = [n.ip for n in world.gpu_nodes()]
+    for node in world.gpu_nodes():
+        node.host.links["imex.txt"] = links.imex_read(links.Imex(peers, pid=_imex_pid(node)))
+    node = _node(world, name)
+    return node, links.Imex(peers, pid=_imex_pid(node))
+
+
+def _imex_pid(node: NodeState) -> int:
+    return 3000 + ids.number("imex" + node.name, 4000)
+
+
+def _write_imex(node: NodeState, imex: links.Imex) -> None:
+    node.host.links["imex.txt"] = links.imex_read(imex)
+
+
+@fault("imex_not_running", "imex", "node", "nvidia-imex is enabled with its node list but has exited")
+def imex_not_running(world: World, name: str | None) -> None:
+    node, imex = _imex_domain(world, name)
+    imex.running = False
+    _write_imex(node, imex)
+
+
+@fault(
+    "imex_nodes_config_missing",
+    "imex",
+    "node",
+    "nvidia-imex runs with an empty node list (a job prolog cleared it and never wrote it back)",
+)
+def imex_nodes_config_missing(world: World, name: str | None) -> None:
+    node, imex = _imex_domain(world, name)
+    imex.peers = []
+    _write_imex(node, imex)
+
+
+@fault("imex_channel_missing", "imex", "node", "nvidia-imex runs but no IMEX channel device was created")
+def imex_channel_missing(world: World, name: str | None) -> None:
+    node, imex = _imex_domain(world, name)
+    imex.channels = ()
+    _write_imex(node, imex)
+
+
 @fault("fabric_registration_failed", "fabric-manager", "node", "Fabric registration ended in an error")
 def fabric_registration_failed(world: World, name: str | None) -> None:
     _links(world, name)

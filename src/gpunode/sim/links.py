@@ -174,3 +174,36 @@ def patch_fabric(xml: str, fabric: dict[str, tuple[str, str, str]]) -> str:
         block = re.sub(r"<summary>[^<]*</summary>", f"<summary>{summary}</summary>", block)
         xml = xml[:start] + block + xml[end:]
     return xml
+
+
+@dataclass
+class Imex:
+    """IMEX on a node of a multi-node NVLink domain, as the collector's read of the host
+    root shows it (parse/imex.py); healthy by default: the packaged unit enabled, the
+    node list naming every node of the domain, channel 0, the daemon running."""
+
+    peers: list[str]
+    nodes_config: bool = True
+    channels: tuple[str, ...] = ("channel0",)
+    running: bool = True
+    pid: int = 4211
+
+
+#: Where the nvidia-imex package puts its unit; Ubuntu's merged /usr lists it twice.
+_IMEX_UNITS = ("lib/systemd/system/nvidia-imex.service", "usr/lib/systemd/system/nvidia-imex.service")
+_IMEX_WANTS = "etc/systemd/system/multi-user.target.wants/nvidia-imex.service"
+_IMEX_NODES = "etc/nvidia-imex/nodes_config.cfg"
+
+
+def imex_read(imex: Imex) -> str:
+    """``cmd/imex.txt``: ``ls -1d`` of what exists (sorted, as ls prints it), the node
+    list's lines as ``grep -H`` prints them, the daemon's ``/proc/<pid>/comm``."""
+    present = [*_IMEX_UNITS, _IMEX_WANTS, *(f"dev/nvidia-caps-imex-channels/{c}" for c in imex.channels)]
+    if imex.nodes_config:
+        present.append(_IMEX_NODES)
+    lines = sorted(present)
+    if imex.nodes_config:
+        lines += [f"{_IMEX_NODES}:{peer}" for peer in imex.peers]
+    if imex.running:
+        lines.append(f"proc/{imex.pid}/comm:nvidia-imex")
+    return "\n".join(lines) + "\n"
