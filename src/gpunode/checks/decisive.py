@@ -52,6 +52,11 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     logged = component in ctx.facts.side_logged
     said = _said(ctx.kb, component, findings, controller_logs if logged else None,
                  lambda state: node_texts(ctx, component, state))
+    if said is None and not _standing(findings):
+        stuck = running_finding(ctx.kb, component, _running_logs(ctx, component))
+        if stuck is not None:
+            findings.append(stuck)
+            said = stuck
     moved = blamed(ctx.facts.catalog, ctx.kb, component, said) if said is not None else None
     return [moved] if moved is not None else []
 
@@ -112,6 +117,13 @@ def _said(kb: KnowledgeBase, component: str, findings: list[Finding],
 
 def _problems(findings: Sequence[Finding]) -> bool:
     return any(f.status in PROBLEMS for f in findings)
+
+
+def _standing(findings: Sequence[Finding]) -> bool:
+    """Whether a problem stands by itself: a signature that is not ``standalone`` only
+    refines a state (``diagnose.Judgement.problems``), so alone it makes no problem."""
+    return any(f.status in PROBLEMS and ("signature" not in f.context or "standalone" in f.context)
+               for f in findings)
 
 
 def _only_aggregate(kb: KnowledgeBase, findings: Sequence[Finding]) -> bool:
@@ -214,12 +226,13 @@ _PERSISTENT = re.compile(
 #: A controller's last lines within which such an error must stand (nothing after it).
 _RECENT_LINES = 3
 #: Errors that heal by retrying, ending a controller's log or not: an object deleted since
-#: (the API's NotFound: 'nodes "x" not found'), a write that lost a race (a conflict); and a
-#: kind the cluster does not serve ('no matches for kind'), which operators meet for the
-#: optional APIs they watch (NFD's rules before NFD is installed): a removed Kubernetes API
-#: is a catalogued cause of its own.
+#: (the API's NotFound names the resource in the plural: 'nodes "x" not found', unlike a
+#: program's 'device "issm" not found'), a write that lost a race (a conflict); and a kind
+#: the cluster does not serve ('no matches for kind'), which operators meet for the optional
+#: APIs they watch (NFD's rules before NFD is installed): a removed Kubernetes API is a
+#: catalogued cause of its own.
 _TRANSIENT = re.compile(
-    r'(?i:\b[\w.-]+ \\?"[^"\\]{1,253}\\?" not found\b|the object has been modified|'
+    r'(?i:\b[a-z][\w-]*s(?:\.[\w.-]+)? \\?"[^"\\]{1,253}\\?" not found\b|the object has been modified|'
     r"Operation cannot be fulfilled|no matches for kind)")
 
 
@@ -241,6 +254,42 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
         where = f"{log.path}:{line_no}"
         return as_catalogued(kb, line_finding(
             kb, component, Status.DEGRADED, found, where, verb="keeps failing",
+            namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
+    return None
+
+
+def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
+    """The current logs of the component's running main containers on this node (an init
+    container's log is what it said before it completed)."""
+    for sp in ctx.stack_pods(component):
+        running = {cs.name for cs in sp.pod.status.container_statuses
+                   if cs.state.running is not None}
+        for log in ctx.logs_of(sp.pod):
+            if not log.previous and log.container in running:
+                yield log
+
+
+#: What a running component may log for ever about the host without failing its job: an
+#: attribute of one of the host's network interfaces it cannot read (the kernel answers
+#: EINVAL for the speed of a virtual or down link; RDMA ports are under /class/infiniband),
+#: or a device class directory that is absent because the host has no such devices.
+_NOT_THE_STACKS = re.compile(
+    r"sys/class/net/|\bopen \S*sys/class/[\w-]+\\?\"?: no such file or directory")
+
+
+def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) -> Finding | None:
+    """A running node component whose current log ends in an error it did not recover
+    from: its last line is an error that does not heal by retrying (as a controller's,
+    ``_lasting``), so it runs without doing its job; degraded with that line."""
+    for log in logs:
+        lines = log.lines
+        last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
+        found = decisive_line([lines[last]], kb.class_of) if last is not None else None
+        if found is None or _NOT_THE_STACKS.search(found.line) or not _lasting(kb, component, found, 1):
+            continue
+        where = f"{log.path}:{last + 1}" if last is not None else log.path
+        return as_catalogued(kb, line_finding(
+            kb, component, Status.DEGRADED, found, where, verb="keeps running after",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
 
