@@ -114,6 +114,20 @@ class Capped:
         self._parts = [data] if data else []
         return data
 
+    def held(self) -> bytes:
+        """What was kept, its pool share still taken: the share is given back by this thread's
+        next ``release_held()``, once the job that read the bytes is done with them. Outputs
+        read whole and still being stored count against the pool, so readers that finish at
+        once cannot each hold a whole limit outside it."""
+        data = b"".join(self._parts)
+        self._parts = [data] if data else []
+        if self._pool is not None and self._taken:
+            shares: list[tuple[BytePool, int]] = getattr(_HELD, "shares", [])
+            shares.append((self._pool, self._taken))
+            _HELD.shares = shares
+            self._taken = 0
+        return data
+
     def note(self) -> str:
         """The one line naming the cut."""
         if self.pool_dry and self._pool is not None:
@@ -121,6 +135,16 @@ class Capped:
                     f"{size_text(self._pool.size)} of answers were being read at once "
                     "(docs/limits.md)")
         return f"{self.what}: cut at {size_text(self.limit)} (its limit, docs/limits.md)"
+
+
+_HELD = threading.local()
+
+
+def release_held() -> None:
+    """Give back the pool shares this thread's ``Capped.held()`` kept (its job is done)."""
+    for pool, count in getattr(_HELD, "shares", ()):
+        pool.give(count)
+    _HELD.shares = []
 
 
 class OutputCut(Exception):

@@ -151,3 +151,20 @@ def test_read_whole_refuses_a_file_past_its_limit_and_special_files(tmp_path: Pa
     assert bounded.read_whole(big, 101, "a kubeconfig") == b"x" * 101
     with pytest.raises(bounded.TooLarge, match="not a regular file"):
         bounded.read_whole(Path("/dev/zero"), 100, "a kubeconfig")
+
+
+def test_held_output_counts_against_the_pool_until_its_job_releases_it() -> None:
+    """An exec output read whole stays in the pool while its job stores it: a reader that
+    finishes cannot hand its whole limit back and keep holding it (the endless exec case)."""
+    pool = bounded.BytePool(100)
+    first = bounded.Capped(80, "the output of dmesg", pool)
+    assert first.add(b"x" * 60)
+    assert first.held() == b"x" * 60
+    first.release()  # the reader's own clean-up: its share was handed to the job
+    assert pool.used == 60
+    second = bounded.Capped(80, "the output of nvidia-smi", pool)
+    assert not second.add(b"y" * 50) and second.pool_dry
+    bounded.release_held()
+    assert pool.used == 0
+    assert second.add(b"y" * 50)
+    second.release()

@@ -87,7 +87,8 @@ class _NoShell:
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
-    def exec(self, namespace: str, pod: str, container: str, argv: list[str]) -> ExecOutput:
+    def exec(self, namespace: str, pod: str, container: str, argv: list[str], *,
+             hold: bool = False) -> ExecOutput:
         self.calls.append(argv)
         if argv[0] == "sh":
             return ExecOutput(b"", b'exec: "sh": executable file not found in $PATH', -1)

@@ -11,7 +11,8 @@ server or a hostile saved input, and checks:
 
 The server answers the mini cluster's lists and, per case, streams an endless body
 (1 MiB chunks, as long as the client reads) for /version, every container log or
-every exporter scrape.
+every exporter scrape. The test API server (``serve_bundle``) streams every node command's
+exec output without end, and a kubeconfig's exec credential plugin writes without end.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from gpunode.apiserver import Faults, serve_bundle
 
 pytestmark = pytest.mark.slow  # the console script end to end, under stress inputs
 
@@ -169,6 +172,59 @@ def test_endless_live_bodies_are_cut_within_512_mib(endless: str, command: str, 
     if code == 3:
         assert len(err.splitlines()) == 1 and err.startswith("gpunode: ")
         assert not (sandbox / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["collect", "diagnose"])
+def test_an_endless_exec_stream_is_cut_within_512_mib(command: str, sandbox: Path) -> None:
+    """Every node command's exec streams stdout for ever and never its exit status (the test
+    API server's ``endless`` exec): each is cut at its limit and named, the rest of the run
+    goes on, nothing hangs."""
+    target = ["-o", str(sandbox / "out" / "b")] if command == "collect" else ["-o", "json"]
+    with serve_bundle(MINI, faults=Faults(answers=("endless create pods/exec",))) as api:
+        code, out, err, peak = run(sandbox, command, "-q", "--all-nodes", "--kubeconfig",
+                                   str(api.kubeconfig_path), *target)
+        assert api.errors() == []
+    print(f"live endless exec {command}: exit {code}, peak {peak} MiB")
+    assert code in (0, 1), err
+    cut = [ln for ln in err.splitlines() if ln.startswith("warning: exec ") and "cut at 32 MiB" in ln]
+    assert any("nvidia-smi in gpu-operator/nvidia-driver-daemonset-" in ln for ln in cut), err
+    if command == "diagnose":
+        assert json.loads(out)["nodes"]
+
+
+def test_an_exec_credential_plugin_writing_for_ever_is_one_line_within_512_mib(sandbox: Path) -> None:
+    """A kubeconfig's exec credential plugin that writes stdout without end: stopped past
+    its 1 MiB, exit 3 naming it, before any request; the plugin does not outlive the run."""
+    plugin = sandbox / "plugin" / "kube-login"
+    plugin.parent.mkdir()
+    plugin.write_text(f"#!{sys.executable}\nimport sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n")
+    plugin.chmod(0o755)
+    config = sandbox / "kubeconfig"
+    config.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:9"}}],
+        "users": [{"name": "u", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(plugin)}}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    code, _out, err, peak = run(sandbox, "diagnose", "-q", "--kubeconfig", str(config))
+    print(f"endless credential plugin: exit {code}, peak {peak} MiB")
+    assert code == 3 and len(err.splitlines()) == 1 and err.startswith("gpunode: "), err
+    assert "credential plugin" in err and str(plugin) in err and "printed more than" in err, err
+    assert not _running(str(plugin)), "the plugin outlived the run"
+
+
+def _running(needle: str) -> list[str]:
+    """Command lines of live processes holding ``needle``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if needle in cmdline:
+                found.append(cmdline)
+    return found
 
 
 def _alias_bomb() -> str:

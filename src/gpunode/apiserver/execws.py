@@ -12,6 +12,7 @@ import base64
 import hashlib
 import socket
 from collections.abc import Iterator
+from threading import Event
 from typing import BinaryIO
 
 import msgspec
@@ -68,6 +69,18 @@ def send_only(wfile: BinaryIO, messages: list[bytes]) -> None:
     for message in messages:
         wfile.write(conn.send(BytesMessage(data=message)))
     wfile.flush()
+
+
+def endless(wfile: BinaryIO, stopping: Event, chunk: bytes = b"x" * _CHUNK) -> None:
+    """stdout for ever, never an exit status (a command that writes without end), until the
+    client goes away or the server stops."""
+    conn = Connection(ConnectionType.SERVER)
+    frame = conn.send(BytesMessage(data=b"\x01" + chunk))
+    try:
+        while not stopping.is_set():
+            wfile.write(frame)
+    except OSError:
+        return
 
 
 def stream(wfile: BinaryIO, rfile: BinaryIO, sock: socket.socket,

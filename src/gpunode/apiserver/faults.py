@@ -59,7 +59,8 @@ class Faults:
     ``stall-body`` (announce the whole body, send half of it and then nothing more; an
     exec sends its output but never its exit status: a command that hangs).
     ``whole`` (a list answered whole, its ``limit`` ignored) or ``endless`` (a list page
-    of no items whose continue token is the one asked with: pagination that never ends),
+    of no items whose continue token is the one asked with: pagination that never ends; an
+    exec's stdout without end and never its exit status: a command that writes for ever),
     ``html`` (200 with an HTML login page, as an SSO proxy in front of the API answers) or
     ``redirect`` (302 to a login page on another host, ``REDIRECT_TO``).
     ``xN`` applies the rule to the first N requests it matches only, e.g.

@@ -444,6 +444,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         if self.damage == "stall-body":  # the output, never the exit status: a hung command
             execws.send_only(self.wfile, list(frames)[:-1])  # type: ignore[arg-type]
             self._stall()
+        if self.damage == "endless":  # output without end: a command that writes for ever
+            execws.endless(self.wfile, self.server.stopping)  # type: ignore[arg-type]
+            self.close_connection = True
+            return
         execws.stream(self.wfile, self.rfile, self.connection, frames)  # type: ignore[arg-type]
         self.close_connection = True
 

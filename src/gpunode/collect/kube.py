@@ -429,16 +429,19 @@ class KubeApi:
             raise ListCut(f"cut at {items:,} items: {why}")
 
     def exec(self, namespace: str, pod: str, container: str, argv: list[str],
-             timeout_s: float | None = None) -> ExecOutput:
+             timeout_s: float | None = None, *, hold: bool = False) -> ExecOutput:
         """Run ``argv`` through pods/exec (lightkube's WebSocket driver); the command's whole
-        output must come within the exec timeout (a hung nvidia-smi is given up on)."""
+        output must come within the exec timeout (a hung nvidia-smi is given up on). ``hold``:
+        the output's share of bounded.IN_FLIGHT stays taken until the calling thread's
+        ``bounded.release_held()`` (a collector's job that stores it first)."""
         timeout_s = timeout_s or self.timeouts.exec_s
         return self._retrying(
-            lambda budget: self._exec_once(namespace, pod, container, argv, min(timeout_s, budget)),
+            lambda budget: self._exec_once(namespace, pod, container, argv, min(timeout_s, budget),
+                                           hold=hold),
             kind="exec")
 
     def _exec_once(self, namespace: str, pod: str, container: str, argv: list[str],
-                   timeout_s: float) -> ExecOutput:
+                   timeout_s: float, *, hold: bool = False) -> ExecOutput:
         started = time.monotonic()
         url = f"{self.server}/api/v1/namespaces/{namespace}/pods/{pod}/exec?container={container}"
         out = Capped(MAX_EXEC_OUTPUT_BYTES, f"the output of {argv[0]} in {namespace}/{pod}", IN_FLIGHT)
@@ -451,7 +454,7 @@ class KubeApi:
                                            decode=None, timeout=timeout_s)
         except OutputCut as cut:
             log_request("POST", url, "output cut", started)
-            return ExecOutput(out.value(), err.value(), -1, str(cut))
+            return ExecOutput(out.held() if hold else out.value(), err.value(), -1, str(cut))
         except WebSocketUpgradeError as exc:
             self._upgrade_failed(exc)
         except ApiError as exc:
@@ -467,7 +470,7 @@ class KubeApi:
         finally:
             out.release()
         log_request("POST", url, f"exit {result.exit_code}", started)
-        return ExecOutput(out.value(), err.value(), result.exit_code)
+        return ExecOutput(out.held() if hold else out.value(), err.value(), result.exit_code)
 
     @staticmethod
     def _upgrade_failed(exc: WebSocketUpgradeError) -> None:

@@ -57,6 +57,7 @@ from gpunode.agent.fold import (
     node_dir_name,
 )
 from gpunode.agent.nodereport import REPORT_MAX_AGE_S
+from gpunode.bounded import release_held
 from gpunode.bundle import kube
 from gpunode.bundle.load import gc_paused
 from gpunode.bundle.projection import project_configmap, project_item
@@ -495,13 +496,21 @@ def _run_all(pool: ThreadPoolExecutor, jobs: Iterable[Job], progress: Progress,
     pending: set[Future[list[Job] | None]] = set()
     while queue or pending:
         while queue and len(pending) < limit:
-            pending.add(pool.submit(queue.popleft()))
+            pending.add(pool.submit(_releasing, queue.popleft()))
         done, pending = wait(pending, return_when=FIRST_COMPLETED)
         for future in done:
             follow = future.result() or []
             queue.extend(follow)
             total += len(follow)
         progress.update(task, total=total, advance=len(done))
+
+
+def _releasing(job: Job) -> list[Job] | None:
+    """``job``, then the pool shares of the outputs it read and held (bounded.Capped.held)."""
+    try:
+        return job()
+    finally:
+        release_held()
 
 
 class _Groups(msgspec.Struct):
@@ -1013,7 +1022,7 @@ def _exec_impact(run: _Run, node: str) -> str:
 def _exec_call(run: _Run, target: ExecTarget, argv: list[str]) -> ExecOutput | None:
     """Run ``argv`` in the target's container; None when the API refused (warned or noted)."""
     try:
-        result = run.api.exec(target.namespace, target.pod, target.container, argv)
+        result = run.api.exec(target.namespace, target.pod, target.container, argv, hold=True)
     except ApiFailure as exc:
         run.lost(target.bundle_path, _call_reason("pods/exec create", exc))
         if not _denied(run, exc, "exec into pods (pods/exec create)", target.namespace,
