@@ -33,6 +33,7 @@ from gpunode.checks.signatures import (
     traced_findings,
 )
 from gpunode.checks.versions import component_version, image_tag
+from gpunode.checks.workload_logs import workload_log_findings
 from gpunode.decisive import message_of, shown
 from gpunode.doubt import cluster_doubts, doubts_of, settle
 from gpunode.errors import GpunodeError
@@ -132,6 +133,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         findings.extend(signature_findings(ctx, cid))
         named.extend(own_words(ctx, cid, findings))
     named.extend(workload_findings(ctx))
+    named.extend(workload_log_findings(ctx))
     for finding in map(partial(_to_replacer, ctx), named):  # the layer a line names
         target = out.get(finding.component)  # (its judgement exists by now)
         if target is not None and finding.component not in ctx.platform.not_used:

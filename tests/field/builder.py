@@ -338,7 +338,11 @@ def _container(world: World, key: str, component: str, name: str | None, init: b
     return next((c for c in pool if c.name in wanted), pool[0])
 
 
-def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> str:
+def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> str | None:
+    if ev.object is not None:
+        _workload_log(world, node, ev)
+        return None
+    assert ev.component is not None  # the schema asks for one of the two
     key = _pod_key(world, node, ev.component, ev.container)
     ctr = _container(world, key, ev.component, ev.container, ev.init)
     text = ev.text if ev.text.endswith("\n") else ev.text + "\n"
@@ -353,6 +357,20 @@ def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> str:
         world.set_log(key, ctr.name, text, previous=True)
         _crash(world, key, ctr, restarts=5, exit_code=2 if _PANIC.search(text) else 1, reason="Error")
     return key
+
+
+def _workload_log(world: World, node: NodeState, ev: LogEv) -> None:
+    """A GPU workload's container log (NCCL, CUDA, NVML lines): the workload pod runs on
+    the node (created if the scenario has none of that name) and wrote it."""
+    assert ev.object is not None
+    key = _workload_pod(world, node, ev.object.namespace, ev.object.name or "gpu-pod", "Started")
+    ctrs = world.containers(key)
+    ctr = next((c for c in ctrs if c.name == ev.container), None) if ev.container else ctrs[0]
+    if ctr is None:
+        names = ", ".join(c.name for c in ctrs)
+        raise CaseError(f"pod {key} has no container {ev.container!r} (it has {names})")
+    text = ev.text if ev.text.endswith("\n") else ev.text + "\n"
+    world.set_log(key, ctr.name, text, previous=ev.previous)
 
 
 #: Lines after which a Go program has exited: logrus/zap fatal or panic levels, klog's F
@@ -658,8 +676,11 @@ def _workload_pod(world: World, node: NodeState, namespace: str, name: str, reas
         "tolerations": [{"effect": "NoSchedule", "key": GPU_RESOURCE, "operator": "Exists"}],
     }
     at = world.ago(minutes=50)
-    waiting_reason = "RunContainerError" if reason == "Failed" else "ContainerCreating"
-    ctr = waiting(Ctr("cuda", _WORKLOAD_IMAGE), waiting_reason)
+    if reason == "Started":  # it runs (and logs)
+        ctr = running(Ctr("cuda", _WORKLOAD_IMAGE), world.ago(minutes=48))
+    else:
+        waiting_reason = "RunContainerError" if reason == "Failed" else "ContainerCreating"
+        ctr = waiting(Ctr("cuda", _WORKLOAD_IMAGE), waiting_reason)
     add_pod(world, node, PodDraft(name, namespace, {"app": name}, None, spec), [ctr], at)
     return key
 

@@ -61,9 +61,14 @@ INIT_REASONS = frozenset(
 #: GPU workloads as evidence, dependencies across components and nodes, stack flavours.
 Cover = Literal["gpu-nodes", "workloads", "dependencies", "flavours"]
 COVERS: tuple[Cover, ...] = ("gpu-nodes", "workloads", "dependencies", "flavours")
+#: Node command output under the names the collector and the probe write it
+#: (docs/bundle-format.md "nodes/"): the GPU and kernel, the host services' journals, and
+#: the links (NVLink state and counters, the GPU/NIC matrix, the RDMA ports).
 NodeCmd = Literal[
     "nvidia-smi.txt", "nvidia-smi-q.xml", "dmesg.txt", "lsmod.txt",
-    "journal-kubelet.txt", "journal-runtime.txt",
+    "journal-kubelet.txt", "journal-runtime.txt", "journal-fabricmanager.txt", "journal-imex.txt",
+    "nvidia-smi-nvlink-s.txt", "nvidia-smi-nvlink-e.txt", "nvidia-smi-topo-m.txt",
+    "sysfs-infiniband.txt", "ibstat.txt", "ibv_devinfo.txt",
 ]
 
 
@@ -79,9 +84,21 @@ class _Ev(_Strict, frozen=True, tag_field="kind"):
     """Base of every evidence item; ``kind`` selects the type."""
 
 
+class EventObject(_Strict, frozen=True):
+    """The event's involvedObject when it is not the component's pod: the node, or a
+    workload pod (created on ``node`` if the scenario has no pod of that name)."""
+
+    kind: Literal["Node", "Pod"]
+    name: str | None = None
+    namespace: str = "default"
+
+
 class LogEv(_Ev, frozen=True, tag="log"):
-    component: str
     text: str
+    #: the stack component whose pod on the node wrote it; or ``object``: a GPU workload pod
+    #: (created running on the node, one nvidia.com/gpu, if the scenario has no pod of that name)
+    component: str | None = None
+    object: EventObject | None = None
     container: str | None = None
     previous: bool = False
     init: bool = False
@@ -102,15 +119,6 @@ class PodStateEv(_Ev, frozen=True, tag="pod-state"):
 
 class PodMissingEv(_Ev, frozen=True, tag="pod-missing"):
     component: str
-
-
-class EventObject(_Strict, frozen=True):
-    """The event's involvedObject when it is not the component's pod: the node, or a
-    workload pod (created on ``node`` if the scenario has no pod of that name)."""
-
-    kind: Literal["Node", "Pod"]
-    name: str | None = None
-    namespace: str = "default"
 
 
 class EventEv(_Ev, frozen=True, tag="event"):
@@ -287,8 +295,11 @@ def _check(case: Case, stem: str, label: str) -> None:
             raise CaseError(f"{label}: evidence[{i}].component: unknown component {component!r}")
         if isinstance(ev, PodStateEv) and not _known_state(ev.state):
             raise CaseError(f"{label}: evidence[{i}].state: unknown pod state {ev.state!r}")
-        if isinstance(ev, EventEv) and (ev.component is None) == (ev.object is None):
-            raise CaseError(f"{label}: evidence[{i}]: an event names either component or object")
+        if isinstance(ev, EventEv | LogEv) and (ev.component is None) == (ev.object is None):
+            kind = "an event" if isinstance(ev, EventEv) else "a log"
+            raise CaseError(f"{label}: evidence[{i}]: {kind} names either component or object")
+        if isinstance(ev, LogEv) and ev.object is not None and ev.object.kind != "Pod":
+            raise CaseError(f"{label}: evidence[{i}].object: a log is a Pod's")
     _check_expect(case, label, known)
 
 

@@ -344,14 +344,15 @@ def test_explain_gives_back_a_decisive_line_in_95_percent_of_cases() -> None:
 
 
 #: Components whose host journal the bundle holds (node-cmd evidence), by file.
-_JOURNALS = {"journal-kubelet.txt": "kubelet", "journal-runtime.txt": "container-runtime"}
+_JOURNALS = {"journal-kubelet.txt": "kubelet", "journal-runtime.txt": "container-runtime",
+             "journal-fabricmanager.txt": "fabric-manager", "journal-imex.txt": "imex"}
 
 
 def _logged_an_error(case: Case) -> set[str]:
     """Components whose own log (or host journal) in the case holds an error line."""
     out: set[str] = set()
     for ev in case.evidence:
-        if isinstance(ev, LogEv) and any(severity(line) for line in ev.text.splitlines()):
+        if isinstance(ev, LogEv) and ev.component and any(severity(line) for line in ev.text.splitlines()):
             out.add(ev.component)
         if isinstance(ev, NodeCmdEv) and ev.name in _JOURNALS and any(map(severity, ev.text.splitlines())):
             out.add(_JOURNALS[ev.name])

@@ -29,7 +29,6 @@ from gpunode.facts import (
     Manifest,
     NodeObservations,
     SkippedItems,
-    StackPod,
 )
 from gpunode.limits import (
     MAX_DOC_BYTES,
@@ -183,7 +182,7 @@ def load_source(source: BundleSource) -> ClusterFacts:
     facts.damaged = frozenset(damaged)
     facts.skipped = {name: found for name, found in skipped.items() if found.count}
     facts.memory = budget.memory  # the node pass goes on counting from here
-    facts.cluster_logs = _pod_logs(facts, (sp for pods in facts.cluster_side.values() for sp in pods))
+    facts.cluster_logs = _pod_logs(facts, (sp.key for pods in facts.cluster_side.values() for sp in pods))
     return facts
 
 
@@ -581,17 +580,22 @@ def read_node_observations(facts: ClusterFacts, node: str) -> NodeObservations:
 
 
 def _node_logs(facts: ClusterFacts, node: str) -> dict[tuple[str, str], tuple[LogFile, ...]]:
-    if node not in facts.logged_nodes:
+    """The logs of the node's stack pods and of its GPU workloads (what NCCL or CUDA said
+    there is evidence of the node's stack, docs/bundle-format.md)."""
+    workloads = [(p.metadata.namespace, p.metadata.name) for p in facts.workloads_by_node.get(node, ())]
+    if node not in facts.logged_nodes and not any(key in facts.log_index for key in workloads):
         return {}  # most nodes: no pod on them has a log in the bundle
-    return _pod_logs(facts, (sp for pods in facts.pods_by_node.get(node, {}).values() for sp in pods))
+    stack = (sp.key for pods in facts.pods_by_node.get(node, {}).values() for sp in pods)
+    return _pod_logs(facts, (*stack, *workloads))
 
 
-def _pod_logs(facts: ClusterFacts, pods: Iterable[StackPod]) -> dict[tuple[str, str], tuple[LogFile, ...]]:
+def _pod_logs(facts: ClusterFacts,
+              keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[LogFile, ...]]:
     wanted: dict[tuple[str, str], list[str]] = {}
-    for sp in pods:
-        paths = facts.log_index.get(sp.key, [])
+    for key in keys:
+        paths = facts.log_index.get(key, [])
         if paths:
-            wanted[sp.key] = paths
+            wanted[key] = paths
     share = _LogShare(sum(len(paths) for paths in wanted.values()))
     return {key: tuple(_log_file(facts.source, p, share) for p in paths) for key, paths in wanted.items()}
 

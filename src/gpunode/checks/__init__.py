@@ -13,6 +13,8 @@ from gpunode.checks import (
     resources,
     sandbox,
     toolkit,
+    unit_journal,
+    workload_logs,
     xid,
 )
 from gpunode.checks.base import REGISTRY, Check, check, checks_for
@@ -36,5 +38,7 @@ __all__ = [
     "resources",
     "sandbox",
     "toolkit",
+    "unit_journal",
+    "workload_logs",
     "xid",
 ]

@@ -1,7 +1,8 @@
-"""The recent past of the kubelet and the container runtime, from the host's journal.
+"""The recent past of the host's services, from the host's journal.
 
-When the kubelet or containerd fails, its own journal says why; the bundle keeps
-the last hours of it (``cmd/journal-kubelet.txt``, ``cmd/journal-runtime.txt``),
+When the kubelet, containerd, Fabric Manager or IMEX fails, its own journal says why;
+the bundle keeps the last hours of it (``cmd/journal-kubelet.txt``,
+``cmd/journal-runtime.txt``, ``cmd/journal-fabricmanager.txt``, ``cmd/journal-imex.txt``),
 bounded in time, lines and bytes. A host without journald, or a probe that cannot
 read it, simply has no such file: the components stay judged by what else shows.
 """
@@ -25,6 +26,9 @@ UNITS: dict[str, tuple[str, ...]] = {
     "journal-kubelet.txt": (
         "kubelet", "k3s", "k3s-agent", "rke2-agent", "rke2-server", "snap.microk8s.daemon-kubelite"),
     "journal-runtime.txt": ("containerd", "crio", "docker"),
+    # the host services of NVSwitch and multi-node NVLink systems (their packaged unit names)
+    "journal-fabricmanager.txt": ("nvidia-fabricmanager",),
+    "journal-imex.txt": ("nvidia-imex",),
 }
 
 

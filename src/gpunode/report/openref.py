@@ -37,6 +37,8 @@ NODE_COMMANDS = {
     "lsmod.txt": "lsmod",
     "journal-kubelet.txt": "journalctl -u kubelet --since -2h -o short-iso",
     "journal-runtime.txt": "journalctl -u containerd --since -2h -o short-iso",
+    "journal-fabricmanager.txt": "journalctl -u nvidia-fabricmanager --since -2h -o short-iso",
+    "journal-imex.txt": "journalctl -u nvidia-imex --since -2h -o short-iso",
     "gpunode-probe.json": "gpunode probe -o json",
     "nvidia-smi-nvlink-s.txt": "nvidia-smi nvlink -s",
     "nvidia-smi-nvlink-e.txt": "nvidia-smi nvlink -e",

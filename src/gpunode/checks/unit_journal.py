@@ -1,0 +1,89 @@
+"""Host services judged by their own journals: Fabric Manager and IMEX.
+
+Both run as systemd units on the host (``nvidia-fabricmanager``, ``nvidia-imex``), and
+when one stops, the reason is in its journal, not in any pod: the probe and the agent
+keep the recent past of each (``cmd/journal-fabricmanager.txt``, ``cmd/journal-imex.txt``,
+gpunode.probe.journal). systemd's own lines say whether the unit's last run failed
+(its process exited non-zero or was killed, ``Failed with result``, ``Failed to start``)
+and no later start followed; then the unit's own decisive line before that failure,
+found by the general rules (gpunode.decisive) and classed like a container's, is the
+cause, or a catalogued cause of the component where its signature matches. A unit that
+runs, was stopped on purpose or restarted since stays for the other checks to judge, and
+a node without the journal is judged as before (the checks name no need, so its absence
+is no gap in what was observed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+import msgspec
+
+from gpunode.checks.base import check, problem
+from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import STATE, as_catalogued, line_finding
+from gpunode.decisive import decisive_line
+from gpunode.model import Evidence, Finding, Status
+
+#: Component -> its journal in the bundle and the state cause when no line says more.
+UNIT_JOURNALS: dict[str, tuple[str, str]] = {
+    "fabric-manager": ("journal-fabricmanager.txt", "fabric_manager_not_running"),
+    "imex": ("journal-imex.txt", "imex_not_running"),
+}
+
+#: systemd's own lines about the unit (``systemd[1]: ...``), in any journal output format.
+_SYSTEMD = re.compile(r"(?:^|\s)systemd\[1\]: ")
+#: A start that ended: the unit's process exited non-zero, was killed or dumped core,
+#: systemd gave the unit up, or the start job failed.
+_FAILED = re.compile(
+    r"systemd\[1\]: (?:[\w@.:-]+\.service: (?:Main|Control) process exited, code=(?:exited, status=[1-9]|"
+    r"killed, status=(?!15/)|dumped)|[\w@.:-]+\.service: Failed with result|Failed to start )")
+#: A start that succeeded, or began (the unit's lines after it belong to its new run).
+_STARTED = re.compile(r"systemd\[1\]: Started ")
+#: Stopped on purpose (``systemctl stop``): not a failure of the unit's own.
+_STOPPED = re.compile(r"systemd\[1\]: (?:Stopping|Stopped) ")
+_STARTING = re.compile(r"systemd\[1\]: Starting ")
+
+
+def _judge_unit(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    name, state = UNIT_JOURNALS[component]
+    split = ctx.text_lines("cmd", name)
+    if split is None:
+        return
+    lines = split[0]
+    failed = _last(lines, _FAILED)
+    if failed is None or max(_last(lines, _STARTED) or -1, _last(lines, _STOPPED) or -1) > failed:
+        return  # never failed in the window, started again or stopped on purpose since
+    path = ctx.obs.path_of("cmd", name)
+    begun = _last(lines[:failed], _STARTING)
+    first = 0 if begun is None else begun + 1
+    end = next(i for i in range(first, failed + 1) if _FAILED.search(lines[i]))  # how the run ended
+    ended = Evidence(f"{path}:{end + 1}", lines[end].strip())
+    own = [line if not _SYSTEMD.search(line) else "" for line in lines[first:end]]
+    found = decisive_line(own, ctx.kb.class_of)
+    if found is None:
+        yield problem(component, state, ended, specificity=60)
+        return
+    where = f"{path}:{first + found.line_no}"
+    said = line_finding(ctx.kb, component, Status.FAILED, found, where, verb="fails in its journal",
+                        evidence=(ended,), standalone="true")
+    said = msgspec.structs.replace(said, context={**said.context, STATE: state})
+    yield as_catalogued(ctx.kb, said)
+
+
+def _last(lines: Sequence[str], pattern: re.Pattern[str]) -> int | None:
+    """Index of the last line ``pattern`` finds in, or None."""
+    return next((i for i in range(len(lines) - 1, -1, -1) if pattern.search(lines[i])), None)
+
+
+@check("fabric-manager")
+def fabric_manager_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """nvidia-fabricmanager's last run failed, in its own journal."""
+    yield from _judge_unit(ctx, component)
+
+
+@check("imex")
+def imex_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """nvidia-imex's last run failed, in its own journal."""
+    yield from _judge_unit(ctx, component)

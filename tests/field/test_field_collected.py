@@ -1,0 +1,129 @@
+"""What real failure reports show, placed as the collector writes it and read by the engine:
+the interconnect outputs under their bundle names, the host journals of Fabric Manager and
+IMEX, GPU workloads' own logs (NCCL, NVML), DaemonSet events and admission refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from builder import build_case
+from case import Case, CaseError, load_case
+from scoreboard import diagnose_case, top_root_cause
+
+_JOB = {"kind": "Pod", "name": "train-0", "namespace": "ml"}
+
+# Lines as gpu-operator#610 shows journalctl -u nvidia-fabricmanager (host and times changed).
+_FM_FAILED = """\
+2023-11-15T14:15:47+0800 gpu-wk-01 systemd[1]: Starting NVIDIA fabric manager service...
+2023-11-15T14:15:47+0800 gpu-wk-01 nv-fabricmanager[4177]: request to query NVSwitch device information \
+from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]
+2023-11-15T14:15:47+0800 gpu-wk-01 systemd[1]: nvidia-fabricmanager.service: Control process exited, \
+code=exited, status=1/FAILURE
+2023-11-15T14:15:47+0800 gpu-wk-01 systemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.
+2023-11-15T14:15:47+0800 gpu-wk-01 systemd[1]: Failed to start NVIDIA fabric manager service.
+"""
+# A failed start, then a start that worked (nvtrust#128's wording of a healthy start).
+_FM_RECOVERED = _FM_FAILED + """\
+2023-11-15T14:20:01+0800 gpu-wk-01 systemd[1]: Starting nvidia-fabricmanager.service - NVIDIA fabric manager service...
+2023-11-15T14:20:46+0800 gpu-wk-01 nv-fabricmanager[1120]: Connected to 1 node.
+2023-11-15T14:20:48+0800 gpu-wk-01 systemd[1]: Started nvidia-fabricmanager.service - NVIDIA fabric manager service.
+"""
+_NCCL_SOCKETS = """\
+train-0:123:456 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>
+train-0:123:456 [0] NCCL INFO NET/IB : No device found.
+train-0:123:456 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.5<0>
+train-0:123:456 [0] NCCL INFO Using network Socket
+"""
+_NCCL_IB = "train-0:123:456 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>\n"
+
+
+def _case(*evidence: dict[str, Any], **extra: Any) -> Case:
+    raw = {"id": "x-collected", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": list(evidence), "expect": {"healthy": True}, **extra}
+    return msgspec.convert(raw, Case)
+
+
+def _top(case: Case) -> tuple[str, str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause, top.title) if top else None
+
+
+@pytest.mark.parametrize("name", [
+    "nvidia-smi-nvlink-s.txt", "nvidia-smi-nvlink-e.txt", "nvidia-smi-topo-m.txt", "sysfs-infiniband.txt",
+    "ibstat.txt", "ibv_devinfo.txt", "journal-fabricmanager.txt", "journal-imex.txt"])
+def test_interconnect_and_journal_outputs_land_under_their_bundle_names(name: str, tmp_path: Path) -> None:
+    case = _case({"kind": "node-cmd", "name": name, "text": "x\n"})
+    out = build_case(case, tmp_path / "b")
+    assert (out / "nodes" / "gpu-wk-01" / "cmd" / name).read_text() == "x\n"
+
+
+def test_ibstat_of_a_port_stuck_in_polling_is_read_where_sysfs_was_not() -> None:
+    ibstat = ("CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Down\n"
+              "\t\tPhysical state: Polling\n\t\tRate: 10\n\t\tBase lid: 65535\n\t\tLink layer: InfiniBand\n")
+    found = _top(_case({"kind": "node-cmd", "name": "ibstat.txt", "text": ibstat}))
+    assert found is not None and found[0] == "rdma-links"
+
+
+def test_a_fabric_manager_unit_that_failed_is_named_by_its_own_journal_line() -> None:
+    found = _top(_case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_FAILED}))
+    assert found is not None and found[0] == "fabric-manager"
+    assert "request to query NVSwitch device information" in found[2]  # its line, not systemd's
+
+
+def test_a_fabric_manager_unit_started_again_since_is_not_failed() -> None:
+    assert _top(_case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_RECOVERED})) is None
+
+
+def test_an_imex_unit_stopped_on_purpose_is_not_failed() -> None:
+    text = ("2025-03-01T10:00:00+0000 gpu-wk-01 systemd[1]: Stopping NVIDIA IMEX service...\n"
+            "2025-03-01T10:00:00+0000 gpu-wk-01 systemd[1]: nvidia-imex.service: Deactivated successfully.\n"
+            "2025-03-01T10:00:00+0000 gpu-wk-01 systemd[1]: Stopped NVIDIA IMEX service.\n")
+    assert _top(_case({"kind": "node-cmd", "name": "journal-imex.txt", "text": text})) is None
+
+
+def test_an_imex_unit_that_exited_is_failed_with_its_line() -> None:
+    text = ("2025-03-01T10:00:00+0000 gpu-wk-01 systemd[1]: Starting NVIDIA IMEX service...\n"
+            "2025-03-01T10:00:01+0000 gpu-wk-01 nvidia-imex[2211]: ERROR: failed to open "
+            "/etc/nvidia-imex/nodes_config.cfg: No such file or directory\n"
+            "2025-03-01T10:00:01+0000 gpu-wk-01 systemd[1]: nvidia-imex.service: Main process exited, "
+            "code=exited, status=1/FAILURE\n"
+            "2025-03-01T10:00:01+0000 gpu-wk-01 systemd[1]: nvidia-imex.service: Failed with result 'exit-code'.\n")
+    found = _top(_case({"kind": "node-cmd", "name": "journal-imex.txt", "text": text}))
+    assert found is not None and found[0] == "imex" and "nodes_config.cfg" in found[2]
+
+
+def test_nvml_unknown_error_in_a_running_workloads_log_accuses_the_toolkit() -> None:
+    found = _top(_case({"kind": "log", "object": _JOB, "text": "Failed to initialize NVML: Unknown Error\n"}))
+    assert found is not None and found[:2] == ("container-toolkit", "nvml_device_access_lost")
+    assert "ml/train-0" in found[2]
+
+
+def test_the_workload_log_lands_in_the_running_workload_pod(tmp_path: Path) -> None:
+    case = _case({"kind": "log", "object": _JOB, "text": _NCCL_SOCKETS})
+    out = build_case(case, tmp_path / "b")
+    assert (out / "logs" / "ml" / "train-0" / "cuda.log").read_text() == _NCCL_SOCKETS
+
+
+def test_nccl_falling_back_to_sockets_on_a_node_with_rdma_is_degraded_gpudirect() -> None:
+    # falcon-ai's GPU nodes run the Network Operator's MOFED driver: the node has RDMA ports
+    found = _top(_case({"kind": "log", "object": _JOB, "text": _NCCL_SOCKETS}))
+    assert found is not None and found[:2] == ("gpudirect-rdma", "nccl_socket_fallback")
+
+
+def test_nccl_on_sockets_without_rdma_and_nccl_on_ib_are_healthy() -> None:
+    no_rdma = _case({"kind": "log", "object": _JOB, "text": _NCCL_SOCKETS},
+                    cluster={"components": ["gpu-operator", "nfd", "gfd", "dcgm-exporter", "validator"],
+                             "gpu_node": {"nics": 0}})
+    assert _top(no_rdma) is None
+    assert _top(_case({"kind": "log", "object": _JOB, "text": _NCCL_IB})) is None
+
+
+def test_a_log_names_either_a_component_or_a_pod(tmp_path: Path) -> None:
+    path = tmp_path / "x-collected.yaml"
+    path.write_text("id: x-collected\nsource: https://example.org/x\ntitle: t\nplatform: generic\n"
+                    "evidence:\n  - kind: log\n    text: hi\nexpect: {healthy: true}\n")
+    with pytest.raises(CaseError, match="a log names either component or object"):
+        load_case(path)
