@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from inprocess import run_cli
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from gpunode.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    """The entry point's ``main`` in this process (tests/inprocess.py): exit code and output."""
+    return run_cli(*args)
 
 
 def test_failures_found_exit_1_and_json_is_report_v1(handmade: Path) -> None:

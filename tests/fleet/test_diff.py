@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -15,14 +14,15 @@ from fleetsim import build, scenario, uniform
 
 from gpunode.commands.diff import side
 from gpunode.fleet.diff import diff
+from inprocess import run_cli
 
 SCHEMA = Path(__file__).parents[2] / "docs" / "report.schema.json"
 NEW_KERNEL = "5.15.0-139-generic"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from gpunode.cli import main; main()", *args],
-                          capture_output=True, text=True, timeout=300, check=False)
+    """The entry point's ``main`` in this process (tests/inprocess.py): exit code and output."""
+    return run_cli(*args)
 
 
 @pytest.fixture(scope="module")

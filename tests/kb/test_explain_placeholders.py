@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gpunode.kb import load_kb
+from inprocess import run_cli
 
 DESCRIBE = """Name:             dcgm-exporter-7xk2p
 Namespace:        gpu-operator
@@ -39,10 +39,8 @@ OOM = "    Last State:     Terminated\n      Reason:       OOMKilled\n"
 
 
 def explain(text: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from gpunode.cli import main; main()", "explain", "-", *args],
-        input=text, capture_output=True, text=True, timeout=120, check=False,
-    )
+    """``gpunode explain -`` on ``text``, in this process (tests/inprocess.py)."""
+    return run_cli("explain", "-", *args, stdin=text)
 
 
 def steps(text: str, cause: str) -> list[str]:
@@ -136,10 +134,7 @@ def test_a_bundle_log_fills_namespace_and_pod_and_steps_are_never_wrapped(tmp_pa
     log = tmp_path / "logs" / "gpu-operator" / "nvidia-driver-daemonset-ncdvs" / "nvidia-driver-ctr.log"
     log.parent.mkdir(parents=True)
     log.write_text("Could not resolve Linux kernel version\n")
-    proc = subprocess.run(
-        [sys.executable, "-c", "from gpunode.cli import main; main()", "explain", str(log)],
-        capture_output=True, text=True, timeout=120, check=False, env={**os.environ, "COLUMNS": "60"},
-    )
+    proc = run_cli("explain", str(log), env={**os.environ, "COLUMNS": "60"})
     assert proc.returncode == 1
     cause = load_kb().get("kernel_headers_missing")
     from gpunode.kb import render_steps

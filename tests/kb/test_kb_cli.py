@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (real log lines are long)
-"""``gpunode explain`` and ``gpunode causes`` through the real entry point: exit
+"""``gpunode explain`` and ``gpunode causes`` through the entry point's ``main``: exit
 codes, output formats, stdin and gzip input, one-line errors."""
 
 from __future__ import annotations
@@ -7,26 +7,20 @@ from __future__ import annotations
 import gzip
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from kb_noise import bury
 
 from gpunode.catalog import load_catalog
 from gpunode.kb import load_kb
+from inprocess import run_cli
 
 SIGNATURE = "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service"
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from gpunode.cli import main; main()", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    """The entry point's ``main`` in this process (tests/inprocess.py): exit code and output."""
+    return run_cli(*args, stdin=stdin)
 
 
 def test_explain_match_exits_1_and_json_names_the_cause_and_line(tmp_path: Path) -> None:
