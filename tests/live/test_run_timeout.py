@@ -2,7 +2,7 @@
 
 Each case starts ``.venv/bin/gpunode`` (a child process, killed past KILL_AFTER_S: no case
 can hang the suite) against the test API server serving the mini cluster with one part
-stalled — it accepts the request and never answers — and no ``--request-timeout``, so the
+stalled (it accepts the request and never answers) and no ``--request-timeout``, so the
 defaults (15 s a request, 60 s an exec, 60 s a call with its retries) would wait far longer
 than the deadline. Whatever was stalled (a list, a node's execs, the operator's pods for
 ``version``, a list answered 500 and retried, a credential plugin that never answers), the
@@ -110,6 +110,8 @@ STALLS = [
      ("cluster/nodes.json", "cluster/pods.json")),
     ("operator-pods-version", Faults(answers=("stall list pods",)), ("version",),
      ("not read: the GPU Operator's pods",)),
+    ("list-pods-diff", Faults(answers=("stall list pods",)), ("diff", str(MINI), "-q"),
+     ("not read: cluster/pods.json",)),
 ]
 
 
@@ -161,6 +163,7 @@ def test_a_run_within_its_timeout_is_unchanged(gpunode: Gpunode) -> None:
     (("diagnose", "--watch", "--timeout", "5s"), "--timeout bounds one run"),
     (("collect", "-o", "b", "--timeout", "soon"), "--timeout 'soon': expected seconds"),
     (("version", "--timeout", "48h"), "--timeout '48h': longer than"),
+    (("diff", str(MINI), str(MINI), "--timeout", "5s"), "NEW is a saved bundle"),
 ])
 def test_a_bad_timeout_is_bad_usage(args: tuple[str, ...], words: str, gpunode: Gpunode) -> None:
     ran = gpunode(*args)

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
+from gpunode.commands.extras import (
+    AllNodesOpt,
+    DeepOpt,
+    RequestTimeoutOpt,
+    RunTimeoutOpt,
+    extras_policy,
+    request_timeout,
+    run_timeout,
+)
 from gpunode.errors import UsageError
 
 if TYPE_CHECKING:
@@ -61,6 +69,7 @@ def diff_cmd(
     deep: DeepOpt = False,
     all_nodes: AllNodesOpt = False,
     timeout: RequestTimeoutOpt = None,
+    deadline: RunTimeoutOpt = None,
 ) -> None:
     """What changed between two bundles, or a bundle and the live cluster (NEW left out):
     versions, images, GPU counts, nvidia.com labels, taints, conditions, runtime configs,
@@ -70,16 +79,20 @@ def diff_cmd(
     from gpunode.fleet.model import DiffReport
     from gpunode.safety import safe_struct
 
-    live_flags = kubeconfig is not None or context is not None or timeout is not None or deep or all_nodes
+    live_flags = kubeconfig is not None or context is not None or timeout is not None or deep or all_nodes \
+        or deadline is not None
     if new is not None and live_flags:
-        raise UsageError("NEW is a saved bundle; drop --kubeconfig/--context/--request-timeout/--deep/"
-                         "--all-nodes, or drop NEW to compare with the live cluster")
-    before = side(old)
-    if new is None:
-        after = live_side(kubeconfig, context, quiet=quiet, extras=extras_policy(deep, all_nodes),
-                          request_timeout_s=request_timeout(timeout))
-    else:
-        after = side(new)
+        raise UsageError("NEW is a saved bundle; drop --kubeconfig/--context/--request-timeout/--timeout/"
+                         "--deep/--all-nodes, or drop NEW to compare with the live cluster")
+    from gpunode.deadline import whole_run
+
+    with whole_run(run_timeout(deadline)):  # live NEW only: a saved one refuses --timeout above
+        before = side(old)
+        if new is None:
+            after = live_side(kubeconfig, context, quiet=quiet, extras=extras_policy(deep, all_nodes),
+                              request_timeout_s=request_timeout(timeout))
+        else:
+            after = side(new)
     result = safe_struct(diff(before, after), DiffReport)
     if output == DiffFormat.json:
         import msgspec
