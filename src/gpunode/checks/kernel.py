@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+import msgspec
+
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
@@ -48,6 +50,11 @@ _RDMA_MODULE = re.compile(r"rdma")
 _ROUTINE = re.compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
                       r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
 _OWNED = ("driver", "gpu-hardware", "ofed")
+#: The driver could not bring up one GPU (the module itself loaded): RM's adapter init
+#: failed. Alone, that GPU is the one at fault (its BARs, power or seating, the BIOS's
+#: Above 4G / Resizable BAR, a VM's MMIO window); a driver problem says so in other NVRM
+#: lines (GSP firmware, an assertion, an unsupported GPU), which then own it.
+_ADAPTER_INIT = re.compile(r"(?i:\bRmInitAdapter failed|\brm_init_adapter failed)")
 
 
 def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
@@ -58,8 +65,15 @@ def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     line_no, line = found
     where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{line_no}"
-    yield line_finding(ctx.kb, component, Status.DEGRADED, Decisive(line_no, line, 1), where,
-                       verb="fails in the kernel log", standalone="true")
+    finding = line_finding(ctx.kb, component, Status.DEGRADED, Decisive(line_no, line, 1), where,
+                           verb="fails in the kernel log", standalone="true")
+    smi = ctx.nvidia_smi
+    if _ADAPTER_INIT.search(line) and smi is not None and smi.attached_gpus > 0:
+        # the driver serves the other GPUs: the one it could not bring up is missing
+        missing = ctx.kb.get("gpu_missing")
+        finding = msgspec.structs.replace(finding, cause=missing.code, status=Status.FAILED,
+                                          specificity=missing.specificity)
+    yield finding
 
 
 for _owned in _OWNED:
@@ -83,11 +97,30 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     assert split is not None
     out: dict[str, tuple[int, str]] = {}
     catalog = ctx.facts.catalog
+    adapter: tuple[int, str] | None = None
+    driver_speaks = False  # an NVRM line of the driver's own, failure or notice
     for index, line in enumerate(split[0]):
         owner = _owner(line, catalog.named_in)
-        if owner is not None:
+        if owner == _ADAPTER:
+            adapter = (index + 1, line.strip())
+        elif owner is not None:
             out[owner] = (index + 1, line.strip())
+        driver_speaks = driver_speaks or owner == "driver" or _driver_notice(line, catalog.named_in)
+    if adapter is not None:  # the GPU's own, unless the driver said why
+        out.setdefault("driver" if driver_speaks else "gpu-hardware", adapter)
     return out
+
+
+#: ``_owner``'s answer for an adapter init failure: the GPU's unless the driver said why.
+_ADAPTER = "adapter"
+
+
+def _driver_notice(line: str, named_in: Callable[[str], str | None]) -> bool:
+    """An NVRM line that is no routine, no adapter failure and names no GPU hardware: the
+    driver's own word (the open module refusing a GeForce, a GPU its release does not
+    support), which explains an adapter init failure after it."""
+    return ("NVRM:" in line and not _ROUTINE.search(line) and not _ADAPTER_INIT.search(line)
+            and named_in(line) != "gpu-hardware")
 
 
 def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
@@ -100,5 +133,7 @@ def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
     nvrm = _NVRM.search(line)
     if nvrm is None or _ROUTINE.search(line) or severity(nvrm["text"]) == 0:
         return None
+    if _ADAPTER_INIT.search(line):
+        return _ADAPTER
     named = named_in(line)
     return named if named in ("gpu-hardware", "driver") else "driver"

@@ -1,0 +1,56 @@
+"""The kernel log names the layer: an NVRM adapter init failure ("RmInitAdapter failed")
+with nothing else from the driver is the GPU's (its BARs, the BIOS's Above 4G decoding,
+its seating), and a missing GPU while the driver serves the others; the same failure
+after the driver's own words (the open module refusing a GeForce) is the driver's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from case import Case
+from scoreboard import diagnose_case, top_root_cause
+
+
+def _case(*evidence: dict[str, Any]) -> Case:
+    raw = {"id": "x-kernel-layers", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": list(evidence), "expect": {"healthy": False}}
+    return msgspec.convert(raw, Case)
+
+
+def _top(case: Case) -> tuple[str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
+def _dmesg(text: str) -> dict[str, Any]:
+    return {"kind": "node-cmd", "name": "dmesg.txt", "text": text}
+
+
+#: NVIDIA/open-gpu-kernel-modules#862 (an RTX 5090 with Resizable BAR and Above 4G off).
+ADAPTER = ("Jul 01 22:55:07 gpu kernel: NVRM: GPU 0000:01:00.0: rm_init_adapter failed, "
+           "device minor number 0\n"
+           "Jul 01 22:55:07 gpu kernel: NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:884)\n")
+
+
+def test_an_adapter_that_fails_to_initialise_is_the_gpu_s_fault() -> None:
+    smi = {"kind": "node-cmd", "name": "nvidia-smi.txt", "text": "No devices were found\n"}
+    case = _case(_dmesg(ADAPTER), smi)
+    assert _top(case) == ("gpu-hardware", "error_device")
+
+
+def test_one_adapter_failing_while_the_driver_serves_the_others_is_a_missing_gpu() -> None:
+    # microsoft/pai#4344: nvidia-smi lists three of four GPUs; the kernel cannot init the fourth.
+    case = _case(_dmesg("[   39.147720] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)\n"
+                        "[   39.148462] NVRM: rm_init_adapter failed for device bearing minor number 0\n"))
+    assert _top(case) == ("gpu-hardware", "gpu_missing")
+
+
+def test_the_driver_s_own_refusal_before_the_adapter_failure_keeps_it_the_driver_s() -> None:
+    # NVIDIA/open-gpu-kernel-modules#230: the open module of that release drives data-center GPUs only.
+    case = _case(_dmesg(
+        "[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs.\n"
+        "[    3.513144] NVRM: To force use of Open nvidia.ko on other GPUs, see the\n"
+        "[    3.824916] NVRM: GPU 0000:04:00.0: RmInitAdapter failed! (0x63:0x0:1905)\n"
+        "[    3.827920] NVRM: GPU 0000:04:00.0: rm_init_adapter failed, device minor number 0\n"))
+    assert _top(case) == ("driver", "open_kernel_modules_unsupported_gpu")
