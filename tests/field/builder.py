@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import timedelta
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any, get_args
 
@@ -434,9 +435,17 @@ def _pod_state(world: World, node: NodeState, ev: PodStateEv, post: list[Any]) -
         _unschedule(world, key, ev.message, post)
     elif state == "Terminating":
         post.append(lambda: _terminating(world, key))
+    elif state == "UnexpectedAdmissionError":
+        world.logs.pop(f"{key}/{ctr.name}", None)  # its containers never ran
+        post.append(lambda: _rejected_at_admission(world, key, ev.message or _ADMISSION_DEFAULT))
     else:
         _single_state(world, key, ctr, ev)
     return key
+
+
+#: The kubelet's message when a pod is refused at admission and the report gives none.
+_ADMISSION_DEFAULT = ("Allocate failed due to no healthy devices present; cannot allocate unhealthy devices "
+                      "nvidia.com/gpu, which is unexpected")
 
 
 def _crash_state(world: World, key: str, ctr: Ctr, ev: PodStateEv) -> None:
@@ -584,6 +593,9 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
             )
         )
         return None
+    if ev.object is not None and ev.object.kind == "DaemonSet":
+        _daemonset_event(world, node, ev)
+        return None
     if ev.object is not None:
         key = _workload_pod(world, node, ev.object.namespace, ev.object.name or "gpu-pod", ev.reason)
         if ev.reason == "UnexpectedAdmissionError":
@@ -614,6 +626,35 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
         return key
     pod_event(world, key, ev.reason, message, count=count, kind=ev.type)
     return key
+
+
+def _daemonset_event(world: World, node: NodeState, ev: EventEv) -> None:
+    """An event of a DaemonSet (``FailedCreate`` when a quota, an admission webhook or pod
+    security refuses its pods), recorded by the DaemonSet controller in the DaemonSet's
+    namespace: the DaemonSet named, else the one that runs the component's pods."""
+    assert ev.object is not None
+    ds = _named_daemonset(world, ev.object.name) if ev.object.name else _component_daemonset(world, node, ev)
+    world.add_event(event("DaemonSet", ds, ev.reason, ev.message.rstrip("\n"), first=world.ago(minutes=49),
+                          last=world.ago(seconds=31), count=ev.count or 1, kind=ev.type,
+                          component="daemonset-controller"))
+
+
+def _named_daemonset(world: World, name: str) -> dict[str, Any]:
+    named = [ds for ds in world.daemonsets.values() if ds["metadata"]["name"] == name]
+    if not named:
+        raise CaseError(f"no DaemonSet {name!r} in this scenario")
+    return named[0]
+
+
+def _component_daemonset(world: World, node: NodeState, ev: EventEv) -> dict[str, Any]:
+    assert ev.component is not None
+    catalog = load_catalog()
+    patterns = catalog.get(ev.component).daemonsets
+    found = [ds for ds in world.daemonsets.values()
+             if any(fnmatch(ds["metadata"]["name"], p) for p in patterns)]
+    if not found:
+        raise CaseError(f"no DaemonSet of {ev.component} in this scenario")
+    return found[0]
 
 
 #: The kubelet's "Failed" events that are about pulling an image (the pod-state says so).

@@ -40,6 +40,8 @@ POD_STATES = frozenset(
         "RunContainerError",
         "CreateContainerConfigError",
         "CreateContainerError",
+        # the kubelet refused the pod at admission (phase Failed, no container statuses)
+        "UnexpectedAdmissionError",
     }
 )
 INIT_PROGRESS = re.compile(r"Init:(\d+)/(\d+)")
@@ -85,10 +87,11 @@ class _Ev(_Strict, frozen=True, tag_field="kind"):
 
 
 class EventObject(_Strict, frozen=True):
-    """The event's involvedObject when it is not the component's pod: the node, or a
-    workload pod (created on ``node`` if the scenario has no pod of that name)."""
+    """The event's involvedObject when it is not the component's pod: the node, a
+    workload pod (created on ``node`` if the scenario has no pod of that name), or a
+    DaemonSet (the component's, or the scenario's DaemonSet of that name)."""
 
-    kind: Literal["Node", "Pod"]
+    kind: Literal["Node", "Pod", "DaemonSet"]
     name: str | None = None
     namespace: str = "default"
 
@@ -295,12 +298,23 @@ def _check(case: Case, stem: str, label: str) -> None:
             raise CaseError(f"{label}: evidence[{i}].component: unknown component {component!r}")
         if isinstance(ev, PodStateEv) and not _known_state(ev.state):
             raise CaseError(f"{label}: evidence[{i}].state: unknown pod state {ev.state!r}")
-        if isinstance(ev, EventEv | LogEv) and (ev.component is None) == (ev.object is None):
-            kind = "an event" if isinstance(ev, EventEv) else "a log"
-            raise CaseError(f"{label}: evidence[{i}]: {kind} names either component or object")
-        if isinstance(ev, LogEv) and ev.object is not None and ev.object.kind != "Pod":
-            raise CaseError(f"{label}: evidence[{i}].object: a log is a Pod's")
+        if isinstance(ev, EventEv | LogEv):
+            _check_involved(ev, f"{label}: evidence[{i}]")
     _check_expect(case, label, known)
+
+
+def _check_involved(ev: EventEv | LogEv, where: str) -> None:
+    """Whose event or log: a component's pod, or an ``object`` (a DaemonSet event may name
+    both: the component's DaemonSet)."""
+    if isinstance(ev, EventEv) and ev.object is not None and ev.object.kind == "DaemonSet":
+        if ev.component is None and ev.object.name is None:
+            raise CaseError(f"{where}.object: a DaemonSet event names the DaemonSet or its component")
+        return
+    if (ev.component is None) == (ev.object is None):
+        kind = "an event" if isinstance(ev, EventEv) else "a log"
+        raise CaseError(f"{where}: {kind} names either component or object")
+    if isinstance(ev, LogEv) and ev.object is not None and ev.object.kind != "Pod":
+        raise CaseError(f"{where}.object: a log is a Pod's")
 
 
 def _known_state(state: str) -> bool:

@@ -27,9 +27,11 @@ code=exited, status=1/FAILURE
 """
 # A failed start, then a start that worked (nvtrust#128's wording of a healthy start).
 _FM_RECOVERED = _FM_FAILED + """\
-2023-11-15T14:20:01+0800 gpu-wk-01 systemd[1]: Starting nvidia-fabricmanager.service - NVIDIA fabric manager service...
+2023-11-15T14:20:01+0800 gpu-wk-01 systemd[1]: Starting nvidia-fabricmanager.service - NVIDIA fabric \
+manager service...
 2023-11-15T14:20:46+0800 gpu-wk-01 nv-fabricmanager[1120]: Connected to 1 node.
-2023-11-15T14:20:48+0800 gpu-wk-01 systemd[1]: Started nvidia-fabricmanager.service - NVIDIA fabric manager service.
+2023-11-15T14:20:48+0800 gpu-wk-01 systemd[1]: Started nvidia-fabricmanager.service - NVIDIA fabric \
+manager service.
 """
 _NCCL_SOCKETS = """\
 train-0:123:456 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>
@@ -37,7 +39,8 @@ train-0:123:456 [0] NCCL INFO NET/IB : No device found.
 train-0:123:456 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.5<0>
 train-0:123:456 [0] NCCL INFO Using network Socket
 """
-_NCCL_IB = "train-0:123:456 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>\n"
+_NCCL_IB = ("train-0:123:456 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; "
+            "OOB ib0:10.0.0.1<0>\n")
 
 
 def _case(*evidence: dict[str, Any], **extra: Any) -> Case:
@@ -74,7 +77,8 @@ def test_a_fabric_manager_unit_that_failed_is_named_by_its_own_journal_line() ->
 
 
 def test_a_fabric_manager_unit_started_again_since_is_not_failed() -> None:
-    assert _top(_case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_RECOVERED})) is None
+    case = _case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_RECOVERED})
+    assert _top(case) is None
 
 
 def test_an_imex_unit_stopped_on_purpose_is_not_failed() -> None:
@@ -90,7 +94,8 @@ def test_an_imex_unit_that_exited_is_failed_with_its_line() -> None:
             "/etc/nvidia-imex/nodes_config.cfg: No such file or directory\n"
             "2025-03-01T10:00:01+0000 gpu-wk-01 systemd[1]: nvidia-imex.service: Main process exited, "
             "code=exited, status=1/FAILURE\n"
-            "2025-03-01T10:00:01+0000 gpu-wk-01 systemd[1]: nvidia-imex.service: Failed with result 'exit-code'.\n")
+            "2025-03-01T10:00:01+0000 gpu-wk-01 systemd[1]: nvidia-imex.service: Failed with result "
+            "'exit-code'.\n")
     found = _top(_case({"kind": "node-cmd", "name": "journal-imex.txt", "text": text}))
     assert found is not None and found[0] == "imex" and "nodes_config.cfg" in found[2]
 
@@ -127,3 +132,55 @@ def test_a_log_names_either_a_component_or_a_pod(tmp_path: Path) -> None:
                     "evidence:\n  - kind: log\n    text: hi\nexpect: {healthy: true}\n")
     with pytest.raises(CaseError, match="a log names either component or object"):
         load_case(path)
+
+
+_QUOTA = ("Error creating: insufficient quota to match these scopes: [{PriorityClass In "
+          "[system-node-critical system-cluster-critical]}]")
+
+
+@pytest.mark.parametrize("involved", [
+    {"component": "device-plugin", "object": {"kind": "DaemonSet"}},
+    {"object": {"kind": "DaemonSet", "name": "nvidia-device-plugin-daemonset"}},
+])
+def test_a_daemonset_refused_its_pods_by_a_quota_is_read_from_its_event(involved: dict[str, Any]) -> None:
+    case = _case({"kind": "pod-missing", "component": "device-plugin"},
+                 {"kind": "event", "reason": "FailedCreate", "message": _QUOTA, **involved})
+    report = diagnose_case(case)
+    top = top_root_cause(report, case.node)
+    assert top is not None and top.component == "device-plugin" and "insufficient quota" in top.title
+
+
+def test_a_daemonset_event_is_recorded_by_the_controller_in_its_namespace(tmp_path: Path) -> None:
+    case = _case({"kind": "event", "object": {"kind": "DaemonSet", "name": "nvidia-device-plugin-daemonset"},
+                  "reason": "FailedCreate", "message": _QUOTA})
+    out = build_case(case, tmp_path / "b")
+    events = msgspec.json.decode((out / "cluster" / "events.json").read_bytes())["items"]
+    found = [e for e in events if e["reason"] == "FailedCreate"]
+    assert found and found[0]["involvedObject"]["kind"] == "DaemonSet"
+    assert found[0]["involvedObject"]["namespace"] == "gpu-operator"
+    assert found[0]["source"]["component"] == "daemonset-controller"
+
+
+def test_a_component_pod_refused_at_admission_is_failed_without_containers(tmp_path: Path) -> None:
+    message = ("Allocate failed due to rpc error: code = Unknown desc = no healthy devices, "
+               "which is unexpected")
+    case = _case({"kind": "pod-state", "component": "dcgm-exporter", "state": "UnexpectedAdmissionError",
+                  "message": message})
+    out = build_case(case, tmp_path / "b")
+    pods = msgspec.json.decode((out / "cluster" / "pods.json").read_bytes())["items"]
+    pod = next(p for p in pods if p["metadata"]["name"].startswith("nvidia-dcgm-exporter")
+               and p["spec"].get("nodeName") == "gpu-wk-01")
+    assert pod["status"]["phase"] == "Failed" and pod["status"]["reason"] == "UnexpectedAdmissionError"
+    assert "containerStatuses" not in pod["status"]
+    assert _top(case) is not None
+
+
+def test_an_init_container_that_cannot_run_names_the_layer_its_message_names() -> None:
+    message = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+               "runc create failed: unable to start container process: error during container init: error "
+               "running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as "
+               "'legacy'\nnvidia-container-cli: initialization error: load library failed: "
+               "libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown")
+    found = _top(_case({"kind": "pod-state", "component": "device-plugin", "state": "Init:RunContainerError",
+                        "message": message}))
+    assert found is not None and found[0] == "container-toolkit"
