@@ -37,6 +37,7 @@ from case import (
     PodMissingEv,
     PodStateEv,
 )
+from components import deploy, extras
 from platforms import apply_platform
 
 from gpunode.catalog import Recogniser, load_catalog
@@ -74,6 +75,7 @@ def build_case(case: Case, out: Path) -> Path:
     apply_platform(world, node, case.platform)
     _dress(world, node, case)
     _shape_node(world, node, case)
+    _deploy_named(world, node, case)
     post: list[Any] = []
     landed: list[tuple[int, Any, str]] = []
     for i, ev in enumerate(case.evidence):
@@ -110,6 +112,18 @@ def _shape_node(world: World, node: NodeState, case: Case) -> None:
 
 
 _NFD = "feature.node.kubernetes.io/kernel-version."
+
+
+def _deploy_named(world: World, node: NodeState, case: Case) -> None:
+    """Catalog components no scenario deploys (DRA driver, HAMi, Volcano, GKE's and the
+    sandbox device plugin) that the evidence names: deployed as they run for real
+    (components.py), so that their pods hold the evidence."""
+    table = extras()
+    named = {ev.component for ev in case.evidence
+             if isinstance(ev, LogEv | PodStateEv | PodMissingEv | EventEv) and ev.component in table}
+    for component in sorted(c for c in named if c is not None):
+        if not _stack_pods(world, node, component, anywhere=True):
+            deploy(world, node, component)
 
 
 def _nfd_kernel_labels(node: NodeState) -> None:

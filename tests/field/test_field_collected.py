@@ -11,7 +11,10 @@ import msgspec
 import pytest
 from builder import build_case
 from case import Case, CaseError, load_case
+from components import extras
 from scoreboard import diagnose_case, top_root_cause
+
+from gpunode.catalog import Recogniser, load_catalog
 
 _JOB = {"kind": "Pod", "name": "train-0", "namespace": "ml"}
 
@@ -184,3 +187,29 @@ def test_an_init_container_that_cannot_run_names_the_layer_its_message_names() -
     found = _top(_case({"kind": "pod-state", "component": "device-plugin", "state": "Init:RunContainerError",
                         "message": message}))
     assert found is not None and found[0] == "container-toolkit"
+
+
+@pytest.mark.parametrize("component", sorted(extras()))
+def test_a_component_no_scenario_deploys_gets_its_real_pod(component: str, tmp_path: Path) -> None:
+    """Issue 21: the DRA driver, HAMi, Volcano, GKE's and the sandbox device plugin run as their
+    real manifests deploy them, and the catalog recognises their pods."""
+    line = "E1205 10:00:00.000000 1 main.go:42] boom\n"
+    case = _case({"kind": "log", "component": component, "text": line})
+    out = build_case(case, tmp_path / "b")
+    pods = msgspec.json.decode((out / "cluster" / "pods.json").read_bytes())["items"]
+    recogniser = Recogniser(load_catalog())
+    mine = [p for p in pods if recogniser.component_of(
+        [_owner(o) for o in p["metadata"].get("ownerReferences", [])], p["metadata"].get("labels", {}),
+        [(c["name"], c["image"]) for c in p["spec"]["containers"]]) == component]
+    assert mine, f"no {component} pod"
+    placed = [p for p in mine if (out / "logs" / p["metadata"]["namespace"] / p["metadata"]["name"]).is_dir()]
+    assert len(placed) == 1
+    spec = extras()[component].daemonset or extras()[component].deployment
+    assert spec is not None and placed[0]["metadata"]["namespace"] == spec.namespace
+    if load_catalog().get(component).scope == "node":
+        assert placed[0]["spec"]["nodeName"] == "gpu-wk-01"
+
+
+def _owner(ref: dict[str, str]) -> str:
+    """A pod's owner as the catalog names it: a ReplicaSet by its Deployment."""
+    return ref["name"].rsplit("-", 1)[0] if ref["kind"] == "ReplicaSet" else ref["name"]

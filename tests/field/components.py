@@ -1,0 +1,129 @@
+"""Pods of the catalog components no simulator scenario deploys, as their real deployments run them.
+
+A field case that names such a component (a log, a pod state, an event, a missing pod)
+gets that component's DaemonSet or Deployment and pods, with the names, namespaces,
+labels, containers and images of its real manifests, so that its evidence has a pod to
+land in. The node labels a DaemonSet selects (HAMi's ``gpu=on``, the operator's
+``nvidia.com/gpu.deploy.sandbox-device-plugin``, the ComputeDomain label the DRA driver
+puts on a domain's nodes) are set on the case's node, as the install steps or the
+controllers set them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpunode.sim import ids
+from gpunode.sim.build import DeployDef, _add_daemonset, _add_deployment
+from gpunode.sim.k8s import toleration
+from gpunode.sim.operands import GPU_NS, GPU_TOLERATION, NODE_CRITICAL, CtrDef, DsDef
+from gpunode.sim.world import NodeState, World
+
+# NVIDIA/k8s-dra-driver-gpu deployments/helm/nvidia-dra-driver-gpu (release namespace as its
+# install guide creates it): templates/kubeletplugin.yaml, controller.yaml and the controller's
+# compute-domain-daemon.tmpl.yaml, one image for all of them.
+DRA_NS = "nvidia-dra-driver-gpu"
+DRA_IMAGE = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0"
+#: The ComputeDomain of NVIDIA's own example (imex-channel-injection), whose uid labels its nodes.
+COMPUTE_DOMAIN = "imex-channel-injection"
+CD_LABEL = "resource.nvidia.com/computeDomain"
+# Project-HAMi/HAMi charts/hami (release "hami" in kube-system, as its install guide runs it).
+HAMI_IMAGE = "docker.io/projecthami/hami:v2.6.1"
+HAMI_LABELS = {"app.kubernetes.io/name": "hami", "app.kubernetes.io/instance": "hami"}
+# volcano-sh/devices volcano-device-plugin.yml
+VOLCANO_IMAGE = "docker.io/volcanosh/volcano-device-plugin:latest"
+# GoogleCloudPlatform/container-engine-accelerators cmd/nvidia_gpu/device-plugin.yaml, as GKE runs it
+GKE_IMAGE = ("gcr.io/gke-release/nvidia-gpu-device-plugin"
+             "@sha256:d6cb575b0d8a436066a0d3a783bbaf84697e0d5a68857edfe5fd5d1183133c7d")
+# NVIDIA/gpu-operator assets/state-sandbox-device-plugin/0500_daemonset.yaml
+SANDBOX_IMAGE = "nvcr.io/nvidia/kubevirt-gpu-device-plugin:v1.3.1"
+
+
+@dataclass(frozen=True)
+class Extra:
+    """One component's real deployment: its DaemonSet (node components) or Deployment
+    (cluster components), and the labels the case's node needs for the DaemonSet to select it."""
+
+    daemonset: DsDef | None = None
+    deployment: DeployDef | None = None
+    node_labels: dict[str, str] = field(default_factory=dict)
+
+
+def _cd_uid() -> str:
+    return ids.uid(f"computedomain/default/{COMPUTE_DOMAIN}")
+
+
+def extras() -> dict[str, Extra]:
+    """Component id -> how it is deployed for real."""
+    gpu_present = {"nvidia.com/gpu.present": "true"}
+    dra_labels = "nvidia-dra-driver-gpu-component"
+    return {
+        "dra-kubelet-plugin": Extra(DsDef(
+            key="dra-kubelet-plugin", name="nvidia-dra-driver-gpu-kubelet-plugin", namespace=DRA_NS,
+            labels={dra_labels: "kubelet-plugin"},
+            containers=(CtrDef("compute-domains", DRA_IMAGE, privileged=True),
+                        CtrDef("gpus", DRA_IMAGE, privileged=True)),
+            node_selector=gpu_present, tolerations=(GPU_TOLERATION,), priority_class=NODE_CRITICAL,
+            service_account="nvidia-dra-driver-gpu-service-account-kubeletplugin",
+            match_labels={dra_labels: "kubelet-plugin"})),
+        "compute-domain-daemon": Extra(DsDef(
+            key="compute-domain-daemon", name=f"{COMPUTE_DOMAIN}-{ids.suffix(COMPUTE_DOMAIN)}",
+            namespace=DRA_NS, labels={CD_LABEL: _cd_uid()},
+            containers=(CtrDef("compute-domain-daemon", DRA_IMAGE, privileged=True),),
+            node_selector={CD_LABEL: _cd_uid()}, tolerations=(GPU_TOLERATION,),
+            service_account="compute-domain-daemon-service-account", match_labels={CD_LABEL: _cd_uid()}),
+            node_labels={CD_LABEL: _cd_uid()}),
+        "dra-controller": Extra(deployment=DeployDef(
+            name="nvidia-dra-driver-gpu-controller", namespace=DRA_NS, labels={dra_labels: "controller"},
+            containers=(CtrDef("compute-domain", DRA_IMAGE),),
+            service_account="nvidia-dra-driver-gpu-service-account-controller")),
+        "hami-device-plugin": Extra(DsDef(
+            key="hami-device-plugin", name="hami-device-plugin", namespace="kube-system",
+            labels={"app.kubernetes.io/component": "hami-device-plugin", **HAMI_LABELS,
+                    "hami.io/webhook": "ignore"},
+            containers=(CtrDef("device-plugin", HAMI_IMAGE, privileged=True),
+                        CtrDef("vgpu-monitor", HAMI_IMAGE, privileged=True)),
+            node_selector={"gpu": "on"}, tolerations=(GPU_TOLERATION,), priority_class=NODE_CRITICAL,
+            service_account="hami-device-plugin",
+            match_labels={"app.kubernetes.io/component": "hami-device-plugin", **HAMI_LABELS}),
+            node_labels={"gpu": "on"}),
+        "hami-scheduler": Extra(deployment=DeployDef(
+            name="hami-scheduler", namespace="kube-system",
+            labels={"app.kubernetes.io/component": "hami-scheduler", **HAMI_LABELS},
+            containers=(CtrDef("kube-scheduler", "registry.k8s.io/kube-scheduler:v1.31.4"),
+                        CtrDef("vgpu-scheduler-extender", HAMI_IMAGE)),
+            service_account="hami-scheduler")),
+        "volcano-device-plugin": Extra(DsDef(
+            key="volcano-device-plugin", name="volcano-device-plugin", namespace="kube-system",
+            labels={"name": "volcano-device-plugin"},
+            containers=(CtrDef("volcano-device-plugin", VOLCANO_IMAGE),),
+            tolerations=(toleration("volcano.sh/gpu-memory", "NoSchedule"), GPU_TOLERATION),
+            priority_class=NODE_CRITICAL, service_account="volcano-device-plugin",
+            match_labels={"name": "volcano-device-plugin"})),
+        "gke-device-plugin": Extra(DsDef(
+            key="gke-device-plugin", name="nvidia-gpu-device-plugin-small-cos", namespace="kube-system",
+            labels={"k8s-app": "nvidia-gpu-device-plugin"},
+            containers=(CtrDef("nvidia-gpu-device-plugin", GKE_IMAGE, privileged=True),),
+            node_selector={"cloud.google.com/gke-gpu": "true"}, tolerations=(GPU_TOLERATION,),
+            priority_class=NODE_CRITICAL, match_labels={"k8s-app": "nvidia-gpu-device-plugin"}),
+            node_labels={"cloud.google.com/gke-gpu": "true"}),
+        "sandbox-device-plugin": Extra(DsDef(
+            key="sandbox-device-plugin", name="nvidia-sandbox-device-plugin-daemonset", namespace=GPU_NS,
+            labels={"app": "nvidia-sandbox-device-plugin-daemonset"},
+            containers=(CtrDef("nvidia-sandbox-device-plugin-ctr", SANDBOX_IMAGE, privileged=True),),
+            node_selector={"nvidia.com/gpu.deploy.sandbox-device-plugin": "true"},
+            tolerations=(GPU_TOLERATION,), priority_class=NODE_CRITICAL,
+            service_account="nvidia-sandbox-device-plugin"),
+            node_labels={"nvidia.com/gpu.deploy.sandbox-device-plugin": "true"}),
+    }
+
+
+def deploy(world: World, node: NodeState, component: str) -> None:
+    """Deploy ``component`` as it runs for real, its DaemonSet selecting ``node``."""
+    extra = extras()[component]
+    for key, value in extra.node_labels.items():
+        node.labels.setdefault(key, value)
+    if extra.daemonset is not None:
+        _add_daemonset(world, extra.daemonset)
+    if extra.deployment is not None:
+        _add_deployment(world, extra.deployment)
