@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -138,3 +139,22 @@ def test_evidence_opens_in_the_must_gather_the_user_gave(tmp_path: Path) -> None
             assert copies not in shown.stdout + shown.stderr, (command, output)
     table = run([GPUNODE, "diagnose", "--from", "mg"]).stdout
     assert "open: mg/nvidia-gpu-operator_20261130_1741/nvidia-bug-report_gpu-wk-02.log.gz" in table
+
+
+def test_validate_reads_a_must_gather_as_diagnose_does(tmp_path: Path) -> None:
+    """``validate --from`` converts a must-gather as ``diagnose --from`` does: the stack
+    category fails on the same root cause, the reports name the directory the user gave and
+    every ``open`` is one of its files, never the working copy."""
+    shutil.copytree(FIXTURE, tmp_path / "mg")
+    run = partial(subprocess.run, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+    diagnosed = json.loads(run([GPUNODE, "diagnose", "--from", "mg", "-o", "json"]).stdout)
+    done = run([GPUNODE, "validate", "--from", "mg", "-o", "json"])
+    assert done.returncode == 1, done.stderr
+    assert "not a gpunode bundle" not in done.stderr and "Traceback" not in done.stderr
+    report = json.loads(done.stdout)
+    assert report["source"]["location"] == report["source"]["path"] == "mg"
+    causes = {(rc["component"], rc["cause"]) for n in diagnosed["nodes"] for rc in n["root_causes"]}
+    assert causes and all(cause in done.stdout for _, cause in causes)
+    opens = re.findall(r'"open": "([^"]+)"', done.stdout)
+    assert opens and all(p.startswith("mg/") and (tmp_path / p).exists() for p in opens), opens
+    assert str(Path(tempfile.gettempdir()) / "gpunode-") not in done.stdout + done.stderr

@@ -246,11 +246,27 @@ def with_origins(report: Report, origins: Mapping[str, str], root: str) -> Repor
     path in the copy that is gone after the run, becomes the file it was converted from
     (``origins``: the copy's manifest ``origin_files``), else the directory the user gave
     (``root``), so what the report points to can be opened after the run."""
+    return _each_evidence(report, _moved(origins, root))
+
+
+def validation_with_origins(report: ValidationReport, origins: Mapping[str, str], root: str
+                            ) -> ValidationReport:
+    """The checks' evidence of a converted copy opening where ``with_origins`` points a
+    diagnosis's: the must-gather file it came from, else the directory the user gave."""
+    moved = _moved(origins, root)
+    categories = tuple(
+        msgspec.structs.replace(cat, checks=tuple(
+            msgspec.structs.replace(c, evidence=moved(c.evidence)) for c in cat.checks))
+        for cat in report.categories)
+    return msgspec.structs.replace(report, categories=categories)
+
+
+def _moved(origins: Mapping[str, str], root: str) -> Callable[[tuple[Evidence, ...]], tuple[Evidence, ...]]:
     def moved(items: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
         return tuple(e if e.open is None else msgspec.structs.replace(e, open=origins.get(e.open, root))
                      for e in items)
 
-    return _each_evidence(report, moved)
+    return moved
 
 
 def _each_evidence(report: Report, evidence: Callable[[tuple[Evidence, ...]], tuple[Evidence, ...]]

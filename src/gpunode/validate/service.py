@@ -109,6 +109,8 @@ def validate(request: ValidateRequest) -> ValidateResult:
         with gc_paused(keep=True):  # the facts only grow until both views are built (see cli.build_report)
             report, diagnosis, chosen = _judge(request, access, bundle, collected_at)
         kept = _keep_bundle(bundle, request.output_dir, collected_at is not None)
+        if request.bundle is not None and bundle != request.bundle:
+            report, diagnosis = _from_must_gather(request.bundle, bundle, report, diagnosis)
     if access is not None and collected_at is not None:  # name the cluster, not the temporary bundle
         report, diagnosis = _live_source(request, access, report, diagnosis, kept)
     return ValidateResult(report, kept, diagnosis, *chosen)
@@ -124,6 +126,26 @@ def cluster_access(request: ValidateRequest) -> ClusterAccess | None:
     from gpunode.collect.access import ClusterAccess
 
     return ClusterAccess(request.kubeconfig, request.context, request.request_timeout_s)
+
+
+def _from_must_gather(given: Path, copy: Path, report: ValidationReport, diagnosis: Report | None
+                      ) -> tuple[ValidationReport, Report | None]:
+    """A converted must-gather's reports name the directory the user gave, and their evidence
+    opens in its files (never in the working copy, gone after the run)."""
+    from gpunode.collect.mustgather import origins_of
+    from gpunode.report.openref import validation_with_origins, with_origins
+
+    origins, root = origins_of(copy)
+
+    def relabel(source: SourceInfo) -> SourceInfo:
+        return msgspec.structs.replace(source, location=str(given), path=str(given))
+
+    report = validation_with_origins(report, origins, root)
+    report = msgspec.structs.replace(report, source=relabel(report.source))
+    if diagnosis is not None:
+        diagnosis = with_origins(diagnosis, origins, root)
+        diagnosis = msgspec.structs.replace(diagnosis, source=relabel(diagnosis.source))
+    return report, diagnosis
 
 
 def _live_source(request: ValidateRequest, access: ClusterAccess, report: ValidationReport,
@@ -204,6 +226,12 @@ def _bundle_source(request: ValidateRequest, access: ClusterAccess | None
     when it ended)."""
     if access is None:  # a saved bundle (cluster_access)
         assert request.bundle is not None
+        from gpunode.collect.mustgather import convert_must_gather, is_must_gather
+
+        if request.bundle.is_dir() and is_must_gather(request.bundle):  # as diagnose --from reads one
+            with tempfile.TemporaryDirectory(prefix="gpunode-validate-") as tmp:
+                yield convert_must_gather(request.bundle, Path(tmp) / "must-gather"), None
+            return
         yield request.bundle, None
         return
     from gpunode.collect.live import collect_bundle
