@@ -26,6 +26,7 @@ from case import (
     CaseError,
     ClusterObjectEv,
     EventEv,
+    GpuFabricEv,
     LogEv,
     MetricsEv,
     NodeCapacityEv,
@@ -838,10 +839,53 @@ def _overlay_files(case: Case, out: Path) -> None:
             ):
                 # nvidia-smi failed: it printed its error and no XML report exists.
                 (root / "cmd" / "nvidia-smi-q.xml").unlink(missing_ok=True)
+        elif isinstance(ev, GpuFabricEv):
+            _fabric(root / "cmd" / "nvidia-smi-q.xml", ev)
         elif isinstance(ev, NodeFileEv):
             _put(root / "files" / ev.path.lstrip("/"), ev.text)
         elif isinstance(ev, MetricsEv):
             _put(root / "metrics" / ev.name, ev.text)
+
+
+#: ``nvidia-smi -q`` Fabric field names -> their ``<fabric>`` element in ``nvidia-smi -q -x``.
+_FABRIC_FIELDS = {
+    "State": "state", "Status": "status", "CliqueId": "cliqueId", "ClusterUUID": "clusterUuid",
+    "Summary": "summary", "Bandwidth": "bandwidth",
+    "Route Recovery in progress": "route_recovery_in_progress", "Route Unhealthy": "route_unhealthy",
+    "Access Timeout Recovery": "access_timeout_recovery",
+    "Incorrect Configuration": "incorrect_configuration", "Partition Assigned": "partition_assigned",
+}
+_FABRIC_LINE = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z ]*?)\s*:\s*(?P<value>.*?)\s*$")
+_GPU_BLOCK = re.compile(r"<gpu id=.*?</gpu>", re.DOTALL)
+
+
+def _fabric(path: Path, ev: GpuFabricEv) -> None:
+    """The pasted Fabric section, written where nvidia-smi -q -x has it: each named GPU's
+    ``<fabric>`` children (the XML the collector keeps; nvidia-smi prints both from one state)."""
+    if not path.exists():
+        raise CaseError("gpu-fabric: the node has no nvidia-smi-q.xml to hold it")
+    values = {}
+    for line in ev.text.splitlines():
+        found = _FABRIC_LINE.match(line)
+        if found and found["name"] in _FABRIC_FIELDS:
+            values[_FABRIC_FIELDS[found["name"]]] = found["value"]
+    if not values:
+        raise CaseError("gpu-fabric: no field of nvidia-smi -q's Fabric section in the text")
+    xml = path.read_text(encoding="utf-8")
+    blocks = list(_GPU_BLOCK.finditer(xml))
+    wanted = set(ev.gpus) or set(range(len(blocks)))
+    if not wanted <= set(range(len(blocks))):
+        raise CaseError(f"gpu-fabric: gpus {sorted(wanted)} but the node has {len(blocks)} GPUs")
+    out, at = [], 0
+    for index, block in enumerate(blocks):
+        text = block.group(0)
+        if index in wanted:
+            for tag, value in values.items():
+                text = re.sub(rf"(<fabric>.*?<{tag}>)[^<]*(</{tag}>)", lambda m, v=value: m[1] + v + m[2],
+                              text, count=1, flags=re.DOTALL)
+        out += [xml[at:block.start()], text]
+        at = block.end()
+    path.write_text("".join(out) + xml[at:], encoding="utf-8")
 
 
 def _put(path: Path, text: str) -> None:

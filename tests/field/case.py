@@ -138,6 +138,16 @@ class NodeCmdEv(_Ev, frozen=True, tag="node-cmd"):
     text: str
 
 
+class GpuFabricEv(_Ev, frozen=True, tag="gpu-fabric"):
+    """The ``Fabric`` section of ``nvidia-smi -q`` as the report pasted it (State, Status,
+    CliqueId, ClusterUUID, Health ...): written into each GPU's ``<fabric>`` element of
+    ``nvidia-smi-q.xml``, the form the collector keeps; ``gpus`` names the GPU indexes it
+    is about (every GPU when empty)."""
+
+    text: str
+    gpus: tuple[int, ...] = ()
+
+
 class NodeFileEv(_Ev, frozen=True, tag="node-file"):
     path: str
     text: str
@@ -178,6 +188,7 @@ Evidence = (
     | PodMissingEv
     | EventEv
     | NodeCmdEv
+    | GpuFabricEv
     | NodeFileEv
     | NodeLabelsEv
     | NodeCapacityEv

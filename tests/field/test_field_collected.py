@@ -4,6 +4,7 @@ IMEX, GPU workloads' own logs (NCCL, NVML), DaemonSet events and admission refus
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +214,29 @@ def test_a_component_no_scenario_deploys_gets_its_real_pod(component: str, tmp_p
 def _owner(ref: dict[str, str]) -> str:
     """A pod's owner as the catalog names it: a ReplicaSet by its Deployment."""
     return ref["name"].rsplit("-", 1)[0] if ref["kind"] == "ReplicaSet" else ref["name"]
+
+
+# nvidia-smi -q's Fabric section on an NVSwitch system before Fabric Manager registered the GPU
+# (the wording NVSentinel#883 and the Fabric Manager guide show).
+_FABRIC_IN_PROGRESS = """\
+    Fabric
+        State                             : In Progress
+        Status                            : N/A
+        CliqueId                          : N/A
+        ClusterUUID                       : N/A
+        Health
+            Bandwidth                     : N/A
+"""
+
+
+def test_the_pasted_fabric_section_lands_in_each_gpus_fabric_element(tmp_path: Path) -> None:
+    case = _case({"kind": "gpu-fabric", "text": _FABRIC_IN_PROGRESS, "gpus": [2]})
+    xml = (build_case(case, tmp_path / "b") / "nodes" / "gpu-wk-01" / "cmd" / "nvidia-smi-q.xml").read_text()
+    states = re.findall(r"<fabric>\s*<state>([^<]*)</state>\s*<status>([^<]*)</status>", xml)
+    assert states[2] == ("In Progress", "N/A")
+    assert all(s == ("Completed", "Success") for i, s in enumerate(states) if i != 2)
+
+
+def test_a_fabric_still_in_progress_is_fabric_manager_not_running() -> None:
+    found = _top(_case({"kind": "gpu-fabric", "text": _FABRIC_IN_PROGRESS}))
+    assert found is not None and found[:2] == ("fabric-manager", "fabric_manager_not_running")
