@@ -19,7 +19,7 @@ from gpunode.collect.plan import (
     stack_pods,
 )
 from gpunode.collect.slim import NodePage, Pod, PodPage
-from gpunode.collect.targets import SYSFS_INFINIBAND_READ
+from gpunode.collect.targets import IMEX_READ, SYSFS_INFINIBAND_READ
 
 
 def mini_pods(bundle: Path) -> list[Pod]:
@@ -58,6 +58,7 @@ def test_node_commands_run_in_the_driver_pod(mini_bundle: Path) -> None:
         ("nvidia-smi", "nvlink", "-e"): "nodes/gpu-wk-01/cmd/nvidia-smi-nvlink-e.txt",
         ("nvidia-smi", "topo", "-m"): "nodes/gpu-wk-01/cmd/nvidia-smi-topo-m.txt",
         ("sh", "-c", SYSFS_INFINIBAND_READ): "nodes/gpu-wk-01/cmd/sysfs-infiniband.txt",
+        ("sh", "-c", IMEX_READ): "nodes/gpu-wk-01/cmd/imex.txt",
         ("cat", "/proc/driver/nvidia/version"): "nodes/gpu-wk-01/files/proc/driver/nvidia/version",
         ("tar", "-C", "/run/nvidia/validations", "-cf", "-", "."):
             "nodes/gpu-wk-01/files/run/nvidia/validations",

@@ -70,3 +70,15 @@ def test_a_container_that_does_not_see_the_host_knows_nothing() -> None:
     assert out.startswith(HOST_HIDDEN)  # here PID 1's root is the test's own root
     assert parse_imex_state(out) is None
     assert parse_imex_state("") is not None  # a host without IMEX: nothing there, known
+
+
+def test_an_agents_probe_facts_stand_in_for_the_read() -> None:
+    """Where a gpunode agent's probe facts are folded in, IMEX is judged from them: the read
+    is not run (collect only what is read)."""
+    from gpunode.collect.agents import supplied
+    from gpunode.collect.plan import ExecTarget
+
+    target = ExecTarget("gpu-a", "gpu-operator", "nvidia-driver-daemonset-x", "nvidia-driver-ctr",
+                        ("sh", "-c", IMEX_READ), "nodes/gpu-a/cmd/imex.txt")
+    assert supplied(target, frozenset({"cmd/gpunode-probe.json"}))
+    assert not supplied(target, frozenset({"files/proc/modules"}))

@@ -79,7 +79,7 @@ def test_every_fault_has_a_bundled_scenario() -> None:
 
 def test_registry_entries_name_catalog_components() -> None:
     components = set(load_catalog().ids)
-    assert len(FAULTS) == 43
+    assert len(FAULTS) == 44
     for code, kind in FAULTS.items():
         assert kind.code == code and kind.component in components and kind.scope in ("node", "cluster")
         assert kind.description
@@ -490,3 +490,20 @@ def test_imex_faults_read_as_the_collector_reads_the_host(build: Build) -> None:
         faulty = parse_imex_state(bundle.node_file(NODE, "cmd/imex.txt").read_text())
         assert faulty is not None and not getattr(faulty, broken)
         assert faulty.nodes_config == "/etc/nvidia-imex/nodes_config.cfg"
+
+
+def test_nccl_socket_fallback(build: Build) -> None:
+    """The training pod on gpu-wk-02 came without its RDMA resource and runs NCCL at INFO: its
+    log says NET/IB found no device and sockets carry the collectives; its peers keep theirs."""
+    bundle = build("fault-nccl-socket-fallback")
+    pod = bundle.pod_on(NODE, "llm-pretrain-")
+    ctr = pod["spec"]["containers"][0]
+    assert {e["name"]: e["value"] for e in ctr["env"]}["NCCL_DEBUG"] == "INFO"
+    assert "rdma/rdma_shared_device_a" not in ctr["resources"]["limits"]
+    log = bundle.log(pod, "trainer")
+    assert "NCCL INFO NET/IB : No device found." in log and "NCCL INFO Using network Socket" in log
+    assert "NET/IB : Using" not in log
+    for other in bundle.pods_on("gpu-wk-01", "llm-pretrain-"):
+        assert "rdma/rdma_shared_device_a" in other["spec"]["containers"][0]["resources"]["limits"]
+    ports = bundle.node_file(NODE, "cmd/sysfs-infiniband.txt").read_text()
+    assert "mlx5_0/ports/1/state:4: ACTIVE" in ports

@@ -26,6 +26,9 @@ AGENT_FACTS_LIMIT_BYTES: Final[int] = 64 * 1024 * 1024
 #: An exec's output (node-relative path) -> the file an agent supplies with the same facts.
 AGENT_EQUIVALENTS: Final[dict[str, str]] = {
     "cmd/lsmod.txt": "files/proc/modules",  # the checks read either (lsmod reads /proc/modules)
+    # IMEX's unit, node list, channels and process are in the probe's interconnect section,
+    # which the imex check reads instead of the collector's read of the host root
+    "cmd/imex.txt": "cmd/gpunode-probe.json",
 }
 
 _NEEDLE = AGENT_LABEL[1].encode()

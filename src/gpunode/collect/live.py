@@ -93,6 +93,8 @@ from gpunode.collect.plan import (
     log_targets,
     mig_failed_nodes,
     mofed_targets,
+    nccl_log_targets,
+    nccl_verbose,
     nfd_label_gaps,
     nfd_master_logs,
     plugin_config_maps,
@@ -603,7 +605,8 @@ _SLIM_NODE_DECODER = msgspec.json.Decoder(Node)
 def _slim_items(plural: str, body: bytes) -> list[Any]:
     """Slim objects the extras plan needs; of pods only the GPU stack's are kept."""
     if plural == "pods":
-        return [p for p in msgspec.json.decode(body, type=PodPage).items if component_of(p)]
+        return [p for p in msgspec.json.decode(body, type=PodPage).items
+                if component_of(p) or nccl_verbose(p)]
     if plural == "nodes":
         return list(msgspec.json.decode(body, type=NodePage).items)
     if plural in ("daemonsets", "deployments"):
@@ -733,7 +736,7 @@ def _list_pods_in(run: _Run, sink: ListFile, read: _PodsRead, namespace: str,
             items = ensure_typemeta([bytes(raw) for raw, _ in fresh], "v1", "Pod")
             sink.add(redact_item(project_item("pods", i), "cluster/pods.json", run.redacted)
                      for i in items)
-            read.slim.extend(pod for _, pod in fresh if component_of(pod))
+            read.slim.extend(pod for _, pod in fresh if component_of(pod) or nccl_verbose(pod))
             read.agents.extend(agent_pods_on_page(body, page))
     except ApiFailure as exc:
         where = f"{namespace} ({selector})" if selector else namespace
@@ -785,6 +788,7 @@ def _extra_jobs(run: _Run, only: Sequence[str], named: Sequence[str],
     run.logs_planned = frozenset(logs + nfd)
     # nfd-master's log is every GPU node's evidence: none keeps its verdict from the lists
     run.changed = {*plan.nodes, *(t.node for t in logs), *(candidates if nfd else ())}
+    jobs += [partial(_fetch_log, run, t) for t in nccl_log_targets(run.pods, plan.nodes)]
     for node in plan.nodes:
         components = table.get(node, {})
         node_jobs = partial(_node_jobs, run, node, components)
@@ -965,8 +969,9 @@ def _denied(run: _Run, exc: ApiFailure, permission: str, namespace: str, impact:
 
 
 def _fetch_log(run: _Run, target: LogTarget) -> None:
-    params: dict[str, Any] = {"container": target.container, "tailLines": LOG_TAIL_LINES,
-                              "limitBytes": LOG_LIMIT_BYTES}
+    params: dict[str, Any] = {"container": target.container, "limitBytes": LOG_LIMIT_BYTES}
+    if not target.head:
+        params["tailLines"] = LOG_TAIL_LINES
     if target.previous:
         params["previous"] = "true"
     path = f"/api/v1/namespaces/{target.namespace}/pods/{target.pod}/log"

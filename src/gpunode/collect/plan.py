@@ -52,6 +52,9 @@ class LogTarget:
     container: str
     previous: bool
     node: str = ""
+    #: read from the log's start (limitBytes alone), not its last lines: what a program
+    #: says once as it starts (NCCL's transport choice)
+    head: bool = False
 
     @property
     def bundle_path(self) -> str:
@@ -218,6 +221,45 @@ def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
             targets.append(LogTarget(meta.namespace, meta.name, status.name, False, node))
             if status.restart_count > 0:
                 targets.append(LogTarget(meta.namespace, meta.name, status.name, True, node))
+    return targets
+
+
+#: NCCL_DEBUG levels at which NCCL logs the transport it chose ("NET/IB : Using ...",
+#: "NET/IB : No device found.", "NET/Socket : Using ...", "Using network Socket" are INFO
+#: lines): below them a GPU job's log does not say, so it is not read.
+_NCCL_VERBOSE = frozenset({"INFO", "TRACE"})
+#: GPU workloads per node whose log start is read for NCCL's transport.
+NCCL_LOGS_PER_NODE = 2
+
+
+def nccl_verbose(pod: Pod) -> bool:
+    """A pod some container of which runs NCCL at INFO or TRACE (``NCCL_DEBUG`` in its env)."""
+    return any(_nccl_verbose(c) for c in pod.spec.containers)
+
+
+def _nccl_verbose(container: Container) -> bool:
+    return any(e.name == "NCCL_DEBUG" and (e.value or "").strip().upper() in _NCCL_VERBOSE
+               for e in container.env)
+
+
+def nccl_log_targets(pods: Iterable[Pod], nodes: Iterable[str]) -> list[LogTarget]:
+    """The start of the logs of running workload containers that run NCCL at INFO or TRACE on
+    ``nodes`` (at most ``NCCL_LOGS_PER_NODE`` pods a node): NCCL names its transport as it
+    initialises, so a job that fell back to sockets on a node with InfiniBand/RoCE says so
+    there while it runs, failing nothing (checks: nccl_socket_fallback)."""
+    wanted = set(nodes)
+    taken: dict[str, int] = defaultdict(int)
+    targets = []
+    for pod in pods:
+        node = pod.spec.node_name
+        if node not in wanted or taken[node] >= NCCL_LOGS_PER_NODE or component_of(pod):
+            continue
+        running = {s.name for s in pod.status.container_statuses if s.state.running is not None}
+        names = [c.name for c in pod.spec.containers if c.name in running and _nccl_verbose(c)]
+        if names:
+            taken[node] += 1
+            targets += [LogTarget(pod.metadata.namespace, pod.metadata.name, name, False, node, head=True)
+                        for name in names]
     return targets
 
 

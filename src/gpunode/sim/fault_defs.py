@@ -1141,3 +1141,17 @@ def nic_gpu_affinity_missing(world: World, name: str | None) -> None:
     node, plan = _links(world, name)
     plan.far_gpus = (7,)
     _write_links(node, plan)
+
+
+@fault(
+    "nccl_socket_fallback",
+    "gpudirect-rdma",
+    "node",
+    "A training pod came without its RDMA resource: NCCL found no InfiniBand device and uses sockets",
+)
+def nccl_socket_fallback(world: World, name: str | None) -> None:
+    """The node's ports are up (every GPU node's links collected, healthy); the training pod
+    placed there runs with NCCL_DEBUG=INFO but without rdma/rdma_shared_device_a, so it has no
+    /dev/infiniband and its log says NET/IB : No device found, then NET/Socket (finalize)."""
+    node, _ = _links(world, name)
+    world.nccl_socket_nodes.add(node.name)

@@ -4,7 +4,8 @@ pods on nodes that no longer match, pod status, DaemonSet and Deployment status.
 from __future__ import annotations
 
 import functools
-from datetime import timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta
 
 from gpunode.sim import ids
 from gpunode.sim.build import PodDraft, add_pod, eligible
@@ -85,11 +86,15 @@ def _schedule_workloads(world: World) -> None:
             _pending_workload(world, w, i)
             continue
         take, free[placed.name] = free[placed.name][: w.gpus], free[placed.name][w.gpus :]
-        _running_workload(world, w, i, placed, take)
+        if placed.name in world.nccl_socket_nodes:  # the first pod there lost its RDMA request
+            world.nccl_socket_nodes.discard(placed.name)
+            _running_workload(world, replace(w, rdma=False, nccl_info=True), i, placed, take)
+        else:
+            _running_workload(world, w, i, placed, take)
 
 
 @functools.cache
-def _workload_spec(gpus: int, rdma: bool) -> Obj:
+def _workload_spec(gpus: int, rdma: bool, nccl_info: bool = False) -> Obj:
     """Pod spec of a training pod (shared by all pods of the same shape)."""
     limits = {"cpu": "48", "memory": "512Gi", GPU_RESOURCE: str(gpus)}
     if rdma:
@@ -105,7 +110,7 @@ def _workload_spec(gpus: int, rdma: bool) -> Obj:
                 "/workspace/train.py",
                 "--config=/workspace/configs/llama-8b.yaml",
             ),
-            (("NCCL_IB_HCA", "mlx5"), ("NCCL_DEBUG", "WARN")),
+            (("NCCL_IB_HCA", "mlx5"), ("NCCL_DEBUG", "INFO" if nccl_info else "WARN")),
         )
     )
     ctr["resources"] = {"limits": limits, "requests": dict(limits)}
@@ -155,11 +160,13 @@ def _running_workload(world: World, w: Workload, index: int, node: NodeState, gp
         ML_NS,
         md["labels"],
         md["ownerReferences"][0],
-        _workload_spec(w.gpus, w.rdma) | {"hostname": w.name},
+        _workload_spec(w.gpus, w.rdma, w.nccl_info) | {"hostname": w.name},
         generate_name="llm-pretrain-",
     )
     trainer = Ctr("trainer", IMAGES["trainer"], started_at=at + timedelta(seconds=41))
-    add_pod(world, node, draft, [trainer], at, qos="Guaranteed")
+    key = add_pod(world, node, draft, [trainer], at, qos="Guaranteed")
+    if w.nccl_info:
+        world.set_log(key, "trainer", nccl_init_log(world, w, key, at + timedelta(seconds=41)))
     uses = world.gpu_use[node.name]
     for g in gpus:
         uses[g] = GpuUse(ML_NS, w.name, "trainer")
@@ -322,3 +329,28 @@ def deployment_status(world: World, dep: Obj, replicas: int, ready: int) -> Obj:
     if replicas - ready > 0:
         out["unavailableReplicas"] = replicas - ready
     return out
+
+
+def nccl_init_log(world: World, w: Workload, key: str, started: datetime) -> str:
+    """What torchrun's ranks print at start with NCCL_DEBUG=INFO in a pod without an RDMA
+    device: NCCL's IB transport finds none and it uses sockets on the pod's interface (the
+    lines as NCCL prints them, tests/fixtures/real/broken/interconnect/
+    nccl-226-net-ib-no-device-socket.txt)."""
+    ip = world.places[key].pod_ip
+    pid = 100 + ids.number(w.name, 400)
+    lines = [
+        f"[{started:%Y-%m-%d %H:%M:%S},{ids.number(w.name, 999):03d}] torch.distributed.run: "
+        f"[INFO] Starting elastic_operator with launch configs: nnodes 3, nproc_per_node {w.gpus}",
+    ]
+    for rank in range(w.gpus):
+        head = f"{w.name}:{pid + rank}:{pid + rank} [{rank}] NCCL INFO"
+        lines += [
+            f"{head} Bootstrap : Using eth0:{ip}<0>",
+            f"{head} NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+            f"{head} NET/IB : No device found.",
+            f"{head} NET/Socket : Using [0]eth0:{ip}<0>",
+            f"{head} Using network Socket",
+        ]
+        if rank == 0:
+            lines.insert(1, "NCCL version 2.25.1+cuda12.8")
+    return "\n".join(lines) + "\n"

@@ -127,6 +127,8 @@ class Workload:
     name: str
     gpus: int
     rdma: bool
+    #: NCCL_DEBUG=INFO: NCCL logs its transport choice (and the pod's log is kept)
+    nccl_info: bool = False
 
 
 @dataclass
@@ -150,6 +152,9 @@ class World:
     ip_counters: dict[str, int] = field(default_factory=dict)
     ds_defs: dict[str, Any] = field(default_factory=dict)
     gpu_use: dict[str, list[Any]] = field(default_factory=dict)
+    #: Nodes where the training pod placed there came without its RDMA resource, so NCCL
+    #: finds no InfiniBand device and falls back to sockets (``nccl_socket_fallback``)
+    nccl_socket_nodes: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
     with_logs: bool = True
     _owned: set[str] = field(default_factory=set)
