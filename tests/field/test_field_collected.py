@@ -240,3 +240,12 @@ def test_the_pasted_fabric_section_lands_in_each_gpus_fabric_element(tmp_path: P
 def test_a_fabric_still_in_progress_is_fabric_manager_not_running() -> None:
     found = _top(_case({"kind": "gpu-fabric", "text": _FABRIC_IN_PROGRESS}))
     assert found is not None and found[:2] == ("fabric-manager", "fabric_manager_not_running")
+
+
+def test_the_units_journal_line_explains_a_fabric_left_in_progress() -> None:
+    """The state (fabric In Progress: Fabric Manager not running) is never the whole answer
+    while the unit's own journal says why it stopped."""
+    found = _top(_case({"kind": "gpu-fabric", "text": _FABRIC_IN_PROGRESS},
+                       {"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_FAILED}))
+    assert found is not None and found[0] == "fabric-manager"
+    assert "NV_WARN_NOTHING_TO_DO" in found[2]

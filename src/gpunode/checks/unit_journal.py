@@ -62,12 +62,13 @@ def _judge_unit(ctx: NodeContext, component: str) -> Iterator[Finding]:
     ended = Evidence(f"{path}:{end + 1}", lines[end].strip())
     own = [line if not _SYSTEMD.search(line) else "" for line in lines[first:end]]
     found = decisive_line(own, ctx.kb.class_of)
+    rank = ctx.kb.get(state).specificity  # the state's, which the line explains
     if found is None:
-        yield problem(component, state, ended, specificity=60)
+        yield problem(component, state, ended, specificity=rank)
         return
     where = f"{path}:{first + found.line_no}"
     said = line_finding(ctx.kb, component, Status.FAILED, found, where, verb="fails in its journal",
-                        evidence=(ended,), standalone="true")
+                        specificity=rank + 1, evidence=(ended,), standalone="true")
     said = msgspec.structs.replace(said, context={**said.context, STATE: state})
     yield as_catalogued(ctx.kb, said)
 
