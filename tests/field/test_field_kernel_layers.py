@@ -54,3 +54,20 @@ def test_the_driver_s_own_refusal_before_the_adapter_failure_keeps_it_the_driver
         "[    3.824916] NVRM: GPU 0000:04:00.0: RmInitAdapter failed! (0x63:0x0:1905)\n"
         "[    3.827920] NVRM: GPU 0000:04:00.0: rm_init_adapter failed, device minor number 0\n"))
     assert _top(case) == ("driver", "open_kernel_modules_unsupported_gpu")
+
+
+def _smi(text: str) -> dict[str, Any]:
+    return {"kind": "node-cmd", "name": "nvidia-smi.txt", "text": text}
+
+
+def test_nvidia_smi_that_cannot_reach_the_driver_says_the_driver_is_not_loaded() -> None:
+    # awslabs/amazon-eks-ami#1748: the kernel module did not load; nvidia-smi prints NVML's
+    # Driver Not Loaded in its own words.
+    case = _case(_smi("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                      "Make sure that the latest NVIDIA driver is installed and running.\n"))
+    assert _top(case) == ("driver", "driver_not_loaded")
+
+
+def test_nvidia_smi_s_nvml_error_is_read_for_its_class() -> None:
+    # Azure/AKS#4870: an unlicensed GRID driver on A10 VMs; NVML answers Unknown Error.
+    assert _top(_case(_smi("Failed to initialize NVML: Unknown Error\n"))) == ("driver", "error_device")

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding
 from gpunode.parse.nvidia_smi import GpuInfo, parse_nvidia_smi_failure
 
@@ -20,12 +21,32 @@ def driver_answers(ctx: NodeContext, component: str) -> Iterator[Finding]:
     failure = parse_nvidia_smi_failure(text) if text is not None else None
     if failure:
         ev = Evidence(ctx.obs.path_of("cmd", "nvidia-smi.txt"), failure)
-        yield problem(component, "nvidia_smi_failed", ev)
+        cause, rank = _smi_cause(ctx.kb, component, failure)
+        yield problem(component, cause, ev, specificity=rank)
         return
     smi = ctx.nvidia_smi
     if smi is not None and smi.driver_version:
         ev = Evidence(ctx.obs.path_of("cmd", "nvidia-smi-q.xml"), f"driver_version={smi.driver_version}")
         yield ok(component, f"driver {smi.driver_version}, CUDA {smi.cuda_version}", ev)
+
+
+#: The state nvidia-smi's failure is when its words say nothing more.
+_SMI_FAILED = "nvidia_smi_failed"
+
+
+def _smi_cause(kb: KnowledgeBase, component: str, failure: str) -> tuple[str, int]:
+    """What nvidia-smi's own failure line means: a catalogued cause of the driver whose
+    signature it matches ("couldn't communicate with the NVIDIA driver" is NVML's Driver Not
+    Loaded), else the class of the line ("Failed to initialize NVML: Unknown Error" is a
+    device error), else the bare state; ranked at least as the state."""
+    state = kb.get(_SMI_FAILED).specificity
+    known = [c for source in ("text", "node_cmd") for c, m in kb.matchers(component, source)
+             if m.regex.search(failure)]
+    if known:
+        best = max(known, key=lambda c: c.specificity)
+        return best.code, max(best.specificity, state)
+    cls = kb.class_of(failure)
+    return (cls, state) if cls is not None else (_SMI_FAILED, state)
 
 
 @check("driver")
