@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.crio_hooks import HookFile, judge_hooks
+from gpunode.checks.operator import vm_reason, vm_workload
 from gpunode.checks.pcie import reading_of, shortfall
 from gpunode.decisive import clipped
 from gpunode.model import Evidence, Finding, Status
@@ -29,6 +30,8 @@ from gpunode.runtimes import NVIDIA_BINARY, nvidia_runtimes
 from gpunode.xid import classify
 
 PROBE_FILE = "gpunode-probe.json"
+#: The kernel driver that hands a PCI function whole to a VM.
+VFIO_DRIVER = "vfio-pci"
 NEEDS = (f"cmd/{PROBE_FILE}",)
 
 KUBELET_PROCESSES = ("kubelet", "k3s-server", "k3s-agent", "rke2", "kubelite")
@@ -171,8 +174,25 @@ def probe_driver(ctx: NodeContext, component: str) -> Iterator[Finding]:
     elif probe.nvml.init_ok:
         yield _driver_ok(ctx, probe, component)
         yield from _uvm_ready(ctx, probe, component)
+    elif (for_vms := gpus_for_vms(ctx, probe)) is not None:
+        yield not_deployed(component, for_vms)
     else:
         yield _init_failure(ctx, probe, component)
+
+
+def gpus_for_vms(ctx: NodeContext, probe: ProbeResult) -> str | None:
+    """Why the node's GPUs need no NVIDIA driver: they go whole to VMs, as the operator's
+    vm-passthrough workload says, or as the PCI bus shows (every NVIDIA GPU bound to
+    vfio-pci). None on a node whose GPUs serve containers."""
+    node = ctx.node
+    labels = node.metadata.labels if node is not None else {}
+    config = vm_workload(labels, ctx.cluster_policy_spec, bool(ctx.facts.cluster_policies))
+    if config == "vm-passthrough":
+        return vm_reason(config)
+    gpus = probe.host.pci_gpus if probe.host.pci_read else ()
+    if gpus and all(g.driver == VFIO_DRIVER for g in gpus):
+        return f"every NVIDIA GPU on the PCI bus ({len(gpus)}) is bound to {VFIO_DRIVER}: they go to VMs"
+    return None
 
 
 def _driver_ok(ctx: NodeContext, probe: ProbeResult, component: str) -> Finding:

@@ -15,8 +15,11 @@ from collections.abc import Iterator
 from gpunode.checks import operator
 from gpunode.checks.base import check, ok, problem
 from gpunode.checks.context import NodeContext
+from gpunode.checks.probe import NEEDS as PROBE_NEEDS
+from gpunode.checks.probe import PROBE_FILE, VFIO_DRIVER
 from gpunode.gpus import quantity
 from gpunode.model import Evidence, Finding
+from gpunode.probe.host_facts import PciGpu
 
 VFIO_READY = "run/nvidia/validations/vfio-pci-ready"
 #: nvidia.com resources that are not the sandbox plugin's device resources
@@ -39,6 +42,46 @@ def gpus_bound_to_vfio(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if ctx.stack_pods(component) and VFIO_READY in ctx.obs.files:
         ev = Evidence(ctx.obs.path_of("files", VFIO_READY), "present")
         yield ok(component, "GPUs bound to vfio-pci (vfio-pci-ready)", ev)
+
+
+@check("vfio-manager", needs=PROBE_NEEDS)
+def gpus_bound_on_the_bus(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """On a vm-passthrough node every GPU on the PCI bus must be bound to vfio-pci (the
+    probe's /sys/bus/pci): one still held by nvidia, or by no driver, cannot go to a VM."""
+    gpus = _pci_gpus(ctx)
+    if not gpus or vm_workload(ctx) != "vm-passthrough":
+        return
+    others = [g for g in gpus if g.driver != VFIO_DRIVER]
+    ev = _pci_evidence(ctx, others or gpus)
+    if others:
+        known = ctx.kb.get("vfio_pci_not_bound")
+        yield problem(component, "vfio_pci_not_bound", ev, specificity=known.specificity)
+    else:
+        yield ok(component, f"{len(gpus)} GPUs bound to vfio-pci (/sys/bus/pci)", ev)
+
+
+@check("driver", needs=PROBE_NEEDS)
+def gpus_not_bound_to_vfio(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """On a node whose GPUs serve containers, a GPU bound to vfio-pci beside those the
+    NVIDIA driver holds is out of its reach (nvidia-smi does not list it; the device plugin
+    cannot advertise it). Every GPU on vfio-pci is a node for VMs (checks/probe.py)."""
+    gpus = _pci_gpus(ctx)
+    vfio = [g for g in gpus if g.driver == VFIO_DRIVER]
+    if not vfio or len(vfio) == len(gpus) or vm_workload(ctx) is not None:
+        return
+    known = ctx.kb.get("gpu_bound_to_vfio")
+    yield problem(component, "gpu_bound_to_vfio", _pci_evidence(ctx, vfio), specificity=known.specificity)
+
+
+def _pci_gpus(ctx: NodeContext) -> tuple[PciGpu, ...]:
+    """The probe's NVIDIA GPUs on the PCI bus, empty when the probe did not read the bus."""
+    probe = ctx.probe
+    return probe.host.pci_gpus if probe is not None and probe.host.pci_read else ()
+
+
+def _pci_evidence(ctx: NodeContext, gpus: list[PciGpu] | tuple[PciGpu, ...]) -> Evidence:
+    shown = ", ".join(f"{g.address} ({g.device}) driver {g.driver or 'none'}" for g in gpus)
+    return Evidence(ctx.obs.path_of("cmd", PROBE_FILE), f"/sys/bus/pci: {shown}")
 
 
 @check("sandbox-device-plugin", needs=("node",))

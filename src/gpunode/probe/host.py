@@ -10,6 +10,7 @@ raw text for the bundle) and returns parsed facts; a parse failure becomes an
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import subprocess
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from gpunode.probe.host_facts import (
     HostFacts,
     KernelLogFacts,
     OciHookFact,
+    PciGpu,
     RuntimeConfigFact,
     ValidationMarker,
 )
@@ -41,6 +43,10 @@ from gpunode.probe.kernel import read_kmsg, run_dmesg
 SECURE_BOOT_VAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e7b6a6a3b6ad"
 VALIDATIONS_DIR = "/run/nvidia/validations"
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+PCI_DEVICES = "/sys/bus/pci/devices"
+NVIDIA_PCI_VENDOR = "0x10de"
+#: PCI base class 0x03 (display: VGA 0x0300, 3D controller 0x0302): GPUs, not NVSwitches (0x0680)
+DISPLAY_CLASS = "0x03"
 CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
 INTERESTING_MODULES = (
     "nvidia",
@@ -114,9 +120,28 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
         rdma_ports=rdma_ports,
         rdma_errors=rdma_errors,
         processes=_processes(fs),
+        pci_gpus=_pci_gpus(fs),
+        pci_read=bool(fs.listdir(PCI_DEVICES)),
     )
     _fabric_manager_log(fs)
     return msgspec.structs.replace(facts, read_errors=tuple(fs.errors)), log_text
+
+
+def _pci_gpus(fs: HostFS) -> tuple[PciGpu, ...]:
+    """NVIDIA display-class functions on the PCI bus and the driver each is bound to (the
+    basename of its ``driver`` symlink): what tells a GPU handed to VMs (vfio-pci) from one
+    the NVIDIA driver holds, also while no driver is loaded."""
+    found = []
+    for address in fs.listdir(PCI_DEVICES):
+        base = f"{PCI_DEVICES}/{address}"
+        vendor = (fs.read(f"{base}/vendor", limit=16, keep=False) or "").strip()
+        pci_class = (fs.read(f"{base}/class", limit=16, keep=False) or "").strip()
+        if vendor != NVIDIA_PCI_VENDOR or not pci_class.startswith(DISPLAY_CLASS):
+            continue
+        device = (fs.read(f"{base}/device", limit=16, keep=False) or "").strip()
+        link = fs.readlink(f"{base}/driver")
+        found.append(PciGpu(address, device, posixpath.basename(link.rstrip("/")) if link else None))
+    return tuple(found)
 
 
 def _strip(text: str | None) -> str | None:

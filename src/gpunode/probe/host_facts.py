@@ -69,6 +69,16 @@ class ValidationMarker(msgspec.Struct, frozen=True):
     older_than_driver_load: bool | None
 
 
+class PciGpu(msgspec.Struct, frozen=True):
+    """An NVIDIA GPU's PCI function under /sys/bus/pci/devices (vendor 0x10de, display
+    class 0x03) and the kernel driver bound to it: ``nvidia`` for containers, ``vfio-pci``
+    for a VM to take it whole, ``nouveau``, or None when no driver is bound."""
+
+    address: str  # 0000:3b:00.0
+    device: str  # PCI device id, 0x2330
+    driver: str | None
+
+
 class HostFacts(msgspec.Struct, frozen=True):
     """Layer 0-2 facts; see docs/probe.md for each field's meaning."""
 
@@ -94,3 +104,7 @@ class HostFacts(msgspec.Struct, frozen=True):
     rdma_errors: tuple[str, ...] = ()
     processes: dict[str, bool] = msgspec.field(default_factory=dict)
     read_errors: tuple[str, ...] = ()
+    #: NVIDIA GPUs on the PCI bus with their bound driver; pci_read: /sys/bus/pci was read
+    #: (an older probe, or a host without sysfs, says nothing about binding)
+    pci_gpus: tuple[PciGpu, ...] = ()
+    pci_read: bool = False

@@ -98,6 +98,15 @@ class HostFS:
         except OSError:
             return None
 
+    def readlink(self, node_path: str) -> str | None:
+        """The target a symlink names, as written (its parent resolved within the root);
+        None when it is no symlink or cannot be read."""
+        parent, name = os.path.split(node_path.rstrip("/"))
+        try:
+            return os.readlink(os.path.join(self.resolve(parent), name))
+        except OSError:
+            return None
+
     def is_socket(self, node_path: str) -> bool:
         info = self.lstat(node_path)
         return info is not None and stat.S_ISSOCK(info.st_mode)
