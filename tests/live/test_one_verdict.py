@@ -13,9 +13,15 @@ live (through the test API server, list-first as ``diagnose`` collects by defaul
   cannot observe its data (a node with no running pod to exec in, live), and the two checks
   about the endpoint the client reached (``ENDPOINT_CHECKS``) are left out;
 - validate's own diagnosis names the root causes diagnose names, and every failing check is
-  grouped under the root causes of its own nodes.
+  grouped under the root causes of its own nodes;
+- with ``--deep`` (every GPU node's extras, as ``--all-nodes`` fetches them without a
+  selector) the whole diagnosis is the bundle's: the cluster section, each node's statuses,
+  components and root causes, the groups, and no evidence the bundle does not hold (a
+  simulated bundle holds observations no API client can make: those only add evidence).
 
-One server per scenario; the scenarios run in this one process.
+One server per scenario; the scenarios run in this one process. ``make check`` runs the
+scenarios of ``QUICK`` (a broken driver and a link fault only node files show); ``make test``
+runs every one.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from gpunode import sim
 from gpunode.apiserver import serve_bundle
 from gpunode.cli import build_report
 from gpunode.collect import collect_bundle
-from gpunode.model import PROBLEMS, Report, Status
+from gpunode.model import PROBLEMS, NodeReport, Report, Status
 from gpunode.report.groups import group_failures
 from gpunode.validate.service import ValidateRequest, validate
 from gpunode.validation import ClusterVerdict, ValidationReport, Verdict
@@ -39,6 +45,8 @@ from gpunode.validation import ClusterVerdict, ValidationReport, Verdict
 ENDPOINT_CHECKS = frozenset({"infra.api-reachable", "infra.api-load-balanced"})
 NOT_OBSERVED = frozenset({Verdict.UNKNOWN, Verdict.SKIP})
 SCENARIOS = [name for name, _ in sim.list_scenarios() if name != "scale-5000"]
+#: The scenarios ``make check`` runs; ``make test`` runs every one.
+QUICK = frozenset({"falcon-ai-broken", "fault-nvlink-down"})
 
 RootKey = tuple[str, str, str]
 
@@ -60,7 +68,27 @@ def ready(report: ValidationReport) -> bool:
     return report.verdict != ClusterVerdict.NOT_READY
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+def essence(node: NodeReport) -> tuple[object, ...]:
+    """The diagnosis itself: statuses, components, root causes; not the evidence list."""
+    causes = [(rc.component, rc.cause, rc.title, rc.status) for rc in node.root_causes]
+    return node.name, node.status, node.components, causes
+
+
+def evidence(node: NodeReport) -> set[str]:
+    return {e.source for rc in node.root_causes for e in rc.evidence}
+
+
+def same_diagnosis(live: Report, offline: Report) -> None:
+    """Every node's extras read: the bundle's whole diagnosis, never evidence it lacks."""
+    assert live.cluster == offline.cluster
+    assert [essence(n) for n in live.nodes] == [essence(n) for n in offline.nodes]
+    assert live.groups == offline.groups
+    for mine, theirs in zip(live.nodes, offline.nodes, strict=True):
+        assert evidence(mine) <= evidence(theirs)  # live never invents evidence
+
+
+@pytest.mark.parametrize("scenario", [pytest.param(n, marks=[] if n in QUICK else [pytest.mark.slow])
+                                      for n in SCENARIOS])
 def test_the_same_verdict_live_offline_and_in_validate(scenario: str, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from gpunode.validate import live as live_checks
@@ -77,6 +105,9 @@ def test_the_same_verdict_live_offline_and_in_validate(scenario: str, tmp_path: 
                                        quiet=True, extras=extras)
             live = build_report(collected.path, None, reuse=collected.reuse)
             assert roots(live) == roots(offline), (extras, roots(live) ^ roots(offline))
+            if extras == "deep":
+                assert not collected.partial, collected.warnings
+                same_diagnosis(live, offline)
             assert problem_status(live) == problem_status(offline), extras
             unknown = [n.name for n in live.nodes if not n.root_causes and n.status == Status.UNKNOWN]
             assert not unknown, f"{extras}: judged from the lists yet unknown: {unknown}"
