@@ -15,10 +15,13 @@ before.
 Name resolution happens inside ``socket.create_connection`` and is bounded by the
 system resolver's own timeouts (resolv.conf), not by this deadline.
 
-``whole_run`` adds the run's own deadline (``--timeout``): every thread's socket
-operations end by it too (workers, WebSocket readers), the API client gives up a call
-that would outlast it, and a timer ends the run at it plus ``BACKSTOP_S`` with
-``RunTimedOut`` should anything not yet bounded still be running.
+``whole_run`` adds the run's own deadline (``--timeout``): the socket operations of every
+thread inside a request's deadline end by it too (the collector's workers, the main
+thread), the API client gives up a call that would outlast it, and a timer ends the run at
+it plus ``BACKSTOP_S`` with ``RunTimedOut`` should anything not yet bounded still be
+running. httpx2's WebSocket reader threads stay outside it, as outside the request's own
+deadline: the exec's caller waits for them within its own, and an exception raised in
+such a thread would be printed as a traceback.
 """
 
 from __future__ import annotations
@@ -132,7 +135,7 @@ class _Backstop:
 
     def cancel(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, self.previous)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if self.previous is None else self.previous)
 
 
 @contextmanager
@@ -167,8 +170,8 @@ def _clipped(timeout: float | None, error: type[Exception]) -> float | None:
     """``timeout`` shortened to the time left before this thread's deadline; ``error`` past it."""
     at: float | None = getattr(_LOCAL, "at", None)
     run = run_deadline()
-    if run is not None and not getattr(_LOCAL, "outside", False):
-        at = run.at if at is None else min(at, run.at)
+    if at is not None and run is not None and not getattr(_LOCAL, "outside", False):
+        at = min(at, run.at)
     if at is None:
         return timeout
     left = at - time.monotonic()

@@ -155,8 +155,8 @@ def test_live_cluster_with_active_checks(falcon_healthy: Path, tmp_path: Path, c
             "--kubeconfig",
             kubeconfig,
             "--active",
-            "--timeout",
-            "5",
+            "--timeout",  # the pods' wait and, given, the whole run's deadline: room on a busy machine
+            "60",
             "--scrape-interval",
             "0",
             "-q",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpcore2
 import httpx2
 import msgspec
 import yaml
@@ -459,12 +460,13 @@ class KubeApi:
             self._upgrade_failed(exc)
         except ApiError as exc:
             return ExecOutput(b"", (exc.status.message or "").encode(), -1)
-        except (httpx2.TimeoutException, TimeoutError) as exc:
+        except (httpx2.TimeoutException, httpcore2.TimeoutException, TimeoutError) as exc:
             # httpx2's WebSocket raises the builtin TimeoutError when the command's output
-            # stops (lightkube expects queue.Empty): a hung command, not a crash
+            # stops (lightkube expects queue.Empty): a hung command, not a crash; its close
+            # frame written past the deadline raises httpcore2's own, unmapped, WriteTimeout
             log_request("POST", url, "timed out", started)
             raise _Retry(_timed_out(self.timeouts.exec_s)) from exc
-        except (httpx2.TransportError, HTTPXWSException) as exc:
+        except (httpx2.TransportError, httpcore2.NetworkError, HTTPXWSException) as exc:
             log_request("POST", url, type(exc).__name__, started)
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         finally:

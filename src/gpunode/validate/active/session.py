@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from gpunode.bundle.load import read_node_observations
-from gpunode.deadline import outside_run, run_deadline, within_run
+from gpunode.deadline import cut_short, out_of_time, outside_run, run_deadline, within_run
+from gpunode.errors import SourceUnreachable
 from gpunode.facts import ClusterFacts
 from gpunode.model import Evidence
 from gpunode.validate.active import manifests as m
@@ -45,7 +46,7 @@ from gpunode.validate.defaults import (
     DEFAULT_TIMEOUT_S,
 )
 from gpunode.validate.registry import Validation, failed, passed, to_result, unknown, worst_of_nodes
-from gpunode.validation import CheckResult, Outcome
+from gpunode.validation import CheckResult, Outcome, Verdict
 
 # Objects outlive the wait by this much, so the kubelet (not gpunode) ends them at worst.
 DEADLINE_MARGIN_S = 60
@@ -110,16 +111,38 @@ def run_active(
         from gpunode.collect.access import ClusterAccess
 
         access = ClusterAccess(options.kubeconfig, options.context, options.request_timeout_s)
+    server = access.config().cluster.server
+    if cut_short():  # --timeout passed in the collection: no test object is made after it
+        out_of_time(server, "the active checks (no test object was created)")
     with ClusterApi(access) as api, _terminate_as_interrupt():
-        removed, leftover_errors = _remove_leftovers(api)
+        try:
+            removed, leftover_errors = _remove_leftovers(api)
+        except SourceUnreachable:
+            if cut_short():  # the deadline passed while earlier runs' leftovers were looked for
+                out_of_time(server, "the active checks (no test object was created)")
+            raise
         run = _Run(ids, api, options)
         try:
             outcomes = _exercise(run, facts, chosen)
         finally:
             with _interrupts_ignored(), outside_run():  # clean-up runs past --timeout too
                 cleanup_errors = _cleanup(run)
+                if cut_short():  # a create whose answer the deadline cut may have landed
+                    cleanup_errors += _remove_leftovers(api)[1]
     outcomes[CLEANUP.id] = _cleanup_outcome(run, removed, [*leftover_errors, *cleanup_errors])
+    _judged_in_time(server, chosen, outcomes)
     return [to_result(v, outcomes[v.id], active=True) for v in (*chosen, CLEANUP) if v.id in outcomes]
+
+
+def _judged_in_time(server: str, chosen: Sequence[Validation], outcomes: dict[str, Outcome]) -> None:
+    """A check left unknown once the run's ``--timeout`` passed (its objects could not be made
+    or read in time) ends the run with exit 3 naming it, never a pass by omission; test pods
+    that ran until the deadline failed as not finished and stand."""
+    if not cut_short():
+        return
+    unread = [v.id for v in chosen if v.id in outcomes and outcomes[v.id].verdict == Verdict.UNKNOWN]
+    if unread:
+        out_of_time(server, f"the active checks {', '.join(unread)} (their test objects were deleted)")
 
 
 def _chosen(options: ActiveOptions, categories: Sequence[str]) -> list[Validation]:
@@ -275,6 +298,8 @@ def _wait(run: _Run, pods: dict[str, m.Json], nccl: _NcclPlan | None) -> dict[st
         waited = time.monotonic() - started
         for name in sorted(pending | watched):
             pod, host_ip, error = run.api.pod(run.ids.namespace, name)
+            if error and name in latest and _run_over():  # cut by --timeout: the last look stands
+                continue
             latest[name] = Observed(name, pod, error=error, waited_s=waited, host_ip=host_ip)
             if pod is not None and pod.status.phase in ("Succeeded", "Failed"):
                 pending.discard(name)
