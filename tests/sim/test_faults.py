@@ -489,6 +489,8 @@ def test_imex_faults_read_as_the_collector_reads_the_host(build: Build) -> None:
         assert list(healthy.peers) == ips and healthy.channels == ("channel0",)
         faulty = parse_imex_state(bundle.node_file(NODE, "cmd/imex.txt").read_text())
         assert faulty is not None and not getattr(faulty, broken)
+        # read in the driver pod, which shares the host's PID namespace as the operator's manifest says
+        assert bundle.pod_on(NODE, "nvidia-driver-daemonset-")["spec"]["hostPID"] is True
         assert faulty.nodes_config == "/etc/nvidia-imex/nodes_config.cfg"
 
 

@@ -61,6 +61,7 @@ class DsDef:
     priority_class: str | None = None
     gpu_runtime: bool = False
     host_network: bool = False
+    host_pid: bool = False
     start: int = 0
     owner: Obj | None = None
     ds_labels: dict[str, str] = field(default_factory=dict)
@@ -216,7 +217,9 @@ def driver_def(scenario: Scenario, os_tag: str, rdma: bool) -> DsDef:
         gpu_runtime=False,
         extra_labels=labels,
     )
-    return replace(d, on_delete=True)
+    # the manifest's hostPID: true (assets/state-driver): the host's processes and, through
+    # /proc/1/root, its files are in sight (collect's IMEX read relies on it)
+    return replace(d, on_delete=True, host_pid=True)
 
 
 def toolkit_def(scenario: Scenario) -> DsDef:
@@ -885,6 +888,8 @@ def template_spec(d: DsDef, cdi: bool) -> Obj:
     spec["dnsPolicy"] = "ClusterFirstWithHostNet" if d.host_network else "ClusterFirst"
     if d.host_network:
         spec["hostNetwork"] = True
+    if d.host_pid:
+        spec["hostPID"] = True
     if d.init:
         spec["initContainers"] = [render_container(c) for c in d.init]
     if d.node_selector:
