@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from gpunode.diagnose import diagnose
 from gpunode.errors import BundleError
 from gpunode.gpus import gpu_evidence, nfd_nvidia_label
 from gpunode.sim import build_bundle, load_scenario
+from inprocess import run_cli
 
 GPU_NODES = ["gpu-wk-01", "gpu-wk-02"]
 
@@ -59,8 +59,8 @@ def test_healthy_cluster_live_has_no_root_cause(tmp_path: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    code = "from gpunode.cli import main; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+    """The entry point's ``main`` in this process (tests/inprocess.py): exit code and output."""
+    return run_cli(*args)
 
 
 @pytest.mark.parametrize("command", ["diagnose", "stack"])

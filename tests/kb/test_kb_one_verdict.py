@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from gpunode.explain import EXPLAIN_SOURCES, explain_lines
 from gpunode.kb import Cause, TextHit, load_kb
 from gpunode.sim import build_bundle, load_scenario
 from gpunode.xid import classify, xids_in_line
+from inprocess import run_cli
 
 KB = load_kb()
 EXPLAINABLE = [c for c in KB.causes if c.example and any(m.source in EXPLAIN_SOURCES for m in c.match)]
@@ -51,10 +50,7 @@ APP_XIDS = [
 def test_application_xids_are_benign_in_both(line: str, tmp_path: Path) -> None:
     text = tmp_path / "dmesg.txt"
     text.write_text(line + "\n")
-    code = "from gpunode.cli import main; main()"
-    done = subprocess.run(
-        [sys.executable, "-c", code, "explain", str(text)], capture_output=True, text=True, check=False
-    )
+    done = run_cli("explain", str(text))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "xid_application_error" in done.stdout
     root = build_bundle(load_scenario("falcon-ai"), tmp_path / "falcon")
