@@ -38,6 +38,7 @@ from gpunode.commands.extras import (
     extras_policy,
     request_timeout,
     run_timeout,
+    whole_run,
 )
 from gpunode.commands.output import ReportFormat, ReportFormatOpt
 from gpunode.errors import GpunodeError, UsageError
@@ -297,7 +298,6 @@ def diagnose_cmd(
 
         raise typer.Exit(watch_reports(evaluate, output, marked(options, shown), interval=interval,
                                        count=count, view=lambda r: narrow(r, shown)))
-    from gpunode.deadline import whole_run
     from gpunode.report import DIAGNOSE_REPORTERS
 
     with whole_run(run_s):
@@ -329,7 +329,6 @@ def stack(
     deadline: RunTimeoutOpt = None,
 ) -> None:
     """Every GPU node's stack, layer by layer: full pictures for a few nodes, a grid for a fleet."""
-    from gpunode.deadline import whole_run
     from gpunode.report import STACK_REPORTERS
 
     timeout_s, run_s = request_timeout(timeout), run_timeout(deadline, offline=source is not None)

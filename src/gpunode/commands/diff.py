@@ -22,6 +22,7 @@ from gpunode.commands.extras import (
     extras_policy,
     request_timeout,
     run_timeout,
+    whole_run,
 )
 from gpunode.errors import UsageError
 
@@ -84,8 +85,6 @@ def diff_cmd(
     if new is not None and live_flags:
         raise UsageError("NEW is a saved bundle; drop --kubeconfig/--context/--request-timeout/--timeout/"
                          "--deep/--all-nodes, or drop NEW to compare with the live cluster")
-    from gpunode.deadline import whole_run
-
     with whole_run(run_timeout(deadline)):  # live NEW only: a saved one refuses --timeout above
         before = side(old)
         if new is None:

@@ -4,6 +4,7 @@ fetches, how long it waits for the API, and the whole run's deadline (``--timeou
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager, nullcontext
 from typing import Annotated
 
 import typer
@@ -78,6 +79,16 @@ RunTimeoutOpt = Annotated[
         "3. 0 or absent: none.",
     ),
 ]
+
+
+def whole_run(seconds: float | None) -> AbstractContextManager[object]:
+    """The run inside ends by ``seconds`` (gpunode.deadline.whole_run); without a deadline
+    nothing is imported, so an offline command loads no HTTP client."""
+    if seconds is None:
+        return nullcontext()
+    from gpunode.deadline import whole_run as bounded
+
+    return bounded(seconds)
 
 
 def run_timeout(text: str | None, offline: bool = False) -> float | None:

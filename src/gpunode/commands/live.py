@@ -20,6 +20,7 @@ from gpunode.commands.extras import (
     extras_policy,
     request_timeout,
     run_timeout,
+    whole_run,
 )
 
 
@@ -65,8 +66,6 @@ def collect(
     Lists first; node extras only for GPU nodes the lists and GPUNodeReports leave in doubt
     (and for nodes named here), unless --deep or --all-nodes."""
     from gpunode.collect import collect_bundle
-    from gpunode.deadline import whole_run
-
     policy = extras_policy(deep, all_nodes)
     timeout_s, run_s = request_timeout(timeout), run_timeout(deadline)
     target = _bundle_target(out, output_dir)

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpunode.commands.extras import AllNodesOpt, DeepOpt, RequestTimeoutOpt, extras_policy, request_timeout
+from gpunode.commands.extras import (
+    AllNodesOpt,
+    DeepOpt,
+    RequestTimeoutOpt,
+    extras_policy,
+    request_timeout,
+    whole_run,
+)
 from gpunode.errors import UsageError
 from gpunode.validate.defaults import (
     DEFAULT_IMAGE,
@@ -168,8 +175,6 @@ def validate_cmd(
         request_timeout_s=request_timeout_s,
         waivers=_waivers(waivers),
     )
-    from gpunode.deadline import whole_run
-
     live = source is None or active  # a saved bundle alone is judged without a deadline, as before
     with whole_run(timeout_s if live else None):
         _run(request, output, fail_on)

@@ -11,7 +11,7 @@ import msgspec
 import typer
 
 from gpunode import __version__
-from gpunode.commands.extras import RequestTimeoutOpt, RunTimeoutOpt, request_timeout, run_timeout
+from gpunode.commands.extras import RequestTimeoutOpt, RunTimeoutOpt, request_timeout, run_timeout, whole_run
 from gpunode.errors import GpunodeError
 from gpunode.safety import strip_controls
 
@@ -65,8 +65,6 @@ def version(
     """Client version; with a reachable cluster also the Kubernetes server and GPU Operator versions.
 
     As kubectl, the client's version is printed before any error reaching the server."""
-    from gpunode.deadline import whole_run
-
     info: dict[str, Any] = {"client": {"gpunode": __version__}}
     timeout_s, run_s = request_timeout(timeout), run_timeout(deadline)
     unread = ""

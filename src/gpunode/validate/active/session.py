@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from gpunode.bundle.load import read_node_observations
-from gpunode.deadline import cut_short, out_of_time, outside_run, run_deadline, within_run
 from gpunode.errors import SourceUnreachable
 from gpunode.facts import ClusterFacts
 from gpunode.model import Evidence
@@ -103,6 +102,8 @@ def run_active(
     """Run the chosen active checks against the live cluster; results carry ``active=True``.
     ``access``: the command's cluster, when it was resolved already (a live validate's
     collection); None: the one ``options`` names."""
+    from gpunode.deadline import cut_short, out_of_time, outside_run  # live only: an HTTP client
+
     chosen = _chosen(options, categories)
     ids = m.RunIds(options.run_id or secrets.token_hex(3), int(options.timeout_s) + DEADLINE_MARGIN_S, _now())
     from gpunode.validate.active.cluster import ClusterApi
@@ -138,6 +139,8 @@ def _judged_in_time(server: str, chosen: Sequence[Validation], outcomes: dict[st
     """A check left unknown once the run's ``--timeout`` passed (its objects could not be made
     or read in time) ends the run with exit 3 naming it, never a pass by omission; test pods
     that ran until the deadline failed as not finished and stand."""
+    from gpunode.deadline import cut_short, out_of_time
+
     if not cut_short():
         return
     unread = [v.id for v in chosen if v.id in outcomes and outcomes[v.id].verdict == Verdict.UNKNOWN]
@@ -288,6 +291,8 @@ def _side(pair: int, target: Target) -> m.NcclSide:
 def _wait(run: _Run, pods: dict[str, m.Json], nccl: _NcclPlan | None) -> dict[str, Observed]:
     """Poll until every test pod finished or the timeout passed; then read the logs. NCCL
     workers (sshd, never finishing by themselves) are watched until their launcher starts."""
+    from gpunode.deadline import within_run
+
     watched: set[str] = set()
     if nccl is not None:
         watched = set(nccl.start())
@@ -419,5 +424,7 @@ def _interrupts_ignored() -> Iterator[None]:
 
 def _run_over() -> bool:
     """The whole run's ``--timeout`` passed: the pods still running fail as not finished."""
+    from gpunode.deadline import run_deadline
+
     deadline = run_deadline()
     return deadline is not None and deadline.passed()
