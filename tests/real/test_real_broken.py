@@ -28,10 +28,12 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "aks-nodeconfig-nogpu-containerd1.toml": NOT_PATCHED,
     "eks-nodeadm-v2-configv3-no-nvidia.toml": NOT_PATCHED,
     "cloud-native-docs-troubleshooting-xid79.txt": ("gpu-hardware", "gpu_fallen_off_bus"),
-    "dra-driver-issue-1008-no-supported-gpus.txt": SMI_FAILED,
+    # nvidia-smi's own words name the cause: NVML's error is a device error, and "couldn't
+    # communicate with the NVIDIA driver" is how nvidia-smi prints NVML's Driver Not Loaded
+    "dra-driver-issue-1008-no-supported-gpus.txt": ("driver", "error_device"),
     "gpu-operator-issue-641-no-devices.txt": SMI_FAILED,
     "shine-cluster-issue-30-version-mismatch.txt": MISMATCH,
-    "shine-cluster-issue-50-no-driver.txt": SMI_FAILED,
+    "shine-cluster-issue-50-no-driver.txt": ("driver", "driver_not_loaded"),
     "syno-nvidia-issue-22-device-handle.txt": SMI_FAILED,
     "tinygrad-ogkm-issue-47-version-mismatch.txt": MISMATCH,
     "xxd3vin-workspace-issue-19-device-handle.txt": SMI_FAILED,
