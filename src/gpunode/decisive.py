@@ -68,7 +68,8 @@ _ERROR_WORDS = re.compile(
     r"unbound variable|\*\*\* \[[^\]]{1,80}\] Error \d+|read-only file system|Unknown Error|"
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
     r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
-    r"not currently loaded|Insufficient \w+|flag provided but not defined|"
+    r"not currently loaded|Insufficient \w+|flag provided but not defined|address already in use|"
+    r"(?:didn.t|did not|don.t|do not) have enough|not enough|"
     # Go's "error <doing> X: …" messages, and NVML's return codes by name
     r"error (?:getting|creating|reading|writing|starting|running|loading|parsing|initiali[sz]ing|opening|"
     r"connecting|setting|building|fetching|listing|watching|updating|applying|executing|calling)|"
@@ -198,6 +199,19 @@ def decisive_line(lines: Sequence[str], classify: Classifier | None = None) -> D
     if not candidates:
         return None
     return _most_telling(candidates[-_LOOKBACK:], classify)
+
+
+def lenient_line(lines: Sequence[str]) -> Decisive | None:
+    """The last line whose words say something failed, whatever level its program gave it
+    and though it retries ("WARN failed to validate the driver, retrying"): what ``explain``
+    quotes from a pasted text in which no line reads as an error (``decisive_line``), so
+    the text is never answered with silence. Not for judging a component: a healthy one
+    logs such warnings for ever."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        if line and not _FRAME.match(line) and _ERROR_WORDS.search(message_of(line)):
+            return Decisive(index + 1, line[:MAX_LINE], 1)
+    return None
 
 
 #: Puts a message in a class (a knowledge-base code), or None where it fits none.

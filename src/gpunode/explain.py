@@ -27,7 +27,7 @@ import msgspec
 
 from gpunode import re2scan
 from gpunode.catalog import load_catalog
-from gpunode.decisive import decisive_line, message_of
+from gpunode.decisive import decisive_line, lenient_line, message_of
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
 from gpunode.xid import XID_LINE_PATTERNS, XidInfo, classify, xids_in_line
@@ -177,6 +177,8 @@ class Matcher:
         self._tail = ""  # the end of the current source, where its decisive line is looked for
         self._decisive: QuotedLine | None = None
         self._decisive_class: Cause | None = None
+        #: The last source's line that only a warning or a retry says failed (``lenient_line``).
+        self._lenient: QuotedLine | None = None
 
     def begin(self, source: str, order: int) -> None:
         """Lines fed from now on are ``source``'s (numbered from 1), the ``order``-th read."""
@@ -198,11 +200,14 @@ class Matcher:
         if len(tail) >= TAIL_CHARS and lines:
             lines.pop(0)  # cut at the front: not a whole line
         found = decisive_line(lines, self._kb.class_of)
+        total = self.lines_read - self._base
         if found is not None:
-            total = self.lines_read - self._base
             line_no = total - (len(lines) - found.line_no)
             self._decisive = QuotedLine(line_no, found.line[:MAX_LINE_CHARS], self._source)
             self._decisive_class = self._kb.line_class(found.message)
+        elif (weak := lenient_line(lines)) is not None:
+            line_no = total - (len(lines) - weak.line_no)
+            self._lenient = QuotedLine(line_no, weak.line[:MAX_LINE_CHARS], self._source)
 
     def feed(self, lines: Sequence[str]) -> None:
         """Scan one block of consecutive lines (numbered after those fed before)."""
@@ -273,6 +278,11 @@ class Matcher:
             found.append(match)
         if decisive is None and self._kb is not None:
             decisive, cause = self._catalogued_line(found, self._kb)
+        if decisive is None and self._kb is not None and self._lenient is not None:
+            # no line reads as an error and nothing catalogued matched: what a warning or a
+            # retry says failed is still the text's decisive line (never silence)
+            decisive = self._lenient
+            cause = self._kb.line_class(message_of(decisive.text))
         return Explanation(rank(found), _xid_summary(self._xids), self.lines_read, self._names,
                            decisive, cause.code if cause is not None else None)
 
