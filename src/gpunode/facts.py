@@ -232,6 +232,17 @@ class ClusterFacts:
         return dict(out)
 
     @cached_property
+    def logged_workloads_by_node(self) -> dict[str, list[Pod]]:
+        """GPU workload pods whose log the bundle holds, by node (most bundles hold none):
+        what NCCL or CUDA said there is read as evidence of the node's stack."""
+        index = self.log_index
+        out: dict[str, list[Pod]] = defaultdict(list)
+        for pod in self.workload_pods:
+            if (pod.metadata.namespace, pod.metadata.name) in index:
+                out[pod.spec.target_node].append(pod)
+        return dict(out)
+
+    @cached_property
     def troubled_workloads_by_node(self) -> dict[str, list[Pod]]:
         """GPU workloads that have not started or whose container last ended in an error
         (``workload_troubled``), by node: found once for the fleet (on the first node,

@@ -582,8 +582,9 @@ def read_node_observations(facts: ClusterFacts, node: str) -> NodeObservations:
 def _node_logs(facts: ClusterFacts, node: str) -> dict[tuple[str, str], tuple[LogFile, ...]]:
     """The logs of the node's stack pods and of its GPU workloads (what NCCL or CUDA said
     there is evidence of the node's stack, docs/bundle-format.md)."""
-    workloads = [(p.metadata.namespace, p.metadata.name) for p in facts.workloads_by_node.get(node, ())]
-    if node not in facts.logged_nodes and not any(key in facts.log_index for key in workloads):
+    logged = facts.logged_workloads_by_node.get(node, ())
+    workloads = [(p.metadata.namespace, p.metadata.name) for p in logged]
+    if node not in facts.logged_nodes and not workloads:
         return {}  # most nodes: no pod on them has a log in the bundle
     stack = (sp.key for pods in facts.pods_by_node.get(node, {}).values() for sp in pods)
     return _pod_logs(facts, (*stack, *workloads))

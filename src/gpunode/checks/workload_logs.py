@@ -45,7 +45,7 @@ _RDMA_RESOURCE = re.compile(
 
 
 def _workload_logs(ctx: NodeContext) -> Iterator[tuple[Pod, LogFile]]:
-    for pod in ctx.facts.workloads_by_node.get(ctx.name, ()):
+    for pod in ctx.facts.logged_workloads_by_node.get(ctx.name, ()):
         for log in ctx.logs_of(pod):
             yield pod, log
 
