@@ -34,6 +34,7 @@ from gpunode.checks.signatures import (
 )
 from gpunode.checks.versions import component_version, image_tag
 from gpunode.checks.workload_logs import workload_log_findings
+from gpunode.daemonsets import daemonset_table
 from gpunode.decisive import message_of, shown
 from gpunode.doubt import cluster_doubts, doubts_of, settle
 from gpunode.errors import GpunodeError
@@ -685,6 +686,7 @@ def _diagnose(facts: ClusterFacts, read_observations: ObservationReader, nodes: 
         source=_source(facts),
         not_gpu_nodes=skipped,
         gpu_workloads=workload_issues(facts, kb, reports),
+        daemonsets=daemonset_table(facts, reports),
         gpus=gpu_count(reports),
         fleet=analyse(facts, reports, observed),
     )

@@ -270,6 +270,38 @@ class WorkloadIssue(msgspec.Struct, frozen=True):
 DIFF_REPORT: type[DiffReport] = DiffReport
 
 
+class NodeWithoutPod(msgspec.Struct, frozen=True):
+    """A reported GPU node where a stack DaemonSet's component has no pod, and why (its
+    verdict there: the label its selector needs, a taint it does not tolerate, …)."""
+
+    node: str
+    status: Status
+    reason: str
+    #: the knowledge-base cause of that verdict, when it has one
+    cause: str | None = None
+
+
+class DaemonSetRow(msgspec.Struct, frozen=True):
+    """One GPU-stack DaemonSet: what its status says it should run and runs
+    (desiredNumberScheduled, currentNumberScheduled, numberReady, numberMisscheduled), and
+    the reported GPU nodes its component is missing from (gpunode.daemonsets)."""
+
+    namespace: str
+    name: str
+    component: str
+    desired: int
+    current: int
+    ready: int
+    misscheduled: int
+    gpu_nodes_without_pod: tuple[NodeWithoutPod, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Every node it selects runs its pod, ready, and no reported GPU node lacks one."""
+        return (self.desired == self.current == self.ready and not self.misscheduled
+                and not self.gpu_nodes_without_pod)
+
+
 class Report(msgspec.Struct, frozen=True, kw_only=True):
     """The report JSON v1 (docs/report-format.md); fields are only ever added."""
 
@@ -295,6 +327,10 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     #: the agent's ``/report`` only: trends over its history of the node (docs/agent.md,
     #: "History and trends"); absent elsewhere (added in report v1)
     trends: tuple[Trend, ...] | msgspec.UnsetType = msgspec.UNSET
+    #: every GPU-stack DaemonSet, desired vs scheduled vs ready, with the reported GPU nodes
+    #: its component has no pod on and why; absent while every one is complete (added in
+    #: report v1)
+    daemonsets: tuple[DaemonSetRow, ...] | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def has_failures(self) -> bool:

@@ -7,7 +7,7 @@ from rich.console import Console
 
 from gpunode import gpucount
 from gpunode.model import ComponentReport, Evidence, Report, RootCause
-from gpunode.report import fleet, fleetview, workloads
+from gpunode.report import daemonsets, fleet, fleetview, workloads
 from gpunode.report.openref import shown_open
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import VERDICT_MARK, score_text
@@ -63,7 +63,7 @@ def diagnosis_lines(report: Report, options: RenderOptions = DEFAULT) -> list[st
         lines += _root_cause(where, rc, fleet.blocked_by(node, rc) if node else [])
         if len(r.nodes) > 1:
             lines[-1:-1] = [f"- nodes: {', '.join(r.nodes)}"]
-    return lines + workloads.markdown(report, options.expand)
+    return lines + workloads.markdown(report, options.expand) + daemonsets.markdown(report)
 
 
 def _root_cause(where: str, rc: RootCause, blocked: list[str]) -> list[str]:

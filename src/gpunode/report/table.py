@@ -14,7 +14,7 @@ from rich.text import Text
 
 from gpunode import gpucount
 from gpunode.model import ComponentReport, NodeReport, Report, RootCause, Status
-from gpunode.report import fleet, fleetview, workloads
+from gpunode.report import daemonsets, fleet, fleetview, workloads
 from gpunode.report.openref import shown_open
 from gpunode.report.options import DEFAULT, RenderOptions
 from gpunode.report.style import (
@@ -55,6 +55,7 @@ def render_diagnosis(report: Report, console: Console, options: RenderOptions = 
         console.print()
         _render_row(report, row, console, options)
     workloads.render(report, console, options.expand)
+    daemonsets.render(report, console)
     if options.show_stack:
         from gpunode.report.stack import render_stack
 
