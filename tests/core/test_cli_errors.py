@@ -15,11 +15,16 @@ import pytest
 import yaml
 
 from gpunode.apiserver import RunningServer, serve_bundle
+from inprocess import run_cli
 
 MINI = Path(__file__).parent.parent / "live" / "fixtures" / "mini"
 
 
-def run(*args: str, code: str = "pass") -> subprocess.CompletedProcess[str]:
+def run(*args: str, code: str = "") -> subprocess.CompletedProcess[str]:
+    """The entry point's ``main``: in this process (tests/inprocess.py), or, with ``code`` to
+    run first (a crash planted in the CLI), in a fresh interpreter."""
+    if not code:
+        return run_cli(*args)
     return subprocess.run(
         [sys.executable, "-c", f"import gpunode.cli as cli; {code}; cli.main()", *args],
         capture_output=True, text=True, timeout=120, check=False,
