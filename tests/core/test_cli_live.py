@@ -19,18 +19,14 @@ import yaml
 
 from gpunode.apiserver import serve_bundle
 from gpunode.sim import build_bundle, load_scenario
+from inprocess import run_cli
 
 MUST_GATHER = Path(__file__).parent.parent / "live" / "fixtures" / "must-gather"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from gpunode.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    """The entry point's ``main`` in this process (tests/inprocess.py): exit code and output."""
+    return run_cli(*args)
 
 
 @pytest.fixture(scope="module")
@@ -145,12 +141,5 @@ def test_diagnose_reads_a_gpu_operator_must_gather() -> None:
 def test_no_source_and_no_kubeconfig_anywhere_is_a_clear_error(tmp_path: Path) -> None:
     env = {**os.environ, "KUBECONFIG": str(tmp_path / "missing"), "HOME": str(tmp_path)}
     env.pop("KUBERNETES_SERVICE_HOST", None)
-    proc = subprocess.run(
-        [sys.executable, "-c", "from gpunode.cli import main; main()", "diagnose", "-q"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
+    proc = run_cli("diagnose", "-q", env=env)
     assert proc.returncode in (2, 3) and proc.stderr.count("\n") == 1, proc.stderr
