@@ -1,4 +1,5 @@
-"""``validate --waivers FILE`` through the console script: accepted findings stop failing CI
+"""``validate --waivers FILE`` through the entry point's ``main`` (in this process,
+tests/inprocess.py): accepted findings stop failing CI
 until they expire, every report says which waivers applied and which expired, and a malformed
 file is one line naming the file and the entry (exit 2)."""
 
@@ -6,13 +7,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
+from inprocess import run_cli
+
 # falcon-ai-broken: gpu-wk-02's driver cannot build; these checks fail or warn on it.
 FAILING_ON_WK02 = ("gpu.allocatable", "gpu.gfd-labels", "gpu.stack-diagnosis", "network.peermem",
                    "obs.dcgm-exporter")
@@ -21,13 +22,12 @@ FAILING_ON_WK02 = ("gpu.allocatable", "gpu.gfd-labels", "gpu.stack-diagnosis", "
 @pytest.fixture(scope="module")
 def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("waivers") / "bundle"
-    subprocess.run([GPUNODE, "sim", "falcon-ai-broken", "-o", str(out)], check=True, capture_output=True)
+    assert run_cli("sim", "falcon-ai-broken", "-o", str(out)).returncode == 0
     return out
 
 
 def _validate(bundle: Path, waivers: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GPUNODE, "validate", "--from", str(bundle), "--waivers", str(waivers), *args],
-                          check=False, capture_output=True, text=True, timeout=120)
+    return run_cli("validate", "--from", str(bundle), "--waivers", str(waivers), *args)
 
 
 def _file(tmp_path: Path, text: str) -> Path:
@@ -47,8 +47,7 @@ def _failing(report: dict) -> list[str]:
 
 
 def test_waivers_accept_every_failure_until_they_expire(broken: Path, tmp_path: Path) -> None:
-    before = subprocess.run([GPUNODE, "validate", "--from", str(broken), "-o", "json"],
-                            check=False, capture_output=True, text=True, timeout=120)
+    before = run_cli("validate", "--from", str(broken), "-o", "json")
     assert before.returncode == 1
     failing = [c for c in _failing(json.loads(before.stdout)) if c != "sched.gpu-pending-explained"]
     assert set(failing) >= set(FAILING_ON_WK02)
