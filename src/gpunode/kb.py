@@ -33,6 +33,8 @@ MatchSource = Literal[
 
 #: Sources whose text is a message a component wrote (not a node file or condition).
 _QUOTED: tuple[MatchSource, ...] = ("event", "waiting", "log")
+#: An errno's message alone (Go's syscall errors end a chain with it after the path).
+_BARE_ERRNO = re.compile(r"(?i:no such file or directory)\W{0,3}$")
 
 
 class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -199,7 +201,10 @@ class KnowledgeBase:
         before, so the shortest tail that falls in a class decides; the whole line falls
         in the first class whose pattern it matches (the catch-all at worst)."""
         parts = line.split(": ")
-        for start in range(len(parts) - 1, 0, -1):
+        last = len(parts) - 1
+        for start in range(last, 0, -1):
+            if start == last and _BARE_ERRNO.match(parts[start]):
+                continue  # "no such file or directory" says what only with the path before it
             cause = self._first_class(": ".join(parts[start:]))
             if cause is not None and cause.code != UNCLASSIFIED:
                 return cause

@@ -51,3 +51,9 @@ def test_a_scheduler_without_enough_resources_is_resource_exhaustion() -> None:
     line = ("no nodes with enough resources were found: 1 node(s) didn't have enough resources: "
             "GPU memory.")
     assert KB.class_of(line) == "error_resource_exhausted"
+
+
+def test_a_missing_file_is_read_with_the_path_it_names() -> None:
+    assert KB.class_of("lstat /dev/nvidia0: no such file or directory") == "error_device"
+    assert KB.class_of("failed to open /etc/dcgm-exporter/custom.csv: no such file or directory") == \
+        "error_file_state"

@@ -71,3 +71,14 @@ def test_nvidia_smi_that_cannot_reach_the_driver_says_the_driver_is_not_loaded()
 def test_nvidia_smi_s_nvml_error_is_read_for_its_class() -> None:
     # Azure/AKS#4870: an unlicensed GRID driver on A10 VMs; NVML answers Unknown Error.
     assert _top(_case(_smi("Failed to initialize NVML: Unknown Error\n"))) == ("driver", "error_device")
+
+
+def test_a_workload_that_finds_no_nvidia_device_node_names_the_driver() -> None:
+    # k8sp/sextant#397: docker cannot add /dev/nvidia0 to a GPU pod; the driver never created it.
+    event = {"kind": "event", "object": {"kind": "Pod", "name": "gpu-worker", "namespace": "default"},
+             "type": "Warning", "reason": "Failed",
+             "message": 'Failed to start container with docker id aa5a0319488f with error: Error response '
+                        'from daemon: {"message":"linux runtime spec devices: error gathering device '
+                        'information while adding custom device \\"/dev/nvidia0\\": lstat /dev/nvidia0: '
+                        'no such file or directory"}'}
+    assert _top(_case(event)) == ("driver", "error_device")
