@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+import msgspec
+
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import line_finding
+from gpunode.decisive import Decisive
 from gpunode.kb import KnowledgeBase
-from gpunode.model import Evidence, Finding
+from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.nvidia_smi import GpuInfo, parse_nvidia_smi_failure
 
 _FABRIC_OK = {"Completed"}
@@ -20,9 +24,11 @@ def driver_answers(ctx: NodeContext, component: str) -> Iterator[Finding]:
     text = ctx.obs.cmd.get("nvidia-smi.txt")
     failure = parse_nvidia_smi_failure(text) if text is not None else None
     if failure:
-        ev = Evidence(ctx.obs.path_of("cmd", "nvidia-smi.txt"), failure)
+        where = ctx.obs.path_of("cmd", "nvidia-smi.txt")
         cause, rank = _smi_cause(ctx.kb, component, failure)
-        yield problem(component, cause, ev, specificity=rank)
+        said = line_finding(ctx.kb, component, Status.FAILED, Decisive(1, failure, 2), where,
+                            verb="fails in nvidia-smi", specificity=rank)
+        yield msgspec.structs.replace(said, cause=cause)  # the line quoted, its cause named
         return
     smi = ctx.nvidia_smi
     if smi is not None and smi.driver_version:
