@@ -100,7 +100,9 @@ _FRAME = re.compile(r"^\s*(?:at |goroutine \d+|/[\w./-]+\.go:\d+|\S+\.go:\d+ \+0
 _WRAPPER = re.compile(
     r"^(?:error:?\s*)?(?:exit status \d+|command failed|failed to run[^:]*|error running[^:]*|"
     r"Error: exit status \d+|.{0,60}exited with (?:code|status) \d+\.?|"
-    r"[\w .-]{0,60} failed(?: with exit code \d+)?\.?|\w+ failed, exiting\.?|exiting\.?)$",
+    r"[\w .-]{0,60} failed(?: with exit code \d+)?\.?|\w+ failed, exiting\.?|exiting\.?|"
+    # a start script naming the command it ran and its exit code (nvidia-fabricmanager-start.sh)
+    r"\"[^\"]{1,200}\" failed!? ?[Ee]xit code:? \d+\.?)$",
     re.IGNORECASE,
 )
 _MSG_KV = re.compile(r'\bmsg="(?P<msg>(?:[^"\\]|\\.){0,2000})"')

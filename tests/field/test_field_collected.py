@@ -249,3 +249,36 @@ def test_the_units_journal_line_explains_a_fabric_left_in_progress() -> None:
                        {"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_FAILED}))
     assert found is not None and found[0] == "fabric-manager"
     assert "NV_WARN_NOTHING_TO_DO" in found[2]
+
+
+def test_the_start_scripts_exit_code_gives_way_to_the_error_before_it() -> None:
+    """data-infra/cube-studio#29's journal: nvidia-fabricmanager-start.sh reports the command
+    it ran and its exit code after nv-fabricmanager said why."""
+    at = "2025-09-18T03:19:01+0000 gpu-wk-01"
+    text = (f"{at} systemd[1]: Starting NVIDIA fabric manager service...\n"
+            f"{at} nvidia-fabricmanager-start.sh[4753]: Detected Pre-NVL5 system\n"
+            f"{at} nvidia-fabricmanager-start.sh[4756]: request to query NVSwitch device information from "
+            "NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n"
+            f"{at} nvidia-fabricmanager-start.sh[4753]: \"/usr/bin/nv-fabricmanager -c "
+            "/usr/share/nvidia/nvswitch/fabricmanager.cfg\" failed! Exit code: 1\n"
+            f"{at} systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, "
+            "status=1/FAILURE\n")
+    found = _top(_case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": text}))
+    assert found is not None and found[0] == "fabric-manager" and "NV_WARN_NOTHING_TO_DO" in found[2]
+
+
+def test_a_unit_whose_journal_holds_only_systemds_lines_is_read_in_its_own_log_file() -> None:
+    at = "2024-11-04T10:00:01+0000 gpu-wk-01"
+    journal = (f"{at} systemd[1]: Starting NVIDIA fabric manager service...\n"
+               f"{at} systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, "
+               "status=1/FAILURE\n"
+               f"{at} systemd[1]: Failed to start NVIDIA fabric manager service.\n")
+    # siderolabs/extensions#511: the one line Fabric Manager logged
+    log = ("[Nov 04 2024 10:00:01] [INFO] [tid 812] Fabric Manager version 550.127.05 is running\n"
+           "[Nov 04 2024 10:00:01] [ERROR] [tid 812] fabric manager config file item: "
+           "FABRIC_NODE_CONFIG_FILE has an invalid value\n")
+    found = _top(_case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": journal},
+                       {"kind": "node-file", "path": "var/log/fabricmanager.log", "text": log}))
+    assert found is not None and found[0] == "fabric-manager" and "FABRIC_NODE_CONFIG_FILE" in found[2]
+    without_log = _top(_case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": journal}))
+    assert without_log is not None and without_log[:2] == ("fabric-manager", "fabric_manager_not_running")

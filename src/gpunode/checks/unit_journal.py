@@ -5,12 +5,14 @@ when one stops, the reason is in its journal, not in any pod: the probe and the 
 keep the recent past of each (``cmd/journal-fabricmanager.txt``, ``cmd/journal-imex.txt``,
 gpunode.probe.journal). systemd's own lines say whether the unit's last run failed
 (its process exited non-zero or was killed, ``Failed with result``, ``Failed to start``)
-and no later start followed; then the unit's own decisive line before that failure,
-found by the general rules (gpunode.decisive) and classed like a container's, is the
-cause, or a catalogued cause of the component where its signature matches. A unit that
-runs, was stopped on purpose or restarted since stays for the other checks to judge, and
-a node without the journal is judged as before (the checks name no need, so its absence
-is no gap in what was observed).
+and no later start followed; then the unit's own decisive line before that failure
+(or, where the journal holds none, the last error in the tail of the unit's own log
+file, Fabric Manager's ``/var/log/fabricmanager.log``), found by the general rules
+(gpunode.decisive) and classed like a container's, is the cause, or a catalogued cause
+of the component where its signature matches. A unit that runs, was stopped on purpose
+or restarted since stays for the other checks to judge, and a node without the journal
+is judged as before (the checks name no need, so its absence is no gap in what was
+observed).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import msgspec
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import STATE, as_catalogued, line_finding
-from gpunode.decisive import decisive_line
+from gpunode.decisive import Decisive, decisive_line
 from gpunode.model import Evidence, Finding, Status
 
 #: Component -> its journal in the bundle and the state cause when no line says more.
@@ -31,6 +33,11 @@ UNIT_JOURNALS: dict[str, tuple[str, str]] = {
     "fabric-manager": ("journal-fabricmanager.txt", "fabric_manager_not_running"),
     "imex": ("journal-imex.txt", "imex_not_running"),
 }
+#: The unit's own log file (its LOG_FILE_NAME), read where its journal holds only systemd's
+#: lines: the probe keeps the tail of Fabric Manager's (``files/var/log/fabricmanager.log``).
+UNIT_LOGS: dict[str, str] = {"fabric-manager": "var/log/fabricmanager.log"}
+#: How far back the unit's log file is read for its last run's error.
+_LOG_TAIL = 50
 
 #: systemd's own lines about the unit (``systemd[1]: ...``), in any journal output format.
 _SYSTEMD = re.compile(r"(?:^|\s)systemd\[1\]: ")
@@ -62,15 +69,31 @@ def _judge_unit(ctx: NodeContext, component: str) -> Iterator[Finding]:
     ended = Evidence(f"{path}:{end + 1}", lines[end].strip())
     own = [line if not _SYSTEMD.search(line) else "" for line in lines[first:end]]
     found = decisive_line(own, ctx.kb.class_of)
+    where = f"{path}:{first + found.line_no}" if found is not None else ""
+    if found is None:
+        found, where = _log_file_line(ctx, component)
     rank = ctx.kb.get(state).specificity  # the state's, which the line explains
     if found is None:
         yield problem(component, state, ended, specificity=rank)
         return
-    where = f"{path}:{first + found.line_no}"
     said = line_finding(ctx.kb, component, Status.FAILED, found, where, verb="fails in its journal",
                         specificity=rank + 1, evidence=(ended,), standalone="true")
     said = msgspec.structs.replace(said, context={**said.context, STATE: state})
     yield as_catalogued(ctx.kb, said)
+
+
+def _log_file_line(ctx: NodeContext, component: str) -> tuple[Decisive | None, str]:
+    """The last error of the unit's own log file's tail, and where it is."""
+    name = UNIT_LOGS.get(component)
+    split = ctx.text_lines("files", name) if name is not None else None
+    if name is None or split is None:
+        return None, ""
+    lines = split[0]
+    start = max(0, len(lines) - _LOG_TAIL)
+    found = decisive_line(lines[start:], ctx.kb.class_of)
+    if found is None:
+        return None, ""
+    return found, f"{ctx.obs.path_of('files', name)}:{start + found.line_no}"
 
 
 def _last(lines: Sequence[str], pattern: re.Pattern[str]) -> int | None:
