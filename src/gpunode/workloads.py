@@ -25,7 +25,7 @@ from gpunode.checks.pods import RECENT_RESTART, collection_time, display_state, 
 from gpunode.decisive import decisive_line, shown
 from gpunode.facts import ClusterFacts
 from gpunode.kb import KnowledgeBase
-from gpunode.model import NodeReport, WorkloadIssue
+from gpunode.model import NodeReport, Status, WorkloadIssue
 
 #: Causes of pod_problem that only say the pod has not started yet.
 _NOT_STARTED = frozenset({"pod_pending", "container_create_failed"})
@@ -42,16 +42,40 @@ def workload_issues(facts: ClusterFacts, kb: KnowledgeBase,
                     nodes: Sequence[NodeReport]) -> tuple[WorkloadIssue, ...]:
     """Troubled GPU workloads on the reported nodes, in node order, failing ones first per node."""
     troubled = facts.troubled_workloads_by_node
-    if not troubled:
+    logged = facts.logged_workloads_by_node
+    if not troubled and not logged:
         return ()
     now = collection_time(facts.manifest.collected_at)
     out: list[WorkloadIssue] = []
     for node in nodes:
-        pods = troubled.get(node.name)
-        if pods:
-            issues = [_issue(facts, kb, node, pod, now) for pod in pods]
-            out.extend(sorted(issues, key=lambda w: (not w.failing, w.namespace, w.name)))
+        pods = troubled.get(node.name, [])
+        issues = [_issue(facts, kb, node, pod, now) for pod in pods]
+        fine = [p for p in logged.get(node.name, ()) if p not in pods]  # troubled ones are listed
+        issues += _hit_in_logs(node, fine)
+        out.extend(sorted(issues, key=lambda w: (not w.failing, w.namespace, w.name)))
     return tuple(out)
+
+
+def _hit_in_logs(node: NodeReport, pods: Sequence[Pod]) -> Iterator[WorkloadIssue]:
+    """Running GPU workloads whose own log holds the line of one of the node's root causes
+    (checks.workload_logs: NVML lost its devices, NCCL fell back to sockets): hit by the
+    stack though their pod shows no trouble."""
+    by_key = {(p.metadata.namespace, p.metadata.name): p for p in pods}
+    for rc in node.root_causes:
+        where = rc.decisive.source if rc.decisive is not None else next(
+            (e.source for e in rc.evidence if e.source.startswith("logs/")), "")
+        parts = where.split("/")
+        pod = by_key.pop((parts[1], parts[2]), None) if len(parts) > 3 and parts[0] == "logs" else None
+        if pod is None:
+            continue
+        line = rc.decisive.message if rc.decisive is not None else next(
+            (e.excerpt for e in rc.evidence if e.source == where), None)
+        yield WorkloadIssue(
+            node=node.name, namespace=pod.metadata.namespace, name=pod.metadata.name,
+            state=display_state(pod), failing=rc.status == Status.FAILED,
+            message=shown(line) if line else None, source=where,
+            line_class=rc.decisive.line_class if rc.decisive is not None else None,
+            component=rc.component, root_cause=rc.component)
 
 
 def _issue(facts: ClusterFacts, kb: KnowledgeBase, node: NodeReport, pod: Pod,

@@ -282,3 +282,21 @@ def test_a_unit_whose_journal_holds_only_systemds_lines_is_read_in_its_own_log_f
     assert found is not None and found[0] == "fabric-manager" and "FABRIC_NODE_CONFIG_FILE" in found[2]
     without_log = _top(_case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": journal}))
     assert without_log is not None and without_log[:2] == ("fabric-manager", "fabric_manager_not_running")
+
+
+@pytest.mark.parametrize(("text", "component"), [
+    ("Failed to initialize NVML: Unknown Error\n", "container-toolkit"),
+    (_NCCL_SOCKETS, "gpudirect-rdma"),
+])
+def test_a_running_workload_hit_in_its_log_is_listed_as_hit(text: str, component: str) -> None:
+    """Issue 21: the report says which workloads were hit, also when their pod runs."""
+    case = _case({"kind": "log", "object": _JOB, "text": text})
+    hit = [w for w in diagnose_case(case).gpu_workloads if (w.namespace, w.name) == ("ml", "train-0")]
+    assert len(hit) == 1 and hit[0].component == hit[0].root_cause == component
+    assert hit[0].source is not None and hit[0].source.startswith("logs/ml/train-0/cuda.log")
+    assert hit[0].message
+
+
+def test_a_running_workload_whose_log_says_nothing_of_the_stack_is_not_listed() -> None:
+    case = _case({"kind": "log", "object": _JOB, "text": _NCCL_IB})
+    assert diagnose_case(case).gpu_workloads == ()
