@@ -69,3 +69,14 @@ def test_a_bare_einval_from_the_kernel_is_not_a_configuration_error() -> None:
     assert kb.class_of(einval) != "error_config_invalid"
     flag = 'Error: invalid argument "abc" for "--fail-on-init-error" flag: strconv.ParseBool: parsing "abc"'
     assert kb.class_of(flag) == "error_config_invalid"
+
+
+def test_an_api_refusal_the_component_falls_back_from_still_degrades_it() -> None:
+    # NVIDIA/dcgm-exporter#39: no Role to read its metrics ConfigMap; the exporter falls back to
+    # its built-in counters and keeps running, so the custom metrics never appear.
+    case = _case("dcgm-exporter-39-configmap-forbidden-no-role")
+    assert _top(case) == ("dcgm-exporter", "error_permission_denied")
+    kb = load_kb()
+    refusal = ('User "system:serviceaccount:monitoring:dcgm-exporter" cannot get resource "configmaps" '
+               'in API group "" in the namespace "monitoring"')
+    assert kb.class_of(refusal) == "error_permission_denied"

@@ -21,7 +21,7 @@ from gpunode.bundle.kube import ContainerStatus, CustomResource, Event, Pod
 from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
-from gpunode.decisive import Decisive, clipped, decisive_line, severity
+from gpunode.decisive import Decisive, clipped, decisive_line, lenient_line, severity
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
@@ -222,6 +222,7 @@ def as_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
 #: is not found (a node deleted since) is not one of them.
 _PERSISTENT = re.compile(
     r"(?i:\bforbidden\b|\bunauthori[sz]ed\b|permission denied|could not find the requested resource|"
+    r"\bcannot (?:get|list|watch|create|update|patch|delete) resource\b|"
     r"the server doesn.t have a resource type)")
 #: A controller's last lines within which such an error must stand (nothing after it).
 _RECENT_LINES = 3
@@ -284,7 +285,7 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
     for log in logs:
         lines = log.lines
         last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
-        found = decisive_line([lines[last]], kb.class_of) if last is not None else None
+        found = _last_error(kb, lines[last]) if last is not None else None
         if found is None or _NOT_THE_STACKS.search(found.line) or not _lasting(kb, component, found, 1):
             continue
         where = f"{log.path}:{last + 1}" if last is not None else log.path
@@ -292,6 +293,17 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
             kb, component, Status.DEGRADED, found, where, verb="keeps running after",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
+
+
+def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
+    """A running component's last line as an error: one that reads as an error, or the API
+    server's refusal in its own words though the component falls back ("configmaps is
+    forbidden ..., falling back to the default metrics"): it stays refused until someone
+    grants the access, so the component runs without what it was configured to do."""
+    found = decisive_line([line], kb.class_of)
+    if found is None and _PERSISTENT.search(line):
+        found = lenient_line([line])
+    return found
 
 
 def _lasting(kb: KnowledgeBase, component: str, found: Decisive, lines: int) -> bool:
