@@ -1,0 +1,93 @@
+"""GPU pods Pending on "Insufficient nvidia.com/gpu" while a node's GPUs look free.
+
+The scheduler counts a node's GPU resource as allocatable minus the requests of the pods
+bound there that have not ended, Terminating ones included: a pod stuck Terminating (its
+containers cannot be stopped: a hung driver call, a runtime that does not answer, a
+finalizer) keeps its GPUs allocated although nothing runs on them. So when a pending GPU
+pod's FailedScheduling event says ``Insufficient <resource>`` and a node's allocatable
+minus the requests of its running pods would fit it, but not once the long-Terminating
+pods' requests are counted, those pods hold the GPUs: a stale allocation the kubelet
+should have released. A node that is simply full, a pod asking for more than any node
+has, or a resource no node advertises is no finding (healthy look-alikes in the field
+corpus); unhealthy GPUs the device plugin withdrew are judged by ``gpus_allocatable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+from gpunode.bundle.kube import Pod
+from gpunode.checks.base import check, problem
+from gpunode.checks.context import NodeContext
+from gpunode.checks.pods import collection_time
+from gpunode.gpus import quantity
+from gpunode.model import Evidence, Finding, Status
+
+#: How long a pod may stay Terminating before the GPUs it holds are a stale allocation
+#: (the default grace period is 30 s; a GPU job's cleanup rarely takes minutes).
+STUCK_TERMINATING = timedelta(minutes=10)
+_ENDED = frozenset({"Succeeded", "Failed"})
+
+
+@check("kubelet", needs=("node",))
+def gpus_held_by_terminating_pods(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A pending GPU pod the scheduler refused for ``Insufficient <resource>`` would fit on
+    this node but for pods stuck Terminating here (module docstring)."""
+    node, facts = ctx.node, ctx.facts
+    pending = facts.workloads_by_node.get("", [])
+    if node is None or not pending:
+        return
+    now = collection_time(facts.manifest.collected_at)
+    here = facts.workloads_by_node.get(ctx.name, [])
+    for pod in pending:
+        for resource, need in _refused_for(ctx, pod):
+            allocatable = quantity(node.status.allocatable.get(resource, "0"))
+            live = [p for p in here if p.status.phase not in _ENDED]
+            stuck = [p for p in live if _stuck(p, now)]
+            used, held = _requested(live, resource), _requested(stuck, resource)
+            if held and allocatable - used < need <= allocatable - used + held:
+                yield _held(ctx, component, pod, resource=resource, counts=(allocatable, used, held),
+                            stuck=stuck)
+                return
+
+
+def _refused_for(ctx: NodeContext, pod: Pod) -> list[tuple[str, int]]:
+    """The GPU resources ``pod`` asks for that a FailedScheduling event calls insufficient."""
+    meta = pod.metadata
+    said = " ".join(ev.message for ev in ctx.facts.events_for("Pod", meta.namespace, meta.name)
+                    if ev.reason == "FailedScheduling")
+    return [(r, n) for r, n in _per_resource(pod).items() if n and f"Insufficient {r}" in said]
+
+
+def _per_resource(pod: Pod) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for container in pod.spec.containers:
+        wanted = container.resources.requests or container.resources.limits
+        for name, value in wanted.items():
+            if name.startswith("nvidia.com/"):
+                out[name] = out.get(name, 0) + quantity(value)
+    return out
+
+
+def _requested(pods: list[Pod], resource: str) -> int:
+    """What ``pods`` request of ``resource``."""
+    return sum(_per_resource(p).get(resource, 0) for p in pods)
+
+
+def _stuck(pod: Pod, now: datetime | None) -> bool:
+    """Terminating for longer than ``STUCK_TERMINATING`` before collection."""
+    since = collection_time(pod.metadata.deletion_timestamp)
+    return since is not None and now is not None and now - since > STUCK_TERMINATING
+
+
+def _held(ctx: NodeContext, component: str, pod: Pod, *, resource: str, counts: tuple[int, int, int],
+          stuck: list[Pod]) -> Finding:
+    allocatable, used, held = counts
+    names = ", ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in stuck)
+    excerpt = (f"{pod.metadata.namespace}/{pod.metadata.name} Pending: Insufficient {resource}; "
+               f"{resource} allocatable {allocatable}, requested {used} of which {held} by pods "
+               f"Terminating for over {int(STUCK_TERMINATING.total_seconds() // 60)} min ({names})")
+    known = ctx.kb.get("gpus_held_by_terminating_pods")
+    return problem(component, "gpus_held_by_terminating_pods", Evidence(f"node/{ctx.name}", excerpt),
+                   status=Status.DEGRADED, specificity=known.specificity)
