@@ -80,3 +80,12 @@ def test_an_api_refusal_the_component_falls_back_from_still_degrades_it() -> Non
     refusal = ('User "system:serviceaccount:monitoring:dcgm-exporter" cannot get resource "configmaps" '
                'in API group "" in the namespace "monitoring"')
     assert kb.class_of(refusal) == "error_permission_denied"
+
+
+def test_a_failure_the_catalog_knows_ends_the_log_though_its_words_are_a_timeout() -> None:
+    # Mellanox/k8s-rdma-shared-dev-plugin#98: the kubelet never dialled the plugin's socket back;
+    # "context deadline exceeded" heals by retrying elsewhere, but registration is done once.
+    case = _case("k8s-rdma-shared-dev-plugin-98-registration-dial-deadline")
+    assert _top(case) == ("rdma-device-plugin", "rdma_plugin_registration_failed")
+    registered = "2024/03/22 05:59:49 hca_3.sock gets registered successfully at Kubelet\n"
+    assert _top(_append(case, registered)) is None

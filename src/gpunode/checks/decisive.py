@@ -286,8 +286,10 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
         lines = log.lines
         last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
         found = _last_error(kb, lines[last]) if last is not None else None
-        if found is None or _NOT_THE_STACKS.search(found.line) or not _lasting(kb, component, found, 1):
+        if found is None or _NOT_THE_STACKS.search(found.line):
             continue
+        if not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None:
+            continue  # a failure that heals by retrying, unless the catalog knows it as this one's
         where = f"{log.path}:{last + 1}" if last is not None else log.path
         return as_catalogued(kb, line_finding(
             kb, component, Status.DEGRADED, found, where, verb="keeps running after",
