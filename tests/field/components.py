@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from gpunode.sim import ids
 from gpunode.sim.build import DeployDef, _add_daemonset, _add_deployment
 from gpunode.sim.k8s import toleration
-from gpunode.sim.operands import GPU_NS, GPU_TOLERATION, NODE_CRITICAL, CtrDef, DsDef
+from gpunode.sim.operands import GPU_TOLERATION, NODE_CRITICAL, CtrDef, DsDef, _operand
 from gpunode.sim.world import NodeState, World
 
 # NVIDIA/k8s-dra-driver-gpu deployments/helm/nvidia-dra-driver-gpu (release namespace as its
@@ -35,8 +35,9 @@ VOLCANO_IMAGE = "docker.io/volcanosh/volcano-device-plugin:latest"
 # GoogleCloudPlatform/container-engine-accelerators cmd/nvidia_gpu/device-plugin.yaml, as GKE runs it
 GKE_IMAGE = ("gcr.io/gke-release/nvidia-gpu-device-plugin"
              "@sha256:d6cb575b0d8a436066a0d3a783bbaf84697e0d5a68857edfe5fd5d1183133c7d")
-# NVIDIA/gpu-operator assets/state-sandbox-device-plugin/0500_daemonset.yaml
+# NVIDIA/gpu-operator assets/state-sandbox-device-plugin and state-vfio-manager 0500_daemonset.yaml
 SANDBOX_IMAGE = "nvcr.io/nvidia/kubevirt-gpu-device-plugin:v1.3.1"
+VFIO_IMAGE = "nvcr.io/nvidia/vfio-manager:v0.4.0"
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,20 @@ def extras() -> dict[str, Extra]:
             node_selector={"cloud.google.com/gke-gpu": "true"}, tolerations=(GPU_TOLERATION,),
             priority_class=NODE_CRITICAL, match_labels={"k8s-app": "nvidia-gpu-device-plugin"}),
             node_labels={"cloud.google.com/gke-gpu": "true"}),
-        "sandbox-device-plugin": Extra(DsDef(
-            key="sandbox-device-plugin", name="nvidia-sandbox-device-plugin-daemonset", namespace=GPU_NS,
-            labels={"app": "nvidia-sandbox-device-plugin-daemonset"},
-            containers=(CtrDef("nvidia-sandbox-device-plugin-ctr", SANDBOX_IMAGE, privileged=True),),
-            node_selector={"nvidia.com/gpu.deploy.sandbox-device-plugin": "true"},
-            tolerations=(GPU_TOLERATION,), priority_class=NODE_CRITICAL,
-            service_account="nvidia-sandbox-device-plugin"),
+        # the GPU Operator's VM operands, rendered as its other operands (owned by the ClusterPolicy,
+        # selecting nvidia.com/gpu.deploy.<operand>=true, which it sets on VM-workload nodes)
+        "sandbox-device-plugin": Extra(_operand(
+            "sandbox-device-plugin", "nvidia-sandbox-device-plugin-daemonset",
+            (CtrDef("nvidia-sandbox-device-plugin-ctr", SANDBOX_IMAGE, privileged=True),), (),
+            deploy="sandbox-device-plugin", sa="nvidia-sandbox-device-plugin", start=40, gpu_runtime=False),
             node_labels={"nvidia.com/gpu.deploy.sandbox-device-plugin": "true"}),
+        "vfio-manager": Extra(_operand(
+            "vfio-manager", "nvidia-vfio-manager",
+            (CtrDef("nvidia-vfio-manager", VFIO_IMAGE, command=("vfio-manage", "bind", "--all"),
+                    privileged=True),), (),
+            deploy="vfio-manager", sa="nvidia-vfio-manager", start=20, gpu_runtime=False,
+            extra_labels={"name": "nvidia-vfio-manager"}),
+            node_labels={"nvidia.com/gpu.deploy.vfio-manager": "true"}),
     }
 
 
