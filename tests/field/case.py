@@ -70,7 +70,7 @@ NodeCmd = Literal[
     "nvidia-smi.txt", "nvidia-smi-q.xml", "dmesg.txt", "lsmod.txt",
     "journal-kubelet.txt", "journal-runtime.txt", "journal-fabricmanager.txt", "journal-imex.txt",
     "nvidia-smi-nvlink-s.txt", "nvidia-smi-nvlink-e.txt", "nvidia-smi-topo-m.txt",
-    "sysfs-infiniband.txt", "ibstat.txt", "ibv_devinfo.txt",
+    "sysfs-infiniband.txt", "ibstat.txt", "ibv_devinfo.txt", "imex.txt",
 ]
 
 

@@ -60,7 +60,7 @@ def _top(case: Case) -> tuple[str, str, str] | None:
 
 @pytest.mark.parametrize("name", [
     "nvidia-smi-nvlink-s.txt", "nvidia-smi-nvlink-e.txt", "nvidia-smi-topo-m.txt", "sysfs-infiniband.txt",
-    "ibstat.txt", "ibv_devinfo.txt", "journal-fabricmanager.txt", "journal-imex.txt"])
+    "ibstat.txt", "ibv_devinfo.txt", "imex.txt", "journal-fabricmanager.txt", "journal-imex.txt"])
 def test_interconnect_and_journal_outputs_land_under_their_bundle_names(name: str, tmp_path: Path) -> None:
     case = _case({"kind": "node-cmd", "name": name, "text": "x\n"})
     out = build_case(case, tmp_path / "b")
@@ -300,3 +300,14 @@ def test_a_running_workload_hit_in_its_log_is_listed_as_hit(text: str, component
 def test_a_running_workload_whose_log_says_nothing_of_the_stack_is_not_listed() -> None:
     case = _case({"kind": "log", "object": _JOB, "text": _NCCL_IB})
     assert diagnose_case(case).gpu_workloads == ()
+
+
+def test_the_collected_imex_read_of_a_configured_daemon_not_running_is_imex_not_running() -> None:
+    text = ("lib/systemd/system/nvidia-imex.service\n"
+            "etc/systemd/system/multi-user.target.wants/nvidia-imex.service\n"
+            "etc/nvidia-imex/nodes_config.cfg\n"
+            "dev/nvidia-caps-imex-channels/channel0\n"
+            "etc/nvidia-imex/nodes_config.cfg:10.0.0.11\n"
+            "etc/nvidia-imex/nodes_config.cfg:10.0.0.12\n")
+    found = _top(_case({"kind": "node-cmd", "name": "imex.txt", "text": text}))
+    assert found is not None and found[:2] == ("imex", "imex_not_running")
