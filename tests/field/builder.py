@@ -379,6 +379,10 @@ def _workload_log(world: World, node: NodeState, ev: LogEv) -> None:
     """A GPU workload's container log (NCCL, CUDA, NVML lines): the workload pod runs on
     the node (created if the scenario has none of that name) and wrote it."""
     assert ev.object is not None
+    if ev.previous or ev.init:
+        # the workload pod runs its one container once (restartPolicy Never): no previous
+        # run, no init container
+        raise CaseError("a workload's log is its running container's (no previous or init log)")
     key = _workload_pod(world, node, ev.object.namespace, ev.object.name or "gpu-pod", "Started")
     ctrs = world.containers(key)
     ctr = next((c for c in ctrs if c.name == ev.container), None) if ev.container else ctrs[0]
@@ -386,7 +390,7 @@ def _workload_log(world: World, node: NodeState, ev: LogEv) -> None:
         names = ", ".join(c.name for c in ctrs)
         raise CaseError(f"pod {key} has no container {ev.container!r} (it has {names})")
     text = ev.text if ev.text.endswith("\n") else ev.text + "\n"
-    world.set_log(key, ctr.name, text, previous=ev.previous)
+    world.set_log(key, ctr.name, text)
 
 
 #: Lines after which a Go program has exited: logrus/zap fatal or panic levels, klog's F

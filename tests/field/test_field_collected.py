@@ -311,3 +311,9 @@ def test_the_collected_imex_read_of_a_configured_daemon_not_running_is_imex_not_
             "etc/nvidia-imex/nodes_config.cfg:10.0.0.12\n")
     found = _top(_case({"kind": "node-cmd", "name": "imex.txt", "text": text}))
     assert found is not None and found[:2] == ("imex", "imex_not_running")
+
+
+def test_a_workload_log_is_its_running_containers(tmp_path: Path) -> None:
+    case = _case({"kind": "log", "object": _JOB, "text": _NCCL_SOCKETS, "previous": True})
+    with pytest.raises(CaseError, match="no previous or init log"):
+        build_case(case, tmp_path / "b")
