@@ -89,3 +89,14 @@ def test_a_failure_the_catalog_knows_ends_the_log_though_its_words_are_a_timeout
     assert _top(case) == ("rdma-device-plugin", "rdma_plugin_registration_failed")
     registered = "2024/03/22 05:59:49 hca_3.sock gets registered successfully at Kubelet\n"
     assert _top(_append(case, registered)) is None
+
+
+def test_a_node_exporter_collector_of_a_host_subsystem_outside_the_stack_does_not_alarm() -> None:
+    # prometheus/node_exporter logs a failing collector on every scrape, naming it; hwmon or
+    # thermal_zone failing on odd hardware says nothing about the GPU stack, infiniband does.
+    case = _case("node-exporter-3265-cx7-infiniband-collector-invalid-argument")
+    other = msgspec.structs.replace(case, evidence=tuple(
+        msgspec.structs.replace(e, text=e.text.replace("name=infiniband", "name=hwmon"))
+        if isinstance(e, LogEv) else e for e in case.evidence))
+    assert _top(other) is None
+    assert _top(case) == ("node-exporter", "error_unclassified")
