@@ -288,3 +288,34 @@ def test_kubectl_can_use_the_server(mini_server: RunningServer) -> None:
     assert "NVIDIA-SMI 580.159.04" in kubectl("exec", "-n", "gpu-operator",
                                               "nvidia-driver-daemonset-4xk2p", "-c",
                                               "nvidia-driver-ctr", "--", "nvidia-smi")
+
+
+def test_a_served_subprocess_does_not_outlive_the_process_that_started_it(mini_bundle: Path) -> None:
+    """A test killed before it could stop its server (SIGKILL, a timeout) leaves no server
+    behind: the child notices it was re-parented and stops within a few seconds."""
+    import os
+    import signal
+    import sys
+    import time
+
+    starter = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; from gpunode.apiserver import serve_bundle; "
+         "s = serve_bundle(Path(sys.argv[1]), in_subprocess=True); print(s.pid, flush=True); time.sleep(300)",
+         str(mini_bundle)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert starter.stdout is not None
+        child = int(starter.stdout.readline())
+    finally:
+        starter.kill()
+        starter.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError(f"test API server {child} outlived its parent by 15 s")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -63,7 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: done.set())
+        signal.signal(sig, lambda *_: _stop(done))
+    if args.ready_file:  # started by a test's serve_bundle: never outlive the process that did
+        threading.Thread(target=_watch_parent, args=(os.getppid(), done), daemon=True).start()
     with server:
         print(f"serving {args.bundle} at {server.url}; kubeconfig: {server.kubeconfig_path}",
               flush=True)
@@ -73,6 +76,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "ca": str(server.ca_cert_path), "token": server.token}))
         done.wait()
     return 0
+
+
+def _stop(done: threading.Event) -> None:
+    """The first signal stops serving; a second one, while a handler still streams or hangs
+    on purpose (a fault), ends the process at once."""
+    if done.is_set():
+        os._exit(0)
+    done.set()
+
+
+def _watch_parent(parent: int, done: threading.Event) -> None:
+    """Stop serving when the process that started this server is gone (a test killed before
+    it could stop it): its child is re-parented, so the parent's pid changes."""
+    while not done.wait(1.0):
+        if os.getppid() != parent:
+            done.set()
 
 
 if __name__ == "__main__":
