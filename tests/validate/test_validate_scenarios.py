@@ -49,7 +49,9 @@ EXPECTED = {
             "fabric-clique-mismatch", "fabric-health-degraded", "fabric-registration-failed",
             "ib-port-polling", "ib-port-no-subnet-manager", "rdma-port-down", "rdma-rate-below-peers",
             "roce-mtu-mismatch", "rdma-link-layer-mismatch", "ib-port-errors", "sriov-vfs-missing",
-            "nic-gpu-affinity-missing",
+            "nic-gpu-affinity-missing", "imex-not-running", "imex-nodes-config-missing",
+            "imex-channel-missing", "peermem-not-loaded", "fabric-manager-version-mismatch",
+            "nccl-socket-fallback",
         )
     },
 }
