@@ -54,7 +54,9 @@ _PREFIX_ERROR = re.compile(
 _REFLECTOR_FAILURE = re.compile(r"\breflector\.go:\d+\][^\n]{0,300}\bfailed to (?:list|watch) \*?[\w.]+: ")
 _XID = re.compile(r"NVRM: Xid \(|XidCriticalError")
 #: A process that died by a signal or a runtime panic says so in these words.
-_CRASH = re.compile(r"\bSIGSEGV\b|\bSIGABRT\b|segmentation (?:fault|violation)|^panic: |^fatal error: ")
+_CRASH = re.compile(r"\bSIGSEGV\b|\bSIGABRT\b|segmentation (?:fault|violation)|^panic: |^fatal error: |"
+                    # the C++ runtime's words for an exception no one caught (then abort)
+                    r"^terminate called after throwing an instance of ")
 _ERROR_WORDS = re.compile(
     r"\b(?:failed|failure|fails|unable to|cannot|can't|could not|couldn't|not found|"
     r"no such file|permission denied|denied|refused|forbidden|unauthorized|timed out|"
@@ -70,6 +72,11 @@ _ERROR_WORDS = re.compile(
     r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
     r"not currently loaded|Insufficient \w+|flag provided but not defined|address already in use|"
     r"(?:didn.t|did not|don.t|do not) have enough|not enough|"
+    # the C library's strerror texts, the dynamic loader's and the Kubernetes API's own words
+    r"function not implemented|operation not permitted|no such device|device or resource busy|"
+    r"input/output error|undefined symbol|can not|no matches for kind|"
+    # the kubelet's event for an image it cannot pull; a numbered or named error condition
+    r"back-off pulling image|with error \d+|(?:configuration|internal|port|fatal) error|broken|"
     # Go's "error <doing> X: …" messages, and NVML's return codes by name
     r"error (?:getting|creating|reading|writing|starting|running|loading|parsing|initiali[sz]ing|opening|"
     r"connecting|setting|building|fetching|listing|watching|updating|applying|executing|calling)|"
