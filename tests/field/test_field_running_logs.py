@@ -62,6 +62,21 @@ def test_a_missing_optional_crd_is_not_a_removed_kubernetes_api() -> None:
     assert _top(case) is None
 
 
+def test_an_api_version_an_older_cluster_does_not_serve_yet_is_the_same_cause() -> None:
+    """NVIDIA/gpu-operator#2508: v1 RuntimeClass asked of Kubernetes 1.19, quoted without the
+    controller's prefix: a served-version mismatch of a Kubernetes group, either way."""
+    assert _top(_case("gpu-operator-2508-runtimeclass-delete-v1-on-k8s-119")) == (
+        "gpu-operator", "operator_k8s_api_removed")
+
+
+def test_a_missing_optional_monitoring_crd_at_v1_is_not_an_api_mismatch() -> None:
+    # An operator that probes for ServiceMonitor (Prometheus operator not installed) stays healthy.
+    case = _edit_log(_case(OPERATOR), 'RuntimeClass\\" in version \\"node.k8s.io/v1beta1',
+                     'ServiceMonitor\\" in version \\"monitoring.coreos.com/v1')
+    assert "monitoring.coreos.com/v1" in next(e.text for e in case.evidence if isinstance(e, LogEv))
+    assert _top(case) is None
+
+
 def test_a_plugin_that_registered_on_a_retry_is_healthy() -> None:
     case = _case("k8s-device-plugin-10-deviceplugins-feature-gate-off")
     assert _top(case) == ("device-plugin", "device_plugin_registration_failed")
