@@ -134,6 +134,19 @@ def test_a_module_the_loader_refused_is_evidence_against_its_owner() -> None:
     assert found is not None and found[:2] == ("ofed", "error_module_load")
 
 
+def test_the_peer_memory_module_the_loader_refused_is_the_drivers() -> None:
+    # dmesg of Mellanox/nv_peer_memory#39 (nv_peer_mem against an inbox ib_core) and, as the
+    # module is named since R470, nvidia_peermem: the GPU's GPUDirect RDMA client, whatever
+    # symbol it lacks (the driver's p2p ones or MOFED's peer-memory registration)
+    for module, symbol in (("nv_peer_mem", "ib_register_peer_memory_client"),
+                           ("nvidia_peermem", "nvidia_p2p_get_pages")):
+        case = _case({"kind": "node-cmd", "name": "dmesg.txt",
+                      "text": f"[76463.688316] {module}: disagrees about version of symbol {symbol}\n"
+                              f"[76463.688326] {module}: Unknown symbol {symbol} (err -22)\n"})
+        found = _top(case)
+        assert found is not None and found[:2] == ("driver", "peermem_not_loaded"), module
+
+
 def test_routine_kernel_lines_and_the_taint_notice_alarm_nobody() -> None:
     case = _case({"kind": "node-cmd", "name": "dmesg.txt",
                   "text": "[    2.8] nvidia: module verification failed: signature and/or required key"

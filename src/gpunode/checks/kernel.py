@@ -8,7 +8,10 @@ signature or format; not the taint notice "module verification failed", after wh
 the module loads) is evidence against the component that owns it. The
 owner is the lowest component the line names (``named_by`` in the catalog: a
 BAR or VBIOS problem names the GPU hardware), else the module's family: the
-``nvidia*`` modules are the driver's, the Mellanox and RDMA ones MOFED's.
+``nvidia*`` modules are the driver's, and so is the GPU's peer-memory client whatever its
+name (the out-of-tree ``nv_peer_mem`` before R470, ``nvidia_peermem`` since): it is built
+against the GPU driver's p2p symbols and registers with MOFED, but it is the GPU stack's
+GPUDirect RDMA module; the Mellanox and RDMA ones are MOFED's.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ _NVRM = re.compile(r"NVRM: (?P<text>.+)")
 #: Module name prefixes and the component whose modules they are.
 _MODULE_OWNERS = (
     ("nvidia", "driver"),
-    ("nv_peer_mem", "ofed"),
+    ("nv_peer_mem", "driver"),
     ("mlx", "ofed"),
     ("ib_", "ofed"),
     ("rdma", "ofed"),
