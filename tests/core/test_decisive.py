@@ -117,6 +117,24 @@ def test_an_error_names_the_layer_it_belongs_to() -> None:
     assert catalog.named_in("failed to pull image: manifest unknown") is None
 
 
+def test_a_vm_launchers_vfio_error_names_the_binding_or_the_sandbox_plugin() -> None:
+    """VM passthrough: QEMU/libvirt report the VFIO binding of an IOMMU group (the
+    vfio-manager's job) apart from the device nodes and PCI devices the sandbox device
+    plugin allocated; both are device errors. Lines as reported in
+    NVIDIA/kubevirt-gpu-device-plugin issues 27 and 147 and kubevirt/kubevirt issue 18895."""
+    catalog = load_catalog()
+    group = ("qemu-kvm: -device vfio-pci,host=0000:01:00.0,id=hostdev0: vfio 0000:01:00.0: group 1 "
+             "is not viable Please ensure all devices within the iommu_group are bound to their vfio bus "
+             "driver.")
+    attached = "QMP command failed: vfio 0000:65:00.0: device is already attached"
+    cdev = "lstat /dev/vfio/devices/vfio0: no such file or directory"
+    assert catalog.named_in(group) == "vfio-manager"
+    assert catalog.named_in(attached) == "sandbox-device-plugin"
+    assert catalog.named_in(cdev) == "sandbox-device-plugin"
+    assert KB.class_of(attached) == KB.class_of(group) == "error_device"
+    assert catalog.named_in("vfio-pci 0000:01:00.0: enabling device (0000 -> 0003)") is None
+
+
 def test_explain_answers_an_unknown_failure_with_its_line_and_class() -> None:
     text = ["level=info msg=start",
             'level=fatal msg="failed to open /etc/custom.csv: no such file or directory"']

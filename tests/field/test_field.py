@@ -59,12 +59,12 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # before any change for them) are met less often, which is why these are below 1.0.
 FLOOR_COMPONENT = 375 / 453
 FLOOR_CAUSE = 349 / 453
-FLOOR_MAX_HEALTHY_MISSES = 47
+FLOOR_MAX_HEALTHY_MISSES = 44
 FLOOR_MAX_CRASHED = 0
 FLOOR_MAX_FALSE_ALARMS = 2
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
 #: gives their class instead); all were met for the first 150 cases.
-FLOOR_MAX_UNEXPLAINED = 99
+FLOOR_MAX_UNEXPLAINED = 100
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (322 of 336; never lower it).
 BAR_EXPLAIN_DECISIVE = 0.95
