@@ -135,6 +135,17 @@ def test_a_vm_launchers_vfio_error_names_the_binding_or_the_sandbox_plugin() -> 
     assert catalog.named_in("vfio-pci 0000:01:00.0: enabling device (0000 -> 0003)") is None
 
 
+def test_a_cdi_device_name_opened_as_a_path_names_the_runtime() -> None:
+    """A runtime without CDI support (Podman 3) stats the requested CDI device name
+    (vendor/class=name) as a host file: the runtime, not the toolkit's spec, is at fault.
+    Line as reported in NVIDIA/nvidia-container-toolkit issue 63."""
+    catalog = load_catalog()
+    line = "Error: stat nvidia.com/gpu=0: no such file or directory"
+    assert catalog.named_in(line) == "container-runtime"
+    assert KB.class_of(line) == "error_file_state"
+    assert catalog.named_in("Error: stat /dev/nvidia0: no such file or directory") != "container-runtime"
+
+
 def test_explain_answers_an_unknown_failure_with_its_line_and_class() -> None:
     text = ["level=info msg=start",
             'level=fatal msg="failed to open /etc/custom.csv: no such file or directory"']
