@@ -126,6 +126,19 @@ def test_inactive_v100_links_are_named(healthy_bundle: Path, tmp_path: Path) -> 
     assert any("GPU 3" in e.excerpt and "link 3, 5" in e.excerpt for e in root.evidence), root.evidence
 
 
+def test_inactive_links_of_a_gpu_with_no_peer_in_the_output_are_named(
+    healthy_bundle: Path, tmp_path: Path
+) -> None:
+    """Azure/azhpc-diagnostics#73 as pasted, GPU 3 alone: with no GPU of its model to compare
+    with, its own links are the measure, and four up with two <inactive> is two links down."""
+    report = _placed(healthy_bundle, tmp_path,
+                     BROKEN_DIR / "azhpc-diagnostics-73-v100-nvlink-s-inactive.txt").report()
+    found = _component(report, "nvlink-fabric")
+    assert found.status == Status.DEGRADED and found.cause == "nvlink_inactive", found
+    root = next(rc for rc in report.root_causes if rc.component == "nvlink-fabric")
+    assert any("GPU 3" in e.excerpt and "link 3, 5" in e.excerpt for e in root.evidence), root.evidence
+
+
 def test_gb300_counters_at_zero_are_healthy(healthy_bundle: Path, tmp_path: Path) -> None:
     report = _placed(healthy_bundle, tmp_path, HEALTHY_DIR / "srt-slurm-307-gb300-nvlink-e.txt").report()
     assert _component(report, "nvlink-fabric").status == Status.OK

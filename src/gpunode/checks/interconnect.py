@@ -122,8 +122,7 @@ def judge_nvlinks(
         detail = f"{total} links on {len(with_links)} GPU(s), none active" if total else "no NVLinks"
         yield not_deployed(component, f"{NO_NVLINK} ({detail})")
         return
-    models = {g.model for g in with_links}
-    best = {m: max(active[g.label] for g in with_links if g.model == m) for m in models}
+    best = _expected_links(with_links, active)
     short = [g for g in with_links if active[g.label] < best[g.model]]
     for gpu in short:
         down = [str(n) for n, up in gpu.links if not up]
@@ -135,6 +134,20 @@ def judge_nvlinks(
         links = sum(active.values())
         summary = f"{links} NVLinks active on {len(with_links)} GPU(s)"
         yield ok(component, summary, _ev(ctx, source, summary))
+
+
+def _expected_links(gpus: Sequence[LinkGpu], active: dict[str, int]) -> dict[str, int]:
+    """Links a GPU of each model should have up: the most any GPU of that model has.
+
+    A model seen on one GPU alone has no peer to compare with; its own links are then the
+    measure (some up and some ``<inactive>`` is a link down: an NVLink bridge or switch
+    port serves a GPU's links all together, and a GPU without one has none up at all).
+    """
+    best: dict[str, int] = {}
+    for model in {g.model for g in gpus}:
+        same = [g for g in gpus if g.model == model]
+        best[model] = len(same[0].links) if len(same) == 1 else max(active[g.label] for g in same)
+    return best
 
 
 def _link_errors(
