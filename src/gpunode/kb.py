@@ -35,6 +35,10 @@ MatchSource = Literal[
 _QUOTED: tuple[MatchSource, ...] = ("event", "waiting", "log")
 #: An errno's message alone (Go's syscall errors end a chain with it after the path).
 _BARE_ERRNO = re.compile(r"(?i:no such file or directory)\W{0,3}$")
+#: Podman's OCI runtime error kinds (libpod define.ErrOCIRuntime*), which it appends to
+#: the runtime's own message: a category after the cause, not the innermost why.
+_OCI_KIND = re.compile(r"OCI (?:runtime error|permission denied|unavailable|"
+                       r"runtime attempted to invoke a command that was not found)\W{0,3}$")
 
 
 class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -203,8 +207,8 @@ class KnowledgeBase:
         parts = line.split(": ")
         last = len(parts) - 1
         for start in range(last, 0, -1):
-            if start == last and _BARE_ERRNO.match(parts[start]):
-                continue  # "no such file or directory" says what only with the path before it
+            if start == last and (_BARE_ERRNO.match(parts[start]) or _OCI_KIND.match(parts[start])):
+                continue  # an errno alone says what only with the path before it; a kind, not why
             cause = self._first_class(": ".join(parts[start:]))
             if cause is not None and cause.code != UNCLASSIFIED:
                 return cause

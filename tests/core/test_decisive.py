@@ -146,6 +146,24 @@ def test_a_cdi_device_name_opened_as_a_path_names_the_runtime() -> None:
     assert catalog.named_in("Error: stat /dev/nvidia0: no such file or directory") != "container-runtime"
 
 
+def test_a_missing_versioned_driver_library_at_container_start_names_the_toolkit() -> None:
+    """A driver library named with the driver's version that the runtime cannot find when it
+    creates a container: the mount list the toolkit generated (a CDI spec) predates the
+    driver installed since. Podman appends its OCI error kind after the runtime's message:
+    the kind is no cause, the missing file is. Line as reported in
+    Igalia/webkit-container-sdk issue 23 (crun, driver 535.161.07 upgraded to 535.171.04)."""
+    catalog = load_catalog()
+    line = ('Error: unable to start container "ecdb2132": crun: error stat\'ing file '
+            "/lib/x86_64-linux-gnu/libEGL_nvidia.so.535.161.07: No such file or directory: "
+            "OCI runtime attempted to invoke a command that was not found")
+    assert catalog.named_in(line) == "container-toolkit"
+    assert KB.class_of(line) == "error_file_state"
+    missing = 'exec: "nvidia-smi": executable file not found in $PATH'
+    kind = ": OCI runtime attempted to invoke a command that was not found"
+    assert KB.class_of(missing + kind) == KB.class_of(missing) is not None
+    assert catalog.named_in("libnvidia-ml.so.1: cannot open shared object file") != "container-toolkit"
+
+
 def test_explain_answers_an_unknown_failure_with_its_line_and_class() -> None:
     text = ["level=info msg=start",
             'level=fatal msg="failed to open /etc/custom.csv: no such file or directory"']
