@@ -77,6 +77,16 @@ def test_a_missing_optional_monitoring_crd_at_v1_is_not_an_api_mismatch() -> Non
     assert _top(case) is None
 
 
+def test_a_running_exporter_whose_dcgm_has_no_nvml_is_the_driver_not_ready() -> None:
+    """NVIDIA/dcgm-exporter#744: DCGM's NVML-not-loaded status text in a Ready exporter's log."""
+    case = _case("dcgm-exporter-744-hostengine-started-before-driver-no-gpu-collector")
+    assert _top(case) == ("dcgm-exporter", "dcgm_exporter_driver_not_ready")
+    healthy = _edit_log(case, "Not collecting GPU metrics; error retrieving DCGM MIG hierarchy: Cannot perform "
+                        "the requested operation because NVML doesn't exist on this system.",
+                        "Initializing system entities of type 'GPU'")
+    assert _top(healthy) is None
+
+
 def test_a_plugin_that_registered_on_a_retry_is_healthy() -> None:
     case = _case("k8s-device-plugin-10-deviceplugins-feature-gate-off")
     assert _top(case) == ("device-plugin", "device_plugin_registration_failed")
