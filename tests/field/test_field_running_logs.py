@@ -81,9 +81,9 @@ def test_a_running_exporter_whose_dcgm_has_no_nvml_is_the_driver_not_ready() -> 
     """NVIDIA/dcgm-exporter#744: DCGM's NVML-not-loaded status text in a Ready exporter's log."""
     case = _case("dcgm-exporter-744-hostengine-started-before-driver-no-gpu-collector")
     assert _top(case) == ("dcgm-exporter", "dcgm_exporter_driver_not_ready")
-    healthy = _edit_log(case, "Not collecting GPU metrics; error retrieving DCGM MIG hierarchy: Cannot perform "
-                        "the requested operation because NVML doesn't exist on this system.",
-                        "Initializing system entities of type 'GPU'")
+    line = ("Not collecting GPU metrics; error retrieving DCGM MIG hierarchy: Cannot perform "
+            "the requested operation because NVML doesn't exist on this system.")
+    healthy = _edit_log(case, line, "Initializing system entities of type 'GPU'")
     assert _top(healthy) is None
 
 
