@@ -39,12 +39,13 @@ def gpus_held_by_terminating_pods(ctx: NodeContext, component: str) -> Iterator[
     if node is None or not pending:
         return
     now = collection_time(facts.manifest.collected_at)
-    here = facts.workloads_by_node.get(ctx.name, [])
+    live = [p for p in facts.workloads_by_node.get(ctx.name, []) if p.status.phase not in _ENDED]
+    stuck = [p for p in live if _stuck(p, now)]
+    if not stuck:  # nothing held here: no pending pod's events need reading (most nodes)
+        return
     for pod in pending:
         for resource, need in _refused_for(ctx, pod):
             allocatable = quantity(node.status.allocatable.get(resource, "0"))
-            live = [p for p in here if p.status.phase not in _ENDED]
-            stuck = [p for p in live if _stuck(p, now)]
             used, held = _requested(live, resource), _requested(stuck, resource)
             if held and allocatable - used < need <= allocatable - used + held:
                 yield _held(ctx, component, pod, resource=resource, counts=(allocatable, used, held),
