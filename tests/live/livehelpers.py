@@ -49,3 +49,17 @@ def widen(src: Path, dest: Path, pods: int) -> Path:
         doc["items"].append(extra)
     (dest / "cluster" / "pods.json").write_text(json.dumps(doc))
     return dest
+
+
+def running(needle: str) -> list[str]:
+    """Command lines of live processes holding ``needle`` (what a test left running)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if needle in cmdline:
+                found.append(cmdline)
+    return found

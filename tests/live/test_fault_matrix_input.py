@@ -29,6 +29,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from livehelpers import running
 
 from gpunode.apiserver import Faults, serve_bundle
 
@@ -210,21 +211,7 @@ def test_an_exec_credential_plugin_writing_for_ever_is_one_line_within_512_mib(s
     print(f"endless credential plugin: exit {code}, peak {peak} MiB")
     assert code == 3 and len(err.splitlines()) == 1 and err.startswith("gpunode: "), err
     assert "credential plugin" in err and str(plugin) in err and "printed more than" in err, err
-    assert not _running(str(plugin)), "the plugin outlived the run"
-
-
-def _running(needle: str) -> list[str]:
-    """Command lines of live processes holding ``needle``."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if needle in cmdline:
-                found.append(cmdline)
-    return found
+    assert not running(str(plugin)), "the plugin outlived the run"
 
 
 def _alias_bomb() -> str:

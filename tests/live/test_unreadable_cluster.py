@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 import pytest
 from lightkube.config.kubeconfig import SingleConfig
 from lightkube.config.models import Cluster, Context, User
+from livehelpers import running
 
 from gpunode.apiserver import Faults, serve_bundle
 from gpunode.collect import kube
@@ -455,17 +456,7 @@ def ran_plugin_only(h: Hostile) -> bool:
 
 def _alive(tmp_path: Path) -> list[str]:
     """Processes still running a plugin script of this test."""
-    mine = str(tmp_path / "plugin")
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if mine in cmdline:
-                found.append(cmdline)
-    return found
+    return running(str(tmp_path / "plugin"))
 
 
 def test_credential_plugin_missing(tmp_path: Path, hostile: Callable[..., Hostile],
