@@ -187,8 +187,11 @@ def test_an_endless_exec_stream_is_cut_within_512_mib(command: str, sandbox: Pat
         assert api.errors() == []
     print(f"live endless exec {command}: exit {code}, peak {peak} MiB")
     assert code in (0, 1), err
-    cut = [ln for ln in err.splitlines() if ln.startswith("warning: exec ") and "cut at 32 MiB" in ln]
+    cut = [ln for ln in err.splitlines() if ln.startswith("warning: exec ") and " cut at " in ln]
+    # Which stream meets its own 32 MiB first and which the shared 256 MiB budget depends on
+    # the scheduling of the concurrent execs: both are a named cut, and at least one is its own.
     assert any("nvidia-smi in gpu-operator/nvidia-driver-daemonset-" in ln for ln in cut), err
+    assert any("cut at 32 MiB (its limit" in ln for ln in cut), err
     if command == "diagnose":
         assert json.loads(out)["nodes"]
 
