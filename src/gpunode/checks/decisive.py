@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import msgspec
 
@@ -21,6 +22,7 @@ from gpunode.bundle.kube import ContainerStatus, CustomResource, Event, Pod
 from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
+from gpunode.checks.named import named_on_node
 from gpunode.decisive import Decisive, clipped, decisive_line, lenient_line, severity
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
@@ -57,7 +59,8 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
         if stuck is not None:
             findings.append(stuck)
             said = stuck
-    moved = blamed(ctx.facts.catalog, ctx.kb, component, said) if said is not None else None
+    named = partial(named_on_node, ctx)
+    moved = blamed(ctx.facts.catalog, ctx.kb, component, said, named) if said is not None else None
     return [moved] if moved is not None else []
 
 
@@ -187,15 +190,17 @@ _JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-run
 OWN_FACTS_ONLY = frozenset({"gpu-hardware"})
 
 
-def blamed(catalog: Catalog, kb: KnowledgeBase, component: str, finding: Finding) -> Finding | None:
+def blamed(catalog: Catalog, kb: KnowledgeBase, component: str, finding: Finding,
+           named: Callable[[str], str | None] | None = None) -> Finding | None:
     """The decisive finding moved to the component its line names (the toolkit's hook
     failing while the device plugin's container is created), or None when the line names
     no other: an error raised while creating a container belongs to the layer it names,
     not to the pod that suffered it. A named component above ``component`` explains its
     failure (``EXPLAINS``). A catalogued cause of the named component whose signature
-    the line matches is the cause; else the line's class stays."""
+    the line matches is the cause; else the line's class stays. ``named`` reads the line
+    with the node's facts too (``gpunode.checks.named``); the catalog alone otherwise."""
     line = finding.context.get(LINE, "")
-    target = catalog.named_in(line)
+    target = (named or catalog.named_in)(line)
     if target is None or target == component or target in OWN_FACTS_ONLY:
         return None
     context = {**finding.context, VERB: f"fails starting {component}", "standalone": "true",
@@ -374,6 +379,9 @@ def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Tex
     waiting = state.cause == "init_blocked"
     for pod in named:
         yield from pod_texts(pod, () if waiting else ctx.logs_of(pod), ctx.events_for_pod(pod), container)
+    for pod in pods:  # its other pods here (the validator's): what kept them from starting
+        if pod not in named:
+            yield from pod_texts(pod, (), ctx.events_for_pod(pod), "")
     for sp in ctx.cluster_side_pods(component):  # nfd-master for the node's nfd
         yield from pod_texts(sp.pod, ctx.logs_of(sp.pod), ctx.events_for_pod(sp.pod), "")
     if not pods:

@@ -1,0 +1,77 @@
+"""The layer an error line names, read by general rules on bundles built from real-shaped
+evidence: the toolkit CLI relaying the driver's NVML or CUDA answer names the driver; a
+hostPath volume refused at the platform's driver install root names the driver; another pod
+of a failing component tells why the component fails. Each line comes from a public report
+(its address beside it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from case import Case
+from scoreboard import diagnose_case, top_root_cause
+
+from gpunode.catalog import load_catalog
+
+
+def _case(*evidence: dict[str, Any], platform: str = "generic", **extra: Any) -> Case:
+    raw = {"id": "x-named", "source": "https://example.org/x", "title": "t", "platform": platform,
+           "evidence": list(evidence), "expect": {"healthy": True}, **extra}
+    return msgspec.convert(raw, Case)
+
+
+def _top(case: Case) -> tuple[str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
+def test_the_toolkit_cli_relaying_nvml_or_cuda_names_the_driver() -> None:
+    named = load_catalog().named_in
+    cli = "nvidia-container-cli: initialization error: "
+    # VirtualGL/virtualgl#10, NVIDIA/libnvidia-container#37
+    assert named(cli + "nvml error: insufficient permissions") == "driver"
+    assert named(cli + "cuda error: no cuda-capable device is detected") == "driver"
+    # the CLI's own failures stay the toolkit's
+    assert named("nvidia-container-cli: mount error: file creation failed: /x/run/nvidia-persistenced/"
+                 "socket: no such device or address") == "container-toolkit"
+
+
+def _mount_refused(path: str) -> dict[str, Any]:
+    return {"kind": "event", "component": "device-plugin", "type": "Warning", "reason": "FailedMount",
+            "message": 'MountVolume.SetUp failed for volume "nvidia" : hostPath type check failed: '
+                       f"{path} is not a directory"}
+
+
+PLUGIN_CREATING = {"kind": "pod-state", "component": "device-plugin", "state": "ContainerCreating"}
+
+
+def test_a_hostpath_at_the_platforms_driver_root_names_the_driver() -> None:
+    # GoogleCloudPlatform/container-engine-accelerators#213: GKE installs the driver there
+    found = _top(_case(PLUGIN_CREATING, _mount_refused("/home/kubernetes/bin/nvidia"), platform="gke"))
+    assert found == ("driver", "error_file_state")
+
+
+def test_a_hostpath_elsewhere_stays_with_the_pod_that_mounts_it() -> None:
+    found = _top(_case(PLUGIN_CREATING, _mount_refused("/var/lib/kubelet/device-plugins"), platform="gke"))
+    assert found is not None and found[0] == "device-plugin"
+    # GKE's root is not another platform's: there, that folder is nothing of the driver's
+    found = _top(_case(PLUGIN_CREATING, _mount_refused("/home/kubernetes/bin/nvidia")))
+    assert found is not None and found[0] == "device-plugin"
+
+
+def test_another_pod_of_a_failing_component_says_why() -> None:
+    # awslabs/data-on-eks#474: the toolkit's hook fails in the validator's pods; the state is
+    # on the operator-validator pod, the kubelet's event on another validator pod
+    hook = ("Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+            "runc create failed: unable to start container process: error during container init: error "
+            "running hook #0: error running hook: exit status 1, stdout: , stderr: /usr/local/nvidia/toolkit/"
+            "nvidia-container-cli.real: /lib64/libc.so.6: version `GLIBC_2.27' not found (required by "
+            "/usr/local/nvidia/toolkit/libnvidia-container.so.1): unknown")
+    state = {"kind": "pod-state", "component": "validator", "container": "toolkit-validation", "init": True,
+             "state": "Init:CrashLoopBackOff", "restarts": 2}
+    event = {"kind": "event", "component": "validator", "type": "Warning", "reason": "Failed",
+             "message": hook}
+    host = {"driver_mode": "host"}
+    assert _top(_case(state, event, cluster=host)) == ("container-toolkit", "error_version_mismatch")
+    assert _top(_case(state, cluster=host)) == ("validator", "init_failed")
