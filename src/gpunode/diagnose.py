@@ -25,6 +25,7 @@ from gpunode.checks.base import EXPLAINS, node_plan
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import cluster_own_words, own_words, workload_findings
+from gpunode.checks.journal_names import journal_findings
 from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import (
     cluster_event_findings,
@@ -135,6 +136,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         named.extend(own_words(ctx, cid, findings))
     named.extend(workload_findings(ctx))
     named.extend(workload_log_findings(ctx))
+    named.extend(journal_findings(ctx))  # the kubelet's or runtime's error naming another layer
     for finding in map(partial(_to_replacer, ctx), named):  # the layer a line names
         target = out.get(finding.component)  # (its judgement exists by now)
         if target is not None and finding.component not in ctx.platform.not_used:

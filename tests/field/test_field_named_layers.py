@@ -75,3 +75,35 @@ def test_another_pod_of_a_failing_component_says_why() -> None:
     host = {"driver_mode": "host"}
     assert _top(_case(state, event, cluster=host)) == ("container-toolkit", "error_version_mismatch")
     assert _top(_case(state, cluster=host)) == ("validator", "init_failed")
+
+
+def _journal(name: str, text: str) -> dict[str, Any]:
+    return {"kind": "node-cmd", "name": name, "text": text}
+
+
+def test_a_host_journal_naming_a_device_node_of_the_driver_blames_the_driver() -> None:
+    # mattshma/bigdata#125: the kubelet's GPU manager finds no nvidia-uvm device node
+    journal = ("Failed to start gpuManager stat /dev/nvidiactl: no such file or directory\n"
+               "Failed to start gpuManager stat /dev/nvidia-uvm: no such file or directory\n")
+    report = diagnose_case(_case(_journal("journal-kubelet.txt", journal)))
+    top = top_root_cause(report, "gpu-wk-01")
+    assert top is not None and top.component == "driver"
+    assert top.decisive is not None and top.decisive.source.endswith("journal-kubelet.txt:2")
+
+
+def test_a_journal_line_about_its_own_config_or_naming_no_one_stays_unread() -> None:
+    # NVIDIA/nvidia-docker#787: dockerd refuses its daemon.json, whose values name the nvidia runtime
+    own = ("unable to configure the Docker daemon with file /etc/docker/daemon.json: the following "
+           "directives are specified as a flag and in the configuration file: runtimes: (from flag: "
+           "[nvidia], from file: map[nvidia:map[path:nvidia-container-runtime runtimeArgs:[]]])\n")
+    assert _top(_case(_journal("journal-runtime.txt", own))) is None
+    plain = ('E1103 10:11:44.999106 2817 pod_workers.go:1298] "Error syncing pod, skipping" '
+             'err="context canceled"\n')
+    assert _top(_case(_journal("journal-kubelet.txt", plain))) is None
+
+
+def test_the_uvm_module_names_the_driver() -> None:
+    # NVIDIA/nvidia-docker#480
+    line = ("nvidia-docker | 2017/09/27 22:08:44 Error: Could not load UVM kernel module. "
+            "Is nvidia-modprobe installed?")
+    assert load_catalog().named_in(line) == "driver"
