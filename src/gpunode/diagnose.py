@@ -141,6 +141,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         target = out.get(finding.component)  # (its judgement exists by now)
         if target is not None and finding.component not in ctx.platform.not_used:
             target.findings.append(finding)
+    _sandboxes_explain(ctx.kb, out)
     settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
@@ -155,6 +156,32 @@ def _to_replacer(ctx: NodeContext, finding: Finding) -> Finding:
     if instead is None:
         return finding
     return msgspec.structs.replace(finding, component=instead.component)
+
+
+#: The component whose state a pod sandbox that cannot be created shows (the kubelet reads
+#: the node as not ready when no sandbox starts, the network plugin's included).
+_RUNTIME = "container-runtime"
+_SANDBOX_EVENT = "reason=FailedCreatePodSandBox"
+
+
+def _sandboxes_explain(kb: KnowledgeBase, judged: Mapping[str, Judgement]) -> None:
+    """A pod sandbox the runtime cannot create because of a layer its error names (the
+    runtime handler's binary the toolkit installs) fails for every pod of the node, the
+    network plugin's included, so the node reads as not ready: the runtime's state (down,
+    network not ready) is that failure, which the named component ``explains``. Only a
+    runtime whose problems are all states is explained this way; a catalogued cause of
+    its own stands."""
+    runtime = judged.get(_RUNTIME)
+    states = [f for f in runtime.findings if f.status in PROBLEMS] if runtime is not None else []
+    if not states or not all(kb.get(f.cause).state for f in states):
+        return
+    for cid, judgement in judged.items():
+        findings = judgement.findings
+        for index, finding in enumerate(findings):
+            context = finding.context
+            if (cid != _RUNTIME and finding.status in PROBLEMS and EXPLAINS not in context
+                    and _SANDBOX_EVENT in context.get(decisive.SOURCE, "")):
+                findings[index] = msgspec.structs.replace(finding, context={**context, EXPLAINS: _RUNTIME})
 
 
 def _explain_unobserved(ctx: NodeContext, judged: Mapping[str, Judgement]) -> None:

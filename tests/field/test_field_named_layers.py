@@ -107,3 +107,25 @@ def test_the_uvm_module_names_the_driver() -> None:
     line = ("nvidia-docker | 2017/09/27 22:08:44 Error: Could not load UVM kernel module. "
             "Is nvidia-modprobe installed?")
     assert load_catalog().named_in(line) == "driver"
+
+
+def test_a_sandbox_that_a_named_layer_stops_explains_the_runtimes_state() -> None:
+    # aws/amazon-vpc-cni-k8s#3104: containerd's nvidia handler points at a binary not installed,
+    # so no sandbox starts (the CNI's neither) and the kubelet reads the runtime as not ready
+    sandbox = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd "
+               "task: failed to create shim task: OCI runtime create failed: fork/exec "
+               "/usr/bin/nvidia-container-runtime: no such file or directory: unknown")
+    not_ready = {"kind": "node-condition", "type": "Ready", "status": "False", "reason": "KubeletNotReady",
+                 "message": "container runtime network not ready: NetworkReady=false "
+                            "reason:NetworkPluginNotReady message:Network plugin returns error: "
+                            "cni plugin not initialized"}
+    event = {"kind": "event", "object": {"kind": "Pod", "name": "aws-node", "namespace": "kube-system"},
+             "type": "Warning", "reason": "FailedCreatePodSandBox", "message": sandbox}
+    report = diagnose_case(_case(not_ready, event, cluster={"driver_mode": "host"}))
+    node = next(n for n in report.nodes if n.name == "gpu-wk-01")
+    assert [(r.component, r.cause) for r in node.root_causes] == [("container-toolkit", "error_file_state")]
+    runtime = next(c for c in node.components if c.component == "container-runtime")
+    assert runtime.blocked_by == ("container-toolkit",)
+    # without the sandbox error the runtime's state stands by itself
+    assert _top(_case(not_ready, cluster={"driver_mode": "host"})) == ("container-runtime",
+                                                                      "container_runtime_down")
