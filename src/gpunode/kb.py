@@ -33,8 +33,10 @@ MatchSource = Literal[
 
 #: Sources whose text is a message a component wrote (not a node file or condition).
 _QUOTED: tuple[MatchSource, ...] = ("event", "waiting", "log")
-#: An errno's message alone (Go's syscall errors end a chain with it after the path).
-_BARE_ERRNO = re.compile(r"(?i:no such file or directory)\W{0,3}$")
+#: An errno's or a library's status alone, naming nothing (Go's syscall errors end a chain with
+#: it after the path; NVML's status strings after "NVML error"; modprobe's errno after the
+#: module it could not insert): what failed is the part before, which then decides the class.
+_BARE_ERRNO = re.compile(r"(?i:no such file or directory|no such device(?: or address)?|not found)\W{0,3}$")
 #: Podman's OCI runtime error kinds (libpod define.ErrOCIRuntime*), which it appends to
 #: the runtime's own message: a category after the cause, not the innermost why.
 _OCI_KIND = re.compile(r"OCI (?:runtime error|permission denied|unavailable|"
