@@ -73,7 +73,7 @@ def build_case(case: Case, out: Path) -> Path:
     except UsageError as exc:
         raise CaseError(str(exc)) from exc
     node = _node(world, case)
-    apply_platform(world, node, case.platform)
+    apply_platform(world, node, case.platform, runtime_named=case.cluster.runtime is not None)
     _dress(world, node, case)
     _shape_node(world, node, case)
     _deploy_named(world, node, case)

@@ -103,11 +103,16 @@ SHAPES: dict[str, Shape] = {
 }
 
 
-def apply_platform(world: World, node: NodeState, platform: str) -> None:
-    """Shape the affected node (and its GPU siblings) as the platform would."""
+def apply_platform(world: World, node: NodeState, platform: str, *, runtime_named: bool = False) -> None:
+    """Shape the affected node (and its GPU siblings) as the platform would. A case that
+    names its runtime (``cluster.runtime``) keeps the version the simulator gave that
+    runtime: the platform's usual containerd 1.x beside a containerd 2 config (version 3)
+    is a node no one runs."""
     shape = SHAPES[platform]
+    kept = ("containerRuntimeVersion",) if runtime_named else ()
+    info = {key: value for key, value in shape.node_info.items() if key not in kept}
     for other in world.gpu_nodes():
-        other.obj["status"]["nodeInfo"].update(shape.node_info)
+        other.obj["status"]["nodeInfo"].update(info)
         other.labels.update(shape.labels)
     if node.name not in {n.name for n in world.gpu_nodes()}:
-        node.obj["status"]["nodeInfo"].update(shape.node_info)
+        node.obj["status"]["nodeInfo"].update(info)

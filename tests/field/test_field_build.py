@@ -244,3 +244,12 @@ def test_a_log_that_ends_in_a_fatal_line_was_left_by_a_container_that_exited(tmp
     assert fatal["state"]["waiting"]["reason"] == "CrashLoopBackOff"
     error = built('level=error msg="could not read config"\nlevel=info msg="Starting"\n', "err")
     assert "running" in error["state"]
+
+
+def test_a_runtime_the_case_names_keeps_its_version_on_any_platform(tmp_path: Path) -> None:
+    raw = {"id": "x-runtime", "source": "https://example.org/x", "title": "t", "platform": "microk8s",
+           "cluster": {"runtime": "containerd2"}, "evidence": [], "expect": {"healthy": True}}
+    out = build_case(msgspec.convert(raw, Case), tmp_path / "x")
+    versions = {n["status"]["nodeInfo"]["containerRuntimeVersion"] for n in _items(out, "nodes")}
+    assert all(v.startswith("containerd://2.") for v in versions), versions
+    assert top_root_cause(diagnose_case(msgspec.convert(raw, Case)), "gpu-wk-01") is None
