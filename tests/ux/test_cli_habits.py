@@ -257,7 +257,7 @@ def test_live_and_node_commands_through_the_console_script(tmp_path: Path) -> No
         assert "kernel_headers_missing" in diag.stdout and "Traceback" not in diag.stderr
         one = gpunode("stack", "gpu-wk-02", *live)
         assert one.returncode == 1 and "L1 hardware enablement" in one.stdout
-        val = gpunode("validate", *live, "-o", "json")
+        val = gpunode("validate", *live, "--scrape-interval", "0", "-o", "json")
         assert val.returncode == 1 and json.loads(val.stdout)["verdict"] == "not-ready"
         saved = gpunode("collect", "-d", str(tmp_path / "saved"), "--kubeconfig", str(kubeconfig), "-q")
         assert saved.returncode == 0 and (tmp_path / "saved" / "manifest.json").is_file(), saved.stderr
