@@ -498,17 +498,21 @@ class Diagnoser:
 
 
 def _explanations(judgements: Mapping[str, Judgement]) -> dict[str, str]:
-    """Failing component -> the component whose primary finding explains that failure
-    (a toolkit drop-in that stops containerd, a validator error inside the toolkit pod)."""
+    """Failing component -> the component whose finding explains that failure (a toolkit
+    drop-in that stops containerd, a validator error inside the toolkit pod). The primary
+    finding's word comes first; another problem of the same component explains what the
+    primary does not claim (NFD not deployed names the cause, NFD's missing PCI label is
+    what keeps the operands away): a failure below stays the explaining one's either way."""
     out: dict[str, str] = {}
-    for cid, j in judgements.items():
-        if j.status not in PROBLEMS:  # only a problem's finding explains another
-            continue
-        primary = j.primary
-        targets = primary.context.get(EXPLAINS, "") if primary else ""
-        for target in targets.split(","):  # a label NFD never set keeps several operands away
-            if target and target != cid and target in judgements and judgements[target].status.is_problem:
-                out[target] = cid
+    failing = [(cid, j) for cid, j in judgements.items() if j.status in PROBLEMS]  # only a problem explains
+    for primary in (True, False):
+        for cid, j in failing:
+            for finding in j.problems[:1] if primary else j.problems[1:]:
+                targets = finding.context.get(EXPLAINS, "")
+                for target in targets.split(","):  # a label NFD never set keeps several operands away
+                    if (target and target != cid and (primary or target not in out) and target in judgements
+                            and judgements[target].status.is_problem):
+                        out[target] = cid
     return out
 
 

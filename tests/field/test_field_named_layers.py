@@ -129,3 +129,14 @@ def test_a_sandbox_that_a_named_layer_stops_explains_the_runtimes_state() -> Non
     # without the sandbox error the runtime's state stands by itself
     assert _top(_case(not_ready, cluster={"driver_mode": "host"})) == ("container-runtime",
                                                                       "container_runtime_down")
+
+
+def test_a_component_explains_what_any_of_its_problems_claims() -> None:
+    # NVIDIA/gpu-operator#149: NFD is not deployed (its primary cause); the PCI label it never
+    # set is what keeps the driver's DaemonSet (and every operand) off the node
+    found = _top(_case(
+        {"kind": "node-labels", "labels": {"feature.node.kubernetes.io/pci-10de.present": None,
+                                           "nvidia.com/gpu.present": None}},
+        {"kind": "pod-missing", "component": "nfd"},
+        {"kind": "pod-missing", "component": "driver"}))
+    assert found == ("nfd", "nfd_not_deployed")
