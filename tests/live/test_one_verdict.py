@@ -26,6 +26,7 @@ runs every one.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -100,19 +101,23 @@ def test_the_same_verdict_live_offline_and_in_validate(scenario: str, tmp_path: 
     offline = build_report(bundle, None)
     checked_offline = validate(ValidateRequest(bundle=bundle, quiet=True, with_diagnosis=True))
     with serve_bundle(bundle) as server:
-        for extras in ("suspect", "deep"):  # list-first (the default) and --deep
-            collected = collect_bundle(tmp_path / extras, kubeconfig=server.kubeconfig_path,
-                                       quiet=True, extras=extras)
-            live = build_report(collected.path, None, reuse=collected.reuse)
-            assert roots(live) == roots(offline), (extras, roots(live) ^ roots(offline))
-            if extras == "deep":
-                assert not collected.partial, collected.warnings
-                same_diagnosis(live, offline)
-            assert problem_status(live) == problem_status(offline), extras
-            unknown = [n.name for n in live.nodes if not n.root_causes and n.status == Status.UNKNOWN]
-            assert not unknown, f"{extras}: judged from the lists yet unknown: {unknown}"
+        collected = collect_bundle(tmp_path / "suspect", kubeconfig=server.kubeconfig_path, quiet=True)
+        listed = build_report(collected.path, None, reuse=collected.reuse)  # list-first, the default
+        # validate --deep collects every GPU node's extras as diagnose --deep does (one
+        # collect_bundle); its bundle, kept in --output-dir, is the --deep pass
         checked_live = validate(ValidateRequest(kubeconfig=server.kubeconfig_path, quiet=True,
-                                                scrape_interval_s=0, extras="deep"))
+                                                scrape_interval_s=0, extras="deep",
+                                                output_dir=tmp_path / "deep"))
+    manifest = json.loads((checked_live.bundle / "manifest.json").read_text())
+    assert manifest["extras_policy"] == "deep" and not manifest["partial"], manifest["warnings"]
+    deep = build_report(checked_live.bundle, None)
+    for extras, live in (("suspect", listed), ("deep", deep)):
+        assert roots(live) == roots(offline), (extras, roots(live) ^ roots(offline))
+        if extras == "deep":
+            same_diagnosis(live, offline)
+        assert problem_status(live) == problem_status(offline), extras
+        unknown = [n.name for n in live.nodes if not n.root_causes and n.status == Status.UNKNOWN]
+        assert not unknown, f"{extras}: judged from the lists yet unknown: {unknown}"
 
     assert checked_offline.diagnosis is not None and roots(checked_offline.diagnosis) == roots(offline)
     assert ready(checked_live.report) == ready(checked_offline.report), (
