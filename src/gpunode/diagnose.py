@@ -34,6 +34,7 @@ from gpunode.checks.signatures import (
     traced_findings,
 )
 from gpunode.checks.versions import component_version, image_tag
+from gpunode.checks.waiting import problems_by_component, waiting_findings
 from gpunode.checks.workload_logs import workload_log_findings
 from gpunode.daemonsets import daemonset_table
 from gpunode.decisive import message_of, shown
@@ -142,6 +143,9 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         if target is not None and finding.component not in ctx.platform.not_used:
             target.findings.append(finding)
     _sandboxes_explain(ctx.kb, out)
+    problems = problems_by_component({cid: j.findings for cid, j in out.items()})
+    for finding in waiting_findings(ctx, problems):  # a running dependency that only waits
+        out[finding.component].findings.append(finding)
     settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)

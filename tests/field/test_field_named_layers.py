@@ -140,3 +140,40 @@ def test_a_component_explains_what_any_of_its_problems_claims() -> None:
         {"kind": "pod-missing", "component": "nfd"},
         {"kind": "pod-missing", "component": "driver"}))
     assert found == ("nfd", "nfd_not_deployed")
+
+
+DRIVER_RUNNING = {"kind": "pod-state", "component": "driver", "container": "nvidia-driver-ctr",
+                  "state": "Running"}
+
+
+def _driver_log(text: str) -> dict[str, Any]:
+    return {"kind": "log", "component": "driver", "container": "nvidia-driver-ctr", "text": text}
+
+
+def test_a_running_driver_that_waits_after_an_error_is_degraded() -> None:
+    # substratusai/runbooks#37: GKE's installer finds no driver for the L4, then waits for ever
+    log = ("I0625 05:36:32.745276    5389 installer.go:424] Getting the R525 GPU driver version\n"
+           "E0625 05:36:32.767916    5389 install.go:452] failed to check driver compatibility: failed "
+           "to get fallback driver: failed to download artifact gpu_R525_version: not found\n"
+           "Waiting for GPU driver libraries to be available.\n")
+    found = _top(_case(DRIVER_RUNNING, _driver_log(log), platform="gke"))
+    assert found is not None and found[0] == "driver"
+
+
+def test_a_dependency_a_pod_waits_on_in_init_is_followed_down() -> None:
+    # GoogleCloudPlatform/container-engine-accelerators#407: installation disabled, the
+    # installer waits, the device plugin above it stays in init
+    log = "GPU driver auto installation is disabled.\nWaiting for GPU driver libraries to be available.\n"
+    plugin = {"kind": "pod-state", "component": "device-plugin", "state": "Init:0/1"}
+    found = _top(_case(DRIVER_RUNNING, _driver_log(log), plugin, platform="gke"))
+    assert found is not None and found[0] == "driver"
+    # the same wait with no one stuck above it and no error before it is the installer at work
+    assert _top(_case(DRIVER_RUNNING, _driver_log(log), platform="gke")) is None
+
+
+def test_an_idle_wait_is_no_failure() -> None:
+    log = ('time="2025-05-12T14:25:13Z" level=error msg="error reading config, retrying"\n'
+           'time="2025-05-12T14:25:14Z" level=info msg="Waiting for signal"\n')
+    toolkit = {"kind": "log", "component": "container-toolkit", "container": "nvidia-container-toolkit-ctr",
+               "text": log}
+    assert _top(_case(toolkit)) is None

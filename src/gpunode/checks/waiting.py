@@ -1,0 +1,92 @@
+"""A running component that waits: its log ends in a wait, so it is not done.
+
+A pod runs and is ready, yet its job never finishes: GKE's driver installer that could
+not find a driver for the GPU logs ``Waiting for GPU driver libraries to be available.``
+for ever, and the device plugin above it stays in init. Neither shows a state of its own
+below the waiting one, so the bottom-up reading stops at the pod that waits and blames
+it. This follows the dependency down: a running component whose current log ends in a
+wait is degraded when
+
+- an error line stands among the last lines before that wait (it gave up and waits), or
+- a component that depends on it is stuck in init waiting for a lower layer (nothing
+  below that one is failing, so the wait is what it waits for); then the line before
+  the wait says what it waits on.
+
+A wait with neither (the MIG manager waiting for its next label change, a validator
+waiting for its marker) is the component's steady state, and stays unread.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+
+from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import as_catalogued, line_finding
+from gpunode.decisive import Decisive, decisive_line, message_of
+from gpunode.facts import LogFile
+from gpunode.model import PROBLEMS, Finding, Status
+
+#: A log's last line that says the program waits for something to appear that another
+#: step should have put there ("Waiting for GPU driver libraries to be available."); a
+#: daemon idling until it is told something ("Waiting for signal", "for change to the
+#: label") is no such wait.
+_WAIT = re.compile(r"^\W*(?:[Ww]aiting|[Ss]till waiting) (?:for|until)\b.{0,120}?\b(?:to be (?:available|"
+                   r"ready|loaded|installed|present|created)|to (?:appear|exist|come up|become available))\b")
+#: How many lines before the wait an error may stand and still be why it waits.
+_BEFORE = 5
+_INIT_BLOCKED = "init_blocked"
+
+
+def waiting_findings(ctx: NodeContext, problems: Mapping[str, Sequence[Finding]]) -> Iterator[Finding]:
+    """Degraded findings of running components whose log ends in a wait (module doc);
+    ``problems`` are the node's problem findings so far, by component."""
+    catalog = ctx.facts.catalog
+    failing = {cid for cid, found in problems.items() if found}
+    blocked_on: set[str] = set()
+    for cid in failing:
+        causes = {f.cause for f in problems[cid]}
+        waits = _INIT_BLOCKED in causes and all(ctx.kb.get(cause).state for cause in causes)
+        if waits and not catalog.dependencies(cid) & failing:
+            blocked_on |= catalog.dependencies(cid)
+    for cid in catalog.ids:
+        if problems.get(cid):
+            continue
+        for log in _running_logs(ctx, cid):
+            finding = _waits(ctx, cid, log, cid in blocked_on)
+            if finding is not None:
+                yield finding
+                break
+
+
+def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
+    for sp in ctx.stack_pods(component):
+        running = {cs.name for cs in sp.pod.status.container_statuses if cs.state.running is not None}
+        for log in ctx.logs_of(sp.pod):
+            if not log.previous and log.container in running:
+                yield log
+
+
+def _waits(ctx: NodeContext, component: str, log: LogFile, awaited: bool) -> Finding | None:
+    lines = [(i, line) for i, line in enumerate(log.lines) if line.strip()]
+    if len(lines) < 2 or not _WAIT.search(message_of(lines[-1][1])):
+        return None
+    before = lines[-1 - _BEFORE:-1]
+    found = decisive_line([line for _, line in before], ctx.kb.class_of)
+    if found is not None:
+        index = before[found.line_no - 1][0]
+    elif awaited:
+        index = before[-1][0]
+        found = Decisive(1, before[-1][1], 1)
+    else:
+        return None
+    where = f"{log.path}:{index + 1}"
+    return as_catalogued(ctx.kb, line_finding(
+        ctx.kb, component, Status.DEGRADED, Decisive(index + 1, found.line, found.strength), where,
+        verb="waits after", standalone="true", namespace=log.namespace, pod=log.pod,
+        container=log.container))
+
+
+def problems_by_component(findings: Mapping[str, Sequence[Finding]]) -> dict[str, list[Finding]]:
+    """Each component's problem findings."""
+    return {cid: [f for f in found if f.status in PROBLEMS] for cid, found in findings.items()}
