@@ -33,6 +33,7 @@ from gpunode.checks.signatures import (
     signature_findings,
     traced_findings,
 )
+from gpunode.checks.state_labels import state_label_findings
 from gpunode.checks.versions import component_version, image_tag
 from gpunode.checks.waiting import problems_by_component, waiting_findings
 from gpunode.checks.workload_logs import workload_log_findings
@@ -146,6 +147,8 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     problems = problems_by_component({cid: j.findings for cid, j in out.items()})
     for finding in waiting_findings(ctx, problems):  # a running dependency that only waits
         out[finding.component].findings.append(finding)
+    for finding in state_label_findings(ctx, {cid for cid, found in problems.items() if found}):
+        out[finding.component].findings.append(finding)  # its own label says its last run failed
     settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)

@@ -177,3 +177,22 @@ def test_an_idle_wait_is_no_failure() -> None:
     toolkit = {"kind": "log", "component": "container-toolkit", "container": "nvidia-container-toolkit-ctr",
                "text": log}
     assert _top(_case(toolkit)) is None
+
+
+def _mig_manager(report: Any) -> Any:
+    node = next(n for n in report.nodes if n.name == "gpu-wk-01")
+    return next(c for c in node.components if c.component == "mig-manager")
+
+
+def test_a_state_label_that_says_failed_is_the_components_own_verdict() -> None:
+    # NVIDIA/gpu-operator#2874: the MIG manager's apply failed and it waits for the next change
+    log = {"kind": "log", "component": "mig-manager", "container": "nvidia-mig-manager",
+           "text": "Error applying MIG configuration with hooks: error initializing NVML: "
+                   "ERROR_LIBRARY_NOT_FOUND\n"}
+    running = {"kind": "pod-state", "component": "mig-manager", "state": "Running"}
+    failed = {"kind": "node-labels", "labels": {"nvidia.com/mig.config.state": "failed"}}
+    mig = _mig_manager(diagnose_case(_case(log, running, failed)))
+    assert (mig.status.value, mig.cause) == ("failed", "error_device")
+    # the same log under a label that says success is an apply that was retried since
+    done = {"kind": "node-labels", "labels": {"nvidia.com/mig.config.state": "success"}}
+    assert _mig_manager(diagnose_case(_case(log, running, done))).status.value == "ok"
