@@ -58,8 +58,12 @@ def test_projected_bundle_gives_the_same_reports(case: str, tmp_path: Path) -> N
     original = MAKER.bundle_for(case, tmp_path / "built")
     projected = _copy(original, tmp_path / "projected")
     project_bundle(projected)
-    assert MAKER.reports(projected) == MAKER.reports(original), \
-        f"{case}: a field the checks read is not in the projection (bundle/kube.py READ_*)"
+    mine = MAKER.reports(projected)
+    # the original's reports are the recorded reference (tests/core/test_reports_unchanged.py
+    # holds them to it); they are made again only where the projected ones differ from it
+    if mine != MAKER.golden_path(case).read_bytes():
+        assert mine == MAKER.reports(original), \
+            f"{case}: a field the checks read is not in the projection (bundle/kube.py READ_*)"
     _fast_equals_reference(original)
 
 
