@@ -25,7 +25,7 @@ from gpunode.checks.base import EXPLAINS, node_plan
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import cluster_own_words, own_words, workload_findings
-from gpunode.checks.journal_names import journal_findings
+from gpunode.checks.journal_names import journal_findings, silent_state_findings
 from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import (
     cluster_event_findings,
@@ -144,6 +144,8 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         if target is not None and finding.component not in ctx.platform.not_used:
             target.findings.append(finding)
     _sandboxes_explain(ctx.kb, out)
+    for finding in list(silent_state_findings(ctx, {cid: j.findings for cid, j in out.items()})):
+        out[finding.component].findings.append(finding)  # a crash that said nothing: the host's journal
     problems = problems_by_component({cid: j.findings for cid, j in out.items()})
     for finding in waiting_findings(ctx, problems):  # a running dependency that only waits
         out[finding.component].findings.append(finding)

@@ -196,3 +196,16 @@ def test_a_state_label_that_says_failed_is_the_components_own_verdict() -> None:
     # the same log under a label that says success is an apply that was retried since
     done = {"kind": "node-labels", "labels": {"nvidia.com/mig.config.state": "success"}}
     assert _mig_manager(diagnose_case(_case(log, running, done))).status.value == "ok"
+
+
+def test_a_crash_that_said_nothing_reads_the_runtime_journal_below() -> None:
+    # cri-o/cri-o#7880: CRI-O stops mounting the RHEL subscription; the driver container
+    # cannot install its packages and crash-loops with no log of its own in the bundle
+    journal = _journal("journal-runtime.txt", "Failed to mount subscriptions, skipping entry in "
+                       "/usr/share/containers/mounts.conf: saving data to container filesystem\n")
+    crash = {"kind": "pod-state", "component": "driver", "container": "nvidia-driver-ctr",
+             "state": "CrashLoopBackOff"}
+    crio = {"runtime": "crio"}
+    assert _top(_case(journal, crash, cluster=crio)) == ("container-runtime", "error_unclassified")
+    # the same journal under a healthy node is no finding: only a silent crash reads it
+    assert _top(_case(journal, cluster=crio)) is None

@@ -13,13 +13,13 @@ A line that names only the journal's own component says nothing here.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.named import named_on_node
-from gpunode.decisive import Decisive, decisive_line
-from gpunode.model import Finding, Status
+from gpunode.decisive import Decisive, decisive_line, lenient_line
+from gpunode.model import PROBLEMS, Finding, Status
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
 JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
@@ -61,3 +61,42 @@ def _last_naming(ctx: NodeContext, component: str, lines: list[str]) -> tuple[st
         if found is not None:
             return target, Decisive(index + 1, found.line, found.strength)
     return None
+
+
+#: States in which the component's container was created or started and then failed: the
+#: runtime and the kubelet that ran it were involved (a pod that is missing or waits for
+#: a lower layer never reached them).
+_RAN_AND_FAILED = frozenset({"crash_loop", "init_failed", "container_create_failed"})
+
+
+def silent_state_findings(ctx: NodeContext, findings: Mapping[str, Sequence[Finding]]) -> Iterator[Finding]:
+    """A component that fails in a state of a container that ran (a crash loop, an init
+    container failing) and said nothing itself that reads as an error: the journals of the
+    host components it runs on (the runtime first, then the kubelet) are read for their last
+    error line, which is that host component's degraded finding, the state then being
+    blocked by it. Each host journal is quoted once."""
+    catalog, kb = ctx.facts.catalog, ctx.kb
+    failing = {cid for cid, found in findings.items() if any(f.status in PROBLEMS for f in found)}
+    quoted: set[str] = set()
+    for cid, found in findings.items():
+        problems = [f for f in found if f.status in PROBLEMS]
+        if not problems or not {f.cause for f in problems} <= _RAN_AND_FAILED:
+            continue
+        for host, name in JOURNALS_BELOW:
+            if host in quoted or host in failing or host not in catalog.dependencies(cid):
+                continue
+            split = ctx.text_lines("cmd", name)
+            # a pod whose container ran and failed, silent itself: the host's words of failure
+            # count even at a lower level than an error (what a healthy pod would not show)
+            line = (decisive_line(split[0], kb.class_of) or lenient_line(split[0])) if split else None
+            if line is None:
+                continue
+            quoted.add(host)
+            where = f"{ctx.obs.path_of('cmd', name)}:{line.line_no}"
+            yield as_catalogued(kb, line_finding(kb, host, Status.DEGRADED, line, where,
+                                                 verb="reports in its journal", standalone="true"))
+            break
+
+
+#: The host journals below a pod, the runtime's first (it creates and starts containers).
+JOURNALS_BELOW = (("container-runtime", "journal-runtime.txt"), ("kubelet", "journal-kubelet.txt"))
