@@ -227,6 +227,11 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
 Classifier = Callable[[str], "str | None"]
 
 
+#: A program that died of its own bug: Go's runtime panics and fatal errors, a signal.
+_OWN_BUG = re.compile(
+    r"^(?:panic: runtime error: |fatal error: )|\bSIGSEGV\b|segmentation (?:fault|violation)")
+
+
 def _most_telling(recent: list[Decisive], classify: Classifier | None) -> Decisive:
     last = recent[-1]
     said = last.message
@@ -234,6 +239,8 @@ def _most_telling(recent: list[Decisive], classify: Classifier | None) -> Decisi
     for before in earlier:  # the same error said with more context just before
         if said and said in before.message and len(before.message) > len(said):
             return before
+    if _OWN_BUG.search(said):  # an error logged before it was handled; the crash ended the program
+        return last
     wrapper = is_wrapper(said)
     if classify is not None and classify(said) is None:
         for before in earlier:

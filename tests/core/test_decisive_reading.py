@@ -4,8 +4,16 @@ reports (the source of each is named beside it)."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
+from gpunode.bundle.kube import Pod
+from gpunode.checks.decisive import controller_finding
+from gpunode.checks.operator import nfd_missed_vendor
+from gpunode.checks.pods import pod_problem
+from gpunode.checks.toolkit import _cri_disabled, _defines_nvidia
+from gpunode.decisive import decisive_line
+from gpunode.facts import LogFile
 from gpunode.kb import load_kb
 
 KB = load_kb()
@@ -40,11 +48,13 @@ def test_a_bare_status_is_read_with_what_returned_it(line: str, cls: str) -> Non
     ("line", "cls"),
     [
         # GoogleCloudPlatform/cos-gpu-installer#24 (the installer's download fails its md5sum)
-        ("md5sum: WARNING: 1 computed checksum did NOT matchNVIDIA-Linux-x86_64-396.37-diagnostic.run: FAILED",
+        ("md5sum: WARNING: 1 computed checksum did NOT match"
+         "NVIDIA-Linux-x86_64-396.37-diagnostic.run: FAILED",
          "error_file_state"),
         # andrewd18/df-lnp-installer#3 and AeliusSaionji/chocopkgs#81: the same in other tools' words
         ("sha1sum: WARNING: 1 computed checksum did NOT match", "error_file_state"),
-        ("Error - hashes do not match. Actual value was 'A31DF6F4F07E78EF22FE3FFD5CDD00392635049BB68C54A7FAC116E81D2EA647'.",
+        ("Error - hashes do not match. Actual value was "
+         "'A31DF6F4F07E78EF22FE3FFD5CDD00392635049BB68C54A7FAC116E81D2EA647'.",
          "error_file_state"),
         # NVIDIA/gpu-driver-container#1: a module file an earlier install left behind
         ("ERROR: The file '/lib/modules/5.19.0-32-generic/kernel/drivers/video/nvidia.ko' already exists "
@@ -104,3 +114,142 @@ def test_the_validators_wrappers_claim_no_cause_of_their_own() -> None:
     assert KB.catalogued_in("validator", unknown_id).code == "validator_dev_char_symlinks_failed"  # type: ignore[union-attr]
     waiting = "chroot: failed to run command 'nvidia-smi': No such file or directory"
     assert KB.catalogued_in("validator", waiting).code == "validator_driver_not_ready"  # type: ignore[union-attr]
+
+
+def test_a_crash_on_the_programs_own_bug_ends_it_not_the_error_logged_before() -> None:
+    # kubernetes-sigs/node-feature-discovery#1168: a rule's error is logged and handled, then
+    # the master indexes an empty result and panics; the panic is what ended the container
+    lines = [
+        'E0421 12:52:31.813082       1 nfd-master.go:912] failed to process Rule "rdt l3 closid extended '
+        'rule": feature "cpu.rdt" not available',
+        "panic: runtime error: index out of range [1] with length 1",
+        "",
+        "goroutine 131 [running]:",
+        "sigs.k8s.io/node-feature-discovery/pkg/nfd-master.(*nfdMaster).filterExtendedResources(0xc000557578?)",
+        "        /go/node-feature-discovery/pkg/nfd-master/nfd-master.go:709 +0xc57",
+    ]
+    found = decisive_line(lines, KB.class_of)
+    assert found is not None and found.line_no == 2
+    # a wrapper that only says the program exits still gives way to the error before it
+    wrapped = decisive_line(["level=error msg=\"open /dev/nvidiactl: permission denied\"", "exit status 1"],
+                            KB.class_of)
+    assert wrapped is not None and wrapped.line_no == 1
+
+
+def _validator_pod(waiting: dict[str, str]) -> Pod:
+    """An operator-validator pod whose first init container waits as ``waiting`` says."""
+    doc = {
+        "metadata": {"name": "nvidia-operator-validator-rqvn2", "namespace": "gpu-operator"},
+        "spec": {"nodeName": "gpu-wk-01", "initContainers": [{"name": "driver-validation"}],
+                 "containers": [{"name": "nvidia-operator-validator"}]},
+        "status": {
+            "phase": "Pending",
+            "initContainerStatuses": [{
+                "name": "driver-validation", "ready": False, "restartCount": 0,
+                "image": "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.10.1",
+                "state": {"waiting": waiting}}],
+            "containerStatuses": [{
+                "name": "nvidia-operator-validator", "ready": False, "restartCount": 0,
+                "state": {"waiting": {"reason": "PodInitializing"}}}],
+        },
+    }
+    return msgspec.convert(doc, Pod)
+
+
+def test_an_init_container_that_cannot_pull_its_image_is_a_pull_failure_not_a_wait() -> None:
+    # NVIDIA/gpu-operator#1968: every operand's validator init container backs off pulling
+    pulling = pod_problem(_validator_pod({
+        "reason": "ImagePullBackOff",
+        "message": 'Back-off pulling image "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.10.1"'}),
+        "validator")
+    assert pulling is not None and pulling.cause == "image_pull_failed"
+    waiting = pod_problem(_validator_pod({"reason": "PodInitializing"}), "validator")
+    assert waiting is not None and waiting.cause == "init_blocked"
+
+
+@pytest.mark.parametrize(
+    ("labels", "operator", "missed"),
+    [
+        # openshift/assisted-service#7696: NFD's label fields add the device id; the GPU Operator
+        # reads only the vendor-only (or class_vendor) label
+        ({"feature.node.kubernetes.io/pci-10de_2237.present": "true"}, True, True),
+        ({"feature.node.kubernetes.io/pci-10de_2237.present": "true"}, False, False),
+        # NVIDIA/gpu-operator#438: class-only labels, no vendor at all
+        ({"feature.node.kubernetes.io/pci-0302.present": "true",
+          "feature.node.kubernetes.io/pci-0200.present": "true"}, True, True),
+        ({"feature.node.kubernetes.io/pci-0302_10de.present": "true"}, True, False),
+        ({"feature.node.kubernetes.io/pci-10de.present": "true"}, True, False),
+        ({"kubernetes.io/hostname": "gpu-wk-01"}, True, False),  # NFD has not labelled it at all
+    ],
+)
+def test_nfd_labels_without_the_vendor_label_the_operator_reads(
+        labels: dict[str, str], operator: bool, missed: bool) -> None:
+    assert nfd_missed_vendor(labels, operator) is missed
+
+
+def _operator_log(*lines: str) -> LogFile:
+    return LogFile("logs/gpu-operator/gpu-operator-6d9b7c9f8-x2x7q/gpu-operator.log", "gpu-operator",
+                   "gpu-operator-6d9b7c9f8-x2x7q", "gpu-operator", False, lines)
+
+
+#: The GPU Operator's reconcile error as the v23.9.1 release notes quote it (the API server
+#: refuses an NVIDIADriver status whose state is empty), cut where the log wrapped the record.
+_INVALID = ('{"level":"error","ts":1698702848.8472972,"msg":"NVIDIADriver.nvidia.com \\"gpu-driver\\" is '
+            'invalid: state: Unsupported value: \\"\\": supported values: \\"ignored\\", \\"ready\\", '
+            '\\"notReady\\"","controller":"nvidia-driver-')
+
+
+def test_a_controller_refused_by_the_api_servers_validation_keeps_failing() -> None:
+    wrapped = 'controller","object":{"name":"gpu-driver"},"reconcileID":"78d58d7b-cd94"}'
+    found = controller_finding(KB, "gpu-operator", [_operator_log(_INVALID, wrapped)])
+    assert found is not None and found.cause == "error_config_invalid"
+    # a record after it that is no error (the next reconcile went through) clears it
+    healed = '{"level":"info","ts":1698702850.1,"msg":"Reconciling NVIDIADriver","name":"gpu-driver"}'
+    assert controller_finding(KB, "gpu-operator", [_operator_log(_INVALID, wrapped, healed)]) is None
+
+
+#: The NVIDIA drop-in the toolkit wrote on a k0s node from another containerd's config dump
+#: (NVIDIA/gpu-operator#1323, trimmed after the nvidia runtime entry).
+_K0S_DROPIN = """disabled_plugins = ["cri"]
+imports = ["/etc/containerd/config.toml"]
+version = 2
+
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    [plugins."io.containerd.grpc.v1.cri".containerd]
+      default_runtime_name = "nvidia"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+          BinaryName = "/usr/local/nvidia/toolkit/nvidia-container-runtime"
+"""
+
+
+def test_a_containerd_config_that_turns_the_cri_plugin_off() -> None:
+    path = "/etc/k0s/containerd.d/nvidia.toml"
+    assert _cri_disabled(path, _K0S_DROPIN) == ["cri"]
+    assert _defines_nvidia(path, _K0S_DROPIN)
+    # NVIDIA/gpu-operator#1367: the MicroK8s template with Docker's containerd settings on top
+    template = 'disabled_plugins = ["cri"]\nimports = ["/etc/containerd/config.toml"]\nversion = 2\n'
+    assert _cri_disabled("/var/snap/microk8s/current/args/containerd-template.toml", template) == ["cri"]
+    # the same drop-in as the toolkit writes it from the node's own config: nothing disabled
+    healthy = _K0S_DROPIN.replace('disabled_plugins = ["cri"]\n', 'disabled_plugins = []\n')
+    assert _cri_disabled(path, healthy) == []
+    assert _cri_disabled(path, "version = 2\n[plugins\n") == []  # unparseable: other checks say so
+
+
+def test_a_shells_command_not_found_exit_status() -> None:
+    # NVIDIA/gpu-operator#1099: RKE2's embedded containerd is not on the host's PATH, so the
+    # toolkit's `containerd config dump` exits 127 (POSIX shells: command not found)
+    line = ("error running nvidia-toolkit: unable to determine runtime options: unable to load containerd "
+            "config: failed to load config: failed to run command chroot [/host containerd config dump]: "
+            "exit status 127")
+    assert KB.class_of(line) == "error_not_found"
+    assert KB.class_of("failed to run command chroot [/host nvidia-smi]: exit status 126") \
+        == "error_permission_denied"  # found but not executable
+    # the toolkit's main wraps every error in "error running nvidia-toolkit": that alone says
+    # nothing about containerd's config
+    assert KB.catalogued_in("container-toolkit", line) is None
+    setup = ('level=fatal msg="error running nvidia-toolkit: unable to setup runtime: error running '
+             'containerd command: exit status 1"')
+    assert KB.catalogued_in("container-toolkit", setup) is not None

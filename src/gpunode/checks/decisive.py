@@ -228,7 +228,14 @@ def as_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
 _PERSISTENT = re.compile(
     r"(?i:\bforbidden\b|\bunauthori[sz]ed\b|permission denied|could not find the requested resource|"
     r"\bcannot (?:get|list|watch|create|update|patch|delete) resource\b|"
-    r"the server doesn.t have a resource type)")
+    r"the server doesn.t have a resource type|"
+    # the API server's validation of an object the controller writes: it refuses the same
+    # object on every retry ('NVIDIADriver.nvidia.com "x" is invalid: state: Unsupported value')
+    r"\bis invalid: [\w.\[\]]+: (?:Unsupported|Required|Invalid|Duplicate) value)")
+#: A line that begins a log record (JSON, a timestamp, a klog, logrus or logfmt header): one
+#: that does not is the rest of the record before it, wrapped, and says nothing of its own.
+_RECORD = re.compile(r"^\s*(?:\{|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} |time=|level=|"
+                     r"(?:INFO|WARN|ERRO|FATA|DEBU)\[)")
 #: A controller's last lines within which such an error must stand (nothing after it).
 _RECENT_LINES = 3
 #: Errors that heal by retrying, ending a controller's log or not: an object deleted since
@@ -252,7 +259,8 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
             continue
         tail = [line for line in log.lines[-_RECENT_LINES * 4:] if line.strip()][-_RECENT_LINES:]
         found = decisive_line(tail, kb.class_of)
-        if found is None or not all(map(severity, tail[found.line_no:])):
+        after = [line for line in tail[found.line_no:] if _RECORD.match(line)] if found else []
+        if found is None or not all(map(severity, after)):
             continue  # no error, or a line after it that is no error (it recovered)
         if not _PERSISTENT.search(found.message) and not _lasting(kb, component, found, len(tail)):
             continue  # the API's own words for a refusal are explicit at any log level

@@ -43,6 +43,17 @@ def has_nvidia_pci_label(labels: Mapping[str, str]) -> bool:
     return any(labels.get(key) == "true" for key in NVIDIA_PCI_LABELS)
 
 
+def nfd_missed_vendor(labels: Mapping[str, str], operator: bool) -> bool:
+    """NFD labelled the node but not in the form that says "NVIDIA device here": no PCI label
+    with vendor 10de at all, or (where the GPU Operator reads it) only labels whose fields the
+    operator does not read (``pci-10de_2237`` when NFD's deviceLabelFields add the device id)."""
+    if not any(key.startswith("feature.node.kubernetes.io/") for key in labels):
+        return False  # NFD has not labelled the node at all: another cause
+    if operator:
+        return not has_nvidia_pci_label(labels)
+    return not any(key.startswith("feature.node.kubernetes.io/pci-") and "10de" in key for key in labels)
+
+
 def operator_sees_gpu(labels: Mapping[str, str]) -> bool:
     """The operator treats the node as a GPU node: it keeps gpu.present in sync with NFD's
     NVIDIA PCI label (reconcileCommonGPULabel), whatever gpu.present says now."""

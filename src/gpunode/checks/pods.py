@@ -168,8 +168,12 @@ def _labels_not_set(ctx: NodeContext, component: str) -> Iterator[Finding]:
     evidence = [Evidence(f"node/{ctx.name} metadata.labels", f"{w.evidence}; no such label on {ctx.name}")
                 for w in waiting.values()]
     labels = sorted({u.key for w in waiting.values() for u in w.unmet})
-    yield problem(component, "node_labels_missing", *evidence, specificity=35, explains=",".join(waiting),
-                  label=labels[0], waiting=", ".join(waiting))
+    # NFD that labels the node but not with the NVIDIA vendor label says why the labels that
+    # follow from it (the operator's gpu.present, gpu.deploy.*) never came
+    node_labels = ctx.node.metadata.labels
+    missed = component == "nfd" and operator.nfd_missed_vendor(node_labels, bool(ctx.facts.cluster_policies))
+    yield problem(component, "nfd_pci_label_missing" if missed else "node_labels_missing", *evidence,
+                  specificity=35, explains=",".join(waiting), label=labels[0], waiting=", ".join(waiting))
 
 
 @check("nfd", needs=("node", "cluster/pods", "cluster/daemonsets"))
@@ -244,6 +248,8 @@ def _init_problem(pod: Pod, component: str) -> Finding | None:
     stuck = next(s for s in statuses if not _init_done(s))
     crash = _waiting_reason(stuck) == "CrashLoopBackOff" or stuck.restart_count > 0
     cause = "init_failed" if crash else "init_blocked"
+    if _waiting_reason(stuck) in _PULL_REASONS:  # it waits for its own image, not a lower layer
+        cause = "image_pull_failed"
     state = f"Init:{'CrashLoopBackOff' if crash else f'{done}/{len(statuses)}'}"
     ev = _pod_evidence(pod, f"status.initContainerStatuses[{stuck.name}]", _describe(stuck))
     return problem(component, cause, ev, ctx=_ctx(pod, stuck.name), pod_state=state)

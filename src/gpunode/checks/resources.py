@@ -121,8 +121,15 @@ def nfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     where = f"node/{ctx.name} metadata.labels"
     pci = [k for k in labels if k.startswith("feature.node.kubernetes.io/pci-") and "10de" in k]
-    if pci:
-        yield ok(component, f"labelled {pci[0]}", Evidence(where, f"{pci[0]}={labels[pci[0]]}"))
-    elif any(k.startswith("feature.node.kubernetes.io/") for k in labels):
-        ev = Evidence(where, "feature.node.kubernetes.io/* present, no pci-10de label")
+    if operator.nfd_missed_vendor(labels, bool(ctx.facts.cluster_policies)):
+        ev = Evidence(where, _vendor_label_evidence(pci))
         yield problem(component, "nfd_pci_label_missing", ev, status=Status.DEGRADED)
+    elif pci:
+        yield ok(component, f"labelled {pci[0]}", Evidence(where, f"{pci[0]}={labels[pci[0]]}"))
+
+
+def _vendor_label_evidence(pci: list[str]) -> str:
+    """What the node has instead of the vendor label the GPU Operator reads."""
+    if pci:
+        return f"{pci[0]} present, none of {', '.join(operator.NVIDIA_PCI_LABELS)}"
+    return "feature.node.kubernetes.io/* present, no pci-10de label"

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import lru_cache
 
 from gpunode.checks.base import EXPLAINS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.crio_hooks import HookFile, judge_hooks
+from gpunode.checks.decisive import LINE, MESSAGE, SOURCE, VERB
 from gpunode.checks.host import runtime_down_message
 from gpunode.checks.operator import vm_reason, vm_workload
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse._toml import load_toml
+from gpunode.parse.containerd import CONTAINERD_CONFIG_PATHS, runtimes_defined
 from gpunode.parse.k3s_template import is_template, renders_host_runtimes
 from gpunode.parse.oci_hooks import OCI_HOOK_DIRS, parse_oci_hook
-from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup
+from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup, nvidia_runtimes
 
 
 @check("container-toolkit")
@@ -212,6 +216,64 @@ def dropin_read_by_containerd(ctx: NodeContext, component: str) -> Iterator[Find
         ev = Evidence(f"nodes/{ctx.name}/files{unread.path}", unread.detail(config, ctx.platform.title))
         yield problem(component, "containerd_config_wrong_path", ev, specificity=80)
         return
+
+
+#: containerd's CRI plugin by the ids ``disabled_plugins`` may name (the short id, config v2's
+#: and v3's): with it off, the kubelet has no container runtime to run pods through.
+_CRI_PLUGINS = frozenset({"cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime",
+                          "io.containerd.cri.v1.images"})
+#: A folder of containerd drop-ins (conf.d, k0s's containerd.d).
+_DROPIN_DIR = re.compile(r"/containerd(?:/[^/]+)?\.d/[^/]+\.toml$")
+
+
+@check("container-toolkit")
+def cri_plugin_disabled(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A containerd config the node reads that disables the CRI plugin leaves the kubelet no
+    runtime. Docker's own containerd ships ``disabled_plugins = ["cri"]``; a toolkit that takes
+    the config from ``containerd config dump`` of another containerd on the host (Docker's, the
+    host's stock one under k0s or MicroK8s) writes that into the node's config or its NVIDIA
+    drop-in. Judged on containerd nodes where the toolkit runs (it writes these files), in the
+    files containerd reads, a distribution's own config (its template included) and drop-ins
+    that define an NVIDIA runtime (the toolkit's own)."""
+    if ctx.runtime_kind != "containerd" or not ctx.stack_pods(component):
+        return
+    files = {"/" + path: text for path, text in ctx.obs.files.items() if path.endswith((".toml", ".tmpl"))}
+    config = ctx.containerd
+    read = set(config.sources) if config is not None else set()
+    # a distribution's own config (k3s, RKE2, MicroK8s, k0s) exists only where it runs
+    read |= {p for p in CONTAINERD_CONFIG_PATHS if p in files and not p.startswith("/etc/containerd/")}
+    for path in sorted(files):
+        if path not in read and not (_DROPIN_DIR.search(path) and _defines_nvidia(path, files[path])):
+            continue
+        disabled = _cri_disabled(path, files[path])
+        if disabled:
+            shown = ", ".join(f'"{name}"' for name in disabled)
+            ev = Evidence(f"nodes/{ctx.name}/files{path}",
+                          f"disabled_plugins = [{shown}]: containerd's CRI plugin is off, so the kubelet "
+                          "cannot run pods through this config")
+            line = f"disabled_plugins = [{shown}]"
+            yield problem(component, "error_config_invalid", ev, specificity=82,
+                          ctx={LINE: line, MESSAGE: f"{path}: {line}", SOURCE: ev.source,
+                               VERB: "writes a containerd config that turns CRI off"})
+            return
+
+
+def _cri_disabled(path: str, text: str) -> list[str]:
+    """The CRI plugin ids a containerd config file disables (none when it does not parse:
+    the runtime config checks say that)."""
+    try:
+        doc = load_toml(path, text)
+    except ParseError:
+        return []
+    names = doc.get("disabled_plugins")
+    return [n for n in names if isinstance(n, str) and n in _CRI_PLUGINS] if isinstance(names, list) else []
+
+
+def _defines_nvidia(path: str, text: str) -> bool:
+    try:
+        return bool(nvidia_runtimes(runtimes_defined(path, text)))
+    except ParseError:
+        return False
 
 
 @check("container-toolkit")
