@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import tracemalloc
+import zlib
 from collections.abc import Iterator
 
 import pytest
@@ -19,7 +20,15 @@ KB = load_kb()
 EXPLAINABLE = [c for c in KB.causes if any(m.source in EXPLAIN_SOURCES for m in c.match)]
 
 
-@pytest.mark.parametrize("cause", EXPLAINABLE, ids=lambda c: c.code)
+def _each_cause() -> list[object]:
+    """Every explainable cause; ``make check`` tries one in six (chosen by its code, so a cause
+    keeps its place as others are added), ``make test`` every one: 10,000 lines of noise cost
+    0.2 s of CPU per cause, 111 causes."""
+    return [pytest.param(c, id=c.code, marks=[] if zlib.crc32(c.code.encode()) % 6 == 0
+                         else [pytest.mark.slow]) for c in EXPLAINABLE]
+
+
+@pytest.mark.parametrize("cause", _each_cause())
 def test_example_buried_in_10000_lines_is_found_first_at_its_line(cause: Cause) -> None:
     lines, line_no = bury(cause.example, 10_000, seed=len(cause.code))
     result = explain_lines(lines)
@@ -37,7 +46,7 @@ def test_example_buried_in_10000_lines_is_found_first_at_its_line(cause: Cause) 
     assert best.count == 1
 
 
-@pytest.mark.parametrize("cause", EXPLAINABLE, ids=lambda c: c.code)
+@pytest.mark.parametrize("cause", _each_cause())
 def test_near_miss_buried_in_noise_does_not_name_the_cause(cause: Cause) -> None:
     lines, _ = bury(cause.near_miss, 2_000, seed=3)
     assert cause.code not in {m.cause.code for m in explain_lines(lines).matches}
