@@ -18,11 +18,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.named import named_on_node
-from gpunode.decisive import Decisive, decisive_line, lenient_line
+from gpunode.decisive import Decisive, decisive_line, lenient_line, severity
 from gpunode.model import PROBLEMS, Finding, Status
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
 JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
+#: How many of a journal's last lines are read for a line naming another component.
+_TAIL = 200
 #: The journal's own component's configuration files: a line about one of them is that
 #: component's own failure to load its configuration, whatever other component the
 #: configuration's values name (a Docker daemon.json that registers the nvidia runtime).
@@ -51,10 +53,12 @@ def journal_findings(ctx: NodeContext) -> Iterator[Finding]:
 
 
 def _last_naming(ctx: NodeContext, component: str, lines: list[str]) -> tuple[str, Decisive] | None:
-    """The last line that reads as an error and names a component other than ``component``."""
-    for index in range(len(lines) - 1, -1, -1):
+    """The last line that reads as an error and names a component other than ``component``,
+    among the journal's last ``_TAIL`` lines (its recent past; a node's journals hold up to
+    2,000 lines each, and naming is the costly test, so it follows the error test)."""
+    for index in range(len(lines) - 1, max(len(lines) - _TAIL, 0) - 1, -1):
         line = lines[index]
-        target = named_on_node(ctx, line) if line.strip() else None
+        target = named_on_node(ctx, line) if line.strip() and severity(line) else None
         if target is None or target in (component, *OWN_FACTS_ONLY) or _OWN_CONFIG[component].search(line):
             continue
         found = decisive_line([line], ctx.kb.class_of)
