@@ -443,8 +443,18 @@ def _waits(case: Case) -> bool:
     return case.stalls or case.id.startswith("timeout-")
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if _waits(c) else [])
-                                  for c in CASES])
+#: The cases ``make check`` runs, one or two of each kind of fault (0.4 s of CPU each: a server,
+#: a collection and a diagnosis); ``make test`` runs every one.
+QUICK = frozenset({
+    "no-fault", "401-bad-token", "401-token-expires-mid-run", "403-list-pods-everywhere", "403-exec",
+    "404-pod-gone-before-exec", "429-every-third", "500-pods-always", "410-every-continue",
+    "endless-list-pods", "cut-once", "garbled-pod-list", "html-list-nodes", "hostile-names",
+    "list-first", "list-first-no-reports",
+})
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[] if c.id in QUICK and not _waits(c)
+                                               else [pytest.mark.slow]) for c in CASES])
 def test_fault(case: Case, bundles: dict[str, Path], baselines: Baselines, sandbox: Path,
                run_cli: Cli) -> None:
     with serve_bundle(bundles[case.bundle], faults=case.faults) as server:
