@@ -1,6 +1,7 @@
 """A list-first run never calls ok what it could not see (issue 22, item 2): NVLink and
 InfiniBand/RoCE state is only in a node's own files (or a gpunode agent's facts), never in
-the cluster lists. Through the console script against the test API server:
+the cluster lists. Through the command line (its ``main`` in this process, tests/inprocess.py)
+against the test API server:
 
 - without agents, a node whose lists show GPU links (two or more GPUs, an NVLink domain
   label, ``rdma/*`` devices, a MOFED pod) is read on the node even when the lists find it
@@ -23,18 +24,17 @@ import pytest
 from gpunode import sim
 from gpunode.apiserver import serve_bundle
 from gpunode.collect.reports import LINKS_REASON, ExtrasPolicy, NodeReportSeen, plan_extras
+from inprocess import run_cli
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from fleet import Fleet, build
 
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
 ENV = {**os.environ, "COLUMNS": "200"}
 Roots = set[tuple[str, str, str]]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GPUNODE, *args], capture_output=True, text=True, timeout=300, check=False,
-                          env=ENV)
+    return run_cli(*args, env=ENV)
 
 
 def _roots(report: dict[str, Any]) -> Roots:
