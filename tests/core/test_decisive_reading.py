@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.decisive import controller_finding
+from gpunode.checks.decisive import controller_finding, running_finding
 from gpunode.checks.operator import nfd_missed_vendor
 from gpunode.checks.pods import pod_problem
 from gpunode.checks.toolkit import _cri_disabled, _defines_nvidia
@@ -253,3 +253,20 @@ def test_a_shells_command_not_found_exit_status() -> None:
     setup = ('level=fatal msg="error running nvidia-toolkit: unable to setup runtime: error running '
              'containerd command: exit status 1"')
     assert KB.catalogued_in("container-toolkit", setup) is not None
+
+
+def test_a_runtime_journal_that_ends_refusing_its_configuration() -> None:
+    # NVIDIA/nvidia-docker#787: dockerd will not start when a directive is both a flag (the
+    # nvidia-docker2 unit's --add-runtime) and a key of daemon.json
+    refused = ("unable to configure the Docker daemon with file /etc/docker/daemon.json: the following "
+               "directives are specified as a flag and in the configuration file: runtimes: (from flag: "
+               "[nvidia], from file: map[nvidia:map[path:nvidia-container-runtime runtimeArgs:[]]])")
+    assert KB.class_of(refused) == "error_config_invalid"
+    journal = LogFile("nodes/gpu-wk-01/cmd/journal-runtime.txt", "", "", "", False,
+                      ("Starting Docker Application Container Engine...", refused))
+    found = running_finding(KB, "container-runtime", [journal])
+    assert found is not None and found.cause == "error_config_invalid"
+    # a journal whose last record is a routine lookup of a container deleted since is no such refusal
+    routine = ('level=error msg="ContainerStatus for \\"4f2c\\" failed" error="rpc error: code = NotFound '
+               'desc = an error occurred when try to find container \\"4f2c\\": not found"')
+    assert KB.class_of(routine) != "error_config_invalid"

@@ -56,6 +56,10 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
                  lambda state: node_texts(ctx, component, state))
     if said is None and not _standing(findings):
         stuck = running_finding(ctx.kb, component, _running_logs(ctx, component))
+        refused = _refused_config(ctx, component) if stuck is None else None
+        if refused is not None:  # the runtime's own configuration: whatever it names, the runtime's
+            findings.append(refused)
+            return []
         if stuck is not None:
             findings.append(stuck)
             said = stuck
@@ -312,6 +316,20 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
             kb, component, Status.DEGRADED, found, where, verb="keeps running after",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
+
+
+def _refused_config(ctx: NodeContext, component: str) -> Finding | None:
+    """The container runtime whose journal ends refusing its configuration: containerd and
+    dockerd do not start on a configuration they cannot load (dockerd: 'unable to configure
+    the Docker daemon with file /etc/docker/daemon.json: ...'), and no retry heals it, so the
+    runtime is down until the file is fixed, whatever the kubelet last reported."""
+    journal = _JOURNALS.get(component) if component == "container-runtime" else None
+    split = ctx.text_lines("cmd", journal) if journal is not None else None
+    if journal is None or split is None:
+        return None
+    log = LogFile(ctx.obs.path_of("cmd", journal), "", "", "", False, tuple(split[0]))
+    found = running_finding(ctx.kb, component, [log])
+    return found if found is not None and found.cause == "error_config_invalid" else None
 
 
 def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
