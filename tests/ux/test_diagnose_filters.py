@@ -1,29 +1,28 @@
-"""``diagnose --component`` and ``--layer`` change only what is shown, through the console
-script: the exit code stays the whole report's and stderr says in one line what was hidden;
-with ``--watch`` the same filters apply to each refreshed report."""
+"""``diagnose --component`` and ``--layer`` change only what is shown, through the command
+line (its ``main`` in this process, tests/inprocess.py): the exit code stays the whole
+report's and stderr says in one line what was hidden; with ``--watch`` the same filters
+apply to each refreshed report."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
+from inprocess import run_cli
 
 
 @pytest.fixture(scope="module")
 def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("filters") / "bundle"
-    subprocess.run([GPUNODE, "sim", "falcon-ai-broken", "-o", str(out)], check=True, capture_output=True)
+    assert run_cli("sim", "falcon-ai-broken", "-o", str(out)).returncode == 0
     return out
 
 
 def _run(bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GPUNODE, "diagnose", "--from", str(bundle), *args],
-                          check=False, capture_output=True, text=True, timeout=120)
+    return run_cli("diagnose", "--from", str(bundle), *args)
 
 
 def _causes(report: dict) -> list[tuple[str, int]]:
@@ -66,7 +65,7 @@ def test_both_filters_must_hold(broken: Path) -> None:
 
 def test_a_healthy_cluster_filtered_exits_0(tmp_path: Path) -> None:
     out = tmp_path / "ok"
-    subprocess.run([GPUNODE, "sim", "falcon-ai", "-o", str(out)], check=True, capture_output=True)
+    assert run_cli("sim", "falcon-ai", "-o", str(out)).returncode == 0
     shown = _run(out, "--layer", "1")
     assert shown.returncode == 0 and "not shown" not in shown.stderr
 
