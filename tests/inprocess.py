@@ -11,6 +11,7 @@ terminal, memory of a child) keep a real subprocess.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import subprocess
 import sys
@@ -28,8 +29,11 @@ def run_cli(*args: str, stdin: str | bytes | None = None,
             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``gpunode ARGS`` in this process: its exit code, stdout and stderr as text.
 
-    ``env`` replaces the environment for the call, as ``subprocess.run(env=...)`` does."""
+    ``env`` replaces the environment for the call, as ``subprocess.run(env=...)`` does; the
+    ``gpunode`` logger (``-v 6`` adds a handler on the call's stderr) is put back after it."""
     out, err = io.BytesIO(), io.BytesIO()
+    logger = logging.getLogger("gpunode")
+    saved_log = list(logger.handlers), logger.level
     raw = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
     saved = sys.stdin, sys.stdout, sys.stderr, sys.argv
     saved_env = dict(os.environ) if env is not None else None
@@ -52,6 +56,8 @@ def run_cli(*args: str, stdin: str | bytes | None = None,
         sys.stderr.flush()
         written = out.getvalue(), err.getvalue()  # before the wrappers go (closing them)
         sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
+        logger.handlers[:] = saved_log[0]
+        logger.setLevel(saved_log[1])
         if saved_env is not None:
             os.environ.clear()
             os.environ.update(saved_env)

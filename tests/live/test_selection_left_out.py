@@ -1,4 +1,5 @@
-"""A selector never hides a sick node (issue 22, item 1), through the console script.
+"""A selector never hides a sick node (issue 22, item 1), through the command line (run in this
+process, tests/inprocess.py).
 
 Scenario falcon-ai-broken: gpu-wk-02's driver cannot build, so GFD never labels it and
 ``-l nvidia.com/gpu.product=…`` (the label a user would pick) chooses only the healthy
@@ -13,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,16 +21,16 @@ import pytest
 
 from gpunode import sim
 from gpunode.apiserver import RunningServer, serve_bundle
+from inprocess import run_cli
 
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
 PRODUCT = "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3"
 PCI = "feature.node.kubernetes.io/pci-10de.present=true"
 HEAD = f"warning: 1 of 2 GPU nodes left out by --selector '{PRODUCT}'; 1 looks sick"
 
 
 def gpunode(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GPUNODE, *args], capture_output=True, text=True, timeout=120, check=False,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "100"})
+    """The command line in this process (tests/inprocess.py): what it prints and returns."""
+    return run_cli(*args, env={**os.environ, "COLUMNS": "100"})
 
 
 @pytest.fixture(scope="module")
