@@ -1,6 +1,6 @@
-"""kubectl's habits through the console script (issue 22, item 4): help however asked, global
-flags after the subcommand, ``-v 6`` request lines, ``version`` prints the client line before a
-server error, ``--watch -o json`` is JSON lines."""
+"""kubectl's habits through the command line, run in this process (tests/inprocess.py; issue 22,
+item 4): help however asked, global flags after the subcommand, ``-v 6`` request lines,
+``version`` prints the client line before a server error, ``--watch -o json`` is JSON lines."""
 
 from __future__ import annotations
 
@@ -8,20 +8,18 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from gpunode.apiserver import RunningServer
-
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
+from inprocess import run_cli
 
 
 def gpunode(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GPUNODE, *args], capture_output=True, text=True, timeout=120, check=False,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "100"})
+    """The command line in this process (tests/inprocess.py): what it prints and returns."""
+    return run_cli(*args, env={**os.environ, "COLUMNS": "100"})
 
 
 @pytest.mark.parametrize("args", [(), ("-h",), ("--help",), ("help",)])
