@@ -1,31 +1,28 @@
-"""One ``-o`` vocabulary across commands, through the console script: validate's wide and
-yaml; explain, causes and probe in yaml; kubectl-style ages in tables; broken nodes before
-healthy ones in every view."""
+"""One ``-o`` vocabulary across commands, through the command line (its ``main`` in this process,
+tests/inprocess.py): validate's wide and yaml; explain, causes and probe in yaml; kubectl-style
+ages in tables; broken nodes before healthy ones in every view."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from gpunode.report.fleet import age, human_duration
-
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
+from inprocess import run_cli
 
 
 def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GPUNODE, *args], check=False, capture_output=True, text=True, timeout=120,
-                          input=stdin, env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"})
+    return run_cli(*args, stdin=stdin, env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"})
 
 
 @pytest.fixture(scope="module")
 def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("vocab") / "bundle"
-    subprocess.run([GPUNODE, "sim", "falcon-ai-broken", "-o", str(out)], check=True, capture_output=True)
+    assert run_cli("sim", "falcon-ai-broken", "-o", str(out)).returncode == 0
     return out
 
 
