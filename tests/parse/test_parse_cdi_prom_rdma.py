@@ -7,7 +7,7 @@ from node_fixtures import read_fixture
 
 from gpunode.errors import ParseError
 from gpunode.parse.cdi import parse_cdi_spec
-from gpunode.parse.infiniband import parse_rdma_port, port_file
+from gpunode.parse.infiniband import UNNAMED_CA, parse_ibstat, parse_rdma_port, port_file
 from gpunode.parse.prom import parse_prometheus_text, samples_named
 
 UUID0 = "GPU-0b1cd8a4-36d2-9e1f-4f7e-8a1a4c3e2b61"
@@ -118,3 +118,16 @@ def test_rdma_port_down_by_sysfs_path() -> None:
 def test_malformed_rdma_port(files: dict[str, str]) -> None:
     with pytest.raises(ParseError):
         parse_rdma_port("mlx5_0", 1, files)
+
+
+def test_ibstat_one_port_form() -> None:
+    """``ibstat <ca> <port>`` prints ``CA: 'name'`` and the port's fields unindented
+    (infiniband-diags ibstat.c, port_dump with ``alone``); a port block pasted without
+    its CA header is still a port."""
+    one = "CA: 'mlx5_0'\nPort 1:\nState: Down\nPhysical state: Polling\nRate: 10\nLink layer: InfiniBand\n"
+    (port,) = parse_ibstat(one)
+    assert (port.device, port.port, port.state, port.phys_state, port.rate_gbps) == (
+        "mlx5_0", 1, "DOWN", "Polling", 10.0)
+    (bare,) = parse_ibstat("Port 1:\n                State: Down\n                Physical state: Polling\n")
+    assert (bare.device, bare.state_id, bare.phys_state) == (UNNAMED_CA, 1, "Polling")
+    assert parse_ibstat("ibpanic: [1] main: stat of IB device 'mlx5_8' failed\n") == []

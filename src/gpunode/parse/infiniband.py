@@ -127,9 +127,13 @@ _PHYS_NAMES = {
     "PHY TEST": "Phy Test",
     "PHY_TEST": "Phy Test",
 }
-_CA = re.compile(r"^CA '([^']+)'")
-_PORT = re.compile(r"^\s+Port (\d+):\s*$")
-_FIELD = re.compile(r"^\s+([A-Za-z][A-Za-z _]*?):\s*(.*?)\s*$")
+#: ``CA 'mlx5_0'`` heads the full listing; ``ibstat <ca> <port>`` prints ``CA: 'mlx5_0'``
+#: (the node type, a colon) and the port's fields unindented (infiniband-diags ibstat.c).
+_CA = re.compile(r"^(?:CA|Switch|Router):? '([^']+)'")
+_PORT = re.compile(r"^\s*Port (\d+):\s*$")
+_FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z _]*?):\s*(.*?)\s*$")
+#: The name given to ports whose CA header is not in the text (a port block on its own).
+UNNAMED_CA = "unnamed-ca"
 _END = "\x00end"  # flushes the last port
 _WIDTHS = {"1X": 1, "2X": 2, "4X": 4, "8X": 8, "12X": 12}
 
@@ -149,9 +153,10 @@ def _phys(name: str) -> str:
 
 def parse_ibstat(text: str) -> list[RdmaPort]:
     """``ibstat``: ``CA 'mlx5_0'`` blocks with ``Port N:`` sections (State, Physical
-    state, Rate in Gb/s, Link layer). Ports without a State line are skipped."""
+    state, Rate in Gb/s, Link layer). Ports without a State line are skipped; a port
+    block without its CA header (``ibstat`` cut to one port) is kept as ``UNNAMED_CA``'s."""
     ports: list[RdmaPort] = []
-    device, port, fields = "", 0, dict[str, str]()
+    device, port, fields = UNNAMED_CA, 0, dict[str, str]()
     for line in [*text.splitlines(), _END]:
         ca, numbered = _CA.match(line), _PORT.match(line)
         if (ca or numbered or line is _END) and device and port and "State" in fields:
