@@ -317,3 +317,83 @@ def test_a_workload_log_is_its_running_containers(tmp_path: Path) -> None:
     case = _case({"kind": "log", "object": _JOB, "text": _NCCL_SOCKETS, "previous": True})
     with pytest.raises(CaseError, match="no previous or init log"):
         build_case(case, tmp_path / "b")
+
+
+# NCCL's own lines name the layer under the job (formats of transport/net_ib.cc, net.cc, nvls.cc).
+_NCCL_PORT_EVENT = "train-0:123:456 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port error\n"
+_NCCL_RETRY_EXCEEDED = ("train-0:123:456 [0] transport/net_ib.cc:2244 NCCL WARN NET/IB: Got completion from "
+                        "peer 10.0.0.2<53908> with status=12 opcode=129 len=1048576 vendor err 129 (Recv)\n"
+                        "train-0:123:456 [0] NCCL INFO transport/net.cc:1362 -> 6\n")
+_NCCL_NVLS_BIND = ("Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:\n"
+                   "CUDA error 401 'the operation cannot be performed in the present state'.\n"
+                   "This is usually caused by a system or configuration error in the Fabric Manager "
+                   "or NVSwitches.\n")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (_NCCL_PORT_EVENT, ("rdma-links", "ib_port_errors")),
+    (_NCCL_RETRY_EXCEEDED, ("rdma-links", "error_unclassified")),
+    (_NCCL_NVLS_BIND, ("fabric-manager", "fabric_manager_not_running")),
+    ("train-0:1:2 [0] NCCL INFO GPU Direct RDMA Disabled for GPU 3b000 / HCA 0 (distance 7 > 4)\n",
+     ("gpudirect-rdma", "nic_gpu_affinity_missing")),
+    ("Call to cuMemCreate(&handle, size, &prop, 0) failed (Cu failure: operation not permitted)\n",
+     ("imex", "imex_channel_missing")),
+])
+def test_a_workloads_nccl_or_cuda_line_names_the_link_layer_under_it(text: str,
+                                                                     expected: tuple[str, str]) -> None:
+    found = _top(_case({"kind": "log", "object": _JOB, "text": text}))
+    assert found is not None and found[:2] == expected
+
+
+@pytest.mark.parametrize("text", [
+    # a port coming up, GPUDirect off for want of peer memory (NCCL carries on through host memory)
+    "train-0:123:456 [0] NCCL WARN NET/IB : Got async event : port active\n",
+    "train-0:123:456 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n",
+    _NCCL_IB,
+])
+def test_nccl_lines_that_report_no_link_failure_are_healthy(text: str) -> None:
+    assert _top(_case({"kind": "log", "object": _JOB, "text": text})) is None
+
+
+def test_a_device_the_job_cannot_open_is_not_the_link() -> None:
+    text = ("misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed\n"
+            "transport/net_ib.cc:148 NCCL WARN NET/IB : Unable to open device mlx5_bond_0\n" + _NCCL_SOCKETS)
+    found = _top(_case({"kind": "log", "object": _JOB, "text": text}))
+    assert found is not None and found[:2] == ("gpudirect-rdma", "nccl_socket_fallback")
+
+
+_RDMA_ROUND = ('2025/07/26 20:34:31 discovering host network devices\n'
+               '2025/07/26 20:34:31 error creating new device: "missing RDMA device spec for device '
+               '0000:16:00.0, RDMA device \\"issm\\" not found"\n'
+               '2025/07/26 20:34:31 exposing "0" devices\n')
+
+
+def test_an_rdma_plugin_round_that_exposes_nothing_after_errors_is_degraded_with_the_error() -> None:
+    found = _top(_case({"kind": "log", "component": "rdma-device-plugin", "text": _RDMA_ROUND}))
+    assert found is not None and found[:2] == ("rdma-device-plugin", "error_not_found")
+
+
+def test_an_rdma_plugin_with_no_matching_device_and_no_error_is_healthy() -> None:
+    text = '2025/07/26 20:34:31 discovering host network devices\n2025/07/26 20:34:31 exposing "0" devices\n'
+    assert _top(_case({"kind": "log", "component": "rdma-device-plugin", "text": text})) is None
+
+
+def test_a_resource_the_rdma_plugin_exposes_but_the_node_shows_at_zero_never_reached_the_kubelet() -> None:
+    log = ('2022/01/19 11:15:55 Updating "rdma/hca_shared" devices\n'
+           '2022/01/19 11:15:55 hca_shared.sock gets registered successfully at Kubelet\n'
+           '2022/01/19 11:15:55 exposing "1" devices\n')
+    zero = _case({"kind": "log", "component": "rdma-device-plugin", "text": log},
+                 {"kind": "node-capacity", "resources": {"rdma/hca_shared": "0"}})
+    found = _top(zero)
+    assert found is not None and found[:2] == ("rdma-device-plugin", "rdma_resources_zero")
+    shown = _case({"kind": "log", "component": "rdma-device-plugin", "text": log},
+                  {"kind": "node-capacity", "resources": {"rdma/hca_shared": "1"}})
+    assert _top(shown) is None
+
+
+def test_the_gpu_peer_memory_clients_error_line_is_the_drivers() -> None:
+    text = ("[ 812.1] nvidia-peermem nv_get_p2p_free_callback:134 nv_get_p2p_free_callback -- "
+            "invalid dma_mapping\n")
+    dmesg = {"kind": "node-cmd", "name": "dmesg.txt", "text": text}
+    found = _top(_case(dmesg, cluster={"driver_mode": "host"}))
+    assert found is not None and found[0] == "driver"

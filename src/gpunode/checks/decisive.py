@@ -289,12 +289,13 @@ def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
 
 #: What a running component may log for ever about the host without failing its job: an
 #: attribute of one of the host's network interfaces it cannot read (the kernel answers
-#: EINVAL for the speed of a virtual or down link; RDMA ports are under /class/infiniband),
+#: EINVAL for the speed of a virtual or down link; RDMA ports are under /class/infiniband;
+#: its PCI function's SR-IOV settings, device/sriov_*, are what an SR-IOV plugin configures),
 #: or a device class directory that is absent because the host has no such devices; and
 #: the node exporter's collectors of host subsystems the stack does not own (hwmon, thermal
 #: zones, NFS, …), which it names in its "collector failed" lines.
 _NOT_THE_STACKS = re.compile(
-    r"sys/class/net/|\bopen \S*sys/class/[\w-]+\\?\"?: no such file or directory|"
+    r"sys/class/net/(?![^/\s]+/device/sriov_)|\bopen \S*sys/class/[\w-]+\\?\"?: no such file or directory|"
     r"collector failed\\?\"? .{0,20}\bname=(?!infiniband\b|nvidia|gpu|rdma)\w|"
     r"\b(?!infiniband\b|nvidia|gpu|rdma)\w+ collector failed after")
 

@@ -11,6 +11,7 @@ node's own peers, so a design choice is never taken for a fault.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
@@ -18,7 +19,10 @@ import msgspec
 
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
-from gpunode.model import Evidence, Finding
+from gpunode.checks.decisive import as_catalogued, line_finding
+from gpunode.decisive import Decisive, decisive_line
+from gpunode.facts import LogFile
+from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.fabric import UNSET, ZERO_UUID, FabricInfo
 from gpunode.parse.imex import parse_imex_state
 from gpunode.parse.infiniband import (
@@ -585,3 +589,71 @@ def links_not_collected(ctx: NodeContext, component: str) -> Iterator[Finding]:
     on the node) shows them as not read, and they leave the node's verdict alone."""
     if _links_not_collected(ctx, component):
         yield not_deployed(component, NOT_READ)
+
+
+# --- the RDMA shared device plugin's own count -------------------------------------
+
+#: The plugin's report after each discovery round (k8s-rdma-shared-dev-plugin:
+#: 'Updating "rdma/<name>" devices', then 'exposing "<n>" devices').
+_UPDATING = re.compile(r'\bUpdating "(?P<resource>[\w./-]+)" devices')
+_EXPOSING = re.compile(r'\bexposing "(?P<count>\d+)" devices')
+
+
+def _rounds(lines: Sequence[str]) -> list[tuple[int, str | None, int]]:
+    """Each ``exposing`` line: its index, the resource it counts (the last ``Updating``
+    line before it, if any) and the count."""
+    out: list[tuple[int, str | None, int]] = []
+    resource: str | None = None
+    for index, line in enumerate(lines):
+        if (updating := _UPDATING.search(line)) is not None:
+            resource = updating["resource"]
+        elif (exposing := _EXPOSING.search(line)) is not None:
+            out.append((index, resource, int(exposing["count"])))
+    return out
+
+
+@check("rdma-device-plugin")
+def rdma_plugin_exposes(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """What the running plugin says it serves, against what it logged and what the node
+    shows. A round that ends exposing no device after errors failed on those errors (the
+    plugin keeps running and rediscovers, never crashing); a resource the plugin last
+    counted above zero that the node shows at 0 never reached the kubelet."""
+    for sp in ctx.stack_pods(component):
+        for log in ctx.logs_of(sp.pod):
+            rounds = _rounds(log.lines) if not log.previous else []
+            if not rounds:
+                continue
+            yield from _empty_round(ctx, component, log, rounds)
+            yield from _count_not_shown(ctx, component, log, rounds)
+
+
+def _empty_round(ctx: NodeContext, component: str, log: LogFile,
+                 rounds: list[tuple[int, str | None, int]]) -> Iterator[Finding]:
+    end, _, count = rounds[-1]
+    if count:
+        return
+    start = rounds[-2][0] + 1 if len(rounds) > 1 else 0
+    found = decisive_line(log.lines[start:end], ctx.kb.class_of)
+    if found is None:
+        return  # no device matched its selectors here: nothing failed
+    found = Decisive(found.line_no + start, found.line, found.strength)
+    yield as_catalogued(ctx.kb, line_finding(
+        ctx.kb, component, Status.DEGRADED, found, f"{log.path}:{found.line_no}",
+        verb="exposes no devices after", namespace=log.namespace, pod=log.pod,
+        container=log.container, standalone="true"))
+
+
+def _count_not_shown(ctx: NodeContext, component: str, log: LogFile,
+                     rounds: list[tuple[int, str | None, int]]) -> Iterator[Finding]:
+    node = ctx.node
+    if node is None:
+        return
+    last: dict[str, tuple[int, int]] = {}
+    for index, resource, count in rounds:
+        if resource is not None:
+            last[resource] = (index, count)
+    for resource, (index, count) in sorted(last.items()):
+        if count and node.status.allocatable.get(resource) == "0":
+            shown = f"{resource}=0 on the node; the plugin last exposed {count} ({log.path}:{index + 1})"
+            yield _found(ctx, component, "rdma_resources_zero",
+                         Evidence(f"node/{ctx.name} status.allocatable", shown))

@@ -29,7 +29,12 @@ from gpunode.model import Finding, Status
 
 #: Literals one of which every line judged here holds (most nodes' logs: none).
 _LITERALS = ("NVRM", "Unknown symbol", "disagrees about version", "Invalid module format",
-             "Key was rejected", "could not insert")
+             "Key was rejected", "could not insert", "nv_mem ", "nvidia-peermem ")
+#: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
+#: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
+#: ("nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"):
+#: what the GPU driver's p2p interface handed it (pages freed under it) is the driver's.
+_PEER_MEMORY = re.compile(r"(?:^|\]\s*|\s)(?:nv_mem|nvidia-peermem) \w+:\d+ (?P<text>.+)")
 _MODULE_LINE = re.compile(
     r"(?:^|\]\s*|\s)(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
     r".{0,80}Invalid module format|.{0,80}Key was rejected)|"
@@ -133,6 +138,9 @@ def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
         name = (module["module"] or module["inserted"]).replace("-", "_")
         owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
         return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
+    peer = _PEER_MEMORY.search(line)
+    if peer is not None:
+        return "driver" if severity(peer["text"]) else None
     nvrm = _NVRM.search(line)
     if nvrm is None or _ROUTINE.search(line) or severity(nvrm["text"]) == 0:
         return None

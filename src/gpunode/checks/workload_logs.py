@@ -14,26 +14,41 @@ fallback fails nothing. So the logs are read whatever the pod's state, and:
   like the words of a workload the kubelet could not start (checks.decisive);
 * NCCL's IB transport finding no device on a node whose RDMA ports or resources show
   is ``nccl_socket_fallback`` of ``gpudirect-rdma`` (degraded). On a node without
-  RDMA, sockets are NCCL's only transport and nothing is wrong.
+  RDMA, sockets are NCCL's only transport and nothing is wrong;
+* NCCL names the layer under the job in its own words: a WARN line is its error level
+  whatever words follow, a message that runs over several lines names its layer in any of
+  them (the NVLS hint names Fabric Manager two lines after the CUDA error), and its
+  transports are the links (``NET/IB`` port events and failed completions: the RDMA
+  links; ``transport/nvls.cc``: the NVSwitch fabric Fabric Manager configures). The named
+  component's catalogued cause whose pasted-text signature the line matches is the cause;
+* NCCL disabling GPUDirect RDMA for a GPU whose NIC is too far on the PCIe tree is
+  ``nic_gpu_affinity_missing`` (degraded), NCCL's own reading of the topology.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+
+import msgspec
 
 from gpunode.bundle.kube import Pod
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
-from gpunode.decisive import decisive_line
+from gpunode.checks.decisive import MESSAGE, OWN_FACTS_ONLY, as_catalogued, line_finding
+from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity
 from gpunode.facts import LogFile
+from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
 
 #: NCCL's IB/RoCE transport found no usable device (NCCL_DEBUG=INFO or WARN prints it).
 NCCL_NO_IB = re.compile(r"\bNET/IB : No device found")
 #: NCCL's IB transport in use: the fallback line above was not the last word.
 NCCL_USING_IB = re.compile(r"\bNET/IB : Using \[\d")
+#: NCCL turned GPUDirect RDMA off for a GPU because its NIC is too far on the PCIe tree
+#: (transport/net.cc: "GPU Direct RDMA Disabled for GPU <dev> / HCA <n> (distance <d> > <level>)",
+#: ``>=`` in older releases); the same words without a distance are a NIC without peer memory.
+NCCL_GDR_FAR = re.compile(r"GPU Direct RDMA Disabled for GPU \w+ / HCA \d+ \(distance \d+ >=? \d+\)")
 #: Node labels NFD sets for NVIDIA (Mellanox) networking and RDMA.
 _RDMA_LABELS = ("feature.node.kubernetes.io/pci-15b3.present", "feature.node.kubernetes.io/rdma.capable",
                 "feature.node.kubernetes.io/rdma.available")
@@ -61,14 +76,74 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         if key in done:
             continue
         found = decisive_line(log.lines, ctx.kb.class_of)
+        if found is not None and catalog.named_in(found.line) is None:
+            found = _naming_neighbour(log.lines, found, catalog.named_in) or found
+        if found is None or catalog.named_in(found.line) is None:
+            found = _nccl_warning(log.lines, catalog.named_in) or found
         target = catalog.named_in(found.line) if found is not None else None
         if found is None or target is None or target in OWN_FACTS_ONLY:
             continue
         done.add(key)
         verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
-        yield as_catalogued(ctx.kb, line_finding(
+        yield _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
-            standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container))
+            standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
+
+
+def _as_text_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
+    """A class finding as the named component's catalogued cause whose signature for pasted
+    text matches the workload's line: a host component (the links, Fabric Manager, IMEX) has
+    no pod whose log signatures could know it, and what a job prints about it ("NET/IB : Got
+    async event : port error") is the text ``explain`` reads too."""
+    if finding.cause not in {cls.code for cls, _ in kb.classes}:
+        return finding  # catalogued already
+    line = finding.context.get(MESSAGE, "")
+    found = [c for c, m in kb.matchers(finding.component, "text") if m.regex.search(line)]
+    cause = max(found, key=lambda c: c.specificity, default=None)
+    if cause is None:
+        return finding
+    rank = max(cause.specificity, finding.specificity)
+    return msgspec.structs.replace(finding, cause=cause.code, status=cause.severity, specificity=rank)
+
+
+#: NCCL's error level: it logs at VERSION, WARN, INFO and TRACE, and every failure it
+#: reports is a WARN line ("<host>:<pid>:<tid> [<dev>] <file>:<line> NCCL WARN <message>"),
+#: whatever words the message uses ("... with status=12 ... vendor err 129").
+_NCCL_WARN = re.compile(r"\bNCCL WARN\b")
+
+
+def _nccl_warning(lines: Sequence[str], named_in: Callable[[str], str | None]) -> Decisive | None:
+    """The last NCCL WARN line that names a stack component: NCCL's own verdict on the
+    layer under the job, though its words hold no error word the general rules know."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        if _NCCL_WARN.search(line) and named_in(line) is not None:
+            return Decisive(index + 1, line[:MAX_LINE], 2)
+    return None
+
+
+#: How far around the decisive line one message may run on (NCCL's WARN texts span up to
+#: three lines: what failed, the CUDA error, and a hint that names the layer).
+_MESSAGE_SPAN = 3
+
+
+def _naming_neighbour(lines: Sequence[str], found: Decisive,
+                      named_in: Callable[[str], str | None]) -> Decisive | None:
+    """An error line of the same message as ``found`` (the unbroken run of lines around
+    it) that names a stack component, where ``found`` names none: a multi-line error names
+    its layer in any of its lines ("Failed to bind NVLink SHARP (NVLS) Multicast memory",
+    then the CUDA error, then "... in the Fabric Manager or NVSwitches")."""
+    index = found.line_no - 1
+    first, last = index, index
+    while first > 0 and index - first < _MESSAGE_SPAN and lines[first - 1].strip():
+        first -= 1
+    while last + 1 < len(lines) and last - index < _MESSAGE_SPAN and lines[last + 1].strip():
+        last += 1
+    for number in sorted(range(first, last + 1), key=lambda n: abs(n - index)):
+        line = lines[number].strip()
+        if number != index and severity(line) and named_in(line) is not None:
+            return Decisive(number + 1, line[:MAX_LINE], severity(line))
+    return None
 
 
 def _has_rdma(ctx: NodeContext) -> bool:
@@ -99,5 +174,22 @@ def nccl_transport(ctx: NodeContext, component: str) -> Iterator[Finding]:
         meta = pod.metadata
         ev = Evidence(f"{log.path}:{last + 1}", lines[last].strip())
         yield problem(component, "nccl_socket_fallback", ev, status=Status.DEGRADED, specificity=50,
+                      namespace=meta.namespace, pod=meta.name, container=log.container)
+        return
+
+
+@check("gpudirect-rdma")
+def nccl_gdr_distance(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """NCCL disabled GPUDirect RDMA in a GPU workload because the GPU's NIC is too far on
+    the PCIe tree: its own reading of the topology, the node's GPU-NIC placement (NCCL
+    prints it at INFO level and carries on through host memory, so nothing fails)."""
+    for pod, log in _workload_logs(ctx):
+        hit = next(((i, line) for i, line in enumerate(log.lines) if NCCL_GDR_FAR.search(line)), None)
+        if hit is None:
+            continue
+        meta = pod.metadata
+        ev = Evidence(f"{log.path}:{hit[0] + 1}", hit[1].strip())
+        known = ctx.kb.get("nic_gpu_affinity_missing")
+        yield problem(component, known.code, ev, status=known.severity, specificity=known.specificity,
                       namespace=meta.namespace, pod=meta.name, container=log.container)
         return
