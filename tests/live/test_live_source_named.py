@@ -1,26 +1,22 @@
 """No temporary paths in headers (issue 22, item 6): a live ``validate`` names the cluster and
 context it read in every format, never the temporary bundle it collected into, through the
-console script against the test API server."""
+command line (its ``main`` in this process, tests/inprocess.py) against the test API server."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gpunode.apiserver import RunningServer
-
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
+from inprocess import run_cli
 
 
 def validate(server: RunningServer, *args: str) -> str:
-    ran = subprocess.run([GPUNODE, "validate", "--kubeconfig", str(server.kubeconfig_path), "-q",
-                          "--scrape-interval", "0", *args], capture_output=True, text=True, timeout=120,
-                         check=False, env={**os.environ, "COLUMNS": "200"})
+    ran = run_cli("validate", "--kubeconfig", str(server.kubeconfig_path), "-q", "--scrape-interval", "0",
+                  *args, env={**os.environ, "COLUMNS": "200"})
     assert ran.returncode in (0, 1), ran.stderr
     return ran.stdout
 

@@ -17,6 +17,7 @@ from gpunode.commands.diagnosis import build_report
 from gpunode.model import Evidence
 from gpunode.report.openref import bundle_path, exists_in, live_command
 from gpunode.sim import build_bundle, list_scenarios, load_scenario
+from inprocess import run_cli
 
 GPUNODE = str(Path(sys.executable).parent / "gpunode")
 SCENARIOS = [name for name, _ in list_scenarios() if name != "scale-5000"]
@@ -68,15 +69,13 @@ def test_validate_evidence_opens_in_the_bundle_through_the_console_script(tmp_pa
 
 @pytest.mark.parametrize("scenario", ["falcon-ai-broken", "fault-driver-library-mismatch"])
 def test_live_evidence_is_the_kubectl_command_that_shows_it(scenario: str) -> None:
-    done = subprocess.run([GPUNODE, "demo", "--live", "--scenario", scenario, "-o", "json"],
-                          check=False, capture_output=True, text=True, timeout=120)
+    done = run_cli("demo", "--live", "--scenario", scenario, "-o", "json")
     assert done.returncode == 1, done.stderr
     found = list(_evidence(json.loads(done.stdout)))
     assert found
     for ev in found:
         assert ev["open"] is not None and KUBECTL.match(ev["open"]), ev
-    table = subprocess.run([GPUNODE, "demo", "--live", "--scenario", scenario],
-                           check=False, capture_output=True, text=True, timeout=120)
+    table = run_cli("demo", "--live", "--scenario", scenario)
     assert "open: kubectl " in table.stdout
 
 
