@@ -8,13 +8,14 @@ real cluster produces in that shape.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -107,13 +108,30 @@ def many_members(tmp: Path) -> Path:
 def too_many_members(tmp: Path) -> Path:
     """An archive of MAX_FILES + 1 tiny node files: refused once indexing passes the limit."""
     path = tmp / "many.tar.gz"
-    data = b"nvidia 1 0\n"
-    info = tarfile.TarInfo("x")
+    names = (f"b/nodes/n{i // 4:06d}/cmd/f{i % 4}.txt" for i in range(MAX_FILES + 1))
+    return _tiny_members(path, names, b"nvidia 1 0\n")
+
+
+def _tiny_members(path: Path, names: Iterator[str], data: bytes) -> Path:
+    """A .tar.gz holding ``data`` under each of ``names`` (all of one length), its headers made
+    from one template, the name and checksum put in: ``tarfile.addfile`` took 7 s of CPU for
+    250,001 members, this 0.7 s. The archive is what tarfile writes (ustar headers)."""
+    first = next(names)
+    info = tarfile.TarInfo(first)
     info.size = len(data)
-    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
-        for i in range(MAX_FILES + 1):
-            info.name = f"b/nodes/n{i // 4:06d}/cmd/f{i % 4}.txt"
-            tar.addfile(info, io.BytesIO(data))
+    template = info.tobuf(tarfile.USTAR_FORMAT, "utf-8", "strict")
+    body = data + b"\0" * (-len(data) % tarfile.BLOCKSIZE)
+    base = int(template[148:155].rstrip(b"\0 "), 8) - sum(first.encode())  # the checksum, less the name
+    chunk: list[bytes] = []
+    with gzip.open(path, "wb", compresslevel=1) as out:
+        for name in (first, *names):
+            raw = name.encode()
+            assert len(raw) == len(first), name
+            chunk += (raw, template[len(raw):148], b"%06o\0" % (base + sum(raw)), template[155:], body)
+            if len(chunk) > 50_000:
+                out.write(b"".join(chunk))
+                chunk.clear()
+        out.write(b"".join(chunk) + b"\0" * 2 * tarfile.BLOCKSIZE)  # the end of the archive
     return path
 
 
