@@ -96,7 +96,8 @@ def test_a_journal_line_about_its_own_config_or_naming_no_one_stays_unread() -> 
     own = ("unable to configure the Docker daemon with file /etc/docker/daemon.json: the following "
            "directives are specified as a flag and in the configuration file: runtimes: (from flag: "
            "[nvidia], from file: map[nvidia:map[path:nvidia-container-runtime runtimeArgs:[]]])\n")
-    assert _top(_case(_journal("journal-runtime.txt", own))) is None
+    # it stays its owner's: the runtime that will not start on its own configuration
+    assert _top(_case(_journal("journal-runtime.txt", own))) == ("container-runtime", "error_config_invalid")
     plain = ('E1103 10:11:44.999106 2817 pod_workers.go:1298] "Error syncing pod, skipping" '
              'err="context canceled"\n')
     assert _top(_case(_journal("journal-kubelet.txt", plain))) is None
