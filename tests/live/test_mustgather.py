@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from functools import partial
 from pathlib import Path
@@ -25,10 +24,10 @@ from gpunode.collect.mustgather import (
     split_prefixed_log,
 )
 from gpunode.errors import BundleError
+from inprocess import run_cli
 
 FIXTURE = Path(__file__).parent / "fixtures" / "must-gather"
 MINI = Path(__file__).parent / "fixtures" / "mini"
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
 
 
 @pytest.fixture(scope="module")
@@ -115,14 +114,21 @@ def _opens(report: dict[str, Any]) -> list[str]:
     return [ev["open"] for rc in causes for ev in rc["evidence"] if ev["open"] is not None]
 
 
-def test_evidence_opens_in_the_must_gather_the_user_gave(tmp_path: Path) -> None:
-    """Through the console script: the report is made from a converted copy in a temporary
-    directory, yet every ``open`` is a file of the must-gather as the user named it (the
-    bug report a kernel line came from, the operand's log), and no output names the copy."""
+def _run_in(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> subprocess.CompletedProcess[str]:
+    """The command line in this process (tests/inprocess.py), run from ``folder``."""
+    monkeypatch.chdir(folder)
+    return run_cli(*args, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_evidence_opens_in_the_must_gather_the_user_gave(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the command line, run from the must-gather's parent: the report is made from a
+    converted copy in a temporary directory, yet every ``open`` is a file of the must-gather as
+    the user named it (the bug report a kernel line came from, the operand's log), and no
+    output names the copy."""
     shutil.copytree(FIXTURE, tmp_path / "mg")
-    run = partial(subprocess.run, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
-                  env={**os.environ, "COLUMNS": "200"})
-    done = run([GPUNODE, "diagnose", "--from", "mg", "-o", "json"])
+    run = partial(_run_in, tmp_path, monkeypatch)
+    done = run("diagnose", "--from", "mg", "-o", "json")
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     assert report["source"]["location"] == report["source"]["path"] == "mg"
@@ -134,21 +140,22 @@ def test_evidence_opens_in_the_must_gather_the_user_gave(tmp_path: Path) -> None
     copies = str(Path(tempfile.gettempdir()) / "gpunode-")
     for command in ("diagnose", "stack"):
         for output in ("table", "wide", "json", "markdown", "html"):
-            shown = run([GPUNODE, command, "--from", "mg", "-o", output])
+            shown = run(command, "--from", "mg", "-o", output)
             assert shown.returncode == 1, (command, output, shown.stderr)
             assert copies not in shown.stdout + shown.stderr, (command, output)
-    table = run([GPUNODE, "diagnose", "--from", "mg"]).stdout
+    table = run("diagnose", "--from", "mg").stdout
     assert "open: mg/nvidia-gpu-operator_20261130_1741/nvidia-bug-report_gpu-wk-02.log.gz" in table
 
 
-def test_validate_reads_a_must_gather_as_diagnose_does(tmp_path: Path) -> None:
+def test_validate_reads_a_must_gather_as_diagnose_does(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """``validate --from`` converts a must-gather as ``diagnose --from`` does: the stack
     category fails on the same root cause, the reports name the directory the user gave and
     every ``open`` is one of its files, never the working copy."""
     shutil.copytree(FIXTURE, tmp_path / "mg")
-    run = partial(subprocess.run, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
-    diagnosed = json.loads(run([GPUNODE, "diagnose", "--from", "mg", "-o", "json"]).stdout)
-    done = run([GPUNODE, "validate", "--from", "mg", "-o", "json"])
+    run = partial(_run_in, tmp_path, monkeypatch)
+    diagnosed = json.loads(run("diagnose", "--from", "mg", "-o", "json").stdout)
+    done = run("validate", "--from", "mg", "-o", "json")
     assert done.returncode == 1, done.stderr
     assert "not a gpunode bundle" not in done.stderr and "Traceback" not in done.stderr
     report = json.loads(done.stdout)
