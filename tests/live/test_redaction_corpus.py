@@ -6,8 +6,8 @@ container args, shell lines in commands, env values, probe headers, annotations
 device-plugin config with a key of its own, others), events, container and condition
 messages, logs, node command output, node files and metrics. The cluster is served by
 ``gpunode serve-bundle`` and read by the console script (``gpunode collect``), then
-``diagnose``, ``stack`` and ``validate`` render it as table, wide, JSON, Markdown and HTML:
-no planted value may appear anywhere.
+``diagnose``, ``stack`` and ``validate`` (run in this process) render it as table, wide, JSON,
+Markdown and HTML: no planted value may appear anywhere.
 
 Two nets: the projection (bundle/projection.py) keeps only the fields gpunode reads, so a
 secret of a shape no rule knows is never collected from a field gpunode does not read (the
@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from gpunode.redact import redact_args, redact_item, redact_text
+from inprocess import run_cli
 
 REPO = Path(__file__).parents[2]
 GPUNODE = REPO / ".venv" / "bin" / "gpunode"
@@ -302,9 +303,14 @@ def _served(bundle: Path, tmp: Path) -> Iterator[Path]:
         server.wait(timeout=30)
 
 
-def _gpunode(tmp: Path, *args: str) -> str:
-    done = subprocess.run([str(GPUNODE), *args], capture_output=True, text=True, env=_env(tmp),
-                          timeout=KILL_AFTER_S, check=False)
+def _gpunode(tmp: Path, *args: str, here: bool = False) -> str:
+    """``gpunode ARGS`` through the console script, or (``here``) its ``main`` in this process
+    (tests/inprocess.py): the renderings of the collected bundle, which print the same either way."""
+    if here:
+        done = run_cli(*args, env=_env(tmp))
+    else:
+        done = subprocess.run([str(GPUNODE), *args], capture_output=True, text=True, env=_env(tmp),
+                              timeout=KILL_AFTER_S, check=False)
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode in (0, 1), f"{args}: exit {done.returncode}: {done.stderr}"
     return done.stdout + done.stderr
@@ -329,10 +335,10 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Corpus, dict[str,
             texts[f"bundle {rel.relative_to(out)}"] = rel.read_text(errors="replace")
     src = ("--from", str(out))
     for output in ("table", "wide", "json", "markdown", "html"):
-        texts[f"diagnose -o {output}"] = _gpunode(tmp, "diagnose", *src, "--all", "-o", output)
-    texts["stack"] = _gpunode(tmp, "stack", *src)
+        texts[f"diagnose -o {output}"] = _gpunode(tmp, "diagnose", *src, "--all", "-o", output, here=True)
+    texts["stack"] = _gpunode(tmp, "stack", *src, here=True)
     for output in ("table", "json", "html"):
-        texts[f"validate -o {output}"] = _gpunode(tmp, "validate", *src, "-o", output)
+        texts[f"validate -o {output}"] = _gpunode(tmp, "validate", *src, "-o", output, here=True)
     return corpus, texts
 
 
