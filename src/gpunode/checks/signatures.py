@@ -15,6 +15,7 @@ import msgspec
 
 from gpunode.bundle.kube import ContainerState, ContainerStatus, Event, Node, Pod
 from gpunode.checks.context import NodeContext
+from gpunode.checks.toolkit import NOT_DEFAULT_RUNTIME, runtime_requested
 from gpunode.decisive import clipped
 from gpunode.facts import ClusterFacts, LogFile, workload_stuck
 from gpunode.kb import (
@@ -195,6 +196,8 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
             sources = [c for c in sources if c in below and c in failing]
         for seen in sources:
             if seen not in below and _own_spec_at_fault(ctx, seen):
+                continue
+            if cause.code == NOT_DEFAULT_RUNTIME and runtime_requested(ctx, seen):
                 continue
             if seen in failing:
                 found = (_logs if m.source == "log" else _waiting)(ctx, seen, [(cause, m)])
