@@ -270,3 +270,40 @@ def test_a_runtime_journal_that_ends_refusing_its_configuration() -> None:
     routine = ('level=error msg="ContainerStatus for \\"4f2c\\" failed" error="rpc error: code = NotFound '
                'desc = an error occurred when try to find container \\"4f2c\\": not found"')
     assert KB.class_of(routine) != "error_config_invalid"
+
+
+def test_a_refusal_wrapped_in_gos_struct_notation_still_ends_the_log() -> None:
+    # NVIDIA/gpu-operator#1349: the rule the operator may not grant, printed as a Go struct on
+    # the next line, is the rest of the record, not a new record that healed it
+    refused = ('Failed to reconcile state-vfio-manager: clusterroles.rbac.authorization.k8s.io '
+               '"nvidia-vfio-manager" is forbidden: user "system:serviceaccount:gpu-operator:gpu-operator" '
+               'is attempting to grant RBAC permissions not currently held:')
+    rule = '      {APIGroups:[""], Resources:["pods"], Verbs:["patch"]}'
+    found = controller_finding(KB, "gpu-operator", [_operator_log(refused, rule)])
+    assert found is not None and found.cause == "error_permission_denied"
+
+
+def test_a_reconcilers_panic_with_its_trace_after_it_keeps_failing() -> None:
+    # NVIDIA/gpu-operator#2417: the panic is the last record; its frames follow it
+    log = _operator_log("panic: runtime error: invalid memory address or nil pointer dereference",
+                        "  controllers.(*UpgradeReconciler).Reconcile",
+                        "    /workspace/controllers/upgrade_controller.go:172")
+    found = controller_finding(KB, "gpu-operator", [log])
+    assert found is not None and found.cause == "error_unclassified"
+    healed = '{"level":"info","ts":1698702850.1,"msg":"Reconciling ClusterPolicy"}'
+    assert controller_finding(KB, "gpu-operator", [_operator_log(*log.lines, healed)]) is None
+
+
+@pytest.mark.parametrize(("line", "cls"), [
+    # a value read elsewhere that is not a number: the program's own failure to read it
+    ('failed to retrieve GPU node OS tag: error processing OS major version v1: strconv.Atoi: '
+     'parsing "v1": invalid syntax', "error_unclassified"),
+    ('infiniband collector failed after 0.006976s: strconv.ParseUint: parsing "N/A (no PMA)": '
+     'invalid syntax', "error_unclassified"),
+    # where the line names the configuration, its value is invalid
+    ('could not parse ":9400" as int value for flag port: strconv.ParseInt: parsing ":9400": '
+     'invalid syntax', "error_config_invalid"),
+])
+def test_a_number_that_does_not_parse_is_a_configuration_only_where_one_is_named(line: str, cls: str) -> None:
+    cause = KB.line_class(line)
+    assert cause is not None and cause.code == cls

@@ -238,7 +238,7 @@ _PERSISTENT = re.compile(
     r"\bis invalid: [\w.\[\]]+: (?:Unsupported|Required|Invalid|Duplicate) value)")
 #: A line that begins a log record (JSON, a timestamp, a klog, logrus or logfmt header): one
 #: that does not is the rest of the record before it, wrapped, and says nothing of its own.
-_RECORD = re.compile(r"^\s*(?:\{|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} |time=|level=|"
+_RECORD = re.compile(r"^\s*(?:\{\"|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} |time=|level=|"
                      r"(?:INFO|WARN|ERRO|FATA|DEBU)\[)")
 #: A controller's last lines within which such an error must stand (nothing after it).
 _RECENT_LINES = 3
@@ -266,7 +266,8 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
         after = [line for line in tail[found.line_no:] if _RECORD.match(line)] if found else []
         if found is None or not all(map(severity, after)):
             continue  # no error, or a line after it that is no error (it recovered)
-        if not _PERSISTENT.search(found.message) and not _lasting(kb, component, found, len(tail)):
+        ends = found.line_no if _traced_crash(found, tail) else len(tail)
+        if not _PERSISTENT.search(found.message) and not _lasting(kb, component, found, ends):
             continue  # the API's own words for a refusal are explicit at any log level
         line_no = len(log.lines) - (len(tail) - found.line_no)
         where = f"{log.path}:{line_no}"
@@ -274,6 +275,17 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
             kb, component, Status.DEGRADED, found, where, verb="keeps failing",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
+
+
+#: A Go runtime panic or fatal error: what follows it is its trace, not more log records.
+_GO_CRASH = re.compile(r"^(?:panic: |fatal error: )")
+
+
+def _traced_crash(found: Decisive, tail: Sequence[str]) -> bool:
+    """The line is a Go panic and every line after it is its trace (frames, no new log
+    record): the panic is the controller's last word, as if it ended the log (a reconciler's
+    panic that controller-runtime recovers comes back on every reconcile)."""
+    return bool(_GO_CRASH.match(found.message)) and not any(map(_RECORD.match, tail[found.line_no:]))
 
 
 def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
