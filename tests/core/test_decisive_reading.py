@@ -307,3 +307,23 @@ def test_a_reconcilers_panic_with_its_trace_after_it_keeps_failing() -> None:
 def test_a_number_that_does_not_parse_is_a_configuration_only_where_one_is_named(line: str, cls: str) -> None:
     cause = KB.line_class(line)
     assert cause is not None and cause.code == cls
+
+
+def _worker_log(*lines: str) -> LogFile:
+    return LogFile("logs/gpu-operator/nfd-worker-748z9/worker.log", "gpu-operator", "nfd-worker-748z9",
+                   "worker", False, lines)
+
+
+_RECONNECTING = ('W1027 04:06:26.672234       1 component.go:41] [core]grpc: addrConn.createTransport failed '
+                 'to connect to {gpu-operator-node-feature-discovery-master:8080 <nil> 0 <nil>}. Err: '
+                 'connection error: desc = "transport: Error while dialing dial tcp: lookup '
+                 'gpu-operator-node-feature-discovery-master on 10.43.0.10:53: no such host". '
+                 'Reconnecting...')
+
+
+def test_a_running_component_whose_last_line_is_its_own_catalogued_failure_is_degraded() -> None:
+    # NVIDIA/gpu-operator#429: a warning while it retries, yet no label is published
+    found = running_finding(KB, "nfd", [_worker_log(_RECONNECTING)])
+    assert found is not None and found.cause == "nfd_master_unreachable"
+    connected = "I1027 04:06:31.000000       1 nfd-worker.go:400] feature discovery completed"
+    assert running_finding(KB, "nfd", [_worker_log(_RECONNECTING, connected)]) is None

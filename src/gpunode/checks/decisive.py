@@ -23,7 +23,7 @@ from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
 from gpunode.checks.named import named_on_node
-from gpunode.decisive import Decisive, clipped, decisive_line, lenient_line, severity
+from gpunode.decisive import MAX_LINE, Decisive, clipped, decisive_line, lenient_line, severity
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
@@ -320,6 +320,8 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
         lines = log.lines
         last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
         found = _last_error(kb, lines[last]) if last is not None else None
+        if found is None and last is not None:
+            found = _own_catalogued(kb, component, lines[last])
         if found is None or _NOT_THE_STACKS.search(found.line):
             continue
         if not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None:
@@ -354,6 +356,17 @@ def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
     if found is None and _PERSISTENT.search(line):
         found = lenient_line([line])
     return found
+
+
+def _own_catalogued(kb: KnowledgeBase, component: str, line: str) -> Decisive | None:
+    """A running component's last line that is one of its own catalogued failures whatever
+    level it was logged at: an NFD worker that warns it cannot reach nfd-master
+    ("addrConn.createTransport failed ... Reconnecting...") publishes no label while it
+    keeps retrying, and nothing after it says it got through."""
+    cause = kb.catalogued_in(component, line)
+    if cause is None or not cause.is_problem:
+        return None
+    return Decisive(1, line.strip()[:MAX_LINE], 1)
 
 
 def _lasting(kb: KnowledgeBase, component: str, found: Decisive, lines: int) -> bool:
