@@ -284,6 +284,48 @@ def test_a_unit_whose_journal_holds_only_systemds_lines_is_read_in_its_own_log_f
     assert without_log is not None and without_log[:2] == ("fabric-manager", "fabric_manager_not_running")
 
 
+# CanvOS#700: the start script's precheck, as journalctl -u nvidia-fabricmanager shows it
+# without systemd's lines (host changed).
+_FM_PRECHECK = """\
+Jul 20 16:15:36 edge-1 nvidia-fabricmanager-start.sh[2011]: Detected NVL5+ system
+Jul 20 16:15:36 edge-1 nvidia-fabricmanager-start.sh[2011]: Kernel module "ib_umad" has not been loaded, \
+fabric manager cannot be started
+"""
+# Global Fabric Manager's exit (its finishGlobalFMInitialization), as pytorch/ci-infra#552 quotes
+# /var/log/fabricmanager.log; the times and thread ids are the log's own format.
+_FM_LOG_EXIT = """\
+[Mar 10 2025 08:00:01] [INFO] [tid 1001] Fabric Manager version 570.124.06 is running
+[Mar 10 2025 08:00:31] [ERROR] [tid 1001] not all local fabric manager instances finished their configuration
+[Mar 10 2025 08:00:31] [ERROR] [tid 1001] failed to configure all the available GPUs or NVSwitches
+"""
+
+
+def test_a_unit_journal_without_systemds_lines_that_ends_in_its_own_error_is_failed() -> None:
+    found = _top(_case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_PRECHECK}))
+    assert found is not None and found[0] == "fabric-manager" and "ib_umad" in found[2]
+
+
+def test_a_unit_log_file_that_ends_in_the_units_exit_is_fabric_manager_not_running() -> None:
+    found = _top(_case({"kind": "node-file", "path": "var/log/fabricmanager.log", "text": _FM_LOG_EXIT}))
+    assert found is not None and found[:2] == ("fabric-manager", "fabric_manager_not_running")
+
+
+@pytest.mark.parametrize(("kind", "text"), [
+    # an error, then a start systemd reports: the unit runs again
+    ("journal", _FM_PRECHECK + "Jul 20 16:16:02 edge-1 systemd[1]: Started NVIDIA fabric manager service.\n"),
+    # the unit's last word is not an error (nvtrust#128's healthy start)
+    ("journal", "Jan 05 14:45:26 gpu-wk-01 nv-fabricmanager[1120]: Connected to 1 node.\n"),
+    # a log whose error was followed by the unit's own success
+    ("log", _FM_LOG_EXIT.replace("available GPUs or NVSwitches\n", "available GPUs or NVSwitches\n"
+                                 "[Mar 10 2025 08:01:02] [INFO] [tid 1201] Successfully configured all the "
+                                 "available NVSwitches to route GPU NVLink traffic.\n")),
+])
+def test_a_unit_whose_last_word_is_not_an_error_is_not_failed(kind: str, text: str) -> None:
+    item = ({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": text} if kind == "journal"
+            else {"kind": "node-file", "path": "var/log/fabricmanager.log", "text": text})
+    assert _top(_case(item)) is None
+
+
 @pytest.mark.parametrize(("text", "component"), [
     ("Failed to initialize NVML: Unknown Error\n", "container-toolkit"),
     (_NCCL_SOCKETS, "gpudirect-rdma"),
@@ -338,6 +380,16 @@ _NCCL_NVLS_BIND = ("Failed to bind NVLink SHARP (NVLS) Multicast memory of size 
      ("gpudirect-rdma", "nic_gpu_affinity_missing")),
     ("Call to cuMemCreate(&handle, size, &prop, 0) failed (Cu failure: operation not permitted)\n",
      ("imex", "imex_channel_missing")),
+    # CUDA error 802 names the daemon CUDA waits for: on an NVSwitch system, Fabric Manager
+    # (nccl-tests#264's all_reduce_perf)
+    ("test: Test CUDA failure common.cu:941 'system not yet initialized'\n",
+     ("fabric-manager", "fabric_manager_not_running")),
+    # NCCL's verbs wrapper failing to register GPU memory with the NIC: the GPUDirect path
+    # (misc/ibvwrap.cc's WARN, as NVIDIA/nccl#778 and nccl-tests#206 show it)
+    ("misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported\n",
+     ("gpudirect-rdma", "error_unclassified")),
+    ("misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory\n",
+     ("gpudirect-rdma", "error_resource_exhausted")),
 ])
 def test_a_workloads_nccl_or_cuda_line_names_the_link_layer_under_it(text: str,
                                                                      expected: tuple[str, str]) -> None:
