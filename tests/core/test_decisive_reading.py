@@ -327,3 +327,33 @@ def test_a_running_component_whose_last_line_is_its_own_catalogued_failure_is_de
     assert found is not None and found.cause == "nfd_master_unreachable"
     connected = "I1027 04:06:31.000000       1 nfd-worker.go:400] feature discovery completed"
     assert running_finding(KB, "nfd", [_worker_log(_RECONNECTING, connected)]) is None
+
+
+def _exporter_log(*lines: str) -> LogFile:
+    return LogFile("logs/gpu-operator/nvidia-dcgm-exporter-lsdj6/nvidia-dcgm-exporter.log", "gpu-operator",
+                   "nvidia-dcgm-exporter-lsdj6", "nvidia-dcgm-exporter", False, lines)
+
+
+def test_an_error_that_makes_a_component_fall_back_to_defaults_degrades_it() -> None:
+    # NVIDIA/gpu-operator#400: the metrics ConfigMap could not be read, the exporter serves
+    # its default counters for the rest of the run
+    timeout = ('time="2022-08-19T07:26:21Z" level=info msg="Could not retrieve ConfigMap '
+               '\'gpu-monitor:exporter-metrics-config-map\': Get '
+               '\\"https://10.0.0.1/api/v1/namespaces/gpu-monitor/configmaps/x\\": '
+               'dial tcp 10.0.0.1:443: i/o timeout, falling back to metric file '
+               '/etc/dcgm-exporter/default-counters.csv"')
+    serving = 'time="2022-08-19T07:26:21Z" level=info msg="Starting webserver"'
+    found = running_finding(KB, "dcgm-exporter", [_exporter_log(timeout, serving)])
+    assert found is not None and found.cause == "error_unreachable"
+    # no error: the fallback is what it was configured to do
+    default = ('time="2023-01-05T16:23:09Z" level=info msg="No configmap data specified, falling back to '
+               'metric file /etc/dcgm-exporter/dcp-metrics-included.csv"')
+    assert running_finding(KB, "dcgm-exporter", [_exporter_log(default, serving)]) is None
+
+
+def test_a_command_the_installed_tool_does_not_know_is_a_version_mismatch() -> None:
+    # kubernetes-sigs/dra-driver-nvidia-gpu#568: a CDI spec written for a newer nvidia-ctk
+    line = ("error running createContainer hook #5: exit status 3, stdout: , stderr: No help topic for "
+            "'disable-device-node-modification': unknown")
+    cause = KB.line_class(line)
+    assert cause is not None and cause.code == "error_version_mismatch"

@@ -322,9 +322,11 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
         found = _last_error(kb, lines[last]) if last is not None else None
         if found is None and last is not None:
             found = _own_catalogued(kb, component, lines[last])
-        if found is None or _NOT_THE_STACKS.search(found.line):
+        if found is None and (fell := _fell_back(lines)) is not None:
+            found, last = fell
+        elif found is None or _NOT_THE_STACKS.search(found.line):
             continue
-        if not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None:
+        elif not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None:
             continue  # a failure that heals by retrying, unless the catalog knows it as this one's
         where = f"{log.path}:{last + 1}" if last is not None else log.path
         return as_catalogued(kb, line_finding(
@@ -356,6 +358,24 @@ def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
     if found is None and _PERSISTENT.search(line):
         found = lenient_line([line])
     return found
+
+
+#: A program that gives up what it was configured to use for this run and goes on with a
+#: default ("..., falling back to metric file /etc/dcgm-exporter/default-counters.csv").
+_FALLS_BACK = re.compile(r"(?i:\bfall(?:ing|s)? back to\b)")
+
+
+def _fell_back(lines: Sequence[str]) -> tuple[Decisive, int] | None:
+    """The last line of a running component's current log in which an error made it fall
+    back to a default (the DCGM exporter's metrics ConfigMap it could not read: an i/o
+    timeout, a refusal), wherever the line stands: it does not try again in this run, so
+    it runs on without its configuration; a fallback with no error ("No configmap data
+    specified, falling back ...") is its configuration."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if _FALLS_BACK.search(line) and (found := lenient_line([line])) is not None:
+            return found, index
+    return None
 
 
 def _own_catalogued(kb: KnowledgeBase, component: str, line: str) -> Decisive | None:
