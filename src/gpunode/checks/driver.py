@@ -139,6 +139,36 @@ def _nvml_missing_line(ctx: NodeContext, pod: Pod) -> tuple[str, str] | None:
     return None
 
 
+#: Operating systems NVIDIA publishes driver containers for (the GPU Operator's platform
+#: support list): a node on any other runs an image built for one of these.
+_PUBLISHED_OS = re.compile(r"(?i)\b(?:ubuntu|red hat|rhel|coreos)\b")
+
+
+@check("driver")
+def driver_image_foreign_to_node(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The driver container looks up packages named after the node's kernel ("Unable to
+    locate package linux-objects-nvidia-535-server-6.1.51-talos") and its distribution has
+    none, while the node runs an OS NVIDIA publishes no driver image for: the image is
+    another OS's (gpu-operator#557 on Debian 11, siderolabs/talos#8402), so no driver of it
+    will ever fit; the OS, not the repository, is at fault."""
+    node = ctx.node
+    if node is None:
+        return
+    info = node.status.node_info
+    kernel, os_image = info.kernel_version, info.os_image
+    if not kernel or not os_image or _PUBLISHED_OS.search(os_image):
+        return
+    wanted = re.compile(rf"Unable to locate package \S*{re.escape(kernel)}\b")
+    for sp in ctx.stack_pods(component):
+        for log in ctx.logs_of(sp.pod):
+            line = next((x for x in reversed(log.lines) if wanted.search(x)), None)
+            if line is not None:
+                ev = Evidence(log.path, f"node OS {os_image}; {line.strip()[:200]}")
+                rank = ctx.kb.get("unsupported_os").specificity
+                yield problem(component, "unsupported_os", ev, specificity=rank)
+                return
+
+
 def _registration_failed(gpus: Iterable[GpuInfo]) -> str:
     """The GPUs whose fabric state is Completed with another status than Success."""
     bad = [f"{g.pci_bus_id}: fabric.status={g.fabric_status}" for g in gpus
