@@ -390,6 +390,9 @@ _NCCL_NVLS_BIND = ("Failed to bind NVLink SHARP (NVLS) Multicast memory of size 
      ("gpudirect-rdma", "error_unclassified")),
     ("misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory\n",
      ("gpudirect-rdma", "error_resource_exhausted")),
+    # ibdev2netdev inside the job: its only RDMA port (an SR-IOV VF) is down
+    # (k8snetworkplumbingwg/sriov-network-operator#382)
+    ("mlx5_3 port 1 ==> net1 (Down)\n", ("rdma-links", "rdma_port_down")),
 ])
 def test_a_workloads_nccl_or_cuda_line_names_the_link_layer_under_it(text: str,
                                                                      expected: tuple[str, str]) -> None:
@@ -402,6 +405,8 @@ def test_a_workloads_nccl_or_cuda_line_names_the_link_layer_under_it(text: str,
     "train-0:123:456 [0] NCCL WARN NET/IB : Got async event : port active\n",
     "train-0:123:456 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n",
     _NCCL_IB,
+    # a host view with a spare port down beside the ones in use
+    "mlx5_0 port 1 ==> ib0 (Up)\nmlx5_1 port 1 ==> ib1 (Down)\n",
 ])
 def test_nccl_lines_that_report_no_link_failure_are_healthy(text: str) -> None:
     assert _top(_case({"kind": "log", "object": _JOB, "text": text})) is None
@@ -449,3 +454,16 @@ def test_the_gpu_peer_memory_clients_error_line_is_the_drivers() -> None:
     dmesg = {"kind": "node-cmd", "name": "dmesg.txt", "text": text}
     found = _top(_case(dmesg, cluster={"driver_mode": "host"}))
     assert found is not None and found[0] == "driver"
+
+
+def test_a_vf_the_ib_sriov_cni_cannot_configure_names_the_rdma_links() -> None:
+    """NVIDIA/network-operator#1825: the sandbox of a job is refused because the InfiniBand
+    SR-IOV CNI finds the VF's own state unusable (no GUID): the VF of the link, not the pod."""
+    message = ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for '
+               'sandbox "de0d2174b993": plugin type="multus" name="multus-cni-network" failed (add): '
+               '[ml/train-0/cc41464d:ibp192s0]: error adding container to network "ibp192s0": infiniBand '
+               'SRI-OV CNI failed to configure VF "VF ibp192s0v10 GUID is not valid"')
+    event = {"kind": "event", "object": _JOB, "type": "Warning", "reason": "FailedCreatePodSandBox",
+             "message": message}
+    found = _top(_case(event))
+    assert found is not None and found[0] == "rdma-links" and "GUID is not valid" in found[2]
