@@ -357,3 +357,18 @@ def test_a_command_the_installed_tool_does_not_know_is_a_version_mismatch() -> N
             "'disable-device-node-modification': unknown")
     cause = KB.line_class(line)
     assert cause is not None and cause.code == "error_version_mismatch"
+
+
+def test_a_container_that_succeeded_tells_only_of_failures_it_got_past() -> None:
+    from gpunode.checks.signatures import _succeeded
+
+    def pod(state: dict[str, object]) -> Pod:
+        return msgspec.convert({"metadata": {"name": "nvidia-operator-validator-rqvn2"}, "status": {
+            "initContainerStatuses": [{"name": "driver-validation", "state": state}]}}, Pod)
+
+    done = {"terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": "2025-05-12T14:25:10Z"}}
+    failed = {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": "2025-05-12T14:25:10Z"}}
+    assert _succeeded(pod(done), "driver-validation")
+    assert not _succeeded(pod(failed), "driver-validation")
+    assert not _succeeded(pod({"waiting": {"reason": "CrashLoopBackOff"}}), "driver-validation")
+    assert not _succeeded(pod(done), "toolkit-validation")

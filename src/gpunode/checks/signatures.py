@@ -253,6 +253,8 @@ def _own_spec_at_fault(ctx: NodeContext, component: str) -> bool:
 def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
     for sp in ctx.stack_pods(component):
         for log in ctx.logs_of(sp.pod):
+            if not log.previous and _succeeded(sp.pod, log.container):
+                continue  # what it said before it succeeded: failures it retried past
             yield from log_findings(component, log, matchers)
     decisive = [(c, m) for c, m in matchers if m.while_running]
     if decisive:
@@ -261,6 +263,17 @@ def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Find
         for sp in ctx.cluster_side_pods(component):
             for log in ctx.logs_of(sp.pod):
                 yield from _cluster_side_findings(component, log, decisive)
+
+
+def _succeeded(pod: Pod, container: str) -> bool:
+    """The container ran to completion with exit 0 (an init container's check that passed,
+    the validator's driver validation after its retries): the failures its log tells of
+    are ones it got past, not the component's state."""
+    for cs in (*pod.status.init_container_statuses, *pod.status.container_statuses):
+        if cs.name == container:
+            ended = cs.state.terminated
+            return ended is not None and ended.exit_code == 0 and ended.reason in ("Completed", "")
+    return False
 
 
 def _cluster_side_findings(component: str, log: LogFile, decisive: Matchers) -> tuple[Finding, ...]:
