@@ -372,3 +372,19 @@ def test_a_container_that_succeeded_tells_only_of_failures_it_got_past() -> None
     assert not _succeeded(pod(failed), "driver-validation")
     assert not _succeeded(pod({"waiting": {"reason": "CrashLoopBackOff"}}), "driver-validation")
     assert not _succeeded(pod(done), "toolkit-validation")
+
+
+@pytest.mark.parametrize(("line", "cls"), [
+    # open-telemetry filelog: its checkpoint database holds data it cannot decode
+    ("Error: cannot start pipelines: start stanza: read known files from database: illegal base64 data "
+     "at input byte 2281", "error_file_state"),
+    ("checkpoint file is corrupted", "error_file_state"),
+    # containerd generating a spec over a host mount without shared propagation
+    ('failed to generate spec: path "/run/nvidia/validations" is mounted on "/run" but it is not a '
+     'shared mount', "error_file_state"),
+    # a device plugin's own refusal at admission
+    ("rpc error: code = Unknown desc = failed to find gpu id", "error_not_found"),
+])
+def test_classes_of_corrupt_data_mounts_and_lookups(line: str, cls: str) -> None:
+    cause = KB.line_class(line)
+    assert cause is not None and cause.code == cls
