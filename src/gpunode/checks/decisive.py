@@ -173,10 +173,12 @@ def _finding(kb: KnowledgeBase, component: str, state: Finding, text: Text, foun
 
 def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decisive, where: str, *,
                  verb: str, specificity: int | None = None, evidence: tuple[Evidence, ...] = (),
-                 **context: str) -> Finding:
+                 line_class: str | None = None, **context: str) -> Finding:
     """A finding whose cause is the class of a decisive line, quoting it (``where`` it is,
-    ``verb`` for the title); ranked as its class unless ``specificity`` says otherwise."""
-    cls = kb.line_class(found.message)
+    ``verb`` for the title); ranked as its class unless ``specificity`` says otherwise.
+    ``line_class``: the class a value's format gives a line that has no words of its own
+    (a label with no value), instead of the one its words fall in."""
+    cls = kb.get(line_class) if line_class is not None else kb.line_class(found.message)
     assert cls is not None  # the last class matches any line
     line = clipped(found.line)
     quoted = {LINE: line, MESSAGE: clipped(found.message), SOURCE: where, VERB: verb}
