@@ -15,7 +15,7 @@ import msgspec
 
 from gpunode.bundle.kube import ContainerState, ContainerStatus, Event, Node, Pod
 from gpunode.checks.context import NodeContext
-from gpunode.checks.toolkit import NOT_DEFAULT_RUNTIME, runtime_requested
+from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME, runtime_requested
 from gpunode.decisive import clipped
 from gpunode.facts import ClusterFacts, LogFile, workload_stuck
 from gpunode.kb import (
