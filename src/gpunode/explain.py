@@ -30,6 +30,7 @@ from gpunode.catalog import load_catalog
 from gpunode.decisive import decisive_line, lenient_line, message_of
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
+from gpunode.state_lines import state_line
 from gpunode.xid import XID_LINE_PATTERNS, XidInfo, classify, xids_in_line
 
 # Sources whose patterns describe free text a user may paste. node_file patterns
@@ -179,6 +180,8 @@ class Matcher:
         self._decisive_class: Cause | None = None
         #: The last source's line that only a warning or a retry says failed (``lenient_line``).
         self._lenient: QuotedLine | None = None
+        #: The last source's line that shows a failed state without an error word (``state_line``).
+        self._state: tuple[QuotedLine, str | None] | None = None
 
     def begin(self, source: str, order: int) -> None:
         """Lines fed from now on are ``source``'s (numbered from 1), the ``order``-th read."""
@@ -208,6 +211,9 @@ class Matcher:
         elif (weak := lenient_line(lines)) is not None:
             line_no = total - (len(lines) - weak.line_no)
             self._lenient = QuotedLine(line_no, weak.line[:MAX_LINE_CHARS], self._source)
+        elif (shows := state_line(lines)) is not None:
+            line_no = total - (len(lines) - shows.line_no)
+            self._state = QuotedLine(line_no, shows.line[:MAX_LINE_CHARS], self._source), shows.line_class
 
     def feed(self, lines: Sequence[str]) -> None:
         """Scan one block of consecutive lines (numbered after those fed before)."""
@@ -283,6 +289,11 @@ class Matcher:
             # retry says failed is still the text's decisive line (never silence)
             decisive = self._lenient
             cause = self._kb.line_class(message_of(decisive.text))
+        if decisive is None and self._kb is not None and self._state is not None:
+            # no error word at all, yet the text shows a state that fails (a port down, a
+            # resource at zero, the CRI plugin disabled): that line, in its class
+            decisive, code = self._state
+            cause = self._kb.get(code) if code is not None else self._kb.line_class(decisive.text)
         return Explanation(rank(found), _xid_summary(self._xids), self.lines_read, self._names,
                            decisive, cause.code if cause is not None else None)
 

@@ -37,6 +37,14 @@ _QUOTED: tuple[MatchSource, ...] = ("event", "waiting", "log")
 #: it after the path; NVML's status strings after "NVML error"; modprobe's errno after the
 #: module it could not insert): what failed is the part before, which then decides the class.
 _BARE_ERRNO = re.compile(r"(?i:no such file or directory|no such device(?: or address)?|not found)\W{0,3}$")
+#: Go's strconv refusing a string as a number. It says only that; the value is a
+#: configuration's invalid value where the line names the configuration (a flag, an option),
+#: else one the program read elsewhere (a node's OS version, a sysfs counter printing "N/A"),
+#: which is the program's own failure to read it, not a configuration to correct.
+_STRCONV = re.compile(
+    r'strconv\.\w{1,20}: parsing \\?"[^"]{0,200}\\?": (?:invalid syntax|value out of range)')
+_NAMES_CONFIG = re.compile(r"(?i:\b(?:flags?|options?|arguments?|config\w*|settings?|parameters?|"
+                           r"environment variables?|env var\w*)\b)")
 #: Podman's OCI runtime error kinds (libpod define.ErrOCIRuntime*), which it appends to
 #: the runtime's own message: a category after the cause, not the innermost why.
 _OCI_KIND = re.compile(r"OCI (?:runtime error|permission denied|unavailable|"
@@ -206,6 +214,8 @@ class KnowledgeBase:
         chain ("creating symlink: symlink a b: file exists") says why last and only where
         before, so the shortest tail that falls in a class decides; the whole line falls
         in the first class whose pattern it matches (the catch-all at worst)."""
+        if _STRCONV.search(line) and not _NAMES_CONFIG.search(line):
+            line = _STRCONV.sub("not a number", line)  # a value read elsewhere, not configured
         parts = line.split(": ")
         last = len(parts) - 1
         for start in range(last, 0, -1):

@@ -270,3 +270,121 @@ def test_a_runtime_journal_that_ends_refusing_its_configuration() -> None:
     routine = ('level=error msg="ContainerStatus for \\"4f2c\\" failed" error="rpc error: code = NotFound '
                'desc = an error occurred when try to find container \\"4f2c\\": not found"')
     assert KB.class_of(routine) != "error_config_invalid"
+
+
+def test_a_refusal_wrapped_in_gos_struct_notation_still_ends_the_log() -> None:
+    # NVIDIA/gpu-operator#1349: the rule the operator may not grant, printed as a Go struct on
+    # the next line, is the rest of the record, not a new record that healed it
+    refused = ('Failed to reconcile state-vfio-manager: clusterroles.rbac.authorization.k8s.io '
+               '"nvidia-vfio-manager" is forbidden: user "system:serviceaccount:gpu-operator:gpu-operator" '
+               'is attempting to grant RBAC permissions not currently held:')
+    rule = '      {APIGroups:[""], Resources:["pods"], Verbs:["patch"]}'
+    found = controller_finding(KB, "gpu-operator", [_operator_log(refused, rule)])
+    assert found is not None and found.cause == "error_permission_denied"
+
+
+def test_a_reconcilers_panic_with_its_trace_after_it_keeps_failing() -> None:
+    # NVIDIA/gpu-operator#2417: the panic is the last record; its frames follow it
+    log = _operator_log("panic: runtime error: invalid memory address or nil pointer dereference",
+                        "  controllers.(*UpgradeReconciler).Reconcile",
+                        "    /workspace/controllers/upgrade_controller.go:172")
+    found = controller_finding(KB, "gpu-operator", [log])
+    assert found is not None and found.cause == "error_unclassified"
+    healed = '{"level":"info","ts":1698702850.1,"msg":"Reconciling ClusterPolicy"}'
+    assert controller_finding(KB, "gpu-operator", [_operator_log(*log.lines, healed)]) is None
+
+
+@pytest.mark.parametrize(("line", "cls"), [
+    # a value read elsewhere that is not a number: the program's own failure to read it
+    ('failed to retrieve GPU node OS tag: error processing OS major version v1: strconv.Atoi: '
+     'parsing "v1": invalid syntax', "error_unclassified"),
+    ('infiniband collector failed after 0.006976s: strconv.ParseUint: parsing "N/A (no PMA)": '
+     'invalid syntax', "error_unclassified"),
+    # where the line names the configuration, its value is invalid
+    ('could not parse ":9400" as int value for flag port: strconv.ParseInt: parsing ":9400": '
+     'invalid syntax', "error_config_invalid"),
+])
+def test_a_number_that_does_not_parse_is_a_configuration_only_where_one_is_named(line: str, cls: str) -> None:
+    cause = KB.line_class(line)
+    assert cause is not None and cause.code == cls
+
+
+def _worker_log(*lines: str) -> LogFile:
+    return LogFile("logs/gpu-operator/nfd-worker-748z9/worker.log", "gpu-operator", "nfd-worker-748z9",
+                   "worker", False, lines)
+
+
+_RECONNECTING = ('W1027 04:06:26.672234       1 component.go:41] [core]grpc: addrConn.createTransport failed '
+                 'to connect to {gpu-operator-node-feature-discovery-master:8080 <nil> 0 <nil>}. Err: '
+                 'connection error: desc = "transport: Error while dialing dial tcp: lookup '
+                 'gpu-operator-node-feature-discovery-master on 10.43.0.10:53: no such host". '
+                 'Reconnecting...')
+
+
+def test_a_running_component_whose_last_line_is_its_own_catalogued_failure_is_degraded() -> None:
+    # NVIDIA/gpu-operator#429: a warning while it retries, yet no label is published
+    found = running_finding(KB, "nfd", [_worker_log(_RECONNECTING)])
+    assert found is not None and found.cause == "nfd_master_unreachable"
+    connected = "I1027 04:06:31.000000       1 nfd-worker.go:400] feature discovery completed"
+    assert running_finding(KB, "nfd", [_worker_log(_RECONNECTING, connected)]) is None
+
+
+def _exporter_log(*lines: str) -> LogFile:
+    return LogFile("logs/gpu-operator/nvidia-dcgm-exporter-lsdj6/nvidia-dcgm-exporter.log", "gpu-operator",
+                   "nvidia-dcgm-exporter-lsdj6", "nvidia-dcgm-exporter", False, lines)
+
+
+def test_an_error_that_makes_a_component_fall_back_to_defaults_degrades_it() -> None:
+    # NVIDIA/gpu-operator#400: the metrics ConfigMap could not be read, the exporter serves
+    # its default counters for the rest of the run
+    timeout = ('time="2022-08-19T07:26:21Z" level=info msg="Could not retrieve ConfigMap '
+               '\'gpu-monitor:exporter-metrics-config-map\': Get '
+               '\\"https://10.0.0.1/api/v1/namespaces/gpu-monitor/configmaps/x\\": '
+               'dial tcp 10.0.0.1:443: i/o timeout, falling back to metric file '
+               '/etc/dcgm-exporter/default-counters.csv"')
+    serving = 'time="2022-08-19T07:26:21Z" level=info msg="Starting webserver"'
+    found = running_finding(KB, "dcgm-exporter", [_exporter_log(timeout, serving)])
+    assert found is not None and found.cause == "error_unreachable"
+    # no error: the fallback is what it was configured to do
+    default = ('time="2023-01-05T16:23:09Z" level=info msg="No configmap data specified, falling back to '
+               'metric file /etc/dcgm-exporter/dcp-metrics-included.csv"')
+    assert running_finding(KB, "dcgm-exporter", [_exporter_log(default, serving)]) is None
+
+
+def test_a_command_the_installed_tool_does_not_know_is_a_version_mismatch() -> None:
+    # kubernetes-sigs/dra-driver-nvidia-gpu#568: a CDI spec written for a newer nvidia-ctk
+    line = ("error running createContainer hook #5: exit status 3, stdout: , stderr: No help topic for "
+            "'disable-device-node-modification': unknown")
+    cause = KB.line_class(line)
+    assert cause is not None and cause.code == "error_version_mismatch"
+
+
+def test_a_container_that_succeeded_tells_only_of_failures_it_got_past() -> None:
+    from gpunode.checks.signatures import _succeeded
+
+    def pod(state: dict[str, object]) -> Pod:
+        return msgspec.convert({"metadata": {"name": "nvidia-operator-validator-rqvn2"}, "status": {
+            "initContainerStatuses": [{"name": "driver-validation", "state": state}]}}, Pod)
+
+    done = {"terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": "2025-05-12T14:25:10Z"}}
+    failed = {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": "2025-05-12T14:25:10Z"}}
+    assert _succeeded(pod(done), "driver-validation")
+    assert not _succeeded(pod(failed), "driver-validation")
+    assert not _succeeded(pod({"waiting": {"reason": "CrashLoopBackOff"}}), "driver-validation")
+    assert not _succeeded(pod(done), "toolkit-validation")
+
+
+@pytest.mark.parametrize(("line", "cls"), [
+    # open-telemetry filelog: its checkpoint database holds data it cannot decode
+    ("Error: cannot start pipelines: start stanza: read known files from database: illegal base64 data "
+     "at input byte 2281", "error_file_state"),
+    ("checkpoint file is corrupted", "error_file_state"),
+    # containerd generating a spec over a host mount without shared propagation
+    ('failed to generate spec: path "/run/nvidia/validations" is mounted on "/run" but it is not a '
+     'shared mount', "error_file_state"),
+    # a device plugin's own refusal at admission
+    ("rpc error: code = Unknown desc = failed to find gpu id", "error_not_found"),
+])
+def test_classes_of_corrupt_data_mounts_and_lookups(line: str, cls: str) -> None:
+    cause = KB.line_class(line)
+    assert cause is not None and cause.code == cls

@@ -284,6 +284,48 @@ def test_a_unit_whose_journal_holds_only_systemds_lines_is_read_in_its_own_log_f
     assert without_log is not None and without_log[:2] == ("fabric-manager", "fabric_manager_not_running")
 
 
+# CanvOS#700: the start script's precheck, as journalctl -u nvidia-fabricmanager shows it
+# without systemd's lines (host changed).
+_FM_PRECHECK = """\
+Jul 20 16:15:36 edge-1 nvidia-fabricmanager-start.sh[2011]: Detected NVL5+ system
+Jul 20 16:15:36 edge-1 nvidia-fabricmanager-start.sh[2011]: Kernel module "ib_umad" has not been loaded, \
+fabric manager cannot be started
+"""
+# Global Fabric Manager's exit (its finishGlobalFMInitialization), as pytorch/ci-infra#552 quotes
+# /var/log/fabricmanager.log; the times and thread ids are the log's own format.
+_FM_LOG_EXIT = """\
+[Mar 10 2025 08:00:01] [INFO] [tid 1001] Fabric Manager version 570.124.06 is running
+[Mar 10 2025 08:00:31] [ERROR] [tid 1001] not all local fabric manager instances finished their configuration
+[Mar 10 2025 08:00:31] [ERROR] [tid 1001] failed to configure all the available GPUs or NVSwitches
+"""
+
+
+def test_a_unit_journal_without_systemds_lines_that_ends_in_its_own_error_is_failed() -> None:
+    found = _top(_case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_PRECHECK}))
+    assert found is not None and found[0] == "fabric-manager" and "ib_umad" in found[2]
+
+
+def test_a_unit_log_file_that_ends_in_the_units_exit_is_fabric_manager_not_running() -> None:
+    found = _top(_case({"kind": "node-file", "path": "var/log/fabricmanager.log", "text": _FM_LOG_EXIT}))
+    assert found is not None and found[:2] == ("fabric-manager", "fabric_manager_not_running")
+
+
+@pytest.mark.parametrize(("kind", "text"), [
+    # an error, then a start systemd reports: the unit runs again
+    ("journal", _FM_PRECHECK + "Jul 20 16:16:02 edge-1 systemd[1]: Started NVIDIA fabric manager service.\n"),
+    # the unit's last word is not an error (nvtrust#128's healthy start)
+    ("journal", "Jan 05 14:45:26 gpu-wk-01 nv-fabricmanager[1120]: Connected to 1 node.\n"),
+    # a log whose error was followed by the unit's own success
+    ("log", _FM_LOG_EXIT.replace("available GPUs or NVSwitches\n", "available GPUs or NVSwitches\n"
+                                 "[Mar 10 2025 08:01:02] [INFO] [tid 1201] Successfully configured all the "
+                                 "available NVSwitches to route GPU NVLink traffic.\n")),
+])
+def test_a_unit_whose_last_word_is_not_an_error_is_not_failed(kind: str, text: str) -> None:
+    item = ({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": text} if kind == "journal"
+            else {"kind": "node-file", "path": "var/log/fabricmanager.log", "text": text})
+    assert _top(_case(item)) is None
+
+
 @pytest.mark.parametrize(("text", "component"), [
     ("Failed to initialize NVML: Unknown Error\n", "container-toolkit"),
     (_NCCL_SOCKETS, "gpudirect-rdma"),
@@ -338,6 +380,19 @@ _NCCL_NVLS_BIND = ("Failed to bind NVLink SHARP (NVLS) Multicast memory of size 
      ("gpudirect-rdma", "nic_gpu_affinity_missing")),
     ("Call to cuMemCreate(&handle, size, &prop, 0) failed (Cu failure: operation not permitted)\n",
      ("imex", "imex_channel_missing")),
+    # CUDA error 802 names the daemon CUDA waits for: on an NVSwitch system, Fabric Manager
+    # (nccl-tests#264's all_reduce_perf)
+    ("test: Test CUDA failure common.cu:941 'system not yet initialized'\n",
+     ("fabric-manager", "fabric_manager_not_running")),
+    # NCCL's verbs wrapper failing to register GPU memory with the NIC: the GPUDirect path
+    # (misc/ibvwrap.cc's WARN, as NVIDIA/nccl#778 and nccl-tests#206 show it)
+    ("misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported\n",
+     ("gpudirect-rdma", "error_unclassified")),
+    ("misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory\n",
+     ("gpudirect-rdma", "error_resource_exhausted")),
+    # ibdev2netdev inside the job: its only RDMA port (an SR-IOV VF) is down
+    # (k8snetworkplumbingwg/sriov-network-operator#382)
+    ("mlx5_3 port 1 ==> net1 (Down)\n", ("rdma-links", "rdma_port_down")),
 ])
 def test_a_workloads_nccl_or_cuda_line_names_the_link_layer_under_it(text: str,
                                                                      expected: tuple[str, str]) -> None:
@@ -350,6 +405,8 @@ def test_a_workloads_nccl_or_cuda_line_names_the_link_layer_under_it(text: str,
     "train-0:123:456 [0] NCCL WARN NET/IB : Got async event : port active\n",
     "train-0:123:456 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n",
     _NCCL_IB,
+    # a host view with a spare port down beside the ones in use
+    "mlx5_0 port 1 ==> ib0 (Up)\nmlx5_1 port 1 ==> ib1 (Down)\n",
 ])
 def test_nccl_lines_that_report_no_link_failure_are_healthy(text: str) -> None:
     assert _top(_case({"kind": "log", "object": _JOB, "text": text})) is None
@@ -397,3 +454,16 @@ def test_the_gpu_peer_memory_clients_error_line_is_the_drivers() -> None:
     dmesg = {"kind": "node-cmd", "name": "dmesg.txt", "text": text}
     found = _top(_case(dmesg, cluster={"driver_mode": "host"}))
     assert found is not None and found[0] == "driver"
+
+
+def test_a_vf_the_ib_sriov_cni_cannot_configure_names_the_rdma_links() -> None:
+    """NVIDIA/network-operator#1825: the sandbox of a job is refused because the InfiniBand
+    SR-IOV CNI finds the VF's own state unusable (no GUID): the VF of the link, not the pod."""
+    message = ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for '
+               'sandbox "de0d2174b993": plugin type="multus" name="multus-cni-network" failed (add): '
+               '[ml/train-0/cc41464d:ibp192s0]: error adding container to network "ibp192s0": infiniBand '
+               'SRI-OV CNI failed to configure VF "VF ibp192s0v10 GUID is not valid"')
+    event = {"kind": "event", "object": _JOB, "type": "Warning", "reason": "FailedCreatePodSandBox",
+             "message": message}
+    found = _top(_case(event))
+    assert found is not None and found[0] == "rdma-links" and "GUID is not valid" in found[2]

@@ -151,6 +151,59 @@ def test_a_storage_over_rdma_module_the_kernel_refuses_is_mofed_s() -> None:
     assert found is not None and found[:2] == ("ofed", "error_module_load")
 
 
+def test_a_loader_that_names_the_module_it_could_not_load_is_read_as_that_module_s_refusal() -> None:
+    # siderolabs/talos#7174 (Talos's module controller, its quotes escaped as in its log) and
+    # systemd's modules-load ("Failed to insert module '%s': %m")
+    talos = ('[talos] controller failed {"controller": "runtime.KernelModuleSpecController", "error": '
+             '"error loading module \\"nvidia\\": load nvidia failed: key was rejected by service"}\n')
+    systemd = ("[    6.2] systemd-modules-load[512]: Failed to insert module 'nvidia': "
+               "Key was rejected by service\n")
+    mlx = "[    6.2] systemd-modules-load[512]: Failed to insert module 'mlx5_ib': Invalid argument\n"
+    for text, owner in ((talos, "driver"), (systemd, "driver"), (mlx, "ofed")):
+        found = _top(_case({"kind": "node-cmd", "name": "dmesg.txt", "text": text}))
+        assert found is not None and found[:2] == (owner, "error_module_load"), text
+
+
+def _driver_looks_up(os_image: str, kernel: str) -> Case:
+    log = (f"Installing NVIDIA driver kernel modules...\n"
+           f"E: Unable to locate package linux-objects-nvidia-535-server-{kernel}\n"
+           f"E: Couldn't find any package by glob 'linux-objects-nvidia-535-server-{kernel}'\n")
+    return _case({"kind": "node-info", "fields": {"osImage": os_image, "kernelVersion": kernel}},
+                 {"kind": "pod-state", "component": "driver", "state": "CrashLoopBackOff"},
+                 {"kind": "log", "component": "driver", "container": "nvidia-driver-ctr", "previous": True,
+                  "text": log})
+
+
+def test_a_driver_image_that_finds_no_package_for_a_foreign_os_kernel_names_the_os() -> None:
+    # NVIDIA/gpu-operator#557 (Debian 11), siderolabs/talos#8402: the Ubuntu image looks up
+    # precompiled packages named after a kernel no Ubuntu ships
+    found = _top(_driver_looks_up("Talos (v1.6.6)", "6.1.51-talos"))
+    assert found is not None and found[:2] == ("driver", "unsupported_os")
+    # on Ubuntu the same lookup is a package not published for that kernel, not the OS
+    found = _top(_driver_looks_up("Ubuntu 22.04.4 LTS", "5.15.0-1063-nvidia"))
+    assert found is not None and found[:2] != ("driver", "unsupported_os")
+
+
+def _smi_q(driver: str, brand: str) -> Case:
+    text = ("==============NVSMI LOG==============\n\n"
+            f"Driver Version                            : {driver}\n"
+            "CUDA Version                              : 12.2\n\n"
+            "Attached GPUs                             : 8\n"
+            "GPU 00000000:00:16.0\n"
+            "    Product Name                          : NVIDIA A10G\n"
+            f"    Product Brand                         : {brand}\n")
+    return _case({"kind": "node-cmd", "name": "nvidia-smi.txt", "text": text})
+
+
+def test_gpu_fields_nvml_cannot_read_on_a_gsp_release_are_the_gsp_firmware_s() -> None:
+    # NVIDIA/dcgm-exporter#319: g5.48xlarge, R535, nvidia-smi -q fields read Unknown Error
+    found = _top(_smi_q("535.161.08", "Unknown Error"))
+    assert found is not None and found[:2] == ("driver", "gsp_firmware_unresponsive")
+    found = _top(_smi_q("470.239.06", "Unknown Error"))
+    assert found is None or found[1] != "gsp_firmware_unresponsive"
+    assert _top(_smi_q("535.161.08", "NVIDIA")) is None
+
+
 def test_a_module_the_loader_loaded_alarms_nobody() -> None:
     found = _top(_case({"kind": "node-cmd", "name": "dmesg.txt",
                         "text": "[    5.9] systemd-modules-load[512]: Inserted module 'nvidia_uvm'\n"}))

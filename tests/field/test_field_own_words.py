@@ -218,3 +218,15 @@ def test_a_gpu_job_whose_last_words_are_nvml_unknown_error_names_device_access(t
 
 def test_a_gpu_job_that_exited_with_its_own_error_accuses_nobody(tmp_path: Path) -> None:
     assert _with_workload(tmp_path, "ValueError: learning rate must be positive\n", "Failed") is None
+
+
+def test_deploy_labels_the_operator_left_empty_are_its_invalid_configuration() -> None:
+    """The GPU Operator writes "true" or "false"; an empty value selects no operand and
+    disables none (NVIDIA/gpu-operator#491); "false" is a deliberate choice, not a failure."""
+    empty = _case({"kind": "node-labels", "labels": {"nvidia.com/gpu.deploy.device-plugin": "",
+                                                      "nvidia.com/gpu.deploy.driver": "true"}})
+    top = _top(empty)
+    assert top is not None and top[:2] == ("gpu-operator", "error_config_invalid")
+    assert 'nvidia.com/gpu.deploy.device-plugin: ""' in top[2]
+    disabled = _case({"kind": "node-labels", "labels": {"nvidia.com/gpu.deploy.dcgm-exporter": "false"}})
+    assert _top(disabled) is None or _top(disabled)[:2] != ("gpu-operator", "error_config_invalid")

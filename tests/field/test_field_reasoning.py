@@ -20,9 +20,41 @@ def _top(case: Case) -> tuple[str, str] | None:
     return (top.component, top.cause) if top else None
 
 
-def test_no_nvml_in_an_operand_is_traced_down_to_the_runtime_integration() -> None:
+def _top_without_runtime_class(tmp_path: Path, case: Case) -> tuple[str, str] | None:
+    """The case's bundle with every pod's runtimeClassName dropped (operands that rely on
+    the default runtime, as GPU Operator releases before 1.9 deployed them)."""
+    out = build_case(case, tmp_path / case.id)
+    path = out / "cluster" / "pods.json"
+    doc = json.loads(path.read_text())
+    for pod in doc["items"]:
+        pod["spec"].pop("runtimeClassName", None)
+    path.write_text(json.dumps(doc))
+    top = top_root_cause(diagnose(load_bundle(out), read_node_observations), case.node)
+    return (top.component, top.cause) if top else None
+
+
+def test_no_nvml_in_an_operand_without_runtime_class_is_traced_to_the_default_runtime(
+        tmp_path: Path) -> None:
     case = load_case(CASES_DIR / "dcgm-exporter-612-nvml-library-not-found.yaml")
-    assert _top(case) == ("container-toolkit", "nvidia_not_default_runtime")
+    assert _top_without_runtime_class(tmp_path, case) == ("container-toolkit", "nvidia_not_default_runtime")
+
+
+def test_an_operand_that_asks_for_the_nvidia_runtime_is_not_blamed_on_the_default() -> None:
+    """k8s-device-plugin#1805, gpu-operator#2874: the pod names runtimeClassName nvidia, so
+    which runtime is the default cannot be why it has no NVML."""
+    for name in ("k8s-device-plugin-1805-k8s-1-36-containerd-without-nvidia-handler.yaml",
+                 "gpu-operator-2874-mig-manager-nvml-library-not-found-after-driver-restart.yaml"):
+        top = _top(load_case(CASES_DIR / name))
+        assert top is not None and top[1] != "nvidia_not_default_runtime", name
+
+
+def test_no_host_nvml_on_an_image_that_brings_driver_and_runtime_is_the_drivers(tmp_path: Path) -> None:
+    """awslabs/amazon-eks-ami#1744: the EKS GPU AMI lacked libnvidia-ml; the plugin, given
+    the NVIDIA runtime, finds none. Without the runtime class, the default runtime is
+    the first suspect again."""
+    case = load_case(CASES_DIR / "amazon-eks-ami-1744-gpu-ami-libnvidia-ml-missing.yaml")
+    assert _top(case) == ("driver", "nvml_library_missing")
+    assert _top_without_runtime_class(tmp_path, case) != ("driver", "nvml_library_missing")
 
 
 def test_on_gke_the_symptom_is_not_traced_to_a_toolkit_the_platform_does_not_use() -> None:

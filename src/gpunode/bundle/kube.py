@@ -238,6 +238,8 @@ class StateTerminated(_K, frozen=True):
     reason: str = ""
     message: str = ""
     exit_code: int = 0
+    #: when that run began: a first run that died within seconds is a start-up race
+    started_at: str | None = None
     finished_at: str | None = None
 
 

@@ -11,8 +11,11 @@ from dataclasses import dataclass
 
 from gpunode.bundle.kube import Condition, CustomResource, Pod
 from gpunode.checks.base import not_deployed, ok, problem
+from gpunode.checks.decisive import line_finding
 from gpunode.checks.pods import collection_time, judge_pod, pod_problem
+from gpunode.decisive import Decisive
 from gpunode.facts import ClusterFacts
+from gpunode.kb import load_kb
 from gpunode.model import Evidence, Finding, Status
 
 ClusterCheckFn = Callable[[ClusterFacts], Iterable[Finding]]
@@ -53,6 +56,30 @@ def cluster_policy(facts: ClusterFacts) -> Iterator[Finding]:
     """ClusterPolicy state and its Error condition's reason."""
     for policy in facts.cluster_policies:
         yield from _policy_findings(policy, "clusterpolicy")
+
+
+#: The GPU Operator's per-node deploy state labels: it writes "true" or "false" (or a
+#: "paused-for-..." state while upgrading), which the operands' DaemonSets select on.
+_DEPLOY_LABEL = "nvidia.com/gpu.deploy."
+
+
+@cluster_check("gpu-operator")
+def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
+    """GPU nodes whose operand deploy labels the operator left with no value: no operand
+    DaemonSet selects the node (they select "true") and none is disabled either, so the
+    operands it should run there never come; the operator's own state labels are invalid."""
+    if not facts.cluster_policies and not facts.cluster_pods.get("gpu-operator"):
+        return
+    for name, node in sorted(facts.nodes.items()):
+        empty = sorted(k for k, v in node.metadata.labels.items() if k.startswith(_DEPLOY_LABEL) and v == "")
+        if not empty:
+            continue
+        line = ", ".join(f'{key}: ""' for key in empty)
+        where = f"node/{name} metadata.labels"
+        yield line_finding(load_kb(), "gpu-operator", Status.DEGRADED, Decisive(1, line, 1), where,
+                           verb="left its deploy labels empty", line_class="error_config_invalid",
+                           node=name, standalone="true")
+        return
 
 
 @cluster_check("network-operator")

@@ -23,7 +23,7 @@ from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
 from gpunode.checks.named import named_on_node
-from gpunode.decisive import Decisive, clipped, decisive_line, lenient_line, severity
+from gpunode.decisive import MAX_LINE, Decisive, clipped, decisive_line, lenient_line, severity
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
@@ -173,10 +173,12 @@ def _finding(kb: KnowledgeBase, component: str, state: Finding, text: Text, foun
 
 def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decisive, where: str, *,
                  verb: str, specificity: int | None = None, evidence: tuple[Evidence, ...] = (),
-                 **context: str) -> Finding:
+                 line_class: str | None = None, **context: str) -> Finding:
     """A finding whose cause is the class of a decisive line, quoting it (``where`` it is,
-    ``verb`` for the title); ranked as its class unless ``specificity`` says otherwise."""
-    cls = kb.line_class(found.message)
+    ``verb`` for the title); ranked as its class unless ``specificity`` says otherwise.
+    ``line_class``: the class a value's format gives a line that has no words of its own
+    (a label with no value), instead of the one its words fall in."""
+    cls = kb.get(line_class) if line_class is not None else kb.line_class(found.message)
     assert cls is not None  # the last class matches any line
     line = clipped(found.line)
     quoted = {LINE: line, MESSAGE: clipped(found.message), SOURCE: where, VERB: verb}
@@ -238,7 +240,7 @@ _PERSISTENT = re.compile(
     r"\bis invalid: [\w.\[\]]+: (?:Unsupported|Required|Invalid|Duplicate) value)")
 #: A line that begins a log record (JSON, a timestamp, a klog, logrus or logfmt header): one
 #: that does not is the rest of the record before it, wrapped, and says nothing of its own.
-_RECORD = re.compile(r"^\s*(?:\{|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} |time=|level=|"
+_RECORD = re.compile(r"^\s*(?:\{\"|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} |time=|level=|"
                      r"(?:INFO|WARN|ERRO|FATA|DEBU)\[)")
 #: A controller's last lines within which such an error must stand (nothing after it).
 _RECENT_LINES = 3
@@ -266,7 +268,8 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
         after = [line for line in tail[found.line_no:] if _RECORD.match(line)] if found else []
         if found is None or not all(map(severity, after)):
             continue  # no error, or a line after it that is no error (it recovered)
-        if not _PERSISTENT.search(found.message) and not _lasting(kb, component, found, len(tail)):
+        ends = found.line_no if _traced_crash(found, tail) else len(tail)
+        if not _PERSISTENT.search(found.message) and not _lasting(kb, component, found, ends):
             continue  # the API's own words for a refusal are explicit at any log level
         line_no = len(log.lines) - (len(tail) - found.line_no)
         where = f"{log.path}:{line_no}"
@@ -274,6 +277,17 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
             kb, component, Status.DEGRADED, found, where, verb="keeps failing",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
+
+
+#: A Go runtime panic or fatal error: what follows it is its trace, not more log records.
+_GO_CRASH = re.compile(r"^(?:panic: |fatal error: )")
+
+
+def _traced_crash(found: Decisive, tail: Sequence[str]) -> bool:
+    """The line is a Go panic and every line after it is its trace (frames, no new log
+    record): the panic is the controller's last word, as if it ended the log (a reconciler's
+    panic that controller-runtime recovers comes back on every reconcile)."""
+    return bool(_GO_CRASH.match(found.message)) and not any(map(_RECORD.match, tail[found.line_no:]))
 
 
 def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
@@ -308,9 +322,13 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
         lines = log.lines
         last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
         found = _last_error(kb, lines[last]) if last is not None else None
-        if found is None or _NOT_THE_STACKS.search(found.line):
+        if found is None and last is not None:
+            found = _own_catalogued(kb, component, lines[last])
+        if found is None and (fell := _fell_back(lines)) is not None:
+            found, last = fell
+        elif found is None or _NOT_THE_STACKS.search(found.line):
             continue
-        if not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None:
+        elif not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None:
             continue  # a failure that heals by retrying, unless the catalog knows it as this one's
         where = f"{log.path}:{last + 1}" if last is not None else log.path
         return as_catalogued(kb, line_finding(
@@ -342,6 +360,35 @@ def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
     if found is None and _PERSISTENT.search(line):
         found = lenient_line([line])
     return found
+
+
+#: A program that gives up what it was configured to use for this run and goes on with a
+#: default ("..., falling back to metric file /etc/dcgm-exporter/default-counters.csv").
+_FALLS_BACK = re.compile(r"(?i:\bfall(?:ing|s)? back to\b)")
+
+
+def _fell_back(lines: Sequence[str]) -> tuple[Decisive, int] | None:
+    """The last line of a running component's current log in which an error made it fall
+    back to a default (the DCGM exporter's metrics ConfigMap it could not read: an i/o
+    timeout, a refusal), wherever the line stands: it does not try again in this run, so
+    it runs on without its configuration; a fallback with no error ("No configmap data
+    specified, falling back ...") is its configuration."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if _FALLS_BACK.search(line) and (found := lenient_line([line])) is not None:
+            return found, index
+    return None
+
+
+def _own_catalogued(kb: KnowledgeBase, component: str, line: str) -> Decisive | None:
+    """A running component's last line that is one of its own catalogued failures whatever
+    level it was logged at: an NFD worker that warns it cannot reach nfd-master
+    ("addrConn.createTransport failed ... Reconnecting...") publishes no label while it
+    keeps retrying, and nothing after it says it got through."""
+    cause = kb.catalogued_in(component, line)
+    if cause is None or not cause.is_problem:
+        return None
+    return Decisive(1, line.strip()[:MAX_LINE], 1)
 
 
 def _lasting(kb: KnowledgeBase, component: str, found: Decisive, lines: int) -> bool:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 import msgspec
 
+from gpunode.bundle.kube import Pod
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.runtime_class import runtime_requested
 from gpunode.decisive import Decisive
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
@@ -38,6 +41,32 @@ def driver_answers(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 #: The state nvidia-smi's failure is when its words say nothing more.
 _SMI_FAILED = "nvidia_smi_failed"
+
+
+_GSP = "gsp_firmware_unresponsive"
+#: The driver release from which GSP firmware runs by default on the GPUs that support it.
+_GSP_DEFAULT_FROM = 535
+_DRIVER_VERSION = re.compile(r"^\s*Driver Version\s*:\s*(\d+)\.", re.MULTILINE)
+#: A GPU's field that NVML could not read, in nvidia-smi -q's layout.
+_FIELD_UNKNOWN = re.compile(r"^\s+[A-Z][\w ]*?\s*:\s*Unknown Error\s*$", re.MULTILINE)
+
+
+@check("driver")
+def gpu_fields_unanswered(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """nvidia-smi reached the driver (it prints the driver version) but a GPU's own fields
+    read Unknown Error, on a release that runs GSP firmware by default: the module is up and
+    the GPU's firmware does not answer (NVIDIA/dcgm-exporter#319, awslabs/amazon-eks-ami#1523:
+    g5 A10G with R535). Before that release, or when NVML itself cannot start ("Failed to
+    initialize NVML: Unknown Error", which driver_answers reads), nothing is said here."""
+    text = ctx.obs.cmd.get("nvidia-smi.txt")
+    version = _DRIVER_VERSION.search(text) if text else None
+    if text is None or version is None or int(version[1]) < _GSP_DEFAULT_FROM:
+        return
+    field = _FIELD_UNKNOWN.search(text)
+    if field is not None:
+        ev = Evidence(ctx.obs.path_of("cmd", "nvidia-smi.txt"),
+                      f"driver {version[1]}: {' '.join(field[0].split())}")
+        yield problem(component, _GSP, ev, specificity=ctx.kb.get(_GSP).specificity)
 
 
 def _smi_cause(kb: KnowledgeBase, component: str, failure: str) -> tuple[str, int]:
@@ -81,6 +110,89 @@ def nouveau_module(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     ev = Evidence(ctx.obs.path_of("cmd", "lsmod.txt"), "nouveau loaded, nvidia not loaded")
     yield problem(component, "nouveau_loaded", ev, specificity=85)
+
+
+#: An operand's words for "no libnvidia-ml in my container" (device plugin, GFD, DCGM
+#: exporter, MIG manager: "could not load NVML library: libnvidia-ml.so.1: cannot open shared
+#: object file", "nvml init failed: ERROR_LIBRARY_NOT_FOUND", "NVML library not found").
+_NVML_LIBRARY_MISSING = re.compile(
+    r"libnvidia-ml\.so(?:\.1)?: cannot open shared object file|could not load NVML|"
+    r"ERROR_LIBRARY_NOT_FOUND|NVML library not found", re.IGNORECASE)
+#: Operands that load NVML from what the NVIDIA runtime injects from the host.
+_NVML_OPERANDS = ("device-plugin", "gfd", "dcgm-exporter", "mig-manager")
+
+
+@check("driver")
+def operand_finds_no_host_nvml(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Where the node's image installs both the driver and the NVIDIA runtime (EKS's and
+    AKS's GPU images), an operand that asks for the NVIDIA runtime and still finds no
+    libnvidia-ml was given what the host has: the library is not on the host, so the
+    image's driver install is broken or absent (awslabs/amazon-eks-ami#1744: an AMI
+    without the user-space libraries; #1817: a standard AMI with no driver at all). No
+    NVIDIA kernel module in lsmod makes it the driver not loaded. Only failing operand
+    pods count (a restart or a container not ready), never a line a healthy one logged
+    once while the driver came up; on other platforms the runtime or the pod's own spec
+    may be at fault, and the operand's own causes say so."""
+    provides = ctx.platform.provides
+    if "driver" not in provides or "container-toolkit" not in provides or ctx.stack_pods(component):
+        return
+    for operand in _NVML_OPERANDS:
+        if not runtime_requested(ctx, operand):
+            continue
+        for sp in ctx.stack_pods(operand):
+            found = _nvml_missing_line(ctx, sp.pod) if _failing(sp.pod) else None
+            if found is not None:
+                modules = ctx.modules
+                loaded = modules is None or "nvidia" in modules
+                cause = "nvml_library_missing" if loaded else "driver_not_loaded"
+                ev = Evidence(found[0], f"{operand} asks for the NVIDIA runtime, finds no NVML: {found[1]}")
+                yield problem(component, cause, ev, specificity=ctx.kb.get(cause).specificity)
+                return
+
+
+def _failing(pod: Pod) -> bool:
+    """A pod whose containers restarted or are not ready."""
+    statuses = pod.status.container_statuses
+    return pod.status.phase != "Running" or any(cs.restart_count or not cs.ready for cs in statuses)
+
+
+def _nvml_missing_line(ctx: NodeContext, pod: Pod) -> tuple[str, str] | None:
+    """The last line of the pod's logs that says NVML's library is missing, with its file."""
+    for log in ctx.logs_of(pod):
+        for line in reversed(log.lines):
+            if _NVML_LIBRARY_MISSING.search(line):
+                return log.path, line.strip()[:300]
+    return None
+
+
+#: Operating systems NVIDIA publishes driver containers for (the GPU Operator's platform
+#: support list): a node on any other runs an image built for one of these.
+_PUBLISHED_OS = re.compile(r"(?i)\b(?:ubuntu|red hat|rhel|coreos)\b")
+
+
+@check("driver")
+def driver_image_foreign_to_node(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The driver container looks up packages named after the node's kernel ("Unable to
+    locate package linux-objects-nvidia-535-server-6.1.51-talos") and its distribution has
+    none, while the node runs an OS NVIDIA publishes no driver image for: the image is
+    another OS's (gpu-operator#557 on Debian 11, siderolabs/talos#8402), so no driver of it
+    will ever fit; the OS, not the repository, is at fault."""
+    node = ctx.node
+    if node is None:
+        return
+    info = node.status.node_info
+    kernel, os_image = info.kernel_version, info.os_image
+    if not kernel or not os_image or _PUBLISHED_OS.search(os_image):
+        return
+    wanted = re.compile(rf"Unable to locate package \S*{re.escape(kernel)}\b")
+    for sp in ctx.stack_pods(component):
+        for log in ctx.logs_of(sp.pod):
+            line = next((x for x in reversed(log.lines) if wanted.search(x)), None)
+            if line is not None:
+                ev = Evidence(log.path, f"node OS {os_image}; {line.strip()[:200]}")
+                rank = ctx.kb.get("unsupported_os").specificity
+                yield problem(component, "unsupported_os", ev, specificity=rank)
+                return
 
 
 def _registration_failed(gpus: Iterable[GpuInfo]) -> str:

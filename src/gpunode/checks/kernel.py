@@ -29,7 +29,8 @@ from gpunode.model import Finding, Status
 
 #: Literals one of which every line judged here holds (most nodes' logs: none).
 _LITERALS = ("NVRM", "Unknown symbol", "disagrees about version", "Invalid module format",
-             "Key was rejected", "could not insert", "nv_mem ", "nvidia-peermem ")
+             "Key was rejected", "could not insert", "nv_mem ", "nvidia-peermem ",
+             "ailed to insert module", "rror loading module", "ailed to load module")
 #: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
 #: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
 #: ("nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"):
@@ -39,7 +40,13 @@ _MODULE_LINE = re.compile(
     r"(?:^|\]\s*|\s)(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
     r".{0,80}Invalid module format|.{0,80}Key was rejected)|"
     # kmod's own refusal, as a loader service (driverdog, systemd-modules-load) logs it
-    r"\b(?:modprobe|insmod): (?:ERROR|FATAL): could not insert '(?P<inserted>[a-z][\w-]{1,40})'"
+    r"\b(?:modprobe|insmod): (?:ERROR|FATAL): could not insert '(?P<inserted>[a-z][\w-]{1,40})'|"
+    # a loader that names the module it failed to load: systemd-modules-load ("Failed to insert
+    # module 'nvidia': Key was rejected by service"), Talos's KernelModuleSpecController
+    # ("error loading module \"nvidia\": load nvidia failed: key was rejected by service",
+    # siderolabs/talos#7174), its quotes escaped as the JSON of its log writes them
+    r"\b(?:[Ff]ailed to (?:insert|load) module|[Ee]rror loading module) (?:\\x5c|\\)?['\"]"
+    r"(?P<loaded>[a-z][\w-]{1,40})"
 )
 _NVRM = re.compile(r"NVRM: (?P<text>.+)")
 #: Module name prefixes and the component whose modules they are.
@@ -135,7 +142,7 @@ def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
     """The component a failing kernel line is evidence against, or None (not a failure)."""
     module = _MODULE_LINE.search(line)
     if module is not None:
-        name = (module["module"] or module["inserted"]).replace("-", "_")
+        name = (module["module"] or module["inserted"] or module["loaded"]).replace("-", "_")
         owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
         return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
     peer = _PEER_MEMORY.search(line)

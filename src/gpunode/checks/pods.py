@@ -277,7 +277,8 @@ def _judge_container(pod: Pod, cs: ContainerStatus, component: str, now: datetim
         cause, status = "pod_not_ready", Status.DEGRADED
     elif cs.restart_count >= RESTART_WARNING and last is not None and last.reason != "Completed":
         cause, status = "restarting", Status.DEGRADED
-    elif cs.state.running is not None and last is not None and _ended_badly_lately(last, now):
+    elif cs.state.running is not None and last is not None and _ended_badly_lately(last, now) \
+            and not _start_up_race(cs, last):
         cause = "oom_killed" if last.reason == "OOMKilled" else "restarting"
         status = Status.DEGRADED
     else:
@@ -299,6 +300,20 @@ def _ended_badly_lately(last: StateTerminated, now: datetime | None) -> bool:
         return False
     finished = collection_time(last.finished_at)
     return finished is not None and now - finished <= RECENT_RESTART
+
+
+#: How long a container's first run may last and still be the start-up race of its stack.
+START_UP_RACE = timedelta(minutes=5)
+
+
+def _start_up_race(cs: ContainerStatus, last: StateTerminated) -> bool:
+    """Only the first run failed (one restart), within minutes of starting, and the container
+    has been ready since: a component that came up before what it needs (DCGM before the
+    driver) and succeeded on its retry. An OOM kill is never one (its limit still stands)."""
+    if cs.restart_count != 1 or not cs.ready or last.reason == "OOMKilled":
+        return False
+    began, ended = collection_time(last.started_at), collection_time(last.finished_at)
+    return began is not None and ended is not None and timedelta(0) <= ended - began <= START_UP_RACE
 
 
 def collection_time(stamp: str | None) -> datetime | None:

@@ -13,6 +13,15 @@ of the component where its signature matches. A unit that runs, was stopped on p
 or restarted since stays for the other checks to judge, and a node without the journal
 is judged as before (the checks name no need, so its absence is no gap in what was
 observed).
+
+Where no line of systemd's tells how the last run ended (a journal cut to the unit's own
+lines, Talos's service log put in its place, or only the unit's log file), the unit's
+last words decide: a journal or log file whose last line is the unit's own error-level
+line ended with that error, since a running unit's last word is not an error it exits on
+(Fabric Manager's start script ends 'Kernel module "ib_umad" has not been loaded, fabric
+manager cannot be started', CanvOS#700; its log ends '[ERROR] failed to configure all the
+available GPUs or NVSwitches', pytorch/ci-infra#552). A unit whose process the probe sees
+running is not judged so.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ import msgspec
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import STATE, as_catalogued, line_finding
-from gpunode.decisive import Decisive, decisive_line
+from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity
 from gpunode.model import Evidence, Finding, Status
 
 #: Component -> its journal in the bundle and the state cause when no line says more.
@@ -51,16 +60,19 @@ _STARTED = re.compile(r"systemd\[1\]: Started ")
 #: Stopped on purpose (``systemctl stop``): not a failure of the unit's own.
 _STOPPED = re.compile(r"systemd\[1\]: (?:Stopping|Stopped) ")
 _STARTING = re.compile(r"systemd\[1\]: Starting ")
+#: The unit's process as the probe lists it: seen running, its last error did not end it.
+UNIT_PROCESSES: dict[str, str] = {"fabric-manager": "nv-fabricmanager", "imex": "nvidia-imex"}
 
 
 def _judge_unit(ctx: NodeContext, component: str) -> Iterator[Finding]:
     name, state = UNIT_JOURNALS[component]
     split = ctx.text_lines("cmd", name)
-    if split is None:
-        return
-    lines = split[0]
+    lines = split[0] if split is not None else []
     failed = _last(lines, _FAILED)
-    if failed is None or max(_last(lines, _STARTED) or -1, _last(lines, _STOPPED) or -1) > failed:
+    if failed is None:
+        yield from _last_words(ctx, component, lines)
+        return
+    if max(_last(lines, _STARTED) or -1, _last(lines, _STOPPED) or -1) > failed:
         return  # never failed in the window, started again or stopped on purpose since
     path = ctx.obs.path_of("cmd", name)
     begun = _last(lines[:failed], _STARTING)
@@ -80,6 +92,58 @@ def _judge_unit(ctx: NodeContext, component: str) -> Iterator[Finding]:
                         specificity=rank + 1, evidence=(ended,), standalone="true")
     said = msgspec.structs.replace(said, context={**said.context, STATE: state})
     yield as_catalogued(ctx.kb, said)
+
+
+def _last_words(ctx: NodeContext, component: str, journal: Sequence[str]) -> Iterator[Finding]:
+    """The unit failed where no systemd line says how its run ended, but its journal (or,
+    without one of its own lines, its log file) ends with its own error-level line."""
+    if _seen_running(ctx, component):
+        return
+    state = UNIT_JOURNALS[component][1]
+    found, where = _ending_error(ctx, component, ("cmd", UNIT_JOURNALS[component][0]), journal)
+    if found is None and not any(line.strip() and not _SYSTEMD.search(line) for line in journal):
+        log = UNIT_LOGS.get(component)
+        split = ctx.text_lines("files", log) if log is not None else None
+        if log is not None and split is not None:
+            found, where = _ending_error(ctx, component, ("files", log), split[0][-_LOG_TAIL:],
+                                         len(split[0]))
+    if found is None:
+        return
+    rank = ctx.kb.get(state).specificity
+    said = line_finding(ctx.kb, component, Status.FAILED, found, where, verb="ends its log with",
+                        specificity=rank + 1, standalone="true")
+    said = msgspec.structs.replace(said, context={**said.context, STATE: state})
+    yield as_catalogued(ctx.kb, said)
+
+
+def _ending_error(ctx: NodeContext, component: str, where: tuple[str, str], lines: Sequence[str],
+                  total: int | None = None) -> tuple[Decisive | None, str]:
+    """The decisive line of the unit's last run where the text's last line is the unit's own
+    error (systemd's lines and a start before them cut the run off), and where it is: the
+    last line itself where a catalogued cause of the component knows it (the unit's own
+    words for giving up, after the errors that led there)."""
+    kind, name = where
+    kept = [line for line in lines if line.strip()]
+    if not kept or _SYSTEMD.search(kept[-1]) or not severity(kept[-1]):
+        return None, ""
+    begun = max(_last(lines, _STARTED) or -1, _last(lines, _STARTING) or -1)
+    own = [line if not _SYSTEMD.search(line) else "" for line in lines[begun + 1:]]
+    found = decisive_line(own, ctx.kb.class_of)
+    if found is None:
+        return None, ""
+    last = max(i for i, line in enumerate(own) if line.strip())
+    if ctx.kb.catalogued_in(component, own[last]) is not None:
+        found = Decisive(last + 1, own[last].strip()[:MAX_LINE], severity(own[last]))
+    offset = (total - len(lines) if total is not None else 0) + begun + 1
+    return found, f"{ctx.obs.path_of(kind, name)}:{offset + found.line_no}"
+
+
+def _seen_running(ctx: NodeContext, component: str) -> bool:
+    """Whether the probe lists the unit's process running (then an error it logged did not
+    end it)."""
+    probe = ctx.probe
+    process = UNIT_PROCESSES.get(component)
+    return probe is not None and process is not None and bool(probe.host.processes.get(process))
 
 
 def _log_file_line(ctx: NodeContext, component: str) -> tuple[Decisive | None, str]:

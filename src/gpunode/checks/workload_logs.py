@@ -22,7 +22,11 @@ fallback fails nothing. So the logs are read whatever the pod's state, and:
   links; ``transport/nvls.cc``: the NVSwitch fabric Fabric Manager configures). The named
   component's catalogued cause whose pasted-text signature the line matches is the cause;
 * NCCL disabling GPUDirect RDMA for a GPU whose NIC is too far on the PCIe tree is
-  ``nic_gpu_affinity_missing`` (degraded), NCCL's own reading of the topology.
+  ``nic_gpu_affinity_missing`` (degraded), NCCL's own reading of the topology;
+* ``ibdev2netdev`` run inside the job (its own RDMA devices and the interfaces they back,
+  ``mlx5_3 port 1 ==> net1 (Down)``) showing every port it lists Down is
+  ``rdma_port_down``: the job has no RDMA link up. A list where some port is Up is a host
+  view with spare ports down, and says nothing.
 """
 
 from __future__ import annotations
@@ -174,6 +178,27 @@ def nccl_transport(ctx: NodeContext, component: str) -> Iterator[Finding]:
         meta = pod.metadata
         ev = Evidence(f"{log.path}:{last + 1}", lines[last].strip())
         yield problem(component, "nccl_socket_fallback", ev, status=Status.DEGRADED, specificity=50,
+                      namespace=meta.namespace, pod=meta.name, container=log.container)
+        return
+
+
+#: ibdev2netdev's line (MLNX_OFED's script: ``<ibdev> port <n> ==> <netdev> (<Up|Down>)``).
+_IBDEV2NETDEV = re.compile(r"^\s*\S+ port \d+ ==> \S+ \((?P<state>Up|Down)\)\s*$")
+
+
+@check("rdma-links")
+def workload_ports_down(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Every RDMA port a GPU workload's own ibdev2netdev lists is Down: the devices the job
+    was given (an SR-IOV VF in its pod) carry no traffic."""
+    for pod, log in _workload_logs(ctx):
+        ports = [(i, m) for i, line in enumerate(log.lines) if (m := _IBDEV2NETDEV.match(line))]
+        if not ports or any(m["state"] == "Up" for _, m in ports):
+            continue
+        index = ports[-1][0]
+        meta = pod.metadata
+        ev = Evidence(f"{log.path}:{index + 1}", log.lines[index].strip())
+        known = ctx.kb.get("rdma_port_down")
+        yield problem(component, known.code, ev, status=known.severity, specificity=known.specificity,
                       namespace=meta.namespace, pod=meta.name, container=log.container)
         return
 
