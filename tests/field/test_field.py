@@ -57,14 +57,14 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # What the tool reaches on the corpus today (raise these as it improves, never lower them).
 # The first 150 cases were all met (150/150); the 378 added with cold records (scored
 # before any change for them) are met less often, which is why these are below 1.0.
-FLOOR_COMPONENT = 478 / 528
-FLOOR_CAUSE = 455 / 528
-FLOOR_MAX_HEALTHY_MISSES = 19
+FLOOR_COMPONENT = 479 / 528
+FLOOR_CAUSE = 463 / 528
+FLOOR_MAX_HEALTHY_MISSES = 18
 FLOOR_MAX_CRASHED = 0
-FLOOR_MAX_FALSE_ALARMS = 3
+FLOOR_MAX_FALSE_ALARMS = 2
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
 #: gives their class instead); all were met for the first 150 cases.
-FLOOR_MAX_UNEXPLAINED = 106
+FLOOR_MAX_UNEXPLAINED = 90
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (457 of 472; never lower it).
 BAR_EXPLAIN_DECISIVE = 0.95
