@@ -172,6 +172,12 @@ def severity(line: str) -> int:
     return 1 if _ERROR_WORDS.search(line) else 0
 
 
+def reports_xid(line: str) -> bool:
+    """Whether the line reports an Xid: the Xid catalog judges it (application Xids are
+    benign), not the words around it."""
+    return _XID.search(line) is not None
+
+
 def _level(line: str) -> str | None:
     for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL):
         found = pattern.match(line)

@@ -23,7 +23,15 @@ from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
 from gpunode.checks.named import named_on_node
-from gpunode.decisive import MAX_LINE, Decisive, clipped, decisive_line, lenient_line, severity
+from gpunode.decisive import (
+    MAX_LINE,
+    Decisive,
+    clipped,
+    decisive_line,
+    lenient_line,
+    reports_xid,
+    severity,
+)
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
@@ -385,6 +393,8 @@ def _own_catalogued(kb: KnowledgeBase, component: str, line: str) -> Decisive | 
     level it was logged at: an NFD worker that warns it cannot reach nfd-master
     ("addrConn.createTransport failed ... Reconnecting...") publishes no label while it
     keeps retrying, and nothing after it says it got through."""
+    if reports_xid(line):  # the Xid catalog judges it: an application Xid is no failure
+        return None
     cause = kb.catalogued_in(component, line)
     if cause is None or not cause.is_problem:
         return None
