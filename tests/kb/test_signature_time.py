@@ -1,5 +1,7 @@
-"""Every signature runs in time linear in the line: a 1 MB hostile line costs well under
-a second per pattern (unbounded ``.*`` gaps were quadratic: minutes per line).
+"""Every signature runs in time linear in the line: a 1 MB hostile line costs at most two
+seconds per pattern (unbounded ``.*`` gaps were quadratic: minutes per line; the widest
+bounded alternation, the file-state class, takes about 0.9 s of CPU here, and a slower
+CI core must not turn that into a failure).
 
 Measured in this process's CPU time: the regex's own work, the same on a loaded machine or
 beside parallel test workers, where wall time also counts the time spent waiting for a core."""
@@ -16,7 +18,7 @@ from gpunode.kb import load_kb, unbounded_gap
 from gpunode.xid import XID_LINE_PATTERNS
 
 LINE = 1_000_000
-BUDGET_S = 1.0
+BUDGET_S = 2.0
 
 
 def _patterns() -> list[tuple[str, str]]:
