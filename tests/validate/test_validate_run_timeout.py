@@ -20,8 +20,8 @@ from fake_workloads import WorkloadScript, serve_with_workloads
 from gpunode.cli import main
 
 pytestmark = pytest.mark.slow  # waits for a real deadline
-#: Room for the collection before the pods on a busy two-core machine (about 5 s there).
-DEADLINE_S = 20
+#: Room for the collection before the pods on a busy two-core machine (about 5 s there, so 2x).
+DEADLINE_S = 10
 
 
 def test_pods_that_never_finish_fail_at_the_deadline_and_are_cleaned_up(
