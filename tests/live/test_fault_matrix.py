@@ -60,7 +60,7 @@ NO_FAULTS = Faults()
 #: ``--request-timeout`` of the stall cases, and the longest each command may take under
 #: one: a few calls in a row (lists, the pod-list fallback, a node's exec after its agent
 #: facts), each given up after CALL_TIMEOUTS timeouts, plus one more read and start-up.
-TIMEOUT_S = 1.0
+TIMEOUT_S = 0.5
 STALL_BOUND_S = 4 * (kube.CALL_TIMEOUTS + 1) * TIMEOUT_S + 4
 
 
@@ -166,7 +166,7 @@ CASES = [
          unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",),
          why=("no Node object: could not list nodes cluster-wide (gave up after",)),
     Case("timeout-once", answer("hangx1 list events"), whole=True),
-    # a server that accepts and never answers, or stops mid-body (--request-timeout 1)
+    # a server that accepts and never answers, or stops mid-body (--request-timeout 0.5)
     Case("stall-list-first-page", stall("stall list nodes"), stalls=True,
          warns=("listing nodes", "failed", "timed out"),
          unknown=both("kernel", "container-runtime", "kubelet"), missing=("cluster/nodes.json",),
