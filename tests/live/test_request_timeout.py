@@ -91,15 +91,15 @@ def test_a_server_that_never_answers_is_unreachable_within_the_bound(
     kubeconfig.write_text(yaml.safe_dump(config))
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "gpunode", *command, "--kubeconfig", str(kubeconfig),
-                           "--request-timeout", "1"], capture_output=True, text=True, timeout=60,
+                           "--request-timeout", "0.5"], capture_output=True, text=True, timeout=60,
                           check=False, cwd=tmp_path)
     took = time.monotonic() - started
     assert done.returncode == 3, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"gpunode: cannot reach the Kubernetes API at {url}")
     assert "timed out" in lines[0]
-    # the probe's call gives up after 3 x 1 s (plus start-up); without the option, 20 s
-    assert took < 3 * 1.0 + 6, took
+    # the probe's call gives up after 3 x 0.5 s (plus start-up); without the option, 20 s
+    assert took < 3 * 0.5 + 6, took
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kubeconfig"]
 
 
