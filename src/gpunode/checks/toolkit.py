@@ -260,7 +260,10 @@ def cri_plugin_disabled(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 def _cri_disabled(path: str, text: str) -> list[str]:
     """The CRI plugin ids a containerd config file disables (none when it does not parse:
-    the runtime config checks say that)."""
+    the runtime config checks say that). A file that never names the key is not parsed:
+    most nodes' configs do not, and parsing each was a second of CPU at 5,000 nodes."""
+    if "disabled_plugins" not in text:
+        return []
     try:
         doc = load_toml(path, text)
     except ParseError:
