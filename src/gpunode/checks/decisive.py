@@ -195,7 +195,7 @@ def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decis
 
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
-_JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
+HOST_JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
 
 
 #: Components judged only by their own facts: a GPU is lost when nvidia-smi, NVML, the
@@ -350,7 +350,7 @@ def _refused_config(ctx: NodeContext, component: str) -> Finding | None:
     dockerd do not start on a configuration they cannot load (dockerd: 'unable to configure
     the Docker daemon with file /etc/docker/daemon.json: ...'), and no retry heals it, so the
     runtime is down until the file is fixed, whatever the kubelet last reported."""
-    journal = _JOURNALS.get(component) if component == "container-runtime" else None
+    journal = HOST_JOURNALS.get(component) if component == "container-runtime" else None
     split = ctx.text_lines("cmd", journal) if journal is not None else None
     if journal is None or split is None:
         return None
@@ -451,7 +451,7 @@ def workload_names(catalog: Catalog, text: Text, line: str) -> str | None:
 
 def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Text]:
     """What the component said on this node, most telling first for its state."""
-    journal = _JOURNALS.get(component)
+    journal = HOST_JOURNALS.get(component)
     if journal is not None and (split := ctx.text_lines("cmd", journal)) is not None:
         yield Text(ctx.obs.path_of("cmd", journal), split[0], "reports in its journal")
     pods = [sp.pod for sp in ctx.stack_pods(component)]

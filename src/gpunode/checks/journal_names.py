@@ -16,13 +16,11 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
+from gpunode.checks.decisive import HOST_JOURNALS, OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.named import named_on_node
 from gpunode.decisive import Decisive, decisive_line, lenient_line, severity
 from gpunode.model import PROBLEMS, Finding, Status
 
-#: Host components and the journal of their units in the bundle (gpunode.probe.journal).
-JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
 #: How many of a journal's last lines are read for a line naming another component.
 _TAIL = 200
 #: The journal's own component's configuration files: a line about one of them is that
@@ -38,7 +36,7 @@ _OWN_CONFIG = {
 def journal_findings(ctx: NodeContext) -> Iterator[Finding]:
     """For each host journal, its last error line that names another component, as that
     component's degraded finding quoting the line (``seen_in`` the journal's component)."""
-    for component, name in JOURNALS.items():
+    for component, name in HOST_JOURNALS.items():
         split = ctx.text_lines("cmd", name)
         if split is None:
             continue
@@ -103,4 +101,4 @@ def silent_state_findings(ctx: NodeContext, findings: Mapping[str, Sequence[Find
 
 
 #: The host journals below a pod, the runtime's first (it creates and starts containers).
-JOURNALS_BELOW = (("container-runtime", "journal-runtime.txt"), ("kubelet", "journal-kubelet.txt"))
+JOURNALS_BELOW = tuple((host, HOST_JOURNALS[host]) for host in ("container-runtime", "kubelet"))
