@@ -202,7 +202,26 @@ def _rename_gpu(case: Case, node: NodeState, out: Path) -> None:
         text = path.read_text(encoding="utf-8")
         # vGPU guests show the vGPU type as nvidia-smi prints it ("GRID A100-40C").
         shown = gpu if gpu.startswith(("NVIDIA ", "GRID ")) else f"NVIDIA {gpu}"
-        path.write_text(text.replace(node.model.product, shown), encoding="utf-8")
+        text = text.replace(node.model.product, shown)
+        if path.suffix == ".xml" and not _BASEBOARD_PART.search(gpu):
+            text = _FABRIC_BLOCK.sub(_no_fabric, text)
+        path.write_text(text, encoding="utf-8")
+
+
+#: GPU products that sit on NVSwitch baseboards (SXM modules, the superchips): the simulated
+#: HGX node's fabric registration stays theirs. Any other reported GPU (a PCIe card, a
+#: workstation or embedded GPU, a vGPU) is in no NVSwitch fabric, and nvidia-smi -q -x prints
+#: N/A in its ``<fabric>`` element, as it does on every GPU outside one.
+_BASEBOARD_PART = re.compile(
+    r"(?i:\bSXM\d?\b|\bHBM3e?\b|^(?:NVIDIA )?(?:A100|A800)(?:-\d+GB)?$|"
+    r"\b(?:H100 80GB|H200|H800|H20|B200|B300|GB200|GB300)\b(?!.*\b(?:PCIe|NVL)\b))")
+_FABRIC_BLOCK = re.compile(r"<fabric>.*?</fabric>", re.DOTALL)
+_FABRIC_VALUE = re.compile(r"(<(?P<tag>state|status|cliqueId|clusterUuid)>)[^<]*(</(?P=tag)>)")
+
+
+def _no_fabric(block: re.Match[str]) -> str:
+    """A ``<fabric>`` element as nvidia-smi prints it for a GPU in no NVSwitch fabric."""
+    return _FABRIC_VALUE.sub(lambda m: f"{m[1]}N/A{m[3]}", block[0])
 
 
 # -- scenario --------------------------------------------------------------------

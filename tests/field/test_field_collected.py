@@ -267,6 +267,31 @@ def test_the_start_scripts_exit_code_gives_way_to_the_error_before_it() -> None:
     assert found is not None and found[0] == "fabric-manager" and "NV_WARN_NOTHING_TO_DO" in found[2]
 
 
+def _status(case: Case, component: str) -> str:
+    node = next(n for n in diagnose_case(case).nodes if n.name == case.node)
+    return next(c.status.value for c in node.components if c.component == component)
+
+
+def test_fabric_manager_with_nothing_to_do_on_pcie_cards_is_no_failure() -> None:
+    """gpu-operator#610: two A40 cards on an NVLink bridge have no NVSwitch, so Fabric Manager
+    exits with NV_WARN_NOTHING_TO_DO there by design; on the HGX board of the other tests the
+    same journal is a failure (test_a_fabric_manager_unit_that_failed_...)."""
+    case = _case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_FAILED},
+                 cluster={"driver_mode": "host", "gpu_node": {"gpus": 2, "gpu": "A40"}})
+    assert _top(case) is None
+    assert _status(case, "fabric-manager") == "not-deployed"
+
+
+def test_fabric_manager_with_nothing_to_do_where_the_board_is_unknown_is_not_failed() -> None:
+    """Without a GPU model, NVSwitch device or fabric state to read, the board may or may not
+    have NVSwitches: the unit is unknown, never failed."""
+    case = _case({"kind": "node-cmd", "name": "journal-fabricmanager.txt", "text": _FM_FAILED},
+                 {"kind": "node-labels", "labels": {"nvidia.com/gpu.product": None}},
+                 {"kind": "node-cmd", "name": "nvidia-smi.txt",
+                  "text": "Failed to initialize NVML: Unknown Error\n"})
+    assert _status(case, "fabric-manager") == "unknown"
+
+
 def test_a_unit_whose_journal_holds_only_systemds_lines_is_read_in_its_own_log_file() -> None:
     at = "2024-11-04T10:00:01+0000 gpu-wk-01"
     journal = (f"{at} systemd[1]: Starting NVIDIA fabric manager service...\n"

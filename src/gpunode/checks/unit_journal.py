@@ -22,6 +22,13 @@ line ended with that error, since a running unit's last word is not an error it 
 manager cannot be started', CanvOS#700; its log ends '[ERROR] failed to configure all the
 available GPUs or NVSwitches', pytorch/ci-infra#552). A unit whose process the probe sees
 running is not judged so.
+
+Fabric Manager that finds no NVSwitch to manage (``NV_WARN_NOTHING_TO_DO`` from the NVSwitch
+driver) exits non-zero on any board; only where the board has NVSwitches is that a failure
+(an HGX baseboard whose switches the driver did not bring up). The node's facts decide
+(``nvswitch_board``): NVSwitch device nodes or a GPU registered in a fabric say the board
+has them, GPUs that are all PCIe cards (an A40 pair on an NVLink bridge) say it has none, and
+without either the unit is ``unknown``, never failed (NVIDIA/gpu-operator#610).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import check, not_deployed, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import STATE, as_catalogued, line_finding
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity
@@ -64,6 +71,59 @@ _STARTING = re.compile(r"systemd\[1\]: Starting ")
 UNIT_PROCESSES: dict[str, str] = {"fabric-manager": "nv-fabricmanager", "imex": "nvidia-imex"}
 
 
+#: Fabric Manager's words for a board without NVSwitches: the NVSwitch driver answered the
+#: query for its devices with NV_WARN_NOTHING_TO_DO ("request to query NVSwitch device
+#: information from NVSwitch driver failed with error:WARNING Nothing to do
+#: [NV_WARN_NOTHING_TO_DO]").
+_NOTHING_TO_DO = re.compile(r"\bNV_WARN_NOTHING_TO_DO\b|\bNothing to do\b")
+#: GPU products built only as PCIe cards (nvidia-smi's product name or GFD's label, which
+#: writes the same name with dashes): no NVSwitch baseboard carries them.
+_PCIE_CARD = re.compile(
+    r"(?i:\bPCIe?\b|\bNVL\b|\b(?:A2|A10G?|A16|A30|A40|L4|L20|L40S?|T4G?|P4|P40|M60|M40|M10|K80|K40m?|"
+    r"GB10|Thor)\b|\bRTX\b|\bQuadro\b|\bGeForce\b|\bTITAN\b|\bGRID\b)")
+#: GPU products of NVSwitch baseboards (HGX/DGX: SXM modules and the superchips).
+_BASEBOARD_PART = re.compile(
+    r"(?i:\bSXM\d?\b|\bHBM3e?\b|\b(?:H100 80GB|H200|H800|H20|B200|B300|GB200|GB300)\b)")
+#: A GPU's fabric state where it is in no NVSwitch fabric (or the GPU predates the field).
+_NO_FABRIC = (None, "N/A", "Not Supported")
+
+
+def nvswitch_board(ctx: NodeContext) -> bool | None:
+    """Whether the node's board has NVSwitches: True where the probe lists NVSwitch device
+    nodes, a GPU reports a fabric registration or names a baseboard part; False where every
+    GPU is a PCIe card; None where the facts say neither."""
+    probe = ctx.probe
+    if probe is not None and any(d.startswith("nvidia-nvswitch") for d in probe.host.device_nodes):
+        return True
+    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
+    products = [g.product_name for g in smi.gpus] if smi is not None else []
+    if smi is not None and any(g.fabric_state not in _NO_FABRIC for g in smi.gpus):
+        return True
+    label = ctx.node.metadata.labels.get("nvidia.com/gpu.product") if ctx.node is not None else None
+    products = products or ([label] if label else [])
+    if not products:
+        return None
+    if all(_PCIE_CARD.search(p) for p in products):
+        return False
+    return True if any(_BASEBOARD_PART.search(p) for p in products) else None
+
+
+def _nothing_to_do(ctx: NodeContext, component: str, found: Decisive) -> Finding | None:
+    """What Fabric Manager's finding no NVSwitch means on this board: nothing where the
+    board has none, unknown where the facts do not say; None where the board has NVSwitches
+    (or the line says something else), and the line stands as the failure."""
+    if component != "fabric-manager" or not _NOTHING_TO_DO.search(found.line):
+        return None
+    board = nvswitch_board(ctx)
+    if board is None:
+        return unknown(component, "Fabric Manager found no NVSwitch to manage; whether this board has "
+                       "NVSwitches is not known (no NVSwitch device, fabric state or GPU model read)")
+    if board:
+        return None
+    return not_deployed(component, "no NVSwitch on this board (PCIe GPUs): Fabric Manager has nothing to "
+                        "manage (NV_WARN_NOTHING_TO_DO)")
+
+
 def _judge_unit(ctx: NodeContext, component: str) -> Iterator[Finding]:
     name, state = UNIT_JOURNALS[component]
     split = ctx.text_lines("cmd", name)
@@ -88,6 +148,9 @@ def _judge_unit(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if found is None:
         yield problem(component, state, ended, specificity=rank)
         return
+    if (instead := _nothing_to_do(ctx, component, found)) is not None:
+        yield instead
+        return
     said = line_finding(ctx.kb, component, Status.FAILED, found, where, verb="fails in its journal",
                         specificity=rank + 1, evidence=(ended,), standalone="true")
     said = msgspec.structs.replace(said, context={**said.context, STATE: state})
@@ -108,6 +171,9 @@ def _last_words(ctx: NodeContext, component: str, journal: Sequence[str]) -> Ite
             found, where = _ending_error(ctx, component, ("files", log), split[0][-_LOG_TAIL:],
                                          len(split[0]))
     if found is None:
+        return
+    if (instead := _nothing_to_do(ctx, component, found)) is not None:
+        yield instead
         return
     rank = ctx.kb.get(state).specificity
     said = line_finding(ctx.kb, component, Status.FAILED, found, where, verb="ends its log with",
