@@ -90,11 +90,22 @@ def build_case(case: Case, out: Path) -> Path:
     finalize(world)
     for fix in post:
         fix()
+    if case.cluster.runtime_class is False:
+        _no_runtime_class(world)
     _check_landed(world, node, case, landed)
     write(world, out)
     _rename_gpu(case, node, out)
     _overlay_files(case, out)
     return out
+
+
+def _no_runtime_class(world: World) -> None:
+    """Pods and DaemonSet templates without ``runtimeClassName``, as real manifests that do
+    not ask for the NVIDIA runtime are written (``cluster.runtime_class: false``)."""
+    for pod in world.pods.values():
+        pod["spec"].pop("runtimeClassName", None)
+    for ds in world.daemonsets.values():
+        ds["spec"]["template"]["spec"].pop("runtimeClassName", None)
 
 
 def _shape_node(world: World, node: NodeState, case: Case) -> None:
@@ -231,7 +242,9 @@ def _scenario(case: Case) -> Scenario:
     """The base scenario with the case's cluster overrides and faults (checked like any scenario)."""
     raw: dict[str, Any] = msgspec.to_builtins(load_scenario(case.scenario))
     cluster = raw["cluster"]
-    over = {k: v for k, v in msgspec.to_builtins(case.cluster).items() if k != "gpu_node" and v is not None}
+    builder_only = ("gpu_node", "runtime_class")
+    over = {k: v for k, v in msgspec.to_builtins(case.cluster).items()
+            if k not in builder_only and v is not None}
     cluster.update(over)
     if case.cluster.gpu_node is not None:
         fields = {k: v for k, v in msgspec.to_builtins(case.cluster.gpu_node).items() if v is not None}

@@ -234,6 +234,10 @@ class ClusterOverride(_Strict, frozen=True):
     components: tuple[str, ...] | None = None
     kubernetes_version: str | None = None
     gpu_node: GpuNodeOverride | None = None
+    #: false: the stack's pods and DaemonSet templates name no RuntimeClass, as static
+    #: manifests, Helm charts without ``runtimeClassName`` and GPU Operator releases before
+    #: 1.9 deploy them (their containers get the NVIDIA runtime only where it is the default).
+    runtime_class: bool | None = None
 
 
 class Case(_Strict, frozen=True):

@@ -253,3 +253,18 @@ def test_a_runtime_the_case_names_keeps_its_version_on_any_platform(tmp_path: Pa
     versions = {n["status"]["nodeInfo"]["containerRuntimeVersion"] for n in _items(out, "nodes")}
     assert all(v.startswith("containerd://2.") for v in versions), versions
     assert top_root_cause(diagnose_case(msgspec.convert(raw, Case)), "gpu-wk-01") is None
+
+
+def test_a_case_whose_manifests_ask_for_no_runtime_class_gets_pods_without_one(tmp_path: Path) -> None:
+    """``cluster.runtime_class: false``: static manifests and charts without
+    runtimeClassName (NVIDIA/dcgm-exporter#612's Helm install) leave every pod and DaemonSet
+    template without one, which the default-runtime reasoning reads."""
+    case = _case("dcgm-exporter-612-nvml-library-not-found")
+    assert case.cluster.runtime_class is False
+    out = build_case(case, tmp_path / case.id)
+    assert not [p["metadata"]["name"] for p in _items(out, "pods") if p["spec"].get("runtimeClassName")]
+    assert not [d["metadata"]["name"] for d in _items(out, "daemonsets")
+                if d["spec"]["template"]["spec"].get("runtimeClassName")]
+    plain = msgspec.structs.replace(case, cluster=msgspec.structs.replace(case.cluster, runtime_class=None))
+    again = build_case(plain, tmp_path / "with-class")
+    assert any(p["spec"].get("runtimeClassName") == "nvidia" for p in _items(again, "pods"))

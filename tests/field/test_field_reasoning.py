@@ -39,6 +39,28 @@ def test_no_nvml_in_an_operand_without_runtime_class_is_traced_to_the_default_ru
     assert _top_without_runtime_class(tmp_path, case) == ("container-toolkit", "nvidia_not_default_runtime")
 
 
+def test_any_operand_without_driver_user_space_and_no_runtime_class_names_the_default_runtime() -> None:
+    """Operands that ask for no RuntimeClass where nvidia is not the default get no driver
+    user space: Volcano's vGPU plugin finds no NVML (Project-HAMi/volcano-vgpu-device-plugin#155:
+    'failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND'), the DCGM exporter's script no
+    nvidia-smi (NVIDIA/gpu-monitoring-tools#2: 'nvidia-smi: command not found'), and a plugin
+    that logs the default-runtime hint and then runs without a GPU (NVIDIA/k8s-device-plugin#139)."""
+    for name in ("volcano-vgpu-device-plugin-155-containerd-runc-no-nvml.yaml",
+                 "gpu-monitoring-tools-2-dcgm-exporter-nvidia-smi-not-found-runtime.yaml",
+                 "k8s-device-plugin-139-docker-1903-native-gpus-no-nvidia-runtime.yaml",
+                 "gpu-feature-discovery-36-k3s-no-labels.yaml"):
+        assert _top(load_case(CASES_DIR / name)) == ("container-toolkit", "nvidia_not_default_runtime"), name
+
+
+def test_the_same_missing_nvidia_smi_with_the_runtime_class_stays_the_operands() -> None:
+    """With runtimeClassName nvidia the pod got the NVIDIA runtime, so the default is not why
+    nvidia-smi is missing: the line stays the exporter's own."""
+    case = load_case(CASES_DIR / "gpu-monitoring-tools-2-dcgm-exporter-nvidia-smi-not-found-runtime.yaml")
+    asked = msgspec.structs.replace(case, cluster=msgspec.structs.replace(case.cluster, runtime_class=None))
+    top = top_root_cause(diagnose_case(asked), asked.node)
+    assert top is not None and top.cause != "nvidia_not_default_runtime"
+
+
 def test_an_operand_that_asks_for_the_nvidia_runtime_is_not_blamed_on_the_default() -> None:
     """k8s-device-plugin#1805, gpu-operator#2874: the pod names runtimeClassName nvidia, so
     which runtime is the default cannot be why it has no NVML."""
