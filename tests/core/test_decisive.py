@@ -146,6 +146,34 @@ def test_a_cdi_device_name_opened_as_a_path_names_the_runtime() -> None:
     assert catalog.named_in("Error: stat /dev/nvidia0: no such file or directory") != "container-runtime"
 
 
+def test_a_volume_under_a_mount_the_runtime_does_not_share_names_the_runtime() -> None:
+    """containerd builds the spec of a pod whose hostPath volume asks for Bidirectional
+    propagation under a host mount its mount namespace does not share: the runtime's (and the
+    host's) mount setup refuses it, whichever pod asked. Line as reported in
+    NVIDIA/gpu-operator issue 315 (strict MicroK8s, the toolkit's /run/nvidia/validations)."""
+    catalog = load_catalog()
+    line = ('Error: failed to generate container '
+            '"4f9f599983966384f285f14cada1b56b7697cb05d5219fcba3f815d0fc3249b2" spec: failed to generate '
+            'spec: path "/run/nvidia/validations" is mounted on "/run" but it is not a shared mount')
+    assert catalog.named_in(line) == "container-runtime"
+    assert KB.class_of(line) == "error_file_state"
+    assert catalog.named_in('path "/run/nvidia/validations" is mounted on "/run"') is None
+
+
+def test_a_missing_file_of_the_drivers_proc_tree_names_the_driver() -> None:
+    """The runtime hook mounts the loaded driver's /proc/driver/nvidia files into the
+    container; one that is absent is the driver's state (the loaded module is not the one the
+    files on disk describe), though nvidia-container-cli says it. Line as reported in
+    NVIDIA/nvidia-docker issue 1068 (fixed by a reboot)."""
+    catalog = load_catalog()
+    line = ("nvidia-container-cli: mount error: mount operation failed: /home/znxj/dockerRootDir/overlay2/"
+            "b9f5385b968a94c6b4f400a73728b66ee7223bf566fb8a3a44d5fdd02855acee/merged/proc/driver/nvidia/"
+            "params/version/registry: no such file or directory")
+    assert catalog.named_in(line) == "driver"
+    assert catalog.named_in("nvidia-container-cli: mount error: mount operation failed: "
+                            "/usr/lib/libfoo.so: no such file or directory") == "container-toolkit"
+
+
 def test_a_missing_versioned_driver_library_at_container_start_names_the_toolkit() -> None:
     """A driver library named with the driver's version that the runtime cannot find when it
     creates a container: the mount list the toolkit generated (a CDI spec) predates the
