@@ -6,7 +6,7 @@ Message texts follow the components' real output (shared/reference/gpu-stack-fac
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -317,7 +317,7 @@ def toolkit_log(ctx: LogCtx) -> str:
 # -- device plugin, GFD, DCGM exporter, MIG manager --------------------------------
 
 
-def device_plugin_start(t: list[datetime]) -> list[str]:
+def device_plugin_start(t: Sequence[datetime]) -> list[str]:
     """Plugin start-up up to the point where it talks to NVML."""
     return [
         klog(
@@ -376,7 +376,7 @@ NVML_HINTS = [
 ]
 
 
-def nvml_failure(t: list[datetime], error: str) -> list[str]:
+def nvml_failure(t: Sequence[datetime], error: str) -> list[str]:
     """What the plugin prints when NVML cannot be initialised."""
     lines = [
         klog(
@@ -424,7 +424,7 @@ def gfd_log(ctx: LogCtx) -> str:
     )
 
 
-def dcgm_start(t: list[datetime]) -> list[str]:
+def dcgm_start(t: Sequence[datetime]) -> list[str]:
     return [
         slog(t[0], "INFO", "Starting dcgm-exporter", "Version=4.1.1-4.0.4"),
         slog(t[1], "INFO", "Attempting to initialize DCGM."),
@@ -494,7 +494,7 @@ def mofed_log(ctx: LogCtx) -> str:
     )
 
 
-def rdma_start(t: list[datetime], device_ids: str = "") -> list[str]:
+def rdma_start(t: Sequence[datetime], device_ids: str = "") -> list[str]:
     """The RDMA shared device plugin's startup, up to the config it loaded; faults reuse it."""
     return [
         stdlog(t[0], "Starting K8s RDMA Shared Device Plugin version= master"),
