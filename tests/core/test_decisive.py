@@ -210,3 +210,15 @@ def test_explain_keeps_a_catalogued_cause_first() -> None:
 def test_explain_stays_silent_on_healthy_text() -> None:
     found = explain_lines(["Starting", "Registered device plugin for 'nvidia.com/gpu' with Kubelet"], KB)
     assert not found.matched and found.decisive is None
+
+
+def test_the_toolkits_ldconfig_missing_under_a_driver_root_is_the_wrong_ldconfig_path() -> None:
+    """The runtime hook runs the toolkit's ldconfig inside the driver root the GPU Operator
+    mounts (/run/nvidia/driver); a CentOS driver image has /sbin/ldconfig and no
+    ldconfig.real, the Ubuntu name the toolkit was set to. Line as reported in
+    NVIDIA/gpu-operator issue 133."""
+    line = ("nvidia-container-cli.real: ldcache error: open failed: /run/nvidia/driver/sbin/ldconfig.real: "
+            "no such file or directory: unknown")
+    assert explain_lines([line], KB).matches[0].cause.code == "toolkit_ldconfig_path_wrong"
+    other = "nvidia-container-cli: ldcache error: open failed: /etc/ld.so.cache: no such file or directory"
+    assert all(m.cause.code != "toolkit_ldconfig_path_wrong" for m in explain_lines([other], KB).matches)

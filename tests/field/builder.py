@@ -86,6 +86,7 @@ def build_case(case: Case, out: Path) -> Path:
             raise CaseError(f"{case.id}: evidence[{i}] ({ev.__struct_config__.tag}): {exc}") from exc
         if key is not None:
             landed.append((i, ev, key))
+    _never_ran(world, node, case)
     _operator_labels(world, node, case)
     finalize(world)
     for fix in post:
@@ -439,6 +440,35 @@ def _ends_in_exit(text: str) -> bool:
     if not lines:
         return False
     return _EXIT_LINE.search(lines[-1]) is not None or _PANIC.search("\n".join(lines[-80:])) is not None
+
+
+#: A kubelet ``Failed`` event whose message says the runtime could not create or start the
+#: container (its OCI runtime, a hook, the shim, the spec): that container never ran.
+_NOT_CREATED = re.compile(
+    r"OCI runtime (?:create|start) failed|failed to create (?:containerd task|shim)"
+    r"|error (?:running|executing) hook|failed to generate (?:container \S+ )?spec"
+    r"|(?:createContainer|prestart|createRuntime) hook")
+
+
+def _never_ran(world: World, node: NodeState, case: Case) -> None:
+    """A container the runtime refuses to create wrote no log: where a case shows its pod's
+    ``Failed`` create error and a crash state but no log of that container, the simulator's
+    log of a healthy run (the validator's retries before its driver answered) is not what
+    the node holds, and is dropped."""
+    for ev in case.evidence:
+        if not (isinstance(ev, EventEv) and ev.component is not None and ev.object is None
+                and ev.reason == "Failed" and _NOT_CREATED.search(ev.message)):
+            continue
+        logged = {e.container for e in case.evidence if isinstance(e, LogEv) and e.component == ev.component}
+        for state in case.evidence:
+            if not (isinstance(state, PodStateEv) and state.component == ev.component):
+                continue
+            key = _pod_key(world, node, state.component, state.container)
+            ctr = _container(world, key, state.component, state.container, state.init
+                             or state.state.startswith("Init:"))
+            if ctr.name not in logged:
+                world.logs.pop(f"{key}/{ctr.name}", None)
+                world.logs.pop(f"{key}/{ctr.name}.previous", None)
 
 
 def _has_state(case: Case, component: str, container: str) -> bool:

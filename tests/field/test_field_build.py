@@ -268,3 +268,18 @@ def test_a_case_whose_manifests_ask_for_no_runtime_class_gets_pods_without_one(t
     plain = msgspec.structs.replace(case, cluster=msgspec.structs.replace(case.cluster, runtime_class=None))
     again = build_case(plain, tmp_path / "with-class")
     assert any(p["spec"].get("runtimeClassName") == "nvidia" for p in _items(again, "pods"))
+
+
+def test_a_container_the_runtime_refuses_to_create_has_no_log(tmp_path: Path) -> None:
+    """NVIDIA/gpu-operator#133: the runtime hook fails before driver-validation starts, so
+    the crash-looping init container wrote nothing; the simulator's log of a healthy run
+    (its retries until nvidia-smi answered) is not in the bundle, and the event's line,
+    not a retry, names the cause."""
+    case = _case("gpu-operator-133-centos8-driver-root-no-ldconfig-real")
+    out = build_case(case, tmp_path / case.id)
+    pod = next(p for p in _on_node(_items(out, "pods"), "nvidia-operator-validator", case.node))
+    folder = out / "logs" / pod["metadata"]["namespace"] / pod["metadata"]["name"]
+    assert not list(folder.glob("driver-validation*.log"))
+    top = top_root_cause(diagnose_case(case), case.node)
+    assert top is not None
+    assert (top.component, top.cause) == ("container-toolkit", "toolkit_ldconfig_path_wrong")
