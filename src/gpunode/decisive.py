@@ -94,8 +94,11 @@ _NOISE = re.compile(
     r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b",
     re.IGNORECASE,
 )
-#: A wait that ended in failure is the error, not a progress line ("waiting for" is noise).
-_FAILED_WAIT = re.compile(r"(?i:\b(?:error|failed|failure|timed out|timeout|gave up) (?:while )?waiting for)")
+#: A wait that ended in failure is the error, not a progress line ("waiting for" is noise);
+#: so is a success denied ("did not terminate successfully": containerd's go-runc on a runtime
+#: binary that exited non-zero, "was not successful", "unsuccessful").
+_FAILED_WAIT = re.compile(r"(?i:\b(?:error|failed|failure|timed out|timeout|gave up) (?:while )?waiting for|"
+                          r"\b(?:not|never)(?: \w+){0,2} success(?:ful(?:ly)?)?\b|\bunsuccessful)")
 _NOT_ERROR_LEVELS = frozenset(
     {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac"})
 _ERROR_LEVELS = frozenset({

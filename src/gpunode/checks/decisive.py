@@ -440,10 +440,22 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
 KUBELET_ADMISSION = frozenset({"UnexpectedAdmissionError", "TopologyAffinityError"})
 
 
+#: The NVIDIA runtime changes only an OCI ``create`` (it adds its hook or CDI devices to the
+#: spec) and hands every other command to runc as it came: its failure to kill, delete,
+#: pause or resume a container is runc's, relayed; containerd's go-runc names the binary it
+#: ran ("… after kill: /usr/bin/nvidia-container-runtime did not terminate successfully: exit
+#: status 1: unable to signal init: permission denied", NVIDIA/nvidia-container-toolkit#796).
+_RELAYED = re.compile(r"(?i:\b(?:kill|delete|pause|resume|signal)\b[^:]{0,40}:\s*\S*"
+                      r"nvidia-container-runtime(?:\.\w+)? did not terminate successfully)")
+
+
 def workload_names(catalog: Catalog, text: Text, line: str) -> str | None:
     """The stack component a GPU workload's error line names: the lowest layer its words
-    name, else the kubelet when its own admission managers refused the pod."""
+    name (the container runtime for what the NVIDIA runtime only relays), else the kubelet
+    when its own admission managers refused the pod."""
     target = catalog.named_in(line)
+    if target == "container-toolkit" and _RELAYED.search(line):
+        return "container-runtime"
     if target is None and text.reason in KUBELET_ADMISSION:
         return "kubelet"
     return target

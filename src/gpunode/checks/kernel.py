@@ -5,7 +5,9 @@ more than those: any ``NVRM:`` line that reads as a failure (an init, assertion,
 GSP firmware, RPC or heartbeat timeout, a lost GPU, "caused by previous Xid")
 and any module the loader refused (unknown symbol, version disagreement, bad
 signature or format; not the taint notice "module verification failed", after which
-the module loads) is evidence against the component that owns it. The
+the module loads) is evidence against the component that owns it; so is a stack
+program the kernel killed for a fault (a segfault, a general protection fault in its
+binary or library). The
 owner is the lowest component the line names (``named_by`` in the catalog: a
 BAR or VBIOS problem names the GPU hardware), else the module's family: the
 ``nvidia*`` modules are the driver's, and so is the GPU's peer-memory client whatever its
@@ -30,7 +32,18 @@ from gpunode.model import Finding, Status
 #: Literals one of which every line judged here holds (most nodes' logs: none).
 _LITERALS = ("NVRM", "Unknown symbol", "disagrees about version", "Invalid module format",
              "Key was rejected", "could not insert", "nv_mem ", "nvidia-peermem ",
-             "ailed to insert module", "rror loading module", "ailed to load module")
+             "ailed to insert module", "rror loading module", "ailed to load module",
+             "segfault at ", "general protection", "] trap ", ": trap ")
+#: The kernel's report of a user process it killed for a fault (arch/x86/mm/fault.c
+#: show_signal_msg, arch/x86/kernel/traps.c): ``<comm>[<pid>]: segfault at <addr> ip … sp …
+#: error <n> in <object>[…]``, ``traps: <comm>[<pid>] general protection fault ip:… in <object>``,
+#: ``traps: <comm>[<pid>] trap invalid opcode …``. The process (its name cut to 15
+#: characters) or the object it crashed in names the stack component whose binary it is:
+#: nvidia-container-cli dying in libnvidia-container.so starts no GPU container
+#: (NVIDIA/nvidia-container-toolkit#1101).
+_PROCESS_CRASH = re.compile(
+    r"(?:^|\]\s*|traps: )[^\s\[\]]{1,16}\[\d+\]:? (?:segfault at \w+|general protection(?: fault)?|"
+    r"trap (?:invalid opcode|divide error|stack segment|int3))\b")
 #: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
 #: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
 #: ("nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"):
@@ -65,6 +78,8 @@ _RDMA_MODULE = re.compile(r"rdma")
 _ROUTINE = re.compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
                       r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
 _OWNED = ("driver", "gpu-hardware", "ofed")
+#: Components whose host binaries the kernel may report killed by a fault (``_PROCESS_CRASH``).
+_CRASHING = ("container-toolkit", "container-runtime", "fabric-manager", "imex", "dcgm-exporter")
 #: The driver could not bring up one GPU (the module itself loaded): RM's adapter init
 #: failed. Alone, that GPU is the one at fault (its BARs, power or seating, the BIOS's
 #: Above 4G / Resizable BAR, a VM's MMIO window); a driver problem says so in other NVRM
@@ -91,7 +106,7 @@ def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
     yield finding
 
 
-for _owned in _OWNED:
+for _owned in (*_OWNED, *_CRASHING):
     check(_owned)(kernel_failures)
 
 
@@ -145,6 +160,8 @@ def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
         name = (module["module"] or module["inserted"] or module["loaded"]).replace("-", "_")
         owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
         return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
+    if _PROCESS_CRASH.search(line):
+        return named_in(line)
     peer = _PEER_MEMORY.search(line)
     if peer is not None:
         return "driver" if severity(peer["text"]) else None

@@ -40,7 +40,8 @@ from gpunode.bundle.kube import Pod
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import MESSAGE, OWN_FACTS_ONLY, as_catalogued, line_finding
-from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity
+from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
+from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
@@ -83,15 +84,55 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         if found is not None and catalog.named_in(found.line) is None:
             found = _naming_neighbour(log.lines, found, catalog.named_in) or found
         if found is None or catalog.named_in(found.line) is None:
-            found = _nccl_warning(log.lines, catalog.named_in) or found
+            found = _nccl_warning(log.lines, catalog.named_in) or _catalogued_line(ctx.kb, log.lines,
+                                                                                  catalog.named_in) or found
         target = catalog.named_in(found.line) if found is not None else None
         if found is None or target is None or target in OWN_FACTS_ONLY:
             continue
         done.add(key)
         verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
-        yield _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
+        finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
+        yield _without_nvidia_runtime(ctx, pod, finding)
+
+
+def _catalogued_line(kb: KnowledgeBase, lines: Sequence[str],
+                     named_in: Callable[[str], str | None]) -> Decisive | None:
+    """The last line that names a stack component and is one of that component's catalogued
+    failures in pasted text, whatever level the job gave it: Triton logs CUDA's
+    cudaErrorInsufficientDriver at warning level and runs on without pinned memory or a GPU
+    (bottlerocket-os/bottlerocket-kernel-kit#254); the job's level judges the job, not the
+    layer under it."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        target = named_in(line) if line else None
+        if target is None or reports_xid(line):
+            continue
+        said = message_of(line)
+        if any(cause.is_problem and m.regex.search(said) for cause, m in kb.matchers(target, "text")):
+            return Decisive(index + 1, line[:MAX_LINE], 1)
+    return None
+
+
+def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Finding:
+    """A driver too old for the job's CUDA, settled by the node's facts: CUDA reports the same
+    insufficient driver when the container got no driver library at all, which is what a pod
+    that names no RuntimeClass gets where the runtime's default is not NVIDIA's (plain runc,
+    no CDI injection; NVIDIA/gpu-operator#1017). Then the runtime's default is the fault."""
+    if finding.cause != _TOO_OLD or pod.spec.runtime_class_name:
+        return finding
+    setup = ctx.runtime_setup
+    if setup is None or not setup.nvidia or setup.default_is_nvidia or setup.cdi_enabled:
+        return finding
+    known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
+    return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
+                                   status=known.severity, specificity=max(known.specificity,
+                                                                          finding.specificity))
+
+
+#: The driver's cause CUDA's insufficient-driver error names (checks.workload_logs settles it).
+_TOO_OLD = "cuda_driver_too_old"
 
 
 def _as_text_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:

@@ -1,0 +1,101 @@
+"""Stack components that fail without a pod state saying so, read from where they spoke:
+a stack program the kernel killed for a fault, what the NVIDIA runtime only relays from
+runc, and CUDA's insufficient-driver error in a GPU job's log whatever level the job gave
+it, settled by the pod's runtime."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from case import Case
+from scoreboard import diagnose_case, top_root_cause
+
+from gpunode.decisive import severity
+
+
+def _case(*evidence: dict[str, Any], **cluster: Any) -> Case:
+    raw = {"id": "x-quiet-failures", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": list(evidence), "expect": {"healthy": False}, "cluster": cluster}
+    return msgspec.convert(raw, Case)
+
+
+def _top(case: Case) -> tuple[str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
+#: https://github.com/NVIDIA/nvidia-container-toolkit/issues/1101 (libnvidia-container 1.17.7 on Arch).
+SEGFAULT = ("[  182.001204] nvidia-containe[5657]: segfault at 0 ip 000070190de67398 sp 00007ffc29492650 "
+            "error 4 in libnvidia-container.so.1.17.7[a398,70190de61000+15000] likely on CPU 6 "
+            "(core 12, socket 0)\n")
+
+
+def test_a_stack_program_the_kernel_killed_for_a_fault_is_its_component_s_failure() -> None:
+    case = _case({"kind": "node-cmd", "name": "dmesg.txt", "text": SEGFAULT}, driver_mode="host")
+    assert _top(case) == ("container-toolkit", "error_unclassified")
+
+
+def test_a_crash_of_a_program_outside_the_stack_accuses_no_component() -> None:
+    # the same kernel line for a process and object the catalog does not name
+    line = SEGFAULT.replace("nvidia-containe", "python3")
+    line = line.replace("libnvidia-container.so.1.17.7", "libc.so.6")
+    case = _case({"kind": "node-cmd", "name": "dmesg.txt", "text": line}, driver_mode="host")
+    assert _top(case) is None
+
+
+#: https://github.com/NVIDIA/nvidia-container-toolkit/issues/796 (runc's broken AppArmor profile).
+KILL = ("ctr: unknown error after kill: /usr/bin/nvidia-container-runtime did not terminate successfully: "
+        "exit status 1: unable to signal init: permission denied")
+
+
+def test_a_success_denied_is_an_error_not_noise() -> None:
+    assert severity(KILL) == 1
+    assert severity("Successfully registered node") == 0
+
+
+def test_what_the_nvidia_runtime_only_relays_from_runc_is_the_container_runtime_s() -> None:
+    event = {"kind": "event", "object": {"kind": "Pod", "name": "gpu-workload"}, "type": "Warning",
+             "reason": "FailedKillPod", "message": KILL}
+    assert _top(_case(event)) == ("container-runtime", "error_permission_denied")
+
+
+#: https://github.com/bottlerocket-os/bottlerocket-kernel-kit/issues/254 (Triton on CUDA 13, R570 driver).
+TRITON = ('W0828 21:14:00.831708 1433 pinned_memory_manager.cc:273] "Unable to allocate pinned system '
+          'memory, pinned memory pool will not be available: CUDA driver version is insufficient for CUDA '
+          'runtime version"\n')
+
+
+def test_cuda_s_insufficient_driver_at_warning_level_in_a_job_names_the_driver() -> None:
+    log = {"kind": "log", "object": {"kind": "Pod", "name": "triton-server"}, "text": TRITON}
+    assert _top(_case(log)) == ("driver", "cuda_driver_too_old")
+
+
+def test_a_job_at_warning_level_naming_nothing_catalogued_accuses_no_component() -> None:
+    text = 'W0828 21:14:00.831708 1433 model.cc:12] "Unable to open model config, using defaults"\n'
+    log = {"kind": "log", "object": {"kind": "Pod", "name": "triton-server"}, "text": text}
+    assert _top(_case(log)) is None
+
+
+def test_the_same_error_in_a_pod_that_got_no_nvidia_runtime_is_the_runtime_s_default() -> None:
+    # NVIDIA/gpu-operator#1017: the vectoradd pod names no RuntimeClass, runc is the default and
+    # no CDI injects devices, so the container has no driver library and CUDA says the same.
+    text = ("Failed to allocate device vector A (error code CUDA driver version is insufficient for CUDA "
+            "runtime version)!\n")
+    log = {"kind": "log", "object": {"kind": "Pod", "name": "cuda-vectoradd"}, "text": text}
+    assert _top(_case(log, cdi=False)) == ("driver", "cuda_driver_too_old")  # nvidia is the default
+    config = {"kind": "node-file", "path": "etc/containerd/config.toml", "text": RUNC_DEFAULT}
+    assert _top(_case(log, config, cdi=False)) == ("container-toolkit", "nvidia_not_default_runtime")
+
+
+#: containerd 1.7's config as the toolkit leaves it with CONTAINERD_SET_AS_DEFAULT=false.
+RUNC_DEFAULT = """version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "runc"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+  runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+  BinaryName = "/usr/local/nvidia/toolkit/nvidia-container-runtime"
+"""
