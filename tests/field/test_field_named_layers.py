@@ -111,6 +111,17 @@ def test_the_uvm_module_names_the_driver() -> None:
     assert load_catalog().named_in(line) == "driver"
 
 
+def test_nccls_ib_transport_failing_in_its_own_setup_names_the_gpudirect_path() -> None:
+    """NVIDIA/nccl#1573: NCCL's IB transport reading a RoCE GID type in a pod; a port or
+    completion error (NVIDIA/nccl#426) stays the links', a lower layer, and the INFO line
+    of a fallback to sockets names no one."""
+    named = load_catalog().named_in
+    assert named("WARN NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument") == "gpudirect-rdma"
+    assert named("-worker-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with "
+                 "error 12, opcode 1, len 0, vendor err 129") == "rdma-links"
+    assert named("train-0:123:456 [0] NCCL INFO NET/IB : No device found.") is None
+
+
 def test_a_sandbox_that_a_named_layer_stops_explains_the_runtimes_state() -> None:
     # aws/amazon-vpc-cni-k8s#3104: containerd's nvidia handler points at a binary not installed,
     # so no sandbox starts (the CNI's neither) and the kubelet reads the runtime as not ready
@@ -211,3 +222,28 @@ def test_a_crash_that_said_nothing_reads_the_runtime_journal_below() -> None:
     assert _top(_case(journal, crash, cluster=crio)) == ("container-runtime", "error_unclassified")
     # the same journal under a healthy node is no finding: only a silent crash reads it
     assert _top(_case(journal, cluster=crio)) is None
+
+
+#: containerd building the plugin validator's spec from the device plugin's allocation
+#: (NVIDIA/gpu-operator#377, GPU Operator 1.11 on a host driver).
+_STALE_ROOT = ('failed to generate container '
+               '"007d48a1ac46028b08d2a25a97d47e7c7908970765866697678cb61500c1b1b9" spec: failed to generate '
+               "spec: lstat /run/nvidia/driver/dev/nvidiactl: no such file or directory")
+
+
+def _validator_cannot_start(driver_mode: str) -> Case:
+    state = {"kind": "pod-state", "component": "validator", "container": "plugin-validation",
+             "state": "Init:CreateContainerError", "message": _STALE_ROOT}
+    return _case(state, cluster={"driver_mode": driver_mode})
+
+
+def test_a_device_node_under_a_driver_root_the_host_driver_does_not_use_names_the_device_plugin() -> None:
+    """With the driver on the host, the operator's driver root is not where its device nodes
+    are: the spec that names them there came from a stale allocation of the device plugin."""
+    found = _top(_validator_cannot_start("host"))
+    assert found is not None and found[0] == "device-plugin"
+
+
+def test_the_same_device_node_missing_under_the_drivers_own_root_names_the_driver() -> None:
+    found = _top(_validator_cannot_start("operator"))
+    assert found is not None and found[0] == "driver"
