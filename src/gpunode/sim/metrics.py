@@ -74,8 +74,9 @@ class GpuUse:
         return bool(self.pod)
 
 
-def _value(field: str, gpu: Gpu, model: GpuModel, use: GpuUse) -> str:
-    """A plausible sample for one field of one GPU."""
+def _values(gpu: Gpu, model: GpuModel, use: GpuUse) -> dict[str, object]:
+    """Plausible samples of one GPU's fields (a field not here reads 0); made once per GPU,
+    not once per field."""
     busy = use.busy
     used = 72534 if busy else 0
     values = {
@@ -99,7 +100,7 @@ def _value(field: str, gpu: Gpu, model: GpuModel, use: GpuUse) -> str:
         "DCGM_FI_PROF_PCIE_TX_BYTES": 88117 if busy else 2874,
         "DCGM_FI_PROF_PCIE_RX_BYTES": 123551 if busy else 3127,
     }
-    return str(values.get(field, 0))
+    return values
 
 
 # Families a vGPU guest's DCGM exporter does not serve (dcgm-exporter issue 236).
@@ -110,20 +111,25 @@ def dcgm_scrape(node: NodeState, uses: list[GpuUse]) -> str:
     """The exporter's /metrics for the GPUs it can see (lost GPUs are gone from DCGM too)."""
     assert node.model is not None
     visible = [(g, u) for g, u in zip(node.gpus, uses, strict=True) if not g.lost or g.last_xid]
+    # Each GPU's samples and label sets once, not once per field (25 fields a GPU).
+    series = [(gpu, _values(gpu, node.model, use), _labels(node, gpu, use), _labels(node, gpu, use, xid=True))
+              for gpu, use in visible]
     out: list[str] = []
     for field, kind, help_text in DCGM_FIELDS:
         out += [f"# HELP {field} {help_text}", f"# TYPE {field} {kind}"]
-        for gpu, use in visible:
-            if gpu.lost and field != "DCGM_FI_DEV_XID_ERRORS":
+        xid = field == "DCGM_FI_DEV_XID_ERRORS"
+        for gpu, values, labels, xid_labels in series:
+            if gpu.lost and not xid:
                 continue
             if gpu.vgpu and field in VGPU_ABSENT_FIELDS:
                 continue
-            out.append(f"{field}{{{_labels(node, gpu, use, field)}}} {_value(field, gpu, node.model, use)}")
+            out.append(f"{field}{{{xid_labels if xid else labels}}} {values.get(field, 0)}")
     return "\n".join(out) + "\n"
 
 
-def _labels(node: NodeState, gpu: Gpu, use: GpuUse, field: str) -> str:
-    """Label set in the exporter's fixed order (§6.3)."""
+def _labels(node: NodeState, gpu: Gpu, use: GpuUse, xid: bool = False) -> str:
+    """Label set in the exporter's fixed order (§6.3); `xid` adds the error's code and name
+    where the XID field of a GPU that had one is labelled."""
     assert node.model is not None
     parts = [
         f'gpu="{gpu.index}"',
@@ -135,7 +141,7 @@ def _labels(node: NodeState, gpu: Gpu, use: GpuUse, field: str) -> str:
         f'DCGM_FI_DRIVER_VERSION="{DRIVER_VERSION}"',
         f'container="{use.container}"',
     ]
-    if field == "DCGM_FI_DEV_XID_ERRORS" and gpu.last_xid:
+    if xid and gpu.last_xid:
         parts += [f'err_code="{gpu.last_xid}"', f'err_msg="{XID_NAMES.get(gpu.last_xid, "")}"']
     parts += [f'namespace="{use.namespace}"', f'pod="{use.pod}"']
     return ",".join(parts)

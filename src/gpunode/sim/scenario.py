@@ -7,6 +7,7 @@ Every problem becomes one `UsageError` line naming the file and the field.
 
 from __future__ import annotations
 
+import functools
 import re
 from importlib import resources
 from pathlib import Path
@@ -201,8 +202,11 @@ def _read_source(path_or_name: str | Path) -> tuple[str, str]:
     return bundled.read_text(encoding="utf-8"), f"{path_or_name}.yaml"
 
 
+@functools.lru_cache(maxsize=256)
 def _decode(text: str, label: str) -> Scenario:
-    """YAML text to a Scenario; one-line UsageError naming the field on failure."""
+    """YAML text to a Scenario; one-line UsageError naming the field on failure. Kept per
+    text: a Scenario is frozen all the way down, and the field corpus reads the same few
+    bundled scenarios hundreds of times (a failure is not kept, so it is raised again)."""
     try:
         raw = bounded_yaml(text, label)
     except ValueError as exc:  # an alias bomb, nesting past the limit: one line naming it

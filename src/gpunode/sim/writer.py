@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 import tarfile
 import tempfile
@@ -85,22 +86,37 @@ def _is_sim_bundle(path: Path) -> bool:
     return isinstance(manifest, dict) and manifest.get("source") == "sim"
 
 
-def _put(root: Path, rel: str, data: bytes | str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
+class _Files:
+    """Writes a bundle's files under one root, making each folder once: a bundle is
+    thousands of small files in a few hundred folders, and a `mkdir -p` and a `Path` per
+    file were a fifth of the CPU of writing one."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root)
+        self.made: set[str] = set()
+
+    def put(self, rel: str, data: bytes | str) -> None:
+        """Write `data` to `rel` (a POSIX path under the root)."""
+        path = f"{self.root}/{rel}"
+        folder = path.rpartition("/")[0]
+        if folder not in self.made:
+            os.makedirs(folder, exist_ok=True)
+            self.made.add(folder)
+        with open(path, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
 
 
 def _write_dir(world: World, root: Path) -> None:
     try:
         root.mkdir(parents=True, exist_ok=True)
-        _put(root, "manifest.json", to_json(manifest(world)))
-        _write_cluster(world, root)
-        _write_logs(world, root)
+        files = _Files(root)
+        files.put("manifest.json", to_json(manifest(world)))
+        _write_cluster(world, files)
+        _write_logs(world, files)
         for node in world.gpu_nodes():
             if node.data and node.host.reachable:
                 for rel, data in node_files(world, node).items():
-                    _put(root, f"nodes/{node.name}/{rel}", data)
+                    files.put(f"nodes/{node.name}/{rel}", data)
     except OSError as exc:
         raise BundleError(f"{root}: cannot write bundle: {exc.strerror}") from exc
 
@@ -125,24 +141,24 @@ def _sorted_items(objs: list[Obj]) -> list[Obj]:
     return sorted(objs, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
 
 
-def _write_cluster(world: World, root: Path) -> None:
-    files: dict[str, list[Obj]] = {
+def _write_cluster(world: World, files: _Files) -> None:
+    lists: dict[str, list[Obj]] = {
         "nodes": [n.obj for n in world.nodes.values()],
         "pods": list(world.pods.values()),
         "daemonsets": list(world.daemonsets.values()),
         "deployments": list(world.deployments.values()),
         "events": world.events,
     } | world.resources
-    for name, items in files.items():
-        _put(root, f"cluster/{name}.json", to_json(object_list(_sorted_items(items))))
-    _put(root, "cluster/version.json", to_json(cluster_objects.version(world)))
+    for name, items in lists.items():
+        files.put(f"cluster/{name}.json", to_json(object_list(_sorted_items(items))))
+    files.put("cluster/version.json", to_json(cluster_objects.version(world)))
 
 
-def _write_logs(world: World, root: Path) -> None:
+def _write_logs(world: World, files: _Files) -> None:
     for key, text in world.logs.items():
         ns, pod, container = key.split("/", 2)
         if f"{ns}/{pod}" in world.pods:
-            _put(root, f"logs/{ns}/{pod}/{container}.log", text)
+            files.put(f"logs/{ns}/{pod}/{container}.log", text)
 
 
 def node_files(world: World, node: NodeState) -> dict[str, str]:
