@@ -18,9 +18,11 @@ demo: $(STAMP)
 	$(BIN)/gpunode demo; code=$$?; test $$code -eq 0 -o $$code -eq 1
 
 # Tests run in parallel worker processes (pytest-xdist); WORKERS=0 runs them in this one.
+# One worker more than the cores: some tests wait on a clock (a stalled server, a time-out, a
+# subprocess) rather than compute, and the extra worker keeps every core busy while one waits.
 # `make check` is the quick loop: lint, types and every test not marked slow (pyproject's
 # markers); `make test` is everything, the browser included. Times: README, "Two commands".
-WORKERS ?= auto
+WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 PYTEST := $(BIN)/pytest -n $(WORKERS) --dist worksteal
 
 # The tests write Python's bytecode caches (__pycache__, git-ignored) even where the environment
