@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, get_args
 
 import msgspec
-import yaml
 from case import (
     INIT_PROGRESS,
     Case,
@@ -45,7 +44,7 @@ from gpunode.catalog import Recogniser, load_catalog
 from gpunode.checks import operator
 from gpunode.errors import UsageError
 from gpunode.gpus import plugin_sharing
-from gpunode.sim import FAULTS, ids, load_scenario, parse_scenario
+from gpunode.sim import FAULTS, ids, load_scenario
 from gpunode.sim.build import PodDraft, add_pod, build_world, redeploy_mofed
 from gpunode.sim.cascade import crash, pod_event, remove_validation_pods, stall
 from gpunode.sim.finalize import finalize
@@ -54,7 +53,7 @@ from gpunode.sim.models import GPU_MODELS, OS_INFO
 from gpunode.sim.nodes import GPU_RESOURCE
 from gpunode.sim.podstatus import Ctr, completed, failed, running, waiting
 from gpunode.sim.scenario import Component as ScenarioComponent
-from gpunode.sim.scenario import Scenario
+from gpunode.sim.scenario import Scenario, scenario_from_data
 from gpunode.sim.world import NodeState, World
 from gpunode.sim.writer import write
 
@@ -264,7 +263,7 @@ def _scenario(case: Case) -> Scenario:
         {"type": f.type, **({"node": f.node or case.node} if _node_scoped(f.type) else {})}
         for f in case.faults
     ]
-    return parse_scenario(yaml.safe_dump(raw), f"{case.id} (scenario {case.scenario})")
+    return scenario_from_data(raw, f"{case.id} (scenario {case.scenario})")
 
 
 _DEPLOYABLE = frozenset(get_args(ScenarioComponent))

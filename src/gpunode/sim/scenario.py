@@ -187,6 +187,15 @@ def parse_scenario(text: str, label: str = "<scenario>") -> Scenario:
     return scenario
 
 
+def scenario_from_data(raw: object, label: str = "<scenario>") -> Scenario:
+    """Decode and check a scenario given as the plain data its YAML reads into (what a
+    program that edits a scenario holds), as strictly as `parse_scenario` and with the same
+    errors, without writing it out as YAML and reading it back."""
+    scenario = _convert(raw, label)
+    _check(scenario, label)
+    return scenario
+
+
 def _read_source(path_or_name: str | Path) -> tuple[str, str]:
     """Text and display label of a scenario file or bundled scenario name."""
     path = Path(path_or_name)
@@ -215,6 +224,11 @@ def _decode(text: str, label: str) -> Scenario:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise UsageError(f"{label}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from exc
+    return _convert(raw, label)
+
+
+def _convert(raw: object, label: str) -> Scenario:
+    """Plain data to a Scenario; one-line UsageError naming the field on failure."""
     try:
         return msgspec.convert(raw, Scenario)
     except msgspec.ValidationError as exc:
