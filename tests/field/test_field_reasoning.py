@@ -132,6 +132,14 @@ def test_daemonset_failed_create_event_explains_the_missing_operand_pod() -> Non
     assert _top(case) == ("gpu-operator", "operand_pod_security_denied")
 
 
+def test_openshifts_scc_refusal_of_an_operand_daemonset_is_the_operators_pod_security() -> None:
+    """NVIDIA/gpu-operator#48: OpenShift refuses the chart's NFD worker pods because no
+    security context constraint its service account may use allows host network and
+    hostPath; the same refusal as a PodSecurityPolicy or Pod Security level, in OpenShift's words."""
+    case = load_case(CASES_DIR / "gpu-operator-48-ocp-chart-nfd-worker-scc.yaml")
+    assert _top(case) == ("gpu-operator", "operand_pod_security_denied")
+
+
 def test_a_benign_daemonset_event_explains_nothing() -> None:
     case = load_case(CASES_DIR / "gpu-operator-185-psp-blocks-driver-ds.yaml")
     event = next(e for e in case.evidence if type(e).__name__ == "ClusterObjectEv")
