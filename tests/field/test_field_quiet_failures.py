@@ -99,3 +99,44 @@ RUNC_DEFAULT = """version = 2
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
   BinaryName = "/usr/local/nvidia/toolkit/nvidia-container-runtime"
 """
+
+
+def _driver_validation(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    state = {"kind": "pod-state", "component": "validator", "container": "driver-validation", "init": True,
+             "state": "Init:0/4"}
+    log = {"kind": "log", "component": "validator", "container": "driver-validation", "init": True,
+           "text": text}
+    return state, log
+
+
+#: https://github.com/NVIDIA/gpu-operator/issues/2596 (nvidia-smi prints its table and exits 14).
+HOST_DRIVER = ('time="2026-07-03T07:54:31Z" level=info msg="Attempting to validate a pre-installed driver '
+               'on the host"\nNo pre-installed driver detected on the host: exit status {code}\n')
+
+
+def test_nvidia_smi_s_return_code_in_the_driver_check_names_its_cause() -> None:
+    case = _case(*_driver_validation(HOST_DRIVER.format(code=14)), driver_mode="host")
+    assert _top(case) == ("gpu-hardware", "inforom_corrupted")
+
+
+def test_a_return_code_that_names_no_cause_leaves_the_validator_waiting() -> None:
+    case = _case(*_driver_validation(HOST_DRIVER.format(code=1)), driver_mode="host")
+    top = _top(case)
+    assert top is None or top[0] != "gpu-hardware"
+
+
+#: https://github.com/NVIDIA/gpu-operator/issues/413 (expected until the toolkit set the runtime up).
+NO_RUNTIME = {"kind": "event", "component": "device-plugin", "type": "Warning",
+              "reason": "FailedCreatePodSandBox", "count": 14,
+              "message": 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get '
+                         'sandbox runtime: no runtime for "nvidia" is configured'}
+
+
+def test_a_sandbox_refused_to_a_pod_that_runs_ready_now_is_its_past() -> None:
+    assert _top(_case(NO_RUNTIME)) is None
+
+
+def test_a_sandbox_refused_to_a_pod_still_being_created_names_the_runtime_handler() -> None:
+    state = {"kind": "pod-state", "component": "device-plugin", "state": "ContainerCreating"}
+    top = _top(_case(NO_RUNTIME, state))
+    assert top is not None and top[0] == "container-toolkit"

@@ -29,7 +29,7 @@ from gpunode.kb import Cause, Match, load_kb
 from gpunode.model import NodeReport
 from gpunode.sim import load_scenario
 from gpunode.sim.build import build_world
-from gpunode.sim.cascade import crash, pod_event
+from gpunode.sim.cascade import crash, no_sandbox, pod_event
 from gpunode.sim.finalize import finalize
 from gpunode.sim.world import World
 from gpunode.sim.writer import write
@@ -137,7 +137,10 @@ def _inject(world: World, cause: Cause, seed: int) -> None:
     noise = "\n".join(bury_near_end(cause.example, 10_000, seed)) + "\n"
     if match.source == "event":
         reason = match.reasons[0] if match.reasons else "Failed"
-        pod_event(world, _pod_key(world, cause.component), reason, cause.example, count=7)
+        if reason == "FailedCreatePodSandBox":  # a pod whose sandbox is refused never runs
+            no_sandbox(world, _pod_key(world, cause.component), world.ago(minutes=49), cause.example)
+        else:
+            pod_event(world, _pod_key(world, cause.component), reason, cause.example, count=7)
     elif match.source == "node_cmd":
         world.node(NODE).host.kernel_events.append(cause.example)
     if cause.component not in OPERAND:

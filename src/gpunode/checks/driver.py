@@ -221,3 +221,63 @@ def fabric_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
         bad = sorted(states - _FABRIC_OK)
         ev = Evidence(path, f"fabric.state={', '.join(bad)}")
         yield problem(component, "fabric_manager_not_running", ev)
+
+
+#: nvidia-smi's return codes that name a cause by themselves (nvidia-smi(1), RETURN VALUE):
+#: 9 the NVIDIA driver is not loaded, 12 the NVML shared library could not be found, 14 the
+#: infoROM is corrupted, 15 the GPU has fallen off the bus. Others (2 bad argument, 3 not
+#: supported, 4 no permission, 6 query unsuccessful, 255 other) name none.
+SMI_RETURN_CODES = {9: "driver_not_loaded", 12: "nvml_library_missing", 14: "inforom_corrupted",
+                    15: "gpu_fallen_off_bus"}
+#: The validator's init container that runs nvidia-smi to judge the driver (on the host or in
+#: the driver's root): every exit status it reports is nvidia-smi's.
+_SMI_RUNNER = "driver-validation"
+_EXIT_STATUS = re.compile(r"\bexit (?:status|code):? (?P<code>\d{1,3})\b")
+
+
+@check("driver")
+@check("gpu-hardware")
+def smi_return_code(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """nvidia-smi's return code as the validator's driver check reports it ("No pre-installed
+    driver detected on the host: exit status 14", NVIDIA/gpu-operator#2596: nvidia-smi printed
+    its table and exited 14 for a corrupted infoROM): the code names the cause, on the
+    component it belongs to, while that check has not passed. The validator only waits for
+    the layer the code names."""
+    for pod in (sp.pod for sp in ctx.stack_pods("validator")):
+        if _smi_check_passed(pod):
+            continue
+        for log in ctx.logs_of(pod):
+            found = _smi_exit(log.lines, log.container == _SMI_RUNNER)
+            if found is None:
+                continue
+            code, at = found
+            known = ctx.kb.get(SMI_RETURN_CODES[code])
+            if known.component == component:
+                line = log.lines[at].strip()
+                said = line_finding(ctx.kb, component, known.severity, Decisive(at + 1, line, 2),
+                                    f"{log.path}:{at + 1}", verb="fails in nvidia-smi",
+                                    specificity=known.specificity, standalone="true")
+                yield msgspec.structs.replace(said, cause=known.code)
+            return
+
+
+def _smi_check_passed(pod: Pod) -> bool:
+    """The validator's driver check ended well (its init container completed)."""
+    for cs in pod.status.init_container_statuses:
+        done = cs.state.terminated
+        if cs.name == _SMI_RUNNER and done is not None and done.exit_code == 0:
+            return True
+    return False
+
+
+def _smi_exit(lines: Iterable[str], runner: bool) -> tuple[int, int] | None:
+    """(nvidia-smi's return code, line index) of the last line that reports one: any exit
+    status in the container that runs nvidia-smi, else a line that names nvidia-smi."""
+    found: tuple[int, int] | None = None
+    for index, line in enumerate(lines):
+        status = _EXIT_STATUS.search(line)
+        if status is None or not (runner or "nvidia-smi" in line):
+            continue
+        code = int(status["code"])
+        found = (code, index) if code in SMI_RETURN_CODES else None
+    return found

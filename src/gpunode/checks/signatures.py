@@ -396,7 +396,23 @@ def _event_groups(ctx: NodeContext) -> Iterator[tuple[str, dict[str, str], list[
 
 def _pod_group(ctx: NodeContext, pod: Pod) -> tuple[str, dict[str, str], list[Event]]:
     meta = pod.metadata
-    return f"pod {meta.namespace}/{meta.name}", _pod_ctx(pod, ""), ctx.events_for_pod(pod)
+    events = ctx.events_for_pod(pod)
+    if _runs_ready(pod):
+        events = [ev for ev in events if ev.reason not in _SANDBOX_EVENTS]
+    return f"pod {meta.namespace}/{meta.name}", _pod_ctx(pod, ""), events
+
+
+#: Events about creating a pod's sandbox: a pod that runs has one, so they are its past (the
+#: device plugin's sandbox refused while the toolkit was still installing the nvidia runtime,
+#: NVIDIA/gpu-operator#413: expected until the toolkit is up, gone after).
+_SANDBOX_EVENTS = frozenset({"FailedCreatePodSandBox"})
+
+
+def _runs_ready(pod: Pod) -> bool:
+    """The pod runs with every container ready: whatever kept its sandbox from being created
+    was overcome since (an event names the pod, not the sandbox attempt)."""
+    statuses = pod.status.container_statuses
+    return pod.status.phase == "Running" and bool(statuses) and all(cs.ready for cs in statuses)
 
 
 def _waiting(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
