@@ -161,8 +161,9 @@ def redact_text(text: str, found: list[str] | None = None) -> str:
     """``text`` with every secret-shaped value replaced; rule names appended to ``found``."""
     if not _text_trigger(text):
         return text
+    folded = text.lower() if text.isascii() else None
     for name, pattern, replacement in _SHAPES:
-        if name in _RULE_TRIGGERS and not _RULE_TRIGGERS[name](text):
+        if not _may_match(name, text, folded):
             continue
         changed = pattern.sub(replacement, text)
         if changed != text and found is not None:
@@ -218,12 +219,47 @@ _OBJECT_TRIGGER = re.compile(
     rb"sshpass|mongo|login|curl|wget|htpasswd|ldap|redis-cli|sqlcmd|pass:|sqlplus|telegram")
 # _pat but not _path (probe facts are full of paths)
 _text_trigger = _fast(_TEXT_TRIGGER)
-#: Rules costly to try at every position, tried only where a word they need is present.
+#: Rules costly to try at every position, tried only where what begins every match is
+#: present. The word boundaries keep words inside others out (``performance`` is no
+#: ``rman``: a whole nvidia-smi XML report paid the command-line scan for it); RE2's ASCII
+#: ``\b`` before a word character stands wherever Python's stands, so nothing is missed.
 _RULE_TRIGGERS: dict[str, Callable[[Any], object]] = {
     "password on a command line": _fast(re.compile(
-        r"(?i)mysql|mariadb|sshpass|mongo|login|curl|wget|htpasswd|ldap|redis-cli|sqlcmd|bcp"
-        r"|pass:|sqlplus|rman|expdp|impdp|from-literal|echo")),
+        r"(?i)\b(?:mysql|mariadb|sshpass|mongo|login|curl|wget|htpasswd|ldap|redis-cli|sqlcmd|bcp"
+        r"|pass:|sqlplus|rman|expdp|impdp|echo)|from-literal")),
+    "access token": _fast(re.compile(rf"\b(?:{_TOKEN_SHAPES})")),
 }
+#: Rules whose every match holds one of these words (caseless: matched in any case), so a
+#: text without any skips the rule's scan; most logs and command output hold none.
+_RULE_WORDS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "private key": (("PRIVATE KEY",), False),
+    "authorization header": (("authorization",), True),
+    "bearer token": (("bearer", "basic"), True),
+    "password in URL": (("://",), False),
+    "token in URL": (("://",), False),
+    "webhook URL": (("://",), False),
+    "JSON web token": (("eyJ",), False),
+    "secret flag": (("passw", "pwd", "token", "secret", "api", "credential"), True),
+}
+
+
+def _may_match(name: str, text: str, folded: str | None) -> bool:
+    """Whether rule ``name`` can match ``text`` (``folded``: the text in lower case when it
+    is ASCII). Skipping a rule that cannot match changes nothing and saves its scan, which
+    Python's ``re`` runs at every position. A caseless rule is always tried on non-ASCII
+    text: Python's caseless match pairs ``\u0131`` with ``i`` and ``\u212a`` with ``k``,
+    which lower-casing does not."""
+    trigger = _RULE_TRIGGERS.get(name)
+    if trigger is not None:
+        return bool(trigger(text))
+    needs = _RULE_WORDS.get(name)
+    if needs is None:
+        return True
+    words, caseless = needs
+    if caseless and folded is None:
+        return True
+    haystack = folded if caseless and folded is not None else text
+    return any(word in haystack for word in words)
 _bytes_trigger = _fast(_BYTES_TRIGGER)
 _object_trigger = _fast(_OBJECT_TRIGGER)
 _ARG_LISTS = ("args", "command")
