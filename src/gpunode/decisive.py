@@ -66,6 +66,8 @@ _ERROR_WORDS = re.compile(
     r"SIGSEGV|SIGABRT|SIGBUS|segmentation (?:fault|violation)|core dumped|"
     # the kernel's and the kubelet's own words for a failure
     r"fallen off the bus|Unknown symbol|disagrees about version|is rejected|"
+    # nvidia.ko's probe took no GPU, so its init fails (ENODEV) and the module does not load
+    r"No NVIDIA (?:GPUs?|devices?) (?:were )?(?:found|probed)|"
     r"corrupted|OOMKilled|unhealthy|not healthy|KubeletNotReady|NotReady|"
     r"unbound variable|\*\*\* \[[^\]]{1,80}\] Error \d+|read-only file system|Unknown Error|"
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"

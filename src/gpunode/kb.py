@@ -37,6 +37,16 @@ _QUOTED: tuple[MatchSource, ...] = ("event", "waiting", "log")
 #: it after the path; NVML's status strings after "NVML error"; modprobe's errno after the
 #: module it could not insert): what failed is the part before, which then decides the class.
 _BARE_ERRNO = re.compile(r"(?i:no such file or directory|no such device(?: or address)?|not found)\W{0,3}$")
+#: A C program's innermost error: the C library's text in parentheses after the path it
+#: concerns ("umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version (No
+#: such file or directory)", rdma-core's libibumad as NVLSM logs it, siderolabs/docs#581). The
+#: path and the errno say why; the words before only say what was being done ("ABI version"
+#: names the file read, not a mismatch).
+_PAREN_ERRNO = re.compile(
+    r"(?P<path>/[\w.@:+,/-]{1,240}) ?\((?P<errno>(?i:no such file or directory|permission denied|"
+    r"operation not permitted|read-only file system|no space left on device|cannot allocate memory|"
+    r"device or resource busy|no such device(?: or address)?|is a directory|not a directory|file exists|"
+    r"too many open files|connection refused|connection timed out|input/output error|invalid argument))\)")
 #: Go's strconv refusing a string as a number. It says only that; the value is a
 #: configuration's invalid value where the line names the configuration (a flag, an option),
 #: else one the program read elsewhere (a node's OS version, a sysfs counter printing "N/A"),
@@ -221,10 +231,20 @@ class KnowledgeBase:
         for start in range(last, 0, -1):
             if start == last and (_BARE_ERRNO.match(parts[start]) or _OCI_KIND.match(parts[start])):
                 continue  # an errno alone says what only with the path before it; a kind, not why
-            cause = self._first_class(": ".join(parts[start:]))
+            tail = ": ".join(parts[start:])
+            cause = self._errno_class(tail) or self._first_class(tail)
             if cause is not None and cause.code != UNCLASSIFIED:
                 return cause
-        return self._first_class(line)
+        return self._errno_class(line) or self._first_class(line)
+
+    def _errno_class(self, text: str) -> Cause | None:
+        """The class of the last C-style ``path (errno)`` in ``text``, read as the path and its
+        errno alone; None where there is none or it falls in no class."""
+        found = max(_PAREN_ERRNO.finditer(text), key=lambda m: m.start(), default=None)
+        if found is None:
+            return None
+        cause = self._first_class(f"{found['path']}: {found['errno']}")
+        return cause if cause is not None and cause.code != UNCLASSIFIED else None
 
     def _first_class(self, text: str) -> Cause | None:
         for cause, regex in self.classes:

@@ -71,6 +71,17 @@ def test_a_bare_status_is_read_with_what_returned_it(line: str, cls: str) -> Non
         # nothing on the host
         ("[Mar 21 2025 20:45:38] [ERROR] [tid 39] No matching network interface found for any IP "
          "addresses in the node configuration file", "error_config_invalid"),
+        # siderolabs/docs#581: a C library's errno in parentheses after the path is the innermost
+        # error; "ABI version" names the file read (and "abi_version" is no word ABI)
+        ("10.0.0.101: nvlsm: ibwarn: [15] umad_init: can't read ABI version from "
+         "/sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module loaded?",
+         "error_file_state"),
+        # NVIDIA/nccl#426: a verbs work completion with status 12 is the transport retry counter
+        # exceeded, the peer never answered
+        ("-worker-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, "
+         "opcode 1, len 0, vendor err 129", "error_unreachable"),
+        # beclab/Olares#3963: nvidia.ko probed no GPU (nova_core held it), so it did not load
+        ("[  201.913648] NVRM: No NVIDIA devices probed.", "error_module_load"),
     ],
 )
 def test_classes_of_lines_no_one_catalogued(line: str, cls: str) -> None:

@@ -399,7 +399,9 @@ _NCCL_NVLS_BIND = ("Failed to bind NVLink SHARP (NVLS) Multicast memory of size 
 
 @pytest.mark.parametrize(("text", "expected"), [
     (_NCCL_PORT_EVENT, ("rdma-links", "ib_port_errors")),
-    (_NCCL_RETRY_EXCEEDED, ("rdma-links", "error_unclassified")),
+    # a work completion with status 12 (transport retry counter exceeded): the peer never
+    # answered over the link
+    (_NCCL_RETRY_EXCEEDED, ("rdma-links", "error_unreachable")),
     (_NCCL_NVLS_BIND, ("fabric-manager", "fabric_manager_not_running")),
     ("train-0:1:2 [0] NCCL INFO GPU Direct RDMA Disabled for GPU 3b000 / HCA 0 (distance 7 > 4)\n",
      ("gpudirect-rdma", "nic_gpu_affinity_missing")),

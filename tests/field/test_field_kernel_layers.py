@@ -82,3 +82,11 @@ def test_a_workload_that_finds_no_nvidia_device_node_names_the_driver() -> None:
                         'information while adding custom device \\"/dev/nvidia0\\": lstat /dev/nvidia0: '
                         'no such file or directory"}'}
     assert _top(_case(event)) == ("driver", "error_device")
+
+
+def test_a_driver_that_probed_no_gpu_did_not_load() -> None:
+    """beclab/Olares#3963: on Ubuntu 26.04's 7.0 kernel nova_core binds the GPU first, and
+    nvidia.ko says only that it probed nothing; its init then fails, so the module is not loaded."""
+    text = ("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.\n"
+            "[  201.913648] NVRM: No NVIDIA devices probed.\n")
+    assert _top(_case(_dmesg(text))) == ("driver", "error_module_load")

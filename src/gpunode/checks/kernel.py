@@ -78,6 +78,11 @@ _RDMA_MODULE = re.compile(r"rdma")
 _ROUTINE = re.compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
                       r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
 _OWNED = ("driver", "gpu-hardware", "ofed")
+#: nvidia.ko's own word that its PCI probe took no GPU ("NVRM: No NVIDIA devices probed.",
+#: after "NVRM: GPU 0000:01:00.0 is already bound to NovaCore." where another kernel driver
+#: holds it, beclab/Olares#3963): the module's init then fails with ENODEV and it does not
+#: load, though no error word says so.
+_NO_GPU_PROBED = re.compile(r"NVRM: No NVIDIA (?:GPUs?|devices?) (?:were )?(?:found|probed)")
 #: Components whose host binaries the kernel may report killed by a fault (``_PROCESS_CRASH``).
 _CRASHING = ("container-toolkit", "container-runtime", "fabric-manager", "imex", "dcgm-exporter")
 #: The driver could not bring up one GPU (the module itself loaded): RM's adapter init
@@ -166,7 +171,8 @@ def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
     if peer is not None:
         return "driver" if severity(peer["text"]) else None
     nvrm = _NVRM.search(line)
-    if nvrm is None or _ROUTINE.search(line) or severity(nvrm["text"]) == 0:
+    quiet = nvrm is not None and severity(nvrm["text"]) == 0 and not _NO_GPU_PROBED.search(line)
+    if nvrm is None or _ROUTINE.search(line) or quiet:
         return None
     if _ADAPTER_INIT.search(line):
         return _ADAPTER
