@@ -117,7 +117,9 @@ _WRAPPER = re.compile(
     r"\"[^\"]{1,200}\" failed!? ?[Ee]xit code:? \d+\.?)$",
     re.IGNORECASE,
 )
-_MSG_KV = re.compile(r'\bmsg="(?P<msg>(?:[^"\\]|\\.){0,2000})"')
+#: logrus's quoted message; a line cut before its closing quote (a runtime splits lines longer
+#: than its max_container_log_line_size, a report pastes part of one) keeps what it has.
+_MSG_KV = re.compile(r'\bmsg="(?P<msg>(?:[^"\\]|\\.){0,2000})(?:"|\\?$)')
 _ERR_KV = re.compile(r'\berr(?:or)?="(?P<err>(?:[^"\\]|\\.){0,2000})"')
 _TIMESTAMP = re.compile(
     r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+|"

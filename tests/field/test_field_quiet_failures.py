@@ -11,7 +11,7 @@ import msgspec
 from case import Case
 from scoreboard import diagnose_case, top_root_cause
 
-from gpunode.decisive import severity
+from gpunode.decisive import message_of, severity
 
 
 def _case(*evidence: dict[str, Any], **cluster: Any) -> Case:
@@ -140,3 +140,26 @@ def test_a_sandbox_refused_to_a_pod_still_being_created_names_the_runtime_handle
     state = {"kind": "pod-state", "component": "device-plugin", "state": "ContainerCreating"}
     top = _top(_case(NO_RUNTIME, state))
     assert top is not None and top[0] == "container-toolkit"
+
+
+#: https://github.com/NVIDIA/gpu-operator/issues/1015 (toolkit v1.14.3 on an R550 host driver), the
+#: validator's message cut where the report's paste ends, before logrus's closing quote.
+DEVICE_NODES = ('time="2024-09-27T12:16:45Z" level=info msg="Error: error validating driver installation: '
+                'error creating symlink creator: failed to create NVIDIA device nodes: failed to create '
+                'device node nvidiactl: failed to determine major: invalid device node\\n\\nFailed to '
+                'create symlinks')
+
+
+def test_a_logrus_message_cut_before_its_closing_quote_is_still_its_message() -> None:
+    assert message_of(DEVICE_NODES).startswith("Error: error validating driver installation")
+    assert severity(DEVICE_NODES) == 1
+
+
+def test_a_component_stuck_in_init_with_nothing_failing_below_is_read_in_its_init_container() -> None:
+    state = {"kind": "pod-state", "component": "container-toolkit", "container": "driver-validation",
+             "init": True, "state": "Init:0/1"}
+    log = {"kind": "log", "component": "container-toolkit", "container": "driver-validation", "init": True,
+           "text": 'time="2024-09-27T12:16:45Z" level=info msg="creating symlinks under /dev/char"\n'
+                   + DEVICE_NODES + "\n"}
+    top = _top(_case(state, log, driver_mode="host"))
+    assert top is not None and top[0] == "container-toolkit" and top[1].startswith("error_")

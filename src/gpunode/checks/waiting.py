@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import as_catalogued, line_finding
+from gpunode.checks.decisive import STATE, as_catalogued, line_finding
 from gpunode.decisive import Decisive, decisive_line, message_of
 from gpunode.facts import LogFile
 from gpunode.model import PROBLEMS, Finding, Status
@@ -48,7 +48,11 @@ def waiting_findings(ctx: NodeContext, problems: Mapping[str, Sequence[Finding]]
         causes = {f.cause for f in problems[cid]}
         waits = _INIT_BLOCKED in causes and all(ctx.kb.get(cause).state for cause in causes)
         if waits and not catalog.dependencies(cid) & failing:
-            blocked_on |= catalog.dependencies(cid)
+            said = _init_words(ctx, cid, problems[cid])
+            if said is not None:  # its own init container says why
+                yield said
+            else:
+                blocked_on |= catalog.dependencies(cid)
     for cid in catalog.ids:
         if problems.get(cid):
             continue
@@ -57,6 +61,25 @@ def waiting_findings(ctx: NodeContext, problems: Mapping[str, Sequence[Finding]]
             if finding is not None:
                 yield finding
                 break
+
+
+def _init_words(ctx: NodeContext, component: str, problems: Sequence[Finding]) -> Finding | None:
+    """A component stuck in init while nothing below it fails: no lower layer is what its
+    init container waits for, so that container's own last error says why it does not
+    finish (the toolkit's driver-validation that cannot create the device nodes of a host
+    driver whose /proc/devices names it does not know, NVIDIA/gpu-operator#1015)."""
+    state = max(problems, key=lambda f: f.specificity)
+    for sp in ctx.stack_pods(component):
+        running = {cs.name for cs in sp.pod.status.init_container_statuses if cs.state.running is not None}
+        for log in ctx.logs_of(sp.pod):
+            found = decisive_line(log.lines, ctx.kb.class_of) if log.container in running else None
+            if found is None or log.previous:
+                continue
+            return as_catalogued(ctx.kb, line_finding(
+                ctx.kb, component, Status.FAILED, found, f"{log.path}:{found.line_no}",
+                verb=f"init container {log.container} fails", specificity=state.specificity + 1,
+                evidence=state.evidence, **{**state.context, STATE: state.cause}))
+    return None
 
 
 def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
