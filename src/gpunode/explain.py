@@ -326,8 +326,14 @@ class Prefilter:
     fallback: re.Pattern[str] | None
 
     def line_starts(self, block: str) -> set[int]:
-        """Offsets of the lines in ``block`` that may match some signature."""
-        starts = {start for lit in self.literals for start in _literal_line_starts(lit, block)}
+        """Offsets of the lines in ``block`` that may match some signature. ASCII text (its
+        byte offsets are its character offsets) is searched for every literal in one RE2
+        pass: one ``str.find`` per literal read a 64 MB line two hundred times."""
+        program = re2scan.compile_literals(self.literals) if block.isascii() else None
+        if program is not None:
+            starts = set(re2scan.line_starts(program, block.encode("ascii")))
+        else:
+            starts = {start for lit in self.literals for start in _literal_line_starts(lit, block)}
         if self.fallback is not None:
             starts.update(_regex_line_starts(self.fallback, block))
         return starts

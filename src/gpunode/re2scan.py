@@ -100,6 +100,26 @@ def compile_prefilter(patterns: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
     return re2.compile(f"(?m){body}".encode(), options), tuple(rejected)
 
 
+@cache
+def compile_literals(literals: tuple[str, ...]) -> Any:
+    """One RE2 program over ASCII bytes that finds any of ``literals`` (ASCII ones; the
+    others cannot occur in ASCII text), or None without RE2. Plain strings need no
+    widening: the program matches exactly where ``str.find`` finds one of them, in one
+    pass instead of one per literal."""
+    if re2 is None:
+        return None
+    body = "|".join("".join(c if c.isalnum() else f"\\x{ord(c):02x}" for c in lit)
+                    for lit in literals if lit.isascii() and lit)
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = _MAX_MEM
+    return re2.compile(body.encode(), options) if body else _NEVER
+
+
+#: A program for no literal at all: it finds nothing.
+_NEVER = None if re2 is None else re2.compile(rb"[^\x00-\xff]")
+
+
 def line_starts(program: Any, block: bytes) -> Iterator[int]:
     """Byte offsets of the lines of ``block`` where ``program`` finds a match; a match may
     run across a line end, so the search resumes at the next line."""
