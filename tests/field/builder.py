@@ -686,6 +686,8 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
         key = _pod_key(world, node, ev.component)
         if ev.reason == "Failed" and ev.type == "Warning" and not _state_given(case, ev.component):
             _failed_to_start(world, key, message)
+        if ev.reason == "Unhealthy" and _NOT_READY_PROBE.match(message) and not _state_given(case, ev.component):
+            _probe_failing(world, key)
     else:
         raise CaseError("a pod event names its component or object")
     if ev.reason in _SCHEDULER_REASONS:
@@ -706,6 +708,19 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
         return key
     pod_event(world, key, ev.reason, message, count=count, kind=ev.type)
     return key
+
+
+#: The kubelet's event for a startup or readiness probe that fails: it says so only while the
+#: probe fails, and until one passes the container is not ready (a failing startup probe also
+#: holds back the readiness and liveness probes; liveness failures restart it instead).
+_NOT_READY_PROBE = re.compile(r"(?:Startup|Readiness) probe failed\b")
+
+
+def _probe_failing(world: World, key: str) -> None:
+    """A running container whose startup or readiness probe fails, as the kubelet reports it
+    where the case gives no state: running and not ready."""
+    ctr = next(c for c in world.containers(key) if not c.init)
+    _set(world, key, ctr, lambda c: replace(c, ready=False))
 
 
 def _daemonset_event(world: World, node: NodeState, ev: EventEv) -> None:

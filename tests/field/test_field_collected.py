@@ -494,3 +494,19 @@ def test_a_vf_the_ib_sriov_cni_cannot_configure_names_the_rdma_links() -> None:
              "message": message}
     found = _top(_case(event))
     assert found is not None and found[0] == "rdma-links" and "GUID is not valid" in found[2]
+
+
+def test_a_failing_startup_probe_leaves_its_container_not_ready_and_says_why(tmp_path: Path) -> None:
+    """kubernetes-sigs/dra-driver-nvidia-gpu#333: the ComputeDomain daemon's startup probe
+    (nvidia-imex-ctl over IPv6 where the pod has none) fails; the kubelet reports it only
+    while it fails, and the container is not ready until it passes."""
+    message = ("Startup probe failed: Query Status returned error code: 14 - failed to connect to all "
+               "addresses; last error: UNKNOWN: ipv6:%5B::%5D:50005: Address family not supported by protocol")
+    case = _case({"kind": "event", "component": "compute-domain-daemon", "type": "Warning",
+                  "reason": "Unhealthy", "message": message})
+    pods = msgspec.json.decode((build_case(case, tmp_path / "b") / "cluster" / "pods.json").read_bytes())
+    daemon = next(p for p in pods["items"] if any(c["name"] == "compute-domain-daemon"
+                                                  for c in p["spec"]["containers"]))
+    assert [s["ready"] for s in daemon["status"]["containerStatuses"]] == [False]
+    found = _top(case)
+    assert found is not None and found[:2] == ("compute-domain-daemon", "error_unreachable")
