@@ -686,7 +686,8 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
         key = _pod_key(world, node, ev.component)
         if ev.reason == "Failed" and ev.type == "Warning" and not _state_given(case, ev.component):
             _failed_to_start(world, key, message)
-        if ev.reason == "Unhealthy" and _NOT_READY_PROBE.match(message) and not _state_given(case, ev.component):
+        probe_fails = ev.reason == "Unhealthy" and _NOT_READY_PROBE.match(message)
+        if probe_fails and not _state_given(case, ev.component):
             _probe_failing(world, key)
     else:
         raise CaseError("a pod event names its component or object")

@@ -501,7 +501,8 @@ def test_a_failing_startup_probe_leaves_its_container_not_ready_and_says_why(tmp
     (nvidia-imex-ctl over IPv6 where the pod has none) fails; the kubelet reports it only
     while it fails, and the container is not ready until it passes."""
     message = ("Startup probe failed: Query Status returned error code: 14 - failed to connect to all "
-               "addresses; last error: UNKNOWN: ipv6:%5B::%5D:50005: Address family not supported by protocol")
+               "addresses; last error: UNKNOWN: ipv6:%5B::%5D:50005: Address family not supported by "
+               "protocol")
     case = _case({"kind": "event", "component": "compute-domain-daemon", "type": "Warning",
                   "reason": "Unhealthy", "message": message})
     pods = msgspec.json.decode((build_case(case, tmp_path / "b") / "cluster" / "pods.json").read_bytes())
