@@ -3,6 +3,7 @@ in shared/fixtures/real/h200-vm (same element order and value formats)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -254,7 +255,10 @@ _EVENT_REASONS = (
 )
 
 
-def _clock_events_xml(busy: bool) -> list[str]:
+# The pieces below depend only on their (hashable) arguments: each is made once per value and
+# kept, not once per GPU of every bundle (a few hundred lines a GPU).
+@functools.cache
+def _clock_events_xml(busy: bool) -> tuple[str, ...]:
     out = ["\t\t<clocks_event_reasons>"]
     for reason in _EVENT_REASONS:
         active = "Active" if reason == "gpu_idle" and not busy else "Not Active"
@@ -266,10 +270,11 @@ def _clock_events_xml(busy: bool) -> list[str]:
             f"\t\t\t<clocks_event_reasons_counters_{counter}>0 us</clocks_event_reasons_counters_{counter}>"
         )
     out.append("\t\t</clocks_event_reasons_counters>")
-    return out
+    return tuple(out)
 
 
-def _stats_xml() -> list[str]:
+@functools.cache
+def _stats_xml() -> tuple[str, ...]:
     out: list[str] = []
     for block in ("encoder_stats", "fbc_stats"):
         out += [
@@ -289,7 +294,7 @@ def _stats_xml() -> list[str]:
         "\t\t\t<pending_ecc>Enabled</pending_ecc>",
         "\t\t</ecc_mode>",
     ]
-    return out
+    return tuple(out)
 
 
 def _ecc_xml(gpu: Gpu) -> list[str]:
@@ -413,12 +418,13 @@ def _temp_power_xml(r: dict[str, str], model: GpuModel) -> list[str]:
     ]
 
 
-def _clocks_xml(model: GpuModel, busy: bool) -> list[str]:
+@functools.cache
+def _clocks_xml(model: GpuModel, busy: bool) -> tuple[str, ...]:
     sm = model.max_sm_mhz if busy else 345
     mem = model.mem_mhz
     video = 1755 if busy else 765
     mx = model.max_sm_mhz
-    return [
+    return (
         "\t\t<clocks>",
         f"\t\t\t<graphics_clock>{sm} MHz</graphics_clock>",
         f"\t\t\t<sm_clock>{sm} MHz</sm_clock>",
@@ -449,14 +455,15 @@ def _clocks_xml(model: GpuModel, busy: bool) -> list[str]:
         "\t\t\t<auto_boost>N/A</auto_boost>",
         "\t\t\t<auto_boost_default>N/A</auto_boost_default>",
         "\t\t</clock_policy>",
-    ]
+    )
 
 
-def _fabric_xml(fabric: tuple[str, str]) -> list[str]:
+@functools.cache
+def _fabric_xml(fabric: tuple[str, str]) -> tuple[str, ...]:
     state, status = fabric
     clique = "0" if state == "Completed" else "N/A"
     cluster = "00000000-0000-0000-0000-000000000000" if state == "Completed" else "N/A"
-    return [
+    return (
         "\t\t<fabric>",
         f"\t\t\t<state>{state}</state>",
         f"\t\t\t<status>{status}</status>",
@@ -477,10 +484,11 @@ def _fabric_xml(fabric: tuple[str, str]) -> list[str]:
         ),
         "\t\t\t</health>",
         "\t\t</fabric>",
-    ]
+    )
 
 
-def _supported_clocks_xml(model: GpuModel) -> list[str]:
+@functools.cache
+def _supported_clocks_xml(model: GpuModel) -> tuple[str, ...]:
     graphics = [
         f"\t\t\t\t<supported_graphics_clock>{mhz} MHz</supported_graphics_clock>"
         for mhz in range(model.max_sm_mhz, 344, -15)
@@ -494,7 +502,7 @@ def _supported_clocks_xml(model: GpuModel) -> list[str]:
             "\t\t\t</supported_mem_clock>",
         ]
     out.append("\t\t</supported_clocks>")
-    return out
+    return tuple(out)
 
 
 def _processes_xml(load: GpuLoad, r: dict[str, str]) -> list[str]:

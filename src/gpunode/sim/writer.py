@@ -93,17 +93,26 @@ class _Files:
 
     def __init__(self, root: Path) -> None:
         self.root = str(root)
-        self.made: set[str] = set()
+        self.made: set[str] = {self.root}  # the caller made it
 
     def put(self, rel: str, data: bytes | str) -> None:
         """Write `data` to `rel` (a POSIX path under the root)."""
         path = f"{self.root}/{rel}"
-        folder = path.rpartition("/")[0]
-        if folder not in self.made:
-            os.makedirs(folder, exist_ok=True)
-            self.made.add(folder)
+        self._folder(path.rpartition("/")[0])
         with open(path, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
+
+    def _folder(self, folder: str) -> None:
+        """Make `folder` and those above it not made yet, one `mkdir` each."""
+        if folder in self.made:
+            return
+        self._folder(folder.rpartition("/")[0])
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+        self.made.add(folder)
 
 
 def _write_dir(world: World, root: Path) -> None:
