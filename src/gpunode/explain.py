@@ -167,6 +167,10 @@ class Matcher:
         self._prefilter = build_prefilter(tuple(m.pattern for _, m in self._matchers))
         self._patterns = tuple([*(m.pattern for _, m in self._matchers),
                                 *(p.pattern for p in XID_LINE_PATTERNS)])
+        #: Each signature's regex and the literals one of which its every match holds (none
+        #: known: always tried); a line is searched only by the signatures it can match.
+        self._checks = [(cause, m.regex, required_literals(m.pattern)) for cause, m in self._matchers]
+        self._literals = tuple(sorted(frozenset().union(*(needs for _, _, needs in self._checks))))
         self._max_line = max_line
         self._layers = {c.id: c.layer for c in load_catalog().components}
         self._found: dict[str, CauseMatch] = {}
@@ -256,8 +260,14 @@ class Matcher:
             self._check_line(first + line_index, text)
 
     def _check_line(self, line_no: int, line: str) -> None:
-        for cause, m in self._matchers:
-            if m.regex.search(line):
+        """Every signature the line can match, in order: one whose required literals are
+        all absent cannot match (a line the prefilter stopped on for one signature's literal
+        was searched by all two hundred)."""
+        present = {lit for lit in self._literals if lit in line}
+        for cause, regex, needs in self._checks:
+            if needs and needs.isdisjoint(present):
+                continue
+            if regex.search(line):
                 self._record(cause, line_no, line)
         for code, rest in xids_in_line(line):
             self._xids[(code, classify(code, rest).action)] += 1
@@ -400,6 +410,7 @@ _MIN_LITERAL = 4
 _REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT, getattr(_sre, "POSSESSIVE_REPEAT", _sre.MAX_REPEAT))
 
 
+@cache
 def required_literals(pattern: str) -> frozenset[str]:
     """Strings of which any match of ``pattern`` contains at least one; empty when unknown.
 
