@@ -90,3 +90,17 @@ def test_a_driver_that_probed_no_gpu_did_not_load() -> None:
     text = ("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.\n"
             "[  201.913648] NVRM: No NVIDIA devices probed.\n")
     assert _top(_case(_dmesg(text))) == ("driver", "error_module_load")
+
+
+#: NVIDIA/aicr#1858: one H100 of an AKS ND96isr H100 v5 node refused as unsupported (as pasted).
+_REFUSED = ("NVRM: The NVIDIA GPU 000a:00:00.0 (PCI ID: 10de:{device}) installed in this system\n"
+            "      is not supported by the NVIDIA 580.126.09 driver release.\n"
+            "NVRM: The NVIDIA probe routine failed for 1 device(s).\n")
+
+
+def test_a_gpu_refused_as_unsupported_beside_served_gpus_of_its_id_is_missing() -> None:
+    """The driver serves H100s (PCI id 2330) on this node, so its refusal of one more 2330 as
+    unsupported is spurious: that GPU is at fault. A refused id the driver serves nowhere here
+    is a GPU its release does not know, the driver's matter."""
+    assert _top(_case(_dmesg(_REFUSED.format(device="2330")))) == ("gpu-hardware", "gpu_missing")
+    assert _top(_case(_dmesg(_REFUSED.format(device="2bb4"))))[0] == "driver"

@@ -90,6 +90,12 @@ _CRASHING = ("container-toolkit", "container-runtime", "fabric-manager", "imex",
 #: Above 4G / Resizable BAR, a VM's MMIO window); a driver problem says so in other NVRM
 #: lines (GSP firmware, an assertion, an unsupported GPU), which then own it.
 _ADAPTER_INIT = re.compile(r"(?i:\bRmInitAdapter failed|\brm_init_adapter failed)")
+#: The driver refusing a GPU by its PCI id as one its release does not support ("NVRM: The
+#: NVIDIA GPU 000a:00:00.0 (PCI ID: 10de:2330) installed in this system is not supported by
+#: the NVIDIA 580.126.09 driver release."), then failing the probe for it.
+_REFUSED_ID = re.compile(r"NVRM: The NVIDIA GPU \S+ \(PCI ID: 10de:(?P<device>[0-9a-fA-F]{4})\)")
+_PROBE_FAILED = re.compile(
+    r"NVRM: (?:The NVIDIA probe routine failed for \d+ device|The NVIDIA GPU \S+ \(PCI ID)")
 
 
 def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
@@ -103,7 +109,8 @@ def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
     finding = line_finding(ctx.kb, component, Status.DEGRADED, Decisive(line_no, line, 1), where,
                            verb="fails in the kernel log", standalone="true")
     smi = ctx.nvidia_smi
-    if _ADAPTER_INIT.search(line) and smi is not None and smi.attached_gpus > 0:
+    refused = component == "gpu-hardware" and _PROBE_FAILED.search(line) is not None
+    if (refused or _ADAPTER_INIT.search(line)) and smi is not None and smi.attached_gpus > 0:
         # the driver serves the other GPUs: the one it could not bring up is missing
         missing = ctx.kb.get("gpu_missing")
         finding = msgspec.structs.replace(finding, cause=missing.code, status=Status.FAILED,
@@ -143,7 +150,19 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
         driver_speaks = driver_speaks or owner == "driver" or _driver_notice(line, catalog.named_in)
     if adapter is not None:  # the GPU's own, unless the driver said why
         out.setdefault("driver" if driver_speaks else "gpu-hardware", adapter)
+    if _PROBE_FAILED.search(out.get("driver", (0, ""))[1]) and _refused_served(ctx, text):
+        out.setdefault("gpu-hardware", out.pop("driver"))
     return out
+
+
+def _refused_served(ctx: NodeContext, text: str) -> bool:
+    """Whether the driver refused a GPU as unsupported whose PCI id it serves on this node:
+    the same model works beside it under the same driver, so the refusal is spurious and the
+    GPU itself is at fault (an H100 of an AKS ND96isr H100 v5 node that failed the probe while
+    its seven siblings ran, NVIDIA/aicr#1858)."""
+    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
+    served = {(g.pci_device_id or "")[:4].lower() for g in smi.gpus} if smi is not None else set()
+    return any(m["device"].lower() in served for m in _REFUSED_ID.finditer(text))
 
 
 #: ``_owner``'s answer for an adapter init failure: the GPU's unless the driver said why.

@@ -71,6 +71,8 @@ class GpuInfo(msgspec.Struct, frozen=True):
     fabric_clique_id: str | None = None
     fabric_cluster_uuid: str | None = None
     fabric_health_summary: str | None = None
+    # the PCI device and vendor id as nvidia-smi prints them ("233010DE": device 2330 of 10de)
+    pci_device_id: str | None = None
 
 
 class NvidiaSmiReport(msgspec.Struct, frozen=True):
@@ -338,6 +340,7 @@ def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
         fabric_clique_id=_value(elem, "fabric/cliqueId"),
         fabric_cluster_uuid=_value(elem, "fabric/clusterUuid"),
         fabric_health_summary=_value(elem, "fabric/health/summary"),
+        pci_device_id=_value(elem, "pci/pci_device_id"),
     )
 
 
