@@ -96,6 +96,9 @@ _NOISE = re.compile(
     r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b",
     re.IGNORECASE,
 )
+#: Advice to the reader that an error message carries ("please apply your changes to the
+#: latest version and try again", the API server's conflict): the program is not retrying.
+_ADVICE = re.compile(r"(?i:\bplease\b[^;.]{0,120}?\btry again\b)")
 #: A wait that ended in failure is the error, not a progress line ("waiting for" is noise);
 #: so is a success denied ("did not terminate successfully": containerd's go-runc on a runtime
 #: binary that exited non-zero, "was not successful", "unsuccessful").
@@ -172,7 +175,8 @@ def severity(line: str) -> int:
             said = message_of(line)
             quoted = _SAYS_ERROR.match(said) or _QUOTES_ERROR.search(said) or _ERROR_FIELD.search(line)
             return 1 if quoted else 0
-    if _FRAME.match(line) or (_NOISE.search(line) and not _FAILED_WAIT.search(line)) or _XID.search(line):
+    noisy = _NOISE.search(_ADVICE.sub("", line)) and not _FAILED_WAIT.search(line)
+    if _FRAME.match(line) or noisy or _XID.search(line):
         return 0  # an Xid is judged by the Xid catalog (application Xids are benign)
     if _PREFIX_ERROR.search(line) or _CRASH.search(line):
         return 2

@@ -32,6 +32,12 @@ KB = load_kb()
         ("I1205 10:01:02.123456       1 main.go:12] failed=0 retries", 0),
         ("WARNING: Unable to determine the default X library path.", 0),
         ("Retrying in 5s: connection refused", 0),
+        # the API server's advice in a conflict is no retry of the program's own
+        # (kubernetes-sigs/node-feature-discovery#122)
+        ('2018/04/18 11:00:27 failed to advertise labels: Operation cannot be fulfilled on nodes '
+         '"k8-vm-2": the object has been modified; please apply your changes to the latest version '
+         'and try again', 1),
+        ("connection lost, will wait and try again", 0),
         ("NVRM: Xid (PCI:0000:a1:00): 13, pid=1, name=python, Graphics Exception", 0),
         ("Starting NVIDIA persistence daemon...", 0),
         ("Dec 05 10:01:02 gpu-wk-01 kubelet[812]: E1205 10:01:02.1 1 x.go:1] runtime is down", 2),

@@ -48,3 +48,20 @@ def test_restarts_that_are_not_a_start_up_race_still_count(
     pod = _pod(restarts=restarts, ready=ready, started=started, finished="2025-05-20T09:59:00Z",
                reason=reason)
     assert judge_pod(pod, "dcgm-exporter", NOW).status is not Status.OK
+
+
+def test_repeated_error_exits_after_long_runs_stay_news_however_old() -> None:
+    """node-feature-discovery's worker exited about once a day after half an hour or more of
+    work (kubernetes-sigs/node-feature-discovery#122): three restarts, the last two hours
+    before collection, each run far longer than a start-up race."""
+    pod = _pod(restarts=3, ready=True, started="2025-05-20T07:30:00Z", finished="2025-05-20T08:00:00Z")
+    assert judge_pod(pod, "nfd", NOW).status is Status.DEGRADED
+
+
+@pytest.mark.parametrize(("restarts", "started"), [
+    (1, "2025-05-20T07:30:00Z"),   # one old exit: not a habit
+    (3, "2025-05-20T07:58:00Z"),   # old exits within minutes of starting: start-up races
+])
+def test_old_error_exits_that_are_no_habit_are_healthy(restarts: int, started: str) -> None:
+    pod = _pod(restarts=restarts, ready=True, started=started, finished="2025-05-20T08:00:00Z")
+    assert judge_pod(pod, "nfd", NOW).status is Status.OK

@@ -277,7 +277,8 @@ def _judge_container(pod: Pod, cs: ContainerStatus, component: str, now: datetim
         cause, status = "pod_not_ready", Status.DEGRADED
     elif cs.restart_count >= RESTART_WARNING and last is not None and last.reason != "Completed":
         cause, status = "restarting", Status.DEGRADED
-    elif cs.state.running is not None and last is not None and _ended_badly_lately(last, now) \
+    elif cs.state.running is not None and last is not None \
+            and (_ended_badly_lately(last, now) or _fails_at_work(cs, last)) \
             and not _start_up_race(cs, last):
         cause = "oom_killed" if last.reason == "OOMKilled" else "restarting"
         status = Status.DEGRADED
@@ -300,6 +301,20 @@ def _ended_badly_lately(last: StateTerminated, now: datetime | None) -> bool:
         return False
     finished = collection_time(last.finished_at)
     return finished is not None and now - finished <= RECENT_RESTART
+
+
+#: How many restarts make an error exit a habit rather than one bad start.
+REPEATED_RESTARTS = 2
+
+
+def _fails_at_work(cs: ContainerStatus, last: StateTerminated) -> bool:
+    """The container restarted more than once and its last run ended in an error after it
+    had worked for longer than the start-up race: it fails in its work, again and again,
+    so the error stays news however long ago the last exit was."""
+    if cs.restart_count < REPEATED_RESTARTS or last.reason != "Error" or last.exit_code == 0:
+        return False
+    began, ended = collection_time(last.started_at), collection_time(last.finished_at)
+    return began is not None and ended is not None and ended - began > START_UP_RACE
 
 
 #: How long a container's first run may last and still be the start-up race of its stack.
