@@ -111,6 +111,17 @@ def test_the_uvm_module_names_the_driver() -> None:
     assert load_catalog().named_in(line) == "driver"
 
 
+def test_nccls_ib_transport_failing_in_its_own_setup_names_the_gpudirect_path() -> None:
+    """NVIDIA/nccl#1573: NCCL's IB transport reading a RoCE GID type in a pod; a port or
+    completion error (NVIDIA/nccl#426) stays the links', a lower layer, and the INFO line
+    of a fallback to sockets names no one."""
+    named = load_catalog().named_in
+    assert named("WARN NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument") == "gpudirect-rdma"
+    assert named("-worker-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with "
+                 "error 12, opcode 1, len 0, vendor err 129") == "rdma-links"
+    assert named("train-0:123:456 [0] NCCL INFO NET/IB : No device found.") is None
+
+
 def test_a_sandbox_that_a_named_layer_stops_explains_the_runtimes_state() -> None:
     # aws/amazon-vpc-cni-k8s#3104: containerd's nvidia handler points at a binary not installed,
     # so no sandbox starts (the CNI's neither) and the kubelet reads the runtime as not ready
