@@ -51,3 +51,38 @@ def test_a_runtime_socket_that_is_absent_names_the_runtime() -> None:
     line = "dial unix /run/containerd/containerd.sock: connect: no such file or directory"
     assert load_catalog().named_in(line) == "container-runtime"
     assert load_catalog().named_in("open /run/containerd-sock-backup: no such file or directory") is None
+
+
+#: bottlerocket-os/bottlerocket#4250: the host-run plugin restarted as the kubelet created its
+#: socket, and its ListAndWatch stream broke; the node never advertised nvidia.com/gpu.
+_LIST_AND_WATCH = (
+    'Oct 17 12:05:33 ip-10-0-1-2.ec2.internal kubelet[1655]: I1017 12:05:33.309607    1655 server.go:144] '
+    '"Got registration request from device plugin with resource" resourceName="nvidia.com/gpu"\n'
+    'Oct 17 12:05:33 ip-10-0-1-2.ec2.internal kubelet[1655]: E1017 12:05:33.335816    1655 client.go:90] '
+    '"ListAndWatch ended unexpectedly for device plugin" err="rpc error: code = Unavailable desc = error '
+    'reading from server: EOF" resource="nvidia.com/gpu"\n'
+    'Oct 17 12:05:33 ip-10-0-1-2.ec2.internal kubelet[1655]: I1017 12:05:33.734727    1655 '
+    'kubelet_node_status.go:76] "Successfully registered node" node="ip-10-0-1-2.ec2.internal"\n')
+
+
+def _host_plugin_case(capacity: dict[str, str], journal: str | None) -> Case:
+    evidence: list[dict[str, Any]] = [
+        {"kind": "node-info", "fields": {"osImage": "Bottlerocket OS 1.25.0 (aws-k8s-1.30-nvidia)"}},
+        {"kind": "node-capacity", "resources": capacity}]
+    if journal is not None:
+        evidence.append({"kind": "node-cmd", "name": "journal-kubelet.txt", "text": journal})
+    raw: dict[str, Any] = {
+        "id": "x-host-plugin", "source": "https://example.org/x", "title": "t", "platform": "eks",
+        "cluster": {"driver_mode": "host", "components": [], "gpu_node": {"gpus": 1}},
+        "evidence": evidence, "expect": {"healthy": False}}
+    return msgspec.convert(raw, Case)
+
+
+def test_a_host_plugin_whose_gpus_never_reach_the_node_is_read_in_the_kubelet_s_journal() -> None:
+    case = _host_plugin_case({"nvidia.com/gpu": "0"}, _LIST_AND_WATCH)
+    assert _top(case) == ("device-plugin", "device_plugin_registration_failed")
+
+
+def test_a_host_plugin_node_silent_about_plugins_and_without_the_resource_stays_healthy() -> None:
+    # a source that leaves the GPU resource out is no failure of the plugin
+    assert _top(_host_plugin_case({}, None)) is None

@@ -480,12 +480,34 @@ def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Tex
             yield from pod_texts(pod, (), ctx.events_for_pod(pod), "")
     for sp in ctx.cluster_side_pods(component):  # nfd-master for the node's nfd
         yield from pod_texts(sp.pod, ctx.logs_of(sp.pod), ctx.events_for_pod(sp.pod), "")
+    yield from _kubelet_about_plugins(ctx, component)
     if not pods:
         daemonset = state.context.get("daemonset")
         namespace = state.context.get("namespace", "")
         if daemonset:
             events = ctx.facts.events_for("DaemonSet", namespace, daemonset)
             yield from _event_texts(f"daemonset {namespace}/{daemonset}", events)
+
+
+#: The kubelet's journal lines about the device plugins it registers and watches (klog's
+#: "Got registration request from device plugin", "ListAndWatch ended unexpectedly for
+#: device plugin"): the other end of a plugin's registration.
+_ABOUT_PLUGINS = re.compile(r"(?i:device[ -]?plugin|ListAndWatch)")
+
+
+def _kubelet_about_plugins(ctx: NodeContext, component: str) -> Iterator[Text]:
+    """For a device plugin, what the kubelet said about device plugins: a plugin whose
+    resource never reached the node (a host service with no pod and no log in the bundle,
+    or one that logged nothing wrong) failed where the kubelet read it."""
+    if not component.endswith("device-plugin"):
+        return
+    journal = HOST_JOURNALS["kubelet"]
+    split = ctx.text_lines("cmd", journal)
+    if split is None:
+        return
+    lines = [line for line in split[0] if _ABOUT_PLUGINS.search(line)]
+    if lines:
+        yield Text(ctx.obs.path_of("cmd", journal), lines, "fails with the kubelet", numbered=False)
 
 
 def cluster_texts(facts: ClusterFacts, component: str) -> Iterator[Text]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 
 from gpunode.checks import operator
@@ -11,6 +12,8 @@ from gpunode.gpus import MIG_PREFIX, gfd_labels_as_gpu, gpu_resources, physical_
 from gpunode.model import Evidence, Finding, Status
 
 GPU = "nvidia.com/gpu"
+#: The kubelet's words for a device plugin it registers or watches.
+_PLUGIN_WORDS = re.compile(r"(?i:device[ -]?plugin)")
 GFD_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.memory")
 
 
@@ -35,7 +38,7 @@ def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
     where = f"node/{ctx.name} status.allocatable"
     shown = _shown(status.allocatable, status.capacity)
     running = [sp for sp in ctx.stack_pods(component) if sp.pod.status.phase == "Running"]
-    if not running and not allocatable:
+    if not running and not allocatable and not _host_plugin_advertises_none(ctx, component):
         return  # a plugin that is absent or not started is judged by the pod check
     if not allocatable:
         yield problem(component, "device_plugin_zero_gpus", Evidence(where, shown), specificity=30)
@@ -45,6 +48,29 @@ def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield problem(component, "gpus_unhealthy", ev, status=Status.DEGRADED)
     else:
         yield ok(component, f"{allocatable} GPUs allocatable", Evidence(where, shown))
+
+
+def _host_plugin_advertises_none(ctx: NodeContext, component: str) -> bool:
+    """The platform runs the device plugin on the host (Bottlerocket's systemd service, no
+    pod), the node has GPUs (nvidia-smi or GFD counted them), and it advertises none: the
+    plugin runs but its resource never reached the kubelet."""
+    if component not in ctx.platform.provides or ctx.stack_pods(component) or not ctx.expected_gpus:
+        return False
+    return _zero_listed(ctx) or _kubelet_saw_plugin(ctx)
+
+
+def _zero_listed(ctx: NodeContext) -> bool:
+    """The node lists nvidia.com/gpu and counts 0 of it: the resource was registered once."""
+    status = ctx.node.status if ctx.node is not None else None
+    values = [] if status is None else [status.capacity.get(GPU), status.allocatable.get(GPU)]
+    return any(v is not None and v.strip() == "0" for v in values)
+
+
+def _kubelet_saw_plugin(ctx: NodeContext) -> bool:
+    """The kubelet's journal speaks of a device plugin: one runs on the host (absent GPUs on a
+    node whose journal is silent about plugins may be a source that leaves them out)."""
+    split = ctx.text_lines("cmd", "journal-kubelet.txt")
+    return split is not None and _PLUGIN_WORDS.search(split[1]) is not None
 
 
 def _shown(allocatable: dict[str, str], capacity: dict[str, str]) -> str:
