@@ -133,3 +133,12 @@ def test_nfd_master_runs_elsewhere_and_its_log_speaks_for_the_gpu_node() -> None
     workers = [sp for pods in facts.pods_by_node.values() for sp in pods.get("nfd", []) if sp not in shared]
     assert workers and not {sp.key for sp in workers} & set(facts.cluster_logs)
     assert _top(case) == ("nfd", "nfd_label_namespace_denied")
+
+
+def test_an_exporter_that_wraps_dcgm_s_error_in_its_own_still_runs_without_dcp() -> None:
+    # NVIDIA/dcgm-exporter#158 (Tesla P40): "Not collecting DCP metrics: Error getting supported
+    # metrics: This request is serviced by a module of DCGM that is not currently loaded"
+    case = _case("dcgm-exporter-158-tesla-p40-no-dcp-metrics")
+    assert _top(case) == ("dcgm-exporter", "dcgm_profiling_unsupported")
+    said = _edit_log(case, 'msg="Not collecting DCP metrics', 'msg="Collecting DCP metrics')
+    assert _top(said) is None
