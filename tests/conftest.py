@@ -1,8 +1,11 @@
-"""Shared fixtures: paths to recorded and hand-made bundles; no wait for a second DCGM scrape."""
+"""Shared fixtures: paths to recorded and hand-made bundles; no wait for a second DCGM scrape;
+no test begins with an earlier test's report frozen."""
 
 from __future__ import annotations
 
+import gc
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,3 +29,20 @@ def _no_wait_for_the_second_scrape(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpunode.validate import live
 
     monkeypatch.setattr(live, "time", SimpleNamespace(monotonic=time.monotonic, sleep=lambda _s: None))
+
+
+@pytest.fixture(autouse=True)
+def _nothing_frozen_from_an_earlier_test() -> Iterator[None]:
+    """A command that builds a report freezes what it built (``bundle.load.gc_paused``), and
+    the next one in the same process first unfreezes it with a full collection, which in a
+    test process scans the whole test session's objects (about 50 ms, 1.8 s of the live
+    projection and collection-memory tests). A command starts in a fresh process, with
+    nothing frozen: so does each test here. What a test froze goes back to the collector's
+    oldest generation when it ends; two reports in one test still release as a command's do
+    (tests/core/test_gc_pause.py)."""
+    yield
+    from gpunode.bundle import load
+
+    if load._FROZEN[0]:
+        gc.unfreeze()
+        load._FROZEN[0] = False
