@@ -142,3 +142,13 @@ def test_an_exporter_that_wraps_dcgm_s_error_in_its_own_still_runs_without_dcp()
     assert _top(case) == ("dcgm-exporter", "dcgm_profiling_unsupported")
     said = _edit_log(case, 'msg="Not collecting DCP metrics', 'msg="Collecting DCP metrics')
     assert _top(said) is None
+
+
+def test_a_running_dra_plugin_refusing_a_device_prepared_for_another_claim_fails_prepare() -> None:
+    # kubernetes-sigs/dra-driver-nvidia-gpu#1162: "requested device channel-0 is already allocated
+    # to different claim 4914da61-..." (the driver's check of any device against its checkpoint)
+    case = _case("dra-driver-nvidia-gpu-1162-stale-prepare-leaves-channel0-allocated")
+    assert _top(case) == ("dra-kubelet-plugin", "dra_prepare_failed")
+    retried = _edit_log(case, "requested device channel-0 is already allocated to different claim",
+                        "prepared device channel-0 for claim")
+    assert _top(retried) is None
