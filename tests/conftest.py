@@ -3,7 +3,6 @@ no test begins with an earlier test's report frozen."""
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,8 +40,6 @@ def _nothing_frozen_from_an_earlier_test() -> Iterator[None]:
     oldest generation when it ends; two reports in one test still release as a command's do
     (tests/core/test_gc_pause.py)."""
     yield
-    from gpunode.bundle import load
+    from inprocess import as_a_fresh_process
 
-    if load._FROZEN[0]:
-        gc.unfreeze()
-        load._FROZEN[0] = False
+    as_a_fresh_process()

@@ -19,7 +19,9 @@ live (through the test API server, list-first as ``diagnose`` collects by defaul
   components and root causes, the groups, and no evidence the bundle does not hold (a
   simulated bundle holds observations no API client can make: those only add evidence).
 
-One server per scenario; the scenarios run in this one process. ``make check`` runs the
+One server per scenario; the scenarios run in this one process, each command as if in a
+fresh one (``inprocess.as_a_fresh_process``: no full collection over the test session's
+objects before each report). ``make check`` runs the
 scenarios of ``QUICK`` (a broken driver and a link fault only node files show); ``make test``
 runs every one.
 """
@@ -41,6 +43,7 @@ from gpunode.model import PROBLEMS, NodeReport, Report, Status
 from gpunode.report.groups import group_failures
 from gpunode.validate.service import ValidateRequest, validate
 from gpunode.validation import ClusterVerdict, ValidationReport, Verdict
+from inprocess import as_a_fresh_process
 
 #: About the endpoint the client reached (loopback here), not about the cluster.
 ENDPOINT_CHECKS = frozenset({"infra.api-reachable", "infra.api-load-balanced"})
@@ -99,17 +102,21 @@ def test_the_same_verdict_live_offline_and_in_validate(scenario: str, tmp_path: 
     monkeypatch.setattr(live_checks, "time", SimpleNamespace(monotonic=time.monotonic, sleep=lambda _s: None))
     bundle = sim.build_bundle(sim.load_scenario(scenario), tmp_path / "bundle")
     offline = build_report(bundle, None)
+    as_a_fresh_process()
     checked_offline = validate(ValidateRequest(bundle=bundle, quiet=True, with_diagnosis=True))
     with serve_bundle(bundle) as server:
+        as_a_fresh_process()
         collected = collect_bundle(tmp_path / "suspect", kubeconfig=server.kubeconfig_path, quiet=True)
         listed = build_report(collected.path, None, reuse=collected.reuse)  # list-first, the default
         # validate --deep collects every GPU node's extras as diagnose --deep does (one
         # collect_bundle); its bundle, kept in --output-dir, is the --deep pass
+        as_a_fresh_process()
         checked_live = validate(ValidateRequest(kubeconfig=server.kubeconfig_path, quiet=True,
                                                 scrape_interval_s=0, extras="deep",
                                                 output_dir=tmp_path / "deep"))
     manifest = json.loads((checked_live.bundle / "manifest.json").read_text())
     assert manifest["extras_policy"] == "deep" and not manifest["partial"], manifest["warnings"]
+    as_a_fresh_process()
     deep = build_report(checked_live.bundle, None)
     for extras, live in (("suspect", listed), ("deep", deep)):
         assert roots(live) == roots(offline), (extras, roots(live) ^ roots(offline))
