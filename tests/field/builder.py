@@ -684,11 +684,8 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
             _unschedule(world, key, ev.message, post)
     elif ev.component is not None:
         key = _pod_key(world, node, ev.component)
-        if ev.reason == "Failed" and ev.type == "Warning" and not _state_given(case, ev.component):
-            _failed_to_start(world, key, message)
-        probe_fails = ev.reason == "Unhealthy" and _NOT_READY_PROBE.match(message)
-        if probe_fails and not _state_given(case, ev.component):
-            _probe_failing(world, key)
+        if not _state_given(case, ev.component):
+            _state_of_event(world, key, ev, message)
     else:
         raise CaseError("a pod event names its component or object")
     if ev.reason in _SCHEDULER_REASONS:
@@ -776,6 +773,28 @@ def _failed_to_start(world: World, key: str, message: str) -> None:
         return
     _crash(world, key, ctr, restarts=5, exit_code=128, reason="StartError")
     _set(world, key, ctr, lambda c: replace(c, last_message=message))
+    _blocks_rest(world, key, ctr)
+
+
+def _state_of_event(world: World, key: str, ev: EventEv, message: str) -> None:
+    """The container state the kubelet shows while it raises a component pod's event, where
+    the case gives none: a start that failed, an image reference it cannot parse, a probe
+    that fails."""
+    if ev.reason == "Failed" and ev.type == "Warning":
+        _failed_to_start(world, key, message)
+    if ev.reason == "InspectFailed" and ev.type == "Warning":
+        _invalid_image(world, key, message)
+    if ev.reason == "Unhealthy" and _NOT_READY_PROBE.match(message):
+        _probe_failing(world, key)
+
+
+def _invalid_image(world: World, key: str, message: str) -> None:
+    """A kubelet ``InspectFailed`` event with no state reported: the image reference does not
+    parse, so the kubelet leaves the container waiting in ``InvalidImageName`` with the
+    event's message (kubelet images.EnsureImageExists) and starts nothing after it."""
+    ctr = next(c for c in world.containers(key) if not c.init)
+    _set(world, key, ctr, lambda c: waiting(replace(c, restarts=0), "InvalidImageName", message))
+    world.logs.pop(f"{key}/{ctr.name}", None)
     _blocks_rest(world, key, ctr)
 
 

@@ -511,3 +511,18 @@ def test_a_failing_startup_probe_leaves_its_container_not_ready_and_says_why(tmp
     assert [s["ready"] for s in daemon["status"]["containerStatuses"]] == [False]
     found = _top(case)
     assert found is not None and found[:2] == ("compute-domain-daemon", "error_unreachable")
+
+
+def test_an_image_reference_that_does_not_parse_leaves_its_container_waiting(tmp_path: Path) -> None:
+    """NVIDIA/gpu-operator#366: the kubelet's InspectFailed event for an operand image it cannot
+    parse; the container waits in InvalidImageName with that message and nothing starts."""
+    message = ('Failed to apply default image tag "FILLED_BY_THE_OPERATOR": couldn\'t parse image reference '
+               '"FILLED_BY_THE_OPERATOR": invalid reference format: repository name must be lowercase')
+    case = _case({"kind": "event", "component": "container-toolkit", "type": "Warning",
+                  "reason": "InspectFailed", "message": message})
+    pods = msgspec.json.decode((build_case(case, tmp_path / "b") / "cluster" / "pods.json").read_bytes())
+    toolkit = next(p for p in pods["items"] if p["metadata"]["name"].startswith("nvidia-container-toolkit"))
+    waiting = toolkit["status"]["containerStatuses"][0]["state"]["waiting"]
+    assert (waiting["reason"], waiting["message"]) == ("InvalidImageName", message)
+    found = _top(case)
+    assert found is not None and found[:2] == ("container-toolkit", "image_pull_failed")
