@@ -292,3 +292,33 @@ def test_a_gpu_node_without_the_nics_or_mig_some_daemonsets_select_stays_healthy
     node = _node(report, "gpu-wk-02")
     assert not node.root_causes, [(rc.component, rc.cause) for rc in node.root_causes]
     assert not any(c.cause == "selector_label_missing" for c in node.components)
+
+
+def test_the_mig_manager_s_state_label_is_owed_only_on_a_mig_capable_node() -> None:
+    """The operator labels gpu.deploy.mig-manager only where GFD labelled a MIG-capable GPU
+    (its hasMIGCapableGPU): elsewhere the label's absence is its choice
+    (NVIDIA/gpu-operator#2610 is a node where it was owed and never came)."""
+    catalog = load_catalog()
+    nfd = {"feature.node.kubernetes.io/pci-10de.present": "true"}
+    key = "nvidia.com/gpu.deploy.mig-manager"
+    assert setter(catalog, key, nfd) is None
+    assert setter(catalog, key, {**nfd, "nvidia.com/mig.capable": "false"}) is None
+    assert setter(catalog, key, {**nfd, "nvidia.com/mig.capable": "true"}) == "gpu-operator"
+    assert setter(catalog, key, {"nvidia.com/mig.capable": "true"}) == "nfd"
+
+
+def test_a_mig_capable_node_the_operator_never_labelled_for_its_mig_manager_is_the_operator_s(
+        tmp_path: Path) -> None:
+    root = build_bundle(load_scenario("falcon-ai"), tmp_path / "bundle")
+    nodes = _items(root, "nodes")
+    for node in nodes:
+        if node["metadata"]["name"] == "gpu-wk-02":
+            node["metadata"]["labels"]["nvidia.com/mig.capable"] = "true"
+            node["metadata"]["labels"].pop("nvidia.com/gpu.deploy.mig-manager", None)
+    _write(root, "nodes", nodes)
+    gone = "nvidia-mig-manager-"
+    _write(root, "pods", [p for p in _items(root, "pods") if not (
+        p["spec"].get("nodeName") == "gpu-wk-02" and p["metadata"]["name"].startswith(gone))])
+    report = diagnose(load_bundle(root), read_node_observations)
+    causes = [(rc.component, rc.cause) for rc in report.cluster.root_causes]
+    assert ("gpu-operator", "node_labels_missing") in causes

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from gpunode.bundle.kube import Condition, CustomResource, Pod
 from gpunode.checks.base import not_deployed, ok, problem
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.placement import awaited
 from gpunode.checks.pods import collection_time, judge_pod, pod_problem
 from gpunode.decisive import Decisive
 from gpunode.facts import ClusterFacts
@@ -79,6 +80,30 @@ def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
         yield line_finding(load_kb(), "gpu-operator", Status.DEGRADED, Decisive(1, line, 1), where,
                            verb="left its deploy labels empty", line_class="error_config_invalid",
                            node=name, standalone="true")
+        return
+
+
+@cluster_check("gpu-operator")
+def state_labels_missing(facts: ClusterFacts) -> Iterator[Finding]:
+    """A node where an operand's DaemonSet waits only for a state label the operator owes it
+    (the node qualifies: NFD's NVIDIA PCI label, GFD's MIG-capable GPU for the MIG manager)
+    and the operator has not set: the operator's labelling failed there, and the operand
+    that never comes is its symptom (``explains``)."""
+    if not facts.cluster_policies and not facts.cluster_pods.get("gpu-operator"):
+        return
+    for name, node in sorted(facts.nodes.items()):
+        labels = node.metadata.labels
+        waiting = {component: waits for component, sets in sorted(facts.daemonsets.items())
+                   if (waits := awaited(facts.catalog, sets, labels)) is not None
+                   and waits.setter == "gpu-operator"}
+        if not waiting:
+            continue
+        evidence = [Evidence(f"node/{name} metadata.labels", f"{w.evidence}; no such label on {name}")
+                    for w in waiting.values()]
+        keys = sorted({u.key for w in waiting.values() for u in w.unmet})
+        yield problem("gpu-operator", "node_labels_missing", *evidence, status=Status.DEGRADED,
+                      specificity=35, explains=",".join(waiting), label=keys[0], node=name,
+                      waiting=", ".join(waiting))
         return
 
 

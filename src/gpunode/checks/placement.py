@@ -86,6 +86,11 @@ def setter(catalog: Catalog, key: str, labels: Mapping[str, str]) -> str | None:
     """The component that sets label ``key`` on a node (``sets_labels`` in the catalog).
     The GPU Operator sets its labels only where NFD labelled an NVIDIA PCI device: with
     that label absent, NFD is the one that has not done its part."""
+    if key in _SET_WHERE:
+        needed = _SET_WHERE[key]
+        if labels.get(needed) != "true":
+            return None  # the operator deliberately leaves it off this node
+        return "gpu-operator" if has_nvidia_pci_label(labels) else "nfd"
     for component in catalog.components:
         if any(fnmatch.fnmatchcase(key, pattern) for pattern in component.sets_labels):
             if component.id == "gpu-operator" and not has_nvidia_pci_label(labels):
@@ -94,6 +99,12 @@ def setter(catalog: Catalog, key: str, labels: Mapping[str, str]) -> str | None:
                 return None
             return component.id
     return None
+
+
+#: The GPU Operator's state labels it sets only where another label says the node needs that
+#: operand: the MIG manager's where GFD labelled a MIG-capable GPU (the operator's
+#: hasMIGCapableGPU, nvidia.com/mig.capable=true). Elsewhere its absence is the operator's choice.
+_SET_WHERE = {"nvidia.com/gpu.deploy.mig-manager": "nvidia.com/mig.capable"}
 
 
 def _nfd_owes(key: str, labels: Mapping[str, str]) -> bool:
