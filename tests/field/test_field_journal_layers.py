@@ -86,3 +86,20 @@ def test_a_host_plugin_whose_gpus_never_reach_the_node_is_read_in_the_kubelet_s_
 def test_a_host_plugin_node_silent_about_plugins_and_without_the_resource_stays_healthy() -> None:
     # a source that leaves the GPU resource out is no failure of the plugin
     assert _top(_host_plugin_case({}, None)) is None
+
+
+def test_a_kubelet_that_goes_on_after_failing_to_read_its_checkpoint_is_degraded() -> None:
+    # kubernetes/kubernetes#102882: the device manager of a 1.20 kubelet cannot read the
+    # checkpoint a 1.19 kubelet wrote, and says it goes on with stale allocations
+    line = ('Jun 15 07:31:49 gpu-wk-01 kubelet[4852]: W0615 07:31:49.744770    4852 manager.go:244] Continue '
+            'after failing to read checkpoint file. Device allocation info may NOT be up-to-date. Err: json: '
+            'cannot unmarshal array into Go struct field PodDevicesEntry.Data.PodDeviceEntries.DeviceIDs of '
+            'type checkpoint.DevicesPerNUMA\n')
+    raw: dict[str, Any] = {
+        "id": "x-kubelet-went-on", "source": "https://example.org/x", "title": "t", "platform": "generic",
+        "evidence": [{"kind": "node-cmd", "name": "journal-kubelet.txt", "text": line}],
+        "expect": {"healthy": False}}
+    assert _top(msgspec.convert(raw, Case)) == ("kubelet", "error_config_invalid")
+    said = {**raw, "evidence": [{"kind": "node-cmd", "name": "journal-kubelet.txt",
+                                 "text": line.replace("Continue after failing", "Read")}]}
+    assert _top(msgspec.convert(said, Case)) is None

@@ -65,6 +65,7 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     if said is None and not _standing(findings):
         stuck = running_finding(ctx.kb, component, _running_logs(ctx, component))
         refused = _refused_config(ctx, component) if stuck is None else None
+        refused = refused or (_went_on_without(ctx, component) if stuck is None else None)
         if refused is not None:  # the runtime's own configuration: whatever it names, the runtime's
             findings.append(refused)
             return []
@@ -357,6 +358,28 @@ def _refused_config(ctx: NodeContext, component: str) -> Finding | None:
     log = LogFile(ctx.obs.path_of("cmd", journal), "", "", "", False, tuple(split[0]))
     found = running_finding(ctx.kb, component, [log])
     return found if found is not None and found.cause == "error_config_invalid" else None
+
+
+#: A program that says it goes on after a failure it did not recover from ("Continue after
+#: failing to read checkpoint file. Device allocation info may NOT be up-to-date. Err: ...",
+#: the kubelet's device manager): whatever level it logs it at, it runs on without that state.
+_WENT_ON = re.compile(r"(?i:\bcontinu(?:e|es|ing) after fail(?:ing|ure|ed)\b)")
+
+
+def _went_on_without(ctx: NodeContext, component: str) -> Finding | None:
+    """A host component (the kubelet, the container runtime) whose journal says it went on
+    after failing to read what it needs, quoting the error: degraded with that line."""
+    journal = HOST_JOURNALS.get(component)
+    split = ctx.text_lines("cmd", journal) if journal is not None else None
+    if journal is None or split is None:
+        return None
+    lines = split[0]
+    for index in range(len(lines) - 1, -1, -1):
+        if _WENT_ON.search(lines[index]) and (found := lenient_line([lines[index]])) is not None:
+            where = f"{ctx.obs.path_of('cmd', journal)}:{index + 1}"
+            return as_catalogued(ctx.kb, line_finding(ctx.kb, component, Status.DEGRADED, found, where,
+                                                      verb="goes on after", standalone="true"))
+    return None
 
 
 def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
