@@ -13,6 +13,7 @@ that need them, never here.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
+import typer.main
 
 from gpunode import __version__, cliparams
 from gpunode.commands.common import console, emit
@@ -492,7 +494,7 @@ def main() -> None:
     try:
         args, debug, level = global_options(sys.argv[1:])
         _logging(level)
-        code = app(args=args, prog_name="gpunode", standalone_mode=False)
+        code = _run_app(args)
     except GpunodeError as exc:
         _fail(str(exc), exc.exit_code)
     except typer.Exit as exc:
@@ -513,6 +515,22 @@ def main() -> None:
     if code == INTERRUPTED:  # typer turns Ctrl-C into a silent return of 130
         _interrupted()
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _run_app(args: list[str]) -> Any:
+    """``app(args=...)`` as typer runs it (its exception hook installed, which with pretty
+    exceptions off prints as Python's does), from a click command built once per process."""
+    if sys.excepthook != typer.main.except_hook:
+        sys.excepthook = typer.main.except_hook
+    return _command()(args=args, prog_name="gpunode", standalone_mode=False)
+
+
+@functools.cache
+def _command() -> Any:
+    """The click command typer builds from ``app``: it reads every command's signature and
+    type hints, about 40 ms that each in-process run of ``main`` paid again (the tests run
+    the command line in their own process); the commands are all registered on import."""
+    return typer.main.get_command(app)
 
 
 INTERNAL_ERROR = 4
