@@ -73,6 +73,9 @@ _ERROR_WORDS = re.compile(
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
     r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
     r"not currently loaded|Insufficient \w+|flag provided but not defined|address already in use|"
+    # a program that declines to go on, the kubelet evicting for a resource it is low on, and a
+    # mount whose propagation a bind mount needs (the Docker daemon's and containerd's words)
+    r"refus(?:ing|es) to|low on resource|not a (?:r?shared|r?slave)(?: or r?(?:shared|slave))? mount|"
     r"(?:didn.t|did not|don.t|do not) have enough|not enough|"
     # the C library's strerror texts, the dynamic loader's and the Kubernetes API's own words
     r"function not implemented|operation not permitted|no such device|device or resource busy|"

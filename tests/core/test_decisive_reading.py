@@ -13,6 +13,7 @@ from gpunode.checks.operator import nfd_missed_vendor
 from gpunode.checks.pods import pod_problem
 from gpunode.checks.toolkit import _cri_disabled, _defines_nvidia
 from gpunode.decisive import decisive_line
+from gpunode.explain import explain_lines
 from gpunode.facts import LogFile
 from gpunode.kb import load_kb
 
@@ -82,10 +83,29 @@ def test_a_bare_status_is_read_with_what_returned_it(line: str, cls: str) -> Non
          "opcode 1, len 0, vendor err 129", "error_unreachable"),
         # beclab/Olares#3963: nvidia.ko probed no GPU (nova_core held it), so it did not load
         ("[  201.913648] NVRM: No NVIDIA devices probed.", "error_module_load"),
+        # the Docker daemon refusing a bind mount whose propagation needs a shared mount
+        # (docker-development-youtube-series#29, node-exporter's root mounted rslave)
+        ("path / is mounted on / but it is not a shared or slave mount", "error_file_state"),
+        # akash-network/support#138: the kubelet's eviction message names the resource it is low on
+        ("The node was low on resource: ephemeral-storage. Threshold quantity: 15763389861, "
+         "available: 12139364Ki.", "error_resource_exhausted"),
     ],
 )
 def test_classes_of_lines_no_one_catalogued(line: str, cls: str) -> None:
     assert KB.class_of(line) == cls
+
+
+@pytest.mark.parametrize(("line", "cls"), [
+    ("path / is mounted on / but it is not a shared or slave mount", "error_file_state"),
+    # kubernetes-sigs/dra-driver-nvidia-gpu#864: a program that declines to go on says so
+    ("empty cluster UUID, refusing to start", "error_unclassified"),
+    ("The node was low on resource: ephemeral-storage. Threshold quantity: 15763389861, "
+     "available: 12139364Ki.", "error_resource_exhausted"),
+])
+def test_lines_without_an_error_word_of_their_own_are_still_decisive(line: str, cls: str) -> None:
+    """A refusal to go on, an eviction for a resource, a mount without the propagation a bind
+    mount needs: pasted alone, explain gives each back as the decisive line with its class."""
+    assert explain_lines([line], KB).decisive_class == cls
 
 
 def test_an_object_that_already_exists_is_no_file_state() -> None:
