@@ -11,6 +11,7 @@ from gpunode.bundle.kube import Pod
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.kernel import kernel_failure_owners
 from gpunode.checks.runtime_class import runtime_requested
 from gpunode.decisive import Decisive
 from gpunode.kb import KnowledgeBase
@@ -22,13 +23,20 @@ _VALIDATIONS = "run/nvidia/validations"
 
 
 @check("driver")
+@check("gpu-hardware")
 def driver_answers(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """nvidia-smi output is the driver's own word: it answers, or says why not."""
+    """nvidia-smi output is the driver's own word: it answers, or says why not. A failure
+    to open one GPU after NVML started is that GPU's word (``_gpu_unanswered``)."""
     text = ctx.obs.cmd.get("nvidia-smi.txt")
     failure = parse_nvidia_smi_failure(text) if text is not None else None
+    owner = _smi_failure_owner(ctx, failure) if failure else "driver"
+    if owner != component:
+        return
     if failure:
         where = ctx.obs.path_of("cmd", "nvidia-smi.txt")
         cause, rank = _smi_cause(ctx.kb, component, failure)
+        if owner == "gpu-hardware":
+            cause, rank = _gpu_unanswered(ctx, text or "", failure, cause, rank)
         said = line_finding(ctx.kb, component, Status.FAILED, Decisive(1, failure, 2), where,
                             verb="fails in nvidia-smi", specificity=rank)
         yield msgspec.structs.replace(said, cause=cause)  # the line quoted, its cause named
@@ -41,6 +49,39 @@ def driver_answers(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 #: The state nvidia-smi's failure is when its words say nothing more.
 _SMI_FAILED = "nvidia_smi_failed"
+#: nvidia-smi's word that NVML started (so the driver answered) and then could not open one
+#: GPU by its handle (nvmlDeviceGetHandleByIndex failing: "Unable to determine the device
+#: handle for GPU 0000:0B:00.0: Unknown Error", or "...: GPU is lost"; some releases print
+#: no space before the bus id). The error is that GPU's, not the driver's.
+_NO_HANDLE = re.compile(
+    r"Unable to determine the device handle for GPU ?(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f:.]+)")
+_LOST = "gpu_fallen_off_bus"
+_DEVICE_ERROR = "error_device"
+
+
+def _smi_failure_owner(ctx: NodeContext, failure: str) -> str:
+    """The component nvidia-smi's failure line speaks of: a GPU it could not open is the
+    GPU hardware's, unless the kernel's log blames the driver and not the GPU (GSP firmware,
+    an assertion, the driver refusing the GPU: the driver then could not bring it up)."""
+    if _NO_HANDLE.search(failure) is None:
+        return "driver"
+    owners = kernel_failure_owners(ctx)
+    return "driver" if "driver" in owners and "gpu-hardware" not in owners else "gpu-hardware"
+
+
+def _gpu_unanswered(ctx: NodeContext, text: str, failure: str, cause: str, rank: int) -> tuple[str, int]:
+    """A GPU that NVML cannot open: a catalogued cause its words match stands ("GPU is
+    lost"); where other GPUs of the node still answer (fewer bus ids fail than the node has
+    GPUs), the driver works and this one dropped off the bus; else the line's class."""
+    if cause != _SMI_FAILED and cause not in {cls.code for cls, _ in ctx.kb.classes}:
+        return cause, rank
+    failing = {m["bus"].upper() for m in _NO_HANDLE.finditer(text)}
+    expected = ctx.expected_gpus
+    if expected is not None and len(failing) < expected:
+        lost = ctx.kb.get(_LOST)
+        return lost.code, max(lost.specificity, rank)
+    # nvidia_smi_failed is the driver's state; a GPU's own NVML error is a device error
+    return (_DEVICE_ERROR, rank) if cause == _SMI_FAILED else (cause, rank)
 
 
 _GSP = "gsp_firmware_unresponsive"

@@ -122,6 +122,11 @@ for _owned in (*_OWNED, *_CRASHING):
     check(_owned)(kernel_failures)
 
 
+def kernel_failure_owners(ctx: NodeContext) -> frozenset[str]:
+    """The components the node's kernel log holds a failure line against."""
+    return frozenset(_failures(ctx))
+
+
 def _failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     """Owner -> its last failure line in the node's kernel log (found once per node)."""
     known = ctx.memo.get("kernel_failures")

@@ -1,0 +1,75 @@
+"""The layer an error names, below the driver: nvidia-smi that started NVML (so the driver
+answered) and then could not open one GPU by its handle speaks of that GPU, not of the
+driver; the kernel's log settles it for the driver only where it blames the driver and not
+the GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from case import Case
+from scoreboard import diagnose_case, top_root_cause
+
+
+def _case(*evidence: dict[str, Any], gpus: int | None = None) -> Case:
+    raw: dict[str, Any] = {"id": "x-gpu-layers", "source": "https://example.org/x", "title": "t",
+                           "platform": "generic", "evidence": list(evidence), "expect": {"healthy": False}}
+    if gpus is not None:
+        raw["cluster"] = {"driver_mode": "host", "gpu_node": {"gpus": gpus, "gpu": "Tesla T4"}}
+    return msgspec.convert(raw, Case)
+
+
+def _top(case: Case) -> tuple[str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
+def _smi(text: str) -> dict[str, Any]:
+    return {"kind": "node-cmd", "name": "nvidia-smi.txt", "text": text}
+
+
+def _dmesg(text: str) -> dict[str, Any]:
+    return {"kind": "node-cmd", "name": "dmesg.txt", "text": text}
+
+
+#: NVIDIA/open-gpu-kernel-modules#387: one of four RTX 2080 Ti drops out under load (as pasted).
+_ONE_OF_FOUR = "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\n"
+
+
+def test_one_gpu_nvml_cannot_open_while_its_siblings_answer_fell_off_the_bus() -> None:
+    assert _top(_case(_smi(_ONE_OF_FOUR), gpus=4)) == ("gpu-hardware", "gpu_fallen_off_bus")
+
+
+def test_the_only_gpu_nvml_cannot_open_is_a_device_error_of_the_gpu() -> None:
+    # the same words without a sibling that answers: the GPU's, its class (no space before
+    # the bus id, as some releases print it)
+    text = "Unable to determine the device handle for GPU0000:07:00.0: Unknown Error\n"
+    assert _top(_case(_smi(text), gpus=1)) == ("gpu-hardware", "error_device")
+
+
+def test_a_lost_gpu_keeps_its_catalogued_cause() -> None:
+    text = "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost\n"
+    assert _top(_case(_smi(text), gpus=1)) == ("gpu-hardware", "gpu_fallen_off_bus")
+
+
+def test_a_handle_failure_the_kernel_blames_on_the_driver_stays_the_driver_s() -> None:
+    # the driver's GSP firmware failing to boot (a driver line, no GPU hardware line): the
+    # driver could not bring the GPU up, so the handle failure is the driver's
+    gsp = ("[   12.301224] NVRM: _kgspBootGspRm: unexpected WPR2 already up, cannot proceed with "
+           "booting GSP\n")
+    assert _top(_case(_smi(_ONE_OF_FOUR), _dmesg(gsp), gpus=4))[0] == "driver"
+
+
+def test_nvml_that_cannot_start_is_not_the_gpu_s() -> None:
+    # Azure/AKS#4870: NVML itself fails to start; no GPU was opened, nothing names one
+    nvml = _smi("Failed to initialize NVML: Unknown Error\n")
+    assert _top(_case(nvml, gpus=1)) == ("driver", "error_device")
+
+
+def test_a_table_that_lists_every_gpu_blames_no_gpu() -> None:
+    table = ("+-----------------------------------------------------------------------------+\n"
+             "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n"
+             "|   0  Tesla T4            On   | 00000000:00:1E.0 Off |                    0 |\n")
+    top = _top(_case(_smi(table), gpus=1))
+    assert top is None or top[0] != "gpu-hardware"
