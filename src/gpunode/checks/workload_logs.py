@@ -88,6 +88,10 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                                                                                   catalog.named_in) or found
         target = catalog.named_in(found.line) if found is not None else None
         if found is None or target is None or target in OWN_FACTS_ONLY:
+            runtime_less = _no_gpu_without_runtime(ctx, pod, log)
+            if runtime_less is not None:
+                done.add(key)
+                yield runtime_less
             continue
         done.add(key)
         verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
@@ -120,11 +124,11 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Fin
     insufficient driver when the container got no driver library at all, which is what a pod
     that names no RuntimeClass gets where the runtime's default is not NVIDIA's (plain runc,
     no CDI injection; NVIDIA/gpu-operator#1017). Then the runtime's default is the fault."""
-    if finding.cause != _TOO_OLD or pod.spec.runtime_class_name:
+    if finding.cause != _TOO_OLD or not _runs_without_nvidia_runtime(ctx, pod):
         return finding
     setup = ctx.runtime_setup
-    if setup is None or not setup.nvidia or setup.default_is_nvidia or setup.cdi_enabled:
-        return finding
+    if setup is not None and setup.cdi_enabled:
+        return finding  # CUDA's words alone do not tell a driver too old from none injected
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
                                    status=known.severity, specificity=max(known.specificity,
@@ -133,6 +137,65 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Fin
 
 #: The driver's cause CUDA's insufficient-driver error names (checks.workload_logs settles it).
 _TOO_OLD = "cuda_driver_too_old"
+
+#: A GPU job's own words for a container that got neither the driver's user space nor the GPU
+#: devices, as the libraries and frameworks print them whatever the job is: the loader not
+#: finding libcuda/libnvidia-ml (TensorFlow's "Could not load dynamic library 'libcuda.so.1';
+#: dlerror: libcuda.so.1: cannot open shared object file"), PyTorch's "Found no NVIDIA driver
+#: on your system", CUDA's cudaErrorNoDevice / CUDA_ERROR_NO_DEVICE ("no CUDA-capable device
+#: is detected"), NVML's library not found, a shell without nvidia-smi. The NVIDIA runtime (or
+#: CDI) is what puts these into a container, so in a pod that asked for GPUs they say the
+#: container started without it.
+_NO_GPU_IN_CONTAINER = re.compile(
+    r"\blib(?:cuda|nvidia-ml)\.so(?:\.1)?: cannot open shared object file"
+    r"|Found no NVIDIA driver on your system"
+    r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected"
+    r"|Failed to initialize NVML: (?:could not load NVML library|ERROR_LIBRARY_NOT_FOUND)"
+    r"|\bnvidia-smi: (?:command )?not found"
+    # a framework's own "found no GPU" in its words: "No CUDA GPUs are available" (PyTorch),
+    # "No platform detected" (vLLM's platform probe), "No devices were found" (nvidia-smi)
+    r"|(?i:\bno (?:CUDA |NVIDIA )?(?:GPUs?|devices?|platform|accelerators?)\b(?: \w+){0,2}? "
+    r"(?:detected|found|available)\b)")
+
+
+def _runs_without_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
+    """The pod names no RuntimeClass and the node's runtime has NVIDIA's configured but not
+    as its default: the pod's containers start under plain runc."""
+    if pod.spec.runtime_class_name:
+        return False
+    setup = ctx.runtime_setup
+    return setup is not None and bool(setup.nvidia) and not setup.default_is_nvidia
+
+
+def _cdi_by_default(ctx: NodeContext) -> bool:
+    """Whether CDI may hand GPUs to a pod that names no RuntimeClass: the ClusterPolicy's
+    ``cdi.default`` where the operator runs (``cdi.enabled`` alone only adds the nvidia-cdi
+    RuntimeClass and leaves the default runtime alone), else the runtime's own CDI switch."""
+    cdi = ctx.cluster_policy_spec.get("cdi")
+    if isinstance(cdi, dict):
+        return bool(cdi.get("default"))
+    setup = ctx.runtime_setup
+    return bool(setup is not None and setup.cdi_enabled)
+
+
+def _no_gpu_without_runtime(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A GPU job whose log says its container has no driver library or GPU, in a pod that
+    starts under plain runc (no RuntimeClass, NVIDIA's runtime not the default, no CDI by
+    default): the runtime's configuration is why (NVIDIA/gpu-operator#1017). Where the pod
+    does get NVIDIA's runtime the same words are below it, and nothing is said here."""
+    if not _runs_without_nvidia_runtime(ctx, pod) or _cdi_by_default(ctx):
+        return None
+    lines = log.lines
+    index = next((i for i in range(len(lines) - 1, -1, -1) if _NO_GPU_IN_CONTAINER.search(lines[i])), None)
+    if index is None:
+        return None
+    known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
+    meta = pod.metadata
+    found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
+    finding = line_finding(ctx.kb, "container-toolkit", known.severity, found, f"{log.path}:{index + 1}",
+                           verb=f"fails in GPU workload {meta.namespace}/{meta.name}", standalone="true",
+                           namespace=meta.namespace, pod=meta.name, container=log.container)
+    return msgspec.structs.replace(finding, cause=known.code, specificity=known.specificity)
 
 
 def _as_text_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
