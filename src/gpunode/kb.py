@@ -150,6 +150,11 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: A state (crash loop, init failing, no GPUs advertised) rather than a reason: the
     #: component's own decisive line, put in its class, names the reason instead.
     state: bool = False
+    #: Other components whose own words carry this cause: the program it is about runs as
+    #: one of them in another deployment (Fabric Manager in the driver container under the
+    #: GPU Operator, as its own host unit otherwise). Their decisive lines are read against
+    #: its signatures too (``KnowledgeBase.catalogued_in``); nothing else is scoped by it.
+    also_for: tuple[str, ...] = ()
 
     def fix_of(self, component: str) -> str:
         """The fix as ``component`` needs it: its own text where the entry has one."""
@@ -165,6 +170,9 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def is_problem(self) -> bool:
         return self.status != "benign"
 
+
+#: A cache entry not yet computed (None is a computed answer).
+_UNSEEN = object()
 
 #: The catch-all class: a decisive line that fits no other.
 UNCLASSIFIED = "error_unclassified"
@@ -198,9 +206,63 @@ class KnowledgeBase:
         """The most specific catalogued cause of ``component`` whose signature for a quoted
         message (an event, a container state, a log line) matches ``line``: what a line
         another component's pod said about it means, when the catalog knows it."""
-        found = [cause for source in _QUOTED for cause, m in self.matchers(component, source)
+        found = [cause for source in _QUOTED for cause, m in self._quoted_matchers(component, source)
                  if m.regex.search(line) and not (m.unless_regex and m.unless_regex.search(line))]
-        return max(found, key=lambda c: c.specificity, default=None)
+        return max((c for c in found if self.fits(c, line)), key=lambda c: c.specificity, default=None)
+
+    def fits(self, cause: Cause, line: str) -> bool:
+        """Whether ``line`` may mean ``cause``, by the cause's own meaning: its example is a
+        real line of it, and the class that example falls in is the cause's class. A line
+        that falls in a more specific class (earlier in the precedence) and holds none of
+        the cause's class's words says something the cause does not: the toolkit's 'unable to
+        load config' signature names a config it could not open (containerd_not_patched:
+        '... open /runtime/config-dir/config.toml: no such file or directory'), not one it
+        could not parse ('(1, 1): parsing error: keys cannot contain { character'), which is
+        error_config_invalid. A line of the cause's class, or of a less specific one, or of
+        none, fits: the catalogued cause says more than the class."""
+        own = self.example_class(cause.code)
+        if own is None:
+            return True
+        said = self.class_of(line)
+        if said is None or said == own or self.class_rank(said) > self.class_rank(own):
+            return True
+        return any(cls.code == own and regex.search(line) for cls, regex in self.classes)
+
+    def class_rank(self, code: str) -> int:
+        """A class's place in the precedence (0 the most specific vocabulary)."""
+        return self._class_ranks.get(code, len(self._class_ranks))
+
+    @cached_property
+    def _class_ranks(self) -> dict[str, int]:
+        return {cause.code: rank for rank, (cause, _regex) in enumerate(self.classes)}
+
+    def example_class(self, code: str) -> str | None:
+        """The class of a catalogued cause's example line, None where it falls in none."""
+        known = self._example_classes.get(code, _UNSEEN)
+        if known is _UNSEEN:
+            cause = self.get(code)
+            known = self._example_classes[code] = (
+                self.class_of(cause.example) if cause.example and cause.component != "*" else None)
+        return known if isinstance(known, str) else None
+
+    @cached_property
+    def _example_classes(self) -> dict[str, object]:
+        return {}
+
+    def _quoted_matchers(self, component: str, source: MatchSource) -> list[tuple[Cause, Match]]:
+        """``matchers`` and the signatures of causes catalogued ``also_for`` the component."""
+        also = self._also_index.get((component, source))
+        own = self.matchers(component, source)
+        return own if also is None else [*own, *also]
+
+    @cached_property
+    def _also_index(self) -> dict[tuple[str, str], list[tuple[Cause, Match]]]:
+        index: dict[tuple[str, str], list[tuple[Cause, Match]]] = {}
+        for cause in self.causes:
+            for other in cause.also_for:
+                for m in cause.match:
+                    index.setdefault((other, m.source), []).append((cause, m))
+        return index
 
     def catalogued_elsewhere(self, component: str, line: str) -> Cause | None:
         """A catalogued cause of another component whose signature for a quoted message or
@@ -301,6 +363,8 @@ def validate(causes: Sequence[Cause], origin: str, seen: set[str] | None = None,
         if cause.component not in known:
             raise ValueError(f"{where}: unknown component {cause.component!r}")
         _check_fix_for(cause, known, where)
+        if not set(cause.also_for) <= known - {"*", cause.component}:
+            raise ValueError(f"{where}: also_for names an unknown component or its own")
         if cause.state and cause.aggregate:  # node causes explain an aggregate, not a line
             raise ValueError(f"{where}: an aggregate cause is not a state")
         if any(m.source == "decisive" for m in cause.match) and (cause.component != "*" or cause.state):

@@ -16,7 +16,7 @@ import msgspec
 from gpunode.bundle.kube import ContainerState, ContainerStatus, Event, Node, Pod
 from gpunode.checks.context import NodeContext
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME, runtime_requested
-from gpunode.decisive import clipped
+from gpunode.decisive import clipped, message_of
 from gpunode.facts import ClusterFacts, LogFile, workload_stuck
 from gpunode.kb import (
     Cause,
@@ -255,7 +255,7 @@ def _logs(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Find
         for log in ctx.logs_of(sp.pod):
             if not log.previous and _succeeded(sp.pod, log.container):
                 continue  # what it said before it succeeded: failures it retried past
-            yield from log_findings(component, log, matchers)
+            yield from log_findings(component, log, matchers, fits=ctx.kb.fits)
     decisive = [(c, m) for c, m in matchers if m.while_running]
     if decisive:
         # A cluster-wide pod of the component (nfd-master) speaks of every node; only its
@@ -291,10 +291,13 @@ _SHARED: WeakKeyDictionary[LogFile, dict[object, tuple[Finding, ...]]] = WeakKey
 
 
 def log_findings(component: str, log: LogFile, matchers: Matchers, *,
-                 decisive_only: bool = False) -> Iterator[Finding]:
+                 decisive_only: bool = False,
+                 fits: Callable[[Cause, str], bool] | None = None) -> Iterator[Finding]:
     """Signatures in one container log. ``while_running`` ones in a current log prove a
     problem on their own (``decisive_hit``); unless ``decisive_only``, the others (and
-    those in a previous log) are found as usual: they refine a component failing anyway."""
+    those in a previous log) are found as usual: they refine a component failing anyway.
+    ``fits`` (``KnowledgeBase.fits``) drops a refining hit on a line of a more specific
+    class than its cause's own example: that line's class says more than the cause does."""
     scoped = [(c, m) for c, m in matchers if not m.containers or log.container in m.containers]
     ctx_vals = {"namespace": log.namespace, "pod": log.pod, "container": log.container}
     decided: set[str] = set()
@@ -311,6 +314,8 @@ def log_findings(component: str, log: LogFile, matchers: Matchers, *,
     rest = [(c, m) for c, m in scoped
             if c.code not in decided and not (m.while_running and not log.previous)]
     for hit in scan_split_lines(log.lines, rest, reverse=True):
+        if fits is not None and not fits(hit.cause, message_of(hit.line)):
+            continue
         line_no = len(log.lines) - hit.line_no + 1
         yield _finding(component, hit, f"{log.path}:{line_no}", ctx_vals)
 
