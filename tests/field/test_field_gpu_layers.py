@@ -73,3 +73,28 @@ def test_a_table_that_lists_every_gpu_blames_no_gpu() -> None:
              "|   0  Tesla T4            On   | 00000000:00:1E.0 Off |                    0 |\n")
     top = _top(_case(_smi(table), gpus=1))
     assert top is None or top[0] != "gpu-hardware"
+
+
+def _nfd_log(text: str) -> dict[str, Any]:
+    return {"kind": "log", "component": "nfd", "text": text}
+
+
+#: kubernetes-sigs/node-feature-discovery#308: a Jetson kernel release with '+' (as pasted).
+_DROPPED = ("2020/05/14 15:12:57 Ignoring invalid feature value kernel-version.full=4.9.140-l4t-r32.3.1"
+            "+g47e7e1cb0b49: [a valid label must be an empty string or consist of alphanumeric characters, "
+            "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+            "'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')]\n")
+
+
+def test_a_running_component_that_drops_an_invalid_value_is_degraded_with_that_line() -> None:
+    top = _top(_case(_nfd_log(_DROPPED + "2020/05/14 15:12:57 Sending labeling request to nfd-master\n")))
+    assert top == ("nfd", "error_config_invalid")
+
+
+def test_a_running_component_that_only_reports_what_it_labels_stays_healthy() -> None:
+    # the same worker without the dropped value: its routine lines accuse nothing
+    text = ("2020/05/14 15:12:57 Feature discovery done\n"
+            "2020/05/14 15:12:57 Sending labeling request to nfd-master\n")
+    top = _top(_case(_nfd_log(text)))
+    assert top is None or top[0] != "nfd"

@@ -333,7 +333,7 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
         found = _last_error(kb, lines[last]) if last is not None else None
         if found is None and last is not None:
             found = _own_catalogued(kb, component, lines[last])
-        if found is None and (fell := _fell_back(lines)) is not None:
+        if found is None and (fell := _fell_back(lines, dropped=bool(log.pod))) is not None:
             found, last = fell
         elif found is None or _NOT_THE_STACKS.search(found.line):
             continue
@@ -396,17 +396,24 @@ def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
 #: A program that gives up what it was configured to use for this run and goes on with a
 #: default ("..., falling back to metric file /etc/dcgm-exporter/default-counters.csv").
 _FALLS_BACK = re.compile(r"(?i:\bfall(?:ing|s)? back to\b)")
+#: A program that drops one item of its output because its value is invalid and goes on
+#: without it (node-feature-discovery: "Ignoring invalid feature value kernel-version.full=
+#: 4.9.140-l4t-r32.3.1+g47e7e1cb0b49: [a valid label must be ...]", "ignoring invalid feature
+#: name ..."): the item never reaches its consumers, and the same input drops it every run.
+_DROPS_INVALID = re.compile(r"(?i:\b(?:ignor|skipp|discard|dropp)(?:ing|ed) (?:an? )?invalid\b)")
 
 
-def _fell_back(lines: Sequence[str]) -> tuple[Decisive, int] | None:
+def _fell_back(lines: Sequence[str], *, dropped: bool = False) -> tuple[Decisive, int] | None:
     """The last line of a running component's current log in which an error made it fall
     back to a default (the DCGM exporter's metrics ConfigMap it could not read: an i/o
     timeout, a refusal), wherever the line stands: it does not try again in this run, so
     it runs on without its configuration; a fallback with no error ("No configmap data
-    specified, falling back ...") is its configuration."""
+    specified, falling back ...") is its configuration. ``dropped``: a pod's log, where a
+    line that drops an invalid item (``_DROPS_INVALID``) counts too."""
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index]
-        if _FALLS_BACK.search(line) and (found := lenient_line([line])) is not None:
+        went_on = _FALLS_BACK.search(line) or (dropped and _DROPS_INVALID.search(line))
+        if went_on and (found := lenient_line([line])) is not None:
             return found, index
     return None
 
