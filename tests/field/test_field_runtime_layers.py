@@ -11,6 +11,9 @@ import msgspec
 from case import Case
 from scoreboard import diagnose_case, top_root_cause
 
+from gpunode.catalog import load_catalog
+from gpunode.checks.named import hook_layer
+
 
 def _case(*evidence: dict[str, Any], **cluster: Any) -> Case:
     raw = {"id": "x-runtime-layers", "source": "https://example.org/x", "title": "t", "platform": "generic",
@@ -59,3 +62,41 @@ def test_a_job_that_found_its_gpu_says_nothing_about_the_runtime() -> None:
     # negative: a healthy job under the same runc default
     text = "INFO Found 1 CUDA device(s); using GPU 0\n"
     assert _top(_case(_log(text), cdi=True)) is None
+
+
+# A failed OCI hook is the layer of the hook's own words, not of the runtime's report of it.
+NAMED_IN = load_catalog().named_in
+#: NVIDIA/gpu-operator#1598: crun of OpenShift 4.18.22 failing NVIDIA's hook; crun gives only the exit code.
+CRUN_SILENT = "error executing hook `/usr/local/nvidia/toolkit/nvidia-container-runtime-hook` (exit code: 1)"
+#: containerd/nerdctl#4614: nerdctl's own hook, rendered by containerd, fails under runc.
+RUNC_ENGINE_HOOK = ('OCI runtime create failed: runc create failed: unable to start container process: error '
+                    'during container init: error running createRuntime hook #0: exit status 1, stdout: , '
+                    'stderr: containerd: template: oci-hook:1: unexpected "|" in command: unknown')
+#: runc's relay of a hook's words ("error running hook: <err>, stdout: <out>, stderr: <err>", runc's
+#: libcontainer/configs) around what nvidia-container-cli wrote in NVIDIA/gpu-operator#511.
+RUNC_NVIDIA_WORDS = ("error during container init: error running hook #0: error running hook: exit status 1, "
+                     "stdout: , stderr: nvidia-container-cli.real: initialization error: load library "
+                     "failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: "
+                     "unknown")
+
+
+def test_a_hook_that_failed_without_words_of_its_own_is_the_runtime_s() -> None:
+    assert hook_layer(NAMED_IN, CRUN_SILENT) == "container-runtime"
+    assert hook_layer(NAMED_IN, CRUN_SILENT + ": unknown") == "container-runtime"
+
+
+def test_a_hook_of_the_container_engine_itself_is_the_runtime_s() -> None:
+    assert hook_layer(NAMED_IN, RUNC_ENGINE_HOOK) == "container-runtime"
+
+
+def test_nvidia_s_hook_speaking_is_the_layer_its_words_name() -> None:
+    # negative: the hook's own words name NVIDIA's library: never the runtime's
+    assert hook_layer(NAMED_IN, RUNC_NVIDIA_WORDS) == NAMED_IN("nvidia-container-cli: initialization error")
+    assert hook_layer(NAMED_IN, RUNC_NVIDIA_WORDS) != "container-runtime"
+
+
+def test_a_report_cut_before_the_hook_s_words_or_no_hook_at_all_is_left_undecided() -> None:
+    # negative: runc's report wrapped before "stderr:" (aks-engine#920's paste), and a line with no hook
+    wrapped = 'running prestart hook 0 caused \\"error running hook: exit status 1, stdout:'
+    assert hook_layer(NAMED_IN, wrapped) is None
+    assert hook_layer(NAMED_IN, "failed to create containerd task: context deadline exceeded") is None

@@ -22,7 +22,7 @@ from gpunode.bundle.kube import ContainerStatus, CustomResource, Event, Pod
 from gpunode.catalog import Catalog
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
-from gpunode.checks.named import named_on_node
+from gpunode.checks.named import hook_layer, named_on_node
 from gpunode.decisive import (
     MAX_LINE,
     Decisive,
@@ -483,6 +483,9 @@ def workload_names(catalog: Catalog, text: Text, line: str) -> str | None:
     """The stack component a GPU workload's error line names: the lowest layer its words
     name (the container runtime for what the NVIDIA runtime only relays), else the kubelet
     when its own admission managers refused the pod."""
+    hook = hook_layer(catalog.named_in, line)  # a failed OCI hook: the layer its own words name
+    if hook is not None:
+        return hook
     target = catalog.named_in(line)
     if target == "container-toolkit" and _RELAYED.search(line):
         return "container-runtime"

@@ -10,6 +10,7 @@ through the node's platform, so that reading is here, next to the catalog's.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 
 from gpunode.checks.context import NodeContext
@@ -17,6 +18,9 @@ from gpunode.checks.context import NodeContext
 
 def named_on_node(ctx: NodeContext, line: str) -> str | None:
     """The lowest layer ``line`` names on this node, or None."""
+    hook = hook_layer(ctx.facts.catalog.named_in, line)
+    if hook is not None:
+        return hook
     target = ctx.facts.catalog.named_in(line)
     if target is not None:
         return target
@@ -54,3 +58,47 @@ def _driver_root_missing(root: str) -> re.Pattern[str]:
     (``hostPath type check failed: <path> is not a directory``): the folder is there only
     once the driver is installed, so its absence is the driver's, whichever pod mounts it."""
     return re.compile(rf"hostPath type check failed: {re.escape(root)}(?:/\S*)? is not a\b")
+
+
+#: An OCI runtime's report of a hook that failed, in its own format: crun's
+#: "error executing hook `<path>` (exit code: N)" (it keeps the hook's output to itself) and
+#: runc's "error running hook #N: error running hook: exit status N, stdout: <out>, stderr:
+#: <err>" (it relays what the hook wrote). ``own`` is what follows: the hook's own words.
+_HOOK_FAILED = re.compile(
+    r"error executing hook `(?P<crun>[^`]*)` \(exit code: -?\d+\)(?P<after>.*)"
+    r"|error running (?:\w+ )?hook(?: #\d+)?: (?:error running hook: )?(?:exit status -?\d+|signal: \w+)"
+    r"(?:, stdout: (?P<out>.*?), stderr: (?P<err>.*))?")
+#: The container engine's own programs: a hook whose words start with one of their names
+#: (``containerd: template: oci-hook:1: ...``, nerdctl's hook run by containerd) is the
+#: runtime's own tooling, not NVIDIA's.
+_RUNTIME_PROGRAM = re.compile(r"^(?:containerd|crio|cri-o|conmon|runc|crun|nerdctl|podman|dockerd?)\b:")
+#: What the runtime and the CRI add around the hook's words (``: unknown``, quotes).
+_WRAPPER_TAIL = re.compile(r"""(?:[\s"'\\n:]|\bunknown\b)+$""")
+
+
+def hook_layer(named_in: Callable[[str], str | None], line: str) -> str | None:
+    """The layer of a failed OCI hook, from the hook's own words rather than the runtime's
+    report of it: the words name a layer (``nvidia-container-cli: initialization error: ...``
+    relayed by runc) only when the hook wrote them. A hook that failed with no words of its
+    own is reported by the runtime that ran it (crun only gives the exit code; runc's
+    ``stderr:`` empty): nothing the hook said puts it below the runtime, so the runtime's
+    layer (NVIDIA/gpu-operator#1598: crun of OpenShift 4.18.22 failing NVIDIA's hook, fixed
+    in crun). Returns None where the line reports no failed hook, or where the hook's words
+    leave the catalog's reading of the whole line to decide."""
+    m = _HOOK_FAILED.search(line)
+    if m is None or (m["crun"] is None and m["err"] is None):
+        return None  # runc's report cut before the hook's words (a wrapped message): undecided
+    own = m["after"] if m["crun"] is not None else " ".join(filter(None, (m["err"], m["out"])))
+    own = _WRAPPER_TAIL.sub("", own or "").strip(" ,:")
+    if not own:
+        return "container-runtime"
+    named = named_in(own)
+    if named is not None:
+        return named
+    if _RUNTIME_PROGRAM.match(own):
+        return "container-runtime"
+    if not m["crun"]:
+        return None
+    # the hook spoke in words that name no layer: its program's layer (NVIDIA's hook is the
+    # toolkit's; another hook, the runtime's own tooling)
+    return named_in(m["crun"]) or "container-runtime"
