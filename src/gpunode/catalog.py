@@ -89,6 +89,11 @@ class Catalog:
                 return cid
         return None
 
+    def all_named_in(self, line: str) -> tuple[str, ...]:
+        """Every component an error line names (``named_by``), lowest layer first: what a
+        component's own operation failing names besides it (``named_in`` takes the first)."""
+        return tuple(cid for cid, pattern in self._naming if pattern.search(line))
+
     @property
     def ids(self) -> tuple[str, ...]:
         return tuple(c.id for c in self.components)

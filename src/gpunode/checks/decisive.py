@@ -20,9 +20,10 @@ import msgspec
 
 from gpunode.bundle.kube import ContainerStatus, CustomResource, Event, Pod
 from gpunode.catalog import Catalog
+from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, dra_prepare, owned
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
-from gpunode.checks.named import hook_layer, named_on_node
+from gpunode.checks.named import named_on_node
 from gpunode.decisive import (
     MAX_LINE,
     Decisive,
@@ -448,12 +449,15 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
     the device plugin's, "Failed to initialize NVML: Unknown Error" in a container's
     last words the toolkit's device access. A workload whose error names no stack
     component accuses none."""
+    serving: NodeServing | None = None
     for pod in ctx.facts.troubled_workloads_by_node.get(ctx.name, ()):
         events = ctx.events_for_pod(pod)
         meta = pod.metadata
+        serving = serving or NodeServing.of(ctx)
         for text in pod_texts(pod, (), events, ""):
             found = decisive_line(text.lines, ctx.kb.class_of)
-            target = workload_names(ctx.facts.catalog, text, found.line) if found is not None else None
+            target = (workload_names(ctx.facts.catalog, text, found.line, pod, serving)
+                      if found is not None else None)
             if found is None or target is None or target in OWN_FACTS_ONLY:
                 continue
             verb = f"fails starting GPU workload {meta.namespace}/{meta.name}"
@@ -479,19 +483,26 @@ _RELAYED = re.compile(r"(?i:\b(?:kill|delete|pause|resume|signal)\b[^:]{0,40}:\s
                       r"nvidia-container-runtime(?:\.\w+)? did not terminate successfully)")
 
 
-def workload_names(catalog: Catalog, text: Text, line: str) -> str | None:
+def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = None,
+                   serving: NodeServing | None = None) -> str | None:
     """The stack component a GPU workload's error line names: the lowest layer its words
-    name (the container runtime for what the NVIDIA runtime only relays), else the kubelet
-    when its own admission managers refused the pod."""
-    hook = hook_layer(catalog.named_in, line)  # a failed OCI hook: the layer its own words name
-    if hook is not None:
-        return hook
+    name (the container runtime for what the NVIDIA runtime only relays); the owner of the
+    operation that failed where it is one (the DRA plugin's prepare, the Allocate of the
+    plugin that serves what the pod asked for, ``gpunode.checks.admission``), else the
+    kubelet when its own admission managers refused the pod. ``serving``: the node's
+    facts, where known."""
     target = catalog.named_in(line)
     if target == "container-toolkit" and _RELAYED.search(line):
         return "container-runtime"
-    if target is None and text.reason in KUBELET_ADMISSION:
-        return "kubelet"
+    if dra_prepare(text.reason, line):
+        return owned(catalog, DRA_PLUGIN, line)
+    if text.reason in KUBELET_ADMISSION or text.reason.startswith(_SHORT_OF_REASON):
+        return admission_names(catalog, line, target, pod, serving)
     return target
+
+
+#: The kubelet's admission reason for a resource the node lacked ("OutOfnvidia.com/gpu").
+_SHORT_OF_REASON = "OutOf"
 
 
 def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Text]:

@@ -1,0 +1,119 @@
+"""The layer a GPU workload's refusal names: the operation that failed, and the component
+that serves what the pod asked for.
+
+An error is raised by an operation, and the operation has an owner: the kubelet's
+``Allocate`` call is answered by the device plugin that serves the requested extended
+resource on that node (nvidia.com/gpu: NVIDIA's plugin, or HAMi's or GKE's where one of
+those runs instead; volcano.sh/*: Volcano's), so a gRPC answer it relays at admission
+("Allocate failed due to rpc error: code = Unknown desc = ...") is that plugin's, whatever
+words the plugin chose. A DRA prepare (``FailedPrepareDynamicResources``,
+``NodePrepareResources``) is the DRA kubelet plugin's operation: a layer its message names
+counts only where the plugin depends on it (the driver, the GPU, the kubelet); a CDI spec
+in it is the one the plugin itself writes for the claim, not the toolkit's.
+
+The kubelet's predicate admission counts what the node had when it admitted the pod ("Node
+didn't have enough resource: R, requested: N, used: U, capacity: C", reason OutOf<R>): devices
+that existed and were all held (used = capacity > 0) is contention (a scheduler that placed
+the pod anyway), not a failure of the stack; capacity 0 on a node that advertises the
+resource now is the kubelet admitting the pod before the plugin registered again (a node
+restart), the kubelet's. Its device manager's own refusals ("requested number of devices
+unavailable", "no healthy devices present") stay the kubelet's: whether running pods held
+every GPU or its record of them was stale is not something a bundle's pod list settles.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from gpunode.bundle.kube import Pod
+from gpunode.catalog import Catalog
+from gpunode.checks.context import NodeContext
+from gpunode.gpus import quantity
+
+KUBELET = "kubelet"
+DRA_PLUGIN = "dra-kubelet-plugin"
+#: The kubelet's event for a pod whose ResourceClaims the DRA plugin could not prepare.
+DRA_PREPARE_REASON = "FailedPrepareDynamicResources"
+#: The DRA prepare operation in the kubelet's words (its event, its journal).
+_DRA_PREPARE = re.compile(r"NodePrepareResources|[Ff]ailed to prepare dynamic resources")
+#: A device plugin's own answer to the kubelet's Allocate, relayed at admission: a gRPC
+#: status ("rpc error: code = Unknown desc = ..."). "no healthy devices present" is the
+#: device manager's own count, not the plugin's words (a plugin not registered again yet).
+_PLUGIN_ANSWER = re.compile(r"\brpc error: code = \w+ desc = ")
+#: The kubelet's predicate admission (reason OutOf<resource>): its own count when it admitted.
+_SHORT_OF = re.compile(r"\bdidn.t have enough resource: (?P<resource>[\w./-]+), requested: \d+, "
+                       r"used: \d+, capacity: (?P<capacity>\d+)")
+#: A qualified extended resource named in a message (vendor domain / name).
+_RESOURCE = re.compile(r"\b(?P<resource>[a-z0-9-]+(?:\.[a-z0-9-]+)+/[\w.-]*\w)")
+#: Resources a pod requests that no device plugin serves.
+_NATIVE = ("cpu", "memory", "ephemeral-storage", "hugepages-", "pods")
+
+
+@dataclass(frozen=True)
+class NodeServing:
+    """What a node tells about the extended resources its workloads ask for: what it
+    advertises now and which plugin running on it serves each."""
+
+    allocatable: Mapping[str, str]
+    #: components with a pod on the node, as the catalog lists them
+    running: tuple[str, ...]
+
+    @classmethod
+    def of(cls, ctx: NodeContext) -> NodeServing:
+        node = ctx.node
+        allocatable = node.status.allocatable if node is not None else {}
+        running = tuple(c.id for c in ctx.facts.catalog.node_components() if ctx.stack_pods(c.id))
+        return cls(allocatable, running)
+
+    def plugin_for(self, catalog: Catalog, resource: str) -> str | None:
+        """The running component that advertises ``resource`` here (catalog ``advertises``);
+        of several, the one that replaces another (HAMi's plugin where NVIDIA's also runs)."""
+        serving = [cid for cid in self.running
+                   if any(fnmatchcase(resource, glob) for glob in catalog.get(cid).advertises)]
+        replacing = [cid for cid in serving if set(catalog.get(cid).replaces) & set(serving)]
+        chosen = replacing or serving
+        return chosen[0] if chosen else None
+
+
+def owned(catalog: Catalog, owner: str, line: str) -> str:
+    """The component an error of ``owner``'s own operation belongs to: the lowest layer the
+    line names among those ``owner`` depends on, else ``owner`` itself (what else it names is
+    part of its own work)."""
+    below = catalog.dependencies(owner)
+    return next((cid for cid in catalog.all_named_in(line) if cid in below), owner)
+
+
+def dra_prepare(reason: str, line: str) -> bool:
+    """Whether the error is the DRA plugin's prepare of a pod's claims."""
+    return reason == DRA_PREPARE_REASON or _DRA_PREPARE.search(line) is not None
+
+
+def requested(pod: Pod | None) -> tuple[str, ...]:
+    """The extended resources the pod's containers ask for."""
+    if pod is None:
+        return ()
+    names = {name for c in (*pod.spec.init_containers, *pod.spec.containers)
+             for name in (*c.resources.limits, *c.resources.requests)}
+    return tuple(sorted(n for n in names if "/" in n and not n.startswith(_NATIVE)))
+
+
+def admission_names(catalog: Catalog, line: str, named: str | None, pod: Pod | None,
+                    serving: NodeServing | None) -> str | None:
+    """The component a refusal at admission names; None where it names no failure (the
+    kubelet's count of devices all held) or no layer the node's facts can tell."""
+    short = _SHORT_OF.search(line)
+    if short is not None:
+        if int(short["capacity"]) > 0 or serving is None:
+            return None  # every device held when it was admitted: contention
+        now = quantity(serving.allocatable.get(short["resource"], "0"))
+        return KUBELET if now > 0 else None  # a plugin that advertises none is judged by its checks
+    if serving is not None and _PLUGIN_ANSWER.search(line):
+        named_resource = _RESOURCE.search(line)
+        resources = (named_resource["resource"],) if named_resource else requested(pod)
+        plugin = next((p for r in resources if (p := serving.plugin_for(catalog, r))), None)
+        if plugin is not None:
+            return owned(catalog, plugin, line)
+    return named or KUBELET

@@ -1,0 +1,129 @@
+"""A GPU workload's refusal names the owner of the operation that failed: the plugin that
+serves what the pod asked for (its Allocate answer), the DRA kubelet plugin (its prepare),
+or the kubelet (its own admission counts); busy GPUs name no one (checks/admission.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from case import Case
+from scoreboard import diagnose_case, top_root_cause
+
+from gpunode.catalog import load_catalog
+from gpunode.checks.admission import DRA_PLUGIN, owned
+
+
+def _case(*evidence: dict[str, Any], **extra: Any) -> Case:
+    raw = {"id": "x-owners", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": list(evidence), "expect": {"healthy": True}, **extra}
+    return msgspec.convert(raw, Case)
+
+
+def _top(case: Case) -> tuple[str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
+def _refused(reason: str, message: str, name: str = "gpu-pod") -> dict[str, Any]:
+    return {"kind": "event", "object": {"kind": "Pod", "name": name}, "type": "Warning",
+            "reason": reason, "message": message}
+
+
+# kubernetes-sigs/dra-driver-nvidia-gpu#1144 (the kubelet's event, as pasted there)
+_PREPARE_CDI = ("Failed to prepare dynamic resources: NodePrepareResources failed for ResourceClaim "
+                "<claim>: error preparing devices for claim <ns>/<claim>:<uid>: unable to create CDI spec "
+                "file for claim: failed to write spec: invalid CDI Spec: failed add device "
+                "\"<uid>-gpu-N\": invalid device, empty device edits")
+
+
+def test_a_dra_prepare_that_cannot_write_its_cdi_spec_is_the_dra_plugins() -> None:
+    case = _case({"kind": "pod-state", "component": DRA_PLUGIN, "container": "gpus", "state": "Running"},
+                 _refused("FailedPrepareDynamicResources", _PREPARE_CDI))
+    assert _top(case) == (DRA_PLUGIN, "dra_prepare_failed")  # the spec the plugin writes, not the toolkit's
+
+
+def test_a_container_the_runtime_cannot_give_cdi_devices_stays_the_toolkits() -> None:
+    # The runtime resolving CDI devices when it creates a container (no prepare involved):
+    # NVIDIA/nvidia-container-toolkit's CDI spec is missing (containerd's wording).
+    case = _case(_refused("Failed", "Error: failed to create containerd container: CDI device injection "
+                                    "failed: unresolvable CDI devices nvidia.com/gpu=all"))
+    found = _top(case)
+    assert found is not None and found[0] == "container-toolkit"
+
+
+def test_a_dra_prepare_names_a_layer_the_plugin_depends_on() -> None:
+    catalog = load_catalog()
+    # nvidia-smi, run by the plugin to set a time slice, answering from a driver whose
+    # libraries and module differ: the driver's, not the plugin's
+    line = ("NodePrepareResources failed: error setting time slice: error running nvidia-smi: Failed to "
+            "initialize NVML: Driver/library version mismatch")
+    assert owned(catalog, DRA_PLUGIN, line) == "driver"
+    assert owned(catalog, DRA_PLUGIN, _PREPARE_CDI) == DRA_PLUGIN
+
+
+# kubernetes-sigs/dra-driver-nvidia-gpu#41: the plugin's own log of the prepare it failed
+_PLUGIN_PREPARE_LOG = (
+    'E1221 04:43:21.238522       1 nonblockinggrpcserver.go:127] "dra: handling request failed" '
+    'err="error preparing devices for claim 5dc94ce6-1e6e-4359-bc73-3d2039797ff0: error setting up sharing: '
+    'error setting timeslice for 5dc94ce6-1e6e-4359-bc73-3d2039797ff0: error setting time slice: error '
+    'running nvidia-smi: exit status 3" requestID=2 request="&NodePrepareResourceRequest{Namespace:gpu-test1,'
+    'ClaimUid:5dc94ce6-1e6e-4359-bc73-3d2039797ff0,ClaimName:pod1-gpu,ResourceHandle:,}"\n')
+
+
+def test_the_dra_plugins_log_of_a_failed_prepare_is_dra_prepare_failed() -> None:
+    case = _case({"kind": "pod-state", "component": DRA_PLUGIN, "container": "gpus", "state": "Running"},
+                 {"kind": "log", "component": DRA_PLUGIN, "container": "gpus", "text": _PLUGIN_PREPARE_LOG})
+    assert _top(case) == (DRA_PLUGIN, "dra_prepare_failed")
+
+
+def test_the_dra_plugins_log_of_a_prepared_claim_is_healthy() -> None:
+    # the driver's info line once a claim is prepared (its nodePrepareResource)
+    ok = ("I1221 04:43:21.238522       1 driver.go:87] Returning newly prepared devices for claim "
+          "'5dc94ce6-1e6e-4359-bc73-3d2039797ff0': "
+          "[k8s.gpu.nvidia.com/claim=5dc94ce6-1e6e-4359-bc73-3d2039797ff0]\n")
+    case = _case({"kind": "pod-state", "component": DRA_PLUGIN, "container": "gpus", "state": "Running"},
+                 {"kind": "log", "component": DRA_PLUGIN, "container": "gpus", "text": ok})
+    assert _top(case) is None
+
+
+# NVIDIA/k8s-device-plugin#153 (GKE): admitted after a restart before the plugin registered
+_NO_CAPACITY = "Node didn't have enough resource: nvidia.com/gpu, requested: 1, used: 0, capacity: 0"
+
+
+def test_a_pod_admitted_while_the_node_had_no_capacity_it_has_now_is_the_kubelets() -> None:
+    case = _case(_refused("OutOfnvidia.com/gpu", _NO_CAPACITY))
+    assert _top(case) == ("kubelet", "error_resource_exhausted")
+
+
+def test_a_pod_admitted_while_every_gpu_was_held_names_no_one() -> None:
+    busy = "Node didn't have enough resource: nvidia.com/gpu, requested: 1, used: 8, capacity: 8"
+    assert _top(_case(_refused("OutOfnvidia.com/gpu", busy))) is None
+
+
+# kubernetes/kubernetes#130145: the device manager's stale record of allocated GPUs (whether
+# running pods held every GPU instead is not settled by the pod list: it stays the kubelet's)
+_UNAVAILABLE = ("Pod Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. "
+                "Requested:1, Available: 0, which is unexpected")
+
+
+def test_no_free_device_while_the_api_shows_free_ones_is_the_kubelets_record() -> None:
+    case = _case(_refused("UnexpectedAdmissionError", _UNAVAILABLE))
+    assert _top(case) == ("kubelet", "error_resource_exhausted")
+
+
+# Project-HAMi/HAMi#653: HAMi's plugin answering the kubelet's Allocate
+_HAMI_ANSWER = ("Allocate failed due to rpc error: code = Unknown desc = no binding pod found on node "
+                "k8s-master, which is unexpected")
+
+
+def test_a_plugins_allocate_answer_names_the_plugin_that_serves_the_resource() -> None:
+    case = _case({"kind": "pod-state", "component": "hami-device-plugin", "state": "Running"},
+                 _refused("UnexpectedAdmissionError", _HAMI_ANSWER))
+    found = _top(case)
+    assert found is not None and found[0] == "hami-device-plugin"  # HAMi serves nvidia.com/gpu there
+
+
+def test_the_same_answer_where_nvidias_plugin_serves_the_gpus_is_nvidias() -> None:
+    found = _top(_case(_refused("UnexpectedAdmissionError", _HAMI_ANSWER)))
+    assert found is not None and found[0] == "device-plugin"
