@@ -23,7 +23,7 @@ from gpunode.catalog import Catalog
 from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, dra_prepare, owned
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
-from gpunode.checks.named import named_on_node
+from gpunode.checks.named import hook_layer, named_on_node
 from gpunode.decisive import (
     MAX_LINE,
     Decisive,
@@ -491,6 +491,9 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
     plugin that serves what the pod asked for, ``gpunode.checks.admission``), else the
     kubelet when its own admission managers refused the pod. ``serving``: the node's
     facts, where known."""
+    hook = hook_layer(catalog.named_in, line)  # a failed OCI hook: the layer its own words name
+    if hook is not None:
+        return hook
     target = catalog.named_in(line)
     if target == "container-toolkit" and _RELAYED.search(line):
         return "container-runtime"
