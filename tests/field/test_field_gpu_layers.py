@@ -11,6 +11,8 @@ import msgspec
 from case import Case
 from scoreboard import diagnose_case, top_root_cause
 
+from gpunode.catalog import load_catalog
+
 
 def _case(*evidence: dict[str, Any], gpus: int | None = None) -> Case:
     raw: dict[str, Any] = {"id": "x-gpu-layers", "source": "https://example.org/x", "title": "t",
@@ -98,3 +100,34 @@ def test_a_running_component_that_only_reports_what_it_labels_stays_healthy() ->
             "2020/05/14 15:12:57 Sending labeling request to nfd-master\n")
     top = _top(_case(_nfd_log(text)))
     assert top is None or top[0] != "nfd"
+
+
+def _workload_log(text: str) -> dict[str, Any]:
+    return {"kind": "log", "object": {"kind": "Pod", "name": "nccl-worker-0", "namespace": "default"},
+            "text": text}
+
+
+def test_a_completion_refused_for_memory_access_names_the_gpudirect_path() -> None:
+    """NVIDIA/nccl#928: completion status 4 (IBV_WC_LOC_PROT_ERR) with GPU buffers, PCIe ACS
+    redirecting the NIC's peer traffic; status 12 (retry exceeded, NVIDIA/nccl#426) stays the
+    links'."""
+    named = load_catalog().named_in
+    acs = ("NCCL WARN NET/IB : Got completion from peer fe80::966d:ae03:8b:df54%ib0<33397> with error 4, "
+           "opcode 32611, len 32611, vendor err 81 (Send)")
+    assert named(acs) == "gpudirect-rdma"
+    assert _top(_case(_workload_log(acs + "\n")))[0] == "gpudirect-rdma"
+    retry = ("-worker-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with "
+             "error 12, opcode 1, len 0, vendor err 129")
+    assert named(retry) == "rdma-links"
+    assert named(retry.replace("error 12", "error 1")) == "rdma-links"  # not a prefix of 10
+
+
+def test_a_job_that_cannot_register_gpu_memory_for_rdma_names_the_peer_memory_module() -> None:
+    # Mellanox/gpu_direct_rdma_access#5: nv_peer_mem disabled (the sample's own lines)
+    text = ("ibv_reg_mr(pd 0x23f8ec0, buf 0x7f88c7200000, size = 100, access_flags = 0x00000007)\n"
+            "Couldn't register GPU MR\n"
+            "deallocating RX GPU buffer\n")
+    assert _top(_case(_workload_log(text))) == ("driver", "peermem_not_loaded")
+    # the same job registering its buffer says nothing against the driver
+    fine = "ibv_reg_mr(pd 0x23f8ec0, buf 0x7f88c7200000, size = 100, access_flags = 0x00000007)\n"
+    assert _top(_case(_workload_log(fine))) is None
