@@ -100,3 +100,31 @@ def test_a_report_cut_before_the_hook_s_words_or_no_hook_at_all_is_left_undecide
     wrapped = 'running prestart hook 0 caused \\"error running hook: exit status 1, stdout:'
     assert hook_layer(NAMED_IN, wrapped) is None
     assert hook_layer(NAMED_IN, "failed to create containerd task: context deadline exceeded") is None
+
+
+def _policy(path: str) -> dict[str, Any]:
+    """A ClusterPolicy whose toolkit env names the containerd config to write (rancher/rke2-docs#263)."""
+    env = [{"name": "CONTAINERD_CONFIG", "value": path},
+           {"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"}]
+    return {"kind": "cluster-object", "resource": "clusterpolicies",
+            "object": {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+                       "metadata": {"name": "cluster-policy"},
+                       "spec": {"toolkit": {"enabled": True, "env": env}}}}
+
+
+def _on(platform: str, *evidence: dict[str, Any]) -> tuple[str, str] | None:
+    return _top(msgspec.structs.replace(_case(*evidence), platform=platform))
+
+
+RKE2 = "/var/lib/rancher/rke2/agent/etc/containerd/"
+
+
+def test_a_toolkit_told_to_write_the_config_rke2_renders_from_its_template_writes_the_wrong_file() -> None:
+    # rancher/rke2-docs#263: CONTAINERD_CONFIG named config.toml; GPU pods got no driver libraries
+    assert _on("rke2", _policy(RKE2 + "config.toml")) == ("container-toolkit", "containerd_config_wrong_path")
+
+
+def test_the_template_itself_or_a_platform_without_one_is_not_judged() -> None:
+    # negatives: the documented template path on RKE2, and a stock containerd's own config.toml
+    assert _on("rke2", _policy(RKE2 + "config.toml.tmpl")) is None
+    assert _on("generic", _policy("/etc/containerd/config.toml")) is None

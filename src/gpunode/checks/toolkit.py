@@ -340,3 +340,50 @@ def _cdi_enabled(ctx: NodeContext) -> bool | None:
     if isinstance(cdi, dict) and "enabled" in cdi:
         return bool(cdi["enabled"])
     return None
+
+
+#: The toolkit's env that names the containerd config it writes (the GPU Operator's
+#: ``toolkit.env``; ``RUNTIME_CONFIG`` is the newer, runtime-neutral name).
+_CONFIG_ENV = ("CONTAINERD_CONFIG", "RUNTIME_CONFIG")
+
+
+def _is_template(path: str) -> bool:
+    """A distribution's containerd config template (``config.toml.tmpl``, ``config-v3.toml.tmpl``,
+    MicroK8s' ``containerd-template.toml``): what the distribution renders its config from."""
+    name = path.rpartition("/")[2]
+    return name.endswith(".tmpl") or "template" in name
+
+
+def _toolkit_env(ctx: NodeContext) -> dict[str, str]:
+    """The toolkit's env as the ClusterPolicy sets it (``spec.toolkit.env``)."""
+    toolkit = ctx.cluster_policy_spec.get("toolkit")
+    env = toolkit.get("env") if isinstance(toolkit, dict) else None
+    if not isinstance(env, list):
+        return {}
+    return {str(e["name"]): str(e.get("value", "")) for e in env if isinstance(e, dict) and "name" in e}
+
+
+@check("container-toolkit")
+def toolkit_writes_generated_config(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The toolkit is told to write a containerd config that the node's distribution
+    generates from its template each time it starts (K3s/RKE2 render config.toml from
+    config.toml.tmpl, MicroK8s containerd.toml from containerd-template.toml): the NVIDIA
+    runtime it adds lasts only until the next restart of the distribution's agent, after which
+    containerd runs without it (rancher/rke2-docs#263: RKE2 on SLES, GPU pods without the
+    driver's libraries until CONTAINERD_CONFIG named config.toml.tmpl). Judged only on a
+    platform whose configs include a template, from the path the toolkit is given."""
+    configs = ctx.platform.containerd_configs
+    if not configs or not any(_is_template(p) for p in configs):
+        return
+    env = _toolkit_env(ctx)
+    name = next((n for n in _CONFIG_ENV if env.get(n)), None)
+    if name is None:
+        return
+    path = env[name]
+    if path not in configs or _is_template(path):
+        return
+    template = next(p for p in configs if _is_template(p))
+    ev = Evidence(f"clusterpolicy spec.toolkit.env {name}",
+                  f"{name}={path}: {ctx.platform.title} renders this file from {template} when it starts, "
+                  "so the NVIDIA runtime written there does not last")
+    yield problem(component, "containerd_config_wrong_path", ev, specificity=80)
