@@ -25,6 +25,7 @@ from gpunode.checks.base import EXPLAINS, node_plan
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import cluster_own_words, own_words, workload_findings
+from gpunode.checks.facts_fit import fit_to_facts
 from gpunode.checks.journal_names import journal_findings, silent_state_findings
 from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import (
@@ -135,7 +136,9 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
                 continue
             findings.extend(chk.fn(ctx, cid))
         findings.extend(signature_findings(ctx, cid))
+        fit_to_facts(ctx, findings)  # a cause read from words that the node's record contradicts
         named.extend(own_words(ctx, cid, findings))
+        fit_to_facts(ctx, findings)  # (the decisive line named as one)
     named.extend(workload_findings(ctx))
     named.extend(workload_log_findings(ctx))
     named.extend(journal_findings(ctx))  # the kubelet's or runtime's error naming another layer

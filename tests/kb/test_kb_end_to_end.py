@@ -24,12 +24,14 @@ from kb_noise import bury_near_end
 
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.catalog import Catalog, load_catalog, topological_order
+from gpunode.checks.facts_fit import fact_signatures
 from gpunode.diagnose import diagnose
 from gpunode.kb import Cause, Match, load_kb
 from gpunode.model import NodeReport
 from gpunode.sim import load_scenario
 from gpunode.sim.build import build_world
 from gpunode.sim.cascade import crash, no_sandbox, pod_event
+from gpunode.sim.faults import FAULTS
 from gpunode.sim.finalize import finalize
 from gpunode.sim.world import World
 from gpunode.sim.writer import write
@@ -134,6 +136,8 @@ def _container(world: World, key: str, cause: Cause) -> str:
 def _inject(world: World, cause: Cause, seed: int) -> None:
     match = injectable(cause)
     assert match is not None
+    if match.source in ("log", "event") and fact_signatures(cause):
+        FAULTS[cause.code].apply(world, NODE)  # a fact of the node too (nouveau in lsmod): it holds
     noise = "\n".join(bury_near_end(cause.example, 10_000, seed)) + "\n"
     if match.source == "event":
         reason = match.reasons[0] if match.reasons else "Failed"

@@ -1,0 +1,101 @@
+"""A catalogued cause that the node's own record contradicts does not stand on words alone.
+
+Some causes are facts of the node as much as words: nouveau_loaded is the nouveau module in
+``lsmod``, and the catalogue says so with a ``node_cmd`` signature on that snapshot beside the
+log line it is often read from. The driver installer's generic hint ("... or if another
+driver, such as nouveau, is present ...") follows every refused ``nvidia.ko``; where the
+bundle holds the file that would show the fact and the file does not show it, the line
+means something else and its class says what (issue 20: the cause's facts must fit).
+A cause whose fact file was not collected keeps its words: absence of data is no evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import msgspec
+
+from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import LINE, MESSAGE, STATE
+from gpunode.kb import Cause, KnowledgeBase, Match
+from gpunode.model import Finding
+
+_FACT_SOURCES = {"node_cmd": "cmd", "node_file": "files"}
+#: Node files that are a snapshot of a state, whole: the modules loaded (lsmod), the GPUs as
+#: NVML reports every field of them (nvidia-smi -q). What such a file does not show is not
+#: there. A log (the kernel's ring buffer, a journal) is a window in time that may have
+#: rotated past the line, so a line absent from it contradicts nothing.
+_SNAPSHOTS = frozenset({"lsmod.txt", "nvidia-smi-q.xml"})
+
+
+def fact_signatures(cause: Cause) -> tuple[Match, ...]:
+    """The cause's signatures in the node's state snapshots: its facts."""
+    return tuple(m for m in cause.match
+                 if m.source in _FACT_SOURCES and (m.name or "").lstrip("/") in _SNAPSHOTS)
+
+
+def contradicted(ctx: NodeContext, cause: Cause) -> bool:
+    """The node holds a file one of the cause's fact signatures reads, and none of them
+    matches in the files it holds."""
+    held = False
+    for m in fact_signatures(cause):
+        split = ctx.text_lines(_FACT_SOURCES[m.source], (m.name or "").lstrip("/"))
+        if split is None:
+            continue
+        held = True
+        if m.regex.search(split[1]):
+            return False
+    return held
+
+
+def fit_to_facts(ctx: NodeContext, findings: list[Finding]) -> None:
+    """Take out of ``findings`` (in place) each catalogued cause read from words that the
+    node's record contradicts: a refining signature is dropped, a decisive line named as
+    that cause gets its class back (ranked just above the state it explains)."""
+    factual = _factual(ctx.kb)
+    if not any(f.cause in factual for f in findings):  # almost every component
+        return
+    findings[:] = list(_fitted(ctx, findings))
+
+
+def _factual(kb: KnowledgeBase) -> frozenset[str]:
+    """The codes of causes with fact signatures (listed once per knowledge base)."""
+    known = _FACTUAL.get(id(kb))
+    if known is None or known[0] is not kb:
+        known = _FACTUAL[id(kb)] = (kb, frozenset(c.code for c in kb.causes if fact_signatures(c)))
+    return known[1]
+
+
+_FACTUAL: dict[int, tuple[KnowledgeBase, frozenset[str]]] = {}
+
+
+def _fitted(ctx: NodeContext, findings: list[Finding]) -> Iterator[Finding]:
+    kb = ctx.kb
+    factual = _factual(kb)
+    for finding in findings:
+        worded = "signature" in finding.context or LINE in finding.context
+        if finding.cause not in factual or not worded or not _from_words(ctx, finding) \
+                or not contradicted(ctx, kb.get(finding.cause)):
+            yield finding
+            continue
+        if LINE not in finding.context:
+            continue  # a refining signature the node's record contradicts: nothing
+        said = finding.context.get(MESSAGE) or finding.context[LINE]
+        cls = kb.line_class(said)
+        assert cls is not None  # the last class matches any line
+        yield msgspec.structs.replace(finding, cause=cls.code,
+                                      specificity=_rank(findings, finding, cls.specificity))
+
+
+def _from_words(ctx: NodeContext, finding: Finding) -> bool:
+    """The finding's evidence is a line of a log, an event or a status, not of a node file."""
+    node_files = (ctx.obs.path_of("cmd", ""), ctx.obs.path_of("files", ""))
+    return not any(ev.source.startswith(node_files) for ev in finding.evidence[:1])
+
+
+def _rank(findings: list[Finding], finding: Finding, floor: int) -> int:
+    """Just above the state the line explains (as a decisive line's class ranks), else the
+    class's own rank."""
+    state = finding.context.get(STATE)
+    ranks = [f.specificity for f in findings if state and f.cause == state]
+    return max(ranks) + 1 if ranks else floor
