@@ -171,6 +171,13 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return self.status != "benign"
 
 
+#: The kernel's module loader reporting its own failure ("modprobe: FATAL: Module
+#: nvidia-peermem not found in directory /lib/modules/6.8.0-1059-azure", "modprobe: ERROR:
+#: could not insert 'nvidia_modeset': No such device"): the program that failed is the
+#: loader, whatever words its reason uses, so the class is read by the precedence over the
+#: whole line (module_load first), not from its innermost reason.
+_LOADER_FAILED = re.compile(r"^(?:.{0,80}[\s\]:])?(?:modprobe|insmod|rmmod): (?:ERROR|FATAL)\b")
+
 #: A cache entry not yet computed (None is a computed answer).
 _UNSEEN = object()
 
@@ -288,6 +295,8 @@ class KnowledgeBase:
         in the first class whose pattern it matches (the catch-all at worst)."""
         if _STRCONV.search(line) and not _NAMES_CONFIG.search(line):
             line = _STRCONV.sub("not a number", line)  # a value read elsewhere, not configured
+        if _LOADER_FAILED.match(line):  # the loader failed: the precedence over the whole line
+            return self._first_class(line)
         parts = line.split(": ")
         last = len(parts) - 1
         for start in range(last, 0, -1):
