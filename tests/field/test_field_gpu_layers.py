@@ -131,3 +131,26 @@ def test_a_job_that_cannot_register_gpu_memory_for_rdma_names_the_peer_memory_mo
     # the same job registering its buffer says nothing against the driver
     fine = "ibv_reg_mr(pd 0x23f8ec0, buf 0x7f88c7200000, size = 100, access_flags = 0x00000007)\n"
     assert _top(_case(_workload_log(fine))) is None
+
+
+def _nvlink_s(text: str) -> dict[str, Any]:
+    return {"kind": "node-cmd", "name": "nvidia-smi-nvlink-s.txt", "text": text}
+
+
+_DARK = "NVML: Unable to retrieve NVLink information as all links are inActive\n"
+
+
+def test_a_gpu_whose_links_nvml_reports_all_inactive_on_an_nvswitch_board_is_down() -> None:
+    # leptonai/gpud#1085: one B200 of an HGX board (as pasted; the UUID elided there too)
+    text = "GPU 2: NVIDIA B200 (UUID: GPU-xxx)\n" + _DARK
+    assert _top(_case(_nvlink_s(text))) == ("nvlink-fabric", "nvlink_down")
+
+
+def test_a_bridged_card_whose_twin_has_links_up_is_down_and_cards_without_a_bridge_are_not() -> None:
+    lit = "GPU 0: NVIDIA GeForce RTX 2080 Ti (UUID: GPU-0a)\n\t Link 0: 25.781 GB/s\n\t Link 1: 25.781 GB/s\n"
+    dark = "GPU 1: NVIDIA GeForce RTX 2080 Ti (UUID: GPU-0b)\n" + _DARK
+    assert _top(_case(_nvlink_s(lit + dark), gpus=2)) == ("nvlink-fabric", "nvlink_down")
+    # two PCIe cards with no bridge fitted print the sentence for both: nothing to link to
+    both = dark.replace("GPU 1", "GPU 0").replace("0b", "0a") + dark
+    top = _top(_case(_nvlink_s(both), gpus=2))
+    assert top is None or top[0] != "nvlink-fabric"

@@ -192,7 +192,34 @@ def smi_nvlinks(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     status = parse_nvlink_status(ctx.obs.cmd.get(NVLINK_STATUS, ""))
     errors = parse_nvlink_errors(ctx.obs.cmd.get(NVLINK_ERRORS, ""))
-    yield from judge_nvlinks(smi_link_gpus(status, errors), component, ctx, NVLINK_STATUS)
+    dark = _dark_gpus(ctx, status, component)
+    if dark is not None:
+        yield dark
+    for finding in judge_nvlinks(smi_link_gpus(status, errors), component, ctx, NVLINK_STATUS):
+        if dark is None or finding.status != Status.NOT_DEPLOYED:
+            yield finding
+
+
+def _dark_gpus(ctx: NodeContext, status: Sequence[NvlinkGpu], component: str) -> Finding | None:
+    """GPUs whose links NVML reports all inactive ("NVML: Unable to retrieve NVLink information
+    as all links are inActive", leptonai/gpud#1085 on a B200) where the node's facts say
+    NVLink is part of the board: another GPU of the same model has links up, or the node's
+    GPUs sit on an NVSwitch fabric (a fabric state in nvidia-smi -q). A PCIe card without a
+    bridge and a lone superchip print the same sentence with nothing to link to, and stay
+    unjudged."""
+    dark = [g for g in status if g.all_inactive]
+    if not dark:
+        return None
+    lit = {g.name for g in status if any(link.active for link in g.links)}
+    smi = ctx.nvidia_smi
+    fabric = smi is not None and any(g.fabric_state not in (None, "N/A") for g in smi.gpus)
+    owed = [g for g in dark if g.name in lit or fabric]
+    if not owed:
+        return None
+    why = "its NVSwitch fabric" if fabric else "peers of its model with links up"
+    shown = [f"GPU {g.index} ({g.name})" for g in owed]
+    text = f"{_listed(shown)}: NVML reports all links inactive, on a node with {why}"
+    return _found(ctx, component, "nvlink_down", _ev(ctx, NVLINK_STATUS, text))
 
 
 @check("nvlink-fabric", needs=("cmd/nvidia-smi-q.xml",))

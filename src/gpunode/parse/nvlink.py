@@ -11,7 +11,10 @@ counters), as printed per GPU::
              Link 0: CRC Errors: 0
 
 A GPU without NVLink prints nothing (an H100 PCIe answers with empty output and exit 0);
-lines that are neither a GPU header nor a link line are skipped.
+a GPU whose links NVML reports all disabled prints no link line but NVML's own sentence
+("NVML: Unable to retrieve NVLink information as all links are inActive"), read as
+``all_inactive`` (which a GPU without a bridge or a lone superchip prints too, so only the
+node's facts can say whether it is a fault); other lines are skipped.
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ class NvlinkGpu(msgspec.Struct, frozen=True):
     uuid: str | None
     links: tuple[NvlinkLink, ...]
     bus_id: str | None = None
+    #: NVML said the GPU's links are all inactive (no link lines follow).
+    all_inactive: bool = False
+
+
+_ALL_INACTIVE = "all links are inactive"
 
 
 def _blocks(text: str) -> list[tuple[int, str, str | None, list[tuple[int, str]]]]:
@@ -58,18 +66,24 @@ def _blocks(text: str) -> list[tuple[int, str, str | None, list[tuple[int, str]]
         link = _LINK.match(line)
         if link and blocks:
             blocks[-1][3].append((int(link.group(1)), link.group(2)))
+        elif blocks and _ALL_INACTIVE in line.lower():
+            blocks[-1][3].append((-1, _ALL_INACTIVE))
     return blocks
 
 
 def parse_nvlink_status(text: str) -> list[NvlinkGpu]:
-    """Each GPU's links: active with a speed, or ``<inactive>``."""
+    """Each GPU's links: active with a speed, or ``<inactive>``; ``all_inactive`` where NVML
+    said so instead of listing them."""
     out = []
     for index, name, uuid, lines in _blocks(text):
         links = []
         for number, value in lines:
+            if number < 0:
+                continue
             speed = re.match(r"^(\d+(?:\.\d+)?) GB/s$", value)
             links.append(NvlinkLink(number, speed is not None, float(speed.group(1)) if speed else None))
-        out.append(NvlinkGpu(index, name, uuid, tuple(links)))
+        dark = not links and any(number < 0 for number, _ in lines)
+        out.append(NvlinkGpu(index, name, uuid, tuple(links), all_inactive=dark))
     return out
 
 
