@@ -12,7 +12,7 @@ from case import Case
 from scoreboard import diagnose_case, top_root_cause
 
 from gpunode.catalog import load_catalog
-from gpunode.checks.named import hook_layer
+from gpunode.checks.named import hook_layer, runtime_own_error
 
 
 def _case(*evidence: dict[str, Any], **cluster: Any) -> Case:
@@ -128,3 +128,31 @@ def test_the_template_itself_or_a_platform_without_one_is_not_judged() -> None:
     # negatives: the documented template path on RKE2, and a stock containerd's own config.toml
     assert _on("rke2", _policy(RKE2 + "config.toml.tmpl")) is None
     assert _on("generic", _policy("/etc/containerd/config.toml")) is None
+
+
+#: awslabs/amazon-eks-ami#2498: runc 1.3.2 on Amazon Linux 2 writes a CFS quota the kernel refuses.
+RUNC_OWN = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+            "runc create failed: unable to start container process: error during container init: error "
+            'setting cgroup config for procHooks process: failed to write "13000": write /sys/fs/cgroup/'
+            "cpu,cpuacct/kubepods.slice/cpu.cfs_quota_us: invalid argument: unknown")
+
+
+def _event(message: str) -> dict[str, Any]:
+    return {"kind": "event", "object": {"kind": "Pod", "name": "frontend"}, "type": "Warning",
+            "reason": "Failed", "message": message}
+
+
+def test_runc_failing_by_its_own_name_for_a_gpu_job_is_the_runtime_s() -> None:
+    assert runtime_own_error(RUNC_OWN)
+    top = _top(_case(_event(RUNC_OWN)))
+    assert top is not None and top[0] == "container-runtime"
+
+
+def test_runc_relaying_nvidia_s_words_or_no_runtime_named_is_not_the_runtime_s() -> None:
+    # negatives: the same wrapper around nvidia-container-cli's words (NVIDIA/nvidia-container-toolkit#108)
+    # names the toolkit; a containerd timeout names no OCI runtime at all
+    wrapper = RUNC_OWN.split("error during", maxsplit=1)[0]
+    relayed = wrapper + "nvidia-container-cli: device error: unknown device: unknown"
+    top = _top(_case(_event(relayed)))
+    assert top is not None and top[0] == "container-toolkit"
+    assert not runtime_own_error("failed to create containerd task: context deadline exceeded: unknown")

@@ -23,7 +23,7 @@ from gpunode.catalog import Catalog
 from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, dra_prepare, owned
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
-from gpunode.checks.named import hook_layer, named_on_node
+from gpunode.checks.named import hook_layer, named_on_node, runtime_own_error
 from gpunode.decisive import (
     MAX_LINE,
     Decisive,
@@ -501,6 +501,8 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
         return owned(catalog, DRA_PLUGIN, line)
     if text.reason in KUBELET_ADMISSION or text.reason.startswith(_SHORT_OF_REASON):
         return admission_names(catalog, line, target, pod, serving)
+    if target is None and runtime_own_error(line):
+        return "container-runtime"
     return target
 
 

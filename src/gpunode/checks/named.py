@@ -102,3 +102,17 @@ def hook_layer(named_in: Callable[[str], str | None], line: str) -> str | None:
     # the hook spoke in words that name no layer: its program's layer (NVIDIA's hook is the
     # toolkit's; another hook, the runtime's own tooling)
     return named_in(m["crun"]) or "container-runtime"
+
+
+#: An OCI runtime that names itself as the program that failed (containerd's and CRI-O's
+#: relay of runc 1.1+ and crun: "OCI runtime create failed: runc create failed: unable to
+#: start container process: ...", "crun: ..."), not a hook or a runtime wrapper it ran.
+_RUNTIME_OWN = re.compile(r"\b(?:runc|crun) (?:create|run|exec|start|delete|kill) failed: |\bcrun: \w")
+
+
+def runtime_own_error(line: str) -> bool:
+    """``line`` is runc's or crun's own failure to run a container, by its own name: read
+    only where no word of the line names a layer above (a hook, NVIDIA's CLI, a CDI device),
+    it is the runtime's (awslabs/amazon-eks-ami#2498: runc 1.3.2 writing a CFS quota the AL2
+    kernel refuses)."""
+    return _RUNTIME_OWN.search(line) is not None
