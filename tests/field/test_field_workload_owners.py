@@ -4,14 +4,19 @@ or the kubelet (its own admission counts); busy GPUs name no one (checks/admissi
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import msgspec
+from builder import build_case
 from case import Case
 from scoreboard import diagnose_case, top_root_cause
 
+from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.catalog import load_catalog
 from gpunode.checks.admission import DRA_PLUGIN, owned
+from gpunode.diagnose import diagnose
 
 
 def _case(*evidence: dict[str, Any], **extra: Any) -> Case:
@@ -127,3 +132,33 @@ def test_a_plugins_allocate_answer_names_the_plugin_that_serves_the_resource() -
 def test_the_same_answer_where_nvidias_plugin_serves_the_gpus_is_nvidias() -> None:
     found = _top(_case(_refused("UnexpectedAdmissionError", _HAMI_ANSWER)))
     assert found is not None and found[0] == "device-plugin"
+
+
+def _hami_refusal(tmp_path: Path, scheduler: str) -> tuple[str, str] | None:
+    """HAMi's scheduler and plugin running, a GPU pod placed by ``scheduler`` and refused
+    at admission with HAMi's plugin's answer: the top root cause."""
+    case = _case({"kind": "pod-state", "component": "hami-scheduler", "state": "Running"},
+                 {"kind": "pod-state", "component": "hami-device-plugin", "state": "Running"},
+                 _refused("UnexpectedAdmissionError", _HAMI_ANSWER))
+    root = build_case(case, tmp_path)
+    path = root / "cluster/pods.json"
+    pods = json.loads(path.read_text())
+    for pod in pods["items"]:
+        if pod["metadata"]["name"] == "gpu-pod":
+            pod["spec"]["schedulerName"] = scheduler
+    path.write_text(json.dumps(pods))
+    report = diagnose(load_bundle(root), read_node_observations)
+    top = top_root_cause(report, case.node)
+    return (top.component, top.cause) if top else None
+
+
+def test_a_hami_refusal_of_a_pod_another_scheduler_placed_names_hamis_scheduler(tmp_path: Path) -> None:
+    # Project-HAMi/HAMi#653: the webhook could not be called (failurePolicy Ignore), so the
+    # pod kept default-scheduler and HAMi's plugin found no binding for it
+    found = _hami_refusal(tmp_path, "default-scheduler")
+    assert found is not None and found[0] == "hami-scheduler"
+
+
+def test_a_hami_refusal_of_a_pod_hamis_scheduler_placed_stays_the_plugins(tmp_path: Path) -> None:
+    found = _hami_refusal(tmp_path, "hami-scheduler")
+    assert found is not None and found[0] == "hami-device-plugin"

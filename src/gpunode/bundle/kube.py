@@ -158,6 +158,8 @@ class PodSpec(_K, frozen=True):
     node_selector: dict[str, str] = {}
     volumes: tuple[Volume, ...] = ()
     resource_claims: tuple[PodResourceClaim, ...] = ()
+    #: the scheduler that placed it ("" where the source leaves it out)
+    scheduler_name: str = ""
 
     @property
     def config_maps(self) -> tuple[str, ...]:

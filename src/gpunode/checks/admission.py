@@ -48,6 +48,12 @@ _SHORT_OF = re.compile(r"\bdidn.t have enough resource: (?P<resource>[\w./-]+), 
                        r"used: \d+, capacity: (?P<capacity>\d+)")
 #: A qualified extended resource named in a message (vendor domain / name).
 _RESOURCE = re.compile(r"\b(?P<resource>[a-z0-9-]+(?:\.[a-z0-9-]+)+/[\w.-]*\w)")
+#: Device plugins that hand a pod only what a scheduler extender decided for it, with that
+#: component and the scheduler name it places such pods under: HAMi's plugin reads the
+#: devices HAMi's scheduler wrote into the pod's annotations, and HAMi's admission webhook
+#: sets schedulerName hami-scheduler on every pod asking HAMi's resources (with failurePolicy
+#: Ignore, a webhook the API server cannot call leaves the pod to the default scheduler).
+_DECIDED_BY = {"hami-device-plugin": ("hami-scheduler", "hami-scheduler")}
 #: Resources a pod requests that no device plugin serves.
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "hugepages-", "pods")
 
@@ -117,3 +123,20 @@ def admission_names(catalog: Catalog, line: str, named: str | None, pod: Pod | N
         if plugin is not None:
             return owned(catalog, plugin, line)
     return named or KUBELET
+
+
+
+def plugin_answer(line: str) -> bool:
+    """Whether a refusal at admission relays a device plugin's own answer to Allocate."""
+    return _PLUGIN_ANSWER.search(line) is not None
+
+
+def bypassed(plugin: str, pod: Pod) -> tuple[str, str] | None:
+    """The scheduler extender (component, scheduler name) a plugin's refusal of ``pod``
+    names: the plugin reads its decisions from that extender, and another scheduler placed
+    the pod (the extender's webhook did not route it); None otherwise or where unknown."""
+    decided = _DECIDED_BY.get(plugin)
+    placed_by = pod.spec.scheduler_name
+    if decided is None or not placed_by or placed_by == decided[1]:
+        return None
+    return decided

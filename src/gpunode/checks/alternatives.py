@@ -16,13 +16,17 @@ from fnmatch import fnmatchcase
 
 from gpunode.bundle.kube import ComputeDomain, Pod, ResourceSlice
 from gpunode.catalog import load_catalog
+from gpunode.checks.admission import bypassed, plugin_answer, requested
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.cluster import cluster_check
 from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import KUBELET_ADMISSION, Text, line_finding, pod_texts
 from gpunode.checks.pods import collection_time, judge_pod
+from gpunode.decisive import Decisive, decisive_line
 from gpunode.facts import ClusterFacts
 from gpunode.gpus import quantity
-from gpunode.model import Evidence, Finding
+from gpunode.kb import KnowledgeBase, load_kb
+from gpunode.model import Evidence, Finding, Status
 
 #: A running plugin whose node has none of its resources allocatable: its cause code.
 NOTHING_ADVERTISED = {
@@ -153,4 +157,48 @@ def dra_controller_pods(facts: ClusterFacts) -> Iterator[Finding]:
 @cluster_check("hami-scheduler")
 def hami_scheduler_pods(facts: ClusterFacts) -> Iterator[Finding]:
     yield from _service_pods(facts, "hami-scheduler")
+    yield from bypassed_extender(facts, "hami-scheduler")
+
+
+def bypassed_extender(facts: ClusterFacts, extender: str) -> Iterator[Finding]:
+    """GPU workloads refused at admission by a plugin that hands out only what ``extender``
+    decided, placed by another scheduler: the extender's webhook did not route them to it
+    (HAMi's, called with failurePolicy Ignore, fails open), so the plugin finds no decision
+    ("no binding pod found"). The extender's failure, one finding for the first such pod."""
+    if not facts.cluster_pods.get(extender):
+        return  # not deployed: no webhook of its to route pods (its pods' check says so)
+    kb = load_kb()
+    for node, pods in facts.troubled_workloads_by_node.items():
+        here = facts.pods_by_node.get(node, {})
+        for pod in pods:
+            for plugin in (p for p in requested_plugins(facts, pod) if here.get(p)):
+                decided = bypassed(plugin, pod)
+                found = _refusal(facts, kb, pod) if decided is not None and decided[0] == extender else None
+                if found is not None:
+                    text, line = found
+                    meta = pod.metadata
+                    verb = (f"did not place GPU workload {meta.namespace}/{meta.name} "
+                            f"(scheduled by {pod.spec.scheduler_name})")
+                    yield line_finding(kb, extender, Status.FAILED, line, text.where, verb=verb,
+                                       standalone="true", namespace=meta.namespace, pod=meta.name)
+                    return
+
+
+def requested_plugins(facts: ClusterFacts, pod: Pod) -> list[str]:
+    """Catalog components that advertise a resource the pod asks for."""
+    catalog = facts.catalog
+    return [c.id for c in catalog.node_components() for r in requested(pod)
+            if any(fnmatchcase(r, glob) for glob in c.advertises)]
+
+
+def _refusal(facts: ClusterFacts, kb: KnowledgeBase, pod: Pod) -> tuple[Text, Decisive] | None:
+    """The pod's refusal at admission that relays a plugin's answer, and its line."""
+    events = facts.events_for("Pod", pod.metadata.namespace, pod.metadata.name)
+    for text in pod_texts(pod, (), events, ""):
+        if text.reason not in KUBELET_ADMISSION:
+            continue
+        found = decisive_line(text.lines, kb.class_of)
+        if found is not None and plugin_answer(found.line):
+            return text, found
+    return None
 
