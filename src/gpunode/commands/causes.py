@@ -286,6 +286,23 @@ finds their signatures in any text; `gpunode diagnose` names them per node.
   the pod that suffered it. The kernel's own vocabulary counts too: an `NVRM:` line
   that reads as a failure, or a module the loader refused, is evidence against the
   driver, the GPU hardware or MOFED even without an Xid.
+- **Catalogued cause or class.** A catalogued cause names a line only where its
+  own meaning fits the line and the node. Its class is the class its `example` falls
+  in: a line of a more specific class (earlier in `classes.toml`: module load,
+  permission denied, version mismatch, device, config invalid, file state, resource
+  exhausted, unreachable, not found) that holds none of that class's words is its
+  class's (a config the toolkit could not parse is
+  `error_config_invalid`, not `containerd_not_patched`, whose example is a config it
+  could not open). A cause that is also a fact of the node, with a signature in a
+  snapshot of state (`lsmod`, `nvidia-smi -q`), does not stand on words where the
+  bundle holds that snapshot and it does not show the fact (`nouveau_loaded` from the
+  installer's generic hint, with no nouveau in `lsmod`); a log such as dmesg is a
+  window in time and contradicts nothing. A cause's `also_for` names the other
+  components whose own words carry it (Fabric Manager in the driver container or as
+  a host unit). A class matching the line is never promoted to a catalogued cause
+  by its class alone. The module loader's own failure (`modprobe: FATAL: ...`) is
+  read by the class order over the whole line; other lines from their innermost
+  error out.
 - **Precedence.** When several causes match the same component, the highest
   `specificity` wins and the others are kept as supporting evidence; across
   components, the lowest failing layer is the root cause and everything above it
