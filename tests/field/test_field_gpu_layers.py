@@ -154,3 +154,21 @@ def test_a_bridged_card_whose_twin_has_links_up_is_down_and_cards_without_a_brid
     both = dark.replace("GPU 1", "GPU 0").replace("0b", "0a") + dark
     top = _top(_case(_nvlink_s(both), gpus=2))
     assert top is None or top[0] != "nvlink-fabric"
+
+
+def test_a_driver_module_the_kernel_oopsed_in_while_unloading_it_failed_to_unload() -> None:
+    """NVIDIA/aicr#1553: nvidia_uvm wedged in uvm_global_exit after the operator's driver was
+    uninstalled (as pasted); the module's state flag '-' in the oops's module list says it was
+    being unloaded."""
+    oops = ("Modules linked in: ... nvidia_uvm(OE-) nvidia(OE) ...\n"
+            "  uvm_pmm_devmem_exit+0x88/0x108 [nvidia_uvm]\n"
+            "  uvm_global_exit+0x68/0xe8 [nvidia_uvm]\n")
+    assert _top(_case(_dmesg(oops))) == ("driver", "error_module_load")
+
+
+def test_an_oops_elsewhere_that_lists_a_settled_driver_module_blames_no_driver() -> None:
+    # the same list printed for another module's fault: the NVIDIA modules only taint it
+    oops = ("Modules linked in: xt_conntrack nvidia_uvm(POE) nvidia(POE) ena(E) ...\n"
+            "  ena_io_poll+0x1c/0x2e0 [ena]\n")
+    top = _top(_case(_dmesg(oops)))
+    assert top is None or top[0] != "driver"

@@ -29,11 +29,20 @@ from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive, severity
 from gpunode.model import Finding, Status
 
+#: The kernel's list of loaded modules in an oops or warning report (``print_modules``):
+#: ``Modules linked in: ... nvidia_uvm(OE-) nvidia(OE) ...``, each module's taint flags then
+#: its state, ``-`` while it is being unloaded and ``+`` while it is being loaded. A driver
+#: module in transition when the kernel oopsed failed in its own load or unload (an
+#: nvidia_uvm wedged in uvm_global_exit after the GPU Operator's driver was removed,
+#: NVIDIA/aicr#1553), whatever words the trace holds.
+_LINKED_IN = "Modules linked in:"
+_IN_TRANSITION = re.compile(r"\b(?P<module>nvidia\w*|nv_peer_mem)\([A-Z]*[-+]\)")
+_MODULE_LOAD = "error_module_load"
 #: Literals one of which every line judged here holds (most nodes' logs: none).
 _LITERALS = ("NVRM", "Unknown symbol", "disagrees about version", "Invalid module format",
              "Key was rejected", "could not insert", "nv_mem ", "nvidia-peermem ",
              "ailed to insert module", "rror loading module", "ailed to load module",
-             "segfault at ", "general protection", "] trap ", ": trap ")
+             "segfault at ", "general protection", "] trap ", ": trap ", _LINKED_IN)
 #: The kernel's report of a user process it killed for a fault (arch/x86/mm/fault.c
 #: show_signal_msg, arch/x86/kernel/traps.c): ``<comm>[<pid>]: segfault at <addr> ip … sp …
 #: error <n> in <object>[…]``, ``traps: <comm>[<pid>] general protection fault ip:… in <object>``,
@@ -106,8 +115,10 @@ def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     line_no, line = found
     where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{line_no}"
+    moving = _LINKED_IN in line  # a driver module oopsed while loading or unloading
     finding = line_finding(ctx.kb, component, Status.DEGRADED, Decisive(line_no, line, 1), where,
-                           verb="fails in the kernel log", standalone="true")
+                           verb="fails in the kernel log", standalone="true",
+                           line_class=_MODULE_LOAD if moving else None)
     smi = ctx.nvidia_smi
     refused = component == "gpu-hardware" and _PROBE_FAILED.search(line) is not None
     if (refused or _ADAPTER_INIT.search(line)) and smi is not None and smi.attached_gpus > 0:
@@ -147,7 +158,7 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     adapter: tuple[int, str] | None = None
     driver_speaks = False  # an NVRM line of the driver's own, failure or notice
     for index, line in enumerate(split[0]):
-        owner = _owner(line, catalog.named_in)
+        owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, catalog.named_in)
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
         elif owner is not None:
@@ -186,6 +197,11 @@ def _notice(text: str, line: str) -> bool:
     """An NVRM line that reports no failure. Asked only after the cheap routine-line test: the
     severity reading is the costly part of a dmesg pass (about 0.6 s of CPU at 5,000 nodes)."""
     return severity(text) == 0 and not _NO_GPU_PROBED.search(line)
+
+
+def _oops_owner(line: str) -> str | None:
+    """The driver where an oops's module list shows one of its modules loading or unloading."""
+    return "driver" if _IN_TRANSITION.search(line) else None
 
 
 def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
