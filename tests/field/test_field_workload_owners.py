@@ -162,3 +162,25 @@ def test_a_hami_refusal_of_a_pod_another_scheduler_placed_names_hamis_scheduler(
 def test_a_hami_refusal_of_a_pod_hamis_scheduler_placed_stays_the_plugins(tmp_path: Path) -> None:
     found = _hami_refusal(tmp_path, "hami-scheduler")
     assert found is not None and found[0] == "hami-device-plugin"
+
+
+def test_an_allocate_answer_for_a_volcano_resource_names_volcanos_plugin(tmp_path: Path) -> None:
+    # volcano-sh/devices#17: Volcano's GPU-share plugin cannot find the GPU id its scheduler
+    # picked; the pod asks volcano.sh/gpu-memory (the field builder's pods ask nvidia.com/gpu,
+    # so the pod's request is set here as the report gives it)
+    answer = ("Allocate failed due to rpc error: code = Unknown desc = failed to find gpu id, "
+              "which is unexpected")
+    case = _case({"kind": "pod-state", "component": "volcano-device-plugin", "state": "Running"},
+                 {"kind": "node-capacity", "resources": {"volcano.sh/gpu-memory": "32768"}},
+                 _refused("UnexpectedAdmissionError", answer))
+    root = build_case(case, tmp_path)
+    path = root / "cluster/pods.json"
+    pods = json.loads(path.read_text())
+    for pod in pods["items"]:
+        if pod["metadata"]["name"] == "gpu-pod":
+            limits = {"volcano.sh/gpu-memory": "1024"}
+            pod["spec"]["containers"][0]["resources"] = {"limits": limits, "requests": dict(limits)}
+    path.write_text(json.dumps(pods))
+    report = diagnose(load_bundle(root), read_node_observations)
+    top = top_root_cause(report, case.node)
+    assert top is not None and (top.component, top.cause) == ("volcano-device-plugin", "error_not_found")
