@@ -156,3 +156,19 @@ def test_runc_relaying_nvidia_s_words_or_no_runtime_named_is_not_the_runtime_s()
     top = _top(_case(_event(relayed)))
     assert top is not None and top[0] == "container-toolkit"
     assert not runtime_own_error("failed to create containerd task: context deadline exceeded: unknown")
+
+
+#: NixOS/nixpkgs#305312: Docker 25, CDI feature off: no "cdi" device driver for --device nvidia.com/gpu=all.
+DOCKER_NO_CDI = ('docker: Error response from daemon: could not select device driver "cdi" with '
+                 "capabilities: [].")
+
+
+def test_docker_without_a_device_driver_for_a_gpu_request_is_the_toolkit_s_registration() -> None:
+    assert NAMED_IN(DOCKER_NO_CDI) == "container-toolkit"
+    assert _top(_case(_event(DOCKER_NO_CDI))) == ("container-toolkit", "docker_gpu_capability_unregistered")
+
+
+def test_docker_s_other_device_drivers_and_runtimes_name_no_gpu_layer() -> None:
+    # negatives: a non-GPU device driver, and an unknown runtime (the catalogue's near miss)
+    assert NAMED_IN('could not select device driver "amd" with capabilities: [].') is None
+    assert NAMED_IN("docker: Error response from daemon: unknown or invalid runtime name: runsc.") is None
