@@ -14,11 +14,13 @@ from scoreboard import diagnose_case, top_root_cause
 from gpunode.catalog import load_catalog
 
 
-def _case(*evidence: dict[str, Any], gpus: int | None = None) -> Case:
+def _case(*evidence: dict[str, Any], gpus: int | None = None, host: bool = False) -> Case:
     raw: dict[str, Any] = {"id": "x-gpu-layers", "source": "https://example.org/x", "title": "t",
                            "platform": "generic", "evidence": list(evidence), "expect": {"healthy": False}}
     if gpus is not None:
         raw["cluster"] = {"driver_mode": "host", "gpu_node": {"gpus": gpus, "gpu": "Tesla T4"}}
+    elif host:
+        raw["cluster"] = {"driver_mode": "host"}
     return msgspec.convert(raw, Case)
 
 
@@ -172,3 +174,32 @@ def test_an_oops_elsewhere_that_lists_a_settled_driver_module_blames_no_driver()
             "  ena_io_poll+0x1c/0x2e0 [ena]\n")
     top = _top(_case(_dmesg(oops)))
     assert top is None or top[0] != "driver"
+
+
+def _validator_log(text: str) -> list[dict[str, Any]]:
+    return [{"kind": "pod-state", "component": "validator", "container": "driver-validation", "init": True,
+             "state": "Init:CrashLoopBackOff"},
+            {"kind": "log", "component": "validator", "container": "driver-validation", "init": True,
+             "previous": True, "text": text}]
+
+
+#: NVIDIA/gpu-operator#671: the validator's /dev/char symlink step on a host whose driver works.
+_MODESET = ("Error: error validating driver installation: error creating symlink creator: failed to load "
+            "NVIDIA kernel modules: failed to load module nvidia-modeset: exit status 1; output=modprobe: "
+            "ERROR: could not insert 'nvidia_modeset': No such device\n")
+
+
+def test_a_display_module_refused_where_the_driver_serves_its_gpus_is_the_asking_step_s() -> None:
+    # a driver pre-installed on the host (the operator's driver disabled), as in the report
+    assert _top(_case(*_validator_log(_MODESET), host=True)) == ("validator", "error_module_load")
+
+
+def test_a_display_module_refused_where_the_driver_does_not_answer_is_the_driver_s() -> None:
+    down = _smi("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                "Make sure that the latest NVIDIA driver is installed and running.\n")
+    assert _top(_case(*_validator_log(_MODESET), down, host=True))[0] == "driver"
+
+
+def test_the_core_module_refused_is_the_driver_s_whatever_else_answers() -> None:
+    core = _MODESET.replace("nvidia-modeset", "nvidia").replace("'nvidia_modeset'", "'nvidia'")
+    assert _top(_case(*_validator_log(core), host=True))[0] == "driver"

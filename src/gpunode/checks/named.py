@@ -22,6 +22,8 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
     if hook is not None:
         return hook
     target = ctx.facts.catalog.named_in(line)
+    if target == "driver" and _display_module_only(line) and _driver_serves(ctx):
+        return None  # the step that asked for a display module, not the driver
     if target is not None:
         return target
     root = ctx.platform.driver_root.rstrip("/")
@@ -30,6 +32,29 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
     if _DEVICE_UNDER_ROOT.search(line):
         return "device-plugin" if _host_driver(ctx) else "driver"
     return None
+
+
+#: A refusal to load one of the driver's display modules (nvidia-modeset, nvidia-drm):
+#: "failed to load module nvidia-modeset: exit status 1; output=modprobe: ERROR: could not
+#: insert 'nvidia_modeset': No such device" (the validator's /dev/char symlink step,
+#: NVIDIA/gpu-operator#671), and one naming the core module, which compute needs.
+_DISPLAY_MODULE = re.compile(r"\b(?:load(?:ing)? module|insert) '?nvidia[-_](?:modeset|drm)\b")
+_CORE_MODULE = re.compile(r"\b(?:load(?:ing)? module|insert) '?nvidia\b(?![-_])")
+
+
+def _display_module_only(line: str) -> bool:
+    """The line reports a display module refused and not the core module."""
+    return _DISPLAY_MODULE.search(line) is not None and _CORE_MODULE.search(line) is None
+
+
+def _driver_serves(ctx: NodeContext) -> bool:
+    """The driver's core module serves the node's GPUs: nvidia-smi printed a driver version
+    and GPUs, and lsmod (where collected) lists nvidia. Compute needs no display module, so
+    a refusal of one is the step that asked for it, not the driver's failure."""
+    smi = ctx.nvidia_smi
+    modules = ctx.modules
+    return (smi is not None and bool(smi.driver_version) and smi.attached_gpus > 0
+            and (modules is None or "nvidia" in modules))
 
 
 #: A GPU device node looked up under a driver root (``lstat /run/nvidia/driver/dev/nvidiactl:
