@@ -184,3 +184,22 @@ def test_an_allocate_answer_for_a_volcano_resource_names_volcanos_plugin(tmp_pat
     report = diagnose(load_bundle(root), read_node_observations)
     top = top_root_cause(report, case.node)
     assert top is not None and (top.component, top.cause) == ("volcano-device-plugin", "error_not_found")
+
+
+def _extender_says(text: str) -> tuple[str, str] | None:
+    return _top(_case(
+        {"kind": "pod-state", "component": "hami-scheduler", "container": "vgpu-scheduler-extender",
+         "state": "Running"},
+        {"kind": "log", "component": "hami-scheduler", "container": "vgpu-scheduler-extender", "text": text}))
+
+
+def test_a_server_whose_callers_reject_its_certificate_keeps_failing() -> None:
+    # Project-HAMi/HAMi#1572: the webhook kept serving the certificate cert-manager had
+    # replaced; the API server, its caller, rejects it on every call
+    found = _extender_says("http: TLS handshake error from <IP>:<Port>: remote error: tls: bad certificate\n")
+    assert found == ("hami-scheduler", "error_unreachable")
+
+
+def test_a_server_whose_caller_hung_up_mid_handshake_is_healthy() -> None:
+    # a TCP probe or a scanner that closes the connection: no certificate was refused
+    assert _extender_says("http: TLS handshake error from 10.42.0.1:52814: EOF\n") is None

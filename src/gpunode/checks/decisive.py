@@ -247,7 +247,14 @@ _PERSISTENT = re.compile(
     r"the server doesn.t have a resource type|"
     # the API server's validation of an object the controller writes: it refuses the same
     # object on every retry ('NVIDIADriver.nvidia.com "x" is invalid: state: Unsupported value')
-    r"\bis invalid: [\w.\[\]]+: (?:Unsupported|Required|Invalid|Duplicate) value)")
+    r"\bis invalid: [\w.\[\]]+: (?:Unsupported|Required|Invalid|Duplicate) value|"
+    # a certificate one end of a TLS connection does not trust: the peer's alert, as a Go server
+    # logs it for every caller that rejects the certificate it serves ('http: TLS handshake error
+    # from <addr>: remote error: tls: bad certificate', a webhook serving a certificate replaced
+    # since), or the client's own x509 verdict; the same certificate is refused on every retry
+    r"\bremote error: tls: (?:bad certificate|unknown certificate(?: authority)?|"
+    r"(?:certificate )?(?:expired|revoked)(?: certificate)?|certificate unknown)\b|"
+    r"\bx509: certificate (?:signed by unknown authority|has expired|is not valid for|is valid for)\b)")
 #: A line that begins a log record (JSON, a timestamp, a klog, logrus or logfmt header): one
 #: that does not is the rest of the record before it, wrapped, and says nothing of its own.
 _RECORD = re.compile(r"^\s*(?:\{\"|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} |time=|level=|"
