@@ -28,6 +28,8 @@ def driver_answers(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """nvidia-smi output is the driver's own word: it answers, or says why not. A failure
     to open one GPU after NVML started is that GPU's word (``_gpu_unanswered``)."""
     text = ctx.obs.cmd.get("nvidia-smi.txt")
+    if component != "driver" and (text is None or _HANDLE_LITERAL not in text):
+        return  # only a handle failure is the GPU's: no second parse of a healthy table
     failure = parse_nvidia_smi_failure(text) if text is not None else None
     owner = _smi_failure_owner(ctx, failure) if failure else "driver"
     if owner != component:
@@ -55,6 +57,7 @@ _SMI_FAILED = "nvidia_smi_failed"
 #: no space before the bus id). The error is that GPU's, not the driver's.
 _NO_HANDLE = re.compile(
     r"Unable to determine the device handle for GPU ?(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f:.]+)")
+_HANDLE_LITERAL = "determine the device handle"
 _LOST = "gpu_fallen_off_bus"
 _DEVICE_ERROR = "error_device"
 
