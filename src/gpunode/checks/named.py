@@ -110,7 +110,7 @@ def hook_layer(named_in: Callable[[str], str | None], line: str) -> str | None:
     layer (NVIDIA/gpu-operator#1598: crun of OpenShift 4.18.22 failing NVIDIA's hook, fixed
     in crun). Returns None where the line reports no failed hook, or where the hook's words
     leave the catalog's reading of the whole line to decide."""
-    m = _HOOK_FAILED.search(line)
+    m = _HOOK_FAILED.search(line) if "hook" in line else None  # most lines name no hook: skip the regex
     if m is None or (m["crun"] is None and m["err"] is None):
         return None  # runc's report cut before the hook's words (a wrapped message): undecided
     own = m["after"] if m["crun"] is not None else " ".join(filter(None, (m["err"], m["out"])))
