@@ -16,7 +16,9 @@ from scoreboard import diagnose_case, top_root_cause
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.catalog import load_catalog
 from gpunode.checks.admission import DRA_PLUGIN, owned
+from gpunode.decisive import severity
 from gpunode.diagnose import diagnose
+from gpunode.kb import load_kb
 
 
 def _case(*evidence: dict[str, Any], **extra: Any) -> Case:
@@ -203,3 +205,15 @@ def test_a_server_whose_callers_reject_its_certificate_keeps_failing() -> None:
 def test_a_server_whose_caller_hung_up_mid_handshake_is_healthy() -> None:
     # a TCP probe or a scanner that closes the connection: no certificate was refused
     assert _extender_says("http: TLS handshake error from 10.42.0.1:52814: EOF\n") is None
+
+
+def test_a_decision_the_plugin_found_no_record_of_is_not_found() -> None:
+    # Project-HAMi/HAMi#653: the plugin's answer names what it looked for and did not find
+    # ("no <thing> found", a thing of one or two words)
+    kb = load_kb()
+    assert kb.class_of("Allocate failed due to rpc error: code = Unknown desc = no binding pod found on node "
+                       "k8s-master, which is unexpected") == "error_not_found"
+    # nvidia-smi's "No devices were found" says that none exist (its own catalogued failure)
+    assert kb.class_of("No devices were found") != "error_not_found"
+    # the same words logged at info level while it waits are no error at all
+    assert severity("I0101 12:00:00.000000       1 server.go:10] no pending pod found, waiting") == 0
