@@ -203,3 +203,21 @@ def test_a_display_module_refused_where_the_driver_does_not_answer_is_the_driver
 def test_the_core_module_refused_is_the_driver_s_whatever_else_answers() -> None:
     core = _MODESET.replace("nvidia-modeset", "nvidia").replace("'nvidia_modeset'", "'nvidia'")
     assert _top(_case(*_validator_log(core), host=True))[0] == "driver"
+
+
+def _inspect_failed(component: str, reference: str) -> dict[str, Any]:
+    return {"kind": "event", "component": component, "type": "Warning", "reason": "InspectFailed",
+            "message": f'Failed to apply default image tag "{reference}": couldn\'t parse image reference '
+                       f'"{reference}": invalid reference format: repository name must be lowercase'}
+
+
+def test_one_unparsable_image_on_several_operands_is_the_operator_s_rendering() -> None:
+    # NVIDIA/gpu-operator#366: the placeholder left in the driver's and the toolkit's pods
+    case = _case(_inspect_failed("driver", "FILLED_BY_THE_OPERATOR"),
+                 _inspect_failed("container-toolkit", "FILLED_BY_THE_OPERATOR"))
+    assert _top(case) == ("gpu-operator", "error_config_invalid")
+
+
+def test_one_operand_s_unparsable_image_stays_the_operand_s() -> None:
+    top = _top(_case(_inspect_failed("driver", "FILLED_BY_THE_OPERATOR")))
+    assert top is not None and top[0] == "driver"

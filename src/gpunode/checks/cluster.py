@@ -6,12 +6,14 @@ components deployed by a failing operator point at it as their blocker.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from gpunode.bundle.kube import Condition, CustomResource, Pod
 from gpunode.checks.base import not_deployed, ok, problem
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.operator import OPERANDS
 from gpunode.checks.placement import awaited
 from gpunode.checks.pods import collection_time, judge_pod, pod_problem
 from gpunode.decisive import Decisive
@@ -105,6 +107,58 @@ def state_labels_missing(facts: ClusterFacts) -> Iterator[Finding]:
                       specificity=35, explains=",".join(waiting), label=keys[0], node=name,
                       waiting=", ".join(waiting))
         return
+
+
+#: The kubelet's refusal of an image reference it cannot parse (InvalidImageName; the
+#: InspectFailed event says the same), quoting the reference.
+_UNPARSABLE_IMAGE = re.compile(r'couldn.t parse image reference \\?"(?P<ref>[^"\\]+)')
+
+
+@cluster_check("gpu-operator")
+def operand_images_unrendered(facts: ClusterFacts) -> Iterator[Finding]:
+    """One image reference the kubelet cannot parse on the pods of two or more operands: the
+    operator renders every operand's image from its ClusterPolicy and its defaults, so a bad
+    reference they share is its rendering's (the placeholder FILLED_BY_THE_OPERATOR left in
+    every operand, NVIDIA/gpu-operator#366), which the operands' failures follow from
+    (``explains``); one operand's bad image (a digest in its own ClusterPolicy section,
+    NVIDIA/gpu-operator#513) stays that operand's."""
+    if not facts.cluster_policies and not facts.cluster_pods.get("gpu-operator"):
+        return
+    seen: dict[str, dict[str, Evidence]] = {}
+    for node, components in sorted(facts.pods_by_node.items()):
+        for component, pods in components.items():
+            if component not in OPERANDS:
+                continue
+            for sp in pods:
+                for ref, message in _unparsable_images(sp.pod):
+                    meta = sp.pod.metadata
+                    where = f"pod/{meta.namespace}/{meta.name} on {node}"
+                    seen.setdefault(ref, {}).setdefault(component, Evidence(where, message[:300]))
+    for ref, operands in sorted(seen.items()):
+        if len(operands) >= _SHARED_BY:
+            found = line_finding(load_kb(), "gpu-operator", Status.FAILED,
+                                 Decisive(1, next(iter(operands.values())).excerpt, 2),
+                                 next(iter(operands.values())).source,
+                                 verb=f"renders image {ref!r} for {len(operands)} operands",
+                                 evidence=tuple(list(operands.values())[1:]),
+                                 explains=",".join(sorted(operands)))
+            yield found
+            return
+
+
+#: Operands that must share one unparsable reference before it is the operator's.
+_SHARED_BY = 2
+
+
+def _unparsable_images(pod: Pod) -> Iterator[tuple[str, str]]:
+    """(reference, message) of each container of the pod waiting on an image reference the
+    kubelet could not parse."""
+    for cs in (*pod.status.init_container_statuses, *pod.status.container_statuses):
+        waiting = cs.state.waiting
+        message = (waiting.message or "") if waiting is not None else ""
+        found = _UNPARSABLE_IMAGE.search(message)
+        if found is not None:
+            yield found["ref"], message
 
 
 @cluster_check("network-operator")
