@@ -99,6 +99,11 @@ _NOISE = re.compile(
     r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b",
     re.IGNORECASE,
 )
+#: The C library's text for errno 0 in the errno slot of an error message ("<what>: Success"):
+#: a program that printed its failure with perror/strerror after errno was reset, or a shell
+#: whose exec failed ("/bin/nvidia-docker: line 34: /bin/docker: Success" after the same
+#: line's "Permission denied"). It names the errno, not an outcome, so it is no success.
+_ERRNO_ZERO = re.compile(r": Success\b")
 #: Advice to the reader that an error message carries ("please apply your changes to the
 #: latest version and try again", the API server's conflict): the program is not retrying.
 _ADVICE = re.compile(r"(?i:\bplease\b[^;.]{0,120}?\btry again\b)")
@@ -178,12 +183,37 @@ def severity(line: str) -> int:
             said = message_of(line)
             quoted = _SAYS_ERROR.match(said) or _QUOTES_ERROR.search(said) or _ERROR_FIELD.search(line)
             return 1 if quoted else 0
-    noisy = _NOISE.search(_ADVICE.sub("", line)) and not _FAILED_WAIT.search(line)
+    noisy = _NOISE.search(_success_words(line)) and not _FAILED_WAIT.search(line)
     if _FRAME.match(line) or noisy or _XID.search(line):
         return 0  # an Xid is judged by the Xid catalog (application Xids are benign)
     if _PREFIX_ERROR.search(line) or _CRASH.search(line):
         return 2
     return 1 if _ERROR_WORDS.search(line) else 0
+
+
+def _success_words(line: str) -> str:
+    """The line without what only looks like a success or a retry: advice to the reader
+    ("please ... try again") and the errno slot's "Success" (errno 0). Noise keys on the
+    line's own outcome, not on a word that names an errno."""
+    line = _ADVICE.sub("", line)
+    return _ERRNO_ZERO.sub("", line) if ": Success" in line else line
+
+
+#: A line addressed to the reader rather than reporting what happened: the hints a program
+#: prints after its error ("If this is a GPU node, did you set the docker default runtime to
+#: `nvidia`?", "You can check the prerequisites at: <url>", docker's "See 'docker run --help'.").
+_ADVICE_LINE = re.compile(
+    # Go's standard logger's time prefix, which message_of keeps
+    r"^(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+)?"
+    r"(?:If\b[^.]{0,200}?\byou\b|You (?:can|could|may|might|should|need|must)\b|Please\b|See\b|"
+    r"Refer to\b|For (?:more|further) (?:information|details)\b|Hint\b|Make sure\b|Did you\b)",
+    re.IGNORECASE)
+
+
+def is_advice(line: str) -> bool:
+    """Whether the line only advises the reader (a hint after an error), saying nothing of
+    what the program did: the error it follows is still the program's last word."""
+    return _ADVICE_LINE.match(message_of(line)) is not None
 
 
 def reports_xid(line: str) -> bool:

@@ -29,6 +29,7 @@ from gpunode.decisive import (
     Decisive,
     clipped,
     decisive_line,
+    is_advice,
     lenient_line,
     reports_xid,
     severity,
@@ -334,10 +335,14 @@ _NOT_THE_STACKS = re.compile(
 def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) -> Finding | None:
     """A running node component whose current log ends in an error it did not recover
     from: its last line is an error that does not heal by retrying (as a controller's,
-    ``_lasting``), so it runs without doing its job; degraded with that line."""
+    ``_lasting``), so it runs without doing its job; degraded with that line. Hints to the
+    reader printed after the error (``is_advice``) are not a later word: the device plugin
+    that idles after "Failed to initialize NVML" and its "You can check the prerequisites
+    at: ..." lines (NVIDIA/k8s-device-plugin#170)."""
     for log in logs:
         lines = log.lines
-        last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
+        last = next((i for i in range(len(lines) - 1, -1, -1)
+                     if lines[i].strip() and not is_advice(lines[i])), None)
         found = _last_error(kb, lines[last]) if last is not None else None
         if found is None and last is not None:
             found = _own_catalogued(kb, component, lines[last])
