@@ -59,15 +59,17 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # fractions, so that a floor equal to today's count compares exactly.
 # The first 150 cases were all met (150/150); the 503 added with cold records (scored
 # before any change for them) are met less often, which is why these are below 1.0.
-FLOOR_COMPONENT = Fraction(608, 653)
-FLOOR_CAUSE = Fraction(577, 653)
+FLOOR_COMPONENT = Fraction(610, 653)
+FLOOR_CAUSE = Fraction(579, 653)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
 #: gpu_direct_rdma_access#5, nvbandwidth#39, gpud#1085), and a server whose callers reject its
 #: certificate (HAMi#1572), and five that the runtime layers name (llm-d-deployer#273, rke2-docs#263,
-#: gpu-operator#473, amazon-eks-ami#2498, NixOS/nixpkgs#305312).
-FLOOR_MAX_HEALTHY_MISSES = 14
+#: gpu-operator#473, amazon-eks-ami#2498, NixOS/nixpkgs#305312); 11: three more read past a word
+#: that only looks like an outcome (an errno slot's "Success", the container-toolkit guide's
+#: nvidia-docker SELinux case) or past the hints after an error (k8s-device-plugin#170, Azure/AKS#1031).
+FLOOR_MAX_HEALTHY_MISSES = 11
 FLOOR_MAX_CRASHED = 0
 FLOOR_MAX_FALSE_ALARMS = 1
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
