@@ -61,3 +61,14 @@ def test_a_module_the_installer_could_not_load_is_the_module_load_class() -> Non
     assert kb.class_of(REFUSED) == "error_module_load"
     # the installer's progress line is no error of any class
     assert kb.class_of("Loading the kernel module nvidia.ko") is None
+
+
+def test_lsmod_confirming_nouveau_keeps_the_installers_line_as_the_decisive_one() -> None:
+    # lsmod lists nouveau on its second line (after the header): the fact is read line by line,
+    # so the driver's own words stay the evidence, not only the lsmod row
+    raw = {"id": "x-facts", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": [DRIVER_LOG, CRASHING, NOUVEAU_LSMOD], "expect": {"healthy": True}}
+    case = msgspec.convert(raw, Case)
+    top = top_root_cause(diagnose_case(case), case.node)
+    assert top is not None and top.decisive is not None
+    assert "nvidia-driver-ctr" in top.decisive.source

@@ -64,6 +64,14 @@ def test_a_job_that_found_its_gpu_says_nothing_about_the_runtime() -> None:
     assert _top(_case(_log(text), cdi=True)) is None
 
 
+def test_a_job_finding_no_device_of_another_kind_says_nothing_about_the_runtime() -> None:
+    # negative: NCCL's network probe finding no InfiniBand device (NVIDIA/nccl#226's log,
+    # tests/fixtures/real/broken/interconnect), an INFO line about RDMA NICs, says nothing of the
+    # GPU the container got
+    text = "llm-0:394:394 [3] NCCL INFO NET/IB : No device found.\n"
+    assert _top(_case(_log(text), cdi=True)) != NOT_DEFAULT
+
+
 # A failed OCI hook is the layer of the hook's own words, not of the runtime's report of it.
 NAMED_IN = load_catalog().named_in
 #: NVIDIA/gpu-operator#1598: crun of OpenShift 4.18.22 failing NVIDIA's hook; crun gives only the exit code.

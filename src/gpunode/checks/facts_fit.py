@@ -43,7 +43,7 @@ def contradicted(ctx: NodeContext, cause: Cause) -> bool:
         if split is None:
             continue
         held = True
-        if m.regex.search(split[1]):
+        if any(m.regex.search(line) for line in split[0]):  # line by line, as signatures scan
             return False
     return held
 

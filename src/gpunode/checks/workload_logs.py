@@ -152,10 +152,14 @@ _NO_GPU_IN_CONTAINER = re.compile(
     r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected"
     r"|Failed to initialize NVML: (?:could not load NVML library|ERROR_LIBRARY_NOT_FOUND)"
     r"|\bnvidia-smi: (?:command )?not found"
+    # nvidia-smi's whole answer when it sees no GPU
+    r"|(?:^|\s)No devices were found\s*$"
     # a framework's own "found no GPU" in its words: "No CUDA GPUs are available" (PyTorch),
-    # "No platform detected" (vLLM's platform probe), "No devices were found" (nvidia-smi)
-    r"|(?i:\bno (?:CUDA |NVIDIA )?(?:GPUs?|devices?|platform|accelerators?)\b(?: \w+){0,2}? "
-    r"(?:detected|found|available)\b)")
+    # "No platform detected" (vLLM's platform probe); a bare "device" only where CUDA or NVIDIA
+    # says whose, since other libraries find no device of their own kind (NCCL's "NET/IB : No
+    # device found." is about RDMA NICs, and an INFO line)
+    r"|(?i:\bno (?:(?:CUDA |NVIDIA )?(?:GPUs?|platform|accelerators?)|(?:CUDA|NVIDIA) devices?)\b"
+    r"(?: \w+){0,2}? (?:detected|found|available)\b)")
 
 
 def _runs_without_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
