@@ -72,7 +72,8 @@ FLOOR_CAUSE = Fraction(611, 716)
 #: 24: 13 of the 63 added on 2026-12-06, scored cold by the engine frozen at 6717d85.
 FLOOR_MAX_HEALTHY_MISSES = 24
 FLOOR_MAX_CRASHED = 0
-FLOOR_MAX_FALSE_ALARMS = 1
+#: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past).
+FLOOR_MAX_FALSE_ALARMS = 2
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
 #: gives their class instead); all were met for the first 150 cases. 133: 97 of the first 573
 #: cases (108 before the rules of 2026-12-05) and 36 of the 80 then added, scored cold; 151 with
