@@ -345,6 +345,8 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
                      if lines[i].strip() and not is_advice(lines[i])), None)
         found = _last_error(kb, lines[last]) if last is not None else None
         if found is None and last is not None:
+            found = _wrapped_error(kb, lines, last)
+        if found is None and last is not None:
             found = _own_catalogued(kb, component, lines[last])
         if found is None and (fell := _fell_back(lines, dropped=bool(log.pod))) is not None:
             found, last = fell
@@ -356,6 +358,24 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
         return as_catalogued(kb, line_finding(
             kb, component, Status.DEGRADED, found, where, verb="keeps running after",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
+    return None
+
+
+#: A JSON object that is a console record's fields, not a record: no level, no message.
+_FIELDS_ONLY = re.compile(r'^\s*\{"(?!.*"(?:level|lvl|severity|msg|message)"\s*:)')
+
+
+def _wrapped_error(kb: KnowledgeBase, lines: Sequence[str], last: int) -> Decisive | None:
+    """A last line that begins no record (``_RECORD``) is the end of the record before it,
+    wrapped: a zap record whose header ('<time> error <caller>'), message and JSON fields
+    landed on lines of their own (open-telemetry/opentelemetry-collector-contrib#26481).
+    A JSON object with no level or message of its own is such a record's fields. The
+    record read whole is the last word."""
+    if _RECORD.match(lines[last]) and not _FIELDS_ONLY.match(lines[last]):
+        return None
+    for start in range(last - 1, max(-1, last - _RECENT_LINES - 1), -1):
+        if _RECORD.match(lines[start]):
+            return _last_error(kb, " ".join(line.strip() for line in lines[start:last + 1]))
     return None
 
 
@@ -444,13 +464,26 @@ def _own_catalogued(kb: KnowledgeBase, component: str, line: str) -> Decisive | 
     return Decisive(1, line.strip()[:MAX_LINE], 1)
 
 
+#: A peer that answers, with a verdict no retry changes: the client's own TLS verification
+#: of the certificate served (Go's 'tls: failed to verify certificate: x509: ...', the
+#: 'x509: certificate ...' it wraps), or the resolver's answer that the name does not exist
+#: ('lookup <name> on <dns>:53: no such host', NXDOMAIN: unlike an i/o timeout or 'server
+#: misbehaving', the DNS server did answer). The same address, certificate and name are
+#: asked again at every attempt, so the same error comes back until someone changes them.
+_UNREACHABLE_FOR_GOOD = re.compile(
+    r"\btls: failed to verify certificate\b|\bx509: (?:certificate |cannot validate certificate\b)|"
+    r"\blookup \S+ on \S+: no such host\b")
+
+
 def _lasting(kb: KnowledgeBase, component: str, found: Decisive, lines: int) -> bool:
     """An error that ends the controller's log (its last line) and does not heal by
     retrying: not an object deleted since or a conflict, not a connection that failed
-    for now (a timeout, a refusal: the unreachable class); and not a symptom the knowledge
-    base puts on another component."""
+    for now (a timeout, a refusal: the unreachable class, unless the peer's answer is a
+    verdict, ``_UNREACHABLE_FOR_GOOD``); and not a symptom the knowledge base puts on
+    another component."""
     return (found.line_no == lines and not _TRANSIENT.search(found.message)
-            and kb.class_of(found.message) != "error_unreachable"
+            and (kb.class_of(found.message) != "error_unreachable"
+                 or _UNREACHABLE_FOR_GOOD.search(found.message) is not None)
             and kb.catalogued_elsewhere(component, found.message) is None)
 
 
