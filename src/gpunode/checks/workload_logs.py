@@ -40,6 +40,7 @@ from gpunode.bundle.kube import Pod
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import MESSAGE, OWN_FACTS_ONLY, as_catalogued, line_finding
+from gpunode.checks.job_words import NO_DRIVER_LIBS, SMI_NO_NVML, job_names
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
@@ -74,6 +75,10 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
     """Findings against the stack component a GPU workload's own last error names, one per
     workload (its current log first, then the previous run's)."""
     catalog = ctx.facts.catalog
+
+    def named_in(line: str) -> str | None:
+        return catalog.named_in(line) or job_names(line)
+
     done: set[tuple[str, str]] = set()
     for pod, log in sorted(_workload_logs(ctx), key=lambda item: item[1].previous):
         meta = pod.metadata
@@ -81,12 +86,12 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         if key in done:
             continue
         found = decisive_line(log.lines, ctx.kb.class_of)
-        if found is not None and catalog.named_in(found.line) is None:
-            found = _naming_neighbour(log.lines, found, catalog.named_in) or found
-        if found is None or catalog.named_in(found.line) is None:
-            found = _nccl_warning(log.lines, catalog.named_in) or _catalogued_line(ctx.kb, log.lines,
-                                                                                  catalog.named_in) or found
-        target = catalog.named_in(found.line) if found is not None else None
+        if found is not None and named_in(found.line) is None:
+            found = _naming_neighbour(log.lines, found, named_in) or found
+        if found is None or named_in(found.line) is None:
+            found = (_nccl_warning(log.lines, named_in) or _catalogued_line(ctx.kb, log.lines, named_in)
+                     or found)
+        target = named_in(found.line) if found is not None else None
         if found is None or target is None or target in OWN_FACTS_ONLY:
             runtime_less = _no_gpu_without_runtime(ctx, pod, log)
             if runtime_less is not None:
@@ -98,7 +103,20 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
-        yield _without_nvidia_runtime(ctx, pod, finding)
+        yield _without_nvidia_runtime(ctx, pod, _no_driver_libs(ctx.kb, finding, found.line))
+
+
+def _no_driver_libs(kb: KnowledgeBase, finding: Finding, line: str) -> Finding:
+    """A job's words for a container without the driver's libraries, named the toolkit's: the
+    NVIDIA runtime's hook injects them from what the driver root's loader cache lists
+    (nvidia-container-cli), so a container it started without them is that injection's fault
+    (NebiusAI/soperator#2468: a jail whose ld.so.cache holds no NVIDIA entries).
+    ``_without_nvidia_runtime`` settles a pod the runtime never touched."""
+    if finding.component != "container-toolkit" or not NO_DRIVER_LIBS.search(line):
+        return finding
+    known = kb.get(_NO_LIBS)
+    return msgspec.structs.replace(finding, cause=known.code, status=known.severity,
+                                   specificity=max(known.specificity, finding.specificity))
 
 
 def _catalogued_line(kb: KnowledgeBase, lines: Sequence[str],
@@ -124,10 +142,13 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Fin
     insufficient driver when the container got no driver library at all, which is what a pod
     that names no RuntimeClass gets where the runtime's default is not NVIDIA's (plain runc,
     no CDI injection; NVIDIA/gpu-operator#1017). Then the runtime's default is the fault."""
-    if finding.cause != _TOO_OLD or not _runs_without_nvidia_runtime(ctx, pod):
+    if finding.cause not in (_TOO_OLD, _NO_LIBS) or not _runs_without_nvidia_runtime(ctx, pod):
         return finding
     setup = ctx.runtime_setup
-    if setup is not None and setup.cdi_enabled:
+    said = finding.context.get(MESSAGE, "")
+    if finding.cause == _NO_LIBS and (_cdi_by_default(ctx) or SMI_NO_NVML.search(said)):
+        return finding  # CDI injects without the default runtime; nvidia-smi there was injected
+    if finding.cause == _TOO_OLD and setup is not None and setup.cdi_enabled:
         return finding  # CUDA's words alone do not tell a driver too old from none injected
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
@@ -137,6 +158,8 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Fin
 
 #: The driver's cause CUDA's insufficient-driver error names (checks.workload_logs settles it).
 _TOO_OLD = "cuda_driver_too_old"
+#: The toolkit's cause for a container it started without the driver's libraries.
+_NO_LIBS = "container_cli_no_driver_libs"
 
 #: A GPU job's own words for a container that got neither the driver's user space nor the GPU
 #: devices, as the libraries and frameworks print them whatever the job is: the loader not

@@ -1,0 +1,81 @@
+"""A GPU job's own libraries and launchers name the stack layer under it in their words
+(gpunode.checks.job_words): PyTorch's driver too old, nvidia-smi finding no NVML, cuInit's
+unknown error, nvidia-container-cli's error categories relayed by enroot without its name.
+Each line comes from a public report (its address beside it); a job's own error that names
+nothing of the stack stays the job's business."""
+
+from __future__ import annotations
+
+import msgspec
+from case import Case
+from scoreboard import diagnose_case, top_root_cause
+
+from gpunode.checks.job_words import job_names
+
+
+def _job_log(text: str) -> Case:
+    raw = {"id": "x-job-words", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "cluster": {"driver_mode": "host"},
+           "evidence": [{"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+                         "text": text}],
+           "expect": {"healthy": True}}
+    return msgspec.convert(raw, Case)
+
+
+def _top(case: Case) -> tuple[str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
+def test_pytorch_driver_too_old_is_the_drivers() -> None:
+    # defilantech/LLMKube#1424: a CUDA 13 vLLM image on AKS's driver 550 (CUDA 12.4)
+    line = "RuntimeError: The NVIDIA driver on your system is too old (found version 12040).\n"
+    assert job_names(line) == "driver"
+    assert _top(_job_log(line)) == ("driver", "cuda_driver_too_old")
+
+
+def test_enroot_relaying_the_cli_mount_error_is_the_toolkits() -> None:
+    # NVIDIA/libnvidia-container#125 (enroot's hook under PBS; the CLI's "mount error: %s")
+    line = ("mount error: file creation failed: /scratch/pbs/enroot-data/user-613.chas052/lammps/dev/"
+            "nvidia-uvm-tools: operation not permitted\n")
+    assert job_names(line) == "container-toolkit"
+    assert _top(_job_log(line)) == ("container-toolkit", "error_permission_denied")
+
+
+def test_cuinit_unknown_error_is_the_toolkits_device_access() -> None:
+    # NVIDIA/nvidia-container-toolkit#1967: ffmpeg under docker --gpus after a toolkit upgrade
+    text = "[CUDA @ ...] cu->cuInit(0) failed -> CUDA_ERROR_UNKNOWN: unknown error\nDevice creation failed\n"
+    assert _top(_job_log(text)) == ("container-toolkit", "error_device")
+
+
+def test_nvidia_smi_without_nvml_is_the_hook_injecting_no_libraries() -> None:
+    # nebius/soperator#2468: the jail's ld.so.cache lists no NVIDIA library, so the hook injects none
+    line = "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure\n"
+    assert _top(_job_log(line)) == ("container-toolkit", "container_cli_no_driver_libs")
+
+
+def test_a_jobs_own_errors_name_no_layer() -> None:
+    own = ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
+           "ValueError: could not convert string to float: 'abc'\n")
+    assert _top(_job_log(own)) is None
+    # look-alikes: CIFS's mount error, a driver "too old" of another program, an unknown runtime not NVIDIA's
+    assert job_names("mount error(13): Permission denied") is None
+    assert job_names("mount error: could not resolve address for fileserver: Unknown error") is None
+    assert job_names("RuntimeError: your pandas version is too old") is None
+    assert job_names("docker: Error response from daemon: unknown or invalid runtime name: kata.") is None
+    assert job_names("cuInit(0) succeeded") is None
+
+
+def test_every_wording_holds_its_literal() -> None:
+    """The cheap literal test before each pattern must never hide a line the pattern takes."""
+    lines = {
+        "Failed to initialize NVML: Insufficient Permissions": "driver",
+        "cudaGetDeviceCount: CUDA_ERROR_INSUFFICIENT_DRIVER": "driver",
+        "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory":
+            "container-toolkit",
+        "ldcache error: open failed: /etc/ld.so.cache: no such file or directory": "container-toolkit",
+        # moby's daemon for a --runtime it has not registered (nvidia-ctk runtime configure adds it)
+        "docker: Error response from daemon: unknown or invalid runtime name: nvidia.": "container-toolkit",
+    }
+    for line, component in lines.items():
+        assert job_names(line) == component, line
