@@ -79,3 +79,21 @@ def test_every_wording_holds_its_literal() -> None:
     }
     for line, component in lines.items():
         assert job_names(line) == component, line
+
+
+def _failed_event(message: str) -> Case:
+    raw = {"id": "x-job-event", "source": "https://example.org/x", "title": "t", "platform": "docker",
+           "evidence": [{"kind": "event", "object": {"kind": "Pod", "name": "cuda-test"}, "type": "Warning",
+                         "reason": "Failed", "message": message}],
+           "expect": {"healthy": True}}
+    return msgspec.convert(raw, Case)
+
+
+def test_a_container_engine_without_the_nvidia_runtime_names_the_toolkit() -> None:
+    # moby's daemon for a --runtime=nvidia it never registered (nvidia-ctk runtime configure
+    # writes it into daemon.json), placed as the workload pod's Failed event
+    said = "docker: Error response from daemon: unknown or invalid runtime name: "
+    top = _top(_failed_event(said + "nvidia.\n"))
+    assert top is not None and top[0] == "container-toolkit"
+    # another runtime's name is no layer of the GPU stack
+    assert _top(_failed_event(said + "kata.\n")) is None

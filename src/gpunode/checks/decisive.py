@@ -23,6 +23,7 @@ from gpunode.catalog import Catalog
 from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, dra_prepare, owned
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
+from gpunode.checks.job_words import job_names
 from gpunode.checks.named import hook_layer, named_on_node, runtime_own_error
 from gpunode.decisive import (
     MAX_LINE,
@@ -325,14 +326,11 @@ def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
 #: its PCI function's SR-IOV settings, device/sriov_*, are what an SR-IOV plugin configures),
 #: or a device class directory that is absent because the host has no such devices; and
 #: the node exporter's collectors of host subsystems the stack does not own (hwmon, thermal
-#: zones, NFS, …), which it names in its "collector failed" lines or in the logfmt key of its
-#: per-collector logger ("collector=diskstats msg=\"Failed to open directory, disabling udev
-#: device properties\"": one item of one collector disabled, the rest still served).
+#: zones, NFS, …), which it names in its "collector failed" lines.
 _NOT_THE_STACKS = re.compile(
     r"sys/class/net/(?![^/\s]+/device/sriov_)|\bopen \S*sys/class/[\w-]+\\?\"?: no such file or directory|"
     r"collector failed\\?\"? .{0,20}\bname=(?!infiniband\b|nvidia|gpu|rdma)\w|"
-    r"\b(?!infiniband\b|nvidia|gpu|rdma)\w+ collector failed after|"
-    r"\bcollector=(?!infiniband\b|nvidia|gpu|rdma)\w")
+    r"\b(?!infiniband\b|nvidia|gpu|rdma)\w+ collector failed after")
 
 
 def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) -> Finding | None:
@@ -542,7 +540,7 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
     hook = hook_layer(catalog.named_in, line)  # a failed OCI hook: the layer its own words name
     if hook is not None:
         return hook
-    target = catalog.named_in(line)
+    target = catalog.named_in(line) or job_names(line)
     if target == "container-toolkit" and _RELAYED.search(line):
         return "container-runtime"
     if dra_prepare(text.reason, line):
