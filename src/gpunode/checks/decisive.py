@@ -326,11 +326,14 @@ def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
 #: its PCI function's SR-IOV settings, device/sriov_*, are what an SR-IOV plugin configures),
 #: or a device class directory that is absent because the host has no such devices; and
 #: the node exporter's collectors of host subsystems the stack does not own (hwmon, thermal
-#: zones, NFS, …), which it names in its "collector failed" lines.
+#: zones, NFS, …), which it names in its "collector failed" lines or in the logfmt key of its
+#: per-collector logger ("collector=diskstats msg=\"Failed to open directory, disabling udev
+#: device properties\"": one item of one collector disabled, the rest still served).
 _NOT_THE_STACKS = re.compile(
     r"sys/class/net/(?![^/\s]+/device/sriov_)|\bopen \S*sys/class/[\w-]+\\?\"?: no such file or directory|"
     r"collector failed\\?\"? .{0,20}\bname=(?!infiniband\b|nvidia|gpu|rdma)\w|"
-    r"\b(?!infiniband\b|nvidia|gpu|rdma)\w+ collector failed after")
+    r"\b(?!infiniband\b|nvidia|gpu|rdma)\w+ collector failed after|"
+    r"\bcollector=(?!infiniband\b|nvidia|gpu|rdma)\w")
 
 
 def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) -> Finding | None:
