@@ -59,8 +59,8 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # fractions, so that a floor equal to today's count compares exactly.
 # The first 150 cases were all met (150/150); the 503 added with cold records (scored
 # before any change for them) are met less often, which is why these are below 1.0.
-FLOOR_COMPONENT = Fraction(661, 716)
-FLOOR_CAUSE = Fraction(615, 716)
+FLOOR_COMPONENT = Fraction(662, 716)
+FLOOR_CAUSE = Fraction(617, 716)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -73,8 +73,9 @@ FLOOR_CAUSE = Fraction(615, 716)
 #: 20: less the four kubeletstats cases whose agent ends on a TLS verdict or an NXDOMAIN (fd0d801).
 FLOOR_MAX_HEALTHY_MISSES = 20
 FLOOR_MAX_CRASHED = 0
-#: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past).
-FLOOR_MAX_FALSE_ALARMS = 2
+#: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
+#: 1: that one now read as one collector's item given up (e886b10).
+FLOOR_MAX_FALSE_ALARMS = 1
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
 #: gives their class instead); all were met for the first 150 cases. 133: 97 of the first 573
 #: cases (108 before the rules of 2026-12-05) and 36 of the 80 then added, scored cold; 151 with
