@@ -47,14 +47,22 @@ _BRACKET = re.compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WAR
 _PREFIX_ERROR = re.compile(
     r"(?:^|[\s:>\]|])(?:Error|ERROR|error|FATAL|Fatal|fatal|panic|PANIC|fatal error|E)"
     r"(?:\s*\([^)]{0,40}\))?:\s|"
-    r"^\s*(?:ERROR|FATAL|CRITICAL)\b|\bERR(?:OR)?\s*[:\]]"
+    r"^\s*(?:ERROR|FATAL|CRITICAL)\b|\bERR(?:OR)?\s*[:\]]|"
+    # the last line of a Python traceback: the exception's class and its message
+    r"^(?:[a-z_][\w.]{0,80}\.)?[A-Z]\w{0,60}(?:Error|Exception): \S"
 )
 #: client-go's reflector logs a list or watch it could not make at warning level (the
 #: "Failed to watch" error after it may be cut off): the controller sees none of those objects.
 _REFLECTOR_FAILURE = re.compile(r"\breflector\.go:\d+\][^\n]{0,300}\bfailed to (?:list|watch) \*?[\w.]+: ")
 _XID = re.compile(r"NVRM: Xid \(|XidCriticalError")
+#: A C tool's own error in the GNU form "program: file: message" (err(3), perror with the
+#: file name): the tool names the file it failed on, then why ("gzip: <path>: not in gzip
+#: format", "umount: /mnt: target is busy."). A ratio or count after the file is a report.
+_C_TOOL_ERROR = re.compile(r"^[a-z][\w.+-]{0,30}: /[^\s:]{1,400}: (?![\d.]+%|OK\b)[A-Za-z]")
 #: A process that died by a signal or a runtime panic says so in these words.
 _CRASH = re.compile(r"\bSIGSEGV\b|\bSIGABRT\b|segmentation (?:fault|violation)|^panic: |^fatal error: |"
+                    # the kernel's report of a process it killed for a bad memory access
+                    r"\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|"
                     # the C++ runtime's words for an exception no one caught (then abort)
                     r"^terminate called after throwing an instance of ")
 _ERROR_WORDS = re.compile(
@@ -73,6 +81,16 @@ _ERROR_WORDS = re.compile(
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
     r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
     r"not currently loaded|Insufficient \w+|flag provided but not defined|address already in use|"
+    # a program given an option it does not know (getopt's, cobra's and Go flag's words)
+    r"unrecognized (?:option|argument|flag)|unknown (?:shorthand )?flag|"
+    # CUDA's and nvidia-smi's words for a node or container that shows no GPU, DNS's for a
+    # name it cannot resolve, and a file that is not in the format its reader expects
+    r"no CUDA-capable device|No devices were found(?=\.?\s*$)|no such host|not in (?:\w+ )?format|"
+    # VFIO refusing a group whose devices are not all bound to vfio (the kernel's and QEMU's words)
+    r"group \S{1,20} is not viable|"
+    # a kernel oops' module list naming a module that was being unloaded ("(OE-)"): the oops
+    # happened in the middle of its removal
+    r"Modules linked in:.{0,4000}?\b\w+(?=\([A-Z]{0,8}-\))|"
     # a program that declines to go on, the kubelet evicting for a resource it is low on, and a
     # mount whose propagation a bind mount needs (the Docker daemon's and containerd's words)
     r"refus(?:ing|es) to|low on resource|not a (?:r?shared|r?slave)(?: or r?(?:shared|slave))? mount|"
@@ -188,7 +206,9 @@ def severity(line: str) -> int:
         return 0  # an Xid is judged by the Xid catalog (application Xids are benign)
     if _PREFIX_ERROR.search(line) or _CRASH.search(line):
         return 2
-    return 1 if _ERROR_WORDS.search(line) else 0
+    # a structured line with no level whose error field holds a value reports that error
+    worded = _ERROR_WORDS.search(line) or _ERROR_FIELD.search(line) or _C_TOOL_ERROR.match(line)
+    return 1 if worded is not None else 0
 
 
 def _success_words(line: str) -> str:

@@ -1,0 +1,92 @@
+"""General error formats that no class read before (issue 20: explain gives back a decisive
+line and its class in at least 95 % of failure cases): a C tool's "program: file: message",
+the kernel's segfault report and its oops module list, a program given an option it does not
+know, a Python exception's last line, CUDA's and nvidia-smi's words for no GPU, a structured
+line whose error field holds DNS's refusal, VFIO's group that is not viable. Each line is a
+public one (address beside it); each has a healthy look-alike that must stay quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpunode.decisive import message_of, severity
+from gpunode.explain import explain_lines
+from gpunode.kb import load_kb
+
+KB = load_kb()
+
+
+@pytest.mark.parametrize(
+    ("line", "cls"),
+    [
+        # NVIDIA/aicr#1553: the oops hit while nvidia_uvm was being unloaded ("-" after its taint flags)
+        ("Modules linked in: ... nvidia_uvm(OE-) nvidia(OE) ...", "error_module_load"),
+        # NVIDIA/gpu-operator#1503: gzip's own error, "program: file: message"
+        ("gzip: /lib/modules/5.14.0-570.19.1.el9_6.aarch64+64k/vmlinuz: not in gzip format",
+         "error_file_state"),
+        # NVIDIA/nvidia-container-toolkit#1101: the kernel's report of the CLI it killed
+        ("[  182.001204] nvidia-containe[5657]: segfault at 0 ip 000070190de67398 sp 00007ffc29492650 "
+         "error 4 in libnvidia-container.so.1.17.7[a398,70190de61000+15000] likely on CPU 6 "
+         "(core 12, socket 0)",
+         "error_unclassified"),
+        # NVIDIA/nvidia-container-runtime#26: a hook newer than the CLI passes an option it lacks
+        ("nvidia-container-cli configure: unrecognized option '--display'", "error_config_invalid"),
+        # cobra's words for the same (k8s-device-plugin's and the operator's commands are cobra)
+        ("Error: unknown flag: --mig-strategy", "error_config_invalid"),
+        # defilantech/LLMKube#1424: PyTorch's exception, the last line of its traceback
+        ("RuntimeError: The NVIDIA driver on your system is too old (found version 12040).",
+         "error_version_mismatch"),
+        # kubevirt/kubevirt#9617: CUDA's words, lowercase as the sample program prints them
+        ("no cuda-capable device is detected", "error_device"),
+        # kubernetes-sigs/dra-driver-nvidia-gpu#1191: VFIO refuses a group not wholly bound to it
+        ("vfio group X is not viable, please ensure all devices within the iommu group are bound to "
+         "their vfio bus driver", "error_device"),
+        # open-telemetry/opentelemetry-collector-contrib#26481: the JSON fields of a zap line
+        ('{"kind": "receiver", "name": "kubeletstats", "data_type": "metrics", "error": "Get '
+         '\\"https://<#####>:10250/stats/summary\\": dial tcp: lookup <#####> on 100.64.0.10:53: '
+         'no such host"}',
+         "error_unreachable"),
+        # NVIDIA/gpu-operator#1947: nvidia-smi with a driver loaded that took no GPU
+        ("No devices were found", "error_unclassified"),
+    ],
+)
+def test_general_error_formats_give_a_decisive_line_and_class(line: str, cls: str) -> None:
+    assert severity(line) >= 1
+    found = explain_lines([line], KB)
+    assert found.decisive is not None and found.decisive_class == cls
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # an oops or warning trace whose modules are all loaded and live
+        "Modules linked in: nvidia_uvm(OE) nvidia(OE) xt_conntrack nf_nat",
+        # a C tool's report, not an error: a ratio or OK after the file
+        "gzip: /var/log/app.log: 61.3% -- replaced with /var/log/app.log.gz",
+        "sha256sum: /usr/bin/nvidia-smi: OK",
+        "Kernel image is in gzip format",
+        "segfault handler installed for the worker",
+        "nvidia-container-cli: option '--display' accepted",
+        "Found 8 CUDA-capable devices",
+        "The NVIDIA driver on your system is recent enough (found version 12040).",
+        "vfio-pci 0000:3b:00.0: enabling device (0000 -> 0003)",
+        '{"kind": "receiver", "name": "kubeletstats", "data_type": "metrics", "error": ""}',
+        "lookup gpu-node-1 on 10.96.0.10:53: 10.0.0.5",
+        "No devices were found with pending page retirements",
+    ],
+)
+def test_healthy_look_alikes_stay_quiet(line: str) -> None:
+    assert severity(line) == 0
+    assert explain_lines([line], KB).decisive_class is None
+
+
+@pytest.mark.parametrize(
+    ("message", "cls"),
+    [
+        ("Modules linked in: nvidia_uvm(OE) nvidia(OE)", None),  # no module going away
+        ("the kernel is too busy to answer", None),
+        ("vfio group 12 is viable", None),
+    ],
+)
+def test_class_patterns_need_their_whole_words(message: str, cls: str | None) -> None:
+    assert KB.class_of(message_of(message)) == cls
