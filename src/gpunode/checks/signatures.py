@@ -222,15 +222,21 @@ def cluster_event_findings(facts: ClusterFacts, kb: KnowledgeBase, component: st
 
     The DaemonSet controller reports why it could not create an operand pod (pod
     security refusal, quota) on the DaemonSet itself, not on a pod that never existed.
+    Only the DaemonSets of the component's own operands speak for it (their component is
+    ``deployed_by`` it, or its chart put them in its own namespace, as the GPU Operator's
+    NFD subchart): a logging agent's DaemonSet refused by pod security is its owner's.
     """
     matchers = kb.matchers(component, "event")
     if not matchers:
         return []
+    by_id = facts.catalog.by_id
+    home = {sp.pod.metadata.namespace for sp in facts.cluster_side.get(component, ())}
     groups = (
         (f"daemonset {ds.metadata.namespace}/{ds.metadata.name}", {"namespace": ds.metadata.namespace},
          facts.events_for("DaemonSet", ds.metadata.namespace, ds.metadata.name))
-        for sets in facts.daemonsets.values()
+        for cid, sets in facts.daemonsets.items()
         for ds in sets
+        if (cid in by_id and by_id[cid].deployed_by == component) or ds.metadata.namespace in home
     )
     return list(_scan_events(component, groups, matchers))
 
