@@ -11,6 +11,7 @@ from case import Case
 from scoreboard import diagnose_case, top_root_cause
 
 from gpunode.checks.job_words import job_names
+from gpunode.kb import load_kb
 
 
 def _job_log(text: str) -> Case:
@@ -93,7 +94,16 @@ def test_a_container_engine_without_the_nvidia_runtime_names_the_toolkit() -> No
     # moby's daemon for a --runtime=nvidia it never registered (nvidia-ctk runtime configure
     # writes it into daemon.json), placed as the workload pod's Failed event
     said = "docker: Error response from daemon: unknown or invalid runtime name: "
-    top = _top(_failed_event(said + "nvidia.\n"))
-    assert top is not None and top[0] == "container-toolkit"
+    assert _top(_failed_event(said + "nvidia.\n")) == ("container-toolkit", "error_not_found")
     # another runtime's name is no layer of the GPU stack
     assert _top(_failed_event(said + "kata.\n")) is None
+
+
+def test_a_runtime_the_engine_does_not_know_is_not_found() -> None:
+    kb = load_kb()
+    # moby: "unknown or invalid runtime name: %s"; older dockerd: "Unknown runtime specified nvidia"
+    daemon = "docker: Error response from daemon: "
+    assert kb.class_of(daemon + "unknown or invalid runtime name: nvidia.") == "error_not_found"
+    assert kb.class_of(daemon + "Unknown runtime specified nvidia.") == "error_not_found"
+    # a job's own "unknown" that looks nothing up
+    assert kb.class_of("ValueError: Unknown format code 'd' for object of type 'str'") != "error_not_found"
