@@ -59,8 +59,8 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # fractions, so that a floor equal to today's count compares exactly.
 # The first 150 cases were all met (150/150); the 503 added with cold records (scored
 # before any change for them) are met less often, which is why these are below 1.0.
-FLOOR_COMPONENT = Fraction(670, 716)
-FLOOR_CAUSE = Fraction(623, 716)
+FLOOR_COMPONENT = Fraction(679, 730)
+FLOOR_CAUSE = Fraction(632, 730)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -74,8 +74,10 @@ FLOOR_CAUSE = Fraction(623, 716)
 #: 13: less seven whose GPU job names the layer in its libraries' or launcher's words (checks.job_words:
 #: LLMKube#1424, libnvidia-container#125, nvidia-container-toolkit#1967, #210 and #378,
 #: soperator#2468, and the container-toolkit guide's SELinux NVML case, its component not yet right).
-#: 12: less opentelemetry-helm-charts#1283, the kubelet's refusal of another agent no longer NFD's (8608ba2).
-FLOOR_MAX_HEALTHY_MISSES = 12
+#: 12: less opentelemetry-helm-charts#1283, the kubelet's refusal of another agent no longer NFD's (8608ba2);
+#: 13: two of the 14 added later on 2026-12-06, scored cold by 624dd2d (crun#1802, HAMi#2860), one
+#: of the 63 read since.
+FLOOR_MAX_HEALTHY_MISSES = 13
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
 #: 1: that one now read as one collector's item given up (e886b10).
@@ -83,12 +85,14 @@ FLOOR_MAX_FALSE_ALARMS = 1
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
 #: gives their class instead); all were met for the first 150 cases. 133: 97 of the first 573
 #: cases (108 before the rules of 2026-12-05) and 36 of the 80 then added, scored cold; 151 with
-#: the 63 added on 2026-12-06; 145 with the general error formats of b7e6b67.
-FLOOR_MAX_UNEXPLAINED = 145
+#: the 63 added on 2026-12-06; 145 with the general error formats of b7e6b67; 148 with the 14
+#: added after them.
+FLOOR_MAX_UNEXPLAINED = 148
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
-#: and what it reaches today (616 of 646 with the general error formats of b7e6b67; never lower it).
+#: and what it reaches today (616 of 646 with the general error formats of b7e6b67, 630 of 660
+#: with the 14 cases added after them; never lower it).
 BAR_EXPLAIN_DECISIVE = 0.95
-FLOOR_EXPLAIN_DECISIVE = Fraction(616, 646)
+FLOOR_EXPLAIN_DECISIVE = Fraction(630, 660)
 #: Root causes that are a bare state of a component whose own log in the case holds an error
 #: line (issue 20 wants none; lower this as the reading improves, never raise it). The one
 #: left: an init container blocked on a host driver that nvidia-smi rejects (exit 14), whose
@@ -216,7 +220,7 @@ def test_field_accuracy_holds_its_floor(scores: tuple[list[Outcome], list[str]])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the corpus grew with 566 cases scored cold; the bar is not met yet")
+@pytest.mark.xfail(strict=True, reason="the corpus grew with 580 cases scored cold; the bar is not met yet")
 def test_field_accuracy_meets_the_bar(scores: tuple[list[Outcome], list[str]]) -> None:
     outcomes, errors = scores
     line = summary(outcomes, errors)
@@ -291,7 +295,7 @@ def test_cold_score_of_the_newest_cases_is_counted_from_their_records() -> None:
     assert newest.cause <= newest.component <= newest.total
 
 
-@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 34/50 component, 22/50 cause")
+@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 30/50 component, 23/50 cause")
 def test_cold_score_of_the_newest_cases_meets_the_bar() -> None:
     cases = [c for _, c in load_cases() if isinstance(c, Case)]
     _, newest = cold_scores(cases)
