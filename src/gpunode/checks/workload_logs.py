@@ -183,6 +183,17 @@ _NO_GPU_IN_CONTAINER = re.compile(
     # device found." is about RDMA NICs, and an INFO line)
     r"|(?i:\bno (?:(?:CUDA |NVIDIA )?(?:GPUs?|platform|accelerators?)|(?:CUDA|NVIDIA) devices?)\b"
     r"(?: \w+){0,2}? (?:detected|found|available)\b)")
+#: Lowercase literals one of which every line ``_NO_GPU_IN_CONTAINER`` matches holds: a GPU
+#: job's log is read line by line, and nearly none of its lines says any of this.
+_NO_GPU_LITERALS = ("shared object", "no nvidia", "no cuda", "no_device", "nodevice", "initialize nvml",
+                    "nvidia-smi:", "no devices", "no gpu", "no platform", "no accelerator")
+
+
+def says_no_gpu(line: str) -> bool:
+    """A GPU job's words for a container with no driver library or GPU (``_NO_GPU_IN_CONTAINER``),
+    behind a literal test so the regex runs only on the rare line that may hold them."""
+    lower = line.lower()
+    return any(lit in lower for lit in _NO_GPU_LITERALS) and _NO_GPU_IN_CONTAINER.search(line) is not None
 
 
 def _runs_without_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
@@ -213,7 +224,7 @@ def _no_gpu_without_runtime(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding
     if not _runs_without_nvidia_runtime(ctx, pod) or _cdi_by_default(ctx):
         return None
     lines = log.lines
-    index = next((i for i in range(len(lines) - 1, -1, -1) if _NO_GPU_IN_CONTAINER.search(lines[i])), None)
+    index = next((i for i in range(len(lines) - 1, -1, -1) if says_no_gpu(lines[i])), None)
     if index is None:
         return None
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
