@@ -75,6 +75,9 @@ def test_every_wording_holds_its_literal() -> None:
         "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory":
             "container-toolkit",
         "ldcache error: open failed: /etc/ld.so.cache: no such file or directory": "container-toolkit",
+        # NVML's own words for libnvidia-ml not found (no ".so" in them)
+        "Failed to initialize NVML: could not load NVML library": "container-toolkit",
+        "Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND": "container-toolkit",
         # moby's daemon for a --runtime it has not registered (nvidia-ctk runtime configure adds it)
         "docker: Error response from daemon: unknown or invalid runtime name: nvidia.": "container-toolkit",
     }

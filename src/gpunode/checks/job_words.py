@@ -61,7 +61,8 @@ _WORDS: tuple[JobWords, ...] = (
     JobWords("INSUFFICIENT_DRIVER", re.compile(r"\bCUDA_ERROR_INSUFFICIENT_DRIVER\b"), _DRIVER),
     JobWords("NVML", re.compile(
         r"Failed to initialize NVML: (?:Insufficient Permissions|Driver Not Loaded)\b"), _DRIVER),
-    JobWords(".so", NO_DRIVER_LIBS, _TOOLKIT),
+    JobWords(".so", NO_DRIVER_LIBS, _TOOLKIT),  # nvidia-smi's and the loader's words
+    JobWords("initialize NVML", NO_DRIVER_LIBS, _TOOLKIT),  # NVML's library not found
     JobWords("cuInit", re.compile(r"\bcuInit\b.{0,40}\bCUDA_ERROR_UNKNOWN\b"), _TOOLKIT),
     # nvidia-container-cli's error categories (src/cli/configure.c: "mount error: %s",
     # "ldcache error: %s", ...) at the start of a message, its name left out by the launcher
