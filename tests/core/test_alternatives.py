@@ -169,6 +169,41 @@ def test_hami_advertising_nothing_is_its_own_root_cause(bundle: Path) -> None:
     assert _status(node, "device-plugin")[0] == Status.NOT_DEPLOYED
 
 
+def _hami_log(root: Path, text: str) -> None:
+    path = root / "logs" / "kube-system" / "hami-device-plugin-x7k2p" / "device-plugin.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_hami_whose_log_ends_in_its_forks_failure_serves_nothing(bundle: Path) -> None:
+    # Project-HAMi/HAMi#2860: HAMi 2.10 on GKE COS with devicePlugin.nvidiaDriverRoot unset; the
+    # device-plugin container's NVML discovery ends in NVIDIA's plugin's own line (as in
+    # NVIDIA/k8s-device-plugin#170), while the node still shows the shares it had before.
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _hami(template))
+    _set_allocatable(bundle, {"nvidia.com/gpu": "80"})
+    _hami_log(bundle, "Incompatible strategy detected auto\n")
+    node = _node(_report(bundle))
+    assert _roots(node)[0] == ("hami-device-plugin", "hami_no_resources"), _roots(node)
+
+
+def test_hami_whose_log_ends_in_registration_stays_healthy(bundle: Path) -> None:
+    # the same plugin that found its GPUs and registered with the kubelet: an earlier
+    # error is not its last word, and the node advertises its shares
+    template = _plugin_pod(bundle)
+    _without_nvidia_plugin(bundle)
+    _add_pods(bundle, _hami(template))
+    _set_allocatable(bundle, {"nvidia.com/gpu": "80"})
+    _hami_log(bundle, "Incompatible strategy detected auto\n"
+                      "I0506 17:45:50.100000       1 server.go:175] Registered device plugin for "
+                      "'nvidia.com/gpu' with Kubelet\n")
+    node = _node(_report(bundle))
+    status, summary = _status(node, "hami-device-plugin")
+    assert status == Status.OK and summary.startswith("advertises nvidia.com/gpu=80"), summary
+    assert node.status not in BAD, _roots(node)
+
+
 def test_volcano_plugin_replaces_and_is_judged_by_its_resources(bundle: Path) -> None:
     template = _plugin_pod(bundle)
     _without_nvidia_plugin(bundle)

@@ -22,7 +22,7 @@ from gpunode.checks.cluster import cluster_check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import KUBELET_ADMISSION, Text, line_finding, pod_texts
 from gpunode.checks.pods import collection_time, judge_pod
-from gpunode.decisive import Decisive, decisive_line
+from gpunode.decisive import Decisive, decisive_line, is_advice
 from gpunode.facts import ClusterFacts
 from gpunode.gpus import quantity
 from gpunode.kb import KnowledgeBase, load_kb
@@ -62,12 +62,35 @@ def advertised(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     found = {k: v for k, v in allocatable.items() if any(fnmatchcase(k, g) for g in globs)}
     shown = ", ".join(f"{k}={v}" for k, v in sorted(found.items())) or f"no {' or '.join(globs)}"
-    if not found or all(quantity(v) == 0 for v in found.values()):
+    said = _forks_failure(ctx, component, running)
+    if not found or all(quantity(v) == 0 for v in found.values()) or said is not None:
         pod = running[0].metadata
-        yield problem(component, NOTHING_ADVERTISED[component], Evidence(where, shown), specificity=30,
-                      namespace=pod.namespace, pod=pod.name)
+        quoted = {"said": said.excerpt} if said is not None else {}
+        yield problem(component, NOTHING_ADVERTISED[component], said or Evidence(where, shown),
+                      specificity=30, ctx=quoted, namespace=pod.namespace, pod=pod.name)
     else:
         yield ok(component, f"advertises {shown}", Evidence(where, shown))
+
+
+def _forks_failure(ctx: NodeContext, component: str, running: list[Pod]) -> Evidence | None:
+    """A running plugin built from the plugin it replaces (HAMi's device plugin is a fork
+    of NVIDIA's) whose current log ends in one of that plugin's catalogued failures serves
+    no GPU, whatever the node's allocatable still shows (HAMi's "Incompatible strategy
+    detected auto": its NVML discovery found no driver, Project-HAMi/HAMi#2860). Only the
+    last line of each running container's log is read; hints printed after it do not
+    count (``is_advice``)."""
+    replaced = ctx.facts.catalog.get(component).replaces
+    for pod in running:
+        live = {cs.name for cs in pod.status.container_statuses if cs.state.running is not None}
+        for log in ctx.logs_of(pod):
+            if log.previous or log.container not in live:
+                continue
+            last = next((line for line in reversed(log.lines) if line.strip() and not is_advice(line)), "")
+            cause = next((c for r in replaced if (c := ctx.kb.catalogued_in(r, last)) is not None), None)
+            if last and cause is not None and cause.is_problem:
+                index = max(i for i, line in enumerate(log.lines) if line == last)
+                return Evidence(f"{log.path}:{index + 1}", last.strip())
+    return None
 
 
 def _register_advertisers() -> None:

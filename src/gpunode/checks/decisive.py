@@ -156,8 +156,8 @@ def state_to_explain(kb: KnowledgeBase, findings: Sequence[Finding]) -> Finding 
     """The component's top problem when all its problems are states, else None (a
     catalogued cause, signature or structural, already says why)."""
     problems = [f for f in findings if f.status in PROBLEMS]
-    if not problems or not all(kb.get(f.cause).state for f in problems):
-        return None
+    if not problems or not all(kb.get(f.cause).state and "said" not in f.context for f in problems):
+        return None  # ``said``: the state already quotes a catalogued line of the component's own
     return max(problems, key=lambda f: (f.specificity, f.status == Status.FAILED))
 
 
