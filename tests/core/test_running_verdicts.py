@@ -68,3 +68,16 @@ def test_a_json_record_of_its_own_is_not_read_as_the_fields_of_the_one_before() 
     header = "2023-09-14T08:12:11.091Z        error   kubeletstatsreceiver@v0.85.0/scraper.go:68"
     info = '{"level":"info","ts":1694679131.2,"msg":"Everything is ready. Begin running and processing."}'
     assert running_finding(KB, "otel-agent", [_agent_log(*_NO_SUCH_HOST[:2], header, info)]) is None
+
+
+def test_a_certificate_its_callers_refuse_degrades_a_running_server_as_a_controller() -> None:
+    # Go's server logging the client's TLS alert for the certificate it serves (a webhook still
+    # serving a certificate replaced since, Project-HAMi/HAMi#1572): the same verdict on every
+    # call, for a running agent as for a controller (one table, decisive._CERT_REFUSED)
+    refused = ("2024-11-05T10:21:07.112Z\terror\tserver.go:3412\thttp: TLS handshake error from "
+               "10.42.0.1:52814: remote error: tls: bad certificate")
+    found = running_finding(KB, "otel-agent", [_agent_log(refused)])
+    assert found is not None and found.cause == "error_unreachable"
+    # a caller that hangs up mid-handshake refuses nothing
+    hung_up = refused.replace("remote error: tls: bad certificate", "EOF")
+    assert running_finding(KB, "otel-agent", [_agent_log(hung_up)]) is None

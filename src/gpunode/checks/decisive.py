@@ -240,6 +240,18 @@ def as_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
     return msgspec.structs.replace(finding, cause=cause.code, specificity=rank)
 
 
+#: A certificate one end of a TLS connection does not trust: the peer's alert, as a Go server
+#: logs it for every caller that rejects the certificate it serves ('http: TLS handshake error
+#: from <addr>: remote error: tls: bad certificate', a webhook serving a certificate replaced
+#: since), or the client's own verification (Go's 'tls: failed to verify certificate: x509:
+#: ...', the 'x509: certificate ...' it wraps). The same certificate is refused on every retry,
+#: for a controller (``_PERSISTENT``) as for any running component (``_UNREACHABLE_FOR_GOOD``).
+_CERT_REFUSED = (r"\bremote error: tls: (?:bad certificate|unknown certificate(?: authority)?|"
+                 r"(?:certificate )?(?:expired|revoked)(?: certificate)?|certificate unknown)\b|"
+                 r"\btls: failed to verify certificate\b|"
+                 r"\bx509: (?:certificate |cannot validate certificate\b)")
+
+
 #: A controller's errors that do not heal by retrying: an RBAC rule or an API (a CRD) it
 #: lacks stays missing until someone acts, so its every reconcile fails. An object that
 #: is not found (a node deleted since) is not one of them.
@@ -250,13 +262,8 @@ _PERSISTENT = re.compile(
     # the API server's validation of an object the controller writes: it refuses the same
     # object on every retry ('NVIDIADriver.nvidia.com "x" is invalid: state: Unsupported value')
     r"\bis invalid: [\w.\[\]]+: (?:Unsupported|Required|Invalid|Duplicate) value|"
-    # a certificate one end of a TLS connection does not trust: the peer's alert, as a Go server
-    # logs it for every caller that rejects the certificate it serves ('http: TLS handshake error
-    # from <addr>: remote error: tls: bad certificate', a webhook serving a certificate replaced
-    # since), or the client's own x509 verdict; the same certificate is refused on every retry
-    r"\bremote error: tls: (?:bad certificate|unknown certificate(?: authority)?|"
-    r"(?:certificate )?(?:expired|revoked)(?: certificate)?|certificate unknown)\b|"
-    r"\bx509: certificate (?:signed by unknown authority|has expired|is not valid for|is valid for)\b)")
+    # a certificate one end of a TLS connection does not trust (_CERT_REFUSED)
+    rf"{_CERT_REFUSED})")
 #: A line that begins a log record (JSON, a timestamp, a klog, logrus or logfmt header): one
 #: that does not is the rest of the record before it, wrapped, and says nothing of its own.
 _RECORD = re.compile(r"^\s*(?:\{\"|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} |time=|level=|"
@@ -468,15 +475,13 @@ def _own_catalogued(kb: KnowledgeBase, component: str, line: str) -> Decisive | 
     return Decisive(1, line.strip()[:MAX_LINE], 1)
 
 
-#: A peer that answers, with a verdict no retry changes: the client's own TLS verification
-#: of the certificate served (Go's 'tls: failed to verify certificate: x509: ...', the
-#: 'x509: certificate ...' it wraps), or the resolver's answer that the name does not exist
+#: A peer that answers, with a verdict no retry changes: a certificate one end refuses
+#: (``_CERT_REFUSED``: the client's own verification, or the server's log of the client's
+#: alert), or the resolver's answer that the name does not exist
 #: ('lookup <name> on <dns>:53: no such host', NXDOMAIN: unlike an i/o timeout or 'server
 #: misbehaving', the DNS server did answer). The same address, certificate and name are
 #: asked again at every attempt, so the same error comes back until someone changes them.
-_UNREACHABLE_FOR_GOOD = re.compile(
-    r"\btls: failed to verify certificate\b|\bx509: (?:certificate |cannot validate certificate\b)|"
-    r"\blookup \S+ on \S+: no such host\b")
+_UNREACHABLE_FOR_GOOD = re.compile(rf"{_CERT_REFUSED}|\blookup \S+ on \S+: no such host\b")
 
 
 def _lasting(kb: KnowledgeBase, component: str, found: Decisive, lines: int) -> bool:
