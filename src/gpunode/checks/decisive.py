@@ -447,6 +447,16 @@ _FALLS_BACK = re.compile(r"(?i:\bfall(?:ing|s)? back to\b)")
 _DROPS_INVALID = re.compile(r"(?i:\b(?:ignor|skipp|discard|dropp)(?:ing|ed) (?:an? )?invalid\b)")
 
 
+def _went_on(line: str, *, dropped: bool) -> bool:
+    """The line falls back to a default (``_FALLS_BACK``) or, where ``dropped``, drops an
+    invalid item (``_DROPS_INVALID``). Every line of a running component's log is asked, and
+    nearly none holds the words: a lowercase literal test comes before each pattern."""
+    lower = line.lower()
+    if "back to" in lower and _FALLS_BACK.search(line):
+        return True
+    return dropped and "invalid" in lower and _DROPS_INVALID.search(line) is not None
+
+
 def _fell_back(lines: Sequence[str], *, dropped: bool = False) -> tuple[Decisive, int] | None:
     """The last line of a running component's current log in which an error made it fall
     back to a default (the DCGM exporter's metrics ConfigMap it could not read: an i/o
@@ -456,7 +466,7 @@ def _fell_back(lines: Sequence[str], *, dropped: bool = False) -> tuple[Decisive
     line that drops an invalid item (``_DROPS_INVALID``) counts too."""
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index]
-        went_on = _FALLS_BACK.search(line) or (dropped and _DROPS_INVALID.search(line))
+        went_on = _went_on(line, dropped=dropped)
         if went_on and (found := lenient_line([line])) is not None:
             return found, index
     return None
