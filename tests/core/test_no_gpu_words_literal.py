@@ -4,10 +4,10 @@ line the pattern reads, whatever its case."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from counting import Counting
 
 from gpunode.checks import workload_logs
 from gpunode.checks.workload_logs import says_no_gpu
@@ -50,19 +50,8 @@ def test_the_literal_test_loses_no_line_the_pattern_reads() -> None:
     assert [line for line in lines if pattern.search(line)] == [line for line in lines if says_no_gpu(line)]
 
 
-class _Counting:
-    """A pattern that counts its searches."""
-
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern, self.calls = pattern, 0
-
-    def search(self, line: str) -> re.Match[str] | None:
-        self.calls += 1
-        return self.pattern.search(line)
-
-
 def test_lines_without_the_literals_skip_the_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
-    counting = _Counting(workload_logs._NO_GPU_IN_CONTAINER)
+    counting = Counting(workload_logs._NO_GPU_IN_CONTAINER)
     monkeypatch.setattr(workload_logs, "_NO_GPU_IN_CONTAINER", counting)
     quiet = ("INFO 2025-01-01 epoch 3 step 400 loss 1.732", "Using device cuda:0",
              "NCCL INFO NET/IB : No device found.", "Downloading model weights 4/8")

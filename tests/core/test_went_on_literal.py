@@ -4,9 +4,8 @@ through every line the pattern reads, whatever its case."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from counting import Counting
 
 from gpunode.checks import decisive
 from gpunode.checks.decisive import _went_on
@@ -35,19 +34,8 @@ def test_a_dropped_invalid_item_counts_only_in_a_pod_s_log(line: str) -> None:
     assert not _went_on(line, dropped=False)
 
 
-class _Counting:
-    """A pattern that counts its searches."""
-
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern, self.calls = pattern, 0
-
-    def search(self, line: str) -> re.Match[str] | None:
-        self.calls += 1
-        return self.pattern.search(line)
-
-
 def test_lines_without_the_literals_skip_both_patterns(monkeypatch: pytest.MonkeyPatch) -> None:
-    falls, drops = _Counting(decisive._FALLS_BACK), _Counting(decisive._DROPS_INVALID)
+    falls, drops = Counting(decisive._FALLS_BACK), Counting(decisive._DROPS_INVALID)
     monkeypatch.setattr(decisive, "_FALLS_BACK", falls)
     monkeypatch.setattr(decisive, "_DROPS_INVALID", drops)
     quiet = ("I0101 00:00:00.000000 1 main.go:42] Starting FS watcher.",

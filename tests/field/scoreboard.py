@@ -70,6 +70,13 @@ def top_root_cause(report: Report, node: str) -> RootCause | None:
     return None
 
 
+def top_pair(case: Case) -> tuple[str, str] | None:
+    """The (component, cause) of the case's top root cause, None where it has none: the
+    answer rule tests compare."""
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
 #: Reports already made in this process, by the case as encoded: the scoreboard, the floors
 #: and several corpus-wide tests diagnose the same cases (0.06 s of CPU each, 383 cases);
 #: a case changed in any field is a new key. Reports are read, never changed.

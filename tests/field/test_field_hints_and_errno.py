@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 from gpunode.catalog import load_catalog
 from gpunode.checks.decisive import running_finding
@@ -58,15 +58,10 @@ def _case(*evidence: dict[str, Any], **cluster: Any) -> Case:
     return msgspec.convert(raw, Case)
 
 
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
-
-
 def test_a_gpu_job_refused_by_the_wrapper_is_the_toolkit_s_permission_error() -> None:
     event = {"kind": "event", "object": {"kind": "Pod", "name": "cuda-smoke"}, "type": "Warning",
              "reason": "Failed", "message": f"{WRAPPER_DENIED}\n{WRAPPER_ERRNO_ZERO}\n"}
-    assert _top(_case(event, driver_mode="host")) == ("container-toolkit", "error_permission_denied")
+    assert top_pair(_case(event, driver_mode="host")) == ("container-toolkit", "error_permission_denied")
 
 
 #: NVIDIA/k8s-device-plugin#170 (OpenShift scale-up): the plugin's error, its hints, then it idles.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 from gpunode.checks.job_words import job_names
 from gpunode.kb import load_kb
@@ -23,16 +23,11 @@ def _job_log(text: str) -> Case:
     return msgspec.convert(raw, Case)
 
 
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
-
-
 def test_pytorch_driver_too_old_is_the_drivers() -> None:
     # defilantech/LLMKube#1424: a CUDA 13 vLLM image on AKS's driver 550 (CUDA 12.4)
     line = "RuntimeError: The NVIDIA driver on your system is too old (found version 12040).\n"
     assert job_names(line) == "driver"
-    assert _top(_job_log(line)) == ("driver", "cuda_driver_too_old")
+    assert top_pair(_job_log(line)) == ("driver", "cuda_driver_too_old")
 
 
 def test_enroot_relaying_the_cli_mount_error_is_the_toolkits() -> None:
@@ -40,25 +35,25 @@ def test_enroot_relaying_the_cli_mount_error_is_the_toolkits() -> None:
     line = ("mount error: file creation failed: /scratch/pbs/enroot-data/user-613.chas052/lammps/dev/"
             "nvidia-uvm-tools: operation not permitted\n")
     assert job_names(line) == "container-toolkit"
-    assert _top(_job_log(line)) == ("container-toolkit", "error_permission_denied")
+    assert top_pair(_job_log(line)) == ("container-toolkit", "error_permission_denied")
 
 
 def test_cuinit_unknown_error_is_the_toolkits_device_access() -> None:
     # NVIDIA/nvidia-container-toolkit#1967: ffmpeg under docker --gpus after a toolkit upgrade
     text = "[CUDA @ ...] cu->cuInit(0) failed -> CUDA_ERROR_UNKNOWN: unknown error\nDevice creation failed\n"
-    assert _top(_job_log(text)) == ("container-toolkit", "error_device")
+    assert top_pair(_job_log(text)) == ("container-toolkit", "error_device")
 
 
 def test_nvidia_smi_without_nvml_is_the_hook_injecting_no_libraries() -> None:
     # nebius/soperator#2468: the jail's ld.so.cache lists no NVIDIA library, so the hook injects none
     line = "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure\n"
-    assert _top(_job_log(line)) == ("container-toolkit", "container_cli_no_driver_libs")
+    assert top_pair(_job_log(line)) == ("container-toolkit", "container_cli_no_driver_libs")
 
 
 def test_a_jobs_own_errors_name_no_layer() -> None:
     own = ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
            "ValueError: could not convert string to float: 'abc'\n")
-    assert _top(_job_log(own)) is None
+    assert top_pair(_job_log(own)) is None
     # look-alikes: CIFS's mount error, a driver "too old" of another program, an unknown runtime not NVIDIA's
     assert job_names("mount error(13): Permission denied") is None
     assert job_names("mount error: could not resolve address for fileserver: Unknown error") is None
@@ -97,9 +92,9 @@ def test_a_container_engine_without_the_nvidia_runtime_names_the_toolkit() -> No
     # moby's daemon for a --runtime=nvidia it never registered (nvidia-ctk runtime configure
     # writes it into daemon.json), placed as the workload pod's Failed event
     said = "docker: Error response from daemon: unknown or invalid runtime name: "
-    assert _top(_failed_event(said + "nvidia.\n")) == ("container-toolkit", "error_not_found")
+    assert top_pair(_failed_event(said + "nvidia.\n")) == ("container-toolkit", "error_not_found")
     # another runtime's name is no layer of the GPU stack
-    assert _top(_failed_event(said + "kata.\n")) is None
+    assert top_pair(_failed_event(said + "kata.\n")) is None
 
 
 def test_a_runtime_the_engine_does_not_know_is_not_found() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 from gpunode.catalog import load_catalog
 
@@ -24,18 +24,13 @@ def _case(journal: str) -> Case:
     return msgspec.convert(raw, Case)
 
 
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
-
-
 def test_a_runtime_that_does_not_serve_cri_v1_is_the_runtime_s_configuration() -> None:
     # NVIDIA/nvidia-container-toolkit#410: containerd's config disabled its CRI plugin.
     journal = ('Mar 15 10:36:59 gpu-wk-01 kubelet[3268247]: E0315 10:36:59.697373 3268247 run.go:74] '
                '"command failed" err="failed to run Kubelet: validate service connection: CRI v1 runtime API '
                'is not implemented for endpoint \\"unix:///run/containerd/containerd.sock\\": rpc error: '
                'code = Unimplemented desc = unknown service runtime.v1.RuntimeService"\n')
-    assert _top(_case(journal)) == ("container-runtime", "error_config_invalid")
+    assert top_pair(_case(journal)) == ("container-runtime", "error_config_invalid")
 
 
 def test_k3s_failing_to_render_containerd_s_config_is_the_runtime_s() -> None:
@@ -44,7 +39,7 @@ def test_k3s_failing_to_render_containerd_s_config_is_the_runtime_s() -> None:
                'msg="template: compiled_template:119:21: executing \\"compiled_template\\" at '
                '<.SystemdCgroup>: can\'t evaluate field SystemdCgroup in type '
                'templates.ContainerdRuntimeConfig"\n')
-    assert _top(_case(journal)) == ("container-runtime", "error_unclassified")
+    assert top_pair(_case(journal)) == ("container-runtime", "error_unclassified")
 
 
 def test_a_runtime_socket_that_is_absent_names_the_runtime() -> None:
@@ -80,12 +75,12 @@ def _host_plugin_case(capacity: dict[str, str], journal: str | None) -> Case:
 
 def test_a_host_plugin_whose_gpus_never_reach_the_node_is_read_in_the_kubelet_s_journal() -> None:
     case = _host_plugin_case({"nvidia.com/gpu": "0"}, _LIST_AND_WATCH)
-    assert _top(case) == ("device-plugin", "device_plugin_registration_failed")
+    assert top_pair(case) == ("device-plugin", "device_plugin_registration_failed")
 
 
 def test_a_host_plugin_node_silent_about_plugins_and_without_the_resource_stays_healthy() -> None:
     # a source that leaves the GPU resource out is no failure of the plugin
-    assert _top(_host_plugin_case({}, None)) is None
+    assert top_pair(_host_plugin_case({}, None)) is None
 
 
 def test_a_kubelet_that_goes_on_after_failing_to_read_its_checkpoint_is_degraded() -> None:
@@ -99,7 +94,7 @@ def test_a_kubelet_that_goes_on_after_failing_to_read_its_checkpoint_is_degraded
         "id": "x-kubelet-went-on", "source": "https://example.org/x", "title": "t", "platform": "generic",
         "evidence": [{"kind": "node-cmd", "name": "journal-kubelet.txt", "text": line}],
         "expect": {"healthy": False}}
-    assert _top(msgspec.convert(raw, Case)) == ("kubelet", "error_config_invalid")
+    assert top_pair(msgspec.convert(raw, Case)) == ("kubelet", "error_config_invalid")
     said = {**raw, "evidence": [{"kind": "node-cmd", "name": "journal-kubelet.txt",
                                  "text": line.replace("Continue after failing", "Read")}]}
-    assert _top(msgspec.convert(said, Case)) is None
+    assert top_pair(msgspec.convert(said, Case)) is None

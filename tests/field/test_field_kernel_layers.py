@@ -9,18 +9,13 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 
 def _case(*evidence: dict[str, Any]) -> Case:
     raw = {"id": "x-kernel-layers", "source": "https://example.org/x", "title": "t", "platform": "generic",
            "evidence": list(evidence), "expect": {"healthy": False}}
     return msgspec.convert(raw, Case)
-
-
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
 
 
 def _dmesg(text: str) -> dict[str, Any]:
@@ -36,14 +31,14 @@ ADAPTER = ("Jul 01 22:55:07 gpu kernel: NVRM: GPU 0000:01:00.0: rm_init_adapter 
 def test_an_adapter_that_fails_to_initialise_is_the_gpu_s_fault() -> None:
     smi = {"kind": "node-cmd", "name": "nvidia-smi.txt", "text": "No devices were found\n"}
     case = _case(_dmesg(ADAPTER), smi)
-    assert _top(case) == ("gpu-hardware", "error_device")
+    assert top_pair(case) == ("gpu-hardware", "error_device")
 
 
 def test_one_adapter_failing_while_the_driver_serves_the_others_is_a_missing_gpu() -> None:
     # microsoft/pai#4344: nvidia-smi lists three of four GPUs; the kernel cannot init the fourth.
     case = _case(_dmesg("[   39.147720] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)\n"
                         "[   39.148462] NVRM: rm_init_adapter failed for device bearing minor number 0\n"))
-    assert _top(case) == ("gpu-hardware", "gpu_missing")
+    assert top_pair(case) == ("gpu-hardware", "gpu_missing")
 
 
 def test_the_driver_s_own_refusal_before_the_adapter_failure_keeps_it_the_driver_s() -> None:
@@ -53,7 +48,7 @@ def test_the_driver_s_own_refusal_before_the_adapter_failure_keeps_it_the_driver
         "[    3.513144] NVRM: To force use of Open nvidia.ko on other GPUs, see the\n"
         "[    3.824916] NVRM: GPU 0000:04:00.0: RmInitAdapter failed! (0x63:0x0:1905)\n"
         "[    3.827920] NVRM: GPU 0000:04:00.0: rm_init_adapter failed, device minor number 0\n"))
-    assert _top(case) == ("driver", "open_kernel_modules_unsupported_gpu")
+    assert top_pair(case) == ("driver", "open_kernel_modules_unsupported_gpu")
 
 
 def _smi(text: str) -> dict[str, Any]:
@@ -65,12 +60,12 @@ def test_nvidia_smi_that_cannot_reach_the_driver_says_the_driver_is_not_loaded()
     # Driver Not Loaded in its own words.
     case = _case(_smi("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
                       "Make sure that the latest NVIDIA driver is installed and running.\n"))
-    assert _top(case) == ("driver", "driver_not_loaded")
+    assert top_pair(case) == ("driver", "driver_not_loaded")
 
 
 def test_nvidia_smi_s_nvml_error_is_read_for_its_class() -> None:
     # Azure/AKS#4870: an unlicensed GRID driver on A10 VMs; NVML answers Unknown Error.
-    assert _top(_case(_smi("Failed to initialize NVML: Unknown Error\n"))) == ("driver", "error_device")
+    assert top_pair(_case(_smi("Failed to initialize NVML: Unknown Error\n"))) == ("driver", "error_device")
 
 
 def test_a_workload_that_finds_no_nvidia_device_node_names_the_driver() -> None:
@@ -81,7 +76,7 @@ def test_a_workload_that_finds_no_nvidia_device_node_names_the_driver() -> None:
                         'from daemon: {"message":"linux runtime spec devices: error gathering device '
                         'information while adding custom device \\"/dev/nvidia0\\": lstat /dev/nvidia0: '
                         'no such file or directory"}'}
-    assert _top(_case(event)) == ("driver", "error_device")
+    assert top_pair(_case(event)) == ("driver", "error_device")
 
 
 def test_a_driver_that_probed_no_gpu_did_not_load() -> None:
@@ -89,7 +84,7 @@ def test_a_driver_that_probed_no_gpu_did_not_load() -> None:
     nvidia.ko says only that it probed nothing; its init then fails, so the module is not loaded."""
     text = ("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.\n"
             "[  201.913648] NVRM: No NVIDIA devices probed.\n")
-    assert _top(_case(_dmesg(text))) == ("driver", "error_module_load")
+    assert top_pair(_case(_dmesg(text))) == ("driver", "error_module_load")
 
 
 #: NVIDIA/aicr#1858: one H100 of an AKS ND96isr H100 v5 node refused as unsupported (as pasted).
@@ -102,5 +97,5 @@ def test_a_gpu_refused_as_unsupported_beside_served_gpus_of_its_id_is_missing() 
     """The driver serves H100s (PCI id 2330) on this node, so its refusal of one more 2330 as
     unsupported is spurious: that GPU is at fault. A refused id the driver serves nowhere here
     is a GPU its release does not know, the driver's matter."""
-    assert _top(_case(_dmesg(_REFUSED.format(device="2330")))) == ("gpu-hardware", "gpu_missing")
-    assert _top(_case(_dmesg(_REFUSED.format(device="2bb4"))))[0] == "driver"
+    assert top_pair(_case(_dmesg(_REFUSED.format(device="2330")))) == ("gpu-hardware", "gpu_missing")
+    assert top_pair(_case(_dmesg(_REFUSED.format(device="2bb4"))))[0] == "driver"

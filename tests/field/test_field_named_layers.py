@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import diagnose_case, top_pair, top_root_cause
 
 from gpunode.catalog import load_catalog
 
@@ -19,11 +19,6 @@ def _case(*evidence: dict[str, Any], platform: str = "generic", **extra: Any) ->
     raw = {"id": "x-named", "source": "https://example.org/x", "title": "t", "platform": platform,
            "evidence": list(evidence), "expect": {"healthy": True}, **extra}
     return msgspec.convert(raw, Case)
-
-
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
 
 
 def test_the_toolkit_cli_relaying_nvml_or_cuda_names_the_driver() -> None:
@@ -49,15 +44,16 @@ PLUGIN_CREATING = {"kind": "pod-state", "component": "device-plugin", "state": "
 def test_a_hostpath_at_the_platforms_driver_root_names_the_driver() -> None:
     # GoogleCloudPlatform/container-engine-accelerators#213: GKE installs the driver there, so
     # the folder missing is no driver installed (the catalogued driver_not_loaded, not a class)
-    found = _top(_case(PLUGIN_CREATING, _mount_refused("/home/kubernetes/bin/nvidia"), platform="gke"))
+    found = top_pair(_case(PLUGIN_CREATING, _mount_refused("/home/kubernetes/bin/nvidia"), platform="gke"))
     assert found == ("driver", "driver_not_loaded")
 
 
 def test_a_hostpath_elsewhere_stays_with_the_pod_that_mounts_it() -> None:
-    found = _top(_case(PLUGIN_CREATING, _mount_refused("/var/lib/kubelet/device-plugins"), platform="gke"))
+    found = top_pair(_case(PLUGIN_CREATING, _mount_refused("/var/lib/kubelet/device-plugins"),
+                           platform="gke"))
     assert found is not None and found[0] == "device-plugin"
     # GKE's root is not another platform's: there, that folder is nothing of the driver's
-    found = _top(_case(PLUGIN_CREATING, _mount_refused("/home/kubernetes/bin/nvidia")))
+    found = top_pair(_case(PLUGIN_CREATING, _mount_refused("/home/kubernetes/bin/nvidia")))
     assert found is not None and found[0] == "device-plugin"
 
 
@@ -74,8 +70,8 @@ def test_another_pod_of_a_failing_component_says_why() -> None:
     event = {"kind": "event", "component": "validator", "type": "Warning", "reason": "Failed",
              "message": hook}
     host = {"driver_mode": "host"}
-    assert _top(_case(state, event, cluster=host)) == ("container-toolkit", "error_version_mismatch")
-    assert _top(_case(state, cluster=host)) == ("validator", "init_failed")
+    assert top_pair(_case(state, event, cluster=host)) == ("container-toolkit", "error_version_mismatch")
+    assert top_pair(_case(state, cluster=host)) == ("validator", "init_failed")
 
 
 def _journal(name: str, text: str) -> dict[str, Any]:
@@ -98,10 +94,11 @@ def test_a_journal_line_about_its_own_config_or_naming_no_one_stays_unread() -> 
            "directives are specified as a flag and in the configuration file: runtimes: (from flag: "
            "[nvidia], from file: map[nvidia:map[path:nvidia-container-runtime runtimeArgs:[]]])\n")
     # it stays its owner's: the runtime that will not start on its own configuration
-    assert _top(_case(_journal("journal-runtime.txt", own))) == ("container-runtime", "error_config_invalid")
+    found = top_pair(_case(_journal("journal-runtime.txt", own)))
+    assert found == ("container-runtime", "error_config_invalid")
     plain = ('E1103 10:11:44.999106 2817 pod_workers.go:1298] "Error syncing pod, skipping" '
              'err="context canceled"\n')
-    assert _top(_case(_journal("journal-kubelet.txt", plain))) is None
+    assert top_pair(_case(_journal("journal-kubelet.txt", plain))) is None
 
 
 def test_the_uvm_module_names_the_driver() -> None:
@@ -140,14 +137,14 @@ def test_a_sandbox_that_a_named_layer_stops_explains_the_runtimes_state() -> Non
     runtime = next(c for c in node.components if c.component == "container-runtime")
     assert runtime.blocked_by == ("container-toolkit",)
     # without the sandbox error the runtime's state stands by itself
-    assert _top(_case(not_ready, cluster={"driver_mode": "host"})) == ("container-runtime",
+    assert top_pair(_case(not_ready, cluster={"driver_mode": "host"})) == ("container-runtime",
                                                                       "container_runtime_down")
 
 
 def test_a_component_explains_what_any_of_its_problems_claims() -> None:
     # NVIDIA/gpu-operator#149: NFD is not deployed (its primary cause); the PCI label it never
     # set is what keeps the driver's DaemonSet (and every operand) off the node
-    found = _top(_case(
+    found = top_pair(_case(
         {"kind": "node-labels", "labels": {"feature.node.kubernetes.io/pci-10de.present": None,
                                            "nvidia.com/gpu.present": None}},
         {"kind": "pod-missing", "component": "nfd"},
@@ -169,7 +166,7 @@ def test_a_running_driver_that_waits_after_an_error_is_degraded() -> None:
            "E0625 05:36:32.767916    5389 install.go:452] failed to check driver compatibility: failed "
            "to get fallback driver: failed to download artifact gpu_R525_version: not found\n"
            "Waiting for GPU driver libraries to be available.\n")
-    found = _top(_case(DRIVER_RUNNING, _driver_log(log), platform="gke"))
+    found = top_pair(_case(DRIVER_RUNNING, _driver_log(log), platform="gke"))
     assert found is not None and found[0] == "driver"
 
 
@@ -178,10 +175,10 @@ def test_a_dependency_a_pod_waits_on_in_init_is_followed_down() -> None:
     # installer waits, the device plugin above it stays in init
     log = "GPU driver auto installation is disabled.\nWaiting for GPU driver libraries to be available.\n"
     plugin = {"kind": "pod-state", "component": "device-plugin", "state": "Init:0/1"}
-    found = _top(_case(DRIVER_RUNNING, _driver_log(log), plugin, platform="gke"))
+    found = top_pair(_case(DRIVER_RUNNING, _driver_log(log), plugin, platform="gke"))
     assert found is not None and found[0] == "driver"
     # the same wait with no one stuck above it and no error before it is the installer at work
-    assert _top(_case(DRIVER_RUNNING, _driver_log(log), platform="gke")) is None
+    assert top_pair(_case(DRIVER_RUNNING, _driver_log(log), platform="gke")) is None
 
 
 def test_an_idle_wait_is_no_failure() -> None:
@@ -189,7 +186,7 @@ def test_an_idle_wait_is_no_failure() -> None:
            'time="2025-05-12T14:25:14Z" level=info msg="Waiting for signal"\n')
     toolkit = {"kind": "log", "component": "container-toolkit", "container": "nvidia-container-toolkit-ctr",
                "text": log}
-    assert _top(_case(toolkit)) is None
+    assert top_pair(_case(toolkit)) is None
 
 
 def _mig_manager(report: Any) -> Any:
@@ -219,9 +216,9 @@ def test_a_crash_that_said_nothing_reads_the_runtime_journal_below() -> None:
     crash = {"kind": "pod-state", "component": "driver", "container": "nvidia-driver-ctr",
              "state": "CrashLoopBackOff"}
     crio = {"runtime": "crio"}
-    assert _top(_case(journal, crash, cluster=crio)) == ("container-runtime", "error_unclassified")
+    assert top_pair(_case(journal, crash, cluster=crio)) == ("container-runtime", "error_unclassified")
     # the same journal under a healthy node is no finding: only a silent crash reads it
-    assert _top(_case(journal, cluster=crio)) is None
+    assert top_pair(_case(journal, cluster=crio)) is None
 
 
 #: containerd building the plugin validator's spec from the device plugin's allocation
@@ -240,10 +237,10 @@ def _validator_cannot_start(driver_mode: str) -> Case:
 def test_a_device_node_under_a_driver_root_the_host_driver_does_not_use_names_the_device_plugin() -> None:
     """With the driver on the host, the operator's driver root is not where its device nodes
     are: the spec that names them there came from a stale allocation of the device plugin."""
-    found = _top(_validator_cannot_start("host"))
+    found = top_pair(_validator_cannot_start("host"))
     assert found is not None and found[0] == "device-plugin"
 
 
 def test_the_same_device_node_missing_under_the_drivers_own_root_names_the_driver() -> None:
-    found = _top(_validator_cannot_start("operator"))
+    found = top_pair(_validator_cannot_start("operator"))
     assert found is not None and found[0] == "driver"

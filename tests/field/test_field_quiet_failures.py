@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 from gpunode.decisive import message_of, severity
 
@@ -20,11 +20,6 @@ def _case(*evidence: dict[str, Any], **cluster: Any) -> Case:
     return msgspec.convert(raw, Case)
 
 
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
-
-
 #: https://github.com/NVIDIA/nvidia-container-toolkit/issues/1101 (libnvidia-container 1.17.7 on Arch).
 SEGFAULT = ("[  182.001204] nvidia-containe[5657]: segfault at 0 ip 000070190de67398 sp 00007ffc29492650 "
             "error 4 in libnvidia-container.so.1.17.7[a398,70190de61000+15000] likely on CPU 6 "
@@ -33,7 +28,7 @@ SEGFAULT = ("[  182.001204] nvidia-containe[5657]: segfault at 0 ip 000070190de6
 
 def test_a_stack_program_the_kernel_killed_for_a_fault_is_its_component_s_failure() -> None:
     case = _case({"kind": "node-cmd", "name": "dmesg.txt", "text": SEGFAULT}, driver_mode="host")
-    assert _top(case) == ("container-toolkit", "error_unclassified")
+    assert top_pair(case) == ("container-toolkit", "error_unclassified")
 
 
 def test_a_crash_of_a_program_outside_the_stack_accuses_no_component() -> None:
@@ -41,7 +36,7 @@ def test_a_crash_of_a_program_outside_the_stack_accuses_no_component() -> None:
     line = SEGFAULT.replace("nvidia-containe", "python3")
     line = line.replace("libnvidia-container.so.1.17.7", "libc.so.6")
     case = _case({"kind": "node-cmd", "name": "dmesg.txt", "text": line}, driver_mode="host")
-    assert _top(case) is None
+    assert top_pair(case) is None
 
 
 #: https://github.com/NVIDIA/nvidia-container-toolkit/issues/796 (runc's broken AppArmor profile).
@@ -57,7 +52,7 @@ def test_a_success_denied_is_an_error_not_noise() -> None:
 def test_what_the_nvidia_runtime_only_relays_from_runc_is_the_container_runtime_s() -> None:
     event = {"kind": "event", "object": {"kind": "Pod", "name": "gpu-workload"}, "type": "Warning",
              "reason": "FailedKillPod", "message": KILL}
-    assert _top(_case(event)) == ("container-runtime", "error_permission_denied")
+    assert top_pair(_case(event)) == ("container-runtime", "error_permission_denied")
 
 
 #: https://github.com/bottlerocket-os/bottlerocket-kernel-kit/issues/254 (Triton on CUDA 13, R570 driver).
@@ -68,13 +63,13 @@ TRITON = ('W0828 21:14:00.831708 1433 pinned_memory_manager.cc:273] "Unable to a
 
 def test_cuda_s_insufficient_driver_at_warning_level_in_a_job_names_the_driver() -> None:
     log = {"kind": "log", "object": {"kind": "Pod", "name": "triton-server"}, "text": TRITON}
-    assert _top(_case(log)) == ("driver", "cuda_driver_too_old")
+    assert top_pair(_case(log)) == ("driver", "cuda_driver_too_old")
 
 
 def test_a_job_at_warning_level_naming_nothing_catalogued_accuses_no_component() -> None:
     text = 'W0828 21:14:00.831708 1433 model.cc:12] "Unable to open model config, using defaults"\n'
     log = {"kind": "log", "object": {"kind": "Pod", "name": "triton-server"}, "text": text}
-    assert _top(_case(log)) is None
+    assert top_pair(_case(log)) is None
 
 
 def test_the_same_error_in_a_pod_that_got_no_nvidia_runtime_is_the_runtime_s_default() -> None:
@@ -83,9 +78,9 @@ def test_the_same_error_in_a_pod_that_got_no_nvidia_runtime_is_the_runtime_s_def
     text = ("Failed to allocate device vector A (error code CUDA driver version is insufficient for CUDA "
             "runtime version)!\n")
     log = {"kind": "log", "object": {"kind": "Pod", "name": "cuda-vectoradd"}, "text": text}
-    assert _top(_case(log, cdi=False)) == ("driver", "cuda_driver_too_old")  # nvidia is the default
+    assert top_pair(_case(log, cdi=False)) == ("driver", "cuda_driver_too_old")  # nvidia is the default
     config = {"kind": "node-file", "path": "etc/containerd/config.toml", "text": RUNC_DEFAULT}
-    assert _top(_case(log, config, cdi=False)) == ("container-toolkit", "nvidia_not_default_runtime")
+    assert top_pair(_case(log, config, cdi=False)) == ("container-toolkit", "nvidia_not_default_runtime")
 
 
 #: containerd 1.7's config as the toolkit leaves it with CONTAINERD_SET_AS_DEFAULT=false.
@@ -116,12 +111,12 @@ HOST_DRIVER = ('time="2026-07-03T07:54:31Z" level=info msg="Attempting to valida
 
 def test_nvidia_smi_s_return_code_in_the_driver_check_names_its_cause() -> None:
     case = _case(*_driver_validation(HOST_DRIVER.format(code=14)), driver_mode="host")
-    assert _top(case) == ("gpu-hardware", "inforom_corrupted")
+    assert top_pair(case) == ("gpu-hardware", "inforom_corrupted")
 
 
 def test_a_return_code_that_names_no_cause_leaves_the_validator_waiting() -> None:
     case = _case(*_driver_validation(HOST_DRIVER.format(code=1)), driver_mode="host")
-    top = _top(case)
+    top = top_pair(case)
     assert top is None or top[0] != "gpu-hardware"
 
 
@@ -133,12 +128,12 @@ NO_RUNTIME = {"kind": "event", "component": "device-plugin", "type": "Warning",
 
 
 def test_a_sandbox_refused_to_a_pod_that_runs_ready_now_is_its_past() -> None:
-    assert _top(_case(NO_RUNTIME)) is None
+    assert top_pair(_case(NO_RUNTIME)) is None
 
 
 def test_a_sandbox_refused_to_a_pod_still_being_created_names_the_runtime_handler() -> None:
     state = {"kind": "pod-state", "component": "device-plugin", "state": "ContainerCreating"}
-    top = _top(_case(NO_RUNTIME, state))
+    top = top_pair(_case(NO_RUNTIME, state))
     assert top is not None and top[0] == "container-toolkit"
 
 
@@ -161,5 +156,5 @@ def test_a_component_stuck_in_init_with_nothing_failing_below_is_read_in_its_ini
     log = {"kind": "log", "component": "container-toolkit", "container": "driver-validation", "init": True,
            "text": 'time="2024-09-27T12:16:45Z" level=info msg="creating symlinks under /dev/char"\n'
                    + DEVICE_NODES + "\n"}
-    top = _top(_case(state, log, driver_mode="host"))
+    top = top_pair(_case(state, log, driver_mode="host"))
     assert top is not None and top[0] == "container-toolkit" and top[1].startswith("error_")

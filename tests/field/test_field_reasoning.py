@@ -9,15 +9,10 @@ from pathlib import Path
 import msgspec
 from builder import build_case
 from case import CASES_DIR, Case, load_case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import diagnose_case, top_pair, top_root_cause
 
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.diagnose import diagnose
-
-
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
 
 
 def _top_without_runtime_class(tmp_path: Path, case: Case) -> tuple[str, str] | None:
@@ -49,7 +44,8 @@ def test_any_operand_without_driver_user_space_and_no_runtime_class_names_the_de
                  "gpu-monitoring-tools-2-dcgm-exporter-nvidia-smi-not-found-runtime.yaml",
                  "k8s-device-plugin-139-docker-1903-native-gpus-no-nvidia-runtime.yaml",
                  "gpu-feature-discovery-36-k3s-no-labels.yaml"):
-        assert _top(load_case(CASES_DIR / name)) == ("container-toolkit", "nvidia_not_default_runtime"), name
+        found = top_pair(load_case(CASES_DIR / name))
+        assert found == ("container-toolkit", "nvidia_not_default_runtime"), name
 
 
 def test_the_same_missing_nvidia_smi_with_the_runtime_class_stays_the_operands() -> None:
@@ -66,7 +62,7 @@ def test_an_operand_that_asks_for_the_nvidia_runtime_is_not_blamed_on_the_defaul
     which runtime is the default cannot be why it has no NVML."""
     for name in ("k8s-device-plugin-1805-k8s-1-36-containerd-without-nvidia-handler.yaml",
                  "gpu-operator-2874-mig-manager-nvml-library-not-found-after-driver-restart.yaml"):
-        top = _top(load_case(CASES_DIR / name))
+        top = top_pair(load_case(CASES_DIR / name))
         assert top is not None and top[1] != "nvidia_not_default_runtime", name
 
 
@@ -75,13 +71,13 @@ def test_no_host_nvml_on_an_image_that_brings_driver_and_runtime_is_the_drivers(
     the NVIDIA runtime, finds none. Without the runtime class, the default runtime is
     the first suspect again."""
     case = load_case(CASES_DIR / "amazon-eks-ami-1744-gpu-ami-libnvidia-ml-missing.yaml")
-    assert _top(case) == ("driver", "nvml_library_missing")
+    assert top_pair(case) == ("driver", "nvml_library_missing")
     assert _top_without_runtime_class(tmp_path, case) != ("driver", "nvml_library_missing")
 
 
 def test_on_gke_the_symptom_is_not_traced_to_a_toolkit_the_platform_does_not_use() -> None:
     case = load_case(CASES_DIR / "gpu-monitoring-tools-96-gke-exporter-nvml.yaml")
-    assert _top(case) == ("dcgm-exporter", "dcgm_exporter_driver_not_ready")
+    assert top_pair(case) == ("dcgm-exporter", "dcgm_exporter_driver_not_ready")
 
 
 def test_same_line_in_a_running_exporter_accuses_nobody() -> None:
@@ -91,7 +87,7 @@ def test_same_line_in_a_running_exporter_accuses_nobody() -> None:
         evidence=tuple(e for e in case.evidence if type(e).__name__ != "PodStateEv"),
         expect=msgspec.convert({"healthy": True}, type(case.expect)),
     )
-    assert _top(quiet) is None
+    assert top_pair(quiet) is None
 
 
 def _pending(message: str) -> Case:
@@ -113,23 +109,23 @@ def test_pending_daemonset_pod_is_judged_on_its_node_from_its_scheduling_event()
     memory = (
         "0/5 nodes are available: 1 Insufficient memory, 4 node(s) didn't match Pod's node affinity/selector."
     )
-    assert _top(_pending(memory)) == ("dcgm-exporter", "scheduling_insufficient_resources")
+    assert top_pair(_pending(memory)) == ("dcgm-exporter", "scheduling_insufficient_resources")
     taint = (
         "0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: ml}, "
         "4 node(s) didn't match Pod's node affinity/selector."
     )
-    assert _top(_pending(taint)) == ("dcgm-exporter", "taint_not_tolerated")
+    assert top_pair(_pending(taint)) == ("dcgm-exporter", "taint_not_tolerated")
 
 
 def test_pending_pod_without_an_event_says_to_read_its_events() -> None:
     case = _pending("")
     case = msgspec.structs.replace(case, evidence=case.evidence[:1])
-    assert _top(case) == ("dcgm-exporter", "pod_pending")
+    assert top_pair(case) == ("dcgm-exporter", "pod_pending")
 
 
 def test_daemonset_failed_create_event_explains_the_missing_operand_pod() -> None:
     case = load_case(CASES_DIR / "gpu-operator-185-psp-blocks-driver-ds.yaml")
-    assert _top(case) == ("gpu-operator", "operand_pod_security_denied")
+    assert top_pair(case) == ("gpu-operator", "operand_pod_security_denied")
 
 
 def test_openshifts_scc_refusal_of_an_operand_daemonset_is_the_operators_pod_security() -> None:
@@ -137,7 +133,7 @@ def test_openshifts_scc_refusal_of_an_operand_daemonset_is_the_operators_pod_sec
     security context constraint its service account may use allows host network and
     hostPath; the same refusal as a PodSecurityPolicy or Pod Security level, in OpenShift's words."""
     case = load_case(CASES_DIR / "gpu-operator-48-ocp-chart-nfd-worker-scc.yaml")
-    assert _top(case) == ("gpu-operator", "operand_pod_security_denied")
+    assert top_pair(case) == ("gpu-operator", "operand_pod_security_denied")
 
 
 def test_a_benign_daemonset_event_explains_nothing() -> None:
@@ -149,12 +145,12 @@ def test_a_benign_daemonset_event_explains_nothing() -> None:
                 "message": "Created pod: nvidia-driver-daemonset-8x2kd"},
     )
     quiet = msgspec.structs.replace(case, evidence=(benign,))
-    assert _top(quiet) is None
+    assert top_pair(quiet) is None
 
 
 def test_no_nvidia_smi_in_toolkit_validation_names_the_runtime_integration() -> None:
     case = load_case(CASES_DIR / "gpu-operator-280-crio-hooks-dir.yaml")
-    assert _top(case) == ("container-toolkit", "crio_hooks_dir_missing")
+    assert top_pair(case) == ("container-toolkit", "crio_hooks_dir_missing")
 
 
 def _workload_bundle_top(tmp_path: Path, running: bool) -> tuple[str, str] | None:
@@ -188,9 +184,9 @@ def test_an_old_event_of_a_running_workload_names_nothing(tmp_path: Path) -> Non
 
 def test_an_operator_killed_at_its_memory_limit_is_named_for_that_reason() -> None:
     case = load_case(CASES_DIR / "gpu-operator-208-ocp-operator-oomkilled.yaml")
-    assert _top(case) == ("gpu-operator", "oom_killed")
+    assert top_pair(case) == ("gpu-operator", "oom_killed")
     report = diagnose_case(case)
     assert "operator.resources" in report.cluster.root_causes[0].fix
     crash = {"kind": "pod-state", "component": "gpu-operator", "state": "CrashLoopBackOff", "exit_code": 1}
     crashing = msgspec.structs.replace(case, evidence=(msgspec.convert(crash, type(case.evidence[0])),))
-    assert _top(crashing) == ("gpu-operator", "gpu_operator_crashloop")
+    assert top_pair(crashing) == ("gpu-operator", "gpu_operator_crashloop")

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 from gpunode.catalog import load_catalog
 from gpunode.checks.named import hook_layer, runtime_own_error
@@ -19,11 +19,6 @@ def _case(*evidence: dict[str, Any], **cluster: Any) -> Case:
     raw = {"id": "x-runtime-layers", "source": "https://example.org/x", "title": "t", "platform": "generic",
            "evidence": list(evidence), "expect": {"healthy": False}, "cluster": cluster}
     return msgspec.convert(raw, Case)
-
-
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
 
 
 def _log(text: str, name: str = "tf-job") -> dict[str, Any]:
@@ -48,20 +43,20 @@ NOT_DEFAULT = ("container-toolkit", "nvidia_not_default_runtime")
 
 
 def test_a_job_without_driver_libraries_under_plain_runc_is_the_runtime_s_default() -> None:
-    assert _top(_case(_log(NO_LIBCUDA), CONFIG, cdi=False)) == NOT_DEFAULT
+    assert top_pair(_case(_log(NO_LIBCUDA), CONFIG, cdi=False)) == NOT_DEFAULT
     # the GPU Operator's CDI layout: operands name RuntimeClass nvidia, runc stays the default
-    assert _top(_case(_log(NO_LIBCUDA), cdi=True)) == NOT_DEFAULT
+    assert top_pair(_case(_log(NO_LIBCUDA), cdi=True)) == NOT_DEFAULT
 
 
 def test_the_same_words_where_nvidia_is_the_default_runtime_blame_no_runtime_default() -> None:
     # negative: nvidia is containerd's default (the builder's non-CDI layout), so the pod got it
-    assert _top(_case(_log(NO_LIBCUDA), cdi=False)) != NOT_DEFAULT
+    assert top_pair(_case(_log(NO_LIBCUDA), cdi=False)) != NOT_DEFAULT
 
 
 def test_a_job_that_found_its_gpu_says_nothing_about_the_runtime() -> None:
     # negative: a healthy job under the same runc default
     text = "INFO Found 1 CUDA device(s); using GPU 0\n"
-    assert _top(_case(_log(text), cdi=True)) is None
+    assert top_pair(_case(_log(text), cdi=True)) is None
 
 
 def test_a_job_finding_no_device_of_another_kind_says_nothing_about_the_runtime() -> None:
@@ -69,7 +64,7 @@ def test_a_job_finding_no_device_of_another_kind_says_nothing_about_the_runtime(
     # tests/fixtures/real/broken/interconnect), an INFO line about RDMA NICs, says nothing of the
     # GPU the container got
     text = "llm-0:394:394 [3] NCCL INFO NET/IB : No device found.\n"
-    assert _top(_case(_log(text), cdi=True)) != NOT_DEFAULT
+    assert top_pair(_case(_log(text), cdi=True)) != NOT_DEFAULT
 
 
 # A failed OCI hook is the layer of the hook's own words, not of the runtime's report of it.
@@ -123,7 +118,7 @@ def _policy(path: str) -> dict[str, Any]:
 
 
 def _on(platform: str, *evidence: dict[str, Any]) -> tuple[str, str] | None:
-    return _top(msgspec.structs.replace(_case(*evidence), platform=platform))
+    return top_pair(msgspec.structs.replace(_case(*evidence), platform=platform))
 
 
 RKE2 = "/var/lib/rancher/rke2/agent/etc/containerd/"
@@ -154,7 +149,7 @@ def _event(message: str) -> dict[str, Any]:
 
 def test_runc_failing_by_its_own_name_for_a_gpu_job_is_the_runtime_s() -> None:
     assert runtime_own_error(RUNC_OWN)
-    top = _top(_case(_event(RUNC_OWN)))
+    top = top_pair(_case(_event(RUNC_OWN)))
     assert top is not None and top[0] == "container-runtime"
 
 
@@ -163,7 +158,7 @@ def test_runc_relaying_nvidia_s_words_or_no_runtime_named_is_not_the_runtime_s()
     # names the toolkit; a containerd timeout names no OCI runtime at all
     wrapper = RUNC_OWN.split("error during", maxsplit=1)[0]
     relayed = wrapper + "nvidia-container-cli: device error: unknown device: unknown"
-    top = _top(_case(_event(relayed)))
+    top = top_pair(_case(_event(relayed)))
     assert top is not None and top[0] == "container-toolkit"
     assert not runtime_own_error("failed to create containerd task: context deadline exceeded: unknown")
 
@@ -175,7 +170,8 @@ DOCKER_NO_CDI = ('docker: Error response from daemon: could not select device dr
 
 def test_docker_without_a_device_driver_for_a_gpu_request_is_the_toolkit_s_registration() -> None:
     assert NAMED_IN(DOCKER_NO_CDI) == "container-toolkit"
-    assert _top(_case(_event(DOCKER_NO_CDI))) == ("container-toolkit", "docker_gpu_capability_unregistered")
+    found = top_pair(_case(_event(DOCKER_NO_CDI)))
+    assert found == ("container-toolkit", "docker_gpu_capability_unregistered")
 
 
 def test_docker_s_other_device_drivers_and_runtimes_name_no_gpu_layer() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 from builder import build_case
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair, top_root_cause
 
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.catalog import load_catalog
@@ -25,11 +25,6 @@ def _case(*evidence: dict[str, Any], **extra: Any) -> Case:
     raw = {"id": "x-owners", "source": "https://example.org/x", "title": "t", "platform": "generic",
            "evidence": list(evidence), "expect": {"healthy": True}, **extra}
     return msgspec.convert(raw, Case)
-
-
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
 
 
 def _refused(reason: str, message: str, name: str = "gpu-pod") -> dict[str, Any]:
@@ -47,7 +42,8 @@ _PREPARE_CDI = ("Failed to prepare dynamic resources: NodePrepareResources faile
 def test_a_dra_prepare_that_cannot_write_its_cdi_spec_is_the_dra_plugins() -> None:
     case = _case({"kind": "pod-state", "component": DRA_PLUGIN, "container": "gpus", "state": "Running"},
                  _refused("FailedPrepareDynamicResources", _PREPARE_CDI))
-    assert _top(case) == (DRA_PLUGIN, "dra_prepare_failed")  # the spec the plugin writes, not the toolkit's
+    # the spec the plugin writes, not the toolkit's
+    assert top_pair(case) == (DRA_PLUGIN, "dra_prepare_failed")
 
 
 def test_a_container_the_runtime_cannot_give_cdi_devices_stays_the_toolkits() -> None:
@@ -55,7 +51,7 @@ def test_a_container_the_runtime_cannot_give_cdi_devices_stays_the_toolkits() ->
     # NVIDIA/nvidia-container-toolkit's CDI spec is missing (containerd's wording).
     case = _case(_refused("Failed", "Error: failed to create containerd container: CDI device injection "
                                     "failed: unresolvable CDI devices nvidia.com/gpu=all"))
-    found = _top(case)
+    found = top_pair(case)
     assert found is not None and found[0] == "container-toolkit"
 
 
@@ -81,7 +77,7 @@ _PLUGIN_PREPARE_LOG = (
 def test_the_dra_plugins_log_of_a_failed_prepare_is_dra_prepare_failed() -> None:
     case = _case({"kind": "pod-state", "component": DRA_PLUGIN, "container": "gpus", "state": "Running"},
                  {"kind": "log", "component": DRA_PLUGIN, "container": "gpus", "text": _PLUGIN_PREPARE_LOG})
-    assert _top(case) == (DRA_PLUGIN, "dra_prepare_failed")
+    assert top_pair(case) == (DRA_PLUGIN, "dra_prepare_failed")
 
 
 def test_the_dra_plugins_log_of_a_prepared_claim_is_healthy() -> None:
@@ -91,7 +87,7 @@ def test_the_dra_plugins_log_of_a_prepared_claim_is_healthy() -> None:
           "[k8s.gpu.nvidia.com/claim=5dc94ce6-1e6e-4359-bc73-3d2039797ff0]\n")
     case = _case({"kind": "pod-state", "component": DRA_PLUGIN, "container": "gpus", "state": "Running"},
                  {"kind": "log", "component": DRA_PLUGIN, "container": "gpus", "text": ok})
-    assert _top(case) is None
+    assert top_pair(case) is None
 
 
 # NVIDIA/k8s-device-plugin#153 (GKE): admitted after a restart before the plugin registered
@@ -100,12 +96,12 @@ _NO_CAPACITY = "Node didn't have enough resource: nvidia.com/gpu, requested: 1, 
 
 def test_a_pod_admitted_while_the_node_had_no_capacity_it_has_now_is_the_kubelets() -> None:
     case = _case(_refused("OutOfnvidia.com/gpu", _NO_CAPACITY))
-    assert _top(case) == ("kubelet", "error_resource_exhausted")
+    assert top_pair(case) == ("kubelet", "error_resource_exhausted")
 
 
 def test_a_pod_admitted_while_every_gpu_was_held_names_no_one() -> None:
     busy = "Node didn't have enough resource: nvidia.com/gpu, requested: 1, used: 8, capacity: 8"
-    assert _top(_case(_refused("OutOfnvidia.com/gpu", busy))) is None
+    assert top_pair(_case(_refused("OutOfnvidia.com/gpu", busy))) is None
 
 
 # kubernetes/kubernetes#130145: the device manager's stale record of allocated GPUs (whether
@@ -116,7 +112,7 @@ _UNAVAILABLE = ("Pod Allocate failed due to requested number of devices unavaila
 
 def test_no_free_device_while_the_api_shows_free_ones_is_the_kubelets_record() -> None:
     case = _case(_refused("UnexpectedAdmissionError", _UNAVAILABLE))
-    assert _top(case) == ("kubelet", "error_resource_exhausted")
+    assert top_pair(case) == ("kubelet", "error_resource_exhausted")
 
 
 # Project-HAMi/HAMi#653: HAMi's plugin answering the kubelet's Allocate
@@ -127,12 +123,12 @@ _HAMI_ANSWER = ("Allocate failed due to rpc error: code = Unknown desc = no bind
 def test_a_plugins_allocate_answer_names_the_plugin_that_serves_the_resource() -> None:
     case = _case({"kind": "pod-state", "component": "hami-device-plugin", "state": "Running"},
                  _refused("UnexpectedAdmissionError", _HAMI_ANSWER))
-    found = _top(case)
+    found = top_pair(case)
     assert found is not None and found[0] == "hami-device-plugin"  # HAMi serves nvidia.com/gpu there
 
 
 def test_the_same_answer_where_nvidias_plugin_serves_the_gpus_is_nvidias() -> None:
-    found = _top(_case(_refused("UnexpectedAdmissionError", _HAMI_ANSWER)))
+    found = top_pair(_case(_refused("UnexpectedAdmissionError", _HAMI_ANSWER)))
     assert found is not None and found[0] == "device-plugin"
 
 
@@ -189,7 +185,7 @@ def test_an_allocate_answer_for_a_volcano_resource_names_volcanos_plugin(tmp_pat
 
 
 def _extender_says(text: str) -> tuple[str, str] | None:
-    return _top(_case(
+    return top_pair(_case(
         {"kind": "pod-state", "component": "hami-scheduler", "container": "vgpu-scheduler-extender",
          "state": "Running"},
         {"kind": "log", "component": "hami-scheduler", "container": "vgpu-scheduler-extender", "text": text}))
