@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 from case import Case
+from containerd_configs import RUNC_DEFAULT
 from scoreboard import top_pair
 
 from gpunode.decisive import message_of, severity
@@ -83,17 +84,6 @@ def test_the_same_error_in_a_pod_that_got_no_nvidia_runtime_is_the_runtime_s_def
     assert top_pair(_case(log, config, cdi=False)) == ("container-toolkit", "nvidia_not_default_runtime")
 
 
-#: containerd 1.7's config as the toolkit leaves it with CONTAINERD_SET_AS_DEFAULT=false.
-RUNC_DEFAULT = """version = 2
-[plugins."io.containerd.grpc.v1.cri".containerd]
-  default_runtime_name = "runc"
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
-  runtime_type = "io.containerd.runc.v2"
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
-  BinaryName = "/usr/local/nvidia/toolkit/nvidia-container-runtime"
-"""
 
 
 def _driver_validation(text: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 from case import Case
+from containerd_configs import RUNC_DEFAULT
 from scoreboard import top_pair
 
 from gpunode.catalog import load_catalog
@@ -27,17 +28,6 @@ def _log(text: str, name: str = "tf-job") -> dict[str, Any]:
 
 #: NVIDIA/nvidia-docker#828: TensorFlow in a Kubernetes pod that did not get the nvidia runtime.
 NO_LIBCUDA = "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
-#: The GPU Operator's CDI layout (cdi.enabled, not cdi.default): nvidia handlers, runc the default.
-RUNC_DEFAULT = """version = 2
-[plugins."io.containerd.grpc.v1.cri".containerd]
-  default_runtime_name = "runc"
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
-  runtime_type = "io.containerd.runc.v2"
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
-  BinaryName = "/usr/local/nvidia/toolkit/nvidia-container-runtime"
-"""
 CONFIG = {"kind": "node-file", "path": "etc/containerd/config.toml", "text": RUNC_DEFAULT}
 NOT_DEFAULT = ("container-toolkit", "nvidia_not_default_runtime")
 
