@@ -66,7 +66,8 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     said = _said(ctx.kb, component, findings, controller_logs if logged else None,
                  lambda state: node_texts(ctx, component, state))
     if said is None and not _standing(findings):
-        stuck = running_finding(ctx.kb, component, _running_logs(ctx, component))
+        stuck = running_finding(ctx.kb, component, _running_logs(ctx, component),
+                                partial(named_on_node, ctx))
         refused = _refused_config(ctx, component) if stuck is None else None
         refused = refused or (_went_on_without(ctx, component) if stuck is None else None)
         if refused is not None:  # the runtime's own configuration: whatever it names, the runtime's
@@ -343,13 +344,16 @@ _NOT_THE_STACKS = re.compile(
     r"\bcollector=(?!infiniband\b|nvidia|gpu|rdma)\w")
 
 
-def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) -> Finding | None:
+def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
+                    names: Callable[[str], str | None] | None = None) -> Finding | None:
     """A running node component whose current log ends in an error it did not recover
     from: its last line is an error that does not heal by retrying (as a controller's,
     ``_lasting``), so it runs without doing its job; degraded with that line. Hints to the
     reader printed after the error (``is_advice``) are not a later word: the device plugin
     that idles after "Failed to initialize NVML" and its "You can check the prerequisites
-    at: ..." lines (NVIDIA/k8s-device-plugin#170)."""
+    at: ..." lines (NVIDIA/k8s-device-plugin#170). ``names``: the layer a line names on the
+    node; a last error that names a lower layer in its words is kept though the knowledge
+    base catalogues it there (``_names_below``), for ``blamed`` to move it to that layer."""
     for log in logs:
         lines = log.lines
         last = next((i for i in range(len(lines) - 1, -1, -1)
@@ -363,13 +367,30 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile]) 
             found, last = fell
         elif found is None or _NOT_THE_STACKS.search(found.line):
             continue
-        elif not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None:
+        elif (not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None
+              and not _names_below(kb, component, found, names)):
             continue  # a failure that heals by retrying, unless the catalog knows it as this one's
         where = f"{log.path}:{last + 1}" if last is not None else log.path
         return as_catalogued(kb, line_finding(
             kb, component, Status.DEGRADED, found, where, verb="keeps running after",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
+
+
+def _names_below(kb: KnowledgeBase, component: str, found: Decisive,
+                 names: Callable[[str], str | None] | None) -> bool:
+    """A running component's last error that names another layer in its own words (NVML's
+    "Failed to initialize NVML: Unknown Error" in a device plugin that idles after it, the
+    toolkit's device access; "Driver/library version mismatch", the driver's), and that no
+    retry heals: the layer it names fails for this component on every try, though the
+    knowledge base catalogues the words as that layer's symptom (``_lasting`` leaves those
+    to the layer's own checks, which see nothing where its pods run). Not a layer judged by
+    its own facts only (the GPUs), nor a connection failing for now."""
+    target = names(found.line) if names is not None else None
+    if target is None or target == component or target in OWN_FACTS_ONLY:
+        return False
+    return (not _TRANSIENT.search(found.message) and kb.class_of(found.message) != "error_unreachable"
+            and kb.catalogued_elsewhere(component, found.message) is not None)
 
 
 #: A JSON object that is a console record's fields, not a record: no level, no message.
