@@ -131,8 +131,14 @@ def hook_layer(named_in: Callable[[str], str | None], line: str) -> str | None:
 
 #: An OCI runtime that names itself as the program that failed (containerd's and CRI-O's
 #: relay of runc 1.1+ and crun: "OCI runtime create failed: runc create failed: unable to
-#: start container process: ...", "crun: ..."), not a hook or a runtime wrapper it ran.
-_RUNTIME_OWN = re.compile(r"\b(?:runc|crun) (?:create|run|exec|start|delete|kill) failed: |\bcrun: \w")
+#: start container process: ...", "crun: ..."), not a hook or a runtime wrapper it ran; runc
+#: before 1.1 named its own source files instead ("container_linux.go:380: starting container
+#: process caused: ...", "process_linux.go:545: container init caused: ..."); CRI-O and
+#: libpod relay what the OCI runtime wrote while creating the container through conmon as
+#: "container create failed: <message>" (internal/oci/runtime_oci.go).
+_RUNTIME_OWN = re.compile(r"\b(?:runc|crun) (?:create|run|exec|start|delete|kill) failed: |\bcrun: \w"
+                          r"|\b(?:container|process)_linux\.go:\d+: (?:starting container process|"
+                          r"container init) caused\b|\bcontainer create failed: \S")
 
 
 def runtime_own_error(line: str) -> bool:
