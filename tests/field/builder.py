@@ -20,6 +20,7 @@ from typing import Any, get_args
 
 import msgspec
 from case import (
+    CONTROLLER_KINDS,
     INIT_PROGRESS,
     Case,
     CaseError,
@@ -34,8 +35,10 @@ from case import (
     NodeFileEv,
     NodeInfoEv,
     NodeLabelsEv,
+    NodeTaintsEv,
     PodMissingEv,
     PodStateEv,
+    WorkloadEv,
 )
 from components import deploy, extras
 from platforms import apply_platform
@@ -76,6 +79,7 @@ def build_case(case: Case, out: Path) -> Path:
     _dress(world, node, case)
     _shape_node(world, node, case)
     _deploy_named(world, node, case)
+    _create_workloads(world, node, case)
     post: list[Any] = []
     landed: list[tuple[int, Any, str]] = []
     for i, ev in enumerate(case.evidence):
@@ -120,7 +124,19 @@ def _shape_node(world: World, node: NodeState, case: Case) -> None:
     for ev in case.evidence:
         if isinstance(ev, NodeLabelsEv):
             _labels(node, ev.labels)
+        elif isinstance(ev, NodeTaintsEv):
+            _taints(node, ev)
     redeploy_mofed(world)
+
+
+def _taints(node: NodeState, ev: NodeTaintsEv) -> None:
+    """The reported taints merged into spec.taints (same key and effect: replaced), before
+    any pod is placed, since the DaemonSet controller and the scheduler follow them."""
+    given = [{"effect": t.effect, "key": t.key, **({"value": t.value} if t.value is not None else {})}
+             for t in ev.taints]
+    kept = [t for t in node.obj["spec"].get("taints", [])
+            if not any(t["key"] == g["key"] and t["effect"] == g["effect"] for g in given)]
+    node.obj["spec"]["taints"] = [*kept, *given]
 
 
 _NFD = "feature.node.kubernetes.io/kernel-version."
@@ -306,9 +322,11 @@ def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) 
         world.remove_pod(_pod_key(world, node, ev.component))
     elif isinstance(ev, EventEv):
         return _event(world, node, ev, post, case)
+    elif isinstance(ev, WorkloadEv):
+        _workload_state(world, ev, post)
     elif isinstance(ev, ClusterObjectEv):
         _cluster_object(world, ev)
-    elif not isinstance(ev, NodeInfoEv | NodeLabelsEv):  # applied first (_shape_node)
+    elif not isinstance(ev, NodeInfoEv | NodeLabelsEv | NodeTaintsEv):  # applied first (_shape_node)
         _node_object(world, node, ev)
     # node-cmd, node-file and metrics are files: written after the bundle (_overlay_files)
     return None
@@ -388,7 +406,7 @@ def _container(world: World, key: str, component: str, name: str | None, init: b
 
 def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> str | None:
     if ev.object is not None:
-        _workload_log(world, node, ev)
+        _workload_log(world, node, ev, case)
         return None
     assert ev.component is not None  # the schema asks for one of the two
     key = _pod_key(world, node, ev.component, ev.container)
@@ -407,7 +425,7 @@ def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> str | None:
     return key
 
 
-def _workload_log(world: World, node: NodeState, ev: LogEv) -> None:
+def _workload_log(world: World, node: NodeState, ev: LogEv, case: Case) -> None:
     """A GPU workload's container log (NCCL, CUDA, NVML lines): the workload pod runs on
     the node (created if the scenario has none of that name) and wrote it."""
     assert ev.object is not None
@@ -416,6 +434,9 @@ def _workload_log(world: World, node: NodeState, ev: LogEv) -> None:
         # run, no init container
         raise CaseError("a workload's log is its running container's (no previous or init log)")
     key = _workload_pod(world, node, ev.object.namespace, ev.object.name or "gpu-pod", "Started")
+    if any(isinstance(e, WorkloadEv) and e.state == "Pending" and f"{e.namespace}/{e.name}" == key
+           for e in case.evidence):
+        raise CaseError(f"pod {key} is Pending: it never ran, so it wrote no log")
     ctrs = world.containers(key)
     ctr = next((c for c in ctrs if c.name == ev.container), None) if ev.container else ctrs[0]
     if ctr is None:
@@ -676,6 +697,9 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
     if ev.object is not None and ev.object.kind == "DaemonSet":
         _daemonset_event(world, node, ev)
         return None
+    if ev.object is not None and ev.object.kind in CONTROLLER_KINDS:
+        _controller_event(world, ev)
+        return None
     if ev.object is not None:
         key = _workload_pod(world, node, ev.object.namespace, ev.object.name or "gpu-pod", ev.reason)
         if ev.reason == "UnexpectedAdmissionError":
@@ -700,7 +724,7 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
                 last=world.ago(seconds=31),
                 count=count,
                 kind=ev.type,
-                component="default-scheduler",
+                component=pod["spec"].get("schedulerName", "default-scheduler"),
             )
         )
         return key
@@ -730,6 +754,26 @@ def _daemonset_event(world: World, node: NodeState, ev: EventEv) -> None:
     world.add_event(event("DaemonSet", ds, ev.reason, ev.message.rstrip("\n"), first=world.ago(minutes=49),
                           last=world.ago(seconds=31), count=ev.count or 1, kind=ev.type,
                           component="daemonset-controller"))
+
+
+#: The API group of each workload controller kind (involvedObject.apiVersion).
+_CONTROLLER_API = {"Job": "batch/v1"}
+
+
+def _controller_event(world: World, ev: EventEv) -> None:
+    """An event of a workload's controller (``FailedCreate`` when a ResourceQuota or an
+    admission webhook refuses the pods a ReplicaSet, Job or StatefulSet creates, a
+    Deployment's ``ScalingReplicaSet``), recorded by that controller in its namespace; the
+    controller object itself need not be in the bundle (only Deployments are collected)."""
+    assert ev.object is not None and ev.object.name is not None
+    kind, name, namespace = ev.object.kind, ev.object.name, ev.object.namespace
+    uid, version = ids.uid_and_version(f"{kind}:{namespace}/{name}")
+    owner = {"metadata": {"name": name, "namespace": namespace, "uid": uid, "resourceVersion": version}}
+    obj = event(kind, owner, ev.reason, ev.message.rstrip("\n"), first=world.ago(minutes=49),
+                last=world.ago(seconds=31), count=ev.count or 1, kind=ev.type,
+                component=CONTROLLER_KINDS[kind])
+    obj["involvedObject"]["apiVersion"] = _CONTROLLER_API.get(kind, "apps/v1")
+    world.add_event(obj)
 
 
 def _named_daemonset(world: World, name: str) -> dict[str, Any]:
@@ -807,20 +851,24 @@ def _rejected_at_admission(world: World, key: str, message: str) -> None:
     status.pop("conditions", None)
 
 
-def _workload_pod(world: World, node: NodeState, namespace: str, name: str, reason: str) -> str:
-    """A user's GPU pod (one nvidia.com/gpu) on ``node``; it has not started, like the report's."""
+def _workload_pod(world: World, node: NodeState, namespace: str, name: str, reason: str, *,
+                  shape: WorkloadEv | None = None) -> str:
+    """A user's GPU pod on ``node`` (one nvidia.com/gpu, or as ``shape`` gives its spec);
+    it has not started, like the report's."""
     key = f"{namespace}/{name}"
     if key in world.pods:
         return key
-    limits = {GPU_RESOURCE: "1"}
-    spec = {
+    image = (shape.image if shape else None) or _WORKLOAD_IMAGE
+    ctr_name = shape.container if shape else "cuda"
+    resources = _workload_resources(shape)
+    spec: dict[str, Any] = {
         "containers": [
             {
-                "image": _WORKLOAD_IMAGE,
+                "image": image,
                 "imagePullPolicy": "IfNotPresent",
-                "name": "cuda",
+                "name": ctr_name,
                 "command": ["nvidia-smi"],
-                "resources": {"limits": limits, "requests": dict(limits)},
+                "resources": resources,
                 "terminationMessagePath": "/dev/termination-log",
                 "terminationMessagePolicy": "File",
             }
@@ -831,14 +879,130 @@ def _workload_pod(world: World, node: NodeState, namespace: str, name: str, reas
         "serviceAccountName": "default",
         "tolerations": [{"effect": "NoSchedule", "key": GPU_RESOURCE, "operator": "Exists"}],
     }
+    if shape is not None:
+        _shape_spec(spec, shape)
     at = world.ago(minutes=50)
     if reason == "Started":  # it runs (and logs)
-        ctr = running(Ctr("cuda", _WORKLOAD_IMAGE), world.ago(minutes=48))
+        ctr = running(Ctr(ctr_name, image), world.ago(minutes=48))
     else:
         waiting_reason = "RunContainerError" if reason == "Failed" else "ContainerCreating"
-        ctr = waiting(Ctr("cuda", _WORKLOAD_IMAGE), waiting_reason)
-    add_pod(world, node, PodDraft(name, namespace, {"app": name}, None, spec), [ctr], at)
+        ctr = waiting(Ctr(ctr_name, image), waiting_reason)
+    add_pod(world, node, PodDraft(name, namespace, {"app": name}, None, spec), [ctr], at,
+            qos=_qos(resources))
     return key
+
+
+def _workload_resources(shape: WorkloadEv | None) -> dict[str, Any]:
+    """The container's resources: one nvidia.com/gpu, or the reported ones; requests not
+    given default to the limits, as the API server fills them in."""
+    if shape is None or shape.resources is None:
+        limits = {GPU_RESOURCE: "1"}
+        return {"limits": limits, "requests": dict(limits)}
+    out: dict[str, Any] = {}
+    if shape.resources.limits:
+        out["limits"] = dict(shape.resources.limits)
+    requests = {**shape.resources.limits, **shape.resources.requests}
+    if requests:
+        out["requests"] = requests
+    return out
+
+
+def _qos(resources: dict[str, Any]) -> str:
+    """The pod's QoS class from its one container's cpu and memory (extended resources such
+    as GPUs do not count): Guaranteed when both are limited and requested equally."""
+    limits, requests = resources.get("limits", {}), resources.get("requests", {})
+    compute = ("cpu", "memory")
+    if not any(k in limits or k in requests for k in compute):
+        return "BestEffort"
+    if all(k in limits and requests.get(k) == limits[k] for k in compute):
+        return "Guaranteed"
+    return "Burstable"
+
+
+def _shape_spec(spec: dict[str, Any], shape: WorkloadEv) -> None:
+    """The reported scheduler, RuntimeClass and ResourceClaims; a pod that restarts is
+    restarted by its kubelet (restartPolicy Always)."""
+    if shape.scheduler_name:
+        spec["schedulerName"] = shape.scheduler_name
+    if shape.runtime_class_name:
+        spec["runtimeClassName"] = shape.runtime_class_name
+    if shape.resource_claims:
+        spec["resourceClaims"] = [{k: v for k, v in msgspec.to_builtins(c).items() if v is not None}
+                                  for c in shape.resource_claims]
+        spec["containers"][0]["resources"]["claims"] = [{"name": c.name} for c in shape.resource_claims]
+    if shape.state in ("CrashLoopBackOff", "OOMKilled") or shape.restarts:
+        spec["restartPolicy"] = "Always"
+
+
+def _create_workloads(world: World, node: NodeState, case: Case) -> None:
+    """Every ``workload`` of the case, created with its spec before any evidence addresses
+    it (an event or log of the same pod finds it); its state is set in evidence order."""
+    for ev in case.evidence:
+        if isinstance(ev, WorkloadEv):
+            _workload_pod(world, node, ev.namespace, ev.name, "Started", shape=ev)
+
+
+def _workload_state(world: World, ev: WorkloadEv, post: list[Any]) -> None:
+    """The workload's state as the kubelet (or, Pending, the scheduler) reports it."""
+    key = f"{ev.namespace}/{ev.name}"
+    ctr = world.containers(key)[0]
+    restarts = ev.restarts or 0
+    since = world.ago(minutes=47)
+    if ev.state == "Pending":
+        _pending_workload(world, key, ev, post)
+    elif ev.state in ("CrashLoopBackOff", "OOMKilled"):
+        oom = ev.state == "OOMKilled"
+        code = ev.exit_code if ev.exit_code is not None else (137 if oom else 1)
+        reason = ev.reason or ("OOMKilled" if oom else "Error")
+        _crash(world, key, ctr, restarts=max(1, restarts or 5), exit_code=code, reason=reason)
+        if ev.message:
+            _set(world, key, ctr, lambda c: replace(c, last_message=ev.message.strip()))
+    elif ev.state in ("Error", "Completed"):
+        code = ev.exit_code if ev.exit_code is not None else (1 if ev.state == "Error" else 0)
+        reason = ev.reason or ("Error" if ev.state == "Error" else "Completed")
+        took = timedelta(seconds=30)
+        _set(world, key, ctr,
+             lambda c: replace(failed(c, since, took, code), restarts=restarts, reason=reason))
+        if ev.message:
+            post.append(lambda: _terminated_message(world, key, ev.message or ""))
+    elif ev.state == "UnexpectedAdmissionError":
+        world.logs.pop(f"{key}/{ctr.name}", None)
+        post.append(lambda: _rejected_at_admission(world, key, ev.message or _ADMISSION_DEFAULT))
+    elif ev.state == "Running":
+        _set(world, key, ctr, lambda c: replace(running(c, since), restarts=restarts))
+        if restarts and ev.reason:
+            code = ev.exit_code if ev.exit_code is not None else (137 if ev.reason == "OOMKilled" else 1)
+            _set(world, key, ctr, lambda c: replace(c, last_reason=ev.reason or "Error", last_exit_code=code,
+                                                    last_started_at=since - timedelta(minutes=30),
+                                                    last_finished_at=since, last_message=ev.message or ""))
+    else:  # ContainerCreating and the waiting reasons
+        _set(world, key, ctr, lambda c: waiting(replace(c, restarts=restarts), ev.state, ev.message or ""))
+        if restarts == 0:
+            world.logs.pop(f"{key}/{ctr.name}", None)
+
+
+def _pending_workload(world: World, key: str, ev: WorkloadEv, post: list[Any]) -> None:
+    """Not scheduled: no nodeName, no container statuses. With the scheduler's message, its
+    PodScheduled=False condition; without one (no scheduler of that name runs, or it has not
+    seen the pod), no condition at all, as the API server creates the pod."""
+    if ev.message or (ev.scheduler_name or "default-scheduler") == "default-scheduler":
+        _unschedule(world, key, ev.message, post)
+        return
+    _unschedule(world, key, None, post)
+
+    def unseen() -> None:
+        world.pods[key]["status"].pop("conditions", None)
+
+    post.append(unseen)
+
+
+def _terminated_message(world: World, key: str, message: str) -> None:
+    """The terminated state's message (the container's termination log or the runtime's
+    start error), which the simulator's status does not carry."""
+    for status in world.pods[key]["status"].get("containerStatuses", []):
+        terminated = status.get("state", {}).get("terminated")
+        if terminated is not None:
+            terminated["message"] = message.strip()
 
 
 def _labels(node: NodeState, labels: dict[str, str | None]) -> None:

@@ -86,12 +86,23 @@ class _Ev(_Strict, frozen=True, tag_field="kind"):
     """Base of every evidence item; ``kind`` selects the type."""
 
 
+#: Controllers whose events (FailedCreate when a quota or an admission webhook refuses their
+#: pods) name them as involvedObject, and the controller that records them.
+CONTROLLER_KINDS: dict[str, str] = {
+    "ReplicaSet": "replicaset-controller",
+    "Deployment": "deployment-controller",
+    "Job": "job-controller",
+    "StatefulSet": "statefulset-controller",
+}
+
+
 class EventObject(_Strict, frozen=True):
     """The event's involvedObject when it is not the component's pod: the node, a
-    workload pod (created on ``node`` if the scenario has no pod of that name), or a
-    DaemonSet (the component's, or the scenario's DaemonSet of that name)."""
+    workload pod (created on ``node`` if the scenario has no pod of that name), a
+    DaemonSet (the component's, or the scenario's DaemonSet of that name), or a workload's
+    controller (ReplicaSet, Deployment, Job, StatefulSet: named, need not be in the bundle)."""
 
-    kind: Literal["Node", "Pod", "DaemonSet"]
+    kind: Literal["Node", "Pod", "DaemonSet", "ReplicaSet", "Deployment", "Job", "StatefulSet"]
     name: str | None = None
     namespace: str = "default"
 
@@ -131,6 +142,70 @@ class EventEv(_Ev, frozen=True, tag="event"):
     object: EventObject | None = None
     type: Literal["Warning", "Normal"] = "Warning"
     count: int | None = None
+
+
+class Taint(_Strict, frozen=True):
+    """One entry of a Node's spec.taints as the API shows it."""
+
+    key: str
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    value: str | None = None
+
+
+class NodeTaintsEv(_Ev, frozen=True, tag="node-taints"):
+    """Taints the report shows on the node (``kubectl describe node``'s Taints), merged into
+    its spec.taints (an entry of the same key and effect is replaced)."""
+
+    taints: tuple[Taint, ...]
+
+
+class ResourceClaimRef(_Strict, frozen=True, rename="camel"):
+    """One of a pod's spec.resourceClaims: its name and the claim or template it uses."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+class Resources(_Strict, frozen=True):
+    """A container's resources as the pod spec has them (quantities as strings)."""
+
+    limits: dict[str, str] = {}
+    requests: dict[str, str] = {}
+
+
+#: What ``kubectl get pods`` showed for a GPU workload pod.
+WORKLOAD_STATES = frozenset(
+    {
+        "Running", "Pending", "CrashLoopBackOff", "Error", "OOMKilled", "Completed", "ContainerCreating",
+        "ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateContainerConfigError",
+        "CreateContainerError", "UnexpectedAdmissionError",
+    }
+)
+
+
+class WorkloadEv(_Ev, frozen=True, tag="workload", rename={
+        "scheduler_name": "schedulerName", "runtime_class_name": "runtimeClassName",
+        "resource_claims": "resourceClaims", "exit_code": "exit_code"}):
+    """A user's GPU workload pod as the API shows it: its spec (resources, scheduler,
+    RuntimeClass, ResourceClaims) and its state (like ``pod-state``). It is the pod that
+    ``event``/``log`` evidence with ``object: {kind: Pod}`` of the same name addresses."""
+
+    name: str = "gpu-pod"
+    namespace: str = "default"
+    container: str = "cuda"
+    image: str | None = None
+    resources: Resources | None = None
+    scheduler_name: str | None = None
+    runtime_class_name: str | None = None
+    resource_claims: tuple[ResourceClaimRef, ...] = ()
+    state: str = "Running"
+    restarts: int | None = None
+    exit_code: int | None = None
+    #: the terminated reason (Error, OOMKilled, StartError, ContainerCannotRun) or, Pending,
+    #: the PodScheduled condition's reason (default Unschedulable)
+    reason: str | None = None
+    message: str | None = None
 
 
 class NodeCmdEv(_Ev, frozen=True, tag="node-cmd"):
@@ -187,6 +262,8 @@ Evidence = (
     | PodStateEv
     | PodMissingEv
     | EventEv
+    | WorkloadEv
+    | NodeTaintsEv
     | NodeCmdEv
     | GpuFabricEv
     | NodeFileEv
@@ -315,6 +392,8 @@ def _check(case: Case, stem: str, label: str) -> None:
             raise CaseError(f"{label}: evidence[{i}].state: unknown pod state {ev.state!r}")
         if isinstance(ev, EventEv | LogEv):
             _check_involved(ev, f"{label}: evidence[{i}]")
+        if isinstance(ev, WorkloadEv) and ev.state not in WORKLOAD_STATES:
+            raise CaseError(f"{label}: evidence[{i}].state: unknown workload state {ev.state!r}")
     _check_expect(case, label, known)
 
 
@@ -324,6 +403,13 @@ def _check_involved(ev: EventEv | LogEv, where: str) -> None:
     if isinstance(ev, EventEv) and ev.object is not None and ev.object.kind == "DaemonSet":
         if ev.component is None and ev.object.name is None:
             raise CaseError(f"{where}.object: a DaemonSet event names the DaemonSet or its component")
+        return
+    if ev.object is not None and ev.object.kind in CONTROLLER_KINDS:
+        if isinstance(ev, LogEv):
+            raise CaseError(f"{where}.object: a log is a Pod's")
+        if ev.object.name is None or ev.component is not None:
+            kind = ev.object.kind
+            raise CaseError(f"{where}.object: a {kind} event names the {kind} (no component)")
         return
     if (ev.component is None) == (ev.object is None):
         kind = "an event" if isinstance(ev, EventEv) else "a log"
