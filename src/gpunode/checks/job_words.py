@@ -7,8 +7,10 @@ cannot load libnvidia-ml is read by its own rules):
 
 * the CUDA stack's words for a driver that cannot serve the job: PyTorch's "The NVIDIA
   driver on your system is too old (found version N)", the driver API's
-  ``CUDA_ERROR_INSUFFICIENT_DRIVER``; NVML's init failures that say the driver's device
-  nodes or module refused it ("Failed to initialize NVML: Insufficient Permissions",
+  ``CUDA_ERROR_INSUFFICIENT_DRIVER``, CUDA's errors 803 and 804 (a libcuda the loaded module
+  cannot serve: "system has unsupported display driver / cuda driver combination",
+  "forward compatibility was attempted on non supported HW"); NVML's init failures that say
+  the driver's device nodes or module refused it ("Failed to initialize NVML: Insufficient Permissions",
   "Driver Not Loaded") are the driver's;
 * what the NVIDIA runtime puts into a container, missing: nvidia-smi or the loader not
   finding libnvidia-ml/libcuda in a container that got the runtime, ``cuInit`` failing with
@@ -59,6 +61,18 @@ SMI_NO_NVML = re.compile(r"NVIDIA-SMI couldn.t find libnvidia-ml\.so")
 _WORDS: tuple[JobWords, ...] = (
     JobWords("too old", re.compile(r"\bNVIDIA driver on your system is too old\b"), _DRIVER),
     JobWords("INSUFFICIENT_DRIVER", re.compile(r"\bCUDA_ERROR_INSUFFICIENT_DRIVER\b"), _DRIVER),
+    # CUDA's own errors for a libcuda the loaded kernel module cannot serve (cuda error 803,
+    # cudaErrorSystemDriverMismatch; 804, cudaErrorCompatNotSupportedOnDevice): the image's
+    # forward-compatibility libcuda on a GPU without forward compatibility (a driver older than
+    # the job's CUDA), or libraries upgraded under a module still loaded
+    JobWords("driver combination", re.compile(
+        r"\bsystem has unsupported display driver / cuda driver combination\b"), _DRIVER),
+    JobWords("forward compatibility", re.compile(
+        r"\bforward compatibility was attempted on non supported (?i:hw)\b"), _DRIVER),
+    JobWords("_DRIVER_MISMATCH", re.compile(r"\bCUDA_ERROR_SYSTEM_DRIVER_MISMATCH\b"), _DRIVER),
+    JobWords("DriverMismatch", re.compile(r"\bcudaErrorSystemDriverMismatch\b"), _DRIVER),
+    JobWords("COMPAT_NOT_SUPPORTED", re.compile(r"\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b"), _DRIVER),
+    JobWords("CompatNotSupported", re.compile(r"\bcudaErrorCompatNotSupportedOnDevice\b"), _DRIVER),
     JobWords("NVML", re.compile(
         r"Failed to initialize NVML: (?:Insufficient Permissions|Driver Not Loaded)\b"), _DRIVER),
     JobWords(".so", NO_DRIVER_LIBS, _TOOLKIT),  # nvidia-smi's and the loader's words

@@ -125,14 +125,17 @@ def _catalogued_line(kb: KnowledgeBase, lines: Sequence[str],
     failures in pasted text, whatever level the job gave it: Triton logs CUDA's
     cudaErrorInsufficientDriver at warning level and runs on without pinned memory or a GPU
     (bottlerocket-os/bottlerocket-kernel-kit#254); the job's level judges the job, not the
-    layer under it."""
+    layer under it. A job library's own words for a failing layer (``job_names``) count the
+    same way: PyTorch warns "CUDA initialization: Unexpected error from cudaGetDeviceCount()
+    ... Error 804: ..." and runs on without a GPU."""
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index].strip()
         target = named_in(line) if line else None
         if target is None or reports_xid(line):
             continue
         said = message_of(line)
-        if any(cause.is_problem and m.regex.search(said) for cause, m in kb.matchers(target, "text")):
+        if job_names(line) is not None or any(cause.is_problem and m.regex.search(said)
+                                              for cause, m in kb.matchers(target, "text")):
             return Decisive(index + 1, line[:MAX_LINE], 1)
     return None
 
