@@ -323,7 +323,7 @@ def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) 
     elif isinstance(ev, EventEv):
         return _event(world, node, ev, post, case)
     elif isinstance(ev, WorkloadEv):
-        _workload_state(world, ev, post)
+        _workload_state(world, ev, post, _admission_message(case, ev))
     elif isinstance(ev, ClusterObjectEv):
         _cluster_object(world, ev)
     elif not isinstance(ev, NodeInfoEv | NodeLabelsEv | NodeTaintsEv):  # applied first (_shape_node)
@@ -942,7 +942,20 @@ def _create_workloads(world: World, node: NodeState, case: Case) -> None:
             _workload_pod(world, node, ev.namespace, ev.name, "Started", shape=ev)
 
 
-def _workload_state(world: World, ev: WorkloadEv, post: list[Any]) -> None:
+def _admission_message(case: Case, ev: WorkloadEv) -> str:
+    """The kubelet's refusal of the workload at admission: the workload's own message, else
+    that of the case's ``UnexpectedAdmissionError`` event of the same pod (the kubelet
+    writes the same words into the pod's status and its event), else the usual one."""
+    if ev.message:
+        return ev.message
+    said = [e.message.rstrip("\n") for e in case.evidence
+            if isinstance(e, EventEv) and e.reason == "UnexpectedAdmissionError" and e.object is not None
+            and e.object.kind == "Pod" and (e.object.name or "gpu-pod", e.object.namespace) == (ev.name,
+                                                                                               ev.namespace)]
+    return said[-1] if said else _ADMISSION_DEFAULT
+
+
+def _workload_state(world: World, ev: WorkloadEv, post: list[Any], refusal: str) -> None:
     """The workload's state as the kubelet (or, Pending, the scheduler) reports it."""
     key = f"{ev.namespace}/{ev.name}"
     ctr = world.containers(key)[0]
@@ -967,7 +980,7 @@ def _workload_state(world: World, ev: WorkloadEv, post: list[Any]) -> None:
             post.append(lambda: _terminated_message(world, key, ev.message or ""))
     elif ev.state == "UnexpectedAdmissionError":
         world.logs.pop(f"{key}/{ctr.name}", None)
-        post.append(lambda: _rejected_at_admission(world, key, ev.message or _ADMISSION_DEFAULT))
+        post.append(lambda: _rejected_at_admission(world, key, refusal))
     elif ev.state == "Running":
         _set(world, key, ctr, lambda c: replace(running(c, since), restarts=restarts))
         if restarts and ev.reason:

@@ -168,3 +168,18 @@ def test_the_schema_refuses_what_the_api_cannot_show(tmp_path: Path, item: dict[
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(raw))
     with pytest.raises(CaseError, match=error):
         load_case(tmp_path / "bad.yaml")
+
+
+def test_a_workload_refused_at_admission_carries_its_events_words(tmp_path: Path) -> None:
+    """The kubelet writes the same refusal into the pod's status and its event."""
+    message = ("Allocate failed due to rpc error: code = Unknown desc = failed to find gpu id, "
+               "which is unexpected")
+    out = build_case(_case(
+        {"kind": "workload", "name": "p", "resources": {"limits": {"volcano.sh/gpu-memory": "1024"}},
+         "schedulerName": "volcano", "state": "UnexpectedAdmissionError"},
+        {"kind": "event", "object": {"kind": "Pod", "name": "p"}, "reason": "UnexpectedAdmissionError",
+         "message": message}), tmp_path / "b")
+    status = _pod(out, "p")["status"]
+    assert (status["phase"], status["reason"]) == ("Failed", "UnexpectedAdmissionError")
+    assert status["message"] == message
+    assert "containerStatuses" not in status
