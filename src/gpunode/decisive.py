@@ -297,6 +297,25 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
 Classifier = Callable[[str], "str | None"]
 
 
+def last_words(lines: Sequence[str], classify: Classifier) -> Decisive | None:
+    """The last line a program wrote before it ended, where no error word or level marks
+    it but its words fall in a class ("host engine is running as non-root", "x509:
+    certificate signed by unknown authority"): the words it ended on say why. For a
+    container that ended, whose text ``decisive_line`` found no error in. A line its
+    program logged at a non-error level, a retry, a stack frame, an Xid or a hint to the
+    reader says nothing of the end; a line in no class (a banner, progress) is no cause."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        if not line or is_advice(line):
+            continue
+        plain = without_prefix(line)
+        if _level(plain) in _NOT_ERROR_LEVELS or _FRAME.match(plain) or _NOISE.search(plain) \
+                or _XID.search(plain):
+            return None
+        return Decisive(index + 1, line[:MAX_LINE], 1) if classify(message_of(line)) else None
+    return None
+
+
 #: A program that died of its own bug: Go's runtime panics and fatal errors, a signal.
 _OWN_BUG = re.compile(
     r"^(?:panic: runtime error: |fatal error: )|\bSIGSEGV\b|segmentation (?:fault|violation)")

@@ -31,6 +31,7 @@ from gpunode.decisive import (
     clipped,
     decisive_line,
     is_advice,
+    last_words,
     lenient_line,
     reports_xid,
     severity,
@@ -167,14 +168,27 @@ def decisive_finding(kb: KnowledgeBase, component: str, state: Finding,
     """The first text (most telling first) with a decisive line, as a finding of its class
     that replaces ``state``; None when the component said nothing that reads as an error."""
     weak: tuple[Text, Decisive] | None = None
+    ended: tuple[Text, Decisive] | None = None
     for text in texts:
         found = decisive_line(text.lines, kb.class_of)
         if found is None:
+            if ended is None and _ended(text):
+                words = last_words(text.lines, kb.class_of)
+                ended = (text, words) if words is not None else None
             continue
         if found.strength == 2:
             return _finding(kb, component, state, text, found)
         weak = weak or (text, found)
+    weak = weak or ended  # the words a container ended on, where nothing reads as an error
     return None if weak is None else _finding(kb, component, state, *weak)
+
+
+def _ended(text: Text) -> bool:
+    """The text is the log of a container that ended (``pod_texts``: one that exits, an init
+    container that fails): its last line is its last word."""
+    verb = text.verb
+    init_failed = verb.startswith("init container ") and verb.endswith(" fails")
+    return text.numbered and (verb == "exits" or init_failed)
 
 
 def _finding(kb: KnowledgeBase, component: str, state: Finding, text: Text, found: Decisive) -> Finding:
