@@ -18,8 +18,11 @@ healthy-miss; a case that cannot be built or diagnosed is crashed.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import tempfile
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,15 +86,79 @@ def top_pair(case: Case) -> tuple[str, str] | None:
 _DIAGNOSED: dict[bytes, Report] = {}
 
 
+#: A folder the test worker processes of one session share (tests/field/conftest.py sets it
+#: under xdist): the corpus-wide tests of several workers would each diagnose every case
+#: (about 40 s of CPU a pass); with it, each case is diagnosed by one worker and read back by
+#: the others. None outside a test session: the scoreboard diagnoses in its own process.
+SHARED: Path | None = None
+#: How long a worker waits for a case another worker claimed before diagnosing it itself.
+_CLAIM_PATIENCE_S = 120.0
+
+
 def diagnose_case(case: Case) -> Report:
-    """Build the case's bundle in a temporary folder and diagnose it (once per process)."""
+    """Build the case's bundle in a temporary folder and diagnose it (once per process, and
+    once per test session where ``SHARED`` is set)."""
     key = msgspec.json.encode(case)
     if key not in _DIAGNOSED:
-        with tempfile.TemporaryDirectory(dir=_SCRATCH) as tmp:
-            out = build_case(case, Path(tmp) / case.id)
-            facts = load_bundle(out)
-            _DIAGNOSED[key] = diagnose(facts, read_node_observations)
+        _DIAGNOSED[key] = _diagnosed(case) if SHARED is None else _shared(SHARED, key, case)
     return _DIAGNOSED[key]
+
+
+def _diagnosed(case: Case) -> Report:
+    with tempfile.TemporaryDirectory(dir=_SCRATCH) as tmp:
+        out = build_case(case, Path(tmp) / case.id)
+        facts = load_bundle(out)
+        return diagnose(facts, read_node_observations)
+
+
+def _shared(folder: Path, key: bytes, case: Case) -> Report:
+    """The case's report from the shared folder: made here when this worker claims the case
+    first, else read back once the worker that claimed it wrote it. A claimer that could not
+    build or diagnose the case leaves a ``.failed`` mark, and the others raise the same error
+    by trying themselves."""
+    stem = folder / hashlib.sha256(key).hexdigest()
+    done, failed = stem.with_suffix(".report"), stem.with_suffix(".failed")
+    if not done.exists() and _claim(stem):
+        try:
+            report = _diagnosed(case)
+        except Exception:
+            failed.touch()
+            raise
+        part = stem.with_suffix(".part")
+        part.write_bytes(msgspec.msgpack.encode(report))
+        part.replace(done)
+        return report
+    deadline = time.monotonic() + _CLAIM_PATIENCE_S
+    while not done.exists():
+        if failed.exists() or time.monotonic() > deadline:
+            return _diagnosed(case)
+        time.sleep(0.02)
+    return msgspec.msgpack.decode(done.read_bytes(), type=Report)
+
+
+def _claim(stem: Path) -> bool:
+    """True for the one worker that creates the case's claim mark."""
+    try:
+        stem.with_suffix(".claim").touch(exist_ok=False)
+    except FileExistsError:
+        return False
+    return True
+
+
+def share_out(cases: Iterable[Case]) -> None:
+    """Diagnose, in order, the cases no other worker has claimed, without waiting for those it
+    has: two workers that reach the corpus at once split it instead of taking turns."""
+    if SHARED is None:
+        return
+    for case in cases:
+        key = msgspec.json.encode(case)
+        stem = SHARED / hashlib.sha256(key).hexdigest()
+        if key in _DIAGNOSED or stem.with_suffix(".claim").exists():
+            continue
+        try:
+            diagnose_case(case)
+        except Exception:  # score() reports this case's crash where it reads it
+            continue
 
 
 #: Cases loaded by the last ``run`` (for the cold scores).
@@ -192,7 +259,10 @@ def run(filters: list[str]) -> tuple[list[Outcome], list[str]]:
     """Score every case (or those whose id contains one of ``filters``); schema errors apart."""
     outcomes, errors = [], []
     LOADED.clear()
-    for path, loaded in load_cases(CASES_DIR):
+    loaded_cases = list(load_cases(CASES_DIR))
+    share_out(c for p, c in loaded_cases
+              if isinstance(c, Case) and (not filters or any(f in p.stem for f in filters)))
+    for path, loaded in loaded_cases:
         if filters and not any(f in path.stem for f in filters):
             continue
         if not isinstance(loaded, CaseError):
