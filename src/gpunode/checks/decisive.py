@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import pairwise
 
 import msgspec
 
@@ -33,6 +34,7 @@ from gpunode.decisive import (
     is_advice,
     last_words,
     lenient_line,
+    message_of,
     reports_xid,
     severity,
 )
@@ -377,6 +379,8 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
             found = _wrapped_error(kb, lines, last)
         if found is None and last is not None:
             found = _own_catalogued(kb, component, lines[last])
+        if found is None and (again := _recurring(kb, lines)) is not None:
+            found, last = again
         if found is None and (fell := _fell_back(lines, dropped=bool(log.pod))) is not None:
             found, last = fell
         elif found is None or _NOT_THE_STACKS.search(found.line):
@@ -405,6 +409,50 @@ def _names_below(kb: KnowledgeBase, component: str, found: Decisive,
         return False
     return (not _TRANSIENT.search(found.message) and kb.class_of(found.message) != "error_unreachable"
             and kb.catalogued_elsewhere(component, found.message) is not None)
+
+
+#: How far back a running component's log is read for an error it repeats at every interval.
+_RECUR_TAIL = 30
+#: How many times the same error must stand in that tail to be the component's lasting state.
+_RECUR_MIN = 3
+#: What varies between two logs of the same error: numbers, addresses, times.
+_VARIES = re.compile(r"\b0x[0-9a-fA-F]+\b|\d+")
+
+
+def _maybe_error(line: str) -> bool:
+    """A cheap test before the general rules, asked of every line of a running component's log
+    tail (most hold none of this): a klog ``E``/``F`` header, or the words nearly every error
+    line holds somewhere (its level, 'failed', an ``error`` field: "ERRO[0002] ...",
+    "level=error", "E0627 ...", "... endpoint failed {"error": ...}")."""
+    if line[:1] in ("E", "F") and line[1:5].isdigit():
+        return True
+    low = line.lower()
+    return "err" in low or "fail" in low
+
+
+def _recurring(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, int] | None:
+    """The error a running component logs at every interval with other lines between (each
+    scrape that fails, then the exporter's own progress line): the same message at least
+    ``_RECUR_MIN`` times in the log's tail and again within one interval of its end (no more
+    lines after its last time than between two of its times), so it has not healed. A single
+    error followed by lines that are no error is a failure that healed; an error that stopped
+    recurring long before the end, one that no longer fails. Returns the error's last time."""
+    start = max(0, len(lines) - _RECUR_TAIL)
+    maybe = [index for index in range(start, len(lines)) if _maybe_error(lines[index])]
+    if len(maybe) < _RECUR_MIN:
+        return None  # most logs: too few lines that may be errors to hold one that recurs
+    times: dict[str, list[int]] = {}
+    for index in maybe:
+        if severity(lines[index]):
+            times.setdefault(_VARIES.sub("#", message_of(lines[index])), []).append(index)
+    end = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), -1)
+    for at in sorted(times.values(), key=lambda a: -a[-1]):
+        if len(at) < _RECUR_MIN or end - at[-1] > max(b - a for a, b in pairwise(at)):
+            continue
+        found = _last_error(kb, lines[at[-1]])
+        if found is not None:
+            return found, at[-1]
+    return None
 
 
 #: A JSON object that is a console record's fields, not a record: no level, no message.
