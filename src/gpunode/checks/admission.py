@@ -76,12 +76,26 @@ class NodeServing:
 
     def plugin_for(self, catalog: Catalog, resource: str) -> str | None:
         """The running component that advertises ``resource`` here (catalog ``advertises``);
-        of several, the one that replaces another (HAMi's plugin where NVIDIA's also runs)."""
-        serving = [cid for cid in self.running
-                   if any(fnmatchcase(resource, glob) for glob in catalog.get(cid).advertises)]
+        of several, the one that replaces another (HAMi's plugin where NVIDIA's also runs).
+        Where no pod seen here serves it, the one catalogued component that can advertise
+        it (``sole_advertiser``)."""
+        serving = [cid for cid in self.running if _advertises(catalog, cid, resource)]
         replacing = [cid for cid in serving if set(catalog.get(cid).replaces) & set(serving)]
         chosen = replacing or serving
-        return chosen[0] if chosen else None
+        return chosen[0] if chosen else sole_advertiser(catalog, resource)
+
+
+def _advertises(catalog: Catalog, component: str, resource: str) -> bool:
+    return any(fnmatchcase(resource, glob) for glob in catalog.get(component).advertises)
+
+
+def sole_advertiser(catalog: Catalog, resource: str) -> str | None:
+    """The one catalogued component that can advertise ``resource`` (Volcano's plugin for
+    volcano.sh/*); None where several can (nvidia.com/gpu: NVIDIA's, HAMi's or GKE's plugin)
+    or none. A plugin answered the kubelet for that resource, so one serves it on the node
+    even where its pod is not among those seen (another namespace, a host service)."""
+    owners = [c.id for c in catalog.node_components() if _advertises(catalog, c.id, resource)]
+    return owners[0] if len(owners) == 1 else None
 
 
 def owned(catalog: Catalog, owner: str, line: str) -> str:
