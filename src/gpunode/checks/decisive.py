@@ -195,9 +195,28 @@ def _ended(text: Text) -> bool:
 
 def _finding(kb: KnowledgeBase, component: str, state: Finding, text: Text, found: Decisive) -> Finding:
     where = f"{text.where}:{found.line_no}" if text.numbered else text.where
-    return as_catalogued(kb, line_finding(kb, component, state.status, found, where, verb=text.verb,
-                                          specificity=state.specificity + 1, evidence=state.evidence,
-                                          **state.context, **{STATE: state.cause}))
+    finding = as_catalogued(kb, line_finding(kb, component, state.status, found, where, verb=text.verb,
+                                             specificity=state.specificity + 1, evidence=state.evidence,
+                                             **state.context, **{STATE: state.cause}))
+    if kb.get(finding.cause).component != "*" or not _states_own(kb, state.cause, found):
+        return finding  # a catalogued cause of the component, or the line's class
+    return msgspec.structs.replace(finding, cause=state.cause)
+
+
+def _states_own(kb: KnowledgeBase, code: str, found: Decisive) -> bool:
+    """The line is the state's own catalogued wording and says nothing its example does not:
+    a pull that failed because the image or tag is not there ('Failed to pull image "x": ...
+    not found', the example's class) is the image pull state, which says what to check; one
+    that failed on the registry's certificate or credentials ('... x509: certificate signed
+    by unknown authority', '... 401 Unauthorized') falls in a more specific class than its
+    example and is that class (the cause's facts must fit, as ``KnowledgeBase.fits``)."""
+    cause = kb.get(code)
+    said = (found.message, found.line)
+    if not cause.example or not any(m.source in ("event", "waiting") and m.regex.search(text)
+                                    for m in cause.match for text in said):
+        return False
+    own, line = kb.class_of(cause.example), kb.class_of(found.message)
+    return own is None or line is None or line == own or kb.class_rank(line) > kb.class_rank(own)
 
 
 def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decisive, where: str, *,
@@ -756,13 +775,18 @@ def _pod_message(pod: Pod) -> Iterator[Text]:
                    numbered=False, reason=status.reason)
 
 
-#: Waiting reasons whose message is the kubelet's own wording, not the failure's.
-_PLAIN_WAITS = frozenset({"CrashLoopBackOff", "PodInitializing", "ContainerCreating"})
+#: Waiting reasons whose message is the kubelet's own wording, not the failure's ("Back-off
+#: pulling image ...": the reason it failed is in the pull's own event).
+_PLAIN_WAITS = frozenset({"CrashLoopBackOff", "PodInitializing", "ContainerCreating", "ImagePullBackOff"})
+#: The kubelet's event that only names the state it put a container in ("Error: ErrImagePull",
+#: "Error: ImagePullBackOff", after the event that says why): a state, not a reason.
+_STATE_NAMED = re.compile(r"^\s*Error: [A-Z][a-z]+(?:[A-Z][a-z]+)+\s*$")
 
 
 def _event_texts(source: str, events: Sequence[Event]) -> Iterator[Text]:
     """Warning events, the latest first, each one message."""
-    warnings = [ev for ev in events if ev.type == "Warning" and ev.message and ev.reason != "BackOff"]
+    warnings = [ev for ev in events if ev.type == "Warning" and ev.message and ev.reason != "BackOff"
+                and not _STATE_NAMED.match(ev.message)]
     for ev in reversed(warnings):
         where = f"event {source} reason={ev.reason} count={ev.count or 1}"
         yield Text(where, [_one_line(ev.message)], _event_verb(ev.reason), numbered=False, reason=ev.reason)
