@@ -120,10 +120,34 @@ def requested(pod: Pod | None) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if "/" in n and not n.startswith(_NATIVE)))
 
 
+def refused_at_admission(reason: str) -> bool:
+    """An event reason of the kubelet's refusal at admission: its device or topology
+    manager (UnexpectedAdmissionError, TopologyAffinityError) or its predicate count
+    (OutOf<resource>)."""
+    return reason in ("UnexpectedAdmissionError", "TopologyAffinityError") or reason.startswith("OutOf")
+
+
+def asks_none_of(pod: Pod | None, line: str) -> bool:
+    """Whether the refusal names an extended resource that the pod asks for only with a
+    quantity of 0 (``nvidia.com/gpu: "0"``): the kubelet's device manager ran an allocation
+    for a request of nothing (kubernetes/kubernetes#128854), which no plugin could have
+    served; the refusal is the kubelet's own, whatever the plugin's devices look like."""
+    if pod is None:
+        return False
+    most: dict[str, int] = {}
+    for c in (*pod.spec.init_containers, *pod.spec.containers):
+        for name, value in (*c.resources.limits.items(), *c.resources.requests.items()):
+            most[name] = max(most.get(name, 0), quantity(value))
+    named = {m["resource"] for m in _RESOURCE.finditer(line)}
+    return any(most.get(r) == 0 for r in named)
+
+
 def admission_names(catalog: Catalog, line: str, named: str | None, pod: Pod | None,
                     serving: NodeServing | None) -> str | None:
     """The component a refusal at admission names; None where it names no failure (the
     kubelet's count of devices all held) or no layer the node's facts can tell."""
+    if asks_none_of(pod, line):
+        return KUBELET
     short = _SHORT_OF.search(line)
     if short is not None:
         if int(short["capacity"]) > 0 or serving is None:

@@ -14,6 +14,7 @@ from weakref import WeakKeyDictionary
 import msgspec
 
 from gpunode.bundle.kube import ContainerState, ContainerStatus, Event, Node, Pod
+from gpunode.checks.admission import asks_none_of, refused_at_admission
 from gpunode.checks.context import NodeContext
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME, runtime_requested
 from gpunode.decisive import clipped, message_of
@@ -400,6 +401,9 @@ def _event_groups(ctx: NodeContext) -> Iterator[tuple[str, dict[str, str], list[
         # A GPU workload that cannot start shows the runtime's failure in its own events;
         # the stuck workload is the failure state its signature explains.
         source, ctx_vals, events = _pod_group(ctx, pod)
+        # A refusal of a resource the pod asks none of is the kubelet's alone (admission.py).
+        events = [ev for ev in events
+                  if not (refused_at_admission(ev.reason) and asks_none_of(pod, ev.message))]
         if workload_stuck(pod):
             ctx_vals = {**ctx_vals, "standalone": "true"}
         yield source, ctx_vals, events
