@@ -55,6 +55,15 @@ NCCL_USING_IB = re.compile(r"\bNET/IB : Using \[\d")
 #: (transport/net.cc: "GPU Direct RDMA Disabled for GPU <dev> / HCA <n> (distance <d> > <level>)",
 #: ``>=`` in older releases); the same words without a distance are a NIC without peer memory.
 NCCL_GDR_FAR = re.compile(r"GPU Direct RDMA Disabled for GPU \w+ / HCA \d+ \(distance \d+ >=? \d+\)")
+#: NCCL's IB transport reporting, per HCA, whether GPUDirect RDMA can be used through it
+#: (net_ib.cc: "NET/IB : GPU Direct RDMA Disabled for HCA %d '%s'", "(no module)" or "(no
+#: peermem)" after it in some releases; "... Enabled for HCA ..." or "(DMABUF) enabled"
+#: otherwise). The socket transport's own "NET/Socket : GPU Direct RDMA Disabled" is by design.
+NCCL_GDR_HCA = re.compile(
+    r"\bNET/IB : GPU Direct RDMA (?:\(\w+\) )?(?P<state>Disabled|[Ee]nabled) for HCA \d+\b")
+#: GPUs that do not do GPUDirect RDMA at all (GeForce and workstation boards, GB10's unified
+#: memory): NCCL disabling it there says nothing about the stack.
+_NO_GDR_GPU = re.compile(r"(?i:\bGeForce\b|\bRTX\b|\bQuadro\b|\bTITAN\b|\bGB10\b)")
 #: Node labels NFD sets for NVIDIA (Mellanox) networking and RDMA.
 _RDMA_LABELS = ("feature.node.kubernetes.io/pci-15b3.present", "feature.node.kubernetes.io/rdma.capable",
                 "feature.node.kubernetes.io/rdma.available")
@@ -362,4 +371,39 @@ def nccl_gdr_distance(ctx: NodeContext, component: str) -> Iterator[Finding]:
         known = ctx.kb.get("nic_gpu_affinity_missing")
         yield problem(component, known.code, ev, status=known.severity, specificity=known.specificity,
                       namespace=meta.namespace, pod=meta.name, container=log.container)
+        return
+
+
+def _gdr_capable(ctx: NodeContext) -> bool:
+    """Whether the node's GPUs can do GPUDirect RDMA, as far as their model says (the GPU
+    product label GFD sets, else nvidia-smi's product names): not the boards without it."""
+    node = ctx.node
+    label = node.metadata.labels.get("nvidia.com/gpu.product", "") if node is not None else ""
+    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
+    products = [label] if label else [g.product_name for g in smi.gpus] if smi is not None else []
+    return not any(_NO_GDR_GPU.search(p) for p in products)
+
+
+@check("gpudirect-rdma")
+def nccl_gdr_off(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """NCCL's IB transport could use GPUDirect RDMA through none of the HCAs it lists: every
+    HCA line says Disabled (no peer-memory module it accepts, or none loaded), so a GPU
+    workload's traffic to the NIC goes through host memory (NVIDIA/nccl#1676: DGX OS 25.01
+    replaced nv_peer_mem with nvidia-peermem, which NCCL 2.22 did not look for). One HCA
+    enabled means GPUDirect works and the others are ports it does not use; GPUs that do not
+    do GPUDirect RDMA say nothing."""
+    for pod, log in _workload_logs(ctx):
+        hcas = [(i, m) for i, line in enumerate(log.lines) if "GPU Direct RDMA" in line
+                and (m := NCCL_GDR_HCA.search(line))]
+        if not hcas or any(m["state"] != "Disabled" for _, m in hcas):
+            continue
+        if not _gdr_capable(ctx):
+            return
+        index = hcas[0][0]
+        meta = pod.metadata
+        found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+        verb = f"runs without GPUDirect RDMA in GPU workload {meta.namespace}/{meta.name}"
+        where = f"{log.path}:{index + 1}"
+        yield line_finding(ctx.kb, component, Status.DEGRADED, found, where, verb=verb, standalone="true",
+                           namespace=meta.namespace, pod=meta.name, container=log.container)
         return
