@@ -54,3 +54,29 @@ def test_a_plugins_answer_for_volcano_resources_is_volcanos_plugin_even_unseen()
     case = _case({"kind": "node-capacity", "resources": {"volcano.sh/gpu-memory": "32510"}},
                  *_refused({"volcano.sh/gpu-memory": "1024"}, VOLCANO, schedulerName="volcano"))
     assert _top(case) == ("volcano-device-plugin", "error_not_found")
+
+
+def _taint_case(nfd_tolerations: list[dict[str, Any]]) -> Case:
+    """NVIDIA/k8s-device-plugin#1934: GPU nodes tainted nvidia.com/gpu=true:NoSchedule, the
+    chart's NFD subchart worker tolerating it with operator Equal, value present."""
+    raw = {"id": "x", "source": "https://example.org/x", "title": "t", "platform": "eks",
+           "cluster": {"driver_mode": "host"}, "expect": {"healthy": True}, "evidence": [
+               {"kind": "node-labels", "labels": {"feature.node.kubernetes.io/pci-10de.present": None,
+                                                  "nvidia.com/gpu.present": None}},
+               {"kind": "node-taints", "taints": [{"key": "nvidia.com/gpu", "value": "true",
+                                                   "effect": "NoSchedule"}]},
+               {"kind": "daemonset-tolerations", "component": "nfd", "tolerations": nfd_tolerations}]}
+    return msgspec.convert(raw, Case)
+
+
+def test_an_nfd_worker_kept_off_the_gpu_node_by_its_taint_is_that_cause() -> None:
+    case = _taint_case([{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
+                         "effect": "NoSchedule"}])
+    assert _top(case) == ("nfd", "nfd_worker_untolerated_taint")
+
+
+def test_an_nfd_worker_that_tolerates_the_taint_is_not_blamed_for_it() -> None:
+    """Look-alike: the same taint, tolerated with operator Exists: NFD runs there."""
+    case = _taint_case([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+    top = _top(case)
+    assert top is None or top[1] != "nfd_worker_untolerated_taint"
