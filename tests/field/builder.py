@@ -25,6 +25,7 @@ from case import (
     Case,
     CaseError,
     ClusterObjectEv,
+    DaemonSetTolerationsEv,
     EventEv,
     GpuFabricEv,
     LogEv,
@@ -51,7 +52,7 @@ from gpunode.sim import FAULTS, ids, load_scenario
 from gpunode.sim.build import PodDraft, add_pod, build_world, redeploy_mofed
 from gpunode.sim.cascade import crash, pod_event, remove_validation_pods, stall
 from gpunode.sim.finalize import finalize
-from gpunode.sim.k8s import event
+from gpunode.sim.k8s import daemonset_pod_tolerations, event
 from gpunode.sim.models import GPU_MODELS, OS_INFO
 from gpunode.sim.nodes import GPU_RESOURCE
 from gpunode.sim.podstatus import Ctr, completed, failed, running, waiting
@@ -127,6 +128,28 @@ def _shape_node(world: World, node: NodeState, case: Case) -> None:
         elif isinstance(ev, NodeTaintsEv):
             _taints(node, ev)
     redeploy_mofed(world)
+    for ev in case.evidence:
+        if isinstance(ev, DaemonSetTolerationsEv):
+            _tolerations(world, ev)
+
+
+def _tolerations(world: World, ev: DaemonSetTolerationsEv) -> None:
+    """The component's DaemonSets tolerate what the report shows, in their template and in
+    their pods (with the tolerations the DaemonSet controller adds); the controller then
+    keeps their pods off nodes with a taint they do not tolerate (finalize)."""
+    given = [{k: v for k, v in msgspec.to_builtins(t).items() if v is not None} for t in ev.tolerations]
+    patterns = load_catalog().get(ev.component).daemonsets
+    keys = [k for k, d in world.ds_defs.items() if any(fnmatch(d.name, p) for p in patterns)]
+    if not keys:
+        raise CaseError(f"daemonset-tolerations: no DaemonSet of {ev.component} in this scenario")
+    for key in keys:
+        world.ds_defs[key] = replace(world.ds_defs[key], tolerations=tuple(given))
+        world.daemonsets[key]["spec"]["template"]["spec"]["tolerations"] = given
+        name = world.ds_defs[key].name
+        for pod in world.pods.values():
+            owners = pod["metadata"].get("ownerReferences", [])
+            if any(o["kind"] == "DaemonSet" and o["name"] == name for o in owners):
+                pod["spec"]["tolerations"] = daemonset_pod_tolerations(list(given))
 
 
 def _taints(node: NodeState, ev: NodeTaintsEv) -> None:
@@ -326,7 +349,7 @@ def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) 
         _workload_state(world, ev, post, _admission_message(case, ev))
     elif isinstance(ev, ClusterObjectEv):
         _cluster_object(world, ev)
-    elif not isinstance(ev, NodeInfoEv | NodeLabelsEv | NodeTaintsEv):  # applied first (_shape_node)
+    elif not isinstance(ev, NodeInfoEv | NodeLabelsEv | NodeTaintsEv | DaemonSetTolerationsEv):  # _shape_node
         _node_object(world, node, ev)
     # node-cmd, node-file and metrics are files: written after the bundle (_overlay_files)
     return None

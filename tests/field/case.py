@@ -159,6 +159,24 @@ class NodeTaintsEv(_Ev, frozen=True, tag="node-taints"):
     taints: tuple[Taint, ...]
 
 
+class Toleration(_Strict, frozen=True):
+    """One of a pod template's spec.tolerations as the API shows it."""
+
+    key: str | None = None
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+
+class DaemonSetTolerationsEv(_Ev, frozen=True, tag="daemonset-tolerations"):
+    """The tolerations of a component's DaemonSet as the report shows them (a chart's
+    defaults, a values file): they replace the scenario's, so the DaemonSet controller
+    places its pods by them."""
+
+    component: str
+    tolerations: tuple[Toleration, ...]
+
+
 class ResourceClaimRef(_Strict, frozen=True, rename="camel"):
     """One of a pod's spec.resourceClaims: its name and the claim or template it uses."""
 
@@ -264,6 +282,7 @@ Evidence = (
     | EventEv
     | WorkloadEv
     | NodeTaintsEv
+    | DaemonSetTolerationsEv
     | NodeCmdEv
     | GpuFabricEv
     | NodeFileEv

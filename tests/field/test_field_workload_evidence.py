@@ -183,3 +183,20 @@ def test_a_workload_refused_at_admission_carries_its_events_words(tmp_path: Path
     assert (status["phase"], status["reason"]) == ("Failed", "UnexpectedAdmissionError")
     assert status["message"] == message
     assert "containerStatuses" not in status
+
+
+def test_a_daemonsets_reported_tolerations_keep_its_pods_off_a_tainted_node(tmp_path: Path) -> None:
+    """dcgm-exporter's chart defaults tolerate only the control plane (NVIDIA/dcgm-exporter#731):
+    on a node tainted nvidia.com/gpu=true:NoSchedule the DaemonSet controller places no pod."""
+    out = build_case(_case(
+        {"kind": "node-taints",
+         "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]},
+        {"kind": "daemonset-tolerations", "component": "dcgm-exporter", "tolerations": [
+            {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]}),
+        tmp_path / "b")
+    (ds,) = [d for d in _items(out, "daemonsets") if "dcgm-exporter" in d["metadata"]["name"]]
+    assert ds["spec"]["template"]["spec"]["tolerations"] == [
+        {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]
+    name = ds["metadata"]["name"]
+    assert not [p for p in _items(out, "pods")
+                if p["metadata"]["name"].startswith(name) and p["spec"].get("nodeName") == "gpu-wk-01"]

@@ -10,11 +10,18 @@ import os
 import subprocess
 from pathlib import Path
 
+import msgspec
 import pytest
 from builder import build_case
 from case import CASES_DIR, load_case
 
 GPUNODE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "gpunode"
+#: The kubelet's refusal of a container whose securityContext says runAsNonRoot while its
+#: image runs as root (pkg/kubelet/kuberuntime/security_context_others.go), as its event shows it.
+_RUN_AS_NON_ROOT = (
+    'Error: container has runAsNonRoot and image will run as root '
+    '(pod: "cuda-vectoradd_default(7c1e5f0a-3b9d-4c62-9a51-2f0e8d4b6a17)", container: cuda-vectoradd)'
+)
 
 
 def _diagnose(bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -36,15 +43,18 @@ def _bundle(case_id: str, tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_a_failing_gpu_workload_without_a_stack_cause_exits_1_and_is_named(tmp_path: Path) -> None:
-    """The runtime cannot create a GPU pod's container in its user namespace (hostUsers:
-    false) and its words name no stack layer: no stack component is found at fault, yet
-    the workload failed."""
-    bundle = _bundle("gpu-operator-docs-v26-3-1-hostusers-cdi-hook", tmp_path)
+    """The kubelet refuses to start a GPU pod's container for its own security context
+    (runAsNonRoot with an image that runs as root), words that name no stack layer: no
+    stack component is found at fault, yet the workload failed."""
+    case = load_case(CASES_DIR / "gpu-operator-docs-v26-3-1-hostusers-cdi-hook.yaml")
+    (event,) = case.evidence
+    refused = msgspec.structs.replace(event, message=_RUN_AS_NON_ROOT)
+    bundle = build_case(msgspec.structs.replace(case, evidence=[refused]), tmp_path / case.id)
     table = _diagnose(bundle)
     assert table.returncode == 1, table.stderr
     assert "No stack root cause found on 2 GPU nodes, but 1 GPU workload failing on 1 node" in table.stdout
     assert "✗ gpu-wk-01 · default/cuda-vectoradd" in table.stdout
-    assert "read status from sync socket: No such process" in table.stdout
+    assert "container has runAsNonRoot and image will run as root" in table.stdout
     report = _diagnose(bundle, "-o", "json")
     assert report.returncode == 1
     data = json.loads(report.stdout)
@@ -56,7 +66,7 @@ def test_a_failing_gpu_workload_without_a_stack_cause_exits_1_and_is_named(tmp_p
         "cuda-vectoradd",
         True,
     )
-    assert "sync socket" in hit["message"] and "reason=Failed" in hit["source"]
+    assert "runAsNonRoot" in hit["message"] and "reason=Failed" in hit["source"]
     assert hit["component"] is None and hit["root_cause"] is None
     markdown = _diagnose(bundle, "-o", "markdown")
     assert markdown.returncode == 1 and "| gpu-wk-01 | default/cuda-vectoradd |" in markdown.stdout

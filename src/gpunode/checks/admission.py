@@ -98,6 +98,29 @@ def sole_advertiser(catalog: Catalog, resource: str) -> str | None:
     return owners[0] if len(owners) == 1 else None
 
 
+#: The API server's words for an admission webhook it could not call, relayed in the
+#: FailedCreate event of the controller whose pod it refused: the webhook's name and the
+#: Service it posted to ('failed calling webhook "vgpu.hami.io": failed to call webhook: Post
+#: "https://hami-scheduler.kube-system.svc:443/webhook?timeout=10s": context deadline
+#: exceeded', Project-HAMi/HAMi#379, #653). A webhook that answered ('admission webhook "x"
+#: denied the request: ...') is a decision, not this.
+_WEBHOOK_CALL = re.compile(r'failed calling webhook "[^"]+"[^\n]*?https://(?P<service>[a-z0-9]'
+                           r'(?:[a-z0-9-]*[a-z0-9])?)\.[a-z0-9-]+\.svc\b')
+
+
+def webhook_owner(catalog: Catalog, line: str) -> str | None:
+    """The cluster component that serves an admission webhook the API server could not
+    call: the one catalogued component whose Deployment the webhook's Service is named for
+    (HAMi's scheduler serves its webhook from the hami-scheduler Service); None where the
+    line names no such call, or the Service is no catalogued component's."""
+    found = _WEBHOOK_CALL.search(line)
+    if found is None:
+        return None
+    owners = [c.id for c in catalog.components if c.scope == "cluster"
+              and any(fnmatchcase(found["service"], glob) for glob in c.daemonsets)]
+    return owners[0] if len(owners) == 1 else None
+
+
 def owned(catalog: Catalog, owner: str, line: str) -> str:
     """The component an error of ``owner``'s own operation belongs to: the lowest layer the
     line names among those ``owner`` depends on, else ``owner`` itself (what else it names is

@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 
 from gpunode.bundle.kube import ComputeDomain, Pod, ResourceSlice
 from gpunode.catalog import load_catalog
-from gpunode.checks.admission import bypassed, plugin_answer, requested
+from gpunode.checks.admission import bypassed, plugin_answer, requested, webhook_owner
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.cluster import cluster_check
 from gpunode.checks.context import NodeContext
@@ -181,6 +181,32 @@ def dra_controller_pods(facts: ClusterFacts) -> Iterator[Finding]:
 def hami_scheduler_pods(facts: ClusterFacts) -> Iterator[Finding]:
     yield from _service_pods(facts, "hami-scheduler")
     yield from bypassed_extender(facts, "hami-scheduler")
+    yield from webhook_uncalled(facts, "hami-scheduler")
+
+
+#: Controllers whose FailedCreate event relays the API server's refusal of a pod they create.
+_CREATORS = frozenset({"ReplicaSet", "Job", "StatefulSet", "DaemonSet"})
+
+
+def webhook_uncalled(facts: ClusterFacts, component: str) -> Iterator[Finding]:
+    """Pods a controller cannot create because the API server cannot call ``component``'s
+    admission webhook (``admission.webhook_owner``; a webhook with failurePolicy Fail
+    refuses every pod it covers while its Service does not answer): the component's
+    failure, one finding for the first such event, its line the API server's words."""
+    kb = load_kb()
+    for (kind, namespace, name), events in facts.events_by_object.items():
+        if kind not in _CREATORS:
+            continue
+        for ev in events:
+            if ev.reason != "FailedCreate" or webhook_owner(facts.catalog, ev.message) != component:
+                continue
+            # The refusal is the event's message itself: the API server's one line.
+            line = next(t for t in ev.message.splitlines() if webhook_owner(facts.catalog, t) == component)
+            verb = f"refuses through its webhook the pods {kind} {namespace}/{name} creates"
+            yield line_finding(kb, component, Status.FAILED, Decisive(1, line.strip(), 2),
+                               f"event {kind} {namespace}/{name}", verb=verb, standalone="true",
+                               namespace=namespace)
+            return
 
 
 def bypassed_extender(facts: ClusterFacts, extender: str) -> Iterator[Finding]:

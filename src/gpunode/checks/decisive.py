@@ -503,7 +503,23 @@ def _refused_config(ctx: NodeContext, component: str) -> Finding | None:
         return None
     log = LogFile(ctx.obs.path_of("cmd", journal), "", "", "", False, tuple(split[0]))
     found = running_finding(ctx.kb, component, [log])
-    return found if found is not None and found.cause == "error_config_invalid" else None
+    return found if found is not None and _refuses_config(ctx.kb, found) else None
+
+
+_CONFIG_CLASS = "error_config_invalid"
+
+
+def _refuses_config(kb: KnowledgeBase, found: Finding) -> bool:
+    """The runtime's last line refuses its configuration: the line is in the configuration
+    class, or it is a class whose reason is more specific but whose words say the
+    configuration was refused ('invalid containerd configuration in "<file>": unsupported
+    containerd configuration version: expected 3, got 2' is a version mismatch of the file,
+    k0sproject/k0s#7689)."""
+    if found.cause == _CONFIG_CLASS:
+        return True
+    message = found.context.get(MESSAGE, "")
+    return kb.get(found.cause).component == "*" and any(
+        cls.code == _CONFIG_CLASS and regex.search(message) for cls, regex in kb.classes)
 
 
 #: A program that says it goes on after a failure it did not recover from ("Continue after

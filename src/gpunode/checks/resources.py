@@ -131,8 +131,17 @@ def _no_nfd_worker(ctx: NodeContext, component: str, labels: Mapping[str, str]) 
         return  # the operator did deploy here: the labels it reads were there
     where = f"node/{ctx.name} metadata.labels"
     shown = f"no {operator.GPU_PRESENT}=true, no NVIDIA PCI label; no NFD worker pod on the node"
-    ev = Evidence(where, shown)
-    yield problem(component, "nfd_not_deployed", ev, specificity=40)
+    blocked = ctx.untolerated_taint(component)
+    if blocked is not None:  # deployed, and kept off this node by a taint it does not tolerate
+        ds, taint = blocked
+        ds_name = f"{ds.metadata.namespace}/{ds.metadata.name}"
+        said = f"{taint.key}={taint.value}:{taint.effect} not tolerated by daemonset {ds_name}"
+        ev = Evidence(f"node/{ctx.name} spec.taints", f"{said}; {shown}")
+        yield problem(component, "nfd_worker_untolerated_taint", ev, namespace=ds.metadata.namespace,
+                      daemonset=ds.metadata.name,
+                      specificity=ctx.kb.get("nfd_worker_untolerated_taint").specificity)
+        return
+    yield problem(component, "nfd_not_deployed", Evidence(where, shown), specificity=40)
 
 
 @check("nfd", needs=("node",))

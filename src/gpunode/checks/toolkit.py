@@ -202,6 +202,41 @@ def containerd_dropin_version(ctx: NodeContext, component: str) -> Iterator[Find
         yield problem(component, cause, ev, specificity=85, ctx={EXPLAINS: "container-runtime"})
 
 
+@check("container-toolkit", needs=("cluster/pods",))
+def runtime_down_after_restarts(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The toolkit's container rewrites the runtime's configuration and restarts the runtime
+    each time it starts. Where the kubelet reports the runtime down and the toolkit's
+    container here last ended in an error after restarting (its status as the kubelet last
+    reported it: a runtime that was down throughout could not have restarted it), the
+    runtime went down with the toolkit's edits, and the toolkit's failure explains the
+    runtime's state (NVIDIA/gpu-operator#2646: 149 restarts, exit 255, node NotReady).
+    On containerd 2.x, whose config versions (3, 4) a toolkit may read in one version and
+    write in another, that is the config version mismatch; elsewhere its crash loop. A
+    toolkit that never restarted, or one that ends cleanly, says nothing here."""
+    if runtime_down_message(ctx) is None:
+        return
+    for sp in ctx.stack_pods(component):
+        for cs in sp.pod.status.container_statuses:
+            last = cs.last_state.terminated
+            if cs.restart_count == 0 or last is None or last.exit_code == 0:
+                continue
+            meta = sp.pod.metadata
+            where = f"pod {meta.namespace}/{meta.name} status.containerStatuses[{cs.name}]"
+            seen = (f"restarts={cs.restart_count}; last terminated {last.reason or 'Error'} "
+                    f"(exit {last.exit_code}) while the kubelet reports the container runtime down")
+            versions = (ctx.containerd_major or 0) >= _CONFIG_VERSIONS_CONTAINERD
+            cause = "containerd_config_version_mismatch" if versions else "crash_loop"
+            yield problem(component, cause, Evidence(where, seen), specificity=40,
+                          ctx={EXPLAINS: "container-runtime"}, namespace=meta.namespace,
+                          pod=meta.name, container=cs.name)
+            return
+
+
+#: The first containerd major release whose config (version 3, later 4) a toolkit reading
+#: ``containerd config dump`` may take for another version than the file on disk.
+_CONFIG_VERSIONS_CONTAINERD = 2
+
+
 @check("container-toolkit")
 def dropin_read_by_containerd(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A drop-in counts only if the config containerd reads imports it. The toolkit writes

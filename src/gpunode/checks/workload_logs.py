@@ -101,6 +101,9 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             found = (_nccl_warning(log.lines, named_in) or _catalogued_line(ctx.kb, log.lines, named_in)
                      or found)
         target = named_in(found.line) if found is not None else None
+        if target is None and found is not None:  # NVIDIA's hook failed, its own words not here
+            hooked = found if _nvidia_hook(found.line) else _naming_neighbour(log.lines, found, _nvidia_hook)
+            found, target = (hooked, "container-toolkit") if hooked is not None else (found, None)
         if found is None or target is None or target in OWN_FACTS_ONLY:
             runtime_less = _no_gpu_without_runtime(ctx, pod, log)
             if runtime_less is not None:
@@ -113,6 +116,19 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         yield _without_nvidia_runtime(ctx, pod, _no_driver_libs(ctx.kb, finding, found.line))
+
+
+#: A launcher's report that NVIDIA's hook failed, with the hook's own words elsewhere or not at
+#: all: enroot's "[ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code 1" (its hook
+#: that runs nvidia-container-cli; pyxis relays enroot's log). The hook's own line names its
+#: layer where it is in the log (the driver for "nvml error: driver not loaded"), read first;
+#: without it, the hook is the toolkit's.
+_NVIDIA_HOOK_EXIT = re.compile(r"\[ERROR\] \S*/hooks\.d/[\w.-]*nvidia[\w.-]* exited with return code \d+")
+
+
+def _nvidia_hook(line: str) -> str | None:
+    """The toolkit, where ``line`` is a launcher's report that NVIDIA's hook failed."""
+    return "container-toolkit" if "hooks.d/" in line and _NVIDIA_HOOK_EXIT.search(line) else None
 
 
 def _no_driver_libs(kb: KnowledgeBase, finding: Finding, line: str) -> Finding:
