@@ -1,0 +1,165 @@
+"""Stack processes the kernel killed for memory or refused by a security module.
+
+A component whose process the kernel's OOM killer ended ("Memory cgroup out of memory:
+Killed process 41822 (nv-hostengine) ...", "oom-kill:...,task=dcgm-exporter,pid=...") lost
+its work, however its pod looks now: the kill is its recent past (issue 20, item 4). A
+process AppArmor or SELinux refused ('apparmor="DENIED" ... comm="nvidia-device-p"',
+'avc:  denied  { read write } ... comm="nvidia-smi" ... permissive=0') could not do what
+it tried. The kernel names a process by its comm, the executable's name cut to 15
+characters; ``data/processes.toml`` maps those names to catalog components. A process no
+component runs (a user's job, a shell, ruby) changes nothing, and so does:
+
+* a kill older than the recent past (more than an hour before the kernel log's last
+  stamped line, the bound docs/design.md gives a container's error exit);
+* a denial the module only reported: AppArmor's ``ALLOWED`` (complain mode) or ``AUDIT``,
+  an SELinux denial with ``permissive=1``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import tomllib
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+
+import msgspec
+
+from gpunode.checks.base import check
+from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import line_finding
+from gpunode.decisive import Decisive
+from gpunode.model import Finding, Status
+
+#: The kernel's TASK_COMM_LEN (16) less the terminating NUL.
+COMM_LEN = 15
+#: The recent past the bundle keeps for a component's trouble, in seconds.
+RECENT_S = 3600.0
+OOM = "oom_killed"
+DENIED = "error_permission_denied"
+
+
+class Process(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One executable a catalog component runs, by its file name."""
+
+    name: str
+    component: str
+    source: str
+
+
+class _ProcessFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    process: tuple[Process, ...]
+
+
+def parse_processes(text: str, components: frozenset[str]) -> dict[str, str]:
+    """The comm (name cut to 15 characters) -> component table, validated: every component is
+    a catalog id, every entry has a source, and names whose cuts collide agree."""
+    parsed = msgspec.convert(tomllib.loads(text), _ProcessFile)
+    table: dict[str, str] = {}
+    for proc in parsed.process:
+        if proc.component not in components:
+            raise ValueError(f"process {proc.name!r}: unknown component {proc.component!r}")
+        if not proc.source.strip() or not proc.name or "/" in proc.name:
+            raise ValueError(f"process {proc.name!r}: a file name and a source are required")
+        comm = proc.name[:COMM_LEN]
+        if table.setdefault(comm, proc.component) != proc.component:
+            raise ValueError(f"process {proc.name!r}: its cut {comm!r} names two components")
+    return table
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+def process_owners() -> dict[str, str]:
+    """The shipped table (read once per process)."""
+    with _LOAD_LOCK:
+        return _process_owners()
+
+
+@cache
+def _process_owners() -> dict[str, str]:
+    from gpunode.catalog import load_catalog
+
+    text = resources.files("gpunode").joinpath("data/processes.toml").read_text("utf-8")
+    return parse_processes(text, frozenset(c.id for c in load_catalog().components))
+
+
+#: The OOM killer's victim: "Killed process <pid> (<comm>) total-vm:..." (with "Memory cgroup
+#: out of memory: " or "Out of memory: " before it since 4.19; after "... Kill process <pid>
+#: (<comm>) score <n> or sacrifice child" before), and its one-line summary since 5.0
+#: ("oom-kill:constraint=...,task=<comm>,pid=<pid>,uid=<uid>").
+_OOM = re.compile(r"\bKill(?:ed)? process \d+ \((?P<comm>[^()\n]{1,15})\)|"
+                  r"\boom-kill:constraint=\S*?\btask=(?P<task>[^,\n]{1,15}),pid=\d+")
+#: An AppArmor denial (enforce mode) or an SELinux AVC denial, naming the process.
+_APPARMOR = re.compile(r'apparmor="DENIED"')
+_AVC = re.compile(r"\bavc:\s+denied\b")
+_PERMISSIVE = re.compile(r"\bpermissive=1\b")
+_COMM = re.compile(r'\bcomm="(?P<comm>[^"\n]{1,15})"')
+#: dmesg's uptime stamp: "[ 7063.247407] ...", also inside a journal's "kernel: [...]".
+_STAMP = re.compile(r"\[\s*(?P<s>\d+\.\d+)\]")
+_LITERALS = ("Kill process", "Killed process", "oom-kill:", 'apparmor="DENIED"', "avc:")
+
+
+def _hit(line: str) -> tuple[str, str] | None:
+    """(comm, class) of a kill or an enforced denial on ``line``, else None."""
+    oom = _OOM.search(line)
+    if oom is not None:
+        return (oom["comm"] or oom["task"]).strip(), OOM
+    if _APPARMOR.search(line) or (_AVC.search(line) and not _PERMISSIVE.search(line)):
+        comm = _COMM.search(line)
+        return (comm["comm"], DENIED) if comm else None
+    return None
+
+
+def _stamp(line: str) -> float | None:
+    found = _STAMP.search(line)
+    return float(found["s"]) if found else None
+
+
+def kernel_hits(text: str, owners: dict[str, str]) -> dict[str, tuple[int, str, str]]:
+    """Component -> (line number, line, class) of the last recent kill or denial of one of its
+    processes in a kernel log. A line without an uptime stamp counts as recent: the bundle
+    keeps the log's tail, and a line quoted bare has no age to tell."""
+    if not any(literal in text for literal in _LITERALS):
+        return {}
+    lines = text.splitlines()
+    last = next((s for line in reversed(lines) if (s := _stamp(line)) is not None), None)
+    out: dict[str, tuple[int, str, str]] = {}
+    for index, line in enumerate(lines):
+        hit = _hit(line)
+        if hit is None or (component := owners.get(hit[0])) is None:
+            continue
+        stamp = _stamp(line)
+        if stamp is not None and last is not None and last - stamp > RECENT_S:
+            continue
+        known = out.get(component)
+        if known is None or known[2] != OOM or hit[1] == OOM:  # a kill outranks a denial
+            out[component] = (index + 1, line.strip(), hit[1])
+    return out
+
+
+def _hits(ctx: NodeContext) -> dict[str, tuple[int, str, str]]:
+    known = ctx.memo.get("kernel_kills")
+    if known is None:
+        text = ctx.obs.cmd.get("dmesg.txt") or ""
+        known = ctx.memo["kernel_kills"] = kernel_hits(text, process_owners())
+    assert isinstance(known, dict)
+    return known
+
+
+def kernel_kills(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """``component`` degraded by the kernel's recent kill or refusal of one of its processes,
+    the kernel's line its evidence and decisive line."""
+    found = _hits(ctx).get(component)
+    if found is None:
+        return
+    line_no, line, cls = found
+    where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{line_no}"
+    verb = "was killed by the kernel for memory" if cls == OOM else "was refused by a kernel security module"
+    yield line_finding(ctx.kb, component, Status.DEGRADED, Decisive(line_no, line, 1), where,
+                       verb=verb, standalone="true", line_class=cls)
+
+
+for _component in sorted(set(process_owners().values())):
+    check(_component)(kernel_kills)

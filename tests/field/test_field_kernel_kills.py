@@ -1,0 +1,100 @@
+"""The kernel's OOM kill or security denial of a stack process is that component's recent
+past (gpunode.checks.kernel_kills): lines in the kernel's own formats, as public reports
+quote them, with the process swapped where the report's was no stack process; and their
+look-alikes that must change nothing (a user's process, an old kill, a denial only
+reported)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from case import Case
+from scoreboard import top_pair
+
+from gpunode.checks.kernel_kills import kernel_hits, parse_processes, process_owners
+
+
+def _case(text: str) -> Case:
+    raw = {"id": "x-kernel-kills", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": [{"kind": "node-cmd", "name": "dmesg.txt", "text": text}],
+           "expect": {"healthy": False}}
+    return msgspec.convert(raw, Case)
+
+
+#: reportportal/kubernetes#203: a memory cgroup kill since Linux 4.19 (uwsgi there).
+CGROUP_KILL = ("[ 7063.247407] Memory cgroup out of memory: Killed process 63214 ({comm}) "
+               "total-vm:3149468kB, anon-rss:164992kB, file-rss:52176kB, shmem-rss:92kB, UID:0 "
+               "pgtables:1372kB oom_score_adj:986\n"
+               "[ 7063.263325] oom_reaper: reaped process 63214 ({comm}), now anon-rss:0kB, "
+               "file-rss:0kB, shmem-rss:92kB\n")
+#: The one-line summary the OOM killer prints before the kill since Linux 5.0.
+SUMMARY = ("[ 9120.500100] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=cri-containerd-"
+           "4f1c.scope,mems_allowed=0,oom_memcg=/kubepods.slice/kubepods-burstable.slice,task_memcg="
+           "/kubepods.slice/kubepods-burstable.slice/cri-containerd-4f1c.scope,task={comm},pid=41822,uid=0\n")
+#: docker/for-linux#1001: before 4.19 the victim is chosen on one line and killed on the next.
+OLD_KILL = ("[  152.821448] Memory cgroup out of memory: Kill process 4142 ({comm}) score 68 or "
+            "sacrifice child\n"
+            "[  152.823388] Killed process 4142 ({comm}) total-vm:11968kB, anon-rss:4288kB, "
+            "file-rss:3972kB, shmem-rss:0kB\n")
+#: pdbear/syno_nvidia_gpu_driver#18 and Syllo/nvtop#182: AppArmor's enforce-mode denial.
+APPARMOR = ('[  651.640415] audit: type=1400 audit(1716191113.203:186): apparmor="{verdict}" '
+            'operation="open" profile="cri-containerd.apparmor.d" name="/dev/nvidiactl" pid=17728 '
+            'comm="{comm}" requested_mask="wr" denied_mask="wr" fsuid=0 ouid=0\n')
+#: An SELinux AVC denial of a device node (the toolkit's troubleshooting guide's form).
+AVC = ('[  812.004113] audit: type=1400 audit(1716191300.120:201): avc:  denied  {{ read write }} for  '
+       'pid=9121 comm="{comm}" name="nvidiactl" dev="devtmpfs" ino=1193 '
+       'scontext=system_u:system_r:container_t:s0:c3,c9 '
+       'tcontext=system_u:object_r:xserver_misc_device_t:s0 tclass=chr_file permissive={permissive}\n')
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (CGROUP_KILL.format(comm="nv-hostengine"), ("dcgm-exporter", "oom_killed")),
+    (SUMMARY.format(comm="dcgm-exporter"), ("dcgm-exporter", "oom_killed")),
+    (OLD_KILL.format(comm="nvidia-device-p"), ("device-plugin", "oom_killed")),
+    (APPARMOR.format(verdict="DENIED", comm="nvidia-device-p"), ("device-plugin", "error_permission_denied")),
+    (AVC.format(comm="nv-hostengine", permissive=0), ("dcgm-exporter", "error_permission_denied")),
+])
+def test_a_stack_process_killed_or_refused_degrades_its_component(text: str,
+                                                                  expected: tuple[str, str]) -> None:
+    assert top_pair(_case(text)) == expected
+
+#: A line more than an hour of uptime after the kill.
+LATER = "[19999.000000] IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready\n"
+
+
+@pytest.mark.parametrize("text", [
+    CGROUP_KILL.format(comm="uwsgi"),  # the report's own process: no stack component runs it
+    OLD_KILL.format(comm="ruby2.3"),  # logzio/logzio-k8s#8: fluentd runs as ruby, as do users' jobs
+    SUMMARY.format(comm="python3"),
+    APPARMOR.format(verdict="ALLOWED", comm="nvidia-device-p"),  # complain mode
+    APPARMOR.format(verdict="DENIED", comm="process-exporte"),  # NVIDIA/gpu-operator#279
+    AVC.format(comm="nv-hostengine", permissive=1),
+    # a kill long before the log's end: the node's distant past
+    CGROUP_KILL.format(comm="nv-hostengine") + LATER,
+])
+def test_look_alikes_change_nothing(text: str) -> None:
+    assert kernel_hits(text, process_owners()) == {}
+
+
+def test_a_kill_in_the_last_hour_of_the_log_counts() -> None:
+    text = CGROUP_KILL.format(comm="fluent-bit") + "[ 9000.000000] IPv6: link becomes ready\n"
+    found = kernel_hits(text, process_owners())
+    assert {k: v[2] for k, v in found.items()} == {"logging-agent": "oom_killed"}
+
+
+def test_names_are_matched_on_the_kernel_s_15_character_cut() -> None:
+    owners = process_owners()
+    assert owners["nvidia-device-p"] == "device-plugin"
+    assert owners["gpu-feature-dis"] == "gfd"
+    assert all(len(comm) <= 15 for comm in owners)
+
+
+def test_the_table_refuses_cuts_that_name_two_components() -> None:
+    text = ('[[process]]\nname = "nvidia-container-cli"\ncomponent = "container-toolkit"\nsource = "a"\n'
+            '[[process]]\nname = "nvidia-containerX"\ncomponent = "driver"\nsource = "b"\n')
+    with pytest.raises(ValueError, match="two components"):
+        parse_processes(text, frozenset({"container-toolkit", "driver"}))
+    with pytest.raises(ValueError, match="unknown component"):
+        parse_processes(text.replace("driver", "nope"), frozenset({"container-toolkit", "driver"}))
+
+
