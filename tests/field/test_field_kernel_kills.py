@@ -69,6 +69,10 @@ LATER = "[19999.000000] IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready\
     APPARMOR.format(verdict="ALLOWED", comm="nvidia-device-p"),  # complain mode
     APPARMOR.format(verdict="DENIED", comm="process-exporte"),  # NVIDIA/gpu-operator#279
     AVC.format(comm="nv-hostengine", permissive=1),
+    # NVIDIA/DCGM#155: AppArmor in complain mode on a DCGM node, as the journal keeps it
+    'Feb 28 16:24:13 gx01 kernel: [103481.804767] audit: type=1400 audit(1709133853.811:1092): '
+    'apparmor="ALLOWED" operation="open" profile="/usr/sbin/sssd" name="/proc/1282016/cmdline" '
+    'pid=27038 comm="nv-hostengine" requested_mask="r" denied_mask="r" fsuid=0 ouid=0\n',
     # a kill long before the log's end: the node's distant past
     CGROUP_KILL.format(comm="nv-hostengine") + LATER,
 ])
