@@ -36,6 +36,14 @@ OLD_KILL = ("[  152.821448] Memory cgroup out of memory: Kill process 4142 ({com
             "sacrifice child\n"
             "[  152.823388] Killed process 4142 ({comm}) total-vm:11968kB, anon-rss:4288kB, "
             "file-rss:3972kB, shmem-rss:0kB\n")
+#: vetter/shoc#38: the node's own OOM killer before 4.19 (DeviceMemory there); since 4.19 the
+#: kill line reads "Out of memory: Killed process ...".
+NODE_KILL = ("[   80.743300] Out of memory: Kill process 2700 ({comm}) score 1 or sacrifice child\n"
+             "[   80.751793] Killed process 2700 ({comm}) total-vm:1838376kB, anon-rss:2632kB, "
+             "file-rss:628kB\n")
+NODE_KILL_NEW = ("[ 8812.102938] Out of memory: Killed process 1187 ({comm}) total-vm:6242772kB, "
+                 "anon-rss:3904456kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:9136kB "
+                 "oom_score_adj:-999\n")
 #: pdbear/syno_nvidia_gpu_driver#18 and Syllo/nvtop#182: AppArmor's enforce-mode denial.
 APPARMOR = ('[  651.640415] audit: type=1400 audit(1716191113.203:186): apparmor="{verdict}" '
             'operation="open" profile="cri-containerd.apparmor.d" name="/dev/nvidiactl" pid=17728 '
@@ -51,6 +59,8 @@ AVC = ('[  812.004113] audit: type=1400 audit(1716191300.120:201): avc:  denied 
     (CGROUP_KILL.format(comm="nv-hostengine"), ("dcgm-exporter", "oom_killed")),
     (SUMMARY.format(comm="dcgm-exporter"), ("dcgm-exporter", "oom_killed")),
     (OLD_KILL.format(comm="nvidia-device-p"), ("device-plugin", "oom_killed")),
+    (NODE_KILL.format(comm="containerd"), ("container-runtime", "error_resource_exhausted")),
+    (NODE_KILL_NEW.format(comm="kubelet"), ("kubelet", "error_resource_exhausted")),
     (APPARMOR.format(verdict="DENIED", comm="nvidia-device-p"), ("device-plugin", "error_permission_denied")),
     (AVC.format(comm="nv-hostengine", permissive=0), ("dcgm-exporter", "error_permission_denied")),
 ])
@@ -102,3 +112,13 @@ def test_the_table_refuses_cuts_that_name_two_components() -> None:
         parse_processes(text.replace("driver", "nope"), frozenset({"container-toolkit", "driver"}))
 
 
+
+
+def test_dmesg_clock_stamps_date_a_kill_as_well() -> None:
+    # NVIDIA/dcgm-exporter#84 quotes dmesg -T: wall-clock stamps, not uptime
+    kill = ("[Mon Jul 25 {hour}:05:00 2022] Memory cgroup out of memory: Killed process 8121 "
+            "(dcgm-exporter) total-vm:2402112kB, anon-rss:524288kB, file-rss:0kB, shmem-rss:0kB\n")
+    later = "[Mon Jul 25 16:46:04 2022] NVRM: GPU Board Serial Number: 1565020013641\n"
+    assert kernel_hits(kill.format(hour="14") + later, process_owners()) == {}
+    found = kernel_hits(kill.format(hour="16") + later, process_owners())
+    assert {k: v[2] for k, v in found.items()} == {"dcgm-exporter": "oom_killed"}

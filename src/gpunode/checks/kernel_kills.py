@@ -10,9 +10,16 @@ characters; ``data/processes.toml`` maps those names to catalog components. A pr
 component runs (a user's job, a shell, ruby) changes nothing, and so does:
 
 * a kill older than the recent past (more than an hour before the kernel log's last
-  stamped line, the bound docs/design.md gives a container's error exit);
+  stamped line, uptime or ``dmesg -T``'s clock, the bound docs/design.md gives a
+  container's error exit);
 * a denial the module only reported: AppArmor's ``ALLOWED`` (complain mode) or ``AUDIT``,
   an SELinux denial with ``permissive=1``.
+
+A kill at a memory cgroup's limit ("Memory cgroup out of memory", ``CONSTRAINT_MEMCG``) is
+``oom_killed``: the component's limit is too low. A kill by the node's own OOM killer ("Out of
+memory: Killed process", ``CONSTRAINT_NONE``) is the node running out of memory, a resource
+exhausted, whose fix is not the component's limit; a bare "Killed process" line (before 4.19
+the second line of one kill) takes the kind of the kill line before it.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import re
 import threading
 import tomllib
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 
@@ -37,6 +45,7 @@ COMM_LEN = 15
 #: The recent past the bundle keeps for a component's trouble, in seconds.
 RECENT_S = 3600.0
 OOM = "oom_killed"
+NODE_OOM = "error_resource_exhausted"
 DENIED = "error_permission_denied"
 
 
@@ -91,6 +100,10 @@ def _process_owners() -> dict[str, str]:
 #: ("oom-kill:constraint=...,task=<comm>,pid=<pid>,uid=<uid>").
 _OOM = re.compile(r"\bKill(?:ed)? process \d+ \((?P<comm>[^()\n]{1,15})\)|"
                   r"\boom-kill:constraint=\S*?\btask=(?P<task>[^,\n]{1,15}),pid=\d+")
+#: Where a kill says which OOM killer chose it: a memory cgroup at its limit, or the node's.
+_CGROUP_KILL = re.compile(r"Memory cgroup out of memory|constraint=CONSTRAINT_MEMCG|"
+                          r"killed as a result of limit of")
+_NODE_KILL = re.compile(r"(?<!cgroup )\bOut of memory\b|constraint=CONSTRAINT_NONE")
 #: An AppArmor denial (enforce mode) or an SELinux AVC denial, naming the process.
 _APPARMOR = re.compile(r'apparmor="DENIED"')
 _AVC = re.compile(r"\bavc:\s+denied\b")
@@ -98,43 +111,64 @@ _PERMISSIVE = re.compile(r"\bpermissive=1\b")
 _COMM = re.compile(r'\bcomm="(?P<comm>[^"\n]{1,15})"')
 #: dmesg's uptime stamp: "[ 7063.247407] ...", also inside a journal's "kernel: [...]".
 _STAMP = re.compile(r"\[\s*(?P<s>\d+\.\d+)\]")
+#: ``dmesg -T``'s wall-clock stamp: "[Mon Jul 25 16:46:04 2022] ...".
+_CLOCK = re.compile(r"^\[(?P<t>[A-Z][a-z]{2} [A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d \d{4})\]")
 _LITERALS = ("Kill process", "Killed process", "oom-kill:", 'apparmor="DENIED"', "avc:")
 
 
-def _hit(line: str) -> tuple[str, str] | None:
-    """(comm, class) of a kill or an enforced denial on ``line``, else None."""
+def _hit(line: str, node_oom: bool) -> tuple[str, str] | None:
+    """(comm, class) of a kill or an enforced denial on ``line``, else None; ``node_oom``: the
+    last kill line that said which OOM killer it was came from the node's."""
     oom = _OOM.search(line)
     if oom is not None:
-        return (oom["comm"] or oom["task"]).strip(), OOM
+        return (oom["comm"] or oom["task"]).strip(), NODE_OOM if node_oom else OOM
     if _APPARMOR.search(line) or (_AVC.search(line) and not _PERMISSIVE.search(line)):
         comm = _COMM.search(line)
         return (comm["comm"], DENIED) if comm else None
     return None
 
 
-def _stamp(line: str) -> float | None:
+def _stamp(line: str) -> tuple[str, float] | None:
+    """The line's uptime stamp, or its wall-clock one (seconds since the epoch), by kind:
+    only stamps of one kind are compared."""
     found = _STAMP.search(line)
-    return float(found["s"]) if found else None
+    if found is not None:
+        return "uptime", float(found["s"])
+    clock = _CLOCK.search(line)
+    if clock is None:
+        return None
+    try:
+        return "clock", datetime.strptime(clock["t"], "%a %b %d %H:%M:%S %Y").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
 
 
 def kernel_hits(text: str, owners: dict[str, str]) -> dict[str, tuple[int, str, str]]:
     """Component -> (line number, line, class) of the last recent kill or denial of one of its
-    processes in a kernel log. A line without an uptime stamp counts as recent: the bundle
-    keeps the log's tail, and a line quoted bare has no age to tell."""
+    processes in a kernel log. A line without a stamp counts as recent: the bundle keeps the
+    log's tail, and a line quoted bare has no age to tell."""
     if not any(literal in text for literal in _LITERALS):
         return {}
     lines = text.splitlines()
-    last = next((s for line in reversed(lines) if (s := _stamp(line)) is not None), None)
+    last: dict[str, float] = {}
+    for line in lines:
+        if (stamped := _stamp(line)) is not None:
+            last[stamped[0]] = stamped[1]
     out: dict[str, tuple[int, str, str]] = {}
+    node_oom = False
     for index, line in enumerate(lines):
-        hit = _hit(line)
+        if _CGROUP_KILL.search(line):
+            node_oom = False
+        elif _NODE_KILL.search(line):
+            node_oom = True
+        hit = _hit(line, node_oom)
         if hit is None or (component := owners.get(hit[0])) is None:
             continue
         stamp = _stamp(line)
-        if stamp is not None and last is not None and last - stamp > RECENT_S:
+        if stamp is not None and last[stamp[0]] - stamp[1] > RECENT_S:
             continue
         known = out.get(component)
-        if known is None or known[2] != OOM or hit[1] == OOM:  # a kill outranks a denial
+        if known is None or known[2] == DENIED or hit[1] != DENIED:  # a kill outranks a denial
             out[component] = (index + 1, line.strip(), hit[1])
     return out
 
@@ -148,6 +182,10 @@ def _hits(ctx: NodeContext) -> dict[str, tuple[int, str, str]]:
     return known
 
 
+_VERBS = {OOM: "was killed at its memory limit", NODE_OOM: "was killed as the node ran out of memory",
+          DENIED: "was refused by a kernel security module"}
+
+
 def kernel_kills(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """``component`` degraded by the kernel's recent kill or refusal of one of its processes,
     the kernel's line its evidence and decisive line."""
@@ -156,7 +194,7 @@ def kernel_kills(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     line_no, line, cls = found
     where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{line_no}"
-    verb = "was killed by the kernel for memory" if cls == OOM else "was refused by a kernel security module"
+    verb = _VERBS[cls]
     yield line_finding(ctx.kb, component, Status.DEGRADED, Decisive(line_no, line, 1), where,
                        verb=verb, standalone="true", line_class=cls)
 
