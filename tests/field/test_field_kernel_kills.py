@@ -122,3 +122,32 @@ def test_dmesg_clock_stamps_date_a_kill_as_well() -> None:
     assert kernel_hits(kill.format(hour="14") + later, process_owners()) == {}
     found = kernel_hits(kill.format(hour="16") + later, process_owners())
     assert {k: v[2] for k, v in found.items()} == {"dcgm-exporter": "oom_killed"}
+
+
+#: A global OOM kill of containerd as the kernel prints it (the summary then the kill line),
+#: quoted in the LKML review of Feng Tang's 2021 cpuset patch (a docker cpuset bound to
+#: movable-only memory nodes).
+GLOBAL_CONTAINERD = (
+    "oom-kill:constraint=CONSTRAINT_CPUSET,nodemask=(null),cpuset=docker-9976a269caec812c134fa317f27487ee"
+    "36e1129beba7278a463dd53e5fb9997b.scope,mems_allowed=4,global_oom,task_memcg=/system.slice/"
+    "containerd.service,task=containerd,pid=4100,uid=0\n"
+    "Out of memory: Killed process 4100 (containerd) total-vm:4077036kB, anon-rss:51184kB, "
+    "file-rss:26016kB, shmem-rss:0kB, UID:0 pgtables:676kB oom_score_adj:0\n"
+    "oom_reaper: reaped process 8248 (docker), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB\n")
+
+
+def test_a_real_global_kill_of_the_runtime_is_the_node_out_of_memory() -> None:
+    assert top_pair(_case(GLOBAL_CONTAINERD)) == ("container-runtime", "error_resource_exhausted")
+    # its summary line alone says the same
+    summary = GLOBAL_CONTAINERD.splitlines()[0]
+    assert kernel_hits(summary, process_owners())["container-runtime"][2] == "error_resource_exhausted"
+
+
+def test_dmesg_clock_stamps_with_a_padded_day() -> None:
+    # a node's dmesg -T during a global OOM: the day of the month padded with a space
+    text = ("[Sat May  9 10:34:49 2026] Out of memory: Killed process 963 (containerd) total-vm:1561184kB, "
+            "anon-rss:51596kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:760kB oom_score_adj:0\n"
+            "[Sat May  9 12:00:00 2026] IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready\n")
+    assert kernel_hits(text, process_owners()) == {}
+    alone = kernel_hits(text.splitlines()[0], process_owners())
+    assert alone["container-runtime"][2] == "error_resource_exhausted"

@@ -17,7 +17,8 @@ component runs (a user's job, a shell, ruby) changes nothing, and so does:
 
 A kill at a memory cgroup's limit ("Memory cgroup out of memory", ``CONSTRAINT_MEMCG``) is
 ``oom_killed``: the component's limit is too low. A kill by the node's own OOM killer ("Out of
-memory: Killed process", ``CONSTRAINT_NONE``) is the node running out of memory, a resource
+memory: Killed process", ``global_oom``, a constraint other than ``CONSTRAINT_MEMCG``) is the
+node running out of memory (or of the memory its cpuset allows), a resource
 exhausted, whose fix is not the component's limit; a bare "Killed process" line (before 4.19
 the second line of one kill) takes the kind of the kill line before it.
 """
@@ -103,7 +104,8 @@ _OOM = re.compile(r"\bKill(?:ed)? process \d+ \((?P<comm>[^()\n]{1,15})\)|"
 #: Where a kill says which OOM killer chose it: a memory cgroup at its limit, or the node's.
 _CGROUP_KILL = re.compile(r"Memory cgroup out of memory|constraint=CONSTRAINT_MEMCG|"
                           r"killed as a result of limit of")
-_NODE_KILL = re.compile(r"(?<!cgroup )\bOut of memory\b|constraint=CONSTRAINT_NONE")
+_NODE_KILL = re.compile(r"(?<!cgroup )\bOut of memory\b|constraint=CONSTRAINT_(?:NONE|CPUSET|MEMORY_POLICY)|"
+                        r"\bglobal_oom\b")
 #: An AppArmor denial (enforce mode) or an SELinux AVC denial, naming the process.
 _APPARMOR = re.compile(r'apparmor="DENIED"')
 _AVC = re.compile(r"\bavc:\s+denied\b")
