@@ -50,3 +50,26 @@ def test_an_answer_for_a_resource_several_plugins_can_serve_is_not_guessed() -> 
     serving = NodeServing({"nvidia.com/gpu": "1"}, ())
     line = "Allocate failed due to rpc error: code = Unknown desc = unknown device, which is unexpected"
     assert admission_names(load_catalog(), line, None, _pod({"nvidia.com/gpu": "1"}), serving) == KUBELET
+
+
+#: kubernetes-sigs/kube-batch#931: TF-Job workers kube-batch placed on a node whose GPUs were
+#: all held, refused by the kubelet's device manager.
+COUNTED_OUT = ("Pod Update plugin resources failed due to requested number of devices unavailable for "
+               "nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected")
+
+
+def _placed_by(scheduler: str) -> Pod:
+    return msgspec.convert({"metadata": {"name": "worker-0", "namespace": "ml"},
+                            "spec": {"schedulerName": scheduler, "containers": [
+                                {"name": "tf", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}, Pod)
+
+
+def test_a_count_refusal_of_a_pod_a_scheduler_outside_the_stack_placed_names_no_failure() -> None:
+    serving = NodeServing({"nvidia.com/gpu": "8"}, ("device-plugin",))
+    assert admission_names(load_catalog(), COUNTED_OUT, None, _placed_by("kube-batch"), serving) is None
+
+
+@pytest.mark.parametrize("scheduler", ["default-scheduler", "hami-scheduler", "volcano", ""])
+def test_the_same_refusal_of_a_pod_the_stacks_schedulers_placed_stays_the_kubelets(scheduler: str) -> None:
+    serving = NodeServing({"nvidia.com/gpu": "8"}, ("device-plugin",))
+    assert admission_names(load_catalog(), COUNTED_OUT, None, _placed_by(scheduler), serving) == KUBELET

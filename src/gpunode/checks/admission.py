@@ -143,6 +143,23 @@ def requested(pod: Pod | None) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if "/" in n and not n.startswith(_NATIVE)))
 
 
+#: The kubelet's device manager's own count: the devices it knows free did not cover the pod.
+_COUNTED_OUT = re.compile(r"\brequested number of devices unavailable for ")
+#: Scheduler names of the stack's own schedulers: the default one, the extenders that place
+#: pods for a plugin (``_DECIDED_BY``) and Volcano's, whose GPU ids Volcano's device plugin
+#: hands out (volcano-sh/devices#10).
+_STACK_SCHEDULERS = frozenset({"default-scheduler", "volcano", *(name for _, name in _DECIDED_BY.values())})
+
+
+def placed_outside(pod: Pod | None) -> bool:
+    """Whether a scheduler outside the stack placed the pod (a batch scheduler such as
+    kube-batch, with its own cache of what each node has free): the device manager's count
+    that refuses such a pod is that scheduler placing it on devices all held
+    (kubernetes-sigs/kube-batch#931), not a failure of the node's GPU stack."""
+    name = pod.spec.scheduler_name if pod is not None else ""
+    return bool(name) and name not in _STACK_SCHEDULERS
+
+
 def refused_at_admission(reason: str) -> bool:
     """An event reason of the kubelet's refusal at admission: its device or topology
     manager (UnexpectedAdmissionError, TopologyAffinityError) or its predicate count
@@ -171,6 +188,8 @@ def admission_names(catalog: Catalog, line: str, named: str | None, pod: Pod | N
     kubelet's count of devices all held) or no layer the node's facts can tell."""
     if asks_none_of(pod, line):
         return KUBELET
+    if _COUNTED_OUT.search(line) and placed_outside(pod):
+        return None  # placed by a scheduler out of the stack on devices all held: its contention
     short = _SHORT_OF.search(line)
     if short is not None:
         if int(short["capacity"]) > 0 or serving is None:
