@@ -525,4 +525,6 @@ def test_an_image_reference_that_does_not_parse_leaves_its_container_waiting(tmp
     waiting = toolkit["status"]["containerStatuses"][0]["state"]["waiting"]
     assert (waiting["reason"], waiting["message"]) == ("InvalidImageName", message)
     found = _top(case)
-    assert found is not None and found[:2] == ("container-toolkit", "image_pull_failed")
+    # the pull state's reason is the line's class: an image reference the operator left unfilled is
+    # a configuration holding an invalid value (as the field case of the same report expects)
+    assert found is not None and found[:2] == ("container-toolkit", "error_config_invalid")
