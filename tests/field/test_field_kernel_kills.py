@@ -11,6 +11,7 @@ import pytest
 from case import Case
 from scoreboard import top_pair
 
+from gpunode.catalog import load_catalog
 from gpunode.checks.kernel_kills import kernel_hits, parse_processes, process_owners
 
 
@@ -151,3 +152,30 @@ def test_dmesg_clock_stamps_with_a_padded_day() -> None:
     assert kernel_hits(text, process_owners()) == {}
     alone = kernel_hits(text.splitlines()[0], process_owners())
     assert alone["container-runtime"][2] == "error_resource_exhausted"
+
+
+#: NVIDIA/gpu-operator#553: SELinux enforcing refuses the driver container's modprobe the
+#: module it built (as the kernel log holds an AVC where auditd does not take it).
+MODULE_LOAD = ("[ 5521.100213] audit: type=1400 audit(1691186980.587:9501): avc:  denied  "
+               "{ module_load } for  pid=2431660 comm=\"modprobe\" path=\"/usr/lib/modules/"
+               "4.18.0-477.15.1.el8_8.x86_64/kernel/drivers/video/nvidia.ko\" dev=\"overlay\" "
+               "ino=1678053642 scontext=system_u:system_r:unconfined_service_t:s0 "
+               "tcontext=system_u:object_r:var_lib_t:s0 tclass=system permissive=0\n")
+#: NVIDIA/libnvidia-container#126: a GPU pod's nvidia-smi refused the driver's /proc files.
+POD_READ = ('[ 6012.004417] audit: type=1400 audit(1611137309.671:5406): avc:  denied  { read } for  '
+            'pid=2077683 comm="nvidia-smi" name="params" dev="tmpfs" ino=109069010 '
+            'scontext=system_u:system_r:container_t:s0:c10,c25 '
+            'tcontext=system_u:object_r:container_runtime_tmpfs_t:s0 tclass=file permissive=0\n')
+
+
+def test_a_refused_module_load_is_the_component_its_path_names() -> None:
+    # modprobe runs for any module: the module's path names the driver, whose catalogued
+    # cause for this line then names it
+    assert top_pair(_case(MODULE_LOAD)) == ("driver", "selinux_blocks_module_load")
+
+
+def test_modprobe_refused_another_module_or_a_pod_s_own_denial_is_not_the_stack_s() -> None:
+    named_in = load_catalog().named_in
+    assert kernel_hits(MODULE_LOAD.replace("video/nvidia.ko", "net/wireguard.ko"),
+                       process_owners(), named_in) == {}
+    assert kernel_hits(POD_READ, process_owners(), named_in) == {}

@@ -15,6 +15,10 @@ component runs (a user's job, a shell, ruby) changes nothing, and so does:
 * a denial the module only reported: AppArmor's ``ALLOWED`` (complain mode) or ``AUDIT``,
   an SELinux denial with ``permissive=1``.
 
+A kernel module's load refused (SELinux's ``{ module_load }`` for modprobe) is the failure of
+the component the module's path names (nvidia.ko: the driver, NVIDIA/gpu-operator#553), where
+its catalogued cause, if any, then names it.
+
 A kill at a memory cgroup's limit ("Memory cgroup out of memory", ``CONSTRAINT_MEMCG``) is
 ``oom_killed``: the component's limit is too low. A kill by the node's own OOM killer ("Out of
 memory: Killed process", ``global_oom``, a constraint other than ``CONSTRAINT_MEMCG``) is the
@@ -28,7 +32,7 @@ from __future__ import annotations
 import re
 import threading
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -110,6 +114,9 @@ _NODE_KILL = re.compile(r"(?<!cgroup )\bOut of memory\b|constraint=CONSTRAINT_(?
 _APPARMOR = re.compile(r'apparmor="DENIED"')
 _AVC = re.compile(r"\bavc:\s+denied\b")
 _PERMISSIVE = re.compile(r"\bpermissive=1\b")
+#: A kernel module's load a security module refused, and the object a denial names.
+_MODULE_LOAD = re.compile(r"\{ module_load \}|operation=\"module_load\"")
+_OBJECT = re.compile(r'\b(?:path|name)="(?P<object>[^"\n]+)"')
 _COMM = re.compile(r'\bcomm="(?P<comm>[^"\n]{1,15})"')
 #: dmesg's uptime stamp: "[ 7063.247407] ...", also inside a journal's "kernel: [...]".
 _STAMP = re.compile(r"\[\s*(?P<s>\d+\.\d+)\]")
@@ -145,7 +152,20 @@ def _stamp(line: str) -> tuple[str, float] | None:
         return None
 
 
-def kernel_hits(text: str, owners: dict[str, str]) -> dict[str, tuple[int, str, str]]:
+def _owner(line: str, hit: tuple[str, str], owners: dict[str, str],
+           named_in: Callable[[str], str | None] | None) -> str | None:
+    """The component whose process ``hit`` names; for a kernel module's load refused by a
+    security module (SELinux's ``{ module_load }``, run by modprobe whoever asked), the
+    component the module's path names (nvidia.ko: the driver)."""
+    owner = owners.get(hit[0])
+    if owner is None and hit[1] == DENIED and named_in is not None and _MODULE_LOAD.search(line):
+        target = _OBJECT.search(line)
+        owner = named_in(target["object"]) if target else None
+    return owner
+
+
+def kernel_hits(text: str, owners: dict[str, str],
+                named_in: Callable[[str], str | None] | None = None) -> dict[str, tuple[int, str, str]]:
     """Component -> (line number, line, class) of the last recent kill or denial of one of its
     processes in a kernel log. A line without a stamp counts as recent: the bundle keeps the
     log's tail, and a line quoted bare has no age to tell."""
@@ -164,7 +184,7 @@ def kernel_hits(text: str, owners: dict[str, str]) -> dict[str, tuple[int, str, 
         elif _NODE_KILL.search(line):
             node_oom = True
         hit = _hit(line, node_oom)
-        if hit is None or (component := owners.get(hit[0])) is None:
+        if hit is None or (component := _owner(line, hit, owners, named_in)) is None:
             continue
         stamp = _stamp(line)
         if stamp is not None and last[stamp[0]] - stamp[1] > RECENT_S:
@@ -179,7 +199,7 @@ def _hits(ctx: NodeContext) -> dict[str, tuple[int, str, str]]:
     known = ctx.memo.get("kernel_kills")
     if known is None:
         text = ctx.obs.cmd.get("dmesg.txt") or ""
-        known = ctx.memo["kernel_kills"] = kernel_hits(text, process_owners())
+        known = ctx.memo["kernel_kills"] = kernel_hits(text, process_owners(), ctx.facts.catalog.named_in)
     assert isinstance(known, dict)
     return known
 
