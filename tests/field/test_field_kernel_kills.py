@@ -12,7 +12,8 @@ from case import Case
 from scoreboard import top_pair
 
 from gpunode.catalog import load_catalog
-from gpunode.checks.kernel_kills import kernel_hits, parse_processes, process_owners
+from gpunode.checks.kernel_kills import kernel_hits
+from gpunode.processes import parse_processes, process_owners
 
 
 def _case(text: str) -> Case:

@@ -30,73 +30,21 @@ the second line of one kill) takes the kind of the kill line before it.
 from __future__ import annotations
 
 import re
-import threading
-import tomllib
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from functools import cache
-from importlib import resources
-
-import msgspec
 
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive
 from gpunode.model import Finding, Status
+from gpunode.processes import process_owners
 
-#: The kernel's TASK_COMM_LEN (16) less the terminating NUL.
-COMM_LEN = 15
 #: The recent past the bundle keeps for a component's trouble, in seconds.
 RECENT_S = 3600.0
 OOM = "oom_killed"
 NODE_OOM = "error_resource_exhausted"
 DENIED = "error_permission_denied"
-
-
-class Process(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One executable a catalog component runs, by its file name."""
-
-    name: str
-    component: str
-    source: str
-
-
-class _ProcessFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    process: tuple[Process, ...]
-
-
-def parse_processes(text: str, components: frozenset[str]) -> dict[str, str]:
-    """The comm (name cut to 15 characters) -> component table, validated: every component is
-    a catalog id, every entry has a source, and names whose cuts collide agree."""
-    parsed = msgspec.convert(tomllib.loads(text), _ProcessFile)
-    table: dict[str, str] = {}
-    for proc in parsed.process:
-        if proc.component not in components:
-            raise ValueError(f"process {proc.name!r}: unknown component {proc.component!r}")
-        if not proc.source.strip() or not proc.name or "/" in proc.name:
-            raise ValueError(f"process {proc.name!r}: a file name and a source are required")
-        comm = proc.name[:COMM_LEN]
-        if table.setdefault(comm, proc.component) != proc.component:
-            raise ValueError(f"process {proc.name!r}: its cut {comm!r} names two components")
-    return table
-
-
-_LOAD_LOCK = threading.Lock()
-
-
-def process_owners() -> dict[str, str]:
-    """The shipped table (read once per process)."""
-    with _LOAD_LOCK:
-        return _process_owners()
-
-
-@cache
-def _process_owners() -> dict[str, str]:
-    from gpunode.catalog import load_catalog
-
-    text = resources.files("gpunode").joinpath("data/processes.toml").read_text("utf-8")
-    return parse_processes(text, frozenset(c.id for c in load_catalog().components))
 
 
 #: The OOM killer's victim: "Killed process <pid> (<comm>) total-vm:..." (with "Memory cgroup
