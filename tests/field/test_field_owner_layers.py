@@ -1,0 +1,78 @@
+"""A failure named by a neighbour of the layer at fault: the layer that owns what the line
+names (the libraries a runtime injects, a label another component writes). Bundles built from
+real-shaped evidence; each line is the format its program writes (source beside it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from case import Case
+from scoreboard import diagnose_case, top_root_cause
+
+
+def _case(*evidence: dict[str, Any], platform: str = "generic", **cluster: Any) -> Case:
+    raw = {"id": "x-owner-layers", "source": "https://example.org/x", "title": "t", "platform": platform,
+           "cluster": cluster, "evidence": list(evidence), "expect": {"healthy": True}}
+    return msgspec.convert(raw, Case)
+
+
+def _top(case: Case) -> tuple[str, str] | None:
+    top = top_root_cause(diagnose_case(case), case.node)
+    return (top.component, top.cause) if top else None
+
+
+# NVIDIA/k8s-device-plugin internal/plugin/manager/factory.go: with neither NVML nor a Tegra
+# system visible in its container, the plugin logs these klog errors and, with
+# failOnInitError, returns "platform detection failed" from its plugin manager's factory.
+_NO_PLATFORM = (
+    'I1205 10:00:00.000000       1 factory.go:104] Detected non-NVML platform: could not load NVML library: '
+    'libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n'
+    "E1205 10:00:00.000000       1 factory.go:112] Incompatible platform detected\n"
+    "E1205 10:00:00.000000       1 factory.go:113] If this is a GPU node, "
+    "did you configure the NVIDIA Container Toolkit?\n"
+    "E1205 10:00:00.000000       1 main.go:132] error starting plugins: error creating plugin manager: "
+    "unable to create plugin manager: platform detection failed\n"
+)
+_PLATFORM_ONLY = (
+    "E1205 10:00:00.000000       1 main.go:132] error starting plugins: error creating plugin manager: "
+    "unable to create plugin manager: platform detection failed\n"
+)
+
+
+def _plugin(component: str, text: str, container: str = "device-plugin") -> list[dict[str, Any]]:
+    return [{"kind": "pod-state", "component": component, "container": container,
+             "state": "CrashLoopBackOff"},
+            {"kind": "log", "component": component, "container": container, "previous": True, "text": text}]
+
+
+def test_a_vendor_plugin_that_finds_no_gpu_platform_is_the_runtime_s_injection() -> None:
+    # HAMi's and Volcano's plugins run NVIDIA's plugin manager under their own names; their
+    # pods name no RuntimeClass, so they get the NVIDIA runtime only as the default one
+    for component, container in (("hami-device-plugin", "device-plugin"),
+                                 ("volcano-device-plugin", "volcano-device-plugin")):
+        for text in (_NO_PLATFORM, _PLATFORM_ONLY):
+            for platform in ("generic", "docker"):
+                evidence = _plugin(component, text, container)
+                found = _top(_case(*evidence, platform=platform, runtime_class=False))
+                assert found == ("container-toolkit", "nvidia_not_default_runtime"), (component, platform)
+
+
+def test_a_plugin_pod_that_names_the_nvidia_runtime_class_is_not_traced_to_the_default() -> None:
+    # look-alike: the pod asks for the nvidia RuntimeClass, so which runtime is the default
+    # cannot be why it lacks NVML
+    found = _top(_case(*_plugin("hami-device-plugin", _PLATFORM_ONLY), runtime_class=True))
+    assert found is not None and found[1] != "nvidia_not_default_runtime"
+
+
+def test_a_plugin_failing_otherwise_stays_the_plugin_s() -> None:
+    # look-alike: the same factory's other error (an unknown mode) names no platform missing
+    text = ("E1205 10:00:00.000000       1 main.go:132] error starting plugins: "
+            "error creating plugin manager: unable to create plugin manager: unknown mode: foo\n")
+    found = _top(_case(*_plugin("hami-device-plugin", text), runtime_class=False))
+    assert found is not None and found[0] == "hami-device-plugin"
+
+
+def test_nvidia_s_own_plugin_reads_the_same() -> None:
+    evidence = _plugin("device-plugin", _PLATFORM_ONLY, "nvidia-device-plugin")
+    assert _top(_case(*evidence, runtime_class=False)) == ("container-toolkit", "nvidia_not_default_runtime")
