@@ -76,3 +76,29 @@ def test_a_plugin_failing_otherwise_stays_the_plugin_s() -> None:
 def test_nvidia_s_own_plugin_reads_the_same() -> None:
     evidence = _plugin("device-plugin", _PLATFORM_ONLY, "nvidia-device-plugin")
     assert _top(_case(*evidence, runtime_class=False)) == ("container-toolkit", "nvidia_not_default_runtime")
+
+
+def _failed_start(message: str) -> list[dict[str, Any]]:
+    return [{"kind": "event", "object": {"kind": "Pod", "name": "gpu-test", "namespace": "default"},
+             "type": "Warning", "reason": "Failed", "message": message},
+            {"kind": "pod-state", "component": "device-plugin", "state": "Running"}]
+
+
+def test_a_driver_utility_missing_at_container_start_is_the_runtime_injection_s() -> None:
+    # runc 1.1's words (NVIDIA/nvkind#31) and runc 1.0's as docker run without --gpus prints them
+    for message in (
+        'failed to create shim task: OCI runtime create failed: runc create failed: unable to start '
+        'container process: exec: "nvidia-smi": executable file not found in $PATH: unknown',
+        'OCI runtime create failed: container_linux.go:349: starting container process caused '
+        '"exec: \\"nvidia-smi\\": executable file not found in $PATH": unknown',
+    ):
+        found = _top(_case(*_failed_start(message)))
+        assert found == ("container-toolkit", "error_not_found"), message
+
+
+def test_the_workload_s_own_program_missing_is_not_the_toolkit_s() -> None:
+    # look-alike: the image lacks its own entrypoint, which no runtime injects
+    message = ('failed to create shim task: OCI runtime create failed: runc create failed: unable to start '
+               'container process: exec: "python3": executable file not found in $PATH: unknown')
+    found = _top(_case(*_failed_start(message)))
+    assert found is None or found[0] != "container-toolkit"
