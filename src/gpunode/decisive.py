@@ -65,6 +65,9 @@ _CRASH = re.compile(r"\bSIGSEGV\b|\bSIGABRT\b|segmentation (?:fault|violation)|^
                     r"\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|"
                     # the C++ runtime's words for an exception no one caught (then abort)
                     r"^terminate called after throwing an instance of ")
+#: GNU make's report of a recipe that failed ("make[1]: *** [Makefile:1910: <dir>] Error 2",
+#: "make: *** [modules] Error 2"): the build stopped there, unless make was told to ignore it.
+_MAKE_ERROR = re.compile(r"\*\*\* \[[^\]]{1,300}\] Error \d+\b(?! \(ignored\))")
 _ERROR_WORDS = re.compile(
     r"\b(?:failed|failure|fails|unable to|cannot|can't|could not|couldn't|not found|"
     r"no such file|permission denied|denied|refused|forbidden|unauthorized|timed out|"
@@ -77,7 +80,10 @@ _ERROR_WORDS = re.compile(
     # nvidia.ko's probe took no GPU, so its init fails (ENODEV) and the module does not load
     r"No NVIDIA (?:GPUs?|devices?) (?:were )?(?:found|probed)|"
     r"corrupted|OOMKilled|unhealthy|not healthy|KubeletNotReady|NotReady|"
-    r"unbound variable|\*\*\* \[[^\]]{1,80}\] Error \d+|read-only file system|Unknown Error|"
+    r"unbound variable|read-only file system|Unknown Error|"
+    # a C program that prints the errno of its failed call as a number ("Fail to open <file>:
+    # errno=2"); errno 0 is no error
+    r"errno[ =:]+[1-9]\d*|"
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
     r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
     r"not currently loaded|Insufficient \w+|flag provided but not defined|address already in use|"
@@ -204,7 +210,7 @@ def severity(line: str) -> int:
     noisy = _NOISE.search(_success_words(line)) and not _FAILED_WAIT.search(line)
     if _FRAME.match(line) or noisy or _XID.search(line):
         return 0  # an Xid is judged by the Xid catalog (application Xids are benign)
-    if _PREFIX_ERROR.search(line) or _CRASH.search(line):
+    if _PREFIX_ERROR.search(line) or _CRASH.search(line) or _MAKE_ERROR.search(line):
         return 2
     # a structured line with no level whose error field holds a value reports that error
     worded = _ERROR_WORDS.search(line) or _ERROR_FIELD.search(line) or _C_TOOL_ERROR.match(line)

@@ -48,6 +48,15 @@ KB = load_kb()
          "error_unreachable"),
         # NVIDIA/gpu-operator#1947: nvidia-smi with a driver loaded that took no GPU
         ("No devices were found", "error_unclassified"),
+        # NVIDIA/gpu-operator#1251: GNU make's report of the kernel module build that failed
+        # (the leading \b of the error words never let "*** [" match before)
+        ("make[1]: *** [Makefile:1910: /usr/src/nvidia-550.127.08/kernel] Error 2", "error_unclassified"),
+        ("make: *** [Makefile:89: modules] Error 2", "error_unclassified"),
+        # Project-HAMi/volcano-vgpu-device-plugin#138: HAMi-core's errno as a number (2: ENOENT)
+        ("Fail to open shrreg /tmp/vgpu/<uuid>.cache: errno=2", "error_file_state"),
+        # the same format with EACCES and ENOSPC
+        ("Fail to open shrreg /tmp/vgpu/<uuid>.cache: errno=13", "error_permission_denied"),
+        ("Fail to open shrreg /tmp/vgpu/<uuid>.cache: errno=28", "error_resource_exhausted"),
     ],
 )
 def test_general_error_formats_give_a_decisive_line_and_class(line: str, cls: str) -> None:
@@ -73,6 +82,10 @@ def test_general_error_formats_give_a_decisive_line_and_class(line: str, cls: st
         '{"kind": "receiver", "name": "kubeletstats", "data_type": "metrics", "error": ""}',
         "lookup gpu-node-1 on 10.96.0.10:53: 10.0.0.5",
         "No devices were found with pending page retirements",
+        # make told to ignore a recipe's failure (a "-" recipe), and errno 0
+        "make: [Makefile:42: clean] Error 1 (ignored)",
+        "make: *** [Makefile:42: clean] Error 12 (ignored)",
+        "shm_open done, errno=0",
     ],
 )
 def test_healthy_look_alikes_stay_quiet(line: str) -> None:
