@@ -104,7 +104,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         if target is None and found is not None:  # NVIDIA's hook failed, its own words not here
             hooked = found if _nvidia_hook(found.line) else _naming_neighbour(log.lines, found, _nvidia_hook)
             found, target = (hooked, "container-toolkit") if hooked is not None else (found, None)
-        if found is None or target is None or target in OWN_FACTS_ONLY:
+        if found is None or target is None or (target in OWN_FACTS_ONLY
+                                               and not _hardware_says(ctx.kb, target, found.line)):
             runtime_less = _no_gpu_without_runtime(ctx, pod, log)
             if runtime_less is not None:
                 done.add(key)
@@ -116,6 +117,15 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         yield _without_nvidia_runtime(ctx, pod, _no_driver_libs(ctx.kb, finding, found.line))
+
+
+def _hardware_says(kb: KnowledgeBase, target: str, line: str) -> bool:
+    """Whether a job's line is the GPU's own report of a catalogued hardware fault, relayed
+    by CUDA (its error for a double-bit ECC error, vllm-project/vllm#5222): the GPUs are
+    judged by their own facts only, and this is one, unlike a program's guess that a GPU is
+    lost. Only a catalogued signature for pasted text counts, never the line's class."""
+    said = message_of(line)
+    return any(cause.is_problem and m.regex.search(said) for cause, m in kb.matchers(target, "text"))
 
 
 #: A launcher's report that NVIDIA's hook failed, with the hook's own words elsewhere or not at
