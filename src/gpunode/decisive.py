@@ -44,6 +44,11 @@ _ZAP_CONSOLE = re.compile(
     r"^\S{8,40}\t(?P<level>(?i:debug|info|warn|error|dpanic|panic|fatal))\t(?:(?P<logger>[\w.-]{1,80})\t)?")
 _WORD_LEVEL = re.compile(r"^\s*(?P<level>WARNING|Warning|WARN|NOTICE|Notice|INFO|Info|DEBUG|Debug):\s")
 _BRACKET = re.compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WARNING|INFO|DEBUG)\]")
+#: Fluent Bit's header: its time in brackets, then its level in lowercase, padded to five
+#: ("[2018/02/07 18:32:43] [error] [filter_kube] ...", "[ warn]", "[ info]"); a report may
+#: paste the line without its time ("[error] [filter:kubernetes:kubernetes.0] ...").
+_FLUENT_BIT = re.compile(r"^(?:\[\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\]\s+)?"
+                         r"\[\s?(?P<level>error|warn|info|debug|trace)\]\s")
 _PREFIX_ERROR = re.compile(
     r"(?:^|[\s:>\]|])(?:Error|ERROR|error|FATAL|Fatal|fatal|panic|PANIC|fatal error|E)"
     r"(?:\s*\([^)]{0,40}\))?:\s|"
@@ -249,7 +254,7 @@ def reports_xid(line: str) -> bool:
 
 
 def _level(line: str) -> str | None:
-    for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL):
+    for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL, _FLUENT_BIT):
         found = pattern.match(line)
         if found is not None:
             return found["level"].lower()
@@ -403,7 +408,7 @@ def message_of(line: str) -> str:
     zap = _ZAP_CONSOLE.match(line)
     if zap is not None:
         return _zap_message(line[zap.end():])
-    klog = _KLOG.match(line)
+    klog = _KLOG.match(line) or _FLUENT_BIT.match(line)
     if klog is not None:
         return line[klog.end():].strip()[:MAX_LINE]
     return _TIMESTAMP.sub("", line, count=1).strip()[:MAX_LINE]

@@ -70,7 +70,7 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
                  lambda state: node_texts(ctx, component, state))
     if said is None and not _standing(findings):
         stuck = running_finding(ctx.kb, component, _running_logs(ctx, component),
-                                partial(named_on_node, ctx))
+                                partial(named_on_node, ctx), _answering_peers(ctx))
         refused = _refused_config(ctx, component) if stuck is None else None
         refused = refused or (_went_on_without(ctx, component) if stuck is None else None)
         if refused is not None:  # the runtime's own configuration: whatever it names, the runtime's
@@ -380,7 +380,8 @@ _NOT_THE_STACKS = re.compile(
 
 
 def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
-                    names: Callable[[str], str | None] | None = None) -> Finding | None:
+                    names: Callable[[str], str | None] | None = None,
+                    answering: re.Pattern[str] | None = None) -> Finding | None:
     """A running node component whose current log ends in an error it did not recover
     from: its last line is an error that does not heal by retrying (as a controller's,
     ``_lasting``), so it runs without doing its job; degraded with that line. Hints to the
@@ -388,7 +389,9 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
     that idles after "Failed to initialize NVML" and its "You can check the prerequisites
     at: ..." lines (NVIDIA/k8s-device-plugin#170). ``names``: the layer a line names on the
     node; a last error that names a lower layer in its words is kept though the knowledge
-    base catalogues it there (``_names_below``), for ``blamed`` to move it to that layer."""
+    base catalogues it there (``_names_below``), for ``blamed`` to move it to that layer.
+    ``answering``: the peers the node's facts show answering (``_answering_peers``); a
+    connection to one of them that fails is no peer down for now (``_to_answering``)."""
     for log in logs:
         lines = log.lines
         last = next((i for i in range(len(lines) - 1, -1, -1)
@@ -400,18 +403,69 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
             found = _own_catalogued(kb, component, lines[last])
         if found is None and (again := _recurring(kb, lines)) is not None:
             found, last = again
-        if found is None and (fell := _fell_back(lines, dropped=bool(log.pod))) is not None:
+        fell = _fell_back(lines, dropped=bool(log.pod)) if found is None else None
+        withdrawn = _withdrew(kb, lines) if found is None and fell is None else None
+        if withdrawn is not None:
+            found, last = withdrawn
+            return as_catalogued(kb, line_finding(
+                kb, component, Status.DEGRADED, found, f"{log.path}:{last + 1}", verb="withdraws a device",
+                line_class=_WITHDRAWN_CLASS, namespace=log.namespace, pod=log.pod, container=log.container,
+                standalone="true"))
+        if fell is not None:
             found, last = fell
         elif found is None or _NOT_THE_STACKS.search(found.line):
             continue
         elif (not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None
-              and not _names_below(kb, component, found, names)):
+              and not _names_below(kb, component, found, names)
+              and not _to_answering(kb, found, lines, last, answering)):
             continue  # a failure that heals by retrying, unless the catalog knows it as this one's
         where = f"{log.path}:{last + 1}" if last is not None else log.path
         return as_catalogued(kb, line_finding(
             kb, component, Status.DEGRADED, found, where, verb="keeps running after",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
+
+
+#: The peers every node component may call that the node's own facts show answering: the
+#: kubelet (its port 10250) while it posts the node Ready, and the API server (the
+#: kubernetes Service's name, its port 6443), which serves that status and the bundle itself.
+_KUBELET_PEER = r"\bkubelet\b|:10250\b"
+_APISERVER_PEER = r"\b(?:kube-)?api ?server\b|\bkubernetes\.default\b|:6443\b"
+
+
+def answering_peers(*, kubelet_ready: bool) -> re.Pattern[str]:
+    """The words that name a peer the node's facts show answering: the API server always
+    (the node's objects were read from it), the kubelet where it posts the node Ready."""
+    peers = [_APISERVER_PEER, *([_KUBELET_PEER] if kubelet_ready else [])]
+    return re.compile(f"(?i:{'|'.join(peers)})")
+
+
+def _answering_peers(ctx: NodeContext) -> re.Pattern[str]:
+    """``answering_peers`` on this node."""
+    node = ctx.node
+    ready = next((c for c in node.status.conditions if c.type == "Ready"), None) if node else None
+    return answering_peers(kubelet_ready=ready is not None and ready.status == "True")
+
+
+def _to_answering(kb: KnowledgeBase, found: Decisive, lines: Sequence[str], last: int | None,
+                  answering: re.Pattern[str] | None) -> bool:
+    """A running component's lasting connection failure: its last error (or the one it repeats
+    at every interval) fails to reach a peer that the node's facts show answering, named in
+    the line or in the component's own line just before its run of errors ('testing
+    connectivity with API server...', then 'upstream connection error'). The peer is up,
+    so what fails is this component's way to it (an address, a port, a network namespace
+    without the host's loopback) and no retry heals it; a peer the facts do not show up
+    may be down for now, and stays transient."""
+    if answering is None or last is None or kb.class_of(found.message) != "error_unreachable":
+        return False
+    if _TRANSIENT.search(found.message):
+        return False
+    if answering.search(found.line):
+        return True
+    start = last
+    while start > 0 and (severity(lines[start - 1]) or not lines[start - 1].strip()):
+        start -= 1  # the run of errors the found one ends
+    return start > 0 and answering.search(lines[start - 1]) is not None
 
 
 def _names_below(kb: KnowledgeBase, component: str, found: Decisive,
@@ -471,6 +525,46 @@ def _recurring(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, int] 
         found = _last_error(kb, lines[at[-1]])
         if found is not None:
             return found, at[-1]
+    return None
+
+
+#: A device plugin's words for a device its health check withdrew from the kubelet (NVIDIA's
+#: plugin and its forks, HAMi's among them: "... Marking it unhealthy.", "'nvidia.com/gpu' device
+#: marked unhealthy: GPU-..."), and for one it gives back ("device marked healthy", "healthy
+#: again"): a withdrawn device stays off the node's allocatable until one of those.
+_MARKS_UNHEALTHY = re.compile(
+    r"(?i:\bmarking (?:it|the device|device \S{1,80}) (?:as )?unhealthy|\bdevices? marked (?:as )?unhealthy)")
+_MARKS_HEALTHY = re.compile(r"(?i:\bmark(?:ing|ed) (?:it |the device |devices? |\S{1,80} )?(?:as )?healthy|"
+                            r"\bhealthy again\b)")
+#: The class of a withdrawn device, whatever words give the reason: the plugin's health check
+#: failed for that device, a device's failure as the plugin sees it.
+_WITHDRAWN_CLASS = "error_device"
+#: How far before a bare "device marked unhealthy" the plugin's line with the reason may stand.
+_REASON_BEFORE = 3
+
+
+def _withdrew(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, int] | None:
+    """The last device a running plugin withdrew and did not give back (``_MARKS_UNHEALTHY``
+    with no ``_MARKS_HEALTHY`` after it), wherever the line stands: the plugin keeps
+    registering and serving the rest, so its last line is progress, yet the device stays
+    off the node until the plugin restarts or says it is healthy. Where the last such line
+    only names the device, the one just before it that says why is the line. A withdrawal
+    for an Xid is the Xid catalog's to judge (an application's Xid is no device failure)."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        low = line.lower()
+        if "healthy" not in low:
+            continue
+        if _MARKS_UNHEALTHY.search(line) is None:
+            if _MARKS_HEALTHY.search(line) is not None:
+                return None  # given back since
+            continue
+        if reports_xid(line):  # the Xid catalog judges it: an application Xid withdraws nothing
+            continue
+        at = next((before for before in range(index - 1, max(-1, index - _REASON_BEFORE - 1), -1)
+                   if _MARKS_UNHEALTHY.search(lines[before])
+                   and kb.class_of(message_of(lines[before])) is not None), index)
+        return Decisive(at + 1, lines[at].strip()[:MAX_LINE], 1), at
     return None
 
 
