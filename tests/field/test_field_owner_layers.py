@@ -102,3 +102,42 @@ def test_the_workload_s_own_program_missing_is_not_the_toolkit_s() -> None:
                'container process: exec: "python3": executable file not found in $PATH: unknown')
     found = _top(_case(*_failed_start(message)))
     assert found is None or found[0] != "container-toolkit"
+
+
+_OSTREE = "feature.node.kubernetes.io/system-os_release.OSTREE_VERSION"
+_RHCOS_NOW = {"kind": "node-info", "fields": {
+    "osImage": "Red Hat Enterprise Linux CoreOS 416.94.202408260940-0",
+    "kernelVersion": "5.14.0-427.33.1.el9_4.x86_64"}}
+_DRIVER_LOOPS = {"kind": "pod-state", "component": "driver", "container": "nvidia-driver-ctr",
+                 "state": "CrashLoopBackOff"}
+
+
+def test_an_os_build_label_an_upgrade_left_behind_is_nfd_s_and_explains_the_driver() -> None:
+    # the labels and node status as quoted in NVIDIA/gpu-operator#990 (OpenShift 4.16.2 -> 4.16.10)
+    stale = {"kind": "node-labels", "labels": {_OSTREE: "416.94.202407030122-0"}}
+    found = _top(_case(_RHCOS_NOW, stale, _DRIVER_LOOPS, platform="openshift"))
+    assert found == ("nfd", "error_version_mismatch")
+
+
+def test_a_kernel_label_an_upgrade_left_behind_is_nfd_s() -> None:
+    stale = {"kind": "node-labels", "labels": {"feature.node.kubernetes.io/kernel-version.full":
+                                               "5.14.0-427.24.1.el9_4.x86_64"}}
+    found = _top(_case(_RHCOS_NOW, stale, _DRIVER_LOOPS, platform="openshift"))
+    assert found == ("nfd", "error_version_mismatch")
+
+
+def test_labels_that_match_the_node_leave_the_driver_s_failure_its_own() -> None:
+    # look-alikes: the current RHCOS build, and Fedora CoreOS whose osImage carries its build
+    # in another form (NVIDIA/gpu-operator#2664)
+    current = {"kind": "node-labels", "labels": {_OSTREE: "416.94.202408260940-0"}}
+    found = _top(_case(_RHCOS_NOW, current, _DRIVER_LOOPS, platform="openshift"))
+    assert found is not None and found[0] == "driver"
+    fcos = [{"kind": "node-info", "fields": {"osImage": "Fedora CoreOS 43.20260413.3.2"}},
+            {"kind": "node-labels", "labels": {_OSTREE: "43.20260413.3.2"}}]
+    found = _top(_case(*fcos, _DRIVER_LOOPS))
+    assert found is not None and found[0] == "driver"
+
+
+def test_a_stale_label_beside_a_working_driver_is_no_failure() -> None:
+    stale = {"kind": "node-labels", "labels": {_OSTREE: "416.94.202407030122-0"}}
+    assert _top(_case(_RHCOS_NOW, stale, platform="openshift")) is None

@@ -6,7 +6,8 @@ image pull, stuck in init). Signatures in logs and events refine them later.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
 from gpunode.bundle.kube import ContainerStatus, DaemonSet, Pod, StateTerminated, Taint
@@ -419,3 +420,53 @@ def display_state(pod: Pod) -> str:
 def ready_ratio(pod: Pod) -> str:
     statuses = pod.status.container_statuses
     return f"{len([c for c in statuses if c.ready])}/{len(statuses) or len(pod.spec.containers)}"
+
+
+#: NFD's labels that copy a fact the kubelet reports of the node itself (status.nodeInfo):
+#: the running kernel's full release, and on an ostree OS (RHCOS, Fedora CoreOS) the
+#: deployed OS build, which its osImage carries as a word ("Red Hat Enterprise Linux CoreOS
+#: 416.94.202408260940-0", "Fedora CoreOS 43.20260413.3.2").
+_NFD_KERNEL = "feature.node.kubernetes.io/kernel-version.full"
+_NFD_OSTREE = "feature.node.kubernetes.io/system-os_release.OSTREE_VERSION"
+_VERSION_WORD = re.compile(r"\d+(?:\.\d+)+(?:-\d+)?")
+
+
+def _shape(version: str) -> str:
+    """A version's form with its numbers blanked ('416.94.202408260940-0' -> 'N.N.N-N')."""
+    return re.sub(r"\d+", "N", version)
+
+
+def stale_nfd_labels(labels: Mapping[str, str], kernel: str, os_image: str) -> list[tuple[str, str, str]]:
+    """NFD labels naming another kernel or OS build than the node reports: (label, its
+    value, the node's). NFD relabels on its interval, so a label that disagrees is one an
+    upgrade left behind; what selects by it (the driver image or Driver Toolkit built for
+    that kernel or release) is then built for a system the node no longer runs."""
+    stale: list[tuple[str, str, str]] = []
+    labelled_kernel = labels.get(_NFD_KERNEL, "")
+    if labelled_kernel and kernel and labelled_kernel != kernel:
+        stale.append((_NFD_KERNEL, labelled_kernel, kernel))
+    labelled_build = labels.get(_NFD_OSTREE, "").strip("'\"")
+    words = _VERSION_WORD.findall(os_image)
+    if labelled_build and labelled_build not in words:
+        same_form = [w for w in words if _shape(w) == _shape(labelled_build)]
+        if same_form:
+            stale.append((_NFD_OSTREE, labelled_build, same_form[0]))
+    return stale
+
+
+@check("nfd", needs=("node",))
+def nfd_labels_stale(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """NFD's kernel or OS-build label names another system than the node runs while the
+    driver here fails: the operator picks the driver's image and Driver Toolkit by those
+    labels, so the driver was built for the old system, and NFD's stale label is why."""
+    node = ctx.node
+    if node is None or not any(pod_problem(sp.pod, "driver") for sp in ctx.stack_pods("driver")):
+        return
+    info = node.status.node_info
+    stale = stale_nfd_labels(node.metadata.labels, info.kernel_version, info.os_image)
+    if not stale:
+        return
+    evidence = [Evidence(f"node/{ctx.name} metadata.labels", f"{key}={value}; the node runs {actual}")
+                for key, value, actual in stale]
+    yield problem(component, "error_version_mismatch", *evidence, specificity=40, explains="driver",
+                  line=f"{stale[0][0]}={stale[0][1]} while the node runs {stale[0][2]}")
