@@ -116,3 +116,45 @@ def test_a_jobs_own_cuda_error_and_a_clean_ecc_count_say_nothing_of_the_gpu() ->
     smi = ("| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n"
            "|   0  NVIDIA A100-SXM4-80GB          On  | 00000000:07:00.0   Off |                    0 |\n")
     assert top_pair(_case(_job_log(smi), cluster=HOST)) is None
+
+
+def _cmd(name: str, text: str) -> dict[str, Any]:
+    return {"kind": "node-cmd", "name": name, "text": text}
+
+
+#: ibv_devinfo of a ConnectX VF the SR-IOV setup left without a node GUID, beside its PF
+_DEVINFO = """hca_id: mlx5_0
+        transport:                      InfiniBand (0)
+        node_guid:                      506b:4b03:0028:5028
+        port:   1
+                state:                  PORT_ACTIVE (4)
+                link_layer:             Ethernet
+
+hca_id: mlx5_2
+        transport:                      InfiniBand (0)
+        node_guid:                      0000:0000:0000:0000
+        port:   1
+                state:                  PORT_ACTIVE (4)
+                link_layer:             Ethernet
+"""
+#: the kernel's line for perftest over RDMA-CM (-R) faulting in the verbs library on that VF
+#: (linux-rdma/perftest#64; MLNX_OFED's known issue 1047616: a zero node GUID may crash RDMA-CM
+#: applications)
+_VERBS_SEGFAULT = ("[ 1883.526301] ib_read_bw[46826]: segfault at 18 ip 00007f7c7f0dfe64 sp 00007fff4e973b10 "
+                   "error 4 in libibverbs.so.1.14.50.0[7f7c7f0d0000+20000]\n")
+
+
+def test_an_rdma_library_crash_on_a_device_without_node_guid_is_the_links() -> None:
+    found = top_pair(_case(_cmd("ibv_devinfo.txt", _DEVINFO), _cmd("dmesg.txt", _VERBS_SEGFAULT)))
+    assert found is not None and found[0] == "rdma-links"
+
+
+def test_a_vf_without_guid_or_a_crash_alone_says_nothing() -> None:
+    # an unused VF without a GUID (an InfiniBand VF gets one when a pod is given it)
+    assert top_pair(_case(_cmd("ibv_devinfo.txt", _DEVINFO))) is None
+    # the same crash where every device has its GUID is the program's own
+    with_guids = _DEVINFO.replace("0000:0000:0000:0000", "506b:4b03:0028:5034")
+    assert top_pair(_case(_cmd("ibv_devinfo.txt", with_guids), _cmd("dmesg.txt", _VERBS_SEGFAULT))) is None
+    # a crash in another library (the C library) beside a VF without a GUID
+    libc = _VERBS_SEGFAULT.replace("libibverbs.so.1.14.50.0", "libc-2.31.so")
+    assert top_pair(_case(_cmd("ibv_devinfo.txt", _DEVINFO), _cmd("dmesg.txt", libc))) is None

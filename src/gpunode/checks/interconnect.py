@@ -20,7 +20,7 @@ import msgspec
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import as_catalogued, line_finding
-from gpunode.decisive import Decisive, decisive_line
+from gpunode.decisive import MAX_LINE, Decisive, decisive_line
 from gpunode.facts import LogFile
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.fabric import UNSET, ZERO_UUID, FabricInfo
@@ -684,3 +684,60 @@ def _count_not_shown(ctx: NodeContext, component: str, log: LogFile,
             shown = f"{resource}=0 on the node; the plugin last exposed {count} ({log.path}:{index + 1})"
             yield _found(ctx, component, "rdma_resources_zero",
                          Evidence(f"node/{ctx.name} status.allocatable", shown))
+
+
+# --- RDMA devices without a node GUID ----------------------------------------------
+
+#: A device's node GUID as each collected file shows it, where it is all zeros: ibstat's CA
+#: block ("Node GUID: 0x0000000000000000"), ibv_devinfo's ("node_guid: 0000:0000:0000:0000"),
+#: the sysfs dump's ("<device>/node_guid:0000:0000:0000:0000").
+_ZERO_GUID = {
+    IBSTAT: re.compile(r"^\s*Node GUID:\s*0x0{16}\s*$"),
+    IBV_DEVINFO: re.compile(r"^\s*node_guid:\s*0{4}(?::0{4}){3}\s*$"),
+    SYSFS_RDMA: re.compile(r"^(?:\S*/)?[\w.-]+/node_guid:0{4}(?::0{4}){3}\s*$"),
+}
+#: The kernel's line for a user-space process that faulted, naming the library it faulted in
+#: ("<comm>[pid]: segfault at <addr> ip <ip> sp <sp> error <n> in <library>[<base>+<size>]"),
+#: where that library is the RDMA stack's own user space: the connection manager (librdmacm),
+#: the verbs library (libibverbs) or a verbs provider (libmlx5, libmlx4, lib<name>-rdmav<N>).
+_RDMA_LIB_SEGFAULT = re.compile(
+    r"\[\d+\]: segfault at \w+ ip \w+ sp \w+ error \d+ in "
+    r"(?:librdmacm|libibverbs|libmlx[45]|lib\w+-rdmav\d+)\.so[\w.]*\[")
+
+
+def _zero_guid_line(ctx: NodeContext) -> tuple[str, int, str] | None:
+    """The first collected line that shows an RDMA device whose node GUID is all zeros."""
+    for name in RDMA_SOURCES:
+        split = ctx.text_lines("cmd", name)
+        if split is None:
+            continue
+        pattern = _ZERO_GUID[name]
+        for index, line in enumerate(split[0]):
+            if pattern.match(line):
+                return name, index + 1, line.strip()
+    return None
+
+
+@check("rdma-links")
+def rdma_cm_without_node_guid(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """An RDMA device with no node GUID while the RDMA stack's own user space crashed on the
+    node: RDMA-CM resolves a peer by its GUID-based addresses, and a VF the SR-IOV setup left
+    with an all-zero node GUID breaks it (k8snetworkplumbingwg/sriov-network-operator#267:
+    ib_write_bw -R segfaulted in librdmacm on ConnectX-6 VFs with GUID 0). A VF without a
+    GUID alone is no fault (an InfiniBand VF gets its GUID when a pod is given it, and a job
+    that never uses RDMA-CM does not care), nor is such a crash on a node whose devices all
+    have GUIDs (the program's own bug)."""
+    kernel = ctx.text_lines("cmd", "dmesg.txt")
+    if kernel is None:
+        return
+    lines = kernel[0]
+    crash = next((i for i in range(len(lines) - 1, -1, -1)
+                  if "segfault" in lines[i] and _RDMA_LIB_SEGFAULT.search(lines[i])), None)
+    if crash is None or (zero := _zero_guid_line(ctx)) is None:
+        return
+    source, line_no, guid = zero
+    found = Decisive(crash + 1, lines[crash].strip()[:MAX_LINE], 1)
+    where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{crash + 1}"
+    also = Evidence(f"{ctx.obs.path_of('cmd', source)}:{line_no}", guid)
+    yield line_finding(ctx.kb, component, Status.DEGRADED, found, where,
+                       verb="crashes RDMA-CM on a device without a node GUID", evidence=(also,))
