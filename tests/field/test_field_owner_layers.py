@@ -141,3 +141,31 @@ def test_labels_that_match_the_node_leave_the_driver_s_failure_its_own() -> None
 def test_a_stale_label_beside_a_working_driver_is_no_failure() -> None:
     stale = {"kind": "node-labels", "labels": {_OSTREE: "416.94.202407030122-0"}}
     assert _top(_case(_RHCOS_NOW, stale, platform="openshift")) is None
+
+
+def _toolkit_validation(line: str) -> list[dict[str, Any]]:
+    # the operator-validator's toolkit-validation init container (nvidia-validator's words)
+    text = ('time="2024-06-20T01:20:55Z" level=info msg="version: 762213f2"\n'
+            + line + "\ntoolkit is not ready\n"
+            'time="2024-06-20T01:20:55Z" level=info msg="Error: error validating toolkit installation: '
+            'exit status 12"\n')
+    return [{"kind": "pod-state", "component": "validator", "container": "toolkit-validation", "init": True,
+             "state": "Init:CrashLoopBackOff"},
+            {"kind": "log", "component": "validator", "container": "toolkit-validation", "init": True,
+             "text": text}]
+
+
+def test_nvidia_smi_mounted_without_its_library_listed_is_the_toolkit_s_ldconfig() -> None:
+    line = ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the "
+            "NVIDIA Display Driver is properly installed and present in your system.")
+    ubuntu = {"kind": "node-info", "fields": {"osImage": "Ubuntu 22.04.4 LTS"}}
+    found = _top(_case(ubuntu, *_toolkit_validation(line)))
+    assert found == ("container-toolkit", "toolkit_ldconfig_path_wrong")
+
+
+def test_nvidia_smi_not_mounted_at_all_is_not_the_ldconfig() -> None:
+    # look-alike: the binary itself is missing, so nothing was injected (not a cache left stale)
+    line = ('time="2024-06-20T01:20:55Z" level=info msg="Error: error validating toolkit installation: '
+            'exec: \\"nvidia-smi\\": executable file not found in $PATH"')
+    found = _top(_case(*_toolkit_validation(line)))
+    assert found is None or found[1] != "toolkit_ldconfig_path_wrong"
