@@ -81,7 +81,49 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
             said = stuck
     named = partial(named_on_node, ctx)
     moved = blamed(ctx.facts.catalog, ctx.kb, component, said, named) if said is not None else None
+    if moved is None and said is None:
+        moved = _unkillable(ctx, component, named)
     return [moved] if moved is not None else []
+
+
+#: The kubelet's event for a pod it cannot stop: killing its containers or its sandbox failed
+#: (k8s.io/kubernetes pkg/kubelet/events FailedKillPod), and it tries again at every sync.
+_KILL_FAILED = "FailedKillPod"
+#: CRI-O's words for a runtime handler it does not have (cri-o internal/oci: 'failed to find
+#: runtime handler %s from runtime list %v'). On a sandbox it must kill, the handler was there
+#: when the sandbox was created with it: an NVIDIA handler removed since is the toolkit's doing,
+#: which writes and removes it (its drop-in). At creation the same words may be a pod asking
+#: for a handler the node never had by design (CRI-O with the toolkit's hook), so only a kill
+#: reads them so.
+_HANDLER_GONE = re.compile(r"\bfailed to find runtime handler \\?\"?nvidia[\w-]*\\?\"? from runtime list")
+_HANDLER_WRITER = "container-toolkit"
+
+
+def _unkillable(ctx: NodeContext, component: str, named: Callable[[str], str | None]) -> Finding | None:
+    """A pod of the component being deleted that the kubelet cannot kill, where its words
+    name another layer: CRI-O's 'failed to find runtime handler nvidia from runtime list
+    ...' after the toolkit removed the handler the pod's sandbox was created with
+    (NVIDIA/nvidia-container-toolkit#1360, ``_HANDLER_GONE``) is the toolkit's failure, and the pod stays
+    Terminating until the layer is fixed. A kill that fails in words naming no other layer
+    (a timeout) may heal at the next sync, and is left to the pod's own state."""
+    for sp in ctx.stack_pods(component):
+        pod = sp.pod
+        meta = pod.metadata
+        if not meta.deletion_timestamp:
+            continue
+        for text in _event_texts(f"pod {meta.namespace}/{meta.name}", ctx.events_for_pod(pod)):
+            found = decisive_line(text.lines, ctx.kb.class_of) if text.reason == _KILL_FAILED else None
+            if found is None:
+                continue
+            finding = line_finding(ctx.kb, component, Status.DEGRADED, found, text.where,
+                                   verb="cannot be killed", namespace=meta.namespace, pod=meta.name)
+            gone = _HANDLER_GONE.search(found.line) is not None
+            moved = blamed(ctx.facts.catalog, ctx.kb, component, finding,
+                           (lambda _line: _HANDLER_WRITER) if gone else named)
+            if moved is not None:
+                verb = f"keeps {component}'s pod {meta.namespace}/{meta.name} from being killed"
+                return msgspec.structs.replace(moved, context={**moved.context, VERB: verb})
+    return None
 
 
 def cluster_own_words(facts: ClusterFacts, kb: KnowledgeBase, component: str,
@@ -264,11 +306,14 @@ def blamed(catalog: Catalog, kb: KnowledgeBase, component: str, finding: Finding
     return as_catalogued(kb, msgspec.structs.replace(finding, component=target, context=context))
 
 
-def as_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
+def as_catalogued(kb: KnowledgeBase, finding: Finding, *whole: str) -> Finding:
     """``finding`` (a class) as its component's catalogued cause when the quoted line
     matches one of that cause's message signatures; unchanged otherwise. The catalogued
-    cause ranks at least as the class did (it replaces a state the class outranked)."""
-    quoted = (finding.context.get(key, "") for key in (MESSAGE, LINE))  # unescaped first, then raw
+    cause ranks at least as the class did (it replaces a state the class outranked).
+    ``whole``: the line as read, before the finding clipped its middle for the report (a
+    runtime's journal line relays a hook's whole error chain, and the words a signature
+    needs may fall in the part clipped), tried first."""
+    quoted = (*whole, *(finding.context.get(key, "") for key in (MESSAGE, LINE)))  # unescaped first
     cause = next((c for text in quoted if (c := kb.catalogued_in(finding.component, text))), None)
     if cause is None:
         return finding
