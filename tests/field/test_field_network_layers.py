@@ -158,3 +158,28 @@ def test_a_vf_without_guid_or_a_crash_alone_says_nothing() -> None:
     # a crash in another library (the C library) beside a VF without a GUID
     libc = _VERBS_SEGFAULT.replace("libibverbs.so.1.14.50.0", "libc-2.31.so")
     assert top_pair(_case(_cmd("ibv_devinfo.txt", _DEVINFO), _cmd("dmesg.txt", libc))) is None
+
+
+def _daemon_log(text: str) -> dict[str, Any]:
+    return {"kind": "log", "component": "compute-domain-daemon", "container": "compute-domain-daemon",
+            "text": text}
+
+
+#: the daemon's own lines (cmd/compute-domain-daemon: klog.Infof("numNodes: %d, nodes seen: %d")
+#: while the ComputeDomain's status lists fewer nodes than numNodes, then "IP set changed")
+_INSERTED = ("I0415 16:14:28.038085       1 computedomain.go:212] Successfully inserted/updated node in CD "
+             "(nodeinfo: &{node-b 10.42.3.138 0 NotReady})\n")
+
+
+def test_a_domain_daemon_that_ends_short_of_nodes_is_not_ready() -> None:
+    log = _INSERTED + "I0415 16:14:28.038098       1 computedomain.go:275] numNodes: 4, nodes seen: 3\n"
+    assert top_pair(_case(_daemon_log(log))) == ("compute-domain-daemon", "compute_domain_not_ready")
+
+
+def test_a_domain_daemon_whose_peers_joined_since_is_healthy() -> None:
+    # the same wait at start, then every node seen and the nodes pushed to the IMEX daemon
+    log = (_INSERTED + "I0415 16:14:28.038098       1 computedomain.go:275] numNodes: 2, nodes seen: 1\n"
+           "I0415 16:14:31.102340       1 computedomain.go:290] IP set changed: previous: map[]; new: "
+           "map[10.42.3.138:{} 10.42.5.17:{}]\n"
+           "I0415 16:14:41.204518       1 computedomain.go:296] IP set did not change\n")
+    assert top_pair(_case(_daemon_log(log))) is None

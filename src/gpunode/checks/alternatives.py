@@ -11,7 +11,8 @@ IMEX daemon must be ready in its ComputeDomain.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
 
 from gpunode.bundle.kube import ComputeDomain, Pod, ResourceSlice
@@ -159,6 +160,50 @@ def compute_domain_ready(ctx: NodeContext, component: str) -> Iterator[Finding]:
         elif status == "NotReady":
             yield problem(component, "compute_domain_not_ready", Evidence(where, "NotReady"),
                           specificity=30, domain=cd.metadata.name, namespace=cd.metadata.namespace)
+
+
+#: The ComputeDomain daemon's own count while it waits for the domain's nodes
+#: (cmd/compute-domain-daemon: klog.Infof("numNodes: %d, nodes seen: %d") each time the
+#: ComputeDomain's status lists fewer nodes than its spec asks; it pushes no nodes update to the
+#: IMEX daemon until they match), and its lines once it pushed one ("IP set changed", "IP set
+#: for clique changed").
+_NODES_SEEN = re.compile(r"\bnumNodes: (?P<want>\d+), nodes seen: (?P<seen>\d+)\b")
+_NODES_PUSHED = re.compile(r"\bIP set (?:for clique )?changed\b")
+
+
+def _waiting_for_peers(lines: Sequence[str]) -> int | None:
+    """The index of the daemon's last count of the domain's nodes where it is short and no
+    update was pushed after it, or None."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if "IP set" in line and _NODES_PUSHED.search(line):
+            return None
+        found = _NODES_SEEN.search(line) if "nodes seen" in line else None
+        if found is not None:
+            return index if int(found["seen"]) < int(found["want"]) else None
+    return None
+
+
+@check(IMEX_COMPONENT)
+def compute_domain_short_of_nodes(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The ComputeDomain daemon's log ends counting fewer nodes in its domain's status than the
+    domain asks for, with no nodes update pushed since: its IMEX daemon is not started with the
+    domain's peers, so the domain is not ready here, whatever the daemon's pod state says (two
+    daemons rewriting the status list at once lose a peer's entry and each waits for ever,
+    kubernetes-sigs/dra-driver-nvidia-gpu#1050). Where the ComputeDomain object was collected
+    and lists this node Ready, it is believed instead."""
+    if any(status == "Ready" for _, status in domains_of(ctx.facts.compute_domains or (), ctx.name)):
+        return
+    for sp in ctx.stack_pods(component):
+        for log in ctx.logs_of(sp.pod):
+            index = _waiting_for_peers(log.lines)
+            if index is None:
+                continue
+            meta = sp.pod.metadata
+            ev = Evidence(f"{log.path}:{index + 1}", log.lines[index].strip())
+            yield problem(component, "compute_domain_not_ready", ev, specificity=30,
+                          namespace=meta.namespace, pod=meta.name, container=log.container)
+            return
 
 
 def _service_pods(facts: ClusterFacts, component: str) -> Iterator[Finding]:
