@@ -86,7 +86,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
     catalog = ctx.facts.catalog
 
     def named_in(line: str) -> str | None:
-        return catalog.named_in(line) or job_names(line)
+        return catalog.named_in(line) or job_names(line) or _interposer_owner(ctx, line)
 
     done: set[tuple[str, str]] = set()
     for pod, log in sorted(_workload_logs(ctx), key=lambda item: item[1].previous):
@@ -117,6 +117,25 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         yield _without_nvidia_runtime(ctx, pod, _no_driver_libs(ctx.kb, finding, found.line))
+
+
+#: HAMi-core, the vGPU interposer that HAMi's device plugin and Volcano's vGPU device plugin
+#: both mount into the containers they serve and preload there (/usr/local/vgpu/libvgpu.so,
+#: through the container's /etc/ld.so.preload): a job's error that names the library (the
+#: loader's 'symbol lookup error: /usr/local/vgpu/libvgpu.so: undefined symbol: ...') names
+#: the plugin that put it there, not the job.
+_INTERPOSER = re.compile(r"/usr/local/vgpu/|\blibvgpu\.so\b")
+_INTERPOSER_PLUGINS = ("hami-device-plugin", "volcano-device-plugin")
+
+
+def _interposer_owner(ctx: NodeContext, line: str) -> str | None:
+    """The vGPU plugin whose interposer ``line`` names (``_INTERPOSER``): the one of the two
+    that ship it with pods on this node; None where neither or both run here, since the
+    words alone do not say which."""
+    if _INTERPOSER.search(line) is None:
+        return None
+    here = [component for component in _INTERPOSER_PLUGINS if ctx.stack_pods(component)]
+    return here[0] if len(here) == 1 else None
 
 
 def _hardware_says(kb: KnowledgeBase, target: str, line: str) -> bool:
