@@ -169,3 +169,17 @@ def test_nvidia_smi_not_mounted_at_all_is_not_the_ldconfig() -> None:
             'exec: \\"nvidia-smi\\": executable file not found in $PATH"')
     found = _top(_case(*_toolkit_validation(line)))
     assert found is None or found[1] != "toolkit_ldconfig_path_wrong"
+
+
+def test_a_function_the_loaded_library_does_not_implement_is_a_version_mismatch() -> None:
+    from gpunode.kb import load_kb
+    kb = load_kb()
+    # NVML's NVML_ERROR_FUNCTION_NOT_FOUND as nvidia-container-cli relays it (#293) and by name
+    for line in ("nvidia-container-cli: detection error: nvml error: function not found: unknown.",
+                 "Failed to get CUDA driver version: ERROR_FUNCTION_NOT_FOUND"):
+        assert kb.class_of(line) == "error_version_mismatch", line
+    # look-alikes: a library or a file that is not there at all stays not found
+    assert kb.class_of("nvidia-container-cli: initialization error: load library failed: "
+                       "libnvidia-ml.so.1: cannot open shared object file: no such file or directory") != \
+        "error_version_mismatch"
+    assert kb.class_of('Error: exec: "nvidia-smi": executable file not found in $PATH') == "error_not_found"
