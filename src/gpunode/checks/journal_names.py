@@ -47,7 +47,7 @@ def journal_findings(ctx: NodeContext) -> Iterator[Finding]:
         where = f"{ctx.obs.path_of('cmd', name)}:{line.line_no}"
         yield as_catalogued(ctx.kb, line_finding(
             ctx.kb, target, Status.DEGRADED, line, where, verb=f"is named in the {component}'s journal",
-            standalone="true", seen_in=component))
+            standalone="true", seen_in=component), line.message, line.line)
 
 
 def _last_naming(ctx: NodeContext, component: str, lines: list[str]) -> tuple[str, Decisive] | None:
