@@ -9,10 +9,11 @@ from functools import lru_cache
 from gpunode.checks.base import EXPLAINS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.crio_hooks import HookFile, judge_hooks
-from gpunode.checks.decisive import LINE, MESSAGE, SOURCE, VERB
+from gpunode.checks.decisive import LINE, MESSAGE, SOURCE, VERB, as_catalogued, line_finding
 from gpunode.checks.host import runtime_down_message
 from gpunode.checks.operator import vm_reason, vm_workload
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
+from gpunode.decisive import MAX_LINE, Decisive, severity
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse._toml import load_toml
@@ -422,3 +423,38 @@ def toolkit_writes_generated_config(ctx: NodeContext, component: str) -> Iterato
                   f"{name}={path}: {ctx.platform.title} renders this file from {template} when it starts, "
                   "so the NVIDIA runtime written there does not last")
     yield problem(component, "containerd_config_wrong_path", ev, specificity=80)
+
+
+#: The NVIDIA runtime's own log, where its configuration turns it on (config.toml's
+#: ``[nvidia-container-runtime] debug = "/var/log/nvidia-container-runtime.log"``): the probe
+#: keeps its tail (``files/var/log/nvidia-container-runtime.log``).
+RUNTIME_LOG = "var/log/nvidia-container-runtime.log"
+#: How far back the runtime's log is read for its last create.
+_RUNTIME_LOG_TAIL = 200
+#: The runtime's line for an OCI ``create``, the one command it changes (it reads the spec to
+#: add its hook or CDI devices): 'Using bundle file: <dir>/config.json' before 1.8,
+#: '{"level":"info","msg":"Using OCI specification file path: <dir>/config.json",...}' since.
+_CREATE = re.compile(r"\bUsing (?:bundle file|OCI specification file path): ")
+
+
+@check("container-toolkit")
+def runtime_log(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The NVIDIA runtime that could not change the last container spec it was given: its
+    log's last error-level line ('ERROR: inject NVIDIA hook: stat /usr/bin/nvidia-container-
+    runtime-hook: no such file or directory', NVIDIA/nvidia-docker#1017; logrus's
+    '"level":"error"' since 1.8), with no create after it, is why every GPU container fails
+    at creation. A create the runtime ran since (its spec line after the error) went
+    through, and lines at info level (looking for runc under another name, "binary not
+    found") are no error. Without the log nothing is said."""
+    split = ctx.text_lines("files", RUNTIME_LOG)
+    if split is None:
+        return
+    lines = split[0][-_RUNTIME_LOG_TAIL:]
+    offset = len(split[0]) - len(lines)
+    last = next((i for i in range(len(lines) - 1, -1, -1) if severity(lines[i]) == 2), None)
+    if last is None or any(_CREATE.search(line) for line in lines[last + 1:]):
+        return
+    found = Decisive(last + 1, lines[last].strip()[:MAX_LINE], 2)
+    where = f"{ctx.obs.path_of('files', RUNTIME_LOG)}:{offset + last + 1}"
+    yield as_catalogued(ctx.kb, line_finding(ctx.kb, component, Status.FAILED, found, where,
+                                             verb="cannot change a container's spec", standalone="true"))

@@ -85,6 +85,10 @@ MAX_CDI_SPECS = 64
 MAX_OCI_HOOKS = 64
 MAX_VALIDATION_BYTES = 4096
 FABRIC_MANAGER_LOG = "/var/log/fabricmanager.log"
+#: The NVIDIA runtime's own log, where its config.toml turns it on (checks/toolkit.py).
+RUNTIME_LOG = "/var/log/nvidia-container-runtime.log"
+#: Host programs' own log files whose tails the bundle keeps.
+LOG_TAILS = (FABRIC_MANAGER_LOG, RUNTIME_LOG)
 _DMESG_SECONDS = re.compile(r"^\[\s*(\d+\.\d+)\]")
 
 
@@ -123,7 +127,8 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
         pci_gpus=_pci_gpus(fs),
         pci_read=bool(fs.listdir(PCI_DEVICES)),
     )
-    _fabric_manager_log(fs)
+    for path in LOG_TAILS:
+        _log_tail(fs, path)
     return msgspec.structs.replace(facts, read_errors=tuple(fs.errors)), log_text
 
 
@@ -443,14 +448,15 @@ def _pids(fs: HostFS) -> list[str]:
     return [name for name in names if name.isdigit()][:MAX_PROCESSES]
 
 
-def _fabric_manager_log(fs: HostFS) -> None:
-    """Keep the tail of the fabric manager log for the bundle (NVSwitch systems)."""
-    info = fs.lstat(FABRIC_MANAGER_LOG)
+def _log_tail(fs: HostFS, path: str) -> None:
+    """Keep the tail of a host program's own log for the bundle (Fabric Manager's on NVSwitch
+    systems, the NVIDIA runtime's where its debug log is on)."""
+    info = fs.lstat(path)
     if info is None:
         return
     try:
-        with open(fs.resolve(FABRIC_MANAGER_LOG), "rb") as handle:
+        with open(fs.resolve(path), "rb") as handle:
             handle.seek(max(0, info.st_size - 64 * 1024))
-            fs.texts[FABRIC_MANAGER_LOG] = handle.read().decode("utf-8", errors="replace")
+            fs.texts[path] = handle.read().decode("utf-8", errors="replace")
     except OSError as exc:
-        fs.errors.append(f"{FABRIC_MANAGER_LOG}: {exc.strerror or exc}")
+        fs.errors.append(f"{path}: {exc.strerror or exc}")
