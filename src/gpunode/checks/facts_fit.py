@@ -11,6 +11,7 @@ A cause whose fact file was not collected keeps its words: absence of data is no
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import msgspec
@@ -52,10 +53,35 @@ def fit_to_facts(ctx: NodeContext, findings: list[Finding]) -> None:
     """Take out of ``findings`` (in place) each catalogued cause read from words that the
     node's record contradicts: a refining signature is dropped, a decisive line named as
     that cause gets its class back (ranked just above the state it explains)."""
+    if any(f.cause == _HEADERS for f in findings):
+        findings[:] = [_kernel_name_fit(ctx, f) for f in findings]
     factual = _factual(ctx.kb)
     if not any(f.cause in factual for f in findings):  # almost every component
         return
     findings[:] = list(_fitted(ctx, findings))
+
+
+_HEADERS, _SCRIPT = "kernel_headers_missing", "driver_container_script_error"
+#: The driver image's script failing to resolve the running kernel to its packages' names.
+_UNRESOLVED = re.compile(r"Could not resolve Linux kernel version")
+#: A kernel built outside any distribution: Linux's scripts/setlocalversion appends '-g' and
+#: the commit's abbreviated hash for a git tree ('-dirty' for local changes) or '+' for an
+#: untagged one; builders often name theirs 'custom'. No distribution's package carries it.
+_BUILT_LOCALLY = re.compile(r"-g[0-9a-f]{7,40}(?:-dirty)?$|\+$|custom", re.IGNORECASE)
+
+
+def _kernel_name_fit(ctx: NodeContext, finding: Finding) -> Finding:
+    """The driver script's 'Could not resolve Linux kernel version' on a node whose kernel
+    a distribution never named is the script's failure to read that name, not headers the
+    repository lacks: the script parses the running kernel's name into the distribution's
+    package form before it looks for headers (NVIDIA/gpu-driver-container#450, #601)."""
+    node = ctx.node
+    if finding.cause != _HEADERS or node is None \
+            or not _BUILT_LOCALLY.search(node.status.node_info.kernel_version) \
+            or not any(_UNRESOLVED.search(ev.excerpt) for ev in finding.evidence):
+        return finding
+    rank = max(finding.specificity, ctx.kb.get(_SCRIPT).specificity)
+    return msgspec.structs.replace(finding, cause=_SCRIPT, specificity=rank)
 
 
 def _factual(kb: KnowledgeBase) -> frozenset[str]:
