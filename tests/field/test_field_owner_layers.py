@@ -183,3 +183,28 @@ def test_a_function_the_loaded_library_does_not_implement_is_a_version_mismatch(
                        "libnvidia-ml.so.1: cannot open shared object file: no such file or directory") != \
         "error_version_mismatch"
     assert kb.class_of('Error: exec: "nvidia-smi": executable file not found in $PATH') == "error_not_found"
+
+
+def _cdi_unresolved(device: str, plugin: str, container: str) -> list[dict[str, Any]]:
+    message = ("failed to create containerd container: CDI device injection failed: "
+               f"unresolvable CDI devices {device}")
+    return [{"kind": "pod-state", "component": plugin, "container": container, "state": "Running"},
+            {"kind": "event", "object": {"kind": "Pod", "name": "mig-test", "namespace": "default"},
+             "type": "Warning", "reason": "Failed", "message": message}]
+
+
+def test_a_device_of_the_plugin_s_own_cdi_spec_unresolved_is_the_serving_plugin_s() -> None:
+    # the kind NVIDIA's plugin (cdi-cri strategy) and HAMi's fork write their own spec for
+    device = "k8s.device-plugin.nvidia.com/gpu=MIG-4c0f3a50-17a4-52eb-8450-e29e24c80885"
+    found = _top(_case(*_cdi_unresolved(device, "hami-device-plugin", "device-plugin")))
+    assert found == ("hami-device-plugin", "error_not_found")
+    found = _top(_case(*_cdi_unresolved(device, "device-plugin", "nvidia-device-plugin")))
+    assert found is not None and found[0] == "device-plugin"
+
+
+def test_a_device_of_the_toolkit_s_cdi_spec_unresolved_stays_the_toolkit_s() -> None:
+    # look-alike: the toolkit's own kinds (NVIDIA/gpu-operator#531's management.nvidia.com/gpu=all)
+    for device in ("management.nvidia.com/gpu=all",
+                   "nvidia.com/gpu=GPU-8f6b2b8c-1b4e-4c52-9d0f-0a1f2e3d4c5b"):
+        found = _top(_case(*_cdi_unresolved(device, "hami-device-plugin", "device-plugin")))
+        assert found == ("container-toolkit", "cdi_spec_generation_failed"), device

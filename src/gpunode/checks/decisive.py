@@ -25,7 +25,7 @@ from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, d
 from gpunode.checks.base import EXPLAINS
 from gpunode.checks.context import NodeContext
 from gpunode.checks.job_words import job_names
-from gpunode.checks.named import hook_layer, named_on_node, runtime_own_error
+from gpunode.checks.named import hook_layer, named_on_node, plugin_spec_owner, runtime_own_error
 from gpunode.decisive import (
     MAX_LINE,
     Decisive,
@@ -812,7 +812,8 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
     plugin that serves what the pod asked for, ``gpunode.checks.admission``), else the
     kubelet when its own admission managers refused the pod. ``serving``: the node's
     facts, where known."""
-    hook = hook_layer(catalog.named_in, line)  # a failed OCI hook: the layer its own words name
+    hook = plugin_spec_owner(catalog, serving.running if serving is not None else (), line)
+    hook = hook or hook_layer(catalog.named_in, line)  # a failed OCI hook: the layer its own words name
     if hook is not None:
         return hook
     target = catalog.named_in(line) or job_names(line)

@@ -10,15 +10,16 @@ through the node's platform, so that reading is here, next to the catalog's.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import cache
 
+from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
 
 
 def named_on_node(ctx: NodeContext, line: str) -> str | None:
     """The lowest layer ``line`` names on this node, or None."""
-    hook = hook_layer(ctx.facts.catalog.named_in, line)
+    hook = _plugin_spec_owner(ctx, line) or hook_layer(ctx.facts.catalog.named_in, line)
     if hook is not None:
         return hook
     target = ctx.facts.catalog.named_in(line)
@@ -32,6 +33,32 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
     if _DEVICE_UNDER_ROOT.search(line):
         return "device-plugin" if _host_driver(ctx) else "driver"
     return None
+
+
+#: A CDI device the runtime cannot resolve, of the kind NVIDIA's device plugin writes its own
+#: spec for when it hands devices to the runtime through CDI (its cdi-cri strategy, kept by
+#: HAMi's fork: 'unresolvable CDI devices k8s.device-plugin.nvidia.com/gpu=MIG-...'). The
+#: toolkit's specs are of other kinds (nvidia.com/gpu, management.nvidia.com/gpu), so a device
+#: of this kind missing is a spec the plugin did not write or rewrite (Project-HAMi/HAMi#1903).
+_PLUGIN_CDI_KIND = re.compile(r"unresolvable CDI devices?:? .{0,200}?\bk8s\.device-plugin\.nvidia\.com/")
+
+
+def _plugin_spec_owner(ctx: NodeContext, line: str) -> str | None:
+    """``plugin_spec_owner`` with the components that have pods on this node."""
+    if _PLUGIN_CDI_KIND.search(line) is None:  # most lines: skip reading the node's pods
+        return None
+    catalog = ctx.facts.catalog
+    running = [c.id for c in catalog.replacers("device-plugin") if ctx.stack_pods(c.id)]
+    return plugin_spec_owner(catalog, running, line)
+
+
+def plugin_spec_owner(catalog: Catalog, running: Collection[str], line: str) -> str | None:
+    """The GPU device plugin serving the node where ``line`` reports a device of its own CDI
+    spec unresolvable: one that replaces NVIDIA's (HAMi's) where it runs there (``running``),
+    else NVIDIA's. None for any other line."""
+    if _PLUGIN_CDI_KIND.search(line) is None:
+        return None
+    return next((c.id for c in catalog.replacers("device-plugin") if c.id in running), "device-plugin")
 
 
 #: A refusal to load one of the driver's display modules (nvidia-modeset, nvidia-drm):
