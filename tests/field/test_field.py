@@ -59,8 +59,8 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # fractions, so that a floor equal to today's count compares exactly.
 # The first 150 cases were all met (150/150); the 503 added with cold records (scored
 # before any change for them) are met less often, which is why these are below 1.0.
-FLOOR_COMPONENT = Fraction(680, 730)
-FLOOR_CAUSE = Fraction(633, 730)
+FLOOR_COMPONENT = Fraction(742, 792)
+FLOOR_CAUSE = Fraction(702, 792)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -79,7 +79,12 @@ FLOOR_CAUSE = Fraction(633, 730)
 #: of the 63 read since.
 #: 12: less HAMi#2860, a HAMi device plugin whose log ends in NVIDIA's plugin's catalogued failure
 #: (checks.alternatives: the fork serves nothing).
-FLOOR_MAX_HEALTHY_MISSES = 12
+#: 22: 10 more of the 62 added later on 2026-12-06, scored cold by the engine frozen at 83e56cd
+#: (15 of them cold healthy), less 3 read since in the shared tree before they were added;
+#: 10: less twelve that the rules written after that freeze read (network, interconnect and
+#: hardware words in a job's log; a running agent's lasting words towards a peer that answers; a
+#: pod the kubelet cannot kill; HAMi's vGPU library; the NVIDIA runtime's own log).
+FLOOR_MAX_HEALTHY_MISSES = 10
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
 #: 1: that one now read as one collector's item given up (e886b10).
@@ -88,13 +93,16 @@ FLOOR_MAX_FALSE_ALARMS = 1
 #: gives their class instead); all were met for the first 150 cases. 133: 97 of the first 573
 #: cases (108 before the rules of 2026-12-05) and 36 of the 80 then added, scored cold; 151 with
 #: the 63 added on 2026-12-06; 145 with the general error formats of b7e6b67; 148 with the 14
-#: added after them.
-FLOOR_MAX_UNEXPLAINED = 148
+#: added after them; 152 with the 62 added later on 2026-12-06 (most of the new ones without a
+#: catalogued cause expect their line's class, which explain gives).
+FLOOR_MAX_UNEXPLAINED = 152
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (616 of 646 with the general error formats of b7e6b67, 630 of 660
-#: with the 14 cases added after them; never lower it).
+#: with the 14 cases added after them; 685 of 720 with the 62 added later; most of the
+#: 35 left state a fact rather than an error: a DaemonSet's count, a taint, a config key, a
+#: label; never lower it for the same cases).
 BAR_EXPLAIN_DECISIVE = 0.95
-FLOOR_EXPLAIN_DECISIVE = Fraction(630, 660)
+FLOOR_EXPLAIN_DECISIVE = Fraction(685, 720)
 #: Root causes that are a bare state of a component whose own log in the case holds an error
 #: line (issue 20 wants none; lower this as the reading improves, never raise it). The one
 #: left: an init container blocked on a host driver that nvidia-smi rejects (exit 14), whose
@@ -222,7 +230,7 @@ def test_field_accuracy_holds_its_floor(scores: tuple[list[Outcome], list[str]])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the corpus grew with 580 cases scored cold; the bar is not met yet")
+@pytest.mark.xfail(strict=True, reason="the corpus grew with 642 cases scored cold; the bar is not met yet")
 def test_field_accuracy_meets_the_bar(scores: tuple[list[Outcome], list[str]]) -> None:
     outcomes, errors = scores
     line = summary(outcomes, errors)
@@ -297,7 +305,7 @@ def test_cold_score_of_the_newest_cases_is_counted_from_their_records() -> None:
     assert newest.cause <= newest.component <= newest.total
 
 
-@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 30/50 component, 23/50 cause")
+@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 28/50 component, 21/50 cause")
 def test_cold_score_of_the_newest_cases_meets_the_bar() -> None:
     cases = [c for _, c in load_cases() if isinstance(c, Case)]
     _, newest = cold_scores(cases)

@@ -15,7 +15,9 @@ from gpunode.catalog import Component
 from gpunode.checks import operator
 from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import line_finding
 from gpunode.checks.placement import Awaited
+from gpunode.decisive import Decisive
 from gpunode.facts import StackPod
 from gpunode.model import Evidence, Finding, Status
 
@@ -466,7 +468,12 @@ def nfd_labels_stale(ctx: NodeContext, component: str) -> Iterator[Finding]:
     stale = stale_nfd_labels(node.metadata.labels, info.kernel_version, info.os_image)
     if not stale:
         return
-    evidence = [Evidence(f"node/{ctx.name} metadata.labels", f"{key}={value}; the node runs {actual}")
-                for key, value, actual in stale]
-    yield problem(component, "error_version_mismatch", *evidence, specificity=40, explains="driver",
-                  line=f"{stale[0][0]}={stale[0][1]} while the node runs {stale[0][2]}")
+    where = f"node/{ctx.name} metadata.labels"
+    evidence = tuple(Evidence(where, f"{key}={value}; the node runs {actual}")
+                     for key, value, actual in stale)
+    key, value, actual = stale[0]
+    # the label as the node shows it, with the fact it contradicts: the line a class quotes
+    label = Decisive(1, f"{key}={value} while the node runs {actual}", 1)
+    yield line_finding(ctx.kb, component, Status.FAILED, label, where, verb="labels the node with",
+                       specificity=40, evidence=evidence[1:], line_class="error_version_mismatch",
+                       explains="driver")
