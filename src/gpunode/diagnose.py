@@ -20,7 +20,7 @@ from gpunode import limits, nodepool
 from gpunode.bundle.kube import Pod
 from gpunode.bundle.load import gc_paused
 from gpunode.catalog import Catalog, topological_order
-from gpunode.checks import decisive
+from gpunode.checks import base
 from gpunode.checks.base import EXPLAINS, node_plan
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
@@ -192,7 +192,7 @@ def _sandboxes_explain(kb: KnowledgeBase, judged: Mapping[str, Judgement]) -> No
         for index, finding in enumerate(findings):
             context = finding.context
             if (cid != _RUNTIME and finding.status in PROBLEMS and EXPLAINS not in context
-                    and _SANDBOX_EVENT in context.get(decisive.SOURCE, "")):
+                    and _SANDBOX_EVENT in context.get(base.SOURCE, "")):
                 findings[index] = msgspec.structs.replace(finding, context={**context, EXPLAINS: _RUNTIME})
 
 
@@ -448,9 +448,9 @@ class Diagnoser:
         """The decisive line of a root cause: the one its class finding read, or the line a
         catalogued signature matched (put in its class too); None for structural causes."""
         ctx = primary.context
-        if decisive.LINE in ctx:
-            return DecisiveLine(ctx[decisive.SOURCE], ctx[decisive.LINE], ctx[decisive.MESSAGE],
-                                primary.cause, ctx.get(decisive.STATE))
+        if base.LINE in ctx:
+            return DecisiveLine(ctx[base.SOURCE], ctx[base.LINE], ctx[base.MESSAGE],
+                                primary.cause, ctx.get(base.STATE))
         if "signature" not in ctx or not primary.evidence:
             return None
         ev = primary.evidence[0]
@@ -530,10 +530,10 @@ def _explanations(judgements: Mapping[str, Judgement]) -> dict[str, str]:
 
 def _title(component: str, title: str, primary: Finding) -> str:
     """A catalogued cause's title; for a class, the component's own words quoted."""
-    message = primary.context.get(decisive.MESSAGE)
+    message = primary.context.get(base.MESSAGE)
     if message is None:
         return title
-    return f"{component} {primary.context.get(decisive.VERB, 'reports')}: {shown(message)}"
+    return f"{component} {primary.context.get(base.VERB, 'reports')}: {shown(message)}"
 
 
 def _operator_ns(node: NodeContext | None, facts: ClusterFacts) -> str:

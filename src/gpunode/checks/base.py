@@ -40,6 +40,9 @@ REGISTRY: list[Check] = []
 #: Finding context key: the lower component whose failure the finding explains (a toolkit
 #: drop-in that stops containerd): that component is then blocked by the finding's.
 EXPLAINS = "explains"
+#: Context keys a decisive finding carries (read by the diagnosis for its root cause).
+LINE, MESSAGE, SOURCE, VERB, STATE = (
+    "decisive_line", "decisive_message", "decisive_source", "decisive_verb", "decisive_state")
 
 
 def check(component: str, *, needs: Iterable[str] = ()) -> Callable[[CheckFn], CheckFn]:

@@ -22,7 +22,7 @@ import msgspec
 from gpunode.bundle.kube import ContainerStatus, CustomResource, Event, Pod
 from gpunode.catalog import Catalog
 from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, dra_prepare, owned
-from gpunode.checks.base import EXPLAINS
+from gpunode.checks.base import EXPLAINS, LINE, MESSAGE, SOURCE, STATE, VERB
 from gpunode.checks.context import NodeContext
 from gpunode.checks.job_words import job_names
 from gpunode.checks.named import hook_layer, named_on_node, plugin_spec_owner, runtime_own_error
@@ -41,10 +41,6 @@ from gpunode.decisive import (
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
-
-#: Context keys a decisive finding carries (read by the diagnosis for its root cause).
-LINE, MESSAGE, SOURCE, VERB, STATE = (
-    "decisive_line", "decisive_message", "decisive_source", "decisive_verb", "decisive_state")
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 import msgspec
 
+from gpunode.checks.base import LINE, MESSAGE, STATE
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import LINE, MESSAGE, STATE
 from gpunode.kb import Cause, KnowledgeBase, Match
 from gpunode.model import Finding
 

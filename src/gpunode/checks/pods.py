@@ -13,11 +13,22 @@ from datetime import UTC, datetime, timedelta
 from gpunode.bundle.kube import ContainerStatus, DaemonSet, Pod, StateTerminated, Taint
 from gpunode.catalog import Component
 from gpunode.checks import operator
-from gpunode.checks.base import ALL_POD_COMPONENTS, check, not_deployed, ok, problem, unknown
+from gpunode.checks.base import (
+    ALL_POD_COMPONENTS,
+    EXPLAINS,
+    LINE,
+    MESSAGE,
+    SOURCE,
+    VERB,
+    check,
+    not_deployed,
+    ok,
+    problem,
+    unknown,
+)
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import line_finding
 from gpunode.checks.placement import Awaited
-from gpunode.decisive import Decisive
+from gpunode.decisive import clipped
 from gpunode.facts import StackPod
 from gpunode.model import Evidence, Finding, Status
 
@@ -472,8 +483,8 @@ def nfd_labels_stale(ctx: NodeContext, component: str) -> Iterator[Finding]:
     evidence = tuple(Evidence(where, f"{key}={value}; the node runs {actual}")
                      for key, value, actual in stale)
     key, value, actual = stale[0]
-    # the label as the node shows it, with the fact it contradicts: the line a class quotes
-    label = Decisive(1, f"{key}={value} while the node runs {actual}", 1)
-    yield line_finding(ctx.kb, component, Status.FAILED, label, where, verb="labels the node with",
-                       specificity=40, evidence=evidence[1:], line_class="error_version_mismatch",
-                       explains="driver")
+    # the label as the node shows it, with the fact it contradicts: the line its class quotes
+    line = clipped(f"{key}={value} while the node runs {actual}")
+    quoted = {LINE: line, MESSAGE: line, SOURCE: where, VERB: "labels the node with"}
+    yield Finding(component, Status.FAILED, "error_version_mismatch", (Evidence(where, line), *evidence[1:]),
+                  {EXPLAINS: "driver", **quoted}, 40)

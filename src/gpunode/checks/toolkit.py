@@ -6,10 +6,21 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from gpunode.checks.base import EXPLAINS, check, not_deployed, ok, problem, unknown
+from gpunode.checks.base import (
+    EXPLAINS,
+    LINE,
+    MESSAGE,
+    SOURCE,
+    VERB,
+    check,
+    not_deployed,
+    ok,
+    problem,
+    unknown,
+)
 from gpunode.checks.context import NodeContext
 from gpunode.checks.crio_hooks import HookFile, judge_hooks
-from gpunode.checks.decisive import LINE, MESSAGE, SOURCE, VERB, as_catalogued, line_finding
+from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.checks.host import runtime_down_message
 from gpunode.checks.operator import vm_reason, vm_workload
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins

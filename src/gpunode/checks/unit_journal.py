@@ -38,9 +38,9 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from gpunode.checks.base import check, not_deployed, problem, unknown
+from gpunode.checks.base import STATE, check, not_deployed, problem, unknown
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import STATE, as_catalogued, line_finding
+from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity
 from gpunode.model import Evidence, Finding, Status
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from gpunode.checks.base import STATE
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import STATE, as_catalogued, line_finding
+from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.decisive import Decisive, decisive_line, message_of
 from gpunode.facts import LogFile
 from gpunode.model import PROBLEMS, Finding, Status

@@ -37,9 +37,9 @@ from collections.abc import Callable, Iterator, Sequence
 import msgspec
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import MESSAGE, check, problem
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import MESSAGE, OWN_FACTS_ONLY, as_catalogued, line_finding
+from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.job_words import NO_DRIVER_LIBS, SMI_NO_NVML, job_names
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
