@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 from gpunode.kb import load_kb
 
@@ -21,11 +21,6 @@ def _case(*evidence: dict[str, Any], driver_mode: str | None = None) -> Case:
     if driver_mode:
         raw["cluster"] = {"driver_mode": driver_mode}
     return msgspec.convert(raw, Case)
-
-
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
 
 
 def _driver_build(text: str) -> Case:
@@ -45,11 +40,11 @@ def test_an_object_of_the_driver_sources_that_does_not_compile_is_the_kernel_s_m
             "make[3]: *** [scripts/Makefile.build:243: "
             "/usr/src/nvidia-570.86.15/kernel-open/nvidia/nv.o] Error 1\n"
             "make[2]: *** [Makefile:1945: /usr/src/nvidia-570.86.15/kernel-open] Error 2\n" + TEARDOWN)
-    assert _top(_driver_build(text)) == ("driver", "driver_kernel_incompatible")
+    assert top_pair(_driver_build(text)) == ("driver", "driver_kernel_incompatible")
     # make before 4.3 writes the target alone
     old = ("make[2]: *** [/usr/src/nvidia-470.82.01/kernel/nvidia/nv-pat.o] Error 1\n"
            "make[1]: *** [_module_/usr/src/nvidia-470.82.01/kernel] Error 2\n" + TEARDOWN)
-    assert _top(_driver_build(old)) == ("driver", "driver_kernel_incompatible")
+    assert top_pair(_driver_build(old)) == ("driver", "driver_kernel_incompatible")
 
 
 def test_a_compiler_killed_for_memory_is_not_the_kernel_s_mismatch() -> None:
@@ -57,7 +52,7 @@ def test_a_compiler_killed_for_memory_is_not_the_kernel_s_mismatch() -> None:
     text = ("cc: internal compiler error: Killed (program cc1)\n"
             "make[2]: *** [/usr/src/nvidia-384.111/kernel/nvidia-uvm/uvm8_channel_test.o] Error 4\n"
             + TEARDOWN)
-    found = _top(_driver_build(text))
+    found = top_pair(_driver_build(text))
     assert found is not None and found[0] == "driver" and found[1] != "driver_kernel_incompatible"
 
 
@@ -65,7 +60,7 @@ def test_kbuild_s_own_steps_are_not_an_object_that_did_not_compile() -> None:
     # NVIDIA/gpu-operator#18's compiler version check stays the compiler's mismatch
     text = ("make[2]: *** [cc_version_check] Error 1\nmake[2]: *** Waiting for unfinished jobs....\n"
             "make[1]: *** [_module_/usr/src/nvidia-418.40.04/kernel] Error 2\n" + TEARDOWN)
-    found = _top(_driver_build(text))
+    found = top_pair(_driver_build(text))
     assert found is not None and found[1] != "driver_kernel_incompatible"
 
 
@@ -86,7 +81,7 @@ def test_modules_still_loaded_as_a_module_container_s_last_words_are_the_module_
     assert kb.class_of(full) == "error_module_load"
     assert kb.class_of("storage modules are loaded") == "error_module_load"
     assert kb.class_of("Some inbox kernel modules are still loaded.") == "error_module_load"
-    assert _top(_mofed("storage modules are loaded\n")) == ("ofed", "error_module_load")
+    assert top_pair(_mofed("storage modules are loaded\n")) == ("ofed", "error_module_load")
 
 
 def test_modules_that_loaded_in_a_progress_line_are_no_module_failure() -> None:
@@ -94,4 +89,4 @@ def test_modules_that_loaded_in_a_progress_line_are_no_module_failure() -> None:
     assert kb.class_of("Loaded modules: mlx5_core mlx5_ib ib_core") is None
     assert kb.class_of("modules are loaded, starting the driver") is None
     # a module container that runs, never restarted, and says so stays healthy
-    assert _top(_mofed("storage modules are loaded\n", state="Running")) is None
+    assert top_pair(_mofed("storage modules are loaded\n", state="Running")) is None

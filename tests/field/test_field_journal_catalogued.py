@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 
 def _case(name: str, text: str) -> Case:
@@ -18,11 +18,6 @@ def _case(name: str, text: str) -> Case:
                            "platform": "generic", "expect": {"healthy": True},
                            "evidence": [{"kind": "node-cmd", "name": name, "text": text}]}
     return msgspec.convert(raw, Case)
-
-
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
 
 
 _CHAIN = ('failed to create containerd task: OCI runtime create failed: container_linux.go:370: starting '
@@ -42,14 +37,14 @@ def test_a_hook_s_cgroup_error_deep_in_containerd_s_line_is_the_toolkit_s_catalo
     line = _containerd("nvidia-container-cli: mount error: open failed: /sys/fs/cgroup/devices/system.slice/"
                        "containerd.service/kubepods-burstable-pod0a1b2c3d_4e5f_6a7b_8c9d_0e1f2a3b4c5d.slice/"
                        "devices.allow: no such file or directory: unknown")
-    assert _top(_case("journal-runtime.txt", line)) == ("container-toolkit", "container_cli_cgroup_error")
+    assert top_pair(_case("journal-runtime.txt", line)) == ("container-toolkit", "container_cli_cgroup_error")
 
 
 def test_the_cgroup_v2_form_in_the_same_line_is_the_same_cause() -> None:
     # the cause's other signature (no devices controller on a cgroup v2 host), short enough
     # to be quoted whole
     line = _containerd("nvidia-container-cli: container error: cgroup subsystem devices not found: unknown")
-    assert _top(_case("journal-runtime.txt", line)) == ("container-toolkit", "container_cli_cgroup_error")
+    assert top_pair(_case("journal-runtime.txt", line)) == ("container-toolkit", "container_cli_cgroup_error")
 
 
 def test_another_mount_error_of_the_hook_stays_its_class() -> None:
@@ -58,6 +53,6 @@ def test_another_mount_error_of_the_hook_stays_its_class() -> None:
                        "/run/containerd/io.containerd.runtime.v2.task/k8s.io/5b0c2a/rootfs/usr/bin/"
                        "nvidia-smi: "
                        "no such file or directory: unknown")
-    found = _top(_case("journal-runtime.txt", line))
+    found = top_pair(_case("journal-runtime.txt", line))
     assert found is not None and found[0] == "container-toolkit"
     assert found[1] != "container_cli_cgroup_error"

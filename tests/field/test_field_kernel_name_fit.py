@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 _LOG = ("========== NVIDIA Software Installer ==========\n\n"
         "Starting installation of NVIDIA driver version 575.57.08 for Linux kernel version {kernel}\n\n"
@@ -29,16 +29,11 @@ def _driver(kernel: str) -> Case:
     return msgspec.convert(raw, Case)
 
 
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
-
-
 def test_a_locally_built_kernel_is_the_script_s_failure_to_read_its_name() -> None:
     for kernel in ("6.8.0-52-gc758b3587a28", "6.5.13custom-00042", "6.1.0+"):
-        assert _top(_driver(kernel)) == ("driver", "driver_container_script_error"), kernel
+        assert top_pair(_driver(kernel)) == ("driver", "driver_container_script_error"), kernel
 
 
 def test_a_distribution_s_kernel_stays_headers_missing() -> None:
     for kernel in ("5.15.0-1075-aws", "6.8.0-1017-gcp", "5.14.0-427.13.1.el9_4.x86_64"):
-        assert _top(_driver(kernel)) == ("driver", "kernel_headers_missing"), kernel
+        assert top_pair(_driver(kernel)) == ("driver", "kernel_headers_missing"), kernel

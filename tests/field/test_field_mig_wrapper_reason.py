@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 _HEAD = ("E0723 19:02:59.909633       1 main.go:182] error starting plugins: error getting plugins: "
          "unable to create plugins: failed to construct resource managers: error building device map: "
@@ -28,19 +28,14 @@ def _plugin(reason: str) -> Case:
     return msgspec.convert(raw, Case)
 
 
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
-
-
 def test_a_mig_enabled_gpu_without_instances_behind_the_wrapper_is_no_strategy_mismatch() -> None:
     for reason in ("at least one device with migEnabled=true was not configured correctly: error visiting "
                    "device: device 3 has no MIG devices configured",
                    "at least one device with migEnabled=true was not configured correctly: No MIG devices "
                    "associated with /dev/nvidia0: GPU-fe14a161-d1f3-7706-c257-3b22fe15c684"):
-        assert _top(_plugin(reason)) == ("device-plugin", "mig_enabled_no_instances")
+        assert top_pair(_plugin(reason)) == ("device-plugin", "mig_enabled_no_instances")
 
 
 def test_a_layout_the_strategy_cannot_serve_behind_the_wrapper_stays_the_strategy_s() -> None:
-    found = _top(_plugin("more than one MIG device type present on node"))
+    found = top_pair(_plugin("more than one MIG device type present on node"))
     assert found == ("device-plugin", "mig_strategy_mismatch")

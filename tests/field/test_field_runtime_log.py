@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 
 def _top(text: str) -> tuple[str, str] | None:
@@ -22,8 +22,7 @@ def _top(text: str) -> tuple[str, str] | None:
         "evidence": [{"kind": "node-file", "path": "var/log/nvidia-container-runtime.log", "text": text}],
         "expect": {"healthy": True}}
     case = msgspec.convert(raw, Case)
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
+    return top_pair(case)
 
 
 _T = "2019/10/14 16:29:58 "

@@ -9,18 +9,13 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 
 def _case(*evidence: dict[str, Any]) -> Case:
     raw = {"id": "x-scheduler-ports", "source": "https://example.org/x", "title": "t", "platform": "generic",
            "evidence": list(evidence), "expect": {"healthy": True}}
     return msgspec.convert(raw, Case)
-
-
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
 
 
 def _pending(component: str, message: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -40,12 +35,12 @@ PLUGIN_FORM = ("0/2 nodes are available: 1 node(s) didn't have free ports for th
 
 def test_a_node_exporter_refused_for_its_host_port_is_its_port_conflict() -> None:
     for message in (K3S_PORTS, PLUGIN_FORM):
-        found = _top(_case(*_pending("node-exporter", message)))
+        found = top_pair(_case(*_pending("node-exporter", message)))
         assert found == ("node-exporter", "node_exporter_port_conflict")
 
 
 def test_an_otel_agent_refused_for_its_host_port_is_its_port_conflict() -> None:
-    assert _top(_case(*_pending("otel-agent", PLUGIN_FORM))) == ("otel-agent", "otel_agent_port_conflict")
+    assert top_pair(_case(*_pending("otel-agent", PLUGIN_FORM))) == ("otel-agent", "otel_agent_port_conflict")
 
 
 def test_a_node_exporter_refused_for_cpu_is_no_port_conflict() -> None:
@@ -54,15 +49,15 @@ def test_a_node_exporter_refused_for_cpu_is_no_port_conflict() -> None:
                "4 node(s) didn't match Pod's node affinity/selector. "
                "preemption: 0/5 nodes are available: 1 No preemption victims found for incoming pod, "
                "4 Preemption is not helpful for scheduling.")
-    found = _top(_case(*_pending("node-exporter", message)))
+    found = top_pair(_case(*_pending("node-exporter", message)))
     assert found == ("node-exporter", "scheduling_insufficient_resources")
 
 
 def test_another_component_refused_for_a_host_port_is_not_the_exporter_s() -> None:
-    found = _top(_case(*_pending("dcgm-exporter", PLUGIN_FORM)))
+    found = top_pair(_case(*_pending("dcgm-exporter", PLUGIN_FORM)))
     assert found is not None and found[0] == "dcgm-exporter"
     assert found[1] not in {"node_exporter_port_conflict", "otel_agent_port_conflict"}
 
 
 def test_an_exporter_that_runs_stays_healthy() -> None:
-    assert _top(_case({"kind": "pod-state", "component": "node-exporter", "state": "Running"})) is None
+    assert top_pair(_case({"kind": "pod-state", "component": "node-exporter", "state": "Running"})) is None

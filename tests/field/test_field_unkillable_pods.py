@@ -11,18 +11,13 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 
 def _case(*evidence: dict[str, Any]) -> Case:
     raw = {"id": "x-unkillable", "source": "https://example.org/x", "title": "t", "platform": "crio",
            "cluster": {"runtime": "crio"}, "evidence": list(evidence), "expect": {"healthy": True}}
     return msgspec.convert(raw, Case)
-
-
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
 
 
 TERMINATING = {"kind": "pod-state", "component": "dcgm-exporter", "state": "Terminating"}
@@ -39,20 +34,20 @@ _HANDLER = ("error killing pod: failed to \"KillPodSandbox\" for \"4b1e\" with K
 
 
 def test_a_removed_nvidia_handler_keeps_a_pod_from_being_killed() -> None:
-    assert _top(_case(TERMINATING, _kill_failed(_HANDLER.format("nvidia")))) == (
+    assert top_pair(_case(TERMINATING, _kill_failed(_HANDLER.format("nvidia")))) == (
         "container-toolkit", "error_not_found")
 
 
 def test_another_handler_names_no_stack_layer() -> None:
-    assert _top(_case(TERMINATING, _kill_failed(_HANDLER.format("runsc")))) is None
+    assert top_pair(_case(TERMINATING, _kill_failed(_HANDLER.format("runsc")))) is None
 
 
 def test_a_kill_that_names_no_layer_is_left_to_the_pod() -> None:
     timeout = ("error killing pod: failed to \"KillPodSandbox\" for \"4b1e\" with KillPodSandboxError: "
                "\"rpc error: code = DeadlineExceeded desc = context deadline exceeded\"")
-    assert _top(_case(TERMINATING, _kill_failed(timeout))) is None
+    assert top_pair(_case(TERMINATING, _kill_failed(timeout))) is None
 
 
 def test_a_pod_not_being_deleted_is_not_read_so() -> None:
     running = {"kind": "pod-state", "component": "dcgm-exporter", "state": "Running"}
-    assert _top(_case(running, _kill_failed(_HANDLER.format("nvidia")))) is None
+    assert top_pair(_case(running, _kill_failed(_HANDLER.format("nvidia")))) is None

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import top_pair
 
 _LOADER = ("nvidia-smi: symbol lookup error: /usr/local/vgpu/libvgpu.so: undefined symbol: _dl_sym, "
            "version GLIBC_PRIVATE\n")
@@ -26,8 +26,7 @@ def _top(*evidence: dict[str, Any]) -> tuple[str, str] | None:
     raw = {"id": "x-vgpu", "source": "https://example.org/x", "title": "t", "platform": "generic",
            "cluster": {"driver_mode": "host"}, "evidence": list(evidence), "expect": {"healthy": True}}
     case = msgspec.convert(raw, Case)
-    top = top_root_cause(diagnose_case(case), case.node)
-    return (top.component, top.cause) if top else None
+    return top_pair(case)
 
 
 def test_the_interposer_names_hami_s_plugin_where_it_runs() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 from case import Case
-from scoreboard import diagnose_case, top_root_cause
+from scoreboard import diagnose_case, top_pair
 
 ZERO = ("Pod was rejected: Allocate failed due to no healthy devices present; cannot allocate unhealthy "
         "devices nvidia.com/gpu, which is unexpected")
@@ -23,11 +23,6 @@ def _case(*evidence: dict[str, Any]) -> Case:
     return msgspec.convert(raw, Case)
 
 
-def _top(case: Case) -> tuple[str, str] | None:
-    top = top_root_cause(diagnose_case(case), case.node)
-    return None if top is None else (top.component, top.cause)
-
-
 def _refused(limits: dict[str, str], message: str, **spec: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return ({"kind": "workload", "name": "jktest-5d9c8b7f6d-x2x7q", "resources": {"limits": limits},
              "state": "UnexpectedAdmissionError", **spec},
@@ -38,7 +33,7 @@ def _refused(limits: dict[str, str], message: str, **spec: Any) -> tuple[dict[st
 def test_a_refusal_of_a_resource_the_pod_asks_none_of_is_the_kubelets() -> None:
     case = _case({"kind": "node-capacity", "resources": {"nvidia.com/gpu": "0"}},
                  *_refused({"nvidia.com/gpu": "0"}, ZERO))
-    top = _top(case)
+    top = top_pair(case)
     assert top is not None and top[0] == "kubelet"
 
 
@@ -46,14 +41,14 @@ def test_the_same_refusal_of_a_gpu_the_pod_asks_for_stays_the_device_plugins() -
     """Look-alike: a pod asking one GPU of a plugin with no healthy device is the plugin's."""
     case = _case({"kind": "node-capacity", "resources": {"nvidia.com/gpu": "0"}},
                  *_refused({"nvidia.com/gpu": "1"}, ZERO))
-    top = _top(case)
+    top = top_pair(case)
     assert top is not None and top[0] == "device-plugin"
 
 
 def test_a_plugins_answer_for_volcano_resources_is_volcanos_plugin_even_unseen() -> None:
     case = _case({"kind": "node-capacity", "resources": {"volcano.sh/gpu-memory": "32510"}},
                  *_refused({"volcano.sh/gpu-memory": "1024"}, VOLCANO, schedulerName="volcano"))
-    assert _top(case) == ("volcano-device-plugin", "error_not_found")
+    assert top_pair(case) == ("volcano-device-plugin", "error_not_found")
 
 
 def _taint_case(nfd_tolerations: list[dict[str, Any]]) -> Case:
@@ -72,13 +67,13 @@ def _taint_case(nfd_tolerations: list[dict[str, Any]]) -> Case:
 def test_an_nfd_worker_kept_off_the_gpu_node_by_its_taint_is_that_cause() -> None:
     case = _taint_case([{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
                          "effect": "NoSchedule"}])
-    assert _top(case) == ("nfd", "nfd_worker_untolerated_taint")
+    assert top_pair(case) == ("nfd", "nfd_worker_untolerated_taint")
 
 
 def test_an_nfd_worker_that_tolerates_the_taint_is_not_blamed_for_it() -> None:
     """Look-alike: the same taint, tolerated with operator Exists: NFD runs there."""
     case = _taint_case([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
-    top = _top(case)
+    top = top_pair(case)
     assert top is None or top[1] != "nfd_worker_untolerated_taint"
 
 
@@ -111,4 +106,4 @@ def test_a_controller_refused_by_a_webhook_the_api_server_cannot_call_names_its_
 def test_another_projects_webhook_names_no_stack_component() -> None:
     report = diagnose_case(_webhook_case(OTHER_WEBHOOK))
     assert not [rc for rc in report.cluster.root_causes if rc.component == "hami-scheduler"]
-    assert _top(_webhook_case(OTHER_WEBHOOK)) is None
+    assert top_pair(_webhook_case(OTHER_WEBHOOK)) is None
