@@ -1,47 +1,91 @@
 """A component's own verdict on the node: the state label it publishes.
 
-The MIG manager writes the outcome of its last apply to the node
-(``nvidia.com/mig.config.state``: ``pending``, ``rebooting``, ``success`` or
-``failed``) and then keeps running, waiting for the next change of the config label:
-its pod is ready and shows no state, so a failed apply was read as healthy. A state
-label saying ``failed`` is the component's own word that its job failed; the decisive
-line of its current log (the general rules, ``gpunode.decisive``) says why, and the
-finding is that line's class (or a catalogued cause of the component it matches). With
-no error line in the log the label alone names no cause, and nothing is added.
+Stack components write the outcome of their work on the node as a label, and then keep
+running: the MIG manager its last apply (``nvidia.com/mig.config.state``: ``pending``,
+``rebooting``, ``success`` or ``failed``), the operators' driver upgrade controller
+(NVIDIA/k8s-operator-libs, ``nvidia.com/<driver>-driver-upgrade-state``: a chain of
+``*-required`` steps, ``upgrade-done`` or ``upgrade-failed``) for the GPU driver
+(``gpu``) and the Network Operator's OFED driver (``ofed``). Their pods are ready and
+show no state, so a failed run was read as healthy. A state label whose value says
+failed is the owner's own word that its job failed: the decisive line of its logs (the
+general rules, ``gpunode.decisive``; the current log first, where the running component
+wrote its last run, then a previous one) says why, and the finding is that line's class
+(or a catalogued cause of the owner it matches). With no error line the label alone is
+the owner's state (``state_reported_failed``, degraded), never healthy; a step in
+progress, a success or an absent label says nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
+from gpunode.checks.base import problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import as_catalogued, line_finding
-from gpunode.decisive import decisive_line
+from gpunode.decisive import Decisive, decisive_line
+from gpunode.facts import LogFile
 from gpunode.model import Evidence, Finding, Status
 
-#: Node labels in which a component publishes the outcome of its last run, and the value
-#: that says it failed (NVIDIA/mig-parted, deployments/gpu-operator: mig.config.state).
-STATE_LABELS: Mapping[str, tuple[str, str]] = {
-    "nvidia.com/mig.config.state": ("mig-manager", "failed"),
+
+@dataclass(frozen=True)
+class StateLabel:
+    """A node label in which ``owner`` (a catalog component) publishes the outcome of its
+    last run, and the values that say the run failed."""
+
+    owner: str
+    failed: frozenset[str]
+
+
+#: The state labels of the stack (NVIDIA/mig-parted and the GPU Operator's mig-manager:
+#: mig.config.state; NVIDIA/k8s-operator-libs pkg/upgrade consts: UpgradeStateLabelKeyFmt
+#: 'nvidia.com/%s-driver-upgrade-state' with UpgradeStateFailed 'upgrade-failed', driver
+#: name 'gpu' in the GPU Operator and 'ofed' in the Network Operator).
+STATE_LABELS: Mapping[str, StateLabel] = {
+    "nvidia.com/mig.config.state": StateLabel("mig-manager", frozenset({"failed"})),
+    "nvidia.com/gpu-driver-upgrade-state": StateLabel("driver", frozenset({"upgrade-failed"})),
+    "nvidia.com/ofed-driver-upgrade-state": StateLabel("ofed", frozenset({"upgrade-failed"})),
 }
+#: The verb of the title while the line quoted is the owner's.
+_VERB = "reports failed"
+
+
+def failed_states(labels: Mapping[str, str]) -> Iterator[tuple[str, str, StateLabel]]:
+    """(label, value, its state label) for each state label on the node whose value says
+    the owner's last run failed."""
+    for label, state in STATE_LABELS.items():
+        value = labels.get(label)
+        if value is not None and value in state.failed:
+            yield label, value, state
 
 
 def state_label_findings(ctx: NodeContext, failing: set[str]) -> Iterator[Finding]:
-    """A failed finding for each component not already failing whose state label on this
-    node says ``failed``, quoting the decisive line of its current log."""
+    """A finding for each owner not already failing whose state label on this node says its
+    last run failed: the decisive line of its logs with its class, else the state itself."""
     labels = ctx.node.metadata.labels if ctx.node is not None else {}
-    for label, (component, failed) in STATE_LABELS.items():
-        if labels.get(label) != failed or component in failing:
+    for label, value, state in failed_states(labels):
+        component = state.owner
+        if component in failing or component in ctx.platform.not_used:
             continue
-        for sp in ctx.stack_pods(component):
-            found = next(((log, line) for log in ctx.logs_of(sp.pod) if not log.previous
-                          if (line := decisive_line(log.lines, ctx.kb.class_of)) is not None), None)
-            if found is None:
-                continue
-            log, line = found
-            stated = Evidence(f"node/{ctx.name} metadata.labels[{label}]", f"{label}={failed}")
-            yield as_catalogued(ctx.kb, line_finding(
-                ctx.kb, component, Status.FAILED, line, f"{log.path}:{line.line_no}", verb="reports failed",
-                evidence=(stated,), standalone="true", namespace=log.namespace, pod=log.pod,
-                container=log.container))
-            break
+        stated = Evidence(f"node/{ctx.name} metadata.labels[{label}]", f"{label}={value}")
+        said = _said(ctx, component)
+        if said is None:
+            yield problem(component, "state_reported_failed", stated, status=Status.DEGRADED,
+                          node=ctx.name, label=label, value=value, standalone="true")
+            continue
+        log, line = said
+        yield as_catalogued(ctx.kb, line_finding(
+            ctx.kb, component, Status.FAILED, line, f"{log.path}:{line.line_no}", verb=_VERB,
+            evidence=(stated,), standalone="true", namespace=log.namespace, pod=log.pod,
+            container=log.container))
+
+
+def _said(ctx: NodeContext, component: str) -> tuple[LogFile, Decisive] | None:
+    """The first log of the owner's pods on this node with a decisive line: current logs
+    first (a running owner writes its last run there), then previous ones."""
+    logs = [log for sp in ctx.stack_pods(component) for log in ctx.logs_of(sp.pod)]
+    for log in sorted(logs, key=lambda log: log.previous):
+        line = decisive_line(log.lines, ctx.kb.class_of)
+        if line is not None:
+            return log, line
+    return None

@@ -1,0 +1,81 @@
+"""A stack component's state label is its own verdict on the node: a value that says its
+last run failed names the label's owner (the MIG manager's mig.config.state, the operators'
+driver upgrade state), with its logs' decisive line where there is one and as the owner's
+failed state where there is none; steps in progress, success and real nodes' labels say
+nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from case import Case
+from scoreboard import diagnose_case
+
+from gpunode.checks.state_labels import STATE_LABELS, failed_states
+from gpunode.model import Status
+
+_REAL_LABELS = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "labels"
+#: The MIG manager's log while it waits for the next change of its config label
+#: (NVIDIA/mig-parted, the GPU Operator's mig-manager: the line it logs after each apply).
+_WAITING = ("time=\"2026-03-11T11:57:32Z\" level=info "
+            "msg=\"Waiting for change to 'nvidia.com/mig.config' label\"\n")
+_MIG_STATE = "nvidia.com/mig.config.state"
+_UPGRADE_STATE = "nvidia.com/gpu-driver-upgrade-state"
+
+
+def _case(*evidence: dict[str, Any]) -> Case:
+    raw = {"id": "x-state-label", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "cluster": {"driver_mode": "operator"}, "evidence": list(evidence), "expect": {"healthy": True}}
+    return msgspec.convert(raw, Case)
+
+
+def _judged(case: Case, component: str) -> Any:
+    node = next(n for n in diagnose_case(case).nodes if n.name == "gpu-wk-01")
+    return next(c for c in node.components if c.component == component)
+
+
+def _mig(state: str, text: str = _WAITING) -> Any:
+    log = {"kind": "log", "component": "mig-manager", "container": "nvidia-mig-manager", "text": text}
+    running = {"kind": "pod-state", "component": "mig-manager", "state": "Running"}
+    return _judged(_case(log, running, {"kind": "node-labels", "labels": {_MIG_STATE: state}}), "mig-manager")
+
+
+def test_a_failed_state_without_an_error_line_is_the_owner_s_state_never_healthy() -> None:
+    mig = _mig("failed")
+    assert (mig.status, mig.cause) == (Status.DEGRADED, "state_reported_failed")
+
+
+def test_a_failed_state_with_an_error_line_is_the_line_s_class() -> None:
+    # the apply's own error (NVIDIA/mig-parted: a GPU it cannot reset while a client holds it)
+    text = ('time="2026-03-11T11:57:30Z" level=error msg="Error applying MIG configuration: '
+            'failed to reset GPU 0: permission denied"\n' + _WAITING)
+    mig = _mig("failed", text)
+    assert (mig.status, mig.cause) == (Status.FAILED, "error_permission_denied")
+
+
+@pytest.mark.parametrize("state", ["pending", "rebooting", "success"])
+def test_a_step_in_progress_or_a_success_says_nothing(state: str) -> None:
+    assert _mig(state).status == Status.OK
+
+
+def test_the_driver_upgrade_state_names_the_driver() -> None:
+    # NVIDIA/k8s-operator-libs: UpgradeStateFailed is set on any failure of the driver upgrade
+    failed = {"kind": "node-labels", "labels": {_UPGRADE_STATE: "upgrade-failed"}}
+    driver = _judged(_case(failed), "driver")
+    assert (driver.status, driver.cause) == (Status.DEGRADED, "state_reported_failed")
+    for step in ("upgrade-required", "drain-required", "validation-required", "upgrade-done"):
+        step_label = {"kind": "node-labels", "labels": {_UPGRADE_STATE: step}}
+        assert _judged(_case(step_label), "driver").status == Status.OK, step
+
+
+def test_real_nodes_labels_hold_no_failed_state() -> None:
+    read = 0
+    for path in sorted(_REAL_LABELS.glob("*.json")):
+        labels = json.loads(path.read_text())
+        assert list(failed_states(labels)) == [], path.name
+        read += any(label in labels for label in STATE_LABELS)
+    assert read  # the MIG nodes of the fixtures carry mig.config.state=success
