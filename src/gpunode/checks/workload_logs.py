@@ -40,7 +40,7 @@ from gpunode.bundle.kube import Pod
 from gpunode.checks.base import MESSAGE, check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
-from gpunode.checks.job_words import NO_DRIVER_LIBS, SMI_NO_NVML, job_names
+from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
@@ -116,7 +116,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
-        yield _without_nvidia_runtime(ctx, pod, _no_driver_libs(ctx.kb, finding, found.line))
+        yield _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line))
 
 
 #: HAMi-core, the vGPU interposer that HAMi's device plugin and Volcano's vGPU device plugin
@@ -144,7 +144,12 @@ def _hardware_says(kb: KnowledgeBase, target: str, line: str) -> bool:
     judged by their own facts only, and this is one, unlike a program's guess that a GPU is
     lost. Only a catalogued signature for pasted text counts, never the line's class."""
     said = message_of(line)
-    return any(cause.is_problem and m.regex.search(said) for cause, m in kb.matchers(target, "text"))
+    if any(cause.is_problem and m.regex.search(said) for cause, m in kb.matchers(target, "text")):
+        return True
+    # the driver's return code for the GPU (NVML_ERROR_GPU_IS_LOST, CUDA's uncorrectable ECC):
+    # the GPU's own state as the driver reports it, with the catalogued cause it names
+    cause = kb.by_code.get(job_cause(line, target) or "")
+    return cause is not None and cause.component == target and cause.is_problem
 
 
 #: A launcher's report that NVIDIA's hook failed, with the hook's own words elsewhere or not at
@@ -160,17 +165,22 @@ def _nvidia_hook(line: str) -> str | None:
     return "container-toolkit" if "hooks.d/" in line and _NVIDIA_HOOK_EXIT.search(line) else None
 
 
-def _no_driver_libs(kb: KnowledgeBase, finding: Finding, line: str) -> Finding:
-    """A job's words for a container without the driver's libraries, named the toolkit's: the
-    NVIDIA runtime's hook injects them from what the driver root's loader cache lists
-    (nvidia-container-cli), so a container it started without them is that injection's fault
-    (NebiusAI/soperator#2468: a jail whose ld.so.cache holds no NVIDIA entries).
-    ``_without_nvidia_runtime`` settles a pod the runtime never touched."""
-    if finding.component != "container-toolkit" or not NO_DRIVER_LIBS.search(line):
+def _table_cause(kb: KnowledgeBase, finding: Finding, line: str) -> Finding:
+    """The cause the job-error table gives the line (``data/job_errors.toml``) where it names
+    the finding's component: an error code is the library's own verdict, more precise than
+    the class of the line's words or a phrase a signature met (CUDA's stub library and the
+    loader not finding libcuda are the same container without the driver's libraries, which
+    the NVIDIA runtime's hook injects: NebiusAI/soperator#2468). A class from the table
+    replaces only a class; ``_without_nvidia_runtime`` settles a pod the runtime never touched."""
+    code = job_cause(line, finding.component)
+    if code is None or code == finding.cause:
         return finding
-    known = kb.get(_NO_LIBS)
-    return msgspec.structs.replace(finding, cause=known.code, status=known.severity,
-                                   specificity=max(known.specificity, finding.specificity))
+    known = kb.get(code)
+    classes = {cls.code for cls, _ in kb.classes}
+    if code in classes and finding.cause not in classes:
+        return finding  # a catalogued signature is more than a class
+    rank = max(known.specificity, finding.specificity) if code not in classes else finding.specificity
+    return msgspec.structs.replace(finding, cause=known.code, status=known.severity, specificity=rank)
 
 
 def _catalogued_line(kb: KnowledgeBase, lines: Sequence[str],

@@ -1,0 +1,265 @@
+"""The stack layer a GPU job's own error line names, as validated data (data/job_errors.toml).
+
+A user's GPU pod often carries the only decisive line of a failure, in the words of the
+libraries under it: a CUDA runtime or driver API error (by name, by its message text, by its
+number), an NVML return code (in the forms its C, Go and Python bindings print), a verbs
+work-completion status NCCL relays. Each entry of the table names the catalog component the
+error is about and, where one fits, its cause; it carries the public page that documents it.
+Errors that are a program's own business (out of memory, an illegal address, an invalid
+argument) are not in it, so a job's bug is never blamed on the stack.
+
+Reading a line costs a few substring tests: a library's forms are tried only where the line
+holds the library's name (or, for the few messages that are the library's alone, the message).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Literal, get_args
+
+import msgspec
+
+from gpunode.errors import BundleError
+
+Library = Literal["cuda", "nvml", "verbs", "job"]
+LIBRARIES: tuple[str, ...] = get_args(Library)
+
+
+class JobError(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One error a job's libraries report, the layer it names and (where one fits) its cause."""
+
+    id: str
+    library: Library
+    component: str
+    source: str
+    example: str
+    names: tuple[str, ...] = ()
+    message: str = ""
+    alone: bool = False
+    code: int | None = None
+    literal: str = ""
+    pattern: str = ""
+    cause: str = ""
+    seen: str = ""
+
+
+class _File(msgspec.Struct, forbid_unknown_fields=True):
+    error: list[JobError]
+
+
+#: Lowercase words one of which a line holds where it may carry a library's forms.
+_ANCHORS: dict[str, tuple[str, ...]] = {"cuda": ("cuda", "cuinit"), "nvml": ("nvml",),
+                                        "verbs": ("ibv_wc", "completion")}
+#: How each library's identifiers begin (the enumerators' own prefixes).
+_NAME_PREFIX: dict[str, tuple[str, ...]] = {"cuda": ("cudaError", "CUDA_ERROR_"), "nvml": ("NVML_ERROR_",),
+                                            "verbs": ("IBV_WC_",)}
+#: An error's number in each library's formats. CUDA: "CUDA error 802", "cuda runtime error (802)",
+#: "code=802(cudaErrorSystemNotReady)", "cudaGetDeviceCount returned 35", "Cuda failure: 222",
+#: "CudaAPIError: [34]"; NVML: "nvmlInit_v2 err: 18"; verbs (NCCL's IB transport): "Got
+#: completion from peer ... with status=12", "... with error 12".
+_ERROR_WORD = (r"(?:\b|(?<=[a-z]))(?:error|err|failure|failed|returned|return|code|status|result)\b"
+               r"\W{0,3}(?:code\W{0,3})?")
+_NUMBERS: dict[str, re.Pattern[str]] = {
+    "cuda": re.compile(rf"(?:(?i:\bcuda)\w*|\bcu[A-Z]\w*)(?i:.{{0,160}}?{_ERROR_WORD})"
+                       r"(?P<code>\d{1,3})\b(?!\.\d)"),
+    "nvml": re.compile(rf"(?i:\bnvml\w*.{{0,80}}?{_ERROR_WORD})(?P<code>\d{{1,3}})\b(?!\.\d)"),
+    "verbs": re.compile(r"(?i:\bcompletion\b.{0,160}?\bwith (?:error |status=))(?P<code>\d{1,3})\b"),
+}
+
+
+def _binding_names(library: str, name: str) -> tuple[str, ...]:
+    """``name`` and the forms its bindings print: for NVML_ERROR_X, go-nvml's ERROR_X and
+    pynvml's NVMLError_CamelCase (its exception classes, NVMLError_GpuIsLost)."""
+    if library != "nvml":
+        return (name,)
+    rest = name.removeprefix("NVML_ERROR_")
+    camel = "".join(part.capitalize() for part in rest.split("_"))
+    return (name, f"ERROR_{rest}", f"NVMLError_{camel}")
+
+
+def _names_regex(names: Iterable[str]) -> re.Pattern[str] | None:
+    words = sorted(set(names), key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b") if words else None
+
+
+def _messages_regex(messages: Iterable[str]) -> re.Pattern[str] | None:
+    texts = sorted(set(messages), key=len, reverse=True)
+    return re.compile("(?i:" + "|".join(map(re.escape, texts)) + ")") if texts else None
+
+
+@dataclass(frozen=True)
+class _LibraryForms:
+    """One library's entries, by the form a line may hold them in."""
+
+    anchors: tuple[str, ...]
+    by_name: Mapping[str, JobError]
+    by_message: Mapping[str, JobError]
+    by_code: Mapping[int, JobError]
+    names: re.Pattern[str] | None
+    messages: re.Pattern[str] | None
+    alone: re.Pattern[str] | None
+    alone_literals: tuple[str, ...]
+    numbers: re.Pattern[str] | None
+
+    def read(self, line: str, lower: str) -> JobError | None:
+        if any(anchor in lower for anchor in self.anchors):
+            return self._named(line) or self._said(line, self.messages) or self._numbered(line)
+        if any(literal in lower for literal in self.alone_literals):
+            return self._said(line, self.alone)
+        return None
+
+    def _named(self, line: str) -> JobError | None:
+        m = self.names.search(line) if self.names is not None else None
+        return self.by_name[m.group(0)] if m is not None else None
+
+    def _said(self, line: str, regex: re.Pattern[str] | None) -> JobError | None:
+        m = regex.search(line) if regex is not None else None
+        return self.by_message[m.group(0).lower()] if m is not None else None
+
+    def _numbered(self, line: str) -> JobError | None:
+        for m in self.numbers.finditer(line) if self.numbers is not None else ():
+            found = self.by_code.get(int(m["code"]))
+            if found is not None:
+                return found
+        return None
+
+
+def _forms(library: str, entries: Sequence[JobError]) -> _LibraryForms:
+    by_name = {form: e for e in entries for name in e.names for form in _binding_names(library, name)}
+    by_message = {e.message.lower(): e for e in entries if e.message}
+    alone = [e.message for e in entries if e.message and e.alone]
+    return _LibraryForms(
+        anchors=_ANCHORS[library], by_name=by_name, by_message=by_message,
+        by_code={e.code: e for e in entries if e.code is not None},
+        names=_names_regex(by_name), messages=_messages_regex(by_message), alone=_messages_regex(alone),
+        alone_literals=tuple(sorted({m.lower() for m in alone})),
+        numbers=_NUMBERS[library] if any(e.code is not None for e in entries) else None)
+
+
+@dataclass(frozen=True)
+class JobErrors:
+    """The table, ready to read lines: each library's forms, then the frameworks' words."""
+
+    entries: tuple[JobError, ...]
+    libraries: tuple[_LibraryForms, ...]
+    words: tuple[tuple[JobError, re.Pattern[str]], ...]
+
+    def read(self, line: str) -> JobError | None:
+        """The entry ``line`` reports, or None (a line that names no layer of the stack)."""
+        lower = line.lower()
+        for forms in self.libraries:
+            found = forms.read(line, lower)
+            if found is not None:
+                return found
+        for entry, pattern in self.words:
+            if entry.literal in lower and pattern.search(line):
+                return entry
+        return None
+
+
+def _build(entries: Sequence[JobError]) -> JobErrors:
+    libraries = tuple(_forms(lib, [e for e in entries if e.library == lib])
+                      for lib in LIBRARIES if lib != "job" and any(e.library == lib for e in entries))
+    words = tuple((e, re.compile(e.pattern)) for e in entries if e.library == "job")
+    return JobErrors(tuple(entries), libraries, words)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What an entry may name: the catalog's components, each cause's component ("*" for the
+    error classes and pod states), and the class codes."""
+
+    components: frozenset[str]
+    causes: Mapping[str, str]
+    classes: frozenset[str]
+
+
+def _problems(entry: JobError, known: Known) -> Iterable[str]:
+    """What is wrong with one entry, in words."""
+    if entry.component not in known.components:
+        yield f"names unknown component {entry.component!r}"
+    owner = known.causes.get(entry.cause) if entry.cause else None
+    if entry.cause and owner is None:
+        yield f"names unknown cause {entry.cause!r}"
+    elif entry.cause and entry.cause not in known.classes and owner != entry.component:
+        yield f"cause {entry.cause!r} is {owner!r}'s, not {entry.component!r}'s (nor an error class)"
+    if not entry.source.startswith("https://") or (entry.seen and not entry.seen.startswith("https://")):
+        yield "source and seen must be https:// addresses"
+    yield from _form_problems(entry)
+
+
+def _form_problems(entry: JobError) -> Iterable[str]:
+    if entry.library == "job":
+        if not entry.pattern or not entry.literal or entry.literal != entry.literal.lower():
+            yield "a job's wording needs a pattern and a lowercase literal"
+        elif entry.names or entry.message or entry.code is not None:
+            yield "a job's wording has a pattern only, no names, message or code"
+        return
+    if entry.pattern or entry.literal:
+        yield f"a {entry.library} error is read by its names, message and code, not a pattern"
+    if not (entry.names or entry.message or entry.code is not None):
+        yield "needs a name, a message or a code"
+    prefixes = _NAME_PREFIX[entry.library]
+    for name in entry.names:
+        if not re.fullmatch(r"\w+", name) or not name.startswith(prefixes):
+            yield f"name {name!r} is not a {entry.library} identifier ({', '.join(prefixes)}...)"
+    if entry.alone and not entry.message:
+        yield "alone needs a message"
+
+
+def validate(entries: Sequence[JobError], known: Known, origin: str) -> None:
+    """Each entry names a known component and cause, is read by one form at least, reads its
+    own example, and no id, name or (library, code) is listed twice."""
+    seen: set[object] = set()
+    for entry in entries:
+        keys = [("id", entry.id), *(("name", n) for n in entry.names),
+                *((("code", entry.library, entry.code),) if entry.code is not None else ())]
+        problems = [f"{key[0]} {key[1:]!s} is listed twice" for key in keys if key in seen]
+        seen.update(keys)
+        problems.extend(_problems(entry, known))
+        if not problems:
+            try:
+                if not _build((entry,)).read(entry.example):
+                    problems.append("does not read its own example")
+            except re.error as exc:
+                problems.append(f"pattern does not compile: {exc}")
+        if problems:
+            raise ValueError(f"{origin}: entry {entry.id!r}: {problems[0]}")
+
+
+def parse_job_errors(text: str, known: Known, origin: str = "job_errors.toml") -> JobErrors:
+    """Decode and validate the table; a bad entry is refused with one line naming it."""
+    try:
+        parsed = msgspec.convert(tomllib.loads(text), _File)
+        validate(parsed.error, known, origin)
+    except ValueError as exc:  # msgspec.ValidationError and tomllib's errors are ValueErrors
+        message = str(exc) if str(exc).startswith(origin) else f"{origin}: {exc}"
+        raise BundleError(message.splitlines()[0]) from exc
+    return _build(tuple(parsed.error))
+
+
+def shipped_known() -> Known:
+    """What the shipped catalog and knowledge base hold."""
+    from gpunode.catalog import load_catalog
+    from gpunode.kb import load_kb
+
+    kb = load_kb()
+    return Known(frozenset(load_catalog().ids), {c.code: c.component for c in kb.causes},
+                 frozenset(cls.code for cls, _ in kb.classes))
+
+
+@cache
+def load_job_errors() -> JobErrors:
+    """The table shipped with the package (read and validated once per process)."""
+    text = resources.files("gpunode").joinpath("data/job_errors.toml").read_text("utf-8")
+    return parse_job_errors(text, shipped_known())
+
+
+def job_error(line: str) -> JobError | None:
+    """The shipped table's entry a GPU job's ``line`` reports, or None."""
+    return load_job_errors().read(line)
