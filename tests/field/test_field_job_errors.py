@@ -1,0 +1,155 @@
+"""A GPU job's own error line read with the job-error table (src/gpunode/data/job_errors.toml):
+each entry's line is read to its layer and cause, in every form jobs print it (name, message,
+number), on real lines from public reports; a job's own errors and a healthy job log are not;
+the table's validation refuses a bad entry with one line naming the file and the entry."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import msgspec
+import pytest
+from case import Case
+from scoreboard import top_pair
+
+from gpunode.errors import BundleError
+from gpunode.job_errors import load_job_errors, parse_job_errors, shipped_known
+
+TABLE = load_job_errors()
+
+
+def _job_log(text: str) -> Case:
+    """A GPU job's log in a pod that asks for the NVIDIA runtime by its RuntimeClass (a pod that
+    does not, on a node whose default runtime is not NVIDIA's, is settled by that fact first)."""
+    raw = {"id": "x-job-errors", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "cluster": {"driver_mode": "host"},
+           "evidence": [{"kind": "workload", "name": "job-0", "namespace": "default",
+                         "runtimeClassName": "nvidia"},
+                        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+                         "text": text + "\n"}],
+           "expect": {"healthy": True}}
+    return msgspec.convert(raw, Case)
+
+
+@pytest.mark.parametrize("entry", TABLE.entries, ids=lambda e: e.id)
+def test_each_entrys_line_is_read_to_its_layer_and_cause(entry: object) -> None:
+    from gpunode.job_errors import JobError
+
+    assert isinstance(entry, JobError)
+    found = TABLE.read(entry.example)
+    assert found is not None and found.id == entry.id
+    top = top_pair(_job_log(entry.example))
+    assert top is not None and top[0] == entry.component, top
+    if entry.cause:
+        assert top[1] == entry.cause, top
+
+
+#: Real lines from public reports, in the forms the libraries and their callers print them.
+REAL = {
+    # pytorch/pytorch#35710: PyTorch's old form, and the CUDA sample's check macro
+    "RuntimeError: cuda runtime error (802) : system not yet initialized at /opt/conda/conda-bld/"
+    "pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50": "cuda-system-not-ready",
+    "cudaGetDeviceProperties returned 802": "cuda-system-not-ready",
+    # cupy/cupy#2845, NVIDIA/nccl-tests#264, ollama/ollama#11963
+    "cupy.cuda.runtime.CUDARuntimeError: cudaErrorSystemNotReady: system not yet initialized":
+        "cuda-system-not-ready",
+    "Test CUDA failure common.cu:941 'system not yet initialized'": "cuda-system-not-ready",
+    "ggml_cuda_init: failed to initialize CUDA: system not yet initialized": "cuda-system-not-ready",
+    # numba/numba#9732, xmake-io/xmake#4686: the stub libcuda loaded instead of the driver's
+    "numba.cuda.cudadrv.driver.CudaAPIError: [34]": "cuda-stub-library",
+    "CUDA API Error at line 28: CUDA driver is a stub library": "cuda-stub-library",
+    # wookayin/gpustat#147, tensorpack/tensorpack#1244, abysssol/ollama-flake#4 (NVML's number)
+    "pynvml.nvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.":
+        "nvml-lib-rm-version-mismatch",
+    "tensorpack.utils.nvml.NvmlException: NVML_ERROR_LIB_RM_VERSION_MISMATCH": "nvml-lib-rm-version-mismatch",
+    "nvmlInit_v2 err: 18": "nvml-lib-rm-version-mismatch",
+    # LSSI-ETH/plmfit#40: Slurm's NVML call
+    "slurmstepd: error: NVML: Failed to get usage(15): GPU is lost": "nvml-gpu-is-lost",
+    # huggingface/candle#1846 (the driver API's name with its message), cuda_memtest#31
+    'Error: Cuda(Load { cuda: DriverError(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "the provided PTX was '
+    'compiled with an unsupported toolchain.") })': "cuda-unsupported-ptx-version",
+    "ERROR: CUDA error: the provided PTX was compiled with an unsupported toolchain., line 148":
+        "cuda-unsupported-ptx-version",
+    # MIC-DKFZ/nnUNet#1519
+    "RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution":
+        "cuda-nvlink-uncorrectable",
+    # NVIDIA/nccl#1814: NCCL's IB transport relaying the verbs status, "with status=12"
+    "NCCL WARN NET/IB : Got completion from peer xxx.xxx.xxx.xxx<55921> with status=12 opcode=1 len=0 "
+    "vendor err 129 (Send) localGid ::ffff:29.87.4.221 remoteGids::ffff:29.87.88.182": "verbs-retry-exceeded",
+}
+
+
+def test_real_lines_are_read_in_every_form() -> None:
+    for line, entry in REAL.items():
+        found = TABLE.read(line)
+        assert found is not None and found.id == entry, line
+
+
+#: A job's own errors (its bug, never the stack's), NCCL's return codes that name no layer, and
+#: look-alikes of the table's forms.
+OWN = (
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.",
+    "RuntimeError: CUDA error: invalid argument",
+    "RuntimeError: CUDA error: device-side assert triggered",
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    "RuntimeError: CUDA error: unspecified launch failure",
+    "CUDA error 2 at kernel.cu:35",
+    "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3",
+    "ncclRemoteError: remote process exited or there was a network error",
+    "torch.distributed.DistBackendError: NCCL error: internal error - please report this issue",
+    "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-aG3xY (size 9637888)",
+    "HTTP request to /v1/completions returned status 200 in 35 ms on cuda:0",
+    "nvidia-ml-py 12.535.133 installed; NVML version 535.129",
+    "the docs on forward compatibility were updated",
+)
+
+
+def test_a_jobs_own_errors_and_a_healthy_log_name_no_layer() -> None:
+    for line in OWN:
+        assert TABLE.read(line) is None, line
+        assert top_pair(_job_log(line)) is None, line
+    healthy = ("NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.2<0>\n"
+               "NCCL INFO ncclCommInitRank comm 0x55 rank 0 nranks 8 cudaDev 0 busId 1b000 - Init COMPLETE\n"
+               "Epoch 1, step 100: loss 2.31, 1180 tokens/s on cuda:0\n")
+    assert top_pair(_job_log(healthy)) is None
+
+
+def _shipped() -> str:
+    return resources.files("gpunode").joinpath("data/job_errors.toml").read_text("utf-8")
+
+
+def _entry(**fields: object) -> str:
+    base: dict[str, object] = {
+        "id": "x-err", "library": "cuda", "names": ["cudaErrorSystemNotReady"], "component": "fabric-manager",
+        "cause": "fabric_manager_not_running", "source": "https://docs.nvidia.com/cuda/",
+        "example": "cudaErrorSystemNotReady"}
+    base.update(fields)
+    body = "\n".join(f"{key} = {value!r}".replace("'", '"') if not isinstance(value, list)
+                     else f"{key} = {msgspec.json.encode(value).decode()}" for key, value in base.items())
+    return f"[[error]]\n{body}\n"
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"component": "no-such-component"}, "unknown component"),
+    ({"cause": "no_such_cause"}, "unknown cause"),
+    ({"cause": "driver_library_mismatch"}, "not 'fabric-manager''s"),
+    ({"names": ["SystemNotReady"]}, "not a cuda identifier"),
+    ({"example": "all good"}, "does not read its own example"),
+    ({"source": "docs.nvidia.com"}, "https://"),
+    ({"library": "job", "names": [], "pattern": "x", "literal": "X", "example": "x"}, "lowercase literal"),
+])
+def test_validation_refuses_a_bad_entry_in_one_line(fields: dict[str, object], said: str) -> None:
+    with pytest.raises(BundleError) as refused:
+        parse_job_errors(_entry(**fields), shipped_known(), "job_errors.toml")
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith("job_errors.toml: entry 'x-err': ") and said in message
+
+
+def test_an_entry_listed_twice_is_refused() -> None:
+    with pytest.raises(BundleError, match=r"^job_errors\.toml: entry 'x-err': id"):
+        parse_job_errors(_entry() + _entry(), shipped_known(), "job_errors.toml")
+
+
+def test_the_shipped_table_is_valid() -> None:
+    assert len(parse_job_errors(_shipped(), shipped_known()).entries) == len(TABLE.entries)
