@@ -696,12 +696,20 @@ def _rfc(moment: Any) -> str:
     return ids.rfc3339(moment)
 
 
+def _check_source(ev: EventEv) -> None:
+    """An event's ``source`` is a stack component recording it on the Node; elsewhere the
+    recorder follows from the object (the kubelet, the scheduler, a controller)."""
+    if ev.source is not None and (ev.object is None or ev.object.kind != "Node"):
+        raise CaseError("an event's source is given only for an event on the Node")
+
+
 def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Case) -> str | None:
     count = ev.count or 1
     message = ev.message.rstrip("\n")
+    _check_source(ev)
     if ev.object is not None and ev.object.kind == "Node":
         target = world.node(ev.object.name) if ev.object.name else node
-        component = "node-controller" if ev.reason in _CONTROLLER_REASONS else "kubelet"
+        component = ev.source or ("node-controller" if ev.reason in _CONTROLLER_REASONS else "kubelet")
         world.add_event(
             event(
                 "Node",

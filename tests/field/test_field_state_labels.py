@@ -79,3 +79,32 @@ def test_real_nodes_labels_hold_no_failed_state() -> None:
         assert list(failed_states(labels)) == [], path.name
         read += any(label in labels for label in STATE_LABELS)
     assert read  # the MIG nodes of the fixtures carry mig.config.state=success
+
+
+def _upgrade(state: str, *events: dict[str, Any]) -> Any:
+    label = {"kind": "node-labels", "labels": {_UPGRADE_STATE: state}}
+    return _judged(_case(label, *events), "driver")
+
+
+def _upgrade_event(message: str, type_: str = "Warning") -> dict[str, Any]:
+    """The upgrade controller's event on the Node (k8s-operator-libs: reason GetEventReason,
+    'GPUDriverUpgrade' for the driver name 'gpu')."""
+    return {"kind": "event", "object": {"kind": "Node"}, "source": "gpu-operator", "type": type_,
+            "reason": "GPUDriverUpgrade", "message": message}
+
+
+def test_the_upgrade_controller_s_warning_on_the_node_says_why() -> None:
+    # k8s-operator-libs drain manager: 'Failed to drain the node, %s' and then upgrade-failed;
+    # kubectl's drain helper gives up on a pod its disruption budget keeps after its timeout
+    drain = _upgrade_event("Failed to drain the node, error when evicting pods/\"train-0\" -n \"ml\": "
+                           "global timeout reached: 5m0s")
+    driver = _upgrade("upgrade-failed", drain)
+    assert (driver.status, driver.cause) == (Status.FAILED, "error_unreachable")
+    label = {"kind": "node-labels", "labels": {_UPGRADE_STATE: "upgrade-failed"}}
+    node = next(n for n in diagnose_case(_case(label, drain)).nodes if n.name == "gpu-wk-01")
+    quoted = [e.source for rc in node.root_causes for e in rc.evidence]
+    assert "event node/gpu-wk-01 GPUDriverUpgrade" in quoted
+    # its Normal events are progress, and a warning under a later success is history
+    moved = _upgrade_event("Successfully updated node state label to upgrade-failed", "Normal")
+    assert _upgrade("upgrade-failed", moved).cause == "state_reported_failed"
+    assert _upgrade("upgrade-done", drain).status == Status.OK

@@ -7,7 +7,9 @@ running: the MIG manager its last apply (``nvidia.com/mig.config.state``: ``pend
 ``*-required`` steps, ``upgrade-done`` or ``upgrade-failed``) for the GPU driver
 (``gpu``) and the Network Operator's OFED driver (``ofed``). Their pods are ready and
 show no state, so a failed run was read as healthy. A state label whose value says
-failed is the owner's own word that its job failed: the decisive line of its logs (the
+failed is the owner's own word that its job failed: the Warning event its setter records
+on the Node for the step that failed (the upgrade controller's), else the decisive line of
+its logs (the
 general rules, ``gpunode.decisive``; the current log first, where the running component
 wrote its last run, then a previous one) says why, and the finding is that line's class
 (or a catalogued cause of the owner it matches). With no error line the label alone is
@@ -35,16 +37,22 @@ class StateLabel:
 
     owner: str
     failed: frozenset[str]
+    #: the reason of the Warning events its setter records on the Node when a step fails
+    #: (the words that say why the state is failed), or "" where it records none
+    event_reason: str = ""
 
 
+_UPGRADE_FAILED = frozenset({"upgrade-failed"})
 #: The state labels of the stack (NVIDIA/mig-parted and the GPU Operator's mig-manager:
 #: mig.config.state; NVIDIA/k8s-operator-libs pkg/upgrade consts: UpgradeStateLabelKeyFmt
 #: 'nvidia.com/%s-driver-upgrade-state' with UpgradeStateFailed 'upgrade-failed', driver
-#: name 'gpu' in the GPU Operator and 'ofed' in the Network Operator).
+#: name 'gpu' in the GPU Operator and 'ofed' in the Network Operator; its Warning events on the
+#: Node, 'Failed to drain the node, ...', have the reason GetEventReason gives: '%sDriverUpgrade'
+#: of the driver name in capitals).
 STATE_LABELS: Mapping[str, StateLabel] = {
     "nvidia.com/mig.config.state": StateLabel("mig-manager", frozenset({"failed"})),
-    "nvidia.com/gpu-driver-upgrade-state": StateLabel("driver", frozenset({"upgrade-failed"})),
-    "nvidia.com/ofed-driver-upgrade-state": StateLabel("ofed", frozenset({"upgrade-failed"})),
+    "nvidia.com/gpu-driver-upgrade-state": StateLabel("driver", _UPGRADE_FAILED, "GPUDriverUpgrade"),
+    "nvidia.com/ofed-driver-upgrade-state": StateLabel("ofed", _UPGRADE_FAILED, "OFEDDriverUpgrade"),
 }
 #: The verb of the title while the line quoted is the owner's.
 _VERB = "reports failed"
@@ -68,6 +76,12 @@ def state_label_findings(ctx: NodeContext, failing: set[str]) -> Iterator[Findin
         if component in failing or component in ctx.platform.not_used:
             continue
         stated = Evidence(f"node/{ctx.name} metadata.labels[{label}]", f"{label}={value}")
+        warned = _warned(ctx, state.event_reason)
+        if warned is not None:
+            where, line = warned
+            yield as_catalogued(ctx.kb, line_finding(ctx.kb, component, Status.FAILED, line, where,
+                                                     verb=_VERB, evidence=(stated,), standalone="true"))
+            continue
         said = _said(ctx, component)
         if said is None:
             yield problem(component, "state_reported_failed", stated, status=Status.DEGRADED,
@@ -78,6 +92,19 @@ def state_label_findings(ctx: NodeContext, failing: set[str]) -> Iterator[Findin
             ctx.kb, component, Status.FAILED, line, f"{log.path}:{line.line_no}", verb=_VERB,
             evidence=(stated,), standalone="true", namespace=log.namespace, pod=log.pod,
             container=log.container))
+
+
+def _warned(ctx: NodeContext, reason: str) -> tuple[str, Decisive] | None:
+    """The decisive line of the last Warning event with ``reason`` on this Node (the state
+    label's setter saying which step failed), with where it is; None without one."""
+    if not reason:
+        return None
+    warnings = [ev for ev in ctx.node_events() if ev.type == "Warning" and ev.reason == reason]
+    for ev in sorted(warnings, key=lambda ev: ev.last_timestamp or ev.event_time or "", reverse=True):
+        line = decisive_line(ev.message.splitlines(), ctx.kb.class_of)
+        if line is not None:
+            return f"event node/{ctx.name} {reason}", line
+    return None
 
 
 def _said(ctx: NodeContext, component: str) -> tuple[LogFile, Decisive] | None:
