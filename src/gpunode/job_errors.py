@@ -60,9 +60,9 @@ _NAME_PREFIX: dict[str, tuple[str, ...]] = {"cuda": ("cudaError", "CUDA_ERROR_")
                                             "verbs": ("IBV_WC_",)}
 #: An error's number in each library's formats. CUDA: "CUDA error 802", "cuda runtime error (802)",
 #: "code=802(cudaErrorSystemNotReady)", "cudaGetDeviceCount returned 35", "Cuda failure: 222",
-#: "CudaAPIError: [34]"; NVML: "nvmlInit_v2 err: 18"; verbs (NCCL's IB transport): "Got
-#: completion from peer ... with status=12", "... with error 12".
-_ERROR_WORD = (r"(?:\b|(?<=[a-z]))(?:error|err|failure|failed|returned|return|code|status|result)\b"
+#: "CudaAPIError: [34]" (an identifier ending in Error, not stderr); NVML: "nvmlInit_v2 err: 18";
+#: verbs (NCCL's IB transport): "Got completion from peer ... with status=12", "... with error 12".
+_ERROR_WORD = (r"(?:\b(?:error|err|failure|failed|returned|return|code|status|result)|(?<=[a-z])error)\b"
                r"\W{0,3}(?:code\W{0,3})?")
 _NUMBERS: dict[str, re.Pattern[str]] = {
     "cuda": re.compile(rf"(?:(?i:\bcuda)\w*|\bcu[A-Z]\w*)(?i:.{{0,160}}?{_ERROR_WORD})"

@@ -101,6 +101,7 @@ OWN = (
     "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-aG3xY (size 9637888)",
     "HTTP request to /v1/completions returned status 200 in 35 ms on cuda:0",
     "nvidia-ml-py 12.535.133 installed; NVML version 535.129",
+    "cuda worker stderr: 34 lines dropped",
     "the docs on forward compatibility were updated",
 )
 
