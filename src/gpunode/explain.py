@@ -28,6 +28,7 @@ import msgspec
 from gpunode import re2scan
 from gpunode.catalog import load_catalog
 from gpunode.decisive import decisive_line, lenient_line, message_of
+from gpunode.job_errors import job_error
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
 from gpunode.state_lines import state_line
@@ -289,7 +290,8 @@ class Matcher:
         found = list(self._found.values())
         decisive, cause = self._decisive, self._decisive_class
         if decisive is not None and cause is not None and not any(m.cause.is_problem for m in found):
-            match = CauseMatch(cause, 0, order=self._order)
+            cause = self._table_cause(decisive.text) or cause
+            match = CauseMatch(cause, self._layers.get(cause.component, 0), order=self._order)
             match.add_quote(decisive)
             found.append(match)
         if decisive is None and self._kb is not None:
@@ -306,6 +308,14 @@ class Matcher:
             cause = self._kb.get(code) if code is not None else self._kb.line_class(decisive.text)
         return Explanation(rank(found), _xid_summary(self._xids), self.lines_read, self._names,
                            decisive, cause.code if cause is not None else None)
+
+    def _table_cause(self, line: str) -> Cause | None:
+        """The cause the job-error table gives a decisive line no signature matched (a CUDA
+        error by its number, an NVML code in pynvml's words), as a job's log is read."""
+        entry = job_error(line) if self._kb is not None else None
+        if self._kb is None or entry is None or not entry.cause:
+            return None
+        return self._kb.get(entry.cause)
 
     @staticmethod
     def _catalogued_line(found: list[CauseMatch],

@@ -154,3 +154,14 @@ def test_an_entry_listed_twice_is_refused() -> None:
 
 def test_the_shipped_table_is_valid() -> None:
     assert len(parse_job_errors(_shipped(), shipped_known()).entries) == len(TABLE.entries)
+
+
+def test_explain_reads_the_table_where_no_signature_matched() -> None:
+    from gpunode.explain import explain_lines
+
+    # the CUDA samples' deviceQuery form: the number alone names the driver too old
+    said = explain_lines(["cudaGetDeviceCount returned 35"])
+    assert said.matches and said.matches[0].cause.code == "cuda_driver_too_old"
+    # a job's own CUDA error stays in its class
+    own = explain_lines(["RuntimeError: CUDA error: an illegal memory access was encountered"])
+    assert not own.matches or own.matches[0].cause.code.startswith("error_")
