@@ -58,6 +58,10 @@ _ANCHORS: dict[str, tuple[str, ...]] = {"cuda": ("cuda", "cuinit"), "nvml": ("nv
 #: How each library's identifiers begin (the enumerators' own prefixes).
 _NAME_PREFIX: dict[str, tuple[str, ...]] = {"cuda": ("cudaError", "CUDA_ERROR_"), "nvml": ("NVML_ERROR_",),
                                             "verbs": ("IBV_WC_",)}
+#: Lowercase pieces every name of a library holds in every form (go-nvml's ERROR_X, pynvml's
+#: NVMLError_X): a line without one holds no name, and the names' regex is not run.
+_NAME_TEXTS: dict[str, tuple[str, ...]] = {"cuda": ("cudaerror", "cuda_error_"), "nvml": ("error_",),
+                                           "verbs": ("ibv_wc_",)}
 #: An error's number in each library's formats. CUDA: "CUDA error 802", "cuda runtime error (802)",
 #: "code=802(cudaErrorSystemNotReady)", "cudaGetDeviceCount returned 35", "Cuda failure: 222",
 #: "CudaAPIError: [34]" (an identifier ending in Error, not stderr); NVML: "nvmlInit_v2 err: 18";
@@ -103,26 +107,32 @@ class _LibraryForms:
     names: re.Pattern[str] | None
     messages: re.Pattern[str] | None
     alone: re.Pattern[str] | None
-    alone_literals: tuple[str, ...]
+    name_texts: tuple[str, ...]
+    message_texts: tuple[str, ...]
     numbers: re.Pattern[str] | None
+    code_texts: tuple[str, ...]
 
     def read(self, line: str, lower: str) -> JobError | None:
         if any(anchor in lower for anchor in self.anchors):
-            return self._named(line) or self._said(line, self.messages) or self._numbered(line)
-        if any(literal in lower for literal in self.alone_literals):
-            return self._said(line, self.alone)
-        return None
+            return self._named(line, lower) or self._said(line, lower, self.messages) or self._numbered(line)
+        return self._said(line, lower, self.alone)
 
-    def _named(self, line: str) -> JobError | None:
-        m = self.names.search(line) if self.names is not None else None
+    def _named(self, line: str, lower: str) -> JobError | None:
+        if self.names is None or not any(name in lower for name in self.name_texts):
+            return None
+        m = self.names.search(line)
         return self.by_name[m.group(0)] if m is not None else None
 
-    def _said(self, line: str, regex: re.Pattern[str] | None) -> JobError | None:
-        m = regex.search(line) if regex is not None else None
+    def _said(self, line: str, lower: str, regex: re.Pattern[str] | None) -> JobError | None:
+        if regex is None or not any(message in lower for message in self.message_texts):
+            return None
+        m = regex.search(line)
         return self.by_message[m.group(0).lower()] if m is not None else None
 
     def _numbered(self, line: str) -> JobError | None:
-        for m in self.numbers.finditer(line) if self.numbers is not None else ():
+        if self.numbers is None or not any(code in line for code in self.code_texts):
+            return None  # most lines hold none of the table's numbers: skip the regex
+        for m in self.numbers.finditer(line):
             found = self.by_code.get(int(m["code"]))
             if found is not None:
                 return found
@@ -137,8 +147,9 @@ def _forms(library: str, entries: Sequence[JobError]) -> _LibraryForms:
         anchors=_ANCHORS[library], by_name=by_name, by_message=by_message,
         by_code={e.code: e for e in entries if e.code is not None},
         names=_names_regex(by_name), messages=_messages_regex(by_message), alone=_messages_regex(alone),
-        alone_literals=tuple(sorted({m.lower() for m in alone})),
-        numbers=_NUMBERS[library] if any(e.code is not None for e in entries) else None)
+        name_texts=_NAME_TEXTS[library], message_texts=tuple(sorted(by_message)),
+        numbers=_NUMBERS[library] if any(e.code is not None for e in entries) else None,
+        code_texts=tuple(sorted({str(e.code) for e in entries if e.code is not None})))
 
 
 @dataclass(frozen=True)
