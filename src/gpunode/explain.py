@@ -187,6 +187,9 @@ class Matcher:
         self._lenient: QuotedLine | None = None
         #: The last source's line that shows a failed state without an error word (``state_line``).
         self._state: tuple[QuotedLine, str | None] | None = None
+        #: The last source's line that a library's error code says failed (``job_errors``),
+        #: where no line reads as an error ("NVMLError_GpuIsLost: GPU is lost").
+        self._coded: QuotedLine | None = None
 
     def begin(self, source: str, order: int) -> None:
         """Lines fed from now on are ``source``'s (numbered from 1), the ``order``-th read."""
@@ -213,6 +216,9 @@ class Matcher:
             line_no = total - (len(lines) - found.line_no)
             self._decisive = QuotedLine(line_no, found.line[:MAX_LINE_CHARS], self._source)
             self._decisive_class = self._kb.line_class(found.message)
+        elif (coded := _last_coded(lines)) is not None:
+            self._coded = QuotedLine(total - (len(lines) - coded), lines[coded - 1].strip()[:MAX_LINE_CHARS],
+                                     self._source)
         elif (weak := lenient_line(lines)) is not None:
             line_no = total - (len(lines) - weak.line_no)
             self._lenient = QuotedLine(line_no, weak.line[:MAX_LINE_CHARS], self._source)
@@ -296,6 +302,10 @@ class Matcher:
             found.append(match)
         if decisive is None and self._kb is not None:
             decisive, cause = self._catalogued_line(found, self._kb)
+        if decisive is None and self._kb is not None and self._coded is not None:
+            # no line reads as an error, yet a library's error code names the layer
+            decisive = self._coded
+            cause = self._table_cause(decisive.text) or self._kb.line_class(message_of(decisive.text))
         if decisive is None and self._kb is not None and self._lenient is not None:
             # no line reads as an error and nothing catalogued matched: what a warning or a
             # retry says failed is still the text's decisive line (never silence)
@@ -328,6 +338,11 @@ class Matcher:
             return None, None
         quote = best.quotes[0]
         return quote, kb.line_class(message_of(quote.text))
+
+
+def _last_coded(lines: Sequence[str]) -> int | None:
+    """The number (from 1) of the last line a library's error code is on (``job_errors``)."""
+    return next((i + 1 for i in range(len(lines) - 1, -1, -1) if job_error(lines[i]) is not None), None)
 
 
 def rank(matches: Iterable[CauseMatch]) -> tuple[CauseMatch, ...]:

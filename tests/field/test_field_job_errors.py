@@ -165,3 +165,15 @@ def test_explain_reads_the_table_where_no_signature_matched() -> None:
     # a job's own CUDA error stays in its class
     own = explain_lines(["RuntimeError: CUDA error: an illegal memory access was encountered"])
     assert not own.matches or own.matches[0].cause.code.startswith("error_")
+
+
+def test_explain_takes_a_coded_line_where_no_line_reads_as_an_error() -> None:
+    from gpunode.explain import explain_lines
+
+    # pynvml's exception for NVML_ERROR_GPU_IS_LOST carries no error word of its own
+    said = explain_lines(["Epoch 3 step 120", "NVMLError_GpuIsLost: GPU is lost"])
+    assert said.decisive is not None and said.decisive.text.endswith("GPU is lost")
+    assert said.decisive_class == "gpu_fallen_off_bus"
+    # perftest's words for the verbs connection it could not make
+    assert TABLE.read("Failed to modify QP 59 to RTR") is not None
+    assert TABLE.read("Failed to modify the configuration file") is None
