@@ -222,6 +222,59 @@ def test_volcano_plugin_replaces_and_is_judged_by_its_resources(bundle: Path) ->
     assert ("volcano-device-plugin", "volcano_no_resources") in _roots(_node(_report(bundle)))
 
 
+def _crashing_volcano(root: Path, previous: str) -> None:
+    """Volcano's plugin (volcano-sh/devices volcano-device-plugin.yml) crash-looping on NODE
+    with ``previous`` as its last run's log; the node advertises none of volcano.sh/*."""
+    template = _plugin_pod(root)
+    _without_nvidia_plugin(root)
+    pod = _pod_like(template, "volcano-device-plugin-8pbh5", "volcano-device-plugin",
+                    labels={"name": "volcano-device-plugin"}, namespace="kube-system",
+                    containers=[("volcano-device-plugin", "volcanosh/volcano-device-plugin:latest")])
+    status = pod["status"]["containerStatuses"][0]
+    status.update(ready=False, restartCount=5, state={"waiting": {
+        "reason": "CrashLoopBackOff",
+        "message": "back-off 2m40s restarting failed container=volcano-device-plugin"}},
+        lastState={"terminated": {"exitCode": 255, "reason": "Error",
+                                  "startedAt": "2026-12-06T05:10:02Z", "finishedAt": "2026-12-06T05:10:02Z"}})
+    _add_pods(root, pod)
+    _set_allocatable(root, {"nvidia.com/gpu": None})
+    folder = root / "logs" / "kube-system" / "volcano-device-plugin-8pbh5"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "volcano-device-plugin.previous.log").write_text(previous)
+
+
+#: volcano-sh/volcano#3160: the plugin (a fork of NVIDIA's) without NVML in its container.
+_NVML_MISSING = (
+    "I1030 05:12:02.805254       1 main.go:77] Loading NVML\n"
+    "I1030 05:12:02.805419       1 main.go:79] Failed to initialize NVML: could not load NVML library.\n"
+    "I1030 05:12:02.805428       1 main.go:80] If this is a GPU node, did you set the docker default "
+    "runtime to `nvidia`?\n"
+    "I1030 05:12:02.805431       1 main.go:81] You can check the prerequisites at: "
+    "https://github.com/NVIDIA/k8s-device-plugin#prerequisites\n"
+    "F1030 05:12:02.805498       1 main.go:44] failed to initialize NVML\n")
+
+
+def test_crash_looping_fork_ending_on_its_parents_nvml_failure_advertises_nothing(bundle: Path) -> None:
+    # the last run ended on NVIDIA's plugin's catalogued NVML line and the fatal after it:
+    # the plugin's own cause (no resources, NVML unreachable), not the fatal line's class
+    _crashing_volcano(bundle, _NVML_MISSING)
+    node = _node(_report(bundle))
+    assert _roots(node)[0] == ("volcano-device-plugin", "volcano_no_resources"), _roots(node)
+
+
+def test_crash_looping_fork_ending_on_another_error_keeps_that_errors_class(bundle: Path) -> None:
+    # look-alike: an NVML failure long before, then a run that ends on an error of its own
+    # (the kubelet's socket): the closing lines name no failure of NVIDIA's plugin
+    _crashing_volcano(bundle, _NVML_MISSING.replace("F1030", "I1030") + "".join(
+        f"I1030 05:12:0{i}.000000       1 server.go:9] Starting to serve on /var/lib/kubelet/"
+        "device-plugins/volcano.sock\n" for i in range(3, 6)) + (
+        "F1030 05:12:06.000000       1 main.go:44] failed to register with kubelet: rpc error: "
+        "code = Unavailable desc = connection error: dial unix /var/lib/kubelet/device-plugins/"
+        "kubelet.sock: connect: connection refused\n"))
+    roots = _roots(_node(_report(bundle)))
+    assert roots[0][0] == "volcano-device-plugin" and roots[0][1] != "volcano_no_resources", roots
+
+
 def test_gke_plugin_replaces_the_nvidia_device_plugin(bundle: Path) -> None:
     template = _plugin_pod(bundle)
     _without_nvidia_plugin(bundle)
