@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,4 +41,4 @@ def test_live_validate_evidence_is_a_kubectl_command(mini_server: RunningServer)
     assert found
     for ev in found:
         assert ev["open"] is not None and OPENS.match(ev["open"]), ev
-        assert "/tmp/" not in ev["open"]
+        assert "/tmp/" not in ev["open"] and tempfile.gettempdir() not in ev["open"]

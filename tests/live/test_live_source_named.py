@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ def validate(server: RunningServer, *args: str) -> str:
 @pytest.mark.parametrize("output", ["table", "markdown", "junit", "html"])
 def test_live_validate_names_the_cluster(mini_server: RunningServer, output: str) -> None:
     out = validate(mini_server, "-o", output)
-    assert "gpunode-validate-" not in out and "/tmp/" not in out
+    assert "gpunode-validate-" not in out and "/tmp/" not in out and tempfile.gettempdir() not in out
     if output in ("table", "html"):
         assert "cluster (context " in out
 
