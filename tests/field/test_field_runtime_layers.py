@@ -57,6 +57,27 @@ def test_a_job_finding_no_device_of_another_kind_says_nothing_about_the_runtime(
     assert top_pair(_case(_log(text), cdi=True)) != NOT_DEFAULT
 
 
+#: NVIDIA/gpu-operator#1017 and canonical/microk8s-core-addons#400: the CUDA vector-add sample in a
+#: pod that names no RuntimeClass, where the operator's CDI is enabled but not the default.
+VECTOR_ADD = ("Failed to allocate device vector A (error code CUDA driver version is insufficient "
+              "for CUDA runtime version)!\n")
+TOO_OLD = ("driver", "cuda_driver_too_old")
+
+
+def test_cuda_s_insufficient_driver_under_plain_runc_with_the_operator_s_cdi_only_enabled() -> None:
+    # the ClusterPolicy's cdi.enabled alone adds the nvidia-cdi RuntimeClass; the default stays
+    # runc, so the container got no driver library even though containerd's own CDI switch is on
+    assert top_pair(_case(_log(VECTOR_ADD, "cuda-vectoradd"), cdi=True)) == NOT_DEFAULT
+
+
+def test_cuda_s_insufficient_driver_where_the_pod_gets_nvidia_s_runtime_is_the_driver_s() -> None:
+    # negatives: nvidia is containerd's default (the builder's non-CDI layout); and a platform
+    # that installs the NVIDIA runtime itself, whose runtime has CDI on: the operator's policy does
+    # not describe it, so the container may have the driver's libraries and the words stand
+    assert top_pair(_case(_log(VECTOR_ADD, "cuda-vectoradd"), cdi=False)) == TOO_OLD
+    assert _on("aks", _log(VECTOR_ADD, "cuda-vectoradd")) == TOO_OLD
+
+
 # A failed OCI hook is the layer of the hook's own words, not of the runtime's report of it.
 NAMED_IN = load_catalog().named_in
 #: NVIDIA/gpu-operator#1598: crun of OpenShift 4.18.22 failing NVIDIA's hook; crun gives only the exit code.

@@ -211,12 +211,14 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Fin
     no CDI injection; NVIDIA/gpu-operator#1017). Then the runtime's default is the fault."""
     if finding.cause not in (_TOO_OLD, _NO_LIBS) or not _runs_without_nvidia_runtime(ctx, pod):
         return finding
-    setup = ctx.runtime_setup
-    said = finding.context.get(MESSAGE, "")
-    if finding.cause == _NO_LIBS and (_cdi_by_default(ctx) or SMI_NO_NVML.search(said)):
-        return finding  # CDI injects without the default runtime; nvidia-smi there was injected
-    if finding.cause == _TOO_OLD and setup is not None and setup.cdi_enabled:
-        return finding  # CUDA's words alone do not tell a driver too old from none injected
+    # Where CDI may inject without the default runtime (the ClusterPolicy's cdi.default, else
+    # the runtime's own switch) the container may have the driver's libraries: CUDA's words
+    # alone then do not tell a driver too old from none injected. The operator's cdi.enabled
+    # alone only adds the nvidia-cdi RuntimeClass, as for a container without libraries.
+    if _cdi_by_default(ctx):
+        return finding
+    if finding.cause == _NO_LIBS and SMI_NO_NVML.search(finding.context.get(MESSAGE, "")):
+        return finding  # nvidia-smi there was injected
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
                                    status=known.severity, specificity=max(known.specificity,
@@ -275,9 +277,12 @@ def _runs_without_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
 def _cdi_by_default(ctx: NodeContext) -> bool:
     """Whether CDI may hand GPUs to a pod that names no RuntimeClass: the ClusterPolicy's
     ``cdi.default`` where the operator runs (``cdi.enabled`` alone only adds the nvidia-cdi
-    RuntimeClass and leaves the default runtime alone), else the runtime's own CDI switch."""
+    RuntimeClass and leaves the default runtime alone), else the runtime's own CDI switch. On a
+    platform that installs the NVIDIA runtime itself (Bottlerocket, EKS's and AKS's GPU images)
+    the operator's toolkit is not the one that set the runtime up, so its policy says nothing
+    about it and only the runtime's own switch counts."""
     cdi = ctx.cluster_policy_spec.get("cdi")
-    if isinstance(cdi, dict):
+    if isinstance(cdi, dict) and "container-toolkit" not in ctx.platform.provides:
         return bool(cdi.get("default"))
     setup = ctx.runtime_setup
     return bool(setup is not None and setup.cdi_enabled)
