@@ -91,9 +91,11 @@ _ERROR_WORDS = re.compile(
     r"errno[ =:]+[1-9]\d*|"
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
     r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
-    r"not currently loaded|Insufficient \w+|flag provided but not defined|address already in use|"
-    # a program given an option it does not know (getopt's, cobra's and Go flag's words)
-    r"unrecognized (?:option|argument|flag)|unknown (?:shorthand )?flag|"
+    r"not currently loaded|Insufficient \w+|flag provided but not defined|flag needs an argument|"
+    r"address already in use|"
+    # a program given an option it does not know (getopt's, cobra's, Go flag's and kingpin's
+    # words: "unknown long flag '--web.config'", "unknown short flag '-c'")
+    r"unrecognized (?:option|argument|flag)|unknown (?:shorthand |short |long )?flag|"
     # CUDA's and nvidia-smi's words for a node or container that shows no GPU, DNS's for a
     # name it cannot resolve, and a file that is not in the format its reader expects
     r"no CUDA-capable device|No devices were found(?=\.?\s*$)|no such host|not in (?:\w+ )?format|"
@@ -119,13 +121,16 @@ _ERROR_WORDS = re.compile(
     r"Unauthorized|Bad Request|Internal Server Error|Service Unavailable|Bad Gateway))\b",
     re.IGNORECASE,
 )
-# Lines that carry an error word yet are not a failure: retries, progress, success.
+# Lines that carry an error word yet are not a failure: retries, progress, success. A word
+# that is part of a dotted or hyphenated name (a flag, a file, a metric: node_exporter's
+# "unknown long flag '--collector.netdev.ignored-devices'") names that thing, not the line's
+# outcome.
 _NOISE = re.compile(
-    r"\b(?:retry(?:ing)?|will retry|retrying in|try again|attempt \d+ ?(?:of|/) ?\d+|backing off|"
+    r"(?<![-.])\b(?:retry(?:ing)?|will retry|retrying in|try again|attempt \d+ ?(?:of|/) ?\d+|backing off|"
     r"waiting for|still waiting|ignoring|ignored|skipping|skipped|deprecated|"
     r"succeeded|successfully|success(?:ful)?|no errors?|0 errors?|errors?=0|"
     r"err(?:or)?=<nil>|error=\"\"|without errors?|if it fails|on failure|"
-    r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b",
+    r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b(?![-.]\w)",
     re.IGNORECASE,
 )
 #: The C library's text for errno 0 in the errno slot of an error message ("<what>: Success"):

@@ -102,3 +102,31 @@ def test_explain_has_no_decisive_line_on_healthy_text() -> None:
 )
 def test_a_chain_is_classed_from_its_innermost_error_out(message: str, cls: str) -> None:
     assert KB.class_of(message) == cls
+
+
+@pytest.mark.parametrize("line", [
+    # kingpin (node_exporter, the Prometheus exporters): prometheus/node_exporter#2316,
+    # bakins/minikube-prometheus-demo#5, credativ/elephant-shed#26 (a flag whose name holds
+    # a word that would read as noise, "ignored")
+    "node_exporter: error: unknown long flag '--collector.disable-defaults'",
+    "node_exporter: error: unknown short flag '-c', try --help",
+    "Dez 21 21:18:43 elephant-shed prometheus-node-exporter[27066]: prometheus-node-exporter: error: "
+    "unknown long flag '--collector.netdev.ignored-devices', try --help",
+    "node_exporter: error: required flag '--web.config.file' not provided, try --help",
+    # Go's flag package and cobra
+    "flag needs an argument: -config",
+    'Error: required flag(s) "config" not set',
+])
+def test_a_command_line_the_program_refuses_is_an_invalid_configuration(line: str) -> None:
+    assert severity(line) >= 1 and KB.class_of(message_of(line)) == "error_config_invalid"
+
+
+def test_a_flag_it_reads_is_no_error() -> None:
+    line = ('ts=2022-02-16T06:11:38.576Z caller=filesystem_common.go:111 level=info collector=filesystem '
+            'msg="Parsed flag --collector.filesystem.mount-points-exclude" flag=^/(dev|proc|sys)($|/)')
+    assert severity(line) == 0
+
+
+def test_a_noise_word_as_the_line_s_outcome_is_still_noise() -> None:
+    assert severity("failed to reach the API server, retrying") == 0
+    assert severity("skipping device mlx5_3: not an RDMA device, ignored") == 0

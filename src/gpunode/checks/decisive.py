@@ -412,12 +412,16 @@ def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
 #: the node exporter's collectors of host subsystems the stack does not own (hwmon, thermal
 #: zones, NFS, …), which it names in its "collector failed" lines or in the logfmt key of its
 #: per-collector logger ("collector=diskstats msg=\"Failed to open directory, disabling udev
-#: device properties\"": one item of one collector disabled, the rest still served).
+#: device properties\"": one item of one collector disabled, the rest still served). The
+#: textfile collector is none of those: it reads the directory the exporter's own flag names
+#: (--collector.textfile.directory), where GPU jobs and scripts drop their .prom files, so its
+#: failure is the exporter's own configuration or input, like the RDMA and GPU collectors.
+_OTHER_COLLECTOR = r"(?!infiniband\b|textfile\b|nvidia|gpu|rdma)"
 _NOT_THE_STACKS = re.compile(
     r"sys/class/net/(?![^/\s]+/device/sriov_)|\bopen \S*sys/class/[\w-]+\\?\"?: no such file or directory|"
-    r"collector failed\\?\"? .{0,20}\bname=(?!infiniband\b|nvidia|gpu|rdma)\w|"
-    r"\b(?!infiniband\b|nvidia|gpu|rdma)\w+ collector failed after|"
-    r"\bcollector=(?!infiniband\b|nvidia|gpu|rdma)\w")
+    rf"collector failed\\?\"? .{{0,20}}\bname={_OTHER_COLLECTOR}\w|"
+    rf"\b{_OTHER_COLLECTOR}\w+ collector failed after|"
+    rf"\bcollector={_OTHER_COLLECTOR}\w")
 
 
 def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
