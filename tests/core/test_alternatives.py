@@ -222,6 +222,98 @@ def test_volcano_plugin_replaces_and_is_judged_by_its_resources(bundle: Path) ->
     assert ("volcano-device-plugin", "volcano_no_resources") in _roots(_node(_report(bundle)))
 
 
+#: Project-HAMi/HAMi#1429: the default scheduler's refusal of a pod asking HAMi's vGPU
+#: memory and cores, which no node advertises (only HAMi's scheduler extender counts them).
+_UNCOUNTED = ("0/2 nodes are available: 1 Insufficient nvidia.com/gpucores, 1 Insufficient "
+              "nvidia.com/gpumem, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }. "
+              "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+              "1 Preemption is not helpful for scheduling..")
+
+
+def _hami_cluster_with_pending_pod(root: Path, scheduler: str, said: str = _UNCOUNTED) -> Report:
+    """HAMi's device plugin on NODE and its scheduler (Deployment) on another node; a pod asking
+    nvidia.com/gpu, gpumem and gpucores waits, placed by ``scheduler``, which said ``said``."""
+    template = _plugin_pod(root)
+    _without_nvidia_plugin(root)
+    scheduler_pod = _pod_like(template, "hami-scheduler-6d9f7c8b5-q2xkw", "hami-scheduler-6d9f7c8b5",
+                              labels={"app.kubernetes.io/component": "hami-scheduler"},
+                              namespace="kube-system",
+                              containers=[("kube-scheduler", "registry.k8s.io/kube-scheduler:v1.29.4"),
+                                          ("vgpu-scheduler-extender", "docker.io/projecthami/hami:v2.6.1")],
+                              owner_kind="ReplicaSet")
+    scheduler_pod["spec"]["nodeName"] = "mgmt-01"
+    _add_pods(root, _hami(template), scheduler_pod)
+    _set_allocatable(root, {"nvidia.com/gpu": "80"})
+    limits = {"nvidia.com/gpu": "2", "nvidia.com/gpumem": "3000", "nvidia.com/gpucores": "30"}
+    pending = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-pod", "namespace": "default"},
+               "spec": {"schedulerName": scheduler, "containers": [{
+                   "name": "gpu-test", "image": "nvidia/cuda:11.0.3-base", "resources": {"limits": limits}}]},
+               "status": {"phase": "Pending", "conditions": [
+                   {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": said}]}}
+    _add_pods(root, pending)
+    collected = json.loads((root / "manifest.json").read_text())["collected_at"]
+    _edit(root, "events", lambda items: [*items, {
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "gpu-pod.18a", "namespace": "default"},
+        "involvedObject": {"kind": "Pod", "namespace": "default", "name": "gpu-pod"},
+        "reason": "FailedScheduling", "message": said, "type": "Warning", "count": 11,
+        "source": {"component": scheduler}, "lastTimestamp": collected}])
+    return _report(root)
+
+
+def test_pod_asking_extender_counted_resources_left_to_the_default_scheduler_blames_the_extender(
+        bundle: Path) -> None:
+    report = _hami_cluster_with_pending_pod(bundle, "default-scheduler")
+    roots = [(r.component, r.cause) for r in report.cluster.root_causes]
+    assert ("hami-scheduler", "error_resource_exhausted") in roots, roots
+
+
+def test_the_same_refusal_by_the_extenders_own_scheduler_is_contention(bundle: Path) -> None:
+    # look-alike: HAMi's scheduler placed the pod and found no GPU with room: a full cluster
+    report = _hami_cluster_with_pending_pod(bundle, "hami-scheduler")
+    assert not any(r.component == "hami-scheduler" for r in report.cluster.root_causes)
+
+
+def test_a_refusal_for_a_resource_the_node_advertises_is_not_the_extenders(bundle: Path) -> None:
+    # look-alike: the default scheduler counted the plugin's own resource short (all shares held)
+    said = "0/2 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available."
+    report = _hami_cluster_with_pending_pod(bundle, "default-scheduler", said)
+    assert not any(r.component == "hami-scheduler" for r in report.cluster.root_causes)
+
+
+def _volcano(root: Path) -> None:
+    template = _plugin_pod(root)
+    _without_nvidia_plugin(root)
+    # volcano-vgpu-device-plugin.yml (Project-HAMi/volcano-vgpu-device-plugin)
+    _add_pods(root, _pod_like(template, "volcano-device-plugin-j4zbb", "volcano-device-plugin",
+                              labels={"name": "volcano-device-plugin"}, namespace="kube-system",
+                              containers=[("volcano-device-plugin",
+                                           "docker.io/projecthami/volcano-vgpu-device-plugin:v1.9.0")]))
+
+
+def test_vgpu_plugin_with_one_resource_at_zero_beside_its_siblings_is_exhausted(bundle: Path) -> None:
+    # Project-HAMi/volcano-vgpu-device-plugin#18: eight A100s, 10 splits each; the plugin's
+    # one-device-per-MB list of GPU memory is too large to register, the count and cores are not
+    _volcano(bundle)
+    _set_allocatable(bundle, {"nvidia.com/gpu": None, "volcano.sh/vgpu-memory": "0",
+                              "volcano.sh/vgpu-number": "80", "volcano.sh/vgpu-cores": "800"})
+    node = _node(_report(bundle))
+    root = next(r for r in node.root_causes if r.component == "volcano-device-plugin")
+    assert root.cause == "error_resource_exhausted", _roots(node)
+    assert root.evidence[0].excerpt == "volcano.sh/vgpu-memory: 0"
+
+
+def test_resource_left_at_zero_from_the_plugins_other_mode_is_not_a_failure(bundle: Path) -> None:
+    # look-alike: a node switched from the GPU-share mode (volcano.sh/gpu-memory,
+    # gpu-number) to vGPU; the kubelet keeps the old resources at 0, the vGPU ones count
+    _volcano(bundle)
+    _set_allocatable(bundle, {"nvidia.com/gpu": None, "volcano.sh/gpu-memory": "0",
+                              "volcano.sh/gpu-number": "0", "volcano.sh/vgpu-memory": "81920",
+                              "volcano.sh/vgpu-number": "80"})
+    node = _node(_report(bundle))
+    assert _status(node, "volcano-device-plugin")[0] == Status.OK
+    assert node.status not in BAD, _roots(node)
+
+
 def _crashing_volcano(root: Path, previous: str) -> None:
     """Volcano's plugin (volcano-sh/devices volcano-device-plugin.yml) crash-looping on NODE
     with ``previous`` as its last run's log; the node advertises none of volcano.sh/*."""

@@ -53,7 +53,7 @@ _RESOURCE = re.compile(r"\b(?P<resource>[a-z0-9-]+(?:\.[a-z0-9-]+)+/[\w.-]*\w)")
 #: devices HAMi's scheduler wrote into the pod's annotations, and HAMi's admission webhook
 #: sets schedulerName hami-scheduler on every pod asking HAMi's resources (with failurePolicy
 #: Ignore, a webhook the API server cannot call leaves the pod to the default scheduler).
-_DECIDED_BY = {"hami-device-plugin": ("hami-scheduler", "hami-scheduler")}
+DECIDED_BY = {"hami-device-plugin": ("hami-scheduler", "hami-scheduler")}
 #: Resources a pod requests that no device plugin serves.
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "hugepages-", "pods")
 
@@ -146,9 +146,9 @@ def requested(pod: Pod | None) -> tuple[str, ...]:
 #: The kubelet's device manager's own count: the devices it knows free did not cover the pod.
 _COUNTED_OUT = re.compile(r"\brequested number of devices unavailable for ")
 #: Scheduler names of the stack's own schedulers: the default one, the extenders that place
-#: pods for a plugin (``_DECIDED_BY``) and Volcano's, whose GPU ids Volcano's device plugin
+#: pods for a plugin (``DECIDED_BY``) and Volcano's, whose GPU ids Volcano's device plugin
 #: hands out (volcano-sh/devices#10).
-_STACK_SCHEDULERS = frozenset({"default-scheduler", "volcano", *(name for _, name in _DECIDED_BY.values())})
+_STACK_SCHEDULERS = frozenset({"default-scheduler", "volcano", *(name for _, name in DECIDED_BY.values())})
 
 
 def placed_outside(pod: Pod | None) -> bool:
@@ -215,7 +215,7 @@ def bypassed(plugin: str, pod: Pod) -> tuple[str, str] | None:
     """The scheduler extender (component, scheduler name) a plugin's refusal of ``pod``
     names: the plugin reads its decisions from that extender, and another scheduler placed
     the pod (the extender's webhook did not route it); None otherwise or where unknown."""
-    decided = _DECIDED_BY.get(plugin)
+    decided = DECIDED_BY.get(plugin)
     placed_by = pod.spec.scheduler_name
     if decided is None or not placed_by or placed_by == decided[1]:
         return None

@@ -17,7 +17,7 @@ from fnmatch import fnmatchcase
 
 from gpunode.bundle.kube import ComputeDomain, Pod, ResourceSlice
 from gpunode.catalog import load_catalog
-from gpunode.checks.admission import bypassed, plugin_answer, requested, webhook_owner
+from gpunode.checks.admission import DECIDED_BY, bypassed, plugin_answer, requested, webhook_owner
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.cluster import cluster_check
 from gpunode.checks.context import NodeContext
@@ -69,8 +69,40 @@ def advertised(ctx: NodeContext, component: str) -> Iterator[Finding]:
         quoted = {"said": said.excerpt} if said is not None else {}
         yield problem(component, NOTHING_ADVERTISED[component], said or Evidence(where, shown),
                       specificity=30, ctx=quoted, namespace=pod.namespace, pod=pod.name)
+    elif (short := _short_sibling(found)) is not None:
+        pod = running[0].metadata
+        line = Decisive(1, f"{short}: {found[short]}", 1)
+        others = ", ".join(f"{k}={v}" for k, v in sorted(found.items()) if k != short)
+        verb = f"leaves one of its resources at 0 while advertising {others}"
+        yield line_finding(load_kb(), component, Status.DEGRADED, line, where, verb=verb,
+                           line_class=_TOO_MANY_DEVICES, standalone="true",
+                           namespace=pod.namespace, pod=pod.name)
     else:
         yield ok(component, f"advertises {shown}", Evidence(where, shown))
+
+
+#: The class of a plugin resource left at 0 beside its siblings: the kubelet takes each
+#: resource's device list in one gRPC message (4 MiB by default), and a plugin that lists
+#: one device per unit (Volcano's vGPU plugin: one per MB of GPU memory, divided by its
+#: gpu-memory-factor) can list too many on a node of several large GPUs: that resource is
+#: never registered and stays at 0 while the GPU count and cores, listed from the same GPUs,
+#: are advertised (Project-HAMi/volcano-vgpu-device-plugin#18, #56).
+_TOO_MANY_DEVICES = "error_resource_exhausted"
+
+
+def _short_sibling(found: dict[str, str]) -> str | None:
+    """A resource at 0 whose sibling (same family: the name up to its last ``-``, as
+    volcano.sh/vgpu-memory and volcano.sh/vgpu-number) counts devices: the plugin found the
+    GPUs, and only that resource did not reach the kubelet. A resource at 0 with no counted
+    sibling is left from another mode of the plugin (volcano.sh/gpu-memory after a switch to
+    vGPU), not a failure."""
+    counted = {_family(k) for k, v in found.items() if quantity(v) > 0}
+    return next((k for k, v in sorted(found.items()) if quantity(v) == 0 and _family(k) in counted), None)
+
+
+def _family(resource: str) -> str:
+    name = resource.rpartition("/")[2]
+    return resource[: len(resource) - len(name)] + name.rpartition("-")[0]
 
 
 def _forks_failure(ctx: NodeContext, component: str, running: list[Pod]) -> Evidence | None:
@@ -256,6 +288,7 @@ def hami_scheduler_pods(facts: ClusterFacts) -> Iterator[Finding]:
     yield from _service_pods(facts, "hami-scheduler")
     yield from bypassed_extender(facts, "hami-scheduler")
     yield from webhook_uncalled(facts, "hami-scheduler")
+    yield from left_to_another_scheduler(facts, "hami-scheduler")
 
 
 #: Controllers whose FailedCreate event relays the API server's refusal of a pod they create.
@@ -305,6 +338,57 @@ def bypassed_extender(facts: ClusterFacts, extender: str) -> Iterator[Finding]:
                     yield line_finding(kb, extender, Status.FAILED, line, text.where, verb=verb,
                                        standalone="true", namespace=meta.namespace, pod=meta.name)
                     return
+
+
+def left_to_another_scheduler(facts: ClusterFacts, extender: str) -> Iterator[Finding]:
+    """A pending GPU pod that asks, beside a resource of a plugin that hands out only what
+    ``extender`` decided, a resource of the same vendor that no node advertises (HAMi's
+    nvidia.com/gpumem and gpucores, which only its scheduler extender counts), placed by
+    another scheduler that refused it as "Insufficient <that resource>": the extender's
+    webhook did not route the pod to it (HAMi's, failurePolicy Ignore, fails open;
+    Project-HAMi/HAMi#1429), so a scheduler that cannot count the resource never places it.
+    The extender's failure, one finding for the first such pod."""
+    if not facts.cluster_pods.get(extender):
+        return
+    plugins = [p for p, (owner, _) in DECIDED_BY.items() if owner == extender]
+    advertised = {k for node in facts.nodes.values() for k, v in node.status.allocatable.items()
+                  if quantity(v) > 0}
+    for pod in facts.workloads_by_node.get("", []):
+        decided = [p for p in plugins if p in requested_plugins(facts, pod)]
+        scheduler = pod.spec.scheduler_name
+        if not decided or not scheduler or bypassed(decided[0], pod) is None:
+            continue
+        served = {r for r in requested(pod) if any(fnmatchcase(r, g) for p in decided
+                                                  for g in facts.catalog.get(p).advertises)}
+        vendors = {r.partition("/")[0] for r in served}
+        counted_elsewhere = [r for r in requested(pod) if r not in served and r not in advertised
+                             and r.partition("/")[0] in vendors]
+        found = _refused_for_any(facts, pod, counted_elsewhere)
+        if found is not None:
+            meta = pod.metadata
+            verb = (f"did not take GPU workload {meta.namespace}/{meta.name}, left to {scheduler}, "
+                    "which cannot count what it asks")
+            # the line's class is the count it reports ("Insufficient"), not the words of the
+            # preemption boilerplate after it ("No preemption victims found")
+            yield line_finding(load_kb(), extender, Status.FAILED, found,
+                               f"event Pod {meta.namespace}/{meta.name}", verb=verb, standalone="true",
+                               line_class="error_resource_exhausted", namespace=meta.namespace,
+                               pod=meta.name)
+            return
+
+
+def _refused_for_any(facts: ClusterFacts, pod: Pod, resources: Sequence[str]) -> Decisive | None:
+    """The scheduler's FailedScheduling line that calls one of ``resources`` insufficient."""
+    if not resources:
+        return None
+    meta = pod.metadata
+    for ev in facts.events_for("Pod", meta.namespace, meta.name):
+        if ev.reason != "FailedScheduling":
+            continue
+        for line in ev.message.splitlines():
+            if any(f"Insufficient {r}" in line for r in resources):
+                return Decisive(1, line.strip(), 2)
+    return None
 
 
 def requested_plugins(facts: ClusterFacts, pod: Pod) -> list[str]:
