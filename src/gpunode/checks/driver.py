@@ -210,17 +210,27 @@ def _nvml_missing_line(ctx: NodeContext, pod: Pod) -> tuple[str, str] | None:
 
 
 #: Operating systems NVIDIA publishes driver containers for (the GPU Operator's platform
-#: support list): a node on any other runs an image built for one of these.
-_PUBLISHED_OS = re.compile(r"(?i)\b(?:ubuntu|red hat|rhel|coreos)\b")
+#: support list, and CentOS Linux 7/8 while operator 1.x supported them): a node on any
+#: other runs an image built for one of these. RHCOS is "Red Hat Enterprise Linux CoreOS";
+#: Fedora CoreOS and CentOS Stream CoreOS (OKD) are not it.
+_PUBLISHED_OS = re.compile(r"(?i)\b(?:ubuntu|red hat|rhel|centos linux)\b")
+#: The driver container's own words that it could not find the running kernel it must build
+#: for (gpu-driver-container's scripts): apt has no package named after it, the kernel
+#: version cannot be resolved, or no version string can be read from the kernel image
+#: ("Could not locate Linux kernel version string", after extract-vmlinux found none).
+_KERNEL_UNRESOLVED = (r"Could not (?:resolve|locate) Linux kernel version|"
+                      r"Unable to resolve \w+ version from kernel version")
 
 
 @check("driver")
 def driver_image_foreign_to_node(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """The driver container looks up packages named after the node's kernel ("Unable to
-    locate package linux-objects-nvidia-535-server-6.1.51-talos") and its distribution has
-    none, while the node runs an OS NVIDIA publishes no driver image for: the image is
-    another OS's (gpu-operator#557 on Debian 11, siderolabs/talos#8402), so no driver of it
-    will ever fit; the OS, not the repository, is at fault."""
+    """The driver container cannot find the node's kernel (it looks up packages named after
+    it, "Unable to locate package linux-objects-nvidia-535-server-6.1.51-talos", or cannot
+    resolve or read its version) while the node runs an OS NVIDIA publishes no driver image
+    for: the image is another OS's (gpu-operator#557 on Debian 11, siderolabs/talos#8402,
+    Amazon Linux 2, Fedora CoreOS), so no driver of it will ever fit; the OS, not the
+    repository or the headers, is at fault. On a published OS the same words are the
+    kernel's (headers missing, a kernel image without a version string)."""
     node = ctx.node
     if node is None:
         return
@@ -228,7 +238,7 @@ def driver_image_foreign_to_node(ctx: NodeContext, component: str) -> Iterator[F
     kernel, os_image = info.kernel_version, info.os_image
     if not kernel or not os_image or _PUBLISHED_OS.search(os_image):
         return
-    wanted = re.compile(rf"Unable to locate package \S*{re.escape(kernel)}\b")
+    wanted = re.compile(rf"Unable to locate package \S*{re.escape(kernel)}\b|{_KERNEL_UNRESOLVED}")
     for sp in ctx.stack_pods(component):
         for log in ctx.logs_of(sp.pod):
             line = next((x for x in reversed(log.lines) if wanted.search(x)), None)
