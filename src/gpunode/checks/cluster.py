@@ -20,6 +20,7 @@ from gpunode.decisive import Decisive
 from gpunode.facts import ClusterFacts
 from gpunode.kb import load_kb
 from gpunode.model import Evidence, Finding, Status
+from gpunode.platforms import detect
 
 ClusterCheckFn = Callable[[ClusterFacts], Iterable[Finding]]
 
@@ -83,6 +84,63 @@ def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
                            verb="left its deploy labels empty", line_class="error_config_invalid",
                            node=name, standalone="true")
         return
+
+
+#: CRI-O's refusal of a sandbox whose RuntimeClass names a handler it does not have (cri-o
+#: internal/oci: 'failed to find runtime handler %s from runtime list %v').
+_NO_HANDLER = re.compile(r"\bfailed to find runtime handler \\?\"?(?P<handler>[\w.-]+?)\\?\"? "
+                         r"from runtime list")
+#: Platforms whose GPU stack hands GPUs to CRI-O only through the toolkit's OCI prestart hook,
+#: never through a runtime handler: on OpenShift the toolkit installs oci-nvidia-hook.json and
+#: no nvidia handler exists by design (NVIDIA/gpu-operator#1298: "CRI-O uses the OCI runtime
+#: hooks, the nvidia runtime handler is not applicable").
+_HOOK_ONLY_PLATFORMS = frozenset({"openshift"})
+
+
+@cluster_check("gpu-operator")
+def operands_ask_absent_handler(facts: ClusterFacts) -> Iterator[Finding]:
+    """An operand the operator deploys whose sandbox CRI-O refuses because its RuntimeClass
+    names a handler that the node's GPU stack never provides (``_HOOK_ONLY_PLATFORMS``): the
+    operator rendered it with a runtime class the platform does not use (an operator build
+    that sets runtimeClassName on OpenShift, NVIDIA/gpu-operator#175), and the toolkit, which
+    installs a hook there, has nothing to add. Elsewhere a missing handler is the toolkit's or
+    the runtime's (they write and load it), and a user's pod asking for it is no failure of
+    the stack. One finding, for the first such pod."""
+    by_class = {rc.metadata.name: rc.handler for rc in facts.runtime_classes}
+    for name, node in sorted(facts.nodes.items()):
+        info = node.status.node_info
+        platform = detect(node.metadata.labels, info.kubelet_version, info.os_image,
+                          info.container_runtime_version)
+        if platform.id not in _HOOK_ONLY_PLATFORMS:
+            continue
+        for component, pods in sorted(facts.pods_by_node.get(name, {}).items()):
+            if facts.catalog.get(component).deployed_by != "gpu-operator":
+                continue
+            for sp in pods:
+                found = _absent_handler(facts, sp.pod, by_class)
+                if found is not None:
+                    meta = sp.pod.metadata
+                    verb = (f"renders {component} with runtimeClassName {sp.pod.spec.runtime_class_name}, "
+                            f"a handler CRI-O on {platform.title} does not have")
+                    yield line_finding(load_kb(), "gpu-operator", Status.FAILED, found,
+                                       f"event pod {meta.namespace}/{meta.name}", verb=verb,
+                                       standalone="true", namespace=meta.namespace, pod=meta.name,
+                                       node=name)
+                    return
+
+
+def _absent_handler(facts: ClusterFacts, pod: Pod, by_class: dict[str, str]) -> Decisive | None:
+    """The pod's sandbox event line refusing the handler its own RuntimeClass names."""
+    asked = pod.spec.runtime_class_name
+    if not asked:
+        return None
+    meta = pod.metadata
+    for ev in facts.events_for("Pod", meta.namespace, meta.name):
+        for line in ev.message.splitlines():
+            found = _NO_HANDLER.search(line) if "runtime handler" in line else None
+            if found is not None and found["handler"] == by_class.get(asked, asked):
+                return Decisive(1, line.strip(), 2)
+    return None
 
 
 @cluster_check("gpu-operator")
