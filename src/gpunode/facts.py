@@ -189,6 +189,10 @@ class ClusterFacts:
     #: Pods outside the GPU stack that validate's network checks read (CNI agents), in
     #: list order: kept while the pod list is indexed, so nothing decodes it twice.
     network_pods: tuple[Pod, ...] = ()
+    #: Pods outside the stack that ask for the RDMA device plugin's resources and no GPU
+    #: (``_requests_rdma``: an RDMA test such as ib_write_bw between two pods): what they log
+    #: about the verbs path is read as a GPU job's is, for the RDMA layers only.
+    fabric_pods: tuple[Pod, ...] = ()
     #: logs of the cluster-side pods (``cluster_side``), read once by bundle.load
     cluster_logs: dict[tuple[str, str], tuple[LogFile, ...]] = field(default_factory=dict)
     #: Node files parsed by a helper process while the lists were decoded (bundle/ahead.py).
@@ -237,10 +241,16 @@ class ClusterFacts:
         what NCCL or CUDA said there is read as evidence of the node's stack."""
         index = self.log_index
         out: dict[str, list[Pod]] = defaultdict(list)
-        for pod in self.workload_pods:
-            if (pod.metadata.namespace, pod.metadata.name) in index:
-                out[pod.spec.target_node].append(pod)
+        for pods in (self.workload_pods, self.fabric_pods):
+            for pod in pods:
+                if (pod.metadata.namespace, pod.metadata.name) in index:
+                    out[pod.spec.target_node].append(pod)
         return dict(out)
+
+    @cached_property
+    def fabric_keys(self) -> frozenset[tuple[str, str]]:
+        """The namespace and name of each of ``fabric_pods``."""
+        return frozenset((p.metadata.namespace, p.metadata.name) for p in self.fabric_pods)
 
     @cached_property
     def troubled_workloads_by_node(self) -> dict[str, list[Pod]]:
@@ -294,6 +304,7 @@ class ClusterFacts:
             missing=missing,
             log_index=_index_logs(source),
             network_pods=indexed.network,
+            fabric_pods=indexed.fabric,
             resource_slices=_optional(lists, "resourceslices"),
             compute_domains=_optional(lists, "computedomains"),
             **index_node_dirs(source.list("nodes")),
@@ -409,6 +420,7 @@ class _PodIndex(NamedTuple):
     cluster: dict[str, list[StackPod]]
     workloads: tuple[Pod, ...]
     network: tuple[Pod, ...]
+    fabric: tuple[Pod, ...]
 
 
 def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -> _PodIndex:
@@ -421,6 +433,7 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
     workloads: list[Pod] = []
     claiming: list[Pod] = []
     network: list[Pod] = []
+    fabric: list[Pod] = []
     agents = _NetworkAgents()
     component_of = recogniser.component_of_pod
     for pod in pods:
@@ -429,10 +442,7 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
             network.append(pod)
         component = component_of(meta.owner_references, meta.labels, spec.containers)
         if component is None:
-            if _requests_gpu(spec.containers):
-                workloads.append(pod)
-            elif spec.resource_claims:
-                claiming.append(pod)
+            _sort_unowned(pod, workloads, claiming, fabric)
             continue
         entry = StackPod(component, pod)
         if scope[component] == "cluster":
@@ -450,7 +460,19 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
             listed = on_node[component] = []
         listed.append(entry)
     workloads.extend(pod for pod in claiming if _dra_gpu_node(by_node.get(pod.spec.target_node)))
-    return _PodIndex(by_node, cluster, tuple(workloads), tuple(network))
+    return _PodIndex(by_node, cluster, tuple(workloads), tuple(network), tuple(fabric))
+
+
+def _sort_unowned(pod: Pod, workloads: list[Pod], claiming: list[Pod], fabric: list[Pod]) -> None:
+    """A pod outside the stack goes to the GPU workloads, to those with ResourceClaims (GPU
+    workloads where the DRA driver runs) or to those that ask for RDMA devices only."""
+    containers = pod.spec.containers
+    if _requests_gpu(containers):
+        workloads.append(pod)
+    elif pod.spec.resource_claims:
+        claiming.append(pod)
+    elif _requests_rdma(containers):
+        fabric.append(pod)
 
 
 def _dra_gpu_node(components: Mapping[str, object] | None) -> bool:
@@ -513,6 +535,16 @@ def _requests_gpu(containers: Sequence[Container]) -> bool:
             if key.startswith("nvidia.com/") or (key.startswith("volcano.sh/") and "gpu" in key):
                 return True
     return False
+
+
+#: The resource prefix of the RDMA shared device plugin's resources (its default
+#: resourcePrefix: rdma/hca_shared_devices_a, rdma/rdma_shared_device_a).
+_RDMA_PREFIX = "rdma/"
+
+
+def _requests_rdma(containers: Sequence[Container]) -> bool:
+    """A limit on one of the RDMA shared device plugin's resources (``_RDMA_PREFIX``)."""
+    return any(key.startswith(_RDMA_PREFIX) for c in containers for key in c.resources.limits)
 
 
 def _index_daemonsets(daemonsets: Sequence[DaemonSet], recogniser: Recogniser) -> dict[str, list[DaemonSet]]:

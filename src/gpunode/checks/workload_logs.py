@@ -80,10 +80,19 @@ def _workload_logs(ctx: NodeContext) -> Iterator[tuple[Pod, LogFile]]:
             yield pod, log
 
 
+#: The layers a pod that asks for RDMA devices and no GPU (``ClusterFacts.fabric_pods``) can
+#: speak for: the verbs path from its HCA to the peer. What it says of a GPU, CUDA or the NVIDIA
+#: runtime is no evidence, since none was given to it.
+_FABRIC_LAYERS = frozenset({"ofed", "rdma-links", "rdma-device-plugin", "sriov-device-plugin",
+                            "gpudirect-rdma"})
+
+
 def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
     """Findings against the stack component a GPU workload's own last error names, one per
-    workload (its current log first, then the previous run's)."""
+    workload (its current log first, then the previous run's). A pod that asks only for RDMA
+    devices (an ib_write_bw test between two pods) names only the RDMA layers."""
     catalog = ctx.facts.catalog
+    fabric = ctx.facts.fabric_keys
 
     def named_in(line: str) -> str | None:
         return catalog.named_in(line) or job_names(line) or _interposer_owner(ctx, line)
@@ -94,13 +103,13 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         key = (meta.namespace, meta.name)
         if key in done:
             continue
-        found = decisive_line(log.lines, ctx.kb.class_of)
-        if found is not None and named_in(found.line) is None:
-            found = _naming_neighbour(log.lines, found, named_in) or found
-        if found is None or named_in(found.line) is None:
-            found = (_nccl_warning(log.lines, named_in) or _catalogued_line(ctx.kb, log.lines, named_in)
-                     or found)
+        found = _named_line(ctx.kb, log.lines, named_in)
         target = named_in(found.line) if found is not None else None
+        if key in fabric:
+            said = _fabric_finding(ctx.kb, pod, log, found, target)
+            done.update([key] if said else [])
+            yield from said
+            continue
         if target is None and found is not None:  # NVIDIA's hook failed, its own words not here
             hooked = found if _nvidia_hook(found.line) else _naming_neighbour(log.lines, found, _nvidia_hook)
             found, target = (hooked, "container-toolkit") if hooked is not None else (found, None)
@@ -117,6 +126,31 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         yield _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line))
+
+
+def _named_line(kb: KnowledgeBase, lines: Sequence[str],
+                named_in: Callable[[str], str | None]) -> Decisive | None:
+    """The job's decisive line, or the line near it or among its NCCL warnings and catalogued
+    lines that names a layer where the decisive one names none."""
+    found = decisive_line(lines, kb.class_of)
+    if found is not None and named_in(found.line) is None:
+        found = _naming_neighbour(lines, found, named_in) or found
+    if found is None or named_in(found.line) is None:
+        found = _nccl_warning(lines, named_in) or _catalogued_line(kb, lines, named_in) or found
+    return found
+
+
+def _fabric_finding(kb: KnowledgeBase, pod: Pod, log: LogFile, found: Decisive | None,
+                    target: str | None) -> list[Finding]:
+    """What a pod that asks only for RDMA devices says of the layer its line names, where that
+    is an RDMA layer (``_FABRIC_LAYERS``): one finding or none."""
+    if found is None or target not in _FABRIC_LAYERS:
+        return []
+    meta = pod.metadata
+    return [_as_text_catalogued(kb, as_catalogued(kb, line_finding(
+        kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}",
+        verb=f"fails in RDMA workload {meta.namespace}/{meta.name}", standalone="true",
+        namespace=meta.namespace, pod=meta.name, container=log.container)))]
 
 
 #: HAMi-core, the vGPU interposer that HAMi's device plugin and Volcano's vGPU device plugin
