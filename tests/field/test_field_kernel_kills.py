@@ -175,8 +175,37 @@ def test_a_refused_module_load_is_the_component_its_path_names() -> None:
     assert top_pair(_case(MODULE_LOAD)) == ("driver", "selinux_blocks_module_load")
 
 
-def test_modprobe_refused_another_module_or_a_pod_s_own_denial_is_not_the_stack_s() -> None:
+def test_modprobe_refused_another_module_is_not_the_stack_s() -> None:
     named_in = load_catalog().named_in
     assert kernel_hits(MODULE_LOAD.replace("video/nvidia.ko", "net/wireguard.ko"),
                        process_owners(), named_in) == {}
-    assert kernel_hits(POD_READ, process_owners(), named_in) == {}
+    # nor is the pod's nvidia-smi refused the driver's /proc files the driver's own
+    assert "driver" not in kernel_hits(POD_READ, process_owners(), named_in)
+
+
+def test_a_gpu_program_refused_what_nvidia_s_hook_mounted_is_the_toolkit_s() -> None:
+    # NVIDIA/libnvidia-container#126: the tmpfs the hook mounts over /proc/driver/nvidia carries
+    # the runtime's SELinux type, which the container's domain may not read
+    assert top_pair(_case(POD_READ)) == ("container-toolkit", "error_permission_denied")
+
+
+#: containers/container-selinux#73: systemd (init_t) refused podman's own tmpfs on the host.
+HOST_READ = ('type=AVC msg=audit(1562587793.241:215): avc:  denied  { read } for  pid=8208 '
+             'comm="systemd-user-ru" name="libpod" dev="tmpfs" ino=73106 '
+             'scontext=system_u:system_r:init_t:s0 '
+             'tcontext=unconfined_u:object_r:container_runtime_tmpfs_t:s0 tclass=dir permissive=0\n')
+#: containers/podman#18497: a container's vainfo refused the host's render node (its device type).
+DRI_MAP = ('type=AVC msg=audit(1683468487.052:3337): avc:  denied  { map } for  pid=699282 comm="vainfo" '
+           'path="/dev/dri/renderD128" dev="devtmpfs" ino=947 '
+           'scontext=system_u:system_r:container_t:s0:c260,c628 '
+           'tcontext=system_u:object_r:dri_device_t:s0 tclass=chr_file permissive=0\n')
+
+
+@pytest.mark.parametrize("text", [
+    HOST_READ,  # not a container's process
+    DRI_MAP,  # not an object the runtime made
+    POD_READ.replace("permissive=0", "permissive=1"),  # only reported
+    POD_READ.replace('comm="nvidia-smi" name="params"', 'comm="python3" name="shm"'),  # not NVIDIA's
+])
+def test_denials_of_objects_nvidia_s_hook_did_not_make_are_not_the_toolkit_s(text: str) -> None:
+    assert "container-toolkit" not in kernel_hits(text, process_owners(), load_catalog().named_in)

@@ -17,7 +17,9 @@ component runs (a user's job, a shell, ruby) changes nothing, and so does:
 
 A kernel module's load refused (SELinux's ``{ module_load }`` for modprobe) is the failure of
 the component the module's path names (nvidia.ko: the driver, NVIDIA/gpu-operator#553), where
-its catalogued cause, if any, then names it.
+its catalogued cause, if any, then names it. A container's NVIDIA program refused an object of
+the container runtime's own SELinux type is the toolkit's, whose hook made that object in the
+container without the container's label (``_RUNTIME_MADE``).
 
 A kill at a memory cgroup's limit ("Memory cgroup out of memory", ``CONSTRAINT_MEMCG``) is
 ``oom_killed``: the component's limit is too low. A kill by the node's own OOM killer ("Out of
@@ -66,6 +68,18 @@ _PERMISSIVE = re.compile(r"\bpermissive=1\b")
 _MODULE_LOAD = re.compile(r"\{ module_load \}|operation=\"module_load\"")
 _OBJECT = re.compile(r'\b(?:path|name)="(?P<object>[^"\n]+)"')
 _COMM = re.compile(r'\bcomm="(?P<comm>[^"\n]{1,15})"')
+#: An SELinux denial of a container's process (a container domain, not the runtime's own
+#: container_runtime_t) on an object that carries the container runtime's own type
+#: (container_runtime_tmpfs_t): the object was made inside the container by a program running
+#: in the runtime's domain, not labelled for the container. NVIDIA's hook is such a program:
+#: libnvidia-container mounts a tmpfs with the driver's files over the container's
+#: /proc/driver/nvidia, and a GPU program in an unprivileged pod is then refused it
+#: (NVIDIA/libnvidia-container#126: comm="nvidia-smi" name="params" on OpenShift). Only where
+#: the denial names NVIDIA's program or object is that hook the one that made it.
+_RUNTIME_MADE = re.compile(r"\bscontext=\S*?:(?!container_runtime_)(?:container_\w*t|svirt_\w+_t):"
+                           r".*\btcontext=\S*?:container_runtime_\w+_t:")
+_NVIDIA_NAMED = re.compile(r'\b(?:comm|name|path)="[^"\n]*nvidia')
+TOOLKIT = "container-toolkit"
 #: dmesg's uptime stamp: "[ 7063.247407] ...", also inside a journal's "kernel: [...]".
 _STAMP = re.compile(r"\[\s*(?P<s>\d+\.\d+)\]")
 #: ``dmesg -T``'s wall-clock stamp: "[Mon Jul 25 16:46:04 2022] ...".
@@ -109,6 +123,8 @@ def _owner(line: str, hit: tuple[str, str], owners: dict[str, str],
     if owner is None and hit[1] == DENIED and named_in is not None and _MODULE_LOAD.search(line):
         target = _OBJECT.search(line)
         owner = named_in(target["object"]) if target else None
+    if owner is None and hit[1] == DENIED and _RUNTIME_MADE.search(line) and _NVIDIA_NAMED.search(line):
+        owner = TOOLKIT  # what NVIDIA's hook put in the container, without the container's label
     return owner
 
 
