@@ -31,14 +31,16 @@ PYTEST := $(BIN)/pytest -n $(WORKERS) --dist worksteal
 # tests start as a subprocess compiles the package again (about 0.3 s of CPU each).
 check test accuracy: export PYTHONDONTWRITEBYTECODE :=
 
-# The tests' temporary files (bundles of many small files, logs, reports: about 350 MB a run of
-# make test) go to /dev/shm where it is a tmpfs with more than 4 GiB free: writing and deleting
-# them on the disk cost system CPU and waits (tests/sim and tests/real: 15 to 18 s of CPU there,
-# 13.4 to 14 s on the tmpfs). TEST_TMPDIR= keeps the system's temporary folder; TEST_TMPDIR=DIR
-# picks another.
-TEST_TMPDIR ?= $(shell df -Pk -t tmpfs /dev/shm 2>/dev/null | awk 'NR == 2 && $$4 > 4194304 {print "/dev/shm"}')
+# The tests' temporary files (bundles of many small files, logs, reports) go to /dev/shm where it
+# is a tmpfs and both it and the memory have more than 4 GiB free: writing and deleting them on
+# the disk cost system CPU and waits (tests/sim and tests/real: 15 to 18 s of CPU there, 13.4 to
+# 14 s on the tmpfs). There a passing test's folder is removed as it ends
+# (tmp_path_retention_policy=failed): a whole make test writes about 3 GB, which memory should not
+# keep. TEST_TMPDIR= keeps the system's temporary folder; TEST_TMPDIR=DIR picks another.
+TEST_TMPDIR ?= $(shell awk '/^MemAvailable:/ {exit !($$2 > 4194304)}' /proc/meminfo 2>/dev/null && df -Pk -t tmpfs /dev/shm 2>/dev/null | awk 'NR == 2 && $$4 > 4194304 {print "/dev/shm"}')
 ifneq ($(TEST_TMPDIR),)
 check test accuracy: export TMPDIR := $(TEST_TMPDIR)
+PYTEST += -o tmp_path_retention_policy=failed
 endif
 
 check: $(STAMP)
