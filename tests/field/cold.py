@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
             continue
         reported = score_cold(args.engine, case_file)
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        block = f"cold:\n  reported: {reported}\n  engine: {commit}\n  scored: \"{stamp}\"\n"
+        block = f"cold:\n  reported: {reported}\n  engine: \"{commit}\"\n  scored: \"{stamp}\"\n"
         case_file.write_text(text.rstrip("\n") + "\n" + block, encoding="utf-8")
         print(f"cold  {case_file.stem}: {reported}")
     return 0
