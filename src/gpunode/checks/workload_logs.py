@@ -253,6 +253,8 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Fin
         return finding
     if finding.cause == _NO_LIBS and SMI_NO_NVML.search(finding.context.get(MESSAGE, "")):
         return finding  # nvidia-smi there was injected
+    if finding.cause == _TOO_OLD and _DRIVER_VERSION_FOUND.search(finding.context.get(MESSAGE, "")):
+        return finding  # the job loaded a driver library and read its version
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
                                    status=known.severity, specificity=max(known.specificity,
@@ -263,6 +265,10 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Fin
 _TOO_OLD = "cuda_driver_too_old"
 #: The toolkit's cause for a container it started without the driver's libraries.
 _NO_LIBS = "container_cli_no_driver_libs"
+#: A too-old message that quotes the version of the driver it loaded (PyTorch's "The NVIDIA
+#: driver on your system is too old (found version 12040)"): only a container that got the
+#: driver's library can read its version, so the runtime did serve it (defilantech/LLMKube#1424).
+_DRIVER_VERSION_FOUND = re.compile(r"\bfound version \d+")
 
 #: A GPU job's own words for a container that got neither the driver's user space nor the GPU
 #: devices, as the libraries and frameworks print them whatever the job is: the loader not
