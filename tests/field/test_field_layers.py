@@ -110,6 +110,23 @@ def test_device_rules_the_cgroup_v2_filter_rejects_are_the_hook_s_cgroup_error()
     assert found is not None and found[:2] == ("container-toolkit", "container_cli_cgroup_error")
 
 
+def test_a_container_error_that_names_the_device_cgroup_is_the_hook_s_cgroup_error() -> None:
+    # libnvidia-container's "container error" whose detail names the cgroup it could not find
+    # (a cgroup v2 host and an old toolkit, reported on Docker, k3s and Kubernetes alike)
+    found = _top(_hook_failure(
+        "nvidia-container-cli: container error: failed to get device cgroup mount path: no cgroup filesystem "
+        "mounted for the devices subsytem in mountinfo file: unknown"))
+    assert found is not None and found[:2] == ("container-toolkit", "container_cli_cgroup_error")
+
+
+def test_a_container_error_on_a_file_lookup_is_not_a_cgroup_error() -> None:
+    # pyxis/enroot: the container error is a permission refusal on a file in the rootfs
+    found = _top(_hook_failure(
+        "nvidia-container-cli: container error: file lookup failed: /proc/55900/root/mnt/enroot/data/c/etc/"
+        "debian_version: permission denied"))
+    assert found is not None and found[1] != "container_cli_cgroup_error"
+
+
 def test_device_rules_the_environment_may_not_set_are_a_permission_refusal() -> None:
     # NVIDIA/libnvidia-container#154: an unprivileged LXC may not query the BPF device filters
     found = _top(_hook_failure(
