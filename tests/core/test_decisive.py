@@ -91,6 +91,10 @@ def test_no_error_line_no_decisive_line() -> None:
         ("Failed to initialize NVML: Driver/library version mismatch", "error_version_mismatch"),
         ("dial tcp 10.96.0.1:443: i/o timeout", "error_unreachable"),
         ("E: Unable to locate package linux-headers-6.8.0-1017-aws", "error_not_found"),
+        # Go lookups by name (NVIDIA's driver-root helpers, DRA plugin, validator, toolkit)
+        ('failed to locate driver libraries: error locating "libnvidia-ml.so.1"', "error_not_found"),
+        ("failed to locate nvidia-smi: not in /driver-root", "error_not_found"),
+        ("Located libnvidia-ml.so.1 at /driver-root/usr/lib/x86_64-linux-gnu", None),
         ("write /run/nvidia/driver: no space left on device", "error_resource_exhausted"),
         ("failed to parse config file: yaml: line 84: mapping values are not allowed in this context",
          "error_config_invalid"),
