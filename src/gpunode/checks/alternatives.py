@@ -24,7 +24,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import KUBELET_ADMISSION, Text, line_finding, pod_texts
 from gpunode.checks.pods import collection_time, judge_pod
 from gpunode.decisive import Decisive, decisive_line, is_advice
-from gpunode.facts import ClusterFacts, LogFile
+from gpunode.facts import ClusterFacts
 from gpunode.gpus import quantity
 from gpunode.kb import KnowledgeBase, load_kb
 from gpunode.model import Evidence, Finding, Status
@@ -111,48 +111,19 @@ def _forks_failure(ctx: NodeContext, component: str, running: list[Pod]) -> Evid
     no GPU, whatever the node's allocatable still shows (HAMi's "Incompatible strategy
     detected auto": its NVML discovery found no driver, Project-HAMi/HAMi#2860). Only the
     last line of each running container's log is read; hints printed after it do not
-    count (``is_advice``). A container that is not running now (it exited, it crash-loops)
-    is read in its last run's log, whose closing lines (``_ENDED_WORDS``) are the failure it
-    ended on: the fork's catalogued line and the fatal line it exits with after it
-    (volcano-sh/volcano#3160: "Failed to initialize NVML: could not load NVML library",
-    then "failed to initialize NVML")."""
+    count (``is_advice``)."""
     replaced = ctx.facts.catalog.get(component).replaces
     for pod in running:
         live = {cs.name for cs in pod.status.container_statuses if cs.state.running is not None}
         for log in ctx.logs_of(pod):
-            if log.container in live and not log.previous:
-                words = _last_words(log.lines, 1)
-            elif log.container not in live and (log.previous or not _has_previous(ctx, pod, log)):
-                words = _last_words(log.lines, _ENDED_WORDS)
-            else:
+            if log.previous or log.container not in live:
                 continue
-            for index, line in words:
-                cause = next((c for r in replaced if (c := ctx.kb.catalogued_in(r, line)) is not None), None)
-                if cause is not None and cause.is_problem:
-                    return Evidence(f"{log.path}:{index + 1}", line.strip())
+            last = next((line for line in reversed(log.lines) if line.strip() and not is_advice(line)), "")
+            cause = next((c for r in replaced if (c := ctx.kb.catalogued_in(r, last)) is not None), None)
+            if last and cause is not None and cause.is_problem:
+                index = max(i for i, line in enumerate(log.lines) if line == last)
+                return Evidence(f"{log.path}:{index + 1}", last.strip())
     return None
-
-
-#: How many closing lines (hints not counted) of an ended run say what it ended on.
-_ENDED_WORDS = 3
-
-
-def _last_words(lines: Sequence[str], count: int) -> list[tuple[int, str]]:
-    """The last ``count`` lines of a log that say something (not blank, not advice), last
-    first, with their index."""
-    out: list[tuple[int, str]] = []
-    for index in range(len(lines) - 1, -1, -1):
-        if len(out) == count:
-            break
-        line = lines[index]
-        if line.strip() and not is_advice(line):
-            out.append((index, line))
-    return out
-
-
-def _has_previous(ctx: NodeContext, pod: Pod, log: LogFile) -> bool:
-    """Whether the bundle holds the container's previous log beside ``log``."""
-    return any(other.previous and other.container == log.container for other in ctx.logs_of(pod))
 
 
 def _register_advertisers() -> None:
