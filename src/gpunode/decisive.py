@@ -92,6 +92,9 @@ _ERROR_WORDS = re.compile(
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
     r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
     r"not currently loaded|Insufficient \w+|flag provided but not defined|flag needs an argument|"
+    # a setting's value the program does not know ("unknown GPU sharing strategy: X", "unknown
+    # strategy: X"), or one that needs a feature gate left off
+    r"unknown (?:[\w-]+ ){0,3}(?:strategy|mode|policy)\b|feature gate\W{0,3} is not enabled|"
     r"address already in use|"
     # a program given an option it does not know (getopt's, cobra's, Go flag's and kingpin's
     # words: "unknown long flag '--web.config'", "unknown short flag '-c'")
@@ -115,7 +118,7 @@ _ERROR_WORDS = re.compile(
     r"back-off pulling image|with error \d+|(?:configuration|internal|port|fatal) error|broken|"
     # Go's "error <doing> X: …" messages, and NVML's return codes by name
     r"error (?:getting|creating|reading|writing|starting|running|loading|parsing|initiali[sz]ing|opening|"
-    r"connecting|setting|building|fetching|listing|watching|updating|applying|executing|calling)|"
+    r"connecting|setting|building|fetching|listing|watching|updating|applying|executing|calling|validating)|"
     r"(?-i:ERROR_[A-Z]+(?:_[A-Z]+)*\b)|"
     r"HTTP(?:/\d(?:\.\d)?)? [45]\d\d|status(?: code)?:? [45]\d\d|[45]\d\d (?:Not Found|Forbidden|"
     r"Unauthorized|Bad Request|Internal Server Error|Service Unavailable|Bad Gateway))\b",

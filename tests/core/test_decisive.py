@@ -45,6 +45,8 @@ KB = load_kb()
         ("W0801 16:40:09.2 1 main.go:5] failed to list devices, using the defaults", 0),
         ("Failed to start plugin: error waiting for MPS daemon", 1),
         ("Waiting for the driver to load", 0),
+        ("unknown GPU sharing strategy: TimeSlicing", 1),
+        ("Using GPU sharing strategy: TimeSlicing", 0),
         ("Error getting GPU instance profile info for '1g.6gb': ERROR_NOT_SUPPORTED", 1),
         ("the ERROR_free build", 0),
     ],
@@ -104,6 +106,12 @@ def test_no_error_line_no_decisive_line() -> None:
          "error_version_mismatch"),
         ("Error getting GPU instance profile info for '1g.6gb': ERROR_NOT_SUPPORTED", "error_device"),
         ("nvidia-container-cli: requirement error: invalid expression", "error_config_invalid"),
+        # a claim's or flag's setting the program does not know, or one behind a gate left off
+        ("error validating GPU config: unknown GPU sharing strategy: TimeSlicing", "error_config_invalid"),
+        ("unknown strategy: mixd", "error_config_invalid"),
+        ('"TimeSlicing" is selected as the GPU sharing strategy, but the "TimeSlicingSettings" '
+         "feature gate is not enabled", "error_config_invalid"),
+        ("Using GPU sharing strategy: TimeSlicing", None),
         ("unexpected state: reconcile loop aborted", None),
     ],
 )
