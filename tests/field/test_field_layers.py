@@ -362,3 +362,26 @@ def test_a_policy_waiting_for_its_pods_is_only_their_sum() -> None:
     report = diagnose_case(_nic_policy({"name": "state-OFED", "state": "notReady"}))
     assert all(rc.cause == "nicclusterpolicy_not_ready" for rc in report.cluster.root_causes)
 
+
+
+def _driver_stops_updating_packages(kernel: str) -> tuple[str, str, str] | None:
+    log = ("========== NVIDIA Software Installer ==========\n\n"
+           f"Starting installation of NVIDIA driver branch 535 for Linux kernel version {kernel}\n\n"
+           "Stopping NVIDIA persistence daemon...\nUnloading NVIDIA driver kernel modules...\n"
+           "Unmounting NVIDIA driver rootfs...\nUpdating the package cache...\n")
+    return _top(_case(
+        {"kind": "node-info", "fields": {"osImage": "Ubuntu 22.04.4 LTS", "kernelVersion": kernel}},
+        {"kind": "pod-state", "component": "driver", "state": "CrashLoopBackOff", "restarts": 4},
+        {"kind": "log", "component": "driver", "container": "nvidia-driver-ctr", "previous": True,
+         "text": log}))
+
+
+def test_a_driver_container_crashing_on_a_fips_kernel_lacks_its_headers() -> None:
+    # Ubuntu's FIPS kernels are published only in the Ubuntu Pro archive (NVIDIA/gpu-operator#152, #457)
+    found = _driver_stops_updating_packages("5.15.0-1040-azure-fips")
+    assert found is not None and found[:2] == ("driver", "kernel_headers_missing")
+
+
+def test_a_driver_container_crashing_on_a_public_kernel_is_not_blamed_on_headers() -> None:
+    found = _driver_stops_updating_packages("5.15.0-1040-azure")
+    assert found is not None and found[:2] == ("driver", "crash_loop")

@@ -19,7 +19,7 @@ import msgspec
 from gpunode.checks.base import LINE, MESSAGE, STATE
 from gpunode.checks.context import NodeContext
 from gpunode.kb import Cause, KnowledgeBase, Match
-from gpunode.model import Finding
+from gpunode.model import Evidence, Finding
 
 _FACT_SOURCES = {"node_cmd": "cmd", "node_file": "files"}
 #: Node files that are a snapshot of a state, whole: the modules loaded (lsmod), the GPUs as
@@ -55,6 +55,8 @@ def fit_to_facts(ctx: NodeContext, findings: list[Finding]) -> None:
     that cause gets its class back (ranked just above the state it explains)."""
     if any(f.cause == _HEADERS for f in findings):
         findings[:] = [_kernel_name_fit(ctx, f) for f in findings]
+    if any(f.component == "driver" and f.cause == _CRASH for f in findings):
+        findings[:] = [_headers_unpublished(ctx, f) for f in findings]
     factual = _factual(ctx.kb)
     if not any(f.cause in factual for f in findings):  # almost every component
         return
@@ -82,6 +84,30 @@ def _kernel_name_fit(ctx: NodeContext, finding: Finding) -> Finding:
         return finding
     rank = max(finding.specificity, ctx.kb.get(_SCRIPT).specificity)
     return msgspec.structs.replace(finding, cause=_SCRIPT, specificity=rank)
+
+
+_CRASH = "crash_loop"
+#: Ubuntu's FIPS kernels ("5.4.0-1068-fips", "4.15.0-2036-aws-fips"): their packages, headers
+#: included, are published only in the Ubuntu Pro FIPS archive, never in the public archive
+#: the driver image's script queries for linux-headers-<running kernel>.
+_HEADERS_NOT_PUBLIC = re.compile(r"^\d+\.\d+\.\d+-\d+-(?:[a-z]+-)?fips$")
+
+
+def _headers_unpublished(ctx: NodeContext, finding: Finding) -> Finding:
+    """A driver container that keeps crashing, with no line of its own that says why, on a
+    node whose kernel's headers no public repository publishes: its build cannot find them
+    (NVIDIA/gpu-operator#152 says so in the script's words, 'Could not resolve Linux kernel
+    version'); the node's kernel is the fact that names the cause when the log is cut short."""
+    node = ctx.node
+    if finding.component != "driver" or finding.cause != _CRASH or node is None:
+        return finding
+    kernel = node.status.node_info.kernel_version
+    if not _HEADERS_NOT_PUBLIC.match(kernel):
+        return finding
+    rank = max(finding.specificity, ctx.kb.get(_HEADERS).specificity)
+    fact = Evidence(f"node/{node.metadata.name} status.nodeInfo.kernelVersion", kernel)
+    return msgspec.structs.replace(finding, cause=_HEADERS, specificity=rank,
+                                   evidence=(*finding.evidence, fact))
 
 
 def _factual(kb: KnowledgeBase) -> frozenset[str]:
