@@ -475,6 +475,25 @@ def test_a_resource_the_rdma_plugin_exposes_but_the_node_shows_at_zero_never_rea
     assert _top(shown) is None
 
 
+def test_an_rdma_plugin_error_naming_a_resource_the_node_shows_at_zero_is_that_resource_lost() -> None:
+    """Mellanox/k8s-rdma-shared-dev-plugin 1b64181: after a kubelet restart the old
+    ListAndWatch stream fails and the resource stays at 0; the same line with the resource
+    back above zero, or a resource at 0 with no error naming it (an empty pool), is healthy."""
+    log = ('2023/03/01 10:00:00 Updating "rdma/mlnx_shared" devices\n'
+           '2023/03/01 10:00:00 exposing "63" devices\n'
+           'error: failed to update "rdma/mlnx_shared" resources: rpc error: code = Unavailable '
+           'desc = transport is closing\n')
+    plugin_log = {"kind": "log", "component": "rdma-device-plugin", "text": log}
+    zero = _top(_case(plugin_log, {"kind": "node-capacity", "resources": {"rdma/mlnx_shared": "0"}}))
+    assert zero is not None and zero[:2] == ("rdma-device-plugin", "rdma_resources_zero")
+    back = _top(_case(plugin_log, {"kind": "node-capacity", "resources": {"rdma/mlnx_shared": "63"}}))
+    assert back is None or back[:2] != ("rdma-device-plugin", "rdma_resources_zero")
+    quiet = '2023/03/01 10:00:00 Updating "rdma/mlnx_shared" devices\n'
+    empty = _top(_case({"kind": "log", "component": "rdma-device-plugin", "text": quiet},
+                       {"kind": "node-capacity", "resources": {"rdma/mlnx_shared": "0"}}))
+    assert empty is None
+
+
 def test_the_gpu_peer_memory_clients_error_line_is_the_drivers() -> None:
     text = ("[ 812.1] nvidia-peermem nv_get_p2p_free_callback:134 nv_get_p2p_free_callback -- "
             "invalid dma_mapping\n")

@@ -647,6 +647,8 @@ def rdma_plugin_exposes(ctx: NodeContext, component: str) -> Iterator[Finding]:
     counted above zero that the node shows at 0 never reached the kubelet."""
     for sp in ctx.stack_pods(component):
         for log in ctx.logs_of(sp.pod):
+            if not log.previous:
+                yield from _named_resource_zero(ctx, component, log)
             rounds = _rounds(log.lines) if not log.previous else []
             if not rounds:
                 continue
@@ -668,6 +670,28 @@ def _empty_round(ctx: NodeContext, component: str, log: LogFile,
         ctx.kb, component, Status.DEGRADED, found, f"{log.path}:{found.line_no}",
         verb="exposes no devices after", namespace=log.namespace, pod=log.pod,
         container=log.container, standalone="true"))
+
+
+#: A resource name quoted in a line ("rdma/mlnx_shared", "rdma/hca_shared_devices_a").
+_RDMA_RESOURCE = re.compile(r'"(?P<resource>rdma/[\w.-]+)"')
+
+
+def _named_resource_zero(ctx: NodeContext, component: str, log: LogFile) -> Iterator[Finding]:
+    """The plugin's last error quotes one of its rdma/* resources and the node shows that
+    resource at 0: the error is why the count never reached the kubelet (a ListAndWatch
+    stream lost when the kubelet restarted, a registration refused). A resource at 0 with no
+    error naming it may simply match no device here, and is left to the other checks."""
+    node = ctx.node
+    found = decisive_line(log.lines, ctx.kb.class_of)
+    if node is None or found is None:
+        return
+    named = _RDMA_RESOURCE.search(found.line)
+    if named is None or node.status.allocatable.get(named["resource"]) != "0":
+        return
+    where = f"{log.path}:{found.line_no}"
+    shown = f"{named['resource']}=0 on the node; the plugin's last error: {found.line.strip()[:MAX_LINE]}"
+    yield _found(ctx, component, "rdma_resources_zero",
+                 Evidence(f"node/{ctx.name} status.allocatable", shown), Evidence(where, found.line.strip()))
 
 
 def _count_not_shown(ctx: NodeContext, component: str, log: LogFile,
