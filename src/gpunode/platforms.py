@@ -34,6 +34,7 @@ class Platform(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     runtime_handlers: tuple[str, ...] = ()
     containerd_configs: tuple[str, ...] | None = None
     driver_root: str = "/run/nvidia/driver"
+    own_plugin_off_label: str = ""
     system_namespaces: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
 

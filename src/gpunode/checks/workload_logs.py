@@ -268,7 +268,11 @@ _NO_LIBS = "container_cli_no_driver_libs"
 #: A too-old message that quotes the version of the driver it loaded (PyTorch's "The NVIDIA
 #: driver on your system is too old (found version 12040)"): only a container that got the
 #: driver's library can read its version, so the runtime did serve it (defilantech/LLMKube#1424).
-_DRIVER_VERSION_FOUND = re.compile(r"\bfound version \d+")
+#: CUDA's 804 (cudaErrorCompatNotSupportedOnDevice) is said only after the kernel driver was
+#: reached and found older than the job's CUDA, so it too says the runtime served the driver.
+_DRIVER_VERSION_FOUND = re.compile(
+    r"\bfound version \d+|\b(?:returned|Error) 804\b|forward compatibility was attempted"
+    r"|\bcudaErrorCompatNotSupportedOnDevice\b|\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b")
 
 #: A GPU job's own words for a container that got neither the driver's user space nor the GPU
 #: devices, as the libraries and frameworks print them whatever the job is: the loader not
@@ -307,11 +311,26 @@ def says_no_gpu(line: str) -> bool:
 
 def _runs_without_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
     """The pod names no RuntimeClass and the node's runtime has NVIDIA's configured but not
-    as its default: the pod's containers start under plain runc."""
-    if pod.spec.runtime_class_name:
+    as its default: the pod's containers start under plain runc. Where the platform's own
+    device plugin serves the node's GPUs (``_platform_plugin_mounts_driver``) plain runc gets
+    the driver all the same, so there a job's words about the driver are the driver's."""
+    if pod.spec.runtime_class_name or _platform_plugin_mounts_driver(ctx):
         return False
     setup = ctx.runtime_setup
     return setup is not None and bool(setup.nvidia) and not setup.default_is_nvidia
+
+
+def _platform_plugin_mounts_driver(ctx: NodeContext) -> bool:
+    """Whether the platform's own device plugin serves this node's GPUs and mounts the driver's
+    files into each container it gives one, whatever the runtime (GKE's managed plugin: the
+    driver's libraries and binaries under /usr/local/nvidia). The platform names the node label
+    that turns its plugin off for another (``Platform.own_plugin_off_label``, set where the GPU
+    Operator's plugin is the advertiser); a node without it set has the platform's plugin."""
+    off = ctx.platform.own_plugin_off_label
+    if not off or "device-plugin" not in ctx.platform.provides:
+        return False
+    node = ctx.node
+    return node is not None and node.metadata.labels.get(off) != "true"
 
 
 def _cdi_by_default(ctx: NodeContext) -> bool:
