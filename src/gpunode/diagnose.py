@@ -72,6 +72,9 @@ from gpunode.unseen import missing_data, named_needs, unknown_summary
 from gpunode.workloads import workload_issues
 
 _MISSING_CAUSES = {"pod_missing", "component_missing", "selector_label_missing"}
+#: Node causes that say a component is not on the node at all: what a cluster component's
+#: line that names it as lacking is explained by (``_lacks_from_nodes``).
+_ABSENT = frozenset({"nfd_not_deployed", "pod_missing", "component_missing"})
 MAX_EVIDENCE = 6
 #: A component's status without problems: the first of these among its findings.
 _NO_PROBLEM_ORDER = (Status.OK, Status.UNKNOWN, Status.NOT_DEPLOYED)
@@ -292,6 +295,9 @@ class Diagnoser:
                 & set(self.catalog.dependents(rc.component))
             )
             aggregate = self.kb.get(rc.cause).aggregate
+            if not aggregate and (lacking := self._lacks_from_nodes(rc, nodes)):
+                explained[rc.component] = lacking
+                continue
             if aggregate and not below:
                 below = self._short_daemonsets(rc.component)
             if aggregate and below:
@@ -309,6 +315,17 @@ class Diagnoser:
             for c in cluster.components
         )
         return msgspec.structs.replace(cluster, root_causes=tuple(kept), components=comps)
+
+    def _lacks_from_nodes(self, rc: RootCause, nodes: Sequence[NodeReport]) -> tuple[str, ...]:
+        """The node root causes' components that a cluster component's decisive line names as
+        what it lacks: the GPU Operator that cannot render the driver without the kernel label
+        NFD sets (NVIDIA/gpu-operator#149) fails because NFD is not on the nodes, and that
+        node cause is the one to fix. Only a component absent on the nodes (``_ABSENT``) counts:
+        a line that merely names a component running there explains nothing."""
+        line = rc.decisive.line if rc.decisive is not None else ""
+        named = set(self.catalog.all_named_in(line)) if line else set()
+        return tuple(sorted({r.component for n in nodes for r in n.root_causes
+                             if r.component in named and r.cause in _ABSENT}))
 
     def _short_daemonsets(self, operator: str) -> list[str]:
         """Operands of ``operator`` whose DaemonSet has fewer ready pods than nodes it targets:
