@@ -60,8 +60,8 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # fractions, so that a floor equal to today's count compares exactly.
 # The first 150 cases were all met (150/150); the 503 added with cold records (scored
 # before any change for them) are met less often, which is why these are below 1.0.
-FLOOR_COMPONENT = Fraction(742, 792)
-FLOOR_CAUSE = Fraction(702, 792)
+FLOOR_COMPONENT = Fraction(816, 877)
+FLOOR_CAUSE = Fraction(773, 877)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -85,7 +85,12 @@ FLOOR_CAUSE = Fraction(702, 792)
 #: 10: less twelve that the rules written after that freeze read (network, interconnect and
 #: hardware words in a job's log; a running agent's lasting words towards a peer that answers; a
 #: pod the kubelet cannot kill; HAMi's vGPU library; the NVIDIA runtime's own log).
-FLOOR_MAX_HEALTHY_MISSES = 10
+#: 15: five of the 85 added later on 2026-12-06 in three batches (scored cold by the engines frozen
+#: at ef02216, 5931704 and 1122157) that the rules written since do not read: Bottlerocket#4889 (the
+#: bundle shows the open module loaded and no GPU model), an update conflict at a ComputeDomain
+#: daemon's shutdown, gpu-operator#301 and k8s-device-plugin#479 (an old sandbox event on a running
+#: operand, the same facts as a healthy look-alike), HAMi#605 (a KubeVirt VM's empty device list).
+FLOOR_MAX_HEALTHY_MISSES = 15
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
 #: 1: that one now read as one collector's item given up (e886b10).
@@ -97,15 +102,17 @@ FLOOR_MAX_FALSE_ALARMS = 0
 #: cases (108 before the rules of 2026-12-05) and 36 of the 80 then added, scored cold; 151 with
 #: the 63 added on 2026-12-06; 145 with the general error formats of b7e6b67; 148 with the 14
 #: added after them; 152 with the 62 added later on 2026-12-06 (most of the new ones without a
-#: catalogued cause expect their line's class, which explain gives).
-FLOOR_MAX_UNEXPLAINED = 152
+#: catalogued cause expect their line's class, which explain gives); 174 with the 85 added after
+#: them.
+FLOOR_MAX_UNEXPLAINED = 174
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (616 of 646 with the general error formats of b7e6b67, 630 of 660
-#: with the 14 cases added after them; 685 of 720 with the 62 added later; most of the
+#: with the 14 cases added after them; 685 of 720 with the 62 added later; 760 of 798 with the 85
+#: added after those; most of the
 #: 35 left state a fact rather than an error: a DaemonSet's count, a taint, a config key, a
 #: label; never lower it for the same cases).
 BAR_EXPLAIN_DECISIVE = 0.95
-FLOOR_EXPLAIN_DECISIVE = Fraction(685, 720)
+FLOOR_EXPLAIN_DECISIVE = Fraction(760, 798)
 #: Root causes that are a bare state of a component whose own log in the case holds an error
 #: line (issue 20 wants none; lower this as the reading improves, never raise it). The one
 #: left: an init container blocked on a host driver that nvidia-smi rejects (exit 14), whose
@@ -233,7 +240,7 @@ def test_field_accuracy_holds_its_floor(scores: tuple[list[Outcome], list[str]])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the corpus grew with 642 cases scored cold; the bar is not met yet")
+@pytest.mark.xfail(strict=True, reason="the corpus grew with 727 cases scored cold; the bar is not met yet")
 def test_field_accuracy_meets_the_bar(scores: tuple[list[Outcome], list[str]]) -> None:
     outcomes, errors = scores
     line = summary(outcomes, errors)
@@ -308,7 +315,7 @@ def test_cold_score_of_the_newest_cases_is_counted_from_their_records() -> None:
     assert newest.cause <= newest.component <= newest.total
 
 
-@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 28/50 component, 21/50 cause")
+@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 38/50 component, 30/50 cause")
 def test_cold_score_of_the_newest_cases_meets_the_bar() -> None:
     cases = [c for _, c in load_cases() if isinstance(c, Case)]
     _, newest = cold_scores(cases)
