@@ -41,7 +41,7 @@ from case import (
     PodStateEv,
     WorkloadEv,
 )
-from components import deploy, extras
+from components import deploy, extras, static_device_plugin
 from platforms import apply_platform
 
 from gpunode.catalog import Recogniser, load_catalog
@@ -49,7 +49,7 @@ from gpunode.checks import operator
 from gpunode.errors import UsageError
 from gpunode.gpus import plugin_sharing
 from gpunode.sim import FAULTS, ids, load_scenario
-from gpunode.sim.build import PodDraft, add_pod, build_world, redeploy_mofed
+from gpunode.sim.build import PodDraft, _add_daemonset, add_pod, build_world, redeploy_mofed
 from gpunode.sim.cascade import crash, pod_event, remove_validation_pods, stall
 from gpunode.sim.finalize import finalize
 from gpunode.sim.k8s import daemonset_pod_tolerations, event
@@ -78,6 +78,8 @@ def build_case(case: Case, out: Path) -> Path:
     node = _node(world, case)
     apply_platform(world, node, case.platform, runtime_named=case.cluster.runtime is not None)
     _dress(world, node, case)
+    if case.cluster.device_plugin == "static":
+        _static_device_plugin(world)
     _shape_node(world, node, case)
     _deploy_named(world, node, case)
     _create_workloads(world, node, case)
@@ -111,6 +113,16 @@ def _no_runtime_class(world: World) -> None:
         pod["spec"].pop("runtimeClassName", None)
     for ds in world.daemonsets.values():
         ds["spec"]["template"]["spec"].pop("runtimeClassName", None)
+
+
+def _static_device_plugin(world: World) -> None:
+    """``cluster.device_plugin: static``: the plugin as k8s-device-plugin's own manifest runs
+    it, before the node is shaped, so that reported taints and tolerations apply to it."""
+    plugin = static_device_plugin()
+    if any(d.name == plugin.name for d in world.ds_defs.values()):
+        raise CaseError("cluster.device_plugin: static: the GPU Operator already renders the device "
+                        "plugin here; list components without gpu-operator")
+    _add_daemonset(world, plugin)
 
 
 def _shape_node(world: World, node: NodeState, case: Case) -> None:
@@ -281,7 +293,7 @@ def _scenario(case: Case) -> Scenario:
     """The base scenario with the case's cluster overrides and faults (checked like any scenario)."""
     raw: dict[str, Any] = msgspec.to_builtins(load_scenario(case.scenario))
     cluster = raw["cluster"]
-    builder_only = ("gpu_node", "runtime_class")
+    builder_only = ("gpu_node", "runtime_class", "device_plugin")
     over = {k: v for k, v in msgspec.to_builtins(case.cluster).items()
             if k not in builder_only and v is not None}
     cluster.update(over)

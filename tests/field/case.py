@@ -337,6 +337,9 @@ class ClusterOverride(_Strict, frozen=True):
     #: manifests, Helm charts without ``runtimeClassName`` and GPU Operator releases before
     #: 1.9 deploy them (their containers get the NVIDIA runtime only where it is the default).
     runtime_class: bool | None = None
+    #: static: NVIDIA's device plugin runs as the DaemonSet of k8s-device-plugin's own static
+    #: manifest or Helm chart (kube-system, no GPU Operator, no gpu.deploy nodeSelector).
+    device_plugin: Literal["static"] | None = None
 
 
 class Case(_Strict, frozen=True):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from gpunode.sim import ids
 from gpunode.sim.build import DeployDef, _add_daemonset, _add_deployment
 from gpunode.sim.k8s import toleration
+from gpunode.sim.models import IMAGES
 from gpunode.sim.operands import GPU_TOLERATION, NODE_CRITICAL, CtrDef, DsDef, _operand
 from gpunode.sim.world import NodeState, World
 
@@ -123,6 +124,19 @@ def extras() -> dict[str, Extra]:
             extra_labels={"name": "nvidia-vfio-manager"}),
             node_labels={"nvidia.com/gpu.deploy.vfio-manager": "true"}),
     }
+
+
+def static_device_plugin() -> DsDef:
+    """NVIDIA/k8s-device-plugin's static manifest (deployments/static/nvidia-device-plugin.yml,
+    the Helm chart renders the same shape): kube-system, selected by name=nvidia-device-plugin-ds,
+    tolerating only nvidia.com/gpu:NoSchedule, no operator nodeSelector, no RuntimeClass."""
+    return DsDef(
+        key="device-plugin", name="nvidia-device-plugin-daemonset", namespace="kube-system",
+        labels={"name": "nvidia-device-plugin-ds"},
+        containers=(CtrDef("nvidia-device-plugin-ctr", IMAGES["device-plugin"],
+                           env=(("FAIL_ON_INIT_ERROR", "false"),)),),
+        tolerations=(GPU_TOLERATION,), priority_class=NODE_CRITICAL,
+        match_labels={"name": "nvidia-device-plugin-ds"})
 
 
 def deploy(world: World, node: NodeState, component: str) -> None:

@@ -283,3 +283,32 @@ def test_a_container_the_runtime_refuses_to_create_has_no_log(tmp_path: Path) ->
     top = top_root_cause(diagnose_case(case), case.node)
     assert top is not None
     assert (top.component, top.cause) == ("container-toolkit", "toolkit_ldconfig_path_wrong")
+
+
+def test_a_static_device_plugin_is_k8s_device_plugins_own_daemonset(tmp_path: Path) -> None:
+    """``cluster.device_plugin: static``: the plugin as its own manifest deploys it (kube-system,
+    name=nvidia-device-plugin-ds, only the nvidia.com/gpu toleration, no gpu.deploy selector);
+    the Spot taint it does not tolerate keeps its pod off the node, and without it a pod lands."""
+    case = _case("azure-aks-docs-138-spot-gpu-pool-taint-device-plugin-ds-no-toleration")
+    assert case.cluster.device_plugin == "static"
+    out = build_case(case, tmp_path / case.id)
+    name = "nvidia-device-plugin-daemonset"
+    ds = next(d for d in _items(out, "daemonsets") if d["metadata"]["name"] == name)
+    spec = ds["spec"]["template"]["spec"]
+    assert ds["metadata"]["namespace"] == "kube-system"
+    assert ds["spec"]["selector"]["matchLabels"] == {"name": "nvidia-device-plugin-ds"}
+    assert spec["tolerations"] == [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
+    assert spec["priorityClassName"] == "system-node-critical" and "nodeSelector" not in spec
+    assert not _on_node(_items(out, "pods"), "nvidia-device-plugin-daemonset-", case.node)
+    untainted = msgspec.structs.replace(
+        case, evidence=tuple(e for e in case.evidence if e.__struct_config__.tag != "node-taints"))
+    again = build_case(untainted, tmp_path / "untainted")
+    assert len(_on_node(_items(again, "pods"), "nvidia-device-plugin-daemonset-", case.node)) == 1
+
+
+def test_a_static_device_plugin_beside_the_operators_is_refused(tmp_path: Path) -> None:
+    case = _case("azure-aks-docs-138-spot-gpu-pool-taint-device-plugin-ds-no-toleration")
+    cluster = msgspec.structs.replace(case.cluster, components=("gpu-operator",))
+    both = msgspec.structs.replace(case, cluster=cluster)
+    with pytest.raises(CaseError, match="device_plugin"):
+        build_case(both, tmp_path / "both")
