@@ -404,6 +404,17 @@ def _decoded(data: bytes, path: Path, label: str) -> Case:
     return case
 
 
+def synthetic_case(case_id: str, evidence: list[dict[str, Any]], *, platform: str = "generic",
+                   healthy: bool = True, cluster: dict[str, Any] | None = None) -> Case:
+    """A case made of ``evidence`` alone, for a rule's own tests: the fields a corpus case must
+    carry (source, title, expectation) are placeholders the diagnosis never reads."""
+    raw: dict[str, Any] = {"id": case_id, "source": "https://example.org/x", "title": "t",
+                           "platform": platform, "evidence": evidence, "expect": {"healthy": healthy}}
+    if cluster is not None:
+        raw["cluster"] = cluster
+    return msgspec.convert(raw, Case)
+
+
 def load_cases(folder: Path = CASES_DIR) -> list[tuple[Path, Case | CaseError]]:
     """Every case in ``folder`` (sorted), or the error that stops it."""
     out: list[tuple[Path, Case | CaseError]] = []

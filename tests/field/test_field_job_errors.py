@@ -9,7 +9,7 @@ from importlib import resources
 
 import msgspec
 import pytest
-from case import Case
+from case import Case, synthetic_case
 from scoreboard import top_pair
 
 from gpunode.errors import BundleError
@@ -21,14 +21,11 @@ TABLE = load_job_errors()
 def _job_log(text: str) -> Case:
     """A GPU job's log in a pod that asks for the NVIDIA runtime by its RuntimeClass (a pod that
     does not, on a node whose default runtime is not NVIDIA's, is settled by that fact first)."""
-    raw = {"id": "x-job-errors", "source": "https://example.org/x", "title": "t", "platform": "generic",
-           "cluster": {"driver_mode": "host"},
-           "evidence": [{"kind": "workload", "name": "job-0", "namespace": "default",
-                         "runtimeClassName": "nvidia"},
-                        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
-                         "text": text + "\n"}],
-           "expect": {"healthy": True}}
-    return msgspec.convert(raw, Case)
+    return synthetic_case("x-job-errors", [
+        {"kind": "workload", "name": "job-0", "namespace": "default", "runtimeClassName": "nvidia"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+         "text": text + "\n"},
+    ], cluster={"driver_mode": "host"})
 
 
 @pytest.mark.parametrize("entry", TABLE.entries, ids=lambda e: e.id)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-from case import Case
+from case import Case, synthetic_case
 from scoreboard import top_pair
 
 #: gpu-driver-container's RHEL-family script tracing its kernel version step (set -x).
@@ -30,9 +29,7 @@ def _case(os_image: str, kernel: str, log: str) -> Case:
         {"kind": "log", "component": "driver", "container": "nvidia-driver-ctr", "previous": True,
          "text": log},
     ]
-    raw = {"id": "x-kernel-unresolved", "source": "https://example.org/x", "title": "t",
-           "platform": "generic", "evidence": evidence, "expect": {"healthy": False}}
-    return msgspec.convert(raw, Case)
+    return synthetic_case("x-kernel-unresolved", evidence, healthy=False)
 
 
 def test_no_kernel_version_string_on_fedora_coreos_is_an_unsupported_os() -> None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-from case import Case
+from case import Case, synthetic_case
 from scoreboard import top_pair
 
 from gpunode.catalog import load_catalog
@@ -29,9 +28,7 @@ def _case(nfd_absent: bool) -> Case:
                                  "feature.node.kubernetes.io/kernel-version.full": None,
                                  "nvidia.com/gpu.present": None}
         evidence += [{"kind": "node-labels", "labels": gone}, {"kind": "pod-missing", "component": "nfd"}]
-    raw = {"id": "x-operator-lacks", "source": "https://example.org/x", "title": "t", "platform": "openshift",
-           "evidence": evidence, "expect": {"healthy": True}}
-    return msgspec.convert(raw, Case)
+    return synthetic_case("x-operator-lacks", evidence, platform="openshift")
 
 
 def test_operator_line_lacking_nfds_label_is_nfd_not_deployed() -> None:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-from case import Case
+from case import Case, synthetic_case
 from scoreboard import top_pair
 
 #: cudaErrorInsufficientDriver as Triton prints it when it cannot pin host memory
@@ -34,9 +33,7 @@ def _case(platform: str, line: str, labels: dict[str, str | None] | None = None)
          "container": "job", "text": line + "\n"}]
     if labels:
         evidence.append({"kind": "node-labels", "labels": labels})
-    raw = {"id": "x-platform-plugin", "source": "https://example.org/x", "title": "t", "platform": platform,
-           "cluster": {"driver_mode": "host"}, "evidence": evidence, "expect": {"healthy": True}}
-    return msgspec.convert(raw, Case)
+    return synthetic_case("x-platform-plugin", evidence, platform=platform, cluster={"driver_mode": "host"})
 
 
 def test_gke_managed_plugin_gives_runc_the_driver() -> None:

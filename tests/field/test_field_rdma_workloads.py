@@ -6,8 +6,7 @@ nothing, nor does such a pod's word about a GPU it was never given."""
 
 from __future__ import annotations
 
-import msgspec
-from case import Case
+from case import Case, synthetic_case
 from scoreboard import top_pair
 
 #: perftest's output where the queue pair could not reach the peer (both GIDs zero: the pods
@@ -42,14 +41,12 @@ PASSED = """\
 
 
 def _rdma_pod(text: str, limits: dict[str, str] | None = None) -> Case:
-    raw = {"id": "x-rdma-workload", "source": "https://example.org/x", "title": "t", "platform": "generic",
-           "evidence": [{"kind": "workload", "name": "rdma-test-pod-1", "namespace": "default",
-                         "container": "app", "state": "Running",
-                         "resources": {"limits": limits or {"rdma/hca_shared_devices_a": "1"}}},
-                        {"kind": "log", "object": {"kind": "Pod", "name": "rdma-test-pod-1",
-                                                   "namespace": "default"}, "text": text}],
-           "expect": {"healthy": True}}
-    return msgspec.convert(raw, Case)
+    return synthetic_case("x-rdma-workload", [
+        {"kind": "workload", "name": "rdma-test-pod-1", "namespace": "default", "container": "app",
+         "state": "Running", "resources": {"limits": limits or {"rdma/hca_shared_devices_a": "1"}}},
+        {"kind": "log", "object": {"kind": "Pod", "name": "rdma-test-pod-1", "namespace": "default"},
+         "text": text},
+    ])
 
 
 def test_perftest_that_cannot_connect_names_the_gpudirect_rdma_path() -> None:

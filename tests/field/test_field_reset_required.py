@@ -4,16 +4,13 @@ assertion or RPC prints it. A driver assertion with another status stays the dri
 
 from __future__ import annotations
 
-import msgspec
-from case import Case
+from case import Case, synthetic_case
 from scoreboard import top_pair
 
 
 def _case(dmesg: str) -> Case:
-    raw = {"id": "x-reset-required", "source": "https://example.org/x", "title": "t", "platform": "generic",
-           "evidence": [{"kind": "node-cmd", "name": "dmesg.txt", "text": dmesg}],
-           "expect": {"healthy": False}}
-    return msgspec.convert(raw, Case)
+    return synthetic_case("x-reset-required", [{"kind": "node-cmd", "name": "dmesg.txt", "text": dmesg}],
+                          healthy=False)
 
 
 def test_a_channel_allocation_that_needs_a_gpu_reset_is_the_gpu_s() -> None:

@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
-from case import Case
+from case import Case, synthetic_case
 from scoreboard import diagnose_case
 
 from gpunode.checks.state_labels import STATE_LABELS, failed_states
@@ -28,9 +27,7 @@ _UPGRADE_STATE = "nvidia.com/gpu-driver-upgrade-state"
 
 
 def _case(*evidence: dict[str, Any]) -> Case:
-    raw = {"id": "x-state-label", "source": "https://example.org/x", "title": "t", "platform": "generic",
-           "cluster": {"driver_mode": "operator"}, "evidence": list(evidence), "expect": {"healthy": True}}
-    return msgspec.convert(raw, Case)
+    return synthetic_case("x-state-label", list(evidence), cluster={"driver_mode": "operator"})
 
 
 def _judged(case: Case, component: str) -> Any:

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-from case import Case
+from case import Case, synthetic_case
 from scoreboard import top_pair
 
 
 def _case(*evidence: dict[str, Any]) -> Case:
-    raw = {"id": "x-toolkit-runtime-words", "source": "https://example.org/x", "title": "t",
-           "platform": "generic", "evidence": list(evidence), "expect": {"healthy": False}}
-    return msgspec.convert(raw, Case)
+    return synthetic_case("x-toolkit-runtime-words", list(evidence), healthy=False)
 
 
 def _workload(message: str) -> dict[str, Any]:
