@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from gpunode.bundle.kube import Condition, CustomResource, Pod
 from gpunode.checks.base import not_deployed, ok, problem
+from gpunode.checks.context import platform_of
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.operator import OPERANDS
 from gpunode.checks.placement import awaited
@@ -20,7 +21,6 @@ from gpunode.decisive import Decisive
 from gpunode.facts import ClusterFacts
 from gpunode.kb import load_kb
 from gpunode.model import Evidence, Finding, Status
-from gpunode.platforms import detect
 
 ClusterCheckFn = Callable[[ClusterFacts], Iterable[Finding]]
 
@@ -108,9 +108,7 @@ def operands_ask_absent_handler(facts: ClusterFacts) -> Iterator[Finding]:
     the stack. One finding, for the first such pod."""
     by_class = {rc.metadata.name: rc.handler for rc in facts.runtime_classes}
     for name, node in sorted(facts.nodes.items()):
-        info = node.status.node_info
-        platform = detect(node.metadata.labels, info.kubelet_version, info.os_image,
-                          info.container_runtime_version)
+        platform = platform_of(node)
         if platform.id not in _HOOK_ONLY_PLATFORMS:
             continue
         for component, pods in sorted(facts.pods_by_node.get(name, {}).items()):

@@ -217,13 +217,7 @@ class NodeContext:
     @cached_property
     def platform(self) -> Platform:
         """The node's platform profile (GKE, EKS, OpenShift, K3s, ...; generic when none)."""
-        node = self.node
-        if node is None:
-            return GENERIC
-        info = node.status.node_info
-        return detect(
-            node.metadata.labels, info.kubelet_version, info.os_image, info.container_runtime_version
-        )
+        return platform_of(self.node)
 
     @cached_property
     def operator_namespace(self) -> str:
@@ -657,3 +651,11 @@ def _tolerated(taint: Taint, tolerations: Sequence[Toleration]) -> bool:
         if tol.key == taint.key and tol.value == taint.value:
             return True
     return False
+
+
+def platform_of(node: Node | None) -> Platform:
+    """A node's platform profile from its labels and versions (generic without a node)."""
+    if node is None:
+        return GENERIC
+    info = node.status.node_info
+    return detect(node.metadata.labels, info.kubelet_version, info.os_image, info.container_runtime_version)
