@@ -24,7 +24,8 @@ from gpunode.catalog import Catalog
 from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, dra_prepare, owned
 from gpunode.checks.base import EXPLAINS, LINE, MESSAGE, SOURCE, STATE, VERB
 from gpunode.checks.context import NodeContext
-from gpunode.checks.job_words import job_names
+from gpunode.checks.job_runner import job_named
+from gpunode.checks.job_words import job_cause, job_names
 from gpunode.checks.named import hook_layer, named_on_node, plugin_spec_owner, runtime_own_error
 from gpunode.decisive import (
     MAX_LINE,
@@ -78,8 +79,24 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     named = partial(named_on_node, ctx)
     moved = blamed(ctx.facts.catalog, ctx.kb, component, said, named) if said is not None else None
     if moved is None and said is None:
-        moved = _unkillable(ctx, component, named)
+        moved = _job_blamed(ctx, component, findings) or _unkillable(ctx, component, named)
     return [moved] if moved is not None else []
+
+
+def _job_blamed(ctx: NodeContext, component: str, findings: Sequence[Finding]) -> Finding | None:
+    """A job runner's failed GPU job moved to the layer its library's error names
+    (``gpunode.checks.job_runner``), with the cause the job-error table gives that error."""
+    named = job_named(ctx, component, findings)
+    if named is None:
+        return None
+    finding, target = named
+    moved = blamed(ctx.facts.catalog, ctx.kb, component, finding, lambda _line: target)
+    code = job_cause(finding.context[LINE], target) if moved is not None else None
+    if moved is None or code is None or code == moved.cause or code not in ctx.kb.by_code:
+        return moved
+    known = ctx.kb.get(code)
+    return msgspec.structs.replace(moved, cause=known.code, status=known.severity,
+                                   specificity=max(known.specificity, moved.specificity))
 
 
 #: The kubelet's event for a pod it cannot stop: killing its containers or its sandbox failed
