@@ -12,7 +12,7 @@ and a catalogued signature of the component, when one matched, still wins.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import pairwise
@@ -67,7 +67,8 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
                  lambda state: node_texts(ctx, component, state))
     if said is None and not _standing(findings):
         stuck = running_finding(ctx.kb, component, _running_logs(ctx, component),
-                                partial(named_on_node, ctx), _answering_peers(ctx))
+                                partial(named_on_node, ctx), _answering_peers(ctx),
+                                deleting=_being_deleted(ctx, component))
         refused = _refused_config(ctx, component) if stuck is None else None
         refused = refused or (_went_on_without(ctx, component) if stuck is None else None)
         if refused is not None:  # the runtime's own configuration: whatever it names, the runtime's
@@ -443,7 +444,8 @@ _NOT_THE_STACKS = re.compile(
 
 def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
                     names: Callable[[str], str | None] | None = None,
-                    answering: re.Pattern[str] | None = None) -> Finding | None:
+                    answering: re.Pattern[str] | None = None,
+                    *, deleting: Container[tuple[str, str]] = ()) -> Finding | None:
     """A running node component whose current log ends in an error it did not recover
     from: its last line is an error that does not heal by retrying (as a controller's,
     ``_lasting``), so it runs without doing its job; degraded with that line. Hints to the
@@ -453,7 +455,9 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
     node; a last error that names a lower layer in its words is kept though the knowledge
     base catalogues it there (``_names_below``), for ``blamed`` to move it to that layer.
     ``answering``: the peers the node's facts show answering (``_answering_peers``); a
-    connection to one of them that fails is no peer down for now (``_to_answering``)."""
+    connection to one of them that fails is no peer down for now (``_to_answering``).
+    ``deleting``: the (namespace, pod) of the component's pods being deleted, whose last
+    error in a step of their own shutdown is not retried (``_shutdown_failed``)."""
     for log in logs:
         lines = log.lines
         last = next((i for i in range(len(lines) - 1, -1, -1)
@@ -479,13 +483,36 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
             continue
         elif (not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None
               and not _names_below(kb, component, found, names)
-              and not _to_answering(kb, found, lines, last, answering)):
+              and not _to_answering(kb, found, lines, last, answering)
+              and not _shutdown_failed(found, (log.namespace, log.pod) in deleting)):
             continue  # a failure that heals by retrying, unless the catalog knows it as this one's
         where = f"{log.path}:{last + 1}" if last is not None else log.path
         return as_catalogued(kb, line_finding(
             kb, component, Status.DEGRADED, found, where, verb="keeps running after",
             namespace=log.namespace, pod=log.pod, container=log.container, standalone="true"))
     return None
+
+
+#: Words with which a program says a step of its own shutdown failed: "Failed to remove node
+#: from ComputeDomain during shutdown: ...", "error during cleanup", "failed to ... on exit".
+_SHUTDOWN_STEP = re.compile(
+    r"(?i:\b(?:during|on|at|while|in) (?:the )?(?:graceful )?(?:shutdown|shutting down|exit(?:ing)?|"
+    r"termination|terminating|teardown|tearing down|clean ?up|cleaning up|stop(?:ping)?)\b)")
+
+
+def _shutdown_failed(found: Decisive, deleting: bool) -> bool:
+    """A pod being deleted whose last error is a step of its own shutdown that failed (the
+    node it should take out of a shared object, the state it should undo): the process is
+    ending and does not retry, so even a conflict a running loop would retry next time is its
+    last word, and what it was to undo stays behind. The same line from a pod not being
+    deleted is a loop that tries again."""
+    return deleting and _SHUTDOWN_STEP.search(found.message) is not None
+
+
+def _being_deleted(ctx: NodeContext, component: str) -> frozenset[tuple[str, str]]:
+    """The (namespace, pod) of the component's pods on the node that are being deleted."""
+    return frozenset((sp.pod.metadata.namespace, sp.pod.metadata.name)
+                     for sp in ctx.stack_pods(component) if sp.pod.metadata.deletion_timestamp)
 
 
 #: The peers every node component may call that the node's own facts show answering: the
