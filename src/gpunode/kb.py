@@ -59,6 +59,14 @@ _NAMES_CONFIG = re.compile(r"(?i:\b(?:flags?|options?|arguments?|config\w*|setti
 #: the runtime's own message: a category after the cause, not the innermost why.
 _OCI_KIND = re.compile(r"OCI (?:runtime error|permission denied|unavailable|"
                        r"runtime attempted to invoke a command that was not found)\W{0,3}$")
+#: What is not the reason in a line: kube-scheduler's preemption summary after the
+#: FailedScheduling reasons ("0/2 nodes are available: 1 Insufficient nvidia.com/gpu.
+#: preemption: 0/2 nodes are available: 1 No preemption victims found ..."), which says
+#: only that evicting pods would not help; and a C++ logger's source location and level
+#: after the message ("... [DcgmHostEngineHandler.cpp:1866] [Class::Func] dcgm_level=ERROR").
+_NOT_THE_REASON = re.compile(r"(?i:[.,;]?\s*\bpreemption: \d+/\d+ nodes are available\b.*$"
+                             r"|\s*\[[^\]\s]{1,300}\.(?:c|cc|cpp|h|hpp|go):\d+\](?:\s*\[[\w:~<>]{1,120}\])?"
+                             r"(?:\s*\w*level=\w+)?\s*$)")
 
 
 class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -295,6 +303,7 @@ class KnowledgeBase:
         in the first class whose pattern it matches (the catch-all at worst)."""
         if _STRCONV.search(line) and not _NAMES_CONFIG.search(line):
             line = _STRCONV.sub("not a number", line)  # a value read elsewhere, not configured
+        line = _NOT_THE_REASON.sub("", line) or line
         if _LOADER_FAILED.match(line):  # the loader failed: the precedence over the whole line
             return self._first_class(line)
         parts = line.split(": ")
