@@ -326,6 +326,63 @@ def _defines_nvidia(path: str, text: str) -> bool:
         return False
 
 
+#: containerd's CRI plugin by the keys a config v1 or v2 file sets it under. containerd before
+#: 2.0 merges an imported file plugin by plugin: a drop-in that sets any key of this section
+#: (a registry mirror) replaces the whole section of config.toml, its runtimes included
+#: (containerd/containerd#5837); 2.0 merges key by key (containerd/containerd#9982).
+_CRI_SECTIONS = ("io.containerd.grpc.v1.cri", "cri")
+#: The kubelet's sandbox event for a pod whose NVIDIA runtime handler containerd has not loaded.
+_NO_NVIDIA_HANDLER = re.compile(r'no runtime for \\?"?nvidia[\w-]*\\?"? is configured')
+_SANDBOX_FAILED = "FailedCreatePodSandBox"
+
+
+@check("container-toolkit")
+def cri_section_replaced(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Pods refused for a missing NVIDIA runtime handler on a containerd before 2.0 that
+    imports a drop-in setting its CRI plugin section without the NVIDIA runtime: that
+    section replaces config.toml's, so the runtime the toolkit wrote there is never loaded,
+    however long the toolkit runs. Judged only with the refusal seen on the node (the
+    drop-in alone may sit beside a config that needs no NVIDIA handler) and where containerd
+    reads the drop-in (config.toml's imports, when collected)."""
+    major = ctx.containerd_major
+    if major is None or major >= 2 or not _handler_refused(ctx):
+        return
+    config = ctx.containerd
+    read = set(config.sources) if config is not None else None
+    for path, text in sorted(ctx.obs.files.items()):
+        shown = "/" + path
+        if not _DROPIN_DIR.search(shown) or (read is not None and shown not in read):
+            continue
+        if not _sets_cri(shown, text) or _defines_nvidia(shown, text):
+            continue
+        ev = Evidence(f"nodes/{ctx.name}/files{shown}",
+                      f"containerd {major}.x imports {shown}, which sets its CRI plugin section without "
+                      "the nvidia runtime: before containerd 2.0 that section replaces config.toml's, "
+                      "runtimes included")
+        yield problem(component, "runtime_handler_missing", ev, specificity=75,
+                      ctx={SOURCE: ev.source, EXPLAINS: "container-runtime"})
+        return
+
+
+def _handler_refused(ctx: NodeContext) -> bool:
+    """A pod on the node whose sandbox containerd refused for want of an NVIDIA handler."""
+    pods = [sp.pod for sps in ctx.facts.pods_by_node.get(ctx.name, {}).values() for sp in sps]
+    pods += list(ctx.facts.troubled_workloads_by_node.get(ctx.name, ()))
+    return any(ev.reason == _SANDBOX_FAILED and _NO_NVIDIA_HANDLER.search(ev.message)
+               for pod in pods for ev in ctx.events_for_pod(pod))
+
+
+def _sets_cri(path: str, text: str) -> bool:
+    """The file sets a key of containerd's CRI plugin section (config v1 or v2)."""
+    if "cri" not in text:
+        return False
+    try:
+        plugins = load_toml(path, text).get("plugins")
+    except ParseError:
+        return False
+    return isinstance(plugins, dict) and any(isinstance(plugins.get(k), dict) for k in _CRI_SECTIONS)
+
+
 @check("container-toolkit")
 def toolkit_validated(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The validator writes toolkit-ready once a container got the GPUs through the runtime."""
