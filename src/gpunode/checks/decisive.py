@@ -24,7 +24,6 @@ from gpunode.catalog import Catalog
 from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, dra_prepare, owned
 from gpunode.checks.base import EXPLAINS, LINE, MESSAGE, SOURCE, STATE, VERB
 from gpunode.checks.context import NodeContext
-from gpunode.checks.job_runner import job_named
 from gpunode.checks.job_words import job_cause, job_names
 from gpunode.checks.named import hook_layer, named_on_node, plugin_spec_owner, runtime_own_error
 from gpunode.decisive import (
@@ -40,6 +39,7 @@ from gpunode.decisive import (
     severity,
 )
 from gpunode.facts import ClusterFacts, LogFile
+from gpunode.job_errors import job_error
 from gpunode.kb import KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
 
@@ -84,10 +84,20 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     return [moved] if moved is not None else []
 
 
+#: Components whose own check is a GPU job (catalog ids): the GPU Operator's validator proves
+#: the stack by running CUDA programs (its cuda-validation vectorAdd, the plugin validation's).
+JOB_RUNNERS = frozenset({"validator"})
+
+
 def _job_blamed(ctx: NodeContext, component: str, findings: Sequence[Finding]) -> Finding | None:
-    """A job runner's failed GPU job moved to the layer its library's error names
-    (``gpunode.checks.job_runner``), with the cause the job-error table gives that error."""
-    named = job_named(ctx, component, findings)
+    """A job runner's failed GPU job moved to the layer its library's error names, with the
+    cause the job-error table (``data/job_errors.toml``) gives that error: the CUDA error the
+    validator's sample prints is a library's verdict on a lower layer (the driver too old for
+    the job's CUDA, forward compatibility attempted on a GPU without it, the driver's libraries
+    missing from the container), and the validator only suffered it. An error the table does
+    not read (CUDA's shared "initialization error") or that names no layer under the validator
+    stays the validator's own."""
+    named = _job_named(ctx, component, findings)
     if named is None:
         return None
     finding, target = named
@@ -98,6 +108,29 @@ def _job_blamed(ctx: NodeContext, component: str, findings: Sequence[Finding]) -
     known = ctx.kb.get(code)
     return msgspec.structs.replace(moved, cause=known.code, status=known.severity,
                                    specificity=max(known.specificity, moved.specificity))
+
+
+def _job_named(ctx: NodeContext, component: str, findings: Sequence[Finding]) -> tuple[Finding, str] | None:
+    """The first problem of ``component`` (a job runner) whose line the job-error table reads
+    as naming a layer ``component`` depends on, with that layer's id, the finding carrying its
+    line as a decisive one; None otherwise."""
+    if component not in JOB_RUNNERS:
+        return None
+    below = ctx.facts.catalog.dependencies(component)
+    for finding in findings:
+        if finding.status not in PROBLEMS:
+            continue
+        if LINE in finding.context:
+            line, where = finding.context[LINE], finding.context.get(SOURCE, "")
+        elif finding.evidence:
+            line, where = finding.evidence[0].excerpt, finding.evidence[0].source
+        else:
+            continue
+        found = job_error(line)
+        if found is not None and found.component in below:
+            said = {LINE: line, SOURCE: where, MESSAGE: message_of(line)}
+            return msgspec.structs.replace(finding, context={**finding.context, **said}), found.component
+    return None
 
 
 #: The kubelet's event for a pod it cannot stop: killing its containers or its sandbox failed
