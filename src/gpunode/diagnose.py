@@ -147,7 +147,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     named.extend(journal_findings(ctx))  # the kubelet's or runtime's error naming another layer
     for finding in map(partial(_to_replacer, ctx), named):  # the layer a line names
         target = out.get(finding.component)  # (its judgement exists by now)
-        if target is not None and finding.component not in ctx.platform.not_used:
+        if target is not None and _used_here(ctx, finding.component):
             target.findings.append(finding)
     _sandboxes_explain(ctx.kb, out)
     for finding in list(silent_state_findings(ctx, {cid: j.findings for cid, j in out.items()})):
@@ -160,6 +160,13 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
+
+
+def _used_here(ctx: NodeContext, component: str) -> bool:
+    """Whether a line may name ``component`` on this node: not one the platform has no place
+    for, unless its pods run here all the same (the GPU Operator's toolkit on GKE, which
+    rewrites the containerd config GKE's own stack does without)."""
+    return component not in ctx.platform.not_used or bool(ctx.stack_pods(component))
 
 
 def _to_replacer(ctx: NodeContext, finding: Finding) -> Finding:

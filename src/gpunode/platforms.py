@@ -35,6 +35,9 @@ class Platform(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     containerd_configs: tuple[str, ...] | None = None
     driver_root: str = "/run/nvidia/driver"
     own_plugin_off_label: str = ""
+    #: where the platform's container runtime finds its CNI plugins, where not containerd's
+    #: default (/opt/cni/bin); empty where it is the default or unknown
+    cni_bin_dir: str = ""
     system_namespaces: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
 

@@ -19,7 +19,8 @@ from gpunode.checks.context import NodeContext
 
 def named_on_node(ctx: NodeContext, line: str) -> str | None:
     """The lowest layer ``line`` names on this node, or None."""
-    hook = _plugin_spec_owner(ctx, line) or hook_layer(ctx.facts.catalog.named_in, line)
+    hook = (_plugin_spec_owner(ctx, line) or hook_layer(ctx.facts.catalog.named_in, line)
+            or _cni_dir_rewritten(ctx, line))
     if hook is not None:
         return hook
     target = ctx.facts.catalog.named_in(line)
@@ -33,6 +34,30 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
     if _DEVICE_UNDER_ROOT.search(line):
         return "device-plugin" if _host_driver(ctx) else "driver"
     return None
+
+
+#: The CRI's words for a CNI plugin it could not find, with the folders it searched (libcni's
+#: 'failed to find plugin "gke" in path [/opt/cni/bin]', Go's %v of the list: space-separated).
+_CNI_NOT_FOUND = re.compile(r'failed to find plugin \\?"[\w.-]+\\?" in path \[([^\]]*)\]')
+#: The component of ours that rewrites the container runtime's config on a GPU node.
+_CONFIG_WRITER = "container-toolkit"
+
+
+def _cni_dir_rewritten(ctx: NodeContext, line: str) -> str | None:
+    """The toolkit, where a sandbox's CNI plugin was looked for only outside the folder the
+    node's platform installs its CNI plugins in (GKE's /home/kubernetes/bin): the config the
+    runtime reads lost the platform's CNI bin_dir, and on a node where the toolkit runs it is
+    the toolkit that rewrites that config (NVIDIA/nvidia-container-toolkit#1222: containerd 2's
+    CNI section written back with the default /opt/cni/bin). The platform's folder among those
+    searched is a plugin really missing, and a node without the toolkit, or on a platform that
+    keeps containerd's default, is the network's own business."""
+    own = ctx.platform.cni_bin_dir
+    if not own or "failed to find plugin" not in line:
+        return None
+    found = _CNI_NOT_FOUND.search(line)
+    if found is None or own.rstrip("/") in (d.rstrip("/") for d in found.group(1).split()):
+        return None
+    return _CONFIG_WRITER if ctx.stack_pods(_CONFIG_WRITER) else None
 
 
 #: A CDI device the runtime cannot resolve, of the kind NVIDIA's device plugin writes its own
