@@ -28,6 +28,8 @@ from gpunode.kb import load_kb
     ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
      "latest NVIDIA driver is installed and running.", "error_device"),
     ("Unable to determine the device handle for GPU0000:3b:00.0: Unknown Error", "error_device"),
+    ("Could not determine device placement for MIG-30d00c09-0000-0000-0000-000000000000: "
+     "unable to parse UUID as MIG device; Marking it unhealthy.", "error_device"),
     ("'nvidia.com/gpu' device marked unhealthy: GPU-1d6a9c4e-0f3b-4a51-9a2e-6b1f6a0c2d11", "error_device"),
     # a CUDA error number is not an HTTP status
     ("Failed to bind multicast memory: CUDA error 401", "error_device"),
@@ -50,6 +52,7 @@ def test_a_class_is_read_from_its_general_wording(line: str, cls: str) -> None:
     ("Loading of module nvidia is complete", None),
     ("'nvidia.com/gpu' device marked healthy: GPU-1d6a9c4e-0f3b-4a51-9a2e-6b1f6a0c2d11", None),
     ("Registered DRA driver gpu.example.com", None),
+    ("Health check passed; marking it healthy", None),
     ("NVIDIA-SMI 550.54.15  Driver Version: 550.54.15  CUDA Version: 12.4", None),
     ("CUDA driver version is 12.4", None),
     # a process that ended before it was waited on (ESRCH) is a race, not a missing thing
