@@ -46,6 +46,7 @@ from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, repo
 from gpunode.facts import LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
+from gpunode.runtimes import is_nvidia_runtime
 
 #: NCCL's IB/RoCE transport found no usable device (NCCL_DEBUG=INFO or WARN prints it).
 NCCL_NO_IB = re.compile(r"\bNET/IB : No device found")
@@ -115,7 +116,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             found, target = (hooked, "container-toolkit") if hooked is not None else (found, None)
         if found is None or target is None or (target in OWN_FACTS_ONLY
                                                and not _hardware_says(ctx.kb, target, found.line)):
-            runtime_less = _no_gpu_without_runtime(ctx, pod, log)
+            runtime_less = _no_gpu_without_runtime(ctx, pod, log) or _not_injected(ctx, pod, log)
             if runtime_less is not None:
                 done.add(key)
                 yield runtime_less
@@ -365,6 +366,46 @@ def _no_gpu_without_runtime(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding
                            verb=f"fails in GPU workload {meta.namespace}/{meta.name}", standalone="true",
                            namespace=meta.namespace, pod=meta.name, container=log.container)
     return msgspec.structs.replace(finding, cause=known.code, specificity=known.specificity)
+
+
+def _under_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
+    """Whether the pod's containers start under NVIDIA's runtime: its RuntimeClass's handler
+    is an NVIDIA runtime (by the node's runtime config, else by the handler's name), or it
+    names no RuntimeClass and NVIDIA's runtime is the default. Unknown (no config, no class)
+    is False: the words then say nothing about which layer left the GPU out."""
+    setup = ctx.runtime_setup
+    wanted = pod.spec.runtime_class_name
+    if not wanted:
+        return setup is not None and setup.default_is_nvidia
+    handler = next((rc.handler for rc in ctx.facts.runtime_classes if rc.metadata.name == wanted), None)
+    if not handler:
+        return False
+    configured = setup.runtimes.get(handler) if setup is not None else None
+    return is_nvidia_runtime(configured) if configured is not None else "nvidia" in handler.lower()
+
+
+def _not_injected(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A GPU job whose log says its container has no driver library, no nvidia-smi or no GPU
+    (``says_no_gpu``) in a pod that did start under NVIDIA's runtime: the runtime's hook (or
+    the CDI spec the toolkit wrote) is what injects them, so the toolkit left them out, by
+    its own settings (NVIDIA_VISIBLE_DEVICES refused from unprivileged containers,
+    NVIDIA/aicr#1354) or its library lookup. The cause is the line's class; the words alone
+    do not say which setting. Where the platform's own plugin mounts the driver (GKE's
+    managed plugin, where no NVIDIA device plugin pod runs beside it) the injection is the
+    plugin's, and nothing is said here."""
+    if not _under_nvidia_runtime(ctx, pod):
+        return None
+    if _platform_plugin_mounts_driver(ctx) and not ctx.stack_pods("device-plugin"):
+        return None
+    lines = log.lines
+    index = next((i for i in range(len(lines) - 1, -1, -1) if says_no_gpu(lines[i])), None)
+    if index is None:
+        return None
+    meta = pod.metadata
+    found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
+    return line_finding(ctx.kb, "container-toolkit", Status.FAILED, found, f"{log.path}:{index + 1}",
+                        verb=f"fails in GPU workload {meta.namespace}/{meta.name}", standalone="true",
+                        namespace=meta.namespace, pod=meta.name, container=log.container)
 
 
 def _as_text_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
