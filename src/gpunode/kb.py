@@ -185,6 +185,13 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 #: loader, whatever words its reason uses, so the class is read by the precedence over the
 #: whole line (module_load first), not from its innermost reason.
 _LOADER_FAILED = re.compile(r"^(?:.{0,80}[\s\]:])?(?:modprobe|insmod|rmmod): (?:ERROR|FATAL)\b")
+#: A program's check of its own configuration that failed: the Go idiom 'validating <section>
+#: config: %w' (CRI-O's Config.Validate: "validating runtime config: conmon validation: invalid
+#: conmon path: stat /usr/libexec/crio/conmon: no such file or directory", cri-o/cri-o#3776).
+#: The configuration holds a value that does not validate, whatever the innermost reason (a
+#: configured path that is not there), so the precedence reads the whole line, as for the
+#: loader: configuration comes before a missing file.
+_VALIDATING_CONFIG = re.compile(r"(?i:(?:^|[\s\"'=:])validat(?:e|ing) (?:[\w-]+ ){0,2}config(?:uration)?: )")
 
 #: A cache entry not yet computed (None is a computed answer).
 _UNSEEN = object()
@@ -304,7 +311,7 @@ class KnowledgeBase:
         if _STRCONV.search(line) and not _NAMES_CONFIG.search(line):
             line = _STRCONV.sub("not a number", line)  # a value read elsewhere, not configured
         line = _NOT_THE_REASON.sub("", line) or line
-        if _LOADER_FAILED.match(line):  # the loader failed: the precedence over the whole line
+        if _LOADER_FAILED.match(line) or _VALIDATING_CONFIG.search(line):  # the whole line decides
             return self._first_class(line)
         parts = line.split(": ")
         last = len(parts) - 1

@@ -40,7 +40,7 @@ import msgspec
 
 from gpunode.checks.base import STATE, check, not_deployed, problem, unknown
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import as_catalogued, line_finding
+from gpunode.checks.decisive import HOST_JOURNALS, as_catalogued, line_finding
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity
 from gpunode.model import Evidence, Finding, Status
 
@@ -59,9 +59,13 @@ _LOG_TAIL = 50
 _SYSTEMD = re.compile(r"(?:^|\s)systemd\[1\]: ")
 #: A start that ended: the unit's process exited non-zero, was killed or dumped core,
 #: systemd gave the unit up, or the start job failed.
+#: Older systemd writes the first in lower case and ends a failed run with 'Unit kubelet.service
+#: entered failed state.' and 'kubelet.service failed.' (kubernetes/kubelet#9).
 _FAILED = re.compile(
-    r"systemd\[1\]: (?:[\w@.:-]+\.service: (?:Main|Control) process exited, code=(?:exited, status=[1-9]|"
-    r"killed, status=(?!15/)|dumped)|[\w@.:-]+\.service: Failed with result|Failed to start )")
+    r"systemd\[1\]: (?:[\w@.:-]+\.service: (?:[Mm]ain|[Cc]ontrol) process exited, "
+    r"code=(?:exited, status=[1-9]|killed, status=(?!15/)|dumped)|[\w@.:-]+\.service: Failed with result|"
+    r"Failed to start |"
+    r"Unit [\w@.:-]+\.service entered failed state|[\w@.:-]+\.service failed\.)")
 #: A start that succeeded, or began (the unit's lines after it belong to its new run).
 _STARTED = re.compile(r"systemd\[1\]: Started ")
 #: Stopped on purpose (``systemctl stop``): not a failure of the unit's own.
@@ -124,13 +128,16 @@ def _nothing_to_do(ctx: NodeContext, component: str, found: Decisive) -> Finding
                         "manage (NV_WARN_NOTHING_TO_DO)")
 
 
-def _judge_unit(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    name, state = UNIT_JOURNALS[component]
+def _judge_unit(ctx: NodeContext, component: str, host: bool = False) -> Iterator[Finding]:
+    """``host``: one of the host's own services (``HOST_UNITS``), judged by systemd's lines
+    alone."""
+    name, state = HOST_UNITS[component] if host else UNIT_JOURNALS[component]
     split = ctx.text_lines("cmd", name)
     lines = split[0] if split is not None else []
     failed = _last(lines, _FAILED)
     if failed is None:
-        yield from _last_words(ctx, component, lines)
+        if not host:
+            yield from _last_words(ctx, component, lines)
         return
     if max(_last(lines, _STARTED) or -1, _last(lines, _STOPPED) or -1) > failed:
         return  # never failed in the window, started again or stopped on purpose since
@@ -138,8 +145,13 @@ def _judge_unit(ctx: NodeContext, component: str) -> Iterator[Finding]:
     begun = _last(lines[:failed], _STARTING)
     first = 0 if begun is None else begun + 1
     end = next(i for i in range(first, failed + 1) if _FAILED.search(lines[i]))  # how the run ended
+    # a host unit's last words may reach the journal after systemd's line on its exit
+    # (kubernetes/kubelet#9: the kubelet's F line between 'main process exited' and 'failed')
+    last = failed if host else end
+    if host and _ran_again(lines, first, last):
+        return
     ended = Evidence(f"{path}:{end + 1}", lines[end].strip())
-    own = [line if not _SYSTEMD.search(line) else "" for line in lines[first:end]]
+    own = [line if not _SYSTEMD.search(line) else "" for line in lines[first:last]]
     found = decisive_line(own, ctx.kb.class_of)
     where = f"{path}:{first + found.line_no}" if found is not None else ""
     if found is None:
@@ -226,9 +238,52 @@ def _log_file_line(ctx: NodeContext, component: str) -> tuple[Decisive | None, s
     return found, f"{ctx.obs.path_of('files', name)}:{start + found.line_no}"
 
 
+#: A journal line's program and process id (``crio[1967]: ``), in the short formats.
+_PROCESS = re.compile(r"(?:^|\s)[\w.@/-]+\[(\d+)\]: ")
+
+
+def _ran_again(lines: Sequence[str], first: int, end: int) -> bool:
+    """Whether a process other than the failed run's logged after its end: a new run whose
+    start systemd's lines (cut from the journal) do not show, or another unit of the same
+    journal (containerd beside a failed dockerd) that runs; either way the failure is not
+    the journal's last word."""
+    ran = {m.group(1) for line in lines[first:end] if not _SYSTEMD.search(line)
+           and (m := _PROCESS.search(line))}
+    return any((m := _PROCESS.search(line)) and m.group(1) not in ran
+               for line in lines[end + 1:] if not _SYSTEMD.search(line))
+
+
 def _last(lines: Sequence[str], pattern: re.Pattern[str]) -> int | None:
     """Index of the last line ``pattern`` finds in, or None."""
     return next((i for i in range(len(lines) - 1, -1, -1) if pattern.search(lines[i])), None)
+
+
+#: The host's own services, the kubelet and the container runtime: their journals
+#: (gpunode.probe.journal) and the state a failed last run leaves. A service whose systemd
+#: lines end its last run in failure (its process exited non-zero, 'Failed with result',
+#: 'start request repeated too quickly', 'Failed to start') with no start, stop or run of
+#: its own since is down, with its own last error before the exit as the reason (cri-o
+#: exiting on 'level=fatal msg="Validating runtime config: ..."', cri-o/cri-o#3776; the
+#: kubelet's 'F... failed to run Kubelet: ...', kubernetes/kubelet#9). Unlike Fabric
+#: Manager's, their last words alone decide nothing: a running kubelet or containerd logs
+#: errors it goes on after.
+HOST_UNITS: dict[str, tuple[str, str]] = {
+    "kubelet": (HOST_JOURNALS["kubelet"], "node_not_ready"),
+    "container-runtime": (HOST_JOURNALS["container-runtime"], "container_runtime_down"),
+}
+
+
+@check("kubelet")
+def kubelet_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The kubelet service's last run failed, in its own journal."""
+    yield from _judge_unit(ctx, component, host=True)
+
+
+@check("container-runtime")
+def runtime_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The container runtime's service (containerd, CRI-O, dockerd) last run failed, in its
+    own journal."""
+    yield from _judge_unit(ctx, component, host=True)
 
 
 @check("fabric-manager")
