@@ -42,7 +42,13 @@ _DRA_PREPARE = re.compile(r"NodePrepareResources|[Ff]ailed to prepare dynamic re
 #: A device plugin's own answer to the kubelet's Allocate, relayed at admission: a gRPC
 #: status ("rpc error: code = Unknown desc = ..."). "no healthy devices present" is the
 #: device manager's own count, not the plugin's words (a plugin not registered again yet).
-_PLUGIN_ANSWER = re.compile(r"\brpc error: code = \w+ desc = ")
+#: Without the gRPC wrapping (a report that pasted the message alone) a plugin's refusal still
+#: names the request it refuses in its own format: k8s-device-plugin's "request for
+#: 'nvidia.com/gpu: 2' too large: ..." (later 'invalid request: ...'), its "invalid allocation
+#: request for 'nvidia.com/gpu': unknown device"; the kubelet's own device-manager words never
+#: quote a resource after "request for" ("changed request for resource").
+_PLUGIN_ANSWER = re.compile(r"\brpc error: code = \w+ desc = |(?:^|: )(?:invalid (?:allocation )?request"
+                            r"(?::| for ['\"])|request for ['\"][a-z0-9.-]+/)")
 #: The kubelet's predicate admission (reason OutOf<resource>): its own count when it admitted.
 _SHORT_OF = re.compile(r"\bdidn.t have enough resource: (?P<resource>[\w./-]+), requested: \d+, "
                        r"used: \d+, capacity: (?P<capacity>\d+)")
