@@ -537,14 +537,17 @@ def _requests_gpu(containers: Sequence[Container]) -> bool:
     return False
 
 
-#: The resource prefix of the RDMA shared device plugin's resources (its default
-#: resourcePrefix: rdma/hca_shared_devices_a, rdma/rdma_shared_device_a).
-_RDMA_PREFIX = "rdma/"
+#: The resources RDMA devices are handed out as: the RDMA shared device plugin's (its default
+#: resourcePrefix: rdma/hca_shared_devices_a, rdma/rdma_shared_device_a), and the SR-IOV
+#: network device plugin's RDMA VF pools under whatever prefix the deployment gives them
+#: (intel.com by default, openshift.io on OpenShift, nvidia.com with the Network Operator),
+#: named for the NIC or its RDMA use by convention (mlnx_sriov_rdma, mlxnics, sriov_rdma_vf).
+_RDMA_RESOURCE = re.compile(r"^rdma/|^[\w.-]+/\w*(?:rdma|mlnx|mlx|roce|hca)", re.IGNORECASE)
 
 
 def _requests_rdma(containers: Sequence[Container]) -> bool:
-    """A limit on one of the RDMA shared device plugin's resources (``_RDMA_PREFIX``)."""
-    return any(key.startswith(_RDMA_PREFIX) for c in containers for key in c.resources.limits)
+    """A limit on one of the resources RDMA devices are handed out as (``_RDMA_RESOURCE``)."""
+    return any(_RDMA_RESOURCE.search(key) for c in containers for key in c.resources.limits)
 
 
 def _index_daemonsets(daemonsets: Sequence[DaemonSet], recogniser: Recogniser) -> dict[str, list[DaemonSet]]:

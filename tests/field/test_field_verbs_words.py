@@ -1,0 +1,116 @@
+"""The RDMA stack's own words in a job's log (data/job_errors.toml): rdma-core's verbs and
+RDMA-CM calls failing in the perror() form, libibverbs finding no provider for a device,
+perftest's and the verbs examples' queue pair that cannot move to RTR, an RDMA device listed
+with an all-zero node GUID; a pod that gets its RDMA device from an SR-IOV VF pool is read as
+one from the RDMA shared device plugin is; modprobe's "Module X not found" is a module that
+cannot be loaded. Each on real lines from public reports, each beside a look-alike it must
+not take."""
+
+from __future__ import annotations
+
+import pytest
+from case import Case, synthetic_case
+from scoreboard import top_pair
+
+from gpunode.job_errors import job_error
+from gpunode.kb import load_kb
+
+#: Real lines (the report each is from) and the table entry that reads them.
+REAL = {
+    # SoftRoCE/rxe-dev#65, pmem/rpma#1934 (the call with its arguments), rdma-core#368
+    "rdma_getaddrinfo: No such device": "rdma-call-errno",
+    "Jul 21 18:01:43.916925 [524227] *ERROR* info.c:  63: rpma_info_new: rdma_getaddrinfo(node=127.0.0.1, "
+    "service=(null), ai_flags=passive, ai_qp_type=IBV_QPT_RC, ai_port_space=RDMA_PS_TCP): No such device":
+        "rdma-call-errno",
+    "rdma_create_event_channel: No such device": "rdma-call-errno",
+    # Mellanox/k8s-rdma-sriov-dev-plugin#33
+    "rdma_create_ep: No such device": "rdma-call-errno",
+    # nminoru/pib#2, ofiwg/libfabric#975, NVIDIA/caffe#590, NVIDIA/nccl-tests#41
+    "libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs1":
+        "verbs-no-provider",
+    # linux-rdma/perftest (with the QP number), rdma-core's ibv_rc_pingpong (without)
+    "Failed to modify QP 59 to RTR": "perftest-modify-qp",
+    "Failed to modify QP to RTR": "perftest-modify-qp",
+    # openshift/sriov-network-device-plugin#20: ibv_devices' table row
+    "    mlx5_2            0000000000000000": "verbs-device-zero-guid",
+}
+
+#: Look-alikes: the same words with no failure in them.
+HEALTHY = [
+    # perftest's banner, ibv_devices' header and a device with its GUID
+    " rdma_cm QPs     : OFF",
+    "    device                 node GUID",
+    "    mlx5_0            506b4b0300285028",
+    # libibverbs' warnings about providers for devices the node may not have
+    "libibverbs: Warning: couldn't load driver 'libmlx4-rdmav34.so': libmlx4-rdmav34.so: cannot open "
+    "shared object file: No such file or directory",
+    "libibverbs: Warning: couldn't open config directory '/etc/libibverbs.d'.",
+    # a call named in a trace, with no errno text after it
+    "ibv_reg_mr(pd 0x23f8ec0, buf 0x7f88c7200000, size = 100, access_flags = 0x00000007)",
+    "rdma_create_ep: start",
+    # a kernel register dump
+    "RAX: 0000000000000000 RBX: 0000000000000000",
+    "Modify QP to RTR done",
+]
+
+
+@pytest.mark.parametrize("line", sorted(REAL))
+def test_real_lines_are_read_to_their_entry(line: str) -> None:
+    found = job_error(line)
+    assert found is not None and found.id == REAL[line], found
+
+
+@pytest.mark.parametrize("line", HEALTHY)
+def test_look_alikes_are_not_read(line: str) -> None:
+    assert job_error(line) is None
+
+
+def _rdma_pod(resource: str, text: str) -> Case:
+    """A pod that asks for an RDMA device only (an RDMA test between two pods), with its log."""
+    return synthetic_case("x-verbs-words", [
+        {"kind": "workload", "name": "perftest-server", "namespace": "default", "container": "app",
+         "resources": {"limits": {resource: "1"}}, "state": "Running"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "perftest-server", "namespace": "default"},
+         "text": text + "\n"},
+    ])
+
+
+_ZERO_GUID_LOG = ("ibv_devices\ndevice node GUID\n------ ----------------\n"
+                  "mlx5_2 0000000000000000\nmlx5_0 506b4b0300285028")
+
+
+@pytest.mark.parametrize("resource", ["openshift.io/mlxnics", "intel.com/mlnx_sriov_rdma", "rdma/hca"])
+def test_a_pod_given_an_sriov_rdma_vf_is_read_for_the_rdma_layers(resource: str) -> None:
+    assert top_pair(_rdma_pod(resource, _ZERO_GUID_LOG)) == ("rdma-links", "error_unclassified")
+
+
+def test_a_pod_whose_vfs_all_have_guids_is_healthy() -> None:
+    listing = "device node GUID\n------ ----------------\nmlx5_0 506b4b0300285028\nmlx5_1 506b4b0300285034"
+    assert top_pair(_rdma_pod("openshift.io/mlxnics", listing)) is None
+
+
+def test_a_pod_asking_for_an_unrelated_resource_is_not_read() -> None:
+    # an extended resource that names no RDMA device: the pod is not one of the node's RDMA jobs
+    assert top_pair(_rdma_pod("example.com/dongle", _ZERO_GUID_LOG)) is None
+
+
+def test_rdma_cm_without_a_device_names_the_gpudirect_path_not_found() -> None:
+    log = "rdma_client: start\nrdma_create_ep: No such device\nrdma_client: end -1"
+    assert top_pair(_rdma_pod("rdma/hca", log)) == ("gpudirect-rdma", "error_not_found")
+
+
+@pytest.mark.parametrize("line", [
+    "FATAL: Module nvidia-peermem not found",  # NVIDIA/gpu-driver-container#1019
+    "FATAL: Module nvidia_current not found.",  # MrMEEE/bumblebee-Old-and-abbandoned#309
+    "modprobe: FATAL: Module nvidia-peermem not found in directory /lib/modules/6.8.0-1059-azure",
+])
+def test_modprobe_not_finding_a_module_is_a_module_load(line: str) -> None:
+    assert load_kb().class_of(line) == "error_module_load"
+
+
+@pytest.mark.parametrize("line", [
+    "error: module github.com/foo not found",  # a Go module, not a kernel one
+    "ModuleNotFoundError: No module named 'torch'",
+])
+def test_other_modules_not_found_are_not_kernel_modules(line: str) -> None:
+    assert load_kb().class_of(line) != "error_module_load"
