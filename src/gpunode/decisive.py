@@ -37,11 +37,20 @@ _QUOTES_ERROR = re.compile(r"\bwith error:? ['\"]?(?:ERROR|FATAL|Error)\b:")
 #: A structured line that carries a non-empty error field (zap's "error"/"Error" key, logfmt's
 #: err=/error=) reports a failure at whatever level it was logged (controller-runtime logs
 #: "Couldn't create DaemonSet" at info with the API's refusal in its Error field).
-_ERROR_FIELD = re.compile(r'"(?:error|Error|err)"\s*:\s*"[^"\s]|\berr(?:or)?="[^"\s]')
+#: Rust's tracing writes its field unquoted, as the error's Display or Debug form
+#: ("error=InitialListFailed(Service(Closed))", "error=Connection refused (os error 111)").
+_ERROR_FIELD = re.compile(r'"(?:error|Error|err)"\s*:\s*"[^"\s]|\berr(?:or)?="[^"\s]|'
+                          r'\berror=(?!<nil>|nil\b|none\b|None\b|false\b|0\b)[A-Za-z]')
 _LOGRUS_TEXT = re.compile(r"^(?P<level>INFO|WARN|ERRO|FATA|PANI|DEBU|TRAC)\[[\d:-]{1,30}\]")
 #: zap's console encoder (controller-runtime's default): time, level, logger, message, tab-separated.
 _ZAP_CONSOLE = re.compile(
     r"^\S{8,40}\t(?P<level>(?i:debug|info|warn|error|dpanic|panic|fatal))\t(?:(?P<logger>[\w.-]{1,80})\t)?")
+#: Rust's tracing-subscriber fmt layer (Vector, kube-rs controllers): an RFC 3339 time, the
+#: level padded to five, then the target and any spans, each ending in ': '
+#: ("2023-03-29T17:28:32.024522Z  WARN vector::kubernetes::reflector: Watcher Stream ...").
+_TRACING = re.compile(
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\s+"
+    r"(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:[\w:]{1,200}(?:\{[^{}]{0,500}\})?:\s+){1,4}")
 _WORD_LEVEL = re.compile(r"^\s*(?P<level>WARNING|Warning|WARN|NOTICE|Notice|INFO|Info|DEBUG|Debug):\s")
 _BRACKET = re.compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WARNING|INFO|DEBUG)\]")
 #: Fluent Bit's header: its time in brackets, then its level in lowercase, padded to five
@@ -116,6 +125,9 @@ _ERROR_WORDS = re.compile(
     r"input/output error|undefined symbol|can not|no matches for kind|"
     # the kubelet's event for an image it cannot pull; a numbered or named error condition
     r"back-off pulling image|with error \d+|(?:configuration|internal|port|fatal) error|broken|"
+    # a reader's words for input it cannot parse (Prometheus' text format: "text format parsing
+    # error in line 2: expected float as value", a shell's or a compiler's "syntax error")
+    r"(?:pars(?:e|ing)|syntax) error|"
     # Go's "error <doing> X: …" messages, and NVML's return codes by name
     r"error (?:getting|creating|reading|writing|starting|running|loading|parsing|initiali[sz]ing|opening|"
     r"connecting|setting|building|fetching|listing|watching|updating|applying|executing|calling|validating)|"
@@ -262,7 +274,7 @@ def reports_xid(line: str) -> bool:
 
 
 def _level(line: str) -> str | None:
-    for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL, _FLUENT_BIT):
+    for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL, _FLUENT_BIT, _TRACING):
         found = pattern.match(line)
         if found is not None:
             return found["level"].lower()
@@ -416,7 +428,7 @@ def message_of(line: str) -> str:
     zap = _ZAP_CONSOLE.match(line)
     if zap is not None:
         return _zap_message(line[zap.end():])
-    klog = _KLOG.match(line) or _FLUENT_BIT.match(line)
+    klog = _KLOG.match(line) or _FLUENT_BIT.match(line) or _TRACING.match(line)
     if klog is not None:
         return line[klog.end():].strip()[:MAX_LINE]
     return _TIMESTAMP.sub("", line, count=1).strip()[:MAX_LINE]

@@ -493,8 +493,7 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
     error in a step of their own shutdown is not retried (``_shutdown_failed``)."""
     for log in logs:
         lines = log.lines
-        last = next((i for i in range(len(lines) - 1, -1, -1)
-                     if lines[i].strip() and not is_advice(lines[i])), None)
+        last = _last_word(lines)
         found = _last_error(kb, lines[last]) if last is not None else None
         if found is None and last is not None:
             found = _wrapped_error(kb, lines, last)
@@ -526,6 +525,27 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
     return None
 
 
+#: A frame of the Go stack trace a structured logger prints after an error record (zap's
+#: ``stacktrace``: the function, then its file and line indented under it), as a report or a
+#: container log keeps it: "go.opentelemetry.io/collector/receiver/scraperhelper.ScrapeFunc.Scrape",
+#: "<TAB>go.opentelemetry.io/collector/receiver@v0.95.0/scraperhelper/scraper.go:20".
+_TRACE_FRAME = re.compile(r"^(?:[\w.@-]+/)+[\w.@-]+\.(?:\(\*?\w+\)\.)?[\w.]+(?:\([^)]*\))?$|"
+                          r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
+
+
+def _last_word(lines: Sequence[str]) -> int | None:
+    """The index of a running component's last word: its last line that is neither a hint to
+    the reader (``is_advice``) nor a frame of the stack trace its logger printed after an
+    error record (``_TRACE_FRAME``: the trace belongs to the record above it, open-telemetry/
+    opentelemetry-helm-charts#1069's kubeletstats "call to /pods endpoint failed" followed by
+    its scraper's frames)."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if line.strip() and not is_advice(line) and not _TRACE_FRAME.match(line):
+            return index
+    return None
+
+
 #: Words with which a program says a step of its own shutdown failed: "Failed to remove node
 #: from ComputeDomain during shutdown: ...", "error during cleanup", "failed to ... on exit".
 _SHUTDOWN_STEP = re.compile(
@@ -553,12 +573,18 @@ def _being_deleted(ctx: NodeContext, component: str) -> frozenset[tuple[str, str
 #: kubernetes Service's name, its port 6443), which serves that status and the bundle itself.
 _KUBELET_PEER = r"\bkubelet\b|:10250\b"
 _APISERVER_PEER = r"\b(?:kube-)?api ?server\b|\bkubernetes\.default\b|:6443\b"
+#: A list or watch of Kubernetes objects, which only the API server serves: kube-rs's watcher
+#: errors (Debug "InitialListFailed(Service(Closed))", Display "failed to perform initial
+#: object list: ServiceError: ...") and client-go's reflector ("failed to list *v1.Pod: ...").
+_APISERVER_CALL = (r"\b(?:InitialListFailed|WatchStartFailed|WatchFailed)\(|"
+                   r"\bfailed to (?:perform initial object list|start watching object)\b|"
+                   r"\bfailed to (?:list|watch) \*?[\w.]+: ")
 
 
 def answering_peers(*, kubelet_ready: bool) -> re.Pattern[str]:
     """The words that name a peer the node's facts show answering: the API server always
     (the node's objects were read from it), the kubelet where it posts the node Ready."""
-    peers = [_APISERVER_PEER, *([_KUBELET_PEER] if kubelet_ready else [])]
+    peers = [_APISERVER_PEER, _APISERVER_CALL, *([_KUBELET_PEER] if kubelet_ready else [])]
     return re.compile(f"(?i:{'|'.join(peers)})")
 
 
