@@ -114,3 +114,37 @@ def test_modprobe_not_finding_a_module_is_a_module_load(line: str) -> None:
 ])
 def test_other_modules_not_found_are_not_kernel_modules(line: str) -> None:
     assert load_kb().class_of(line) != "error_module_load"
+
+
+def _gpu_rdma_pod(text: str) -> Case:
+    """A pod given a GPU and an RDMA device (an ib_write_bw --use_cuda test), with its log."""
+    return synthetic_case("x-gpu-mr", [
+        {"kind": "workload", "name": "rdma-cuda-0", "namespace": "default", "container": "app",
+         "resources": {"limits": {"nvidia.com/gpu": "1", "rdma/rdma_shared_device_a": "1"}},
+         "state": "Running"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "rdma-cuda-0", "namespace": "default"},
+         "text": text + "\n"},
+    ])
+
+
+#: perftest --use_cuda's own lines (linux-rdma/perftest#126), with the errno the kernel gave
+_CUDA_MR = ("initializing CUDA\ncuMemAlloc() of a 262144 bytes GPU buffer\n"
+            "allocated GPU buffer address at 0000010013000000 pointer=0x10013000000\n"
+            "Couldn't allocate MR\nFailed to create MR\nFailed to initialize RDMA contexts.\n"
+            "ERRNO: {errno}.")
+
+
+def test_gpu_memory_the_nic_cannot_pin_is_the_missing_peer_memory_client() -> None:
+    assert top_pair(_gpu_rdma_pod(_CUDA_MR.format(errno="Bad address"))) == ("driver", "peermem_not_loaded")
+
+
+def test_gpu_memory_refused_for_another_reason_is_not_peermem() -> None:
+    # ENOMEM: the locked-memory limit, whatever the buffer (NVIDIA/nccl-tests#206)
+    top = top_pair(_gpu_rdma_pod(_CUDA_MR.format(errno="Cannot allocate memory")))
+    assert top is None or top[1] != "peermem_not_loaded"
+
+
+def test_host_memory_refused_is_not_peermem() -> None:
+    log = "Couldn't allocate MR\nFailed to create MR\nERRNO: Bad address."
+    top = top_pair(_gpu_rdma_pod(log))
+    assert top is None or top[1] != "peermem_not_loaded"

@@ -104,6 +104,11 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         key = (meta.namespace, meta.name)
         if key in done:
             continue
+        gpu_mr = _gpu_memory_refused(ctx.kb, pod, log)
+        if gpu_mr is not None:
+            done.add(key)
+            yield gpu_mr
+            continue
         found = _named_line(ctx.kb, log.lines, named_in)
         target = named_in(found.line) if found is not None else None
         if key in fabric:
@@ -127,6 +132,44 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         yield _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line))
+
+
+#: A job's words for a memory region the NIC would not register (perftest's "Couldn't
+#: allocate MR" and "Failed to create MR", a verbs program's "ibv_reg_mr failed").
+_MR_REFUSED = re.compile(r"\b(?:[Cc]ould(?:n.t| not)|[Ff]ailed to|[Uu]nable to) (?:allocate|register|create) "
+                         r"(?:the |an? )?MR\b|\bibv_reg_mr\b.{0,40}\bfail")
+#: The job's own report that the buffer it hands the NIC is GPU memory: perftest's --use_cuda
+#: ("cuMemAlloc() of a 262144 bytes GPU buffer", "allocated GPU buffer address at ...").
+_GPU_BUFFER = re.compile(r"\ballocated GPU buffer\b|\bcuMemAlloc\(\) of a \d+ bytes GPU buffer\b")
+#: EFAULT: the kernel could not pin the pages behind the address (ib_umem_get), which for GPU
+#: memory means no peer-memory client claimed them; ENOMEM (memlock) and the rest are not it.
+_EFAULT = re.compile(r"\bBad address\b|\bEFAULT\b")
+_PEERMEM = "peermem_not_loaded"
+
+
+def _gpu_memory_refused(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | None:
+    """The NIC refusing to register GPU memory, settled by the job's own facts: a GPU buffer
+    allocated, then a memory region that could not be registered, with EFAULT after it. Only
+    the GPU driver's peer-memory client (nvidia-peermem) lets the HCA pin GPU pages, so that is
+    the fault (linux-rdma/perftest#126: ib_write_bw --use_cuda, "Couldn't allocate MR", "Bad
+    address"; the fix was modprobe nvidia-peermem). Host memory refused, or GPU memory refused
+    for another reason (ENOMEM under memlock), stays with the line's own layer and class."""
+    lines = log.lines
+    start = next((i for i, line in enumerate(lines) if _GPU_BUFFER.search(line)), None)
+    if start is None:
+        return None
+    refused = next((i for i in range(start + 1, len(lines)) if _MR_REFUSED.search(lines[i])), None)
+    if refused is None or not any(_EFAULT.search(line) for line in lines[refused:]):
+        return None
+    meta = pod.metadata
+    found = Decisive(refused + 1, lines[refused].strip()[:MAX_LINE], 1)
+    known = kb.get(_PEERMEM)
+    verb = f"cannot register GPU memory for RDMA in workload {meta.namespace}/{meta.name}"
+    finding = line_finding(kb, known.component, Status.FAILED, found, f"{log.path}:{refused + 1}", verb=verb,
+                           standalone="true", namespace=meta.namespace, pod=meta.name,
+                           container=log.container)
+    return msgspec.structs.replace(finding, cause=known.code, status=known.severity,
+                                   specificity=max(known.specificity, finding.specificity))
 
 
 def _named_line(kb: KnowledgeBase, lines: Sequence[str],
