@@ -92,3 +92,26 @@ def test_the_kubelet_refusing_its_configuration_and_a_config_validation_are_conf
     assert kb.class_of("failed to read kubelet config file \"/var/lib/kubelet/config.yaml\", error: open "
                        "/var/lib/kubelet/config.yaml: no such file or directory") == "error_file_state"
     assert kb.class_of("stat /usr/libexec/crio/conmon: no such file or directory") == "error_file_state"
+
+
+#: aws-samples/eks-workshop-v2#447's kubelet journal: PLEG's relist past its threshold.
+_PLEG_STALLED = (
+    'Apr 13 10:53:52 ip-10-42-10-121 kubelet: E0413 10:53:52.844381    3263 kubelet.go:2055] "Skipping pod '
+    'synchronization" err="PLEG is not healthy: pleg was last seen active 2h33m12.704970756s ago; threshold '
+    'is 3m0s"\n')
+#: What every kubelet start logs before its first relist, and PLEG's routine events.
+_KUBELET_START = (
+    'Jan 29 05:40:01 node kubelet[3736781]: E0129 05:40:01.100000 3736781 kubelet.go:2359] "Skipping pod '
+    'synchronization" err="[container runtime status check may not have completed yet, PLEG is not healthy: '
+    'pleg has yet to be successful]"\n'
+    'Jan 29 05:42:59 node kubelet[3736781]: I0129 05:42:59.062040 3736781 kubelet.go:2155] "SyncLoop (PLEG): '
+    'event for pod" pod="default/x" event=&{ID:1 Type:ContainerStarted Data:2}\n')
+
+
+def test_the_kubelet_s_journal_saying_the_runtime_stalled_is_the_runtime_s_on_a_ready_node() -> None:
+    found = top_pair(_case("journal-kubelet.txt", _PLEG_STALLED))
+    assert found == ("container-runtime", "container_runtime_down")
+
+
+def test_a_kubelet_start_s_own_pleg_words_stay_healthy() -> None:
+    assert top_pair(_case("journal-kubelet.txt", _KUBELET_START)) is None

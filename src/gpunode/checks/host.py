@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import line_finding
+from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.nvidia_smi import GpuInfo
 
@@ -133,3 +136,93 @@ def config_version_fits_runtime(ctx: NodeContext, component: str) -> Iterator[Fi
         source = config.sources[0] if config.sources else "/etc/containerd/config.toml"
         ev = Evidence(f"nodes/{ctx.name}/files{source}", f"version = {config.version} with {runtime}")
         yield problem(component, "containerd_config_version_mismatch", ev)
+
+
+#: A runtime config file's own format refusing it (gpunode.parse: ``<path>: invalid JSON: ...``
+#: for daemon.json, ``<path>: invalid TOML: ...`` for containerd's and CRI-O's files and their
+#: drop-ins), with the position the parser gives ('line 3 column 5', '(at line 3, column 9)').
+_SYNTAX = re.compile(r"^(?P<path>/\S+): invalid (?:JSON|TOML): (?P<why>.+)$", re.DOTALL)
+_POSITION = re.compile(r"\bline (\d+)")
+
+
+@check("container-runtime")
+def runtime_config_parses(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The container runtime's own configuration that does not parse in its format (the
+    node's runtime's: daemon.json on Docker, containerd's config.toml and its imports, CRI-O's
+    crio.conf and drop-ins): the runtime refuses to start on it (dockerd 'unable to configure
+    the Docker daemon with file /etc/docker/daemon.json', containerd 'failed to load TOML'),
+    so a runtime restarted since the edit is down, and a running one goes down at its next
+    restart (NVIDIA/nvidia-docker#1420: a comma missing where nvidia-docker2 merged its
+    runtime into daemon.json). Failed where the kubelet already reports the runtime down,
+    degraded otherwise. A Go template k3s renders (its name or its '{{' actions) is not the
+    file the runtime reads, and a file that parses but holds a value gpunode does not read
+    stays the toolkit's unknown."""
+    if ctx.runtime_setup is not None or (error := ctx.runtime_setup_error) is None:
+        return
+    said = _SYNTAX.match(error[1])
+    text = ctx.obs.files.get(said["path"].lstrip("/")) if said is not None else None
+    if said is None or said["path"].endswith(".tmpl") or (text is not None and "{{" in text):
+        return  # a template (Go's actions) is rendered before any runtime reads it
+    path, why = said["path"], " ".join(said["why"].split())
+    where = f"nodes/{ctx.name}/files{path}"
+    at = _POSITION.search(why)
+    shown = _lines_at(text, int(at.group(1))) if at is not None and text is not None else ()
+    line = f"{path}: invalid {'JSON' if path.endswith('.json') else 'TOML'}: {why}"
+    found = Decisive(int(at.group(1)) if at is not None else 1, line[:MAX_LINE], 2)
+    status = Status.FAILED if runtime_down_message(ctx) is not None else Status.DEGRADED
+    yield line_finding(ctx.kb, component, status, found, f"{where}:{found.line_no}" if at else where,
+                       verb="cannot parse its configuration", line_class=_CONFIG_CLASS,
+                       evidence=tuple(Evidence(f"{where}:{n}", shown_line) for n, shown_line in shown),
+                       standalone="true")
+
+
+_CONFIG_CLASS = "error_config_invalid"
+
+
+def _lines_at(text: str, number: int) -> tuple[tuple[int, str], ...]:
+    """The file's line ``number`` and the non-blank line before it: a delimiter missing at the
+    end of one line is found at the first token of the next (JSON's "Expecting ','
+    delimiter"), so the fault may lie on either."""
+    lines = text.splitlines()
+    if not 1 <= number <= len(lines):
+        return ()
+    before = next((n for n in range(number - 1, 0, -1) if lines[n - 1].strip()), None)
+    picked = [n for n in (before, number) if n is not None]
+    return tuple((n, lines[n - 1].strip()) for n in picked)
+
+
+#: The kubelet's own verdict on the runtime, in its journal: PLEG's relist of the runtime's
+#: containers not done within its threshold ('"Skipping pod synchronization" err="PLEG is not
+#: healthy: pleg was last seen active 3m11.6s ago; threshold is 3m0s"'), or the runtime's
+#: status check failing ('container runtime is down'). Not the words every kubelet start logs
+#: before its first relist and status check ('pleg has yet to be successful', 'container
+#: runtime status check may not have completed yet'), nor PLEG's routine 'SyncLoop (PLEG)'.
+_RUNTIME_STALLED = re.compile(r"PLEG is not healthy: pleg was last seen active \S+ ago|"
+                              r"\bcontainer runtime is down\b")
+
+
+@check("container-runtime")
+def runtime_stalled_for_kubelet(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The kubelet's journal says the runtime stopped answering it in the recent past, while
+    the node's Ready condition does not say so now: the node flaps between Ready and NotReady
+    on it (awslabs/amazon-eks-ami#1228: dockerd's relist stalled until dockerd was
+    restarted), so the runtime is degraded with the kubelet's last such line. Where the
+    condition says it, the condition's own signature reads it."""
+    split = ctx.text_lines("cmd", "journal-kubelet.txt")
+    if split is None or runtime_down_message(ctx) is not None or _condition_says_stalled(ctx):
+        return
+    lines = split[0]
+    index = next((i for i in range(len(lines) - 1, -1, -1)
+                  if ("PLEG" in lines[i] or "down" in lines[i]) and _RUNTIME_STALLED.search(lines[i])), None)
+    if index is None:
+        return
+    where = f"{ctx.obs.path_of('cmd', 'journal-kubelet.txt')}:{index + 1}"
+    yield problem(component, "container_runtime_down", Evidence(where, lines[index].strip()[:MAX_LINE]),
+                  status=Status.DEGRADED)
+
+
+def _condition_says_stalled(ctx: NodeContext) -> bool:
+    """The node's Ready condition names the stall itself (its signature is read there)."""
+    node = ctx.node
+    return node is not None and any(c.type == "Ready" and _RUNTIME_STALLED.search(c.message)
+                                    for c in node.status.conditions)
