@@ -192,6 +192,16 @@ _LOADER_FAILED = re.compile(r"^(?:.{0,80}[\s\]:])?(?:modprobe|insmod|rmmod): (?:
 #: configured path that is not there), so the precedence reads the whole line, as for the
 #: loader: configuration comes before a missing file.
 _VALIDATING_CONFIG = re.compile(r"(?i:(?:^|[\s\"'=:])validat(?:e|ing) (?:[\w-]+ ){0,2}config(?:uration)?: )")
+#: The API server's admission refusing a pod for its security settings: OpenShift's security
+#: context constraints ("is forbidden: unable to validate against any security context
+#: constraint: [... Invalid value: "hostPath": hostPath volumes are not allowed ...]",
+#: SumoLogic/sumologic-kubernetes-collection#2717), PodSecurity admission ("violates PodSecurity
+#: \"restricted:latest\": ...") and the older PodSecurityPolicy. The refusal is the verdict and
+#: the list after it the settings each policy rejects, so the whole line decides: a permission
+#: the pod's service account lacks, not a configuration error in one of those settings.
+_ADMISSION_REFUSED = re.compile(
+    r"\bis forbidden: (?:unable to validate against any (?:security context constraint|pod security policy)|"
+    r"violates PodSecurity\b)")
 
 #: A cache entry not yet computed (None is a computed answer).
 _UNSEEN = object()
@@ -311,7 +321,8 @@ class KnowledgeBase:
         if _STRCONV.search(line) and not _NAMES_CONFIG.search(line):
             line = _STRCONV.sub("not a number", line)  # a value read elsewhere, not configured
         line = _NOT_THE_REASON.sub("", line) or line
-        if _LOADER_FAILED.match(line) or _VALIDATING_CONFIG.search(line):  # the whole line decides
+        if _LOADER_FAILED.match(line) or _VALIDATING_CONFIG.search(line) \
+                or _ADMISSION_REFUSED.search(line):  # the whole line decides
             return self._first_class(line)
         parts = line.split(": ")
         last = len(parts) - 1

@@ -88,3 +88,39 @@ def test_a_textfile_collector_that_reads_its_files_is_healthy() -> None:
     text = ('time="2018-07-21T02:18:10Z" level=info msg=" - textfile" source="node_exporter.go:52"\n'
             'time="2018-07-21T02:18:10Z" level=info msg="Listening on :9100" source="node_exporter.go:76"\n')
     assert top_pair(synthetic_case("textfile-ok", _running("node-exporter", text))) is None
+
+
+_SCC_REFUSAL = (
+    'Error creating: pods "otel-agent-opentelemetry-collector-agent-" is forbidden: unable to validate '
+    'against any security context constraint: [provider "anyuid": Forbidden: not usable by user or '
+    'serviceaccount, spec.volumes[1]: Invalid value: "hostPath": hostPath volumes are not allowed to '
+    'be used, spec.initContainers[0].securityContext.runAsUser: Invalid value: 0: must be in the '
+    'ranges: [1000660000, 1000669999]')
+
+
+def _failed_create(message: str) -> list[dict[str, Any]]:
+    """The agent's DaemonSet (the name the field builder gives it) that creates no pod, and the
+    daemonset-controller's FailedCreate event on it."""
+    event = {"apiVersion": "v1", "kind": "Event",
+             "metadata": {"name": "otel-agent-opentelemetry-collector-agent.17",
+                          "namespace": "opentelemetry"},
+             "involvedObject": {"kind": "DaemonSet", "name": "otel-agent-opentelemetry-collector-agent",
+                                "namespace": "opentelemetry", "apiVersion": "apps/v1"},
+             "reason": "FailedCreate", "type": "Warning", "source": {"component": "daemonset-controller"},
+             "message": message}
+    return [{"kind": "pod-missing", "component": "otel-agent"},
+            {"kind": "cluster-object", "resource": "events", "object": event}]
+
+
+def test_an_admission_refusal_of_the_agent_s_pods_is_its_permission() -> None:
+    # SumoLogic/sumologic-kubernetes-collection#2717: no SCC admits the collector's root user and
+    # hostPath volumes; the 'Invalid value' list after the refusal is each policy's reasons.
+    case = synthetic_case("scc", _failed_create(_SCC_REFUSAL), platform="openshift", healthy=False)
+    assert top_pair(case) == ("otel-agent", "error_permission_denied")
+
+
+def test_a_setting_the_api_finds_invalid_stays_a_configuration_error() -> None:
+    invalid = ('Error creating: DaemonSet.apps "otel-agent" is invalid: spec.template.spec.containers[0].'
+               'securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive')
+    case = synthetic_case("invalid", _failed_create(invalid), healthy=False)
+    assert top_pair(case) == ("otel-agent", "error_config_invalid")
