@@ -222,6 +222,8 @@ def severity(line: str) -> int:
     An explicit non-error level (info, warning, debug) is 0 whatever the words say:
     the program itself judged the line not to be an error."""
     line = without_prefix(line[:20_000])
+    if "<nil>" in line and _nil_only(message_of(line)):
+        return 0
     level = _level(line)
     if level is not None:
         if level in _ERROR_LEVELS or (level == "w" and _REFLECTOR_FAILURE.search(line)):
@@ -240,6 +242,20 @@ def severity(line: str) -> int:
     # a structured line with no level whose error field holds a value reports that error
     worded = _ERROR_WORDS.search(line) or _ERROR_FIELD.search(line) or _C_TOOL_ERROR.match(line)
     return 1 if worded is not None else 0
+
+
+#: Go's text for a nil error where a message prints its error last ("device-plugin server stopped
+#: serving: <nil>", "err: <nil>"): the call returned no error.
+_NIL_TAIL = re.compile(r"(?:\b(?:err|error)\s*[:=]\s*|:\s*)<nil>\s*$")
+
+
+def _nil_only(message: str) -> bool:
+    """A message whose error is Go's nil and whose own words say nothing failed: a program
+    that logs the return of a call it ended on purpose at error level (GKE's GPU device plugin
+    stopping its gRPC server to register again after the kubelet recreated its socket,
+    GoogleCloudPlatform/container-engine-accelerators#403). "failed to X: <nil>" still fails."""
+    head = _NIL_TAIL.sub("", message)
+    return head != message and _ERROR_WORDS.search(head) is None
 
 
 def _success_words(line: str) -> str:

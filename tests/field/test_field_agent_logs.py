@@ -124,3 +124,25 @@ def test_a_setting_the_api_finds_invalid_stays_a_configuration_error() -> None:
                'securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive')
     case = synthetic_case("invalid", _failed_create(invalid), healthy=False)
     assert top_pair(case) == ("otel-agent", "error_config_invalid")
+
+
+_SOCKET_RECREATED = "I0829 21:34:53.142655 1043311 manager.go:506]  /device-plugin/kubelet.sock recreated.\n"
+
+
+def test_a_plugin_that_stops_its_server_with_a_nil_error_to_register_again_is_healthy() -> None:
+    # GoogleCloudPlatform/container-engine-accelerators#403: the kubelet restarted, so the plugin
+    # stops its old gRPC server (error level, nil error) and registers with the new kubelet.
+    text = (_SOCKET_RECREATED
+            + "E0829 21:34:53.142767 1043311 manager.go:455] device-plugin server stopped serving: <nil>\n")
+    case = synthetic_case("nil", [{"kind": "log", "component": "gke-device-plugin",
+                                   "container": "nvidia-gpu-device-plugin", "text": text}], platform="gke")
+    assert severity(text.splitlines()[1]) == 0
+    assert top_pair(case) is None
+
+
+def test_a_server_that_stopped_with_an_error_or_a_failure_with_nil_still_fails() -> None:
+    stopped = ("E0829 21:34:53.142767 1043311 manager.go:455] device-plugin server stopped serving: "
+               "rpc error: code = Unavailable desc = transport is closing")
+    assert severity(stopped) == 2
+    failed = "E0829 21:34:53.142767 1043311 manager.go:460] failed to register device plugin: <nil>"
+    assert severity(failed) == 2
