@@ -148,3 +148,26 @@ def test_host_memory_refused_is_not_peermem() -> None:
     log = "Couldn't allocate MR\nFailed to create MR\nERRNO: Bad address."
     top = top_pair(_gpu_rdma_pod(log))
     assert top is None or top[1] != "peermem_not_loaded"
+
+
+def _sriov_plugin_log(resource_list: str) -> Case:
+    """The SR-IOV network device plugin's start, printing its resource list (a running plugin)."""
+    return synthetic_case("x-sriov-selectors", [
+        {"kind": "log", "component": "sriov-device-plugin", "text": (
+            "I0408 19:30:32.222632    9355 main.go:44] resource manager reading configs\n"
+            f"I0408 19:30:32.222815    9355 manager.go:98] ResourceList: [{resource_list}]\n"
+            "I0408 19:30:32.222875    9355 main.go:60] Discovering host network devices\n")},
+    ])
+
+
+def test_a_selector_asking_for_an_rdma_module_as_pci_driver_pools_nothing() -> None:
+    # k8snetworkplumbingwg/sriov-network-device-plugin#223: mlx5_ib never owns a PCI function
+    resources = ("{ResourcePrefix: ResourceName:mlnx_sriov_rdma IsRdma:true Selectors:{Vendors:[15b3] "
+                 "Devices:[1018] Drivers:[mlx5_ib] PfNames:[] LinkTypes:[] DDPProfiles:[]}}")
+    assert top_pair(_sriov_plugin_log(resources)) == ("sriov-device-plugin", "sriov_no_resource_config")
+
+
+def test_a_selector_asking_for_the_pci_driver_is_healthy() -> None:
+    resources = ("{ResourcePrefix: ResourceName:mlnx_sriov_rdma IsRdma:true Selectors:{Vendors:[15b3] "
+                 "Devices:[1016] Drivers:[mlx5_core] PfNames:[] LinkTypes:[] DDPProfiles:[]}}")
+    assert top_pair(_sriov_plugin_log(resources)) is None
