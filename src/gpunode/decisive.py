@@ -130,7 +130,8 @@ _ERROR_WORDS = re.compile(
     r"(?:pars(?:e|ing)|syntax) error|"
     # Go's "error <doing> X: …" messages, and NVML's return codes by name
     r"error (?:getting|creating|reading|writing|starting|running|loading|parsing|initiali[sz]ing|opening|"
-    r"connecting|setting|building|fetching|listing|watching|updating|applying|executing|calling|validating)|"
+    r"connecting|setting|building|fetching|listing|watching|updating|applying|executing|calling|validating|"
+    r"checking|asserting|querying|registering|allocating|mounting)|"
     r"(?-i:ERROR_[A-Z]+(?:_[A-Z]+)*\b)|"
     r"HTTP(?:/\d(?:\.\d)?)? [45]\d\d|status(?: code)?:? [45]\d\d|[45]\d\d (?:Not Found|Forbidden|"
     r"Unauthorized|Bad Request|Internal Server Error|Service Unavailable|Bad Gateway))\b",
