@@ -131,7 +131,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
-        yield _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line))
+        yield _confined(ctx, _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line)))
 
 
 #: A job's words for a memory region the NIC would not register (perftest's "Couldn't
@@ -409,6 +409,29 @@ def _no_gpu_without_runtime(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding
                            verb=f"fails in GPU workload {meta.namespace}/{meta.name}", standalone="true",
                            namespace=meta.namespace, pod=meta.name, container=log.container)
     return msgspec.structs.replace(finding, cause=known.code, specificity=known.specificity)
+
+
+#: NVML's NVML_ERROR_NO_PERMISSION: opening the driver's device nodes was refused with EACCES.
+_NVML_NO_PERMISSION = re.compile(r"\bNVML\b.{0,80}\bInsufficient Permissions\b|\bNVML_ERROR_NO_PERMISSION\b")
+#: Node OS images that run SELinux enforcing by default: the RHEL family and Fedora (RHCOS on
+#: OpenShift included), and Bottlerocket.
+_SELINUX_OS = re.compile(r"(?i:\bRed Hat\b|\bRHEL\b|\bCentOS\b|\bRocky\b|\bAlma\s?Linux\b|\bOracle Linux\b"
+                         r"|\bFedora\b|\bBottlerocket\b)")
+
+
+def _confined(ctx: NodeContext, finding: Finding) -> Finding:
+    """NVML's "Insufficient Permissions" in a container on a node whose OS confines containers
+    with SELinux by default is that confinement, the runtime's labelling of the driver's files
+    and device nodes (NVIDIA/nvidia-docker#676, the toolkit guide's "NVML Insufficient
+    Permissions and SELinux": it works with --privileged), not the driver. Elsewhere the same
+    words are the driver's device-file mode (NVIDIA/nvidia-container-toolkit#210: Gentoo's
+    modprobe setting a mode that a rootless container's user cannot open) and stay the driver's."""
+    if finding.component != "driver" or not _NVML_NO_PERMISSION.search(finding.context.get(MESSAGE, "")):
+        return finding
+    node = ctx.node
+    if node is None or not _SELINUX_OS.search(node.status.node_info.os_image):
+        return finding
+    return msgspec.structs.replace(finding, component="container-runtime")
 
 
 def _under_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
