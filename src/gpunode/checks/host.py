@@ -188,7 +188,7 @@ def _lines_at(text: str, number: int) -> tuple[tuple[int, str], ...]:
         return ()
     before = next((n for n in range(number - 1, 0, -1) if lines[n - 1].strip()), None)
     picked = [n for n in (before, number) if n is not None]
-    return tuple((n, lines[n - 1].strip()) for n in picked)
+    return tuple((n, lines[n - 1].strip()[:MAX_LINE]) for n in picked)  # a line is shown cut, as any
 
 
 #: The kubelet's own verdict on the runtime, in its journal: PLEG's relist of the runtime's
