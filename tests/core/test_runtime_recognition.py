@@ -200,7 +200,8 @@ def test_invalid_toml_is_evidence(healthy: Path, tmp_path: Path) -> None:
         path.write_text(json.dumps(doc))
     node = _node(root)
     toolkit = _toolkit(node)
-    assert [(c.component, c.cause) for c in node.root_causes] == [("container-runtime", "error_config_invalid")]
+    causes = [(c.component, c.cause) for c in node.root_causes]
+    assert causes == [("container-runtime", "error_config_invalid")]
     assert "line 2" in node.root_causes[0].title
     assert toolkit.status == Status.UNKNOWN
     assert "could not be read" in toolkit.summary and "invalid TOML" in toolkit.summary
