@@ -64,7 +64,11 @@ def advertised(ctx: NodeContext, component: str) -> Iterator[Finding]:
     found = {k: v for k, v in allocatable.items() if any(fnmatchcase(k, g) for g in globs)}
     shown = ", ".join(f"{k}={v}" for k, v in sorted(found.items())) or f"no {' or '.join(globs)}"
     said = _forks_failure(ctx, component, running)
-    if not found or all(quantity(v) == 0 for v in found.values()) or said is not None:
+    empty = not found or all(quantity(v) == 0 for v in found.values())
+    if said is None and empty and (placed := _placed_here(ctx, globs)) is not None:
+        yield unknown(component, f"{shown} in allocatable, yet {placed} was placed here asking for it",
+                      Evidence(where, shown))
+    elif empty or said is not None:
         pod = running[0].metadata
         quoted = {"said": said.excerpt} if said is not None else {}
         yield problem(component, NOTHING_ADVERTISED[component], said or Evidence(where, shown),
@@ -88,6 +92,21 @@ def advertised(ctx: NodeContext, component: str) -> Iterator[Finding]:
 #: never registered and stays at 0 while the GPU count and cores, listed from the same GPUs,
 #: are advertised (Project-HAMi/volcano-vgpu-device-plugin#18, #56).
 _TOO_MANY_DEVICES = "error_resource_exhausted"
+
+
+def _placed_here(ctx: NodeContext, globs: Sequence[str]) -> str | None:
+    """A workload bound to this node that asks for one of the plugin's resources and was
+    refused at the kubelet's admission (UnexpectedAdmissionError: the device manager called
+    the plugin's Allocate and relays its answer): the scheduler placed it here, which it does
+    only where the node advertised what the pod asks, and the plugin answered for it, so the
+    plugin's state is not "advertises nothing" and its answer is the decisive line (judged
+    by the admission check, checks/admission.py). Its namespace/name, or None. A running
+    workload is no such answer: it says nothing of why the plugin would fail."""
+    for pod in ctx.facts.workloads_by_node.get(ctx.name, []):
+        asks = any(fnmatchcase(r, g) for r in requested(pod) for g in globs)
+        if asks and pod.status.reason in KUBELET_ADMISSION:
+            return f"{pod.metadata.namespace}/{pod.metadata.name}"
+    return None
 
 
 def _short_sibling(found: dict[str, str]) -> str | None:
