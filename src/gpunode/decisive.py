@@ -74,7 +74,20 @@ _XID = re.compile(r"NVRM: Xid \(|XidCriticalError")
 #: format", "umount: /mnt: target is busy."). A ratio or count after the file is a report.
 _C_TOOL_ERROR = re.compile(r"^[a-z][\w.+-]{0,30}: /[^\s:]{1,400}: (?![\d.]+%|OK\b)[A-Za-z]")
 #: A process that died by a signal or a runtime panic says so in these words.
-_CRASH = re.compile(r"\bSIGSEGV\b|\bSIGABRT\b|segmentation (?:fault|violation)|^panic: |^fatal error: |"
+_CRASH = re.compile(r"\bSIG(?:SEGV|ABRT|FPE|BUS|ILL)\b|[Ss]egmentation (?:fault|violation)|"
+                    r"^panic: |^fatal error: |"
+                    # a shell's words for a child a signal killed, with its core ("/run.sh: line
+                    # 5:  42 Aborted  (core dumped) nv-hostengine", "Floating point exception")
+                    r"\b(?:Aborted|Floating point exception|Bus error|Illegal instruction)\s+\(core dumped\)|"
+                    # Rust's panic ("thread 'main' panicked at src/main.rs:10:5:")
+                    r"^thread '[^']{0,100}' panicked at |"
+                    # the first frame of a native backtrace a crash handler prints (Fluent Bit's
+                    # "#0  0x563e3021d38e  in  cb_stdout_flush() at plugins/out_stdout/stdout.c:144",
+                    # gdb's "#0  0x00007f.. in raise () from /lib/..."): where the process died
+                    r"^\s*#0\s+0x[0-9a-f]{4,16}\s+in\s+\S|"
+                    # kubectl describe's exit code of a container a signal killed (128 + SIGILL 4,
+                    # SIGABRT 6, SIGBUS 7, SIGFPE 8, SIGSEGV 11); 137 (SIGKILL) is OOM or a kill
+                    r"^\s*Exit Code:\s+13[2456]\b|^\s*Exit Code:\s+139\b|"
                     # the kernel's report of a process it killed for a bad memory access
                     r"\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|"
                     # the C++ runtime's words for an exception no one caught (then abort)

@@ -53,6 +53,9 @@ class Text:
     verb: str  # "exits", "init container X fails", "cannot start", "reports"
     numbered: bool = True  # a log file: cite the line number
     reason: str = ""  # the event's or the pod status's reason, where the text is one
+    #: Read only where nothing the component wrote says more (a signal's exit code): its line
+    #: counts as an error word, never as an explicit error that would pass over one.
+    fallback: bool = False
 
 
 def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list[Finding]:
@@ -267,7 +270,7 @@ def decisive_finding(kb: KnowledgeBase, component: str, state: Finding,
                 words = last_words(text.lines, kb.class_of)
                 ended = (text, words) if words is not None else None
             continue
-        if found.strength == 2:
+        if found.strength == 2 and not text.fallback:
             return _finding(kb, component, state, text, found)
         weak = weak or (text, found)
     weak = weak or ended  # the words a container ended on, where nothing reads as an error
@@ -501,6 +504,9 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
             found = _own_catalogued(kb, component, lines[last])
         if found is None and (again := _recurring(kb, lines)) is not None:
             found, last = again
+        refused = _refused_watch(kb, lines) if found is None else None
+        if refused is not None:
+            found, last = refused
         fell = _fell_back(lines, dropped=bool(log.pod)) if found is None else None
         withdrawn = _withdrew(kb, lines) if found is None and fell is None else None
         if withdrawn is not None:
@@ -513,7 +519,8 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
             found, last = fell
         elif found is None or _NOT_THE_STACKS.search(found.line):
             continue
-        elif (not _lasting(kb, component, found, 1) and kb.catalogued_in(component, found.line) is None
+        elif (refused is None and not _lasting(kb, component, found, 1)
+              and kb.catalogued_in(component, found.line) is None
               and not _names_below(kb, component, found, names)
               and not _to_answering(kb, found, lines, last, answering)
               and not _shutdown_failed(found, (log.namespace, log.pod) in deleting)):
@@ -531,6 +538,35 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
 #: "<TAB>go.opentelemetry.io/collector/receiver@v0.95.0/scraperhelper/scraper.go:20".
 _TRACE_FRAME = re.compile(r"^(?:[\w.@-]+/)+[\w.@-]+\.(?:\(\*?\w+\)\.)?[\w.]+(?:\([^)]*\))?$|"
                           r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
+
+
+#: A list or watch of the Kubernetes API refused for authorization, in any agent's words:
+#: client-go's "failed to list *v1.Namespace: namespaces is forbidden: ...", kube-rs's "watch
+#: list error with 403: Api(...)", Vector's "Watcher error. error=BadStatus { status: 403 }",
+#: fluentd's kubeclient "thread exited ... title=:watch_pods ... HTTP status code 403, Forbidden".
+_WATCH_WORD = r"\b(?:watch(?:er|ing|es)?|list(?:ing|s)?|reflector|informer)\b|:watch_"
+_WATCH_REFUSED = re.compile(rf"(?i:(?:{_WATCH_WORD}).{{0,400}}?(?:\b403\b|\bforbidden\b)|"
+                            rf"(?:\b403\b|\bforbidden\b).{{0,400}}?(?:{_WATCH_WORD}))")
+#: A cache filled after the refusal: the access was granted since (client-go's "Caches are
+#: synced", "Caches populated"), so the watch runs.
+_WATCH_SYNCED = re.compile(r"(?i:\bcaches? (?:are |is |have been )?(?:synced|populated)\b)")
+
+
+def _refused_watch(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, int] | None:
+    """The last list or watch of the API that the API server refused (403, forbidden) with
+    no synced cache after it: authorization does not heal by retrying, so the agent runs
+    without the objects it watches until its role is granted them, whether it retries at
+    every interval or gave the watch up and logs progress after (Vector 0.16's namespace
+    reflector, vectordotdev/vector#8999). A connection that failed stays the retry rules'."""
+    for index in range(len(lines) - 1, max(-1, len(lines) - _RECUR_TAIL - 1), -1):
+        line = lines[index]
+        if _WATCH_SYNCED.search(line):
+            return None
+        if ("403" in line or "orbidden" in line) and _WATCH_REFUSED.search(line) and severity(line):
+            found = _last_error(kb, line) or lenient_line([line])
+            if found is not None and kb.class_of(found.message) == "error_permission_denied":
+                return Decisive(index + 1, found.line, found.strength), index
+    return None
 
 
 def _last_word(lines: Sequence[str]) -> int | None:
@@ -1023,6 +1059,26 @@ def pod_texts(pod: Pod, logs: Sequence[LogFile], events: Sequence[Event], contai
         if not log.previous:
             verb = f"init container {log.container} reports" if log.container in init_names else "reports"
             yield Text(log.path, log.lines, verb)
+    yield from _signal_exits(f"pod {meta.namespace}/{meta.name}", stopped)
+
+
+#: The signals whose exit code (128 + the signal) is a native program's crash: SIGILL, SIGABRT,
+#: SIGBUS, SIGFPE, SIGSEGV. SIGKILL (137) is the OOM killer's or a kill, SIGTERM (143) a stop.
+_CRASH_SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
+
+
+def _signal_exits(source: str, stopped: Sequence[ContainerStatus]) -> Iterator[Text]:
+    """Containers whose process a crash signal killed, each read as that signal in describe's
+    wording ("Exit Code: 139", 128 + SIGSEGV): the crash itself where its log says no more
+    (Fluent Bit's SIGFPE, fluent/fluent-bit#3905). Last, and never above a logged error."""
+    for cs in stopped:
+        for term in (cs.state.terminated, cs.last_state.terminated):
+            signal = _CRASH_SIGNALS.get(term.exit_code - 128) if term is not None else None
+            if term is not None and signal is not None:
+                said = f"Exit Code: {term.exit_code} (128 + {term.exit_code - 128}, killed by {signal})"
+                yield Text(f"{source} status[{cs.name}].lastState.terminated", [said], "exits",
+                           numbered=False, fallback=True)
+                break
 
 
 def _pod_message(pod: Pod) -> Iterator[Text]:
