@@ -34,7 +34,7 @@ def test_the_interposer_names_hami_s_plugin_where_it_runs() -> None:
 
 
 def test_the_interposer_names_volcano_s_plugin_where_it_runs() -> None:
-    # the bare case's node advertises no volcano.sh resource, a state of the same plugin that ranks first
+    # the bare case's node advertises no volcano.sh resource: a state, ranked below the line
     found = _top(_plugin("volcano-device-plugin"), _JOB)
     assert found is not None and found[0] == "volcano-device-plugin"
 

@@ -35,6 +35,11 @@ NOTHING_ADVERTISED = {
     "volcano-device-plugin": "volcano_no_resources",
     "gke-device-plugin": "gke_plugin_no_resources",
 }
+#: How an "advertises nothing" read from allocatable alone ranks: below a line of the same
+#: plugin's that says why (the classes rank 13 and above), since a state is never the whole
+#: answer while the component's own words, or those of the library it injects into the
+#: workloads it serves, are there (issue 20); above the pod's own states.
+_STATE_BELOW_LINES = 12
 #: The DRA driver's kubelet-plugin container that hands out GPUs and the driver name it
 #: publishes them under (its compute-domains container's channels are not judged: a node
 #: without a multi-node NVLink domain may publish none)
@@ -71,8 +76,9 @@ def advertised(ctx: NodeContext, component: str) -> Iterator[Finding]:
     elif empty or said is not None:
         pod = running[0].metadata
         quoted = {"said": said.excerpt} if said is not None else {}
+        rank = 30 if said is not None else _STATE_BELOW_LINES
         yield problem(component, NOTHING_ADVERTISED[component], said or Evidence(where, shown),
-                      specificity=30, ctx=quoted, namespace=pod.namespace, pod=pod.name)
+                      specificity=rank, ctx=quoted, namespace=pod.namespace, pod=pod.name)
     elif (short := _short_sibling(found)) is not None:
         pod = running[0].metadata
         line = Decisive(1, f"{short}: {found[short]}", 1)

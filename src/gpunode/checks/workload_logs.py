@@ -201,8 +201,11 @@ def _fabric_finding(kb: KnowledgeBase, pod: Pod, log: LogFile, found: Decisive |
 #: both mount into the containers they serve and preload there (/usr/local/vgpu/libvgpu.so,
 #: through the container's /etc/ld.so.preload): a job's error that names the library (the
 #: loader's 'symbol lookup error: /usr/local/vgpu/libvgpu.so: undefined symbol: ...') names
-#: the plugin that put it there, not the job.
-_INTERPOSER = re.compile(r"/usr/local/vgpu/|\blibvgpu\.so\b")
+#: the plugin that put it there, not the job; so does a line about its shared region, the
+#: accounting file ("shrreg") the plugin mounts for it ('Fail to open shrreg
+#: /tmp/cudevshr.cache: errno=21'). Its other lines (a refused allocation over the
+#: container's share) are the library at work, not a failure of the plugin.
+_INTERPOSER = re.compile(r"/usr/local/vgpu/|\blibvgpu\.so\b|\bshrreg\b")
 _INTERPOSER_PLUGINS = ("hami-device-plugin", "volcano-device-plugin")
 
 
