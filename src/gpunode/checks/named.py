@@ -187,10 +187,22 @@ def hook_layer(named_in: Callable[[str], str | None], line: str) -> str | None:
 #: before 1.1 named its own source files instead ("container_linux.go:380: starting container
 #: process caused: ...", "process_linux.go:545: container init caused: ..."); CRI-O and
 #: libpod relay what the OCI runtime wrote while creating the container through conmon as
-#: "container create failed: <message>" (internal/oci/runtime_oci.go).
+#: "container create failed: <message>" (internal/oci/runtime_oci.go). The CRI side of each
+#: runtime names its own operation too: containerd's CRI plugin wraps its failures as
+#: "failed to create containerd container: ...", "failed to create containerd task: ...",
+#: "failed to get sandbox image ..." (the pause image it keeps and pulls itself); CRI-O
+#: logs "Container creation error: ..." and answers the kubelet "cri-o configured with
+#: <manager> cgroup manager, but ..."; the CRI relays the OCI runtime's exit as "OCI
+#: runtime <op> failed: ..." (an exec into a container whose state the runtime lost). A hook
+#: or NVIDIA's CLI inside such a line is judged first (``hook_layer``, the catalog).
 _RUNTIME_OWN = re.compile(r"\b(?:runc|crun) (?:create|run|exec|start|delete|kill) failed: |\bcrun: \w"
                           r"|\b(?:container|process)_linux\.go:\d+: (?:starting container process|"
-                          r"container init) caused\b|\bcontainer create failed: \S")
+                          r"container init) caused\b|\bcontainer create failed: \S"
+                          r"|\bOCI runtime (?:create|start|exec|run|state|delete|kill) failed: "
+                          r"|\bfailed to create containerd (?:container|task): "
+                          r"|\bfailed to (?:get|pull) sandbox image\b"
+                          r"|\bContainer creation error: \S"
+                          r"|\b(?:cri-o|containerd) configured with \w+ cgroup manager\b")
 
 
 def runtime_own_error(line: str) -> bool:

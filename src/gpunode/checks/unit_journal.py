@@ -33,6 +33,7 @@ without either the unit is ``unknown``, never failed (NVIDIA/gpu-operator#610).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator, Sequence
 
@@ -41,6 +42,7 @@ import msgspec
 from gpunode.checks.base import STATE, check, not_deployed, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import HOST_JOURNALS, as_catalogued, line_finding
+from gpunode.checks.named import hook_layer, runtime_own_error
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity
 from gpunode.model import Evidence, Finding, Status
 
@@ -284,6 +286,53 @@ def runtime_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The container runtime's service (containerd, CRI-O, dockerd) last run failed, in its
     own journal."""
     yield from _judge_unit(ctx, component, host=True)
+
+
+#: Where the runtime's own failures to run a container are written: its journal, and the
+#: kubelet's, which logs the CRI's answer to each container it could not create or exec into.
+_RUNTIME_FAILURES_IN = ("container-runtime", "kubelet")
+#: How many journal lines either side may hold the rest of the same record: the kubelet's and
+#: k3s's multi-line errors put a hook's words ('nvidia-container-cli: device error: ...') on a
+#: line of their own before the runtime's wrapper of them (NVIDIA/nvidia-container-toolkit#108).
+_RECORD_SPAN = 3
+
+
+@check("container-runtime")
+def runtime_own_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A running container runtime that failed to run a container by its own doing: the last
+    error-level line of its journal or the kubelet's that is the runtime's own failure in its
+    own words (``runtime_own_error``: CRI-O's 'Container creation error: writing file
+    `devices.allow`: Operation not permitted', the CRI's 'OCI runtime exec failed: ... cannot
+    exec in a stopped container'), with no hook or other layer named in it, is degraded with
+    that line. A failed run of the service is ``runtime_journal``'s; a line that only says
+    a container ended or a retry is not read (it is no error, or it names no failure)."""
+    for host in _RUNTIME_FAILURES_IN:
+        name = HOST_JOURNALS[host]
+        split = ctx.text_lines("cmd", name)
+        if split is None:
+            continue
+        lines = split[0]
+        for index in range(len(lines) - 1, -1, -1):
+            line = lines[index]
+            near = lines[max(0, index - _RECORD_SPAN):index + _RECORD_SPAN + 1]
+            if not runtime_own_error(line) or any(_names_other(ctx, other) for other in near):
+                continue
+            found = decisive_line([line], ctx.kb.class_of)
+            if found is None:
+                continue
+            found = dataclasses.replace(found, line_no=index + 1)
+            where = f"{ctx.obs.path_of('cmd', name)}:{index + 1}"
+            yield as_catalogued(ctx.kb, line_finding(ctx.kb, component, Status.DEGRADED, found, where,
+                                                     verb="fails running a container", standalone="true"),
+                                line)
+            return
+
+
+def _names_other(ctx: NodeContext, line: str) -> bool:
+    """The line names a layer other than the runtime (a hook's words, NVIDIA's CLI, a CDI
+    device): that layer's check judges it."""
+    named = hook_layer(ctx.facts.catalog.named_in, line) or ctx.facts.catalog.named_in(line)
+    return named is not None and named != "container-runtime"
 
 
 @check("fabric-manager")
