@@ -154,3 +154,27 @@ def test_a_certificate_the_peer_sent_is_no_file() -> None:
     assert kb.class_of("error reading certificates from the server: x509: certificate signed by unknown "
                        "authority") == "error_unreachable"
     assert kb.class_of("loaded certificates from /etc/ssl/certs") is None
+
+
+# --- a server of the agent's own that it could not start ------------------------------------
+
+_HOSTENGINE = ("Starting NVIDIA host engine...\n"
+               "Failed to start host engine server\n"
+               "Collecting metrics at /run/prometheus/dcgm.prom every 1000ms...\n{after}")
+
+
+def _exporter_running(text: str) -> list[dict[str, Any]]:
+    return [{"kind": "log", "component": "dcgm-exporter", "text": text}]
+
+
+def test_a_server_the_exporter_could_not_start_is_lasting() -> None:
+    # NVIDIA/gpu-monitoring-tools#54: the script exporter's nv-hostengine does not start, and
+    # its metrics loop runs on without it
+    text = _HOSTENGINE.format(after="Stopping NVIDIA host engine...\nHost engine successfully terminated.\n")
+    case = synthetic_case("exporter-engine-down", _exporter_running(text), healthy=False)
+    assert top_pair(case) == ("dcgm-exporter", "error_unclassified")
+
+
+def test_a_server_started_on_a_later_try_is_healthy() -> None:
+    text = _HOSTENGINE.format(after="Starting NVIDIA host engine...\nStarted host engine version 1.7.2\n")
+    assert top_pair(synthetic_case("exporter-engine-retried", _exporter_running(text))) is None

@@ -504,7 +504,7 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
             found = _own_catalogued(kb, component, lines[last])
         if found is None and (again := _recurring(kb, lines)) is not None:
             found, last = again
-        refused = _refused_watch(kb, lines) if found is None else None
+        refused = (_refused_watch(kb, lines) or _start_failed(lines)) if found is None else None
         if refused is not None:
             found, last = refused
         fell = _fell_back(lines, dropped=bool(log.pod)) if found is None else None
@@ -566,6 +566,31 @@ def _refused_watch(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, i
             found = _last_error(kb, line) or lenient_line([line])
             if found is not None and kb.class_of(found.message) == "error_permission_denied":
                 return Decisive(index + 1, found.line, found.strength), index
+    return None
+
+
+#: A server, engine or daemon of the program's own that it could not start ("Failed to start
+#: host engine server": the DCGM exporter's nv-hostengine, NVIDIA/gpu-monitoring-tools#54,
+#: "failed to start metrics server"), and the words of a later start or of one serving.
+_START_FAILED = re.compile(r"(?i:\b(?:failed|unable|could not|couldn.t|cannot) (?:to )?start(?:ing)? "
+                           r"(?:the |its |an? )?(?:[\w-]+ ){0,3}(?:server|engine|daemon|listener)\b)")
+_STARTED = re.compile(r"(?i:\b(?:started|starting|restarting|listening|serving|is running|now running|"
+                      r"is up|ready to accept)\b)")
+
+
+def _start_failed(lines: Sequence[str]) -> tuple[Decisive, int] | None:
+    """The last line of a running component's log that says a server or engine of its own
+    failed to start, with no start tried or serving said after it: the program runs on
+    without it (a metrics loop with no host engine behind it) rather than retrying, so the
+    failure does not heal by itself. A start tried again, or a server serving, after it
+    is a retry that the later lines judge."""
+    for index in range(len(lines) - 1, max(-1, len(lines) - _RECUR_TAIL - 1), -1):
+        line = lines[index]
+        if _STARTED.search(line) and not _START_FAILED.search(line):
+            return None
+        if "start" in line.lower() and _START_FAILED.search(line) and severity(line):
+            found = lenient_line([line])
+            return (Decisive(index + 1, found.line, found.strength), index) if found is not None else None
     return None
 
 
