@@ -6,6 +6,8 @@ public reports, each beside a look-alike it must not take, and read through a wh
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from case import Case, synthetic_case
 from scoreboard import top_pair
@@ -112,3 +114,31 @@ def test_perftest_port_down_is_the_link_down() -> None:
 
 def test_rdma_cm_address_error_names_the_links() -> None:
     assert top_pair(_gpu_job("RDMA_CM_EVENT_ADDR_ERROR, error: -19")) == ("rdma-links", "error_unclassified")
+
+
+_REAL = Path(__file__).parents[1] / "fixtures" / "real"
+
+
+@pytest.mark.parametrize("name", [
+    "broken/interconnect/deepep-60-ibv-devinfo-roce-port-down.txt",  # ibv_devinfo, PORT_DOWN
+    "broken/interconnect/gpud-482-ibstat-port-polling.txt",  # ibstat, Down/Polling
+])
+def test_a_jobs_own_listing_with_its_port_down_is_the_link_down(name: str) -> None:
+    log = "running ib_write_bw\n" + (_REAL / name).read_text("utf-8")
+    assert top_pair(_gpu_job(log)) == ("rdma-links", "rdma_port_down")
+
+
+@pytest.mark.parametrize("name", [
+    "interconnect/deepep-38-ibv-devinfo-h100-roce.txt",  # every port ACTIVE
+    "interconnect/gpud-752-ibstat-active-hdr.txt",
+    "interconnect/gpud-99-ibstat-port-disabled.txt",  # switched off on purpose
+])
+def test_a_jobs_own_listing_with_ports_active_or_disabled_is_healthy(name: str) -> None:
+    assert top_pair(_gpu_job((_REAL / name).read_text("utf-8"))) is None
+
+
+def test_a_jobs_own_listing_waiting_in_init_is_no_subnet_manager() -> None:
+    text = (_REAL / "interconnect/gpud-752-ibstat-active-hdr.txt").read_text("utf-8")
+    waiting = text.replace("State: Active", "State: Initializing")
+    assert waiting != text
+    assert top_pair(_gpu_job(waiting)) == ("rdma-links", "ib_port_no_subnet_manager")

@@ -26,7 +26,9 @@ fallback fails nothing. So the logs are read whatever the pod's state, and:
 * ``ibdev2netdev`` run inside the job (its own RDMA devices and the interfaces they back,
   ``mlx5_3 port 1 ==> net1 (Down)``) showing every port it lists Down is
   ``rdma_port_down``: the job has no RDMA link up. A list where some port is Up is a host
-  view with spare ports down, and says nothing.
+  view with spare ports down, and says nothing. ``ibv_devinfo`` and ``ibstat`` run inside
+  the job are read the same way: no port ACTIVE is ``rdma_port_down`` where one is DOWN,
+  ``ib_port_no_subnet_manager`` where all wait in INIT or ARMED.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, repo
 from gpunode.facts import LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.infiniband import parse_ibstat, parse_ibv_devinfo
 from gpunode.runtimes import is_nvidia_runtime
 
 #: NCCL's IB/RoCE transport found no usable device (NCCL_DEBUG=INFO or WARN prints it).
@@ -569,18 +572,56 @@ def nccl_transport(ctx: NodeContext, component: str) -> Iterator[Finding]:
 _IBDEV2NETDEV = re.compile(r"^\s*\S+ port \d+ ==> \S+ \((?P<state>Up|Down)\)\s*$")
 
 
+#: The heads of ibv_devinfo's (``hca_id:``) and ibstat's (``CA 'mlx5_0'``) listings.
+_PORT_LISTING = re.compile(r"^\s*hca_id:\s*\S|^(?:CA|Switch|Router):? '[^']+'")
+#: A port's logical state in those listings (``state: PORT_DOWN (1)``, ``State: Down``).
+_LISTED_STATE = re.compile(r"^\s*(?:state|State):\s*(?:PORT_)?(?P<state>[A-Za-z_]+)")
+
+
+def _listed_ports_idle(lines: Sequence[str]) -> tuple[int, str] | None:
+    """Where a job's own ibv_devinfo or ibstat listing shows no port ACTIVE: the line of the
+    first port's state and the cause, ``rdma_port_down`` where a port is DOWN, else
+    ``ib_port_no_subnet_manager`` (every port INIT or ARMED: the link is up, no subnet
+    manager configured it). None where the log lists no port, or one is ACTIVE (a host
+    view with spare ports down says nothing of the job's; a port physically Disabled was
+    switched off on purpose and is left out)."""
+    start = next((i for i, line in enumerate(lines) if _PORT_LISTING.match(line)), None)
+    if start is None:
+        return None
+    text = "\n".join(lines[start:])
+    # a port switched off on purpose (physical state Disabled) is no link that failed to come up
+    ports = [port for port in parse_ibv_devinfo(text) or parse_ibstat(text) if port.phys_state != "Disabled"]
+    if not ports or any(port.state_id in (4, 5) for port in ports):
+        return None
+    index = next((i for i in range(start, len(lines)) if _LISTED_STATE.match(lines[i])), None)
+    if index is None:
+        return None
+    down = any(port.state_id in (0, 1) for port in ports)
+    return index, "rdma_port_down" if down else "ib_port_no_subnet_manager"
+
+
+def _job_ports_down(lines: Sequence[str]) -> tuple[int, str] | None:
+    """The line and cause of a job's own port listing with no port carrying traffic:
+    ibdev2netdev's every port Down, else ibv_devinfo's or ibstat's no port ACTIVE."""
+    ports = [(i, m) for i, line in enumerate(lines) if (m := _IBDEV2NETDEV.match(line))]
+    if ports and not any(m["state"] == "Up" for _, m in ports):
+        return ports[-1][0], "rdma_port_down"
+    return None if ports else _listed_ports_idle(lines)
+
+
 @check("rdma-links")
 def workload_ports_down(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """Every RDMA port a GPU workload's own ibdev2netdev lists is Down: the devices the job
-    was given (an SR-IOV VF in its pod) carry no traffic."""
+    """Every RDMA port a GPU workload's own ibdev2netdev lists is Down, or no port its
+    ibv_devinfo or ibstat lists is ACTIVE: the devices the job was given (an SR-IOV VF in
+    its pod) carry no traffic."""
     for pod, log in _workload_logs(ctx):
-        ports = [(i, m) for i, line in enumerate(log.lines) if (m := _IBDEV2NETDEV.match(line))]
-        if not ports or any(m["state"] == "Up" for _, m in ports):
+        said = _job_ports_down(log.lines)
+        if said is None:
             continue
-        index = ports[-1][0]
+        index, code = said
         meta = pod.metadata
         ev = Evidence(f"{log.path}:{index + 1}", log.lines[index].strip())
-        known = ctx.kb.get("rdma_port_down")
+        known = ctx.kb.get(code)
         yield problem(component, known.code, ev, status=known.severity, specificity=known.specificity,
                       namespace=meta.namespace, pod=meta.name, container=log.container)
         return
