@@ -187,6 +187,11 @@ def _deploy_named(world: World, node: NodeState, case: Case) -> None:
     for component in sorted(c for c in named if c is not None):
         if not _stack_pods(world, node, component, anywhere=True):
             deploy(world, node, component)
+    # a label the report says the node lacks stays absent, even the one the component's
+    # DaemonSet selects (HAMi's gpu=on not set on the node)
+    for ev in case.evidence:
+        if isinstance(ev, NodeLabelsEv):
+            _labels(node, {k: v for k, v in ev.labels.items() if v is None})
 
 
 def _nfd_kernel_labels(node: NodeState) -> None:

@@ -27,7 +27,7 @@ from gpunode.checks.base import (
     unknown,
 )
 from gpunode.checks.context import NodeContext
-from gpunode.checks.placement import Awaited
+from gpunode.checks.placement import Awaited, Unmet, setter, unmet
 from gpunode.decisive import clipped
 from gpunode.facts import StackPod
 from gpunode.model import Evidence, Finding, Status
@@ -108,8 +108,63 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
     elif (blocked := ctx.untolerated_taint(component)) is not None:
         found = _taint_blocks(ctx, component, *blocked)
     else:
-        found = _untargeted(ctx, entry)
+        found = _unlabelled(ctx, entry) or _untargeted(ctx, entry)
     return found
+
+
+def _admin_label_unset(ctx: NodeContext, component: str) -> tuple[DaemonSet, Unmet] | None:
+    """The component's DaemonSet that misses this node only for a label absent here that no
+    known component sets (the one an install guide has the admin put on GPU nodes, as HAMi's
+    gpu=on), or None."""
+    node = ctx.node
+    if node is None:
+        return None
+    for ds in ctx.facts.daemonsets.get(component, ()):
+        missing = unmet(ds.spec.template.spec, node.metadata.labels)
+        if len(missing) == 1 and missing[0].has is None and \
+                setter(ctx.facts.catalog, missing[0].key, node.metadata.labels) is None:
+            return ds, missing[0]
+    return None
+
+
+def _gpus_unserved(ctx: NodeContext, entry: Component) -> bool:
+    """No pod of the component, of one it replaces or of one that replaces those runs here:
+    nothing on this GPU node hands its GPUs to pods."""
+    catalog = ctx.facts.catalog
+    family = {entry.id, *entry.replaces}
+    family |= {c.id for target in entry.replaces for c in catalog.replacers(target)}
+    return not any(ctx.stack_pods(c) for c in family)
+
+
+def _unlabelled(ctx: NodeContext, entry: Component) -> Finding | None:
+    """A plugin that hands GPUs to pods (catalog ``advertises``) deployed by a DaemonSet that
+    selects a label this node lacks and no component sets, on a GPU node where no plugin
+    serves the GPUs: the missing label is why the node offers none (HAMi's device plugin
+    selects gpu=on, which its install guide has the admin set; Project-HAMi/HAMi#2280). A
+    node served by another plugin was left out on purpose and stays not deployed."""
+    if not entry.advertises or not entry.replaces or not _gpus_unserved(ctx, entry):
+        return None
+    found = _admin_label_unset(ctx, entry.id)
+    if found is None:
+        return None
+    ds, label = found
+    meta = ds.metadata
+    said = f"daemonset {meta.namespace}/{meta.name} selects {label.wanted}; no such label on {ctx.name}"
+    ev = Evidence(f"node/{ctx.name} metadata.labels", said)
+    return problem(entry.id, "selector_label_missing", ev, namespace=meta.namespace, daemonset=meta.name,
+                   label=label.key, setter="the cluster admin")
+
+
+def _meant_for_another(ctx: NodeContext, component: str) -> str | None:
+    """Why a replaceable component (NVIDIA's device plugin) has no pod on a node whose GPUs
+    the cluster meant for a plugin that replaces it, kept off only by an admin's label
+    (``_unlabelled`` judges that plugin): its absence is no fault of its own."""
+    for alt in ctx.facts.catalog.replacers(component):
+        if alt.advertises and (found := _admin_label_unset(ctx, alt.id)) is not None:
+            ds, label = found
+            return (f"left to {alt.id} (daemonset {ds.metadata.namespace}/{ds.metadata.name}), "
+                    f"which selects {label.wanted}")
+    return None
 
 
 def _replaced(instead: StackPod) -> str:
@@ -134,6 +189,8 @@ def _taint_blocks(ctx: NodeContext, component: str, ds: DaemonSet, taint: Taint)
 def _untargeted(ctx: NodeContext, entry: Component) -> Finding | None:
     """No DaemonSet of ours targets the node: the platform's part, the host's, or missing."""
     component = entry.id
+    if (meant := _meant_for_another(ctx, component)) is not None:
+        return not_deployed(component, meant)
     if component in ctx.platform.provides:
         title = ctx.platform.title
         return unknown(component, f"installed by the platform ({title}), not by a pod gpunode knows")
