@@ -49,7 +49,9 @@ _ZAP_CONSOLE = re.compile(
 #: level padded to five, then the target and any spans, each ending in ': '
 #: ("2023-03-29T17:28:32.024522Z  WARN vector::kubernetes::reflector: Watcher Stream ...").
 _TRACING = re.compile(
-    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\s+"
+    # Vector before 0.18 wrote its time as "Sep 02 03:01:41.493" (vectordotdev/vector#8999)
+    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)|"
+    r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\.\d{3,9})\s+"
     r"(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:[\w:]{1,200}(?:\{[^{}]{0,500}\})?:\s+){1,4}")
 _WORD_LEVEL = re.compile(r"^\s*(?P<level>WARNING|Warning|WARN|NOTICE|Notice|INFO|Info|DEBUG|Debug):\s")
 _BRACKET = re.compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WARNING|INFO|DEBUG)\]")

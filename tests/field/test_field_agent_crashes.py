@@ -178,3 +178,14 @@ def test_a_server_the_exporter_could_not_start_is_lasting() -> None:
 def test_a_server_started_on_a_later_try_is_healthy() -> None:
     text = _HOSTENGINE.format(after="Starting NVIDIA host engine...\nStarted host engine version 1.7.2\n")
     assert top_pair(synthetic_case("exporter-engine-retried", _exporter_running(text))) is None
+
+
+def test_vector_s_older_time_format_carries_its_level() -> None:
+    # Vector before 0.18 ("Sep 02 03:01:41.493 ERROR target: ..."), as tracing's RFC 3339 form
+    from gpunode.decisive import message_of
+    error = _VECTOR_016.format(after="").splitlines()[0]
+    assert severity(error) == 2 and message_of(error) == "Watcher error. error=BadStatus { status: 403 }"
+    info = _VECTOR_016.format(after="").splitlines()[2]
+    assert severity(info) == 0
+    # a journal line keeps its own prefix: host and unit after a time with no fraction
+    assert severity("Dec 05 10:01:02 gpu-wk-01 vector[812]: INFO vector: started") == 0
