@@ -193,13 +193,15 @@ def hook_layer(named_in: Callable[[str], str | None], line: str) -> str | None:
 #: "failed to get sandbox image ..." (the pause image it keeps and pulls itself); CRI-O
 #: logs "Container creation error: ..." and answers the kubelet "cri-o configured with
 #: <manager> cgroup manager, but ..."; the CRI relays the OCI runtime's exit as "OCI
-#: runtime <op> failed: ..." (an exec into a container whose state the runtime lost). A hook
+#: runtime <op> failed: ..." (an exec into a container whose state the runtime lost). A
+#: task whose creation only timed out ("context deadline exceeded") names no one: a hook or
+#: the driver under it that hangs times it out as often as the runtime does. A hook
 #: or NVIDIA's CLI inside such a line is judged first (``hook_layer``, the catalog).
 _RUNTIME_OWN = re.compile(r"\b(?:runc|crun) (?:create|run|exec|start|delete|kill) failed: |\bcrun: \w"
                           r"|\b(?:container|process)_linux\.go:\d+: (?:starting container process|"
                           r"container init) caused\b|\bcontainer create failed: \S"
                           r"|\bOCI runtime (?:create|start|exec|run|state|delete|kill) failed: "
-                          r"|\bfailed to create containerd (?:container|task): "
+                          r"|\bfailed to create containerd (?:container|task): (?!context deadline exceeded)"
                           r"|\bfailed to (?:get|pull) sandbox image\b"
                           r"|\bContainer creation error: \S"
                           r"|\b(?:cri-o|containerd) configured with \w+ cgroup manager\b")
