@@ -40,7 +40,7 @@ from gpunode.decisive import (
 )
 from gpunode.facts import ClusterFacts, LogFile
 from gpunode.job_errors import job_error
-from gpunode.kb import KnowledgeBase
+from gpunode.kb import Cause, KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
 
 
@@ -366,9 +366,23 @@ def as_catalogued(kb: KnowledgeBase, finding: Finding, *whole: str) -> Finding:
     quoted = (*whole, *(finding.context.get(key, "") for key in (MESSAGE, LINE)))  # unescaped first
     cause = next((c for text in quoted if (c := kb.catalogued_in(finding.component, text))), None)
     if cause is None:
+        cause = _tabled(kb, finding.component, quoted)
+    if cause is None:
         return finding
     rank = max(cause.specificity, finding.specificity)
     return msgspec.structs.replace(finding, cause=cause.code, specificity=rank)
+
+
+def _tabled(kb: KnowledgeBase, component: str, quoted: Sequence[str]) -> Cause | None:
+    """The cause the job-error table gives a quoted line where it names ``component``
+    (CUDA's 'CUDA driver version is insufficient for CUDA runtime version' is the driver's
+    cuda_driver_too_old wherever it is printed: a validator's init container as a job): a
+    library's documented error says more than the class its words fall in. A table entry
+    that gives only a class (NVML's Insufficient Permissions: error_device) does not replace
+    the class the line's own words fall in."""
+    code = next((c for text in quoted if text and (c := job_cause(text, component))), None)
+    cause = kb.by_code.get(code) if code is not None else None
+    return cause if cause is not None and cause.component != "*" else None  # a class: the line's own stays
 
 
 #: A certificate one end of a TLS connection does not trust: the peer's alert, as a Go server
