@@ -28,6 +28,9 @@ REAL = {
     # nminoru/pib#2, ofiwg/libfabric#975, NVIDIA/caffe#590, NVIDIA/nccl-tests#41
     "libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs1":
         "verbs-no-provider",
+    # horovod/horovod#1117: the same warning pasted without libibverbs' prefix
+    "Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0":
+        "verbs-no-provider",
     # linux-rdma/perftest (with the QP number), rdma-core's ibv_rc_pingpong (without)
     "Failed to modify QP 59 to RTR": "perftest-modify-qp",
     "Failed to modify QP to RTR": "perftest-modify-qp",
@@ -45,6 +48,9 @@ HEALTHY = [
     "libibverbs: Warning: couldn't load driver 'libmlx4-rdmav34.so': libmlx4-rdmav34.so: cannot open "
     "shared object file: No such file or directory",
     "libibverbs: Warning: couldn't open config directory '/etc/libibverbs.d'.",
+    # the warning's words with no verbs device after them, or inside another word
+    "Warning: no userspace device-specific driver found for this HCA in the image",
+    "NoWarning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0",
     # a call named in a trace, with no errno text after it
     "ibv_reg_mr(pd 0x23f8ec0, buf 0x7f88c7200000, size = 100, access_flags = 0x00000007)",
     "rdma_create_ep: start",
