@@ -140,6 +140,8 @@ def _shared_plan(ctx: NodeContext) -> _Plan:
 _PLANS: dict[tuple[object, ...], _Plan] = {}
 _PLANS_MAX = 256
 _PLAN_TEXT_MAX = 4096
+#: The component whose runtime class a pod asks for (the NVIDIA runtime it registers).
+_TOOLKIT = "container-toolkit"
 
 
 def _node_texts(ctx: NodeContext) -> tuple[dict[MatchSource, str], bool]:
@@ -196,7 +198,7 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
             # cause shows (and which it explains) is read further.
             sources = [c for c in sources if c in below and c in failing]
         for seen in sources:
-            if seen not in below and _own_spec_at_fault(ctx, seen):
+            if seen not in below and _runtime_served(ctx, cause.component) and _own_spec_at_fault(ctx, seen):
                 continue
             if cause.code == NOT_DEFAULT_RUNTIME and runtime_requested(ctx, seen):
                 continue
@@ -240,6 +242,14 @@ def cluster_event_findings(facts: ClusterFacts, kb: KnowledgeBase, component: st
         if (cid in by_id and by_id[cid].deployed_by == component) or ds.metadata.namespace in home
     )
     return list(_scan_events(component, groups, matchers))
+
+
+def _runtime_served(ctx: NodeContext, component: str) -> bool:
+    """Whether a pod's runtime class can decide that it meets the component: the NVIDIA
+    runtime (the container toolkit) and what it hands a container (the driver below it). A
+    host's NIC, its links and their VFs are the same for a pod with or without one."""
+    catalog = ctx.facts.catalog
+    return component == _TOOLKIT or component in catalog.dependencies(_TOOLKIT)
 
 
 def _own_spec_at_fault(ctx: NodeContext, component: str) -> bool:
