@@ -94,6 +94,8 @@ def build_case(case: Case, out: Path) -> Path:
             landed.append((i, ev, key))
     _never_ran(world, node, case)
     _operator_labels(world, node, case)
+    if case.cluster.device_plugin == "static":
+        _registered(node, case)
     finalize(world)
     for fix in post:
         fix()
@@ -123,6 +125,24 @@ def _static_device_plugin(world: World) -> None:
         raise CaseError("cluster.device_plugin: static: the GPU Operator already renders the device "
                         "plugin here; list components without gpu-operator")
     _add_daemonset(world, plugin)
+
+
+#: The device plugin's line once the kubelet accepted its registration (k8s-device-plugin's
+#: server.go 'Registered device plugin for 'nvidia.com/gpu' with Kubelet').
+_REGISTERED = re.compile(r"Registered device plugin for '([\w./-]+)' with Kubelet")
+
+
+def _registered(node: NodeState, case: Case) -> None:
+    """A static device plugin whose current log says the kubelet registered its resource has
+    it advertised on the node, one per GPU: the scenario's capacity follows only the GPU
+    Operator's plugin, so a plugin deployed from its own manifest would read as advertising
+    none although its log shows the registration."""
+    for ev in case.evidence:
+        if isinstance(ev, LogEv) and ev.component == "device-plugin" and not ev.previous:
+            for resource in _REGISTERED.findall(ev.text):
+                count = str(len(node.gpus))
+                node.obj["status"]["capacity"][resource] = count
+                node.obj["status"]["allocatable"][resource] = count
 
 
 def _shape_node(world: World, node: NodeState, case: Case) -> None:
