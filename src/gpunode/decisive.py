@@ -108,7 +108,8 @@ _ERROR_WORDS = re.compile(
     r"fallen off the bus|Unknown symbol|disagrees about version|is rejected|"
     # nvidia.ko's probe took no GPU, so its init fails (ENODEV) and the module does not load
     r"No NVIDIA (?:GPUs?|devices?) (?:were )?(?:found|probed)|"
-    r"corrupted|OOMKilled|unhealthy|not healthy|KubeletNotReady|NotReady|"
+    # a parser's own word for input it could not read ("Malformed configmap contents")
+    r"corrupted|malformed|OOMKilled|unhealthy|not healthy|KubeletNotReady|NotReady|"
     r"unbound variable|read-only file system|Unknown Error|"
     # a C program that prints the errno of its failed call as a number ("Fail to open <file>:
     # errno=2"); errno 0 is no error

@@ -14,11 +14,11 @@ from gpunode.bundle.kube import Condition, CustomResource, Pod
 from gpunode.checks.base import not_deployed, ok, problem
 from gpunode.checks.context import platform_of
 from gpunode.checks.decisive import line_finding
-from gpunode.checks.operator import OPERANDS
+from gpunode.checks.operator import OPERANDS, OPERANDS_LABEL, operator_sees_gpu
 from gpunode.checks.placement import awaited
 from gpunode.checks.pods import collection_time, judge_pod, pod_problem
 from gpunode.decisive import Decisive
-from gpunode.facts import ClusterFacts
+from gpunode.facts import ClusterFacts, StackPod
 from gpunode.kb import load_kb
 from gpunode.model import Evidence, Finding, Status
 
@@ -84,6 +84,56 @@ def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
                            verb="left its deploy labels empty", line_class="error_config_invalid",
                            node=name, standalone="true")
         return
+
+
+#: Operands whose job, once the node's deploy label turns them off, nothing else on a GPU node
+#: does unless a pod of a component that replaces them runs there: without a device plugin
+#: the node offers no GPU to any pod. The driver and toolkit may be on the host instead
+#: (judged from host evidence), the others serve no pod's GPU.
+_DEPLOY_UNSERVED = ("device-plugin",)
+
+
+@cluster_check("gpu-operator")
+def deploy_labels_disabled(facts: ClusterFacts) -> Iterator[Finding]:
+    """GPU nodes on which the operator's per-node deploy labels say "false" for operands the
+    ClusterPolicy enables, while nothing else hands the node's GPUs to pods (no pod of the
+    device plugin or of one that replaces it): the operand DaemonSets select "true", so the
+    disabled labels keep them away and the node offers no GPU (NVIDIA/gpu-operator#470:
+    the maintainer's check is that these labels were not disabled). A node whose GPUs another
+    plugin serves, or whose driver alone is off (a host driver), was set so on purpose."""
+    if not facts.cluster_policies:
+        return
+    spec = dict(facts.cluster_policies[0].spec)
+    for name, node in sorted(facts.nodes.items()):
+        labels = node.metadata.labels
+        if not operator_sees_gpu(labels) or labels.get(OPERANDS_LABEL) == "false":
+            continue
+        disabled = [(c, label) for c, (label, section) in OPERANDS.items()
+                    if labels.get(label) == "false" and _policy_enables(spec, section)]
+        here = facts.pods_by_node.get(name, {})
+        if not any(c in _DEPLOY_UNSERVED and not _served(facts, here, c) for c, _ in disabled):
+            continue
+        said = ", ".join(f"{label}=false" for _, label in disabled)
+        sets = facts.daemonsets.get("device-plugin") or []
+        where = {"namespace": sets[0].metadata.namespace, "daemonset": sets[0].metadata.name} if sets else {}
+        ev = Evidence(f"node/{name} metadata.labels",
+                      f"{said}; the ClusterPolicy enables these operands and no pod serves the GPUs")
+        yield problem("gpu-operator", "selector_label_missing", ev, ctx=where, node=name,
+                      label=disabled[0][1], setter="the cluster admin",
+                      waiting=", ".join(c for c, _ in disabled))
+        return
+
+
+def _policy_enables(spec: dict[str, object], section: str) -> bool:
+    """The ClusterPolicy leaves the operand on (a section without ``enabled: false``)."""
+    value = spec.get(section)
+    return not (isinstance(value, dict) and value.get("enabled") is False)
+
+
+def _served(facts: ClusterFacts, here: dict[str, list[StackPod]], component: str) -> bool:
+    """A pod of the component, or of one that replaces it, runs on the node."""
+    family = {component, *(c.id for c in facts.catalog.replacers(component))}
+    return any(here.get(c) for c in family)
 
 
 #: CRI-O's refusal of a sandbox whose RuntimeClass names a handler it does not have (cri-o

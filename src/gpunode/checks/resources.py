@@ -15,6 +15,17 @@ GPU = "nvidia.com/gpu"
 #: The kubelet's words for a device plugin it registers or watches.
 _PLUGIN_WORDS = re.compile(r"(?i:device[ -]?plugin)")
 GFD_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.memory")
+#: GFD's CUDA version labeler writes its labels as one map from one NVML query
+#: (k8s-device-plugin internal/lm/nvml.go newVersionLabeler): the driver's and CUDA's
+#: versions in the form every GFD writes, and, since the "-version" form was added, that form
+#: beside them. A node carrying part of the map was not labelled by the GFD running now.
+GFD_CUDA_LABELS = ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor",
+                   "nvidia.com/cuda.driver.rev", "nvidia.com/cuda.runtime.major",
+                   "nvidia.com/cuda.runtime.minor")
+GFD_CUDA_VERSION_LABELS = ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor",
+                           "nvidia.com/cuda.driver-version.revision", "nvidia.com/cuda.driver-version.full",
+                           "nvidia.com/cuda.runtime-version.major", "nvidia.com/cuda.runtime-version.minor",
+                           "nvidia.com/cuda.runtime-version.full")
 
 
 @check("device-plugin", needs=("node",))
@@ -90,7 +101,7 @@ def gfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     labels = gfd_labels_as_gpu(ctx.node.metadata.labels)
     where = f"node/{ctx.name} metadata.labels"
-    missing = [k for k in GFD_LABELS if k not in labels]
+    missing = [k for k in GFD_LABELS if k not in labels] + _cuda_labels_missing(ctx.node.metadata.labels)
     if missing:
         yield problem(
             component,
@@ -107,6 +118,18 @@ def gfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield problem(component, "gfd_labels_stale", ev, status=Status.DEGRADED)
         return
     yield ok(component, f"{labels['nvidia.com/gpu.product']} x{count}", Evidence(where, f"gpu.count={count}"))
+
+
+def _cuda_labels_missing(labels: Mapping[str, str]) -> list[str]:
+    """The CUDA version labels a GFD that labelled this node leaves out: none is expected where
+    GFD wrote no NVML label (no gpu.product: judged by GFD_LABELS), all of the first form, and
+    the "-version" form too once any of it is here (a newer GFD writes both together)."""
+    if "nvidia.com/gpu.product" not in labels:
+        return []
+    wanted: tuple[str, ...] = GFD_CUDA_LABELS
+    if any(k in labels for k in GFD_CUDA_VERSION_LABELS):
+        wanted += GFD_CUDA_VERSION_LABELS
+    return [k for k in wanted if k not in labels]
 
 
 @check("csi-node", needs=("cluster/csinodes",))
