@@ -72,13 +72,17 @@ class NodeServing:
     allocatable: Mapping[str, str]
     #: components with a pod on the node, as the catalog lists them
     running: tuple[str, ...]
+    #: the driver is installed and loaded on the host (``gpunode.checks.named.host_driver``)
+    host_driver: bool = False
 
     @classmethod
     def of(cls, ctx: NodeContext) -> NodeServing:
+        from gpunode.checks.named import host_driver  # named reads the same facts
+
         node = ctx.node
         allocatable = node.status.allocatable if node is not None else {}
         running = tuple(c.id for c in ctx.facts.catalog.node_components() if ctx.stack_pods(c.id))
-        return cls(allocatable, running)
+        return cls(allocatable, running, host_driver(ctx))
 
     def plugin_for(self, catalog: Catalog, resource: str) -> str | None:
         """The running component that advertises ``resource`` here (catalog ``advertises``);

@@ -25,7 +25,13 @@ from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, d
 from gpunode.checks.base import EXPLAINS, LINE, MESSAGE, SOURCE, STATE, VERB
 from gpunode.checks.context import NodeContext
 from gpunode.checks.job_words import job_cause, job_names
-from gpunode.checks.named import hook_layer, named_on_node, plugin_spec_owner, runtime_own_error
+from gpunode.checks.named import (
+    hook_layer,
+    named_on_node,
+    plugin_spec_owner,
+    runtime_own_error,
+    spec_device_owner,
+)
 from gpunode.decisive import (
     MAX_LINE,
     Decisive,
@@ -990,7 +996,9 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
     plugin that serves what the pod asked for, ``gpunode.checks.admission``), else the
     kubelet when its own admission managers refused the pod. ``serving``: the node's
     facts, where known."""
-    hook = plugin_spec_owner(catalog, serving.running if serving is not None else (), line)
+    running = serving.running if serving is not None else ()
+    hook = plugin_spec_owner(catalog, running, line)
+    hook = hook or spec_device_owner(catalog, running, serving is not None and serving.host_driver, line)
     hook = hook or hook_layer(catalog.named_in, line)  # a failed OCI hook: the layer its own words name
     if hook is not None:
         return hook

@@ -19,7 +19,8 @@ from gpunode.checks.context import NodeContext
 
 def named_on_node(ctx: NodeContext, line: str) -> str | None:
     """The lowest layer ``line`` names on this node, or None."""
-    hook = (_plugin_spec_owner(ctx, line) or hook_layer(ctx.facts.catalog.named_in, line)
+    hook = (_plugin_spec_owner(ctx, line) or _spec_device_owner(ctx, line)
+            or hook_layer(ctx.facts.catalog.named_in, line)
             or _cni_dir_rewritten(ctx, line))
     if hook is not None:
         return hook
@@ -34,6 +35,33 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
     if _DEVICE_UNDER_ROOT.search(line):
         return "device-plugin" if _host_driver(ctx) else "driver"
     return None
+
+
+def host_driver(ctx: NodeContext) -> bool:
+    """``_host_driver``, for the node facts other checks carry."""
+    return _host_driver(ctx)
+
+
+def _spec_device_owner(ctx: NodeContext, line: str) -> str | None:
+    """``spec_device_owner`` with the components that have pods on this node."""
+    if _SPEC_DEVICE.search(line) is None:
+        return None
+    catalog = ctx.facts.catalog
+    running = [c.id for c in catalog.replacers("device-plugin") if ctx.stack_pods(c.id)]
+    return spec_device_owner(catalog, running, _host_driver(ctx), line)
+
+
+def spec_device_owner(catalog: Catalog, running: Collection[str], on_host: bool, line: str) -> str | None:
+    """The GPU device plugin serving the node where the runtime, applying a container's device
+    specs while it generates the spec, finds a GPU device node missing (containerd's 'failed to
+    apply OCI options: lstat /dev/nvidiactl: no such file or directory'), on a node whose driver
+    is loaded on the host, so that the device node exists there: the path is one the plugin's
+    allocation handed the kubelet (Project-HAMi/HAMi#776: HAMi's passDeviceSpecsEnabled). One
+    that replaces NVIDIA's where it runs here, else NVIDIA's. None where the driver is not known
+    to be on the host (``on_host``: the device node may truly be missing, the driver's fault)."""
+    if _SPEC_DEVICE.search(line) is None or not on_host:
+        return None
+    return next((c.id for c in catalog.replacers("device-plugin") if c.id in running), "device-plugin")
 
 
 #: The CRI's words for a CNI plugin it could not find, with the folders it searched (libcni's
@@ -114,6 +142,14 @@ def _driver_serves(ctx: NodeContext) -> bool:
 #: the device plugin's allocation named.
 _DEVICE_UNDER_ROOT = re.compile(
     r"\b(?:l?stat|open) /\S+?/dev/nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset)\b.{0,20}"
+    r": no such file or directory")
+
+
+#: A GPU device node the runtime could not find while applying the container's device specs
+#: (containerd's CRI: 'failed to generate container "<id>" spec: failed to apply OCI options:
+#: lstat /dev/nvidiactl: no such file or directory').
+_SPEC_DEVICE = re.compile(
+    r"failed to apply OCI options: l?stat /dev/nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset)\b"
     r": no such file or directory")
 
 
