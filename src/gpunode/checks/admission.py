@@ -76,13 +76,13 @@ class NodeServing:
     host_driver: bool = False
 
     @classmethod
-    def of(cls, ctx: NodeContext) -> NodeServing:
-        from gpunode.checks.named import host_driver  # named reads the same facts
-
+    def of(cls, ctx: NodeContext, host_driver: bool = False) -> NodeServing:
+        """The node's serving facts; ``host_driver`` as the caller read it (named's reading,
+        passed in so that this module stays under the layers that read lines)."""
         node = ctx.node
         allocatable = node.status.allocatable if node is not None else {}
         running = tuple(c.id for c in ctx.facts.catalog.node_components() if ctx.stack_pods(c.id))
-        return cls(allocatable, running, host_driver(ctx))
+        return cls(allocatable, running, host_driver)
 
     def plugin_for(self, catalog: Catalog, resource: str) -> str | None:
         """The running component that advertises ``resource`` here (catalog ``advertises``);

@@ -27,6 +27,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.job_words import job_cause, job_names
 from gpunode.checks.named import (
     hook_layer,
+    host_driver,
     named_on_node,
     plugin_spec_owner,
     runtime_own_error,
@@ -958,7 +959,7 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
     for pod in ctx.facts.troubled_workloads_by_node.get(ctx.name, ()):
         events = ctx.events_for_pod(pod)
         meta = pod.metadata
-        serving = serving or NodeServing.of(ctx)
+        serving = serving or NodeServing.of(ctx, host_driver(ctx))
         for text in pod_texts(pod, (), events, ""):
             found = decisive_line(text.lines, ctx.kb.class_of)
             target = (workload_names(ctx.facts.catalog, text, found.line, pod, serving)
