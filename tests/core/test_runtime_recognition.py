@@ -186,9 +186,8 @@ def test_nvidia_runtime_is_the_binary_not_the_name(name: str, binary: str | None
 
 
 def test_invalid_toml_is_evidence(healthy: Path, tmp_path: Path) -> None:
-    """A host-installed toolkit (no pod, no marker) with a config that does not parse: the
-    toolkit's state cannot be read from it (unknown), and the runtime that reads the file is
-    degraded with the parser's own words (88b4b86)."""
+    """A host-installed toolkit (no pod, no marker) with a config that does not parse, on a node
+    whose runtime runs: the copy in the bundle may be damaged, so nothing is judged from it."""
     files = {CONTAINERD: "version = 2\n[plugins\n", "run/nvidia/validations/toolkit-ready": None}
     root = _bundle(healthy, tmp_path, files)
     for resource in ("pods", "daemonsets"):
@@ -200,9 +199,7 @@ def test_invalid_toml_is_evidence(healthy: Path, tmp_path: Path) -> None:
         path.write_text(json.dumps(doc))
     node = _node(root)
     toolkit = _toolkit(node)
-    causes = [(c.component, c.cause) for c in node.root_causes]
-    assert causes == [("container-runtime", "error_config_invalid")]
-    assert "line 2" in node.root_causes[0].title
+    assert node.root_causes == ()
     assert toolkit.status == Status.UNKNOWN
     assert "could not be read" in toolkit.summary and "invalid TOML" in toolkit.summary
 

@@ -1,7 +1,8 @@
 """The container runtime's own configuration that does not parse in its format (issue 20):
-daemon.json that is not JSON, a containerd config that is not TOML, is the runtime's
-error_config_invalid naming the file and position; a file that parses, and a Go template
-k3s renders, stay healthy."""
+daemon.json that is not JSON, a containerd config that is not TOML, on a node whose kubelet
+reports the runtime down, is the runtime's error_config_invalid naming the file and position;
+the same file beside a runtime that runs says nothing (the bundle's copy may be damaged), and a
+file that parses, and a Go template k3s renders, stay healthy."""
 
 from __future__ import annotations
 
@@ -26,22 +27,34 @@ _MISSING_COMMA = """{
 """
 
 
-def _docker(text: str) -> Case:
-    return synthetic_case("x-runtime-config", [{"kind": "node-file", "path": "etc/docker/daemon.json",
-                                                "text": text}], platform="docker", healthy=False)
+#: The kubelet's Ready=False message while the runtime is down.
+_RUNTIME_DOWN = {"kind": "node-condition", "type": "Ready", "status": "False", "reason": "KubeletNotReady",
+                 "message": "container runtime is down, PLEG is not healthy: pleg was last seen active "
+                            "3m5s ago; threshold is 3m0s"}
+
+
+def _docker(text: str, *, down: bool = True) -> Case:
+    evidence = [{"kind": "node-file", "path": "etc/docker/daemon.json", "text": text}]
+    return synthetic_case("x-runtime-config", evidence + ([_RUNTIME_DOWN] if down else []),
+                          platform="docker", healthy=False)
 
 
 def test_a_daemon_json_that_is_not_json_is_the_runtime_s_invalid_config() -> None:
     assert top_pair(_docker(_MISSING_COMMA)) == ("container-runtime", "error_config_invalid")
 
 
+def test_the_same_file_beside_a_runtime_that_runs_says_nothing() -> None:
+    assert top_pair(_docker(_MISSING_COMMA, down=False)) is None
+
+
 def test_a_real_daemon_json_that_parses_stays_healthy() -> None:
-    assert top_pair(_docker((REAL / "docker" / "aks-nvidia-docker-daemon.json").read_text())) is None
+    real = (REAL / "docker" / "aks-nvidia-docker-daemon.json").read_text()
+    assert top_pair(_docker(real, down=False)) is None
 
 
 def test_a_containerd_config_that_is_not_toml_is_the_runtime_s_invalid_config() -> None:
     broken = ('version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n'
               '  default_runtime_name = "nvidia\n')
     case = synthetic_case("x-runtime-config", [{"kind": "node-file", "path": "etc/containerd/config.toml",
-                                                "text": broken}], healthy=False)
+                                                "text": broken}, _RUNTIME_DOWN], healthy=False)
     assert top_pair(case) == ("container-runtime", "error_config_invalid")

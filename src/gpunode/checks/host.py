@@ -153,8 +153,10 @@ def runtime_config_parses(ctx: NodeContext, component: str) -> Iterator[Finding]
     the Docker daemon with file /etc/docker/daemon.json', containerd 'failed to load TOML'),
     so a runtime restarted since the edit is down, and a running one goes down at its next
     restart (NVIDIA/nvidia-docker#1420: a comma missing where nvidia-docker2 merged its
-    runtime into daemon.json). Failed where the kubelet already reports the runtime down,
-    degraded otherwise. A Go template k3s renders (its name or its '{{' actions) is not the
+    runtime into daemon.json). Judged only where the kubelet reports the runtime down: a
+    runtime that runs parsed another copy of the file, and the copy in the bundle may be cut
+    or damaged on its way (tests/fuzz: a damaged input counts as removed), so there it stays
+    the toolkit's unknown. A Go template k3s renders (its name or its '{{' actions) is not the
     file the runtime reads, and a file that parses but holds a value gpunode does not read
     stays the toolkit's unknown."""
     if ctx.runtime_setup is not None or (error := ctx.runtime_setup_error) is None:
@@ -169,9 +171,12 @@ def runtime_config_parses(ctx: NodeContext, component: str) -> Iterator[Finding]
     shown = _lines_at(text, int(at.group(1))) if at is not None and text is not None else ()
     line = f"{path}: invalid {'JSON' if path.endswith('.json') else 'TOML'}: {why}"
     found = Decisive(int(at.group(1)) if at is not None else 1, line[:MAX_LINE], 2)
-    status = Status.FAILED if runtime_down_message(ctx) is not None else Status.DEGRADED
-    yield line_finding(ctx.kb, component, status, found, f"{where}:{found.line_no}" if at else where,
+    if runtime_down_message(ctx) is None:
+        return  # a runtime that runs read another copy: this one may be damaged in the bundle
+    above_state = ctx.kb.get("container_runtime_down").specificity + 1  # the line says why it is down
+    yield line_finding(ctx.kb, component, Status.FAILED, found, f"{where}:{found.line_no}" if at else where,
                        verb="cannot parse its configuration", line_class=_CONFIG_CLASS,
+                       specificity=above_state,
                        evidence=tuple(Evidence(f"{where}:{n}", shown_line) for n, shown_line in shown),
                        standalone="true")
 
