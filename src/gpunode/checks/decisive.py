@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from itertools import pairwise
 
 import msgspec
@@ -663,9 +663,11 @@ _APISERVER_CALL = (r"\b(?:InitialListFailed|WatchStartFailed|WatchFailed)\(|"
                    r"\bfailed to (?:list|watch) \*?[\w.]+: ")
 
 
+@cache
 def answering_peers(*, kubelet_ready: bool) -> re.Pattern[str]:
     """The words that name a peer the node's facts show answering: the API server always
-    (the node's objects were read from it), the kubelet where it posts the node Ready."""
+    (the node's objects were read from it), the kubelet where it posts the node Ready. Two
+    patterns in all, built once (every component of every node asks)."""
     peers = [_APISERVER_PEER, _APISERVER_CALL, *([_KUBELET_PEER] if kubelet_ready else [])]
     return re.compile(f"(?i:{'|'.join(peers)})")
 
