@@ -2,7 +2,8 @@
 full (NCCL's shared-memory transport, the container runtime's 64 MB default), a verbs or
 RDMA-CM call failing in a wrapper's "failed" form (NCCL's ibvwrap, UCX), perftest's port that
 is not ACTIVE, and librdmacm's address or route resolution error. Each on real lines from
-public reports, each beside a look-alike it must not take, and read through a whole case."""
+public reports, each beside a look-alike it must not take, read through a whole case; the lines
+alone are read to their table entries in test_field_verbs_words.py."""
 
 from __future__ import annotations
 
@@ -11,62 +12,6 @@ from pathlib import Path
 import pytest
 from case import Case, synthetic_case
 from scoreboard import top_pair
-
-from gpunode.job_errors import job_error
-
-#: Real lines (the report each is from) and the table entry that reads them.
-REAL = {
-    # NVIDIA/nccl#342, NVIDIA/nccl#525 (NCCL before 2.12: include/shm.h)
-    "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device": "shm-no-space",
-    "[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device": "shm-no-space",
-    # pytorch/ci-infra#490 (NCCL since 2.12: misc/shmutils.cc)
-    "host:202016:202235 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to "
-    "9637892 bytes, error: No space left on device (28)": "shm-no-space",
-    # NCCL's verbs wrapper, old and 2.19+ forms (getainode/ainode#89, NVIDIA/nccl-tests#206)
-    "misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument":
-        "verbs-call-errno",
-    "ibv_modify_qp failed with 110 Connection timed out, on dev rocep1s0f0:1": "verbs-call-errno",
-    "misc/ibvwrap.cc:309 NCCL WARN Call to ibv_modify_qp failed with 101 Network is unreachable, on dev "
-    "usb4_rdma0:1, curr state INIT, next state RTR, local GID index 2": "verbs-call-errno",
-    "misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory":
-        "verbs-call-errno",
-    # UCX's ucs_error("ibv_create_cq() failed: %m") (NVIDIA/cudf-spark#7632)
-    "ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory.": "verbs-call-errno",
-    # perftest's port check (k8snetworkplumbingwg/sriov-network-device-plugin#269)
-    " Port number 1 state is Down": "perftest-port-down",
-    " Port number 2 state is Init": "perftest-port-no-sm",
-    # librdmacm's event (k8snetworkplumbingwg/sriov-network-device-plugin#342)
-    "RDMA_CM_EVENT_ADDR_ERROR, error: -19": "rdma-cm-resolve-error",
-}
-
-#: Look-alikes: the same words with no failure of these layers in them.
-HEALTHY = [
-    # a full disk of the program's own, not /dev/shm
-    "write /var/lib/containerd/io.containerd.content.v1.content/ingest/x/data: no space left on device",
-    "OSError: [Errno 28] No space left on device: '/data/checkpoints/step_100.pt'",
-    # NCCL using its shared-memory transport, and df of a healthy /dev/shm
-    "nccl-0:123:456 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct",
-    "shm              64M     0   64M   0% /dev/shm",
-    # NCCL's INFO retry of a queue pair move that may yet succeed
-    "NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, on dev rocep1s0f0:1, curr state "
-    "INIT, next state RTR, retrying 1/7 after 1000 msec of sleep",
-    # a verbs call that worked, a banner
-    "ibv_create_cq() succeeded",
-    " Port number 1 state is Active",
-    "RDMA_CM_EVENT_ADDR_RESOLVED",
-    "RDMA_CM_EVENT_ESTABLISHED",
-]
-
-
-@pytest.mark.parametrize("line", sorted(REAL))
-def test_real_lines_are_read_to_their_entry(line: str) -> None:
-    found = job_error(line)
-    assert found is not None and found.id == REAL[line], found
-
-
-@pytest.mark.parametrize("line", HEALTHY)
-def test_look_alikes_are_not_read(line: str) -> None:
-    assert job_error(line) is None
 
 
 def _gpu_job(text: str) -> Case:

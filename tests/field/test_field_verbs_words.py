@@ -36,6 +36,28 @@ REAL = {
     "Failed to modify QP to RTR": "perftest-modify-qp",
     # openshift/sriov-network-device-plugin#20: ibv_devices' table row
     "    mlx5_2            0000000000000000": "verbs-device-zero-guid",
+    # a job's shared memory and its RDMA path in wrappers' forms (test_field_shm_verbs_failed.py)
+    # NVIDIA/nccl#342, NVIDIA/nccl#525 (NCCL before 2.12: include/shm.h)
+    "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device": "shm-no-space",
+    "[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device": "shm-no-space",
+    # pytorch/ci-infra#490 (NCCL since 2.12: misc/shmutils.cc)
+    "host:202016:202235 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to "
+    "9637892 bytes, error: No space left on device (28)": "shm-no-space",
+    # NCCL's verbs wrapper, old and 2.19+ forms (getainode/ainode#89, NVIDIA/nccl-tests#206)
+    "misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument":
+        "verbs-call-errno",
+    "ibv_modify_qp failed with 110 Connection timed out, on dev rocep1s0f0:1": "verbs-call-errno",
+    "misc/ibvwrap.cc:309 NCCL WARN Call to ibv_modify_qp failed with 101 Network is unreachable, on dev "
+    "usb4_rdma0:1, curr state INIT, next state RTR, local GID index 2": "verbs-call-errno",
+    "misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory":
+        "verbs-call-errno",
+    # UCX's ucs_error("ibv_create_cq() failed: %m") (NVIDIA/cudf-spark#7632)
+    "ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory.": "verbs-call-errno",
+    # perftest's port check (k8snetworkplumbingwg/sriov-network-device-plugin#269)
+    " Port number 1 state is Down": "perftest-port-down",
+    " Port number 2 state is Init": "perftest-port-no-sm",
+    # librdmacm's event (k8snetworkplumbingwg/sriov-network-device-plugin#342)
+    "RDMA_CM_EVENT_ADDR_ERROR, error: -19": "rdma-cm-resolve-error",
 }
 
 #: Look-alikes: the same words with no failure in them.
@@ -57,6 +79,20 @@ HEALTHY = [
     # a kernel register dump
     "RAX: 0000000000000000 RBX: 0000000000000000",
     "Modify QP to RTR done",
+    # a full disk of the program's own, not /dev/shm
+    "write /var/lib/containerd/io.containerd.content.v1.content/ingest/x/data: no space left on device",
+    "OSError: [Errno 28] No space left on device: '/data/checkpoints/step_100.pt'",
+    # NCCL using its shared-memory transport, and df of a healthy /dev/shm
+    "nccl-0:123:456 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct",
+    "shm              64M     0   64M   0% /dev/shm",
+    # NCCL's INFO retry of a queue pair move that may yet succeed
+    "NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, on dev rocep1s0f0:1, curr state "
+    "INIT, next state RTR, retrying 1/7 after 1000 msec of sleep",
+    # a verbs call that worked, a banner
+    "ibv_create_cq() succeeded",
+    " Port number 1 state is Active",
+    "RDMA_CM_EVENT_ADDR_RESOLVED",
+    "RDMA_CM_EVENT_ESTABLISHED",
 ]
 
 
