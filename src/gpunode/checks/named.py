@@ -42,13 +42,22 @@ def host_driver(ctx: NodeContext) -> bool:
     return _host_driver(ctx)
 
 
+def _running_plugins(ctx: NodeContext) -> list[str]:
+    """The GPU device plugins (NVIDIA's and those that replace it) with a pod on this node."""
+    return [c.id for c in ctx.facts.catalog.replacers("device-plugin") if ctx.stack_pods(c.id)]
+
+
+def serving_plugin(catalog: Catalog, running: Collection[str]) -> str:
+    """The GPU device plugin serving a node: one that replaces NVIDIA's (HAMi's) where it runs
+    there (``running``), else NVIDIA's."""
+    return next((c.id for c in catalog.replacers("device-plugin") if c.id in running), "device-plugin")
+
+
 def _spec_device_owner(ctx: NodeContext, line: str) -> str | None:
     """``spec_device_owner`` with the components that have pods on this node."""
     if _SPEC_DEVICE.search(line) is None:
         return None
-    catalog = ctx.facts.catalog
-    running = [c.id for c in catalog.replacers("device-plugin") if ctx.stack_pods(c.id)]
-    return spec_device_owner(catalog, running, _host_driver(ctx), line)
+    return spec_device_owner(ctx.facts.catalog, _running_plugins(ctx), _host_driver(ctx), line)
 
 
 def spec_device_owner(catalog: Catalog, running: Collection[str], on_host: bool, line: str) -> str | None:
@@ -61,7 +70,7 @@ def spec_device_owner(catalog: Catalog, running: Collection[str], on_host: bool,
     to be on the host (``on_host``: the device node may truly be missing, the driver's fault)."""
     if _SPEC_DEVICE.search(line) is None or not on_host:
         return None
-    return next((c.id for c in catalog.replacers("device-plugin") if c.id in running), "device-plugin")
+    return serving_plugin(catalog, running)
 
 
 #: The CRI's words for a CNI plugin it could not find, with the folders it searched (libcni's
@@ -100,9 +109,7 @@ def _plugin_spec_owner(ctx: NodeContext, line: str) -> str | None:
     """``plugin_spec_owner`` with the components that have pods on this node."""
     if _PLUGIN_CDI_KIND.search(line) is None:  # most lines: skip reading the node's pods
         return None
-    catalog = ctx.facts.catalog
-    running = [c.id for c in catalog.replacers("device-plugin") if ctx.stack_pods(c.id)]
-    return plugin_spec_owner(catalog, running, line)
+    return plugin_spec_owner(ctx.facts.catalog, _running_plugins(ctx), line)
 
 
 def plugin_spec_owner(catalog: Catalog, running: Collection[str], line: str) -> str | None:
@@ -111,7 +118,7 @@ def plugin_spec_owner(catalog: Catalog, running: Collection[str], line: str) -> 
     else NVIDIA's. None for any other line."""
     if _PLUGIN_CDI_KIND.search(line) is None:
         return None
-    return next((c.id for c in catalog.replacers("device-plugin") if c.id in running), "device-plugin")
+    return serving_plugin(catalog, running)
 
 
 #: A refusal to load one of the driver's display modules (nvidia-modeset, nvidia-drm):
