@@ -11,10 +11,16 @@ with no error ("No configmap data specified") is its configuration."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from builder import build_case
 from case import synthetic_case
 from scoreboard import top_pair
+
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.diagnose import diagnose
 
 _HOST = {"driver_mode": "host"}
 
@@ -33,6 +39,37 @@ def test_operands_disabled_by_deploy_labels_are_the_operator_s() -> None:
         {"kind": "pod-missing", "component": "device-plugin"},
     ]
     assert _top(evidence, platform="openshift") == ("gpu-operator", "selector_label_missing")
+
+
+def test_every_node_whose_deploy_labels_keep_the_plugin_away_is_named(tmp_path: Path) -> None:
+    """Two workers with the same disabled labels and no plugin pod: both are reported, each
+    with its own finding (a cluster check that stopped at the first node named one)."""
+    disabled = {"nvidia.com/gpu.deploy.device-plugin": "false"}
+    case = synthetic_case("x-two-nodes", [{"kind": "node-labels", "labels": disabled},
+                                          {"kind": "pod-missing", "component": "device-plugin"}],
+                          platform="openshift", healthy=False)
+    out = build_case(case, tmp_path / "b")
+    _copy_labels_and_drop_plugin(out, "gpu-wk-01", "gpu-wk-02")
+    report = diagnose(load_bundle(out), read_node_observations)
+    found = [rc for rc in report.cluster.root_causes if rc.cause == "selector_label_missing"]
+    assert sorted(ev.source for rc in found for ev in rc.evidence) == [
+        "node/gpu-wk-01 metadata.labels", "node/gpu-wk-02 metadata.labels"]
+
+
+def _copy_labels_and_drop_plugin(bundle: Path, source: str, target: str) -> None:
+    """Give ``target`` the deploy labels of ``source`` and delete its device plugin pod, as
+    the DaemonSet controller does once the node no longer matches."""
+    nodes_file, pods_file = bundle / "cluster" / "nodes.json", bundle / "cluster" / "pods.json"
+    nodes = json.loads(nodes_file.read_text())
+    by_name = {n["metadata"]["name"]: n for n in nodes["items"]}
+    wanted = {k: v for k, v in by_name[source]["metadata"]["labels"].items() if ".deploy." in k}
+    by_name[target]["metadata"]["labels"].update(wanted)
+    nodes_file.write_text(json.dumps(nodes))
+    pods = json.loads(pods_file.read_text())
+    pods["items"] = [p for p in pods["items"] if not (
+        p["spec"].get("nodeName") == target
+        and p["metadata"]["name"].startswith("nvidia-device-plugin-daemonset"))]
+    pods_file.write_text(json.dumps(pods))
 
 
 def test_a_host_driver_kept_off_by_its_deploy_label_stays_healthy() -> None:

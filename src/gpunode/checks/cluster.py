@@ -100,28 +100,41 @@ def deploy_labels_disabled(facts: ClusterFacts) -> Iterator[Finding]:
     device plugin or of one that replaces it): the operand DaemonSets select "true", so the
     disabled labels keep them away and the node offers no GPU (NVIDIA/gpu-operator#470:
     the maintainer's check is that these labels were not disabled). A node whose GPUs another
-    plugin serves, or whose driver alone is off (a host driver), was set so on purpose."""
+    plugin serves, or whose driver alone is off (a host driver), was set so on purpose. One
+    finding names every such node (one evidence line each): the operator is one cause."""
     if not facts.cluster_policies:
         return
     spec = dict(facts.cluster_policies[0].spec)
+    kept_away = [(name, disabled) for name, disabled in _disabled_by_node(facts, spec)
+                 if any(c in _DEPLOY_UNSERVED and not _served(facts, facts.pods_by_node.get(name, {}), c)
+                        for c, _ in disabled)]
+    if not kept_away:
+        return
+    evidence = [Evidence(f"node/{name} metadata.labels",
+                         ", ".join(f"{label}=false" for _, label in disabled)
+                         + f" on {name}; the ClusterPolicy enables these operands and no pod serves"
+                         " the GPUs")
+                for name, disabled in kept_away]
+    first, disabled = kept_away[0]
+    sets = facts.daemonsets.get("device-plugin") or []
+    where = {"namespace": sets[0].metadata.namespace, "daemonset": sets[0].metadata.name} if sets else {}
+    yield problem("gpu-operator", "selector_label_missing", *evidence, ctx=where, node=first,
+                  label=disabled[0][1], setter="the cluster admin",
+                  waiting=", ".join(c for c, _ in disabled))
+
+
+def _disabled_by_node(
+    facts: ClusterFacts, spec: dict[str, object]
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """Each GPU node with the deploy labels it sets to "false" for operands the policy enables."""
     for name, node in sorted(facts.nodes.items()):
         labels = node.metadata.labels
         if not operator_sees_gpu(labels) or labels.get(OPERANDS_LABEL) == "false":
             continue
         disabled = [(c, label) for c, (label, section) in OPERANDS.items()
                     if labels.get(label) == "false" and _policy_enables(spec, section)]
-        here = facts.pods_by_node.get(name, {})
-        if not any(c in _DEPLOY_UNSERVED and not _served(facts, here, c) for c, _ in disabled):
-            continue
-        said = ", ".join(f"{label}=false" for _, label in disabled)
-        sets = facts.daemonsets.get("device-plugin") or []
-        where = {"namespace": sets[0].metadata.namespace, "daemonset": sets[0].metadata.name} if sets else {}
-        ev = Evidence(f"node/{name} metadata.labels",
-                      f"{said}; the ClusterPolicy enables these operands and no pod serves the GPUs")
-        yield problem("gpu-operator", "selector_label_missing", ev, ctx=where, node=name,
-                      label=disabled[0][1], setter="the cluster admin",
-                      waiting=", ".join(c for c, _ in disabled))
-        return
+        if disabled:
+            yield name, disabled
 
 
 def _policy_enables(spec: dict[str, object], section: str) -> bool:
