@@ -19,7 +19,8 @@ from gpunode.checks.context import NodeContext
 
 def named_on_node(ctx: NodeContext, line: str) -> str | None:
     """The lowest layer ``line`` names on this node, or None."""
-    hook = (_plugin_spec_owner(ctx, line) or _spec_device_owner(ctx, line)
+    hook = (_dra_prepare_owner(ctx.facts.catalog, line)
+            or _plugin_spec_owner(ctx, line) or _spec_device_owner(ctx, line)
             or hook_layer(ctx.facts.catalog.named_in, line)
             or _cni_dir_rewritten(ctx, line))
     if hook is not None:
@@ -35,6 +36,24 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
     if _DEVICE_UNDER_ROOT.search(line):
         return "device-plugin" if _host_driver(ctx) else "driver"
     return None
+
+
+#: The Container Device Interface's own words: what a DRA driver writes for its claims as the
+#: container toolkit writes its specs for the NVIDIA runtime.
+_CDI_WORDS = re.compile(r"\bCDI\b|cdi\.k8s\.io")
+
+
+def _dra_prepare_owner(catalog: Catalog, line: str) -> str | None:
+    """The layer a DRA driver's prepare step relayed by the kubelet ('Failed to prepare dynamic
+    resources … NodePrepareResources failed for claim …: …') names: the DRA driver writes the
+    claim's CDI spec itself (Kubernetes' DRA design), so CDI words there are its own work, not
+    the container toolkit's (kubernetes/kubernetes#124090: the driver could not chmod the spec
+    it wrote). A lower layer the line names besides CDI (the driver's NVML) still wins."""
+    if catalog.named_in(line) != "container-toolkit":
+        return None
+    if "dra-kubelet-plugin" not in catalog.all_named_in(line):
+        return None
+    return catalog.named_in(_CDI_WORDS.sub(" ", line))
 
 
 def host_driver(ctx: NodeContext) -> bool:
