@@ -1,0 +1,45 @@
+# ruff: noqa: E501  (verbatim public lines)
+"""Readings of lower-layer lines found wrong or missing by the held-out audit of public lines
+(test_public_lines_lower.py), each with its public line and a look-alike that keeps its reading."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from case import synthetic_case
+from scoreboard import explained, top_pair
+
+
+def _dmesg(text: str) -> Any:
+    return synthetic_case("x-lower-gsp", [{"kind": "node-cmd", "name": "dmesg.txt", "text": text}],
+                          healthy=False)
+
+
+#: NVIDIA/open-gpu-kernel-modules#446: the driver's RPC history dump after a GSP RPC timed out,
+#: pasted without the Xid 119 line before it.
+GSP_HISTORY = (
+    "[2026-04-22T21:27:51.288873188Z]: NVRM:     -7    76   GSP_RM_CONTROL              4120 "
+    "0x0000000020809001 0x0000000000000008 0x00065013118cede3 0x00065013118cee4b    104us\n"
+    "[2026-04-22T21:27:51.288880739Z]: NVRM: GPU3 RPC event history (CPU <- GSP):\n")
+GSP = ("driver", "gsp_firmware_unresponsive")
+
+
+def test_the_driver_s_gsp_rpc_history_dump_says_the_firmware_stopped_answering() -> None:
+    assert top_pair(_dmesg(GSP_HISTORY)) == GSP
+    assert GSP[1] in {m.cause.code for m in explained(GSP_HISTORY).matches}
+
+
+def test_an_xid_119_line_before_the_dump_stays_the_more_specific_reading() -> None:
+    # the catalogued Xid 119 (NVIDIA's own line form, as the catalog's example gives it)
+    xid = ("NVRM: Xid (PCI:0000:17:00): 119, pid=1033872, name=nvc:[driver], Timeout after 6s of waiting "
+           "for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).\n")
+    assert top_pair(_dmesg(xid + GSP_HISTORY)) == ("gpu-hardware", "xid_119_gsp_timeout")
+
+
+def test_routine_nvrm_lines_stay_healthy() -> None:
+    # negative: the module's load banner and a GPU's announcement (NVIDIA/NVSentinel#155's dmesg)
+    text = ("[ 1843.439669] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release Build  "
+            "(dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025\n")
+    assert top_pair(synthetic_case("x-lower-routine", [{"kind": "node-cmd", "name": "dmesg.txt",
+                                                        "text": text}])) is None
+
