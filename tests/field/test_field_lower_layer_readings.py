@@ -43,3 +43,32 @@ def test_routine_nvrm_lines_stay_healthy() -> None:
     assert top_pair(synthetic_case("x-lower-routine", [{"kind": "node-cmd", "name": "dmesg.txt",
                                                         "text": text}])) is None
 
+
+def _event(message: str) -> Any:
+    obj = {"kind": "Pod", "name": "gpu-pod", "namespace": "default"}
+    return synthetic_case("x-lower-root", [
+        {"kind": "workload", "name": "gpu-pod", "namespace": "default", "state": "CreateContainerError"},
+        {"kind": "event", "object": obj, "type": "Warning", "reason": "Failed", "message": message}],
+        healthy=False)
+
+
+#: NVIDIA/nvidia-container-toolkit#679: the CLI cannot chroot into its configured driver root.
+CHANGE_ROOT = (
+    "failed to create task for container: failed to create shim task: OCI runtime create failed: runc "
+    "create failed: unable to start container process: error during container init: error running hook #0: "
+    "error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
+    "nvidia-container-cli: initialization error: change root failed: no such file or directory: unknown.")
+
+
+def test_a_cli_that_cannot_enter_its_driver_root_finds_no_driver_libraries() -> None:
+    assert top_pair(_event(CHANGE_ROOT)) == ("container-toolkit", "container_cli_no_driver_libs")
+
+
+def test_another_initialization_error_of_the_cli_keeps_its_own_reading() -> None:
+    # negative: NVML's version mismatch through the same CLI stays the driver's
+    # (saharmor/dalle-playground#104)
+    text = ("OCI runtime create failed: runc create failed: unable to start container process: error during "
+            "container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: "
+            "nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown")
+    assert top_pair(_event(text)) == ("driver", "driver_library_mismatch")
+
