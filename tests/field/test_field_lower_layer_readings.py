@@ -72,3 +72,22 @@ def test_another_initialization_error_of_the_cli_keeps_its_own_reading() -> None
             "nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown")
     assert top_pair(_event(text)) == ("driver", "driver_library_mismatch")
 
+
+#: Frogging-Family/nvidia-all#394: the module refusing a client of another version, in the form
+#: that names the client first and puts the versions on the lines after it.
+API_CLIENT = ("[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)\n"
+              "               NVRM: has the version 595.84, but this kernel module has\n"
+              "               NVRM: the version 595.80.  Please make sure that this\n"
+              "               NVRM: kernel module and all NVIDIA driver components\n"
+              "               NVRM: have the same version.\n")
+
+
+def test_an_api_mismatch_that_names_its_client_is_the_driver_upgraded_without_reboot() -> None:
+    assert top_pair(_dmesg(API_CLIENT)) == ("driver", "driver_library_mismatch")
+
+
+def test_a_client_named_in_another_nvrm_line_is_no_api_mismatch() -> None:
+    # negative: an NVRM line naming a client process with no version refusal stays off that cause
+    text = "[  312.118201] NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: client 'python' (pid 4411)\n"
+    assert top_pair(_dmesg(text)) != ("driver", "driver_library_mismatch")
+
