@@ -91,3 +91,26 @@ def test_a_client_named_in_another_nvrm_line_is_no_api_mismatch() -> None:
     text = "[  312.118201] NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: client 'python' (pid 4411)\n"
     assert top_pair(_dmesg(text)) != ("driver", "driver_library_mismatch")
 
+
+def _refused(message: str, *extra: dict[str, Any]) -> Any:
+    obj = {"kind": "Pod", "name": "gpu-pod", "namespace": "default"}
+    return synthetic_case("x-lower-admission", [
+        *extra,
+        {"kind": "workload", "name": "gpu-pod", "namespace": "default", "state": "UnexpectedAdmissionError"},
+        {"kind": "event", "object": obj, "type": "Warning", "reason": "UnexpectedAdmissionError",
+         "message": message}], healthy=False)
+
+
+#: Project-HAMi/HAMi#71: the kubelet relays the Allocate answer of the plugin serving nvidia.com/gpu.
+ALLOCATE_EOF = ("Allocate failed due to rpc error: code = Unavailable desc = error reading from server: EOF, "
+                "which is unexpected")
+HAMI = {"kind": "pod-state", "component": "hami-device-plugin", "container": "device-plugin", "state": "Running"}
+
+
+def test_an_allocate_answer_where_hami_s_plugin_serves_the_gpus_is_hami_s() -> None:
+    assert top_pair(_refused(ALLOCATE_EOF, HAMI)) == ("hami-device-plugin", "error_unreachable")
+
+
+def test_the_same_answer_where_nvidia_s_plugin_serves_keeps_its_catalogued_cause() -> None:
+    # negative: no plugin that replaces NVIDIA's runs on the node
+    assert top_pair(_refused(ALLOCATE_EOF)) == ("device-plugin", "gpu_admission_failed")

@@ -8,7 +8,8 @@ line in an unrelated container from naming a root cause.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from fnmatch import fnmatchcase
 from weakref import WeakKeyDictionary
 
 import msgspec
@@ -353,9 +354,29 @@ def _events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Fi
     anywhere = [(c, m) for c, m in matchers if not m.own]
     own = [(c, m) for c, m in matchers if m.own]
     if anywhere:
-        yield from _scan_events(component, _node_event_groups(ctx), anywhere)
+        yield from _scan_events(component, _answered_by(ctx, component, _node_event_groups(ctx)), anywhere)
     if own:
         yield from _own_events(ctx, component, own)
+
+
+def _answered_by(ctx: NodeContext, component: str, groups: list[EventGroup]) -> list[EventGroup]:
+    """``groups`` without the refusals at admission where a plugin that replaces ``component``
+    runs on the node: the kubelet's UnexpectedAdmissionError relays the answer of the plugin
+    that serves the pod's resource (the device manager calls its Allocate), which is the
+    replacer there (HAMi's plugin, Project-HAMi/HAMi#71), so NVIDIA's plugin's signatures do
+    not speak for it; the admission check names the plugin that answered (checks.admission)."""
+    catalog = ctx.facts.catalog
+    own = catalog.get(component).advertises
+    if not any(ctx.stack_pods(c.id) and _shares(own, c.advertises) for c in catalog.replacers(component)):
+        return groups
+    return [(source, vals, [ev for ev in events if not refused_at_admission(ev.reason)])
+            for source, vals, events in groups]
+
+
+def _shares(ours: Sequence[str], theirs: Sequence[str]) -> bool:
+    """Whether two components advertise a resource in common (their ``advertises`` globs meet):
+    a replacer that serves claims instead (the DRA driver) answers no Allocate for ours."""
+    return any(fnmatchcase(a, b) or fnmatchcase(b, a) for a in ours for b in theirs)
 
 
 def _own_events(ctx: NodeContext, component: str, matchers: Matchers) -> Iterator[Finding]:
