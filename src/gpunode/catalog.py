@@ -94,6 +94,12 @@ class Catalog:
         component's own operation failing names besides it (``named_in`` takes the first)."""
         return tuple(cid for cid, pattern in self._naming if pattern.search(line))
 
+    def advertisers(self, resource: str) -> tuple[str, ...]:
+        """The node components that can advertise the extended resource ``resource`` (their
+        ``advertises`` globs): one for volcano.sh/*, several for nvidia.com/gpu."""
+        return tuple(c.id for c in self.node_components()
+                     if any(fnmatch.fnmatchcase(resource, g) for g in c.advertises))
+
     @property
     def ids(self) -> tuple[str, ...]:
         return tuple(c.id for c in self.components)

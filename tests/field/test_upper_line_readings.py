@@ -10,7 +10,7 @@ from case import synthetic_case
 from scoreboard import top_pair
 
 from gpunode.catalog import load_catalog
-from gpunode.checks.named import _dra_prepare_owner
+from gpunode.checks.named import _dra_prepare_owner, resource_owner
 from gpunode.kb import load_kb
 
 # kyma-project/kyma#6755: Promtail's positions file cut on its last line.
@@ -90,3 +90,44 @@ def test_a_dra_claim_whose_spec_cannot_be_written_is_the_dra_driver() -> None:
                                                                     "kubelet[2855486]: "
          + _DRA + ' pod="default/rdma-rc-0"\n'}], healthy=False)
     assert top_pair(case) == ("dra-kubelet-plugin", "dra_prepare_failed")
+
+
+# Go's net.SplitHostPort refusing a configured listen address (NVIDIA/gpu-monitoring-tools#111:
+# DCGM_EXPORTER_LISTEN set to "9400" where dcgm-exporter wants ":9400").
+_LISTEN = ('time="2020-09-30T08:00:00Z" level=fatal msg="Failed to Listen and Server HTTP server with err: '
+           '`listen tcp: address 9400: missing port in address`"')
+
+
+def test_an_address_without_its_port_is_a_configuration() -> None:
+    kb = load_kb()
+    assert kb.class_of(_LISTEN) == "error_config_invalid"
+    colons = "listen tcp: address ::1:9400:80: too many colons in address"
+    assert kb.class_of(colons) == "error_config_invalid"
+    # look-alike: an address that is well formed but taken is no configuration error
+    assert kb.class_of("listen tcp :9400: bind: address already in use") != "error_config_invalid"
+
+
+# volcano-sh/devices#59: the kubelet's stream from Volcano's vGPU plugin ended.
+_EOF = ('Mar 19 14:31:09 dell-63 kubelet[1067]: E0319 14:31:09.987111    1067 endpoint.go:107] '
+        '"listAndWatch ended unexpectedly for device plugin" err="rpc error: code = Unavailable desc = '
+        'error reading from server: EOF" resourceName="volcano.sh/vgpu-number"')
+
+
+def test_a_kubelet_line_about_a_plugins_endpoint_names_the_plugin_of_its_resource() -> None:
+    catalog = load_catalog()
+    assert resource_owner(catalog, ["device-plugin"], "volcano.sh/vgpu-number") == "volcano-device-plugin"
+    # several plugins advertise nvidia.com/gpu: the one serving the node
+    assert resource_owner(catalog, ["device-plugin", "hami-device-plugin"], "nvidia.com/gpu") \
+        == "hami-device-plugin"
+    assert resource_owner(catalog, ["device-plugin"], "example.com/foo") is None
+    case = synthetic_case("volcano-eof", [
+        {"kind": "node-cmd", "name": "journal-kubelet.txt", "text": _EOF + "\n"}], healthy=False)
+    assert top_pair(case) == ("volcano-device-plugin", "error_unreachable")
+
+
+def test_a_plugin_registering_its_resource_with_the_kubelet_is_no_failure() -> None:
+    ok = ('Mar 19 14:30:01 dell-63 kubelet[1067]: I0319 14:30:01.100000    1067 server.go:144] '
+          '"Got registration request from device plugin with resource" '
+          'resourceName="volcano.sh/vgpu-number"\n')
+    assert top_pair(synthetic_case("volcano-registered", [
+        {"kind": "node-cmd", "name": "journal-kubelet.txt", "text": ok}])) is None

@@ -89,14 +89,11 @@ class NodeServing:
         of several, the one that replaces another (HAMi's plugin where NVIDIA's also runs).
         Where no pod seen here serves it, the one catalogued component that can advertise
         it (``sole_advertiser``)."""
-        serving = [cid for cid in self.running if _advertises(catalog, cid, resource)]
+        can = catalog.advertisers(resource)
+        serving = [cid for cid in self.running if cid in can]
         replacing = [cid for cid in serving if set(catalog.get(cid).replaces) & set(serving)]
         chosen = replacing or serving
         return chosen[0] if chosen else sole_advertiser(catalog, resource)
-
-
-def _advertises(catalog: Catalog, component: str, resource: str) -> bool:
-    return any(fnmatchcase(resource, glob) for glob in catalog.get(component).advertises)
 
 
 def sole_advertiser(catalog: Catalog, resource: str) -> str | None:
@@ -104,7 +101,7 @@ def sole_advertiser(catalog: Catalog, resource: str) -> str | None:
     volcano.sh/*); None where several can (nvidia.com/gpu: NVIDIA's, HAMi's or GKE's plugin)
     or none. A plugin answered the kubelet for that resource, so one serves it on the node
     even where its pod is not among those seen (another namespace, a host service)."""
-    owners = [c.id for c in catalog.node_components() if _advertises(catalog, c.id, resource)]
+    owners = catalog.advertisers(resource)
     return owners[0] if len(owners) == 1 else None
 
 

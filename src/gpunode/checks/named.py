@@ -19,7 +19,7 @@ from gpunode.checks.context import NodeContext
 
 def named_on_node(ctx: NodeContext, line: str) -> str | None:
     """The lowest layer ``line`` names on this node, or None."""
-    hook = (_dra_prepare_owner(ctx.facts.catalog, line)
+    hook = (_dra_prepare_owner(ctx.facts.catalog, line) or _resource_owner(ctx, line)
             or _plugin_spec_owner(ctx, line) or _spec_device_owner(ctx, line)
             or hook_layer(ctx.facts.catalog.named_in, line)
             or _cni_dir_rewritten(ctx, line))
@@ -54,6 +54,33 @@ def _dra_prepare_owner(catalog: Catalog, line: str) -> str | None:
     if "dra-kubelet-plugin" not in catalog.all_named_in(line):
         return None
     return catalog.named_in(_CDI_WORDS.sub(" ", line))
+
+
+#: The kubelet's device manager speaking of one plugin's endpoint by the extended resource it
+#: serves: '"listAndWatch ended unexpectedly for device plugin" err="rpc error: …"
+#: resourceName="volcano.sh/vgpu-number"' (kubelet pkg/kubelet/cm/devicemanager).
+_PLUGIN_RESOURCE = re.compile(r'\bdevice plugin\b.{0,400}?\bresourceName="?([\w.-]+/[\w.-]+)')
+
+
+def _resource_owner(ctx: NodeContext, line: str) -> str | None:
+    """The component that advertises the resource a kubelet line about a device plugin's
+    endpoint names (volcano-sh/devices#59: the stream of Volcano's vGPU plugin ended), the
+    GPU device plugin serving the node where several advertise it; None where the line names
+    no device plugin's resource or no component advertises it."""
+    found = _PLUGIN_RESOURCE.search(line)
+    if found is None:
+        return None
+    return resource_owner(ctx.facts.catalog, _running_plugins(ctx), found.group(1))
+
+
+def resource_owner(catalog: Catalog, running: Collection[str], resource: str) -> str | None:
+    """The component advertising ``resource``: the one catalogued component that can, else
+    the GPU device plugin serving the node (``running``) where it is one of several that can."""
+    owners = catalog.advertisers(resource)
+    if len(owners) <= 1:
+        return owners[0] if owners else None
+    serving = serving_plugin(catalog, running)
+    return serving if serving in owners else None
 
 
 def host_driver(ctx: NodeContext) -> bool:
