@@ -2,8 +2,9 @@
 node and log/metrics agents, RDMA device plugins, GPU workloads), each placed where its report
 shows it, with the component and cause the report's thread points to. The split was fixed
 before scoring: set A was scored as the engine stood (component 8/10, cause 7/10 with its
-labels as first written, 6/10 with the DRA line's corrected, explain's class 8/10), its misses gave three readings (YAML scanner errors, PCI BAR MMIO, a DRA prepare
-step's CDI words), after which A scores 9/10, 9/10, 10/10. Set B was then scored held out,
+labels as first written, 6/10 with the DRA line's corrected, explain's class 8/10), its
+misses gave three readings (YAML scanner errors, PCI BAR MMIO, a DRA prepare step's CDI
+words), after which A scores 9/10, 9/10, 10/10. Set B was then scored held out,
 before any change for it: component 6/10, cause 3/10, class 5/10; two readings written after
 (an address without its port, a kubelet line naming a plugin's resource) and two labels
 corrected (noted where they are) give 6/10, 6/10, 7/10. tests/field/test_public_lines_upper.py
