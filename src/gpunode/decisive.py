@@ -139,6 +139,9 @@ _ERROR_WORDS = re.compile(
     # the C library's strerror texts, the dynamic loader's and the Kubernetes API's own words
     r"function not implemented|operation not permitted|no such device|device or resource busy|"
     r"input/output error|undefined symbol|can not|no matches for kind|"
+    # ENOEXEC's text: exec(2) given a file that is no executable for this machine (a binary
+    # of another architecture, a truncated or unflushed file)
+    r"exec format error|"
     # the kubelet's event for an image it cannot pull; a numbered or named error condition
     r"back-off pulling image|with error \d+|(?:configuration|internal|port|fatal) error|broken|"
     # a reader's words for input it cannot parse (Prometheus' text format: "text format parsing
@@ -344,6 +347,12 @@ def decisive_line(lines: Sequence[str], classify: Classifier | None = None) -> D
     return _most_telling(candidates[-_LOOKBACK:], classify)
 
 
+#: A count of zero beside a failure word ("0 Failed" in describe's "Pods Status: 16 Running /
+#: 0 Waiting / 0 Succeeded / 0 Failed", "errors: 0"): the tally of a healthy object.
+_ZERO_COUNT = re.compile(
+    r"(?i:\b0 (?:failed|failures?|errors?)\b|\b(?:failed|failures?|errors?)\s*[:=]\s*0\b)")
+
+
 def lenient_line(lines: Sequence[str]) -> Decisive | None:
     """The last line whose words say something failed, whatever level its program gave it
     and though it retries ("WARN failed to validate the driver, retrying"): what ``explain``
@@ -352,7 +361,7 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
     logs such warnings for ever."""
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index].strip()
-        if line and not _FRAME.match(line) and _ERROR_WORDS.search(message_of(line)):
+        if line and not _FRAME.match(line) and _ERROR_WORDS.search(_ZERO_COUNT.sub(" ", message_of(line))):
             return Decisive(index + 1, line[:MAX_LINE], 1)
     return None
 
