@@ -394,6 +394,13 @@ _OWN_BUG = re.compile(
     r"^(?:panic: runtime error: |fatal error: )|\bSIGSEGV\b|segmentation (?:fault|violation)")
 
 
+#: A wait that ran out ("failed to wait for X caches to sync: timed out waiting for cache to be
+#: synced for Kind *v1alpha1.NVIDIADriver"): it says only that what it awaited never came; the
+#: error logged before it says why (an API or CRD not found, a list forbidden, a peer refused:
+#: apecloud/kubeblocks#5837, kluctl/template-controller#19, NVIDIA/gpu-operator#602).
+_WAIT_EXPIRED = re.compile(r"(?i:\b(?:timed out|timeout) waiting for\b|\bfailed to wait for\b)")
+
+
 def _most_telling(recent: list[Decisive], classify: Classifier | None) -> Decisive:
     last = recent[-1]
     said = last.message
@@ -404,9 +411,10 @@ def _most_telling(recent: list[Decisive], classify: Classifier | None) -> Decisi
     if _OWN_BUG.search(said):  # an error logged before it was handled; the crash ended the program
         return last
     wrapper = is_wrapper(said)
-    if classify is not None and classify(said) is None:
-        for before in earlier:
-            if classify(before.message) is not None and not is_wrapper(before.message):
+    if classify is not None and (classify(said) is None or _WAIT_EXPIRED.search(said)):
+        for before in earlier:  # what the last one does not say: why it failed, why the wait ran out
+            if classify(before.message) is not None and not is_wrapper(before.message) \
+                    and not _WAIT_EXPIRED.search(before.message):
                 return before
     if wrapper:
         for before in earlier:

@@ -517,8 +517,7 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
     error in a step of their own shutdown is not retried (``_shutdown_failed``)."""
     for log in logs:
         lines = log.lines
-        last = _last_word(lines)
-        found = _last_error(kb, lines[last]) if last is not None else None
+        found, last = _ended_on(kb, lines, _last_word(lines))
         if found is None and last is not None:
             found = _wrapped_error(kb, lines, last)
         if found is None and last is not None:
@@ -868,6 +867,43 @@ def _went_on_without(ctx: NodeContext, component: str) -> Finding | None:
             return as_catalogued(ctx.kb, line_finding(ctx.kb, component, Status.DEGRADED, found, where,
                                                       verb="goes on after", standalone="true"))
     return None
+
+
+#: How many error lines just before a running component's last one may hold its reason.
+_REASON_RUN = 8
+
+
+def _ended_on(kb: KnowledgeBase, lines: Sequence[str],
+              last: int | None) -> tuple[Decisive | None, int | None]:
+    """A running component's last word as an error (``_last_error``), read through to the
+    reason logged just before it (``_reason_before``); with its index in ``lines``."""
+    if last is None:
+        return None, None
+    found = _last_error(kb, lines[last])
+    reason = _reason_before(kb, lines, last) if found is not None else None
+    return reason if reason is not None else (found, last)
+
+
+def _reason_before(kb: KnowledgeBase, lines: Sequence[str], last: int) -> tuple[Decisive, int] | None:
+    """The reason a running component's last error falls in no class, where the unbroken run of
+    error lines that ends with it holds one that does: a program logs the failed call (the errno
+    and its words) and then what it could not do ("[error] [plugins/in_tail/tail_fs.c:168
+    errno=24] Too many open files", then "[error] Failed initialize input tail.2":
+    fluent/fluent-bit#1777, rancher/rke2#9162, fluent/fluent-bit-docker-image#41). Returns the
+    line (numbered as alone, as ``_last_error`` gives it) and its index in ``lines``; None
+    where the last one has a class or no line before it says more."""
+    if kb.class_of(message_of(lines[last])) is not None:
+        return None
+    start = last
+    while start > 0 and last - start < _REASON_RUN and severity(lines[start - 1].strip()) > 0:
+        start -= 1
+    if start == last:
+        return None
+    found = decisive_line(lines[start:last + 1], kb.class_of)
+    if found is None or start + found.line_no - 1 == last:
+        return None
+    at = start + found.line_no - 1
+    return Decisive(1, found.line, found.strength), at  # read as that line alone, as _last_error's
 
 
 def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
