@@ -96,6 +96,8 @@ def build_case(case: Case, out: Path) -> Path:
     _operator_labels(world, node, case)
     if case.cluster.device_plugin == "static":
         _registered(node, case)
+        _admitted(node, case)
+    _gke_advertised(node, case)
     finalize(world)
     for fix in post:
         fix()
@@ -143,6 +145,60 @@ def _registered(node: NodeState, case: Case) -> None:
                 count = str(len(node.gpus))
                 node.obj["status"]["capacity"][resource] = count
                 node.obj["status"]["allocatable"][resource] = count
+
+
+def _admitted(node: NodeState, case: Case) -> None:
+    """A GPU workload whose container ran on the node (an exit code, restarts, or Running)
+    was admitted there: the kubelet admits a pod asking for nvidia.com/gpu only while the
+    node advertises it (else OutOfnvidia.com/gpu / UnexpectedAdmissionError) and starts its
+    containers after the plugin's Allocate (kubernetes.io's Device Plugins page: the kubelet
+    advertises what a registered plugin lists; OpenShift's Device Manager page: pod admission
+    passes the requested extended resources to it for allocation). A static plugin
+    the report shows no log of is then advertising, one per GPU, as NVIDIA/k8s-device-plugin#106's
+    node, whose README pod ran and exited 0, did. A plugin log (``_registered`` reads it), a
+    capacity the evidence gives, or an event showing the node short of the resource leave
+    the node as it is."""
+    if GPU_RESOURCE in node.obj["status"]["capacity"]:
+        return
+    for ev in case.evidence:
+        if isinstance(ev, NodeCapacityEv) or (isinstance(ev, EventEv) and GPU_RESOURCE in ev.message):
+            return
+        if isinstance(ev, LogEv) and ev.component == "device-plugin":
+            return
+    if any(_ran_with_gpu(ev) for ev in case.evidence if isinstance(ev, WorkloadEv)):
+        count = str(len(node.gpus))
+        node.obj["status"]["capacity"][GPU_RESOURCE] = count
+        node.obj["status"]["allocatable"][GPU_RESOURCE] = count
+
+
+def _ran_with_gpu(ev: WorkloadEv) -> bool:
+    """The workload asks for nvidia.com/gpu (one by default) and its container has run."""
+    limits = ev.resources.limits if ev.resources is not None and ev.resources.limits else {GPU_RESOURCE: "1"}
+    ran = ev.exit_code is not None or bool(ev.restarts) or ev.state == "Running"
+    return GPU_RESOURCE in limits and ran
+
+
+def _gke_advertised(node: NodeState, case: Case) -> None:
+    """GKE's own device plugin, shown Running, advertises nvidia.com/gpu one per GPU, as a
+    GKE node does once GKE installed its driver (Kubernetes' e2e framework/gpu
+    NumberOfNVIDIAGPUs counts the GPUs a COS node advertises through it; the pods of
+    keras-team/kinetic#269 get nvidia.com/gpu: 1 from it). The scenario's capacity follows
+    only the GPU Operator's plugin, so a GKE node without the Operator would otherwise read
+    as advertising none while its plugin runs. Only on GKE (elsewhere, as minikube's addon,
+    the plugin finds no driver GKE installed); a capacity the node already has or the
+    evidence gives, an event showing the node short of the resource, and a plugin shown in
+    any other state leave the node as it is."""
+    if case.platform != "gke" or GPU_RESOURCE in node.obj["status"]["capacity"]:
+        return
+    if any(isinstance(ev, NodeCapacityEv) or (isinstance(ev, EventEv) and GPU_RESOURCE in ev.message)
+           for ev in case.evidence):
+        return
+    states = [ev.state for ev in case.evidence
+              if isinstance(ev, PodStateEv) and ev.component == "gke-device-plugin"]
+    if states and all(state == "Running" for state in states):
+        count = str(len(node.gpus))
+        node.obj["status"]["capacity"][GPU_RESOURCE] = count
+        node.obj["status"]["allocatable"][GPU_RESOURCE] = count
 
 
 def _shape_node(world: World, node: NodeState, case: Case) -> None:

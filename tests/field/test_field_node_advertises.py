@@ -1,0 +1,100 @@
+"""A node whose device plugin the report shows working advertises nvidia.com/gpu in the
+bundle the builder writes, as a real node does: GKE's own plugin shown Running on a GKE node
+(its driver installed by GKE), and a static NVIDIA plugin on a node where a GPU workload was
+admitted and ran (the kubelet admits a pod asking for nvidia.com/gpu only while the node
+advertises it). A workload's own failure on such a node (its image without GKE's
+/usr/local/nvidia on the library path, a command that exits 0 under restartPolicy Always) is
+then no evidence against the node's stack. Look-alikes that must stay as they were: a GKE
+plugin beside an event showing the node short of the resource, a GKE plugin that is not
+running, and a static plugin whose workload never ran."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builder import build_case
+from case import Case, synthetic_case
+from scoreboard import top_pair
+
+from gpunode.sim.nodes import GPU_RESOURCE
+
+GKE = {"driver_mode": "host", "components": [], "gpu_node": {"gpus": 1, "gpu": "NVIDIA L4"}}
+STATIC = {"driver_mode": "host", "components": [], "device_plugin": "static", "runtime_class": False}
+
+
+def _allocatable(case: Case) -> dict[str, Any]:
+    """The affected node's status.allocatable in the bundle built for ``case``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = build_case(case, Path(tmp) / case.id)
+        nodes = json.loads((out / "cluster" / "nodes.json").read_text())["items"]
+    return next(dict(n["status"]["allocatable"]) for n in nodes if n["metadata"]["name"] == case.node)
+
+
+def _gke_job(log: str, *, plugin: str = "Running", more: tuple[dict[str, Any], ...] = ()) -> Case:
+    return synthetic_case("x-gke-advertises", [
+        {"kind": "pod-state", "component": "gke-device-plugin", "state": plugin},
+        {"kind": "workload", "name": "engine-0", "namespace": "default", "container": "engine",
+         "state": "CrashLoopBackOff", "restarts": 6, "exit_code": 127},
+        {"kind": "log", "object": {"kind": "Pod", "name": "engine-0", "namespace": "default"},
+         "text": log + "\n"},
+        *more,
+    ], platform="gke", cluster=GKE)
+
+
+# deepgram/self-hosted-resources#177: a job image without GKE's driver mount on its library path
+LIBCUDA = ("impeller: error while loading shared libraries: libcuda.so.1: cannot open shared object "
+           "file: No such file or directory")
+# kubernetes/minikube#19114: the scheduler's line for a node that offers no nvidia.com/gpu
+INSUFFICIENT = ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are "
+                "available: 1 No preemption victims found for incoming pod.")
+
+
+#: Jobs' own lines on GKE nodes whose stack works (the image leaves /usr/local/nvidia off its
+#: library path): deepgram/self-hosted-resources#177, keras-team/kinetic#269, antflydb/antfly#707.
+JOB_LINES = (LIBCUDA, "RuntimeError: Device string must not be empty", "MODEL_LOAD_FAILED: CudaUnavailable")
+
+
+@pytest.mark.parametrize("line", JOB_LINES)
+def test_a_running_gke_plugin_advertises_the_gpu_and_a_jobs_library_path_is_not_the_node(line: str) -> None:
+    case = _gke_job(line)
+    assert _allocatable(case).get(GPU_RESOURCE) == "1"
+    assert top_pair(case) is None
+
+
+def test_a_gke_node_the_scheduler_finds_short_of_gpus_stays_without_them() -> None:
+    event = {"kind": "event", "object": {"kind": "Pod", "name": "engine-0", "namespace": "default"},
+             "type": "Warning", "reason": "FailedScheduling", "message": INSUFFICIENT}
+    case = _gke_job(LIBCUDA, more=(event,))
+    assert GPU_RESOURCE not in _allocatable(case)
+    assert top_pair(case) is not None
+
+
+def test_a_gke_plugin_that_is_not_running_advertises_nothing() -> None:
+    case = _gke_job(LIBCUDA, plugin="CrashLoopBackOff")
+    assert GPU_RESOURCE not in _allocatable(case)
+    assert top_pair(case) is not None
+
+
+def _static(workload: dict[str, Any]) -> Case:
+    return synthetic_case("x-static-admitted", [
+        {"kind": "workload", "name": "cuda-container", "namespace": "default",
+         "container": "cuda-container", "image": "nvidia/cuda:9.0-devel",
+         "resources": {"limits": {"nvidia.com/gpu": "1"}}, **workload},
+    ], platform="docker", cluster=STATIC)
+
+
+def test_a_gpu_pod_that_ran_and_exited_zero_shows_the_static_plugin_advertising() -> None:
+    # NVIDIA/k8s-device-plugin#106: the README's pod, no command, restartPolicy Always
+    case = _static({"state": "CrashLoopBackOff", "restarts": 1, "exit_code": 0, "reason": "Completed"})
+    assert int(_allocatable(case).get(GPU_RESOURCE, "0")) >= 1
+    assert top_pair(case) is None
+
+
+def test_a_gpu_pod_that_never_ran_leaves_the_static_plugin_as_it_was() -> None:
+    case = _static({"state": "Pending"})
+    assert GPU_RESOURCE not in _allocatable(case)
+    assert top_pair(case) == ("device-plugin", "device_plugin_zero_gpus")
