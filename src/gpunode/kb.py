@@ -238,11 +238,12 @@ class KnowledgeBase:
         """The most specific catalogued cause of ``component`` whose signature for a quoted
         message (an event, a container state, a log line) matches ``line``: what a line
         another component's pod said about it means, when the catalog knows it."""
-        found = [cause for source in _QUOTED for cause, m in self._quoted_matchers(component, source)
+        found = [(cause, m) for source in _QUOTED for cause, m in self._quoted_matchers(component, source)
                  if m.regex.search(line) and not (m.unless_regex and m.unless_regex.search(line))]
-        return max((c for c in found if self.fits(c, line)), key=lambda c: c.specificity, default=None)
+        return max((c for c, m in found if self.fits(c, line, m)), key=lambda c: c.specificity,
+                   default=None)
 
-    def fits(self, cause: Cause, line: str) -> bool:
+    def fits(self, cause: Cause, line: str, match: Match | None = None) -> bool:
         """Whether ``line`` may mean ``cause``, by the cause's own meaning: its example is a
         real line of it, and the class that example falls in is the cause's class. A line
         that falls in a more specific class (earlier in the precedence) and holds none of
@@ -251,9 +252,13 @@ class KnowledgeBase:
         '... open /runtime/config-dir/config.toml: no such file or directory'), not one it
         could not parse ('(1, 1): parsing error: keys cannot contain { character'), which is
         error_config_invalid. A line of the cause's class, or of a less specific one, or of
-        none, fits: the catalogued cause says more than the class."""
+        none, fits: the catalogued cause says more than the class. The example speaks only
+        for the signatures it is a line of: a ``match`` that does not match it reads another
+        step of the cause (cdi_spec_generation_failed's example is a CDI device the runtime
+        could not resolve; its toolkit log signature is the spec's generation failing, whatever
+        the step below said: NixOS/nixpkgs#397065's NVML library not found)."""
         own = self.example_class(cause.code)
-        if own is None:
+        if own is None or (match is not None and not match.regex.search(cause.example or "")):
             return True
         said = self.class_of(line)
         if said is None or said == own or self.class_rank(said) > self.class_rank(own):
@@ -376,8 +381,19 @@ class KnowledgeBase:
         index: dict[tuple[str, str], list[tuple[Cause, Match]]] = {}
         for cause in self.causes:
             for m in cause.match:
-                index.setdefault((cause.component, m.source), []).append((cause, m))
+                if _read_in_owner(cause, m):
+                    index.setdefault((cause.component, m.source), []).append((cause, m))
         return index
+
+
+def _read_in_owner(cause: Cause, m: Match) -> bool:
+    """Whether a signature is read in its own component's pods. A ``seen_in`` signature is
+    a symptom a lower layer leaves in other components' pods (the device plugin that finds
+    no NVML because no NVIDIA runtime prepared it): read in the owner's own log it would
+    blame the owner for a line that says something else (the toolkit's CDI step reporting
+    NVML's ERROR_LIBRARY_NOT_FOUND is its own failure, not a container started without the
+    runtime). Unless the owner is among its readers ("*" or named)."""
+    return not m.seen_in or "*" in m.seen_in or cause.component in m.seen_in
 
 
 def validate(causes: Sequence[Cause], origin: str, seen: set[str] | None = None, *,

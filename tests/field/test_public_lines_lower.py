@@ -337,10 +337,6 @@ STILL_MISSED: dict[str, str] = {
         "reported error_permission_denied, the class the corpus gives the same line "
         "(nvidia-container-toolkit-1200, libnvidia-container-154); the label "
         "container_cli_cgroup_error disagrees with that precedent"),
-    "nixpkgs-397065-cdi-nvml-library": (
-        "reported nvidia_not_default_runtime: the line's NVML words put it in the device class, "
-        "which cdi_spec_generation_failed's example (unresolvable CDI devices) does not share, so "
-        "KnowledgeBase.fits drops it; the toolkit's own pod never runs under the NVIDIA runtime"),
     "instaslice-140-unhealthy-mig": (
         "reported the catalogued gpu_admission_failed, whose signature names this line; the label "
         "(error_device) was the narrower reading"),
