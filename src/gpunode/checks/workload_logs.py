@@ -322,7 +322,9 @@ _NO_LIBS = "container_cli_no_driver_libs"
 #: reached and found older than the job's CUDA, so it too says the runtime served the driver.
 _DRIVER_VERSION_FOUND = re.compile(
     r"\bfound version \d+|\b(?:returned|Error) 804\b|forward compatibility was attempted"
-    r"|\bcudaErrorCompatNotSupportedOnDevice\b|\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b")
+    r"|\bcudaErrorCompatNotSupportedOnDevice\b|\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b"
+    # the NGC entrypoint's banner, printed after it read the driver's version in the container
+    r"|\bThis container was built for NVIDIA Driver Release\b")
 
 #: A GPU job's own words for a container that got neither the driver's user space nor the GPU
 #: devices, as the libraries and frameworks print them whatever the job is: the loader not

@@ -1,0 +1,67 @@
+"""Evidence read as healthy although it names a layer of the stack: a line in a GPU job's
+log or event, the kernel's log or a running plugin's or agent's own log that says which layer
+failed, each with its public source and a look-alike that must stay as it was (one section a
+reading)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from case import synthetic_case
+from scoreboard import top_pair
+
+_HAMI: dict[str, Any] = {"kind": "pod-state", "component": "hami-device-plugin", "state": "Running"}
+
+
+def _top(*evidence: dict[str, Any], cluster: dict[str, Any] | None = None) -> tuple[str, str] | None:
+    return top_pair(synthetic_case("x-unjudged", list(evidence), healthy=False,
+                                   cluster=cluster or {"driver_mode": "host"}))
+
+
+def _dmesg(line: str) -> dict[str, Any]:
+    return {"kind": "node-cmd", "name": "dmesg.txt", "text": f"[1835488.737042] {line}\n"}
+
+
+def _job(text: str, state: str = "CrashLoopBackOff") -> list[dict[str, Any]]:
+    return [{"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
+             "state": state, **({"restarts": 3} if state == "CrashLoopBackOff" else {})},
+            {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+             "container": "main", "text": text}]
+
+
+# A GPU image's own statement that the node's driver is older than its CUDA: the NGC
+# entrypoint's banner ("This container was built for NVIDIA Driver Release 590.48 or later,
+# but", NVIDIA/nvidia-docker#1479, hiyouga/LlamaFactory#5962) and nvidia-docker 1.0's check
+# ("Error: unsupported CUDA version: driver 7.5 < image 8.0", NVIDIA/nvidia-docker#177).
+# Look-alikes: the banner's forward-compatibility notice, and "driver 0.0", a driver the check
+# could not read at all (NVIDIA/nvidia-docker#190).
+_BANNER = ("ERROR: This container was built for NVIDIA Driver Release 590.48 or later, but\n"
+           "       version 580.159.03 was detected and compatibility mode is UNAVAILABLE.\n")
+
+
+def test_the_ngc_banner_names_the_driver_too_old() -> None:
+    assert _top(*_job(_BANNER, state="Running")) == ("driver", "cuda_driver_too_old")
+
+
+def test_the_ngc_forward_compatibility_notice_is_healthy() -> None:
+    text = ("NOTE: CUDA Forward Compatibility mode ENABLED.\n"
+            "  Using CUDA 12.9 driver version 575.51.03 with kernel driver version 570.133.20.\n")
+    found = _top(*_job(text, state="Running"))
+    assert found is None or found[1] != "cuda_driver_too_old"
+
+
+def _refused(message: str) -> dict[str, Any]:
+    return {"kind": "event", "object": {"kind": "Pod", "name": "cuda", "namespace": "default"},
+            "type": "Warning", "reason": "Failed", "message": message}
+
+
+def test_nvidia_docker_1_s_cuda_check_names_the_driver_too_old() -> None:
+    found = _top(_refused("nvidia-docker | 2016/08/22 12:54:02 Error: unsupported CUDA version: "
+                          "driver 7.5 < image 8.0"))
+    assert found == ("driver", "cuda_driver_too_old")
+
+
+def test_a_driver_the_check_could_not_read_is_not_too_old() -> None:
+    found = _top(_refused("nvidia-docker | 2016/09/04 14:43:17 Error: unsupported CUDA version: "
+                          "driver 0.0 < image 8.0"))
+    assert found is None or found[1] != "cuda_driver_too_old"
