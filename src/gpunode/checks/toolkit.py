@@ -411,11 +411,16 @@ def rdma_resources(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 @check("container-toolkit")
 def default_runtime_without_cdi(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    """Without CDI and without runtimeClassName, operands only get GPUs if nvidia is the default."""
+    """Without CDI and without runtimeClassName, operands only get GPUs if nvidia is the default.
+    On Docker that holds whatever the cluster policy says: the kubelet's Docker shim starts
+    every container with the daemon's default runtime and passes no CDI devices, so a
+    daemon.json that registers nvidia without "default-runtime": "nvidia" leaves the plugin
+    without NVML (NVIDIA/k8s-device-plugin#13; the plugin README's prerequisites,
+    https://pkg.go.dev/github.com/NVIDIA/k8s-device-plugin@v0.4.0)."""
     setup = ctx.runtime_setup
-    if setup is None or not setup.nvidia or setup.default_is_nvidia or setup.runtime == "docker":
+    if setup is None or not setup.nvidia or setup.default_is_nvidia:
         return
-    if _cdi_enabled(ctx) is not False:
+    if setup.runtime != "docker" and _cdi_enabled(ctx) is not False:
         return
     plain = [
         sp.pod.metadata.name

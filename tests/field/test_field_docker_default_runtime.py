@@ -1,0 +1,48 @@
+"""On Docker, the kubelet's shim starts every container with the daemon's default runtime and
+passes no CDI devices: a daemon.json that registers the nvidia runtime without making it the
+default leaves the device plugin without NVML, whatever a cluster policy says of CDI
+(NVIDIA/k8s-device-plugin#13: the maintainer's fix was "default-runtime": "nvidia"; the
+plugin README's prerequisites, https://pkg.go.dev/github.com/NVIDIA/k8s-device-plugin@v0.4.0).
+A daemon that defaults to nvidia is not that cause, and operands that name the RuntimeClass
+do not depend on the default.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from case import synthetic_case
+from scoreboard import top_pair
+
+#: nvidia-docker2's daemon.json: the nvidia runtime registered, no default-runtime key.
+DAEMON_JSON = '{\n  "runtimes": {\n    "nvidia": {\n      "path": "nvidia-container-runtime",\n' \
+              '      "runtimeArgs": []\n    }\n  }\n}\n'
+DAEMON_JSON_DEFAULT = '{\n  "default-runtime": "nvidia",\n' + DAEMON_JSON[2:]
+STATIC = {"driver_mode": "host", "components": [], "device_plugin": "static", "runtime_class": False}
+
+
+def _docker_plugin(daemon_json: str) -> list[dict[str, Any]]:
+    return [{"kind": "pod-state", "component": "device-plugin", "container": "nvidia-device-plugin-ctr",
+             "state": "CrashLoopBackOff", "restarts": 12},
+            {"kind": "node-file", "path": "etc/docker/daemon.json", "text": daemon_json}]
+
+
+def test_docker_without_nvidia_as_default_names_the_default_runtime() -> None:
+    case = synthetic_case("x-dd-docker-nodefault", _docker_plugin(DAEMON_JSON), platform="docker",
+                          cluster=STATIC, healthy=False)
+    assert top_pair(case) == ("container-toolkit", "nvidia_not_default_runtime")
+
+
+def test_docker_with_nvidia_as_default_is_not_that_cause() -> None:
+    case = synthetic_case("x-dd-docker-default", _docker_plugin(DAEMON_JSON_DEFAULT), platform="docker",
+                          cluster=STATIC, healthy=False)
+    top = top_pair(case)
+    assert top is not None and top[1] != "nvidia_not_default_runtime"
+
+
+def test_a_docker_node_whose_operands_name_the_runtime_class_stays_healthy() -> None:
+    for daemon_json in (DAEMON_JSON, DAEMON_JSON_DEFAULT):
+        evidence = [{"kind": "node-file", "path": "etc/docker/daemon.json", "text": daemon_json}]
+        case = synthetic_case("x-dd-docker-healthy", evidence, platform="docker",
+                              cluster={"driver_mode": "host", "gpu_node": {"gpus": 1}}, healthy=True)
+        assert top_pair(case) is None
