@@ -407,9 +407,11 @@ class Diagnoser:
     ) -> dict[str, tuple[Judgement, RootCause]]:
         failing = {cid: j for cid, j in judgements.items() if j.status in PROBLEMS}
         problems = set(failing)
+        recovered = {cid for cid, j in failing.items() if _recovered(j)}
         roots: dict[str, tuple[Judgement, RootCause]] = {}
         for cid, j in failing.items():
-            if self._blockers(cid, j, problems, cluster_problems, explained):
+            below = problems - recovered if j.status == Status.FAILED else problems
+            if self._blockers(cid, j, below, cluster_problems, explained):
                 continue
             unknown_below = sorted(
                 d
@@ -417,6 +419,9 @@ class Diagnoser:
                 if d in judgements and judgements[d].status == Status.UNKNOWN
             )
             roots[cid] = (j, self._root_cause(j, node, unknown_below))
+        if len(roots) > len(recovered & set(roots)) > 0:  # what fails now before what recovered
+            roots = {cid: r for cid, r in roots.items() if cid not in recovered} | {
+                cid: r for cid, r in roots.items() if cid in recovered}
         return roots
 
     def _blockers(
@@ -558,6 +563,19 @@ def _title(component: str, title: str, primary: Finding) -> str:
     if message is None:
         return title
     return f"{component} {primary.context.get(base.VERB, 'reports')}: {shown(message)}"
+
+
+#: The state of a pod that runs now and restarted in the recent past.
+_RESTARTING = "restarting"
+
+
+def _recovered(j: Judgement) -> bool:
+    """A component whose only problem is restarts in the recent past, its pod running now,
+    with no line saying why. It is degraded, not down: a component above it that fails now
+    (a toolkit whose init image cannot be pulled beside a driver pod with 12 restarts,
+    NVIDIA/gpu-operator#560) names its own reason, and that failure is not the restarts'."""
+    return j.status == Status.DEGRADED and bool(j.problems) and all(
+        f.cause == _RESTARTING for f in j.problems)
 
 
 def _operator_ns(node: NodeContext | None, facts: ClusterFacts) -> str:
