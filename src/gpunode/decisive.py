@@ -55,6 +55,12 @@ _TRACING = re.compile(
     r"(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:[\w:]{1,200}(?:\{[^{}]{0,500}\})?:\s+){1,4}")
 _WORD_LEVEL = re.compile(r"^\s*(?P<level>WARNING|Warning|WARN|NOTICE|Notice|INFO|Info|DEBUG|Debug):\s")
 _BRACKET = re.compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WARNING|INFO|DEBUG)\]")
+#: A C library's header that names itself, its level and where it logged from, in brackets:
+#: HAMi-core's "[HAMI-core ERROR (pid:362 thread=140045668926464 context.c:114)]: ..."
+#: (Project-HAMi/HAMi-core#63) and "[HAMi-core Warn(1062:140445645899264:utils.c:287)]: ..."
+#: (Project-HAMi/HAMi#1219); "Msg" is its notice level.
+_NAMED_LEVEL = re.compile(r"^\[[\w.-]{1,40} (?P<level>ERROR|FATAL|WARN|Warn|INFO|Info|DEBUG|Debug|Msg)"
+                          r"\s?\([^()]{0,200}\)\]:")
 #: Fluent Bit's header: its time in brackets, then its level in lowercase, padded to five
 #: ("[2018/02/07 18:32:43] [error] [filter_kube] ...", "[ warn]", "[ info]"); a report may
 #: paste the line without its time ("[error] [filter:kubernetes:kubernetes.0] ...").
@@ -182,7 +188,7 @@ _ADVICE = re.compile(r"(?i:\bplease\b[^;.]{0,120}?\btry again\b)")
 _FAILED_WAIT = re.compile(r"(?i:\b(?:error|failed|failure|timed out|timeout|gave up) (?:while )?waiting for|"
                           r"\b(?:not|never)(?: \w+){0,2} success(?:ful(?:ly)?)?\b|\bunsuccessful)")
 _NOT_ERROR_LEVELS = frozenset(
-    {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac"})
+    {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac", "msg"})
 _ERROR_LEVELS = frozenset({
     "error", "err", "fatal", "panic", "critical", "crit", "e", "f", "emerg", "alert", "erro", "fata", "pani",
     "dpanic"})
@@ -310,7 +316,7 @@ def reports_xid(line: str) -> bool:
 
 
 def _level(line: str) -> str | None:
-    for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL, _FLUENT_BIT, _TRACING):
+    for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL, _FLUENT_BIT, _TRACING, _NAMED_LEVEL):
         found = pattern.match(line)
         if found is not None:
             return found["level"].lower()

@@ -65,3 +65,48 @@ def test_a_driver_the_check_could_not_read_is_not_too_old() -> None:
     found = _top(_refused("nvidia-docker | 2016/09/04 14:43:17 Error: unsupported CUDA version: "
                           "driver 0.0 < image 8.0"))
     assert found is None or found[1] != "cuda_driver_too_old"
+
+
+# A GPU job's crash inside HAMi-core, the interposer a vGPU device plugin preloads into the
+# containers it serves: the kernel's fault line names the object the process died in
+# ("segfault at 0 ... error 4 in libvgpu.so[...]", Project-HAMi/HAMi-core#333,
+# Project-HAMi/HAMi#1219), and the library's error-level header names itself ("[HAMI-core ERROR
+# (pid:362 thread=... context.c:114)]: cuCtxSetCurrent failed res=4", Project-HAMi/HAMi-core#63).
+# Look-alikes: a job that faults in libc, HAMi-core's Msg and Warn lines, and its error for an
+# allocation over the container's memory share (the share enforced).
+_FAULT = "python[3864703]: segfault at 0 ip 00007efeb76ad8a2 sp 00007ffd19dc5450 error 4 in "
+
+
+def test_a_fault_inside_the_interposer_is_the_vgpu_plugin_s() -> None:
+    found = _top(_HAMI, _dmesg(_FAULT + "libvgpu.so[7efeb767e000+38000]"))
+    assert found is not None and found[0] == "hami-device-plugin"
+
+
+def test_a_fault_in_libc_names_no_plugin() -> None:
+    found = _top(_HAMI, _dmesg(_FAULT + "libc.so.6[7f00b1a28000+195000]"))
+    assert found is None or found[0] != "hami-device-plugin"
+
+
+def test_the_interposer_fault_without_its_plugin_names_none() -> None:
+    found = _top(_dmesg(_FAULT + "libvgpu.so[7efeb767e000+38000]"))
+    assert found is None or found[0] != "hami-device-plugin"
+
+
+def test_the_interposer_s_error_header_names_its_plugin() -> None:
+    line = "[HAMI-core ERROR (pid:362 thread=140045668926464 context.c:114)]: cuCtxSetCurrent failed res=4\n"
+    found = _top(_HAMI, *_job(line))
+    assert found is not None and found[0] == "hami-device-plugin"
+
+
+def test_the_interposer_s_notices_stay_quiet() -> None:
+    text = ("[HAMI-core Msg(257:140492977980928:libvgpu.c:873)]: Initializing.....\n"
+            "[HAMi-core Warn(1062:140445645899264:utils.c:287)]: count1=1\n")
+    found = _top(_HAMI, *_job(text, state="Running"))
+    assert found is None or found[0] != "hami-device-plugin"
+
+
+def test_the_interposer_enforcing_the_memory_share_is_no_fault() -> None:
+    # Project-HAMi/HAMi#585: CUDA_ERROR_OUT_OF_MEMORY for an allocation over the container's share
+    line = "[HAMI-core ERROR (pid:7 thread=140360328144640 allocator.c:115)]: cuMemoryAllocate failed res=2\n"
+    found = _top(_HAMI, *_job(line, state="Running"))
+    assert found is None or found[0] != "hami-device-plugin"

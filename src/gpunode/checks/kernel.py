@@ -26,6 +26,7 @@ import msgspec
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.workload_logs import interposer_owner
 from gpunode.decisive import Decisive, severity
 from gpunode.model import Finding, Status
 
@@ -93,7 +94,12 @@ _OWNED = ("driver", "gpu-hardware", "ofed")
 #: load, though no error word says so.
 _NO_GPU_PROBED = re.compile(r"NVRM: No NVIDIA (?:GPUs?|devices?) (?:were )?(?:found|probed)")
 #: Components whose host binaries the kernel may report killed by a fault (``_PROCESS_CRASH``).
-_CRASHING = ("container-toolkit", "container-runtime", "fabric-manager", "imex", "dcgm-exporter")
+#: A vGPU plugin's binary runs in every container it serves: HAMi-core, the interposer it
+#: preloads there, so a job that faults inside it ("python[3864703]: segfault at 0 ip ...
+#: error 4 in libvgpu.so[7efeb767e000+38000]", Project-HAMi/HAMi-core#333's cuMemGetInfo_v2,
+#: HAMi#1219) crashed in the plugin's code, not its own (checks.workload_logs.interposer_owner).
+_CRASHING = ("container-toolkit", "container-runtime", "fabric-manager", "imex", "dcgm-exporter",
+             "hami-device-plugin", "volcano-device-plugin")
 #: The driver could not bring up one GPU (the module itself loaded): RM's adapter init
 #: failed. Alone, that GPU is the one at fault (its BARs, power or seating, the BIOS's
 #: Above 4G / Resizable BAR, a VM's MMIO window); a driver problem says so in other NVRM
@@ -155,10 +161,14 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     assert split is not None
     out: dict[str, tuple[int, str]] = {}
     catalog = ctx.facts.catalog
+
+    def named_in(line: str) -> str | None:
+        return catalog.named_in(line) or interposer_owner(ctx, line)
+
     adapter: tuple[int, str] | None = None
     driver_speaks = False  # an NVRM line of the driver's own, failure or notice
     for index, line in enumerate(split[0]):
-        owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, catalog.named_in)
+        owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in)
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
         elif owner is not None:

@@ -99,7 +99,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
     fabric = ctx.facts.fabric_keys
 
     def named_in(line: str) -> str | None:
-        return catalog.named_in(line) or job_names(line) or _interposer_owner(ctx, line)
+        return catalog.named_in(line) or job_names(line) or interposer_owner(ctx, line)
 
     done: set[tuple[str, str]] = set()
     for pod, log in sorted(_workload_logs(ctx), key=lambda item: item[1].previous):
@@ -207,16 +207,23 @@ def _fabric_finding(kb: KnowledgeBase, pod: Pod, log: LogFile, found: Decisive |
 #: the plugin that put it there, not the job; so does a line about its shared region, the
 #: accounting file ("shrreg") the plugin mounts for it ('Fail to open shrreg
 #: /tmp/cudevshr.cache: errno=21'). Its other lines (a refused allocation over the
-#: container's share) are the library at work, not a failure of the plugin.
-_INTERPOSER = re.compile(r"/usr/local/vgpu/|\blibvgpu\.so\b|\bshrreg\b")
+#: container's share) are the library at work, not a failure of the plugin. The library
+#: also speaks in its own name, and its error level names it as a loader line does:
+#: "[HAMI-core ERROR (pid:362 thread=... context.c:114)]: cuCtxSetCurrent failed res=4"
+#: (Project-HAMi/HAMi-core#63); its Msg, Warn, Info and Debug lines are its work, not a fault.
+_INTERPOSER = re.compile(r"/usr/local/vgpu/|\blibvgpu\.so\b|\bshrreg\b|\[HAMi-core ERROR\b", re.I)
 _INTERPOSER_PLUGINS = ("hami-device-plugin", "volcano-device-plugin")
+#: The library relaying CUDA_ERROR_OUT_OF_MEMORY (2) for an allocation over the container's
+#: memory share ("[HAMI-core ERROR (pid:7 ... allocator.c:115)]: cuMemoryAllocate failed res=2",
+#: Project-HAMi/HAMi#585): the share enforced, as configured, at error level or not.
+_SHARE_ENFORCED = re.compile(r"\bres=2\b|\bout of memory\b|\bOOM\b", re.I)
 
 
-def _interposer_owner(ctx: NodeContext, line: str) -> str | None:
+def interposer_owner(ctx: NodeContext, line: str) -> str | None:
     """The vGPU plugin whose interposer ``line`` names (``_INTERPOSER``): the one of the two
     that ship it with pods on this node; None where neither or both run here, since the
     words alone do not say which."""
-    if _INTERPOSER.search(line) is None:
+    if _INTERPOSER.search(line) is None or _SHARE_ENFORCED.search(line) is not None:
         return None
     here = [component for component in _INTERPOSER_PLUGINS if ctx.stack_pods(component)]
     return here[0] if len(here) == 1 else None
