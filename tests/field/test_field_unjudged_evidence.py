@@ -110,3 +110,33 @@ def test_the_interposer_enforcing_the_memory_share_is_no_fault() -> None:
     line = "[HAMI-core ERROR (pid:7 thread=140360328144640 allocator.c:115)]: cuMemoryAllocate failed res=2\n"
     found = _top(_HAMI, *_job(line, state="Running"))
     assert found is None or found[0] != "hami-device-plugin"
+
+
+# An RDMA device plugin's own word that its discovery found no device at all
+# (hustcat/k8s-rdma-device-plugin#19). Look-alikes: the same words before a round that serves
+# devices, and a count of devices found.
+def _plugin_log(text: str) -> list[dict[str, Any]]:
+    return [{"kind": "pod-state", "component": "rdma-device-plugin", "state": "Running"},
+            {"kind": "log", "component": "rdma-device-plugin", "text": text}]
+
+
+def test_an_rdma_plugin_that_finds_no_device_says_so() -> None:
+    # hustcat/k8s-rdma-device-plugin#19
+    text = ("I0520 10:03:24.135872   30847 main.go:31] Fetching devices.\n"
+            "I0520 10:03:24.137327   30847 main.go:39] No devices found.\n")
+    assert _top(*_plugin_log(text)) == ("rdma-device-plugin", "error_not_found")
+
+
+def test_a_later_round_that_serves_devices_ends_it() -> None:
+    # the same words, then a round that serves (the plugin's rediscovery found the device)
+    text = ("I0520 10:03:24.137327   30847 main.go:39] No devices found.\n"
+            '2023/09/02 06:23:37 Updating "rdma/rdma_shared_device_a" devices\n'
+            '2023/09/02 06:23:37 exposing "63" devices\n')
+    found = _top(*_plugin_log(text))
+    assert found is None or found[0] != "rdma-device-plugin"
+
+
+def test_a_count_of_devices_found_is_no_failure() -> None:
+    text = "I0520 10:03:24.137327   30847 main.go:39] 2 devices found.\n"
+    found = _top(*_plugin_log(text))
+    assert found is None or found[0] != "rdma-device-plugin"

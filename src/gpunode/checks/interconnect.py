@@ -20,7 +20,7 @@ import msgspec
 from gpunode.checks.base import check, not_deployed, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import as_catalogued, line_finding
-from gpunode.decisive import MAX_LINE, Decisive, decisive_line
+from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of
 from gpunode.facts import LogFile
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.fabric import UNSET, ZERO_UUID, FabricInfo
@@ -654,6 +654,43 @@ def rdma_plugin_exposes(ctx: NodeContext, component: str) -> Iterator[Finding]:
                 continue
             yield from _empty_round(ctx, component, log, rounds)
             yield from _count_not_shown(ctx, component, log, rounds)
+
+
+#: A plugin's own word that its discovery found no device at all, the whole message of its
+#: line whatever level it gave it (hustcat/k8s-rdma-device-plugin's "No devices found.",
+#: hustcat/k8s-rdma-device-plugin#19: a Soft-RoCE device it cannot serve): it then
+#: advertises nothing. A resource that matches no device among others that do ("Warning: no
+#: Rdma Devices were found for resource hpc_shared_devices_b", Mellanox/k8s-rdma-shared-dev-
+#: plugin#44) is skipped by design (Mellanox/k8s-rdma-shared-dev-plugin#23) and is not this.
+_NONE_FOUND = re.compile(r"^No (?:RDMA |rdma |IB |network )?devices? (?:were )?found\.?$")
+#: A later round that serves a device: the earlier "none found" is over.
+_SERVING = re.compile(r'\bexposing "[1-9]\d*" devices|\bRegistered device plugin\b|\bdevices? found: \S')
+
+
+@check("rdma-device-plugin")
+def rdma_plugin_found_none(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The running plugin's last word on discovery is that it found no device."""
+    for sp in ctx.stack_pods(component):
+        for log in ctx.logs_of(sp.pod):
+            if log.previous:
+                continue
+            found = _none_found(log.lines)
+            if found is not None:
+                yield line_finding(ctx.kb, component, Status.DEGRADED, found, f"{log.path}:{found.line_no}",
+                                   verb="finds no devices", namespace=log.namespace, pod=log.pod,
+                                   container=log.container, standalone="true")
+                return
+
+
+def _none_found(lines: Sequence[str]) -> Decisive | None:
+    """The last line that says no device was found, unless a later one serves a device."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        if _SERVING.search(line):
+            return None
+        if "found" in line and _NONE_FOUND.match(message_of(line)):
+            return Decisive(index + 1, line[:MAX_LINE], 1)
+    return None
 
 
 def _empty_round(ctx: NodeContext, component: str, log: LogFile,
