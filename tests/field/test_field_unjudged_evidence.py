@@ -140,3 +140,27 @@ def test_a_count_of_devices_found_is_no_failure() -> None:
     text = "I0520 10:03:24.137327   30847 main.go:39] 2 devices found.\n"
     found = _top(*_plugin_log(text))
     assert found is None or found[0] != "rdma-device-plugin"
+
+
+# A collector's own word that a round collected none of a kind of series
+# (aws-observability/aws-otel-collector#1987, #2486). Look-alike: a round that counts what it got.
+def _agent_log(text: str) -> list[dict[str, Any]]:
+    return [{"kind": "pod-state", "component": "otel-agent", "state": "Running"},
+            {"kind": "log", "component": "otel-agent", "text": text}]
+
+
+def test_an_agent_that_collects_no_pod_series_says_so() -> None:
+    # aws-observability/aws-otel-collector#1987 (a GPU node of EKS)
+    text = ('2023-04-20T08:40:30.214Z\twarn\tcadvisor/container_info_processor.go:93\tNo pod metric collected'
+            '\t{"kind": "receiver", "name": "awscontainerinsightreceiver", "data_type": "metrics", '
+            '"metrics count": 47}\n')
+    assert _top(*_agent_log(text)) == ("otel-agent", "error_not_found")
+
+
+def test_an_agent_that_counts_what_it_collected_is_healthy() -> None:
+    text = ('2023-04-20T08:40:20.101Z\tinfo\tservice/service.go:161\tEverything is ready. Begin running and '
+            'processing data.\n'
+            '2023-04-20T08:40:30.214Z\tdebug\tcadvisor/container_info_processor.go:90\t47 metrics collected'
+            '\t{"kind": "receiver", "name": "awscontainerinsightreceiver"}\n')
+    found = _top(*_agent_log(text))
+    assert found is None or found[0] != "otel-agent"

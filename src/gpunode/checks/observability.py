@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import line_finding
+from gpunode.decisive import MAX_LINE, Decisive, message_of
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.prom import parse_prometheus_text
@@ -50,3 +53,34 @@ def _not_a_scrape(text: str) -> str:
     except ParseError as exc:
         return f"not Prometheus text: {exc}"[:200]
     return ""
+
+
+#: A collector's own word that a collection round produced none of a kind of series it exists
+#: to collect, at whatever level it logs it: the AWS distro's Container Insights receiver
+#: warns "No pod metric collected" every round where its cAdvisor pass matched no pod
+#: container (open-telemetry/opentelemetry-collector-contrib#12638 on Bottlerocket's
+#: containerd, aws-observability/aws-otel-collector#1987 and #2486): it runs and ships node
+#: series only. Every node runs pods, so a healthy round never says it.
+_COLLECTED_NONE = re.compile(r"\bNo (?:\w+ ){0,2}metrics? (?:were |was )?collected\b", re.I)
+#: What ``_COLLECTED_NONE`` reports: the series it looked for are not there.
+_NONE_CLASS = "error_not_found"
+
+
+@check("otel-agent")
+def agent_collects_none(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A running agent whose current log's last word on a kind of series is that it collected
+    none of them (``_COLLECTED_NONE``): degraded with that line."""
+    for sp in ctx.stack_pods(component):
+        for log in ctx.logs_of(sp.pod):
+            if log.previous:
+                continue
+            lines = log.lines
+            at = next((i for i in range(len(lines) - 1, -1, -1)
+                       if "ollected" in lines[i] and _COLLECTED_NONE.search(message_of(lines[i]))), None)
+            if at is None:
+                continue
+            found = Decisive(at + 1, lines[at].strip()[:MAX_LINE], 1)
+            yield line_finding(ctx.kb, component, Status.DEGRADED, found, f"{log.path}:{at + 1}",
+                               verb="collects nothing", line_class=_NONE_CLASS, namespace=log.namespace,
+                               pod=log.pod, container=log.container, standalone="true")
+            return
