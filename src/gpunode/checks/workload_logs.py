@@ -217,13 +217,34 @@ _INTERPOSER_PLUGINS = ("hami-device-plugin", "volcano-device-plugin")
 #: memory share ("[HAMI-core ERROR (pid:7 ... allocator.c:115)]: cuMemoryAllocate failed res=2",
 #: Project-HAMi/HAMi#585): the share enforced, as configured, at error level or not.
 _SHARE_ENFORCED = re.compile(r"\bres=2\b|\bout of memory\b|\bOOM\b", re.I)
+#: A byte count no device holds: 2**63 or more is an unsigned count that went below zero and
+#: wrapped ("Device 0 OOM 18446744073707737660 / 24146608128", Project-HAMi/HAMi#1181; "Device 0
+#: OOM 18446744073604695040 / 5368709120", Project-HAMi/HAMi-core#100; the usage underflow of
+#: Project-HAMi/HAMi-core#200): the library's accounting refusing what would fit, not a share
+#: enforced, while a real refusal counts bytes a device has ("OOM 3171158016 / 3145728000").
+_COUNT = re.compile(r"\b\d{19,20}\b")
+_WRAPPED_FROM = 2**63
+#: A call interrupted by a signal the process got (errno 4, EINTR), as when a job's own
+#: supervisor kills its workers: "[4pdvGPU ERROR (... multiprocess_memory_limit.c:455)]: Failed
+#: to lock shrreg: 4" (Project-HAMi/HAMi#26, read as EINTR there). The library was stopped by
+#: the job's signal, not broken; other errnos of the same lock stay its fault ("Fail to lock
+#: shrreg /tmp/cudevshr.cache: errno=9" after the open failed, Project-HAMi/HAMi#1090).
+_INTERRUPTED = re.compile(r"\bEINTR\b|(?i:\binterrupted system call\b)"
+                          r"|(?:\berrno\s*[=:]\s*|(?i:\bfail\w*\b)[^:]{0,80}:\s*)4\s*$")
+
+
+def _wrapped_count(line: str) -> bool:
+    """Whether ``line`` counts bytes no device has: an unsigned count that wrapped below zero."""
+    return any(int(m.group(0)) >= _WRAPPED_FROM for m in _COUNT.finditer(line))
 
 
 def interposer_owner(ctx: NodeContext, line: str) -> str | None:
     """The vGPU plugin whose interposer ``line`` names (``_INTERPOSER``): the one of the two
     that ship it with pods on this node; None where neither or both run here, since the
     words alone do not say which."""
-    if _INTERPOSER.search(line) is None or _SHARE_ENFORCED.search(line) is not None:
+    if _INTERPOSER.search(line) is None or _INTERRUPTED.search(line) is not None:
+        return None
+    if _SHARE_ENFORCED.search(line) is not None and not _wrapped_count(line):
         return None
     here = [component for component in _INTERPOSER_PLUGINS if ctx.stack_pods(component)]
     return here[0] if len(here) == 1 else None
