@@ -134,7 +134,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
-        yield _confined(ctx, _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line)))
+        yield _confined(ctx, _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line),
+                                                     log.lines))
 
 
 #: A job's words for a memory region the NIC would not register (perftest's "Couldn't
@@ -316,7 +317,8 @@ def _catalogued_line(kb: KnowledgeBase, lines: Sequence[str],
     return None
 
 
-def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Finding:
+def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding,
+                            lines: Sequence[str] = ()) -> Finding:
     """A driver too old for the job's CUDA, settled by the node's facts: CUDA reports the same
     insufficient driver when the container got no driver library at all, which is what a pod
     that names no RuntimeClass gets where the runtime's default is not NVIDIA's (plain runc,
@@ -333,6 +335,8 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding) -> Fin
         return finding  # nvidia-smi there was injected
     if finding.cause == _TOO_OLD and _DRIVER_VERSION_FOUND.search(finding.context.get(MESSAGE, "")):
         return finding  # the job loaded a driver library and read its version
+    if finding.cause == _TOO_OLD and any(_DRIVER_VERSION_READ.search(line) for line in lines):
+        return finding  # earlier in its log, the job read the version from the driver's library
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
                                    status=known.severity, specificity=max(known.specificity,
@@ -353,6 +357,12 @@ _DRIVER_VERSION_FOUND = re.compile(
     r"|\bcudaErrorCompatNotSupportedOnDevice\b|\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b"
     # the NGC entrypoint's banner, printed after it read the driver's version in the container
     r"|\bThis container was built for NVIDIA Driver Release\b")
+
+#: A job's own line quoting the CUDA version it read from the driver's library (NCCL's "NCCL INFO
+#: cudaDriverVersion 11000", from cuDriverGetVersion, NVIDIA/nccl#955): only a container that got
+#: libcuda prints it, so a too-old error later in the same log is the driver's, not a runtime
+#: that left the library out.
+_DRIVER_VERSION_READ = re.compile(r"\bcudaDriverVersion \d{4,5}\b")
 
 #: A GPU job's own words for a container that got neither the driver's user space nor the GPU
 #: devices, as the libraries and frameworks print them whatever the job is: the loader not

@@ -1,0 +1,37 @@
+"""CUDA's "API call is not supported in the installed CUDA driver" (the runtime's text for
+cudaErrorCallRequiresNewerDriver) in a GPU job's log is the driver too old; a job that read the
+driver's CUDA version earlier in its log (NCCL's "cudaDriverVersion 11000") did get the driver's
+library from the runtime, so the runtime is not blamed for leaving it out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from case import Case, synthetic_case
+from scoreboard import top_pair
+
+#: NVIDIA/nccl#955: NCCL built for CUDA 11.7 on a CUDA 11.0 driver
+NCCL_955 = ("job-0:205826:205826 [0] NCCL INFO cudaDriverVersion 11000\n"
+            "NCCL version 2.14.3+cuda11.7\n"
+            "job-0:205826:205907 [0] NCCL INFO Using network Socket\n"
+            "Cuda failure 'API call is not supported in the installed CUDA driver'")
+#: VITA-Group/FasterSeg#82: PyTorch's words for the same error
+TORCH_36 = "RuntimeError:CUDA error:API call is not supported in the installed CUDA driver"
+
+
+def _job(text: str) -> Case:
+    evidence: list[dict[str, Any]] = [
+        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "job", "state": "Running"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+         "container": "job", "text": text + "\n"}]
+    return synthetic_case("x-job", evidence)
+
+
+def test_the_runtimes_text_for_a_call_needing_a_newer_driver_is_the_driver_too_old() -> None:
+    assert top_pair(_job(NCCL_955)) == ("driver", "cuda_driver_too_old")
+
+
+def test_without_the_drivers_version_read_the_runtime_reading_stands() -> None:
+    # the same words with nothing showing the container got libcuda: a pod without a
+    # RuntimeClass on a node whose default runtime is not NVIDIA's may have none
+    assert top_pair(_job(TORCH_36)) == ("container-toolkit", "nvidia_not_default_runtime")
