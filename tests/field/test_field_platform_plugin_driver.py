@@ -6,7 +6,8 @@ pod started without NVIDIA's runtime; a node pool labelled
 ``gke-no-default-nvidia-gpu-device-plugin=true`` hands the GPUs to another plugin, and the
 runtime's reading stands. CUDA's 804 (forward compatibility attempted on a GPU without it) is
 said only where the kernel driver is older than the job's CUDA: the driver too old, while 803
-(libraries and loaded module of two releases) stays a version mismatch."""
+(the container's libcuda and the loaded module of two releases) is a version mismatch of the
+layer that chose the container's libraries."""
 
 from __future__ import annotations
 
@@ -54,4 +55,4 @@ def test_generic_node_keeps_the_runtime_reading() -> None:
 def test_cuda_804_is_the_driver_too_old_and_803_a_mismatch() -> None:
     assert top_pair(_case("docker", E804)) == ("driver", "cuda_driver_too_old")
     assert top_pair(_case("generic", E804)) == ("driver", "cuda_driver_too_old")
-    assert top_pair(_case("docker", E803)) == ("driver", "error_version_mismatch")
+    assert top_pair(_case("docker", E803)) == ("container-toolkit", "error_version_mismatch")
