@@ -39,8 +39,11 @@ _QUOTES_ERROR = re.compile(r"\bwith error:? ['\"]?(?:ERROR|FATAL|Error)\b:")
 #: "Couldn't create DaemonSet" at info with the API's refusal in its Error field).
 #: Rust's tracing writes its field unquoted, as the error's Display or Debug form
 #: ("error=InitialListFailed(Service(Closed))", "error=Connection refused (os error 111)").
-_ERROR_FIELD = re.compile(r'"(?:error|Error|err)"\s*:\s*"[^"\s]|\berr(?:or)?="[^"\s]|'
-                          r'\berror=(?!<nil>|nil\b|none\b|None\b|false\b|0\b)[A-Za-z]')
+#: A key is a word of its own: the tail of a hyphenated flag's name is no error field (the
+#: flag dump Kubernetes' component-base prints at start, 'FLAG: --fail-on-init-error="true"',
+#: Project-HAMi/HAMi#861, is the program's configuration, not a failure).
+_ERROR_FIELD = re.compile(r'"(?:error|Error|err)"\s*:\s*"[^"\s]|(?<![\w-])err(?:or)?="[^"\s]|'
+                          r'(?<![\w-])error=(?!<nil>|nil\b|none\b|None\b|false\b|0\b)[A-Za-z]')
 _LOGRUS_TEXT = re.compile(r"^(?P<level>INFO|WARN|ERRO|FATA|PANI|DEBU|TRAC)\[[\d:-]{1,30}\]")
 #: zap's console encoder (controller-runtime's default): time, level, logger, message, tab-separated.
 _ZAP_CONSOLE = re.compile(
