@@ -71,7 +71,7 @@ from gpunode.since import failing_since
 from gpunode.unseen import missing_data, named_needs, unknown_summary
 from gpunode.workloads import workload_issues
 
-_MISSING_CAUSES = {"pod_missing", "component_missing", "selector_label_missing"}
+_MISSING_CAUSES = {"pod_missing", "component_missing", "selector_label_missing", "taint_not_tolerated"}
 #: Node causes that say a component is not on the node at all: what a cluster component's
 #: line that names it as lacking is explained by (``_lacks_from_nodes``).
 _ABSENT = frozenset({"nfd_not_deployed", "pod_missing", "component_missing"})

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gpunode.bundle.kube import Condition, CustomResource, Pod
 from gpunode.checks.base import not_deployed, ok, problem
-from gpunode.checks.context import platform_of
+from gpunode.checks.context import blocking_taint, platform_of
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.operator import OPERANDS, OPERANDS_LABEL, operator_sees_gpu
 from gpunode.checks.placement import awaited
@@ -121,6 +121,97 @@ def deploy_labels_disabled(facts: ClusterFacts) -> Iterator[Finding]:
     yield problem("gpu-operator", "selector_label_missing", *evidence, ctx=where, node=first,
                   label=disabled[0][1], setter="the cluster admin",
                   waiting=", ".join(c for c, _ in disabled))
+
+
+@cluster_check("gpu-operator")
+def gpu_operands_tainted(facts: ClusterFacts) -> Iterator[Finding]:
+    yield from _operands_tainted(facts, "gpu-operator", bool(facts.cluster_policies))
+
+
+@cluster_check("network-operator")
+def network_operands_tainted(facts: ClusterFacts) -> Iterator[Finding]:
+    yield from _operands_tainted(facts, "network-operator", bool(facts.nic_policies))
+
+
+#: Taints a DaemonSet is meant not to tolerate (control planes are not scheduled by design).
+_CONTROL_PLANE_TAINTS = frozenset({"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"})
+
+
+def _operands_tainted(facts: ClusterFacts, operator: str, has_policy: bool) -> Iterator[Finding]:
+    """Nodes where one taint keeps two or more of the operator's operands (catalog
+    ``deployed_by``) away, none of them with a pod there: the operator renders every operand
+    DaemonSet with the one toleration list of its policy (ClusterPolicy
+    ``daemonsets.tolerations``, NicClusterPolicy ``tolerations``), so a taint that list lacks
+    is one cause of the operator's, not one per operand (GPU Operator troubleshooting, "No
+    GPU driver or operand pods running": every operand DaemonSet at DESIRED 0). A single
+    operand refused, or one deployed without the operator, stays that operand's own."""
+    if not (has_policy or facts.cluster_pods.get(operator)):
+        return
+    operands = [c.id for c in facts.catalog.components if c.deployed_by == operator]
+    evidence: list[Evidence] = []
+    first: dict[str, str] = {}
+    for name, node in sorted(facts.nodes.items()):
+        here = facts.pods_by_node.get(name, {})
+        by_taint: dict[str, list[tuple[str, str]]] = {}
+        for cid in operands:
+            if here.get(cid):
+                continue
+            for ds in facts.daemonsets.get(cid, ()):
+                taint = blocking_taint(ds, node)
+                if taint is not None and taint.key not in _CONTROL_PLANE_TAINTS:
+                    said = f"{taint.key}={taint.value or ''}:{taint.effect}"
+                    by_taint.setdefault(said, []).append((cid, f"{ds.metadata.namespace}/{ds.metadata.name}"))
+                    break
+        for said, blocked in by_taint.items():
+            if len(blocked) < 2:
+                continue
+            sets = ", ".join(ds for _, ds in blocked)
+            evidence.append(Evidence(f"node/{name} spec.taints",
+                                     f"{said} not tolerated by {len(blocked)} operand daemonsets: {sets}"))
+            first = first or {"node": name, "waiting": ", ".join(c for c, _ in blocked),
+                              "namespace": blocked[0][1].split("/")[0]}
+    if evidence:
+        yield problem(operator, "operands_untolerated_taint", *evidence, ctx=first)
+
+
+@cluster_check("gpu-operator")
+def gpu_operands_refused(facts: ClusterFacts) -> Iterator[Finding]:
+    yield from _operands_refused(facts, "gpu-operator", bool(facts.cluster_policies))
+
+
+@cluster_check("network-operator")
+def network_operands_refused(facts: ClusterFacts) -> Iterator[Finding]:
+    yield from _operands_refused(facts, "network-operator", bool(facts.nic_policies))
+
+
+#: The API server's admission refusing a pod (Pod Security, a PodSecurityPolicy, OpenShift's
+#: SCCs, a webhook): 'Error creating: pods "<name>" is forbidden: ...'.
+_REFUSED = re.compile(r'\bpods? "[^"]*" is forbidden: ')
+
+
+def _operands_refused(facts: ClusterFacts, operator: str, has_policy: bool) -> Iterator[Finding]:
+    """The DaemonSet controller refused at admission the pods of an operand the operator
+    deploys (a FailedCreate event of its DaemonSet: 'pods "mofed-..." is forbidden: violates
+    PodSecurity "baseline:latest"'): what is refused is the operator's rendering in the
+    operator's namespace (its Pod Security label, its service accounts), not the operand's
+    own failure, which never ran (Network Operator docs, "Deployment with Pod Security
+    Admission": label the namespace privileged; NVIDIA/gpu-operator#185 the same for the GPU
+    Operator). The line's class is the cause unless a catalogued one fits it better."""
+    if not (has_policy or facts.cluster_pods.get(operator)):
+        return
+    for entry in facts.catalog.components:
+        if entry.deployed_by != operator:
+            continue
+        for ds in facts.daemonsets.get(entry.id, ()):
+            meta = ds.metadata
+            for event in facts.events_for("DaemonSet", meta.namespace, meta.name):
+                line = event.message.strip().splitlines()[0] if event.message.strip() else ""
+                if event.reason == "FailedCreate" and _REFUSED.search(line):
+                    yield line_finding(load_kb(), operator, Status.FAILED, Decisive(1, line, 2),
+                                       f"event daemonset/{meta.namespace}/{meta.name}",
+                                       verb=f"cannot have the pods of {entry.id} admitted",
+                                       namespace=meta.namespace, daemonset=meta.name, explains=entry.id)
+                    return
 
 
 def _disabled_by_node(

@@ -207,11 +207,8 @@ class NodeContext:
         if node is None:
             return None
         for ds in self.facts.daemonsets.get(component, ()):
-            if not _selects(ds, node):
-                continue
-            for taint in node.spec.taints:
-                if taint.effect in _BLOCKING and not _tolerated(taint, ds.spec.template.spec.tolerations):
-                    return ds, taint
+            if (taint := blocking_taint(ds, node)) is not None:
+                return ds, taint
         return None
 
     @cached_property
@@ -615,6 +612,16 @@ _BLOCKING = ("NoSchedule", "NoExecute")
 
 def _selects(ds: DaemonSet, node: Node) -> bool:
     return selects(ds.spec.template.spec, node.metadata.labels)
+
+
+def blocking_taint(ds: DaemonSet, node: Node) -> Taint | None:
+    """The first NoSchedule/NoExecute taint of ``node`` that ``ds`` selects the node for but
+    does not tolerate (the DaemonSet controller then wants no pod there), else None."""
+    if not _selects(ds, node):
+        return None
+    tolerations = ds.spec.template.spec.tolerations
+    blocking = (t for t in node.spec.taints if t.effect in _BLOCKING and not _tolerated(t, tolerations))
+    return next(blocking, None)
 
 
 def _targets(ds: DaemonSet, node: Node) -> bool:
