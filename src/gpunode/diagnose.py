@@ -410,7 +410,7 @@ class Diagnoser:
         recovered = {cid for cid, j in failing.items() if _recovered(j)}
         roots: dict[str, tuple[Judgement, RootCause]] = {}
         for cid, j in failing.items():
-            below = problems - recovered if j.status == Status.FAILED else problems
+            below = problems - recovered if j.status == Status.FAILED and not _waits(j) else problems
             if self._blockers(cid, j, below, cluster_problems, explained):
                 continue
             unknown_below = sorted(
@@ -576,6 +576,19 @@ def _recovered(j: Judgement) -> bool:
     NVIDIA/gpu-operator#560) names its own reason, and that failure is not the restarts'."""
     return j.status == Status.DEGRADED and bool(j.problems) and all(
         f.cause == _RESTARTING for f in j.problems)
+
+
+#: States that say only that a pod waits on a layer below it (an operand's init container
+#: polling for the driver's or the toolkit's validation marker): no reason of their own.
+_WAITING = frozenset({"init_blocked"})
+
+
+def _waits(j: Judgement) -> bool:
+    """A component that only waits on a lower layer: the lowest failing dependency owns its
+    failure even where that dependency is only restarting (every operand in Init:0/1 beside a
+    driver pod Running with restarts, GPU Operator troubleshooting "pods are stuck in Init"),
+    unlike a component that fails for a reason of its own (``_recovered``)."""
+    return bool(j.problems) and all(f.cause in _WAITING for f in j.problems)
 
 
 def _operator_ns(node: NodeContext | None, facts: ClusterFacts) -> str:

@@ -11,6 +11,9 @@ renders them all, and the lowest failing dependency of components that only wait
 - Admission refusing the pods an operator's operand DaemonSet creates (FailedCreate, 'pods
   "..." is forbidden: violates PodSecurity') is the operator's namespace setting (Network
   Operator docs, "Deployment with Pod Security Admission"), in the line's class.
+- Operands that only wait in Init beside a driver pod that restarts are the driver's (GPU
+  Operator troubleshooting, "GPU Operator pods are stuck in Init"); an operand failing for
+  a reason of its own beside it stays its own (test_field_recovered_dependency.py).
 """
 
 from __future__ import annotations
@@ -69,3 +72,16 @@ def test_another_failedcreate_stays_the_operands() -> None:
     case = synthetic_case("x-ow-quota", _mofed_event(quota), platform="ubuntu", healthy=False)
     top = top_pair(case)
     assert top is not None and top[0] != "network-operator"
+
+
+def _waiting_beside(driver: dict[str, Any]) -> list[dict[str, Any]]:
+    waiting = [{"kind": "pod-state", "component": c, "state": "Init:0/1"}
+               for c in ("gfd", "container-toolkit", "dcgm-exporter", "device-plugin")]
+    own = {"kind": "pod-state", "component": "driver", "container": "nvidia-driver-ctr", **driver}
+    return [own, *waiting]
+
+
+def test_operands_waiting_in_init_are_the_restarting_drivers() -> None:
+    driver = {"state": "Running", "restarts": 3, "last_reason": "Error"}
+    case = synthetic_case("x-ow-init-wait", _waiting_beside(driver), platform="ubuntu", healthy=False)
+    assert top_pair(case) == ("driver", "restarting")
