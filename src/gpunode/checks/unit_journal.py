@@ -43,7 +43,7 @@ from gpunode.checks.base import STATE, check, not_deployed, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import HOST_JOURNALS, as_catalogued, line_finding
 from gpunode.checks.named import hook_layer, runtime_own_error
-from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity
+from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity, without_prefix
 from gpunode.model import Evidence, Finding, Status
 
 #: Component -> its journal in the bundle and the state cause when no line says more.
@@ -345,3 +345,101 @@ def fabric_manager_journal(ctx: NodeContext, component: str) -> Iterator[Finding
 def imex_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """nvidia-imex's last run failed, in its own journal."""
     yield from _judge_unit(ctx, component)
+
+
+#: A Go program's crash record as its own line, after a journal's prefix: the runtime's
+#: ``panic: `` or ``fatal error: `` (an unrecovered panic, a map written concurrently), or
+#: apimachinery's ``Observed a panic:`` (HandleCrash logs it, then re-panics: the kubelet runs
+#: with ReallyCrash on). A klog header may stand before it ('runtime.go:78] ').
+_GO_CRASH_LINE = re.compile(r"^(?:[IEWF]\d{4} [\d:.]+\s+\d+ )?(?:[\w.-]+\.go:\d+\] )?"
+                            r"(?:panic: |fatal error: |Observed a panic: )")
+#: The first line of the trace after it: the goroutine header the Go runtime prints as the
+#: process dies, or (apimachinery before 1.16) a frame's source file and line.
+_GOROUTINE = re.compile(r"^goroutine \d+ \[[\w ,]+\]:|^/\S+\.(?:go|s):\d+$")
+#: A journal line's unit and process id with the time and host cut off ('kubelet[6048]: '),
+#: as reports paste it.
+_BARE_UNIT = re.compile(r"^[\w.@/-]{1,60}\[\d+\]: ")
+#: How much of a crash record's message an error line before it must hold to be its own words.
+_SAME_WORDS = 60
+#: How many lines after the crash record its trace must begin within (Go prints the panic's
+#: value, '[recovered]' lines and a blank line before it).
+_TRACE_WITHIN = 4
+
+
+@check("kubelet")
+def kubelet_crashed(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The kubelet died of a Go panic or fatal error in the recent past, in its own journal."""
+    yield from _go_crash(ctx, component)
+
+
+@check("container-runtime")
+def runtime_crashed(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """containerd, CRI-O or dockerd died of a Go panic or fatal error in the recent past."""
+    yield from _go_crash(ctx, component)
+
+
+def _go_crash(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A host service written in Go whose journal holds a crash record followed by the
+    goroutine trace the runtime prints as it ends the process (kubernetes/kubernetes#102517,
+    #103838, #131688: the kubelet's device manager writing a map concurrently or into a nil
+    one) crashed: the trace is the process ending, whatever systemd's lines say, and a crash
+    of the program's own is a bug that comes back (a restart since does not heal it), so the
+    service is degraded with that line; where nothing of it ran since, it is down, failed with
+    that line as the reason (as a failed run in ``_judge_unit``). Errors it logs and goes on
+    after are not crashes."""
+    name = HOST_UNITS[component][0]
+    split = ctx.text_lines("cmd", name)
+    if split is None:
+        return
+    lines = split[0]
+    index = next((i for i in range(len(lines) - 1, -1, -1) if _crash_record(lines, i)), None)
+    if index is None:
+        return
+    again = (_last(lines, _STARTED) or -1) > index or _ran_again(lines, 0, index) or _posting(ctx, component)
+    index = _logged_before(lines, index)
+    line = lines[index].strip()
+    found = Decisive(index + 1, line[:MAX_LINE], 2)
+    where = f"{ctx.obs.path_of('cmd', name)}:{index + 1}"
+    if again:  # restarted since: it crashed in the recent past
+        yield as_catalogued(ctx.kb, line_finding(ctx.kb, component, Status.DEGRADED, found, where,
+                                                 verb="crashed", standalone="true"), line)
+        return
+    state = HOST_UNITS[component][1]  # not run since: down, and the crash is why (as _judge_unit)
+    said = line_finding(ctx.kb, component, Status.FAILED, found, where, verb="crashed",
+                        specificity=ctx.kb.get(state).specificity + 1, standalone="true")
+    yield as_catalogued(ctx.kb, msgspec.structs.replace(said, context={**said.context, STATE: state}), line)
+
+
+def _posting(ctx: NodeContext, component: str) -> bool:
+    """The kubelet posts the node Ready: it runs (an apimachinery panic it recovered from,
+    kubernetes/kubernetes#88779, or a run since whose lines the journal does not hold)."""
+    node = ctx.node
+    return component == "kubelet" and node is not None and any(
+        c.type == "Ready" and c.status == "True" for c in node.status.conditions)
+
+
+def _logged_before(lines: Sequence[str], index: int) -> int:
+    """The error line just before the crash record that logged the error the program then
+    panicked with, and says more (the kubelet's 'E... "Could not initialize pod allocation
+    checkpoint manager" err="could not restore state ..."' before 'panic: could not restore
+    state ...', kubernetes/kubernetes#135711); else the crash record itself."""
+    said = _GO_CRASH_LINE.sub("", _own_text(lines[index]), count=1).strip()[:_SAME_WORDS]
+    if len(said) < _SAME_WORDS // 2:
+        return index
+    for before in range(index - 1, max(-1, index - 1 - _TRACE_WITHIN), -1):
+        if said in lines[before] and severity(lines[before]):
+            return before
+    return index
+
+
+def _crash_record(lines: Sequence[str], index: int) -> bool:
+    """Line ``index`` is a Go crash record whose goroutine trace follows it."""
+    if not _GO_CRASH_LINE.match(_own_text(lines[index])):
+        return False
+    after = lines[index + 1:index + 1 + _TRACE_WITHIN]
+    return any(_GOROUTINE.match(_own_text(line)) for line in after)
+
+
+def _own_text(line: str) -> str:
+    """The line as the service wrote it, without the journal's prefix in either form."""
+    return _BARE_UNIT.sub("", without_prefix(line.strip()), count=1)
