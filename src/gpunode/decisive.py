@@ -143,6 +143,10 @@ _ERROR_WORDS = re.compile(
     r"Modules linked in:.{0,4000}?\b\w+(?=\([A-Z]{0,8}-\))|"
     # a program that declines to go on, the kubelet evicting for a resource it is low on, and a
     # mount whose propagation a bind mount needs (the Docker daemon's and containerd's words)
+    # an environment variable the program requires, unset ("CUDA_MPS_PIPE_DIRECTORY must be set
+    # to start or to communicate with MPS control daemon", client-go's "KUBERNETES_SERVICE_HOST
+    # and KUBERNETES_SERVICE_PORT must be defined")
+    r"(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]+ (?:must be (?:set|defined)|is not set)\b)|"
     r"refus(?:ing|es) to|low on resource|not a (?:r?shared|r?slave)(?: or r?(?:shared|slave))? mount|"
     r"(?:didn.t|did not|don.t|do not) have enough|not enough|"
     # the C library's strerror texts, the dynamic loader's and the Kubernetes API's own words

@@ -1134,7 +1134,7 @@ def pod_texts(pod: Pod, logs: Sequence[LogFile], events: Sequence[Event], contai
         verb = f"init container {cs.name} fails" if cs.name in init_names else "exits"
         for previous in (True, False):
             log = by_container.get((cs.name, previous))
-            if log is not None and (previous or cs.name in init_names or cs.state.terminated):
+            if log is not None and (previous or cs.name in init_names or _ended_run(cs)):
                 yield Text(log.path, log.lines, verb)
         for state in (cs.state.terminated, cs.last_state.terminated):
             if state is not None and state.message:
@@ -1202,6 +1202,14 @@ def _event_verb(reason: str) -> str:
     if reason.startswith("Failed") or reason in ("InspectFailed", "ErrImageNeverPull"):
         return "cannot start"
     return "fails its health check" if reason == "Unhealthy" else f"reports {reason}"
+
+
+def _ended_run(cs: ContainerStatus) -> bool:
+    """Whether the container's current log is that of a run that ended: a terminated one, or
+    one waiting in CrashLoopBackOff, whose last run's log the kubelet serves as the current
+    one until the next run starts (``kubectl logs`` without --previous)."""
+    waiting = cs.state.waiting
+    return cs.state.terminated is not None or (waiting is not None and waiting.reason == "CrashLoopBackOff")
 
 
 def _stopped(cs: ContainerStatus) -> bool:
