@@ -1,0 +1,67 @@
+"""A container's /dev/shm full, in the forms a job shows it besides ENOSPC (issue 20): a bus
+error the job puts down to its shared memory (a mapped tmpfs page that cannot be backed raises
+SIGBUS, not ENOSPC), and df's row for /dev/shm with nothing left. Both name the runtime's
+64 MB default (container-runtime, resource exhausted, as the table's shm-no-space). A bus
+error that names no shared memory and a /dev/shm with room left are not read so.
+
+Sources: pangeo-data/pangeo-docker-images#258, msr-fiddle/pipedream#28 (PyTorch's DataLoader
+words), kubeflow/pipelines#6510 (the same on a Kubernetes GPU pool, fixed with a memory-backed
+emptyDir at /dev/shm); df's columns: coreutils' df manual."""
+
+from __future__ import annotations
+
+import pytest
+from case import Case, synthetic_case
+from scoreboard import top_pair
+
+from gpunode.job_errors import load_job_errors
+
+TABLE = load_job_errors()
+
+_BUS = ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+        "memory (shm).")
+
+FULL = {
+    "dataloader-bus-error": "\n".join([
+        _BUS, _BUS, "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/utils/data/_utils/signal_handling.py", '
+        "line 63, in handler",
+        "    _error_if_any_worker_fails()",
+        "RuntimeError: DataLoader worker (pid 325) is killed by signal: Bus error."]),
+    "df-human": "Filesystem      Size  Used Avail Use% Mounted on\n"
+                "shm              64M   64M     0 100% /dev/shm",
+    "df-blocks": "Filesystem     1K-blocks  Used Available Use% Mounted on\n"
+                 "shm                65536 65536         0 100% /dev/shm",
+}
+
+NOT_SHM = [
+    "RuntimeError: DataLoader worker (pid 325) is killed by signal: Bus error.",
+    "Bus error (core dumped)",
+    "shm              64M   12M   53M  19% /dev/shm",
+    "overlay          97G   97G     0 100% /",
+]
+
+
+def _job_log(name: str, text: str) -> Case:
+    return synthetic_case(f"shm-{name}", [
+        {"kind": "workload", "name": "train-0", "namespace": "default", "container": "train",
+         "state": "Running"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "train-0", "namespace": "default"},
+         "container": "train", "text": text + "\n"},
+    ], healthy=False)
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_a_full_dev_shm_is_the_runtimes_limit(name: str) -> None:
+    assert top_pair(_job_log(name, FULL[name])) == ("container-runtime", "error_resource_exhausted")
+
+
+@pytest.mark.parametrize("line", NOT_SHM)
+def test_a_bus_error_or_df_row_without_a_full_shm_is_not(line: str) -> None:
+    found = TABLE.read(line)
+    assert found is None or found.id not in ("shm-bus-error", "shm-df-full"), found
+
+
+def test_a_dev_shm_with_room_left_stays_healthy() -> None:
+    text = "Filesystem      Size  Used Avail Use% Mounted on\nshm              64M   12M   53M  19% /dev/shm"
+    assert top_pair(_job_log("room", text)) is None
