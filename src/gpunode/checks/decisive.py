@@ -73,6 +73,8 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
         return (log for sp in ctx.cluster_side_pods(component) for log in ctx.logs_of(sp.pod))
 
     logged = component in ctx.facts.side_logged
+    if not logged and _quiet(ctx, component, findings):  # most components of most nodes
+        return []
     said = _said(ctx.kb, component, findings, controller_logs if logged else None,
                  lambda state: node_texts(ctx, component, state))
     if said is None and not _standing(findings):
@@ -92,6 +94,13 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     if moved is None and said is None:
         moved = _job_blamed(ctx, component, findings) or _unkillable(ctx, component, named)
     return [moved] if moved is not None else []
+
+
+def _quiet(ctx: NodeContext, component: str, findings: Sequence[Finding]) -> bool:
+    """Nothing of the component's own on this node to read: no problem among its findings,
+    no pod here (no running log, no pod being killed) and no host journal. ``own_words``
+    then finds nothing, whatever it reads; it stops before reading."""
+    return component not in HOST_JOURNALS and not ctx.stack_pods(component) and not _problems(findings)
 
 
 #: Components whose own check is a GPU job (catalog ids): the GPU Operator's validator proves
@@ -672,10 +681,18 @@ def answering_peers(*, kubelet_ready: bool) -> re.Pattern[str]:
 
 
 def _answering_peers(ctx: NodeContext) -> re.Pattern[str]:
-    """``answering_peers`` on this node."""
-    node = ctx.node
-    ready = next((c for c in node.status.conditions if c.type == "Ready"), None) if node else None
-    return answering_peers(kubelet_ready=ready is not None and ready.status == "True")
+    """``answering_peers`` on this node (read once per node: every component asks)."""
+    known = ctx.memo.get(_ANSWERING)
+    if known is None:
+        node = ctx.node
+        ready = next((c for c in node.status.conditions if c.type == "Ready"), None) if node else None
+        kubelet_ready = ready is not None and ready.status == "True"
+        known = ctx.memo[_ANSWERING] = answering_peers(kubelet_ready=kubelet_ready)
+    assert isinstance(known, re.Pattern)
+    return known
+
+
+_ANSWERING = "answering_peers"
 
 
 def _to_answering(kb: KnowledgeBase, found: Decisive, lines: Sequence[str], last: int | None,

@@ -53,11 +53,13 @@ def fit_to_facts(ctx: NodeContext, findings: list[Finding]) -> None:
     """Take out of ``findings`` (in place) each catalogued cause read from words that the
     node's record contradicts: a refining signature is dropped, a decisive line named as
     that cause gets its class back (ranked just above the state it explains)."""
+    factual = _factual(ctx.kb)
+    if not any(f.cause in factual or f.cause in _KERNEL_FITS for f in findings):  # nearly every component
+        return
     if any(f.cause == _HEADERS for f in findings):
         findings[:] = [_kernel_name_fit(ctx, f) for f in findings]
     if any(f.component == "driver" and f.cause == _CRASH for f in findings):
         findings[:] = [_headers_unpublished(ctx, f) for f in findings]
-    factual = _factual(ctx.kb)
     if not any(f.cause in factual for f in findings):  # almost every component
         return
     findings[:] = list(_fitted(ctx, findings))
@@ -87,6 +89,8 @@ def _kernel_name_fit(ctx: NodeContext, finding: Finding) -> Finding:
 
 
 _CRASH = "crash_loop"
+#: The causes the node's kernel may refit (``_kernel_name_fit``, ``_headers_unpublished``).
+_KERNEL_FITS = frozenset({_HEADERS, _CRASH})
 #: Ubuntu's FIPS kernels ("5.4.0-1068-fips", "4.15.0-2036-aws-fips"): their packages, headers
 #: included, are published only in the Ubuntu Pro FIPS archive, never in the public archive
 #: the driver image's script queries for linux-headers-<running kernel>.
