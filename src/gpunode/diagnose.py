@@ -129,19 +129,17 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     plan = node_plan(catalog)
     lacking = {needs: ctx.missing(needs) for needs in plan.needs}  # what this node lacks
     named: list[Finding] = []
-    for cid, component_checks in plan.components:
+    for cid, check_fns, unobserved in plan.runs(lacking):
         findings: list[Finding] = []
-        judgement = out[cid] = Judgement(cid, findings)
-        for chk in component_checks:
-            missing = lacking[chk.needs]
-            if missing:
-                judgement.unobserved.extend(missing)
-                continue
-            findings.extend(chk.fn(ctx, cid))
+        out[cid] = Judgement(cid, findings, list(unobserved))
+        for fn in check_fns:
+            findings.extend(fn(ctx, cid))
         findings.extend(signature_findings(ctx, cid))
-        fit_to_facts(ctx, findings)  # a cause read from words that the node's record contradicts
-        named.extend(own_words(ctx, cid, findings))
-        fit_to_facts(ctx, findings)  # (the decisive line named as one)
+        refitted = fit_to_facts(ctx, findings)  # a cause read from words that the node's record contradicts
+        said = len(findings)
+        named.extend(own_words(ctx, cid, findings))  # (it only adds to findings)
+        if refitted or len(findings) != said:
+            fit_to_facts(ctx, findings)  # (the decisive line named as one)
     named.extend(workload_findings(ctx))
     named.extend(workload_log_findings(ctx))
     named.extend(journal_findings(ctx))  # the kubelet's or runtime's error naming another layer
@@ -150,9 +148,10 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         if target is not None and _used_here(ctx, finding.component):
             target.findings.append(finding)
     _sandboxes_explain(ctx.kb, out)
-    for finding in list(silent_state_findings(ctx, {cid: j.findings for cid, j in out.items()})):
+    found = {cid: j.findings for cid, j in out.items()}  # (the lists, appended to in place)
+    for finding in list(silent_state_findings(ctx, found)):
         out[finding.component].findings.append(finding)  # a crash that said nothing: the host's journal
-    problems = problems_by_component({cid: j.findings for cid, j in out.items()})
+    problems = problems_by_component(found)
     for finding in waiting_findings(ctx, problems):  # a running dependency that only waits
         out[finding.component].findings.append(finding)
     for finding in state_label_findings(ctx, {cid for cid, found in problems.items() if found}):

@@ -9,7 +9,7 @@ not run and the runner records what was missing, so the component ends up
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from gpunode.catalog import Catalog
@@ -75,6 +75,11 @@ def _checks_for(component: str, kind: str, _registered: int) -> tuple[Check, ...
     )
 
 
+#: One component's part of a node's run: its id, the functions of its checks whose needs
+#: the node has (in order), and what the others lacked (``Judgement.unobserved``).
+ComponentRun = tuple[str, tuple[CheckFn, ...], tuple[str, ...]]
+
+
 @dataclass(frozen=True)
 class NodePlan:
     """What runs for every node: each node-scoped component with its checks, in catalog
@@ -82,6 +87,28 @@ class NodePlan:
 
     components: tuple[tuple[str, tuple[Check, ...]], ...]
     needs: tuple[tuple[str, ...], ...]
+    #: ``runs`` by what the node lacks of each ``needs``: nodes mostly lack the same.
+    _runs: dict[tuple[tuple[str, ...], ...], tuple[ComponentRun, ...]] = field(
+        default_factory=dict, compare=False, repr=False)
+
+    def runs(self, lacking: Mapping[tuple[str, ...], tuple[str, ...]]) -> tuple[ComponentRun, ...]:
+        """Each component's run on a node that lacks ``lacking[needs]`` of each ``needs``:
+        the checks to call and, in check order, the observations the others lacked. Made
+        once per distinct ``lacking`` rather than sorted out check by check on every node."""
+        key = tuple(lacking[needs] for needs in self.needs)
+        known = self._runs.get(key)
+        if known is None:
+            if len(self._runs) >= _RUNS_MAX:
+                self._runs.clear()
+            known = self._runs[key] = tuple(
+                (cid, tuple(c.fn for c in checks if not lacking[c.needs]),
+                 tuple(need for c in checks for need in lacking[c.needs]))
+                for cid, checks in self.components)
+        return known
+
+
+#: Distinct ``lacking`` kept per plan (a fleet's nodes lack one or a few sets of files).
+_RUNS_MAX = 64
 
 
 def node_plan(catalog: Catalog) -> NodePlan:

@@ -100,7 +100,9 @@ def _quiet(ctx: NodeContext, component: str, findings: Sequence[Finding]) -> boo
     """Nothing of the component's own on this node to read: no problem among its findings,
     no pod here (no running log, no pod being killed) and no host journal. ``own_words``
     then finds nothing, whatever it reads; it stops before reading."""
-    return component not in HOST_JOURNALS and not ctx.stack_pods(component) and not _problems(findings)
+    if component in HOST_JOURNALS or ctx.stack_pods(component):
+        return False
+    return all(f.status not in PROBLEMS for f in findings)
 
 
 #: Components whose own check is a GPU job (catalog ids): the GPU Operator's validator proves

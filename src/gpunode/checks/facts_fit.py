@@ -49,20 +49,27 @@ def contradicted(ctx: NodeContext, cause: Cause) -> bool:
     return held
 
 
-def fit_to_facts(ctx: NodeContext, findings: list[Finding]) -> None:
+def fit_to_facts(ctx: NodeContext, findings: list[Finding]) -> bool:
     """Take out of ``findings`` (in place) each catalogued cause read from words that the
     node's record contradicts: a refining signature is dropped, a decisive line named as
-    that cause gets its class back (ranked just above the state it explains)."""
-    factual = _factual(ctx.kb)
-    if not any(f.cause in factual or f.cause in _KERNEL_FITS for f in findings):  # nearly every component
-        return
+    that cause gets its class back (ranked just above the state it explains). False when
+    no finding has a cause read here (``findings`` are then left as they are, and stay so
+    for as long as nothing is added)."""
+    known = _FACTUAL[0]
+    refit = (known if known is not None and known[0] is ctx.kb else _factual_of(ctx.kb))[2]
+    for finding in findings:
+        if finding.cause in refit:
+            break
+    else:  # nearly every component: none of its causes is one refitted here
+        return False
     if any(f.cause == _HEADERS for f in findings):
         findings[:] = [_kernel_name_fit(ctx, f) for f in findings]
     if any(f.component == "driver" and f.cause == _CRASH for f in findings):
         findings[:] = [_headers_unpublished(ctx, f) for f in findings]
-    if not any(f.cause in factual for f in findings):  # almost every component
-        return
-    findings[:] = list(_fitted(ctx, findings))
+    factual = _factual(ctx.kb)
+    if any(f.cause in factual for f in findings):
+        findings[:] = list(_fitted(ctx, findings))
+    return True
 
 
 _HEADERS, _SCRIPT = "kernel_headers_missing", "driver_container_script_error"
@@ -115,14 +122,21 @@ def _headers_unpublished(ctx: NodeContext, finding: Finding) -> Finding:
 
 
 def _factual(kb: KnowledgeBase) -> frozenset[str]:
-    """The codes of causes with fact signatures (listed once per knowledge base)."""
-    known = _FACTUAL.get(id(kb))
-    if known is None or known[0] is not kb:
-        known = _FACTUAL[id(kb)] = (kb, frozenset(c.code for c in kb.causes if fact_signatures(c)))
-    return known[1]
+    """The codes of causes with fact signatures."""
+    known = _FACTUAL[0]
+    return (known if known is not None and known[0] is kb else _factual_of(kb))[1]
 
 
-_FACTUAL: dict[int, tuple[KnowledgeBase, frozenset[str]]] = {}
+def _factual_of(kb: KnowledgeBase) -> tuple[KnowledgeBase, frozenset[str], frozenset[str]]:
+    """The codes of causes with fact signatures, and those with the causes the node's kernel
+    refits (``_KERNEL_FITS``), listed once per knowledge base: the last one's are kept at
+    hand (``_FACTUAL``), asked twice for every component of every node."""
+    factual = frozenset(c.code for c in kb.causes if fact_signatures(c))
+    known = _FACTUAL[0] = (kb, factual, factual | _KERNEL_FITS)
+    return known
+
+
+_FACTUAL: list[tuple[KnowledgeBase, frozenset[str], frozenset[str]] | None] = [None]
 
 
 def _fitted(ctx: NodeContext, findings: list[Finding]) -> Iterator[Finding]:

@@ -79,6 +79,8 @@ def silent_state_findings(ctx: NodeContext, findings: Mapping[str, Sequence[Find
     blocked by it. Each host journal is quoted once."""
     catalog, kb = ctx.facts.catalog, ctx.kb
     failing = {cid for cid, found in findings.items() if any(f.status in PROBLEMS for f in found)}
+    if not failing:  # most nodes
+        return
     quoted: set[str] = set()
     for cid, found in findings.items():
         problems = [f for f in found if f.status in PROBLEMS]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from fnmatch import fnmatchcase
+from typing import cast
 from weakref import WeakKeyDictionary
 
 import msgspec
@@ -79,7 +80,8 @@ def _node_plan(ctx: NodeContext, component: str) -> list[tuple[Scanner, Matchers
     on the node has a log line, unless the component has a cluster-wide pod with log
     lines (``ClusterFacts.side_logged``). Most nodes have none of these, and the same texts (no
     event, init containers that completed, a ready kubelet): their plan is shared."""
-    plan = _plan_of(ctx)
+    known = ctx.memo.get(_PLAN_KEY)  # (``_plan_of`` without a call: asked for every component)
+    plan = _plan_of(ctx) if known is None else cast("_Plan", known)
     runs = plan.runs.get(component)
     if runs is None:
         runs = plan.runs[component] = [
@@ -89,11 +91,14 @@ def _node_plan(ctx: NodeContext, component: str) -> list[tuple[Scanner, Matchers
 
 
 def _plan_of(ctx: NodeContext) -> _Plan:
-    plan = ctx.memo.get("signature_plan")
+    plan = ctx.memo.get(_PLAN_KEY)
     if plan is None:
-        plan = ctx.memo["signature_plan"] = _shared_plan(ctx)
+        plan = ctx.memo[_PLAN_KEY] = _shared_plan(ctx)
     assert isinstance(plan, _Plan)
     return plan
+
+
+_PLAN_KEY = "signature_plan"
 
 
 class _Plan:

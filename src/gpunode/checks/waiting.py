@@ -55,7 +55,7 @@ def waiting_findings(ctx: NodeContext, problems: Mapping[str, Sequence[Finding]]
             else:
                 blocked_on |= catalog.dependencies(cid)
     for cid in catalog.ids:
-        if problems.get(cid):
+        if problems.get(cid) or not ctx.stack_pods(cid):  # (no pod here: no running log)
             continue
         for log in _running_logs(ctx, cid):
             finding = _waits(ctx, cid, log, cid in blocked_on)

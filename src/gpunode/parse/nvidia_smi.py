@@ -144,8 +144,15 @@ _FAILURE_PATTERNS = (
 )
 
 
+#: Any of the failure patterns anywhere in the text: a healthy table (nearly every node)
+#: is answered by one search instead of each pattern on each of its lines.
+_ANY_FAILURE = re.compile("|".join(f"(?:{p.pattern})" for p in _FAILURE_PATTERNS))
+
+
 def parse_nvidia_smi_failure(text: str) -> str | None:
     """The error line when plain ``nvidia-smi`` output is a failure, else None."""
+    if _ANY_FAILURE.search(text) is None:  # no line can match either
+        return None
     for line in text.splitlines():
         for pattern in _FAILURE_PATTERNS:
             match = pattern.search(line)
