@@ -304,6 +304,9 @@ class Diagnoser:
             if not aggregate and (lacking := self._lacks_from_nodes(rc, nodes)):
                 explained[rc.component] = lacking
                 continue
+            if aggregate and not below and _logged_why(rc):
+                kept.append(rc)  # its own log says why; the short operands follow from it
+                continue
             if aggregate and not below:
                 below = self._short_daemonsets(rc.component)
             if aggregate and below:
@@ -851,3 +854,10 @@ def _source(facts: ClusterFacts) -> SourceInfo:
         warnings=m.warnings,
         missing=facts.missing,
     )
+
+
+def _logged_why(rc: RootCause) -> bool:
+    """A cluster cause that its component's own log decides (the operator that cannot find
+    a CRD its policy asks for) is more than a sum of node states: the operands it never
+    started are short because of it, so they do not explain it away."""
+    return rc.decisive is not None and rc.decisive.source.startswith("logs/")
