@@ -133,6 +133,10 @@ _ERROR_WORDS = re.compile(
     # a program given an option it does not know (getopt's, cobra's, Go flag's and kingpin's
     # words: "unknown long flag '--web.config'", "unknown short flag '-c'")
     r"unrecognized (?:option|argument|flag)|unknown (?:shorthand |short |long )?flag|"
+    # urfave/cli's answer to a subcommand the program does not have ("No help topic for
+    # 'disable-device-node-modification'": a caller newer than the program it runs), and a
+    # name no registry resolved (the CDI cache's "unresolvable CDI devices <kind>=<name>")
+    r"no help topic for|unresolvable|"
     # CUDA's and nvidia-smi's words for a node or container that shows no GPU, DNS's for a
     # name it cannot resolve, and a file that is not in the format its reader expects
     r"no CUDA-capable device|No devices were found(?=\.?\s*$)|no such host|not in (?:\w+ )?format|"

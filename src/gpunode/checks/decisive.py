@@ -31,6 +31,7 @@ from gpunode.checks.named import (
     named_on_node,
     plugin_spec_owner,
     runtime_own_error,
+    sharing_spec_owner,
     spec_device_owner,
 )
 from gpunode.decisive import (
@@ -1056,6 +1057,7 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
     facts, where known."""
     running = serving.running if serving is not None else ()
     hook = plugin_spec_owner(catalog, running, line)
+    hook = hook or sharing_spec_owner(catalog, running, line)
     hook = hook or spec_device_owner(catalog, running, serving is not None and serving.host_driver, line)
     hook = hook or hook_layer(catalog.named_in, line)  # a failed OCI hook: the layer its own words name
     if hook is not None:
@@ -1069,7 +1071,18 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
         return admission_names(catalog, line, target, pod, serving)
     if target is None and runtime_own_error(line):
         return "container-runtime"
+    if target is None and _UNKNOWN_SUBCOMMAND.search(line):
+        target = _HOOK_PROGRAMS
     return target
+
+
+#: A CLI refusing the subcommand it was called with (urfave/cli's "No help topic for '<name>'"),
+#: relayed while a GPU container is created: the program that runs then is a hook a CDI spec or
+#: the NVIDIA runtime records (nvidia-ctk hook <name>, nvidia-cdi-hook), older than the spec
+#: calling it (HAMi's Configure CDI page: 'disable-device-node-modification' needs toolkit 1.18).
+_UNKNOWN_SUBCOMMAND = re.compile(r"(?i:\bno help topic for '[\w.-]+')")
+#: The component whose programs a GPU container's creation runs as hooks.
+_HOOK_PROGRAMS = "container-toolkit"
 
 
 #: The kubelet's admission reason for a resource the node lacked ("OutOfnvidia.com/gpu").

@@ -21,6 +21,7 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
     """The lowest layer ``line`` names on this node, or None."""
     hook = (_dra_prepare_owner(ctx.facts.catalog, line) or _resource_owner(ctx, line)
             or _plugin_spec_owner(ctx, line) or _spec_device_owner(ctx, line)
+            or _sharing_spec_owner(ctx, line)
             or hook_layer(ctx.facts.catalog.named_in, line)
             or _cni_dir_rewritten(ctx, line))
     if hook is not None:
@@ -158,6 +159,13 @@ def _plugin_spec_owner(ctx: NodeContext, line: str) -> str | None:
     return plugin_spec_owner(ctx.facts.catalog, _running_plugins(ctx), line)
 
 
+def _sharing_spec_owner(ctx: NodeContext, line: str) -> str | None:
+    """``sharing_spec_owner`` with the components that have pods on this node."""
+    if _CDI_PATH_MISSING.search(line) is None:  # most lines: skip reading the node's pods
+        return None
+    return sharing_spec_owner(ctx.facts.catalog, _running_plugins(ctx), line)
+
+
 def plugin_spec_owner(catalog: Catalog, running: Collection[str], line: str) -> str | None:
     """The GPU device plugin serving the node where ``line`` reports a device of its own CDI
     spec unresolvable: one that replaces NVIDIA's (HAMi's) where it runs there (``running``),
@@ -165,6 +173,32 @@ def plugin_spec_owner(catalog: Catalog, running: Collection[str], line: str) -> 
     if _PLUGIN_CDI_KIND.search(line) is None:
         return None
     return serving_plugin(catalog, running)
+
+
+#: A path a CDI spec records that the runtime could not find while applying it: a host device
+#: node ('failed to stat CDI host device "/dev/nvidia-modeset": no such file or directory') or
+#: the program of a hook at a stage only CDI specs use ('error running createContainer hook #0:
+#: fork/exec /usr/bin/nvidia-ctk: no such file or directory'; the legacy runtime's hook runs at
+#: prestart).
+_CDI_PATH_MISSING = re.compile(
+    r'failed to stat CDI host device "?/[^\s"]+"?: no such file or directory'
+    r"|error running (?:createContainer|createRuntime|startContainer) hook #\d+: fork/exec /\S+: "
+    r"no such file or directory")
+#: The GPU device plugin that serves a node where no other does.
+_NVIDIA_PLUGIN = "device-plugin"
+
+
+def sharing_spec_owner(catalog: Catalog, running: Collection[str], line: str) -> str | None:
+    """The sharing plugin that replaces NVIDIA's (HAMi's) where it serves the node and ``line``
+    reports a path of a CDI spec missing on the host: in CDI mode it writes the spec for the
+    devices it allocates itself, from its own driver root and hook path settings
+    (https://project-hami.io/docs/installation/configure-cdi: nvidiaDriverRoot, nvidiaHookPath;
+    NVIDIA/k8s-device-plugin#666 for the plugin it forks). None where NVIDIA's plugin serves:
+    the same path may then be in the toolkit's spec as well as in the plugin's."""
+    if _CDI_PATH_MISSING.search(line) is None:
+        return None
+    serving = serving_plugin(catalog, running)
+    return serving if serving != _NVIDIA_PLUGIN else None
 
 
 #: A refusal to load one of the driver's display modules (nvidia-modeset, nvidia-drm):
