@@ -15,6 +15,7 @@ from gpunode.checks import (
     resources,
     sandbox,
     toolkit,
+    toolkit_pending,
     unit_journal,
     workload_logs,
     xid,
