@@ -13,10 +13,13 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+import msgspec
+
 from gpunode.checks.base import check, problem, unknown
 from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import line_finding
 from gpunode.checks.pcie import reading_of, shortfall
-from gpunode.decisive import clipped
+from gpunode.decisive import Decisive, clipped
 from gpunode.gpus import gpu_resources
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.gpu_ref import bus_id_in_line, gpu_values, normal_bus_id
@@ -31,6 +34,9 @@ _DCGM_XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
 _THERMAL = ("hw_thermal_slowdown", "sw_thermal_slowdown")
 GPU = "nvidia.com/gpu"
 _DCGM_GPU = re.compile(r'\{gpu="(?P<gpu>\d+)"')
+#: The severity word the driver writes into an Xid line it handled (NVLink5 Xids 144-150: "Nonfatal"
+#: or "Fatal" after the unit name). Alone it leaves the GPU in service; another Xid beside it does not.
+_NONFATAL = re.compile(r"\bnon-?fatal\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,9 @@ class XidSeen:
 def xid_reports(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Hardware Xids become their cause; application Xids are evidence only."""
     seen = [*_kernel_xids(ctx), *_driver_log_xids(ctx), *_device_plugin_xids(ctx), *_dcgm_xids(ctx)]
+    if seen and all(_NONFATAL.search(s.evidence.excerpt) for s in seen):
+        yield unknown(component, _nonfatal_summary(seen), *_evidence(seen))
+        return
     by_cause: dict[str, list[XidSeen]] = {}
     for sighting in seen:
         if sighting.info.is_root_cause and sighting.info.cause:
@@ -80,6 +89,14 @@ def _gpu_of(line: str) -> str | None:
 
 def _evidence(sightings: Iterable[XidSeen]) -> tuple[Evidence, ...]:
     return tuple(dict.fromkeys(s.evidence for s in sightings))[:MAX_XID_EVIDENCE]
+
+
+def _nonfatal_summary(seen: list[XidSeen]) -> str:
+    codes = ", ".join(sorted({str(s.info.code) for s in seen}))
+    return (
+        f"Xid {codes} logged by the driver itself as non-fatal, with no other Xid beside it: "
+        "the error was handled and the GPU stays in service"
+    )
 
 
 def _benign_summary(benign: list[XidSeen]) -> str:
@@ -142,6 +159,39 @@ def _int(value: str | None) -> int | None:
         return int(value) if value else None
     except ValueError:
         return None
+
+
+#: DCGM's count of corrected (single-bit) ECC errors since the driver loaded, per GPU.
+_DCGM_SBE_VOLATILE = "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"
+#: Corrected errors since the driver loaded that make a storm: a GPU correcting thousands a
+#: second under load (NVIDIA/DCGM#313: 9.6e9, rising ~17,700/s) against peers at or near none.
+SBE_STORM = 1_000_000
+#: How far above every peer on the node the storm GPU stands (same model, same job).
+SBE_STORM_RATIO = 1000
+
+
+@check("gpu-hardware")
+def correctable_ecc_storm(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A GPU correcting ECC errors by the million while its peers correct almost none is
+    degrading memory: the corrections cost every call that touches it (DCGM calls stall past
+    45 s under load while DCGM's own health check still calls the GPU healthy, NVIDIA/DCGM#313,
+    NVIDIA/NVSentinel#1748). Counts alike on every GPU (a fleet-wide trickle, a long uptime)
+    say nothing; a node with one GPU has no peer to read it against, and is not read."""
+    samples = [s for s in ctx.dcgm_metric(_DCGM_SBE_VOLATILE) or [] if "gpu" in s.labels]
+    if len(samples) < 2:
+        return
+    top = max(samples, key=lambda s: s.value)
+    peers = [s.value for s in samples if s is not top]
+    if top.value < SBE_STORM or max(peers) * SBE_STORM_RATIO > top.value:
+        return
+    gpu = top.labels["gpu"]
+    shown = f'{_DCGM_SBE_VOLATILE}{{gpu="{gpu}"}} {int(top.value)}'
+    path = ctx.obs.path_of("metrics", "dcgm-exporter.prom")
+    peer_note = Evidence(path, f"other GPUs: at most {int(max(peers))} corrected errors each")
+    finding = line_finding(ctx.kb, component, Status.DEGRADED, Decisive(1, shown, 1), path,
+                           verb="corrects ECC errors by the million", line_class="error_device",
+                           evidence=(peer_note,))
+    yield msgspec.structs.replace(finding, context={**gpu_values(gpu, ctx.gpu_indices), **finding.context})
 
 
 @check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml", "node"))
