@@ -16,6 +16,7 @@ from gpunode.checks import (
     sandbox,
     toolkit,
     toolkit_pending,
+    toolkit_written,
     unit_journal,
     workload_logs,
     xid,

@@ -24,6 +24,7 @@ from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.checks.host import runtime_down_message
 from gpunode.checks.operator import vm_reason, vm_workload
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
+from gpunode.checks.toolkit_written import runtime_unreachable
 from gpunode.decisive import MAX_LINE, Decisive, severity
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
@@ -202,10 +203,10 @@ def containerd_dropin_version(ctx: NodeContext, component: str) -> Iterator[Find
     """containerd 2.3 refuses to start when an imported drop-in declares a higher config
     version than the top-level file ("drop-in config version 4 higher than root config
     version 2"); a toolkit that takes the version from ``containerd config dump`` writes
-    such a drop-in. Judged only while the kubelet reports the runtime down (other
+    such a drop-in. Judged only while the runtime cannot be reached (other
     containerd releases load the same files), and then it is why the runtime is down."""
     config = ctx.containerd
-    if config is None or runtime_down_message(ctx) is None:
+    if config is None or not runtime_unreachable(ctx):
         return
     clash = dropin_version_above_root(config)
     if clash is not None:
