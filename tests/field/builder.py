@@ -161,7 +161,8 @@ def _admitted(node: NodeState, case: Case) -> None:
     if GPU_RESOURCE in node.obj["status"]["capacity"]:
         return
     for ev in case.evidence:
-        if isinstance(ev, NodeCapacityEv) or (isinstance(ev, EventEv) and GPU_RESOURCE in ev.message):
+        if isinstance(ev, NodeCapacityEv) or (isinstance(ev, EventEv) and GPU_RESOURCE in ev.message
+                                              and not _placed_later(case, ev)):
             return
         if isinstance(ev, LogEv) and ev.component == "device-plugin":
             return
@@ -789,6 +790,27 @@ def _rfc(moment: Any) -> str:
     return ids.rfc3339(moment)
 
 
+def _ran_later(case: Case, obj: Any) -> bool:
+    """A pod the scheduler once could not place whose container the report shows running,
+    exited or started (a Running workload, a Started event): it was placed later, as when
+    Karpenter or a cluster autoscaler adds the GPU node after the first FailedScheduling. The
+    scheduler's event is then history, its last time before the pod ran (a collector lists
+    a pod's events whatever its phase)."""
+    for ev in case.evidence:
+        if isinstance(ev, WorkloadEv) and (ev.name, ev.namespace) == (obj.name, obj.namespace) \
+                and (ev.state == "Running" or ev.exit_code is not None or bool(ev.restarts)):
+            return True
+        if isinstance(ev, EventEv) and ev.reason == "Started" and ev.object is not None \
+                and (ev.object.name, ev.object.namespace) == (obj.name, obj.namespace):
+            return True
+    return False
+
+
+def _placed_later(case: Case, ev: EventEv) -> bool:
+    """A FailedScheduling event of a pod that ran later says nothing about the node it ran on."""
+    return ev.reason == "FailedScheduling" and ev.object is not None and _ran_later(case, ev.object)
+
+
 def _check_source(ev: EventEv) -> None:
     """An event's ``source`` is a stack component recording it on the Node; elsewhere the
     recorder follows from the object (the kubelet, the scheduler, a controller)."""
@@ -828,7 +850,7 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
         key = _workload_pod(world, node, ev.object.namespace, ev.object.name or "gpu-pod", ev.reason)
         if ev.reason == "UnexpectedAdmissionError":
             _rejected_at_admission(world, key, message)
-        if ev.reason == "FailedScheduling":
+        if ev.reason == "FailedScheduling" and not _ran_later(case, ev.object):
             _unschedule(world, key, ev.message, post)
     elif ev.component is not None:
         key = _pod_key(world, node, ev.component)
@@ -838,6 +860,7 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
         raise CaseError("a pod event names its component or object")
     if ev.reason in _SCHEDULER_REASONS:
         pod = world.pods[key]
+        past = ev.reason == "FailedScheduling" and _ran_later(case, ev.object)
         world.add_event(
             event(
                 "Pod",
@@ -845,7 +868,7 @@ def _event(world: World, node: NodeState, ev: EventEv, post: list[Any], case: Ca
                 ev.reason,
                 message,
                 first=world.ago(minutes=49),
-                last=world.ago(seconds=31),
+                last=world.ago(minutes=41) if past else world.ago(seconds=31),
                 count=count,
                 kind=ev.type,
                 component=pod["spec"].get("schedulerName", "default-scheduler"),
