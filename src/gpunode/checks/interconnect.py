@@ -682,6 +682,54 @@ def rdma_plugin_found_none(ctx: NodeContext, component: str) -> Iterator[Finding
                 return
 
 
+#: The plugin's discovery saying a device it selected has no RDMA side: its own warning for a
+#: netdev without RDMA char devices ("Warning: non-Rdma Device ens2f0", Mellanox/network-operator#31),
+#: a resource left without any ("no Rdma Devices were found for resource ..."), or a device
+#: missing one of its char devices ('RDMA device "issm" not found', k8s-rdma-shared-dev-plugin#44).
+_NO_RDMA_SIDE = re.compile(r"(?i)\bnon-?RDMA device\b|\bno RDMA devices? (?:were )?found\b"
+                           r"|\bRDMA device \\?\"?\w+\\?\"? not found\b")
+
+
+@check("rdma-device-plugin")
+def rdma_plugin_before_ofed(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A running plugin that found its devices without their RDMA side while the node's OFED
+    driver container was (re)starting: it discovered before the driver loaded its modules and
+    serves an unusable resource until restarted (Mellanox/network-operator#31 after a reboot;
+    the plugin later fails or re-checks instead, k8s-rdma-shared-dev-plugin#23 and PR #24). With
+    OFED running undisturbed the same words are a selector matching a non-RDMA netdev or a
+    resource skipped by design, and are not read here."""
+    if not _ofed_restarting(ctx):
+        return
+    for sp in ctx.stack_pods(component):
+        for log in ctx.logs_of(sp.pod):
+            found = None if log.previous else _last_no_rdma_side(log.lines)
+            if found is not None:
+                where = f"{log.path}:{found.line_no}"
+                yield line_finding(ctx.kb, component, Status.DEGRADED, found, where,
+                                   verb="started before OFED loaded its modules",
+                                   line_class="error_not_found",
+                                   namespace=log.namespace, pod=log.pod, container=log.container,
+                                   standalone="true")
+                return
+
+
+def _ofed_restarting(ctx: NodeContext) -> bool:
+    """The node's OFED driver pod restarted or is not ready: its modules were (re)loading."""
+    statuses = [c for sp in ctx.stack_pods("ofed") for c in sp.pod.status.container_statuses]
+    return any(c.restart_count > 0 or not c.ready for c in statuses)
+
+
+def _last_no_rdma_side(lines: Sequence[str]) -> Decisive | None:
+    """The last line that says a device has no RDMA side, unless a later one serves a device."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        if _SERVING.search(line):
+            return None
+        if _NO_RDMA_SIDE.search(line):
+            return Decisive(index + 1, line[:MAX_LINE], 1)
+    return None
+
+
 def _none_found(lines: Sequence[str]) -> Decisive | None:
     """The last line that says no device was found, unless a later one serves a device."""
     for index in range(len(lines) - 1, -1, -1):
