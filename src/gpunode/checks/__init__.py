@@ -44,6 +44,8 @@ __all__ = [
     "resources",
     "sandbox",
     "toolkit",
+    "toolkit_pending",
+    "toolkit_written",
     "unit_journal",
     "workload_logs",
     "xid",
