@@ -172,10 +172,17 @@ def _admitted(node: NodeState, case: Case) -> None:
         node.obj["status"]["allocatable"][GPU_RESOURCE] = count
 
 
+_PULLING = frozenset({"ErrImagePull", "ImagePullBackOff"})
+
+
 def _ran_with_gpu(ev: WorkloadEv) -> bool:
-    """The workload asks for nvidia.com/gpu (one by default) and its container has run."""
+    """The workload asks for nvidia.com/gpu (one by default) and its container has run, or
+    the kubelet, having admitted the pod, was pulling its image (ErrImagePull,
+    ImagePullBackOff): the kubelet pulls a pod's images only after admission, where the
+    device manager allocates its devices (kubernetes.io, Device Plugins; Images)."""
     limits = ev.resources.limits if ev.resources is not None and ev.resources.limits else {GPU_RESOURCE: "1"}
-    ran = ev.exit_code is not None or bool(ev.restarts) or ev.state == "Running"
+    ran = (ev.exit_code is not None or bool(ev.restarts) or ev.state == "Running"
+           or ev.state in _PULLING)
     return GPU_RESOURCE in limits and ran
 
 
