@@ -510,6 +510,13 @@ _NOT_THE_STACKS = re.compile(
     rf"\b{_OTHER_COLLECTOR}\w+ collector failed after|"
     rf"\bcollector={_OTHER_COLLECTOR}\w")
 
+#: The host refusing the component access to a path it reads (EACCES: SELinux, an SCC
+#: without hostPath access): unlike a subsystem the host lacks, the refusal lasts until the
+#: pod's security context changes, so such a collector's failure is the component's own
+#: (the filesystem collector's "open /host/proc/1/mounts: permission denied" under SELinux
+#: enforcing, poseidon/typhoon#1198, openshift/cluster-monitoring-operator's node-exporter).
+_ACCESS_REFUSED = re.compile(r"(?i:: permission denied\b)")
+
 
 def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
                     names: Callable[[str], str | None] | None = None,
@@ -549,7 +556,7 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
                 standalone="true"))
         if fell is not None:
             found, last = fell
-        elif found is None or _NOT_THE_STACKS.search(found.line):
+        elif found is None or (_NOT_THE_STACKS.search(found.line) and not _ACCESS_REFUSED.search(found.line)):
             continue
         elif (refused is None and not _lasting(kb, component, found, 1)
               and kb.catalogued_in(component, found.line) is None
