@@ -543,7 +543,8 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
             found = _own_catalogued(kb, component, lines[last])
         if found is None and (again := _recurring(kb, lines)) is not None:
             found, last = again
-        refused = (_refused_watch(kb, lines) or _start_failed(lines)) if found is None else None
+        refused = (_refused_watch(kb, lines) or _start_failed(lines) or _part_exited(kb, lines)
+                   if found is None else None)
         if refused is not None:
             found, last = refused
         fell = _fell_back(lines, dropped=bool(log.pod)) if found is None else None
@@ -628,6 +629,37 @@ def _start_failed(lines: Sequence[str]) -> tuple[Decisive, int] | None:
         if _STARTED.search(line) and not _START_FAILED.search(line):
             return None
         if "start" in line.lower() and _START_FAILED.search(line) and severity(line):
+            found = lenient_line([line])
+            return (Decisive(index + 1, found.line, found.strength), index) if found is not None else None
+    return None
+
+
+#: A part of the program's own (a task, loop, worker, reflector or watcher) that ended on an
+#: error: "Reflector process exited with an error. error=streaming error" (Vector's
+#: kubernetes_logs source, vectordotdev/vector#7401, which then stops shipping logs).
+_PART_EXITED = re.compile(
+    r"(?i:\b(?:process|task|worker|loop|reflector|watcher|informer|thread|goroutine)\b.{0,40}?"
+    r"\b(?:exited|terminated|stopped|died|ended)\b.{0,20}?\b(?:with|due to|because of|on)\b "
+    r"(?:an? )?(?:error|failure)\b)")
+#: Lines before the exit within which the error that ended the part stands.
+_EXIT_REASON_LINES = 3
+
+
+def _part_exited(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, int] | None:
+    """The last line of a running component's log that says a part of its own ended on an
+    error, with no start said after it: the program runs on without that part instead of
+    retrying, so the failure does not heal by itself. The error just before it that falls in
+    a class says why (the watch that broke); else the exit line itself. A part started again
+    after it is a retry that the later lines judge."""
+    for index in range(len(lines) - 1, max(-1, len(lines) - _RECUR_TAIL - 1), -1):
+        line = lines[index]
+        if _STARTED.search(line):
+            return None
+        if _PART_EXITED.search(line) and severity(line):
+            for before in range(index - 1, max(-1, index - _EXIT_REASON_LINES - 1), -1):
+                reason = _last_error(kb, lines[before]) if severity(lines[before]) else None
+                if reason is not None and kb.class_of(reason.message) is not None:
+                    return Decisive(before + 1, reason.line, reason.strength), before
             found = lenient_line([line])
             return (Decisive(index + 1, found.line, found.strength), index) if found is not None else None
     return None
