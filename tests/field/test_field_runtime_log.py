@@ -50,7 +50,9 @@ _NEW_INFO = "".join(f'{{"level":"info","msg":"{msg}","time":"2022-11-09T20:27:15
 
 
 def test_the_runtime_s_last_error_is_the_toolkit_s_failure() -> None:
-    assert _top(_OLD_ERROR) == ("container-toolkit", "error_file_state")
+    """The hook binary the runtime stats is missing: the catalogued cause of that line
+    (oci_hook_binary_missing, 9143572) wins over its class, as for NVIDIA/nvidia-docker#1017."""
+    assert _top(_OLD_ERROR) == ("container-toolkit", "oci_hook_binary_missing")
 
 
 def test_the_json_format_s_error_level() -> None:

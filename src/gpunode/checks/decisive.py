@@ -653,8 +653,8 @@ def _part_exited(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, int
     after it is a retry that the later lines judge."""
     for index in range(len(lines) - 1, max(-1, len(lines) - _RECUR_TAIL - 1), -1):
         line = lines[index]
-        if _STARTED.search(line):
-            return None
+        if _STARTED.search(line) or _WATCH_SYNCED.search(line):
+            return None  # started again, or a watch whose cache synced since: the part works
         if _PART_EXITED.search(line) and severity(line):
             for before in range(index - 1, max(-1, index - _EXIT_REASON_LINES - 1), -1):
                 reason = _last_error(kb, lines[before]) if severity(lines[before]) else None

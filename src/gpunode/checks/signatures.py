@@ -204,9 +204,8 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
             # cause shows (and which it explains) is read further.
             sources = [c for c in sources if c in below and c in failing]
         for seen in sources:
-            if (seen not in below and cause.code != NOT_DEFAULT_RUNTIME
-                    and _runtime_served(ctx, cause.component) and _own_spec_at_fault(ctx, seen)):
-                continue  # a pod without a runtime class is that cause itself, not a reason to stop
+            if seen not in below and _runtime_served(ctx, cause.component) and _own_spec_at_fault(ctx, seen):
+                continue
             if cause.code == NOT_DEFAULT_RUNTIME and runtime_requested(ctx, seen):
                 continue
             if seen in failing:
