@@ -9,7 +9,9 @@ from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
+from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.containerd import OptionSpellings, option_spellings
 from gpunode.parse.nvidia_smi import GpuInfo
 
 _PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure")
@@ -143,6 +145,53 @@ def config_version_fits_runtime(ctx: NodeContext, component: str) -> Iterator[Fi
 #: drop-ins), with the position the parser gives ('line 3 column 5', '(at line 3, column 9)').
 _SYNTAX = re.compile(r"^(?P<path>/\S+): invalid (?:JSON|TOML): (?P<why>.+)$", re.DOTALL)
 _POSITION = re.compile(r"\bline (\d+)")
+
+
+@check("container-runtime")
+def runtime_option_spelled_twice(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """An option of one of containerd's runtime handlers set twice in one file it reads, under
+    names that differ only in letter case and with different values: containerd takes the
+    name in any case and keeps the last, so the handler runs with what the later writer set
+    whatever the earlier one meant. The runtime's own configuration is then wrong, not the
+    writer whose key lost (NVIDIA/gpu-operator#1374: Kubespray's template adds ``binaryName =
+    '/usr/local/bin/runc'`` under the toolkit's ``BinaryName``, so GPU pods of the nvidia
+    handler run plain runc; kubernetes-sigs/kubespray#12167)."""
+    setup, config = ctx.runtime_setup, ctx.containerd
+    if setup is None or setup.runtime != "containerd" or config is None:
+        return
+    for source in config.sources:
+        text = ctx.obs.files.get(source.lstrip("/"))
+        clash = next(iter(_spelled_twice(source, text)), None) if text is not None else None
+        if clash is None or text is None:
+            continue
+        number, line = _key_line(text, clash.last)
+        where = f"nodes/{ctx.name}/files{source}"
+        found = Decisive(number, line[:MAX_LINE], 2)
+        seen = (f"runtimes.{clash.runtime}.options sets {clash.first} and then {clash.last}: "
+                f"containerd reads both as one option and keeps the last ({clash.value})")
+        yield line_finding(ctx.kb, component, Status.FAILED, found, f"{where}:{number}",
+                           verb="runs a handler with an option set twice", line_class=_CONFIG_CLASS,
+                           evidence=(Evidence(where, seen),), standalone="true")
+        return
+
+
+def _spelled_twice(path: str, text: str) -> list[OptionSpellings]:
+    """The file's doubly spelled handler options; none where the file does not parse (another
+    check reads that) or is a template the distribution renders first."""
+    if path.endswith(".tmpl") or "{{" in text:
+        return []
+    try:
+        return option_spellings(path, text)
+    except ParseError:
+        return []
+
+
+def _key_line(text: str, key: str) -> tuple[int, str]:
+    """The (1-based) number and text of the last line that sets ``key``."""
+    setting = re.compile(rf"^\s*['\"]?{re.escape(key)}['\"]?\s*=")
+    lines = text.splitlines()
+    number = next((n for n in range(len(lines), 0, -1) if setting.match(lines[n - 1])), 1)
+    return number, lines[number - 1].strip() if lines else key
 
 
 @check("container-runtime")

@@ -15,6 +15,7 @@ it is reported in ``ignored_cri_tables`` instead of being counted.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -280,3 +281,44 @@ def _overlay(earlier: RuntimeHandler, later: RuntimeHandler) -> RuntimeHandler:
         runtime_type=later.runtime_type or earlier.runtime_type,
         binary_name=later.binary_name or earlier.binary_name,
     )
+
+
+@dataclass(frozen=True)
+class OptionSpellings:
+    """One option of a runtime handler set twice in one file under names that differ only in
+    letter case, with different values: ``first`` the earlier key, ``last`` the one that wins."""
+
+    runtime: str
+    first: str
+    last: str
+    value: str
+
+
+def option_spellings(path: str, text: str) -> list[OptionSpellings]:
+    """Options of a ``runtimes.<name>.options`` table set twice under names equal but for
+    their letter case. containerd decodes the table into its shim's options struct with Go's
+    TOML decoders (BurntSushi's in 1.x, go-toml v2 in 2.x), which take a field's name in any
+    case, as encoding/json does, so each key is applied in turn and the last one wins
+    (golang/go#11673; opencontainers/image-spec#1073): an installer's ``binaryName = runc``
+    after the toolkit's ``BinaryName`` makes the NVIDIA handler run plain runc
+    (kubernetes-sigs/kubespray#12167, NVIDIA/gpu-operator#1374). Equal values clash in nothing."""
+    doc = load_toml(path, text)
+    found: list[OptionSpellings] = []
+    for keys in dict.fromkeys(_CRI_TABLES.values()):
+        runtimes = table(doc, *keys, "containerd", "runtimes") or {}
+        for name, spec in runtimes.items():
+            options = table(spec, "options") if isinstance(spec, Mapping) else None
+            found.extend(_clashes(name, options or {}))
+    return found
+
+
+def _clashes(runtime: str, options: Mapping[str, Any]) -> list[OptionSpellings]:
+    """The keys of ``options`` (in the file's order) that fold onto an earlier key with
+    another value."""
+    seen: dict[str, str] = {}
+    found = []
+    for key, value in options.items():
+        first = seen.setdefault(key.casefold(), key)
+        if first != key and options[first] != value:
+            found.append(OptionSpellings(runtime, first, key, str(value)))
+    return found
