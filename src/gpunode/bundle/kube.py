@@ -315,10 +315,30 @@ class DeploymentStatus(_K, frozen=True):
     replicas: int = 0
     ready_replicas: int = 0
     available_replicas: int = 0
+    #: Available, Progressing, and ReplicaFailure where its ReplicaSet cannot create a pod
+    conditions: tuple[Condition, ...] = ()
+
+
+class DeploymentTemplateSpec(_K, frozen=True):
+    """What a Deployment's pod template says of where its pods run and what they run."""
+
+    node_name: str = ""
+    node_selector: dict[str, str] = {}
+    containers: tuple[Container, ...] = ()
+
+
+class DeploymentTemplate(_K, frozen=True):
+    metadata: PodTemplateMeta = PodTemplateMeta()
+    spec: DeploymentTemplateSpec = DeploymentTemplateSpec()
+
+
+class DeploymentSpec(_K, frozen=True):
+    template: DeploymentTemplate = DeploymentTemplate()
 
 
 class Deployment(_K, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
+    spec: DeploymentSpec = DeploymentSpec()
     status: DeploymentStatus = DeploymentStatus()
 
 

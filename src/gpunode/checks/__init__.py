@@ -3,6 +3,7 @@
 from gpunode.checks import (
     alternatives,
     cluster,
+    controllers,
     driver,
     held_gpus,
     host,
@@ -32,6 +33,7 @@ __all__ = [
     "check",
     "checks_for",
     "cluster",
+    "controllers",
     "driver",
     "held_gpus",
     "host",
