@@ -17,7 +17,7 @@ import pytest
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.diagnose import diagnose
 from gpunode.model import NodeReport
-from gpunode.parse.containerd import option_spellings
+from gpunode.parse.containerd import option_spellings, runtimes_defined
 from gpunode.sim import build_bundle, load_scenario
 
 NODE = "gpu-wk-01"
@@ -151,4 +151,24 @@ def test_the_runtime_config_is_at_fault(healthy: Path, tmp_path: Path, text: str
 @pytest.mark.parametrize("text", [ONE_SPELLING, AGREEING], ids=["one-spelling", "same-value"])
 def test_look_alikes_stay_healthy(healthy: Path, tmp_path: Path, text: str) -> None:
     node = _node(healthy, tmp_path, text)
+    assert node.root_causes == ()
+
+
+#: Kubespray's own spelling alone (docs/containerd.md: ``binaryName`` under a runtime's
+#: options, here the NVIDIA runtime added through containerd_additional_runtimes): containerd
+#: runs the NVIDIA runtime for that handler, so it is the NVIDIA handler.
+KUBESPRAY_SPELLING_ALONE = KUBESPRAY_12167_V2.replace(
+    '      BinaryName = "/usr/bin/nvidia-container-runtime"\n', "").replace(
+    'binaryName = "/usr/local/bin/runc"', 'binaryName = "/usr/bin/nvidia-container-runtime"')
+
+
+def test_the_handler_runs_what_its_last_spelling_names() -> None:
+    handlers = runtimes_defined("/etc/containerd/config.toml", GPU_OPERATOR_1374)
+    assert handlers["nvidia"].binary_name == "/usr/local/bin/runc"
+    alone = runtimes_defined("/etc/containerd/config.toml", KUBESPRAY_SPELLING_ALONE)
+    assert alone["nvidia"].binary_name == "/usr/bin/nvidia-container-runtime"
+
+
+def test_a_handler_in_the_installers_spelling_stays_healthy(healthy: Path, tmp_path: Path) -> None:
+    node = _node(healthy, tmp_path, KUBESPRAY_SPELLING_ALONE)
     assert node.root_causes == ()

@@ -233,13 +233,21 @@ def _handler(name: str, spec: Mapping[str, Any], shim: str | None = None) -> Run
     options = table(spec, "options") or {}
     runtime_type = string_or_none(spec.get("runtime_type"))
     binary = (
-        string_or_none(options.get("BinaryName"))
-        or string_or_none(options.get("Runtime"))
+        string_or_none(_option(options, "BinaryName"))
+        or string_or_none(_option(options, "Runtime"))
         or string_or_none(spec.get("runtime_engine"))
     )
     if binary is None and runtime_type in (None, _V1_SHIM):
         binary = shim
     return RuntimeHandler(name=name, runtime_type=runtime_type, binary_name=binary)
+
+
+def _option(options: Mapping[str, Any], name: str) -> Any:
+    """The value containerd's shim gets for option ``name``: Go's TOML decoders take the name
+    in any letter case and keep the last key, so Kubespray's ``binaryName`` (its
+    docs/containerd.md spelling) sets the same field as the toolkit's ``BinaryName``."""
+    folded = name.casefold()
+    return next((options[k] for k in reversed(list(options)) if k.casefold() == folded), None)
 
 
 def _v1_shim_runtime(doc: Mapping[str, Any]) -> str | None:
