@@ -6,6 +6,8 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+import msgspec
+
 from gpunode.checks.base import (
     EXPLAINS,
     LINE,
@@ -471,6 +473,56 @@ def _toolkit_env(ctx: NodeContext) -> dict[str, str]:
     if not isinstance(env, list):
         return {}
     return {str(e["name"]): str(e.get("value", "")) for e in env if isinstance(e, dict) and "name" in e}
+
+
+#: The containerd configs a distribution makes its own from: k3s's and RKE2's templates (the
+#: agent renders config.toml from the one it finds), k0s's drop-ins (merged into the config it
+#: writes).
+_DISTRIBUTION_CONFIG = re.compile(r"^var/lib/rancher/[\w-]+/agent/etc/containerd/config(?:-v3)?\.toml\.tmpl$|"
+                                  r"^etc/k0s/containerd\.d/[^/]+\.toml$")
+
+
+@check("container-toolkit")
+def toolkit_stub_template(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A containerd config the distribution builds its own from (a k3s/RKE2 template, a k0s
+    drop-in) that only imports the toolkit's drop-in folder: neither k3s's base (``{{ template
+    "base" . }}``) nor a CRI plugin table of its own. The toolkit, told to configure a file that
+    did not exist, creates it with its ``imports`` line and the version alone (nvidia-ctk
+    creates a missing config with its own runtime only, NVIDIA/nvidia-docker#1788); k3s and
+    RKE2 render config.toml from any template they find, so containerd starts with none of the
+    distribution's settings and never serves the kubelet (rancher/rke2#10293), and k0s merges
+    the import it does not follow (k0sproject/k0s#6547: 'unknown service
+    runtime.v1.RuntimeService'). The runtime and the kubelet that waits for it fail because
+    of the toolkit's file."""
+    for path, text in sorted(ctx.obs.files.items()):
+        if not _DISTRIBUTION_CONFIG.match(path) or renders_host_runtimes(text):
+            continue
+        imports = _stub_imports(path, text)
+        if not imports:
+            continue
+        lines = text.splitlines()
+        number = next((n for n, line in enumerate(lines, 1) if line.lstrip().startswith("imports")), 1)
+        found = Decisive(number, lines[number - 1].strip()[:MAX_LINE], 2)
+        where = f"nodes/{ctx.name}/files/{path}:{number}"
+        finding = line_finding(ctx.kb, component, Status.FAILED, found, where,
+                               verb="leaves a containerd config that replaces the distribution's",
+                               line_class="error_config_invalid", standalone="true")
+        explains = {EXPLAINS: "container-runtime,kubelet"}
+        yield msgspec.structs.replace(finding, context={**finding.context, **explains})
+        return
+
+
+def _stub_imports(path: str, text: str) -> list[str]:
+    """The toolkit drop-ins a template imports when it holds nothing else (no ``plugins``
+    table, no other setting than ``version``); empty otherwise."""
+    try:
+        doc = load_toml(path, text)
+    except ParseError:
+        return []
+    imports = doc.get("imports")
+    if set(doc) - {"imports", "version"} or not isinstance(imports, list):
+        return []
+    return [i for i in imports if isinstance(i, str) and DROPIN.search(i.replace("*", "x"))]
 
 
 @check("container-toolkit")
