@@ -176,13 +176,19 @@ _ERROR_WORDS = re.compile(
 # Lines that carry an error word yet are not a failure: retries, progress, success. A word
 # that is part of a dotted or hyphenated name (a flag, a file, a metric: node_exporter's
 # "unknown long flag '--collector.netdev.ignored-devices'") names that thing, not the line's
-# outcome.
+# outcome. A deprecation is a notice where the line says something is or has been deprecated
+# (pflag's "Flag --cgroup-driver has been deprecated, ..."), or the word ends a clause; the
+# adjective before a noun names the thing an error is about ("failed to traverse deprecated
+# plugin socket path", the kubelet's plugin watcher: kubernetes/kubernetes#74669,
+# rook/rook#2568) and leaves the error the line's outcome (the pattern's last branch).
 _NOISE = re.compile(
     r"(?<![-.])\b(?:retry(?:ing)?|will retry|retrying in|try again|attempt \d+ ?(?:of|/) ?\d+|backing off|"
-    r"waiting for|still waiting|ignoring|ignored|skipping|skipped|deprecated|"
+    r"waiting for|still waiting|ignoring|ignored|skipping|skipped|"
     r"succeeded|successfully|success(?:ful)?|no errors?|0 errors?|errors?=0|"
     r"err(?:or)?=<nil>|error=\"\"|without errors?|if it fails|on failure|"
-    r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b(?![-.]\w)",
+    r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b(?![-.]\w)|"
+    r"(?<![-.])\b(?:(?:is|are|was|were|be|been|being|now)\s+deprecated\b|deprecat(?:ion|ing)\b|"
+    r"deprecated(?![-.]\w)(?=\s*(?:$|[,:;.!)\]]|(?:in|since|and|as of|for removal|please|use)\b)))",
     re.IGNORECASE,
 )
 #: The C library's text for errno 0 in the errno slot of an error message ("<what>: Success"):
