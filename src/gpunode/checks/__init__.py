@@ -20,6 +20,7 @@ from gpunode.checks import (
     toolkit_pending,
     toolkit_written,
     unit_journal,
+    vm_devices,
     workload_logs,
     xid,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "toolkit_pending",
     "toolkit_written",
     "unit_journal",
+    "vm_devices",
     "workload_logs",
     "xid",
 ]
