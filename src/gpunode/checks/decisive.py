@@ -24,6 +24,7 @@ from gpunode.catalog import Catalog
 from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, dra_prepare, owned
 from gpunode.checks.base import EXPLAINS, LINE, MESSAGE, SOURCE, STATE, VERB
 from gpunode.checks.context import NodeContext
+from gpunode.checks.driver_service import cli_view_of_driver
 from gpunode.checks.job_words import job_cause, job_names
 from gpunode.checks.named import (
     hook_layer,
@@ -1064,9 +1065,9 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
             if found is None or target is None or target in OWN_FACTS_ONLY:
                 continue
             verb = f"fails starting GPU workload {meta.namespace}/{meta.name}"
-            yield as_catalogued(ctx.kb, line_finding(
+            yield cli_view_of_driver(ctx, as_catalogued(ctx.kb, line_finding(
                 ctx.kb, target, Status.FAILED, found, text.where, verb=verb,
-                standalone="true", namespace=meta.namespace, pod=meta.name))
+                standalone="true", namespace=meta.namespace, pod=meta.name)), found.line)
             break
 
 
