@@ -527,12 +527,19 @@ class _NetworkAgents:
         return False
 
 
+#: Domains of GPU-sharing schedulers' resources that slice NVIDIA GPUs: Volcano's
+#: (volcano.sh/gpu-number, gpu-memory, vgpu-*) and Alibaba's GPU share (aliyun.com/gpu-mem,
+#: gpu-count: AliyunContainerService/gpushare-device-plugin), whose plugins hand the pod
+#: NVIDIA_VISIBLE_DEVICES as NVIDIA's does.
+_SHARING_DOMAINS = ("volcano.sh/", "aliyun.com/")
+
+
 def _requests_gpu(containers: Sequence[Container]) -> bool:
-    """NVIDIA's resources (nvidia.com/gpu, MIG, shared: also HAMi's and GKE's), or
-    Volcano's GPU resources (volcano.sh/gpu-number, gpu-memory, vgpu-*)."""
+    """NVIDIA's resources (nvidia.com/gpu, MIG, shared: also HAMi's and GKE's), or the GPU
+    resources of the sharing schedulers of ``_SHARING_DOMAINS``."""
     for container in containers:
         for key in container.resources.limits:
-            if key.startswith("nvidia.com/") or (key.startswith("volcano.sh/") and "gpu" in key):
+            if key.startswith("nvidia.com/") or (key.startswith(_SHARING_DOMAINS) and "gpu" in key):
                 return True
     return False
 

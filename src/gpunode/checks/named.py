@@ -150,11 +150,29 @@ def _cni_dir_rewritten(ctx: NodeContext, line: str) -> str | None:
 #: toolkit's specs are of other kinds (nvidia.com/gpu, management.nvidia.com/gpu), so a device
 #: of this kind missing is a spec the plugin did not write or rewrite (Project-HAMi/HAMi#1903).
 _PLUGIN_CDI_KIND = re.compile(r"unresolvable CDI devices?:? .{0,200}?\bk8s\.device-plugin\.nvidia\.com/")
+#: The toolkit's CLI refusing a device id it was handed ('nvidia-container-cli: device error:
+#: unknown device id: GPU-a1ff...', newer 'device error: GPU-23a1...: unknown device'): in a
+#: pod the ids come from the Allocate of the plugin that served its GPU request, so an id no
+#: GPU of the node has is the plugin's (a UUID kept from hardware the node no longer has,
+#: NVIDIA/k8s-device-plugin#98; a placeholder a sharing plugin hands out when no GPU fits,
+#: 'no-gpu-has-2MiB-to-run', AliyunContainerService/gpushare-scheduler-extender#80; HAMi's
+#: Project-HAMi/HAMi#411). A path instead of an id is the volume-mounts strategy's list the
+#: toolkit was not set to read: the toolkit's setting, left to the words that name it.
+_UNKNOWN_DEVICE_ID = re.compile(
+    r"nvidia-container-cli(?:\.real)?: device error: "
+    r"(?:unknown device id: (?!/)[^\s\\\"]+|(?!/)[^\s\\\"]+?: unknown device\b)")
+_PLUGIN_DEVICE = (_PLUGIN_CDI_KIND, _UNKNOWN_DEVICE_ID)
+
+
+def _plugin_device(line: str) -> bool:
+    """The line reports a device the serving plugin's allocation named that the runtime's side
+    cannot resolve (``_PLUGIN_CDI_KIND``, ``_UNKNOWN_DEVICE_ID``)."""
+    return any(p.search(line) is not None for p in _PLUGIN_DEVICE)
 
 
 def _plugin_spec_owner(ctx: NodeContext, line: str) -> str | None:
     """``plugin_spec_owner`` with the components that have pods on this node."""
-    if _PLUGIN_CDI_KIND.search(line) is None:  # most lines: skip reading the node's pods
+    if not _plugin_device(line):  # most lines: skip reading the node's pods
         return None
     return plugin_spec_owner(ctx.facts.catalog, _running_plugins(ctx), line)
 
@@ -167,10 +185,11 @@ def _sharing_spec_owner(ctx: NodeContext, line: str) -> str | None:
 
 
 def plugin_spec_owner(catalog: Catalog, running: Collection[str], line: str) -> str | None:
-    """The GPU device plugin serving the node where ``line`` reports a device of its own CDI
-    spec unresolvable: one that replaces NVIDIA's (HAMi's) where it runs there (``running``),
-    else NVIDIA's. None for any other line."""
-    if _PLUGIN_CDI_KIND.search(line) is None:
+    """The GPU device plugin serving the node where ``line`` reports a device its allocation
+    named unresolvable (one of its own CDI spec, or an id the toolkit's CLI does not know):
+    one that replaces NVIDIA's (HAMi's) where it runs there (``running``), else NVIDIA's.
+    None for any other line."""
+    if not _plugin_device(line):
         return None
     return serving_plugin(catalog, running)
 
