@@ -6,7 +6,9 @@ catalogued. Every log format the stack writes marks its errors the same few ways
 ``panic:``, shell ``failed``/``unable to``/``cannot``, HTTP 4xx/5xx, a non-zero exit),
 so the line that ends a container can be found without knowing its wording: the
 last error-level line, retries and noise skipped, a bare wrapper ("exit status 1")
-giving way to the specific error just before it. The line is then put in a class
+giving way to the specific error just before it, and a line that says nothing by itself
+("Encountered a failure.") read with the line of its run that says what was attempted
+(``in_context``). The line is then put in a class
 (knowledge base entries with ``decisive`` matches: not found, permission denied,
 version mismatch, …) that carries its own explanation, fix and next steps.
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: The longest line kept as the decisive one: a wrapped error chain puts its reason last,
 #: so the class is read over all of it (evidence and titles show less).
@@ -238,10 +240,18 @@ class Decisive:
     line: str
     #: How sure: 2 an explicit error level or prefix, 1 an error word only.
     strength: int
+    #: Where the line says nothing by itself ("Encountered a failure."), the line of the same
+    #: run before it that says what was attempted or what went wrong (``in_context``), and
+    #: its number; "" and 0 where there is none.
+    context: str = ""
+    context_no: int = 0
 
     @property
     def message(self) -> str:
-        """The line as a person reads it: without timestamp and log-format framing."""
+        """The line as a person reads it: without timestamp and log-format framing; for a
+        line that says nothing by itself, what its context line says failed."""
+        if self.context:
+            return attempt_failed(message_of(self.context))
         return message_of(self.line)
 
 
@@ -367,7 +377,8 @@ def decisive_line(lines: Sequence[str], classify: Classifier | None = None) -> D
     candidates = strong or weak
     if not candidates:
         return None
-    return _most_telling(candidates[-_LOOKBACK:], classify)
+    found = _most_telling(candidates[-_LOOKBACK:], classify)
+    return in_context(lines, found, classify) if classify is not None else found
 
 
 #: A count of zero beside a failure word ("0 Failed" in describe's "Pods Status: 16 Running /
@@ -444,6 +455,76 @@ def _most_telling(recent: list[Decisive], classify: Classifier | None) -> Decisi
             if not is_wrapper(before.message):
                 return before
     return last
+
+
+#: A failure line whose words carry nothing of what failed or why: dcgm-exporter's
+#: "Encountered a failure." after "Attempting to connect to remote hostengine at ..."
+#: (NVIDIA/dcgm-exporter#536), "FATAL: error", "an error occurred", "see log for details".
+_CONTENT_FREE = re.compile(
+    r"(?i:^(?:(?:error|fatal|critical|panic)\s*:?\s*)?(?:"
+    r"encountered (?:a|an) (?:failure|error)|an? (?:unexpected |unknown |fatal )?error (?:has )?occurred|"
+    r"errors?|failure|failed|fatal|stack ?trace|something went wrong|"
+    r"see (?:the )?logs? (?:above |below )?for (?:more )?(?:details|information)|"
+    r"exit(?:ed with)? (?:status|code) \d+|aborting|exiting)\W{0,3}$)")
+#: How many lines before a content-free one may hold what it failed at, and how far apart in
+#: time (seconds) they may stand to be one run (a connect that timed out, a command's exit).
+_CONTEXT_LINES = 3
+_BURST_S = 30
+#: A line's time of day, as the common formats write it (RFC 3339, syslog, klog, logrus).
+_CLOCK = re.compile(r"^.{0,40}?(?:\d{4}-\d\d-\d\d[T ]|[A-Z][a-z]{2} [ \d]\d |^[IWEF]\d{4} )"
+                    r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)")
+#: A line that announces an attempt ("Attempting to connect to X", "Trying to load Y"): with a
+#: content-free failure right after it, it is that attempt that failed.
+_ATTEMPT = re.compile(r"^(?:Attempting|Trying|Going|About) to (?=\w)", re.IGNORECASE)
+
+
+def says_nothing(message: str) -> bool:
+    """Whether a failure message only says that something failed, not what or why."""
+    message = _LOGRUS_TEXT.sub("", message.strip(), count=1).strip()
+    return is_wrapper(message) or _CONTENT_FREE.match(message) is not None
+
+
+def attempt_failed(message: str) -> str:
+    """An attempt's announcement read as its failure ("Attempting to connect to X" -> "Failed
+    to connect to X"): what a content-free failure right after it means; other words as is."""
+    return _ATTEMPT.sub("Failed to ", message, count=1)
+
+
+def _clock(line: str) -> int | None:
+    """The line's time of day in seconds, None where it shows none."""
+    found = _CLOCK.match(without_prefix(line)) or _CLOCK.match(line)
+    return None if found is None else int(found["h"]) * 3600 + int(found["m"]) * 60 + int(found["s"])
+
+
+def _same_burst(line: str, stamp: int | None) -> bool:
+    """Whether ``line`` was written within ``_BURST_S`` before ``stamp`` (unknown: yes)."""
+    when = _clock(line)
+    return stamp is None or when is None or (stamp - when) % 86400 <= _BURST_S
+
+
+def in_context(lines: Sequence[str], found: Decisive, classify: Classifier) -> Decisive:
+    """``found`` read with the line before it where it says nothing by itself and carries no
+    class: the last error is often content-free ("Encountered a failure.", "Error: exit
+    status 1") while a line of the same run just before it says what was attempted and what
+    went wrong. Up to ``_CONTEXT_LINES`` lines back within one burst of time, noise, frames
+    and hints skipped; the nearest whose words (an attempt read as failed) fall in a class
+    gives the class. None does: ``found`` as it is. The line's severity is not changed, so
+    a component is failed or not as before; only its cause is read."""
+    if found.context or not says_nothing(found.message) or classify(found.message) is not None:
+        return found
+    stamp, taken = _clock(found.line), 0
+    for index in range(min(found.line_no - 1, len(lines)) - 1, -1, -1):
+        line = lines[index].strip()[:MAX_LINE]
+        plain = without_prefix(line)
+        if not line or _FRAME.match(plain) or is_advice(line) or _NOISE.search(plain):
+            continue
+        taken += 1
+        if taken > _CONTEXT_LINES or not _same_burst(line, stamp):
+            break
+        said = message_of(line)
+        if not says_nothing(said) and classify(attempt_failed(said)) is not None:
+            return replace(found, context=line, context_no=index + 1)
+    return found
 
 
 def is_wrapper(message: str) -> bool:

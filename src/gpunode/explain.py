@@ -183,6 +183,8 @@ class Matcher:
         self._tail = ""  # the end of the current source, where its decisive line is looked for
         self._decisive: QuotedLine | None = None
         self._decisive_class: Cause | None = None
+        #: The line a content-free decisive line is read with (``decisive.in_context``), if any.
+        self._context: QuotedLine | None = None
         #: The last source's line that only a warning or a retry says failed (``lenient_line``).
         self._lenient: QuotedLine | None = None
         #: The last source's line that shows a failed state without an error word (``state_line``).
@@ -216,6 +218,12 @@ class Matcher:
             line_no = total - (len(lines) - found.line_no)
             self._decisive = QuotedLine(line_no, found.line[:MAX_LINE_CHARS], self._source)
             self._decisive_class = self._kb.line_class(found.message)
+            self._context = None
+            if found.context:  # the reading of the two lines may be a catalogued cause no line is
+                self._context = QuotedLine(line_no - (found.line_no - found.context_no),
+                                           found.context[:MAX_LINE_CHARS], self._source)
+                self._decisive_class = (self._kb.catalogued_elsewhere("*", found.message)
+                                        or self._decisive_class)
         elif (coded := _last_coded(lines)) is not None:
             self._coded = QuotedLine(total - (len(lines) - coded), lines[coded - 1].strip()[:MAX_LINE_CHARS],
                                      self._source)
@@ -298,6 +306,8 @@ class Matcher:
         if decisive is not None and cause is not None and not any(m.cause.is_problem for m in found):
             cause = self._table_cause(decisive.text) or cause
             match = CauseMatch(cause, self._layers.get(cause.component, 0), order=self._order)
+            if self._context is not None:  # what was attempted, then that it failed
+                match.add_quote(self._context)
             match.add_quote(decisive)
             found.append(match)
         if decisive is None and self._kb is not None:

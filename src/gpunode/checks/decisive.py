@@ -342,8 +342,19 @@ def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decis
     assert cls is not None  # the last class matches any line
     line = clipped(found.line)
     quoted = {LINE: line, MESSAGE: clipped(found.message), SOURCE: where, VERB: verb}
-    return Finding(component, status, cls.code, (Evidence(where, line), *evidence),
+    return Finding(component, status, cls.code, (*_context_evidence(found, where), Evidence(where, line),
+                                                 *evidence),
                    {**context, **quoted}, cls.specificity if specificity is None else specificity)
+
+
+def _context_evidence(found: Decisive, where: str) -> tuple[Evidence, ...]:
+    """The line a content-free decisive line is read with (``decisive.in_context``), quoted
+    before it: the reader sees what was attempted, then that it failed."""
+    if not found.context:
+        return ()
+    own = f":{found.line_no}"
+    at = f"{where[:-len(own)]}:{found.context_no}" if where.endswith(own) else where
+    return (Evidence(at, clipped(found.context)),)
 
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
