@@ -253,6 +253,21 @@ class ClusterFacts:
         return frozenset((p.metadata.namespace, p.metadata.name) for p in self.fabric_pods)
 
     @cached_property
+    def sandbox_refusals_by_host(self) -> dict[str, list[Event]]:
+        """The kubelet's FailedCreatePodSandBox events by the node that recorded them
+        (``source.host``), for pods of every kind: a pod outside the GPU stack (a CNI or
+        cluster agent) whose sandbox the node's runtime refuses is not indexed as a pod, yet
+        its event may name the node's runtime setup. Found once for the fleet."""
+        out: dict[str, list[Event]] = defaultdict(list)
+        for (kind, _, _), events in self.events_by_object.items():
+            if kind != "Pod":
+                continue
+            for ev in events:
+                if ev.reason == "FailedCreatePodSandBox" and ev.source.host:
+                    out[ev.source.host].append(ev)
+        return dict(out)
+
+    @cached_property
     def troubled_workloads_by_node(self) -> dict[str, list[Pod]]:
         """GPU workloads that have not started or whose container last ended in an error
         (``workload_troubled``), by node: found once for the fleet (on the first node,

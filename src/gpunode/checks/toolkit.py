@@ -584,3 +584,36 @@ def runtime_log(ctx: NodeContext, component: str) -> Iterator[Finding]:
     where = f"{ctx.obs.path_of('files', RUNTIME_LOG)}:{offset + last + 1}"
     yield as_catalogued(ctx.kb, line_finding(ctx.kb, component, Status.FAILED, found, where,
                                              verb="cannot change a container's spec", standalone="true"))
+
+
+#: The program a node's runtime is set to start containers with, absent where the runtime
+#: executes it: containerd's shim or Docker relaying "fork/exec
+#: /usr/bin/nvidia-container-runtime: no such file or directory" (Azure/AKS#2039 on Docker,
+#: aws/amazon-vpc-cni-k8s#3104 on containerd, NVIDIA/nvidia-docker#686), or Docker's
+#: 'exec: "nvidia-container-runtime": executable file not found in $PATH' for a runtime
+#: registered by name only. The NVIDIA runtime's variants (.cdi, .legacy) are the same
+#: program's; its hooks (nvidia-ctk, nvidia-container-runtime-hook) are read elsewhere.
+_RUNTIME_BINARY_MISSING = re.compile(
+    r"fork/exec (?P<path>\S*/nvidia-container-runtime(?:\.\w+)?): no such file or directory"
+    r'|exec: \\?"(?P<name>nvidia-container-runtime(?:\.\w+)?)\\?": executable file not found')
+
+
+@check("container-toolkit", needs=("cluster/events",))
+def runtime_binary_missing(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A pod of any kind on the node whose sandbox the runtime could not create because
+    the NVIDIA runtime's program it is set to run does not exist: the runtime's
+    configuration names a binary the toolkit's install left out (or removed), so every
+    pod the node starts with that runtime fails, cluster agents with no GPU included
+    (the sandbox is the pod's first container). The toolkit's setup, not the pod."""
+    for ev in ctx.facts.sandbox_refusals_by_host.get(ctx.name, ()):
+        found = _RUNTIME_BINARY_MISSING.search(ev.message)
+        if found is None:
+            continue
+        pod = ev.involved_object
+        program = found.group("path") or found.group("name")
+        where = f"event {pod.namespace}/{pod.name} {ev.reason}"
+        line = ev.message.strip()[:MAX_LINE]
+        yield problem(component, "error_file_state",
+                      Evidence(where, f"the runtime cannot execute {program}: {found.group(0)}"),
+                      specificity=60, ctx={SOURCE: where, LINE: line, MESSAGE: line})
+        return
