@@ -65,13 +65,38 @@ _PLUGIN_RESOURCE = re.compile(r'\bdevice plugin\b.{0,400}?\bresourceName="?([\w.
 
 def _resource_owner(ctx: NodeContext, line: str) -> str | None:
     """The component that advertises the resource a kubelet line about a device plugin's
-    endpoint names (volcano-sh/devices#59: the stream of Volcano's vGPU plugin ended), the
-    GPU device plugin serving the node where several advertise it; None where the line names
-    no device plugin's resource or no component advertises it."""
+    endpoint names (volcano-sh/devices#59: the stream of Volcano's vGPU plugin ended), by its
+    name or its socket's (``_socket_resource``), the GPU device plugin serving the node where
+    several advertise it; None where the line names no device plugin's resource or no
+    component advertises it."""
     found = _PLUGIN_RESOURCE.search(line)
-    if found is None:
+    resource = found.group(1) if found is not None else _socket_resource(line)
+    if resource is None:
         return None
-    return resource_owner(ctx.facts.catalog, _running_plugins(ctx), found.group(1))
+    return resource_owner(ctx.facts.catalog, _running_plugins(ctx), resource)
+
+
+#: The kubelet failing to reach a device plugin at the socket it registered, by the socket's
+#: path ('"Can't create new endpoint with socket path" err="failed to dial device plugin:
+#: context deadline exceeded" path=".../plugins_registry/mellanox.com_mlnx_sriov_rdma.sock"',
+#: the older 'Can't create new endpoint with path /tmp/mock.sock err failed to dial device
+#: plugin', client.go's 'Unable to connect to device plugin client with socket path', the older
+#: plugin watcher's 'RegisterPlugin error -- dial failed at socket <path>, err: failed to dial
+#: socket <path>, err: context deadline exceeded'; a plugin relaying it: 'failed to dial device
+#: plugin with socketPath <path>'). gRPC's own "Reconnecting..." warnings are retries. A
+#: socket named <domain>_<name>.sock is the endpoint of resource <domain>/<name>, as plugins name it
+#: (the SR-IOV plugin's <prefix>_<resource>, ROCm's and kubevirt's "endpoint amd.com_gpu").
+_PLUGIN_SOCKET = re.compile(
+    r"(?:\bfailed to dial (?:device plugin|socket)|\bdial failed at socket"
+    r"|[Uu]nable to connect to device plugin|[Cc]an.t create new endpoint)"
+    r".{0,400}?/(?P<domain>[a-z0-9-]+(?:\.[a-z0-9-]+)+)_(?P<name>[\w.-]+?)\.sock\b")
+
+
+def _socket_resource(line: str) -> str | None:
+    """The extended resource a kubelet line about a device plugin's unreachable socket names
+    by the socket's file name, or None where the line or the name says none."""
+    found = _PLUGIN_SOCKET.search(line)
+    return f"{found['domain']}/{found['name']}" if found is not None else None
 
 
 def resource_owner(catalog: Catalog, running: Collection[str], resource: str) -> str | None:
