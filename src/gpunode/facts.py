@@ -482,12 +482,25 @@ def _sort_unowned(pod: Pod, workloads: list[Pod], claiming: list[Pod], fabric: l
     """A pod outside the stack goes to the GPU workloads, to those with ResourceClaims (GPU
     workloads where the DRA driver runs) or to those that ask for RDMA devices only."""
     containers = pod.spec.containers
-    if _requests_gpu(containers):
+    if _requests_gpu(containers) or _asks_nvidia_runtime(pod):
         workloads.append(pod)
     elif pod.spec.resource_claims:
         claiming.append(pod)
     elif _requests_rdma(containers):
         fabric.append(pod)
+
+
+#: The RuntimeClasses that select NVIDIA's runtime handler as the GPU Operator, the toolkit's
+#: docs and k3s/RKE2 name them (nvidia, nvidia-cdi, nvidia-legacy, nvidia-experimental).
+_NVIDIA_RUNTIME_CLASS = re.compile(r"^nvidia(?:-[\w-]+)?$")
+
+
+def _asks_nvidia_runtime(pod: Pod) -> bool:
+    """A pod that names NVIDIA's RuntimeClass asks the NVIDIA runtime for GPUs even without a
+    GPU resource: GPU-sharing schedulers (KAI's gpu-fraction) hand it a GPU by annotation and
+    environment, and the runtime, not a device plugin, injects the device."""
+    name = pod.spec.runtime_class_name
+    return name is not None and _NVIDIA_RUNTIME_CLASS.match(name) is not None
 
 
 def _dra_gpu_node(components: Mapping[str, object] | None) -> bool:
