@@ -122,3 +122,19 @@ def test_load_probe_json_rejects_other_documents() -> None:
         load_probe_json(b'{"format": "something-else"}')
     with pytest.raises(ParseError):
         load_probe_json(b"not json")
+
+
+def test_the_kubelet_config_keeps_only_its_cgroup_driver(node_root: Path, tmp_path: Path) -> None:
+    """The probe keeps the kubelet config's cgroupDriver line (checks/cgroup_driver.py), not the
+    paths and addresses around it; a config without it leaves no file."""
+    put(node_root, "var/lib/kubelet/config.yaml",
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+        "authentication:\n  x509:\n    clientCAFile: /etc/kubernetes/pki/ca.crt\ncgroupDriver: systemd\n")
+    bundle = tmp_path / "bundle"
+    write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), bundle)
+    kept = bundle / "nodes/gpu-wk-01/files/var/lib/kubelet/config.yaml"
+    assert kept.read_text() == "cgroupDriver: systemd\n"
+    put(node_root, "var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\n")
+    again = tmp_path / "again"
+    write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), again)
+    assert not (again / "nodes/gpu-wk-01/files/var/lib/kubelet/config.yaml").exists()

@@ -2,6 +2,7 @@
 
 from gpunode.checks import (
     alternatives,
+    cgroup_driver,
     cluster,
     controllers,
     device_list,
@@ -32,6 +33,7 @@ __all__ = [
     "Check",
     "NodeContext",
     "alternatives",
+    "cgroup_driver",
     "check",
     "checks_for",
     "cluster",

@@ -21,6 +21,7 @@ import msgspec
 from gpunode.errors import ParseError
 from gpunode.parse._toml import load_toml
 from gpunode.parse.cdi import parse_cdi_spec
+from gpunode.parse.cgroup_driver import KUBELET_CONFIG, kubelet_config_kept
 from gpunode.parse.containerd import CONTAINERD_CONFIG_BY_DISTRIBUTION, parse_containerd_config
 from gpunode.parse.crio import CRIO_CONFIG_PATHS, parse_crio_config
 from gpunode.parse.driver_version import DriverVersion, parse_proc_driver_version
@@ -129,6 +130,7 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
     )
     for path in LOG_TAILS:
         _log_tail(fs, path)
+    _kubelet_config(fs)
     return msgspec.structs.replace(facts, read_errors=tuple(fs.errors)), log_text
 
 
@@ -446,6 +448,15 @@ def _pids(fs: HostFS) -> list[str]:
     except OSError:
         return []
     return [name for name in names if name.isdigit()][:MAX_PROCESSES]
+
+
+def _kubelet_config(fs: HostFS) -> None:
+    """Keep the kubelet config's ``cgroupDriver`` line alone for the bundle (checks/cgroup_driver.py
+    compares it with the runtime's): the rest of the file (paths, addresses) is not read."""
+    text = fs.read(KUBELET_CONFIG, keep=False)
+    kept = kubelet_config_kept(text) if text else ""
+    if kept:
+        fs.texts[KUBELET_CONFIG] = kept
 
 
 def _log_tail(fs: HostFS, path: str) -> None:
