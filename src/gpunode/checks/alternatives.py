@@ -405,3 +405,51 @@ def _refusal(facts: ClusterFacts, kb: KnowledgeBase, pod: Pod) -> tuple[Text, De
             return text, found
     return None
 
+
+
+@check("gke-device-plugin", needs=("node", "cluster/pods"))
+def platform_plugin_absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A platform that hands GPUs out through its own device plugin, run as a DaemonSet pod
+    in its system namespace (GKE's nvidia-gpu-device-plugin, ``own_plugin_off_label`` set),
+    leaves a GPU node without any: no pod of it or of any other plugin advertising its
+    resource on the node, none of that resource allocatable, and the node not labelled to
+    hand its GPUs to another plugin. Nothing then advertises the GPUs and every pod asking
+    for one stays "Insufficient nvidia.com/gpu" (container-engine-accelerators#196: a node
+    pool added to an existing cluster got no plugin until its DaemonSet was applied by
+    hand). Judged only where a GPU pod waits unscheduled for want of that resource (the
+    scheduler's "Insufficient <resource>"), on a complete pod list that covers the
+    platform's namespaces; a pod that exists is judged by the pod and resource checks."""
+    node, platform = ctx.node, ctx.platform
+    entry = ctx.facts.catalog.get(component)
+    if (node is None or not ctx.node_reporting or not platform.own_plugin_off_label
+            or not set(entry.replaces) & set(platform.provides)
+            or platform.own_plugin_off_label in node.metadata.labels):
+        return
+    facts = ctx.facts
+    if not facts.pods_complete or not all(facts.pods_seen_in(ns) for ns in platform.system_namespaces):
+        return
+    globs = entry.advertises
+    if any(ctx.stack_pods(c.id) for c in facts.catalog.components
+           if set(c.advertises) & set(globs)):
+        return
+    allocatable = node.status.allocatable
+    if not allocatable or any(quantity(v) > 0 for k, v in allocatable.items()
+                              if any(fnmatchcase(k, g) for g in globs)):
+        return
+    if not any(_wants_unscheduled(facts, pod, globs) for pod in facts.workloads_by_node.get("", ())):
+        return
+    where = f"node/{ctx.name} status.allocatable"
+    yield problem(component, "component_missing",
+                  Evidence(where, f"no {' or '.join(globs)}; no pod of {component} on {ctx.name} "
+                           f"({platform.title} runs it on every GPU node)"))
+
+
+def _wants_unscheduled(facts: ClusterFacts, pod: Pod, globs: Sequence[str]) -> bool:
+    """The scheduler left ``pod`` unplaced calling a resource it asks for, one of ``globs``,
+    insufficient (its PodScheduled condition or a FailedScheduling event)."""
+    wanted = [r for r in requested(pod) if any(fnmatchcase(r, g) for g in globs)]
+    said = [c.message for c in pod.status.conditions if c.type == "PodScheduled"]
+    meta = pod.metadata
+    said += [ev.message for ev in facts.events_for("Pod", meta.namespace, meta.name)
+             if ev.reason == "FailedScheduling"]
+    return any(f"Insufficient {r}" in text for r in wanted for text in said)
