@@ -31,11 +31,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gpunode.catalog import load_catalog
+from gpunode.checks.cgroup_driver import containerd_fault
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
 from gpunode.errors import ParseError
 from gpunode.explain import CauseMatch, FileEvidence, QuotedLine
 from gpunode.kb import KnowledgeBase
 from gpunode.parse._toml import load_toml, table
+from gpunode.parse.cgroup_driver import KUBELET_CONFIG, kubelet_cgroup_driver
 from gpunode.parse.containerd import (
     CONTAINERD_CONFIG_BY_DISTRIBUTION,
     CONTAINERD_CONFIG_PATHS,
@@ -99,8 +101,13 @@ def node_path(source: str) -> str | None:
 
 
 def is_candidate(source: str) -> bool:
-    """Whether ``source`` may be a containerd config and is read whole to find out."""
-    return node_path(source) is not None or bool(_TOML_NAME.search(source))
+    """Whether ``source`` may be a containerd config (or the kubelet's, whose cgroup driver
+    is compared with the runtime's) and is read whole to find out."""
+    return node_path(source) is not None or bool(_TOML_NAME.search(source)) or _is_kubelet(source)
+
+
+def _is_kubelet(source: str) -> bool:
+    return ("/" + source.replace("\\", "/").lstrip("/")).endswith(KUBELET_CONFIG)
 
 
 def recognise(source: str, text: str) -> ConfigFile | None:
@@ -108,6 +115,8 @@ def recognise(source: str, text: str) -> ConfigFile | None:
 
     Raises ParseError naming ``source`` when a candidate is not valid TOML.
     """
+    if _is_kubelet(source):
+        return ConfigFile(source, text, KUBELET_CONFIG, has_imports=False)
     placed = node_path(source)
     doc = load_toml(source, text)
     imports = doc.get("imports")
@@ -128,6 +137,8 @@ def judge(configs: Sequence[ConfigFile], kb: KnowledgeBase, runtime_down: bool =
     version above the root's is why (containerd 2.3 refuses it, other releases load it).
     Raises ParseError (naming the given file) when the root or an import cannot be read.
     """
+    kubelets = [c for c in configs if c.node_path == KUBELET_CONFIG]
+    configs = [c for c in configs if c.node_path != KUBELET_CONFIG]
     root = _root(configs)
     if root is None:
         return ConfigJudgement(tuple(ConfigRead(c.source, c.node_path, "drop-in", None) for c in configs))
@@ -147,6 +158,7 @@ def judge(configs: Sequence[ConfigFile], kb: KnowledgeBase, runtime_down: bool =
     matches = [*_unread(config, dropins, by_path, root, kb)]
     if runtime_down:
         matches += _version_clash(config, by_path, kb)
+    matches += _cgroup_mismatch(config, files, by_path, kubelets, kb)
     return ConfigJudgement(_reads(configs, root, config, bool(config.imports)), tuple(matches))
 
 
@@ -209,6 +221,30 @@ def _version_clash(
     root_version = f"version = {clash.root_version}"
     match.files.append(FileEvidence(root.source, clash.root_path, "version", root_version))
     match.add_quote(_line_of(dropin, lambda line: line.split("=")[0].strip() == "version"))
+    return [match]
+
+
+def _cgroup_mismatch(
+    config: ContainerdConfig, files: Mapping[str, str], by_path: Mapping[str, ConfigFile],
+    kubelets: Sequence[ConfigFile], kb: KnowledgeBase,
+) -> list[CauseMatch]:
+    """The kubelet's cgroupDriver against the default handler's, as ``diagnose`` compares them
+    (checks/cgroup_driver.py): both set and different is a config the runtime cannot run pods with."""
+    kubelet = kubelet_cgroup_driver(kubelets[-1].text) if kubelets else None
+    found = containerd_fault(files, config, kubelet) if kubelet else None
+    if found is None:
+        return []
+    component, runtime = found
+    match = _match(kb, "error_config_invalid")
+    said = f"kubelet cgroupDriver: {kubelet}"
+    match.files.append(FileEvidence(kubelets[-1].source, KUBELET_CONFIG, "cgroupDriver", said))
+    where = by_path.get(runtime.source)
+    detail = f"runtime handler {runtime.handler} uses {runtime.driver}: {runtime.setting} ({component})"
+    given = where.source if where else runtime.source
+    match.files.append(FileEvidence(given, runtime.source, "SystemdCgroup", detail))
+    if where is not None:
+        handler = f"runtimes.{runtime.handler}"
+        match.add_quote(_line_of(where, lambda line, h=handler: h in line.replace('"', "")))
     return [match]
 
 

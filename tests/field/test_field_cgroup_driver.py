@@ -7,6 +7,7 @@ decide nothing."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from case import synthetic_case
@@ -125,3 +126,19 @@ def test_the_collector_keeps_only_the_driver_line() -> None:
     assert kubelet_config_kept(text) == "cgroupDriver: systemd\n"
     assert kubelet_config_kept("kind: KubeletConfiguration\n") == ""
     assert kubelet_cgroup_driver("  cgroupDriver: systemd\n") is None  # nested: not the top-level key
+
+
+def test_explain_over_the_two_files_names_the_mismatch(tmp_path: Path) -> None:
+    """``gpunode explain`` given the kubelet's config and containerd's reads them as diagnose does."""
+    from gpunode.commands.explain import explain_sources
+
+    kubelet = tmp_path / "var/lib/kubelet/config.yaml"
+    containerd = tmp_path / "etc/containerd/config.toml"
+    for path, text in ((kubelet, _KUBELET_SYSTEMD), (containerd, _containerd(_NVIDIA, "nvidia"))):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    explanation, _ = explain_sources([str(containerd), str(kubelet)], None)
+    assert "error_config_invalid" in {m.cause.code for m in explanation.matches}
+    containerd.write_text(_nvidia_and_runc("  SystemdCgroup = true\n"))
+    explanation, _ = explain_sources([str(containerd), str(kubelet)], None)
+    assert "error_config_invalid" not in {m.cause.code for m in explanation.matches}

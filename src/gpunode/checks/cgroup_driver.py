@@ -20,7 +20,7 @@ Otherwise the runtime's own config is what differs: the container runtime.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
@@ -33,6 +33,7 @@ from gpunode.parse.cgroup_driver import (
     kubelet_cgroup_driver,
 )
 from gpunode.parse.docker import DOCKER_DAEMON_JSON
+from gpunode.parse.runtime_config import ContainerdConfig
 from gpunode.runtimes import is_nvidia_runtime
 
 #: The kubelet version from which it asks a containerd 2 runtime for its driver.
@@ -82,18 +83,25 @@ def _containerd_mismatch(ctx: NodeContext, kubelet: str) -> tuple[str, str, Runt
     if config is None:
         return None
     files = {"/" + p: t for p, t in ctx.obs.files.items()}
-    containerd2 = (ctx.containerd_major or 1) >= 2
+    found = containerd_fault(files, config, kubelet, (ctx.containerd_major or 1) >= 2)
+    return (found[0], kubelet, found[1]) if found else None
+
+
+def containerd_fault(files: Mapping[str, str], config: ContainerdConfig, kubelet: str,
+                     containerd2: bool = False) -> tuple[str, RuntimeCgroup] | None:
+    """(component at fault, the default handler's driver) where it differs from ``kubelet``'s:
+    shared with ``gpunode explain`` over the same files."""
     default = config.default_runtime or "runc"
     runtime = containerd_cgroup(files, config, default, containerd2)
     if runtime is None or runtime.driver == kubelet:
         return None
     handler = config.runtimes.get(default)
     if handler is None or not is_nvidia_runtime(handler):
-        return "container-runtime", kubelet, runtime
+        return "container-runtime", runtime
     others = [containerd_cgroup(files, config, name, containerd2) for name, h in config.runtimes.items()
               if not is_nvidia_runtime(h)]
     copied = any(o is not None and o.driver == runtime.driver for o in others)
-    return ("container-runtime" if copied else "container-toolkit"), kubelet, runtime
+    return ("container-runtime" if copied else "container-toolkit"), runtime
 
 
 def _driver_from_cri(ctx: NodeContext) -> bool:
