@@ -90,9 +90,10 @@ def silent_state_findings(ctx: NodeContext, findings: Mapping[str, Sequence[Find
             if host in quoted or host in failing or host not in catalog.dependencies(cid):
                 continue
             split = ctx.text_lines("cmd", name)
+            own = _without_restated_states(split[0]) if split else []
             # a pod whose container ran and failed, silent itself: the host's words of failure
             # count even at a lower level than an error (what a healthy pod would not show)
-            line = (decisive_line(split[0], kb.class_of) or lenient_line(split[0])) if split else None
+            line = (decisive_line(own, kb.class_of) or lenient_line(own)) if own else None
             if line is None:
                 continue
             quoted.add(host)
@@ -100,6 +101,21 @@ def silent_state_findings(ctx: NodeContext, findings: Mapping[str, Sequence[Find
             yield as_catalogued(kb, line_finding(kb, host, Status.DEGRADED, line, where,
                                                  verb="reports in its journal", standalone="true"))
             break
+
+
+#: The kubelet restating a pod's own state, which is no failure of the host: its back-off
+#: before restarting a crashed container or pulling an image again ('Error syncing pod …,
+#: skipping: failed to "StartContainer" for "x" with CrashLoopBackOff: "Back-off 5m0s
+#: restarting failed container=x pod=…"', kubernetes/kubernetes#54760, vmware-tanzu/kubeapps#933,
+#: kubernetes/minikube#11105; the structured 'back-off 5m0s restarting failed container=' of
+#: newer kubelets, loft-sh/vcluster#162).
+_STATE_RESTATED = re.compile(r"(?i)\bback-off \S+ (?:restarting failed container=|pulling image\b)")
+
+
+def _without_restated_states(lines: Sequence[str]) -> list[str]:
+    """``lines`` with those restating a pod's back-off blanked (numbering kept): the state
+    is what is being explained, so the kubelet's echo of it cannot explain it."""
+    return ["" if _STATE_RESTATED.search(line) else line for line in lines]
 
 
 #: The host journals below a pod, the runtime's first (it creates and starts containers).
