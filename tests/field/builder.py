@@ -186,6 +186,21 @@ def _ran_with_gpu(ev: WorkloadEv) -> bool:
     return GPU_RESOURCE in limits and ran
 
 
+def _gke_plugin_by_default(case: Case) -> bool:
+    """A GKE node pool without the GPU Operator (``components: []``) runs GKE's own device
+    plugin (nvidia-gpu-device-plugin in kube-system, deployed by GKE on every GPU pool:
+    cloud.google.com/kubernetes-engine/docs/how-to/gpus), so a case that does not mention
+    it at all gets it Running, as the real node has it; a case whose evidence names the
+    plugin (missing, failing or running), or shows the node short of GPUs (an event naming
+    nvidia.com/gpu in an event or a pending pod's message), keeps what it shows."""
+    if case.platform != "gke" or case.cluster is None or case.cluster.components != ():
+        return False
+    return not any((isinstance(ev, LogEv | PodStateEv | PodMissingEv | EventEv)
+                    and ev.component == "gke-device-plugin")
+                   or (isinstance(ev, EventEv | WorkloadEv) and GPU_RESOURCE in (ev.message or ""))
+                   for ev in case.evidence)
+
+
 def _gke_advertised(node: NodeState, case: Case) -> None:
     """GKE's own device plugin, shown Running, advertises nvidia.com/gpu one per GPU, as a
     GKE node does once GKE installed its driver (Kubernetes' e2e framework/gpu
@@ -203,7 +218,7 @@ def _gke_advertised(node: NodeState, case: Case) -> None:
         return
     states = [ev.state for ev in case.evidence
               if isinstance(ev, PodStateEv) and ev.component == "gke-device-plugin"]
-    if states and all(state == "Running" for state in states):
+    if _gke_plugin_by_default(case) or (states and all(state == "Running" for state in states)):
         count = str(len(node.gpus))
         node.obj["status"]["capacity"][GPU_RESOURCE] = count
         node.obj["status"]["allocatable"][GPU_RESOURCE] = count
@@ -268,6 +283,8 @@ def _deploy_named(world: World, node: NodeState, case: Case) -> None:
     table = extras()
     named = {ev.component for ev in case.evidence
              if isinstance(ev, LogEv | PodStateEv | PodMissingEv | EventEv) and ev.component in table}
+    if _gke_plugin_by_default(case):
+        named.add("gke-device-plugin")
     for component in sorted(c for c in named if c is not None):
         if not _stack_pods(world, node, component, anywhere=True):
             deploy(world, node, component)

@@ -79,6 +79,33 @@ def test_a_gke_plugin_that_is_not_running_advertises_nothing() -> None:
     assert top_pair(case) is not None
 
 
+def _gke_pool(*evidence: dict[str, Any]) -> Case:
+    return synthetic_case("x-gke-pool", list(evidence), platform="gke", cluster=GKE)
+
+
+# Smana/cloud-native-ref#1902: a pod spec written for another cloud, refused by the API server
+REFUSED = {"kind": "event", "object": {"kind": "ReplicaSet", "name": "engine", "namespace": "default"},
+           "type": "Warning", "reason": "FailedCreate",
+           "message": 'pods "engine-0" is forbidden: pod rejected: RuntimeClass "nvidia" not found'}
+
+
+def test_a_gke_pool_without_the_operator_runs_gkes_plugin_when_the_report_does_not_name_it() -> None:
+    # GKE deploys its own plugin on every GPU pool (cloud.google.com/kubernetes-engine/docs/how-to/gpus)
+    case = _gke_pool(REFUSED)
+    assert _allocatable(case).get(GPU_RESOURCE) == "1"
+    assert top_pair(case) is None
+
+
+def test_a_gke_pool_shown_short_of_gpus_gets_no_plugin_by_default() -> None:
+    # GoogleCloudPlatform/container-engine-accelerators#196: no plugin ran until installed by hand
+    pending = {"kind": "workload", "name": "gpu-pod", "namespace": "default",
+               "resources": {"limits": {"nvidia.com/gpu": "1"}}, "state": "Pending",
+               "message": "X Insufficient nvidia.com/gpu"}
+    case = _gke_pool(pending)
+    assert GPU_RESOURCE not in _allocatable(case)
+    assert top_pair(case) is not None
+
+
 def _static(workload: dict[str, Any]) -> Case:
     return synthetic_case("x-static-admitted", [
         {"kind": "workload", "name": "cuda-container", "namespace": "default",
