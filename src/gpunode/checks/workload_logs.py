@@ -356,13 +356,21 @@ _DRIVER_VERSION_FOUND = re.compile(
     r"\bfound version \d+|\b(?:returned|Error) 804\b|forward compatibility was attempted"
     r"|\bcudaErrorCompatNotSupportedOnDevice\b|\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b"
     # the NGC entrypoint's banner, printed after it read the driver's version in the container
-    r"|\bThis container was built for NVIDIA Driver Release\b")
+    r"|\bThis container was built for NVIDIA Driver Release\b"
+    # the driver's JIT refusing PTX from a newer compiler: only a loaded libcuda compiles PTX
+    r"|\bPTX was compiled with an unsupported toolchain\b"
+    r"|\bUNSUPPORTED_PTX_VERSION\b|\bUnsupportedPtxVersion\b")
 
 #: A job's own line quoting the CUDA version it read from the driver's library (NCCL's "NCCL INFO
 #: cudaDriverVersion 11000", from cuDriverGetVersion, NVIDIA/nccl#955): only a container that got
 #: libcuda prints it, so a too-old error later in the same log is the driver's, not a runtime
 #: that left the library out.
-_DRIVER_VERSION_READ = re.compile(r"\bcudaDriverVersion \d{4,5}\b")
+_DRIVER_VERSION_READ = re.compile(
+    r"\bcudaDriverVersion \d{4,5}\b"
+    # TensorFlow listing the GPUs it enumerated through the driver API (gpu_device.cc: "Found
+    # device 0 with properties", "Adding visible gpu devices: 0"): cuInit and cuDeviceGet ran in
+    # libcuda, so the container has the driver's library and its too-old error is the driver's
+    r"|\bFound device \d+ with properties\b|\bAdding visible gpu devices: \d")
 
 #: A GPU job's own words for a container that got neither the driver's user space nor the GPU
 #: devices, as the libraries and frameworks print them whatever the job is: the loader not
