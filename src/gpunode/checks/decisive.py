@@ -30,6 +30,7 @@ from gpunode.checks.named import (
     hook_layer,
     host_driver,
     named_on_node,
+    nvidia_tool_absent,
     plugin_spec_owner,
     runtime_own_error,
     sharing_spec_owner,
@@ -1120,6 +1121,8 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
         return owned(catalog, DRA_PLUGIN, line)
     if text.reason in KUBELET_ADMISSION or text.reason.startswith(_SHORT_OF_REASON):
         return admission_names(catalog, line, target, pod, serving)
+    if target is None and nvidia_tool_absent(line):
+        target = _HOOK_PROGRAMS  # the driver's program NVIDIA's runtime should have mounted
     if target is None and runtime_own_error(line):
         return "container-runtime"
     if target is None and _UNKNOWN_SUBCOMMAND.search(line):

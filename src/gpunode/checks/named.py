@@ -374,6 +374,26 @@ _RUNTIME_OWN = re.compile(r"\b(?:runc|crun) (?:create|run|exec|start|delete|kill
                           r"|\b(?:cri-o|containerd) configured with \w+ cgroup manager\b")
 
 
+#: A GPU container's start failing because the process it runs, one of the driver's programs
+#: that NVIDIA's runtime (or its CDI spec) mounts into GPU containers, is not there: runc's
+#: 'exec: "nvidia-smi": executable file not found in $PATH' or 'stat /usr/local/nvidia/bin/
+#: nvidia-smi: no such file or directory', crun's 'executable file `nvidia-smi` not found'.
+#: CUDA images ship none of them, so the runtime did not inject the driver: the toolkit's
+#: setup (NVIDIA/nvkind#31, fixed in the toolkit's config; NVIDIA/k8s-device-plugin#346;
+#: tkestack/gpu-manager#89, after the node's runtime was switched to plain runc).
+_NVIDIA_TOOL = r"(?:\S*/)?nvidia-(?:smi|debugdump|persistenced|cuda-mps-control|cuda-mps-server)"
+_NVIDIA_TOOL_ABSENT = re.compile(
+    rf'\bexec: \\?"{_NVIDIA_TOOL}\\?": (?:executable file not found|stat \S+: no such file or directory)'
+    rf"|\bexecutable file `{_NVIDIA_TOOL}` not found")
+
+
+def nvidia_tool_absent(line: str) -> bool:
+    """``line`` is a container's start failing for want of a program of the driver's that only
+    NVIDIA's runtime puts there (``_NVIDIA_TOOL_ABSENT``): read before the runtime's own
+    words around it, which only relay that the process could not be run."""
+    return "nvidia-" in line and _NVIDIA_TOOL_ABSENT.search(line) is not None
+
+
 def runtime_own_error(line: str) -> bool:
     """``line`` is runc's or crun's own failure to run a container, by its own name: read
     only where no word of the line names a layer above (a hook, NVIDIA's CLI, a CDI device),
