@@ -193,6 +193,9 @@ class ClusterFacts:
     #: (``_requests_rdma``: an RDMA test such as ib_write_bw between two pods): what they log
     #: about the verbs path is read as a GPU job's is, for the RDMA layers only.
     fabric_pods: tuple[Pod, ...] = ()
+    #: Pods outside the GPU stack the kubelet refused at admission (``_refused_at_admission``):
+    #: what it said of the node's own features is read as the kubelet's (checks.host_admission).
+    refused_pods: tuple[Pod, ...] = ()
     #: logs of the cluster-side pods (``cluster_side``), read once by bundle.load
     cluster_logs: dict[tuple[str, str], tuple[LogFile, ...]] = field(default_factory=dict)
     #: Node files parsed by a helper process while the lists were decoded (bundle/ahead.py).
@@ -320,6 +323,7 @@ class ClusterFacts:
             log_index=_index_logs(source),
             network_pods=indexed.network,
             fabric_pods=indexed.fabric,
+            refused_pods=indexed.refused,
             resource_slices=_optional(lists, "resourceslices"),
             compute_domains=_optional(lists, "computedomains"),
             **index_node_dirs(source.list("nodes")),
@@ -436,6 +440,7 @@ class _PodIndex(NamedTuple):
     workloads: tuple[Pod, ...]
     network: tuple[Pod, ...]
     fabric: tuple[Pod, ...]
+    refused: tuple[Pod, ...]
 
 
 def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -> _PodIndex:
@@ -449,6 +454,7 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
     claiming: list[Pod] = []
     network: list[Pod] = []
     fabric: list[Pod] = []
+    refused: list[Pod] = []
     agents = _NetworkAgents()
     component_of = recogniser.component_of_pod
     for pod in pods:
@@ -458,6 +464,8 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
         component = component_of(meta.owner_references, meta.labels, spec.containers)
         if component is None:
             _sort_unowned(pod, workloads, claiming, fabric)
+            if _refused_at_admission(pod):
+                refused.append(pod)
             continue
         entry = StackPod(component, pod)
         if scope[component] == "cluster":
@@ -475,7 +483,16 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
             listed = on_node[component] = []
         listed.append(entry)
     workloads.extend(pod for pod in claiming if _dra_gpu_node(by_node.get(pod.spec.target_node)))
-    return _PodIndex(by_node, cluster, tuple(workloads), tuple(network), tuple(fabric))
+    return _PodIndex(by_node, cluster, tuple(workloads), tuple(network), tuple(fabric), tuple(refused))
+
+
+def _refused_at_admission(pod: Pod) -> bool:
+    """A pod the kubelet of its node refused before starting any container: its own reason
+    and message on the pod's status, no container status (the kubelet's admit handlers,
+    pkg/kubelet/lifecycle, set both and start nothing; a soft refusal leaves it Pending)."""
+    status = pod.status
+    return (status.phase in ("Failed", "Pending") and bool(status.reason and status.message)
+            and bool(pod.spec.node_name) and not status.container_statuses)
 
 
 def _sort_unowned(pod: Pod, workloads: list[Pod], claiming: list[Pod], fabric: list[Pod]) -> None:
