@@ -129,7 +129,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     plan = node_plan(catalog)
     lacking = {needs: ctx.missing(needs) for needs in plan.needs}  # what this node lacks
     named: list[Finding] = []
-    for cid, check_fns, unobserved in plan.runs(lacking):
+    for cid, check_fns, unobserved in plan.runs(lacking, plan.shut(ctx)):
         findings: list[Finding] = []
         out[cid] = Judgement(cid, findings, list(unobserved))
         for fn in check_fns:
