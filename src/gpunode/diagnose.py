@@ -149,12 +149,14 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
             target.findings.append(finding)
     _sandboxes_explain(ctx.kb, out)
     found = {cid: j.findings for cid, j in out.items()}  # (the lists, appended to in place)
-    for finding in list(silent_state_findings(ctx, found)):
-        out[finding.component].findings.append(finding)  # a crash that said nothing: the host's journal
     problems = problems_by_component(found)
+    if problems:  # (on most nodes nothing fails: no state is silent, and no journal is read)
+        for finding in list(silent_state_findings(ctx, found)):
+            out[finding.component].findings.append(finding)  # a crash that said nothing: the host's journal
+        problems = problems_by_component(found)
     for finding in waiting_findings(ctx, problems):  # a running dependency that only waits
         out[finding.component].findings.append(finding)
-    for finding in state_label_findings(ctx, {cid for cid, found in problems.items() if found}):
+    for finding in state_label_findings(ctx, set(problems)):
         out[finding.component].findings.append(finding)  # its own label says its last run failed
     settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
     _explain_unobserved(ctx, out)

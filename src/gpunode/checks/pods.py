@@ -78,6 +78,9 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
     """What no pod of the component here means; None where its own checks judge it."""
     entry = ctx.facts.catalog.by_id[component]
     targeting = ctx.daemonsets_targeting(component)
+    # No DaemonSet of the component in the cluster (most of the catalog on a node): none
+    # waits for a label here, is kept off by a taint or selects a label the admin should set.
+    deployed = bool(ctx.facts.daemonsets.get(component))
     found: Finding | None
     if targeting and not ctx.facts.pods_seen_in(targeting[0].metadata.namespace):
         ds = targeting[0]
@@ -91,7 +94,7 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
         found = not_deployed(component, _replaced(instead))
     elif (skipped := _operator_skip(ctx, entry)) is not None:
         found = not_deployed(component, skipped)
-    elif not targeting and (waits := _awaits_labels(ctx, component)) is not None:
+    elif deployed and not targeting and (waits := _awaits_labels(ctx, component)) is not None:
         found = waits
     elif (not_gpu := _operator_not_gpu(ctx, entry)) is not None:
         found = not_deployed(component, not_gpu)
@@ -105,10 +108,10 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
         found = problem(
             component, "pod_missing", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
         )
-    elif (blocked := ctx.untolerated_taint(component)) is not None:
+    elif deployed and (blocked := ctx.untolerated_taint(component)) is not None:
         found = _taint_blocks(ctx, component, *blocked)
     else:
-        found = _unlabelled(ctx, entry) or _untargeted(ctx, entry)
+        found = (_unlabelled(ctx, entry) if deployed else None) or _untargeted(ctx, entry)
     return found
 
 
