@@ -70,3 +70,26 @@ def test_smi_failure_read_as_before(text: str) -> None:
     joined = re.compile("|".join(f"(?:{p.pattern})" for p in nvidia_smi._FAILURE_PATTERNS))
     found = nvidia_smi.parse_nvidia_smi_failure(text)
     assert (found is not None) == (joined.search(text) is not None)
+
+
+_ANCHORED_VERSION = re.compile(r"^\s*Driver Version\s*:\s*(\d+)\.", re.MULTILINE)
+
+
+def _texts() -> list[str]:
+    return [path.read_text(encoding="utf-8", errors="replace") for path in sorted(_TESTS.rglob("*"))
+            if path.suffix in _SUFFIXES and path.is_file() and path.stat().st_size < 4_000_000]
+
+
+@pytest.mark.parametrize("extra", [
+    "", "    Driver Version                            : 580.65.06\n",
+    "| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15    CUDA Version: 12.4 |\n",
+    "\n \t\n  Driver Version:\n 535.1\n", "x Driver Version : 1.\n  Driver Version : 2.\n",
+])
+def test_driver_major_reads_as_the_anchored_pattern(extra: str) -> None:
+    """``driver._driver_major`` answers what the multi-line pattern anchored at each line
+    start answered, on every test file (the recorded nvidia-smi -q outputs among them)."""
+    from gpunode.checks.driver import _driver_major
+
+    for text in [*_texts(), extra, extra + "\n".join(_lines()[:50])]:
+        found = _ANCHORED_VERSION.search(text)
+        assert _driver_major(text) == (found[1] if found else None)

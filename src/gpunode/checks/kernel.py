@@ -178,10 +178,13 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     def named_in(line: str) -> str | None:
         return catalog.named_in(line) or interposer_owner(ctx, line)
 
+    # the gates asked of the whole log first: most logs hold none of their words, and then
+    # no line is asked (a word in a line is in the log)
+    gates = tuple(gate for gate in (_MODULE_GATE, _CRASH_GATE, _PEER_GATE) if gate.search(text))
     adapter: tuple[int, str] | None = None
     driver_speaks = False  # an NVRM line of the driver's own, failure or notice
     for index, line in enumerate(split[0]):
-        owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in)
+        owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates)
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
         elif owner is not None:
@@ -227,16 +230,19 @@ def _oops_owner(line: str) -> str | None:
     return "driver" if _IN_TRANSITION.search(line) else None
 
 
-def _owner(line: str, named_in: Callable[[str], str | None]) -> str | None:
-    """The component a failing kernel line is evidence against, or None (not a failure)."""
-    module = _MODULE_LINE.search(line) if _MODULE_GATE.search(line) else None
+def _owner(line: str, named_in: Callable[[str], str | None],
+           gates: tuple[re.Pattern[str], ...] = (_MODULE_GATE, _CRASH_GATE, _PEER_GATE)) -> str | None:
+    """The component a failing kernel line is evidence against, or None (not a failure).
+    ``gates``: those of the three patterns' literal gates the log holds words of (a pattern
+    whose gate is not among them is not searched)."""
+    module = _MODULE_LINE.search(line) if _MODULE_GATE in gates and _MODULE_GATE.search(line) else None
     if module is not None:
         name = (module["module"] or module["inserted"] or module["loaded"]).replace("-", "_")
         owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
         return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
-    if _CRASH_GATE.search(line) and _PROCESS_CRASH.search(line):
+    if _CRASH_GATE in gates and _CRASH_GATE.search(line) and _PROCESS_CRASH.search(line):
         return named_in(line)
-    peer = _PEER_MEMORY.search(line) if _PEER_GATE.search(line) else None
+    peer = _PEER_MEMORY.search(line) if _PEER_GATE in gates and _PEER_GATE.search(line) else None
     if peer is not None:
         return "driver" if severity(peer["text"]) else None
     nvrm = _NVRM.search(line)
