@@ -43,7 +43,7 @@ def pod_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Judge each pod of the component on this node, or its absence."""
     pods = ctx.stack_pods(component)
     if not pods:
-        absent = _absent(ctx, component)
+        absent = absent_shared(ctx, component)
         if absent is not None:
             yield absent
         return
@@ -113,6 +113,65 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
     else:
         found = (_unlabelled(ctx, entry) if deployed else None) or _untargeted(ctx, entry)
     return found
+
+
+def absent_shared(ctx: NodeContext, component: str) -> Finding | None:
+    """``_absent``, read once per distinct ``absence_key`` of the nodes and shared (a pool's
+    thousands of nodes have a handful): most of a node's components have no pod there, and
+    their reading is the same on every node alike in what it reads. A component whose
+    reading may read more (``_shareable``) or whose job a pod here does (the reading then
+    names that pod) is read on its node."""
+    if not _shareable(ctx, component) or ctx.replaced_by(component) is not None:
+        return _absent(ctx, component)
+    key = (_ABSENT, absence_key(ctx), component)
+    shared = ctx.facts.shared
+    if key in shared:
+        return shared[key]  # type: ignore[return-value]  # (only _absent's answers are kept here)
+    found = shared[key] = _absent(ctx, component)
+    return found
+
+
+_ABSENT = "absent"
+#: Node labels that ``_absent`` reads of a component with no DaemonSet (``_operator_skip``:
+#: the operator's operands switch, its workload config and each operand's state label).
+ABSENT_LABELS = (operator.OPERANDS_LABEL, operator.WORKLOAD_CONFIG,
+                 *(label for label, _ in operator.OPERANDS.values()))
+
+
+def absence_key(ctx: NodeContext) -> tuple[object, ...]:
+    """What ``_absent`` reads of a node for a ``_shareable`` component: whether the node
+    object is there, the labels in ``ABSENT_LABELS``, whether NFD's NVIDIA PCI label is set
+    (``_operator_not_gpu``), the platform (what it provides, its title: ``_untargeted``) and
+    whether pods were listed cluster-wide. The rest it reads is the cluster's (catalog,
+    ClusterPolicy), the same for every node of these facts, which hold the shared readings.
+    Made once per node."""
+    known = ctx.memo.get(_ABSENT)
+    if known is None:
+        node = ctx.node
+        labels = node.metadata.labels if node is not None else None
+        read = None if labels is None else (
+            tuple([labels.get(label) for label in ABSENT_LABELS]), operator.has_nvidia_pci_label(labels))
+        platform = ctx.platform
+        known = ctx.memo[_ABSENT] = (read, platform.provides, platform.title, ctx.pods_complete)
+    return known  # type: ignore[return-value]
+
+
+def _shareable(ctx: NodeContext, component: str) -> bool:
+    """Whether ``_absent``'s reading of ``component`` depends on no more than ``absence_key``
+    and the cluster: no DaemonSet of it in the cluster (none targets the node, waits for a
+    label or is kept off by a taint), none of a component that replaces it (whose selector
+    ``_meant_for_another`` reads against the node's labels), and not a required component
+    (its absence is ``component_missing``, whose evidence names the node). Once per
+    component and facts."""
+    key = (_ABSENT, component)
+    shared = ctx.facts.shared
+    known = shared.get(key)
+    if known is None:
+        facts = ctx.facts
+        entry = facts.catalog.by_id[component]
+        known = shared[key] = not entry.required and not facts.daemonsets.get(component) and not any(
+            facts.daemonsets.get(alt.id) for alt in facts.catalog.replacers(component))
+    return bool(known)
 
 
 def _admin_label_unset(ctx: NodeContext, component: str) -> tuple[DaemonSet, Unmet] | None:
