@@ -110,6 +110,14 @@ def _quiet(ctx: NodeContext, component: str, findings: Sequence[Finding]) -> boo
     return True
 
 
+def voiced(ctx: NodeContext) -> frozenset[str]:
+    """The components ``own_words`` reads on this node whatever their findings: those with a
+    pod here or a host journal (``_quiet``), and those with a cluster-wide pod that logged.
+    Any other, none of whose findings is a problem, is quiet: asked once per node, so the
+    node pass passes over such components without a call each."""
+    return ctx.components_here | ctx.facts.side_logged | _JOURNALLED
+
+
 #: Components whose own check is a GPU job (catalog ids): the GPU Operator's validator proves
 #: the stack by running CUDA programs (its cuda-validation vectorAdd, the plugin validation's).
 JOB_RUNNERS = frozenset({"validator"})
@@ -351,6 +359,8 @@ def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decis
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
 HOST_JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
+#: The components with a host journal (``voiced``).
+_JOURNALLED = frozenset(HOST_JOURNALS)
 
 
 #: Components judged only by their own facts: a GPU is lost when nvidia-smi, NVML, the
