@@ -31,6 +31,7 @@ from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import (
     cluster_event_findings,
     cluster_log_findings,
+    scanning,
     signature_findings,
     traced_findings,
 )
@@ -133,13 +134,14 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     plan = node_plan(catalog)
     lacking = {needs: ctx.missing(needs) for needs in plan.needs}  # what this node lacks
     named: list[Finding] = []
-    speaking, refit = voiced(ctx), refitted_causes(ctx.kb)
+    speaking, refit, scanned = voiced(ctx), refitted_causes(ctx.kb), scanning(ctx, plan.ids)
     for cid, check_fns, unobserved in plan.runs(lacking, plan.shut(ctx)):
         findings: list[Finding] = []
         out[cid] = Judgement(cid, findings, list(unobserved))
         for fn in check_fns:
             findings.extend(fn(ctx, cid))
-        findings.extend(signature_findings(ctx, cid))
+        if cid in scanned:  # (most components of most nodes: no scan of theirs may find anything)
+            findings.extend(signature_findings(ctx, cid))
         if cid not in speaking and _settled(findings, refit):
             continue  # (most components of a node: nothing to refit, no words of its own to read)
         refitted = fit_to_facts(ctx, findings)  # a cause read from words that the node's record contradicts
@@ -387,8 +389,9 @@ class Diagnoser:
         roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
         missing = self._missing_data(ctx.name, judgements)
         unseen = (ctx.name, missing)
+        here = ctx.components_here
         comps = tuple([
-            self._quiet_component(ctx, j) or self._component(
+            self._quiet_component(here, j) or self._component(
                 j,
                 roots,
                 cluster_problems,
@@ -545,19 +548,19 @@ class Diagnoser:
             pods=pods,
         )
 
-    def _quiet_component(self, ctx: NodeContext, j: Judgement) -> ComponentReport | None:
+    def _quiet_component(self, here: frozenset[str], j: Judgement) -> ComponentReport | None:
         """The report of a component whose one finding is an ok or not-deployed reading with
-        its summary, with no pod on the node and no version read from the host (most of a
-        node's components: not deployed there). ``_component`` would read it as that
-        status and summary, blocked by nothing, no cause, no version, no pods: made once
-        per component, status and summary and shared between nodes (reports are
-        immutable). None for any other component."""
+        its summary, with no pod on the node (``here``: those with one) and no version read
+        from the host (most of a node's components: not deployed there). ``_component``
+        would read it as that status and summary, blocked by nothing, no cause, no version,
+        no pods: made once per component, status and summary and shared between nodes
+        (reports are immutable). None for any other component."""
         findings, cid = j.findings, j.component
         if len(findings) != 1 or cid in HOST_VERSIONS:
             return None
         status, context = j.status, findings[0].context
         if (status not in _QUIET or findings[0].status is not status or "summary" not in context
-                or ctx.stack_pods(cid)):
+                or cid in here):
             return None
         key = (cid, status, context["summary"])
         reports = self._quiet_reports

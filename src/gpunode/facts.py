@@ -202,7 +202,7 @@ class ClusterFacts:
     resource_slices: tuple[ResourceSlice, ...] | None = None
     compute_domains: tuple[ComputeDomain, ...] | None = None
     #: Readings the checks share between nodes alike in all a reading reads (its key names
-    #: what that is: ``checks.pods.absent``). Bound to these facts, never copied (a facts
+    #: what that is: ``checks.pods.absent_shared``). Bound to these facts, never copied (a facts
     #: object made from another starts without them).
     shared: dict[object, object] = field(default_factory=dict, init=False, compare=False, repr=False)
 

@@ -2,10 +2,11 @@
 is read once per distinct ``absence_key`` and the reading shared (``checks.pods.absent_shared``);
 a component's report that says only "not deployed" or "ok" is made once and shared
 (``Diagnoser._quiet_component``); a component with nothing to refit and no words of its own
-is passed over by the facts fit and ``own_words`` (``diagnose._settled``). Each must give
-what the reading it stands for gives: the key holds every input of the reading (change one,
-and the reading changes, and the shared reading with it), nodes of equal keys get equal
-reports, and whole reports are the same with and without the sharing."""
+is passed over by the facts fit and ``own_words`` (``diagnose._settled``), and one none of
+whose scans may find anything on the node by the signature scans (``signatures.scanning``).
+Each must give what the reading it stands for gives: the key holds every input of the
+reading (change one, and the reading changes, and the shared reading with it), nodes of
+equal keys get equal reports, and whole reports are the same with and without the sharing."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ CONTEXTS = {
 
 def test_the_operand_is_read_from_the_shared_memo(facts: ClusterFacts) -> None:
     ctx = _ctx(facts)
-    assert pods._shareable(ctx, OPERAND)
+    assert OPERAND in pods.shareable_components(facts)
     assert pods.absent_shared(ctx, OPERAND) is pods.absent_shared(_ctx(facts), OPERAND)  # one reading
 
 
@@ -138,14 +139,16 @@ def test_no_node_object_is_in_the_key(facts: ClusterFacts) -> None:
 
 
 def test_a_reading_that_may_read_more_is_not_shared(facts: ClusterFacts, root: Path) -> None:
-    """A component with a DaemonSet (the selector is read against every label), or whose
-    replacer has one, or a required one (its absence names the node) is read on its node."""
-    ctx = _ctx(facts)
-    assert not pods._shareable(ctx, "gfd")  # its DaemonSet is in falcon-ai
-    assert not pods._shareable(ctx, "device-plugin")  # required
+    """A component with a DaemonSet (the selector is read against every label), one another
+    replaces (the reading names the replacing pod) or a required one (its absence names the
+    node) is read on its node."""
+    shareable = pods.shareable_components(facts)
+    assert "gfd" not in shareable  # its DaemonSet is in falcon-ai
+    assert "device-plugin" not in shareable  # required, and HAMi's plugin (and others) replace it
+    assert "vfio-manager" in shareable
     plain = load_bundle(root)
     assert plain.daemonsets.get(OPERAND)
-    assert not pods._shareable(_ctx(plain), OPERAND)
+    assert OPERAND not in pods.shareable_components(plain)
 
 
 def test_nodes_of_equal_keys_get_equal_reports(facts: ClusterFacts) -> None:
@@ -166,10 +169,11 @@ def test_nodes_of_equal_keys_get_equal_reports(facts: ClusterFacts) -> None:
 
 def _unshared(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every reading made on its node: no shared absence, no shared report, no component
-    passed over by the facts fit and ``own_words``."""
+    passed over by the signature scans, the facts fit and ``own_words``."""
     monkeypatch.setattr(pods, "absent_shared", pods._absent)
-    monkeypatch.setattr(Diagnoser, "_quiet_component", lambda self, ctx, j: None)
+    monkeypatch.setattr(Diagnoser, "_quiet_component", lambda self, here, j: None)
     monkeypatch.setattr(diagnose_module, "voiced", lambda ctx: frozenset(ctx.facts.catalog.by_id))
+    monkeypatch.setattr(diagnose_module, "scanning", lambda ctx, ids: frozenset(ids))
 
 
 @pytest.mark.parametrize("scenario", ["falcon-ai", "falcon-ai-broken", "falcon-ai-vgpu",

@@ -14,6 +14,7 @@ from functools import cache
 
 from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
+from gpunode.lazy import cached_property
 from gpunode.model import Evidence, Finding, Status
 
 CheckFn = Callable[[NodeContext, str], Iterable[Finding]]
@@ -102,6 +103,11 @@ class NodePlan:
     #: mostly lack the same, and the gates are shut on nearly all of them.
     _runs: dict[tuple[object, ...], tuple[ComponentRun, ...]] = field(
         default_factory=dict, compare=False, repr=False)
+
+    @cached_property
+    def ids(self) -> tuple[str, ...]:
+        """The components' ids, in catalog order."""
+        return tuple([cid for cid, _ in self.components])
 
     def runs(self, lacking: Mapping[tuple[str, ...], tuple[str, ...]],
              shut: frozenset[NodeGate] = frozenset()) -> tuple[ComponentRun, ...]:
