@@ -24,18 +24,19 @@ from gpunode.checks import base
 from gpunode.checks.base import EXPLAINS, node_plan
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import cluster_own_words, own_words, workload_findings
-from gpunode.checks.facts_fit import fit_to_facts
+from gpunode.checks.decisive import cluster_own_words, own_words, voiced, workload_findings
+from gpunode.checks.facts_fit import fit_to_facts, refitted_causes
 from gpunode.checks.journal_names import journal_findings, silent_state_findings
 from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import (
     cluster_event_findings,
     cluster_log_findings,
+    scanning,
     signature_findings,
     traced_findings,
 )
 from gpunode.checks.state_labels import state_label_findings
-from gpunode.checks.versions import component_version, image_tag
+from gpunode.checks.versions import HOST_VERSIONS, component_version, image_tag
 from gpunode.checks.waiting import problems_by_component, waiting_findings
 from gpunode.checks.workload_logs import workload_log_findings
 from gpunode.daemonsets import daemonset_table
@@ -80,6 +81,10 @@ MAX_EVIDENCE = 6
 _NO_PROBLEM_ORDER = (Status.OK, Status.UNKNOWN, Status.NOT_DEPLOYED)
 #: Statuses of a component that something below it may explain (``blocked_by``).
 _BLOCKABLE = frozenset({Status.FAILED, Status.DEGRADED, Status.UNKNOWN})
+#: Statuses of a component with nothing to explain, blocked by nothing (``_quiet_component``).
+_QUIET = frozenset({Status.OK, Status.NOT_DEPLOYED})
+#: ``Diagnoser._quiet_reports`` kept at most (summaries that name a node would grow it).
+_QUIET_REPORTS_MAX = 4096
 
 
 @dataclass
@@ -129,12 +134,16 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     plan = node_plan(catalog)
     lacking = {needs: ctx.missing(needs) for needs in plan.needs}  # what this node lacks
     named: list[Finding] = []
-    for cid, check_fns, unobserved in plan.runs(lacking):
+    speaking, refit, scanned = voiced(ctx), refitted_causes(ctx.kb), scanning(ctx, plan.ids)
+    for cid, check_fns, unobserved in plan.runs(lacking, plan.shut(ctx)):
         findings: list[Finding] = []
         out[cid] = Judgement(cid, findings, list(unobserved))
         for fn in check_fns:
             findings.extend(fn(ctx, cid))
-        findings.extend(signature_findings(ctx, cid))
+        if cid in scanned:  # (most components of most nodes: no scan of theirs may find anything)
+            findings.extend(signature_findings(ctx, cid))
+        if cid not in speaking and _settled(findings, refit):
+            continue  # (most components of a node: nothing to refit, no words of its own to read)
         refitted = fit_to_facts(ctx, findings)  # a cause read from words that the node's record contradicts
         said = len(findings)
         named.extend(own_words(ctx, cid, findings))  # (it only adds to findings)
@@ -143,22 +152,38 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     named.extend(workload_findings(ctx))
     named.extend(workload_log_findings(ctx))
     named.extend(journal_findings(ctx))  # the kubelet's or runtime's error naming another layer
-    for finding in map(partial(_to_replacer, ctx), named):  # the layer a line names
-        target = out.get(finding.component)  # (its judgement exists by now)
-        if target is not None and _used_here(ctx, finding.component):
-            target.findings.append(finding)
+    _add_named(ctx, out, named)
     _sandboxes_explain(ctx.kb, out)
     found = {cid: j.findings for cid, j in out.items()}  # (the lists, appended to in place)
-    for finding in list(silent_state_findings(ctx, found)):
-        out[finding.component].findings.append(finding)  # a crash that said nothing: the host's journal
     problems = problems_by_component(found)
+    if problems:  # (on most nodes nothing fails: no state is silent, and no journal is read)
+        for finding in list(silent_state_findings(ctx, found)):
+            out[finding.component].findings.append(finding)  # a crash that said nothing: the host's journal
+        problems = problems_by_component(found)
     for finding in waiting_findings(ctx, problems):  # a running dependency that only waits
         out[finding.component].findings.append(finding)
-    for finding in state_label_findings(ctx, {cid for cid, found in problems.items() if found}):
+    for finding in state_label_findings(ctx, set(problems)):
         out[finding.component].findings.append(finding)  # its own label says its last run failed
     settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
+
+
+def _add_named(ctx: NodeContext, judged: Mapping[str, Judgement], named: Iterable[Finding]) -> None:
+    """Findings read in one component's words that name another layer, added to that one's."""
+    for finding in map(partial(_to_replacer, ctx), named):  # the layer a line names
+        target = judged.get(finding.component)  # (its judgement exists by now)
+        if target is not None and _used_here(ctx, finding.component):
+            target.findings.append(finding)
+
+
+def _settled(findings: Sequence[Finding], refit: frozenset[str]) -> bool:
+    """No problem among ``findings`` and no cause ``fit_to_facts`` refits: for a component
+    not ``voiced`` on the node, neither it nor ``own_words`` would change or add anything."""
+    for finding in findings:  # noqa: SIM110 - no generator: asked for most components of every node
+        if finding.status in PROBLEMS or finding.cause in refit:
+            return False
+    return True
 
 
 def _used_here(ctx: NodeContext, component: str) -> bool:
@@ -263,6 +288,9 @@ class Diagnoser:
 
     facts: ClusterFacts
     kb: KnowledgeBase
+    #: ``_quiet_component``'s reports, by component, status and summary.
+    _quiet_reports: dict[tuple[str, Status, str], ComponentReport] = field(
+        default_factory=dict, init=False, compare=False, repr=False)
 
     @cached_property
     def catalog(self) -> Catalog:
@@ -361,8 +389,9 @@ class Diagnoser:
         roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
         missing = self._missing_data(ctx.name, judgements)
         unseen = (ctx.name, missing)
+        here = ctx.components_here
         comps = tuple([
-            self._component(
+            self._quiet_component(here, j) or self._component(
                 j,
                 roots,
                 cluster_problems,
@@ -518,6 +547,30 @@ class Diagnoser:
             version=version,
             pods=pods,
         )
+
+    def _quiet_component(self, here: frozenset[str], j: Judgement) -> ComponentReport | None:
+        """The report of a component whose one finding is an ok or not-deployed reading with
+        its summary, with no pod on the node (``here``: those with one) and no version read
+        from the host (most of a node's components: not deployed there). ``_component``
+        would read it as that status and summary, blocked by nothing, no cause, no version,
+        no pods: made once per component, status and summary and shared between nodes
+        (reports are immutable). None for any other component."""
+        findings, cid = j.findings, j.component
+        if len(findings) != 1 or cid in HOST_VERSIONS:
+            return None
+        status, context = j.status, findings[0].context
+        if (status not in _QUIET or findings[0].status is not status or "summary" not in context
+                or cid in here):
+            return None
+        key = (cid, status, context["summary"])
+        reports = self._quiet_reports
+        known = reports.get(key)
+        if known is None:
+            if len(reports) >= _QUIET_REPORTS_MAX:
+                reports.clear()
+            comp = self.catalog.by_id[cid]
+            known = reports[key] = ComponentReport(cid, comp.layer, comp.title, status, key[2])
+        return known
 
     def _summary(self, j: Judgement, unseen: tuple[str, tuple[MissingInput, ...]] | None,
                  primary: Finding | None) -> str:

@@ -204,6 +204,10 @@ class ClusterFacts:
     #: such list (an older collector, or a cluster that does not serve the API)
     resource_slices: tuple[ResourceSlice, ...] | None = None
     compute_domains: tuple[ComputeDomain, ...] | None = None
+    #: Readings the checks share between nodes alike in all a reading reads (its key names
+    #: what that is: ``checks.pods.absent_shared``). Bound to these facts, never copied (a facts
+    #: object made from another starts without them).
+    shared: dict[object, object] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @cached_property
     def cluster_side(self) -> dict[str, list[StackPod]]:

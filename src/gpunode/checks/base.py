@@ -14,9 +14,12 @@ from functools import cache
 
 from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
+from gpunode.lazy import cached_property
 from gpunode.model import Evidence, Finding, Status
 
 CheckFn = Callable[[NodeContext, str], Iterable[Finding]]
+#: Whether a check may find anything on a node at all (``check``'s ``may_find``).
+NodeGate = Callable[[NodeContext], bool]
 ALL_POD_COMPONENTS = "*"
 
 
@@ -28,6 +31,7 @@ class Check:
     component: str
     needs: tuple[str, ...]
     fn: CheckFn
+    may_find: NodeGate | None = None
 
     def missing(self, ctx: NodeContext) -> tuple[str, ...]:
         """Needed observations this node's facts do not have."""
@@ -45,17 +49,23 @@ LINE, MESSAGE, SOURCE, VERB, STATE = (
     "decisive_line", "decisive_message", "decisive_source", "decisive_verb", "decisive_state")
 
 
-def check(component: str, *, needs: Iterable[str] = ()) -> Callable[[CheckFn], CheckFn]:
+def check(component: str, *, needs: Iterable[str] = (),
+          may_find: NodeGate | None = None) -> Callable[[CheckFn], CheckFn]:
     """Register a check for ``component`` ("*" for every pod-run component).
 
     The function receives the node context and the component id it judges.
 
     ``needs`` names observations: ``cluster/<resource>`` (a cluster list),
     ``cmd/<name>``, ``files/<path>``, ``metrics/<name>`` (node observations).
+
+    ``may_find``: for a check registered on many components that reads one per-node reading
+    (the kernel log's failures by owner), whether that reading holds anything for any
+    component; where it says False the check is not called on the node for any of them
+    (it would yield nothing), which spares a call per component on nearly every node.
     """
 
     def register(fn: CheckFn) -> CheckFn:
-        REGISTRY.append(Check(fn.__name__, component, tuple(needs), fn))
+        REGISTRY.append(Check(fn.__name__, component, tuple(needs), fn, may_find))
         return fn
 
     return register
@@ -83,28 +93,43 @@ ComponentRun = tuple[str, tuple[CheckFn, ...], tuple[str, ...]]
 @dataclass(frozen=True)
 class NodePlan:
     """What runs for every node: each node-scoped component with its checks, in catalog
-    order, and every distinct ``needs`` among them (looked up once per node)."""
+    order, every distinct ``needs`` among them (looked up once per node) and every distinct
+    ``may_find`` gate (asked once per node)."""
 
     components: tuple[tuple[str, tuple[Check, ...]], ...]
     needs: tuple[tuple[str, ...], ...]
-    #: ``runs`` by what the node lacks of each ``needs``: nodes mostly lack the same.
-    _runs: dict[tuple[tuple[str, ...], ...], tuple[ComponentRun, ...]] = field(
+    gates: tuple[NodeGate, ...] = ()
+    #: ``runs`` by what the node lacks of each ``needs`` and which gates are shut: nodes
+    #: mostly lack the same, and the gates are shut on nearly all of them.
+    _runs: dict[tuple[object, ...], tuple[ComponentRun, ...]] = field(
         default_factory=dict, compare=False, repr=False)
 
-    def runs(self, lacking: Mapping[tuple[str, ...], tuple[str, ...]]) -> tuple[ComponentRun, ...]:
+    @cached_property
+    def ids(self) -> tuple[str, ...]:
+        """The components' ids, in catalog order."""
+        return tuple([cid for cid, _ in self.components])
+
+    def runs(self, lacking: Mapping[tuple[str, ...], tuple[str, ...]],
+             shut: frozenset[NodeGate] = frozenset()) -> tuple[ComponentRun, ...]:
         """Each component's run on a node that lacks ``lacking[needs]`` of each ``needs``:
-        the checks to call and, in check order, the observations the others lacked. Made
-        once per distinct ``lacking`` rather than sorted out check by check on every node."""
-        key = tuple(lacking[needs] for needs in self.needs)
+        the checks to call (not those whose ``may_find`` gate is in ``shut``: they would
+        find nothing there) and, in check order, the observations the others lacked. Made
+        once per distinct ``lacking`` and ``shut`` rather than sorted out check by check on
+        every node."""
+        key = (*(lacking[needs] for needs in self.needs), shut)
         known = self._runs.get(key)
         if known is None:
             if len(self._runs) >= _RUNS_MAX:
                 self._runs.clear()
             known = self._runs[key] = tuple(
-                (cid, tuple(c.fn for c in checks if not lacking[c.needs]),
+                (cid, tuple(c.fn for c in checks if not lacking[c.needs] and c.may_find not in shut),
                  tuple(need for c in checks for need in lacking[c.needs]))
                 for cid, checks in self.components)
         return known
+
+    def shut(self, ctx: NodeContext) -> frozenset[NodeGate]:
+        """The gates that say their checks find nothing on this node."""
+        return frozenset(gate for gate in self.gates if not gate(ctx))
 
 
 #: Distinct ``lacking`` kept per plan (a fleet's nodes lack one or a few sets of files).
@@ -118,7 +143,8 @@ def node_plan(catalog: Catalog) -> NodePlan:
     if known is None or known[0] is not catalog or known[1] != len(REGISTRY):
         components = tuple((c.id, checks_for(c.id, c.kind)) for c in catalog.node_components())
         needs = tuple(dict.fromkeys(chk.needs for _, found in components for chk in found))
-        known = _PLANS[id(catalog)] = (catalog, len(REGISTRY), NodePlan(components, needs))
+        gates = tuple(dict.fromkeys(chk.may_find for _, found in components for chk in found if chk.may_find))
+        known = _PLANS[id(catalog)] = (catalog, len(REGISTRY), NodePlan(components, needs, gates))
     return known[2]
 
 

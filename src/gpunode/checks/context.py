@@ -79,6 +79,11 @@ class NodeContext:
         """The node's stack pods by component (asked for by most checks of every component)."""
         return self.facts.pods_by_node.get(self.name, {})
 
+    @cached_property
+    def components_here(self) -> frozenset[str]:
+        """The components with a stack pod on this node."""
+        return frozenset([component for component, pods in self._pods_here.items() if pods])
+
     def observed(self, need: str) -> bool:
         """Whether an observation named in a check's ``needs`` is present."""
         kind, _, rest = need.partition("/")

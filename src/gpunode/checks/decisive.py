@@ -72,18 +72,19 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     """Add to ``findings`` what the component's own words on this node say: a controller
     serving the node that keeps failing (nfd-master), the decisive line that replaces a
     state. Returns the findings that belong to another component the line names."""
-    def controller_logs() -> Iterator[LogFile]:
-        return (log for sp in ctx.cluster_side_pods(component) for log in ctx.logs_of(sp.pod))
-
     logged = component in ctx.facts.side_logged
     if not logged and _quiet(ctx, component, findings):  # most components of most nodes
         return []
+
+    def controller_logs() -> Iterator[LogFile]:
+        return (log for sp in ctx.cluster_side_pods(component) for log in ctx.logs_of(sp.pod))
+
     said = _said(ctx.kb, component, findings, controller_logs if logged else None,
                  lambda state: node_texts(ctx, component, state))
     if said is None and not _standing(findings):
-        stuck = running_finding(ctx.kb, component, _running_logs(ctx, component),
-                                partial(named_on_node, ctx), _answering_peers(ctx),
-                                deleting=_being_deleted(ctx, component))
+        logs = tuple(_running_logs(ctx, component))  # (most pods of most nodes: no log collected)
+        stuck = running_finding(ctx.kb, component, logs, partial(named_on_node, ctx), _answering_peers(ctx),
+                                deleting=_being_deleted(ctx, component)) if logs else None
         refused = _refused_config(ctx, component) if stuck is None else None
         refused = refused or (_went_on_without(ctx, component) if stuck is None else None)
         if refused is not None:  # the runtime's own configuration: whatever it names, the runtime's
@@ -105,7 +106,18 @@ def _quiet(ctx: NodeContext, component: str, findings: Sequence[Finding]) -> boo
     then finds nothing, whatever it reads; it stops before reading."""
     if component in HOST_JOURNALS or ctx.stack_pods(component):
         return False
-    return all(f.status not in PROBLEMS for f in findings)
+    for finding in findings:  # noqa: SIM110 - no generator: asked for every component of every node
+        if finding.status in PROBLEMS:
+            return False
+    return True
+
+
+def voiced(ctx: NodeContext) -> frozenset[str]:
+    """The components ``own_words`` reads on this node whatever their findings: those with a
+    pod here or a host journal (``_quiet``), and those with a cluster-wide pod that logged.
+    Any other, none of whose findings is a problem, is quiet: asked once per node, so the
+    node pass passes over such components without a call each."""
+    return ctx.components_here | ctx.facts.side_logged | _JOURNALLED
 
 
 #: Components whose own check is a GPU job (catalog ids): the GPU Operator's validator proves
@@ -360,6 +372,8 @@ def _context_evidence(found: Decisive, where: str) -> tuple[Evidence, ...]:
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
 HOST_JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
+#: The components with a host journal (``voiced``).
+_JOURNALLED = frozenset(HOST_JOURNALS)
 
 
 #: Components judged only by their own facts: a GPU is lost when nvidia-smi, NVML, the

@@ -127,6 +127,13 @@ def _factual(kb: KnowledgeBase) -> frozenset[str]:
     return (known if known is not None and known[0] is kb else _factual_of(kb))[1]
 
 
+def refitted_causes(kb: KnowledgeBase) -> frozenset[str]:
+    """The causes ``fit_to_facts`` may refit: where no finding has one, it leaves the findings
+    as they are and returns False (the node pass asks this once per node)."""
+    known = _FACTUAL[0]
+    return (known if known is not None and known[0] is kb else _factual_of(kb))[2]
+
+
 def _factual_of(kb: KnowledgeBase) -> tuple[KnowledgeBase, frozenset[str], frozenset[str]]:
     """The codes of causes with fact signatures, and those with the causes the node's kernel
     refits (``_KERNEL_FITS``), listed once per knowledge base: the last one's are kept at

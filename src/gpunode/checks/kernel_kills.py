@@ -185,5 +185,11 @@ def kernel_kills(ctx: NodeContext, component: str) -> Iterator[Finding]:
                        verb=verb, standalone="true", line_class=cls)
 
 
+def _any_kill(ctx: NodeContext) -> bool:
+    """Whether the node's kernel log holds a recent kill or denial of any stack process (on
+    nearly every node none: ``kernel_kills`` is then called for none of its components)."""
+    return bool(_hits(ctx))
+
+
 for _component in sorted(set(process_owners().values())):
-    check(_component)(kernel_kills)
+    check(_component, may_find=_any_kill)(kernel_kills)

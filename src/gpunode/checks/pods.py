@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 from gpunode.bundle.kube import ContainerStatus, DaemonSet, Pod, StateTerminated, Taint
 from gpunode.catalog import Component
@@ -29,7 +30,7 @@ from gpunode.checks.base import (
 from gpunode.checks.context import NodeContext
 from gpunode.checks.placement import Awaited, Unmet, setter, unmet
 from gpunode.decisive import clipped
-from gpunode.facts import StackPod
+from gpunode.facts import ClusterFacts, StackPod
 from gpunode.model import Evidence, Finding, Status
 
 RESTART_WARNING = 5
@@ -43,7 +44,7 @@ def pod_state(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Judge each pod of the component on this node, or its absence."""
     pods = ctx.stack_pods(component)
     if not pods:
-        absent = _absent(ctx, component)
+        absent = absent_shared(ctx, component)
         if absent is not None:
             yield absent
         return
@@ -78,6 +79,9 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
     """What no pod of the component here means; None where its own checks judge it."""
     entry = ctx.facts.catalog.by_id[component]
     targeting = ctx.daemonsets_targeting(component)
+    # No DaemonSet of the component in the cluster (most of the catalog on a node): none
+    # waits for a label here, is kept off by a taint or selects a label the admin should set.
+    deployed = bool(ctx.facts.daemonsets.get(component))
     found: Finding | None
     if targeting and not ctx.facts.pods_seen_in(targeting[0].metadata.namespace):
         ds = targeting[0]
@@ -91,7 +95,7 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
         found = not_deployed(component, _replaced(instead))
     elif (skipped := _operator_skip(ctx, entry)) is not None:
         found = not_deployed(component, skipped)
-    elif not targeting and (waits := _awaits_labels(ctx, component)) is not None:
+    elif deployed and not targeting and (waits := _awaits_labels(ctx, component)) is not None:
         found = waits
     elif (not_gpu := _operator_not_gpu(ctx, entry)) is not None:
         found = not_deployed(component, not_gpu)
@@ -105,11 +109,78 @@ def _absent(ctx: NodeContext, component: str) -> Finding | None:
         found = problem(
             component, "pod_missing", ev, namespace=ds.metadata.namespace, daemonset=ds.metadata.name
         )
-    elif (blocked := ctx.untolerated_taint(component)) is not None:
+    elif deployed and (blocked := ctx.untolerated_taint(component)) is not None:
         found = _taint_blocks(ctx, component, *blocked)
     else:
-        found = _unlabelled(ctx, entry) or _untargeted(ctx, entry)
+        found = (_unlabelled(ctx, entry) if deployed else None) or _untargeted(ctx, entry)
     return found
+
+
+def absent_shared(ctx: NodeContext, component: str) -> Finding | None:
+    """``_absent``, read once per distinct ``absence_key`` of the nodes and shared (a pool's
+    thousands of nodes have a handful): most of a node's components have no pod there, and
+    their reading is the same on every node alike in what it reads. A component whose
+    reading may read more (not in ``shareable_components``) is read on its node."""
+    node_key: tuple[object, ...]
+    shareable: frozenset[str]
+    known = ctx.memo.get(_ABSENT)  # (no cast() call: asked for most components of every node)
+    node_key, shareable = _absence(ctx) if known is None else known  # type: ignore[misc]
+    if component not in shareable:
+        return _absent(ctx, component)
+    shared, key = ctx.facts.shared, (node_key, component)
+    found = shared.get(key, _UNREAD)
+    if found is _UNREAD:
+        found = shared[key] = _absent(ctx, component)
+    return found  # type: ignore[return-value]  # (only _absent's readings are kept by this key)
+
+
+_ABSENT, _SHAREABLE = "absent", "absent-shareable"
+_UNREAD = object()
+#: A node's ``absence_key`` and the facts' ``shareable_components``, kept in ``ctx.memo``.
+_Absence = tuple[tuple[object, ...], frozenset[str]]
+#: Node labels that ``_absent`` reads of a component with no DaemonSet (``_operator_skip``:
+#: the operator's operands switch, its workload config and each operand's state label).
+ABSENT_LABELS = (operator.OPERANDS_LABEL, operator.WORKLOAD_CONFIG,
+                 *(label for label, _ in operator.OPERANDS.values()))
+
+
+def absence_key(ctx: NodeContext) -> tuple[object, ...]:
+    """What ``_absent`` reads of a node for a component in ``shareable_components``: whether
+    the node object is there, the labels in ``ABSENT_LABELS``, whether NFD's NVIDIA PCI label
+    is set (``_operator_not_gpu``), the platform (what it provides, its title:
+    ``_untargeted``) and whether pods were listed cluster-wide. The rest it reads is the
+    cluster's (catalog, ClusterPolicy), the same for every node of these facts, which hold
+    the shared readings."""
+    known = ctx.memo.get(_ABSENT)
+    return (_absence(ctx) if known is None else cast("_Absence", known))[0]
+
+
+def _absence(ctx: NodeContext) -> _Absence:
+    """``absence_key`` and ``shareable_components``, once per node."""
+    node = ctx.node
+    labels = node.metadata.labels if node is not None else None
+    read = None if labels is None else (
+        tuple([labels.get(label) for label in ABSENT_LABELS]), operator.has_nvidia_pci_label(labels))
+    platform = ctx.platform
+    key = (_ABSENT, read, platform.provides, platform.title, ctx.pods_complete)
+    known = ctx.memo[_ABSENT] = (key, shareable_components(ctx.facts))
+    return known
+
+
+def shareable_components(facts: ClusterFacts) -> frozenset[str]:
+    """The components whose ``_absent`` reading depends on no more than ``absence_key`` and
+    the cluster: no DaemonSet of theirs in the cluster (none targets a node, waits for a
+    label or is kept off by a taint), none that another component replaces (``replaced_by``
+    names the replacing pod, ``_meant_for_another`` reads the replacer's selector against
+    the node's labels), none required (its absence is ``component_missing``, whose evidence
+    names the node). Once per facts."""
+    known = facts.shared.get(_SHAREABLE)
+    if known is None:
+        catalog = facts.catalog
+        known = facts.shared[_SHAREABLE] = frozenset(
+            c.id for c in catalog.components
+            if not c.required and not facts.daemonsets.get(c.id) and not catalog.replacers(c.id))
+    return cast("frozenset[str]", known)
 
 
 def _admin_label_unset(ctx: NodeContext, component: str) -> tuple[DaemonSet, Unmet] | None:

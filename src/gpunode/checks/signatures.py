@@ -90,6 +90,17 @@ def _node_plan(ctx: NodeContext, component: str) -> list[tuple[Scanner, Matchers
     return runs
 
 
+def scanning(ctx: NodeContext, components: tuple[str, ...]) -> frozenset[str]:
+    """Those of ``components`` with a scan worth running on this node (``_node_plan``): the
+    others' ``signature_findings`` is empty there. Once per shared plan (nodes whose texts
+    are alike), so the node pass asks it once per node instead of once per component."""
+    plan = _plan_of(ctx)
+    known = plan.scanning.get(components)
+    if known is None:
+        known = plan.scanning[components] = frozenset([c for c in components if _node_plan(ctx, c)])
+    return known
+
+
 def _plan_of(ctx: NodeContext) -> _Plan:
     plan = ctx.memo.get(_PLAN_KEY)
     if plan is None:
@@ -108,6 +119,8 @@ class _Plan:
                  side_logged: frozenset[str]) -> None:
         self.kb, self.texts, self.logged, self.side_logged = kb, texts, logged, side_logged
         self.runs: dict[str, list[tuple[Scanner, Matchers]]] = {}
+        #: ``scanning``'s answers, by the components asked about.
+        self.scanning: dict[tuple[str, ...], frozenset[str]] = {}
 
     def worth_scanning(self, component: str, source: MatchSource,
                        gate: tuple[GateLiteral, ...] | None) -> bool:
@@ -194,6 +207,8 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
     problem on its own."""
     catalog = ctx.facts.catalog
     plan = _plan_of(ctx)
+    if not failing and not plan.logged:  # most nodes: nothing fails and no pod here has a log line
+        return  # (running pods speak only in their logs)
     for cause, m in ctx.kb.traced:
         if not plan.may_trace(m):
             continue

@@ -9,7 +9,7 @@ from gpunode.checks.context import NodeContext
 
 def component_version(ctx: NodeContext, component: str) -> str | None:
     """The running version: host facts for host components, else the main image tag."""
-    special = _HOST_VERSIONS.get(component)
+    special = HOST_VERSIONS.get(component)
     if special is not None:
         return special(ctx)
     for sp in ctx.stack_pods(component):
@@ -60,7 +60,8 @@ def _driver(ctx: NodeContext) -> str | None:
 
 
 _KERNEL_VERSION = _node_info("kernel_version")
-_HOST_VERSIONS: dict[str, Callable[[NodeContext], str | None]] = {
+#: Components whose version is read from the host, not from a pod's image.
+HOST_VERSIONS: dict[str, Callable[[NodeContext], str | None]] = {
     "kernel": _kernel,
     "kubelet": _node_info("kubelet_version"),
     "container-runtime": _node_info("container_runtime_version"),

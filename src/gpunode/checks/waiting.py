@@ -41,7 +41,7 @@ _INIT_BLOCKED = "init_blocked"
 
 def waiting_findings(ctx: NodeContext, problems: Mapping[str, Sequence[Finding]]) -> Iterator[Finding]:
     """Degraded findings of running components whose log ends in a wait (module doc);
-    ``problems`` are the node's problem findings so far, by component."""
+    ``problems`` are the node's problem findings so far, by failing component."""
     catalog = ctx.facts.catalog
     failing = {cid for cid, found in problems.items() if found}
     blocked_on: set[str] = set()
@@ -112,5 +112,11 @@ def _waits(ctx: NodeContext, component: str, log: LogFile, awaited: bool) -> Fin
 
 
 def problems_by_component(findings: Mapping[str, Sequence[Finding]]) -> dict[str, list[Finding]]:
-    """Each component's problem findings."""
-    return {cid: [f for f in found if f.status in PROBLEMS] for cid, found in findings.items()}
+    """Each failing component's problem findings; a component without any is left out (so
+    a node where nothing fails, most of them, gives an empty mapping)."""
+    out: dict[str, list[Finding]] = {}
+    for cid, found in findings.items():
+        problems = [f for f in found if f.status in PROBLEMS]
+        if problems:
+            out[cid] = problems
+    return out

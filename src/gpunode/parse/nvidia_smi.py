@@ -144,14 +144,17 @@ _FAILURE_PATTERNS = (
 )
 
 
-#: Any of the failure patterns anywhere in the text: a healthy table (nearly every node)
-#: is answered by one search instead of each pattern on each of its lines.
-_ANY_FAILURE = re.compile("|".join(f"(?:{p.pattern})" for p in _FAILURE_PATTERNS))
+#: The literal each failure pattern starts with (what follows may be empty), so a pattern
+#: matches somewhere in a text exactly where its literal is in it: a healthy table (nearly
+#: every node) is answered by five substring searches (about 1 us, where one search of the
+#: patterns joined took 10 us) instead of each pattern on each of its lines.
+_FAILURE_LITERALS = ("Failed to initialize NVML: ", "NVIDIA-SMI has failed because ", "No devices were found",
+                     "Unable to determine the device handle for ", "Unable to load the NVIDIA driver ")
 
 
 def parse_nvidia_smi_failure(text: str) -> str | None:
     """The error line when plain ``nvidia-smi`` output is a failure, else None."""
-    if _ANY_FAILURE.search(text) is None:  # no line can match either
+    if not any(literal in text for literal in _FAILURE_LITERALS):  # no line can match either
         return None
     for line in text.splitlines():
         for pattern in _FAILURE_PATTERNS:
