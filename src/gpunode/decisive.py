@@ -75,6 +75,9 @@ _PREFIX_ERROR = re.compile(
     r"(?:^|[\s:>\]|])(?:Error|ERROR|error|FATAL|Fatal|fatal|panic|PANIC|fatal error|E)"
     r"(?:\s*\([^)]{0,40}\))?:\s|"
     r"^\s*(?:ERROR|FATAL|CRITICAL)\b|\bERR(?:OR)?\s*[:\]]|"
+    # a message that opens on the word and the step it failed in ("Error while creating shared
+    # memory segment /dev/shm/nccl-X (size N)", NVIDIA/nccl-tests#166; gRPC's "Error while dialing")
+    r"^\s*Error (?:while|when|during) \w+(?:ing|ion)\b|"
     # the last line of a Python traceback: the exception's class and its message
     r"^(?:[a-z_][\w.]{0,80}\.)?[A-Z]\w{0,60}(?:Error|Exception): \S"
 )
@@ -132,6 +135,10 @@ _ERROR_WORDS = re.compile(
     # strategy: X"), or one that needs a feature gate left off
     r"unknown (?:[\w-]+ ){0,3}(?:strategy|mode|policy)\b|feature gate\W{0,3} is not enabled|"
     r"address already in use|"
+    # an object or a part a step needs and did not find ready or present ("ClusterPolicy is not
+    # ready, states not ready: [...]"; "The toleration is missing in the generated DaemonSet"),
+    # and a scheduler that found no node for a pod ("no nodes with enough resources were found")
+    r"(?:is|are) not ready\b|(?:is|are) missing\b|no nodes? with enough \w+|"
     # a program given an option it does not know (getopt's, cobra's, Go flag's and kingpin's
     # words: "unknown long flag '--web.config'", "unknown short flag '-c'")
     r"unrecognized (?:option|argument|flag)|unknown (?:shorthand |short |long )?flag|"

@@ -1,0 +1,45 @@
+"""Failure words a decisive line may carry without an error level or an ``Error:`` prefix.
+
+A message that opens on "Error while/when/during <step>" reports the step that failed
+(NCCL's shared-memory transport, NVIDIA/nccl-tests#166 and the PyTorch/vLLM threads that
+quote it; gRPC's "transport: Error while dialing"). An object or part a step needs and did
+not find ready or present (the GPU Operator's "ClusterPolicy is not ready, states not ready:
+[...]", NVIDIA/gpu-driver-container#979; "The toleration is missing in the generated
+DaemonSet", aws/amazon-cloudwatch-agent-operator#290), and a scheduler that found no node
+for a pod (KAI's "no nodes with enough resources were found", kai-scheduler/KAI-Scheduler#256)
+are failures too. Look-alikes that stay quiet: the words inside other words or phrases,
+and an explicit info level.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpunode.decisive import severity
+
+FAILURES = (
+    "Error while creating shared memory segment /dev/shm/nccl-F9ffgB (size 9637888)",
+    "Error while attaching to shared memory segment /dev/shm/nccl-UbzKZ9 (size 9637888)",
+    "ClusterPolicy is not ready, states not ready: [state-vgpu-device-manager]",
+    "The toleration is missing in the generated DaemonSet.",
+    "no nodes with enough resources were found: 1 node is not a gpu node or the gpu memory count "
+    "on the node was not synced yet, task: <default/gpu-memory>, node: <minikube>.",
+)
+
+QUIET = (
+    "Errors were found while checking the cache, rebuilding",
+    "Error handling is enabled for the reconciler",
+    "Reconciling ClusterPolicy: all states ready",
+    'level=info msg="ClusterPolicy is not ready yet, requeueing"',
+    "nodes with enough resources: 2",
+)
+
+
+@pytest.mark.parametrize("line", FAILURES)
+def test_a_failure_worded_line_is_an_error(line: str) -> None:
+    assert severity(line) >= 1
+
+
+@pytest.mark.parametrize("line", QUIET)
+def test_look_alikes_stay_quiet(line: str) -> None:
+    assert severity(line) == 0
