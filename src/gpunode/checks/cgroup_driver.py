@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding
 from gpunode.parse.cgroup_driver import (
@@ -61,7 +61,11 @@ def _judge(ctx: NodeContext, component: str) -> Iterator[Finding]:
     runtime_ev = Evidence(f"nodes/{ctx.name}/files{runtime.source}",
                           f"runtime handler {runtime.handler} uses {runtime.driver}: {runtime.setting}; "
                           f"the kubelet uses {kubelet}")
-    yield problem(component, "error_config_invalid", runtime_ev, kubelet_ev, specificity=60)
+    # the decisive line is the runtime's setting, quoted beside the kubelet's
+    quoted = {LINE: runtime.setting, SOURCE: runtime_ev.source,
+              MESSAGE: f"runtime handler {runtime.handler} uses {runtime.driver} ({runtime.setting}) "
+                       f"while the kubelet uses {kubelet}"}
+    yield problem(component, "error_config_invalid", runtime_ev, kubelet_ev, specificity=60, ctx=quoted)
 
 
 def mismatch(ctx: NodeContext) -> tuple[str, str, RuntimeCgroup] | None:

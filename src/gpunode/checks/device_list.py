@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding
@@ -86,10 +86,15 @@ def envvar_refused_by_toolkit(ctx: NodeContext, component: str) -> Iterator[Find
                 continue
             index, names = read
             shown = f"deviceListStrategy {', '.join(names)}"
+            where = f"{log.path}:{index + 1}"
+            refused = f"{ENVVAR_UNPRIVILEGED} = false"
+            # the decisive line is the setting the plugin's strategy runs into, quoted with it
+            quoted = {LINE: refused, SOURCE: ctx.obs.path_of("files", refusing[0]),
+                      MESSAGE: f"{shown} while the toolkit sets {refused}"}
             yield problem(
                 component, "error_config_invalid",
-                Evidence(f"{log.path}:{index + 1}", shown),
-                Evidence(ctx.obs.path_of("files", refusing[0]), f"{ENVVAR_UNPRIVILEGED} = false"),
-                specificity=ctx.kb.get("error_config_invalid").specificity,
+                Evidence(where, shown),
+                Evidence(ctx.obs.path_of("files", refusing[0]), refused),
+                specificity=ctx.kb.get("error_config_invalid").specificity, ctx=quoted,
                 namespace=log.namespace, pod=log.pod, container=log.container, standalone="true")
             return
