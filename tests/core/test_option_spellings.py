@@ -172,3 +172,13 @@ def test_the_handler_runs_what_its_last_spelling_names() -> None:
 def test_a_handler_in_the_installers_spelling_stays_healthy(healthy: Path, tmp_path: Path) -> None:
     node = _node(healthy, tmp_path, KUBESPRAY_SPELLING_ALONE)
     assert node.root_causes == ()
+
+
+def test_the_text_gate_lets_every_spelling_clash_through_and_spares_the_rest() -> None:
+    """The scan that spares a second parse on nodes whose config cannot clash must pass any
+    file where two keys (bare, quoted or dotted) fold onto one name."""
+    from gpunode.checks.host import _may_clash
+
+    assert _may_clash('[a]\n  BinaryName = "x"\n  binaryName = "y"\n')
+    assert _may_clash('options.BinaryName = "x"\noptions."binaryName" = "y"\n')
+    assert not _may_clash('[a]\n  BinaryName = "x"\n[b]\n  BinaryName = "y"\n  SystemdCgroup = true\n')

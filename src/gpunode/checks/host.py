@@ -178,12 +178,28 @@ def runtime_option_spelled_twice(ctx: NodeContext, component: str) -> Iterator[F
 def _spelled_twice(path: str, text: str) -> list[OptionSpellings]:
     """The file's doubly spelled handler options; none where the file does not parse (another
     check reads that) or is a template the distribution renders first."""
-    if path.endswith(".tmpl") or "{{" in text:
+    if path.endswith(".tmpl") or "{{" in text or not _may_clash(text):
         return []
     try:
         return option_spellings(path, text)
     except ParseError:
         return []
+
+
+#: A key assignment at the start of a TOML line (bare, quoted or dotted key).
+_ASSIGNED_KEY = re.compile(r"""^[ \t]*([\w.'"-]+?)[ \t]*=""", re.MULTILINE)
+
+
+def _may_clash(text: str) -> bool:
+    """Whether any two keys in the file (their last dotted part) differ only in letter case:
+    a scan of the text that spares parsing it again on every node whose file cannot hold a
+    clash (almost all)."""
+    seen: dict[str, str] = {}
+    for assigned in _ASSIGNED_KEY.findall(text):
+        key = assigned.replace('"', "").replace("'", "").rsplit(".", 1)[-1]
+        if seen.setdefault(key.casefold(), key) != key:
+            return True
+    return False
 
 
 def _key_line(text: str, key: str) -> tuple[int, str]:
