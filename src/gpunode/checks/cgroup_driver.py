@@ -52,8 +52,14 @@ def runtime_cgroup_driver(ctx: NodeContext, component: str) -> Iterator[Finding]
     yield from _judge(ctx, component)
 
 
+#: The node memo's key for the mismatch both checks read (its files are parsed once a node).
+_MEMO = "cgroup_driver_mismatch"
+
+
 def _judge(ctx: NodeContext, component: str) -> Iterator[Finding]:
-    found = mismatch(ctx)
+    if _MEMO not in ctx.memo:
+        ctx.memo[_MEMO] = mismatch(ctx)
+    found: tuple[str, str, RuntimeCgroup] | None = ctx.memo[_MEMO]  # type: ignore[assignment]
     if found is None or found[0] != component:
         return
     _, kubelet, runtime = found
