@@ -8,8 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 from case import Case
 from scoreboard import top_pair
+
+from gpunode.checks import kernel
 
 
 def _case(*evidence: dict[str, Any]) -> Case:
@@ -99,3 +102,43 @@ def test_a_gpu_refused_as_unsupported_beside_served_gpus_of_its_id_is_missing() 
     is a GPU its release does not know, the driver's matter."""
     assert top_pair(_case(_dmesg(_REFUSED.format(device="2330")))) == ("gpu-hardware", "gpu_missing")
     assert top_pair(_case(_dmesg(_REFUSED.format(device="2bb4"))))[0] == "driver"
+
+
+#: NVIDIA/open-gpu-kernel-modules#116: the 515 open module prints ``NVRM`` and the function's
+#: name with no colon between; its GSP-RM init failure is the driver's word, as with the colon.
+GSP_RM_NO_COLON = ("[    3.596579] NVRM kgspInitRm_IMPL: missing NVDEC0 engine, cannot initialize GSP-RM\n"
+                   "[    3.596583] NVRM RmInitAdapter: Cannot initialize GSP firmware RM\n"
+                   "[    3.596745] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x56:1689)\n"
+                   "[    3.597360] NVRM: GPU 0000:01:00.0: rm_init_adapter failed, device minor number 0\n")
+
+
+@pytest.mark.parametrize("text", [
+    GSP_RM_NO_COLON,
+    # NVIDIA/open-gpu-kernel-modules#789 (550, an RTX 3090): GSP-RM init fails, then the adapter.
+    "[  903.609564] NVRM: RmInitAdapter: Cannot initialize GSP firmware RM\n"
+    "[  903.610907] NVRM: GPU 0000:98:00.0: RmInitAdapter failed! (0x62:0x65:1792)\n"
+    "[  903.611884] NVRM: GPU 0000:98:00.0: rm_init_adapter failed, device minor number 0\n",
+    # NVIDIA/open-gpu-kernel-modules#965 (580, an RTX 3080 on arm64): the FWSEC preparation fails.
+    "[   10.842114] NVRM: s_prepareForFwsec_TU102: failed to prepare interface data for FWSEC "
+    "cmd 0x15: 0x25\n"
+    "[   10.842171] NVRM: RmInitAdapter: Cannot initialize GSP firmware RM\n"
+    "[   10.843941] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x62:0x25:2015)\n"
+    "[   10.845693] NVRM: GPU 0000:01:00.0: rm_init_adapter failed, device minor number 0\n",
+])
+def test_a_gsp_rm_init_failure_before_the_adapter_failure_is_the_driver_s(text: str) -> None:
+    case = _case(_dmesg(text), _smi("No devices were found\n"))
+    assert top_pair(case)[0] == "driver"
+
+
+def test_the_prefix_without_colon_is_the_driver_s_only_before_a_function_name() -> None:
+    # open-gpu-kernel-modules discussion #490: the 515 open module's "NVRM RmInitAdapter: ..."
+    assert kernel._NVRM.search("NVRM RmInitAdapter: Failed to load gsp_log_*.bin, no GSP-RM logs "
+                               "will be printed (non-fatal)")
+    assert kernel._NVRM.search("NVRM version: NVIDIA UNIX x86_64 Kernel Module  515.43.04") is None
+
+
+def test_a_version_line_before_an_adapter_failure_leaves_it_the_gpu_s() -> None:
+    # look-alike: "NVRM version:" is no driver word; the adapter failure alone stays the GPU's.
+    case = _case(_dmesg("[    3.1] NVRM version: NVIDIA UNIX x86_64 Kernel Module  515.43.04\n" + ADAPTER),
+                 _smi("No devices were found\n"))
+    assert top_pair(case) == ("gpu-hardware", "error_device")

@@ -78,7 +78,12 @@ _MODULE_LINE = re.compile(
     r"\b(?:[Ff]ailed to (?:insert|load) module|[Ee]rror loading module) (?:\\x5c|\\)?['\"]"
     r"(?P<loaded>[a-z][\w-]{1,40})"
 )
-_NVRM = re.compile(r"NVRM: (?P<text>.+)")
+#: The driver's own prefix: ``NVRM: `` or, in the first open kernel modules (515), ``NVRM``
+#: and the reporting function's name with no colon between ("NVRM kgspInitRm_IMPL: missing
+#: NVDEC0 engine, cannot initialize GSP-RM", NVIDIA/open-gpu-kernel-modules#116; "NVRM
+#: RmInitAdapter: Failed to load gsp_log_*.bin", its discussion #490). The name is a C
+#: function's (an upper-case letter or an underscore in it), not a word such as "version".
+_NVRM = re.compile(r"NVRM(?:: | (?=\w*[A-Z_]\w*: ))(?P<text>.+)")
 #: Module name prefixes and the component whose modules they are.
 _MODULE_OWNERS = (
     ("nvidia", "driver"),
@@ -215,7 +220,7 @@ def _driver_notice(line: str, named_in: Callable[[str], str | None]) -> bool:
     """An NVRM line that is no routine, no adapter failure and names no GPU hardware: the
     driver's own word (the open module refusing a GeForce, a GPU its release does not
     support), which explains an adapter init failure after it."""
-    return ("NVRM:" in line and not _ROUTINE.search(line) and not _ADAPTER_INIT.search(line)
+    return (_NVRM.search(line) is not None and not _ROUTINE.search(line) and not _ADAPTER_INIT.search(line)
             and named_in(line) != "gpu-hardware")
 
 
