@@ -118,8 +118,10 @@ _ERROR_WORDS = re.compile(
     r"exit (?:status|code) [1-9]\d*|exited with (?:code|status) [1-9]\d*|"
     r"returned (?:non-zero|[1-9]\d*)|out of memory|no space left|"
     r"SIGSEGV|SIGABRT|SIGBUS|segmentation (?:fault|violation)|core dumped|"
-    # the kernel's and the kubelet's own words for a failure
+    # the kernel's and the kubelet's own words for a failure (its device count refusing a
+    # container: "requested number of GPUs unavailable. Requested: 4, Available: 0")
     r"fallen off the bus|Unknown symbol|disagrees about version|is rejected|"
+    r"requested number of (?:devices|GPUs) unavailable|"
     # nvidia.ko's probe took no GPU, so its init fails (ENODEV) and the module does not load
     r"No NVIDIA (?:GPUs?|devices?) (?:were )?(?:found|probed)|"
     # a parser's own word for input it could not read ("Malformed configmap contents")

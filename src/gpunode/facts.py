@@ -583,12 +583,19 @@ class _NetworkAgents:
 _SHARING_DOMAINS = ("volcano.sh/", "aliyun.com/")
 
 
+#: The kubelet's own NVIDIA GPU resource before device plugins (Kubernetes 1.6 to 1.10, its
+#: built-in GPU manager; removed in 1.11): a pod asking it is a GPU workload of that kubelet.
+_KUBELET_GPU = "alpha.kubernetes.io/nvidia-gpu"
+
+
 def _requests_gpu(containers: Sequence[Container]) -> bool:
-    """NVIDIA's resources (nvidia.com/gpu, MIG, shared: also HAMi's and GKE's), or the GPU
-    resources of the sharing schedulers of ``_SHARING_DOMAINS``."""
+    """NVIDIA's resources (nvidia.com/gpu, MIG, shared: also HAMi's and GKE's), the kubelet's
+    legacy ``_KUBELET_GPU``, or the GPU resources of the sharing schedulers of
+    ``_SHARING_DOMAINS``."""
     for container in containers:
         for key in container.resources.limits:
-            if key.startswith("nvidia.com/") or (key.startswith(_SHARING_DOMAINS) and "gpu" in key):
+            if key.startswith("nvidia.com/") or key == _KUBELET_GPU or (
+                    key.startswith(_SHARING_DOMAINS) and "gpu" in key):
                 return True
     return False
 

@@ -150,8 +150,12 @@ def requested(pod: Pod | None) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if "/" in n and not n.startswith(_NATIVE)))
 
 
-#: The kubelet's device manager's own count: the devices it knows free did not cover the pod.
-_COUNTED_OUT = re.compile(r"\brequested number of devices unavailable for ")
+#: The kubelet's device manager's own count: the devices it knows free did not cover the pod
+#: (pkg/kubelet/cm/devicemanager: "requested number of devices unavailable for <resource>.
+#: Requested: N, Available: M"; the built-in NVIDIA GPU manager before device plugins,
+#: pkg/kubelet/gpu/nvidia: "requested number of GPUs unavailable. Requested: N, Available: M",
+#: returned when the container is started, so the pod shows RunContainerError).
+_COUNTED_OUT = re.compile(r"\brequested number of (?:devices unavailable for |GPUs unavailable\b)")
 #: Scheduler names of the stack's own schedulers: the default one, the extenders that place
 #: pods for a plugin (``DECIDED_BY``) and Volcano's, whose GPU ids Volcano's device plugin
 #: hands out (volcano-sh/devices#10).
@@ -187,6 +191,16 @@ def asks_none_of(pod: Pod | None, line: str) -> bool:
             most[name] = max(most.get(name, 0), quantity(value))
     named = {m["resource"] for m in _RESOURCE.finditer(line)}
     return any(most.get(r) == 0 for r in named)
+
+
+def kubelet_count(line: str, pod: Pod | None) -> str | None:
+    """The kubelet, where a workload's line is its own count of free devices refusing the pod
+    whatever reason the pod shows (the legacy GPU manager's refusal surfaces as a failed
+    container start, not at admission); None for a pod a scheduler outside the stack placed
+    (its contention, ``placed_outside``) or a line that is no such count."""
+    if _COUNTED_OUT.search(line) is None or placed_outside(pod):
+        return None
+    return KUBELET
 
 
 def admission_names(catalog: Catalog, line: str, named: str | None, pod: Pod | None,

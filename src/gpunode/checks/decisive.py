@@ -21,7 +21,14 @@ import msgspec
 
 from gpunode.bundle.kube import ContainerStatus, CustomResource, Event, Pod
 from gpunode.catalog import Catalog
-from gpunode.checks.admission import DRA_PLUGIN, NodeServing, admission_names, dra_prepare, owned
+from gpunode.checks.admission import (
+    DRA_PLUGIN,
+    NodeServing,
+    admission_names,
+    dra_prepare,
+    kubelet_count,
+    owned,
+)
 from gpunode.checks.base import EXPLAINS, LINE, MESSAGE, SOURCE, STATE, VERB
 from gpunode.checks.context import NodeContext
 from gpunode.checks.driver_service import cli_view_of_driver
@@ -1139,6 +1146,8 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
         target = _HOOK_PROGRAMS  # the driver's program NVIDIA's runtime should have mounted
     if target is None and runtime_own_error(line):
         return "container-runtime"
+    if target is None:
+        target = kubelet_count(line, pod)  # its device count, also where no admission reason says so
     if target is None and _UNKNOWN_SUBCOMMAND.search(line):
         target = _HOOK_PROGRAMS
     return target
