@@ -130,13 +130,60 @@ def _nothing_to_do(ctx: NodeContext, component: str, found: Decisive) -> Finding
                         "manage (NV_WARN_NOTHING_TO_DO)")
 
 
+#: The words a host service's own unit names hold: kubelet.service, containerd.service,
+#: crio.service, docker.service, and the distributions' units that run both (k3s(-agent),
+#: rke2-server/-agent, k0sworker, microk8s's snap daemons, kubelite).
+_UNIT_WORDS: dict[str, re.Pattern[str]] = {
+    "kubelet": re.compile(r"(?i:kubelet|kubelite|k3s|rke2|k0s|microk8s)"),
+    "container-runtime": re.compile(r"(?i:containerd|cri-?o|docker|k3s|rke2|k0s|microk8s)"),
+}
+#: The unit a systemd line is about, where the line names it ('etcd.service: Main process
+#: exited', 'Unit kubelet.service entered failed state', newer systemd's 'Failed to start
+#: etcd.service - etcd.'); older systemd's 'Failed to start <description>.' names none.
+_UNIT_NAMED = re.compile(r"systemd\[1\]: (?:Unit |Failed to start )?([\w@.:-]+)\.service\b")
+#: How many lines after a unit's named failure line an unnamed one ('Failed to start Etcd
+#: Server.') may follow and still be the same unit's record of the same end.
+_SAME_RECORD = 3
+
+
+def other_unit(line: str, component: str) -> bool | None:
+    """Whether systemd's ``line`` is about a unit other than the host service's own (None
+    where it names no unit): a journal pasted without ``-u`` holds every unit's lines, and a
+    service the runtime runs (kubespray's etcd.service, a ``docker run`` wrapped in a unit)
+    exiting non-zero is that service's failure, not the runtime's or the kubelet's."""
+    words = _UNIT_WORDS.get(component)
+    named = _UNIT_NAMED.search(line)
+    if words is None or named is None:
+        return None
+    return not words.search(named.group(1))
+
+
+def _own_failures(lines: Sequence[str], component: str) -> list[int]:
+    """Indexes of systemd's lines that end a run of the host service's own units; a line
+    naming no unit is the unit's of the named failure line just before it (the same end)."""
+    own: list[int] = []
+    other_at: int | None = None
+    for i, line in enumerate(lines):
+        if not _FAILED.search(line):
+            continue
+        other = other_unit(line, component)
+        if other is None:
+            other = other_at is not None and i - other_at <= _SAME_RECORD
+        other_at = i if other else None
+        if not other:
+            own.append(i)
+    return own
+
+
 def _judge_unit(ctx: NodeContext, component: str, host: bool = False) -> Iterator[Finding]:
     """``host``: one of the host's own services (``HOST_UNITS``), judged by systemd's lines
     alone."""
     name, state = HOST_UNITS[component] if host else UNIT_JOURNALS[component]
     split = ctx.text_lines("cmd", name)
     lines = split[0] if split is not None else []
-    failed = _last(lines, _FAILED)
+    failing = _own_failures(lines, component) if host else [
+        i for i, line in enumerate(lines) if _FAILED.search(line)]
+    failed = failing[-1] if failing else None
     if failed is None:
         if not host:
             yield from _last_words(ctx, component, lines)
@@ -146,7 +193,7 @@ def _judge_unit(ctx: NodeContext, component: str, host: bool = False) -> Iterato
     path = ctx.obs.path_of("cmd", name)
     begun = _last(lines[:failed], _STARTING)
     first = 0 if begun is None else begun + 1
-    end = next(i for i in range(first, failed + 1) if _FAILED.search(lines[i]))  # how the run ended
+    end = next(i for i in failing if first <= i <= failed)  # how the run ended
     # a host unit's last words may reach the journal after systemd's line on its exit
     # (kubernetes/kubelet#9: the kubelet's F line between 'main process exited' and 'failed')
     last = failed if host else end
