@@ -131,7 +131,9 @@ _ERROR_WORDS = re.compile(
     # errno=2"); errno 0 is no error
     r"errno[ =:]+[1-9]\d*|"
     r"not installable|(?:don.t|do not|does not|doesn.t) match|higher than|is not allowed|"
-    r"in use by another|requires use of|no runtime for|unknown option|no firmware|"
+    # a container engine asked for a runtime it has none of (containerd's 'no runtime for
+    # "nvidia" is configured', older dockerd's "Unknown runtime specified nvidia")
+    r"in use by another|requires use of|no runtime for|unknown runtime\b|unknown option|no firmware|"
     r"not currently loaded|Insufficient \w+|flag provided but not defined|flag needs an argument|"
     # a setting's value the program does not know ("unknown GPU sharing strategy: X", "unknown
     # strategy: X"), or one that needs a feature gate left off

@@ -90,11 +90,16 @@ def _failed_event(message: str) -> Case:
 
 def test_a_container_engine_without_the_nvidia_runtime_names_the_toolkit() -> None:
     # moby's daemon for a --runtime=nvidia it never registered (nvidia-ctk runtime configure
-    # writes it into daemon.json), placed as the workload pod's Failed event
+    # writes it into daemon.json), placed as the workload pod's Failed event: the engine has no
+    # nvidia handler loaded, as containerd's 'no runtime for "nvidia" is configured' says
     said = "docker: Error response from daemon: unknown or invalid runtime name: "
-    assert top_pair(_failed_event(said + "nvidia.\n")) == ("container-toolkit", "error_not_found")
+    assert top_pair(_failed_event(said + "nvidia.\n")) == ("container-toolkit", "runtime_handler_missing")
+    # older dockerd's words for it (NVIDIA/nvidia-docker#578, #838; dusty-nv/jetson-containers#122)
+    older = "docker: Error response from daemon: Unknown runtime specified nvidia.\n"
+    assert top_pair(_failed_event(older)) == ("container-toolkit", "runtime_handler_missing")
     # another runtime's name is no layer of the GPU stack
     assert top_pair(_failed_event(said + "kata.\n")) is None
+    assert top_pair(_failed_event(older.replace("nvidia", "runsc"))) is None
 
 
 def test_a_runtime_the_engine_does_not_know_is_not_found() -> None:
