@@ -1,0 +1,77 @@
+"""The host driver installer's log names why the driver's kernel module is missing: DKMS
+could not build it for the node's kernel (driver_kernel_incompatible). The probe keeps the
+log's tail (``files/var/log/nvidia-installer.log``); a node whose driver serves its GPUs is
+not blamed for an old run's log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from case import Case
+from scoreboard import top_pair
+
+from gpunode.kb import load_kb
+from gpunode.probe.host import INSTALLER_LOG, LOG_TAILS
+
+
+def _case(*evidence: dict[str, Any]) -> Case:
+    raw = {"id": "x-installer-log", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": list(evidence), "expect": {"healthy": False}}
+    return msgspec.convert(raw, Case)
+
+
+def _log(text: str) -> dict[str, Any]:
+    return {"kind": "node-file", "path": "var/log/nvidia-installer.log", "text": text}
+
+
+_NO_DRIVER = {"kind": "node-cmd", "name": "nvidia-smi.txt",
+              "text": "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                      "Make sure that the latest NVIDIA driver is installed and running.\n"}
+
+#: microsoft/pai#3413: driver 410.73 on kernel 4.4.0-62 (the installer quotes the command with '').
+PAI = ("ERROR: Failed to run '/usr/sbin/dkms build -m nvidia -v 410.73 -k 4.4.0-62-generic':\n"
+       "            Kernel preparation unnecessary for this kernel.   Skipping...\n"
+       "            'make' -j32 NV_EXCLUDE_BUILD_MODULES=''\n"
+       "            KERNEL_UNAME=4.4.0-62-generic  IGNORE_CC_MISMATCH=''\n"
+       "            modules......(bad exit status: 2)\n"
+       "ERROR: Failed to install the kernel module through DKMS.  No kernel module was installed; please\n")
+#: clearlinux/distribution#1133: driver 390.87 on kernel 5.2.9-825.native (backquoted, /usr/bin/dkms).
+CLEAR = ("ERROR: Failed to run `/usr/bin/dkms build -m nvidia -v 390.87 -k\n"
+         "       5.2.9-825.native`: \n"
+         "       Kernel preparation unnecessary for this kernel.  Skipping...\n"
+         "       modules............(bad exit status: 2)\n"
+         "ERROR: Failed to install the kernel module through DKMS. No kernel module was\n")
+
+
+def _pasted(line: str) -> set[str]:
+    """The causes whose pasted-text signatures match ``line`` (what ``gpunode explain`` reads)."""
+    return {c.code for c in load_kb().causes for m in c.match if m.source == "text" and m.regex.search(line)}
+
+
+def test_the_probe_keeps_the_installer_log() -> None:
+    assert INSTALLER_LOG in LOG_TAILS
+
+
+@pytest.mark.parametrize("text", [PAI, CLEAR])
+def test_a_driver_module_dkms_could_not_build_is_the_kernel_incompatibility(text: str) -> None:
+    assert top_pair(_case(_log(text), _NO_DRIVER)) == ("driver", "driver_kernel_incompatible")
+
+
+def test_dkms_autoinstall_failing_for_the_driver_is_read_in_pasted_text() -> None:
+    # NVIDIA/open-gpu-kernel-modules#635 (Fedora 40, kernel 6.8.10)
+    line = "dkms autoinstall on 6.8.10-300.fc40.x86_64/x86_64 failed for nvidia(10)"
+    assert _pasted(line) == {"driver_kernel_incompatible"}
+
+
+def test_another_module_s_dkms_failure_is_not_the_driver_s() -> None:
+    # look-alike, xanmod/linux#46: DKMS's own line names no module, bbswitch's build failed.
+    for line in ("Error! Bad return status for module build on kernel: 5.6.2-xanmod1-1-xanmod (x86_64)",
+                 "==> dkms install bbswitch/0.8 -k 5.6.2-xanmod1-1-xanmod"):
+        assert "driver_kernel_incompatible" not in _pasted(line)
+
+
+def test_an_old_failed_run_on_a_node_whose_driver_serves_its_gpus_is_healthy() -> None:
+    # look-alike: the same log where the driver loaded since (nvidia-smi answers): not a verdict.
+    assert top_pair(_case(_log(PAI))) is None
