@@ -88,11 +88,13 @@ MAX_VALIDATION_BYTES = 4096
 FABRIC_MANAGER_LOG = "/var/log/fabricmanager.log"
 #: The NVIDIA runtime's own log, where its config.toml turns it on (checks/toolkit.py).
 RUNTIME_LOG = "/var/log/nvidia-container-runtime.log"
+#: nvidia-container-cli's debug log, where config.toml turns it on (checks/toolkit.py).
+CLI_LOG = "/var/log/nvidia-container-toolkit.log"
 #: The host driver installer's log (nvidia-installer rewrites it on each run): why the
 #: driver's kernel module did not build or install (checks by its signatures, layer1.toml).
 INSTALLER_LOG = "/var/log/nvidia-installer.log"
 #: Host programs' own log files whose tails the bundle keeps.
-LOG_TAILS = (FABRIC_MANAGER_LOG, RUNTIME_LOG, INSTALLER_LOG)
+LOG_TAILS = (FABRIC_MANAGER_LOG, RUNTIME_LOG, CLI_LOG, INSTALLER_LOG)
 _DMESG_SECONDS = re.compile(r"^\[\s*(\d+\.\d+)\]")
 
 
@@ -464,7 +466,7 @@ def _kubelet_config(fs: HostFS) -> None:
 
 def _log_tail(fs: HostFS, path: str) -> None:
     """Keep the tail of a host program's own log for the bundle (Fabric Manager's on NVSwitch
-    systems, the NVIDIA runtime's where its debug log is on)."""
+    systems, the NVIDIA runtime's and its CLI's where their debug logs are on)."""
     info = fs.lstat(path)
     if info is None:
         return
