@@ -194,12 +194,17 @@ _ERROR_WORDS = re.compile(
 # adjective before a noun names the thing an error is about ("failed to traverse deprecated
 # plugin socket path", the kubelet's plugin watcher: kubernetes/kubernetes#74669,
 # rook/rook#2568) and leaves the error the line's outcome (the pattern's last branch).
+# A line that ends by calling itself "(non-fatal)" is the program's own notice that nothing
+# failed ("NVRM: RmInitAdapter: Failed to load gsp_log_*.bin, no GSP-RM logs will be printed
+# (non-fatal)", NVIDIA/open-gpu-kernel-modules discussion #490 and #564); PCIe AER's
+# "Uncorrected (Non-Fatal) error received" names a kind of error mid-line and stays one.
 _NOISE = re.compile(
     r"(?<![-.])\b(?:retry(?:ing)?|will retry|retrying in|try again|attempt \d+ ?(?:of|/) ?\d+|backing off|"
     r"waiting for|still waiting|ignoring|ignored|skipping|skipped|"
     r"succeeded|successfully|success(?:ful)?|no errors?|0 errors?|errors?=0|"
     r"err(?:or)?=<nil>|error=\"\"|without errors?|if it fails|on failure|"
     r"failed=0|failures?: 0|not found, using|not found; using|falling back)\b(?![-.]\w)|"
+    r"\((?:non-?fatal|harmless)\)\s*\.?$|"
     r"(?<![-.])\b(?:(?:is|are|was|were|be|been|being|now)\s+deprecated\b|deprecat(?:ion|ing)\b|"
     r"deprecated(?![-.]\w)(?=\s*(?:$|[,:;.!)\]]|(?:in|since|and|as of|for removal|please|use)\b)))",
     re.IGNORECASE,

@@ -142,3 +142,19 @@ def test_a_version_line_before_an_adapter_failure_leaves_it_the_gpu_s() -> None:
     case = _case(_dmesg("[    3.1] NVRM version: NVIDIA UNIX x86_64 Kernel Module  515.43.04\n" + ADAPTER),
                  _smi("No devices were found\n"))
     assert top_pair(case) == ("gpu-hardware", "error_device")
+
+
+@pytest.mark.parametrize("line", [
+    # open-gpu-kernel-modules discussion #490 (515, the colon-less prefix) and a 535 node's form
+    "[    4.2] NVRM RmInitAdapter: Failed to load gsp_log_*.bin, no GSP-RM logs will be printed "
+    "(non-fatal)\n",
+    "[    4.2] NVRM: RmInitAdapter: Failed to load gsp_log_tu10x.bin, no GSP-RM logs will be printed "
+    "(non-fatal)\n",
+])
+def test_a_driver_line_that_calls_itself_non_fatal_leaves_a_serving_node_healthy(line: str) -> None:
+    # look-alike of the failures above: the driver's own "(non-fatal)" notice on a node whose
+    # driver answers is no failure, whichever prefix form it has.
+    smi = "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |\n"
+    case = _case(_dmesg("[    3.1] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05\n" + line),
+                 _smi(smi))
+    assert top_pair(case) is None
