@@ -46,3 +46,32 @@ def test_a_job_pod_that_finds_no_interface() -> None:
          "text": "NCCL failure common.cu:874 'unhandled system error'\n" + REAL[0] + "\n"},
     ])
     assert top_pair(case) == ("container-runtime", "error_unclassified")
+
+
+# The job's own setting: NCCL_SOCKET_IFNAME unset lets NCCL fall back to any interface, loopback
+# last (NVIDIA/nccl#286: the default is ^lo,docker), so its bootstrap finding none under a filter
+# the job set is the job's configuration. NVIDIA/nccl's bootstrap.cc returns ncclInvalidUsage
+# ("invalid usage") after the WARN; NVIDIA/nccl#1837 shows NCCL's notice of the job's variable.
+OWN_SETTING = [
+    "twshared1016:1958:1958 [3] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth2\n"
+    "twshared1016:1958:1958 [3] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found\n",
+    "node5:236:236 [2] bootstrap.cc:60 NCCL WARN Bootstrap : no socket interface found\n"
+    "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n",
+]
+
+
+@pytest.mark.parametrize("text", OWN_SETTING)
+def test_no_interface_under_the_jobs_own_filter_is_the_jobs(text: str) -> None:
+    case = synthetic_case("x-nccl-ifname", [
+        {"kind": "log", "object": {"kind": "Pod", "name": "trainer-0", "namespace": "default"}, "text": text},
+    ])
+    assert top_pair(case) is None
+
+
+def test_bootstrap_line_alone_stays_the_containers_network() -> None:
+    """Look-alike: the same WARN with no word of the job's setting or NCCL's usage class."""
+    case = synthetic_case("x-nccl-no-if-bare", [
+        {"kind": "log", "object": {"kind": "Pod", "name": "trainer-0", "namespace": "default"},
+         "text": "NCCL failure common.cu:874 'unhandled system error'\n" + REAL[2] + "\n"},
+    ])
+    assert top_pair(case) == ("container-runtime", "error_unclassified")

@@ -130,12 +130,34 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                 yield runtime_less
             continue
         done.add(key)
+        if _own_nccl_setting(found.line, log.lines):
+            continue
         verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
         finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         yield _confined(ctx, _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line),
                                                      log.lines))
+
+
+#: NCCL's bootstrap finding no interface to listen on (bootstrap.cc, bootstrapNetInit).
+_NCCL_NO_BOOTSTRAP_IF = re.compile(r"\bBootstrap\s?:\s?no socket interface found\b")
+#: The job's own part in it: NCCL's result for it, ncclInvalidUsage ("invalid usage", its
+#: class for a caller's wrong setting, in recent releases), or NCCL's notice that the
+#: job's environment chose the interfaces ("NCCL_SOCKET_IFNAME set by environment to eth0").
+_NCCL_USAGE = re.compile(r"\binvalid usage\b|\bncclInvalidUsage\b|"
+                         r"\bNCCL_SOCKET_(?:IFNAME|FAMILY) set by environment\b")
+
+
+def _own_nccl_setting(line: str, lines: Sequence[str]) -> bool:
+    """NCCL's bootstrap finding no interface where NCCL says the job's setting chose none.
+    Unset, NCCL_SOCKET_IFNAME lets NCCL fall back to any interface, loopback last
+    (ncclFindInterfaces), so none found under the job's filter, with NCCL calling it invalid
+    usage or naming the variable, is the job's NCCL_SOCKET_IFNAME matching no interface of
+    the pod (marin-community/marin#6940, #7018): the job's configuration, not the stack.
+    The bootstrap line with neither, and the socket layer's EAFNOSUPPORT (a container given
+    no IP interface, NVIDIA/nccl-tests#14), stay the container's network."""
+    return bool(_NCCL_NO_BOOTSTRAP_IF.search(line)) and any(_NCCL_USAGE.search(text) for text in lines)
 
 
 #: A job's words for a memory region the NIC would not register (perftest's "Couldn't
