@@ -1100,7 +1100,7 @@ def workload_findings(ctx: NodeContext) -> Iterator[Finding]:
             verb = f"fails starting GPU workload {meta.namespace}/{meta.name}"
             yield cli_view_of_driver(ctx, as_catalogued(ctx.kb, line_finding(
                 ctx.kb, target, Status.FAILED, found, text.where, verb=verb,
-                standalone="true", namespace=meta.namespace, pod=meta.name)), found.line)
+                standalone="true", namespace=meta.namespace, pod=meta.name), found.line), found.line)
             break
 
 
