@@ -130,7 +130,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                 yield runtime_less
             continue
         done.add(key)
-        if _own_nccl_setting(found.line, log.lines):
+        if _own_nccl_setting(found.line, log.lines) or _shm_after_cuda(found, log.lines):
             continue
         verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
         finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
@@ -158,6 +158,21 @@ def _own_nccl_setting(line: str, lines: Sequence[str]) -> bool:
     The bootstrap line with neither, and the socket layer's EAFNOSUPPORT (a container given
     no IP interface, NVIDIA/nccl-tests#14), stay the container's network."""
     return bool(_NCCL_NO_BOOTSTRAP_IF.search(line)) and any(_NCCL_USAGE.search(text) for text in lines)
+
+
+#: NCCL's line for a shared-memory segment it could not create (misc/shmutils.cc).
+_NCCL_SHM_CREATE = re.compile(r"\bError while creating shared memory segment /dev/shm/")
+#: A CUDA error as NCCL and the CUDA runtime print it ("NCCL WARN Cuda failure 'invalid
+#: argument'", "CUDA error: ...", an error enumerator such as cudaErrorInvalidValue).
+_CUDA_ERROR = re.compile(r"\bCuda failure\b|\bCUDA error\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+")
+
+
+def _shm_after_cuda(found: Decisive, lines: Sequence[str]) -> bool:
+    """NCCL's segment-creation line after a CUDA error in the same log: NCCL registers the
+    segment with CUDA (cudaHostRegister) and prints the same line when that fails, with room
+    left in /dev/shm (NVIDIA/nccl#1518), so the line then says nothing of the pod's /dev/shm."""
+    return bool(_NCCL_SHM_CREATE.search(found.line)) and any(
+        _CUDA_ERROR.search(line) for line in lines[:max(found.line_no - 1, 0)])
 
 
 #: A job's words for a memory region the NIC would not register (perftest's "Couldn't
