@@ -158,3 +158,37 @@ def test_a_driver_line_that_calls_itself_non_fatal_leaves_a_serving_node_healthy
     case = _case(_dmesg("[    3.1] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05\n" + line),
                  _smi(smi))
     assert top_pair(case) is None
+
+
+#: The kernel's firmware loader names the file the driver asked for; ENOENT (-2) for its GSP
+#: image under nvidia/<driver version>/ is the firmware missing. Public lines:
+#: https://github.com/NVIDIA/open-gpu-kernel-modules/issues/639 (550, gsp_ga10x.bin),
+#: https://github.com/NVIDIA/open-gpu-kernel-modules/issues/263 (515, gsp.bin),
+#: https://github.com/endlessm/eos-meta/pull/811 (555, gsp_tu10x.bin).
+_SERVING = ("[    3.1] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.76  Release Build\n",
+            "| NVIDIA-SMI 550.76   Driver Version: 550.76   CUDA Version: 12.4 |\n")
+
+
+@pytest.mark.parametrize("line", [
+    "[   12.036183] nvidia 0000:01:00.0: Direct firmware load for nvidia/550.76/gsp_ga10x.bin failed "
+    "with error -2\n",
+    "[ 1637.847759] nvidia 0000:01:00.0: Direct firmware load for nvidia/515.43.04/gsp.bin failed with "
+    "error -2\n",
+    "nvidia 0000:01:00.0: Direct firmware load for nvidia/555.58.02/gsp_tu10x.bin failed with error -2\n",
+])
+def test_the_firmware_loader_not_finding_the_driver_s_gsp_image_is_gsp_firmware_missing(line: str) -> None:
+    case = _case(_dmesg(_SERVING[0] + line), _smi(_SERVING[1]))
+    assert top_pair(case) == ("driver", "gsp_firmware_missing")
+
+
+@pytest.mark.parametrize("line", [
+    # the GSP-RM log image is optional: the driver goes on "(non-fatal)" without it
+    "[   12.1] nvidia 0000:01:00.0: Direct firmware load for nvidia/550.76/gsp_log_ga10x.bin failed "
+    "with error -2\n",
+    # another driver's firmware under the chip's name (nouveau on a Tegra X1,
+    # https://github.com/denysvitali/linux-on-pixel-c/issues/2): no driver version, no GSP image
+    "[    4.366069] nouveau 57000000.gpu: Direct firmware load for nvidia/gm20b/gr/gpccs_inst.bin "
+    "failed with error -2\n",
+])
+def test_a_firmware_file_that_is_not_the_driver_s_gsp_image_leaves_a_serving_node_healthy(line: str) -> None:
+    assert top_pair(_case(_dmesg(_SERVING[0] + line), _smi(_SERVING[1]))) is None
