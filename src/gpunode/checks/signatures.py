@@ -19,6 +19,7 @@ from gpunode.bundle.kube import ContainerState, ContainerStatus, Event, Node, Po
 from gpunode.checks.admission import asks_none_of, refused_at_admission
 from gpunode.checks.context import NodeContext
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME, runtime_requested
+from gpunode.checks.tegra import nvml_only_failure
 from gpunode.decisive import clipped, message_of
 from gpunode.facts import ClusterFacts, LogFile, workload_stuck
 from gpunode.kb import (
@@ -221,7 +222,7 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
         for seen in sources:
             if seen not in below and _runtime_served(ctx, cause.component) and _own_spec_at_fault(ctx, seen):
                 continue
-            if cause.code == NOT_DEFAULT_RUNTIME and runtime_requested(ctx, seen):
+            if cause.code == NOT_DEFAULT_RUNTIME and _runtime_not_at_issue(ctx, seen):
                 continue
             if seen in failing:
                 found = (_logs if m.source == "log" else _waiting)(ctx, seen, [(cause, m)])
@@ -231,6 +232,12 @@ def traced_findings(ctx: NodeContext, failing: Collection[str]) -> Iterator[Find
             for finding in found:
                 ctx_vals = {**finding.context, "standalone": "true", "seen_in": seen}
                 yield msgspec.structs.replace(finding, component=cause.component, context=ctx_vals)
+
+
+def _runtime_not_at_issue(ctx: NodeContext, seen: str) -> bool:
+    """The pod's hint at the default runtime names no layer below: the pod asks for the NVIDIA
+    runtime itself, or it is an NVML-only plugin on Tegra, which no runtime gives NVML."""
+    return runtime_requested(ctx, seen) or nvml_only_failure(ctx, seen) is not None
 
 
 def _trace_sources(ctx: NodeContext, m: Match, failing: Collection[str]) -> list[str]:
