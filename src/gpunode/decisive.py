@@ -416,6 +416,27 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
     return None
 
 
+#: Lines that state a failure by their form, not by an error word, so that neither
+#: ``severity`` nor ``lenient_line`` reads them (nor should: a diagnosis weighs them by its own
+#: checks). Only ``explain`` quotes them, where a pasted text has no line that reads as an error:
+#: an IOMMU's fault event on a device, AMD-Vi's and Intel VT-d's ("nvidia 0000:07:00.0: AMD-Vi:
+#: Event logged [IO_PAGE_FAULT domain=0x0003 ...]", "DMAR: [DMA Read NO_PASID] Request device
+#: [06:00.0] fault addr ..."): the device's DMA was refused by the IOMMU.
+_STATED_FAILURE = re.compile(
+    r"\bAMD-Vi: Event logged \[\s*IO_PAGE_FAULT\b|(?:^|\s)IO_PAGE_FAULT device=|"
+    r"\bDMAR: \[DMA (?:Read|Write)\b[^\]]{0,40}\] Request device \[[^\]]{1,40}\][^\n]{0,80}\bfault addr\b")
+
+
+def stated_line(lines: Sequence[str]) -> Decisive | None:
+    """The last line that states a failure by its form alone (``_STATED_FAILURE``): what
+    ``explain`` quotes where no line carries an error word, rather than silence."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        if line and _STATED_FAILURE.search(line):
+            return Decisive(index + 1, line[:MAX_LINE], 1)
+    return None
+
+
 #: Puts a message in a class (a knowledge-base code), or None where it fits none.
 Classifier = Callable[[str], "str | None"]
 

@@ -27,7 +27,7 @@ import msgspec
 
 from gpunode import re2scan
 from gpunode.catalog import load_catalog
-from gpunode.decisive import decisive_line, lenient_line, message_of
+from gpunode.decisive import decisive_line, lenient_line, message_of, stated_line
 from gpunode.job_errors import job_error
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
@@ -227,7 +227,7 @@ class Matcher:
         elif (coded := _last_coded(lines)) is not None:
             self._coded = QuotedLine(total - (len(lines) - coded), lines[coded - 1].strip()[:MAX_LINE_CHARS],
                                      self._source)
-        elif (weak := lenient_line(lines)) is not None:
+        elif (weak := lenient_line(lines) or stated_line(lines)) is not None:
             line_no = total - (len(lines) - weak.line_no)
             self._lenient = QuotedLine(line_no, weak.line[:MAX_LINE_CHARS], self._source)
         elif (shows := state_line(lines)) is not None:

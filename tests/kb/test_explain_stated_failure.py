@@ -1,0 +1,65 @@
+"""Lines that state a failure by their form, without an error word, are quoted by ``explain``.
+
+Where a pasted text has no line that reads as an error, ``explain`` still answers with the
+line whose form says something failed (``gpunode.decisive.stated_line``). The reading changes no
+severity: a diagnosis never takes these lines as errors on their own.
+
+An IOMMU's fault event on a device is the device's DMA refused by the IOMMU (class
+error_device): AMD-Vi's "Event logged [IO_PAGE_FAULT ...]" (https://github.com/pop-os/pop/issues/853,
+https://github.com/ggml-org/llama.cpp/issues/21908, the split form of
+https://github.com/pcengines/apu2-documentation/issues/240) and Intel VT-d's "DMAR: [DMA Read]
+Request device [..] fault addr" (https://github.com/opencomputeproject/OpenNetworkLinux/pull/897,
+https://github.com/thesofproject/sof-test/issues/744). The same prefixes in the IOMMU's start-up
+lines and its rate-limit note are no failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpunode.decisive import severity
+from gpunode.explain import explain_lines
+from gpunode.kb import load_kb
+
+_IOMMU_FAULTS = [
+    # pop-os/pop#853 (an NVMe disk)
+    "[   10.919607] nvme 0000:01:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0000 "
+    "address=0xfc189000 flags=0x0000]",
+    # ggml-org/llama.cpp#21908 (an NVIDIA GPU)
+    "[ 7460.483919] nvidia 0000:81:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x001c "
+    "address=0xd0826240 flags=0x0020]",
+    # pcengines/apu2-documentation#240 (older kernels print the event over two lines)
+    "kernel: [  221.565929] IO_PAGE_FAULT device=05:00.0 domain=0x0012 address=0x00000000ff6101b0 "
+    "flags=0x0070]",
+    # opencomputeproject/OpenNetworkLinux#897
+    "[10672.868940] DMAR: [DMA Write] Request device [00:12.0] fault addr 0 [fault reason 05] "
+    "PTE Write access is not set",
+    # thesofproject/sof-test#744
+    "[    0.960486] kernel: DMAR: [DMA Read NO_PASID] Request device [0x00:0x02.0] fault addr "
+    "0x7c346000 [fault reason 0x06] PTE Read access is not set",
+]
+
+_IOMMU_HEALTHY = [
+    "[    0.512345] pci 0000:00:00.2: AMD-Vi: Found IOMMU cap 0x40",
+    "[    0.512400] AMD-Vi: Interrupt remapping enabled",
+    "[    0.101234] DMAR: IOMMU enabled",
+    "[    0.201234] DMAR: DRHD base: 0x000000fed90000 flags: 0x0",
+    "[   10.919601] amd_iommu_report_page_fault: 96 callbacks suppressed",
+]
+
+
+@pytest.mark.parametrize("line", _IOMMU_FAULTS)
+def test_an_iommu_fault_event_is_the_decisive_line_of_the_device_class(line: str) -> None:
+    found = explain_lines(["[    0.1] Linux version 6.8.0", line, "[ 12.0] usb 1-1: new device"], load_kb())
+    assert found.decisive is not None and found.decisive.text == line
+    assert found.decisive_class == "error_device"
+
+
+@pytest.mark.parametrize("line", _IOMMU_FAULTS)
+def test_an_iommu_fault_event_changes_no_severity(line: str) -> None:
+    assert severity(line) == 0
+
+
+@pytest.mark.parametrize("line", _IOMMU_HEALTHY)
+def test_the_iommu_start_up_lines_are_no_failure(line: str) -> None:
+    found = explain_lines([line], load_kb())
+    assert found.decisive is None and found.decisive_class is None
