@@ -251,16 +251,21 @@ def _ending_error(ctx: NodeContext, component: str, where: tuple[str, str], line
     words for giving up, after the errors that led there)."""
     kind, name = where
     kept = [line for line in lines if line.strip()]
-    if not kept or _SYSTEMD.search(kept[-1]) or not severity(kept[-1]):
+    if not kept or _SYSTEMD.search(kept[-1]):
+        return None, ""
+    # a last line a catalogued cause knows is the unit's own word for giving up, whether or
+    # not its error words survived (a pasted journal cut mid-line)
+    known = ctx.kb.catalogued_in(component, kept[-1]) is not None
+    if not known and not severity(kept[-1]):
         return None, ""
     begun = max(_last(lines, _STARTED) or -1, _last(lines, _STARTING) or -1)
     own = [line if not _SYSTEMD.search(line) else "" for line in lines[begun + 1:]]
     found = decisive_line(own, ctx.kb.class_of)
+    last = max((i for i, line in enumerate(own) if line.strip()), default=None)
+    if known and last is not None:
+        found = Decisive(last + 1, own[last].strip()[:MAX_LINE], severity(own[last]))
     if found is None:
         return None, ""
-    last = max(i for i, line in enumerate(own) if line.strip())
-    if ctx.kb.catalogued_in(component, own[last]) is not None:
-        found = Decisive(last + 1, own[last].strip()[:MAX_LINE], severity(own[last]))
     offset = (total - len(lines) if total is not None else 0) + begun + 1
     return found, f"{ctx.obs.path_of(kind, name)}:{offset + found.line_no}"
 
