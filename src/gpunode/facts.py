@@ -579,8 +579,12 @@ class _NetworkAgents:
 #: Domains of GPU-sharing schedulers' resources that slice NVIDIA GPUs: Volcano's
 #: (volcano.sh/gpu-number, gpu-memory, vgpu-*) and Alibaba's GPU share (aliyun.com/gpu-mem,
 #: gpu-count: AliyunContainerService/gpushare-device-plugin), whose plugins hand the pod
-#: NVIDIA_VISIBLE_DEVICES as NVIDIA's does.
-_SHARING_DOMAINS = ("volcano.sh/", "aliyun.com/")
+#: NVIDIA_VISIBLE_DEVICES as NVIDIA's does, and Tencent's GPU manager (tencent.com/vcuda-core,
+#: vcuda-memory: tkestack/gpu-manager), whose plugin hands it NVIDIA's devices behind its vcuda
+#: library.
+_SHARING_DOMAINS = ("volcano.sh/", "aliyun.com/", "tencent.com/")
+#: Words of a sharing domain's resource name that say it slices a GPU.
+_SHARED_GPU_WORDS = ("gpu", "vcuda")
 
 
 #: The kubelet's own NVIDIA GPU resource before device plugins (Kubernetes 1.6 to 1.10, its
@@ -595,7 +599,7 @@ def _requests_gpu(containers: Sequence[Container]) -> bool:
     for container in containers:
         for key in container.resources.limits:
             if key.startswith("nvidia.com/") or key == _KUBELET_GPU or (
-                    key.startswith(_SHARING_DOMAINS) and "gpu" in key):
+                    key.startswith(_SHARING_DOMAINS) and any(w in key for w in _SHARED_GPU_WORDS)):
                 return True
     return False
 
