@@ -95,7 +95,8 @@ OWN = (
     "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3",
     "ncclRemoteError: remote process exited or there was a network error",
     "torch.distributed.DistBackendError: NCCL error: internal error - please report this issue",
-    "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-aG3xY (size 9637888)",
+    # NCCL's "Error while creating shared memory segment" alone is the pod's /dev/shm
+    # (tests/field/test_field_shm_nccl_create.py); after a CUDA error it is the job's.
     "HTTP request to /v1/completions returned status 200 in 35 ms on cuda:0",
     "nvidia-ml-py 12.535.133 installed; NVML version 535.129",
     "cuda worker stderr: 34 lines dropped",
