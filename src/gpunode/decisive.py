@@ -421,8 +421,12 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
 #: checks). Only ``explain`` quotes them, where a pasted text has no line that reads as an error:
 #: an IOMMU's fault event on a device, AMD-Vi's and Intel VT-d's ("nvidia 0000:07:00.0: AMD-Vi:
 #: Event logged [IO_PAGE_FAULT domain=0x0003 ...]", "DMAR: [DMA Read NO_PASID] Request device
-#: [06:00.0] fault addr ..."): the device's DMA was refused by the IOMMU.
+#: [06:00.0] fault addr ..."): the device's DMA was refused by the IOMMU. A device plugin's
+#: enumeration that found none ("No devices found. Waiting indefinitely.", "Warning: no Rdma
+#: Devices were found for resource X"): the plugin has nothing to advertise, whatever level it
+#: logged that at (a rescan that found no *new* device is no such statement).
 _STATED_FAILURE = re.compile(
+    r"(?i:\bno (?!new\b|more\b|additional\b|other\b|changed?\b)(?:\w+ ){0,2}devices? (?:were |was )?found\b)|"
     r"\bAMD-Vi: Event logged \[\s*IO_PAGE_FAULT\b|(?:^|\s)IO_PAGE_FAULT device=|"
     r"\bDMAR: \[DMA (?:Read|Write)\b[^\]]{0,40}\] Request device \[[^\]]{1,40}\][^\n]{0,80}\bfault addr\b")
 

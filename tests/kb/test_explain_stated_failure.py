@@ -10,7 +10,16 @@ https://github.com/ggml-org/llama.cpp/issues/21908, the split form of
 https://github.com/pcengines/apu2-documentation/issues/240) and Intel VT-d's "DMAR: [DMA Read]
 Request device [..] fault addr" (https://github.com/opencomputeproject/OpenNetworkLinux/pull/897,
 https://github.com/thesofproject/sof-test/issues/744). The same prefixes in the IOMMU's start-up
-lines and its rate-limit note are no failure."""
+lines and its rate-limit note are no failure.
+
+A device plugin's enumeration that found no device says the plugin has nothing to advertise,
+whatever level it logged it at (class error_not_found where no catalogued cause names it):
+https://github.com/NVIDIA/k8s-device-plugin/issues/414,
+https://github.com/AliyunContainerService/gpushare-device-plugin/issues/49,
+https://github.com/Mellanox/k8s-rdma-shared-dev-plugin/issues/44 (and
+https://github.com/hustcat/k8s-rdma-device-plugin/issues/19, klog at info). A device that was
+found (https://github.com/Mellanox/k8s-rdma-shared-dev-plugin/issues/192's discovery lines), or a
+rescan that found no new one, is no failure."""
 
 from __future__ import annotations
 
@@ -61,5 +70,43 @@ def test_an_iommu_fault_event_changes_no_severity(line: str) -> None:
 
 @pytest.mark.parametrize("line", _IOMMU_HEALTHY)
 def test_the_iommu_start_up_lines_are_no_failure(line: str) -> None:
+    found = explain_lines([line], load_kb())
+    assert found.decisive is None and found.decisive_class is None
+
+
+_NONE_FOUND = [
+    # NVIDIA/k8s-device-plugin#414
+    "2023/06/12 09:21:25 No devices found. Waiting indefinitely.",
+    # AliyunContainerService/gpushare-device-plugin#49 (title)
+    "No Devices found. Waiting indefinitely.",
+    # Mellanox/k8s-rdma-shared-dev-plugin#44
+    "2023/09/02 06:23:37 Warning: no Rdma Devices were found for resource hpc_shared_devices_e",
+    # hustcat/k8s-rdma-device-plugin#19 (klog at info)
+    "I0520 10:03:24.137327   30847 main.go:39] No devices found.",
+]
+
+_SOME_FOUND = [
+    # Mellanox/k8s-rdma-shared-dev-plugin#192
+    "2025/07/26 20:29:31 DiscoverHostDevices(): device found: 0000:16:00.0\t02          \t"
+    "Mellanox Technolo...",
+    "I0520 10:03:24.137327   30847 main.go:45] No new devices found, rescanning in 30s",
+    "2023/06/12 09:21:25 Found 8 devices.",
+]
+
+
+@pytest.mark.parametrize("line", _NONE_FOUND)
+def test_an_enumeration_that_found_no_device_is_the_decisive_line(line: str) -> None:
+    found = explain_lines(["2023/06/12 09:21:24 Starting plugin", line], load_kb())
+    assert found.decisive is not None and found.decisive.text == line
+    assert found.decisive_class is not None
+
+
+def test_an_uncatalogued_enumeration_that_found_none_is_not_found() -> None:
+    found = explain_lines([_NONE_FOUND[-1]], load_kb())
+    assert found.decisive_class == "error_not_found"
+
+
+@pytest.mark.parametrize("line", _SOME_FOUND)
+def test_a_device_found_or_no_new_device_is_no_failure(line: str) -> None:
     found = explain_lines([line], load_kb())
     assert found.decisive is None and found.decisive_class is None
