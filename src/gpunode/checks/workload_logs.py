@@ -221,8 +221,52 @@ def _named_line(kb: KnowledgeBase, lines: Sequence[str],
     if found is not None and named_in(found.line) is None:
         found = _naming_neighbour(lines, found, named_in) or found
     if found is None or named_in(found.line) is None:
-        found = _nccl_warning(lines, named_in) or _catalogued_line(kb, lines, named_in) or found
+        found = (_nccl_warning(lines, named_in) or _catalogued_line(kb, lines, named_in)
+                 or _crash_site(lines, named_in) or found)
     return found
+
+
+#: One frame of a native backtrace a crash handler prints into the process's own log, with the
+#: library it lies in: breakpad's ("001: libvgpu.so!cuMemGetInfo_v2+0xd2", Omniverse Kit's
+#: carb.crashreporter), glibc's backtrace_symbols ("/usr/local/vgpu/libvgpu.so(cuMemGetInfo_v2
+#: +0x4f2) [0x7f..]") and gdb's ("#1  0x00007f.. in cuMemGetInfo_v2 () from /usr/local/vgpu/
+#: libvgpu.so").
+_FRAME_LIB = re.compile(
+    r"(?:^|[\s\]])\d{1,3}:\s+(?P<breakpad>[\w.+-]+\.so[\w.]*)!"
+    r"|^\s*(?:#\s*\d{1,3}\s+)?(?P<glibc>/?[\w./+-]*\.so[\w.]*)\([^)]*\)\s*\[0x[0-9a-f]+\]"
+    r"|^\s*#\d{1,3}\s+0x[0-9a-f]+\s+in\s+\S+\s*\([^)]*\)\s+from\s+(?P<gdb>\S+\.so[\w.]*)")
+#: Frames below the crash site, not where it is: the C library, the threads library and the
+#: loader, where a crash handler's signal trampoline (__sigaction, funlockfile) stands first.
+_HANDLER_LIB = re.compile(r"(?:^|/)(?:libc|libpthread|ld-linux[\w-]*|libgcc_s|linux-vdso)\.so")
+
+
+def _frame_library(line: str) -> str | None:
+    """The library a backtrace frame line lies in, or None where the line is no frame."""
+    found = _FRAME_LIB.search(line)
+    return None if found is None else next(g for g in found.groups() if g)
+
+
+def _crash_site(lines: Sequence[str], named_in: Callable[[str], str | None]) -> Decisive | None:
+    """The first frame of a native backtrace in the job's own log, above the C library's signal
+    trampoline, where it lies in a stack component's library injected into the container: a
+    crash inside HAMi-core's libvgpu.so (breakpad's "001: libvgpu.so!cuMemGetInfo_v2+0xd2",
+    Project-HAMi/HAMi-core#234) is the plugin's code failing, as the kernel's segfault line
+    for it is (checks.kernel). A crash site in libcuda, libtorch or the job's own code names
+    no layer: the job's, whatever frames lie below it. Only the first frame of each backtrace
+    counts, so a stack library deeper in the chain (the caller's) is never read as the site."""
+    at_site = True
+    for index, raw in enumerate(lines):
+        library = _frame_library(raw)
+        if library is None:
+            at_site = True  # a line between frames: the next frame starts a new backtrace
+            continue
+        if not at_site or _HANDLER_LIB.search(library):
+            continue
+        at_site = False
+        line = raw.strip()
+        if named_in(line) is not None:
+            return Decisive(index + 1, line[:MAX_LINE], 2)
+    return None
 
 
 def _fabric_finding(kb: KnowledgeBase, pod: Pod, log: LogFile, found: Decisive | None,
@@ -396,7 +440,9 @@ _DRIVER_VERSION_FOUND = re.compile(
     r"|\bThis container was built for NVIDIA Driver Release\b"
     # the driver's JIT refusing PTX from a newer compiler: only a loaded libcuda compiles PTX
     r"|\bPTX was compiled with an unsupported toolchain\b"
-    r"|\bUNSUPPORTED_PTX_VERSION\b|\bUnsupportedPtxVersion\b")
+    r"|\bUNSUPPORTED_PTX_VERSION\b|\bUnsupportedPtxVersion\b"
+    # FFmpeg's NVENC encoder, after libnvidia-encode told it the newest API the driver offers
+    r"|\bDriver does not support the required nvenc API version\b")
 
 #: A job's own line quoting the CUDA version it read from the driver's library (NCCL's "NCCL INFO
 #: cudaDriverVersion 11000", from cuDriverGetVersion, NVIDIA/nccl#955): only a container that got
