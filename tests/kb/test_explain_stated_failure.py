@@ -19,7 +19,14 @@ https://github.com/AliyunContainerService/gpushare-device-plugin/issues/49,
 https://github.com/Mellanox/k8s-rdma-shared-dev-plugin/issues/44 (and
 https://github.com/hustcat/k8s-rdma-device-plugin/issues/19, klog at info). A device that was
 found (https://github.com/Mellanox/k8s-rdma-shared-dev-plugin/issues/192's discovery lines), or a
-rescan that found no new one, is no failure."""
+rescan that found no new one, is no failure.
+
+The dynamic loader's fatal line, "<program>: error while loading shared libraries: <library>:
+<why>", says the program never started, whatever the reason it gives after the library or where
+a paste cuts it: https://github.com/NVIDIA/libnvidia-container/issues/2,
+https://github.com/DFHack/dfhack/issues/164 ("wrong ELF class: ELFCLASS64", no error word),
+https://github.com/libbpf/bpftool/issues/132, https://github.com/mentebinaria/readpe/issues/130.
+The words quoted in advice, or in a line about something else, are no failure."""
 
 from __future__ import annotations
 
@@ -108,5 +115,43 @@ def test_an_uncatalogued_enumeration_that_found_none_is_not_found() -> None:
 
 @pytest.mark.parametrize("line", _SOME_FOUND)
 def test_a_device_found_or_no_new_device_is_no_failure(line: str) -> None:
+    found = explain_lines([line], load_kb())
+    assert found.decisive is None and found.decisive_class is None
+
+
+_LOADER_FATAL = [
+    # DFHack/dfhack#164: the library is there, of the wrong class
+    "hack/dfhack-run: error while loading shared libraries: libz.so.1: wrong ELF class: ELFCLASS64",
+    # the same line as a paste that cuts it after the library's first letters
+    "/usr/local/bin/nvidia-container-cli: error while loading shared libraries: libe",
+    # NVIDIA/libnvidia-container#2, libbpf/bpftool#132, mentebinaria/readpe#130
+    "nvidia-container-cli: error while loading shared libraries: libnvidia-container.so.1: cannot open "
+    "shared object file: No such file or directory",
+    "bpftool: error while loading shared libraries: libLLVM-17.so: cannot open shared object file: No "
+    "such file or directory",
+    "peres: error while loading shared libraries: libpe.so.1: cannot open shared object file: No such "
+    "file or directory.",
+]
+
+_LOADER_ASIDE = [
+    'If you see "error while loading shared libraries", run ldconfig',
+    "ldconfig: rebuilt the cache after an error while loading shared libraries",
+]
+
+
+@pytest.mark.parametrize("line", _LOADER_FATAL)
+def test_the_loaders_fatal_line_is_the_decisive_line(line: str) -> None:
+    found = explain_lines(["+ exec nvidia-container-cli info", line], load_kb())
+    assert found.decisive is not None and found.decisive.text == line
+    assert found.decisive_class is not None
+
+
+@pytest.mark.parametrize("line", _LOADER_FATAL[:2])
+def test_the_loaders_fatal_line_without_an_error_word_changes_no_severity(line: str) -> None:
+    assert severity(line) == 0
+
+
+@pytest.mark.parametrize("line", _LOADER_ASIDE)
+def test_the_loaders_words_in_advice_are_no_failure(line: str) -> None:
     found = explain_lines([line], load_kb())
     assert found.decisive is None and found.decisive_class is None
