@@ -427,8 +427,12 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
 #: logged that at (a rescan that found no *new* device is no such statement). The dynamic
 #: loader's fatal line ("<program>: error while loading shared libraries: <library>: <why>"):
 #: the program never started (exit 127), whatever the reason after the library's name says
-#: ("wrong ELF class: ELFCLASS64") or where a paste cuts it.
+#: ("wrong ELF class: ELFCLASS64") or where a paste cuts it. A JVM exception named by its
+#: fully qualified class, then its message ("org.openucx.jucx.UcxException: No resources are
+#: available to initiate the operation", "ai.rapids.cudf.CudfException: ..."): a thrown failure,
+#: though the line that reports it is a warning.
 _STATED_FAILURE = re.compile(
+    r"(?:^|[\s:(])(?:[a-z_][a-z0-9_]*\.){2,}[A-Z]\w*Exception: \S|"
     r"\berror while loading shared libraries: \S|"
     r"(?i:\bno (?!new\b|more\b|additional\b|other\b|changed?\b)(?:\w+ ){0,2}devices? (?:were |was )?found\b)|"
     r"\bAMD-Vi: Event logged \[\s*IO_PAGE_FAULT\b|(?:^|\s)IO_PAGE_FAULT device=|"

@@ -26,13 +26,19 @@ The dynamic loader's fatal line, "<program>: error while loading shared librarie
 a paste cuts it: https://github.com/NVIDIA/libnvidia-container/issues/2,
 https://github.com/DFHack/dfhack/issues/164 ("wrong ELF class: ELFCLASS64", no error word),
 https://github.com/libbpf/bpftool/issues/132, https://github.com/mentebinaria/readpe/issues/130.
-The words quoted in advice, or in a line about something else, are no failure."""
+The words quoted in advice, or in a line about something else, are no failure.
+
+A JVM exception named by its fully qualified class, then its message, is a thrown failure though
+the line that reports it is a warning (Spark's "WARN TaskSetManager: Lost task ...: <exception>"):
+https://github.com/NVIDIA/cudf-spark/issues/11183, https://github.com/NVIDIA/cudf-spark/issues/5242,
+https://github.com/NVIDIA/cudf-spark-jni/issues/1468. A class named in passing, or a stack frame,
+is no failure."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpunode.decisive import severity
+from gpunode.decisive import severity, stated_line
 from gpunode.explain import explain_lines
 from gpunode.kb import load_kb
 
@@ -153,5 +159,41 @@ def test_the_loaders_fatal_line_without_an_error_word_changes_no_severity(line: 
 
 @pytest.mark.parametrize("line", _LOADER_ASIDE)
 def test_the_loaders_words_in_advice_are_no_failure(line: str) -> None:
+    found = explain_lines([line], load_kb())
+    assert found.decisive is None and found.decisive_class is None
+
+
+_JVM_EXCEPTIONS = [
+    # NVIDIA/cudf-spark#11183, #5242, NVIDIA/cudf-spark-jni#1468
+    "ai.rapids.cudf.CudfException: parallel_for failed: cudaErrorInvalidDevice: invalid device ordinal",
+    "ai.rapids.cudf.CudfException: RMM failure at: /home/jenkins/agent/workspace/cpp/build/_deps/rmm-src/"
+    "include/rmm/mr/device/cuda_async_memory_resource.hpp:67: cudaMallocAsync not supported",
+    "ai.rapids.cudf.CudaFatalException: CUDA error at: /home/jenkins/agent/workspace/target/"
+    "libcudf-install/include/rmm/device_uvector.hpp:318: cudaErrorIllegalAddress an illegal memory access",
+]
+
+_JVM_ASIDE = [
+    "22/04/13 14:39:05 INFO Registered handler for java.lang.IllegalStateException",
+    "  at ai.rapids.cudf.Rmm.initialize(Rmm.java:119)",
+]
+
+
+@pytest.mark.parametrize("line", _JVM_EXCEPTIONS)
+def test_a_jvm_exception_line_states_a_failure(line: str) -> None:
+    found = stated_line(["22/09/19 07:13:29 INFO Executor: Running task", line])
+    assert found is not None and found.line == line
+
+
+def test_a_jvm_exception_in_a_warning_is_the_decisive_line() -> None:
+    line = ("22/09/19 07:13:29 WARN TaskSetManager: Lost task 1.0 in stage 5.0 (TID 15) (10.0.0.5 "
+            "executor 0): org.openucx.jucx.UcxException: No resources are available to initiate the "
+            "operation")
+    found = explain_lines([line], load_kb())
+    assert found.decisive is not None and found.decisive.text == line
+    assert found.decisive_class is not None
+
+
+@pytest.mark.parametrize("line", _JVM_ASIDE)
+def test_a_jvm_class_named_in_passing_is_no_failure(line: str) -> None:
     found = explain_lines([line], load_kb())
     assert found.decisive is None and found.decisive_class is None
