@@ -138,3 +138,16 @@ def test_the_kubelet_config_keeps_only_its_cgroup_driver(node_root: Path, tmp_pa
     again = tmp_path / "again"
     write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), again)
     assert not (again / "nodes/gpu-wk-01/files/var/lib/kubelet/config.yaml").exists()
+
+
+def test_the_newest_runsc_boot_logs_are_kept(node_root: Path, tmp_path: Path) -> None:
+    """runsc writes a debug log a command (runsc.toml ``debug-log = "/var/log/runsc/"``): the
+    probe keeps the newest boot logs, where nvproxy's refusals are (checks/runsc_log.py), and
+    no other command's."""
+    for stamp in range(6):
+        put(node_root, f"var/log/runsc/runsc.log.20240710-21043{stamp}.000000.boot.txt", f"boot {stamp}\n")
+    put(node_root, "var/log/runsc/runsc.log.20240710-210439.000000.gofer.txt", "gofer\n")
+    bundle = tmp_path / "bundle"
+    write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), bundle)
+    kept = sorted(p.name for p in (bundle / "nodes/gpu-wk-01/files/var/log/runsc").iterdir())
+    assert kept == [f"runsc.log.20240710-21043{stamp}.000000.boot.txt" for stamp in range(2, 6)]

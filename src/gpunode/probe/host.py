@@ -95,6 +95,11 @@ CLI_LOG = "/var/log/nvidia-container-toolkit.log"
 INSTALLER_LOG = "/var/log/nvidia-installer.log"
 #: Host programs' own log files whose tails the bundle keeps.
 LOG_TAILS = (FABRIC_MANAGER_LOG, RUNTIME_LOG, CLI_LOG, INSTALLER_LOG)
+#: gVisor's runsc debug logs, where runsc.toml's ``debug-log`` names this folder (one file a
+#: command, ``runsc.log.<timestamp>.<command>.txt``): nvproxy's refusals are in the sandbox's
+#: boot logs (checks/runsc_log.py), of which the newest few are kept.
+RUNSC_LOG_DIR = "/var/log/runsc"
+RUNSC_BOOT_LOGS = 4
 _DMESG_SECONDS = re.compile(r"^\[\s*(\d+\.\d+)\]")
 
 
@@ -133,7 +138,7 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
         pci_gpus=_pci_gpus(fs),
         pci_read=bool(fs.listdir(PCI_DEVICES)),
     )
-    for path in LOG_TAILS:
+    for path in (*LOG_TAILS, *_runsc_boot_logs(fs)):
         _log_tail(fs, path)
     _kubelet_config(fs)
     return msgspec.structs.replace(facts, read_errors=tuple(fs.errors)), log_text
@@ -462,6 +467,19 @@ def _kubelet_config(fs: HostFS) -> None:
     kept = kubelet_config_kept(text) if text else ""
     if kept:
         fs.texts[KUBELET_CONFIG] = kept
+
+
+def _runsc_boot_logs(fs: HostFS) -> list[str]:
+    """The newest runsc boot logs (their names start with runsc's timestamp, so they sort by
+    time); none where runsc's debug log is off or written elsewhere. The whole folder is
+    listed (``fs.listdir`` keeps the first names, the oldest): runsc writes a file for every
+    command of every sandbox."""
+    try:
+        names = os.listdir(fs.resolve(RUNSC_LOG_DIR))
+    except OSError:
+        return []
+    boots = sorted(name for name in names if name.endswith(".boot.txt"))
+    return [f"{RUNSC_LOG_DIR}/{name}" for name in boots[-RUNSC_BOOT_LOGS:]]
 
 
 def _log_tail(fs: HostFS, path: str) -> None:
