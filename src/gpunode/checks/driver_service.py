@@ -26,6 +26,7 @@ import re
 import msgspec
 
 from gpunode.checks.context import NodeContext
+from gpunode.checks.crashes import crashed_program
 from gpunode.errors import ParseError
 from gpunode.model import Finding
 from gpunode.parse._toml import load_toml
@@ -39,6 +40,8 @@ _TOOLKIT_CONFIG = re.compile(r"(?:^|/)nvidia-container-runtime/config\.toml$")
 _TOOLKIT = "container-toolkit"
 #: The toolkit's cause for a CLI that cannot find the driver's libraries under its root.
 _NO_LIBS = "container_cli_no_driver_libs"
+#: The class of a stack program's crash (checks.kernel reads the kernel's record of it).
+_CRASHED = "error_unclassified"
 
 
 def driver_answers(ctx: NodeContext) -> bool:
@@ -87,8 +90,26 @@ def cli_view_of_driver(ctx: NodeContext, finding: Finding, line: str) -> Finding
     its line is the CLI's failed driver service and the driver answers everyone else."""
     if not _read_from_words(ctx, finding) or _SERVICE_FAILED.search(line) is None:
         return finding
+    if _TOOLKIT in _crashed_components(ctx):
+        return _helper_crashed(ctx, finding)
     if not driver_answers(ctx) or not enters_driver_root(ctx):
         return finding
     known = ctx.kb.get(_NO_LIBS)
     return msgspec.structs.replace(finding, component=known.component, cause=known.code,
                                    status=known.severity, specificity=known.specificity)
+
+
+def _helper_crashed(ctx: NodeContext, finding: Finding) -> Finding:
+    """``finding`` moved to the toolkit, with its line's class: the kernel recorded the CLI's
+    own process killed by a fault (its driver helper runs the CLI's binary, "nvc:[driver]",
+    OE4T/tegra-demo-distro#177), so the service died of the CLI's crash, not of the driver."""
+    known = ctx.kb.get(_CRASHED)
+    return msgspec.structs.replace(finding, component=_TOOLKIT, cause=known.code,
+                                   status=known.severity, specificity=known.specificity)
+
+
+def _crashed_components(ctx: NodeContext) -> set[str]:
+    """The stack components whose programs the node's kernel log reports killed by a fault."""
+    split = ctx.text_lines("cmd", "dmesg.txt") if ctx.obs.cmd.get("dmesg.txt") else None
+    named = (crashed_program(line) for line in (split[0] if split else ()))
+    return {owner for text in named if text and (owner := ctx.facts.catalog.named_in(text))}

@@ -25,6 +25,8 @@ import msgspec
 
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
+from gpunode.checks.crashes import CRASH_WORDS as _CRASH_WORDS
+from gpunode.checks.crashes import crashed_program
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.workload_logs import interposer_owner
 from gpunode.decisive import Decisive, severity
@@ -39,28 +41,17 @@ from gpunode.model import Finding, Status
 _LINKED_IN = "Modules linked in:"
 _IN_TRANSITION = re.compile(r"\b(?P<module>nvidia\w*|nv_peer_mem)\([A-Z]*[-+]\)")
 _MODULE_LOAD = "error_module_load"
-#: Literals one of which every line of ``_MODULE_LINE``, ``_PROCESS_CRASH`` and
+#: Literals one of which every line of ``_MODULE_LINE``, ``crashes.crashed_program`` and
 #: ``_PEER_MEMORY`` holds: a line without them is not searched by the pattern (each backtracks
 #: over every word of a routine line, 5 to 20 µs a line, while the test is under 1 µs).
 _MODULE_WORDS = ("Unknown symbol", "disagrees about version", "Invalid module format",
                  "Key was rejected", "could not insert", "ailed to insert module",
                  "rror loading module", "ailed to load module")
-_CRASH_WORDS = ("segfault at ", "general protection", "] trap ", ": trap ")
 _PEER_WORDS = ("nv_mem ", "nvidia-peermem ")
 _MODULE_GATE, _CRASH_GATE, _PEER_GATE = (
     re.compile("|".join(map(re.escape, words))) for words in (_MODULE_WORDS, _CRASH_WORDS, _PEER_WORDS))
 #: Literals one of which every line judged here holds (most nodes' logs: none).
 _LITERALS = ("NVRM", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS, _LINKED_IN)
-#: The kernel's report of a user process it killed for a fault (arch/x86/mm/fault.c
-#: show_signal_msg, arch/x86/kernel/traps.c): ``<comm>[<pid>]: segfault at <addr> ip … sp …
-#: error <n> in <object>[…]``, ``traps: <comm>[<pid>] general protection fault ip:… in <object>``,
-#: ``traps: <comm>[<pid>] trap invalid opcode …``. The process (its name cut to 15
-#: characters) or the object it crashed in names the stack component whose binary it is:
-#: nvidia-container-cli dying in libnvidia-container.so starts no GPU container
-#: (NVIDIA/nvidia-container-toolkit#1101).
-_PROCESS_CRASH = re.compile(
-    r"(?:^|\]\s*|traps: )[^\s\[\]]{1,16}\[\d+\]:? (?:segfault at \w+|general protection(?: fault)?|"
-    r"trap (?:invalid opcode|divide error|stack segment|int3))\b")
 #: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
 #: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
 #: ("nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"):
@@ -105,7 +96,7 @@ _OWNED = ("driver", "gpu-hardware", "ofed")
 #: holds it, beclab/Olares#3963): the module's init then fails with ENODEV and it does not
 #: load, though no error word says so.
 _NO_GPU_PROBED = re.compile(r"NVRM: No NVIDIA (?:GPUs?|devices?) (?:were )?(?:found|probed)")
-#: Components whose host binaries the kernel may report killed by a fault (``_PROCESS_CRASH``).
+#: Components whose host binaries the kernel may report killed by a fault (``checks.crashes``).
 #: A vGPU plugin's binary runs in every container it serves: HAMi-core, the interposer it
 #: preloads there, so a job that faults inside it ("python[3864703]: segfault at 0 ip ...
 #: error 4 in libvgpu.so[7efeb767e000+38000]", Project-HAMi/HAMi-core#333's cuMemGetInfo_v2,
@@ -245,8 +236,10 @@ def _owner(line: str, named_in: Callable[[str], str | None],
         name = (module["module"] or module["inserted"] or module["loaded"]).replace("-", "_")
         owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
         return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
-    if _CRASH_GATE in gates and _CRASH_GATE.search(line) and _PROCESS_CRASH.search(line):
-        return named_in(line)
+    if _CRASH_GATE in gates and _CRASH_GATE.search(line):
+        crashed = crashed_program(line)
+        if crashed is not None:
+            return named_in(crashed)
     peer = _PEER_MEMORY.search(line) if _PEER_GATE in gates and _PEER_GATE.search(line) else None
     if peer is not None:
         return "driver" if severity(peer["text"]) else None
