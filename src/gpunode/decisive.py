@@ -219,9 +219,12 @@ _ERRNO_ZERO = re.compile(r": Success\b")
 _ADVICE = re.compile(r"(?i:\bplease\b[^;.]{0,120}?\btry again\b)")
 #: A wait that ended in failure is the error, not a progress line ("waiting for" is noise);
 #: so is a success denied ("did not terminate successfully": containerd's go-runc on a runtime
-#: binary that exited non-zero, "was not successful", "unsuccessful").
+#: binary that exited non-zero, "was not successful", "unsuccessful"); so is a wait that Go's
+#: error chain ends with the other end's pipe closed ("cannot read client sync file: waiting
+#: for sandbox to start: EOF", runsc: the sandbox died while it booted, google/gvisor#11328).
 _FAILED_WAIT = re.compile(r"(?i:\b(?:error|failed|failure|timed out|timeout|gave up) (?:while )?waiting for|"
-                          r"\b(?:not|never)(?: \w+){0,2} success(?:ful(?:ly)?)?\b|\bunsuccessful)")
+                          r"\b(?:not|never)(?: \w+){0,2} success(?:ful(?:ly)?)?\b|\bunsuccessful)"
+                          r"|\bwaiting for [^:\n]{1,60}: (?:unexpected )?EOF\b")
 _NOT_ERROR_LEVELS = frozenset(
     {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac", "msg"})
 _ERROR_LEVELS = frozenset({

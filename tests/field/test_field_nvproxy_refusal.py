@@ -18,6 +18,8 @@ import pytest
 from case import Case, synthetic_case
 from scoreboard import top_pair
 
+from gpunode.decisive import severity
+
 REFUSED = {
     # https://github.com/google/gvisor/pull/12774
     "gvisor-12774": ("FATAL ERROR: creating loader: registering filesystems: registering nvproxy driver: "
@@ -71,3 +73,38 @@ def test_a_booted_sandboxs_info_and_debug_lines_are_no_failure() -> None:
 def test_an_unknown_command_warned_for_a_pod_that_runs_on_is_no_failure() -> None:
     line, _ = REFUSED["gvisor-10413"]
     assert top_pair(_pod("running", line, state="Running", healthy=True)) is None
+
+
+#: runsc's own words when the sandbox died while it booted (the pipe it waits on closed), as the
+#: CRI relays them; runsc's debug log says why (google/gvisor#11328: "The error you are seeing
+#: ... means that something went wrong during" the sandbox's startup).
+SANDBOX_DIED = {
+    # https://github.com/google/gvisor/pull/11328
+    "gvisor-11328": "creating container: cannot create sandbox: cannot read client sync file: waiting for "
+                    "sandbox to start: EOF",
+    # https://github.com/google/gvisor/pull/12774
+    "gvisor-12774": ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to start "
+                     "sandbox \"...\": failed to create containerd task: failed to create shim task: OCI "
+                     "runtime create failed: creating container: cannot create sandbox: cannot read client "
+                     "sync file: waiting for sandbox to start: EOF"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SANDBOX_DIED))
+def test_a_sandbox_that_died_booting_is_a_failed_wait(name: str) -> None:
+    assert severity(SANDBOX_DIED[name]) >= 1
+
+
+def test_the_relay_alone_names_the_runtime() -> None:
+    case = synthetic_case("nvproxy-relay-only", [
+        {"kind": "workload", "name": "gpu-sandbox", "namespace": "default", "runtimeClassName": "gvisor",
+         "state": "ContainerCreating"},
+        {"kind": "event", "object": {"kind": "Pod", "name": "gpu-sandbox", "namespace": "default"},
+         "type": "Warning", "reason": "FailedCreatePodSandBox", "message": SANDBOX_DIED["gvisor-12774"]},
+    ], healthy=False)
+    found = top_pair(case)
+    assert found is not None and found[0] == "container-runtime", found
+
+
+def test_a_wait_still_going_is_no_failure() -> None:
+    assert severity("waiting for sandbox to start") == 0
