@@ -427,7 +427,9 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
 #: [06:00.0] fault addr ..."): the device's DMA was refused by the IOMMU. A device plugin's
 #: enumeration that found none ("No devices found. Waiting indefinitely.", "Warning: no Rdma
 #: Devices were found for resource X"): the plugin has nothing to advertise, whatever level it
-#: logged that at (a rescan that found no *new* device is no such statement). The dynamic
+#: logged that at (a rescan that found no *new* device is no such statement, nor a query's
+#: filter that matched none: nvidia-smi's "No devices were found with pending page retirements").
+#: The dynamic
 #: loader's fatal line ("<program>: error while loading shared libraries: <library>: <why>"):
 #: the program never started (exit 127), whatever the reason after the library's name says
 #: ("wrong ELF class: ELFCLASS64") or where a paste cuts it. A JVM exception named by its
@@ -437,7 +439,7 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
 _STATED_FAILURE = re.compile(
     r"(?:^|[\s:(])(?:[a-z_][a-z0-9_]*\.){2,}[A-Z]\w*Exception: \S|"
     r"\berror while loading shared libraries: \S|"
-    r"(?i:\bno (?!new\b|more\b|additional\b|other\b|changed?\b)(?:\w+ ){0,2}devices? (?:were |was )?found\b)|"
+    r"(?i:\bno (?!new\b|more\b|additional\b|other\b|changed?\b)(?:\w+ ){0,2}devices? (?:were |was )?found\b(?!\s+with\b))|"
     r"\bAMD-Vi: Event logged \[\s*IO_PAGE_FAULT\b|(?:^|\s)IO_PAGE_FAULT device=|"
     r"\bDMAR: \[DMA (?:Read|Write)\b[^\]]{0,40}\] Request device \[[^\]]{1,40}\][^\n]{0,80}\bfault addr\b")
 
