@@ -73,7 +73,13 @@ def pinned_node(deployment: Deployment) -> str:
     return spec.node_name or spec.node_selector.get(HOSTNAME_LABEL, "")
 
 
-@check(ALL_POD_COMPONENTS)
+def _any_refused(ctx: NodeContext) -> bool:
+    """Whether any Deployment of the stack is refused pods (in nearly every bundle none:
+    ``deployment_pods_refused`` is then called for none of the pod components)."""
+    return bool(refused_deployments(ctx.facts))
+
+
+@check(ALL_POD_COMPONENTS, may_find=_any_refused)
 def deployment_pods_refused(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The component's Deployment for this node cannot have its pods created: the refusal its
     ReplicaFailure condition quotes. A Deployment pinned to a node (``nodeName``, a hostname

@@ -194,12 +194,12 @@ def _may_clash(text: str) -> bool:
     """Whether any two keys in the file (their last dotted part) differ only in letter case:
     a scan of the text that spares parsing it again on every node whose file cannot hold a
     clash (almost all)."""
-    seen: dict[str, str] = {}
-    for assigned in _ASSIGNED_KEY.findall(text):
-        key = assigned.replace('"', "").replace("'", "").rsplit(".", 1)[-1]
-        if seen.setdefault(key.casefold(), key) != key:
-            return True
-    return False
+    assigned = _ASSIGNED_KEY.findall(text)
+    if len(assigned) < 2:
+        return False
+    unquoted = "\n".join(assigned).replace('"', "").replace("'", "")  # (one pass: no key holds a line end)
+    keys = {key.rsplit(".", 1)[-1] for key in unquoted.split("\n")}
+    return len(set(map(str.casefold, keys))) != len(keys)  # two keys of one folded name
 
 
 def _key_line(text: str, key: str) -> tuple[int, str]:

@@ -54,8 +54,9 @@ def waiting_findings(ctx: NodeContext, problems: Mapping[str, Sequence[Finding]]
                 yield said
             else:
                 blocked_on |= catalog.dependencies(cid)
+    here = ctx.components_here
     for cid in catalog.ids:
-        if problems.get(cid) or not ctx.stack_pods(cid):  # (no pod here: no running log)
+        if cid not in here or problems.get(cid):  # (no pod here: no running log)
             continue
         for log in _running_logs(ctx, cid):
             finding = _waits(ctx, cid, log, cid in blocked_on)
