@@ -439,7 +439,8 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
 _STATED_FAILURE = re.compile(
     r"(?:^|[\s:(])(?:[a-z_][a-z0-9_]*\.){2,}[A-Z]\w*Exception: \S|"
     r"\berror while loading shared libraries: \S|"
-    r"(?i:\bno (?!new\b|more\b|additional\b|other\b|changed?\b)(?:\w+ ){0,2}devices? (?:were |was )?found\b(?!\s+with\b))|"
+    r"(?i:\bno (?!new\b|more\b|additional\b|other\b|changed?\b)(?:\w+ ){0,2}devices? "
+    r"(?:were |was )?found\b(?!\s+with\b))|"
     r"\bAMD-Vi: Event logged \[\s*IO_PAGE_FAULT\b|(?:^|\s)IO_PAGE_FAULT device=|"
     r"\bDMAR: \[DMA (?:Read|Write)\b[^\]]{0,40}\] Request device \[[^\]]{1,40}\][^\n]{0,80}\bfault addr\b")
 
