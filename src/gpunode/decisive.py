@@ -435,14 +435,20 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
 #: ("wrong ELF class: ELFCLASS64") or where a paste cuts it. A JVM exception named by its
 #: fully qualified class, then its message ("org.openucx.jucx.UcxException: No resources are
 #: available to initiate the operation", "ai.rapids.cudf.CudfException: ..."): a thrown failure,
-#: though the line that reports it is a warning.
+#: though the line that reports it is a warning. The audit subsystem's record of a program killed
+#: by a signal ("audit: type=1701 ...: ... exe=\"/usr/bin/nvidia-container-cli\" sig=11", ANOM_ABEND;
+#: checks/crashes.py reads it for the diagnosis; a signal of 0 is seccomp's denied call). gVisor's
+#: nvproxy answering a call it does not implement ("nvproxy: unknown control command 0x20803801",
+#: a W-level line of runsc's boot log, checks/runsc_log.py): the sandboxed workload sees no GPU.
 _STATED_FAILURE = re.compile(
     r"(?:^|[\s:(])(?:[a-z_][a-z0-9_]*\.){2,}[A-Z]\w*Exception: \S|"
     r"\berror while loading shared libraries: \S|"
     r"(?i:\bno (?!new\b|more\b|additional\b|other\b|changed?\b)(?:\w+ ){0,2}devices? "
     r"(?:were |was )?found\b(?!\s+with\b))|"
     r"\bAMD-Vi: Event logged \[\s*IO_PAGE_FAULT\b|(?:^|\s)IO_PAGE_FAULT device=|"
-    r"\bDMAR: \[DMA (?:Read|Write)\b[^\]]{0,40}\] Request device \[[^\]]{1,40}\][^\n]{0,80}\bfault addr\b")
+    r"\bDMAR: \[DMA (?:Read|Write)\b[^\]]{0,40}\] Request device \[[^\]]{1,40}\][^\n]{0,80}\bfault addr\b|"
+    r"(?:\btype=1701 audit\([^)]*\):|\bANOM_ABEND ).*?\bexe=\S+\s+sig=[1-9]|"
+    r"\bnvproxy: unknown (?:control command|ioctl|allocation class|frontend ioctl|uvm ioctl)\b")
 
 
 def stated_line(lines: Sequence[str]) -> Decisive | None:

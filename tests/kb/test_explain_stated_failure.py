@@ -197,3 +197,37 @@ def test_a_jvm_exception_in_a_warning_is_the_decisive_line() -> None:
 def test_a_jvm_class_named_in_passing_is_no_failure(line: str) -> None:
     found = explain_lines([line], load_kb())
     assert found.decisive is None and found.decisive_class is None
+
+
+_STATED_ELSEWHERE = [
+    # the audit record of a core dump, kernel form (borgbase/vorta#455's shape, a stack binary in
+    # exe=) and auditd/journal form (systemd/systemd#8895); checks/crashes.py reads both
+    'audit: type=1701 audit(1638380233.899:35): auid=4294967295 uid=0 gid=0 ses=4294967295 pid=6460 '
+    'comm="nvc:[driver]" exe="/usr/bin/nvidia-container-cli" sig=11 res=1',
+    'audit[1530]: ANOM_ABEND auid=1000 uid=1000 gid=1000 ses=2 pid=1530 comm="gnome-shell" '
+    'exe="/usr/bin/gnome-shell" sig=5 res=1',
+    # gVisor's nvproxy refusing a call (google/gvisor#9846, #10272 forms; checks/runsc_log.py)
+    "W0710 21:04:41.244107  1128432 frontend.go:497] [  24:  24] nvproxy: unknown control command "
+    "0x20803801 (paramsSize=1928)",
+    "W0301 10:00:00.000000       1 frontend.go:300] nvproxy: unknown frontend ioctl 0x4b (cmd=0xc020464b)",
+]
+
+_NOT_STATED = [
+    # seccomp's old record of a denied call (sig=0) is no crash (NVIDIA/nvidia-docker#1456)
+    'audit: type=1701 audit(1600000000.000:1): auid=4294967295 uid=0 gid=0 ses=4294967295 pid=99 '
+    'comm="ldconfig" exe="/sbin/ldconfig.real" sig=0 arch=c000003e syscall=2 compat=0 ip=0x7f code=0x0',
+    "I0710 21:04:41.244107  1128432 frontend.go:497] nvproxy: control command 0x20803801 done",
+]
+
+
+@pytest.mark.parametrize("line", _STATED_ELSEWHERE)
+def test_a_crash_record_or_a_refused_sandbox_call_is_the_decisive_line(line: str) -> None:
+    found = explain_lines([line], load_kb())
+    assert found.decisive is not None and found.decisive.text == line
+    assert found.decisive_class is not None
+    assert severity(line) == 0  # a stated failure for explain, no new severity word
+
+
+@pytest.mark.parametrize("line", _NOT_STATED)
+def test_a_denied_call_or_a_served_command_is_no_stated_failure(line: str) -> None:
+    assert stated_line([line]) is None
