@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpunode.checks import kernel
+from gpunode.checks import crashes, kernel
 from gpunode.parse import nvidia_smi
 
 _TESTS = Path(__file__).resolve().parents[1]
@@ -35,7 +35,7 @@ def lines() -> list[str]:
 
 @pytest.mark.parametrize(("pattern", "gate"), [
     (kernel._MODULE_LINE, kernel._MODULE_GATE),
-    (kernel._PROCESS_CRASH, kernel._CRASH_GATE),
+    (crashes._PROCESS_CRASH, kernel._CRASH_GATE),
     (kernel._PEER_MEMORY, kernel._PEER_GATE),
 ])
 def test_kernel_pattern_lines_pass_their_gate(lines: list[str], pattern: re.Pattern[str],

@@ -47,7 +47,7 @@ def _may_aer(ctx: NodeContext) -> bool:
     return "PCIe Bus Error" in text and "nvidia " in text
 
 
-@check("gpu-hardware", needs=("cmd/dmesg.txt",), may_find=_may_aer)
+@check("gpu-hardware", may_find=_may_aer)  # dmesg is one of the GPU's sources, not its need
 def gpu_link_lost(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The last uncorrectable AER error of a log whose recovery reaches the GPU: fatal, or
     non-fatal where the GPU could not recover."""
