@@ -415,6 +415,18 @@ def synthetic_case(case_id: str, evidence: list[dict[str, Any]], *, platform: st
     return msgspec.convert(raw, Case)
 
 
+def gpu_job_case(case_id: str, log_text: str) -> Case:
+    """A crash-looping pod asking one GPU, whose own log is ``log_text``: the case a rule that
+    reads a GPU job's log is tested on."""
+    evidence: list[dict[str, Any]] = [
+        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
+         "resources": {"limits": {"nvidia.com/gpu": "1"}}, "state": "CrashLoopBackOff",
+         "restarts": 2, "exit_code": 1},
+        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+         "container": "main", "text": log_text + "\n"}]
+    return synthetic_case(case_id, evidence)
+
+
 def load_cases(folder: Path = CASES_DIR) -> list[tuple[Path, Case | CaseError]]:
     """Every case in ``folder`` (sorted), or the error that stops it."""
     out: list[tuple[Path, Case | CaseError]] = []

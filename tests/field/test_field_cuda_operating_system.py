@@ -6,9 +6,7 @@ CUDA errors stay the job's. Lines from public reports, each address beside it.""
 
 from __future__ import annotations
 
-from typing import Any
-
-from case import Case, synthetic_case
+from case import Case, gpu_job_case
 from scoreboard import top_pair
 
 #: https://github.com/NVIDIA/OpenShell/issues/1696 (seccomp blocking memfd_create)
@@ -22,13 +20,7 @@ DALI = ("RuntimeError: Critical error when building pipeline:\n"
 
 
 def _gpu_job(text: str) -> Case:
-    evidence: list[dict[str, Any]] = [
-        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
-         "resources": {"limits": {"nvidia.com/gpu": "1"}}, "state": "CrashLoopBackOff",
-         "restarts": 2, "exit_code": 1},
-        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
-         "container": "main", "text": text + "\n"}]
-    return synthetic_case("x-cuda-os", evidence)
+    return gpu_job_case("x-cuda-os", text)
 
 
 def test_an_os_call_the_driver_makes_refused_is_the_runtimes() -> None:

@@ -7,9 +7,7 @@ each address beside it."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from case import Case, synthetic_case
+from case import Case, gpu_job_case
 from scoreboard import top_pair
 
 _UNKNOWN = ("RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, "
@@ -25,13 +23,7 @@ COG_SVD_11 = _UNKNOWN
 
 
 def _gpu_job(text: str) -> Case:
-    evidence: list[dict[str, Any]] = [
-        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
-         "resources": {"limits": {"nvidia.com/gpu": "1"}}, "state": "CrashLoopBackOff",
-         "restarts": 2, "exit_code": 1},
-        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
-         "container": "main", "text": text + "\n"}]
-    return synthetic_case("x-torch-init-unknown", evidence)
+    return gpu_job_case("x-torch-init-unknown", text)
 
 
 def test_cuda_init_unknown_error_is_the_drivers() -> None:
