@@ -361,11 +361,22 @@ def reports_xid(line: str) -> bool:
     return _XID.search(line) is not None
 
 
+#: A line that opens on its own error ("Error: failed to create task for container: ... error
+#: running hook #1: ... stderr: time=... level=info msg=...", the kubelet relaying runc relaying an
+#: OCI hook's log, NVIDIA/nvidia-container-toolkit#795; "Error response from daemon: ..."): a
+#: level key found further on belongs to the relayed program's line, whose info level does not
+#: make the outer failure an info line.
+_OPENS_ON_ERROR = re.compile(
+    r"(?:[\w.-]{1,40}: )?(?:Error|ERROR|error|FATAL|Fatal|fatal)(?: response from daemon)?: \S")
+
+
 def _level(line: str) -> str | None:
     for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL, _FLUENT_BIT, _TRACING, _NAMED_LEVEL):
         found = pattern.match(line)
         if found is not None:
             return found["level"].lower()
+    if _OPENS_ON_ERROR.match(line):
+        return None  # a level further on is a relayed program's line, not this one's
     for pattern in (_LEVEL_JSON, _LEVEL_KV, _BRACKET):
         found = pattern.search(line)
         if found is not None:
