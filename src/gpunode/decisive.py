@@ -430,6 +430,13 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
     return None
 
 
+#: The audit record of a program killed by a signal, ``exe=`` the program (checks/crashes.py
+#: names its component from it; a signal of 0 is seccomp's denied call, not a crash).
+AUDIT_ABEND = (r"(?:\btype=1701 audit\([^)]*\):|\bANOM_ABEND )"
+               r".*?\bexe=\\?\"?(?P<exe>[^\s\"\\]+)\\?\"?\s+sig=[1-9]")
+#: gVisor's nvproxy answering a call it does not implement (checks/runsc_log.py reads it too).
+NVPROXY_UNKNOWN_CALL = (r"\bnvproxy: unknown "
+                        r"(?:control command|ioctl|allocation class|frontend ioctl|uvm ioctl)\b")
 #: Lines that state a failure by their form, not by an error word, so that neither
 #: ``severity`` nor ``lenient_line`` reads them (nor should: a diagnosis weighs them by its own
 #: checks). Only ``explain`` quotes them, where a pasted text has no line that reads as an error:
@@ -458,8 +465,7 @@ _STATED_FAILURE = re.compile(
     r"(?:were |was )?found\b(?!\s+with\b))|"
     r"\bAMD-Vi: Event logged \[\s*IO_PAGE_FAULT\b|(?:^|\s)IO_PAGE_FAULT device=|"
     r"\bDMAR: \[DMA (?:Read|Write)\b[^\]]{0,40}\] Request device \[[^\]]{1,40}\][^\n]{0,80}\bfault addr\b|"
-    r"(?:\btype=1701 audit\([^)]*\):|\bANOM_ABEND ).*?\bexe=\S+\s+sig=[1-9]|"
-    r"\bnvproxy: unknown (?:control command|ioctl|allocation class|frontend ioctl|uvm ioctl)\b")
+    + AUDIT_ABEND + "|" + NVPROXY_UNKNOWN_CALL)
 
 
 def stated_line(lines: Sequence[str]) -> Decisive | None:

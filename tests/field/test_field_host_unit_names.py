@@ -11,6 +11,9 @@ import pytest
 from case import Case, synthetic_case
 from scoreboard import top_pair
 
+#: the runtime's own end (cri-o/cri-o#3776's shape)
+from test_field_host_units import CRIO_EXITS
+
 from gpunode.checks.unit_journal import other_unit
 
 #: Another unit's end, older systemd (liuyi01/kubernetes-starter#10, verbatim):
@@ -28,14 +31,7 @@ _ETCD_OLD = (
 _ETCD_NEW = (
     "Jan 22 14:19:55 server systemd[1]: etcd.service: Failed with result 'exit-code'.\n"
     "Jan 22 14:19:55 server systemd[1]: Failed to start etcd.service - etcd.\n")
-#: The runtime's own end (cri-o/cri-o#3776's shape, as test_field_host_units.py reads it).
-_CRIO_EXITS = (
-    'May 17 23:07:00 localhost crio[1967]: time="2020-05-17 23:07:00.079441070-03:00" level=fatal '
-    'msg="Validating runtime config: conmon validation: invalid conmon path: stat /usr/libexec/crio/conmon: '
-    'no such file or directory"\n'
-    "May 17 23:07:00 localhost systemd[1]: crio.service: Main process exited, code=exited, "
-    "status=1/FAILURE\n"
-    "May 17 23:07:00 localhost systemd[1]: crio.service: Failed with result 'exit-code'.\n")
+
 
 
 def _case(name: str, journal: str) -> Case:
@@ -52,7 +48,7 @@ def test_another_unit_s_end_in_a_host_journal_is_not_the_service_s(name: str, jo
 
 def test_the_runtime_s_own_end_after_another_unit_s_is_still_read() -> None:
     # look-alike: the same journal, then the runtime's own unit exits on its config
-    found = top_pair(_case("journal-runtime.txt", _ETCD_OLD + _CRIO_EXITS))
+    found = top_pair(_case("journal-runtime.txt", _ETCD_OLD + CRIO_EXITS))
     assert found == ("container-runtime", "error_config_invalid")
 
 

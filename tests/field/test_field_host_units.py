@@ -11,7 +11,7 @@ from scoreboard import top_pair
 from gpunode.kb import load_kb
 
 #: cri-o/cri-o#3776's shape: CRI-O exits at start on a value of its config.
-_CRIO_EXITS = (
+CRIO_EXITS = (
     'May 17 23:07:00 localhost crio[1967]: time="2020-05-17 23:07:00.078367817-03:00" level=info '
     'msg="Using default capabilities: CAP_CHOWN, CAP_KILL"\n'
     'May 17 23:07:00 localhost crio[1967]: time="2020-05-17 23:07:00.079441070-03:00" level=fatal '
@@ -46,7 +46,7 @@ def _case(name: str, journal: str) -> Case:
 
 
 def test_a_runtime_whose_unit_exits_on_its_config_is_down_with_its_fatal_line() -> None:
-    found = top_pair(_case("journal-runtime.txt", _CRIO_EXITS))
+    found = top_pair(_case("journal-runtime.txt", CRIO_EXITS))
     assert found == ("container-runtime", "error_config_invalid")
 
 
@@ -56,14 +56,14 @@ def test_a_kubelet_whose_unit_failed_under_older_systemd_is_read_too() -> None:
 
 
 def test_a_runtime_restarted_since_its_failure_stays_healthy() -> None:
-    assert top_pair(_case("journal-runtime.txt", _CRIO_EXITS + _RESTARTED)) is None
+    assert top_pair(_case("journal-runtime.txt", CRIO_EXITS + _RESTARTED)) is None
 
 
 def test_a_new_run_of_the_unit_without_systemd_s_lines_stays_healthy() -> None:
     # the journal cut to the unit's own lines after the exit: a new process id logs
     later = ('May 17 23:08:00 localhost crio[2210]: time="2020-05-17 23:08:00-03:00" level=info '
              'msg="Serving"\n')
-    assert top_pair(_case("journal-runtime.txt", _CRIO_EXITS + later)) is None
+    assert top_pair(_case("journal-runtime.txt", CRIO_EXITS + later)) is None
 
 
 def test_a_unit_stopped_on_purpose_stays_healthy() -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from gpunode.decisive import AUDIT_ABEND
+
 #: Literals one of which every crash record holds: a line without them is not searched.
 CRASH_WORDS = ("segfault at ", "general protection", "] trap ", ": trap ", "type=1701 ", "ANOM_ABEND ")
 _GATE = re.compile("|".join(map(re.escape, CRASH_WORDS)))
@@ -30,8 +32,7 @@ _PROCESS_CRASH = re.compile(
 #: (systemd/systemd#8895). ``exe=`` is the program that died (comm is only its thread's name,
 #: which a stack binary may set to anything); a signal of 0 is the old seccomp record
 #: ("reason=\"seccomp\" sig=0 syscall=…"), a denied call, not a crash, and type 1326 is seccomp's.
-_AUDIT_ABEND = re.compile(r"(?:\btype=1701 audit\([^)]*\):|\bANOM_ABEND )"
-                          r".*?\bexe=\\?\"?(?P<exe>[^\s\"\\]+)\\?\"?\s+sig=[1-9]")
+_AUDIT_ABEND = re.compile(AUDIT_ABEND)
 
 
 def crashed_program(line: str) -> str | None:

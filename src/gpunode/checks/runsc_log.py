@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
-from gpunode.decisive import MAX_LINE, Decisive
+from gpunode.decisive import MAX_LINE, NVPROXY_UNKNOWN_CALL, Decisive
 from gpunode.model import Finding, Status
 
 #: Where the probe keeps runsc's debug logs (one file per command a sandbox ran).
@@ -34,8 +34,7 @@ _DRIVER_REFUSED = re.compile(r"\bregistering nvproxy driver: unsupported nvidia 
 #: (frontend.go, "nvproxy: unknown control command 0x20803801 (paramsSize=1928)"), or one it
 #: names as not supported.
 _CALL_REFUSED = re.compile(
-    r"\bnvproxy: (?:unknown (?:control command|ioctl|allocation class|frontend ioctl|uvm ioctl)\b"
-    r"|.{0,80}\b(?:not supported|unsupported)\b)", re.I)
+    rf"{NVPROXY_UNKNOWN_CALL}|\bnvproxy: .{{0,80}}\b(?:not supported|unsupported)\b", re.I)
 
 
 def _sandboxed_troubled(ctx: NodeContext) -> bool:
