@@ -245,6 +245,12 @@ _WRAPPER = re.compile(
 #: than its max_container_log_line_size, a report pastes part of one) keeps what it has.
 _MSG_KV = re.compile(r'\bmsg="(?P<msg>(?:[^"\\]|\\.){0,2000})(?:"|\\?$)')
 _ERR_KV = re.compile(r'\berr(?:or)?="(?P<err>(?:[^"\\]|\\.){0,2000})"')
+#: Where a line starts quoting another program's output: runc relays an OCI hook's stdout and
+#: stderr into its error chain ("error running hook #1: error running hook: exit status 1,
+#: stdout: , stderr: time=... level=info msg=\"Symlinking ...\" time=... level=error msg=..."),
+#: NVIDIA/nvidia-container-toolkit#795), so a ``msg`` key after it is the hook's first line,
+#: an info line as often as not, and not what the failed start says.
+_RELAYED_OUTPUT = re.compile(r"\b(?:stdout|stderr): ")
 _TIMESTAMP = re.compile(
     r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+|"
     r"[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d(?: \S+ \S+?:)?\s+|\[\s*\d+\.\d+\]\s+)"
@@ -644,13 +650,17 @@ def clipped(text: str) -> str:
 
 def message_of(line: str) -> str:
     """The human part of a log line: logrus ``msg`` (with its ``error``), zap/JSON ``msg``
-    and ``error``, klog's text after the header, else the line without its timestamp."""
+    and ``error``, klog's text after the header, else the line without its timestamp. A
+    ``msg`` key after a relayed program's output (``stderr: ``) is that program's, not this
+    line's: the whole chain is the message (``_RELAYED_OUTPUT``)."""
     line = without_prefix(line.strip())
     if line.startswith("{"):
         text = _json_message(line)
         if text:
             return text
     found = _MSG_KV.search(line)
+    if found is not None and _RELAYED_OUTPUT.search(line, 0, found.start()) is not None:
+        found = None  # a relayed program's key, not this line's
     if found is not None:
         msg = _unescape(found["msg"])
         err = _ERR_KV.search(line)
