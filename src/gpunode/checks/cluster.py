@@ -249,6 +249,12 @@ _NO_HANDLER = re.compile(r"\bfailed to find runtime handler \\?\"?(?P<handler>[\
 #: no nvidia handler exists by design (NVIDIA/gpu-operator#1298: "CRI-O uses the OCI runtime
 #: hooks, the nvidia runtime handler is not applicable").
 _HOOK_ONLY_PLATFORMS = frozenset({"openshift"})
+#: Docker's CRI shim (the kubelet's dockershim before Kubernetes 1.24, cri-dockerd since)
+#: serves only Docker's own default runtime and refuses any handler a sandbox asks for
+#: (pkg/kubelet/dockershim/docker_sandbox.go: 'RuntimeHandler %q not supported'): on a node
+#: whose runtime says so no RuntimeClass handler can exist, whatever the toolkit configured
+#: in Docker (NVIDIA/gpu-operator#236, #250, #477). Only the shim writes these words.
+_SHIM_REFUSED = re.compile(r'\bRuntimeHandler \\?"(?P<handler>[\w.-]+?)\\?" not supported\b')
 
 
 @cluster_check("gpu-operator")
@@ -259,26 +265,42 @@ def operands_ask_absent_handler(facts: ClusterFacts) -> Iterator[Finding]:
     that sets runtimeClassName on OpenShift, NVIDIA/gpu-operator#175), and the toolkit, which
     installs a hook there, has nothing to add. Elsewhere a missing handler is the toolkit's or
     the runtime's (they write and load it), and a user's pod asking for it is no failure of
-    the stack. One finding, for the first such pod."""
+    the stack. Docker's CRI shim refusing the handler (``_SHIM_REFUSED``) is the same on any
+    platform: it serves no handler at all. One finding, for the first such pod."""
     by_class = {rc.metadata.name: rc.handler for rc in facts.runtime_classes}
     for name, node in sorted(facts.nodes.items()):
         platform = platform_of(node)
-        if platform.id not in _HOOK_ONLY_PLATFORMS:
-            continue
+        hook_only = platform.id in _HOOK_ONLY_PLATFORMS
         for component, pods in sorted(facts.pods_by_node.get(name, {}).items()):
             if facts.catalog.get(component).deployed_by != "gpu-operator":
                 continue
             for sp in pods:
-                found = _absent_handler(facts, sp.pod, by_class)
+                found = _absent_handler(facts, sp.pod, by_class) if hook_only else None
+                shim = found is None and (found := _shim_refused(facts, sp.pod, by_class)) is not None
                 if found is not None:
                     meta = sp.pod.metadata
-                    verb = (f"renders {component} with runtimeClassName {sp.pod.spec.runtime_class_name}, "
-                            f"a handler CRI-O on {platform.title} does not have")
+                    runtime = "Docker's CRI shim" if shim else f"CRI-O on {platform.title}"
+                    verb = (f"renders {component} with runtimeClassName "
+                            f"{sp.pod.spec.runtime_class_name or 'set'}, a handler {runtime} does not have")
                     yield line_finding(load_kb(), "gpu-operator", Status.FAILED, found,
                                        f"event pod {meta.namespace}/{meta.name}", verb=verb,
                                        standalone="true", namespace=meta.namespace, pod=meta.name,
                                        node=name)
                     return
+
+
+def _shim_refused(facts: ClusterFacts, pod: Pod, by_class: dict[str, str]) -> Decisive | None:
+    """The pod's event line where Docker's CRI shim refuses the handler its sandbox asked
+    for: the handler its RuntimeClass names, or any where the bundle kept no runtimeClassName
+    (the shim is asked for a handler only where the pod's spec named one)."""
+    asked = pod.spec.runtime_class_name
+    meta = pod.metadata
+    for ev in facts.events_for("Pod", meta.namespace, meta.name):
+        for line in ev.message.splitlines():
+            found = _SHIM_REFUSED.search(line) if "RuntimeHandler" in line else None
+            if found is not None and (not asked or found["handler"] == by_class.get(asked, asked)):
+                return Decisive(1, line.strip(), 2)
+    return None
 
 
 def _absent_handler(facts: ClusterFacts, pod: Pod, by_class: dict[str, str]) -> Decisive | None:
