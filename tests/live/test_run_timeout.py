@@ -58,7 +58,8 @@ def gpunode(tmp_path: Path) -> Gpunode:
     """The console script with HOME, TMPDIR and the working directory in the test's folder."""
     for sub in ("home", "tmp", "cwd"):
         (tmp_path / sub).mkdir(exist_ok=True)
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path / "tmp"), "COLUMNS": "200"}
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path / "tmp"), "COLUMNS": "200",
+           "PYTHONFAULTHANDLER": "1"}  # a crash in native code prints its stack: a left bundle says why
     env.pop("KUBECONFIG", None)
 
     def run(*args: str) -> Ran:
@@ -68,7 +69,8 @@ def gpunode(tmp_path: Path) -> Gpunode:
                               cwd=tmp_path / "cwd", timeout=KILL_AFTER_S, check=False)
         took = time.monotonic() - started
         for sub, files in before.items():
-            assert _files(tmp_path / sub) == files, f"{sub}: {_files(tmp_path / sub) ^ files}"
+            left = _files(tmp_path / sub) ^ files
+            assert not left, f"{sub}: {sorted(left)[:5]}; exit {done.returncode}: {done.stderr[-2000:]}"
         return Ran(done.returncode, done.stdout, done.stderr, took)
     return run
 
