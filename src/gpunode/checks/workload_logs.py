@@ -136,8 +136,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
-        yield _confined(ctx, _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line),
-                                                     log.lines))
+        finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
+        yield _confined(ctx, _image_nvml(ctx, finding, log.lines))
 
 
 #: NCCL's bootstrap finding no interface to listen on (bootstrap.cc, bootstrapNetInit).
@@ -422,6 +422,44 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding,
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
                                    status=known.severity, specificity=max(known.specificity,
                                                                           finding.specificity))
+
+
+#: NVML's own words, after its "Driver/library version mismatch", for the library the process
+#: loaded (nvidia-smi since the 5xx releases: "NVML library version: 565.57").
+_NVML_LIBRARY = re.compile(r"\bNVML library version: (?P<version>\d+(?:\.\d+)+)")
+#: The driver's cause for a kernel module and user-space libraries at two releases.
+_LIBRARY_MISMATCH = "driver_library_mismatch"
+#: The toolkit's cause for an image that carries its own copies of the driver's files.
+_IMAGE_SHIPS = "container_image_ships_driver_files"
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """A driver version's numbers (565.57 -> (565, 57)), compared release by release."""
+    return tuple(int(part) for part in version.split("."))
+
+
+def _image_nvml(ctx: NodeContext, finding: Finding, lines: Sequence[str]) -> Finding:
+    """A job's NVML mismatch settled by the node's facts: where the host's own nvidia-smi
+    answers (its module and libraries agree) and the library the job loaded is a newer
+    release than that driver, the library cannot be the host's that the NVIDIA runtime
+    mounts: the image ships its own (k4yt3x/video2x#1226: 565.57 in the image on a 535
+    host; NVIDIA/libnvidia-container#266: the image's 525.105.17 on a 470 host). An older
+    library may be the host's from before a driver upgrade in a container started then
+    (NVIDIA/nvidia-docker#737), and a host that fails the same way is the driver's own
+    mismatch: both stay the driver's."""
+    if finding.component != "driver" or finding.cause != _LIBRARY_MISMATCH:
+        return finding
+    smi = ctx.nvidia_smi
+    host = smi.driver_version if smi is not None else ""
+    if not host or "version mismatch" in ctx.obs.cmd.get("nvidia-smi.txt", ""):
+        return finding  # no host driver read, or the host's own mismatch
+    said = next((m["version"] for line in lines if (m := _NVML_LIBRARY.search(line))), None)
+    if said is None or _release(said) <= _release(host)[:len(_release(said))]:
+        return finding
+    known = ctx.kb.get(_IMAGE_SHIPS)
+    rank = max(known.specificity, finding.specificity)
+    return msgspec.structs.replace(finding, component=known.component, cause=known.code,
+                                   status=known.severity, specificity=rank)
 
 
 #: The driver's cause CUDA's insufficient-driver error names (checks.workload_logs settles it).
