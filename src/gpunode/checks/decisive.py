@@ -994,9 +994,25 @@ def _reason_before(kb: KnowledgeBase, lines: Sequence[str], last: int) -> tuple[
         return None
     found = decisive_line(lines[start:last + 1], kb.class_of)
     if found is None or start + found.line_no - 1 == last:
-        return None
+        return _unleveled_reason(kb, lines, start, last)
     at = start + found.line_no - 1
+    if kb.class_of(message_of(found.line)) is None:  # a step that failed, not why
+        return _unleveled_reason(kb, lines, start, at) or (Decisive(1, found.line, found.strength), at)
     return Decisive(1, found.line, found.strength), at  # read as that line alone, as _last_error's
+
+
+def _unleveled_reason(kb: KnowledgeBase, lines: Sequence[str], start: int,
+                      last: int) -> tuple[Decisive, int] | None:
+    """The last line of the run before ``last`` whose words fall in a class, where the run's
+    leveled lines fall in none: a program that runs another logs the failed run at its own
+    level ("python.d ERROR: nvidia_smi : failed to invoke 'nvidia-smi' binary") after the
+    lines the other one wrote with none, which say why (musl's loader: "Error relocating
+    /usr/bin/nvidia-smi: __strdup: symbol not found", netdata/netdata-glibc#6)."""
+    for at in range(last - 1, start - 1, -1):
+        line = lines[at].strip()
+        if kb.class_of(message_of(line)) is not None:
+            return Decisive(1, line[:MAX_LINE], severity(line)), at
+    return None
 
 
 def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
