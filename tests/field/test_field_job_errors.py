@@ -73,7 +73,47 @@ REAL = {
     # NVIDIA/nccl#1814: NCCL's IB transport relaying the verbs status, "with status=12"
     "NCCL WARN NET/IB : Got completion from peer xxx.xxx.xxx.xxx<55921> with status=12 opcode=1 len=0 "
     "vendor err 129 (Send) localGid ::ffff:29.87.4.221 remoteGids::ffff:29.87.88.182": "verbs-retry-exceeded",
+    # NVIDIA/nccl#214, #1052: IBV_WC_LOC_PROT_ERR, the GPUDirect RDMA path (ACS, nccl#928)
+    "transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 4, opcode 1, len 21938, "
+    "vendor err 81": "verbs-local-protection",
+    "transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer with error 4, opcode 0, len 0, "
+    "vendor err 81 (Send) localGid ::ffff: remoteGid ::ffff:": "verbs-local-protection",
+    # openucx/ucx#9590 (InfiniBand), #6000 (RoCE): UCX's mlx5 syndrome for the same retry exhaustion
+    "[lxbk1127:2330856:0:2330856] ib_mlx5_log.c:177  Transport retry count exceeded on mlx5_0:1/IB "
+    "(synd 0x15 vend 0x81 hw_synd 0/0)": "ucx-mlx5-retry-exceeded",
+    "Error: Transport retry count exceeded on mlx5_0:1/RoCE": "ucx-mlx5-retry-exceeded",
+    # VITA-Group/FasterSeg#82: PyTorch printing cudaGetErrorString of cudaErrorCallRequiresNewerDriver
+    "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver":
+        "cuda-call-requires-newer-driver",
 }
+
+#: The frameworks' wrappers around the same errors, in the formats their sources print them:
+#: TensorFlow's cuInit failure (an enumerator it has no name for as "UNKNOWN ERROR (n)"), JAX's
+#: and Numba's driver API names, CuPy's runtime names, CUDA.jl's "(code n, ERROR_X)", ONNX
+#: Runtime's CUDA EP "CUDA failure n: text", TensorRT's initialisation failure.
+FRAMEWORKS = {
+    "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: UNKNOWN ERROR (34)":
+        "cuda-stub-library",
+    "failed call to cuInit: CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized": "cuda-system-not-ready",
+    "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: operation cuInit(0) failed: "
+    "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE": "cuda-compat-not-supported",
+    "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in "
+    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)": "cuda-system-driver-mismatch",
+    "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInsufficientDriver: CUDA driver version is "
+    "insufficient for CUDA runtime version": "cuda-insufficient-driver",
+    "ERROR: LoadError: CUDA error: system not yet initialized (code 802, ERROR_SYSTEM_NOT_READY)":
+        "cuda-system-not-ready",
+    "CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=0 ; hostname=n1":
+        "cuda-insufficient-driver",
+    "[TRT] CUDA initialization failure with error: 35. Please check your CUDA installation":
+        "cuda-insufficient-driver",
+}
+
+
+def test_the_frameworks_wrappers_are_read() -> None:
+    for line, entry in FRAMEWORKS.items():
+        found = TABLE.read(line)
+        assert found is not None and found.id == entry, line
 
 
 def test_real_lines_are_read_in_every_form() -> None:
@@ -101,6 +141,17 @@ OWN = (
     "nvidia-ml-py 12.535.133 installed; NVML version 535.129",
     "cuda worker stderr: 34 lines dropped",
     "the docs on forward compatibility were updated",
+    # each family's look-alike: a program's own error of the same library
+    "RuntimeError: CUDA error: operation not permitted when stream is capturing",
+    "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidValue: invalid argument",
+    "pynvml.nvml.NVMLError_InvalidArgument: Invalid Argument",
+    "pynvml.nvml.NVMLError_Uninitialized: Uninitialized",
+    "ibv_rc_pingpong: Failed status local length error (1) for wr_id 2",
+    "Send completion with error: local length error, status 1",
+    # UCX's receiver-not-ready syndrome (a slow or gone peer) and a program's own retry limit
+    "[lxbk1127:2330856:0:2330856] ib_mlx5_log.c:177  Receive-no-ready retry count exceeded on mlx5_0:1/IB "
+    "(synd 0x16 vend 0x82 hw_synd 0/0)",
+    "ValueError: remote transport retry count exceeded the protocol limit",
 )
 
 
