@@ -69,14 +69,23 @@ class XidCatalog:
 
 RECOVERY_ACTION_XID = 154
 
-# Xid 154's message names the required recovery: "... to 0x1 (GPU Reset Required)".
-_RECOVERY = re.compile(r"to (0x[0-9a-fA-F]+)")
+# Xid 154's message names the required recovery: "... from 0x0 (None) to 0x1 (GPU Reset
+# Required)". The values are NVML's nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset,
+# 2 node reboot, 3 drain P2P, 4 drain P2P and reset, 5 recover the IMEX domain, 6 reset
+# the GPU's PCIe bus, 7 reboot the system (NVIDIA's cuda-python bindings,
+# cuda.bindings.nvml.DeviceGpuRecoveryAction; what each asks: docs.nvidia.com/deploy/
+# a100-gpu-mem-error-mgmt, "Error Recovery and Response Flags"). A value past these keeps
+# the entry's own action.
+_RECOVERY = re.compile(r"\bto (0x[0-9a-fA-F]+)\b")
 _RECOVERY_ACTIONS: dict[int, XidAction] = {
     0: "none",
     1: "reset_gpu",
     2: "reboot_node",
     3: "restart_workload",
     4: "reset_gpu",
+    5: "reset_gpu",
+    6: "reset_gpu",
+    7: "reboot_node",
 }
 
 
