@@ -43,6 +43,7 @@ from gpunode.checks.base import MESSAGE, check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
+from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
@@ -137,7 +138,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
-        yield _confined(ctx, _image_nvml(ctx, finding, log.lines))
+        yield from (_confined(ctx, _image_nvml(ctx, kept, log.lines))  # NVML answered: one query's privilege
+                    for kept in unless_query_refused(finding, log.lines))
 
 
 #: NCCL's bootstrap finding no interface to listen on (bootstrap.cc, bootstrapNetInit).
