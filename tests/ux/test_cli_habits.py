@@ -1,5 +1,7 @@
-"""kubectl habits through the installed console script: selectors, -o wide/yaml, watch,
-version, completion, python -m gpunode, help without <bool>."""
+"""kubectl habits: selectors, -o wide/yaml, watch, version, completion, python -m gpunode, help
+without <bool>. What a command prints and the code it exits with are asked of the command line
+in this process (``cli``, tests/inprocess.py); the console script itself runs every command and
+the live ones end to end (the slow tests)."""
 
 from __future__ import annotations
 
@@ -29,9 +31,16 @@ def gpunode(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``gpunode ARGS`` in this process, in the environment ``gpunode`` gives the console script:
+    for the tests of what a command prints and the code it exits with (the console script
+    itself: ``test_every_command_through_the_console_script`` and the live one below)."""
+    return run_cli(*args, env={**os.environ, "COLUMNS": "80", **(env or {})})
+
+
 def test_help_has_no_bool_metavar() -> None:
     for command in ("diagnose", "demo", "validate", "probe", "collect"):
-        proc = gpunode(command, "--help")
+        proc = cli(command, "--help")
         assert proc.returncode == 0 and "--help" in proc.stdout
         assert "<bool>" not in proc.stdout, command
 
@@ -39,7 +48,7 @@ def test_help_has_no_bool_metavar() -> None:
 def test_help_shows_repeatable_values_as_items_not_python_lists() -> None:
     repeatables = (("serve-bundle", "--forbid"), ("validate", "--category"), ("diagnose", "nodes..."))
     for command, repeatable in repeatables:
-        proc = gpunode(command, "--help")
+        proc = cli(command, "--help")
         assert proc.returncode == 0, command
         assert "<list[" not in proc.stdout, command
         line = next(line for line in proc.stdout.splitlines() if repeatable in line)
@@ -58,16 +67,16 @@ def test_help_shows_repeatable_values_as_items_not_python_lists() -> None:
 def test_a_bad_option_value_is_one_line_naming_the_option(
     handmade: Path, args: tuple[str, ...], message: str
 ) -> None:
-    proc = gpunode("diagnose", "--from", str(handmade), *args)
+    proc = cli("diagnose", "--from", str(handmade), *args)
     assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"gpunode: {message}\n")
 
 
 def test_option_values_are_converted_as_typer_would(handmade: Path) -> None:
     """Choices, paths, node lists, numbers and flags reach the command as typer would pass them."""
-    proc = gpunode("diagnose", "gpu-a1", "--from", str(handmade), "-o", "json", "--interval", "2.5",
+    proc = cli("diagnose", "gpu-a1", "--from", str(handmade), "-o", "json", "--interval", "2.5",
                    "--count", "3", "--all")
     assert proc.returncode == 1 and [n["name"] for n in json.loads(proc.stdout)["nodes"]] == ["gpu-a1"]
-    assert gpunode("probe", "--host-root", "/nonexistent").stderr == (
+    assert cli("probe", "--host-root", "/nonexistent").stderr == (
         "gpunode: --host-root /nonexistent: no such directory\n"
     )
 
@@ -82,34 +91,34 @@ def test_python_dash_m_gpunode() -> None:
 def test_version_client() -> None:
     from gpunode import __version__
 
-    proc = gpunode("version", "--client")
+    proc = cli("version", "--client")
     assert proc.returncode == 0 and proc.stdout == f"Client Version: gpunode {__version__}\n"
-    data = json.loads(gpunode("version", "--client", "-o", "json").stdout)
+    data = json.loads(cli("version", "--client", "-o", "json").stdout)
     assert data == {"client": {"gpunode": __version__}}
 
 
 def test_selector_and_node_args(handmade: Path) -> None:
-    hit = gpunode(
+    hit = cli(
         "diagnose", "--from", str(handmade), "-l", "kubernetes.io/hostname in (gpu-a1,x)", "-o", "json"
     )
     assert hit.returncode == 1 and [n["name"] for n in json.loads(hit.stdout)["nodes"]] == ["gpu-a1"]
-    miss = gpunode(
+    miss = cli(
         "stack", "--from", str(handmade), "--selector", "nvidia.com/gpu.present!=true,!kubernetes.io/hostname"
     )
     assert miss.returncode == 2 and "no node matches" in miss.stderr
-    bad = gpunode("diagnose", "--from", str(handmade), "-l", "a in b")
+    bad = cli("diagnose", "--from", str(handmade), "-l", "a in b")
     assert bad.returncode == 2 and "cannot parse" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_yaml_is_the_json_tree_and_names_its_source(handmade: Path) -> None:
-    as_json = json.loads(gpunode("diagnose", "--from", str(handmade), "-o", "json").stdout)
-    as_yaml = yaml.safe_load(gpunode("diagnose", "--from", str(handmade), "-o", "yaml").stdout)
+    as_json = json.loads(cli("diagnose", "--from", str(handmade), "-o", "json").stdout)
+    as_yaml = yaml.safe_load(cli("diagnose", "--from", str(handmade), "-o", "yaml").stdout)
     assert as_yaml == as_json
     assert as_json["source"]["path"] == str(handmade) and as_json["gpunode_version"]
 
 
 def test_wide_lists_every_node(handmade: Path) -> None:
-    proc = gpunode("diagnose", "--from", str(handmade), "-o", "wide")
+    proc = cli("diagnose", "--from", str(handmade), "-o", "wide")
     lines = proc.stdout.splitlines()
     head = next(x for x in lines if x.startswith("NODE"))
     assert head.split() == ["NODE", "GPUS", "COMPONENT", "LAYER", "CAUSE", "AGE", "SINCE", "BLOCKED"]
@@ -120,7 +129,7 @@ def test_wide_lists_every_node(handmade: Path) -> None:
 def test_watch_shows_what_changed(tmp_path: Path, handmade: Path) -> None:
     bundle = tmp_path / "b"
     shutil.copytree(handmade, bundle)
-    proc = gpunode("diagnose", "--from", str(bundle), "--watch", "--interval", "0", "--count", "2")
+    proc = cli("diagnose", "--from", str(bundle), "--watch", "--interval", "0", "--count", "2")
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.count("kernel_headers_missing  (L1") == 1
     assert proc.stdout.rstrip().splitlines()[-1] == "no change (1 root causes)"
@@ -128,14 +137,14 @@ def test_watch_shows_what_changed(tmp_path: Path, handmade: Path) -> None:
 
 def test_completion_scripts_and_node_names(handmade: Path) -> None:
     for shell in ("bash", "zsh", "fish"):
-        proc = gpunode("completion", shell)
+        proc = cli("completion", shell)
         assert proc.returncode == 0 and "_GPUNODE_COMPLETE" in proc.stdout, shell
     env = {
         "_GPUNODE_COMPLETE": "complete_bash",
         "COMP_WORDS": f"gpunode diagnose --from {handmade} gpu-",
         "COMP_CWORD": "4",
     }
-    proc = gpunode(env=env)
+    proc = cli(env=env)
     assert "gpu-a1" in proc.stdout.split()
 
 
@@ -144,14 +153,14 @@ def test_warnings_go_to_stderr_before_the_report(tmp_path: Path, handmade: Path)
     shutil.copytree(handmade, bundle)
     manifest = {"format": "gpunode-bundle/v1", "source": "live", "warnings": ["logs: 403 forbidden"]}
     (bundle / "manifest.json").write_text(json.dumps(manifest))
-    proc = gpunode("diagnose", "--from", str(bundle))
+    proc = cli("diagnose", "--from", str(bundle))
     assert proc.stderr.startswith("warning: logs: 403 forbidden")
     assert "403 forbidden" not in proc.stdout
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
 def test_stack_option_puts_root_cause_first(fmt: str) -> None:
-    proc = gpunode("demo", "--stack", "-o", fmt)
+    proc = cli("demo", "--stack", "-o", fmt)
     assert proc.returncode == 1
     assert proc.stdout.index("kernel_headers_missing") < proc.stdout.index(
         "fabric-manager  unknown" if fmt == "table" else "| 1 | fabric-manager"
@@ -207,8 +216,8 @@ def test_every_command_through_the_console_script(tmp_path: Path, handmade: Path
 
 def test_validate_leads_with_verdict_and_failures_grouped_by_root_cause(tmp_path: Path) -> None:
     bundle = tmp_path / "b"
-    assert gpunode("sim", "falcon-ai-broken", "-o", str(bundle)).returncode == 0
-    proc = gpunode("validate", "--from", str(bundle))
+    assert cli("sim", "falcon-ai-broken", "-o", str(bundle)).returncode == 0
+    proc = cli("validate", "--from", str(bundle))
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("Verdict: Not ready (")
@@ -223,15 +232,15 @@ def test_validate_leads_with_verdict_and_failures_grouped_by_root_cause(tmp_path
 def test_validate_takes_node_names_and_selector(tmp_path: Path) -> None:
     """validate judges only the chosen nodes: gpu-wk-02 carries the failure, gpu-wk-01 does not."""
     bundle = tmp_path / "b"
-    assert gpunode("sim", "falcon-ai-broken", "-o", str(bundle)).returncode == 0
-    broken = gpunode("validate", "--from", str(bundle), "-l", "kubernetes.io/hostname=gpu-wk-02")
+    assert cli("sim", "falcon-ai-broken", "-o", str(bundle)).returncode == 0
+    broken = cli("validate", "--from", str(bundle), "-l", "kubernetes.io/hostname=gpu-wk-02")
     assert broken.returncode == 1 and broken.stdout.startswith("Verdict: Not ready")
-    healthy = gpunode("validate", "--from", str(bundle), "gpu-wk-01", "-o", "json")
+    healthy = cli("validate", "--from", str(bundle), "gpu-wk-01", "-o", "json")
     assert healthy.returncode == 0 and json.loads(healthy.stdout)["verdict"] != "not-ready"
     assert "gpu-wk-02" not in healthy.stdout
-    unknown = gpunode("validate", "--from", str(bundle), "gpu-wk-99")
+    unknown = cli("validate", "--from", str(bundle), "gpu-wk-99")
     assert unknown.returncode == 2 and "no node named gpu-wk-99" in unknown.stderr
-    none = gpunode("validate", "--from", str(bundle), "gpu-wk-01", "-l", "kubernetes.io/hostname=gpu-wk-02")
+    none = cli("validate", "--from", str(bundle), "gpu-wk-01", "-l", "kubernetes.io/hostname=gpu-wk-02")
     assert none.returncode == 2 and "no node matches" in none.stderr
 
 
