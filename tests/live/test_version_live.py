@@ -1,12 +1,11 @@
 """``gpunode version`` live: the Kubernetes server and GPU Operator versions, read through
-the test API server with the real client, as a user runs it (console script)."""
+the test API server with the real client; the command line asked in this process
+(tests/inprocess.py: its output and exit code are the console script's)."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,8 +13,7 @@ import pytest
 
 from gpunode import __version__, sim
 from gpunode.apiserver import Faults, serve_bundle
-
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
+from inprocess import run_cli
 
 
 def _operator_tag(bundle: Path) -> str | None:
@@ -37,10 +35,8 @@ def test_version_reads_server_and_operator_versions(tmp_path: Path) -> None:
     assert server_version and operator
     with serve_bundle(bundle) as server:
         kubeconfig = str(server.kubeconfig_path)
-        as_json = subprocess.run([GPUNODE, "version", "--kubeconfig", kubeconfig, "-o", "json"],
-                                 capture_output=True, text=True, timeout=120, check=False)
-        table = subprocess.run([GPUNODE, "version", "--kubeconfig", kubeconfig],
-                               capture_output=True, text=True, timeout=120, check=False)
+        as_json = run_cli("version", "--kubeconfig", kubeconfig, "-o", "json")
+        table = run_cli("version", "--kubeconfig", kubeconfig)
     assert as_json.returncode == 0, as_json.stderr
     data = json.loads(as_json.stdout)
     assert data["client"] == {"gpunode": __version__}
@@ -59,8 +55,7 @@ def test_version_without_an_operator_says_not_found(mini_bundle: Path, tmp_path:
     pods_file.write_text(json.dumps(pods))
     assert _operator_tag(mini_bundle) and _operator_tag(bundle) is None
     with serve_bundle(bundle) as server:
-        proc = subprocess.run([GPUNODE, "version", "--kubeconfig", str(server.kubeconfig_path)],
-                              capture_output=True, text=True, timeout=120, check=False)
+        proc = run_cli("version", "--kubeconfig", str(server.kubeconfig_path))
     assert proc.returncode == 0, proc.stderr
     assert "GPU Operator Version: not found" in proc.stdout and "Server Version: v" in proc.stdout
 
@@ -72,8 +67,7 @@ def test_version_unreachable_cluster_exits_3(tmp_path: Path) -> None:
         "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\n"
         "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n"
     )
-    proc = subprocess.run([GPUNODE, "version", "--kubeconfig", str(kubeconfig)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = run_cli("version", "--kubeconfig", str(kubeconfig))
     assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
 
 
@@ -85,9 +79,8 @@ def test_version_without_the_pod_list_says_unknown(mini_bundle: Path, faults: Fa
     operator's is unknown with a one-line warning saying why, exit 0 (it crashed: exit 4)."""
     with serve_bundle(mini_bundle, faults=faults) as server:
         started = time.monotonic()
-        proc = subprocess.run([GPUNODE, "version", "--kubeconfig", str(server.kubeconfig_path),
-                               "--request-timeout", "1"], capture_output=True, text=True, timeout=120,
-                              check=False)
+        proc = run_cli("version", "--kubeconfig", str(server.kubeconfig_path),
+                               "--request-timeout", "1")
         took = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
     assert "Server Version: v" in proc.stdout and "GPU Operator Version: unknown\n" in proc.stdout
