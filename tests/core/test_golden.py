@@ -7,11 +7,11 @@ the diff before committing it.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from inprocess import run_cli
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 FORMATS = {"table": "demo.txt", "json": "demo.json", "markdown": "demo.md"}
@@ -19,14 +19,7 @@ FORMATS = {"table": "demo.txt", "json": "demo.json", "markdown": "demo.md"}
 
 def demo_output(fmt: str) -> str:
     env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb"}
-    proc = subprocess.run(
-        [sys.executable, "-c", "from gpunode.cli import main; main()", "demo", "-o", fmt],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    proc = run_cli("demo", "-o", fmt, env=env)  # the command line in this process: the same output
     assert proc.returncode == 1, proc.stderr
     return proc.stdout
 

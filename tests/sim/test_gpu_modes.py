@@ -3,12 +3,12 @@ shows the mode as real nodes do, and the diagnosis finds nothing wrong."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 
 import pytest
 from sim_helpers import Bundle
+
+from inprocess import run_cli
 
 NODE = "gpu-wk-01"
 MODES = ["mig-single", "mig-mixed", "time-slicing", "mps", "vgpu"]
@@ -16,13 +16,7 @@ MODES = ["mig-single", "mig-mixed", "time-slicing", "mps", "vgpu"]
 
 @pytest.mark.parametrize("mode", MODES)
 def test_demo_of_each_mode_exits_0(mode: str) -> None:
-    code = "from gpunode.cli import main; main()"
-    done = subprocess.run(
-        [sys.executable, "-c", code, "demo", "--scenario", f"falcon-ai-{mode}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run_cli("demo", "--scenario", f"falcon-ai-{mode}")  # the command line, in this process
     assert done.returncode == 0, done.stdout + done.stderr
     assert "No root cause found on 2 GPU nodes" in done.stdout
 

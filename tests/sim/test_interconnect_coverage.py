@@ -6,11 +6,10 @@ the same live and in validate); this fails as soon as a link cause has no scenar
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from gpunode.kb import load_kb
 from gpunode.sim import FAULTS, list_scenarios, load_scenario
+from inprocess import run_cli
 
 #: The catalog's components of the links (NVLink and its fabric, Fabric Manager, IMEX,
 #: InfiniBand/RoCE ports, the GPUDirect RDMA path): every cause of theirs is an interconnect cause.
@@ -26,8 +25,8 @@ def interconnect_causes() -> list[str]:
 
 
 def test_causes_lists_at_least_fifteen_interconnect_causes() -> None:
-    done = subprocess.run([sys.executable, "-m", "gpunode", "causes", "-o", "json"], capture_output=True,
-                          text=True, timeout=60, check=True)
+    done = run_cli("causes", "-o", "json")  # the command line, in this process
+    assert done.returncode == 0, done.stderr
     listed = {c["code"]: c["component"] for c in json.loads(done.stdout)}
     assert {code for code, component in listed.items() if component == "driver"} >= ON_THE_DRIVER
     assert sorted(code for code, component in listed.items()
