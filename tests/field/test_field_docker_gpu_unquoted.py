@@ -1,0 +1,47 @@
+"""Docker's refusal of a GPU request that no registered device driver serves (daemon/devices.go:
+'could not select device driver %q with capabilities: %v') is the toolkit not wired into the
+daemon, whether or not the line keeps the driver's name: quoted by hand, the empty name of
+--gpus ("") is often dropped, and the line reads 'could not select device driver with
+capabilities: [[gpu]]'. The words of a request for another capability keep no reading.
+
+Sources, each line beside its address."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from case import Case, synthetic_case
+from scoreboard import top_pair
+
+#: https://github.com/NVIDIA/nvidia-docker/issues/1642 (the maintainer asks whether the toolkit is installed)
+NVIDIA_DOCKER_1642 = ("docker: Error response from daemon: could not select device driver with capabilities:"
+                      " [[gpu]].")
+#: The same, as troubleshooting pages in public repositories quote it ("Error: could not select
+#: device driver with capabilities: [[gpu]]" ... "the NVIDIA Container Toolkit is not installed
+#: or Docker is not configured")
+DOCS = "could not select device driver with capabilities: [[gpu]]"
+#: https://github.com/infiniflow/ragflow/issues/3303 (the daemon's own form, the driver's name kept)
+RAGFLOW_3303 = ('Error response from daemon: could not select device driver "nvidia" with capabilities:'
+                ' [[gpu]]')
+#: Look-alike: a request for a capability the NVIDIA driver does not serve (no gpu in it).
+OTHER_CAPABILITY = "Error response from daemon: could not select device driver with capabilities: [[tpu]]"
+
+_UNREGISTERED = ("container-toolkit", "docker_gpu_capability_unregistered")
+
+
+def _refused(message: str) -> Case:
+    pod = {"kind": "Pod", "name": "job-0", "namespace": "default"}
+    evidence: list[dict[str, Any]] = [
+        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
+         "state": "RunContainerError", "message": message},
+        {"kind": "event", "object": pod, "type": "Warning", "reason": "Failed", "message": message}]
+    return synthetic_case("x-docker-gpus", evidence, platform="docker", cluster={"driver_mode": "host"})
+
+
+def test_the_refusal_without_the_drivers_name_is_the_toolkit_not_registered() -> None:
+    for line in (NVIDIA_DOCKER_1642, DOCS, RAGFLOW_3303):
+        assert top_pair(_refused(line)) == _UNREGISTERED, line
+
+
+def test_a_request_for_another_capability_is_not_read_as_the_gpu_one() -> None:
+    assert top_pair(_refused(OTHER_CAPABILITY)) != _UNREGISTERED
