@@ -474,12 +474,37 @@ _STATED_FAILURE = re.compile(
     + AUDIT_ABEND + "|" + NVPROXY_UNKNOWN_CALL)
 
 
+#: Go's and the C library's canonical texts for a wait or a connection that failed, which hold
+#: no error word: context.DeadlineExceeded's "context deadline exceeded", strerror's ECONNRESET
+#: "connection reset by peer", EHOSTUNREACH "no route to host", ENETUNREACH "network is
+#: unreachable". The whole message, or the end of a Go error chain ("analyze disk: context
+#: deadline exceeded", "e2e_test.go:305: context deadline exceeded", "next reader: read tcp
+#: a->b: read: connection reset by peer"), it is the error a program printed; inside a line
+#: that goes on, it is a word of that line.
+_CANONICAL_ERROR = re.compile(
+    r"(?:^|: )(?i:context deadline exceeded|connection reset by peer|no route to host|"
+    r"network is unreachable)[\s.]*$")
+#: The levels at which a program says a line is no failure of its own (a warning still is one).
+_QUIET_LEVELS = _NOT_ERROR_LEVELS - {"warning", "warn", "w"}
+
+
+def _ends_on_canonical_error(line: str) -> bool:
+    """Whether the line's message is, or ends in, a canonical error text (``_CANONICAL_ERROR``)
+    that its program did not log at info or debug level nor retries: severity's own rules,
+    under which a retry is noise."""
+    plain = without_prefix(line)
+    if not _CANONICAL_ERROR.search(message_of(plain)) or _NOISE.search(plain):
+        return False
+    return _level(plain) not in _QUIET_LEVELS
+
+
 def stated_line(lines: Sequence[str]) -> Decisive | None:
-    """The last line that states a failure by its form alone (``_STATED_FAILURE``): what
-    ``explain`` quotes where no line carries an error word, rather than silence."""
+    """The last line that states a failure by its form alone (``_STATED_FAILURE``, a canonical
+    error text): what ``explain`` quotes where no line carries an error word, rather than
+    silence."""
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index].strip()
-        if line and _STATED_FAILURE.search(line):
+        if line and (_STATED_FAILURE.search(line) or _ends_on_canonical_error(line)):
             return Decisive(index + 1, line[:MAX_LINE], 1)
     return None
 
