@@ -498,13 +498,46 @@ def _ends_on_canonical_error(line: str) -> bool:
     return _level(plain) not in _QUIET_LEVELS
 
 
+#: A container's waiting reason, and the catalogued cause it names: the kubelet's own words for
+#: a pull it gave up on, a container that keeps exiting, one it could not create or start.
+_WAITING_CLASS = {
+    **dict.fromkeys(("ImagePullBackOff", "ErrImagePull", "ErrImageNeverPull", "InvalidImageName"),
+                    "image_pull_failed"),
+    "CrashLoopBackOff": "crash_loop",
+    **dict.fromkeys(("CreateContainerConfigError", "CreateContainerError", "RunContainerError"),
+                    "container_create_failed"),
+}
+_REASON = r"(?:Init:)?(?P<reason>" + "|".join(_WAITING_CLASS) + ")"
+#: The reason as kubectl prints it: the whole line, or ``get pods``' STATUS column after NAME
+#: (NAMESPACE first with ``-A``, ``pod/`` before it from ``get all``) and READY (an init
+#: container's with "Init:"). Only there: inside a sentence or an event the line's own words
+#: decide, and a row Running or Completed is no failure.
+_WAITING_ALONE = re.compile(r"^\s*" + _REASON + r"\s*$")
+_WAITING_ROW = re.compile(r"^\s*(?:[a-z0-9][-a-z0-9.]{0,252}\s+)?(?:pod/)?[a-z0-9][-a-z0-9.]{0,252}\s+"
+                          r"\d+/\d+\s+" + _REASON + r"(?:\s|$)")
+
+
+def _waiting_reason(line: str) -> str | None:
+    """The waiting reason the line is, or shows in kubectl's STATUS column; None where not."""
+    found = _WAITING_ALONE.match(line) or _WAITING_ROW.match(line)
+    return None if found is None else found["reason"]
+
+
+def stated_class(line: str) -> str | None:
+    """The catalogued cause a stated line names by its form alone (a waiting reason), None
+    where its words are to be read for their class."""
+    reason = _waiting_reason(line)
+    return None if reason is None else _WAITING_CLASS[reason]
+
+
 def stated_line(lines: Sequence[str]) -> Decisive | None:
     """The last line that states a failure by its form alone (``_STATED_FAILURE``, a canonical
-    error text): what ``explain`` quotes where no line carries an error word, rather than
-    silence."""
+    error text, a waiting reason): what ``explain`` quotes where no line carries an error
+    word, rather than silence."""
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index].strip()
-        if line and (_STATED_FAILURE.search(line) or _ends_on_canonical_error(line)):
+        if line and (_STATED_FAILURE.search(line) or _ends_on_canonical_error(line)
+                     or _waiting_reason(line) is not None):
             return Decisive(index + 1, line[:MAX_LINE], 1)
     return None
 

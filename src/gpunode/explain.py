@@ -27,7 +27,7 @@ import msgspec
 
 from gpunode import re2scan
 from gpunode.catalog import load_catalog
-from gpunode.decisive import decisive_line, lenient_line, message_of, stated_line
+from gpunode.decisive import decisive_line, lenient_line, message_of, stated_class, stated_line
 from gpunode.job_errors import job_error
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
@@ -320,7 +320,9 @@ class Matcher:
             # no line reads as an error and nothing catalogued matched: what a warning or a
             # retry says failed is still the text's decisive line (never silence)
             decisive = self._lenient
-            cause = self._kb.line_class(message_of(decisive.text))
+            named = stated_class(decisive.text)  # a waiting reason names its cause
+            cause = (self._kb.get(named) if named is not None
+                     else self._kb.line_class(message_of(decisive.text)))
         if decisive is None and self._kb is not None and self._state is not None:
             # no error word at all, yet the text shows a state that fails (a port down, a
             # resource at zero, the CRI plugin disabled): that line, in its class
