@@ -474,6 +474,13 @@ _STATED_FAILURE = re.compile(
     + AUDIT_ABEND + "|" + NVPROXY_UNKNOWN_CALL)
 
 
+#: apt's report of a dependency it cannot meet, one package pinning another to a version other
+#: than the one to be installed ("nvidia-docker2 : Depends: docker-ce (= 5:18.09.0~3-0~ubuntu-xenial)
+#: but 5:18.09.1~3-0~ubuntu-xenial is to be installed"): the two versions disagree; the "E:" line
+#: after it only says that apt gave up.
+_UNMET_DEPENDENCY = re.compile(
+    r"^\S{1,200} ?: (?:Pre-?)?Depends: \S{1,200} \([<>=]{1,2} [^)\s]{1,100}\) "
+    r"but \S{1,100} is to be installed\b")
 #: Go's and the C library's canonical texts for a wait or a connection that failed, which hold
 #: no error word: context.DeadlineExceeded's "context deadline exceeded", strerror's ECONNRESET
 #: "connection reset by peer", EHOSTUNREACH "no route to host", ENETUNREACH "network is
@@ -532,12 +539,12 @@ def stated_class(line: str) -> str | None:
 
 def stated_line(lines: Sequence[str]) -> Decisive | None:
     """The last line that states a failure by its form alone (``_STATED_FAILURE``, a canonical
-    error text, a waiting reason): what ``explain`` quotes where no line carries an error
-    word, rather than silence."""
+    error text, a waiting reason, an unmet dependency): what ``explain`` quotes where no line
+    carries an error word, rather than silence."""
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index].strip()
         if line and (_STATED_FAILURE.search(line) or _ends_on_canonical_error(line)
-                     or _waiting_reason(line) is not None):
+                     or _waiting_reason(line) is not None or _UNMET_DEPENDENCY.match(line)):
             return Decisive(index + 1, line[:MAX_LINE], 1)
     return None
 
