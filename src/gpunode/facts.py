@@ -581,8 +581,10 @@ class _NetworkAgents:
 #: gpu-count: AliyunContainerService/gpushare-device-plugin), whose plugins hand the pod
 #: NVIDIA_VISIBLE_DEVICES as NVIDIA's does, and Tencent's GPU manager (tencent.com/vcuda-core,
 #: vcuda-memory: tkestack/gpu-manager), whose plugin hands it NVIDIA's devices behind its vcuda
-#: library.
-_SHARING_DOMAINS = ("volcano.sh/", "aliyun.com/", "tencent.com/")
+#: library, and elastic-gpu's (elastic-gpu/gpu-percent, nano-gpu/gpu-percent before its rename:
+#: elastic-ai/elastic-gpu-agent pkg/common/const.go), whose agent is the device plugin that slices
+#: a node's NVIDIA GPUs into percents.
+_SHARING_DOMAINS = ("volcano.sh/", "aliyun.com/", "tencent.com/", "elastic-gpu/", "nano-gpu/")
 #: Words of a sharing domain's resource name that say it slices a GPU.
 _SHARED_GPU_WORDS = ("gpu", "vcuda")
 

@@ -814,15 +814,22 @@ def _rfc(moment: Any) -> str:
     return ids.rfc3339(moment)
 
 
+#: Container waiting reasons only the kubelet of the pod's node sets: the pod was placed.
+_KUBELET_WAITING = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError",
+                              "ContainerCreating"})
+
+
 def _ran_later(case: Case, obj: Any) -> bool:
     """A pod the scheduler once could not place whose container the report shows running,
-    exited or started (a Running workload, a Started event): it was placed later, as when
+    exited, started or waiting at the kubelet (a Running workload, a Started event, a container
+    the kubelet could not create or run): it was placed later, as when
     Karpenter or a cluster autoscaler adds the GPU node after the first FailedScheduling. The
     scheduler's event is then history, its last time before the pod ran (a collector lists
     a pod's events whatever its phase)."""
     for ev in case.evidence:
         if isinstance(ev, WorkloadEv) and (ev.name, ev.namespace) == (obj.name, obj.namespace) \
-                and (ev.state == "Running" or ev.exit_code is not None or bool(ev.restarts)):
+                and (ev.state == "Running" or ev.state in _KUBELET_WAITING or ev.exit_code is not None
+                     or bool(ev.restarts)):
             return True
         if isinstance(ev, EventEv) and ev.reason == "Started" and ev.object is not None \
                 and (ev.object.name, ev.object.namespace) == (obj.name, obj.namespace):
