@@ -13,7 +13,8 @@ import msgspec
 
 
 class XidEvent(msgspec.Struct, frozen=True):
-    """One ``NVRM: Xid (PCI:...): N, ...`` line."""
+    """One ``NVRM: Xid (PCI:...): N, ...`` line (``pci`` is empty where the line quotes the
+    report without its PCI tag)."""
 
     pci: str
     xid: int
@@ -40,12 +41,26 @@ _XID = re.compile(
     r"(?:, name=(?P<name>[^,]*))?"
     r"(?:, (?P<msg>.*))?"
 )
+#: The driver's Xid report quoted with its head cut to "Xid N, " (the "NVRM: " prefix and the
+#: "(PCI:...): " tag dropped when a line is pasted into a ticket or a monitor's message: "Xid
+#: 149, NETIR_LINK_DOWN Fatal XC0 i0 Link 14", marin-community/marin#8934). Read only where what
+#: follows is the driver's own message shape, so prose naming a code ("Xid 79, then a reboot")
+#: stays prose: its process fields ("pid=..., name=..."), or the NVLink5 unit report of Xids
+#: 144-150, a unit word, the driver's severity word and the link ("149, NETIR Fatal XC0 i0
+#: Link -1", "145, RLW_RXPIPE Nonfatal XC0 i0 Link 13", leptonai/gpud#1174; "144, SAW_MVB
+#: Nonfatal XC0 i0 Link 0", leptonai/gpud#1160).
+_BARE_XID = re.compile(
+    r"(?<![\w:(])Xid (?P<xid>\d{1,3}), "
+    r"(?=pid=|[A-Z][A-Z0-9_]*\s+(?:Fatal|Nonfatal)\s+XC\d+\s+i\d+\s+Link\s+-?\d+)"
+    r"(?:pid=(?P<pid>'[^']*'|[^,]*), )?(?:name=(?P<name>[^,]*), )?(?P<msg>.*)"
+)
 _LOADED = re.compile(
     r"NVRM: loading NVIDIA UNIX .*?Module(?: for \S+)?\s+(?P<version>\d+(?:\.\d+)+)"
 )
 _GPU_AT = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F-]+)")
 #: What a line must hold for each of the patterns above to match it.
 _XID_LITERAL = "NVRM: Xid (PCI:"
+_BARE_XID_LITERAL = "Xid "
 _LOADED_LITERAL = "NVRM: loading NVIDIA UNIX "
 _GPU_AT_LITERAL = "NVRM: GPU at PCI:"
 _FALLEN = "fallen off the bus"
@@ -88,7 +103,7 @@ def parse_kernel_log(text: str) -> KernelLog:
     lines = text.splitlines()
     # Each search runs line by line only where the whole text holds the literal every
     # line it can match must hold (a healthy node's log holds almost none).
-    xids = tuple(iter_xid_events(lines)) if _XID_LITERAL in text else ()
+    xids = tuple(iter_xid_events(lines)) if _BARE_XID_LITERAL in text else ()
     xid_lines = {event.line_no for event in xids}
     fallen: list[tuple[int, str]] = []
     errors: list[tuple[int, str]] = []
@@ -117,13 +132,15 @@ def _may_hold_errors(text: str) -> bool:
 
 def _xid_from_line(line: str, line_no: int) -> XidEvent | None:
     """An XidEvent when ``line`` holds an Xid report."""
-    match = _XID.search(line)
+    match = _XID.search(line) if _XID_LITERAL in line else None
+    if match is None and _BARE_XID_LITERAL in line:
+        match = _BARE_XID.search(line)
     if match is None:
         return None
     pid = (match.group("pid") or "").strip()
     name = (match.group("name") or "").strip()
     return XidEvent(
-        pci=match.group("pci"),
+        pci=match.groupdict().get("pci") or "",
         xid=int(match.group("xid")),
         pid=None if pid in _UNKNOWN else pid.strip("'"),
         process=None if name in _UNKNOWN else name,
