@@ -20,6 +20,7 @@ from gpunode.checks.base import (
     problem,
     unknown,
 )
+from gpunode.checks.cli_step import CLI_LOG, failing_cli_line, pasted_cause
 from gpunode.checks.context import NodeContext
 from gpunode.checks.crio_hooks import HookFile, judge_hooks
 from gpunode.checks.decisive import as_catalogued, line_finding
@@ -29,7 +30,6 @@ from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unr
 from gpunode.checks.toolkit_written import runtime_unreachable
 from gpunode.decisive import MAX_LINE, Decisive, severity
 from gpunode.errors import ParseError
-from gpunode.kb import Cause, KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse._toml import load_toml
 from gpunode.parse.containerd import CONTAINERD_CONFIG_PATHS, runtimes_defined
@@ -587,17 +587,6 @@ def runtime_log(ctx: NodeContext, component: str) -> Iterator[Finding]:
                                              verb="cannot change a container's spec", standalone="true"))
 
 
-#: nvidia-container-cli's own debug log, where config.toml's ``[nvidia-container-cli] debug =
-#: "/var/log/nvidia-container-toolkit.log"`` turns it on (the log the toolkit's issue template
-#: asks for): the probe keeps its tail (``files/var/log/nvidia-container-toolkit.log``).
-CLI_LOG = "var/log/nvidia-container-toolkit.log"
-#: The first line of each run of the CLI (nvc.c: "initializing library context (version=…)").
-_CLI_RUN = re.compile(r"\binitializing library context\b")
-#: nvc_shutdown's first line, logged only for a context whose initialisation went through
-#: (libnvidia-container src/nvc.c: ``if (!ctx->initialized) return (0);`` before it).
-_CLI_INITIALIZED = re.compile(r"\bshutting down library context\b")
-
-
 @check("container-toolkit")
 def cli_log(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The CLI that the NVIDIA runtime's hook runs for every GPU container, whose last run
@@ -608,31 +597,18 @@ def cli_log(ctx: NodeContext, component: str) -> Iterator[Finding]:
     initialised (an error it logged on the way, a kernel module it could not load, did not
     stop it); a run since without an error went through; warnings ("skipping kernel modules
     load due to failure" when unprivileged) are no error. Without the log nothing is said."""
-    split = ctx.text_lines("files", CLI_LOG)
-    if split is None:
+    failing = failing_cli_line(ctx)
+    if failing is None:
         return
-    lines = split[0]
-    start = next((i for i in range(len(lines) - 1, -1, -1) if _CLI_RUN.search(lines[i])), 0)
-    run = range(len(lines) - 1, start - 1, -1)
-    last = next((i for i in run if severity(lines[i]) == 2), None)
-    if last is None or any(_CLI_INITIALIZED.search(lines[i]) for i in run):
-        return
-    found = Decisive(last + 1, lines[last].strip()[:MAX_LINE], 2)
+    last, line = failing
+    found = Decisive(last + 1, line.strip()[:MAX_LINE], 2)
     where = f"{ctx.obs.path_of('files', CLI_LOG)}:{last + 1}"
     classed = line_finding(ctx.kb, component, Status.FAILED, found, where,
                            verb="cannot set up a GPU container", standalone="true")
     finding = as_catalogued(ctx.kb, classed)
-    cause = _pasted_cause(ctx.kb, component, found.line) if finding.cause == classed.cause else None
+    cause = pasted_cause(ctx.kb, component, found.line) if finding.cause == classed.cause else None
     yield finding if cause is None else msgspec.structs.replace(
         finding, cause=cause.code, specificity=max(cause.specificity, finding.specificity))
-
-
-def _pasted_cause(kb: KnowledgeBase, component: str, line: str) -> Cause | None:
-    """The most specific cause of ``component`` whose signature for pasted text (``source =
-    "text"``: the CLI's debug log as a report pastes it) matches the line as written."""
-    return max((c for c in kb.causes if c.component == component
-                and any(m.source == "text" and m.regex.search(line) for m in c.match)),
-               key=lambda c: c.specificity, default=None)
 
 
 #: The program a node's runtime is set to start containers with, absent where the runtime

@@ -40,6 +40,7 @@ import msgspec
 
 from gpunode.bundle.kube import Pod
 from gpunode.checks.base import MESSAGE, check, problem
+from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
@@ -139,7 +140,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
         yield from (_confined(ctx, _image_nvml(ctx, kept, log.lines))  # NVML answered: one query's privilege
-                    for kept in unless_query_refused(finding, log.lines))
+                    for kept in unless_query_refused(finding, log.lines)
+                    if not cli_named_step(ctx, kept))  # the CLI's own log says why the library is missing
 
 
 #: NCCL's bootstrap finding no interface to listen on (bootstrap.cc, bootstrapNetInit).
