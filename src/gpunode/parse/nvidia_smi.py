@@ -254,6 +254,14 @@ def _value(node: _Node, *paths: str) -> str | None:
     return None
 
 
+def _one(node: _Node, path: str) -> str | None:
+    """``_value(node, path)`` for one path (most reads: a call and a loop less each)."""
+    text = node.value(path)
+    if text is None:
+        return None
+    return (_cleaned(text) if len(text) <= _MEMO_LEN else _clean(text)) or None
+
+
 def _clean(text: str) -> str:
     """``text`` stripped, or "" when it says N/A. A GPU's values repeat across a fleet
     ("0", "Enabled", "N/A"), so short ones are memoised (``_cleaned``, as the number
@@ -311,47 +319,47 @@ def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
     slowdown, shutdown = _temperature_thresholds(elem)
     return GpuInfo(
         pci_bus_id=bus_id,
-        product_name=_value(elem, "product_name") or "",
-        uuid=_value(elem, "uuid") or "",
-        minor_number=_int(_value(elem, "minor_number")),
-        memory_total_mib=_int(_value(elem, "fb_memory_usage/total")),
-        temperature_c=_int(_value(elem, "temperature/gpu_temp")),
+        product_name=_one(elem, "product_name") or "",
+        uuid=_one(elem, "uuid") or "",
+        minor_number=_int(_one(elem, "minor_number")),
+        memory_total_mib=_int(_one(elem, "fb_memory_usage/total")),
+        temperature_c=_int(_one(elem, "temperature/gpu_temp")),
         slowdown_temp_c=slowdown,
         shutdown_temp_c=shutdown,
         power_draw_w=_power_draw(elem),
         power_limit_w=_power_limit(elem),
-        ecc_mode_current=_value(elem, "ecc_mode/current_ecc"),
+        ecc_mode_current=_one(elem, "ecc_mode/current_ecc"),
         ecc_volatile_dbe=_uncorrectable(elem, "volatile"),
         ecc_aggregate_dbe=_uncorrectable(elem, "aggregate"),
-        remapped_rows_uncorrectable=_int(_value(elem, "remapped_rows/remapped_row_unc")),
-        remapped_rows_pending=_yes_no(_value(elem, "remapped_rows/remapped_row_pending")),
-        remapped_rows_failure=_yes_no(_value(elem, "remapped_rows/remapped_row_failure")),
+        remapped_rows_uncorrectable=_int(_one(elem, "remapped_rows/remapped_row_unc")),
+        remapped_rows_pending=_yes_no(_one(elem, "remapped_rows/remapped_row_pending")),
+        remapped_rows_failure=_yes_no(_one(elem, "remapped_rows/remapped_row_failure")),
         retired_pages_pending=_retired_pending(elem),
-        mig_mode_current=_value(elem, "mig_mode/current_mig"),
-        mig_mode_pending=_value(elem, "mig_mode/pending_mig"),
-        fabric_state=_value(elem, "fabric/state"),
-        fabric_status=_value(elem, "fabric/status"),
-        pcie_gen_current=_int(_value(elem, _LINK + "/pcie_gen/current_link_gen")),
-        pcie_gen_max=_int(_value(elem, _LINK + "/pcie_gen/max_link_gen")),
-        pcie_width_current=_int(_value(elem, _LINK + "/link_widths/current_link_width")),
-        pcie_width_max=_int(_value(elem, _LINK + "/link_widths/max_link_width")),
+        mig_mode_current=_one(elem, "mig_mode/current_mig"),
+        mig_mode_pending=_one(elem, "mig_mode/pending_mig"),
+        fabric_state=_one(elem, "fabric/state"),
+        fabric_status=_one(elem, "fabric/status"),
+        pcie_gen_current=_int(_one(elem, _LINK + "/pcie_gen/current_link_gen")),
+        pcie_gen_max=_int(_one(elem, _LINK + "/pcie_gen/max_link_gen")),
+        pcie_width_current=_int(_one(elem, _LINK + "/link_widths/current_link_width")),
+        pcie_width_max=_int(_one(elem, _LINK + "/link_widths/max_link_width")),
         clock_event_reasons_active=_active_clock_reasons(elem),
-        persistence_mode=_value(elem, "persistence_mode"),
-        recovery_action=_value(elem, "gpu_recovery_action"),
-        ecc_mode_pending=_value(elem, "ecc_mode/pending_ecc"),
-        architecture=_value(elem, "product_architecture"),
-        vbios_version=_value(elem, "vbios_version"),
-        serial=_value(elem, "serial"),
-        virtualization_mode=_value(elem, "gpu_virtualization_mode/virtualization_mode"),
-        temperature_margin_c=_int(_value(elem, "temperature/gpu_temp_tlimit")),
-        utilization_gpu_pct=_int(_value(elem, "utilization/gpu_util")),
-        performance_state=_value(elem, "performance_state"),
-        pcie_gen_device_max=_int(_value(elem, _LINK + "/pcie_gen/max_device_link_gen")),
-        pcie_gen_host_max=_int(_value(elem, _LINK + "/pcie_gen/max_host_link_gen")),
-        fabric_clique_id=_value(elem, "fabric/cliqueId"),
-        fabric_cluster_uuid=_value(elem, "fabric/clusterUuid"),
-        fabric_health_summary=_value(elem, "fabric/health/summary"),
-        pci_device_id=_value(elem, "pci/pci_device_id"),
+        persistence_mode=_one(elem, "persistence_mode"),
+        recovery_action=_one(elem, "gpu_recovery_action"),
+        ecc_mode_pending=_one(elem, "ecc_mode/pending_ecc"),
+        architecture=_one(elem, "product_architecture"),
+        vbios_version=_one(elem, "vbios_version"),
+        serial=_one(elem, "serial"),
+        virtualization_mode=_one(elem, "gpu_virtualization_mode/virtualization_mode"),
+        temperature_margin_c=_int(_one(elem, "temperature/gpu_temp_tlimit")),
+        utilization_gpu_pct=_int(_one(elem, "utilization/gpu_util")),
+        performance_state=_one(elem, "performance_state"),
+        pcie_gen_device_max=_int(_one(elem, _LINK + "/pcie_gen/max_device_link_gen")),
+        pcie_gen_host_max=_int(_one(elem, _LINK + "/pcie_gen/max_host_link_gen")),
+        fabric_clique_id=_one(elem, "fabric/cliqueId"),
+        fabric_cluster_uuid=_one(elem, "fabric/clusterUuid"),
+        fabric_health_summary=_one(elem, "fabric/health/summary"),
+        pci_device_id=_one(elem, "pci/pci_device_id"),
     )
 
 
@@ -383,17 +391,17 @@ def _temperature_thresholds(elem: _Node) -> tuple[int | None, int | None]:
     current + margin - relative threshold (this matches NVML's thresholds on the
     recorded H200: 39 + 48 + 2 = 89 and 39 + 48 + 8 = 95).
     """
-    slow = _int(_value(elem, "temperature/gpu_temp_slow_threshold"))
-    shut = _int(_value(elem, "temperature/gpu_temp_max_threshold"))
+    slow = _int(_one(elem, "temperature/gpu_temp_slow_threshold"))
+    shut = _int(_one(elem, "temperature/gpu_temp_max_threshold"))
     if slow is not None or shut is not None:
         return slow, shut
-    current = _int(_value(elem, "temperature/gpu_temp"))
-    margin = _int(_value(elem, "temperature/gpu_temp_tlimit"))
+    current = _int(_one(elem, "temperature/gpu_temp"))
+    margin = _int(_one(elem, "temperature/gpu_temp_tlimit"))
     if current is None or margin is None:
         return None, None
     limit = current + margin
-    rel_slow = _int(_value(elem, "temperature/gpu_temp_slow_tlimit_threshold"))
-    rel_shut = _int(_value(elem, "temperature/gpu_temp_max_tlimit_threshold"))
+    rel_slow = _int(_one(elem, "temperature/gpu_temp_slow_tlimit_threshold"))
+    rel_shut = _int(_one(elem, "temperature/gpu_temp_max_tlimit_threshold"))
     return (
         None if rel_slow is None else limit - rel_slow,
         None if rel_shut is None else limit - rel_shut,
@@ -413,11 +421,11 @@ def _uncorrectable(elem: _Node, counter: str) -> int | None:
     table = elem.sub(f"ecc_errors/{counter}")
     if table is None:
         return None
-    values = [_int(_value(table, leaf)) for leaf in _UNCORRECTABLE_LEAVES]
+    values = [_int(_one(table, leaf)) for leaf in _UNCORRECTABLE_LEAVES]
     present = [v for v in values if v is not None]
     if present:
         return sum(present)
-    return _int(_value(table, "double_bit/total"))
+    return _int(_one(table, "double_bit/total"))
 
 
 def _retired_pending(elem: _Node) -> bool | None:
