@@ -316,14 +316,16 @@ def _bus_id(elem: Element) -> str:
 
 def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
     """One ``<gpu id=...>`` element."""
-    slowdown, shutdown = _temperature_thresholds(elem)
+    current = _int(_one(elem, "temperature/gpu_temp"))
+    margin = _int(_one(elem, "temperature/gpu_temp_tlimit"))
+    slowdown, shutdown = _temperature_thresholds(elem, current, margin)
     return GpuInfo(
         pci_bus_id=bus_id,
         product_name=_one(elem, "product_name") or "",
         uuid=_one(elem, "uuid") or "",
         minor_number=_int(_one(elem, "minor_number")),
         memory_total_mib=_int(_one(elem, "fb_memory_usage/total")),
-        temperature_c=_int(_one(elem, "temperature/gpu_temp")),
+        temperature_c=current,
         slowdown_temp_c=slowdown,
         shutdown_temp_c=shutdown,
         power_draw_w=_power_draw(elem),
@@ -351,7 +353,7 @@ def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
         vbios_version=_one(elem, "vbios_version"),
         serial=_one(elem, "serial"),
         virtualization_mode=_one(elem, "gpu_virtualization_mode/virtualization_mode"),
-        temperature_margin_c=_int(_one(elem, "temperature/gpu_temp_tlimit")),
+        temperature_margin_c=margin,
         utilization_gpu_pct=_int(_one(elem, "utilization/gpu_util")),
         performance_state=_one(elem, "performance_state"),
         pcie_gen_device_max=_int(_one(elem, _LINK + "/pcie_gen/max_device_link_gen")),
@@ -383,8 +385,10 @@ def _power_limit(elem: _Node) -> float | None:
     return _float(_value(elem, *_POWER_LIMIT))
 
 
-def _temperature_thresholds(elem: _Node) -> tuple[int | None, int | None]:
-    """Absolute slowdown/shutdown temperatures.
+def _temperature_thresholds(elem: _Node, current: int | None,
+                            margin: int | None) -> tuple[int | None, int | None]:
+    """Absolute slowdown/shutdown temperatures (``current``, ``margin``: the GPU's
+    ``gpu_temp`` and ``gpu_temp_tlimit``, read once for their own fields too).
 
     Older drivers print them directly. Drivers that report "T.Limit" print only the
     margin to T.Limit and each threshold relative to it, so the absolute value is
@@ -395,8 +399,6 @@ def _temperature_thresholds(elem: _Node) -> tuple[int | None, int | None]:
     shut = _int(_one(elem, "temperature/gpu_temp_max_threshold"))
     if slow is not None or shut is not None:
         return slow, shut
-    current = _int(_one(elem, "temperature/gpu_temp"))
-    margin = _int(_one(elem, "temperature/gpu_temp_tlimit"))
     if current is None or margin is None:
         return None, None
     limit = current + margin
