@@ -220,6 +220,9 @@ class _Node(Protocol):
     def children(self, tag: str) -> list[tuple[str, str | None]] | None:
         """(tag, text) of every child of ``find(tag)``; None when there is none."""
 
+    def leaves(self) -> dict[str, str | None]:
+        """``.text`` of each child by tag, the first of each name (``value(tag)`` of each)."""
+
 
 class _Tree:
     """An ElementTree element as a ``_Node``."""
@@ -240,6 +243,12 @@ class _Tree:
     def children(self, tag: str) -> list[tuple[str, str | None]] | None:
         found = self._elem.find(tag)
         return None if found is None else [(child.tag, child.text) for child in found]
+
+    def leaves(self) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for child in self._elem:
+            out.setdefault(child.tag, child.text)
+        return out
 
 
 def _value(node: _Node, *paths: str) -> str | None:
@@ -265,7 +274,11 @@ def _one(node: _Node, path: str) -> str | None:
 def _int_at(node: _Node, path: str) -> int | None:
     """``_int(_one(node, path))``: a short text's number memoised from the text as read
     (``_read_int``), one lookup where cleaning it and reading its number took two and a call."""
-    text = node.value(path)
+    return _int_of(node.value(path))
+
+
+def _int_of(text: str | None) -> int | None:
+    """``_int_at``'s number of a text as read (None: absent)."""
     if text is None:
         return None
     return _read_int(text) if len(text) <= _MEMO_LEN else leading_int(_clean(text) or None)
@@ -450,7 +463,8 @@ def _uncorrectable(elem: _Node, counter: str) -> int | None:
     table = elem.sub(f"ecc_errors/{counter}")
     if table is None:
         return None
-    values = [_int_at(table, leaf) for leaf in _UNCORRECTABLE_LEAVES]
+    leaves = table.leaves()  # (the table's children read at once, not four searches)
+    values = [_int_of(leaves.get(leaf)) for leaf in _UNCORRECTABLE_LEAVES]
     present = [v for v in values if v is not None]
     if present:
         return sum(present)
