@@ -132,10 +132,10 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     """Run every check and signature scan for every node-scoped component."""
     out: dict[str, Judgement] = {}
     plan = node_plan(catalog)
-    lacking = {needs: ctx.missing(needs) for needs in plan.needs}  # what this node lacks
+    lacking, ordered = plan.lacking(ctx)  # what this node lacks (read once per set of files)
     named: list[Finding] = []
     speaking, refit, scanned = voiced(ctx), refitted_causes(ctx.kb), scanning(ctx, plan.ids)
-    for cid, check_fns, unobserved in plan.runs(lacking, plan.shut(ctx)):
+    for cid, check_fns, unobserved in plan.runs(lacking, plan.shut(ctx), ordered):
         findings: list[Finding] = []
         out[cid] = Judgement(cid, findings, list(unobserved))
         for fn in check_fns:

@@ -64,6 +64,31 @@ def test_recorded_files_take_the_fast_path_with_the_same_report(path: Path) -> N
     assert report.gpus and report.attached_gpus >= 1
 
 
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: str(p.relative_to(TESTS)))
+def test_a_tables_leaves_are_what_value_reads_of_each(path: Path) -> None:
+    """``leaves()`` (a table's children read at once, the ECC counters) answers as ``value``
+    of each child, in both readers, for the GPU and each of its ECC tables."""
+    kept = nvidia_smi._without_unread(path.read_text())
+    read = fast.read(kept)
+    assert read is not None
+    elems = [elem for _, elem in read[1]]
+    trees = nvidia_smi._parse_root(kept).findall("gpu")
+    assert len(elems) == len(trees)
+    for gpu, tree in zip(elems, trees, strict=True):
+        for node in (gpu, nvidia_smi._Tree(tree)):
+            for table in (node, node.sub("ecc_errors/volatile"), node.sub("ecc_errors/aggregate")):
+                if table is None:
+                    continue
+                leaves = table.leaves()
+                assert leaves == {tag: table.value(tag) for tag in leaves}
+        fast_tables = [gpu.sub(p) for p in ("ecc_errors/volatile", "ecc_errors/aggregate")]
+        tree_tables = [nvidia_smi._Tree(tree).sub(p) for p in ("ecc_errors/volatile", "ecc_errors/aggregate")]
+        for mine, theirs in zip(fast_tables, tree_tables, strict=True):
+            assert (mine is None) == (theirs is None)
+            if mine is not None and theirs is not None:
+                assert mine.leaves() == theirs.leaves()
+
+
 def _mig_first_layout() -> str:
     """A100 MIG file: <mig_devices> (with its own fb_memory_usage, ecc counts,
     utilization...) precedes the GPU's own sections, the trap for a substring search."""

@@ -108,15 +108,15 @@ class ListFile:
             window = self.read(pos, min(limit, self.end - pos))
             last = pos + len(window) >= self.end
             if last and len(window) <= PIECE_BYTES:
-                return Piece(pos, b"[" + window + b"]", self.end, True)
+                return Piece(pos, _bracketed(window, len(window)), self.end, True)
             comma = None if exact or not self._separator else self._by_separator(window)
             exact_cut = comma is None
             if comma is None:
                 comma = self._by_items(window, pos, last)
             if comma is not None:
                 if comma == len(window):
-                    return Piece(pos, b"[" + window + b"]", self.end, True)
-                return Piece(pos, b"[" + window[:comma] + b"]", pos + comma + 1, exact_cut)
+                    return Piece(pos, _bracketed(window, comma), self.end, True)
+                return Piece(pos, _bracketed(window, comma), pos + comma + 1, exact_cut)
             if limit >= MAX_ITEM_BYTES:
                 raise BundleError(f"{self.where}: an item larger than {MAX_ITEM_BYTES // 1024 // 1024}"
                                   f" MiB at byte {pos} (Kubernetes objects are at most 1.5 MiB)")
@@ -178,6 +178,12 @@ class ListFile:
     def malformed(self, piece: Piece, exc: Exception) -> BundleError:
         """The decoder's complaint about a piece, its byte offset made the file's."""
         return BundleError(f"{self.where}: {_at(str(exc).splitlines()[0], piece.offset - 1)}")
+
+
+def _bracketed(window: bytes, end: int) -> bytes:
+    """``[`` + ``window[:end]`` + ``]``, copied once (the concatenation copied a piece three
+    times: about a gigabyte written, in fresh pages, for a 315 MB list)."""
+    return b"".join((b"[", memoryview(window)[:end], b"]"))
 
 
 def _frame_kind(prefix: bytes, suffix: bytes) -> str | None:

@@ -85,6 +85,10 @@ def _checks_for(component: str, kind: str, _registered: int) -> tuple[Check, ...
     )
 
 
+#: What a node lacks of each distinct ``needs`` (``NodePlan.lacking``).
+Lacking = Mapping[tuple[str, ...], tuple[str, ...]]
+#: ``NodePlan.lacking``'s readings in ``ClusterFacts.shared``, under this and what they read.
+_LACKING = "lacking"
 #: One component's part of a node's run: its id, the functions of its checks whose needs
 #: the node has (in order), and what the others lacked (``Judgement.unobserved``).
 ComponentRun = tuple[str, tuple[CheckFn, ...], tuple[str, ...]]
@@ -109,14 +113,31 @@ class NodePlan:
         """The components' ids, in catalog order."""
         return tuple([cid for cid, _ in self.components])
 
-    def runs(self, lacking: Mapping[tuple[str, ...], tuple[str, ...]],
-             shut: frozenset[NodeGate] = frozenset()) -> tuple[ComponentRun, ...]:
+    def lacking(self, ctx: NodeContext) -> tuple[Lacking, tuple[tuple[str, ...], ...]]:
+        """What the node lacks of each ``needs``, and the same in ``needs`` order (``runs``'
+        key). It reads which node files the node has and whether its node object is there
+        (the cluster lists are the facts'), so it is read once per such set and kept on the
+        facts (``ClusterFacts.shared``): a fleet's nodes were collected alike."""
+        obs = ctx.obs
+        key = (_LACKING, self.needs, frozenset(obs.cmd), frozenset(obs.files), frozenset(obs.metrics),
+               ctx.node is not None)
+        shared = ctx.facts.shared
+        known = shared.get(key)
+        if known is None:
+            lacking = {needs: ctx.missing(needs) for needs in self.needs}
+            known = shared[key] = (lacking, tuple([lacking[needs] for needs in self.needs]))
+        return known  # type: ignore[return-value]  # (only this reading is kept by this key)
+
+    def runs(self, lacking: Lacking, shut: frozenset[NodeGate] = frozenset(),
+             ordered: tuple[tuple[str, ...], ...] | None = None) -> tuple[ComponentRun, ...]:
         """Each component's run on a node that lacks ``lacking[needs]`` of each ``needs``:
         the checks to call (not those whose ``may_find`` gate is in ``shut``: they would
         find nothing there) and, in check order, the observations the others lacked. Made
         once per distinct ``lacking`` and ``shut`` rather than sorted out check by check on
-        every node."""
-        key = (*(lacking[needs] for needs in self.needs), shut)
+        every node. ``ordered``: ``lacking`` in ``needs`` order, where ``lacking`` gave it."""
+        if ordered is None:
+            ordered = tuple([lacking[needs] for needs in self.needs])
+        key = (ordered, shut)
         known = self._runs.get(key)
         if known is None:
             if len(self._runs) >= _RUNS_MAX:

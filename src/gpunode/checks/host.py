@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
@@ -175,15 +176,17 @@ def runtime_option_spelled_twice(ctx: NodeContext, component: str) -> Iterator[F
         return
 
 
-def _spelled_twice(path: str, text: str) -> list[OptionSpellings]:
+@lru_cache(maxsize=64)
+def _spelled_twice(path: str, text: str) -> tuple[OptionSpellings, ...]:
     """The file's doubly spelled handler options; none where the file does not parse (another
-    check reads that) or is a template the distribution renders first."""
+    check reads that) or is a template the distribution renders first. Read once per path and
+    text: a pool's nodes share their runtime config byte for byte."""
     if path.endswith(".tmpl") or "{{" in text or not _may_clash(text):
-        return []
+        return ()
     try:
-        return option_spellings(path, text)
+        return tuple(option_spellings(path, text))
     except ParseError:
-        return []
+        return ()
 
 
 #: A key assignment at the start of a TOML line (bare, quoted or dotted key).

@@ -187,8 +187,11 @@ def _links(ctx: NodeContext, probe: ProbeResult | None) -> tuple[int, int] | Non
 def runtime_config_digest(files: Mapping[str, str]) -> str | None:
     """A short digest of the node's container runtime config files (path and text)."""
     picked = sorted((path, text) for path, text in files.items() if _runtime_config(path))
-    if not picked:
-        return None
+    return _digest(tuple(picked)) if picked else None
+
+
+@lru_cache(maxsize=64)  # a pool's nodes share their runtime config files byte for byte
+def _digest(picked: tuple[tuple[str, str], ...]) -> str:
     digest = hashlib.sha256()
     for path, text in picked:
         digest.update(path.encode() + b"\0" + text.encode() + b"\0")

@@ -155,6 +155,8 @@ def _mig(facts: ClusterFacts, node: Node, seen: Observed | None, clock: Clock) -
     name = node.metadata.name
     labels = node.metadata.labels
     state = labels.get(MIG_STATE_LABEL)
+    if state != "failed" and state not in MIG_CHANGING and PAUSED_FOR_MIG not in labels.values():
+        return  # (most nodes: no MIG change, none failed, no operand paused for one)
     ns = _namespace(facts, name)
     pod = _pod_name(facts, name, "mig-manager")
     logs = f"kubectl -n {ns} logs {pod} -c nvidia-mig-manager --tail=50" if pod else \

@@ -191,6 +191,13 @@ class Element:
         table = self.sub(tag)
         return None if table is None else table._child_tags()
 
+    def leaves(self) -> dict[str, str | None]:
+        """``.text`` of each child by tag, the first of each name (``value(tag)`` of each)."""
+        out: dict[str, str | None] = {}
+        for tag, text in self._child_tags():
+            out.setdefault(tag, text)
+        return out
+
     def _child_tags(self) -> list[tuple[str, str | None]]:
         text, sep, lo, hi = self._text, self._seps[self._depth], self._lo, self._hi
         if all(text.find(odd, lo, hi) < 0 for odd in ("/>", " >", "&", "<gpu ")):
@@ -247,6 +254,10 @@ class Gpu:
             if gt < 0:
                 return None
         return _text_at(child, gt)
+
+    def leaves(self) -> dict[str, str | None]:
+        """``value(tag)`` of each child tag (the first of each name, as ``value`` reads)."""
+        return {name: _text_at(rest, rest.find(">")) for name, rest in self._children.items()}
 
     def _leaf(self, child: str, name: str) -> str | None:
         """Text of the first ``<name>text`` child line of ``child``; None when there is

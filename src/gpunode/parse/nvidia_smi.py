@@ -220,6 +220,9 @@ class _Node(Protocol):
     def children(self, tag: str) -> list[tuple[str, str | None]] | None:
         """(tag, text) of every child of ``find(tag)``; None when there is none."""
 
+    def leaves(self) -> dict[str, str | None]:
+        """``.text`` of each child by tag, the first of each name (``value(tag)`` of each)."""
+
 
 class _Tree:
     """An ElementTree element as a ``_Node``."""
@@ -241,6 +244,12 @@ class _Tree:
         found = self._elem.find(tag)
         return None if found is None else [(child.tag, child.text) for child in found]
 
+    def leaves(self) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for child in self._elem:
+            out.setdefault(child.tag, child.text)
+        return out
+
 
 def _value(node: _Node, *paths: str) -> str | None:
     """First non-N/A text among ``paths`` (ElementTree paths), stripped."""
@@ -252,6 +261,35 @@ def _value(node: _Node, *paths: str) -> str | None:
             if cleaned:
                 return cleaned
     return None
+
+
+def _one(node: _Node, path: str) -> str | None:
+    """``_value(node, path)`` for one path (most reads: a call and a loop less each)."""
+    text = node.value(path)
+    if text is None:
+        return None
+    return (_cleaned(text) if len(text) <= _MEMO_LEN else _clean(text)) or None
+
+
+def _int_at(node: _Node, path: str) -> int | None:
+    """``_int(_one(node, path))``: a short text's number memoised from the text as read
+    (``_read_int``), one lookup where cleaning it and reading its number took two and a call."""
+    return _int_of(node.value(path))
+
+
+def _int_of(text: str | None) -> int | None:
+    """``_int_at``'s number of a text as read (None: absent)."""
+    if text is None:
+        return None
+    return _read_int(text) if len(text) <= _MEMO_LEN else leading_int(_clean(text) or None)
+
+
+def _yes_no_at(node: _Node, path: str) -> bool | None:
+    """``_yes_no(_one(node, path))``, as ``_int_at``."""
+    text = node.value(path)
+    if text is None:
+        return None
+    return _read_yes_no(text) if len(text) <= _MEMO_LEN else yes_no(_clean(text) or None)
 
 
 def _clean(text: str) -> str:
@@ -282,6 +320,16 @@ _yes_no = _memo_short(yes_no, 256)
 _cleaned = lru_cache(maxsize=4096)(_clean)  # asked in _value for texts of up to _MEMO_LEN
 
 
+@lru_cache(maxsize=4096)  # asked in _int_at for texts of up to _MEMO_LEN
+def _read_int(text: str) -> int | None:
+    return leading_int(_clean(text) or None)
+
+
+@lru_cache(maxsize=256)  # asked in _yes_no_at for texts of up to _MEMO_LEN
+def _read_yes_no(text: str) -> bool | None:
+    return yes_no(_clean(text) or None)
+
+
 def _find(elem: Element, path: str) -> Element | None:
     """``elem.find(path)`` for a plain child path (``a/b/c``), one tag at a time: each
     step is the C child scan rather than ElementPath's Python iterators (forty lookups
@@ -308,50 +356,52 @@ def _bus_id(elem: Element) -> str:
 
 def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
     """One ``<gpu id=...>`` element."""
-    slowdown, shutdown = _temperature_thresholds(elem)
+    current = _int_at(elem, "temperature/gpu_temp")
+    margin = _int_at(elem, "temperature/gpu_temp_tlimit")
+    slowdown, shutdown = _temperature_thresholds(elem, current, margin)
     return GpuInfo(
         pci_bus_id=bus_id,
-        product_name=_value(elem, "product_name") or "",
-        uuid=_value(elem, "uuid") or "",
-        minor_number=_int(_value(elem, "minor_number")),
-        memory_total_mib=_int(_value(elem, "fb_memory_usage/total")),
-        temperature_c=_int(_value(elem, "temperature/gpu_temp")),
+        product_name=_one(elem, "product_name") or "",
+        uuid=_one(elem, "uuid") or "",
+        minor_number=_int_at(elem, "minor_number"),
+        memory_total_mib=_int_at(elem, "fb_memory_usage/total"),
+        temperature_c=current,
         slowdown_temp_c=slowdown,
         shutdown_temp_c=shutdown,
         power_draw_w=_power_draw(elem),
         power_limit_w=_power_limit(elem),
-        ecc_mode_current=_value(elem, "ecc_mode/current_ecc"),
+        ecc_mode_current=_one(elem, "ecc_mode/current_ecc"),
         ecc_volatile_dbe=_uncorrectable(elem, "volatile"),
         ecc_aggregate_dbe=_uncorrectable(elem, "aggregate"),
-        remapped_rows_uncorrectable=_int(_value(elem, "remapped_rows/remapped_row_unc")),
-        remapped_rows_pending=_yes_no(_value(elem, "remapped_rows/remapped_row_pending")),
-        remapped_rows_failure=_yes_no(_value(elem, "remapped_rows/remapped_row_failure")),
+        remapped_rows_uncorrectable=_int_at(elem, "remapped_rows/remapped_row_unc"),
+        remapped_rows_pending=_yes_no_at(elem, "remapped_rows/remapped_row_pending"),
+        remapped_rows_failure=_yes_no_at(elem, "remapped_rows/remapped_row_failure"),
         retired_pages_pending=_retired_pending(elem),
-        mig_mode_current=_value(elem, "mig_mode/current_mig"),
-        mig_mode_pending=_value(elem, "mig_mode/pending_mig"),
-        fabric_state=_value(elem, "fabric/state"),
-        fabric_status=_value(elem, "fabric/status"),
-        pcie_gen_current=_int(_value(elem, _LINK + "/pcie_gen/current_link_gen")),
-        pcie_gen_max=_int(_value(elem, _LINK + "/pcie_gen/max_link_gen")),
-        pcie_width_current=_int(_value(elem, _LINK + "/link_widths/current_link_width")),
-        pcie_width_max=_int(_value(elem, _LINK + "/link_widths/max_link_width")),
+        mig_mode_current=_one(elem, "mig_mode/current_mig"),
+        mig_mode_pending=_one(elem, "mig_mode/pending_mig"),
+        fabric_state=_one(elem, "fabric/state"),
+        fabric_status=_one(elem, "fabric/status"),
+        pcie_gen_current=_int_at(elem, _LINK + "/pcie_gen/current_link_gen"),
+        pcie_gen_max=_int_at(elem, _LINK + "/pcie_gen/max_link_gen"),
+        pcie_width_current=_int_at(elem, _LINK + "/link_widths/current_link_width"),
+        pcie_width_max=_int_at(elem, _LINK + "/link_widths/max_link_width"),
         clock_event_reasons_active=_active_clock_reasons(elem),
-        persistence_mode=_value(elem, "persistence_mode"),
-        recovery_action=_value(elem, "gpu_recovery_action"),
-        ecc_mode_pending=_value(elem, "ecc_mode/pending_ecc"),
-        architecture=_value(elem, "product_architecture"),
-        vbios_version=_value(elem, "vbios_version"),
-        serial=_value(elem, "serial"),
-        virtualization_mode=_value(elem, "gpu_virtualization_mode/virtualization_mode"),
-        temperature_margin_c=_int(_value(elem, "temperature/gpu_temp_tlimit")),
-        utilization_gpu_pct=_int(_value(elem, "utilization/gpu_util")),
-        performance_state=_value(elem, "performance_state"),
-        pcie_gen_device_max=_int(_value(elem, _LINK + "/pcie_gen/max_device_link_gen")),
-        pcie_gen_host_max=_int(_value(elem, _LINK + "/pcie_gen/max_host_link_gen")),
-        fabric_clique_id=_value(elem, "fabric/cliqueId"),
-        fabric_cluster_uuid=_value(elem, "fabric/clusterUuid"),
-        fabric_health_summary=_value(elem, "fabric/health/summary"),
-        pci_device_id=_value(elem, "pci/pci_device_id"),
+        persistence_mode=_one(elem, "persistence_mode"),
+        recovery_action=_one(elem, "gpu_recovery_action"),
+        ecc_mode_pending=_one(elem, "ecc_mode/pending_ecc"),
+        architecture=_one(elem, "product_architecture"),
+        vbios_version=_one(elem, "vbios_version"),
+        serial=_one(elem, "serial"),
+        virtualization_mode=_one(elem, "gpu_virtualization_mode/virtualization_mode"),
+        temperature_margin_c=margin,
+        utilization_gpu_pct=_int_at(elem, "utilization/gpu_util"),
+        performance_state=_one(elem, "performance_state"),
+        pcie_gen_device_max=_int_at(elem, _LINK + "/pcie_gen/max_device_link_gen"),
+        pcie_gen_host_max=_int_at(elem, _LINK + "/pcie_gen/max_host_link_gen"),
+        fabric_clique_id=_one(elem, "fabric/cliqueId"),
+        fabric_cluster_uuid=_one(elem, "fabric/clusterUuid"),
+        fabric_health_summary=_one(elem, "fabric/health/summary"),
+        pci_device_id=_one(elem, "pci/pci_device_id"),
     )
 
 
@@ -375,25 +425,25 @@ def _power_limit(elem: _Node) -> float | None:
     return _float(_value(elem, *_POWER_LIMIT))
 
 
-def _temperature_thresholds(elem: _Node) -> tuple[int | None, int | None]:
-    """Absolute slowdown/shutdown temperatures.
+def _temperature_thresholds(elem: _Node, current: int | None,
+                            margin: int | None) -> tuple[int | None, int | None]:
+    """Absolute slowdown/shutdown temperatures (``current``, ``margin``: the GPU's
+    ``gpu_temp`` and ``gpu_temp_tlimit``, read once for their own fields too).
 
     Older drivers print them directly. Drivers that report "T.Limit" print only the
     margin to T.Limit and each threshold relative to it, so the absolute value is
     current + margin - relative threshold (this matches NVML's thresholds on the
     recorded H200: 39 + 48 + 2 = 89 and 39 + 48 + 8 = 95).
     """
-    slow = _int(_value(elem, "temperature/gpu_temp_slow_threshold"))
-    shut = _int(_value(elem, "temperature/gpu_temp_max_threshold"))
+    slow = _int_at(elem, "temperature/gpu_temp_slow_threshold")
+    shut = _int_at(elem, "temperature/gpu_temp_max_threshold")
     if slow is not None or shut is not None:
         return slow, shut
-    current = _int(_value(elem, "temperature/gpu_temp"))
-    margin = _int(_value(elem, "temperature/gpu_temp_tlimit"))
     if current is None or margin is None:
         return None, None
     limit = current + margin
-    rel_slow = _int(_value(elem, "temperature/gpu_temp_slow_tlimit_threshold"))
-    rel_shut = _int(_value(elem, "temperature/gpu_temp_max_tlimit_threshold"))
+    rel_slow = _int_at(elem, "temperature/gpu_temp_slow_tlimit_threshold")
+    rel_shut = _int_at(elem, "temperature/gpu_temp_max_tlimit_threshold")
     return (
         None if rel_slow is None else limit - rel_slow,
         None if rel_shut is None else limit - rel_shut,
@@ -413,11 +463,12 @@ def _uncorrectable(elem: _Node, counter: str) -> int | None:
     table = elem.sub(f"ecc_errors/{counter}")
     if table is None:
         return None
-    values = [_int(_value(table, leaf)) for leaf in _UNCORRECTABLE_LEAVES]
+    leaves = table.leaves()  # (the table's children read at once, not four searches)
+    values = [_int_of(leaves.get(leaf)) for leaf in _UNCORRECTABLE_LEAVES]
     present = [v for v in values if v is not None]
     if present:
         return sum(present)
-    return _int(_value(table, "double_bit/total"))
+    return _int_at(table, "double_bit/total")
 
 
 def _retired_pending(elem: _Node) -> bool | None:
