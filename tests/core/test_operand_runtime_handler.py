@@ -34,14 +34,16 @@ def _edit(root: Path, name: str) -> tuple[Path, dict[str, Any]]:
     return path, doc
 
 
-def _refused(falcon: Path, tmp_path: Path, *, openshift: bool, pod_prefix: str) -> Report:
-    """The falcon bundle on CRI-O (OpenShift's node label where ``openshift``) with the first
-    pod on NODE named ``pod_prefix...`` asking RuntimeClass nvidia and refused by CRI-O."""
+def refused_sandbox(falcon: Path, tmp_path: Path, *, runtime: str, message: str, pod_prefix: str,
+                    openshift: bool = False, count: int = 1) -> Report:
+    """The falcon bundle on ``runtime`` (OpenShift's node label where ``openshift``) with the
+    first pod on NODE named ``pod_prefix...`` asking RuntimeClass nvidia and its sandbox
+    refused with ``message`` ``count`` times."""
     root = tmp_path / "b"
     shutil.copytree(falcon, root)
     path, nodes = _edit(root, "nodes")
     for node in nodes["items"]:
-        node["status"]["nodeInfo"]["containerRuntimeVersion"] = "cri-o://1.31.3"
+        node["status"]["nodeInfo"]["containerRuntimeVersion"] = runtime
         if openshift:
             node["metadata"]["labels"]["node.openshift.io/os_id"] = "rhcos"
     path.write_text(json.dumps(nodes))
@@ -57,37 +59,43 @@ def _refused(falcon: Path, tmp_path: Path, *, openshift: bool, pod_prefix: str) 
         "apiVersion": "v1", "kind": "Event",
         "metadata": {"name": f"{meta['name']}.17f", "namespace": meta["namespace"]},
         "involvedObject": {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"]},
-        "reason": "FailedCreatePodSandBox", "message": REFUSED, "type": "Warning", "count": 1760,
+        "reason": "FailedCreatePodSandBox", "message": message, "type": "Warning", "count": count,
         "source": {"component": "kubelet", "host": NODE}, "lastTimestamp": collected})
     path.write_text(json.dumps(events))
     return diagnose(load_bundle(root), read_node_observations)
 
 
-def _cluster_roots(report: Report) -> list[tuple[str, str]]:
+def _refused(falcon: Path, tmp_path: Path, *, openshift: bool, pod_prefix: str) -> Report:
+    """Refused by CRI-O as NVIDIA/gpu-operator#175 shows it."""
+    return refused_sandbox(falcon, tmp_path, runtime="cri-o://1.31.3", message=REFUSED, pod_prefix=pod_prefix,
+                           openshift=openshift, count=1760)
+
+
+def cluster_roots(report: Report) -> list[tuple[str, str]]:
     return [(r.component, r.cause) for r in report.cluster.root_causes]
 
 
 def test_an_operand_asking_a_handler_openshift_never_has_is_the_operators(falcon: Path,
                                                                           tmp_path: Path) -> None:
     report = _refused(falcon, tmp_path, openshift=True, pod_prefix="nvidia-device-plugin-daemonset")
-    assert ("gpu-operator", "error_not_found") in _cluster_roots(report), _cluster_roots(report)
+    assert ("gpu-operator", "error_not_found") in cluster_roots(report), cluster_roots(report)
 
 
 def test_the_same_refusal_on_a_plain_crio_node_is_not_the_operators(falcon: Path, tmp_path: Path) -> None:
     # look-alike: where the toolkit writes CRI-O's nvidia handler, its absence is the
     # toolkit's or the runtime's, judged on the node
     report = _refused(falcon, tmp_path, openshift=False, pod_prefix="nvidia-device-plugin-daemonset")
-    assert not any(c == "gpu-operator" for c, _ in _cluster_roots(report)), _cluster_roots(report)
+    assert not any(c == "gpu-operator" for c, _ in cluster_roots(report)), cluster_roots(report)
 
 
 def test_a_users_pod_asking_that_handler_on_openshift_is_not_the_operators(falcon: Path,
                                                                           tmp_path: Path) -> None:
     # look-alike (NVIDIA/gpu-operator#1298): the user's own spec asks for the handler
-    report = _refused(falcon, tmp_path, openshift=True, pod_prefix=_workload_prefix(falcon))
-    assert not any(c == "gpu-operator" for c, _ in _cluster_roots(report)), _cluster_roots(report)
+    report = _refused(falcon, tmp_path, openshift=True, pod_prefix=workload_prefix(falcon))
+    assert not any(c == "gpu-operator" for c, _ in cluster_roots(report)), cluster_roots(report)
 
 
-def _workload_prefix(falcon: Path) -> str:
+def workload_prefix(falcon: Path) -> str:
     """The name of a GPU workload pod on NODE (not a stack pod)."""
     pods = json.loads((falcon / "cluster" / "pods.json").read_text())["items"]
     return next(p["metadata"]["name"] for p in pods if p["spec"].get("nodeName") == NODE
