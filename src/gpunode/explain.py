@@ -312,6 +312,8 @@ class Matcher:
             found.append(match)
         if decisive is None and self._kb is not None:
             decisive, cause = self._catalogued_line(found, self._kb)
+            if decisive is not None:  # a library's code on that line names its cause, as above
+                cause = self._table_cause(decisive.text) or cause
         if decisive is None and self._kb is not None and self._coded is not None:
             # no line reads as an error, yet a library's error code names the layer
             decisive = self._coded

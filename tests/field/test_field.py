@@ -64,8 +64,11 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # ed9e19b, 33a7b60, cee27ce, 885496a): the first 1,248 lost one (nvidia-container-toolkit#378,
 # the same Docker line four cases label three ways, now read as the catalogued
 # runtime_handler_missing, 9b251e1) and gained more than that.
-FLOOR_COMPONENT = Fraction(1254, 1371)
-FLOOR_CAUSE = Fraction(1168, 1371)
+# 1,326 and 1,240 of 1,471 with the 100 added on 2026-12-06 in batches P and Q (scored cold by
+# 54991ad and dd4c381; P's misses then read by general rules, Q's not yet): the first 1,371 are
+# at 1,256 and 1,179 (none that was met lost), P at 52 and 48 of 71, Q at 18 and 13 of 29.
+FLOOR_COMPONENT = Fraction(1326, 1471)
+FLOOR_CAUSE = Fraction(1240, 1471)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -129,7 +132,14 @@ FLOOR_CAUSE = Fraction(1168, 1371)
 #: fault (cuda-samples#48: one public NVIDIA line, which an application bug caused), a GRID
 #: licence line, CUDA.jl's wording (one public line), a lost device with no sign it was held
 #: (tdarr#666) and an L4T placeholder library (jetson-inference#1061).
-FLOOR_MAX_HEALTHY_MISSES = 37
+#: 57: 37 of the first 1,371 (three fewer than 40, by an IOMMU fault's reading, a GRID licence
+#: and a placeholder library), 14 of batch P's 71 and 6 of batch Q's 29. Most of the new ones
+#: put the failure where no rule reads it or beyond what the evidence shows: a hang with no
+#: error line (vllm#9920), an NCCL return code that names no layer (vllm#7896, a collective's
+#: timeout), a bare /dev/shm ENOSPC with no path, an NVENC/GL library not found while the pod's
+#: capability request is not in the bundle (jellyfin, HandBrake), a monitor's field that
+#: vanished from nvidia-smi's XML (telegraf#16569).
+FLOOR_MAX_HEALTHY_MISSES = 57
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
 #: 1: that one now read as one collector's item given up (e886b10).
@@ -141,7 +151,11 @@ FLOOR_MAX_CRASHED = 0
 #: 2: nv-docker-trex#31, added on 2026-12-06: a container image that dlopens the unversioned
 #: libnvidia-ml.so (the runtime injects the versioned soname) reads as the driver libraries not
 #: injected; the fix went into the image.
-FLOOR_MAX_FALSE_ALARMS = 2
+#: 3: docker-immich#349, added in batch P: a bare 'CUDA failure 35: CUDA driver version is
+#: insufficient' on a node whose driver the bundle shows new enough only through the builder's
+#: default; the maintainers found a container setting at fault, which the case does not carry,
+#: and two other corpus cases with the same evidence are labelled the driver's.
+FLOOR_MAX_FALSE_ALARMS = 3
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
 #: gives their class instead); all were met for the first 150 cases. 133: 97 of the first 573
 #: cases (108 before the rules of 2026-12-05) and 36 of the 80 then added, scored cold; 151 with
@@ -154,7 +168,8 @@ FLOOR_MAX_FALSE_ALARMS = 2
 #: reporter or a documentation page stated); 289 with the 123 added after those (the same kinds);
 #: 323 with the 123 of batches L to O (a third of them from trackers outside NVIDIA's, whose
 #: expected cause is a catalogued one that explain gives as its line's class).
-FLOOR_MAX_UNEXPLAINED = 323
+#: 357 with the 100 of batches P and Q (the same kinds).
+FLOOR_MAX_UNEXPLAINED = 357
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (616 of 646 with the general error formats of b7e6b67, 630 of 660
 #: with the 14 cases added after them; 685 of 720 with the 62 added later; 760 of 798 with the 85
@@ -173,9 +188,9 @@ FLOOR_MAX_UNEXPLAINED = 323
 #: that found nothing, the loader's fatal line, a JVM exception, an audit crash record, nvproxy's
 #: unknown command); 1226 of 1291 (94.97 %) with batch P, and 1230 of 1291 (95.3 %) once a
 #: canonical error text alone or ending a chain, a waiting reason as kubectl prints it and apt's
-#: unmet dependency state a failure.
+#: unmet dependency state a failure; 1255 of 1317 (95.3 %) with batch Q.
 BAR_EXPLAIN_DECISIVE = 0.95
-FLOOR_EXPLAIN_DECISIVE = Fraction(1230, 1291)
+FLOOR_EXPLAIN_DECISIVE = Fraction(1255, 1317)
 #: Root causes that are a bare state of a component whose own log in the case holds an error
 #: line (issue 20 wants none; lower this as the reading improves, never raise it). The one
 #: left: an init container blocked on a host driver that nvidia-smi rejects (exit 14), whose
@@ -311,7 +326,7 @@ def test_field_accuracy_holds_its_floor(scores: tuple[list[Outcome], list[str]])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="1,221 cases scored cold: 755 component, 546 cause; bar not met")
+@pytest.mark.xfail(strict=True, reason="1,321 cases scored cold: 816 component, 597 cause; bar not met")
 def test_field_accuracy_meets_the_bar(scores: tuple[list[Outcome], list[str]]) -> None:
     outcomes, errors = scores
     line = summary(outcomes, errors)
@@ -386,7 +401,7 @@ def test_cold_score_of_the_newest_cases_is_counted_from_their_records() -> None:
     assert newest.cause <= newest.component <= newest.total
 
 
-@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 22/50 component, 18/50 cause")
+@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 29/50 component, 23/50 cause")
 def test_cold_score_of_the_newest_cases_meets_the_bar() -> None:
     cases = [c for _, c in load_cases() if isinstance(c, Case)]
     _, newest = cold_scores(cases)
