@@ -305,11 +305,16 @@ class KnowledgeBase:
         """A catalogued cause of another component whose signature for a quoted message or
         pasted text matches ``line``: the line is that component's symptom (the operator's
         "could not find kernel full version" is NFD's missing label), not ``component``'s
-        own failure."""
+        own failure. A signature kept to named containers (the GPU operator's validator's
+        ``toolkit-validation``: nvidia-smi there tests the toolkit's injection) reads the line
+        only there: in another component's own log the same words are that program's own
+        (nvidia-smi in a metrics agent's pod without the library, utkuozdemir/nvidia_gpu_exporter#105,
+        #146, influxdata/telegraf#4388)."""
         for cause in self.causes:
             if cause.component in ("*", component):
                 continue
-            if any(m.source in (*_QUOTED, "text") and m.regex.search(line) for m in cause.match):
+            if any(m.source in (*_QUOTED, "text") and not m.containers and m.regex.search(line)
+                   for m in cause.match):
                 return cause
         return None
 
