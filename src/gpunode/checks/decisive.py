@@ -704,12 +704,19 @@ def _last_word(lines: Sequence[str]) -> int | None:
     the reader (``is_advice``) nor a frame of the stack trace its logger printed after an
     error record (``_TRACE_FRAME``: the trace belongs to the record above it, open-telemetry/
     opentelemetry-helm-charts#1069's kubeletstats "call to /pods endpoint failed" followed by
-    its scraper's frames)."""
+    its scraper's frames), nor only the closing quotes and brackets of a record whose quoted
+    value spans lines (a JSON error list holding a Python traceback, whose exception line
+    before them is the word: DataDog/integrations-extras#612's '"}]')."""
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index]
-        if line.strip() and not is_advice(line) and not _TRACE_FRAME.match(line):
+        if (line.strip() and not is_advice(line) and not _TRACE_FRAME.match(line)
+                and not _CLOSERS_ONLY.match(line)):
             return index
     return None
+
+
+#: A line of closing quotes and brackets alone: the end of a record's quoted value or list.
+_CLOSERS_ONLY = re.compile(r"^\s*[\"'\]})]+[,;]?\s*$")
 
 
 #: Words with which a program says a step of its own shutdown failed: "Failed to remove node
