@@ -26,7 +26,7 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
             or _cni_dir_rewritten(ctx, line))
     if hook is not None:
         return hook
-    target = ctx.facts.catalog.named_in(line)
+    target = ctx.facts.catalog.named_in(line) or _driver_setting(ctx, line)
     if target == "driver" and _display_module_only(line) and _driver_serves(ctx):
         return None  # the step that asked for a display module, not the driver
     if target is not None:
@@ -37,6 +37,26 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
     if _DEVICE_UNDER_ROOT.search(line):
         return "device-plugin" if _host_driver(ctx) else "driver"
     return None
+
+
+#: GPU performance counters refused for privilege, in NVML's words ("Unable to get the NvLink
+#: link utilization counter control for link 0: Insufficient Permissions") or the profilers'
+#: (ERR_NVGPUCTRPERM): the driver restricts them to admin users when its module parameter says
+#: so (RmProfilingAdminOnly, set by NVreg_RestrictProfilingToAdminUsers).
+_COUNTERS_REFUSED = re.compile(r"(?i:\bcounters?\b.{0,200}\bInsufficient Permissions\b|\bERR_NVGPUCTRPERM\b)")
+#: The driver's parameter, as /proc/driver/nvidia/params shows it, restricting them.
+_ADMIN_ONLY = re.compile(r"(?m:^RmProfilingAdminOnly: 1\s*$)")
+
+
+def _driver_setting(ctx: NodeContext, line: str) -> str | None:
+    """The driver, where ``line`` refuses the GPU's performance counters and the node's driver
+    parameters in the bundle restrict them to admin users: a non-admin monitor refused the
+    counters meets the driver's setting (gpuopenanalytics/pynvml#19; the fix is the module
+    parameter or an admin monitor: cihlab/fics-cluster-guide#4, IBM/powerai#35)."""
+    if not _COUNTERS_REFUSED.search(line):
+        return None
+    text = ctx.obs.files.get("proc/driver/nvidia/params")
+    return "driver" if text is not None and _ADMIN_ONLY.search(text) is not None else None
 
 
 #: The Container Device Interface's own words: what a DRA driver writes for its claims as the
