@@ -65,13 +65,14 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # the same Docker line four cases label three ways, now read as the catalogued
 # runtime_handler_missing, 9b251e1) and gained more than that.
 # 1,326 and 1,240 of 1,471 with the 100 added on 2026-12-06 in batches P and Q (scored cold by
-# 54991ad and dd4c381; P's misses then read by general rules, Q's not yet): the first 1,371 are
-# at 1,256 and 1,179 (none that was met lost), P at 52 and 48 of 71, Q at 18 and 13 of 29.
+# 54991ad and dd4c381; P's misses then read by general rules, Q's not yet): Q at 18 and 13 of 29.
 # 1,328 and 1,241: a container-scoped signature read only in its container (telegraf#4388) and
 # NVML's Not Supported in an exporter's log (integrations-extras#612).
 # 1,329 and 1,242: an unresolved NVML symbol on a driver older than 384 is the driver's (nomad#8303).
 # 1,330: GPU counters refused under the driver's admin-only profiling parameter name the driver
 # (pynvml#19; its cause was already read).
+# At 1,330 and 1,242 the first 1,371 are at 1,256 and 1,175 (none that was met lost), P at 52
+# and 50 of 71, Q at 22 and 17 of 29 (component_ok and cause_ok of scoreboard.score per batch).
 FLOOR_COMPONENT = Fraction(1330, 1471)
 FLOOR_CAUSE = Fraction(1242, 1471)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
@@ -138,12 +139,12 @@ FLOOR_CAUSE = Fraction(1242, 1471)
 #: licence line, CUDA.jl's wording (one public line), a lost device with no sign it was held
 #: (tdarr#666) and an L4T placeholder library (jetson-inference#1061).
 #: 57: 37 of the first 1,371 (three fewer than 40, by an IOMMU fault's reading, a GRID licence
-#: and a placeholder library), 14 of batch P's 71 and 6 of batch Q's 29. Most of the new ones
-#: put the failure where no rule reads it or beyond what the evidence shows: a hang with no
-#: error line (vllm#9920), an NCCL return code that names no layer (vllm#7896, a collective's
-#: timeout), a bare /dev/shm ENOSPC with no path, an NVENC/GL library not found while the pod's
-#: capability request is not in the bundle (jellyfin, HandBrake), a monitor's field that
-#: vanished from nvidia-smi's XML (telegraf#16569).
+#: and a placeholder library), 14 of batch P's 71 and 6 of batch Q's 29 (4 once Q's were
+#: read). Most of the new ones put the failure where no rule reads it or beyond what the
+#: evidence shows: a hang with no error line (vllm#9920), an NCCL return code that names no
+#: layer (vllm#7896, a collective's timeout), a bare /dev/shm ENOSPC with no path, an NVENC/GL
+#: library not found while the pod's capability request is not in the bundle (jellyfin,
+#: HandBrake), a monitor's field that vanished from nvidia-smi's XML (telegraf#16569).
 FLOOR_MAX_HEALTHY_MISSES = 55  # telegraf#4388 and integrations-extras#612 now read
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
