@@ -42,6 +42,7 @@ from case import (
     WorkloadEv,
 )
 from components import deploy, extras, static_device_plugin
+from driver_version import cuda_of, driver_problem, relabel, relog, rewrite_files
 from platforms import apply_platform
 
 from gpunode.catalog import Recogniser, load_catalog
@@ -78,6 +79,8 @@ def build_case(case: Case, out: Path) -> Path:
     node = _node(world, case)
     apply_platform(world, node, case.platform, runtime_named=case.cluster.runtime is not None)
     _dress(world, node, case)
+    driver = _driver(case)
+    relabel(world, node, driver)
     if case.cluster.device_plugin == "static":
         _static_device_plugin(world)
     _shape_node(world, node, case)
@@ -103,8 +106,10 @@ def build_case(case: Case, out: Path) -> Path:
         fix()
     if case.cluster.runtime_class is False:
         _no_runtime_class(world)
+    relog(world, node, driver, _given_lines(case))
     _check_landed(world, node, case, landed)
     write(world, out)
+    rewrite_files(out / "nodes" / case.node, driver)
     _rename_gpu(case, node, out)
     _overlay_files(case, out)
     return out
@@ -361,6 +366,24 @@ def _dress(world: World, node: NodeState, case: Case) -> None:
         node.obj["status"]["nodeInfo"]["osImage"] = _OS_IMAGES.get(os_name, os_name)
 
 
+def _driver(case: Case) -> tuple[str, str] | None:
+    """The node's reported driver release and its CUDA version, when the case names one."""
+    over = case.cluster.gpu_node
+    if over is None:
+        return None
+    problem = driver_problem(over.driver_version, over.cuda_version)
+    if problem is not None:
+        raise CaseError(f"{case.id}: cluster.gpu_node.{problem}")
+    if over.driver_version is None:
+        return None
+    return over.driver_version, cuda_of(over.driver_version, over.cuda_version)
+
+
+def _given_lines(case: Case) -> set[str]:
+    """Every line of the case's log evidence: what the builder's rewrites leave as reported."""
+    return {line for ev in case.evidence if isinstance(ev, LogEv) for line in ev.text.split("\n")}
+
+
 def _rename_gpu(case: Case, node: NodeState, out: Path) -> None:
     """nvidia-smi output names the reported GPU model instead of the simulated one."""
     gpu, _ = _unsimulated(case)
@@ -411,6 +434,9 @@ def _scenario(case: Case) -> Scenario:
             fields.pop("gpu", None)
         if fields.get("os") not in OS_INFO:
             fields.pop("os", None)
+        # The simulator renders one driver; the reported one is written over it (_driver).
+        fields.pop("driver_version", None)
+        fields.pop("cuda_version", None)
         for entry in cluster["gpu_nodes"]:
             if entry["name"] == case.node:
                 entry.update(fields)

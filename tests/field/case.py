@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import msgspec
 import yaml
+from driver_version import driver_problem
 
 from gpunode.catalog import load_catalog
 
@@ -324,6 +325,10 @@ class GpuNodeOverride(_Strict, frozen=True):
     nics: int | None = None
     os: str | None = None
     kernel: str | None = None
+    #: the node's driver release ("535.183.01"), as its report names it (tests/field/driver_version.py)
+    driver_version: str | None = None
+    #: the CUDA version that driver reports ("12.2"); default from the driver branch's table
+    cuda_version: str | None = None
 
 
 class ClusterOverride(_Strict, frozen=True):
@@ -453,6 +458,10 @@ def _check(case: Case, stem: str, label: str) -> None:
         raise CaseError(f"{label}: source: must be a public https link")
     if len(set(case.covers)) != len(case.covers):
         raise CaseError(f"{label}: covers: an item is named twice")
+    over = case.cluster.gpu_node
+    problem = driver_problem(over.driver_version, over.cuda_version) if over is not None else None
+    if problem is not None:
+        raise CaseError(f"{label}: cluster.gpu_node.{problem}")
     known = set(load_catalog().ids)
     for i, ev in enumerate(case.evidence):
         component = getattr(ev, "component", None)
