@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.decisive import Decisive
 from gpunode.model import Evidence, Finding, Status
 
@@ -24,16 +25,13 @@ _SMI_DRIVER = re.compile(r"\bDriver Version\s*:\s*(\d+\.[\d.]+)")
 
 
 def _driver_major(ctx: NodeContext) -> int | None:
-    """The node's driver branch: the version nvidia-smi's table header or -q text prints,
-    else nvidia-smi -q's XML, else GFD's label; None when none was collected."""
+    """The node's driver branch: the version nvidia-smi's pasted text prints (table header or
+    -q), else the node's driver version as the version report reads it (checks.versions:
+    nvidia-smi -q's XML, the probe's NVML, GFD's label, the driver container's tag); None when
+    none was collected."""
     text = ctx.obs.cmd.get("nvidia-smi.txt")
     said = _SMI_DRIVER.search(text) if text else None
-    version = said[1] if said is not None else None
-    smi = ctx.nvidia_smi if version is None else None
-    if smi is not None:
-        version = smi.driver_version
-    if not version and ctx.node is not None:
-        version = ctx.node.metadata.labels.get("nvidia.com/cuda.driver-version.full")
+    version = said[1] if said is not None else HOST_VERSIONS["driver"](ctx)
     head = (version or "").split(".", 1)[0]
     return int(head) if head.isdigit() else None
 
