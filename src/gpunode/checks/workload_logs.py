@@ -43,6 +43,7 @@ from gpunode.checks.base import MESSAGE, check, problem
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
+from gpunode.checks.devices_lost import LOST, lost_device_line
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
@@ -126,7 +127,9 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             found, target = (hooked, "container-toolkit") if hooked is not None else (found, None)
         if found is None or target is None or (target in OWN_FACTS_ONLY
                                                and not _hardware_says(ctx.kb, target, found.line)):
-            runtime_less = _no_gpu_without_runtime(ctx, pod, log) or _not_injected(ctx, pod, log)
+            runtime_less = (_no_gpu_without_runtime(ctx, pod, log)
+                            or _devices_lost(ctx, pod, log)
+                            or _not_injected(ctx, pod, log))
             if runtime_less is not None:
                 done.add(key)
                 yield runtime_less
@@ -541,6 +544,32 @@ def _runs_without_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
         return False
     setup = ctx.runtime_setup
     return setup is not None and bool(setup.nvidia) and not setup.default_is_nvidia
+
+
+def _devices_lost(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A running GPU container under NVIDIA's runtime whose CUDA finds no device: its GPUs were
+    taken away after the start (checks.devices_lost), the toolkit's ``nvml_device_access_lost``."""
+    found = lost_device_line(pod, log, gets_runtime=_gets_nvidia_runtime(ctx, pod))
+    if found is None:
+        return None
+    known = ctx.kb.get(LOST)
+    meta = pod.metadata
+    finding = line_finding(ctx.kb, known.component, known.severity, found, f"{log.path}:{found.line_no}",
+                           verb=f"lost its GPUs in running GPU workload {meta.namespace}/{meta.name}",
+                           standalone="true", namespace=meta.namespace, pod=meta.name,
+                           container=log.container)
+    return msgspec.structs.replace(finding, cause=known.code, specificity=known.specificity)
+
+
+def _gets_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
+    """The pod's containers start under NVIDIA's runtime as far as the node's facts tell: it
+    names a RuntimeClass, NVIDIA's runtime is the default, or the runtime's setup was not
+    collected (a GPU pod that runs is then read as the usual case, served by it). A setup
+    that shows NVIDIA's runtime absent or not the default, with no RuntimeClass, is plain runc."""
+    setup = ctx.runtime_setup
+    if setup is None or pod.spec.runtime_class_name:
+        return True
+    return bool(setup.nvidia) and setup.default_is_nvidia
 
 
 def _platform_plugin_mounts_driver(ctx: NodeContext) -> bool:
