@@ -47,6 +47,7 @@ from gpunode.checks.devices_lost import LOST, lost_device_line
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
+from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
 from gpunode.kb import KnowledgeBase
@@ -142,7 +143,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
-        yield from (_confined(ctx, _image_nvml(ctx, kept, log.lines))  # NVML answered: one query's privilege
+        # NVML answered: one query's privilege
+        yield from (_confined(ctx, _image_libcuda(ctx, _image_nvml(ctx, kept, log.lines), log.lines))
                     for kept in unless_query_refused(finding, log.lines)
                     if not cli_named_step(ctx, kept))  # the CLI's own log says why the library is missing
 
@@ -467,6 +469,49 @@ def _image_nvml(ctx: NodeContext, finding: Finding, lines: Sequence[str]) -> Fin
     rank = max(known.specificity, finding.specificity)
     return msgspec.structs.replace(finding, component=known.component, cause=known.code,
                                    status=known.severity, specificity=rank)
+
+
+#: CUDA's own diagnostics (TensorFlow's and XLA's cuda_diagnostics.cc) comparing the loaded
+#: kernel module's release with the libcuda ("DSO") the process loaded.
+_KERNEL_DSO = re.compile(r"\bkernel version (?P<kernel>\d+(?:\.\d+)+) does not match DSO version "
+                         r"(?P<dso>\d+(?:\.\d+)+)")
+#: The leading release numbers of a driver version as its readers give it ("535.183.06",
+#: the driver container's tag "570.133.20-ubuntu22.04").
+_RELEASE_HEAD = re.compile(r"^\d+(?:\.\d+)+")
+#: CUDA's driver entry point whose failure the diagnostics explain.
+_CUINIT = re.compile(r"\bcuInit\b")
+
+
+def _image_libcuda(ctx: NodeContext, finding: Finding, lines: Sequence[str]) -> Finding:
+    """A job's kernel/DSO mismatch settled by the node's facts: where the node's own driver
+    answers at the kernel module's release (checks.versions' reader: nvidia-smi, the probe's
+    NVML, GFD's label, the driver container's tag) and nvidia-smi reports no mismatch there,
+    the node's libraries agree with its module, so a newer libcuda in the job is not the
+    node's: it is the image's CUDA forward-compatibility library (cuda-compat), loaded because
+    the node's driver is older than the image's CUDA, on a GPU or branch where forward
+    compatibility does not run (NVIDIA/nvidia-docker#1704: nvidia/cuda:11.7.1 on a 470 K80
+    host, kernel 470 vs DSO 515; NVIDIA-NeMo/labs-molt#44: the compat libcuda for hosts below
+    the image's CUDA; https://docs.nvidia.com/deploy/cuda-compatibility/). A host whose own
+    nvidia-smi says "Driver/library version mismatch" (tensorflow/tensorflow#4349), an older
+    DSO, or no driver version read stay the driver's library mismatch. The diagnostics run
+    because cuInit failed and say why: a job's failed cuInit line (whose CUDA error, unknown or
+    no device, several layers share) is read by the verdict they print after it."""
+    message = finding.context.get(MESSAGE, "")
+    explained = _CUINIT.search(message) is not None
+    if not explained and (finding.component != "driver" or finding.cause != _LIBRARY_MISMATCH):
+        return finding
+    said = _KERNEL_DSO.search(message) or next(
+        (m for line in (lines if explained else ()) if (m := _KERNEL_DSO.search(line))), None)
+    if said is None:
+        return finding
+    host = _RELEASE_HEAD.match(HOST_VERSIONS["driver"](ctx) or "")
+    kernel, dso = _release(said["kernel"]), _release(said["dso"])
+    newer_in_job = (host is not None and "version mismatch" not in ctx.obs.cmd.get("nvidia-smi.txt", "")
+                    and _release(host.group())[:len(kernel)] == kernel and dso > kernel)
+    known = ctx.kb.get(_TOO_OLD if newer_in_job else _LIBRARY_MISMATCH)
+    return msgspec.structs.replace(finding, component=known.component, cause=known.code,
+                                   status=known.severity, specificity=max(known.specificity,
+                                                                          finding.specificity))
 
 
 #: The driver's cause CUDA's insufficient-driver error names (checks.workload_logs settles it).
