@@ -45,6 +45,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.devices_lost import LOST, lost_device_line
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
+from gpunode.checks.net_plugin import plugin_fell_back
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.checks.versions import HOST_VERSIONS
@@ -136,7 +137,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                 yield runtime_less
             continue
         done.add(key)
-        if _own_nccl_setting(found.line, log.lines) or _shm_after_cuda(found, log.lines):
+        if (_own_nccl_setting(found.line, log.lines) or _shm_after_cuda(found, log.lines)
+                or plugin_fell_back(found.line, found.line_no, log.lines)):
             continue
         verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
         finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
