@@ -30,6 +30,7 @@ from gpunode.checks.admission import (
     owned,
 )
 from gpunode.checks.base import EXPLAINS, LINE, MESSAGE, SOURCE, STATE, VERB
+from gpunode.checks.board import switch_module_without_switches
 from gpunode.checks.context import NodeContext
 from gpunode.checks.driver_service import cli_view_of_driver
 from gpunode.checks.job_words import job_cause, job_names
@@ -92,6 +93,8 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
         logs = tuple(_running_logs(ctx, component))  # (most pods of most nodes: no log collected)
         stuck = running_finding(ctx.kb, component, logs, partial(named_on_node, ctx), _answering_peers(ctx),
                                 deleting=_being_deleted(ctx, component)) if logs else None
+        if stuck is not None and switch_module_without_switches(ctx, stuck.context.get(LINE, "")):
+            stuck = None  # a poll of NVSwitches this board does not have (checks.board)
         refused = _refused_config(ctx, component) if stuck is None else None
         refused = refused or (_went_on_without(ctx, component) if stuck is None else None)
         if refused is not None:  # the runtime's own configuration: whatever it names, the runtime's

@@ -40,6 +40,7 @@ from collections.abc import Iterator, Sequence
 import msgspec
 
 from gpunode.checks.base import STATE, check, not_deployed, problem, unknown
+from gpunode.checks.board import nvswitch_board
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import HOST_JOURNALS, as_catalogued, line_finding
 from gpunode.checks.named import hook_layer, runtime_own_error
@@ -82,38 +83,6 @@ UNIT_PROCESSES: dict[str, str] = {"fabric-manager": "nv-fabricmanager", "imex": 
 #: information from NVSwitch driver failed with error:WARNING Nothing to do
 #: [NV_WARN_NOTHING_TO_DO]").
 _NOTHING_TO_DO = re.compile(r"\bNV_WARN_NOTHING_TO_DO\b|\bNothing to do\b")
-#: GPU products built only as PCIe cards (nvidia-smi's product name or GFD's label, which
-#: writes the same name with dashes): no NVSwitch baseboard carries them.
-_PCIE_CARD = re.compile(
-    r"(?i:\bPCIe?\b|\bNVL\b|\b(?:A2|A10G?|A16|A30|A40|L4|L20|L40S?|T4G?|P4|P40|M60|M40|M10|K80|K40m?|"
-    r"GB10|Thor)\b|\bRTX\b|\bQuadro\b|\bGeForce\b|\bTITAN\b|\bGRID\b)")
-#: GPU products of NVSwitch baseboards (HGX/DGX: SXM modules and the superchips).
-_BASEBOARD_PART = re.compile(
-    r"(?i:\bSXM\d?\b|\bHBM3e?\b|\b(?:H100 80GB|H200|H800|H20|B200|B300|GB200|GB300)\b)")
-#: A GPU's fabric state where it is in no NVSwitch fabric (or the GPU predates the field).
-_NO_FABRIC = (None, "N/A", "Not Supported")
-
-
-def nvswitch_board(ctx: NodeContext) -> bool | None:
-    """Whether the node's board has NVSwitches: True where the probe lists NVSwitch device
-    nodes, a GPU reports a fabric registration or names a baseboard part; False where every
-    GPU is a PCIe card; None where the facts say neither."""
-    probe = ctx.probe
-    if probe is not None and any(d.startswith("nvidia-nvswitch") for d in probe.host.device_nodes):
-        return True
-    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
-    products = [g.product_name for g in smi.gpus] if smi is not None else []
-    if smi is not None and any(g.fabric_state not in _NO_FABRIC for g in smi.gpus):
-        return True
-    label = ctx.node.metadata.labels.get("nvidia.com/gpu.product") if ctx.node is not None else None
-    products = products or ([label] if label else [])
-    if not products:
-        return None
-    if all(_PCIE_CARD.search(p) for p in products):
-        return False
-    return True if any(_BASEBOARD_PART.search(p) for p in products) else None
-
-
 def _nothing_to_do(ctx: NodeContext, component: str, found: Decisive) -> Finding | None:
     """What Fabric Manager's finding no NVSwitch means on this board: nothing where the
     board has none, unknown where the facts do not say; None where the board has NVSwitches
