@@ -17,6 +17,7 @@ from scoreboard import diagnose_case, top_root_cause
 from gpunode.checks.fabric_words import injected_topology_refused
 from gpunode.checks.job_words import job_cause, job_names
 from gpunode.checks.net_plugin import plugin_fell_back
+from gpunode.kb import load_kb
 
 #: ofiwg/libfabric#5149 and gist joerns/c0631a32840b96d25380cc1e91a1e7a0 (FI_PROVIDER=verbs
 #: finding no device); aws-ofi-nccl's wording of the same call.
@@ -127,3 +128,16 @@ def test_no_rdma_device_beside_a_mellanox_nic_is_the_ofed_stack() -> None:
 def test_no_rdma_device_on_a_node_without_a_mellanox_nic_says_nothing() -> None:
     # a GPU node built without NICs: no mlx4/mlx5 core module, no Mellanox PCI label
     assert _top(_node({"ibstat.txt": IBSTATUS}, nics=0)) is None
+
+
+def test_a_qualified_search_that_finds_nothing_is_not_found() -> None:
+    # aws-samples/aws-efa-eks#18 (the EFA plugin crash-loops on an instance without EFA: the
+    # line of sagemaker-hyperpod-cli#367's plugin); ggml-org/llama.cpp#23943
+    kb = load_kb()
+    for line in ("2026/02/03 15:23:32 Error to get IB device: %v. No valid EFA devices found",
+                 "warning: no usable GPU found, --gpu-layers option will be ignored"):
+        cause = kb.line_class(line)
+        assert cause is not None and cause.code == "error_not_found", line
+    # a count of what was found, or what was searched for and not qualified, is no such line
+    found = kb.line_class("device plugin: 4 valid EFA devices found")
+    assert found is None or found.code != "error_not_found"
