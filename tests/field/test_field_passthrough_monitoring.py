@@ -89,3 +89,32 @@ def test_the_nvswitch_module_s_polls_on_a_board_of_pcie_cards_are_no_failure() -
 def test_the_same_polls_on_an_nvswitch_board_still_alarm() -> None:
     top = _top(_switch_poll({"gpu": "NVIDIA H100 80GB HBM3", "gpus": 8}))
     assert top is not None and top[0] == "dcgm-exporter"
+
+
+#: The kernel waiting on a GPU still open at unbind (https://github.com/bryansteiner/
+#: gpu-passthrough-tutorial/issues/39; NVIDIA/open-gpu-kernel-modules#1374 reads nv-pci.c's wait).
+REMOVAL = "[ 4211.873101] NVRM: Attempting to remove device 0000:01:00.0 with non-zero usage count!"
+#: cAdvisor's accelerator manager in the kubelet once it holds NVML handles on the GPUs
+#: (google/cadvisor accelerators/nvidia.go's klog line, as the kubelet's journal prints it).
+CADVISOR = ("Mar 02 09:14:07 node-3 kubelet[2210]: I0302 09:14:07.120044    2210 nvidia.go:104] "
+            "NVML initialized. Number of nvidia devices: 4")
+
+
+def _host(dmesg: str | None, kubelet: str | None) -> Case:
+    evidence: list[dict[str, Any]] = []
+    if dmesg is not None:
+        evidence.append({"kind": "node-cmd", "name": "dmesg.txt", "text": dmesg + "\n"})
+    if kubelet is not None:
+        evidence.append({"kind": "node-cmd", "name": "journal-kubelet.txt", "text": kubelet + "\n"})
+    return _case(evidence, {"gpu": "NVIDIA A40", "gpus": 4})
+
+
+def test_a_gpu_whose_unbind_waits_while_the_kubelet_holds_nvml_is_the_kubelet_s() -> None:
+    assert _top(_host(REMOVAL, CADVISOR)) == ("kubelet", "error_device")
+
+
+def test_the_kubelet_s_nvml_alone_or_an_unbind_with_no_holder_named_is_no_kubelet_finding() -> None:
+    assert _top(_host(None, CADVISOR)) is None  # cAdvisor's metrics on a node that unbinds nothing
+    started = "Mar 02 09:14:07 node-3 kubelet[2210]: I0302 09:14:07.1 2210 server.go:416] started"
+    top = _top(_host(REMOVAL, started))
+    assert top is None or top[0] != "kubelet"

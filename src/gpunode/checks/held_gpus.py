@@ -10,15 +10,21 @@ pods' requests are counted, those pods hold the GPUs: a stale allocation the kub
 should have released. A node that is simply full, a pod asking for more than any node
 has, or a resource no node advertises is no finding (healthy look-alikes in the field
 corpus); unhealthy GPUs the device plugin withdrew are judged by ``gpus_allocatable``.
+
+The kubelet may hold the GPUs themselves, too: a kubelet whose built-in cAdvisor collects
+accelerator metrics (before DisableAcceleratorUsageMetrics) opens NVML and keeps a handle
+on every GPU (``gpus_held_by_kubelet_nvml``), so a GPU's unbind from the nvidia driver (to
+hand it to vfio-pci for a VM) waits on it for ever.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import collection_time
 from gpunode.gpus import quantity
@@ -92,3 +98,43 @@ def _held(ctx: NodeContext, component: str, pod: Pod, *, resource: str, counts: 
     known = ctx.kb.get("gpus_held_by_terminating_pods")
     return problem(component, "gpus_held_by_terminating_pods", Evidence(f"node/{ctx.name}", excerpt),
                    status=Status.DEGRADED, specificity=known.specificity)
+
+
+#: The driver's words when a GPU is unbound (for vfio-pci, a reset, a removal) while a process
+#: still has it open: the kernel then waits for the usage count to drop (nv-pci.c,
+#: NVIDIA/open-gpu-kernel-modules#1374; an unbind that hangs on it, bryansteiner/
+#: gpu-passthrough-tutorial#39, ipaqmaster/vfio#13 where nvidia-persistenced held it).
+_REMOVAL_WAITS = re.compile(r"\bNVRM: Attempting to remove device \S{1,40} with non-zero usage count\b")
+#: cAdvisor's accelerator manager inside the kubelet, once it opened NVML and took a handle on
+#: each GPU (google/cadvisor accelerators/nvidia.go: "NVML initialized. Number of nvidia
+#: devices: %v", then DeviceHandleByIndex for every one, kept until the kubelet exits).
+_CADVISOR_NVML = re.compile(r"\bnvidia\.go:\d+\] NVML initialized\. Number of nvidia devices: [1-9]", re.I)
+
+
+@check("kubelet")
+def gpus_held_by_kubelet_nvml(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The kernel waits to remove a GPU still in use, and the kubelet's journal shows its
+    cAdvisor holding NVML handles on the GPUs (module docstring): the kubelet is what holds
+    it. Either alone is no finding: cAdvisor's NVML on a node that never unbinds a GPU is
+    its metrics, and an unbind waiting on some other holder is not the kubelet's."""
+    dmesg = ctx.text_lines("cmd", "dmesg.txt")
+    journal = ctx.text_lines("cmd", "journal-kubelet.txt")
+    if dmesg is None or journal is None or "non-zero usage count" not in dmesg[1]:
+        return
+    removal = _last(dmesg[0], _REMOVAL_WAITS)
+    opened = _last(journal[0], _CADVISOR_NVML)
+    if removal is None or opened is None:
+        return
+    kernel_ev = Evidence(f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{removal[0] + 1}", removal[1])
+    kubelet_ev = Evidence(f"{ctx.obs.path_of('cmd', 'journal-kubelet.txt')}:{opened[0] + 1}", opened[1])
+    quoted = {LINE: removal[1], SOURCE: kernel_ev.source, MESSAGE: removal[1]}
+    yield problem(component, "error_device", kernel_ev, kubelet_ev, status=Status.DEGRADED,
+                  specificity=60, ctx=quoted)
+
+
+def _last(lines: list[str], pattern: re.Pattern[str]) -> tuple[int, str] | None:
+    """The last line ``pattern`` finds, with its index."""
+    for index in range(len(lines) - 1, -1, -1):
+        if pattern.search(lines[index]):
+            return index, lines[index].strip()
+    return None
