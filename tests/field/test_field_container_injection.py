@@ -78,3 +78,41 @@ def test_glibc_refusing_the_image_s_own_programs_is_no_injection() -> None:
         top = _top(_logged(line))
         assert top is None or top[0] != "container-toolkit", line
 
+
+#: The GPU Operator's own record (controllers/state_manager.go, getWorkloadConfig's error logged by
+#: labelGPUNodes) for a node labelled with a workload it does not know; the values it knows are
+#: container, vm-passthrough and vm-vgpu (DaoCloud's GPU-for-VMs guide,
+#: https://raw.githubusercontent.com/DaoCloud/DaoCloud-docs/main/docs/zh/docs/virtnest/gpu/vm-gpu.md,
+#: and the operator's gpuStateLabels), read only while sandbox workloads are on.
+def _rejected(value: str) -> str:
+    return ('{"level":"info","ts":1762424337.9,"logger":"controllers.ClusterPolicy","msg":"WARNING: failed '
+            'to get GPU workload config for node; using default","NodeName":"gpu-wk-01",'
+            '"SandboxEnabled":true,'
+            f'"Error":"invalid GPU workload config: {value}","defaultGPUWorkloadConfig":"container"}}')
+
+
+def _labelled(value: str, log: str | None) -> Case:
+    label = {"nvidia.com/gpu.workload.config": value}
+    evidence: list[dict[str, Any]] = [{"kind": "node-labels", "labels": label}]
+    if log is not None:
+        evidence.append({"kind": "log", "component": "gpu-operator", "text": log + "\n"})
+    raw = {"id": "x-workload-config", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "evidence": evidence, "expect": {"healthy": True}}
+    return msgspec.convert(raw, Case)
+
+
+def _cluster_top(case: Case) -> tuple[str, str] | None:
+    roots = diagnose_case(case).cluster.root_causes
+    return (roots[0].component, roots[0].cause) if roots else None
+
+
+def test_a_workload_label_the_operator_rejects_is_its_configuration() -> None:
+    for value in ("kata", "vm"):
+        assert _cluster_top(_labelled(value, _rejected(value))) == ("gpu-operator", "error_config_invalid")
+
+
+def test_a_workload_label_the_operator_does_not_read_stays_healthy() -> None:
+    # sandbox workloads off (the ClusterPolicy has none, the operator logs no rejection): the
+    # operator ignores the label; a known value is no configuration error either
+    assert _cluster_top(_labelled("kata", None)) is None
+    assert _cluster_top(_labelled("container", None)) is None

@@ -14,7 +14,14 @@ from gpunode.bundle.kube import Condition, CustomResource, Pod
 from gpunode.checks.base import not_deployed, ok, problem
 from gpunode.checks.context import blocking_taint, platform_of
 from gpunode.checks.decisive import line_finding
-from gpunode.checks.operator import OPERANDS, OPERANDS_LABEL, operator_sees_gpu
+from gpunode.checks.operator import (
+    OPERANDS,
+    OPERANDS_LABEL,
+    WORKLOAD_CONFIG,
+    WORKLOAD_CONFIGS,
+    operator_sees_gpu,
+    sandbox_enabled,
+)
 from gpunode.checks.placement import awaited
 from gpunode.checks.pods import collection_time, judge_pod, pod_problem
 from gpunode.decisive import Decisive
@@ -84,6 +91,41 @@ def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
                            verb="left its deploy labels empty", line_class="error_config_invalid",
                            node=name, standalone="true")
         return
+
+
+#: The operator's own error for a workload label value it rejects (getWorkloadConfig in
+#: controllers/state_manager.go, capitalised in older releases), logged only while sandbox
+#: workloads are on: "failed to get GPU workload config for node; using default".
+_WORKLOAD_REJECTED = re.compile(r"(?i:\binvalid GPU workload config: )")
+
+
+@cluster_check("gpu-operator")
+def workload_config_invalid(facts: ClusterFacts) -> Iterator[Finding]:
+    """A GPU node whose ``nvidia.com/gpu.workload.config`` label holds a value the operator does
+    not know (it knows container, vm-passthrough and vm-vgpu): with sandbox workloads on, the
+    operator rejects it and runs the node as its default workload, so the workload the label
+    asks for (a node for Kata or KubeVirt VMs) never comes (NVIDIA/gpu-operator#1871's "kata").
+    Read only where the operator reads the label: the ClusterPolicy turns sandbox workloads on,
+    or the operator's own log rejects the value. With sandbox workloads off the label is
+    ignored, and nothing is wrong."""
+    policies = facts.cluster_policies
+    if not (policies and sandbox_enabled(dict(policies[0].spec))) and not _operator_rejected(facts):
+        return
+    for name, node in sorted(facts.nodes.items()):
+        value = node.metadata.labels.get(WORKLOAD_CONFIG)
+        if value is None or value in WORKLOAD_CONFIGS:
+            continue
+        line = f"{WORKLOAD_CONFIG}={value}"
+        yield line_finding(load_kb(), "gpu-operator", Status.DEGRADED, Decisive(1, line, 1),
+                           f"node/{name} metadata.labels", verb="rejects the node's workload label",
+                           line_class="error_config_invalid", node=name, standalone="true")
+        return
+
+
+def _operator_rejected(facts: ClusterFacts) -> bool:
+    """The operator's log says it rejected a node's workload label value."""
+    return any(_WORKLOAD_REJECTED.search(line) for sp in facts.cluster_pods.get("gpu-operator", ())
+               for log in facts.cluster_logs.get(sp.key, ()) for line in log.lines)
 
 
 #: Operands whose job, once the node's deploy label turns them off, nothing else on a GPU node

@@ -25,6 +25,9 @@ OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
 WORKLOAD_CONFIG = "nvidia.com/gpu.workload.config"
 # sandbox workloads: GPUs bound to vfio-pci for KubeVirt/Kata VMs, or vGPU devices for them
 VM_WORKLOADS = frozenset({"vm-passthrough", "vm-vgpu"})
+#: Every value of the workload label the operator knows (controllers/state_manager.go: the keys of
+#: gpuStateLabels, which isValidWorkloadConfig tests); any other it rejects and runs its default.
+WORKLOAD_CONFIGS = frozenset({"container", *VM_WORKLOADS})
 
 # Catalog component -> (its state label, its ClusterPolicy section).
 OPERANDS: dict[str, tuple[str, str]] = {
@@ -80,7 +83,7 @@ def skip_reason(
     if labels.get(OPERANDS_LABEL) == "false":
         return f"operands disabled on this node ({OPERANDS_LABEL}=false)"
     config = labels.get(WORKLOAD_CONFIG, "container")
-    if config != "container" and _sandbox_enabled(policy_spec):
+    if config != "container" and sandbox_enabled(policy_spec):
         return f"node runs {config} workloads ({WORKLOAD_CONFIG}={config}): no container operands"
     state = labels.get(label)
     if state is not None and state != "true":
@@ -112,6 +115,8 @@ def vm_reason(config: str) -> str:
     return f"node runs {config} workloads ({WORKLOAD_CONFIG}={config}): no container operands"
 
 
-def _sandbox_enabled(spec: Mapping[str, object] | None) -> bool:
+def sandbox_enabled(spec: Mapping[str, object] | None) -> bool:
+    """The ClusterPolicy turns sandbox workloads on: only then does the operator read the
+    workload label at all (getWorkloadConfig returns "container" otherwise)."""
     value = (spec or {}).get("sandboxWorkloads")
     return isinstance(value, dict) and value.get("enabled") is True
