@@ -73,3 +73,69 @@ def test_a_node_driver_at_the_dso_s_release_stays_the_driver_s_library_mismatch(
 def test_a_failed_cuinit_without_the_verdict_is_not_read_here() -> None:
     # healthy look-alike of the rule: the same cuInit line alone names no library pair
     assert _top(_job_case(CUINIT, "470.141.03")) != ("driver", "cuda_driver_too_old")
+
+
+def _banner_case(runtime_class: bool, warn: bool = True, named: str | None = None) -> Case:
+    """A CUDA image's GPU pod whose log opens with the entrypoint's no-driver banner, on a
+    containerd node whose default runtime is runc (the pod names NVIDIA's RuntimeClass or
+    none), as gpu-operator#1017's vector-add pod is placed."""
+    log = "==========\n== CUDA ==\n==========\nCUDA Version 12.4.1\n" + (
+        f"{BANNER}\n   Use the NVIDIA Container Toolkit to start this container with GPU support; see\n"
+        "   https://docs.nvidia.com/datacenter/cloud-native/ .\n" if warn else "")
+    raw = {"id": "x-banner", "source": "https://example.org/x", "title": "t", "platform": "generic",
+           "cluster": {"runtime_class": runtime_class},
+           "evidence": [{"kind": "workload", "name": "job", "namespace": "default", "container": "job",
+                         "state": "Error", "exit_code": 1, **({"runtimeClassName": named} if named else {})},
+                        {"kind": "log", "object": {"kind": "Pod", "name": "job", "namespace": "default"},
+                         "container": "job", "text": log}],
+           "expect": {"healthy": True}}
+    return msgspec.convert(raw, Case)
+
+
+#: The CUDA images' entrypoint banner (NVIDIA/free-threaded-python
+#: docker/entrypoint.d/50-gpu-driver-check.sh: no libcuda.so.1 in the ld cache or
+#: LD_LIBRARY_PATH, or no /dev/nvidiactl; asus-ocis-asus/cvat_triton_server check_env.sh).
+BANNER = "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available."
+
+
+def test_the_cuda_entrypoint_s_no_driver_banner_under_plain_runc_is_the_runtime_default() -> None:
+    assert _top(_banner_case(runtime_class=False)) == ("container-toolkit", "nvidia_not_default_runtime")
+
+
+def test_a_cuda_image_s_banner_less_start_stays_healthy() -> None:
+    # healthy look-alike: the same banner header without the warning line
+    assert _top(_banner_case(runtime_class=False, warn=False)) is None
+
+
+def test_the_banner_in_a_pod_under_nvidia_s_runtime_is_the_toolkit_s_injection() -> None:
+    top = _top(_banner_case(runtime_class=True, named="nvidia"))
+    assert top is not None and top[0] == "container-toolkit" and top[1] != "nvidia_not_default_runtime"
+
+
+def _xorg_case(text: str) -> Case:
+    raw = {"id": "x-xorg", "source": "https://example.org/x", "title": "t", "platform": "docker",
+           "cluster": {"driver_mode": "host"},
+           "evidence": [{"kind": "workload", "name": "desktop", "namespace": "default",
+                         "container": "desktop", "state": "CrashLoopBackOff", "restarts": 3, "exit_code": 1},
+                        {"kind": "log", "object": {"kind": "Pod", "name": "desktop", "namespace": "default"},
+                         "container": "desktop", "text": text}],
+           "expect": {"healthy": True}}
+    return msgspec.convert(raw, Case)
+
+
+#: selkies-project/docker-selkies-glx-desktop#11 (a GPU desktop container's Xorg) and
+#: andyljones/coolgpus#8 (a second X server on GPUs the host's display holds).
+MODESET = ("[  2386.268] (EE) NVIDIA(GPU-0): Failed to acquire modesetting permission.\n"
+           "[  2386.268] (EE) NVIDIA(0): Failing initialization of X screen\n"
+           "(EE) no screens found(EE)\n")
+
+
+def test_the_x_driver_refused_modesetting_is_the_driver_s_permission() -> None:
+    assert _top(_xorg_case(MODESET)) == ("driver", "error_permission_denied")
+
+
+def test_the_x_driver_s_ordinary_start_is_not_read_as_a_refusal() -> None:
+    # healthy look-alike: the same driver's own lines where it got the GPU (Bumblebee-Project/Bumblebee#580)
+    quiet = ("[ 20875.999] (II) NVIDIA(GPU-0): Found DRM driver nvidia-drm (20130102)\n"
+             "[ 20875.999] (II) NVIDIA(0): NVIDIA GPU GeForce GT 540M (GF108) at PCI:1:0:0 (GPU-0)\n")
+    assert _top(_xorg_case(quiet)) is None

@@ -561,6 +561,11 @@ _NO_GPU_IN_CONTAINER = re.compile(
     r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected"
     r"|Failed to initialize NVML: (?:could not load NVML library|ERROR_LIBRARY_NOT_FOUND)"
     r"|\bnvidia-smi: (?:command )?not found"
+    # the CUDA images' entrypoint banner (entrypoint.d/50-gpu-driver-check.sh), printed where
+    # neither the ld cache nor LD_LIBRARY_PATH holds libcuda.so.1 or no /dev/nvidiactl exists
+    # (NVIDIA/free-threaded-python docker/entrypoint.d/50-gpu-driver-check.sh; Triton's own
+    # check, asus-ocis-asus/cvat_triton_server check_env.sh)
+    r"|\bThe NVIDIA Driver was not detected\b"
     # nvidia-smi's whole answer when it sees no GPU
     r"|(?:^|\s)No devices were found\s*$"
     # a framework's own "found no GPU" in its words: "No CUDA GPUs are available" (PyTorch),
@@ -572,7 +577,8 @@ _NO_GPU_IN_CONTAINER = re.compile(
 #: Lowercase literals one of which every line ``_NO_GPU_IN_CONTAINER`` matches holds: a GPU
 #: job's log is read line by line, and nearly none of its lines says any of this.
 _NO_GPU_LITERALS = ("shared object", "no nvidia", "no cuda", "no_device", "nodevice", "initialize nvml",
-                    "nvidia-smi:", "no devices", "no gpu", "no platform", "no accelerator")
+                    "nvidia-smi:", "no devices", "no gpu", "no platform", "no accelerator",
+                    "driver was not detected")
 
 
 def says_no_gpu(line: str) -> bool:
