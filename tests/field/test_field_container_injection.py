@@ -116,3 +116,31 @@ def test_a_workload_label_the_operator_does_not_read_stays_healthy() -> None:
     # operator ignores the label; a known value is no configuration error either
     assert _cluster_top(_labelled("kata", None)) is None
     assert _cluster_top(_labelled("container", None)) is None
+
+
+#: containerd's CRI config validation (kubernetes/kubernetes#100992 after the bump to containerd
+#: 1.5; NVIDIA/k8s-device-plugin#1145 with a toolkit drop-in), with and without the 'invalid plugin
+#: config:' a relaying line may drop.
+CRI_100992 = ('time="2021-04-10T20:32:25.933005839Z" level=warning msg="failed to load plugin '
+              'io.containerd.grpc.v1.cri" error="invalid plugin config: no corresponding runtime configured '
+              'in `runtimes` for `default_runtime_name`"')
+CRI_1145_BARE = ('failed to load plugin io.containerd.grpc.v1.cri: no corresponding runtime configured in '
+                 '`containerd.runtimes` for `containerd` `default_runtime_name = "runc"`')
+#: containerd's routine warning on a host whose root is not btrfs: no configuration error.
+BTRFS = ('level=info msg="skip loading plugin \\"io.containerd.snapshotter.v1.btrfs\\"..." error="path '
+         '/var/lib/containerd/io.containerd.snapshotter.v1.btrfs (ext4) must be a btrfs filesystem to be '
+         'used with the btrfs snapshotter: skip plugin" type=io.containerd.snapshotter.v1')
+
+
+def test_containerd_s_default_runtime_without_its_table_is_its_configuration() -> None:
+    kb = load_kb()
+    for line in (CRI_100992, CRI_1145_BARE):
+        assert kb.line_class(line).code == "error_config_invalid", line
+    assert kb.line_class(BTRFS).code != "error_config_invalid"
+
+
+def test_a_containerd_journal_refusing_its_cri_config_is_the_runtime_s_configuration() -> None:
+    not_ready = {"kind": "node-condition", "type": "Ready", "status": "False", "reason": "KubeletNotReady"}
+    journal = {"kind": "node-cmd", "name": "journal-runtime.txt", "text": CRI_1145_BARE + "\n"}
+    case = _case([journal, not_ready])
+    assert _top(case) == ("container-runtime", "error_config_invalid")
