@@ -139,3 +139,28 @@ def test_the_x_driver_s_ordinary_start_is_not_read_as_a_refusal() -> None:
     quiet = ("[ 20875.999] (II) NVIDIA(GPU-0): Found DRM driver nvidia-drm (20130102)\n"
              "[ 20875.999] (II) NVIDIA(0): NVIDIA GPU GeForce GT 540M (GF108) at PCI:1:0:0 (GPU-0)\n")
     assert _top(_xorg_case(quiet)) is None
+
+
+#: TensorFlow's diagnostics after a failed cuInit where no NVIDIA kernel module answers (the
+#: module's procfs file absent; openxla/xla xla/stream_executor/cuda/cuda_diagnostics.cc prints
+#: it where /proc/driver/nvidia/version cannot be read, tensorflow/tensorflow#1158 shows the same
+#: diagnostics reading the module's version from that file).
+NO_MODULE = ("E tensorflow/stream_executor/cuda/cuda_driver.cc:491] failed call to cuInit: "
+             "CUDA_ERROR_UNKNOWN\n"
+             "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:140] kernel driver does not appear to be "
+             "running on this host (node-1): /proc/driver/nvidia/version does not exist\n")
+
+
+def test_cuinit_explained_by_no_kernel_module_is_the_driver_not_loaded() -> None:
+    assert _top(_job_case(NO_MODULE, "570.133.20")) == ("driver", "driver_not_loaded")
+
+
+def test_the_same_verdict_in_a_container_without_libcuda_is_not_the_module_s() -> None:
+    # tensorflow/tensorflow#57764: a pod whose cuInit hit CUDA's stub library (error 34); and the
+    # loader finding no libcuda first: the container got no driver library, the injection's question
+    stub = NO_MODULE.replace("CUDA_ERROR_UNKNOWN", "UNKNOWN ERROR (34)")
+    assert _top(_job_case(stub, "570.133.20")) != ("driver", "driver_not_loaded")
+    missing = ("W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic "
+               "library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open shared object file: No such "
+               "file or directory\n") + NO_MODULE
+    assert _top(_job_case(missing, "570.133.20")) != ("driver", "driver_not_loaded")

@@ -505,12 +505,45 @@ def _image_libcuda(ctx: NodeContext, finding: Finding, lines: Sequence[str]) -> 
     said = _KERNEL_DSO.search(message) or next(
         (m for line in (lines if explained else ()) if (m := _KERNEL_DSO.search(line))), None)
     if said is None:
-        return finding
+        return _no_kernel_module(ctx, finding, lines) if explained else finding
     host = _RELEASE_HEAD.match(HOST_VERSIONS["driver"](ctx) or "")
     kernel, dso = _release(said["kernel"]), _release(said["dso"])
     newer_in_job = (host is not None and "version mismatch" not in ctx.obs.cmd.get("nvidia-smi.txt", "")
                     and _release(host.group())[:len(kernel)] == kernel and dso > kernel)
     known = ctx.kb.get(_TOO_OLD if newer_in_job else _LIBRARY_MISMATCH)
+    return msgspec.structs.replace(finding, component=known.component, cause=known.code,
+                                   status=known.severity, specificity=max(known.specificity,
+                                                                          finding.specificity))
+
+
+#: The diagnostics' verdict where no NVIDIA kernel module answers: the module's procfs file,
+#: which every container on a host with the module loaded sees (the host's /proc/driver, or the
+#: NVIDIA runtime's bind mount of it), is absent.
+_NO_KERNEL_MODULE = re.compile(r"\bkernel driver does not appear to be running on this host\b")
+#: CUDA's stub library answering cuInit (CUDA_ERROR_STUB_LIBRARY, 34): the container got no
+#: driver library at all, which is the injection's, not the module's.
+_STUB = re.compile(r"\bCUDA_ERROR_STUB_LIBRARY\b|\bUNKNOWN ERROR \(34\)|\bcudaErrorStubLibrary\b"
+                   # or the loader finding no libcuda at all
+                   r"|\blibcuda\.so(?:\.1)?: cannot open shared object file|unable to find libcuda\.so")
+#: The driver's cause for a node where no NVIDIA kernel module is loaded.
+_NOT_LOADED = "driver_not_loaded"
+
+
+def _no_kernel_module(ctx: NodeContext, finding: Finding, lines: Sequence[str]) -> Finding:
+    """A job's failed cuInit that the CUDA diagnostics explain with no kernel module running
+    (TensorFlow's "kernel driver does not appear to be running on this host: /proc/driver/
+    nvidia/version does not exist"): the NVIDIA module was not loaded where the job ran (the
+    diagnostics print it where that file cannot be read: openxla/xla
+    xla/stream_executor/cuda/cuda_diagnostics.cc; tensorflow/tensorflow#1158: the same
+    diagnostics read the module's version from that file). Where the container also lacks the
+    driver's library (the loader's "cannot open shared object file", CUDA's stub library:
+    tensorflow/tensorflow#57764, a pod on error 34) the injection is in question first, and
+    nothing is said here."""
+    if not any(_NO_KERNEL_MODULE.search(line) for line in lines):
+        return finding
+    if any(_STUB.search(line) for line in lines):
+        return finding
+    known = ctx.kb.get(_NOT_LOADED)
     return msgspec.structs.replace(finding, component=known.component, cause=known.code,
                                    status=known.severity, specificity=max(known.specificity,
                                                                           finding.specificity))
