@@ -155,6 +155,13 @@ _ERROR_WORDS = re.compile(
     r"no CUDA-capable device|No devices were found(?=\.?\s*$)|no such host|not in (?:\w+ )?format|"
     # VFIO refusing a group whose devices are not all bound to vfio (the kernel's and QEMU's words)
     r"group \S{1,20} is not viable|"
+    # nvidia.ko refusing to let a GPU go while a process holds it open (nv_pci_remove prints
+    # "NVRM: Attempting to remove device <bdf> with non-zero usage count!" at NV_DBG_ERRORS and
+    # waits): an unbind that hangs
+    r"with non-zero usage count|"
+    # a thing a program looked for and did not find (the CUDA images' entrypoint banner "The
+    # NVIDIA Driver was not detected.": no libcuda.so.1 or no /dev/nvidiactl in the container)
+    r"(?:was|were) not detected|"
     # a kernel oops' module list naming a module that was being unloaded ("(OE-)"): the oops
     # happened in the middle of its removal
     r"Modules linked in:.{0,4000}?\b\w+(?=\([A-Z]{0,8}-\))|"
@@ -471,6 +478,10 @@ _STATED_FAILURE = re.compile(
     r"(?:were |was )?found\b(?!\s+with\b))|"
     r"\bAMD-Vi: Event logged \[\s*IO_PAGE_FAULT\b|(?:^|\s)IO_PAGE_FAULT device=|"
     r"\bDMAR: \[DMA (?:Read|Write)\b[^\]]{0,40}\] Request device \[[^\]]{1,40}\][^\n]{0,80}\bfault addr\b|"
+    # the kubelet's refusal of a container whose securityContext asks for a non-root user that
+    # the image's own user (root) contradicts (verifyRunAsNonRoot, a CreateContainerConfigError;
+    # the waiting reason stays the diagnosis' reading); a YAML line that sets runAsNonRoot does not
+    r"\bcontainer has runAsNonRoot and image will run as root\b|"
     + AUDIT_ABEND + "|" + NVPROXY_UNKNOWN_CALL)
 
 

@@ -351,11 +351,26 @@ def _fabric_not_done(lines: Sequence[str]) -> StateLine | None:
     return None
 
 
+#: A row of nvidia-smi's GPU table (``| ... | ... |``) with a field printed as ``ERR!``: the value
+#: its NVML query could not read from the GPU ("|ERR!  ERR! ERR!  1W / N/A | ... |", a fan, a
+#: temperature or the power draw: NVIDIA/open-gpu-kernel-modules#1193, Azure/azhpc-diagnostics#77).
+#: A healthy row prints numbers or N/A there.
+_SMI_ERR_ROW = re.compile(r"^\s*\|(?=[^\n]*(?<![^\s|])ERR!(?![^\s|]))[^\n]*\|\s*$")
+
+
+def _smi_field_unread(lines: Sequence[str]) -> StateLine | None:
+    for index, line in enumerate(lines):
+        if _SMI_ERR_ROW.match(line):
+            return StateLine(index + 1, line.strip(), "error_device")
+    return None
+
+
 _READERS: tuple[Callable[[Sequence[str]], StateLine | None], ...] = (
     _cri_disabled, _deploy_label_empty, _nfd_vendor_label_missing, _port_down, _resource_zero,
     _capacity_without_extended, _requested_over_available, _fabric_not_done,
     _default_runtime_not_nvidia, _config_key_miscased, _pause_images_differ, _toolkit_config_regenerated,
     _deploy_label_off, _label_value_invalid, _daemonset_places_none, _pod_stuck_starting, _taint,
+    _smi_field_unread,
 )
 
 
