@@ -44,6 +44,14 @@ def run_cli(*args: str, stdin: str | bytes | None = None,
 
     ``env`` replaces the environment for the call, as ``subprocess.run(env=...)`` does; the
     ``gpunode`` logger (``-v 6`` adds a handler on the call's stderr) is put back after it."""
+    done = run_cli_bytes(*args, stdin=stdin, env=env)
+    return subprocess.CompletedProcess(done.args, done.returncode, _text(done.stdout), _text(done.stderr))
+
+
+def run_cli_bytes(*args: str, stdin: str | bytes | None = None,
+                  env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``run_cli``, its stdout and stderr the bytes written, as ``subprocess.run`` without
+    ``text=True`` gives them (no newline translation: a stray carriage return stays)."""
     as_a_fresh_process()
     out, err = io.BytesIO(), io.BytesIO()
     logger = logging.getLogger("gpunode")
@@ -75,4 +83,4 @@ def run_cli(*args: str, stdin: str | bytes | None = None,
         if saved_env is not None:
             os.environ.clear()
             os.environ.update(saved_env)
-    return subprocess.CompletedProcess(["gpunode", *args], code, _text(written[0]), _text(written[1]))
+    return subprocess.CompletedProcess(["gpunode", *args], code, written[0], written[1])

@@ -1,14 +1,14 @@
 """Healthy stays healthy on every platform: a cluster with control-plane, CPU and GPU nodes,
 its GPU nodes shaped as each platform of the field corpus shapes them (labels, node info,
-runtime), exits 0 from ``diagnose`` through the console script; the control planes and the
-CPU worker are not reported as GPU nodes."""
+runtime), exits 0 from ``diagnose`` (the command line's ``main`` in this process,
+tests/inprocess.py: the exit code and the JSON are all these cases read); the control planes
+and the CPU worker are not reported as GPU nodes."""
 
 from __future__ import annotations
 
 import copy
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any, get_args
 
@@ -16,7 +16,8 @@ import pytest
 from builder import build_case
 from case import Platform, load_case
 
-GPUNODE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "gpunode"
+from inprocess import run_cli
+
 PLATFORMS = get_args(Platform)
 
 
@@ -53,14 +54,7 @@ def test_a_healthy_cluster_of_each_platform_exits_0(platform: str, tmp_path: Pat
     root = build_case(case, tmp_path / case.id)
     _with_cpu_worker(root)
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    done = subprocess.run(
-        [str(GPUNODE), "diagnose", "--from", str(root), "-o", "json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    done = run_cli("diagnose", "--from", str(root), "-o", "json", env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     report = json.loads(done.stdout)
     nodes = [n["name"] for n in report["nodes"]]

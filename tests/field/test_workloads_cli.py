@@ -1,6 +1,7 @@
-"""GPU workloads are evidence, through the console script: a cluster whose GPU workload
-fails never exits 0 from ``diagnose``, even when no stack root cause is found, and the
-report names the workload and its own error line; one whose GPU pods only wait to be
+"""GPU workloads are evidence, through the command line (its ``main`` in this process,
+tests/inprocess.py: exit codes and output are all these cases read): a cluster whose GPU
+workload fails never exits 0 from ``diagnose``, even when no stack root cause is found, and
+the report names the workload and its own error line; one whose GPU pods only wait to be
 scheduled (a full cluster) stays healthy. Bundles are built from the field corpus."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import pytest
 from builder import build_case
 from case import CASES_DIR, load_case
 
-GPUNODE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "gpunode"
+from inprocess import run_cli
+
 #: The kubelet's refusal of a container whose securityContext says runAsNonRoot while its
 #: image runs as root (pkg/kubelet/kuberuntime/security_context_others.go), as its event shows it.
 _RUN_AS_NON_ROOT = (
@@ -25,15 +27,8 @@ _RUN_AS_NON_ROOT = (
 
 
 def _diagnose(bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run(
-        [str(GPUNODE), "diagnose", "--from", str(bundle), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    return run_cli("diagnose", "--from", str(bundle), *args,
+                   env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"})
 
 
 def _bundle(case_id: str, tmp_path: Path) -> Path:

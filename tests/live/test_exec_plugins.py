@@ -1,7 +1,9 @@
 """kubeconfig exec credential plugins as kubectl takes them, against the test API server: every
 API version kubectl accepts works, and what kubectl refuses gpunode refuses for the same reason,
 as a local error (exit 2). Where kubectl is installed it runs beside gpunode on each kubeconfig
-and both succeed, or both fail naming the same thing."""
+and both succeed, or both fail naming the same thing. gpunode runs as its command line's
+``main`` in this process (tests/inprocess.py: the exit code and the output are what these
+cases read; the plugin itself is still a child process, as it is for the command)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,8 @@ import pytest
 import yaml
 
 from gpunode.apiserver import RunningServer
+from inprocess import run_cli
 
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
 API = "client.authentication.k8s.io/"
 
 # (id, exec entry changes, None when it works / the words both refusals hold)
@@ -54,12 +56,16 @@ def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "200"})
 
 
+def gpunode(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, env={**os.environ, "COLUMNS": "200"})
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("changes", "refused"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_gpunode_and_kubectl_agree(mini_server: RunningServer, tmp_path: Path, changes: dict[str, Any],
                                    refused: tuple[str, ...] | None) -> None:
     config = kubeconfig(mini_server, tmp_path, changes)
-    ours = run([GPUNODE, "version", "--kubeconfig", str(config)])
+    ours = gpunode("version", "--kubeconfig", str(config))
     if refused is None:
         assert ours.returncode == 0 and "Server Version: v1" in ours.stdout, ours.stderr
     else:
@@ -82,6 +88,6 @@ def test_malformed_kubeconfig_is_a_local_error(tmp_path: Path) -> None:
     bad = tmp_path / "kubeconfig"
     bad.write_text("clusters: [\n")
     for args in (("diagnose",), ("version",), ("validate",), ("collect", "-o", str(tmp_path / "b"))):
-        ran = run([GPUNODE, *args, "--kubeconfig", str(bad)])
+        ran = gpunode(*args, "--kubeconfig", str(bad))
         last = ran.stderr.splitlines()[-1]  # validate says first that it collects
         assert ran.returncode == 2 and last.startswith(f"gpunode: {bad}: not a kubeconfig"), (args, ran)

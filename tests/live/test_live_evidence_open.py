@@ -1,21 +1,19 @@
 """Live evidence opens as the kubectl command that shows it (issue 22, item 6): a live
-``validate`` through the console script against the test API server, in JSON (both reports'
-evidence) and in the table."""
+``validate`` (the command line's ``main`` in this process, tests/inprocess.py: its exit code
+and JSON are what is read) against the test API server, in JSON (both reports' evidence) and
+in the table."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 from gpunode.apiserver import RunningServer
+from inprocess import run_cli
 
-GPUNODE = str(Path(sys.executable).parent / "gpunode")
 OPENS = re.compile(
     r"^(kubectl (logs|describe|get|debug|cluster-info|version|config view)\b|gpunode diagnose\b)"
 )
@@ -33,9 +31,8 @@ def _evidence(value: object) -> Iterator[dict[str, str | None]]:
 
 
 def test_live_validate_evidence_is_a_kubectl_command(mini_server: RunningServer) -> None:
-    ran = subprocess.run([GPUNODE, "validate", "--kubeconfig", str(mini_server.kubeconfig_path), "-q",
-                          "--scrape-interval", "0", "-o", "json"], capture_output=True, text=True,
-                         timeout=120, check=False, env={**os.environ, "COLUMNS": "200"})
+    ran = run_cli("validate", "--kubeconfig", str(mini_server.kubeconfig_path), "-q",
+                  "--scrape-interval", "0", "-o", "json", env={**os.environ, "COLUMNS": "200"})
     assert ran.returncode in (0, 1), ran.stderr
     found = list(_evidence(json.loads(ran.stdout)))
     assert found

@@ -168,17 +168,12 @@ def test_stack_option_puts_root_cause_first(fmt: str) -> None:
 
 
 @pytest.mark.slow
-def test_collect_refuses_a_format_word_after_dash_o(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [GPUNODE, "collect", "-o", "json", "--kubeconfig", str(tmp_path / "none")],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
-    )
+def test_collect_refuses_a_format_word_after_dash_o(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where a folder named json would be written
+    proc = cli("collect", "-o", "json", "--kubeconfig", str(tmp_path / "none"))
     assert proc.returncode == 2 and "-d json" in proc.stderr
     assert not (tmp_path / "json").exists()
-    neither = gpunode("collect")
+    neither = cli("collect")
     assert neither.returncode == 2 and "--output-dir" in neither.stderr
 
 

@@ -1,7 +1,9 @@
 """Every terminal control sequence in collected text is neutralised in every output of every
-command, through the console script: OSC ended by BEL or by ESC \\ (window titles,
-hyperlinks), DCS, 8-bit C1 controls and CSI, planted in a driver log line that becomes evidence
-and in a pod's waiting message."""
+command: OSC ended by BEL or by ESC \\ (window titles, hyperlinks), DCS, 8-bit C1 controls and
+CSI, planted in a driver log line that becomes evidence and in a pod's waiting message. Each
+command's output is the bytes its command line's ``main`` writes in this process
+(tests/inprocess.py: no newline translation, so a stray carriage return would show); the
+console script on a real terminal (a pty) is the last case."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from inprocess import run_cli_bytes
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +35,8 @@ PAYLOADS = (b"OSC-BEL-TITLE", b"osc-st.example", b"DCS-PAYLOAD", b"C1-OSC-TITLE"
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("esc") / "bundle"
-    subprocess.run([GPUNODE, "sim", "falcon-ai-broken", "-o", str(out)], check=True, capture_output=True)
+    made = run_cli_bytes("sim", "falcon-ai-broken", "-o", str(out))
+    assert made.returncode == 0, made.stderr[-500:]
     log = out / LOG
     lines = log.read_text().split("\n")
     lines[21] += PLANTED  # the line quoted as evidence (kernel_headers_missing)
@@ -48,8 +53,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run(*args: str) -> bytes:
-    proc = subprocess.run([GPUNODE, *args], capture_output=True, timeout=120, check=False,
-                          env={**os.environ, "COLUMNS": "100"})
+    proc = run_cli_bytes(*args, env={**os.environ, "COLUMNS": "100"})
     assert proc.returncode in (0, 1), (args, proc.stderr[-500:])
     return proc.stdout + proc.stderr
 
