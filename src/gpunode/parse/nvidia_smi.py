@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Final, Protocol, TypeVar
 
@@ -21,6 +21,7 @@ import msgspec
 
 from gpunode.errors import ParseError
 from gpunode.parse import _nvidia_smi_fast as fast
+from gpunode.parse import _nvidia_smi_known as known_lines
 from gpunode.parse._text import is_missing, leading_float, leading_int, yes_no
 
 Element = ET.Element
@@ -95,12 +96,33 @@ def parse_nvidia_smi_xml(text: str) -> NvidiaSmiReport:
 
 def _parse_fast(text: str) -> NvidiaSmiReport | None:
     """The report read without building a tree, or None when the tree parser must
-    decide (unusual shape, or an error to be raised with its own message)."""
+    decide (unusual shape, or an error to be raised with its own message).
+
+    A document with the lines of one read before but for leaf texts (a pool's nodes)
+    is read by that one's line numbers (``_nvidia_smi_known``); any other by the
+    string reader, and kept for the next."""
     kept, declares = _cut_unread(text)
-    read = None if declares else fast.read(kept)
+    if declares:
+        return None
+    lines = kept.split("\n")
+    known = known_lines.read(lines)
+    if known is not None:
+        report = _report(*known)
+        if report is not None:
+            return report
+    read = fast.read(kept)
     if read is None:
         return None
-    values, gpus = read
+    report = _report(*read)
+    if report is not None:
+        known_lines.remember(lines, len(kept))
+    return report
+
+
+def _report(values: dict[str, str | None],
+            gpus: Sequence[tuple[str, _Node]]) -> NvidiaSmiReport | None:
+    """The report of a reader's root values and GPUs; None when the tree parser must
+    decide."""
     attached = leading_int(_stripped(values.get("attached_gpus")))
     if attached is None:
         return None
