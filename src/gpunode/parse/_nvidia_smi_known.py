@@ -71,11 +71,13 @@ class Index:
     leaf lines whose text may differ in a document of the same shape (line → text's
     start and end), the root's first line of each child name and each GPU's shape."""
 
-    __slots__ = ("gpus", "leaves", "root", "texts")
+    __slots__ = ("gpus", "leaves", "made", "root", "texts")
 
     def __init__(self, texts: list[str | None], leaves: dict[int, tuple[int, int]],
                  root: dict[str, int], gpus: list[tuple[str, _Shape]]) -> None:
         self.texts, self.leaves, self.root, self.gpus = texts, leaves, root, gpus
+        #: What the caller made of each GPU of this document (``Reading.made``).
+        self.made: list[object] = [None] * len(gpus)
 
 
 class _Kept:
@@ -107,26 +109,50 @@ def remember(lines: list[str], size: int) -> None:
     del kept[_PER_COUNT:]
 
 
-def read(lines: list[str]) -> tuple[dict[str, str | None], list[tuple[str, Gpu]]] | None:
-    """The root's first text of each child name and each GPU as (id, element), as the
-    string reader answers, when a kept document has these lines but for leaf texts;
-    else None."""
+class Reading:
+    """A document read by a kept one's line numbers: the root's first text of each child
+    name, each GPU as (id, element), the lines that differ from the kept document's, and
+    for each GPU what the caller made of the kept document's (``made``, shared by every
+    document read by it) and a reader of the kept document's GPU that notes the lines it
+    reads (``noting``)."""
+
+    __slots__ = ("changed", "gpus", "index", "values")
+
+    def __init__(self, values: dict[str, str | None], gpus: list[tuple[str, Gpu]], changed: list[int],
+                 index: Index) -> None:
+        self.values, self.gpus, self.changed, self.index = values, gpus, changed, index
+
+    @property
+    def made(self) -> list[object]:
+        return self.index.made
+
+    def noting(self, gpu: int, seen: set[int]) -> Gpu:
+        """The kept document's GPU ``gpu``, adding to ``seen`` each line whose text it answers."""
+        return Gpu(self.index.texts, self.index.gpus[gpu][1], seen)
+
+
+def read(lines: list[str]) -> Reading | None:
+    """The document ``lines`` (``text.split("\\n")``) as the string reader would read it,
+    when a kept document has these lines but for leaf texts; else None."""
     for kept in _KEPT.get(len(lines), ()):
-        texts = _texts(kept, lines)
-        if texts is not None:
+        found = _texts(kept, lines)
+        if found is not None:
+            texts, changed = found
             index = kept.index
             assert index is not None  # (_texts answers only from an index)
             values = {name: texts[line] for name, line in index.root.items()}
-            return values, [(bus_id, Gpu(texts, shape)) for bus_id, shape in index.gpus]
+            gpus = [(bus_id, Gpu(texts, shape)) for bus_id, shape in index.gpus]
+            return Reading(values, gpus, changed, index)
     return None
 
 
-def _texts(kept: _Kept, lines: list[str]) -> list[str | None] | None:
-    """Each line's text in ``lines`` when they differ from ``kept``'s in leaf texts only."""
+def _texts(kept: _Kept, lines: list[str]) -> tuple[list[str | None], list[int]] | None:
+    """Each line's text in ``lines``, and the lines that differ from ``kept``'s, when they
+    differ in leaf texts only."""
     changed = list(compress(count(), map(ne, kept.lines, lines)))
     index = _index_of(kept)
     if index is None or not changed:
-        return None if index is None else index.texts
+        return None if index is None else (index.texts, changed)
     leaves = index.leaves
     texts = index.texts.copy()
     for at in changed:
@@ -140,7 +166,7 @@ def _texts(kept: _Kept, lines: list[str]) -> list[str | None] | None:
                 or _PLAIN.fullmatch(new, start, end) is None):
             return None
         texts[at] = new[start:end]
-    return texts
+    return texts, changed
 
 
 def _index_of(kept: _Kept) -> Index | None:
@@ -226,53 +252,60 @@ def _text_after(lines: list[str], at: int) -> str:
 
 class Gpu:
     """A ``<gpu>`` read by line numbers: ``value``, ``sub``, ``children`` and ``leaves``
-    answer as ElementTree's element would (the string reader's texts)."""
+    answer as ElementTree's element would (the string reader's texts); ``seen``, given,
+    gets each line whose text is answered."""
 
-    __slots__ = ("_shape", "_texts")
+    __slots__ = ("_seen", "_shape", "_texts")
 
-    def __init__(self, texts: list[str | None], shape: _Shape) -> None:
-        self._texts, self._shape = texts, shape
+    def __init__(self, texts: list[str | None], shape: _Shape, seen: set[int] | None = None) -> None:
+        self._texts, self._shape, self._seen = texts, shape, seen
 
     def value(self, path: str) -> str | None:
         line = self._shape.paths.get(path)
-        return None if line is None else self._texts[line]
+        if line is None:
+            return None
+        if self._seen is not None:
+            self._seen.add(line)
+        return self._texts[line]
 
     def sub(self, path: str) -> Section | None:
         line = self._shape.paths.get(path)
-        return None if line is None else Section(self._texts, self._shape, line, path)
+        return None if line is None else Section(self._texts, self._shape, line, path, self._seen)
 
     def children(self, tag: str) -> list[tuple[str, str | None]] | None:
         table = self.sub(tag)
         return None if table is None else table.children_of()
 
     def leaves(self) -> dict[str, str | None]:
-        shape, texts = self._shape, self._texts
-        out: dict[str, str | None] = {}
-        for line in shape.children.get(shape.line, ()):
-            out.setdefault(shape.tags[line], texts[line])
-        return out
+        gpu = self._shape.line
+        return Section(self._texts, self._shape, gpu, "", self._seen).leaves()
 
 
 class Section:
-    """An element below a GPU, read by line numbers."""
+    """An element below a GPU (``path`` from it), read by line numbers."""
 
-    __slots__ = ("_line", "_path", "_shape", "_texts")
+    __slots__ = ("_line", "_path", "_seen", "_shape", "_texts")
 
-    def __init__(self, texts: list[str | None], shape: _Shape, line: int, path: str) -> None:
-        self._texts, self._shape, self._line, self._path = texts, shape, line, path
+    def __init__(self, texts: list[str | None], shape: _Shape, line: int, path: str,
+                 seen: set[int] | None) -> None:
+        self._texts, self._shape, self._line, self._path, self._seen = texts, shape, line, path, seen
 
     def value(self, path: str) -> str | None:
         if self._path in self._shape.repeated:
             raise NotCanonical(f"<{self._path}> repeats")
         line = self._shape.paths.get(f"{self._path}/{path}")
-        return None if line is None else self._texts[line]
+        if line is None:
+            return None
+        if self._seen is not None:
+            self._seen.add(line)
+        return self._texts[line]
 
     def sub(self, path: str) -> Section | None:
         if self._path in self._shape.repeated:
             raise NotCanonical(f"<{self._path}> repeats")
         full = f"{self._path}/{path}"
         line = self._shape.paths.get(full)
-        return None if line is None else Section(self._texts, self._shape, line, full)
+        return None if line is None else Section(self._texts, self._shape, line, full, self._seen)
 
     def children(self, tag: str) -> list[tuple[str, str | None]] | None:
         table = self.sub(tag)
@@ -287,4 +320,7 @@ class Section:
     def children_of(self) -> list[tuple[str, str | None]]:
         """(tag, text) of each child, in order."""
         shape, texts = self._shape, self._texts
-        return [(shape.tags[line], texts[line]) for line in shape.children.get(self._line, ())]
+        lines = shape.children.get(self._line, ())
+        if self._seen is not None:
+            self._seen.update(lines)
+        return [(shape.tags[line], texts[line]) for line in lines]
