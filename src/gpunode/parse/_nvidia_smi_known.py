@@ -81,30 +81,47 @@ class Index:
 
 
 class _Kept:
-    """A document the string reader has read: its lines, its length, and their index
+    """A document the string reader has read: its lines, its length, its pieces split at
+    each line of a GPU's child (``sep``) and the line each piece starts, and their index
     once asked (``indexed``; ``None`` when the document is not in the simple form)."""
 
-    __slots__ = ("index", "indexed", "lines", "size")
+    __slots__ = ("index", "indexed", "lines", "pieces", "sep", "size", "starts")
 
-    def __init__(self, lines: list[str], size: int) -> None:
-        self.lines, self.size = lines, size
+    def __init__(self, text: str) -> None:
+        self.lines, self.size, self.sep = text.split("\n"), len(text), _separator(text)
+        self.pieces = text.split(self.sep)
+        self.starts = [0]
+        for piece in self.pieces[:-1]:
+            self.starts.append(self.starts[-1] + piece.count("\n") + 1)
         self.index: Index | None = None
         self.indexed = False
 
 
-_KEPT: dict[int, list[_Kept]] = {}
+def _separator(text: str) -> str:
+    """A line end, two units of the document's indentation and a tag: where a GPU's child
+    starts. (Any separator would do: it only decides how large the pieces compared are.)"""
+    at = text.find(_ROOT_OPEN + "\n") + len(_ROOT_OPEN) + 1
+    head = text[at : at + 16]
+    unit = head[: len(head) - len(head.lstrip(" \t"))] or "\t"
+    return "\n" + unit * 2 + "<"
+
+
+#: The documents kept by separator and number of pieces.
+_KEPT: dict[str, dict[int, list[_Kept]]] = {}
 _SIZE = [0]  # characters of the documents kept
 
 
-def remember(lines: list[str], size: int) -> None:
-    """Keep a document the string reader has read (``text.split("\\n")``, ``len(text)``)."""
+def remember(text: str) -> None:
+    """Keep a document the string reader has read."""
+    size = len(text)
     if size > _CHARS:
         return
     if _SIZE[0] + size > _CHARS:
         _KEPT.clear()
         _SIZE[0] = 0
-    kept = _KEPT.setdefault(len(lines), [])
-    kept.insert(0, _Kept(lines, size))
+    known = _Kept(text)
+    kept = _KEPT.setdefault(known.sep, {}).setdefault(len(known.pieces), [])
+    kept.insert(0, known)
     _SIZE[0] += size - sum(old.size for old in kept[_PER_COUNT:])
     del kept[_PER_COUNT:]
 
@@ -131,41 +148,54 @@ class Reading:
         return Gpu(self.index.texts, self.index.gpus[gpu][1], seen)
 
 
-def read(lines: list[str]) -> Reading | None:
-    """The document ``lines`` (``text.split("\\n")``) as the string reader would read it,
-    when a kept document has these lines but for leaf texts; else None."""
-    for kept in _KEPT.get(len(lines), ()):
-        found = _texts(kept, lines)
-        if found is not None:
-            texts, changed = found
-            index = kept.index
-            assert index is not None  # (_texts answers only from an index)
-            values = {name: texts[line] for name, line in index.root.items()}
-            gpus = [(bus_id, Gpu(texts, shape)) for bus_id, shape in index.gpus]
-            return Reading(values, gpus, changed, index)
+def read(text: str) -> Reading | None:
+    """The document ``text`` as the string reader would read it, when a kept document has
+    its lines but for leaf texts; else None."""
+    for sep, by_count in _KEPT.items():
+        pieces = text.split(sep)
+        for kept in by_count.get(len(pieces), ()):
+            found = _texts(kept, pieces)
+            if found is not None:
+                texts, changed = found
+                index = kept.index
+                assert index is not None  # (_texts answers only from an index)
+                values = {name: texts[line] for name, line in index.root.items()}
+                gpus = [(bus_id, Gpu(texts, shape)) for bus_id, shape in index.gpus]
+                return Reading(values, gpus, changed, index)
     return None
 
 
-def _texts(kept: _Kept, lines: list[str]) -> tuple[list[str | None], list[int]] | None:
-    """Each line's text in ``lines``, and the lines that differ from ``kept``'s, when they
-    differ in leaf texts only."""
-    changed = list(compress(count(), map(ne, kept.lines, lines)))
+def _texts(kept: _Kept, pieces: list[str]) -> tuple[list[str | None], list[int]] | None:
+    """Each line's text in a document (its ``pieces``, split at ``kept.sep``, as many as
+    ``kept``'s), and the lines that differ from ``kept``'s, when they differ in leaf texts
+    only. The pieces are compared first (in C), then the lines of each piece that differs:
+    as many pieces, and as many lines in each that differs, put every line of both
+    documents at the same place."""
+    differing = list(compress(count(), map(ne, kept.pieces, pieces)))
     index = _index_of(kept)
-    if index is None or not changed:
-        return None if index is None else (index.texts, changed)
-    leaves = index.leaves
+    if index is None or not differing:
+        return None if index is None else (index.texts, [])
+    leaves, lines, head = index.leaves, kept.lines, kept.sep[1:]
     texts = index.texts.copy()
-    for at in changed:
-        bounds = leaves.get(at)
-        if bounds is None:
+    changed: list[int] = []
+    for piece in differing:
+        olds, news = kept.pieces[piece].split("\n"), pieces[piece].split("\n")
+        if len(olds) != len(news):
             return None
-        start, tail = bounds
-        old, new = kept.lines[at], lines[at]
-        end = len(new) - tail
-        if (end < start or new[:start] != old[:start] or new[end:] != old[len(old) - tail:]
-                or _PLAIN.fullmatch(new, start, end) is None):
-            return None
-        texts[at] = new[start:end]
+        for at in compress(count(), map(ne, olds, news)):
+            new = news[at] if at or not piece else head + news[at]
+            at += kept.starts[piece]  # noqa: PLW2901 - the line in the whole document
+            bounds = leaves.get(at)
+            if bounds is None:
+                return None
+            start, tail = bounds
+            old = lines[at]
+            end = len(new) - tail
+            if (end < start or new[:start] != old[:start] or new[end:] != old[len(old) - tail:]
+                    or _PLAIN.fullmatch(new, start, end) is None):
+                return None
+            texts[at] = new[start:end]
+            changed.append(at)
     return texts, changed
 
 
