@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from functools import lru_cache
-from typing import Final, Protocol, TypeVar
+from functools import lru_cache, partial
+from typing import Protocol, TypeVar
 
 import msgspec
 
 from gpunode.errors import ParseError
 from gpunode.parse import _nvidia_smi_fast as fast
+from gpunode.parse import _nvidia_smi_known as known_lines
 from gpunode.parse._text import is_missing, leading_float, leading_int, yes_no
 
 Element = ET.Element
@@ -95,17 +96,39 @@ def parse_nvidia_smi_xml(text: str) -> NvidiaSmiReport:
 
 def _parse_fast(text: str) -> NvidiaSmiReport | None:
     """The report read without building a tree, or None when the tree parser must
-    decide (unusual shape, or an error to be raised with its own message)."""
+    decide (unusual shape, or an error to be raised with its own message).
+
+    A document with the lines of one read before but for leaf texts (a pool's nodes)
+    is read by that one's line numbers (``_nvidia_smi_known``), each GPU made from the
+    other's with the fields read again whose lines differ; any other by the string
+    reader, and kept for the next."""
     kept, declares = _cut_unread(text)
-    read = None if declares else fast.read(kept)
+    if declares:
+        return None
+    reading = known_lines.read(kept)
+    if reading is not None:
+        gpus_known = partial(_known_gpus, reading)
+        report = _report(reading.values, gpus_known)
+        if report is not None:
+            return report
+    read = fast.read(kept)
     if read is None:
         return None
     values, gpus = read
+    report = _report(values, lambda: tuple(_gpu(bus_id, gpu) for bus_id, gpu in gpus))
+    if report is not None:
+        known_lines.remember(kept)
+    return report
+
+
+def _report(values: dict[str, str | None], gpus: Callable[[], tuple[GpuInfo, ...]]) -> NvidiaSmiReport | None:
+    """The report of a reader's root values and GPUs; None when the tree parser must
+    decide."""
     attached = leading_int(_stripped(values.get("attached_gpus")))
     if attached is None:
         return None
     try:
-        infos = tuple(_gpu(bus_id, gpu) for bus_id, gpu in gpus)
+        infos = gpus()
     except fast.NotCanonical:
         return None
     return NvidiaSmiReport(
@@ -114,6 +137,60 @@ def _parse_fast(text: str) -> NvidiaSmiReport | None:
         attached_gpus=attached,
         gpus=infos,
     )
+
+
+class _Made:
+    """A kept document's GPU as read, and the groups of ``_GPU_READS`` that read each line."""
+
+    __slots__ = ("by_line", "info")
+
+    def __init__(self, info: GpuInfo, by_line: dict[int, list[int]]) -> None:
+        self.info, self.by_line = info, by_line
+
+
+_UNMADE = object()  # a kept document's GPU that _made could not read (the other readers do)
+
+
+def _known_gpus(reading: known_lines.Reading) -> tuple[GpuInfo, ...]:
+    return tuple([_known_gpu(reading, at) for at in range(len(reading.gpus))])
+
+
+def _known_gpu(reading: known_lines.Reading, at: int) -> GpuInfo:
+    """GPU ``at`` of a document read by a kept one's line numbers: the kept one's GPU, with
+    the groups of fields read again whose lines differ (each group's reads depend only on
+    the texts of the lines it read: where those are the same, so are its answers)."""
+    bus_id, gpu = reading.gpus[at]
+    made = reading.made[at]
+    if made is None:
+        made = reading.made[at] = _made(bus_id, reading, at)
+    if not isinstance(made, _Made):
+        return _gpu(bus_id, gpu)
+    by_line = made.by_line
+    redo = {group for line in reading.changed if line in by_line for group in by_line[line]}
+    if not redo:
+        return made.info
+    updates: dict[str, object] = {}
+    for group in redo:
+        names, read = _GPU_READS[group]
+        updates.update(zip(names, read(gpu), strict=True))
+    return msgspec.structs.replace(made.info, **updates)
+
+
+def _made(bus_id: str, reading: known_lines.Reading, at: int) -> _Made | object:
+    """The kept document's GPU ``at`` read group by group, noting the lines each read."""
+    seen: set[int] = set()
+    gpu = reading.noting(at, seen)
+    values: dict[str, object] = {}
+    by_line: dict[int, list[int]] = {}
+    try:
+        for group, (names, read) in enumerate(_GPU_READS):
+            seen.clear()
+            values.update(zip(names, read(gpu), strict=True))
+            for line in seen:
+                by_line.setdefault(line, []).append(group)
+    except fast.NotCanonical:
+        return _UNMADE
+    return _Made(GpuInfo(pci_bus_id=bus_id, **values), by_line)  # type: ignore[arg-type]
 
 
 def _parse_tree(text: str) -> NvidiaSmiReport:
@@ -183,7 +260,8 @@ def _cut_unread(text: str) -> tuple[str, bool]:
         end = text.find(_UNREAD_CLOSE, begin + len(_UNREAD_OPEN))
         if end < 0:
             break
-        declares = declares or text.find("<!ENTITY", begin, end) >= 0
+        # ("!" first: a character a table of clocks lacks, found faster than the word)
+        declares = declares or (text.find("!", begin, end) >= 0 and text.find("<!ENTITY", begin, end) >= 0)
         kept.append(text[start:begin])
         start = end + len(_UNREAD_CLOSE)
     kept.append(text[start:])
@@ -356,56 +434,78 @@ def _bus_id(elem: Element) -> str:
 
 def _gpu(bus_id: str, elem: _Node) -> GpuInfo:
     """One ``<gpu id=...>`` element."""
+    values: dict[str, object] = {}
+    for names, read in _GPU_READS:
+        values.update(zip(names, read(elem), strict=True))
+    return GpuInfo(pci_bus_id=bus_id, **values)  # type: ignore[arg-type]  # (the names are GpuInfo's)
+
+
+def _temperatures(elem: _Node) -> tuple[int | None, int | None, int | None, int | None]:
+    """The GPU's temperature, slowdown and shutdown thresholds and margin to T.Limit
+    (``gpu_temp`` and ``gpu_temp_tlimit`` read once for their own fields and the thresholds)."""
     current = _int_at(elem, "temperature/gpu_temp")
     margin = _int_at(elem, "temperature/gpu_temp_tlimit")
-    slowdown, shutdown = _temperature_thresholds(elem, current, margin)
-    return GpuInfo(
-        pci_bus_id=bus_id,
-        product_name=_one(elem, "product_name") or "",
-        uuid=_one(elem, "uuid") or "",
-        minor_number=_int_at(elem, "minor_number"),
-        memory_total_mib=_int_at(elem, "fb_memory_usage/total"),
-        temperature_c=current,
-        slowdown_temp_c=slowdown,
-        shutdown_temp_c=shutdown,
-        power_draw_w=_power_draw(elem),
-        power_limit_w=_power_limit(elem),
-        ecc_mode_current=_one(elem, "ecc_mode/current_ecc"),
-        ecc_volatile_dbe=_uncorrectable(elem, "volatile"),
-        ecc_aggregate_dbe=_uncorrectable(elem, "aggregate"),
-        remapped_rows_uncorrectable=_int_at(elem, "remapped_rows/remapped_row_unc"),
-        remapped_rows_pending=_yes_no_at(elem, "remapped_rows/remapped_row_pending"),
-        remapped_rows_failure=_yes_no_at(elem, "remapped_rows/remapped_row_failure"),
-        retired_pages_pending=_retired_pending(elem),
-        mig_mode_current=_one(elem, "mig_mode/current_mig"),
-        mig_mode_pending=_one(elem, "mig_mode/pending_mig"),
-        fabric_state=_one(elem, "fabric/state"),
-        fabric_status=_one(elem, "fabric/status"),
-        pcie_gen_current=_int_at(elem, _LINK + "/pcie_gen/current_link_gen"),
-        pcie_gen_max=_int_at(elem, _LINK + "/pcie_gen/max_link_gen"),
-        pcie_width_current=_int_at(elem, _LINK + "/link_widths/current_link_width"),
-        pcie_width_max=_int_at(elem, _LINK + "/link_widths/max_link_width"),
-        clock_event_reasons_active=_active_clock_reasons(elem),
-        persistence_mode=_one(elem, "persistence_mode"),
-        recovery_action=_one(elem, "gpu_recovery_action"),
-        ecc_mode_pending=_one(elem, "ecc_mode/pending_ecc"),
-        architecture=_one(elem, "product_architecture"),
-        vbios_version=_one(elem, "vbios_version"),
-        serial=_one(elem, "serial"),
-        virtualization_mode=_one(elem, "gpu_virtualization_mode/virtualization_mode"),
-        temperature_margin_c=margin,
-        utilization_gpu_pct=_int_at(elem, "utilization/gpu_util"),
-        performance_state=_one(elem, "performance_state"),
-        pcie_gen_device_max=_int_at(elem, _LINK + "/pcie_gen/max_device_link_gen"),
-        pcie_gen_host_max=_int_at(elem, _LINK + "/pcie_gen/max_host_link_gen"),
-        fabric_clique_id=_one(elem, "fabric/cliqueId"),
-        fabric_cluster_uuid=_one(elem, "fabric/clusterUuid"),
-        fabric_health_summary=_one(elem, "fabric/health/summary"),
-        pci_device_id=_one(elem, "pci/pci_device_id"),
-    )
+    return (current, *_temperature_thresholds(elem, current, margin), margin)
 
 
-_LINK: Final = "pci/pci_gpu_link_info"
+def _text(path: str) -> Callable[[_Node], tuple[str | None]]:
+    return lambda elem: (_one(elem, path),)
+
+
+def _number(path: str) -> Callable[[_Node], tuple[int | None]]:
+    return lambda elem: (_int_at(elem, path),)
+
+
+def _yes(path: str) -> Callable[[_Node], tuple[bool | None]]:
+    return lambda elem: (_yes_no_at(elem, path),)
+
+
+#: GpuInfo's fields (but the bus id), in groups each read by one function of the GPU's
+#: element: one group for what its fields share (the temperatures), one for each other.
+#: (A table rather than one call with every field: a GPU read by line numbers reads
+#: again only the groups whose lines differ from the document it was read by.)
+_GPU_READS: tuple[tuple[tuple[str, ...], Callable[[_Node], tuple[object, ...]]], ...] = (
+    (("product_name",), lambda elem: (_one(elem, "product_name") or "",)),
+    (("uuid",), lambda elem: (_one(elem, "uuid") or "",)),
+    (("minor_number",), _number("minor_number")),
+    (("memory_total_mib",), _number("fb_memory_usage/total")),
+    (("temperature_c", "slowdown_temp_c", "shutdown_temp_c", "temperature_margin_c"), _temperatures),
+    (("power_draw_w",), lambda elem: (_power_draw(elem),)),
+    (("power_limit_w",), lambda elem: (_power_limit(elem),)),
+    (("ecc_mode_current",), _text("ecc_mode/current_ecc")),
+    (("ecc_volatile_dbe",), lambda elem: (_uncorrectable(elem, "volatile"),)),
+    (("ecc_aggregate_dbe",), lambda elem: (_uncorrectable(elem, "aggregate"),)),
+    (("remapped_rows_uncorrectable",), _number("remapped_rows/remapped_row_unc")),
+    (("remapped_rows_pending",), _yes("remapped_rows/remapped_row_pending")),
+    (("remapped_rows_failure",), _yes("remapped_rows/remapped_row_failure")),
+    (("retired_pages_pending",), lambda elem: (_retired_pending(elem),)),
+    (("mig_mode_current",), _text("mig_mode/current_mig")),
+    (("mig_mode_pending",), _text("mig_mode/pending_mig")),
+    (("fabric_state",), _text("fabric/state")),
+    (("fabric_status",), _text("fabric/status")),
+    (("pcie_gen_current",), _number("pci/pci_gpu_link_info/pcie_gen/current_link_gen")),
+    (("pcie_gen_max",), _number("pci/pci_gpu_link_info/pcie_gen/max_link_gen")),
+    (("pcie_width_current",), _number("pci/pci_gpu_link_info/link_widths/current_link_width")),
+    (("pcie_width_max",), _number("pci/pci_gpu_link_info/link_widths/max_link_width")),
+    (("clock_event_reasons_active",), lambda elem: (_active_clock_reasons(elem),)),
+    (("persistence_mode",), _text("persistence_mode")),
+    (("recovery_action",), _text("gpu_recovery_action")),
+    (("ecc_mode_pending",), _text("ecc_mode/pending_ecc")),
+    (("architecture",), _text("product_architecture")),
+    (("vbios_version",), _text("vbios_version")),
+    (("serial",), _text("serial")),
+    (("virtualization_mode",), _text("gpu_virtualization_mode/virtualization_mode")),
+    (("utilization_gpu_pct",), _number("utilization/gpu_util")),
+    (("performance_state",), _text("performance_state")),
+    (("pcie_gen_device_max",), _number("pci/pci_gpu_link_info/pcie_gen/max_device_link_gen")),
+    (("pcie_gen_host_max",), _number("pci/pci_gpu_link_info/pcie_gen/max_host_link_gen")),
+    (("fabric_clique_id",), _text("fabric/cliqueId")),
+    (("fabric_cluster_uuid",), _text("fabric/clusterUuid")),
+    (("fabric_health_summary",), _text("fabric/health/summary")),
+    (("pci_device_id",), _text("pci/pci_device_id")),
+)
+
+
 _POWER_TABLES = ("gpu_power_readings", "power_readings")
 _POWER_DRAW = tuple(
     f"{t}/{n}" for t in _POWER_TABLES for n in ("instant_power_draw", "power_draw", "average_power_draw")
