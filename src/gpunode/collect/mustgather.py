@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
@@ -48,15 +49,52 @@ _BUG_REPORT = re.compile(r"^nvidia-bug-report_(?P<node>.+)\.log(\.gz)?$")
 
 
 def find_must_gather(src: Path) -> Path | None:
-    """The artifact directory inside ``src`` (OpenShift nests it one or two levels down)."""
+    """The artifact directory inside ``src`` (OpenShift nests it one or two levels down).
+
+    One walk of the two folder levels, each folder listed once, rather than a glob per marker
+    and level (each listing every node folder of a bundle again); the same answer: the
+    shallowest level first, then the first marker, then the first folder in path order."""
     if not src.is_dir():
         return None
-    for depth in ("", "*/", "*/*/"):
+    level: list[tuple[tuple[str, ...], str]] = [((), os.fspath(src))]
+    for depth in range(3):
+        if depth:
+            level = _subfolders(level)
+        listed = [(rel, os.path.join(path, ""), _names(path)) for rel, path in level]
         for marker in MARKERS:
-            hits = sorted(src.glob(depth + marker))
+            hits = [rel for rel, prefix, names in listed if (names is None or marker in names)
+                    and os.path.exists(prefix + marker)]
             if hits:
-                return hits[0].parent
+                return src.joinpath(*min(hits))
     return None
+
+
+def _names(folder: str) -> set[str] | None:
+    """The names in ``folder``, None where it cannot be listed (a marker may still be there)."""
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return None
+
+
+def _subfolders(level: list[tuple[tuple[str, ...], str]]) -> list[tuple[tuple[str, ...], str]]:
+    """The folders (links to folders too, hidden ones too, as a glob's ``*/``) in each of
+    ``level``: each its names from the top and its path."""
+    found: list[tuple[tuple[str, ...], str]] = []
+    for rel, path in level:
+        try:
+            with os.scandir(path) as entries:
+                found.extend(((*rel, e.name), e.path) for e in entries if _is_folder(e))
+        except PermissionError:
+            continue
+    return found
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def is_must_gather(src: Path) -> bool:
