@@ -135,7 +135,7 @@ class Reading:
 
     __slots__ = ("changed", "gpus", "index", "values")
 
-    def __init__(self, values: dict[str, str | None], gpus: list[tuple[str, Gpu]], changed: list[int],
+    def __init__(self, values: dict[str, str | None], gpus: list[tuple[str, Section]], changed: list[int],
                  index: Index) -> None:
         self.values, self.gpus, self.changed, self.index = values, gpus, changed, index
 
@@ -143,9 +143,9 @@ class Reading:
     def made(self) -> list[object]:
         return self.index.made
 
-    def noting(self, gpu: int, seen: set[int]) -> Gpu:
+    def noting(self, gpu: int, seen: set[int]) -> Section:
         """The kept document's GPU ``gpu``, adding to ``seen`` each line whose text it answers."""
-        return Gpu(self.index.texts, self.index.gpus[gpu][1], seen)
+        return gpu_section(self.index.texts, self.index.gpus[gpu][1], seen)
 
 
 def read(text: str) -> Reading | None:
@@ -160,7 +160,7 @@ def read(text: str) -> Reading | None:
                 index = kept.index
                 assert index is not None  # (_texts answers only from an index)
                 values = {name: texts[line] for name, line in index.root.items()}
-                gpus = [(bus_id, Gpu(texts, shape)) for bus_id, shape in index.gpus]
+                gpus = [(bus_id, gpu_section(texts, shape)) for bus_id, shape in index.gpus]
                 return Reading(values, gpus, changed, index)
     return None
 
@@ -280,50 +280,27 @@ def _text_after(lines: list[str], at: int) -> str:
     return "\n".join(["", *lines[at + 1 : after], lines[after][: lines[after].index("<")]])
 
 
-class Gpu:
+def gpu_section(texts: list[str | None], shape: _Shape, seen: set[int] | None = None) -> Section:
     """A ``<gpu>`` read by line numbers: ``value``, ``sub``, ``children`` and ``leaves``
     answer as ElementTree's element would (the string reader's texts); ``seen``, given,
     gets each line whose text is answered."""
-
-    __slots__ = ("_seen", "_shape", "_texts")
-
-    def __init__(self, texts: list[str | None], shape: _Shape, seen: set[int] | None = None) -> None:
-        self._texts, self._shape, self._seen = texts, shape, seen
-
-    def value(self, path: str) -> str | None:
-        line = self._shape.paths.get(path)
-        if line is None:
-            return None
-        if self._seen is not None:
-            self._seen.add(line)
-        return self._texts[line]
-
-    def sub(self, path: str) -> Section | None:
-        line = self._shape.paths.get(path)
-        return None if line is None else Section(self._texts, self._shape, line, path, self._seen)
-
-    def children(self, tag: str) -> list[tuple[str, str | None]] | None:
-        table = self.sub(tag)
-        return None if table is None else table.children_of()
-
-    def leaves(self) -> dict[str, str | None]:
-        gpu = self._shape.line
-        return Section(self._texts, self._shape, gpu, "", self._seen).leaves()
+    return Section(texts, shape, shape.line, "", seen)
 
 
 class Section:
-    """An element below a GPU (``path`` from it), read by line numbers."""
+    """An element read by line numbers, ``path`` from its GPU (``""``: the GPU itself)."""
 
-    __slots__ = ("_line", "_path", "_seen", "_shape", "_texts")
+    __slots__ = ("_line", "_path", "_prefix", "_seen", "_shape", "_texts")
 
     def __init__(self, texts: list[str | None], shape: _Shape, line: int, path: str,
                  seen: set[int] | None) -> None:
         self._texts, self._shape, self._line, self._path, self._seen = texts, shape, line, path, seen
+        self._prefix = f"{path}/" if path else ""
 
     def value(self, path: str) -> str | None:
         if self._path in self._shape.repeated:
             raise NotCanonical(f"<{self._path}> repeats")
-        line = self._shape.paths.get(f"{self._path}/{path}")
+        line = self._shape.paths.get(self._prefix + path)
         if line is None:
             return None
         if self._seen is not None:
@@ -333,7 +310,7 @@ class Section:
     def sub(self, path: str) -> Section | None:
         if self._path in self._shape.repeated:
             raise NotCanonical(f"<{self._path}> repeats")
-        full = f"{self._path}/{path}"
+        full = self._prefix + path
         line = self._shape.paths.get(full)
         return None if line is None else Section(self._texts, self._shape, line, full, self._seen)
 
