@@ -112,11 +112,11 @@ def no_rdma_device_registered(ctx: NodeContext, component: str) -> Iterator[Find
         nic = _mellanox_nic(ctx) if m is not None else None
         if m is None or nic is None:
             continue
-        line = next(line.strip() for line in text.splitlines() if _NO_RDMA_DEVICE.search(line))
+        start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
+        line = text[start:end if end >= 0 else len(text)].strip()
         where = ctx.obs.path_of("cmd", name)
-        known = ctx.kb.get(_NOT_FOUND)
-        found = Decisive(text[:m.start()].count("\n") + 1, line[:MAX_LINE], 2)
+        found = Decisive(text.count("\n", 0, start) + 1, line[:MAX_LINE], 2)
         yield line_finding(ctx.kb, component, Status.FAILED, found, f"{where}:{found.line_no}",
                            verb="finds no RDMA device for the node's Mellanox NIC",
-                           evidence=(nic,), line_class=known.code)
+                           evidence=(nic,), line_class=_NOT_FOUND)
         return

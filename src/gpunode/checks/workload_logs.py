@@ -460,17 +460,31 @@ def _image_nvml(ctx: NodeContext, finding: Finding, lines: Sequence[str]) -> Fin
     mismatch: both stay the driver's."""
     if finding.component != "driver" or finding.cause != _LIBRARY_MISMATCH:
         return finding
-    smi = ctx.nvidia_smi
-    host = smi.driver_version if smi is not None else ""
-    if not host or "version mismatch" in ctx.obs.cmd.get("nvidia-smi.txt", ""):
+    host = _host_release(ctx)
+    if host is None:
         return finding  # no host driver read, or the host's own mismatch
     said = next((m["version"] for line in lines if (m := _NVML_LIBRARY.search(line))), None)
-    if said is None or _release(said) <= _release(host)[:len(_release(said))]:
+    if said is None or _release(said) <= host[:len(_release(said))]:
         return finding
-    known = ctx.kb.get(_IMAGE_SHIPS)
-    rank = max(known.specificity, finding.specificity)
+    return _recast(ctx, finding, _IMAGE_SHIPS)
+
+
+def _host_release(ctx: NodeContext) -> tuple[int, ...] | None:
+    """The release of the node's own driver (checks.versions' reader) where the node's
+    nvidia-smi reports no mismatch of its own, so its libraries agree with its module; None
+    where no driver version is read or the host itself is mismatched."""
+    if "version mismatch" in ctx.obs.cmd.get("nvidia-smi.txt", ""):
+        return None
+    head = _RELEASE_HEAD.match(HOST_VERSIONS["driver"](ctx) or "")
+    return None if head is None else _release(head.group())
+
+
+def _recast(ctx: NodeContext, finding: Finding, code: str) -> Finding:
+    """``finding`` as the catalogued cause ``code`` the node's facts settled it to."""
+    known = ctx.kb.get(code)
     return msgspec.structs.replace(finding, component=known.component, cause=known.code,
-                                   status=known.severity, specificity=rank)
+                                   status=known.severity,
+                                   specificity=max(known.specificity, finding.specificity))
 
 
 #: CUDA's own diagnostics (TensorFlow's and XLA's cuda_diagnostics.cc) comparing the loaded
@@ -506,14 +520,10 @@ def _image_libcuda(ctx: NodeContext, finding: Finding, lines: Sequence[str]) -> 
         (m for line in (lines if explained else ()) if (m := _KERNEL_DSO.search(line))), None)
     if said is None:
         return _no_kernel_module(ctx, finding, lines) if explained else finding
-    host = _RELEASE_HEAD.match(HOST_VERSIONS["driver"](ctx) or "")
+    host = _host_release(ctx)
     kernel, dso = _release(said["kernel"]), _release(said["dso"])
-    newer_in_job = (host is not None and "version mismatch" not in ctx.obs.cmd.get("nvidia-smi.txt", "")
-                    and _release(host.group())[:len(kernel)] == kernel and dso > kernel)
-    known = ctx.kb.get(_TOO_OLD if newer_in_job else _LIBRARY_MISMATCH)
-    return msgspec.structs.replace(finding, component=known.component, cause=known.code,
-                                   status=known.severity, specificity=max(known.specificity,
-                                                                          finding.specificity))
+    newer_in_job = host is not None and host[:len(kernel)] == kernel and dso > kernel
+    return _recast(ctx, finding, _TOO_OLD if newer_in_job else _LIBRARY_MISMATCH)
 
 
 #: The diagnostics' verdict where no NVIDIA kernel module answers: the module's procfs file,
@@ -543,10 +553,7 @@ def _no_kernel_module(ctx: NodeContext, finding: Finding, lines: Sequence[str]) 
         return finding
     if any(_STUB.search(line) for line in lines):
         return finding
-    known = ctx.kb.get(_NOT_LOADED)
-    return msgspec.structs.replace(finding, component=known.component, cause=known.code,
-                                   status=known.severity, specificity=max(known.specificity,
-                                                                          finding.specificity))
+    return _recast(ctx, finding, _NOT_LOADED)
 
 
 #: The driver's cause CUDA's insufficient-driver error names (checks.workload_logs settles it).
