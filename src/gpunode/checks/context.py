@@ -174,6 +174,12 @@ class NodeContext:
         key = pod.metadata.namespace, pod.metadata.name
         return self.obs.logs.get(key) or self.facts.cluster_logs.get(key, ())
 
+    def workload_logs(self) -> Iterator[tuple[Pod, LogFile]]:
+        """Each collected log of the GPU workload pods on this node, with its pod."""
+        for pod in self.facts.logged_workloads_by_node.get(self.name, ()):
+            for log in self.logs_of(pod):
+                yield pod, log
+
     def cluster_side_pods(self, component: str) -> list[StackPod]:
         """The component's cluster-wide pods that run elsewhere (nfd-master for nfd):
         what they log about every node is this node's evidence too."""

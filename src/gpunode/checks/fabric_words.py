@@ -56,21 +56,20 @@ def injected_topology_refused(lines: Sequence[str]) -> tuple[int, int] | None:
 def nccl_injected_topology(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A GPU workload's NCCL cannot import the topology or graph file the node's NCCL
     configuration gave it: the file does not describe this node."""
-    for pod in ctx.facts.logged_workloads_by_node.get(ctx.name, ()):
-        for log in ctx.logs_of(pod):
-            said = injected_topology_refused(log.lines)
-            if said is None:
-                continue
-            given, index = said
-            meta = pod.metadata
-            notice = Evidence(f"{log.path}:{given + 1}", log.lines[given].strip())
-            found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 2)
-            yield line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
-                               verb=f"cannot use the NCCL topology it was given in GPU workload "
-                                    f"{meta.namespace}/{meta.name}",
-                               evidence=(notice,), line_class=_CONFIG_INVALID, standalone="true",
-                               namespace=meta.namespace, pod=meta.name, container=log.container)
-            return
+    for pod, log in ctx.workload_logs():
+        said = injected_topology_refused(log.lines)
+        if said is None:
+            continue
+        given, index = said
+        meta = pod.metadata
+        notice = Evidence(f"{log.path}:{given + 1}", log.lines[given].strip())
+        found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 2)
+        yield line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
+                           verb=f"cannot use the NCCL topology it was given in GPU workload "
+                                f"{meta.namespace}/{meta.name}",
+                           evidence=(notice,), line_class=_CONFIG_INVALID, standalone="true",
+                           namespace=meta.namespace, pod=meta.name, container=log.container)
+        return
 
 
 #: The node's InfiniBand tools finding no RDMA device registered under /sys/class/infiniband:

@@ -66,16 +66,15 @@ def _any_logged_workload(ctx: NodeContext) -> bool:
 def vm_without_device(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A VM pod on the node whose launcher found no device for its GPUs, charged to the
     container plugin that advertised the GPU resource it asked for."""
-    for pod in ctx.facts.logged_workloads_by_node.get(ctx.name, ()):
-        for log in ctx.logs_of(pod):
-            index = next((i for i in range(len(log.lines) - 1, -1, -1)
-                          if _NO_VM_DEVICE.search(log.lines[i])), None)
-            if index is None or advertiser(ctx, _resources(log.lines[index], pod)) != component:
-                continue
-            meta = pod.metadata
-            found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 2)
-            yield line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
-                               verb=f"hands no VM device to workload {meta.namespace}/{meta.name}",
-                               line_class=_CLASS, standalone="true", namespace=meta.namespace,
-                               pod=meta.name, container=log.container)
-            return
+    for pod, log in ctx.workload_logs():
+        index = next((i for i in range(len(log.lines) - 1, -1, -1)
+                      if _NO_VM_DEVICE.search(log.lines[i])), None)
+        if index is None or advertiser(ctx, _resources(log.lines[index], pod)) != component:
+            continue
+        meta = pod.metadata
+        found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 2)
+        yield line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
+                           verb=f"hands no VM device to workload {meta.namespace}/{meta.name}",
+                           line_class=_CLASS, standalone="true", namespace=meta.namespace,
+                           pod=meta.name, container=log.container)
+        return

@@ -83,12 +83,6 @@ _RDMA_RESOURCE = re.compile(
     r"^rdma/|^nvidia\.com/(?:rdma|sriov|hca)|^mellanox\.com/|^openshift\.io/\w*(?:rdma|mlx)")
 
 
-def _workload_logs(ctx: NodeContext) -> Iterator[tuple[Pod, LogFile]]:
-    for pod in ctx.facts.logged_workloads_by_node.get(ctx.name, ()):
-        for log in ctx.logs_of(pod):
-            yield pod, log
-
-
 #: The layers a pod that asks for RDMA devices and no GPU (``ClusterFacts.fabric_pods``) can
 #: speak for: the verbs path from its HCA to the peer. What it says of a GPU, CUDA or the NVIDIA
 #: runtime is no evidence, since none was given to it.
@@ -107,7 +101,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         return catalog.named_in(line) or job_names(line) or interposer_owner(ctx, line)
 
     done: set[tuple[str, str]] = set()
-    for pod, log in sorted(_workload_logs(ctx), key=lambda item: item[1].previous):
+    for pod, log in sorted(ctx.workload_logs(), key=lambda item: item[1].previous):
         meta = pod.metadata
         key = (meta.namespace, meta.name)
         if key in done:
@@ -849,7 +843,7 @@ def _has_rdma(ctx: NodeContext) -> bool:
 @check("gpudirect-rdma")
 def nccl_transport(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """NCCL fell back to sockets in a GPU workload on a node that has RDMA ports."""
-    for pod, log in _workload_logs(ctx):
+    for pod, log in ctx.workload_logs():
         lines = log.lines
         last = next((i for i in range(len(lines) - 1, -1, -1) if NCCL_NO_IB.search(lines[i])), None)
         if last is None or any(NCCL_USING_IB.search(line) for line in lines[last:]):
@@ -909,7 +903,7 @@ def workload_ports_down(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Every RDMA port a GPU workload's own ibdev2netdev lists is Down, or no port its
     ibv_devinfo or ibstat lists is ACTIVE: the devices the job was given (an SR-IOV VF in
     its pod) carry no traffic."""
-    for pod, log in _workload_logs(ctx):
+    for pod, log in ctx.workload_logs():
         said = _job_ports_down(log.lines)
         if said is None:
             continue
@@ -927,7 +921,7 @@ def nccl_gdr_distance(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """NCCL disabled GPUDirect RDMA in a GPU workload because the GPU's NIC is too far on
     the PCIe tree: its own reading of the topology, the node's GPU-NIC placement (NCCL
     prints it at INFO level and carries on through host memory, so nothing fails)."""
-    for pod, log in _workload_logs(ctx):
+    for pod, log in ctx.workload_logs():
         hit = next(((i, line) for i, line in enumerate(log.lines) if NCCL_GDR_FAR.search(line)), None)
         if hit is None:
             continue
@@ -957,7 +951,7 @@ def nccl_gdr_off(ctx: NodeContext, component: str) -> Iterator[Finding]:
     replaced nv_peer_mem with nvidia-peermem, which NCCL 2.22 did not look for). One HCA
     enabled means GPUDirect works and the others are ports it does not use; GPUs that do not
     do GPUDirect RDMA say nothing."""
-    for pod, log in _workload_logs(ctx):
+    for pod, log in ctx.workload_logs():
         hcas = [(i, m) for i, line in enumerate(log.lines) if "GPU Direct RDMA" in line
                 and (m := NCCL_GDR_HCA.search(line))]
         if not hcas or any(m["state"] != "Disabled" for _, m in hcas):
