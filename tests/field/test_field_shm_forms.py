@@ -6,7 +6,10 @@ error that names no shared memory and a /dev/shm with room left are not read so.
 
 Sources: pangeo-data/pangeo-docker-images#258, msr-fiddle/pipedream#28 (PyTorch's DataLoader
 words), kubeflow/pipelines#6510 (the same on a Kubernetes GPU pool, fixed with a memory-backed
-emptyDir at /dev/shm); df's columns: coreutils' df manual."""
+emptyDir at /dev/shm); df's columns: coreutils' df manual; Python's OSError (strerror, then the
+filename: aigc-apps/sd-webui-EasyPhoto#90); PyTorch's shared tensor files, /torch_<pid>_<n> made
+with shm_open (its README's shared-memory note; NVIDIA/flownet2-pytorch#43, idiap/ESLAM#20,
+logicalclocks/hopsworks#1557)."""
 
 from __future__ import annotations
 
@@ -32,6 +35,15 @@ FULL = {
                 "shm              64M   64M     0 100% /dev/shm",
     "df-blocks": "Filesystem     1K-blocks  Used Available Use% Mounted on\n"
                  "shm                65536 65536         0 100% /dev/shm",
+    # Python's OSError names the path after the error (sd-webui-EasyPhoto#90)
+    "python-oserror-path": "OSError: [Errno 28] No space left on device: '/dev/shm/psm_3f2a1b'",
+    # PyTorch's shared tensor files under /dev/shm (hopsworks#1557; flownet2-pytorch#43, older
+    # releases with no errno appended)
+    "torch-share-file": "    fd, size = storage._share_fd_cpu_()\n"
+                        "RuntimeError: unable to write to file </torch_739_144252761_4>: No space left on "
+                        "device (28)",
+    "torch-share-file-old": "RuntimeError: unable to write to file </torch_18693_1954506624> at "
+                            "/pytorch/torch/lib/TH/THAllocator.c:271",
 }
 
 NOT_SHM = [
@@ -39,6 +51,8 @@ NOT_SHM = [
     "Bus error (core dumped)",
     "shm              64M   12M   53M  19% /dev/shm",
     "overlay          97G   97G     0 100% /",
+    "OSError: [Errno 28] No space left on device: '/data/checkpoints/step-100.pt'",
+    "RuntimeError: unable to write to file </torch_1394_2747491098>: Too many open files (24)",
 ]
 
 
@@ -59,7 +73,8 @@ def test_a_full_dev_shm_is_the_runtimes_limit(name: str) -> None:
 @pytest.mark.parametrize("line", NOT_SHM)
 def test_a_bus_error_or_df_row_without_a_full_shm_is_not(line: str) -> None:
     found = TABLE.read(line)
-    assert found is None or found.id not in ("shm-bus-error", "shm-df-full"), found
+    assert found is None or found.id not in ("shm-bus-error", "shm-df-full", "shm-no-space",
+                                             "torch-shm-file-write"), found
 
 
 def test_a_dev_shm_with_room_left_stays_healthy() -> None:
