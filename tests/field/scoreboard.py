@@ -8,7 +8,8 @@ scores: what a frozen engine reported for each case before any change was made
 for it (its ``cold:`` record, tests/field/cold.py), over every case that has one
 and over the 50 most recently scored; before them, per item of issue 21 that a case
 ``covers`` (gpu-nodes, workloads, dependencies, flavours), its cold score and today's
-(``covers ITEM cold component N/M cause N/M today component N/M cause N/M``); before
+(``covers ITEM cold component N/M cause N/M today component N/M cause N/M``), then the
+newest 50's cold score split into failures and healthy look-alikes; before
 those, how many failure cases' decisive
 text ``gpunode explain`` answers with a decisive line and its class. Last line:
 ``component N/M cause N/M healthy-misses N crashed N``. A healthy look-alike
@@ -219,6 +220,24 @@ def cold_scores(cases: list[Case]) -> tuple[ColdScore, ColdScore]:
     return over(scored), over(scored[-NEWEST:])
 
 
+def newest_split(cases: list[Case]) -> tuple[ColdScore, ColdScore]:
+    """The newest ``NEWEST`` cold records split into failure cases and healthy look-alikes: a
+    look-alike scores when the engine reports nothing, so the share of them in a batch moves
+    the cold score, and the failures' own score is printed beside it."""
+    scored = sorted((c for c in cases if c.cold is not None), key=lambda c: (c.cold.scored, c.id))  # type: ignore[union-attr]
+    newest = scored[-NEWEST:]
+    failures = [cold_ok(c) for c in newest if not c.expect.healthy]
+    healthy = [cold_ok(c) for c in newest if c.expect.healthy]
+    return (ColdScore(sum(m[0] for m in failures), sum(m[1] for m in failures), len(failures)),
+            ColdScore(sum(m[0] for m in healthy), sum(m[1] for m in healthy), len(healthy)))
+
+
+def split_line(failures: ColdScore, healthy: ColdScore) -> str:
+    """``cold-newest-50 failures component N/M cause N/M healthy-look-alikes N/M``."""
+    return (f"{failures.line(f'cold-newest-{NEWEST} failures')} "
+            f"healthy-look-alikes {healthy.component}/{healthy.total}")
+
+
 @dataclass(frozen=True)
 class ItemScore:
     """One item of issue 21 (a case's ``covers``): cold over its cases with a cold record,
@@ -312,6 +331,7 @@ def main(argv: list[str]) -> int:
     print(f"explain decisive line and class {given}/{failing}")
     for item in item_scores(LOADED, outcomes):
         print(item.line())
+    print(split_line(*newest_split(LOADED)))
     every, newest = cold_scores(LOADED)
     print(every.line("cold"))
     print(newest.line(f"cold-newest-{NEWEST}"))

@@ -36,6 +36,7 @@ from scoreboard import (
     explain_given,
     explained,
     item_scores,
+    newest_split,
     run,
     share_out,
     summary,
@@ -380,11 +381,29 @@ def test_each_item_a_case_covers_prints_its_cold_and_todays_score(
 
     main(["gpu-operator-1099", "nfd-850"])  # the RKE2 case covers flavours; the NFD one nothing
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-4] == (
+    assert lines[-5] == (
         "covers flavours cold component 1/1 cause 0/1 today component 1/1 cause 1/1"
         f" (fewer than {MIN_ITEM_COLD} cold)"
-    ), lines[-5:]
-    assert not any(line.startswith("covers ") for line in lines[:-4])
+    ), lines[-6:]
+    assert not any(line.startswith("covers ") for line in lines[:-5])
+
+
+def test_the_newest_cold_score_is_split_into_failures_and_healthy_look_alikes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A healthy look-alike scores cold when nothing is reported, so the newest 50's score is
+    also printed for the failure cases alone, before the corpus-wide cold lines."""
+    from scoreboard import main
+
+    main(["gpu-operator-1099", "nfd-850"])  # two failure cases, both right in component cold
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-4] == "cold-newest-50 failures component 2/2 cause 0/2 healthy-look-alikes 0/0", lines[-5:]
+    cases = [c for _, c in load_cases() if isinstance(c, Case)]
+    failures, healthy = newest_split(cases)
+    _, newest = cold_scores(cases)
+    assert failures.total + healthy.total == newest.total
+    assert failures.component + healthy.component == newest.component
+    assert failures.cause + healthy.cause == newest.cause
 
 
 def test_items_one_to_four_each_have_five_public_cases_scored_cold() -> None:
