@@ -91,6 +91,11 @@ _RDMA_MODULE = re.compile(r"rdma")
 _ROUTINE = re.compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
                       r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
 _OWNED = ("driver", "gpu-hardware", "ofed")
+#: The components an NVRM failure line may name as its owner instead of the driver: the GPU
+#: (a BAR, the VBIOS) and Fabric Manager, whose state the driver's status codes name
+#: (NV_ERR_FABRIC_STATE_OUT_OF_SYNC from multicast setup after Fabric Manager restarted under
+#: live GPUs; the catalog's named_by).
+_NVRM_OWNERS = ("gpu-hardware", "driver", "fabric-manager")
 #: nvidia.ko's own word that its PCI probe took no GPU ("NVRM: No NVIDIA devices probed.",
 #: after "NVRM: GPU 0000:01:00.0 is already bound to NovaCore." where another kernel driver
 #: holds it, beclab/Olares#3963): the module's init then fails with ENODEV and it does not
@@ -249,4 +254,4 @@ def _owner(line: str, named_in: Callable[[str], str | None],
     if _ADAPTER_INIT.search(line):
         return _ADAPTER
     named = named_in(line)
-    return named if named in ("gpu-hardware", "driver") else "driver"
+    return named if named in _NVRM_OWNERS else "driver"
