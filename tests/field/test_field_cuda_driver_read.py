@@ -1,7 +1,13 @@
 """CUDA's "API call is not supported in the installed CUDA driver" (the runtime's text for
 cudaErrorCallRequiresNewerDriver) in a GPU job's log is the driver too old; a job that read the
 driver's CUDA version earlier in its log (NCCL's "cudaDriverVersion 11000") did get the driver's
-library from the runtime, so the runtime is not blamed for leaving it out."""
+library from the runtime, so the runtime is not blamed for leaving it out. The error itself says
+as much: the runtime returns it only after it loaded a driver library that passed its minimum
+version and lacks the call (the runtime API's error types: 36 "requires a newer CUDA driver than
+the one currently installed"); with no libcuda it stops at error 35, the insufficient driver,
+which is the form PyTorch turns into "Found no NVIDIA driver" (c10/cuda/CUDAFunctions.cpp). So
+only error 35 alone, on a pod that may have started without NVIDIA's runtime, keeps the
+runtime's reading."""
 
 from __future__ import annotations
 
@@ -17,6 +23,8 @@ NCCL_955 = ("job-0:205826:205826 [0] NCCL INFO cudaDriverVersion 11000\n"
             "Cuda failure 'API call is not supported in the installed CUDA driver'")
 #: VITA-Group/FasterSeg#82: PyTorch's words for the same error
 TORCH_36 = "RuntimeError:CUDA error:API call is not supported in the installed CUDA driver"
+#: the runtime's text for error 35, as PyTorch prints it
+TORCH_35 = "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"
 
 
 def _job(text: str) -> Case:
@@ -31,7 +39,12 @@ def test_the_runtimes_text_for_a_call_needing_a_newer_driver_is_the_driver_too_o
     assert top_pair(_job(NCCL_955)) == ("driver", "cuda_driver_too_old")
 
 
-def test_without_the_drivers_version_read_the_runtime_reading_stands() -> None:
-    # the same words with nothing showing the container got libcuda: a pod without a
-    # RuntimeClass on a node whose default runtime is not NVIDIA's may have none
-    assert top_pair(_job(TORCH_36)) == ("container-toolkit", "nvidia_not_default_runtime")
+def test_the_call_needing_a_newer_driver_says_a_driver_was_loaded() -> None:
+    # the same words with nothing else: error 36 comes only from a loaded driver library,
+    # so a pod on a node whose default runtime is not NVIDIA's still got the driver
+    assert top_pair(_job(TORCH_36)) == ("driver", "cuda_driver_too_old")
+
+
+def test_the_insufficient_driver_alone_keeps_the_runtime_reading() -> None:
+    # error 35 is also what the runtime answers where no driver library is in the container
+    assert top_pair(_job(TORCH_35)) == ("container-toolkit", "nvidia_not_default_runtime")

@@ -568,7 +568,14 @@ _DRIVER_VERSION_FOUND = re.compile(
     r"|\bPTX was compiled with an unsupported toolchain\b"
     r"|\bUNSUPPORTED_PTX_VERSION\b|\bUnsupportedPtxVersion\b"
     # FFmpeg's NVENC encoder, after libnvidia-encode told it the newest API the driver offers
-    r"|\bDriver does not support the required nvenc API version\b")
+    r"|\bDriver does not support the required nvenc API version\b"
+    # CUDA's error 36 (cudaErrorCallRequiresNewerDriver): the runtime found a driver library
+    # whose version passed its own minimum but lacks the call. Without any libcuda the runtime
+    # stops earlier, at error 35, which is where PyTorch reads "Found no NVIDIA driver" (its
+    # c10/cuda/CUDAFunctions.cpp: cudaErrorInsufficientDriver with cudaDriverGetVersion at 0,
+    # "If no driver is installed, then 0 is returned", the runtime API's version management)
+    r"|\bAPI call is not supported in the installed CUDA driver\b|\bAPI call requires a newer CUDA driver\b"
+    r"|\bcudaErrorCallRequiresNewerDriver\b|\bCUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER\b")
 
 #: A job's own line quoting the CUDA version it read from the driver's library (NCCL's "NCCL INFO
 #: cudaDriverVersion 11000", from cuDriverGetVersion, NVIDIA/nccl#955): only a container that got
