@@ -123,7 +123,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             found, target = (hooked, "container-toolkit") if hooked is not None else (found, None)
         if found is None or target is None or (target in OWN_FACTS_ONLY
                                                and not _hardware_says(ctx.kb, target, found.line)):
-            runtime_less = (_no_gpu_without_runtime(ctx, pod, log)
+            runtime_less = (_below_required_driver(ctx, pod, log)
+                            or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log))
             if runtime_less is not None:
@@ -548,6 +549,42 @@ def _no_kernel_module(ctx: NodeContext, finding: Finding, lines: Sequence[str]) 
     if any(_STUB.search(line) for line in lines):
         return finding
     return _recast(ctx, finding, _NOT_LOADED)
+
+
+#: A program's own statement of the oldest driver release it runs on: FFmpeg's NVENC encoders
+#: ("The minimum required Nvidia driver for nvenc is 418.30 or newer", libavcodec/nvenc.c, with
+#: "(unknown)" where its headers name none; livepeer/go-livepeer#1106, AlphaAtlas/
+#: VapourSynthColab#4) and the applications that relay it in their words ("Minimum required
+#: Nvidia driver is 570.0 or newer").
+_MIN_DRIVER = re.compile(r"(?i:\bminimum required nvidia driver (?:for [\w-]+ )?is )"
+                         r"(?P<version>\d+(?:\.\d+)*) or newer\b")
+
+
+def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A GPU job that names the oldest driver release it needs, on a node whose own driver
+    (checks.versions' reader, its nvidia-smi reporting no mismatch) is older: the driver too
+    old for the job's image, settled by the node's facts. FFmpeg prints the requirement also
+    where libnvidia-encode did not load at all, so the words alone are not read; a node whose
+    driver meets the requirement is not blamed, and one whose release is not read says nothing."""
+    host = _host_release(ctx)
+    if host is None:
+        return None
+    lines = log.lines
+    for index in range(len(lines) - 1, -1, -1):
+        said = _MIN_DRIVER.search(lines[index]) if "minimum required" in lines[index].lower() else None
+        if said is None:
+            continue
+        needed = _release(said["version"])
+        if host[:len(needed)] >= needed:
+            return None
+        meta = pod.metadata
+        found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
+        finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
+                               verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
+                               standalone="true", namespace=meta.namespace, pod=meta.name,
+                               container=log.container)
+        return _recast(ctx, finding, _TOO_OLD)
+    return None
 
 
 #: The driver's cause CUDA's insufficient-driver error names (checks.workload_logs settles it).
