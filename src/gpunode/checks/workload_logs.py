@@ -587,78 +587,6 @@ def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding 
     return None
 
 
-#: A program's own statement of the oldest driver release it runs on: FFmpeg's NVENC encoders
-#: ("The minimum required Nvidia driver for nvenc is 418.30 or newer", libavcodec/nvenc.c, with
-#: "(unknown)" where its headers name none; livepeer/go-livepeer#1106, AlphaAtlas/
-#: VapourSynthColab#4) and the applications that relay it in their words ("Minimum required
-#: Nvidia driver is 570.0 or newer").
-_MIN_DRIVER = re.compile(r"(?i:\bminimum required nvidia driver (?:for [\w-]+ )?is )"
-                         r"(?P<version>\d+(?:\.\d+)*) or newer\b")
-
-
-def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
-    """A GPU job that names the oldest driver release it needs, on a node whose own driver
-    (checks.versions' reader, its nvidia-smi reporting no mismatch) is older: the driver too
-    old for the job's image, settled by the node's facts. FFmpeg prints the requirement also
-    where libnvidia-encode did not load at all, so the words alone are not read; a node whose
-    driver meets the requirement is not blamed, and one whose release is not read says nothing."""
-    host = _host_release(ctx)
-    if host is None:
-        return None
-    lines = log.lines
-    for index in range(len(lines) - 1, -1, -1):
-        said = _MIN_DRIVER.search(lines[index]) if "minimum required" in lines[index].lower() else None
-        if said is None:
-            continue
-        needed = _release(said["version"])
-        if host[:len(needed)] >= needed:
-            return None
-        meta = pod.metadata
-        found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
-        finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
-                               verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
-                               standalone="true", namespace=meta.namespace, pod=meta.name,
-                               container=log.container)
-        return _recast(ctx, finding, _TOO_OLD)
-    return None
-
-
-#: A program's own statement of the oldest driver release it runs on: FFmpeg's NVENC encoders
-#: ("The minimum required Nvidia driver for nvenc is 418.30 or newer", libavcodec/nvenc.c, with
-#: "(unknown)" where its headers name none; livepeer/go-livepeer#1106, AlphaAtlas/
-#: VapourSynthColab#4) and the applications that relay it in their words ("Minimum required
-#: Nvidia driver is 570.0 or newer").
-_MIN_DRIVER = re.compile(r"(?i:\bminimum required nvidia driver (?:for [\w-]+ )?is )"
-                         r"(?P<version>\d+(?:\.\d+)*) or newer\b")
-
-
-def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
-    """A GPU job that names the oldest driver release it needs, on a node whose own driver
-    (checks.versions' reader, its nvidia-smi reporting no mismatch) is older: the driver too
-    old for the job's image, settled by the node's facts. FFmpeg prints the requirement also
-    where libnvidia-encode did not load at all, so the words alone are not read; a node whose
-    driver meets the requirement is not blamed, and one whose release is not read says nothing."""
-    host = _host_release(ctx)
-    if host is None:
-        return None
-    lines = log.lines
-    for index in range(len(lines) - 1, -1, -1):
-        said = _MIN_DRIVER.search(lines[index]) if "minimum required" in lines[index].lower() else None
-        if said is None:
-            continue
-        needed = _release(said["version"])
-        if host[:len(needed)] >= needed:
-            return None
-        meta = pod.metadata
-        found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
-        finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
-                               verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
-                               standalone="true", namespace=meta.namespace, pod=meta.name,
-                               container=log.container)
-        return _recast(ctx, finding, _TOO_OLD)
-    return None
-
-
 #: The driver's cause CUDA's insufficient-driver error names (checks.workload_logs settles it).
 _TOO_OLD = "cuda_driver_too_old"
 #: The toolkit's cause for a container it started without the driver's libraries.
@@ -736,24 +664,6 @@ def says_no_gpu(line: str) -> bool:
     behind a literal test so the regex runs only on the rare line that may hold them."""
     lower = line.lower()
     return any(lit in lower for lit in _NO_GPU_LITERALS) and _NO_GPU_IN_CONTAINER.search(line) is not None
-
-
-#: A GPU job's words for a driver that answered and counted no device it may use: PyTorch's "No
-#: CUDA GPUs are available" (c10/cuda/CUDAFunctions.cpp raises it where cudaGetDeviceCount gave 0
-#: or cudaErrorNoDevice; without a driver library it raises "Found no NVIDIA driver" instead),
-#: CUDA's cudaErrorNoDevice ("no CUDA-capable devices were detected by the installed CUDA
-#: driver"), nvidia-smi's "No devices were found" (NVML initialised). A process whose own
-#: CUDA_VISIBLE_DEVICES is empty gets the same answer (a Ray task or actor that asked for no GPU,
-#: ray-project/ray#51154). A container started under plain runc has no driver library to answer,
-#: so these say nothing of the runtime's default.
-_DRIVER_ANSWERED = re.compile(
-    r"\bNo CUDA GPUs are available\b|(?:^|\s)No devices were found\s*$"
-    r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected")
-
-
-def _says_no_driver(line: str) -> bool:
-    """``says_no_gpu`` where the words do not say that a driver answered (``_DRIVER_ANSWERED``)."""
-    return says_no_gpu(line) and _DRIVER_ANSWERED.search(line) is None
 
 
 #: A GPU job's words for a driver that answered and counted no device it may use: PyTorch's "No
