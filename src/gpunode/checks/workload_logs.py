@@ -124,7 +124,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             found, target = (hooked, "container-toolkit") if hooked is not None else (found, None)
         if found is None or target is None or (target in OWN_FACTS_ONLY
                                                and not _hardware_says(ctx.kb, target, found.line)):
-            runtime_less = (_no_gpu_without_runtime(ctx, pod, log)
+            runtime_less = (_below_required_driver(ctx, pod, log)
+                            or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log))
             if runtime_less is not None:
@@ -566,6 +567,42 @@ def _no_kernel_module(ctx: NodeContext, finding: Finding, lines: Sequence[str]) 
     return _recast(ctx, finding, _NOT_LOADED)
 
 
+#: A program's own statement of the oldest driver release it runs on: FFmpeg's NVENC encoders
+#: ("The minimum required Nvidia driver for nvenc is 418.30 or newer", libavcodec/nvenc.c, with
+#: "(unknown)" where its headers name none; livepeer/go-livepeer#1106, AlphaAtlas/
+#: VapourSynthColab#4) and the applications that relay it in their words ("Minimum required
+#: Nvidia driver is 570.0 or newer").
+_MIN_DRIVER = re.compile(r"(?i:\bminimum required nvidia driver (?:for [\w-]+ )?is )"
+                         r"(?P<version>\d+(?:\.\d+)*) or newer\b")
+
+
+def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A GPU job that names the oldest driver release it needs, on a node whose own driver
+    (checks.versions' reader, its nvidia-smi reporting no mismatch) is older: the driver too
+    old for the job's image, settled by the node's facts. FFmpeg prints the requirement also
+    where libnvidia-encode did not load at all, so the words alone are not read; a node whose
+    driver meets the requirement is not blamed, and one whose release is not read says nothing."""
+    host = _host_release(ctx)
+    if host is None:
+        return None
+    lines = log.lines
+    for index in range(len(lines) - 1, -1, -1):
+        said = _MIN_DRIVER.search(lines[index]) if "minimum required" in lines[index].lower() else None
+        if said is None:
+            continue
+        needed = _release(said["version"])
+        if host[:len(needed)] >= needed:
+            return None
+        meta = pod.metadata
+        found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
+        finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
+                               verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
+                               standalone="true", namespace=meta.namespace, pod=meta.name,
+                               container=log.container)
+        return _recast(ctx, finding, _TOO_OLD)
+    return None
+
+
 #: The driver's cause CUDA's insufficient-driver error names (checks.workload_logs settles it).
 _TOO_OLD = "cuda_driver_too_old"
 #: The toolkit's cause for a container it started without the driver's libraries.
@@ -584,7 +621,14 @@ _DRIVER_VERSION_FOUND = re.compile(
     r"|\bPTX was compiled with an unsupported toolchain\b"
     r"|\bUNSUPPORTED_PTX_VERSION\b|\bUnsupportedPtxVersion\b"
     # FFmpeg's NVENC encoder, after libnvidia-encode told it the newest API the driver offers
-    r"|\bDriver does not support the required nvenc API version\b")
+    r"|\bDriver does not support the required nvenc API version\b"
+    # CUDA's error 36 (cudaErrorCallRequiresNewerDriver): the runtime found a driver library
+    # whose version passed its own minimum but lacks the call. Without any libcuda the runtime
+    # stops earlier, at error 35, which is where PyTorch reads "Found no NVIDIA driver" (its
+    # c10/cuda/CUDAFunctions.cpp: cudaErrorInsufficientDriver with cudaDriverGetVersion at 0,
+    # "If no driver is installed, then 0 is returned", the runtime API's version management)
+    r"|\bAPI call is not supported in the installed CUDA driver\b|\bAPI call requires a newer CUDA driver\b"
+    r"|\bcudaErrorCallRequiresNewerDriver\b|\bCUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER\b")
 
 #: A job's own line quoting the CUDA version it read from the driver's library (NCCL's "NCCL INFO
 #: cudaDriverVersion 11000", from cuDriverGetVersion, NVIDIA/nccl#955): only a container that got
@@ -638,6 +682,24 @@ def says_no_gpu(line: str) -> bool:
     return any(lit in lower for lit in _NO_GPU_LITERALS) and _NO_GPU_IN_CONTAINER.search(line) is not None
 
 
+#: A GPU job's words for a driver that answered and counted no device it may use: PyTorch's "No
+#: CUDA GPUs are available" (c10/cuda/CUDAFunctions.cpp raises it where cudaGetDeviceCount gave 0
+#: or cudaErrorNoDevice; without a driver library it raises "Found no NVIDIA driver" instead),
+#: CUDA's cudaErrorNoDevice ("no CUDA-capable devices were detected by the installed CUDA
+#: driver"), nvidia-smi's "No devices were found" (NVML initialised). A process whose own
+#: CUDA_VISIBLE_DEVICES is empty gets the same answer (a Ray task or actor that asked for no GPU,
+#: ray-project/ray#51154). A container started under plain runc has no driver library to answer,
+#: so these say nothing of the runtime's default.
+_DRIVER_ANSWERED = re.compile(
+    r"\bNo CUDA GPUs are available\b|(?:^|\s)No devices were found\s*$"
+    r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected")
+
+
+def _says_no_driver(line: str) -> bool:
+    """``says_no_gpu`` where the words do not say that a driver answered (``_DRIVER_ANSWERED``)."""
+    return says_no_gpu(line) and _DRIVER_ANSWERED.search(line) is None
+
+
 def _runs_without_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
     """The pod names no RuntimeClass and the node's runtime has NVIDIA's configured but not
     as its default: the pod's containers start under plain runc. Where the platform's own
@@ -647,6 +709,20 @@ def _runs_without_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
         return False
     setup = ctx.runtime_setup
     return setup is not None and bool(setup.nvidia) and not setup.default_is_nvidia
+
+
+def _docker_default_unread(ctx: NodeContext, pod: Pod) -> bool:
+    """A Docker node whose daemon.json was not collected, a pod that names no RuntimeClass,
+    and the node's own driver answering (its release read, no mismatch). The kubelet's Docker
+    shim runs every pod under the daemon's default runtime and refuses any other handler
+    (dockershim's RunPodSandbox: "RuntimeHandler %q not supported"; cri-dockerd kept it), and
+    passes no CDI devices, so NVIDIA's runtime reaches a pod's container only as Docker's
+    default (the device plugin's prerequisite, "default-runtime": "nvidia" in daemon.json).
+    Had it run, its hook would have put the driver's libraries in or failed the start; a
+    running GPU container without them was started by another default."""
+    if ctx.runtime_kind != "docker" or pod.spec.runtime_class_name or _platform_plugin_mounts_driver(ctx):
+        return False
+    return ctx.runtime_setup is None and ctx.runtime_setup_error is None and _host_release(ctx) is not None
 
 
 def _devices_lost(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
@@ -705,12 +781,15 @@ def _cdi_by_default(ctx: NodeContext) -> bool:
 def _no_gpu_without_runtime(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     """A GPU job whose log says its container has no driver library or GPU, in a pod that
     starts under plain runc (no RuntimeClass, NVIDIA's runtime not the default, no CDI by
-    default): the runtime's configuration is why (NVIDIA/gpu-operator#1017). Where the pod
-    does get NVIDIA's runtime the same words are below it, and nothing is said here."""
-    if not _runs_without_nvidia_runtime(ctx, pod) or _cdi_by_default(ctx):
+    default; on Docker, a daemon.json not collected: ``_docker_default_unread``): the
+    runtime's configuration is why (NVIDIA/gpu-operator#1017). Where the pod
+    does get NVIDIA's runtime the same words are below it, and nothing is said here; nor
+    where the words say a driver answered with no device (``_DRIVER_ANSWERED``)."""
+    docker_unread = _docker_default_unread(ctx, pod)
+    if not docker_unread and (not _runs_without_nvidia_runtime(ctx, pod) or _cdi_by_default(ctx)):
         return None
     lines = log.lines
-    index = next((i for i in range(len(lines) - 1, -1, -1) if says_no_gpu(lines[i])), None)
+    index = next((i for i in range(len(lines) - 1, -1, -1) if _says_no_driver(lines[i])), None)
     if index is None:
         return None
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
