@@ -2,7 +2,9 @@
 'could not select device driver %q with capabilities: %v') is the toolkit not wired into the
 daemon, whether or not the line keeps the driver's name: quoted by hand, the empty name of
 --gpus ("") is often dropped, and the line reads 'could not select device driver with
-capabilities: [[gpu]]'. The words of a request for another capability keep no reading.
+capabilities: [[gpu]]'; typed through an editor or copied from a web page, the quotes are
+typographic ones ('could not select device driver “” with capabilities: [[gpu]]'). The words of
+a request for another capability keep no reading.
 
 Sources, each line beside its address."""
 
@@ -23,6 +25,15 @@ DOCS = "could not select device driver with capabilities: [[gpu]]"
 #: https://github.com/infiniflow/ragflow/issues/3303 (the daemon's own form, the driver's name kept)
 RAGFLOW_3303 = ('Error response from daemon: could not select device driver "nvidia" with capabilities:'
                 ' [[gpu]]')
+#: https://github.com/sirius-db/sirius README.md ("This means nvidia-driver or
+#: nvidia-container-toolkit is not installed"), the typographic quotes as the page has them
+SIRIUS_README = ("docker: Error response from daemon: could not select device driver “” with capabilities:"
+                 " [[gpu]].")
+#: https://www.yurui-deep-learning.com/2021/08/17/docker-error-response-from-daemon-could-not-select-device-driver-with-capabilities-gpu/
+#: (the page's title as a linking page quotes it)
+YURUI_TITLE = SIRIUS_README
+#: The daemon's form for a named driver, with typographic quotes (the pattern's other branch)
+NAMED_TYPOGRAPHIC = RAGFLOW_3303.replace('"nvidia"', "“nvidia”")
 #: Look-alike: a request for a capability the NVIDIA driver does not serve (no gpu in it).
 OTHER_CAPABILITY = "Error response from daemon: could not select device driver with capabilities: [[tpu]]"
 
@@ -39,9 +50,14 @@ def _refused(message: str) -> Case:
 
 
 def test_the_refusal_without_the_drivers_name_is_the_toolkit_not_registered() -> None:
-    for line in (NVIDIA_DOCKER_1642, DOCS, RAGFLOW_3303):
+    for line in (NVIDIA_DOCKER_1642, DOCS, RAGFLOW_3303, SIRIUS_README, YURUI_TITLE,
+                 NAMED_TYPOGRAPHIC):
         assert top_pair(_refused(line)) == _UNREGISTERED, line
 
 
 def test_a_request_for_another_capability_is_not_read_as_the_gpu_one() -> None:
     assert top_pair(_refused(OTHER_CAPABILITY)) != _UNREGISTERED
+
+
+def test_typographic_quotes_around_another_capability_keep_no_reading() -> None:
+    assert top_pair(_refused(OTHER_CAPABILITY.replace("with", "“” with"))) != _UNREGISTERED
