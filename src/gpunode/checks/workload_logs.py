@@ -617,9 +617,12 @@ _DRIVER_VERSION_FOUND = re.compile(
     r"|\bcudaErrorCompatNotSupportedOnDevice\b|\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b"
     # the NGC entrypoint's banner, printed after it read the driver's version in the container
     r"|\bThis container was built for NVIDIA Driver Release\b"
-    # the driver's JIT refusing PTX from a newer compiler: only a loaded libcuda compiles PTX
+    # the driver's JIT refusing PTX from a newer compiler: only a loaded libcuda compiles PTX.
+    # Its enumerators as jobs print them, whole ("Error loading CUDA module:
+    # CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)", quantaosun/Dock-MD-FEP#2; "code=222(
+    # cudaErrorUnsupportedPtxVersion )", Jittor/jittor#194): no word boundary inside them
     r"|\bPTX was compiled with an unsupported toolchain\b"
-    r"|\bUNSUPPORTED_PTX_VERSION\b|\bUnsupportedPtxVersion\b"
+    r"|\b(?:CUDA_ERROR_)?UNSUPPORTED_PTX_VERSION\b|\b(?:cudaError)?UnsupportedPtxVersion\b"
     # FFmpeg's NVENC encoder, after libnvidia-encode told it the newest API the driver offers
     r"|\bDriver does not support the required nvenc API version\b"
     # CUDA's error 36 (cudaErrorCallRequiresNewerDriver): the runtime found a driver library
