@@ -615,6 +615,8 @@ _NO_LIBS = "container_cli_no_driver_libs"
 _DRIVER_VERSION_FOUND = re.compile(
     r"\bfound version \d+|\b(?:returned|Error) 804\b|forward compatibility was attempted"
     r"|\bcudaErrorCompatNotSupportedOnDevice\b|\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b"
+    # MATLAB's verdict after it loaded the driver's library and read its CUDA version
+    r"|\bCUDA driver was found, but it is too old\b|\bCUDA driver on your system supports CUDA version\b"
     # the NGC entrypoint's banner, printed after it read the driver's version in the container
     r"|\bThis container was built for NVIDIA Driver Release\b"
     # the driver's JIT refusing PTX from a newer compiler: only a loaded libcuda compiles PTX.
