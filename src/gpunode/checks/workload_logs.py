@@ -49,6 +49,7 @@ from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
 from gpunode.checks.net_plugin import plugin_fell_back
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
+from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
 from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
@@ -125,6 +126,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         if found is None or target is None or (target in OWN_FACTS_ONLY
                                                and not _hardware_says(ctx.kb, target, found.line)):
             runtime_less = (_below_required_driver(ctx, pod, log)
+                            or _uvm_missing(ctx, pod, log)
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log))
@@ -141,6 +143,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
+        finding = _uvm_recast(ctx, finding)
         # NVML answered: one query's privilege
         yield from (_confined(ctx, _image_libcuda(ctx, _image_nvml(ctx, kept, log.lines), log.lines))
                     for kept in unless_query_refused(finding, log.lines)
@@ -444,6 +447,29 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding,
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
                                    status=known.severity, specificity=max(known.specificity,
                                                                           finding.specificity))
+
+
+def _uvm_missing(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """CUDA's unknown error at initialisation in a GPU job, on a node whose lsmod lists nvidia
+    and not nvidia_uvm: the driver's ``nvidia_uvm_missing`` (checks.uvm_words says why)."""
+    index = init_unknown_index(log.lines) if uvm_not_loaded(ctx.modules) else None
+    if index is None:
+        return None
+    meta = pod.metadata
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
+                           verb=f"fails in GPU workload {meta.namespace}/{meta.name}", standalone="true",
+                           namespace=meta.namespace, pod=meta.name, container=log.container)
+    return _recast(ctx, finding, UVM_MISSING)
+
+
+def _uvm_recast(ctx: NodeContext, finding: Finding) -> Finding:
+    """A finding on a job's CUDA unknown error at initialisation (PyTorch's words the job-error
+    table gives the driver, cuInit's CUDA_ERROR_UNKNOWN it gives the toolkit) as
+    ``nvidia_uvm_missing`` where the node's lsmod lacks nvidia_uvm beside nvidia."""
+    if finding.cause == UVM_MISSING or not says_init_unknown(finding.context.get(MESSAGE, "")):
+        return finding
+    return _recast(ctx, finding, UVM_MISSING) if uvm_not_loaded(ctx.modules) else finding
 
 
 #: NVML's own words, after its "Driver/library version mismatch", for the library the process

@@ -1,0 +1,48 @@
+"""A GPU job's CUDA unknown error at initialisation, settled by the node's loaded modules.
+
+CUDA's unknown error (cudaErrorUnknown, 30 before CUDA 10.1 and 999 since; the driver API's
+CUDA_ERROR_UNKNOWN) is shared by several layers, so the job's words alone name none
+(data/job_errors.toml leaves it out). At initialisation, before the job ran any kernel, one
+cause is the node's: CUDA needs the unified-memory module nvidia_uvm beside nvidia, and where
+it is not loaded the first CUDA call fails with that unknown error while nvidia-smi, which
+needs only nvidia, answers (NVlabs/nvbio-gpl#7: deviceQuery's "cudaGetDeviceCount returned 30
+-> unknown error", fixed by installing the uvm module; Bumblebee-Project/Bumblebee#623:
+PyCUDA's "cuInit failed: unknown" with nvidia_uvm not loaded; ultralytics/ultralytics#7716:
+PyTorch's "CUDA unknown error" after a suspend, fixed by reloading nvidia_uvm). So where the
+node's lsmod lists nvidia and not nvidia_uvm, the job's unknown error at initialisation is
+``nvidia_uvm_missing``. With nvidia_uvm listed, no lsmod collected, or no nvidia module at
+all (the driver not loaded, read elsewhere), nothing is said here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Sequence
+
+#: The cause of a node whose CUDA lacks the unified-memory module.
+UVM_MISSING = "nvidia_uvm_missing"
+
+#: CUDA's unknown error from the calls that initialise it: deviceQuery's "cudaGetDeviceCount
+#: returned 30" (999 since CUDA 10.1), cuInit's CUDA_ERROR_UNKNOWN as bindings print it
+#: (PyCUDA's "cuInit failed: unknown", TensorFlow's "failed call to cuInit: CUDA_ERROR_UNKNOWN"),
+#: PyTorch's words for it at initialisation.
+_INIT_UNKNOWN = re.compile(
+    r"\bcudaGetDeviceCount(?:\(\))? returned (?:30|999)\b"
+    r"|\bcuInit\b[^\n]{0,60}?(?:\bCUDA_ERROR_UNKNOWN\b|: unknown\s*(?:error\s*)?$)"
+    r"|\bCUDA unknown error - this may be due to an incorrectly set up environment\b")
+
+
+def says_init_unknown(line: str) -> bool:
+    """Whether ``line`` is CUDA's unknown error from the calls that initialise it."""
+    return ("unknown" in line.lower() or "returned" in line) and _INIT_UNKNOWN.search(line) is not None
+
+
+def uvm_not_loaded(modules: Container[str] | None) -> bool:
+    """The node's loaded modules (lsmod) list nvidia and not nvidia_uvm; False where lsmod was
+    not collected or no nvidia module is loaded."""
+    return modules is not None and "nvidia" in modules and "nvidia_uvm" not in modules
+
+
+def init_unknown_index(lines: Sequence[str]) -> int | None:
+    """The index of the job's last CUDA unknown error at initialisation, or None."""
+    return next((i for i in range(len(lines) - 1, -1, -1) if says_init_unknown(lines[i])), None)

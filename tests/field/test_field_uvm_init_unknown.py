@@ -1,0 +1,51 @@
+"""A GPU job's CUDA unknown error at initialisation on a node whose lsmod lists nvidia and not
+nvidia_uvm is the driver's ``nvidia_uvm_missing`` (checks.uvm_words): CUDA needs the
+unified-memory module, nvidia-smi does not, and the first CUDA call fails with an error that
+several layers share, which the node's loaded modules settle.
+
+Sources: NVlabs/nvbio-gpl#7 (deviceQuery's "cudaGetDeviceCount returned 30 -> unknown error",
+fixed by installing the uvm module); Bumblebee-Project/Bumblebee#623 (PyCUDA's "cuInit failed:
+unknown" with nvidia_uvm not loaded); ultralytics/ultralytics#7716 (PyTorch's "CUDA unknown
+error" after a suspend, fixed by reloading nvidia_uvm). Look-alikes: the same words on a node
+whose lsmod lists nvidia_uvm, or lists no nvidia module at all, are not read as it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from case import Case, synthetic_case
+from scoreboard import top_pair
+
+DEVICE_QUERY = "cudaGetDeviceCount returned 30\n-> unknown error\nResult = FAIL"
+PYCUDA = "pycuda._driver.Error: cuInit failed: unknown"
+TORCH = ("RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. "
+         "changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices "
+         "to be zero.")
+
+NO_UVM = ("nvidia_drm             45056  0\nnvidia_modeset       1110016  1 nvidia_drm\n"
+          "nvidia              14368768  1 nvidia_modeset\n")
+WITH_UVM = ("nvidia_uvm           1032192  2\n"
+            + NO_UVM.replace("1 nvidia_modeset", "3 nvidia_uvm,nvidia_modeset"))
+NO_NVIDIA = "nouveau              2293760  0\ndrm_kms_helper        184320  1 nouveau\n"
+
+
+def _job(text: str, lsmod: str) -> Case:
+    evidence: list[dict[str, Any]] = [
+        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "job", "state": "Error",
+         "exit_code": 1},
+        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+         "container": "job", "text": text + "\n"},
+        {"kind": "node-cmd", "name": "lsmod.txt", "text": lsmod}]
+    return synthetic_case("x-uvm", evidence)
+
+
+def test_an_init_unknown_error_without_nvidia_uvm_is_the_module_missing() -> None:
+    for text in (DEVICE_QUERY, PYCUDA, TORCH):
+        assert top_pair(_job(text, NO_UVM)) == ("driver", "nvidia_uvm_missing"), text
+
+
+def test_with_nvidia_uvm_loaded_or_no_nvidia_module_it_is_not_read() -> None:
+    for text in (DEVICE_QUERY, PYCUDA, TORCH):
+        for lsmod in (WITH_UVM, NO_NVIDIA):
+            top = top_pair(_job(text, lsmod))
+            assert top is None or top[1] != "nvidia_uvm_missing", (text, lsmod, top)
