@@ -51,6 +51,7 @@ from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
 from gpunode.checks.versions import HOST_VERSIONS
+from gpunode.checks.vgpu_words import is_vgpu, unavailable_index
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
 from gpunode.kb import KnowledgeBase
@@ -127,6 +128,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                                                and not _hardware_says(ctx.kb, target, found.line)):
             runtime_less = (_below_required_driver(ctx, pod, log)
                             or _uvm_missing(ctx, pod, log)
+                            or _vgpu_refused(ctx, pod, log)
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log))
@@ -470,6 +472,30 @@ def _uvm_recast(ctx: NodeContext, finding: Finding) -> Finding:
     if finding.cause == UVM_MISSING or not says_init_unknown(finding.context.get(MESSAGE, "")):
         return finding
     return _recast(ctx, finding, UVM_MISSING) if uvm_not_loaded(ctx.modules) else finding
+
+
+def _on_vgpu(ctx: NodeContext) -> bool:
+    """Whether the node's GPUs are vGPUs, by nvidia-smi, else GFD's product label."""
+    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
+    gpus = smi.gpus if smi is not None else []
+    node = ctx.node
+    label = node.metadata.labels.get("nvidia.com/gpu.product", "") if node is not None else ""
+    return is_vgpu([g.product_name for g in gpus], [g.virtualization_mode for g in gpus], label)
+
+
+def _vgpu_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """CUDA's busy-or-unavailable error in a GPU job on a node whose GPUs are vGPUs: the guest
+    driver refusing CUDA (an unlicensed vGPU), the driver's ``error_device``
+    (checks.vgpu_words says why). On a GPU that is no vGPU nothing is said here."""
+    index = unavailable_index(log.lines)
+    if index is None or not _on_vgpu(ctx):
+        return None
+    meta = pod.metadata
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    return line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
+                        verb=f"refuses CUDA on the vGPU of GPU workload {meta.namespace}/{meta.name}",
+                        line_class="error_device", standalone="true", namespace=meta.namespace,
+                        pod=meta.name, container=log.container)
 
 
 #: NVML's own words, after its "Driver/library version mismatch", for the library the process

@@ -1,0 +1,52 @@
+"""CUDA's busy-or-unavailable error (cudaErrorDevicesUnavailable, 46) in a GPU job on a node whose
+GPUs are vGPUs is the guest driver refusing CUDA, the driver's ``error_device``
+(checks.vgpu_words): an unlicensed vGPU is degraded past its grace period while nvidia-smi
+answers. On a GPU that is no vGPU the same words keep their other readings (exclusive compute
+mode held by another process, a GPU that needs a reset), and nothing is said of the driver.
+
+Sources: NVIDIA vGPU for Compute licensing (an unlicensed VM degrades after a 20-minute grace
+period; docs.nvidia.com/ai-enterprise/release-8/latest/infra-software/vgpu/licensing.html);
+Azure/AKS#4870 (PyTorch's "CUDA-capable device(s) is/are busy or unavailable" on unlicensed A10
+vGPU nodes); NVIDIA/DIGITS#2005 (the same error, 46, on a bare-metal K40m in exclusive-process
+mode held by another process: the look-alike that is not the driver's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from case import Case, synthetic_case
+from scoreboard import top_pair
+
+from gpunode.checks.vgpu_words import VGPU_PROFILE
+
+TF = ("tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit initialization on "
+      "GPU:0 failed. Status: all CUDA-capable devices are busy or unavailable")
+TORCH = "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"
+
+
+def _job(text: str, gpu: str | None) -> Case:
+    evidence: list[dict[str, Any]] = [
+        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "job", "state": "Running"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+         "container": "job", "text": text + "\n"}]
+    cluster = {"driver_mode": "host", "gpu_node": {"gpu": gpu, "gpus": 1}} if gpu else None
+    return synthetic_case("x-vgpu", evidence, cluster=cluster)
+
+
+def test_vgpu_profiles_are_recognised() -> None:
+    for name in ("GRID V100D-8C", "NVIDIA A10-24Q", "GRID A100-4-20C", "NVIDIA H100-80C", "GRID-V100D-8C"):
+        assert VGPU_PROFILE.match(name), name
+    for name in ("NVIDIA A10", "Tesla K40m", "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB", "Tesla T4"):
+        assert not VGPU_PROFILE.match(name), name
+
+
+def test_busy_or_unavailable_on_a_vgpu_is_the_driver_refusing() -> None:
+    for text in (TF, TORCH):
+        assert top_pair(_job(text, "GRID V100D-8C")) == ("driver", "error_device"), text
+
+
+def test_busy_or_unavailable_on_a_physical_gpu_is_not_read_as_the_vgpu() -> None:
+    for text in (TF, TORCH):
+        for gpu in ("Tesla K40m", None):
+            top = top_pair(_job(text, gpu))
+            assert top != ("driver", "error_device"), (text, gpu, top)
