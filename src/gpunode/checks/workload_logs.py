@@ -49,6 +49,7 @@ from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
 from gpunode.checks.net_plugin import plugin_fell_back
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
+from gpunode.checks.tegra_mounts import mounts_cuda, says_mounted_library_missing
 from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
 from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.checks.vgpu_words import is_vgpu, unavailable_index
@@ -839,14 +840,18 @@ def _no_gpu_without_runtime(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding
     """A GPU job whose log says its container has no driver library or GPU, in a pod that
     starts under plain runc (no RuntimeClass, NVIDIA's runtime not the default, no CDI by
     default; on Docker, a daemon.json not collected: ``_docker_default_unread``): the
-    runtime's configuration is why (NVIDIA/gpu-operator#1017). Where the pod
+    runtime's configuration is why (NVIDIA/gpu-operator#1017). On a Tegra node of JetPack 4
+    the runtime also mounts CUDA, cuDNN and TensorRT, so their libraries missing say the same
+    (checks.tegra_mounts). Where the pod
     does get NVIDIA's runtime the same words are below it, and nothing is said here; nor
     where the words say a driver answered with no device (``_DRIVER_ANSWERED``)."""
     docker_unread = _docker_default_unread(ctx, pod)
     if not docker_unread and (not _runs_without_nvidia_runtime(ctx, pod) or _cdi_by_default(ctx)):
         return None
     lines = log.lines
-    index = next((i for i in range(len(lines) - 1, -1, -1) if _says_no_driver(lines[i])), None)
+    mounted = mounts_cuda(ctx)
+    index = next((i for i in range(len(lines) - 1, -1, -1) if _says_no_driver(lines[i])
+                  or (mounted and says_mounted_library_missing(lines[i]))), None)
     if index is None:
         return None
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
