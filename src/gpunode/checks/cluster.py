@@ -6,7 +6,6 @@ components deployed by a failing operator point at it as their blocker.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from gpunode.decisive import Decisive
 from gpunode.facts import ClusterFacts, StackPod
 from gpunode.kb import load_kb
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 ClusterCheckFn = Callable[[ClusterFacts], Iterable[Finding]]
 
@@ -96,7 +96,7 @@ def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
 #: The operator's own error for a workload label value it rejects (getWorkloadConfig in
 #: controllers/state_manager.go, capitalised in older releases), logged only while sandbox
 #: workloads are on: "failed to get GPU workload config for node; using default".
-_WORKLOAD_REJECTED = re.compile(r"(?i:\binvalid GPU workload config: )")
+_WORKLOAD_REJECTED = lazy_compile(r"(?i:\binvalid GPU workload config: )")
 
 
 @cluster_check("gpu-operator")
@@ -228,7 +228,7 @@ def network_operands_refused(facts: ClusterFacts) -> Iterator[Finding]:
 
 #: The API server's admission refusing a pod (Pod Security, a PodSecurityPolicy, OpenShift's
 #: SCCs, a webhook): 'Error creating: pods "<name>" is forbidden: ...'.
-_REFUSED = re.compile(r'\bpods? "[^"]*" is forbidden: ')
+_REFUSED = lazy_compile(r'\bpods? "[^"]*" is forbidden: ')
 
 
 def _operands_refused(facts: ClusterFacts, operator: str, has_policy: bool) -> Iterator[Finding]:
@@ -284,8 +284,8 @@ def _served(facts: ClusterFacts, here: dict[str, list[StackPod]], component: str
 
 #: CRI-O's refusal of a sandbox whose RuntimeClass names a handler it does not have (cri-o
 #: internal/oci: 'failed to find runtime handler %s from runtime list %v').
-_NO_HANDLER = re.compile(r"\bfailed to find runtime handler \\?\"?(?P<handler>[\w.-]+?)\\?\"? "
-                         r"from runtime list")
+_NO_HANDLER = lazy_compile(r"\bfailed to find runtime handler \\?\"?(?P<handler>[\w.-]+?)\\?\"? "
+                           r"from runtime list")
 #: Platforms whose GPU stack hands GPUs to CRI-O only through the toolkit's OCI prestart hook,
 #: never through a runtime handler: on OpenShift the toolkit installs oci-nvidia-hook.json and
 #: no nvidia handler exists by design (NVIDIA/gpu-operator#1298: "CRI-O uses the OCI runtime
@@ -296,7 +296,7 @@ _HOOK_ONLY_PLATFORMS = frozenset({"openshift"})
 #: (pkg/kubelet/dockershim/docker_sandbox.go: 'RuntimeHandler %q not supported'): on a node
 #: whose runtime says so no RuntimeClass handler can exist, whatever the toolkit configured
 #: in Docker (NVIDIA/gpu-operator#236, #250, #477). Only the shim writes these words.
-_SHIM_REFUSED = re.compile(r'\bRuntimeHandler \\?"(?P<handler>[\w.-]+?)\\?" not supported\b')
+_SHIM_REFUSED = lazy_compile(r'\bRuntimeHandler \\?"(?P<handler>[\w.-]+?)\\?" not supported\b')
 
 
 @cluster_check("gpu-operator")
@@ -385,7 +385,7 @@ def state_labels_missing(facts: ClusterFacts) -> Iterator[Finding]:
 
 #: The kubelet's refusal of an image reference it cannot parse (InvalidImageName; the
 #: InspectFailed event says the same), quoting the reference.
-_UNPARSABLE_IMAGE = re.compile(r'couldn.t parse image reference \\?"(?P<ref>[^"\\]+)')
+_UNPARSABLE_IMAGE = lazy_compile(r'couldn.t parse image reference \\?"(?P<ref>[^"\\]+)')
 
 
 @cluster_check("gpu-operator")

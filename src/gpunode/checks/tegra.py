@@ -17,17 +17,18 @@ from collections.abc import Iterator
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding
+from gpunode.relazy import lazy_compile
 
 #: L4T kernels carry the -tegra suffix in their release ("4.9.253-tegra", "5.10.120-tegra").
-_TEGRA_KERNEL = re.compile(r"-tegra\b")
+_TEGRA_KERNEL = lazy_compile(r"-tegra\b")
 #: The GPU's product name as GFD labels it or nvidia-smi names it on a Jetson.
-_TEGRA_PRODUCT = re.compile(r"\b(?:Jetson|Tegra)\b|\(nvgpu\)", re.IGNORECASE)
+_TEGRA_PRODUCT = lazy_compile(r"\b(?:Jetson|Tegra)\b|\(nvgpu\)", re.IGNORECASE)
 _PRODUCT_LABEL = "nvidia.com/gpu.product"
 #: The plugin's NVML-only failure: the library could not be loaded at all.
-_NO_NVML = re.compile(r"could not load NVML library|Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND")
+_NO_NVML = lazy_compile(r"could not load NVML library|Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND")
 #: A platform-aware build (v0.13.0 on) says which platform it detected before choosing NVML.
-_PLATFORM_AWARE = re.compile(r"\bDetected (?:non-)?Tegra platform\b|\bDetected platform\b|"
-                             r"\bUnsupported platform detected\b")
+_PLATFORM_AWARE = lazy_compile(r"\bDetected (?:non-)?Tegra platform\b|\bDetected platform\b|"
+                               r"\bUnsupported platform detected\b")
 
 
 def is_tegra(ctx: NodeContext) -> bool:
