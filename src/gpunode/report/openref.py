@@ -237,8 +237,9 @@ def _opener(live: bool, exists: Exists | None, pods: dict[tuple[str, str], tuple
 
 
 def with_open(report: Report, *, live: bool, exists: Exists | None = None) -> Report:
-    """The report with every evidence's ``open`` set (live: commands; else bundle paths)."""
-    return _each_evidence(report, _opener(live, exists, _pods(report)))
+    """The report with every evidence's ``open`` set (live: commands; else bundle paths,
+    where the pods the commands name are not asked)."""
+    return _each_evidence(report, _opener(live, exists, _pods(report) if live else {}))
 
 
 def with_origins(report: Report, origins: Mapping[str, str], root: str) -> Report:
