@@ -309,6 +309,8 @@ def operands_ask_absent_handler(facts: ClusterFacts) -> Iterator[Finding]:
     the runtime's (they write and load it), and a user's pod asking for it is no failure of
     the stack. Docker's CRI shim refusing the handler (``_SHIM_REFUSED``) is the same on any
     platform: it serves no handler at all. One finding, for the first such pod."""
+    if not _handler_refused(facts):
+        return
     by_class = {rc.metadata.name: rc.handler for rc in facts.runtime_classes}
     for name, node in sorted(facts.nodes.items()):
         platform = platform_of(node)
@@ -329,6 +331,14 @@ def operands_ask_absent_handler(facts: ClusterFacts) -> Iterator[Finding]:
                                        standalone="true", namespace=meta.namespace, pod=meta.name,
                                        node=name)
                     return
+
+
+def _handler_refused(facts: ClusterFacts) -> bool:
+    """Some pod's event speaks of a runtime handler, as both refusals do (most bundles have
+    none: the nodes' pods are not walked then)."""
+    return any("runtime handler" in ev.message or "RuntimeHandler" in ev.message
+               for (kind, _, _), events in facts.events_by_object.items() if kind == "Pod"
+               for ev in events)
 
 
 def _shim_refused(facts: ClusterFacts, pod: Pod, by_class: dict[str, str]) -> Decisive | None:
