@@ -82,6 +82,8 @@ def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
     if not facts.cluster_policies and not facts.cluster_pods.get("gpu-operator"):
         return
     for name, node in sorted(facts.nodes.items()):
+        if "" not in node.metadata.labels.values():  # (most nodes: no label without a value)
+            continue
         empty = sorted(k for k, v in node.metadata.labels.items() if k.startswith(_DEPLOY_LABEL) and v == "")
         if not empty:
             continue
@@ -262,6 +264,8 @@ def _disabled_by_node(
     """Each GPU node with the deploy labels it sets to "false" for operands the policy enables."""
     for name, node in sorted(facts.nodes.items()):
         labels = node.metadata.labels
+        if "false" not in labels.values():  # (most nodes: no label set to "false")
+            continue
         if not operator_sees_gpu(labels) or labels.get(OPERANDS_LABEL) == "false":
             continue
         disabled = [(c, label) for c, (label, section) in OPERANDS.items()
