@@ -44,6 +44,7 @@ from gpunode.commands.extras import (
 )
 from gpunode.commands.output import ReportFormat, ReportFormatOpt
 from gpunode.errors import GpunodeError, UsageError
+from gpunode.relazy import lazy_compile
 
 if TYPE_CHECKING:
 
@@ -431,8 +432,8 @@ def _main(
 
 
 #: Options taken anywhere on the command line, as kubectl takes its global flags.
-_GLOBAL_LEVEL = re.compile(r"(?:-v|--v)(?:=(?P<value>.*))?")
-_GLUED_LEVEL = re.compile(r"-v(?P<value>\d+)")
+_GLOBAL_LEVEL = lazy_compile(r"(?:-v|--v)(?:=(?P<value>.*))?")
+_GLUED_LEVEL = lazy_compile(r"-v(?P<value>\d+)")
 
 
 def global_options(args: list[str]) -> tuple[list[str], bool, int]:

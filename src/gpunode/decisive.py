@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from gpunode.relazy import lazy_compile
+
 #: The longest line kept as the decisive one: a wrapped error chain puts its reason last,
 #: so the class is read over all of it (evidence and titles show less).
 MAX_LINE = 4000
@@ -29,13 +31,13 @@ MAX_LINE = 4000
 _LOOKBACK = 8
 
 # Severity as the common log formats write it.
-_LEVEL_KV = re.compile(r'\blevel="?(?P<level>[a-zA-Z]+)"?')
-_LEVEL_JSON = re.compile(r'"(?:level|severity|lvl)"\s*:\s*"(?P<level>[a-zA-Z]+)"')
-_KLOG = re.compile(r"^(?P<level>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[^\]]{1,200}\]\s?")
-_SAYS_ERROR = re.compile(r"(?:Error|ERROR|error|Fatal|FATAL|fatal|panic)\b:?")
+_LEVEL_KV = lazy_compile(r'\blevel="?(?P<level>[a-zA-Z]+)"?')
+_LEVEL_JSON = lazy_compile(r'"(?:level|severity|lvl)"\s*:\s*"(?P<level>[a-zA-Z]+)"')
+_KLOG = lazy_compile(r"^(?P<level>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[^\]]{1,200}\]\s?")
+_SAYS_ERROR = lazy_compile(r"(?:Error|ERROR|error|Fatal|FATAL|fatal|panic)\b:?")
 #: An error a program quotes inside a line it logged at info level ("... with error: 'ERROR:
 #: ...'"): the line reports a failure, whatever level it was given.
-_QUOTES_ERROR = re.compile(r"\bwith error:? ['\"]?(?:ERROR|FATAL|Error)\b:")
+_QUOTES_ERROR = lazy_compile(r"\bwith error:? ['\"]?(?:ERROR|FATAL|Error)\b:")
 #: A structured line that carries a non-empty error field (zap's "error"/"Error" key, logfmt's
 #: err=/error=) reports a failure at whatever level it was logged (controller-runtime logs
 #: "Couldn't create DaemonSet" at info with the API's refusal in its Error field).
@@ -44,34 +46,34 @@ _QUOTES_ERROR = re.compile(r"\bwith error:? ['\"]?(?:ERROR|FATAL|Error)\b:")
 #: A key is a word of its own: the tail of a hyphenated flag's name is no error field (the
 #: flag dump Kubernetes' component-base prints at start, 'FLAG: --fail-on-init-error="true"',
 #: Project-HAMi/HAMi#861, is the program's configuration, not a failure).
-_ERROR_FIELD = re.compile(r'"(?:error|Error|err)"\s*:\s*"[^"\s]|(?<![\w-])err(?:or)?="[^"\s]|'
-                          r'(?<![\w-])error=(?!<nil>|nil\b|none\b|None\b|false\b|0\b)[A-Za-z]')
-_LOGRUS_TEXT = re.compile(r"^(?P<level>INFO|WARN|ERRO|FATA|PANI|DEBU|TRAC)\[[\d:-]{1,30}\]")
+_ERROR_FIELD = lazy_compile(r'"(?:error|Error|err)"\s*:\s*"[^"\s]|(?<![\w-])err(?:or)?="[^"\s]|'
+                            r'(?<![\w-])error=(?!<nil>|nil\b|none\b|None\b|false\b|0\b)[A-Za-z]')
+_LOGRUS_TEXT = lazy_compile(r"^(?P<level>INFO|WARN|ERRO|FATA|PANI|DEBU|TRAC)\[[\d:-]{1,30}\]")
 #: zap's console encoder (controller-runtime's default): time, level, logger, message, tab-separated.
-_ZAP_CONSOLE = re.compile(
+_ZAP_CONSOLE = lazy_compile(
     r"^\S{8,40}\t(?P<level>(?i:debug|info|warn|error|dpanic|panic|fatal))\t(?:(?P<logger>[\w.-]{1,80})\t)?")
 #: Rust's tracing-subscriber fmt layer (Vector, kube-rs controllers): an RFC 3339 time, the
 #: level padded to five, then the target and any spans, each ending in ': '
 #: ("2023-03-29T17:28:32.024522Z  WARN vector::kubernetes::reflector: Watcher Stream ...").
-_TRACING = re.compile(
+_TRACING = lazy_compile(
     # Vector before 0.18 wrote its time as "Sep 02 03:01:41.493" (vectordotdev/vector#8999)
     r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)|"
     r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\.\d{3,9})\s+"
     r"(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:[\w:]{1,200}(?:\{[^{}]{0,500}\})?:\s+){1,4}")
-_WORD_LEVEL = re.compile(r"^\s*(?P<level>WARNING|Warning|WARN|NOTICE|Notice|INFO|Info|DEBUG|Debug):\s")
-_BRACKET = re.compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WARNING|INFO|DEBUG)\]")
+_WORD_LEVEL = lazy_compile(r"^\s*(?P<level>WARNING|Warning|WARN|NOTICE|Notice|INFO|Info|DEBUG|Debug):\s")
+_BRACKET = lazy_compile(r"\[(?P<level>ERROR|FATAL|ERR|CRIT|CRITICAL|PANIC|WARN|WARNING|INFO|DEBUG)\]")
 #: A C library's header that names itself, its level and where it logged from, in brackets:
 #: HAMi-core's "[HAMI-core ERROR (pid:362 thread=140045668926464 context.c:114)]: ..."
 #: (Project-HAMi/HAMi-core#63) and "[HAMi-core Warn(1062:140445645899264:utils.c:287)]: ..."
 #: (Project-HAMi/HAMi#1219); "Msg" is its notice level.
-_NAMED_LEVEL = re.compile(r"^\[[\w.-]{1,40} (?P<level>ERROR|FATAL|WARN|Warn|INFO|Info|DEBUG|Debug|Msg)"
-                          r"\s?\([^()]{0,200}\)\]:")
+_NAMED_LEVEL = lazy_compile(r"^\[[\w.-]{1,40} (?P<level>ERROR|FATAL|WARN|Warn|INFO|Info|DEBUG|Debug|Msg)"
+                            r"\s?\([^()]{0,200}\)\]:")
 #: Fluent Bit's header: its time in brackets, then its level in lowercase, padded to five
 #: ("[2018/02/07 18:32:43] [error] [filter_kube] ...", "[ warn]", "[ info]"); a report may
 #: paste the line without its time ("[error] [filter:kubernetes:kubernetes.0] ...").
-_FLUENT_BIT = re.compile(r"^(?:\[\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\]\s+)?"
-                         r"\[\s?(?P<level>error|warn|info|debug|trace)\]\s")
-_PREFIX_ERROR = re.compile(
+_FLUENT_BIT = lazy_compile(r"^(?:\[\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\]\s+)?"
+                           r"\[\s?(?P<level>error|warn|info|debug|trace)\]\s")
+_PREFIX_ERROR = lazy_compile(
     r"(?:^|[\s:>\]|])(?:Error|ERROR|error|FATAL|Fatal|fatal|panic|PANIC|fatal error|E)"
     r"(?:\s*\([^)]{0,40}\))?:\s|"
     r"^\s*(?:ERROR|FATAL|CRITICAL)\b|\bERR(?:OR)?\s*[:\]]|"
@@ -83,35 +85,36 @@ _PREFIX_ERROR = re.compile(
 )
 #: client-go's reflector logs a list or watch it could not make at warning level (the
 #: "Failed to watch" error after it may be cut off): the controller sees none of those objects.
-_REFLECTOR_FAILURE = re.compile(r"\breflector\.go:\d+\][^\n]{0,300}\bfailed to (?:list|watch) \*?[\w.]+: ")
-_XID = re.compile(r"NVRM: Xid \(|XidCriticalError")
+_REFLECTOR_FAILURE = lazy_compile(r"\breflector\.go:\d+\][^\n]{0,300}\bfailed to (?:list|watch) \*?[\w.]+: ")
+_XID = lazy_compile(r"NVRM: Xid \(|XidCriticalError")
 #: A C tool's own error in the GNU form "program: file: message" (err(3), perror with the
 #: file name): the tool names the file it failed on, then why ("gzip: <path>: not in gzip
 #: format", "umount: /mnt: target is busy."). A ratio or count after the file is a report.
-_C_TOOL_ERROR = re.compile(r"^[a-z][\w.+-]{0,30}: /[^\s:]{1,400}: (?![\d.]+%|OK\b)[A-Za-z]")
+_C_TOOL_ERROR = lazy_compile(r"^[a-z][\w.+-]{0,30}: /[^\s:]{1,400}: (?![\d.]+%|OK\b)[A-Za-z]")
 #: A process that died by a signal or a runtime panic says so in these words.
-_CRASH = re.compile(r"\bSIG(?:SEGV|ABRT|FPE|BUS|ILL)\b|[Ss]egmentation (?:fault|violation)|"
-                    r"^panic: |^fatal error: |"
-                    # a shell's words for a child a signal killed, with its core ("/run.sh: line
-                    # 5:  42 Aborted  (core dumped) nv-hostengine", "Floating point exception")
-                    r"\b(?:Aborted|Floating point exception|Bus error|Illegal instruction)\s+\(core dumped\)|"
-                    # Rust's panic ("thread 'main' panicked at src/main.rs:10:5:")
-                    r"^thread '[^']{0,100}' panicked at |"
-                    # the first frame of a native backtrace a crash handler prints (Fluent Bit's
-                    # "#0  0x563e3021d38e  in  cb_stdout_flush() at plugins/out_stdout/stdout.c:144",
-                    # gdb's "#0  0x00007f.. in raise () from /lib/..."): where the process died
-                    r"^\s*#0\s+0x[0-9a-f]{4,16}\s+in\s+\S|"
-                    # kubectl describe's exit code of a container a signal killed (128 + SIGILL 4,
-                    # SIGABRT 6, SIGBUS 7, SIGFPE 8, SIGSEGV 11); 137 (SIGKILL) is OOM or a kill
-                    r"^\s*Exit Code:\s+13[2456]\b|^\s*Exit Code:\s+139\b|"
-                    # the kernel's report of a process it killed for a bad memory access
-                    r"\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|"
-                    # the C++ runtime's words for an exception no one caught (then abort)
-                    r"^terminate called after throwing an instance of ")
+_CRASH = lazy_compile(
+    r"\bSIG(?:SEGV|ABRT|FPE|BUS|ILL)\b|[Ss]egmentation (?:fault|violation)|"
+    r"^panic: |^fatal error: |"
+    # a shell's words for a child a signal killed, with its core ("/run.sh: line
+    # 5:  42 Aborted  (core dumped) nv-hostengine", "Floating point exception")
+    r"\b(?:Aborted|Floating point exception|Bus error|Illegal instruction)\s+\(core dumped\)|"
+    # Rust's panic ("thread 'main' panicked at src/main.rs:10:5:")
+    r"^thread '[^']{0,100}' panicked at |"
+    # the first frame of a native backtrace a crash handler prints (Fluent Bit's
+    # "#0  0x563e3021d38e  in  cb_stdout_flush() at plugins/out_stdout/stdout.c:144",
+    # gdb's "#0  0x00007f.. in raise () from /lib/..."): where the process died
+    r"^\s*#0\s+0x[0-9a-f]{4,16}\s+in\s+\S|"
+    # kubectl describe's exit code of a container a signal killed (128 + SIGILL 4,
+    # SIGABRT 6, SIGBUS 7, SIGFPE 8, SIGSEGV 11); 137 (SIGKILL) is OOM or a kill
+    r"^\s*Exit Code:\s+13[2456]\b|^\s*Exit Code:\s+139\b|"
+    # the kernel's report of a process it killed for a bad memory access
+    r"\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|"
+    # the C++ runtime's words for an exception no one caught (then abort)
+    r"^terminate called after throwing an instance of ")
 #: GNU make's report of a recipe that failed ("make[1]: *** [Makefile:1910: <dir>] Error 2",
 #: "make: *** [modules] Error 2"): the build stopped there, unless make was told to ignore it.
-_MAKE_ERROR = re.compile(r"\*\*\* \[[^\]]{1,300}\] Error \d+\b(?! \(ignored\))")
-_ERROR_WORDS = re.compile(
+_MAKE_ERROR = lazy_compile(r"\*\*\* \[[^\]]{1,300}\] Error \d+\b(?! \(ignored\))")
+_ERROR_WORDS = lazy_compile(
     r"\b(?:failed|failure|fails|unable to|cannot|can't|could not|couldn't|not found|"
     r"no such file|permission denied|denied|refused|forbidden|unauthorized|timed out|"
     r"timeout|invalid|incompatible|mismatch|unsupported|not supported|"
@@ -205,7 +208,7 @@ _ERROR_WORDS = re.compile(
 # failed ("NVRM: RmInitAdapter: Failed to load gsp_log_*.bin, no GSP-RM logs will be printed
 # (non-fatal)", NVIDIA/open-gpu-kernel-modules discussion #490 and #564); PCIe AER's
 # "Uncorrected (Non-Fatal) error received" names a kind of error mid-line and stays one.
-_NOISE = re.compile(
+_NOISE = lazy_compile(
     r"(?<![-.])\b(?:retry(?:ing)?|will retry|retrying in|try again|attempt \d+ ?(?:of|/) ?\d+|backing off|"
     r"waiting for|still waiting|ignoring|ignored|skipping|skipped|"
     r"succeeded|successfully|success(?:ful)?|no errors?|0 errors?|errors?=0|"
@@ -220,27 +223,28 @@ _NOISE = re.compile(
 #: a program that printed its failure with perror/strerror after errno was reset, or a shell
 #: whose exec failed ("/bin/nvidia-docker: line 34: /bin/docker: Success" after the same
 #: line's "Permission denied"). It names the errno, not an outcome, so it is no success.
-_ERRNO_ZERO = re.compile(r": Success\b")
+_ERRNO_ZERO = lazy_compile(r": Success\b")
 #: Advice to the reader that an error message carries ("please apply your changes to the
 #: latest version and try again", the API server's conflict): the program is not retrying.
-_ADVICE = re.compile(r"(?i:\bplease\b[^;.]{0,120}?\btry again\b)")
+_ADVICE = lazy_compile(r"(?i:\bplease\b[^;.]{0,120}?\btry again\b)")
 #: A wait that ended in failure is the error, not a progress line ("waiting for" is noise);
 #: so is a success denied ("did not terminate successfully": containerd's go-runc on a runtime
 #: binary that exited non-zero, "was not successful", "unsuccessful"); so is a wait that Go's
 #: error chain ends with the other end's pipe closed ("cannot read client sync file: waiting
 #: for sandbox to start: EOF", runsc: the sandbox died while it booted, google/gvisor#11328).
-_FAILED_WAIT = re.compile(r"(?i:\b(?:error|failed|failure|timed out|timeout|gave up) (?:while )?waiting for|"
-                          r"\b(?:not|never)(?: \w+){0,2} success(?:ful(?:ly)?)?\b|\bunsuccessful)"
-                          r"|\bwaiting for [^:\n]{1,60}: (?:unexpected )?EOF\b")
+_FAILED_WAIT = lazy_compile(
+    r"(?i:\b(?:error|failed|failure|timed out|timeout|gave up) (?:while )?waiting for|"
+    r"\b(?:not|never)(?: \w+){0,2} success(?:ful(?:ly)?)?\b|\bunsuccessful)"
+    r"|\bwaiting for [^:\n]{1,60}: (?:unexpected )?EOF\b")
 _NOT_ERROR_LEVELS = frozenset(
     {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac", "msg"})
 _ERROR_LEVELS = frozenset({
     "error", "err", "fatal", "panic", "critical", "crit", "e", "f", "emerg", "alert", "erro", "fata", "pani",
     "dpanic"})
 # A stack frame, a shell trace or a banner says nothing by itself.
-_FRAME = re.compile(r"^\s*(?:at |goroutine \d+|/[\w./-]+\.go:\d+|\S+\.go:\d+ \+0x|\+ |\t|File \")")
+_FRAME = lazy_compile(r"^\s*(?:at |goroutine \d+|/[\w./-]+\.go:\d+|\S+\.go:\d+ \+0x|\+ |\t|File \")")
 # Wrappers: a failure line that only says something failed, not what.
-_WRAPPER = re.compile(
+_WRAPPER = lazy_compile(
     r"^(?:error:?\s*)?(?:exit status \d+|command failed|failed to run[^:]*|error running[^:]*|"
     r"Error: exit status \d+|.{0,60}exited with (?:code|status) \d+\.?|"
     r"[\w .-]{0,60} failed(?: with exit code \d+)?\.?|\w+ failed, exiting\.?|exiting\.?|"
@@ -250,15 +254,15 @@ _WRAPPER = re.compile(
 )
 #: logrus's quoted message; a line cut before its closing quote (a runtime splits lines longer
 #: than its max_container_log_line_size, a report pastes part of one) keeps what it has.
-_MSG_KV = re.compile(r'\bmsg="(?P<msg>(?:[^"\\]|\\.){0,2000})(?:"|\\?$)')
-_ERR_KV = re.compile(r'\berr(?:or)?="(?P<err>(?:[^"\\]|\\.){0,2000})"')
+_MSG_KV = lazy_compile(r'\bmsg="(?P<msg>(?:[^"\\]|\\.){0,2000})(?:"|\\?$)')
+_ERR_KV = lazy_compile(r'\berr(?:or)?="(?P<err>(?:[^"\\]|\\.){0,2000})"')
 #: Where a line starts quoting another program's output: runc relays an OCI hook's stdout and
 #: stderr into its error chain ("error running hook #1: error running hook: exit status 1,
 #: stdout: , stderr: time=... level=info msg=\"Symlinking ...\" time=... level=error msg=..."),
 #: NVIDIA/nvidia-container-toolkit#795), so a ``msg`` key after it is the hook's first line,
 #: an info line as often as not, and not what the failed start says.
-_RELAYED_OUTPUT = re.compile(r"\b(?:stdout|stderr): ")
-_TIMESTAMP = re.compile(
+_RELAYED_OUTPUT = lazy_compile(r"\b(?:stdout|stderr): ")
+_TIMESTAMP = lazy_compile(
     r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+|"
     r"[A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d(?: \S+ \S+?:)?\s+|\[\s*\d+\.\d+\]\s+)"
 )
@@ -288,7 +292,7 @@ class Decisive:
 
 
 #: A journal or syslog line's prefix: time, host and unit ("Dec 05 10:01:02 gpu-wk-01 kubelet[812]: ").
-_JOURNAL = re.compile(
+_JOURNAL = lazy_compile(
     r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|"
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
     r" \S+ [\w.@/-]{1,60}(?:\[\d+\])?: "
@@ -331,7 +335,7 @@ def severity(line: str) -> int:
 
 #: Go's text for a nil error where a message prints its error last ("device-plugin server stopped
 #: serving: <nil>", "err: <nil>"): the call returned no error.
-_NIL_TAIL = re.compile(r"(?:\b(?:err|error)\s*[:=]\s*|:\s*)<nil>\s*$")
+_NIL_TAIL = lazy_compile(r"(?:\b(?:err|error)\s*[:=]\s*|:\s*)<nil>\s*$")
 
 
 def _nil_only(message: str) -> bool:
@@ -354,7 +358,7 @@ def _success_words(line: str) -> str:
 #: A line addressed to the reader rather than reporting what happened: the hints a program
 #: prints after its error ("If this is a GPU node, did you set the docker default runtime to
 #: `nvidia`?", "You can check the prerequisites at: <url>", docker's "See 'docker run --help'.").
-_ADVICE_LINE = re.compile(
+_ADVICE_LINE = lazy_compile(
     # Go's standard logger's time prefix, which message_of keeps
     r"^(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+)?"
     r"(?:If\b[^.]{0,200}?\byou\b|You (?:can|could|may|might|should|need|must)\b|Please\b|See\b|"
@@ -379,7 +383,7 @@ def reports_xid(line: str) -> bool:
 #: OCI hook's log, NVIDIA/nvidia-container-toolkit#795; "Error response from daemon: ..."): a
 #: level key found further on belongs to the relayed program's line, whose info level does not
 #: make the outer failure an info line.
-_OPENS_ON_ERROR = re.compile(
+_OPENS_ON_ERROR = lazy_compile(
     r"(?:[\w.-]{1,40}: )?(?:Error|ERROR|error|FATAL|Fatal|fatal)(?: response from daemon)?: \S")
 
 
@@ -426,7 +430,7 @@ def decisive_line(lines: Sequence[str], classify: Classifier | None = None) -> D
 
 #: A count of zero beside a failure word ("0 Failed" in describe's "Pods Status: 16 Running /
 #: 0 Waiting / 0 Succeeded / 0 Failed", "errors: 0"): the tally of a healthy object.
-_ZERO_COUNT = re.compile(
+_ZERO_COUNT = lazy_compile(
     r"(?i:\b0 (?:failed|failures?|errors?)\b|\b(?:failed|failures?|errors?)\s*[:=]\s*0\b)")
 
 
@@ -471,7 +475,7 @@ NVPROXY_UNKNOWN_CALL = (r"\bnvproxy: unknown "
 #: checks/crashes.py reads it for the diagnosis; a signal of 0 is seccomp's denied call). gVisor's
 #: nvproxy answering a call it does not implement ("nvproxy: unknown control command 0x20803801",
 #: a W-level line of runsc's boot log, checks/runsc_log.py): the sandboxed workload sees no GPU.
-_STATED_FAILURE = re.compile(
+_STATED_FAILURE = lazy_compile(
     r"(?:^|[\s:(])(?:[a-z_][a-z0-9_]*\.){2,}[A-Z]\w*Exception: \S|"
     r"\berror while loading shared libraries: \S|"
     r"(?i:\bno (?!new\b|more\b|additional\b|other\b|changed?\b)(?:\w+ ){0,2}devices? "
@@ -489,7 +493,7 @@ _STATED_FAILURE = re.compile(
 #: than the one to be installed ("nvidia-docker2 : Depends: docker-ce (= 5:18.09.0~3-0~ubuntu-xenial)
 #: but 5:18.09.1~3-0~ubuntu-xenial is to be installed"): the two versions disagree; the "E:" line
 #: after it only says that apt gave up.
-_UNMET_DEPENDENCY = re.compile(
+_UNMET_DEPENDENCY = lazy_compile(
     r"^\S{1,200} ?: (?:Pre-?)?Depends: \S{1,200} \([<>=]{1,2} [^)\s]{1,100}\) "
     r"but \S{1,100} is to be installed\b")
 #: Go's and the C library's canonical texts for a wait or a connection that failed, which hold
@@ -499,7 +503,7 @@ _UNMET_DEPENDENCY = re.compile(
 #: deadline exceeded", "e2e_test.go:305: context deadline exceeded", "next reader: read tcp
 #: a->b: read: connection reset by peer"), it is the error a program printed; inside a line
 #: that goes on, it is a word of that line.
-_CANONICAL_ERROR = re.compile(
+_CANONICAL_ERROR = lazy_compile(
     r"(?:^|: )(?i:context deadline exceeded|connection reset by peer|no route to host|"
     r"network is unreachable)[\s.]*$")
 #: The levels at which a program says a line is no failure of its own (a warning still is one).
@@ -530,9 +534,9 @@ _REASON = r"(?:Init:)?(?P<reason>" + "|".join(_WAITING_CLASS) + ")"
 #: (NAMESPACE first with ``-A``, ``pod/`` before it from ``get all``) and READY (an init
 #: container's with "Init:"). Only there: inside a sentence or an event the line's own words
 #: decide, and a row Running or Completed is no failure.
-_WAITING_ALONE = re.compile(r"^\s*" + _REASON + r"\s*$")
-_WAITING_ROW = re.compile(r"^\s*(?:[a-z0-9][-a-z0-9.]{0,252}\s+)?(?:pod/)?[a-z0-9][-a-z0-9.]{0,252}\s+"
-                          r"\d+/\d+\s+" + _REASON + r"(?:\s|$)")
+_WAITING_ALONE = lazy_compile(r"^\s*" + _REASON + r"\s*$")
+_WAITING_ROW = lazy_compile(r"^\s*(?:[a-z0-9][-a-z0-9.]{0,252}\s+)?(?:pod/)?[a-z0-9][-a-z0-9.]{0,252}\s+"
+                            r"\d+/\d+\s+" + _REASON + r"(?:\s|$)")
 
 
 def _waiting_reason(line: str) -> str | None:
@@ -584,7 +588,7 @@ def last_words(lines: Sequence[str], classify: Classifier) -> Decisive | None:
 
 
 #: A program that died of its own bug: Go's runtime panics and fatal errors, a signal.
-_OWN_BUG = re.compile(
+_OWN_BUG = lazy_compile(
     r"^(?:panic: runtime error: |fatal error: )|\bSIGSEGV\b|segmentation (?:fault|violation)")
 
 
@@ -592,7 +596,7 @@ _OWN_BUG = re.compile(
 #: synced for Kind *v1alpha1.NVIDIADriver"): it says only that what it awaited never came; the
 #: error logged before it says why (an API or CRD not found, a list forbidden, a peer refused:
 #: apecloud/kubeblocks#5837, kluctl/template-controller#19, NVIDIA/gpu-operator#602).
-_WAIT_EXPIRED = re.compile(r"(?i:\b(?:timed out|timeout) waiting for\b|\bfailed to wait for\b)")
+_WAIT_EXPIRED = lazy_compile(r"(?i:\b(?:timed out|timeout) waiting for\b|\bfailed to wait for\b)")
 
 
 def _most_telling(recent: list[Decisive], classify: Classifier | None) -> Decisive:
@@ -620,7 +624,7 @@ def _most_telling(recent: list[Decisive], classify: Classifier | None) -> Decisi
 #: A failure line whose words carry nothing of what failed or why: dcgm-exporter's
 #: "Encountered a failure." after "Attempting to connect to remote hostengine at ..."
 #: (NVIDIA/dcgm-exporter#536), "FATAL: error", "an error occurred", "see log for details".
-_CONTENT_FREE = re.compile(
+_CONTENT_FREE = lazy_compile(
     r"(?i:^(?:(?:error|fatal|critical|panic)\s*:?\s*)?(?:"
     r"encountered (?:a|an) (?:failure|error)|an? (?:unexpected |unknown |fatal )?error (?:has )?occurred|"
     r"errors?|failure|failed|fatal|stack ?trace|something went wrong|"
@@ -631,11 +635,11 @@ _CONTENT_FREE = re.compile(
 _CONTEXT_LINES = 3
 _BURST_S = 30
 #: A line's time of day, as the common formats write it (RFC 3339, syslog, klog, logrus).
-_CLOCK = re.compile(r"^.{0,40}?(?:\d{4}-\d\d-\d\d[T ]|[A-Z][a-z]{2} [ \d]\d |^[IWEF]\d{4} )"
-                    r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)")
+_CLOCK = lazy_compile(r"^.{0,40}?(?:\d{4}-\d\d-\d\d[T ]|[A-Z][a-z]{2} [ \d]\d |^[IWEF]\d{4} )"
+                      r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)")
 #: A line that announces an attempt ("Attempting to connect to X", "Trying to load Y"): with a
 #: content-free failure right after it, it is that attempt that failed.
-_ATTEMPT = re.compile(r"^(?:Attempting|Trying|Going|About) to (?=\w)", re.IGNORECASE)
+_ATTEMPT = lazy_compile(r"^(?:Attempting|Trying|Going|About) to (?=\w)", re.IGNORECASE)
 
 
 def says_nothing(message: str) -> bool:

@@ -25,7 +25,6 @@ Pure: texts in, verdicts out; the command reads the files.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -44,6 +43,7 @@ from gpunode.parse.containerd import (
     parse_containerd_config,
 )
 from gpunode.parse.runtime_config import ContainerdConfig
+from gpunode.relazy import lazy_compile
 
 Role = Literal["root", "drop-in"]
 DEFAULT_ROOT = "/etc/containerd/config.toml"
@@ -56,7 +56,7 @@ CONFIG_DIRS: tuple[str, ...] = tuple(
         reverse=True,
     )
 )
-_TOML_NAME = re.compile(r"\.toml(?:\.tmpl)?$")
+_TOML_NAME = lazy_compile(r"\.toml(?:\.tmpl)?$")
 _CRI_PLUGINS = ("cri",)
 
 

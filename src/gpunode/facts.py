@@ -38,6 +38,7 @@ from gpunode.catalog import Catalog, Recogniser, load_catalog
 from gpunode.gpus import gpu_evidence, gpu_node_absent_evidence, has_gpu_evidence, is_gpu_folder_file
 from gpunode.limits import MemoryBudget
 from gpunode.model import LeftOutNode
+from gpunode.relazy import lazy_compile
 
 #: A node file's parse made ahead: the parsed value, or the parse error's message.
 ParsedAhead = tuple[Any, str | None]
@@ -513,7 +514,7 @@ def _sort_unowned(pod: Pod, workloads: list[Pod], claiming: list[Pod], fabric: l
 
 #: The RuntimeClasses that select NVIDIA's runtime handler as the GPU Operator, the toolkit's
 #: docs and k3s/RKE2 name them (nvidia, nvidia-cdi, nvidia-legacy, nvidia-experimental).
-_NVIDIA_RUNTIME_CLASS = re.compile(r"^nvidia(?:-[\w-]+)?$")
+_NVIDIA_RUNTIME_CLASS = lazy_compile(r"^nvidia(?:-[\w-]+)?$")
 
 
 def _asks_nvidia_runtime(pod: Pod) -> bool:
@@ -547,7 +548,7 @@ NETWORK_AGENT_OWNERS = frozenset(
         "kube-multus-ds",
     }
 )
-NETWORK_AGENT_IMAGES = re.compile(
+NETWORK_AGENT_IMAGES = lazy_compile(
     r"(cilium/cilium:|calico/node:|/flannel:|weave-kube|antrea/antrea|kube-ovn|ovn-kubernetes"
     r"|amazon-k8s-cni:|kube-router|multus-cni)"
 )
@@ -611,7 +612,7 @@ def _requests_gpu(containers: Sequence[Container]) -> bool:
 #: network device plugin's RDMA VF pools under whatever prefix the deployment gives them
 #: (intel.com by default, openshift.io on OpenShift, nvidia.com with the Network Operator),
 #: named for the NIC or its RDMA use by convention (mlnx_sriov_rdma, mlxnics, sriov_rdma_vf).
-_RDMA_RESOURCE = re.compile(r"^rdma/|^[\w.-]+/\w*(?:rdma|mlnx|mlx|roce|hca)", re.IGNORECASE)
+_RDMA_RESOURCE = lazy_compile(r"^rdma/|^[\w.-]+/\w*(?:rdma|mlnx|mlx|roce|hca)", re.IGNORECASE)
 
 
 def _requests_rdma(containers: Sequence[Container]) -> bool:

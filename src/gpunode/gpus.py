@@ -37,6 +37,7 @@ from typing import Any
 import msgspec
 
 from gpunode.errors import BundleError
+from gpunode.relazy import lazy_compile
 
 GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"
@@ -70,7 +71,7 @@ _GPU_FOLDER_FILES = frozenset(
 )
 _VALIDATIONS = "files/run/nvidia/validations/"
 # feature.node.kubernetes.io/pci-<class>_<vendor>[_<device>...].<present|sriov.capable>
-_NFD_PCI = re.compile(r"^feature\.node\.kubernetes\.io/pci-([0-9a-fA-F_]+)\.(?:present|sriov\.capable)$")
+_NFD_PCI = lazy_compile(r"^feature\.node\.kubernetes\.io/pci-([0-9a-fA-F_]+)\.(?:present|sriov\.capable)$")
 NVIDIA_PCI_VENDOR = "10de"
 
 

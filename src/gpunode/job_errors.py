@@ -25,6 +25,7 @@ from typing import Literal, get_args
 import msgspec
 
 from gpunode.errors import BundleError
+from gpunode.relazy import lazy_compile
 
 Library = Literal["cuda", "nvml", "verbs", "job"]
 LIBRARIES: tuple[str, ...] = get_args(Library)
@@ -69,10 +70,10 @@ _NAME_TEXTS: dict[str, tuple[str, ...]] = {"cuda": ("cudaerror", "cuda_error_"),
 _ERROR_WORD = (r"(?:\b(?:error|err|failure|failed|returned|return|code|status|result)|(?<=[a-z])error)\b"
                r"\W{0,3}(?:code\W{0,3})?")
 _NUMBERS: dict[str, re.Pattern[str]] = {
-    "cuda": re.compile(rf"(?:(?i:\bcuda)\w*|\bcu[A-Z]\w*)(?i:.{{0,160}}?{_ERROR_WORD})"
-                       r"(?P<code>\d{1,3})\b(?!\.\d)"),
-    "nvml": re.compile(rf"(?i:\bnvml\w*.{{0,80}}?{_ERROR_WORD})(?P<code>\d{{1,3}})\b(?!\.\d)"),
-    "verbs": re.compile(r"(?i:\bcompletion\b.{0,160}?\bwith (?:error |status=))(?P<code>\d{1,3})\b"),
+    "cuda": lazy_compile(rf"(?:(?i:\bcuda)\w*|\bcu[A-Z]\w*)(?i:.{{0,160}}?{_ERROR_WORD})"
+                         r"(?P<code>\d{1,3})\b(?!\.\d)"),
+    "nvml": lazy_compile(rf"(?i:\bnvml\w*.{{0,80}}?{_ERROR_WORD})(?P<code>\d{{1,3}})\b(?!\.\d)"),
+    "verbs": lazy_compile(r"(?i:\bcompletion\b.{0,160}?\bwith (?:error |status=))(?P<code>\d{1,3})\b"),
 }
 
 

@@ -25,6 +25,7 @@ import msgspec
 from gpunode.catalog import load_catalog
 from gpunode.errors import BundleError
 from gpunode.model import Status
+from gpunode.relazy import lazy_compile
 
 MatchSource = Literal[
     "log", "event", "waiting", "node_cmd", "node_file", "node_condition", "text", "decisive"
@@ -36,13 +37,13 @@ _QUOTED: tuple[MatchSource, ...] = ("event", "waiting", "log")
 #: An errno's or a library's status alone, naming nothing (Go's syscall errors end a chain with
 #: it after the path; NVML's status strings after "NVML error"; modprobe's errno after the
 #: module it could not insert): what failed is the part before, which then decides the class.
-_BARE_ERRNO = re.compile(r"(?i:no such file or directory|no such device(?: or address)?|not found)\W{0,3}$")
+_BARE_ERRNO = lazy_compile(r"(?i:no such file or directory|no such device(?: or address)?|not found)\W{0,3}$")
 #: A C program's innermost error: the C library's text in parentheses after the path it
 #: concerns ("umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version (No
 #: such file or directory)", rdma-core's libibumad as NVLSM logs it, siderolabs/docs#581). The
 #: path and the errno say why; the words before only say what was being done ("ABI version"
 #: names the file read, not a mismatch).
-_PAREN_ERRNO = re.compile(
+_PAREN_ERRNO = lazy_compile(
     r"(?P<path>/[\w.@:+,/-]{1,240}) ?\((?P<errno>(?i:no such file or directory|permission denied|"
     r"operation not permitted|read-only file system|no space left on device|cannot allocate memory|"
     r"device or resource busy|no such device(?: or address)?|is a directory|not a directory|file exists|"
@@ -51,22 +52,22 @@ _PAREN_ERRNO = re.compile(
 #: configuration's invalid value where the line names the configuration (a flag, an option),
 #: else one the program read elsewhere (a node's OS version, a sysfs counter printing "N/A"),
 #: which is the program's own failure to read it, not a configuration to correct.
-_STRCONV = re.compile(
+_STRCONV = lazy_compile(
     r'strconv\.\w{1,20}: parsing \\?"[^"]{0,200}\\?": (?:invalid syntax|value out of range)')
-_NAMES_CONFIG = re.compile(r"(?i:\b(?:flags?|options?|arguments?|config\w*|settings?|parameters?|"
-                           r"environment variables?|env var\w*)\b)")
+_NAMES_CONFIG = lazy_compile(r"(?i:\b(?:flags?|options?|arguments?|config\w*|settings?|parameters?|"
+                             r"environment variables?|env var\w*)\b)")
 #: Podman's OCI runtime error kinds (libpod define.ErrOCIRuntime*), which it appends to
 #: the runtime's own message: a category after the cause, not the innermost why.
-_OCI_KIND = re.compile(r"OCI (?:runtime error|permission denied|unavailable|"
-                       r"runtime attempted to invoke a command that was not found)\W{0,3}$")
+_OCI_KIND = lazy_compile(r"OCI (?:runtime error|permission denied|unavailable|"
+                         r"runtime attempted to invoke a command that was not found)\W{0,3}$")
 #: What is not the reason in a line: kube-scheduler's preemption summary after the
 #: FailedScheduling reasons ("0/2 nodes are available: 1 Insufficient nvidia.com/gpu.
 #: preemption: 0/2 nodes are available: 1 No preemption victims found ..."), which says
 #: only that evicting pods would not help; and a C++ logger's source location and level
 #: after the message ("... [DcgmHostEngineHandler.cpp:1866] [Class::Func] dcgm_level=ERROR").
-_NOT_THE_REASON = re.compile(r"(?i:[.,;]?\s*\bpreemption: \d+/\d+ nodes are available\b.*$"
-                             r"|\s*\[[^\]\s]{1,300}\.(?:c|cc|cpp|h|hpp|go):\d+\](?:\s*\[[\w:~<>]{1,120}\])?"
-                             r"(?:\s*\w*level=\w+)?\s*$)")
+_NOT_THE_REASON = lazy_compile(r"(?i:[.,;]?\s*\bpreemption: \d+/\d+ nodes are available\b.*$"
+                               r"|\s*\[[^\]\s]{1,300}\.(?:c|cc|cpp|h|hpp|go):\d+\](?:\s*\[[\w:~<>]{1,120}\])?"
+                               r"(?:\s*\w*level=\w+)?\s*$)")
 
 
 class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -184,14 +185,15 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 #: could not insert 'nvidia_modeset': No such device"): the program that failed is the
 #: loader, whatever words its reason uses, so the class is read by the precedence over the
 #: whole line (module_load first), not from its innermost reason.
-_LOADER_FAILED = re.compile(r"^(?:.{0,80}[\s\]:])?(?:modprobe|insmod|rmmod): (?:ERROR|FATAL)\b")
+_LOADER_FAILED = lazy_compile(r"^(?:.{0,80}[\s\]:])?(?:modprobe|insmod|rmmod): (?:ERROR|FATAL)\b")
 #: A program's check of its own configuration that failed: the Go idiom 'validating <section>
 #: config: %w' (CRI-O's Config.Validate: "validating runtime config: conmon validation: invalid
 #: conmon path: stat /usr/libexec/crio/conmon: no such file or directory", cri-o/cri-o#3776).
 #: The configuration holds a value that does not validate, whatever the innermost reason (a
 #: configured path that is not there), so the precedence reads the whole line, as for the
 #: loader: configuration comes before a missing file.
-_VALIDATING_CONFIG = re.compile(r"(?i:(?:^|[\s\"'=:])validat(?:e|ing) (?:[\w-]+ ){0,2}config(?:uration)?: )")
+_VALIDATING_CONFIG = lazy_compile(
+    r"(?i:(?:^|[\s\"'=:])validat(?:e|ing) (?:[\w-]+ ){0,2}config(?:uration)?: )")
 #: The API server's admission refusing a pod for its security settings: OpenShift's security
 #: context constraints ("is forbidden: unable to validate against any security context
 #: constraint: [... Invalid value: "hostPath": hostPath volumes are not allowed ...]",
@@ -199,7 +201,7 @@ _VALIDATING_CONFIG = re.compile(r"(?i:(?:^|[\s\"'=:])validat(?:e|ing) (?:[\w-]+ 
 #: \"restricted:latest\": ...") and the older PodSecurityPolicy. The refusal is the verdict and
 #: the list after it the settings each policy rejects, so the whole line decides: a permission
 #: the pod's service account lacks, not a configuration error in one of those settings.
-_ADMISSION_REFUSED = re.compile(
+_ADMISSION_REFUSED = lazy_compile(
     r"\bis forbidden: (?:unable to validate against any (?:security context constraint|pod security policy)|"
     r"violates PodSecurity\b)")
 

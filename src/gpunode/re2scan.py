@@ -10,10 +10,11 @@ then checked with the Python patterns themselves.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
+
+from gpunode.relazy import lazy_compile
 
 try:
     import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
@@ -28,7 +29,7 @@ _WIDE = {"d": r"\p{Nd}", "w": r"\p{L}\p{N}_", "s": r"\s\v\x1c-\x1f\x85\p{Z}"}
 
 
 #: ``.{0,N}``: within a line, ``.*`` matches wherever it does (and RE2 builds N states for it).
-_BOUNDED_GAP = re.compile(r"\.\{0,[0-9]+\}")
+_BOUNDED_GAP = lazy_compile(r"\.\{0,[0-9]+\}")
 
 
 def available() -> bool:

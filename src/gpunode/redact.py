@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from gpunode.gpus import plugin_sharing
+from gpunode.relazy import lazy_compile
 
 try:
     import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
@@ -31,14 +32,14 @@ REDACTED = "<redacted>"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 #: Names (env variables, flags, header names, settings) whose values are secrets.
-SENSITIVE = re.compile(
+SENSITIVE = lazy_compile(
     r"(?i)(token|passw(or)?d|passwd|passphrase|secret|credential|api[-_]?key|private[-_]?key"
     r"|access[-_]?key|account[-_]?key|shared[-_]?access|signing[-_]?key|encryption[-_]?key"
     r"|master[-_]?key|license[-_]?key|client[-_]?key|signature"
     r"|(^|[-_.])(key|pass|pwd|pat|auth|creds?|pin|dsn|cookie|session|sig|salt)($|[-_.])"
     r"|^authorization$|^proxy-authorization$|^x-api-key$)")
 #: Values that cannot be secrets however their variable is called.
-_PLAIN = re.compile(r"(?i)(true|false|yes|no|on|off|none|null|enabled|disabled|\d{1,6}|)")
+_PLAIN = lazy_compile(r"(?i)(true|false|yes|no|on|off|none|null|enabled|disabled|\d{1,6}|)")
 #: A setting named this way holds where a secret is, not the secret (``secretName``).
 _REFERENCE_SUFFIXES = ("name", "ref", "refs", "secrets", "file", "path", "keyref", "selector",
                        "dir", "mount", "type", "length", "size", "count", "policy", "enabled",
@@ -82,7 +83,7 @@ _COMMAND_PASSWORD = (
     r"|buildah|skopeo|oras|crane|chpasswd|passwd)\b)")
 #: ``NAME = value``, ``NAME: value``, ``"name": "value"``, ``NAME=value`` in a shell line or a
 #: query string: the value is a secret when the name says so (SENSITIVE).
-_SETTING = re.compile(
+_SETTING = lazy_compile(
     r"(?<![\w.-])([A-Za-z_][\w.-]{0,80})(\\?[\"']?\s*(?:=|:(?!//))\s*)"
     r"(?=(\\\"[^\"\\\n]{1,2048}\\\"|\"[^\"\n]{1,2048}\"|'[^'\n]{1,2048}'|[^\s\"'\\,;&|<>(){}\[\]]{1,512}))")
 
@@ -131,21 +132,22 @@ Replacement = str | Callable[[re.Match[str]], str]
 
 #: Value shapes that are secrets wherever they appear (name, pattern, replacement).
 _SHAPES: tuple[tuple[str, re.Pattern[str] | _Settings, Replacement], ...] = (
-    ("private key", re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]{0,20000}?"
-                               r"(-----END [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)"), REDACTED),
-    ("authorization header", re.compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)"
-                                        r"(?:(bearer|basic|token|digest|negotiate)\s+)?[^\s\"'\\,;]{4,}"),
+    ("private key", lazy_compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]{0,20000}?"
+                                 r"(-----END [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)"), REDACTED),
+    ("authorization header", lazy_compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)"
+                                          r"(?:(bearer|basic|token|digest|negotiate)\s+)?[^\s\"'\\,;]{4,}"),
      rf"\1\2 {REDACTED}"),
-    ("bearer token", re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"), rf"\1 {REDACTED}"),
-    ("password in URL", re.compile(
+    ("bearer token", lazy_compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"), rf"\1 {REDACTED}"),
+    ("password in URL", lazy_compile(
         r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^\s/:@\"'<>]{0,256}:)[^\s/@\"'<>]{1,256}@"), rf"\1{REDACTED}@"),
-    ("token in URL", re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_~.-]{20,256}@"),
+    ("token in URL", lazy_compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)[A-Za-z0-9_~.-]{20,256}@"),
      rf"\1{REDACTED}@"),
-    ("webhook URL", re.compile(_WEBHOOK), rf"\1{REDACTED}"),
-    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}"), REDACTED),
-    ("access token", re.compile(rf"\b({_TOKEN_SHAPES})"), REDACTED),
-    ("password on a command line", re.compile(_COMMAND_PASSWORD), _groups),
-    ("secret flag", re.compile(
+    ("webhook URL", lazy_compile(_WEBHOOK), rf"\1{REDACTED}"),
+    ("JSON web token", lazy_compile(
+        r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}"), REDACTED),
+    ("access token", lazy_compile(rf"\b({_TOKEN_SHAPES})"), REDACTED),
+    ("password on a command line", lazy_compile(_COMMAND_PASSWORD), _groups),
+    ("secret flag", lazy_compile(
         r"(?i)(--?[\w.-]{0,40}(?:passw(?:or)?d|passwd|pwd|token|secret|api[-_]?key|credentials?)"
         r"[\w.-]{0,40})(=|\s+)(?!-)(\\?\"[^\"\\\s]{1,512}\\?\"|'[^'\s]{1,512}'|[^\s\"'\\,;]{1,512})"),
      rf"\1\2{REDACTED}"),
@@ -178,7 +180,7 @@ _TRIGGERS = (
     r"|A[KSGIRN][IPDON]A|xox|xapp-|nvapi-|sk[-_]|rk_|AIza|ya29\.|1//0|hf_|npm_|pypi-|dckr_|SG\.|do[opr]_v1"
     r"|hv[sbr]\.|shp|ATATT|dapi|NRAK-|PMAK-|AGE-SECRET|lin_api_|-p|-u |--user|-[waP] |from-literal"
     r"|/\S*@|echo |telegram|bot\d")
-_TEXT_TRIGGER = re.compile(_TRIGGERS)
+_TEXT_TRIGGER = lazy_compile(_TRIGGERS)
 
 
 def redact_bytes(data: bytes, where: str, log: list[str] | None = None) -> bytes:
@@ -194,7 +196,7 @@ def redact_bytes(data: bytes, where: str, log: list[str] | None = None) -> bytes
     return text.encode("utf-8", errors="surrogateescape")
 
 
-_BYTES_TRIGGER = re.compile(_TEXT_TRIGGER.pattern.encode())
+_BYTES_TRIGGER = lazy_compile(_TEXT_TRIGGER.pattern.encode())
 
 
 def _fast(pattern: re.Pattern[Any]) -> Callable[[Any], object]:
@@ -210,7 +212,7 @@ def _fast(pattern: re.Pattern[Any]) -> Callable[[Any], object]:
 
 # --- API objects -------------------------------------------------------------------------
 
-_OBJECT_TRIGGER = re.compile(
+_OBJECT_TRIGGER = lazy_compile(
     rb"(?i)pass|pwd|token|secret|cred|auth|bearer|basic |apikey|api_key|api-key|_key\"|key_|private|"
     rb"last-applied|://[^\s/\"]*@|eyJ|gh[pousr]_|github_pat_|gl[a-z]{1,4}[-_]|GR1348941|A[KSGIRN][IPDON]A|"
     rb"xox|xapp-|nvapi-|sk[-_]|rk_|AIza|ya29\.|1//0|hf_|npm_|pypi-|dckr_|SG\.|do[opr]_v1|hv[sbr]\.|shp|"
@@ -224,10 +226,10 @@ _text_trigger = _fast(_TEXT_TRIGGER)
 #: ``rman``: a whole nvidia-smi XML report paid the command-line scan for it); RE2's ASCII
 #: ``\b`` before a word character stands wherever Python's stands, so nothing is missed.
 _RULE_TRIGGERS: dict[str, Callable[[Any], object]] = {
-    "password on a command line": _fast(re.compile(
+    "password on a command line": _fast(lazy_compile(
         r"(?i)\b(?:mysql|mariadb|sshpass|mongo|login|curl|wget|htpasswd|ldap|redis-cli|sqlcmd|bcp"
         r"|pass:|sqlplus|rman|expdp|impdp|echo)|from-literal")),
-    "access token": _fast(re.compile(rf"\b(?:{_TOKEN_SHAPES})")),
+    "access token": _fast(lazy_compile(rf"\b(?:{_TOKEN_SHAPES})")),
 }
 #: Rules whose every match holds one of these words (caseless: matched in any case), so a
 #: text without any skips the rule's scan; most logs and command output hold none.
@@ -362,7 +364,7 @@ def redact_args(args: list[str]) -> list[str]:
     return out
 
 
-_SHORT_P = re.compile(r"(^|\s)-p\s*(?!-)([^\s\"']{1,256})")
+_SHORT_P = lazy_compile(r"(^|\s)-p\s*(?!-)([^\s\"']{1,256})")
 
 
 def _short_p(text: str) -> str:
@@ -388,7 +390,7 @@ def redact_pod_spec(spec: dict[str, Any]) -> None:
 # --- ConfigMaps ----------------------------------------------------------------------------
 
 #: ConfigMaps whose data the checks read: the GPU stack's own configuration.
-STACK_CONFIGMAP = re.compile(
+STACK_CONFIGMAP = lazy_compile(
     r"(?i)(nvidia|gpu|mig|device-plugin|dcgm|time-slicing|timeslicing|toolkit|nfd|node-feature"
     r"|network-operator|rdma|sriov|mofed|ofed|cdi|gpunode)")
 NOT_COLLECTED = "<not collected>"

@@ -15,14 +15,15 @@ from typing import TypeVar
 import msgspec
 
 from gpunode.errors import BundleError
+from gpunode.relazy import lazy_compile
 
 #: CSI / OSC / DCS / other ESC sequences (7-bit and their 8-bit C1 forms), bounded and linear.
-_ESCAPES = re.compile(
+_ESCAPES = lazy_compile(
     r"(?:\x1b\[|\x9b)[0-?]{0,64}[ -/]{0,16}[@-~]?"  # CSI … final byte
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]{0,4096}(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS…
     r"|\x1b[ -/]{0,8}[0-~]?"  # two-byte ESC sequences (ESC c, ESC ( B …)
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS = lazy_compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 S = TypeVar("S")
 
@@ -38,7 +39,7 @@ def strip_controls(text: str) -> str:
     return _SURROGATES.sub(_surrogate, text)
 
 
-_SURROGATES = re.compile(r"[\ud800-\udfff]")
+_SURROGATES = lazy_compile(r"[\ud800-\udfff]")
 
 
 def _surrogate(match: re.Match[str]) -> str:
@@ -73,7 +74,7 @@ def safe_encoded(value: S, kind: type[S]) -> tuple[S, bytes]:
 
 #: An escape the encoder wrote (after an even run of backslashes: ``\\\\r`` is a backslash and
 #: an ``r``), DEL, or a C1 control (UTF-8 ``\xc2\x80``-``\xc2\x9f``).
-_JSON_CONTROL = re.compile(rb"(?<!\\)(?:\\\\)*\\(?:u00[01][0-9a-fA-F]|[bfr])|\x7f|\xc2[\x80-\x9f]")
+_JSON_CONTROL = lazy_compile(rb"(?<!\\)(?:\\\\)*\\(?:u00[01][0-9a-fA-F]|[bfr])|\x7f|\xc2[\x80-\x9f]")
 
 
 def _holds_control(data: bytes) -> bool:
@@ -93,8 +94,8 @@ def _holds_control(data: bytes) -> bool:
     return False
 
 
-_C1 = re.compile(rb"\xc2[\x80-\x9f]")
-_ESCAPED_CONTROL = re.compile(rb"u00[01][0-9a-fA-F]|[bfr]")
+_C1 = lazy_compile(rb"\xc2[\x80-\x9f]")
+_ESCAPED_CONTROL = lazy_compile(rb"u00[01][0-9a-fA-F]|[bfr]")
 
 
 def _may_hold_control(data: bytes) -> bool:
@@ -112,7 +113,7 @@ def _clean(obj: object) -> object:
     return obj
 
 
-_UNSAFE_IN_NAME = re.compile(r"[\x00-\x1f\x7f\\%\ud800-\udfff]")
+_UNSAFE_IN_NAME = lazy_compile(r"[\x00-\x1f\x7f\\%\ud800-\udfff]")
 
 
 def safe_part(name: str) -> str:

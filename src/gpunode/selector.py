@@ -6,20 +6,20 @@ The syntax kubectl accepts: ``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gpunode.errors import UsageError
+from gpunode.relazy import lazy_compile
 
 if TYPE_CHECKING:
     from gpunode.facts import ClusterFacts
 
 Requirement = Callable[[Mapping[str, str]], bool]
 
-_SET = re.compile(r"^\s*(?P<key>[^\s!=(),]+)\s+(?P<op>in|notin)\s*\((?P<values>[^)]*)\)\s*$")
-_EQ = re.compile(r"^\s*(?P<key>[^\s!=(),]+)\s*(?P<op>==|=|!=)\s*(?P<value>[^\s!=(),]*)\s*$")
-_EXISTS = re.compile(r"^\s*(?P<neg>!?)\s*(?P<key>[^\s!=(),]+)\s*$")
+_SET = lazy_compile(r"^\s*(?P<key>[^\s!=(),]+)\s+(?P<op>in|notin)\s*\((?P<values>[^)]*)\)\s*$")
+_EQ = lazy_compile(r"^\s*(?P<key>[^\s!=(),]+)\s*(?P<op>==|=|!=)\s*(?P<value>[^\s!=(),]*)\s*$")
+_EXISTS = lazy_compile(r"^\s*(?P<neg>!?)\s*(?P<key>[^\s!=(),]+)\s*$")
 
 
 def parse_selector(text: str) -> Requirement:

@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from gpunode.relazy import lazy_compile
+
 
 @dataclass(frozen=True)
 class StateLine:
@@ -35,32 +37,32 @@ class StateLine:
 
 #: ibstat's port fields (``State: Down``, ``Physical state: Polling``) in a state that carries
 #: no traffic: Initializing/Armed wait for a subnet manager, Polling/Disabled have no link.
-_IBSTAT = re.compile(
+_IBSTAT = lazy_compile(
     r"^\s*(?:State|Physical state):\s*(?:Down|Polling|Disabled|Initializing|Init|Armed|Sleep|"
     r"LinkErrorRecovery|PortConfigurationTraining)\s*$")
 #: ibdev2netdev: ``mlx5_3 port 1 ==> net1 (Down)``.
-_IBDEV2NETDEV = re.compile(r"^\s*\S+ port \d+ ==> \S+ \(Down\)\s*$")
+_IBDEV2NETDEV = lazy_compile(r"^\s*\S+ port \d+ ==> \S+ \(Down\)\s*$")
 #: ``nvidia-smi nvlink -s``: ``Link 3: <inactive>`` (an active link prints its speed).
-_NVLINK = re.compile(r"^\s*Link \d+: <inactive>\s*$")
+_NVLINK = lazy_compile(r"^\s*Link \d+: <inactive>\s*$")
 #: An extended resource (a domain and a name) advertised at zero: ``"rdma/hca": "0"``,
 #: ``nvidia.com/gpu:  0`` (describe's Capacity/Allocatable, the node's JSON), or a node
 #: field's path set to zero (``allocatable.nvidia.com/gpu = 0``: the path says it is a
 #: resource, so ``=`` is read there and not after a bare name, which a label uses).
 #: A resource's name has no dot but in a MIG profile (``mig-1g.10gb``); a label's name most
 #: often has one (``cuda.runtime.minor: "0"`` is a label, not a resource).
-_RESOURCE_ZERO = re.compile(
+_RESOURCE_ZERO = lazy_compile(
     r'^\s*"?(?:(?P<path>(?:status\.)?(?:allocatable|capacity)\.))?'
     r'[a-z0-9][a-z0-9.-]{0,100}/(?:[A-Za-z0-9_-]{1,100}|mig-\d{1,2}g\.\d{1,4}gb)"?'
     r'\s*(?(path)[:=]|:)\s*"?0"?,?\s*$')
 #: describe's resource block heads and its entries (``  cpu:  32``).
-_RESOURCE_HEAD = re.compile(r"^\s*(?:Capacity|Allocatable):\s*$")
-_RESOURCE_ENTRY = re.compile(r"^\s+(?P<name>[A-Za-z0-9_./-]{1,200}):\s+\S{1,40}\s*$")
+_RESOURCE_HEAD = lazy_compile(r"^\s*(?:Capacity|Allocatable):\s*$")
+_RESOURCE_ENTRY = lazy_compile(r"^\s+(?P<name>[A-Za-z0-9_./-]{1,200}):\s+\S{1,40}\s*$")
 #: containerd's ``disabled_plugins`` listing the CRI plugin: the kubelet has no runtime.
-_CRI_DISABLED = re.compile(r'^\s*disabled_plugins\s*=\s*\[[^\]]{0,400}"(?:io\.containerd\.grpc\.v1\.)?cri"')
+_CRI_DISABLED = lazy_compile(r'^\s*disabled_plugins\s*=\s*\[[^\]]{0,400}"(?:io\.containerd\.grpc\.v1\.)?cri"')
 #: A GPU Operator deploy label with no value (it reads "true" or "false").
-_DEPLOY_EMPTY = re.compile(r'nvidia\.com/gpu\.deploy\.[\w.-]{1,60}(?:: ""|: \'\'|=(?:,|\s|$))')
+_DEPLOY_EMPTY = lazy_compile(r'nvidia\.com/gpu\.deploy\.[\w.-]{1,60}(?:: ""|: \'\'|=(?:,|\s|$))')
 #: NFD's PCI labels: ``pci-<class>_<vendor>[_<device>]`` or ``pci-<vendor>``.
-_NFD_PCI = re.compile(r"feature\.node\.kubernetes\.io/pci-(?P<fields>[0-9a-f_]{1,40})\.present")
+_NFD_PCI = lazy_compile(r"feature\.node\.kubernetes\.io/pci-(?P<fields>[0-9a-f_]{1,40})\.present")
 
 _CONFIG = "error_config_invalid"
 
@@ -132,10 +134,10 @@ _KEY = r"(?:[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9](?:[-A-Za-z0-9_.
 #: A taint as ``kubectl describe node`` (``Taints:`` and its continuation lines), ``kubectl
 #: taint`` and the cloud consoles print it: ``key[=value]:Effect``, alone on its line.
 #: PreferNoSchedule keeps no pod away, so it is not read.
-_TAINT = re.compile(
+_TAINT = lazy_compile(
     rf"^\s*(?:Taints:\s+)?(?:-\s+)?{_KEY}(?:=[A-Za-z0-9_.-]{{0,63}})?:(?:NoSchedule|NoExecute)\s*$")
 #: A GPU (or other extended) resource the node advertises above zero (describe's entry, JSON).
-_RESOURCE_ADVERTISED = re.compile(
+_RESOURCE_ADVERTISED = lazy_compile(
     r'^\s*"?[a-z0-9][a-z0-9.-]{0,100}/[A-Za-z0-9_.-]{1,100}"?\s*:\s*"?[1-9]\d*"?,?\s*$')
 
 
@@ -158,10 +160,10 @@ def _taint(lines: Sequence[str]) -> StateLine | None:
 #: ``kubectl describe daemonset``'s count, ``kubectl get daemonset``'s row (NAME, DESIRED,
 #: CURRENT, READY, UP-TO-DATE, AVAILABLE, NODE SELECTOR, AGE; a NAMESPACE column first with
 #: ``-A``) and its DESIRED column quoted with its value.
-_DS_DESCRIBED = re.compile(r"^\s*Desired Number of Nodes Scheduled:\s*(?P<desired>\d+)\s*$")
-_DS_ROW = re.compile(r"^\s*(?:[a-z0-9][-a-z0-9.]{0,252}\s+){1,2}(?P<desired>\d+)(?:\s+\d+){4}\s+\S+\s+"
-                     r"\d+[smhdy](?:\d+[smhd])?(?:\s|$)")
-_DS_COLUMN = re.compile(r"\bDESIRED\s*[:=]?\s*(?P<desired>\d+)\b")
+_DS_DESCRIBED = lazy_compile(r"^\s*Desired Number of Nodes Scheduled:\s*(?P<desired>\d+)\s*$")
+_DS_ROW = lazy_compile(r"^\s*(?:[a-z0-9][-a-z0-9.]{0,252}\s+){1,2}(?P<desired>\d+)(?:\s+\d+){4}\s+\S+\s+"
+                       r"\d+[smhdy](?:\d+[smhd])?(?:\s|$)")
+_DS_COLUMN = lazy_compile(r"\bDESIRED\s*[:=]?\s*(?P<desired>\d+)\b")
 
 
 def _daemonset_places_none(lines: Sequence[str]) -> StateLine | None:
@@ -183,10 +185,10 @@ def _daemonset_places_none(lines: Sequence[str]) -> StateLine | None:
 
 #: ``kubectl get pods`` row (NAME, READY, STATUS, RESTARTS, AGE; NAMESPACE first with ``-A``)
 #: whose pod has not started its containers; RESTARTS may carry ``(5m ago)``.
-_POD_ROW = re.compile(r"^\s*(?:[a-z0-9][-a-z0-9.]{0,252}\s+){1,2}\d+/\d+\s+"
-                      r"(?P<status>Init:\d+/\d+|Pending|ContainerCreating|PodInitializing)\s+\d+"
-                      r"(?:\s+\([^)]{1,20}\))?\s+(?P<age>(?:\d+[smhdy]){1,2})(?:\s|$)")
-_AGE_PART = re.compile(r"(\d+)([smhdy])")
+_POD_ROW = lazy_compile(r"^\s*(?:[a-z0-9][-a-z0-9.]{0,252}\s+){1,2}\d+/\d+\s+"
+                        r"(?P<status>Init:\d+/\d+|Pending|ContainerCreating|PodInitializing)\s+\d+"
+                        r"(?:\s+\([^)]{1,20}\))?\s+(?P<age>(?:\d+[smhdy]){1,2})(?:\s|$)")
+_AGE_PART = lazy_compile(r"(\d+)([smhdy])")
 _AGE_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "y": 31536000}
 #: A pod still starting after this long is stuck, not starting (an image pull, a validation
 #: wait of the GPU Operator's init containers take a minute or two).
@@ -210,7 +212,8 @@ def _pod_stuck_starting(lines: Sequence[str]) -> StateLine | None:
 
 
 #: A device count that asked for more than there was (``Requested: 4, Available: 0``).
-_REQUESTED = re.compile(r"\bRequested:?\s*(?P<req>\d+)\s*[,;]?\s*Available:?\s*(?P<avail>\d+)", re.IGNORECASE)
+_REQUESTED = lazy_compile(
+    r"\bRequested:?\s*(?P<req>\d+)\s*[,;]?\s*Available:?\s*(?P<avail>\d+)", re.IGNORECASE)
 
 
 def _requested_over_available(lines: Sequence[str]) -> StateLine | None:
@@ -222,7 +225,7 @@ def _requested_over_available(lines: Sequence[str]) -> StateLine | None:
 
 
 #: A GPU Operator deploy label set to false: the operand's DaemonSet selects ``=true``.
-_DEPLOY_OFF = re.compile(r'nvidia\.com/gpu\.deploy\.[\w.-]{1,60}(?:=false\b|:\s*["\']?false\b)')
+_DEPLOY_OFF = lazy_compile(r'nvidia\.com/gpu\.deploy\.[\w.-]{1,60}(?:=false\b|:\s*["\']?false\b)')
 
 
 def _deploy_label_off(lines: Sequence[str]) -> StateLine | None:
@@ -238,12 +241,12 @@ def _deploy_label_off(lines: Sequence[str]) -> StateLine | None:
 #: A label assignment as ``--show-labels``, describe's ``Labels:`` and ``--node-labels`` print
 #: it (``key=value``, comma-separated): only keys with a DNS prefix, so that shell variables
 #: and flags (``NVIDIA_VISIBLE_DEVICES=all``) are not read as labels.
-_LABEL = re.compile(r"(?:^|[\s,{])(?P<key>[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?/"
-                    r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)=(?P<value>[^,\s]{0,200})")
+_LABEL = lazy_compile(r"(?:^|[\s,{])(?P<key>[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?/"
+                      r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)=(?P<value>[^,\s]{0,200})")
 #: What the API server accepts as a label's value (63 characters at most).
-_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+_LABEL_VALUE = lazy_compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 #: A taint's or toleration's ``value:Effect`` is not a label's value.
-_EFFECT_TAIL = re.compile(r":(?:NoSchedule|PreferNoSchedule|NoExecute)$")
+_EFFECT_TAIL = lazy_compile(r":(?:NoSchedule|PreferNoSchedule|NoExecute)$")
 
 
 def _label_value_invalid(lines: Sequence[str]) -> StateLine | None:
@@ -261,7 +264,7 @@ def _label_value_invalid(lines: Sequence[str]) -> StateLine | None:
 # --- configuration keys that set a stack setting ---
 
 #: containerd's CRI default runtime given by name: a name that is not NVIDIA's.
-_DEFAULT_RUNTIME = re.compile(r"""^\s*default_runtime_name\s*=\s*["'](?P<name>[\w.-]{1,60})["']\s*$""")
+_DEFAULT_RUNTIME = lazy_compile(r"""^\s*default_runtime_name\s*=\s*["'](?P<name>[\w.-]{1,60})["']\s*$""")
 
 
 def _default_runtime_not_nvidia(lines: Sequence[str]) -> StateLine | None:
@@ -286,7 +289,7 @@ _CONTAINERD_KEYS = frozenset({
     "disabled_plugins", "config_path",
 })
 _FOLDED_KEYS = {k.lower(): k for k in _CONTAINERD_KEYS}
-_TOML_KEY = re.compile(r"^\s*(?P<key>[A-Za-z_]{2,40})\s*=")
+_TOML_KEY = lazy_compile(r"^\s*(?P<key>[A-Za-z_]{2,40})\s*=")
 
 
 def _config_key_miscased(lines: Sequence[str]) -> StateLine | None:
@@ -299,7 +302,7 @@ def _config_key_miscased(lines: Sequence[str]) -> StateLine | None:
 
 #: k3s and RKE2 write their containerd config from a template at every start; the file they
 #: write (``config.toml``, ``config-v3.toml`` for containerd 2) is not the one to edit.
-_GENERATED_CONFIG = re.compile(
+_GENERATED_CONFIG = lazy_compile(
     r"/var/lib/rancher/(?:k3s|rke2)/agent/etc/containerd/config(?:-v3)?\.toml(?![.\w])")
 
 
@@ -318,8 +321,8 @@ def _toolkit_config_regenerated(lines: Sequence[str]) -> StateLine | None:
 
 #: The pause image as the kubelet is told it (its flag) and as the runtime uses it (containerd's
 #: ``sandbox_image``, CRI-O's ``pause_image``).
-_KUBELET_PAUSE = re.compile(r"--pod-infra-container-image[= ](?P<image>[\w./:@-]{1,300})")
-_RUNTIME_PAUSE = re.compile(
+_KUBELET_PAUSE = lazy_compile(r"--pod-infra-container-image[= ](?P<image>[\w./:@-]{1,300})")
+_RUNTIME_PAUSE = lazy_compile(
     r"""^\s*(?:sandbox_image|pause_image)\s*=\s*["'](?P<image>[\w./:@-]{1,300})["']""")
 
 
@@ -341,7 +344,7 @@ def _pause_images_differ(lines: Sequence[str]) -> StateLine | None:
 
 #: ``nvidia-smi -q``'s Fabric state of a GPU on an NVSwitch system that never completed its
 #: fabric registration (Fabric Manager absent or not done): ``State : In Progress``.
-_FABRIC_STATE = re.compile(r"^\s*State\s{2,}: (?:In Progress|Not Started)\s*$")
+_FABRIC_STATE = lazy_compile(r"^\s*State\s{2,}: (?:In Progress|Not Started)\s*$")
 
 
 def _fabric_not_done(lines: Sequence[str]) -> StateLine | None:
@@ -355,7 +358,7 @@ def _fabric_not_done(lines: Sequence[str]) -> StateLine | None:
 #: its NVML query could not read from the GPU ("|ERR!  ERR! ERR!  1W / N/A | ... |", a fan, a
 #: temperature or the power draw: NVIDIA/open-gpu-kernel-modules#1193, Azure/azhpc-diagnostics#77).
 #: A healthy row prints numbers or N/A there.
-_SMI_ERR_ROW = re.compile(r"^\s*\|(?=[^\n]*(?<![^\s|])ERR!(?![^\s|]))[^\n]*\|\s*$")
+_SMI_ERR_ROW = lazy_compile(r"^\s*\|(?=[^\n]*(?<![^\s|])ERR!(?![^\s|]))[^\n]*\|\s*$")
 
 
 def _smi_field_unread(lines: Sequence[str]) -> StateLine | None:

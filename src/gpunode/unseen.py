@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from gpunode.facts import Manifest
 from gpunode.model import MissingInput
+from gpunode.relazy import lazy_compile
 
 #: Plain names of the data checks need, for summaries.
 LABELS: Mapping[str, str] = {
@@ -27,7 +28,7 @@ LABELS: Mapping[str, str] = {
 }
 #: Data only a gpunode agent or probe supplies: its absence is named only when nothing else is.
 OPTIONAL = frozenset({"cmd/gpunode-probe.json"})
-_STATUS_DETAIL = re.compile(r"^(?P<head>.*?) \((?P<code>\d{3})\b[^)]*\)?.*$", re.DOTALL)
+_STATUS_DETAIL = lazy_compile(r"^(?P<head>.*?) \((?P<code>\d{3})\b[^)]*\)?.*$", re.DOTALL)
 
 
 def label(need: str) -> str:

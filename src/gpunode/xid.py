@@ -20,6 +20,7 @@ from typing import Literal, get_args
 import msgspec
 
 from gpunode.errors import BundleError
+from gpunode.relazy import lazy_compile
 
 XidClass = Literal["application", "driver", "memory", "nvlink", "bus", "thermal_power", "gsp"]
 XidAction = Literal["none", "restart_workload", "reset_gpu", "reboot_node", "drain_and_repair"]
@@ -76,7 +77,7 @@ RECOVERY_ACTION_XID = 154
 # cuda.bindings.nvml.DeviceGpuRecoveryAction; what each asks: docs.nvidia.com/deploy/
 # a100-gpu-mem-error-mgmt, "Error Recovery and Response Flags"). A value past these keeps
 # the entry's own action.
-_RECOVERY = re.compile(r"\bto (0x[0-9a-fA-F]+)\b")
+_RECOVERY = lazy_compile(r"\bto (0x[0-9a-fA-F]+)\b")
 _RECOVERY_ACTIONS: dict[int, XidAction] = {
     0: "none",
     1: "reset_gpu",
@@ -147,9 +148,9 @@ def classify(xid: int, message: str = "") -> XidInfo:
 
 # Where Xids show up as text: the kernel log, the device plugin, DCGM's metric labels.
 XID_LINE_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"NVRM: Xid \(PCI:[0-9a-fA-F:.]+\): (\d+)(.*)"),
-    re.compile(r"XidCriticalError: Xid=(\d+)(.*)"),
-    re.compile(r'err_code="(\d+)"(.*)'),
+    lazy_compile(r"NVRM: Xid \(PCI:[0-9a-fA-F:.]+\): (\d+)(.*)"),
+    lazy_compile(r"XidCriticalError: Xid=(\d+)(.*)"),
+    lazy_compile(r'err_code="(\d+)"(.*)'),
 )
 
 

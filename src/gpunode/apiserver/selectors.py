@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from gpunode.relazy import lazy_compile
+
 
 class SelectorError(ValueError):
     """The selector string is malformed (the API answers 400 BadRequest)."""
@@ -54,9 +56,9 @@ _OPS: dict[str, Callable[[str | None, tuple[str, ...]], bool]] = {
     "lt": _lt,
 }
 
-_SET_RE = re.compile(r"^\s*(!?)\s*([A-Za-z0-9._/-]+)\s*(?:(notin|in)\s*\(([^)]*)\))?\s*$")
-_EQ_RE = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(==|!=|=|>|<)\s*([A-Za-z0-9._-]*)\s*$")
-_KEY_RE = re.compile(
+_SET_RE = lazy_compile(r"^\s*(!?)\s*([A-Za-z0-9._/-]+)\s*(?:(notin|in)\s*\(([^)]*)\))?\s*$")
+_EQ_RE = lazy_compile(r"^\s*([A-Za-z0-9._/-]+)\s*(==|!=|=|>|<)\s*([A-Za-z0-9._-]*)\s*$")
+_KEY_RE = lazy_compile(
     r"^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?/)?[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import bisect
 import gzip
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from gpunode.apiserver.selectors import (
     parse_label_selector,
 )
 from gpunode.errors import BundleError
+from gpunode.relazy import lazy_compile
 
 
 class _Meta(msgspec.Struct):
@@ -145,7 +145,7 @@ def _bool(flag: bool) -> str:
     return "true" if flag else "false"
 
 
-_TYPEMETA_RE = re.compile(
+_TYPEMETA_RE = lazy_compile(
     rb'^\{(?:"apiVersion":"[^"]*","kind":"[^"]*"|"kind":"[^"]*","apiVersion":"[^"]*"),?')
 
 

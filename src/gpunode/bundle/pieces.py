@@ -18,7 +18,6 @@ depth, so the items read piece by piece are those of the whole document.
 
 from __future__ import annotations
 
-import re
 import tarfile
 from dataclasses import dataclass
 from typing import IO
@@ -26,6 +25,7 @@ from typing import IO
 import msgspec
 
 from gpunode.errors import BundleError
+from gpunode.relazy import lazy_compile
 
 #: Bytes of the list read at once (its items decoded together).
 PIECE_BYTES = 1024 * 1024
@@ -34,9 +34,9 @@ MAX_ITEM_BYTES = 4 * 1024 * 1024
 #: Where the list's ``"items": [`` must start, and its end (``], "kind": …}``) lie.
 FRAME_BYTES = 1024 * 1024
 
-_ITEMS_KEY = re.compile(rb'"items"\s*:\s*\[')
-_TRAILING = re.compile(r"JSON is malformed: trailing characters \(byte (\d+)\)")
-_AT_BYTE = re.compile(r"\(byte (\d+)\)")
+_ITEMS_KEY = lazy_compile(rb'"items"\s*:\s*\[')
+_TRAILING = lazy_compile(r"JSON is malformed: trailing characters \(byte (\d+)\)")
+_AT_BYTE = lazy_compile(r"\(byte (\d+)\)")
 _WHITESPACE = b" \t\r\n"
 _RAW = msgspec.json.Decoder(msgspec.Raw)
 

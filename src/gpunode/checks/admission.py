@@ -23,7 +23,6 @@ every GPU or its record of them was stale is not something a bundle's pod list s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -32,13 +31,14 @@ from gpunode.bundle.kube import Pod
 from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
 from gpunode.gpus import quantity
+from gpunode.relazy import lazy_compile
 
 KUBELET = "kubelet"
 DRA_PLUGIN = "dra-kubelet-plugin"
 #: The kubelet's event for a pod whose ResourceClaims the DRA plugin could not prepare.
 DRA_PREPARE_REASON = "FailedPrepareDynamicResources"
 #: The DRA prepare operation in the kubelet's words (its event, its journal).
-_DRA_PREPARE = re.compile(r"NodePrepareResources|[Ff]ailed to prepare dynamic resources")
+_DRA_PREPARE = lazy_compile(r"NodePrepareResources|[Ff]ailed to prepare dynamic resources")
 #: A device plugin's own answer to the kubelet's Allocate, relayed at admission: a gRPC
 #: status ("rpc error: code = Unknown desc = ..."). "no healthy devices present" is the
 #: device manager's own count, not the plugin's words (a plugin not registered again yet).
@@ -47,13 +47,13 @@ _DRA_PREPARE = re.compile(r"NodePrepareResources|[Ff]ailed to prepare dynamic re
 #: 'nvidia.com/gpu: 2' too large: ..." (later 'invalid request: ...'), its "invalid allocation
 #: request for 'nvidia.com/gpu': unknown device"; the kubelet's own device-manager words never
 #: quote a resource after "request for" ("changed request for resource").
-_PLUGIN_ANSWER = re.compile(r"\brpc error: code = \w+ desc = |(?:^|: )(?:invalid (?:allocation )?request"
-                            r"(?::| for ['\"])|request for ['\"][a-z0-9.-]+/)")
+_PLUGIN_ANSWER = lazy_compile(r"\brpc error: code = \w+ desc = |(?:^|: )(?:invalid (?:allocation )?request"
+                              r"(?::| for ['\"])|request for ['\"][a-z0-9.-]+/)")
 #: The kubelet's predicate admission (reason OutOf<resource>): its own count when it admitted.
-_SHORT_OF = re.compile(r"\bdidn.t have enough resource: (?P<resource>[\w./-]+), requested: \d+, "
-                       r"used: \d+, capacity: (?P<capacity>\d+)")
+_SHORT_OF = lazy_compile(r"\bdidn.t have enough resource: (?P<resource>[\w./-]+), requested: \d+, "
+                         r"used: \d+, capacity: (?P<capacity>\d+)")
 #: A qualified extended resource named in a message (vendor domain / name).
-_RESOURCE = re.compile(r"\b(?P<resource>[a-z0-9-]+(?:\.[a-z0-9-]+)+/[\w.-]*\w)")
+_RESOURCE = lazy_compile(r"\b(?P<resource>[a-z0-9-]+(?:\.[a-z0-9-]+)+/[\w.-]*\w)")
 #: Device plugins that hand a pod only what a scheduler extender decided for it, with that
 #: component and the scheduler name it places such pods under: HAMi's plugin reads the
 #: devices HAMi's scheduler wrote into the pod's annotations, and HAMi's admission webhook
@@ -111,8 +111,8 @@ def sole_advertiser(catalog: Catalog, resource: str) -> str | None:
 #: "https://hami-scheduler.kube-system.svc:443/webhook?timeout=10s": context deadline
 #: exceeded', Project-HAMi/HAMi#379, #653). A webhook that answered ('admission webhook "x"
 #: denied the request: ...') is a decision, not this.
-_WEBHOOK_CALL = re.compile(r'failed calling webhook "[^"]+"[^\n]*?https://(?P<service>[a-z0-9]'
-                           r'(?:[a-z0-9-]*[a-z0-9])?)\.[a-z0-9-]+\.svc\b')
+_WEBHOOK_CALL = lazy_compile(r'failed calling webhook "[^"]+"[^\n]*?https://(?P<service>[a-z0-9]'
+                             r'(?:[a-z0-9-]*[a-z0-9])?)\.[a-z0-9-]+\.svc\b')
 
 
 def webhook_owner(catalog: Catalog, line: str) -> str | None:
@@ -155,7 +155,7 @@ def requested(pod: Pod | None) -> tuple[str, ...]:
 #: Requested: N, Available: M"; the built-in NVIDIA GPU manager before device plugins,
 #: pkg/kubelet/gpu/nvidia: "requested number of GPUs unavailable. Requested: N, Available: M",
 #: returned when the container is started, so the pod shows RunContainerError).
-_COUNTED_OUT = re.compile(r"\brequested number of (?:devices unavailable for |GPUs unavailable\b)")
+_COUNTED_OUT = lazy_compile(r"\brequested number of (?:devices unavailable for |GPUs unavailable\b)")
 #: Scheduler names of the stack's own schedulers: the default one, the extenders that place
 #: pods for a plugin (``DECIDED_BY``) and Volcano's, whose GPU ids Volcano's device plugin
 #: hands out (volcano-sh/devices#10).

@@ -11,7 +11,6 @@ IMEX daemon must be ready in its ComputeDomain.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
 
@@ -28,6 +27,7 @@ from gpunode.facts import ClusterFacts
 from gpunode.gpus import quantity
 from gpunode.kb import KnowledgeBase, load_kb
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: A running plugin whose node has none of its resources allocatable: its cause code.
 NOTHING_ADVERTISED = {
@@ -224,8 +224,8 @@ def compute_domain_ready(ctx: NodeContext, component: str) -> Iterator[Finding]:
 #: ComputeDomain's status lists fewer nodes than its spec asks; it pushes no nodes update to the
 #: IMEX daemon until they match), and its lines once it pushed one ("IP set changed", "IP set
 #: for clique changed").
-_NODES_SEEN = re.compile(r"\bnumNodes: (?P<want>\d+), nodes seen: (?P<seen>\d+)\b")
-_NODES_PUSHED = re.compile(r"\bIP set (?:for clique )?changed\b")
+_NODES_SEEN = lazy_compile(r"\bnumNodes: (?P<want>\d+), nodes seen: (?P<seen>\d+)\b")
+_NODES_PUSHED = lazy_compile(r"\bIP set (?:for clique )?changed\b")
 
 
 def _waiting_for_peers(lines: Sequence[str]) -> int | None:

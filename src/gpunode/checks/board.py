@@ -9,17 +9,16 @@ none, and without either the facts say nothing.
 
 from __future__ import annotations
 
-import re
-
 from gpunode.checks.context import NodeContext
+from gpunode.relazy import lazy_compile
 
 #: GPU products built only as PCIe cards (nvidia-smi's product name or GFD's label, which
 #: writes the same name with dashes): no NVSwitch baseboard carries them.
-_PCIE_CARD = re.compile(
+_PCIE_CARD = lazy_compile(
     r"(?i:\bPCIe?\b|\bNVL\b|\b(?:A2|A10G?|A16|A30|A40|L4|L20|L40S?|T4G?|P4|P40|M60|M40|M10|K80|K40m?|"
     r"GB10|Thor)\b|\bRTX\b|\bQuadro\b|\bGeForce\b|\bTITAN\b|\bGRID\b)")
 #: GPU products of NVSwitch baseboards (HGX/DGX: SXM modules and the superchips).
-_BASEBOARD_PART = re.compile(
+_BASEBOARD_PART = lazy_compile(
     r"(?i:\bSXM\d?\b|\bHBM3e?\b|\b(?:H100 80GB|H200|H800|H20|B200|B300|GB200|GB300)\b)")
 #: A GPU's fabric state where it is in no NVSwitch fabric (or the GPU predates the field).
 _NO_FABRIC = (None, "N/A", "Not Supported")
@@ -52,7 +51,7 @@ def nvswitch_board(ctx: NodeContext) -> bool | None:
 #: undefined state [.../modules/nvswitch/DcgmModuleNvSwitch.cpp:388]", NVIDIA/DCGM#174 and
 #: NVIDIA/dcgm-exporter#334). The module polls every few seconds whether or not the board
 #: has switches; the host engine and its GPU metrics go on.
-_SWITCH_MODULE = re.compile(r"\[\[NvSwitch\]\]|/modules/nvswitch/\w+\.cpp:\d+|\bDcgm\w*NvSwitch\w*::")
+_SWITCH_MODULE = lazy_compile(r"\[\[NvSwitch\]\]|/modules/nvswitch/\w+\.cpp:\d+|\bDcgm\w*NvSwitch\w*::")
 
 
 def switch_module_without_switches(ctx: NodeContext, line: str) -> bool:

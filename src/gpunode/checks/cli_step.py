@@ -16,22 +16,21 @@ log with no error, or whose error is itself the missing library, leaves the job'
 
 from __future__ import annotations
 
-import re
-
 from gpunode.checks.context import NodeContext
 from gpunode.decisive import severity
 from gpunode.kb import Cause, KnowledgeBase
 from gpunode.model import Finding
+from gpunode.relazy import lazy_compile
 
 #: nvidia-container-cli's own debug log, where config.toml's ``[nvidia-container-cli] debug =
 #: "/var/log/nvidia-container-toolkit.log"`` turns it on (the log the toolkit's issue template
 #: asks for): the probe keeps its tail (``files/var/log/nvidia-container-toolkit.log``).
 CLI_LOG = "var/log/nvidia-container-toolkit.log"
 #: The first line of each run of the CLI (nvc.c: "initializing library context (version=…)").
-_CLI_RUN = re.compile(r"\binitializing library context\b")
+_CLI_RUN = lazy_compile(r"\binitializing library context\b")
 #: nvc_shutdown's first line, logged only for a context whose initialisation went through
 #: (libnvidia-container src/nvc.c: ``if (!ctx->initialized) return (0);`` before it).
-_CLI_INITIALIZED = re.compile(r"\bshutting down library context\b")
+_CLI_INITIALIZED = lazy_compile(r"\bshutting down library context\b")
 #: The toolkit's cause for a container whose cache lists none of the driver's libraries.
 NO_LIBS = "container_cli_no_driver_libs"
 _TOOLKIT = "container-toolkit"

@@ -6,7 +6,6 @@ components deployed by a failing operator point at it as their blocker.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from gpunode.decisive import Decisive
 from gpunode.facts import ClusterFacts, StackPod
 from gpunode.kb import load_kb
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 ClusterCheckFn = Callable[[ClusterFacts], Iterable[Finding]]
 
@@ -82,6 +82,8 @@ def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
     if not facts.cluster_policies and not facts.cluster_pods.get("gpu-operator"):
         return
     for name, node in sorted(facts.nodes.items()):
+        if "" not in node.metadata.labels.values():  # (most nodes: no label without a value)
+            continue
         empty = sorted(k for k, v in node.metadata.labels.items() if k.startswith(_DEPLOY_LABEL) and v == "")
         if not empty:
             continue
@@ -96,7 +98,7 @@ def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
 #: The operator's own error for a workload label value it rejects (getWorkloadConfig in
 #: controllers/state_manager.go, capitalised in older releases), logged only while sandbox
 #: workloads are on: "failed to get GPU workload config for node; using default".
-_WORKLOAD_REJECTED = re.compile(r"(?i:\binvalid GPU workload config: )")
+_WORKLOAD_REJECTED = lazy_compile(r"(?i:\binvalid GPU workload config: )")
 
 
 @cluster_check("gpu-operator")
@@ -228,7 +230,7 @@ def network_operands_refused(facts: ClusterFacts) -> Iterator[Finding]:
 
 #: The API server's admission refusing a pod (Pod Security, a PodSecurityPolicy, OpenShift's
 #: SCCs, a webhook): 'Error creating: pods "<name>" is forbidden: ...'.
-_REFUSED = re.compile(r'\bpods? "[^"]*" is forbidden: ')
+_REFUSED = lazy_compile(r'\bpods? "[^"]*" is forbidden: ')
 
 
 def _operands_refused(facts: ClusterFacts, operator: str, has_policy: bool) -> Iterator[Finding]:
@@ -262,6 +264,8 @@ def _disabled_by_node(
     """Each GPU node with the deploy labels it sets to "false" for operands the policy enables."""
     for name, node in sorted(facts.nodes.items()):
         labels = node.metadata.labels
+        if "false" not in labels.values():  # (most nodes: no label set to "false")
+            continue
         if not operator_sees_gpu(labels) or labels.get(OPERANDS_LABEL) == "false":
             continue
         disabled = [(c, label) for c, (label, section) in OPERANDS.items()
@@ -284,8 +288,8 @@ def _served(facts: ClusterFacts, here: dict[str, list[StackPod]], component: str
 
 #: CRI-O's refusal of a sandbox whose RuntimeClass names a handler it does not have (cri-o
 #: internal/oci: 'failed to find runtime handler %s from runtime list %v').
-_NO_HANDLER = re.compile(r"\bfailed to find runtime handler \\?\"?(?P<handler>[\w.-]+?)\\?\"? "
-                         r"from runtime list")
+_NO_HANDLER = lazy_compile(r"\bfailed to find runtime handler \\?\"?(?P<handler>[\w.-]+?)\\?\"? "
+                           r"from runtime list")
 #: Platforms whose GPU stack hands GPUs to CRI-O only through the toolkit's OCI prestart hook,
 #: never through a runtime handler: on OpenShift the toolkit installs oci-nvidia-hook.json and
 #: no nvidia handler exists by design (NVIDIA/gpu-operator#1298: "CRI-O uses the OCI runtime
@@ -296,7 +300,7 @@ _HOOK_ONLY_PLATFORMS = frozenset({"openshift"})
 #: (pkg/kubelet/dockershim/docker_sandbox.go: 'RuntimeHandler %q not supported'): on a node
 #: whose runtime says so no RuntimeClass handler can exist, whatever the toolkit configured
 #: in Docker (NVIDIA/gpu-operator#236, #250, #477). Only the shim writes these words.
-_SHIM_REFUSED = re.compile(r'\bRuntimeHandler \\?"(?P<handler>[\w.-]+?)\\?" not supported\b')
+_SHIM_REFUSED = lazy_compile(r'\bRuntimeHandler \\?"(?P<handler>[\w.-]+?)\\?" not supported\b')
 
 
 @cluster_check("gpu-operator")
@@ -309,6 +313,8 @@ def operands_ask_absent_handler(facts: ClusterFacts) -> Iterator[Finding]:
     the runtime's (they write and load it), and a user's pod asking for it is no failure of
     the stack. Docker's CRI shim refusing the handler (``_SHIM_REFUSED``) is the same on any
     platform: it serves no handler at all. One finding, for the first such pod."""
+    if not _handler_refused(facts):
+        return
     by_class = {rc.metadata.name: rc.handler for rc in facts.runtime_classes}
     for name, node in sorted(facts.nodes.items()):
         platform = platform_of(node)
@@ -329,6 +335,14 @@ def operands_ask_absent_handler(facts: ClusterFacts) -> Iterator[Finding]:
                                        standalone="true", namespace=meta.namespace, pod=meta.name,
                                        node=name)
                     return
+
+
+def _handler_refused(facts: ClusterFacts) -> bool:
+    """Some pod's event speaks of a runtime handler, as both refusals do (most bundles have
+    none: the nodes' pods are not walked then)."""
+    return any("runtime handler" in ev.message or "RuntimeHandler" in ev.message
+               for (kind, _, _), events in facts.events_by_object.items() if kind == "Pod"
+               for ev in events)
 
 
 def _shim_refused(facts: ClusterFacts, pod: Pod, by_class: dict[str, str]) -> Decisive | None:
@@ -385,7 +399,7 @@ def state_labels_missing(facts: ClusterFacts) -> Iterator[Finding]:
 
 #: The kubelet's refusal of an image reference it cannot parse (InvalidImageName; the
 #: InspectFailed event says the same), quoting the reference.
-_UNPARSABLE_IMAGE = re.compile(r'couldn.t parse image reference \\?"(?P<ref>[^"\\]+)')
+_UNPARSABLE_IMAGE = lazy_compile(r'couldn.t parse image reference \\?"(?P<ref>[^"\\]+)')
 
 
 @cluster_check("gpu-operator")

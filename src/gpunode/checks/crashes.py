@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 
 from gpunode.decisive import AUDIT_ABEND
+from gpunode.relazy import lazy_compile
 
 #: Literals one of which every crash record holds: a line without them is not searched.
 CRASH_WORDS = ("segfault at ", "general protection", "] trap ", ": trap ", "type=1701 ", "ANOM_ABEND ")
-_GATE = re.compile("|".join(map(re.escape, CRASH_WORDS)))
+_GATE = lazy_compile("|".join(map(re.escape, CRASH_WORDS)))
 #: The kernel's report of a user process it killed for a fault (arch/x86/mm/fault.c
 #: show_signal_msg, arch/x86/kernel/traps.c): ``<comm>[<pid>]: segfault at <addr> ip … sp …
 #: error <n> in <object>[…]``, ``traps: <comm>[<pid>] general protection fault ip:… in <object>``,
@@ -22,7 +23,7 @@ _GATE = re.compile("|".join(map(re.escape, CRASH_WORDS)))
 #: characters) or the object it crashed in names the stack component whose binary it is:
 #: nvidia-container-cli dying in libnvidia-container.so starts no GPU container
 #: (NVIDIA/nvidia-container-toolkit#1101).
-_PROCESS_CRASH = re.compile(
+_PROCESS_CRASH = lazy_compile(
     r"(?:^|\]\s*|traps: )[^\s\[\]]{1,16}\[\d+\]:? (?:segfault at \w+|general protection(?: fault)?|"
     r"trap (?:invalid opcode|divide error|stack segment|int3))\b")
 #: The audit subsystem's record of the same end (ANOM_ABEND, type 1701, kernel/auditsc.c
@@ -32,7 +33,7 @@ _PROCESS_CRASH = re.compile(
 #: (systemd/systemd#8895). ``exe=`` is the program that died (comm is only its thread's name,
 #: which a stack binary may set to anything); a signal of 0 is the old seccomp record
 #: ("reason=\"seccomp\" sig=0 syscall=…"), a denied call, not a crash, and type 1326 is seccomp's.
-_AUDIT_ABEND = re.compile(AUDIT_ABEND)
+_AUDIT_ABEND = lazy_compile(AUDIT_ABEND)
 
 
 def crashed_program(line: str) -> str | None:

@@ -60,6 +60,7 @@ from gpunode.facts import ClusterFacts, LogFile
 from gpunode.job_errors import job_error
 from gpunode.kb import Cause, KnowledgeBase
 from gpunode.model import PROBLEMS, Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ _KILL_FAILED = "FailedKillPod"
 #: which writes and removes it (its drop-in). At creation the same words may be a pod asking
 #: for a handler the node never had by design (CRI-O with the toolkit's hook), so only a kill
 #: reads them so.
-_HANDLER_GONE = re.compile(r"\bfailed to find runtime handler \\?\"?nvidia[\w-]*\\?\"? from runtime list")
+_HANDLER_GONE = lazy_compile(r"\bfailed to find runtime handler \\?\"?nvidia[\w-]*\\?\"? from runtime list")
 _HANDLER_WRITER = "container-toolkit"
 
 
@@ -456,7 +457,7 @@ _CERT_REFUSED = (r"\bremote error: tls: (?:bad certificate|unknown certificate(?
 #: A controller's errors that do not heal by retrying: an RBAC rule or an API (a CRD) it
 #: lacks stays missing until someone acts, so its every reconcile fails. An object that
 #: is not found (a node deleted since) is not one of them.
-_PERSISTENT = re.compile(
+_PERSISTENT = lazy_compile(
     r"(?i:\bforbidden\b|\bunauthori[sz]ed\b|permission denied|could not find the requested resource|"
     r"\bcannot (?:get|list|watch|create|update|patch|delete) resource\b|"
     r"the server doesn.t have a resource type|"
@@ -467,8 +468,8 @@ _PERSISTENT = re.compile(
     rf"{_CERT_REFUSED})")
 #: A line that begins a log record (JSON, a timestamp, a klog, logrus or logfmt header): one
 #: that does not is the rest of the record before it, wrapped, and says nothing of its own.
-_RECORD = re.compile(r"^\s*(?:\{\"|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} |time=|level=|"
-                     r"(?:INFO|WARN|ERRO|FATA|DEBU)\[)")
+_RECORD = lazy_compile(r"^\s*(?:\{\"|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} |time=|level=|"
+                       r"(?:INFO|WARN|ERRO|FATA|DEBU)\[)")
 #: A controller's last lines within which such an error must stand (nothing after it).
 _RECENT_LINES = 3
 #: Errors that heal by retrying, ending a controller's log or not: an object deleted since
@@ -477,7 +478,7 @@ _RECENT_LINES = 3
 #: the cluster does not serve ('no matches for kind'), which operators meet for the optional
 #: APIs they watch (NFD's rules before NFD is installed): a removed Kubernetes API is a
 #: catalogued cause of its own.
-_TRANSIENT = re.compile(
+_TRANSIENT = lazy_compile(
     r'(?i:\b[a-z][\w-]*s(?:\.[\w.-]+)? \\?"[^"\\]{1,253}\\?" not found\b|the object has been modified|'
     r"Operation cannot be fulfilled|no matches for kind)")
 
@@ -507,7 +508,7 @@ def controller_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile
 
 
 #: A Go runtime panic or fatal error: what follows it is its trace, not more log records.
-_GO_CRASH = re.compile(r"^(?:panic: |fatal error: )")
+_GO_CRASH = lazy_compile(r"^(?:panic: |fatal error: )")
 
 
 def _traced_crash(found: Decisive, tail: Sequence[str]) -> bool:
@@ -541,7 +542,7 @@ def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
 #: (--collector.textfile.directory), where GPU jobs and scripts drop their .prom files, so its
 #: failure is the exporter's own configuration or input, like the RDMA and GPU collectors.
 _OTHER_COLLECTOR = r"(?!infiniband\b|textfile\b|nvidia|gpu|rdma)"
-_NOT_THE_STACKS = re.compile(
+_NOT_THE_STACKS = lazy_compile(
     r"sys/class/net/(?![^/\s]+/device/sriov_)|\bopen \S*sys/class/[\w-]+\\?\"?: no such file or directory|"
     rf"collector failed\\?\"? .{{0,20}}\bname={_OTHER_COLLECTOR}\w|"
     rf"\b{_OTHER_COLLECTOR}\w+ collector failed after|"
@@ -552,7 +553,7 @@ _NOT_THE_STACKS = re.compile(
 #: pod's security context changes, so such a collector's failure is the component's own
 #: (the filesystem collector's "open /host/proc/1/mounts: permission denied" under SELinux
 #: enforcing, poseidon/typhoon#1198, openshift/cluster-monitoring-operator's node-exporter).
-_ACCESS_REFUSED = re.compile(r"(?i:: permission denied\b)")
+_ACCESS_REFUSED = lazy_compile(r"(?i:: permission denied\b)")
 
 
 def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
@@ -613,8 +614,8 @@ def running_finding(kb: KnowledgeBase, component: str, logs: Iterable[LogFile],
 #: ``stacktrace``: the function, then its file and line indented under it), as a report or a
 #: container log keeps it: "go.opentelemetry.io/collector/receiver/scraperhelper.ScrapeFunc.Scrape",
 #: "<TAB>go.opentelemetry.io/collector/receiver@v0.95.0/scraperhelper/scraper.go:20".
-_TRACE_FRAME = re.compile(r"^(?:[\w.@-]+/)+[\w.@-]+\.(?:\(\*?\w+\)\.)?[\w.]+(?:\([^)]*\))?$|"
-                          r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
+_TRACE_FRAME = lazy_compile(r"^(?:[\w.@-]+/)+[\w.@-]+\.(?:\(\*?\w+\)\.)?[\w.]+(?:\([^)]*\))?$|"
+                            r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
 
 
 #: A list or watch of the Kubernetes API refused for authorization, in any agent's words:
@@ -622,11 +623,11 @@ _TRACE_FRAME = re.compile(r"^(?:[\w.@-]+/)+[\w.@-]+\.(?:\(\*?\w+\)\.)?[\w.]+(?:\
 #: list error with 403: Api(...)", Vector's "Watcher error. error=BadStatus { status: 403 }",
 #: fluentd's kubeclient "thread exited ... title=:watch_pods ... HTTP status code 403, Forbidden".
 _WATCH_WORD = r"\b(?:watch(?:er|ing|es)?|list(?:ing|s)?|reflector|informer)\b|:watch_"
-_WATCH_REFUSED = re.compile(rf"(?i:(?:{_WATCH_WORD}).{{0,400}}?(?:\b403\b|\bforbidden\b)|"
-                            rf"(?:\b403\b|\bforbidden\b).{{0,400}}?(?:{_WATCH_WORD}))")
+_WATCH_REFUSED = lazy_compile(rf"(?i:(?:{_WATCH_WORD}).{{0,400}}?(?:\b403\b|\bforbidden\b)|"
+                              rf"(?:\b403\b|\bforbidden\b).{{0,400}}?(?:{_WATCH_WORD}))")
 #: A cache filled after the refusal: the access was granted since (client-go's "Caches are
 #: synced", "Caches populated"), so the watch runs.
-_WATCH_SYNCED = re.compile(r"(?i:\bcaches? (?:are |is |have been )?(?:synced|populated)\b)")
+_WATCH_SYNCED = lazy_compile(r"(?i:\bcaches? (?:are |is |have been )?(?:synced|populated)\b)")
 
 
 def _refused_watch(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, int] | None:
@@ -649,10 +650,10 @@ def _refused_watch(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, i
 #: A server, engine or daemon of the program's own that it could not start ("Failed to start
 #: host engine server": the DCGM exporter's nv-hostengine, NVIDIA/gpu-monitoring-tools#54,
 #: "failed to start metrics server"), and the words of a later start or of one serving.
-_START_FAILED = re.compile(r"(?i:\b(?:failed|unable|could not|couldn.t|cannot) (?:to )?start(?:ing)? "
-                           r"(?:the |its |an? )?(?:[\w-]+ ){0,3}(?:server|engine|daemon|listener)\b)")
-_STARTED = re.compile(r"(?i:\b(?:started|starting|restarting|listening|serving|is running|now running|"
-                      r"is up|ready to accept)\b)")
+_START_FAILED = lazy_compile(r"(?i:\b(?:failed|unable|could not|couldn.t|cannot) (?:to )?start(?:ing)? "
+                             r"(?:the |its |an? )?(?:[\w-]+ ){0,3}(?:server|engine|daemon|listener)\b)")
+_STARTED = lazy_compile(r"(?i:\b(?:started|starting|restarting|listening|serving|is running|now running|"
+                        r"is up|ready to accept)\b)")
 
 
 def _start_failed(lines: Sequence[str]) -> tuple[Decisive, int] | None:
@@ -674,7 +675,7 @@ def _start_failed(lines: Sequence[str]) -> tuple[Decisive, int] | None:
 #: A part of the program's own (a task, loop, worker, reflector or watcher) that ended on an
 #: error: "Reflector process exited with an error. error=streaming error" (Vector's
 #: kubernetes_logs source, vectordotdev/vector#7401, which then stops shipping logs).
-_PART_EXITED = re.compile(
+_PART_EXITED = lazy_compile(
     r"(?i:\b(?:process|task|worker|loop|reflector|watcher|informer|thread|goroutine)\b.{0,40}?"
     r"\b(?:exited|terminated|stopped|died|ended)\b.{0,20}?\b(?:with|due to|because of|on)\b "
     r"(?:an? )?(?:error|failure)\b)")
@@ -719,12 +720,12 @@ def _last_word(lines: Sequence[str]) -> int | None:
 
 
 #: A line of closing quotes and brackets alone: the end of a record's quoted value or list.
-_CLOSERS_ONLY = re.compile(r"^\s*[\"'\]})]+[,;]?\s*$")
+_CLOSERS_ONLY = lazy_compile(r"^\s*[\"'\]})]+[,;]?\s*$")
 
 
 #: Words with which a program says a step of its own shutdown failed: "Failed to remove node
 #: from ComputeDomain during shutdown: ...", "error during cleanup", "failed to ... on exit".
-_SHUTDOWN_STEP = re.compile(
+_SHUTDOWN_STEP = lazy_compile(
     r"(?i:\b(?:during|on|at|while|in) (?:the )?(?:graceful )?(?:shutdown|shutting down|exit(?:ing)?|"
     r"termination|terminating|teardown|tearing down|clean ?up|cleaning up|stop(?:ping)?)\b)")
 
@@ -823,7 +824,7 @@ _RECUR_TAIL = 30
 #: How many times the same error must stand in that tail to be the component's lasting state.
 _RECUR_MIN = 3
 #: What varies between two logs of the same error: numbers, addresses, times.
-_VARIES = re.compile(r"\b0x[0-9a-fA-F]+\b|\d+")
+_VARIES = lazy_compile(r"\b0x[0-9a-fA-F]+\b|\d+")
 
 
 def _maybe_error(line: str) -> bool:
@@ -866,10 +867,10 @@ def _recurring(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, int] 
 #: plugin and its forks, HAMi's among them: "... Marking it unhealthy.", "'nvidia.com/gpu' device
 #: marked unhealthy: GPU-..."), and for one it gives back ("device marked healthy", "healthy
 #: again"): a withdrawn device stays off the node's allocatable until one of those.
-_MARKS_UNHEALTHY = re.compile(
+_MARKS_UNHEALTHY = lazy_compile(
     r"(?i:\bmarking (?:it|the device|device \S{1,80}) (?:as )?unhealthy|\bdevices? marked (?:as )?unhealthy)")
-_MARKS_HEALTHY = re.compile(r"(?i:\bmark(?:ing|ed) (?:it |the device |devices? |\S{1,80} )?(?:as )?healthy|"
-                            r"\bhealthy again\b)")
+_MARKS_HEALTHY = lazy_compile(r"(?i:\bmark(?:ing|ed) (?:it |the device |devices? |\S{1,80} )?(?:as )?healthy|"
+                              r"\bhealthy again\b)")
 #: The class of a withdrawn device, whatever words give the reason: the plugin's health check
 #: failed for that device, a device's failure as the plugin sees it.
 _WITHDRAWN_CLASS = "error_device"
@@ -903,7 +904,7 @@ def _withdrew(kb: KnowledgeBase, lines: Sequence[str]) -> tuple[Decisive, int] |
 
 
 #: A JSON object that is a console record's fields, not a record: no level, no message.
-_FIELDS_ONLY = re.compile(r'^\s*\{"(?!.*"(?:level|lvl|severity|msg|message)"\s*:)')
+_FIELDS_ONLY = lazy_compile(r'^\s*\{"(?!.*"(?:level|lvl|severity|msg|message)"\s*:)')
 
 
 def _wrapped_error(kb: KnowledgeBase, lines: Sequence[str], last: int) -> Decisive | None:
@@ -953,7 +954,7 @@ def _refuses_config(kb: KnowledgeBase, found: Finding) -> bool:
 #: A program that says it goes on after a failure it did not recover from ("Continue after
 #: failing to read checkpoint file. Device allocation info may NOT be up-to-date. Err: ...",
 #: the kubelet's device manager): whatever level it logs it at, it runs on without that state.
-_WENT_ON = re.compile(r"(?i:\bcontinu(?:e|es|ing) after fail(?:ing|ure|ed)\b)")
+_WENT_ON = lazy_compile(r"(?i:\bcontinu(?:e|es|ing) after fail(?:ing|ure|ed)\b)")
 
 
 def _went_on_without(ctx: NodeContext, component: str) -> Finding | None:
@@ -1038,12 +1039,12 @@ def _last_error(kb: KnowledgeBase, line: str) -> Decisive | None:
 
 #: A program that gives up what it was configured to use for this run and goes on with a
 #: default ("..., falling back to metric file /etc/dcgm-exporter/default-counters.csv").
-_FALLS_BACK = re.compile(r"(?i:\bfall(?:ing|s)? back to\b)")
+_FALLS_BACK = lazy_compile(r"(?i:\bfall(?:ing|s)? back to\b)")
 #: A program that drops one item of its output because its value is invalid and goes on
 #: without it (node-feature-discovery: "Ignoring invalid feature value kernel-version.full=
 #: 4.9.140-l4t-r32.3.1+g47e7e1cb0b49: [a valid label must be ...]", "ignoring invalid feature
 #: name ..."): the item never reaches its consumers, and the same input drops it every run.
-_DROPS_INVALID = re.compile(r"(?i:\b(?:ignor|skipp|discard|dropp)(?:ing|ed) (?:an? )?invalid\b)")
+_DROPS_INVALID = lazy_compile(r"(?i:\b(?:ignor|skipp|discard|dropp)(?:ing|ed) (?:an? )?invalid\b)")
 
 
 def _went_on(line: str, *, dropped: bool) -> bool:
@@ -1090,7 +1091,7 @@ def _own_catalogued(kb: KnowledgeBase, component: str, line: str) -> Decisive | 
 #: ('lookup <name> on <dns>:53: no such host', NXDOMAIN: unlike an i/o timeout or 'server
 #: misbehaving', the DNS server did answer). The same address, certificate and name are
 #: asked again at every attempt, so the same error comes back until someone changes them.
-_UNREACHABLE_FOR_GOOD = re.compile(rf"{_CERT_REFUSED}|\blookup \S+ on \S+: no such host\b")
+_UNREACHABLE_FOR_GOOD = lazy_compile(rf"{_CERT_REFUSED}|\blookup \S+ on \S+: no such host\b")
 
 
 def _lasting(kb: KnowledgeBase, component: str, found: Decisive, lines: int) -> bool:
@@ -1142,8 +1143,8 @@ KUBELET_ADMISSION = frozenset({"UnexpectedAdmissionError", "TopologyAffinityErro
 #: pause or resume a container is runc's, relayed; containerd's go-runc names the binary it
 #: ran ("… after kill: /usr/bin/nvidia-container-runtime did not terminate successfully: exit
 #: status 1: unable to signal init: permission denied", NVIDIA/nvidia-container-toolkit#796).
-_RELAYED = re.compile(r"(?i:\b(?:kill|delete|pause|resume|signal)\b[^:]{0,40}:\s*\S*"
-                      r"nvidia-container-runtime(?:\.\w+)? did not terminate successfully)")
+_RELAYED = lazy_compile(r"(?i:\b(?:kill|delete|pause|resume|signal)\b[^:]{0,40}:\s*\S*"
+                        r"nvidia-container-runtime(?:\.\w+)? did not terminate successfully)")
 
 
 def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = None,
@@ -1183,7 +1184,7 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
 #: relayed while a GPU container is created: the program that runs then is a hook a CDI spec or
 #: the NVIDIA runtime records (nvidia-ctk hook <name>, nvidia-cdi-hook), older than the spec
 #: calling it (HAMi's Configure CDI page: 'disable-device-node-modification' needs toolkit 1.18).
-_UNKNOWN_SUBCOMMAND = re.compile(r"(?i:\bno help topic for '[\w.-]+')")
+_UNKNOWN_SUBCOMMAND = lazy_compile(r"(?i:\bno help topic for '[\w.-]+')")
 #: The component whose programs a GPU container's creation runs as hooks.
 _HOOK_PROGRAMS = "container-toolkit"
 
@@ -1223,7 +1224,7 @@ def node_texts(ctx: NodeContext, component: str, state: Finding) -> Iterator[Tex
 #: The kubelet's journal lines about the device plugins it registers and watches (klog's
 #: "Got registration request from device plugin", "ListAndWatch ended unexpectedly for
 #: device plugin"): the other end of a plugin's registration.
-_ABOUT_PLUGINS = re.compile(r"(?i:device[ -]?plugin|ListAndWatch)")
+_ABOUT_PLUGINS = lazy_compile(r"(?i:device[ -]?plugin|ListAndWatch)")
 
 
 def _kubelet_about_plugins(ctx: NodeContext, component: str) -> Iterator[Text]:
@@ -1316,7 +1317,7 @@ def _pod_message(pod: Pod) -> Iterator[Text]:
 _PLAIN_WAITS = frozenset({"CrashLoopBackOff", "PodInitializing", "ContainerCreating", "ImagePullBackOff"})
 #: The kubelet's event that only names the state it put a container in ("Error: ErrImagePull",
 #: "Error: ImagePullBackOff", after the event that says why): a state, not a reason.
-_STATE_NAMED = re.compile(r"^\s*Error: [A-Z][a-z]+(?:[A-Z][a-z]+)+\s*$")
+_STATE_NAMED = lazy_compile(r"^\s*Error: [A-Z][a-z]+(?:[A-Z][a-z]+)+\s*$")
 
 
 def _event_texts(source: str, events: Sequence[Event]) -> Iterator[Text]:

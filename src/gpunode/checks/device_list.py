@@ -15,7 +15,6 @@ toolkit config was collected, nothing is said.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
 from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem
@@ -23,19 +22,20 @@ from gpunode.checks.context import NodeContext
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding
 from gpunode.parse._toml import load_toml
+from gpunode.relazy import lazy_compile
 
 #: The toolkit's setting that refuses NVIDIA_VISIBLE_DEVICES from unprivileged containers.
 ENVVAR_UNPRIVILEGED = "accept-nvidia-visible-devices-envvar-when-unprivileged"
 #: The toolkit's config file, wherever it is installed (the host's /etc, the operator's
 #: /usr/local/nvidia/toolkit/.config).
-_TOOLKIT_CONFIG = re.compile(r"(?:^|/)nvidia-container-runtime/config\.toml$")
+_TOOLKIT_CONFIG = lazy_compile(r"(?:^|/)nvidia-container-runtime/config\.toml$")
 #: The plugin's start-up dump of its effective config, and the strategy key in it (a list
 #: since v0.13, a string before).
 _RUNNING_WITH = "Running with config:"
-_STRATEGY = re.compile(r'"deviceListStrategy"\s*:\s*(\[[^\]]*\]|"[^"]*")')
-_NAME = re.compile(r'"([\w-]+)"')
+_STRATEGY = lazy_compile(r'"deviceListStrategy"\s*:\s*(\[[^\]]*\]|"[^"]*")')
+_NAME = lazy_compile(r'"([\w-]+)"')
 #: A new klog record: the config dump ends before it.
-_RECORD = re.compile(r"^[IWEF]\d{4} ")
+_RECORD = lazy_compile(r"^[IWEF]\d{4} ")
 #: Lines of the dump read at most (its whole JSON is some 40 lines).
 _DUMP_LINES = 120
 _PLUGIN = "device-plugin"

@@ -22,14 +22,13 @@ configuration): neither is read here.
 
 from __future__ import annotations
 
-import re
-
 from gpunode.bundle.kube import Pod
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.facts import LogFile
+from gpunode.relazy import lazy_compile
 
 #: CUDA's own error for no usable device, in its enumerator names and its message.
-CUDA_NO_DEVICE = re.compile(
+CUDA_NO_DEVICE = lazy_compile(
     r"\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|\bno CUDA-capable device is detected\b")
 #: The toolkit's cause for a running container that lost its GPUs.
 LOST = "nvml_device_access_lost"

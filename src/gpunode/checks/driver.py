@@ -17,6 +17,7 @@ from gpunode.decisive import Decisive
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.nvidia_smi import GpuInfo, parse_nvidia_smi_failure
+from gpunode.relazy import lazy_compile
 
 _FABRIC_OK = {"Completed"}
 _VALIDATIONS = "run/nvidia/validations"
@@ -55,7 +56,7 @@ _SMI_FAILED = "nvidia_smi_failed"
 #: GPU by its handle (nvmlDeviceGetHandleByIndex failing: "Unable to determine the device
 #: handle for GPU 0000:0B:00.0: Unknown Error", or "...: GPU is lost"; some releases print
 #: no space before the bus id). The error is that GPU's, not the driver's.
-_NO_HANDLE = re.compile(
+_NO_HANDLE = lazy_compile(
     r"Unable to determine the device handle for GPU ?(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f:.]+)")
 _HANDLE_LITERAL = "determine the device handle"
 _LOST = "gpu_fallen_off_bus"
@@ -92,9 +93,9 @@ _GSP = "gsp_firmware_unresponsive"
 _GSP_DEFAULT_FROM = 535
 #: nvidia-smi -q's "Driver Version : 580.65.06" field (a line of its own), found by its
 #: words and then its line (``_driver_major``).
-_DRIVER_VERSION = re.compile(r"Driver Version\s*:\s*(\d+)\.")
+_DRIVER_VERSION = lazy_compile(r"Driver Version\s*:\s*(\d+)\.")
 #: A GPU's field that NVML could not read, in nvidia-smi -q's layout.
-_FIELD_UNKNOWN = re.compile(r"^\s+[A-Z][\w ]*?\s*:\s*Unknown Error\s*$", re.MULTILINE)
+_FIELD_UNKNOWN = lazy_compile(r"^\s+[A-Z][\w ]*?\s*:\s*Unknown Error\s*$", re.MULTILINE)
 _UNKNOWN_ERROR = "Unknown Error"
 
 
@@ -174,7 +175,7 @@ def nouveau_module(ctx: NodeContext, component: str) -> Iterator[Finding]:
 #: An operand's words for "no libnvidia-ml in my container" (device plugin, GFD, DCGM
 #: exporter, MIG manager: "could not load NVML library: libnvidia-ml.so.1: cannot open shared
 #: object file", "nvml init failed: ERROR_LIBRARY_NOT_FOUND", "NVML library not found").
-_NVML_LIBRARY_MISSING = re.compile(
+_NVML_LIBRARY_MISSING = lazy_compile(
     r"libnvidia-ml\.so(?:\.1)?: cannot open shared object file|could not load NVML|"
     r"ERROR_LIBRARY_NOT_FOUND|NVML library not found", re.IGNORECASE)
 #: Operands that load NVML from what the NVIDIA runtime injects from the host.
@@ -228,7 +229,7 @@ def _nvml_missing_line(ctx: NodeContext, pod: Pod) -> tuple[str, str] | None:
 #: support list, and CentOS Linux 7/8 while operator 1.x supported them): a node on any
 #: other runs an image built for one of these. RHCOS is "Red Hat Enterprise Linux CoreOS";
 #: Fedora CoreOS and CentOS Stream CoreOS (OKD) are not it.
-_PUBLISHED_OS = re.compile(r"(?i)\b(?:ubuntu|red hat|rhel|centos linux)\b")
+_PUBLISHED_OS = lazy_compile(r"(?i)\b(?:ubuntu|red hat|rhel|centos linux)\b")
 #: The driver container's own words that it could not find the running kernel it must build
 #: for (gpu-driver-container's scripts): apt has no package named after it, the kernel
 #: version cannot be resolved, or no version string can be read from the kernel image
@@ -301,7 +302,7 @@ SMI_RETURN_CODES = {9: "driver_not_loaded", 12: "nvml_library_missing", 14: "inf
 #: The validator's init container that runs nvidia-smi to judge the driver (on the host or in
 #: the driver's root): every exit status it reports is nvidia-smi's.
 _SMI_RUNNER = "driver-validation"
-_EXIT_STATUS = re.compile(r"\bexit (?:status|code):? (?P<code>\d{1,3})\b")
+_EXIT_STATUS = lazy_compile(r"\bexit (?:status|code):? (?P<code>\d{1,3})\b")
 
 
 @check("driver")

@@ -21,8 +21,6 @@ does where no snapshot settles it.
 
 from __future__ import annotations
 
-import re
-
 import msgspec
 
 from gpunode.checks.context import NodeContext
@@ -30,13 +28,14 @@ from gpunode.checks.crashes import crashed_program
 from gpunode.errors import ParseError
 from gpunode.model import Finding
 from gpunode.parse._toml import load_toml
+from gpunode.relazy import lazy_compile
 
 #: The CLI's report that its driver service ended before answering (the "rpc" word since
 #: libnvidia-container 1.9).
-_SERVICE_FAILED = re.compile(r"\binitialization error: driver (?:rpc )?error: failed to process request\b")
+_SERVICE_FAILED = lazy_compile(r"\binitialization error: driver (?:rpc )?error: failed to process request\b")
 #: The toolkit's config file, wherever it is installed (the host's /etc, the operator's
 #: /usr/local/nvidia/toolkit/.config).
-_TOOLKIT_CONFIG = re.compile(r"(?:^|/)nvidia-container-runtime/config\.toml$")
+_TOOLKIT_CONFIG = lazy_compile(r"(?:^|/)nvidia-container-runtime/config\.toml$")
 _TOOLKIT = "container-toolkit"
 #: The toolkit's cause for a CLI that cannot find the driver's libraries under its root.
 _NO_LIBS = "container_cli_no_driver_libs"

@@ -27,14 +27,15 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: NCCL reporting a topology or graph file it was given (its env notice, whatever set it).
-_FILE_SET = re.compile(r"\bNCCL_(?:TOPO|GRAPH)_FILE set by environment to \S+")
+_FILE_SET = lazy_compile(r"\bNCCL_(?:TOPO|GRAPH)_FILE set by environment to \S+")
 #: A WARN of NCCL's topology/graph code ("graph/search.cc:703 NCCL WARN ...", "graph/xml.h").
-_GRAPH_WARN = re.compile(r"\bgraph/\w+\.(?:cc|h):\d+ NCCL WARN (?P<message>.+)")
+_GRAPH_WARN = lazy_compile(r"\bgraph/\w+\.(?:cc|h):\d+ NCCL WARN (?P<message>.+)")
 #: The import of the file failing on what it names or holds: a device the node lacks, a
 #: file it cannot open, an attribute or node missing from it.
-_IMPORT_FAILED = re.compile(r"\bXML Import\b|\bnot found\b|\bCould not open\b", re.I)
+_IMPORT_FAILED = lazy_compile(r"\bXML Import\b|\bnot found\b|\bCould not open\b", re.I)
 #: The class of a configuration the node does not fit (data/causes/classes.toml).
 _CONFIG_INVALID = "error_config_invalid"
 
@@ -75,8 +76,8 @@ def nccl_injected_topology(ctx: NodeContext, component: str) -> Iterator[Finding
 #: The node's InfiniBand tools finding no RDMA device registered under /sys/class/infiniband:
 #: ibstatus' "Fatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)",
 #: ibv_devinfo's "No IB devices found".
-_NO_RDMA_DEVICE = re.compile(r"\bsys files not found \(/sys/class/infiniband/|^\s*No IB devices found\b",
-                             re.M)
+_NO_RDMA_DEVICE = lazy_compile(r"\bsys files not found \(/sys/class/infiniband/|^\s*No IB devices found\b",
+                               re.M)
 #: The collected outputs of those tools (docs/bundle-format.md).
 _TOOL_FILES = ("ibstat.txt", "ibv_devinfo.txt")
 #: The Mellanox NIC drivers' core (Ethernet and PCI) modules, and NFD's label for a Mellanox

@@ -20,6 +20,7 @@ from gpunode.checks.base import LINE, MESSAGE, STATE
 from gpunode.checks.context import NodeContext
 from gpunode.kb import Cause, KnowledgeBase, Match
 from gpunode.model import Evidence, Finding
+from gpunode.relazy import lazy_compile
 
 _FACT_SOURCES = {"node_cmd": "cmd", "node_file": "files"}
 #: Node files that are a snapshot of a state, whole: the modules loaded (lsmod), the GPUs as
@@ -74,11 +75,11 @@ def fit_to_facts(ctx: NodeContext, findings: list[Finding]) -> bool:
 
 _HEADERS, _SCRIPT = "kernel_headers_missing", "driver_container_script_error"
 #: The driver image's script failing to resolve the running kernel to its packages' names.
-_UNRESOLVED = re.compile(r"Could not resolve Linux kernel version")
+_UNRESOLVED = lazy_compile(r"Could not resolve Linux kernel version")
 #: A kernel built outside any distribution: Linux's scripts/setlocalversion appends '-g' and
 #: the commit's abbreviated hash for a git tree ('-dirty' for local changes) or '+' for an
 #: untagged one; builders often name theirs 'custom'. No distribution's package carries it.
-_BUILT_LOCALLY = re.compile(r"-g[0-9a-f]{7,40}(?:-dirty)?$|\+$|custom", re.IGNORECASE)
+_BUILT_LOCALLY = lazy_compile(r"-g[0-9a-f]{7,40}(?:-dirty)?$|\+$|custom", re.IGNORECASE)
 
 
 def _kernel_name_fit(ctx: NodeContext, finding: Finding) -> Finding:
@@ -101,7 +102,7 @@ _KERNEL_FITS = frozenset({_HEADERS, _CRASH})
 #: Ubuntu's FIPS kernels ("5.4.0-1068-fips", "4.15.0-2036-aws-fips"): their packages, headers
 #: included, are published only in the Ubuntu Pro FIPS archive, never in the public archive
 #: the driver image's script queries for linux-headers-<running kernel>.
-_HEADERS_NOT_PUBLIC = re.compile(r"^\d+\.\d+\.\d+-\d+-(?:[a-z]+-)?fips$")
+_HEADERS_NOT_PUBLIC = lazy_compile(r"^\d+\.\d+\.\d+-\d+-(?:[a-z]+-)?fips$")
 
 
 def _headers_unpublished(ctx: NodeContext, finding: Finding) -> Finding:

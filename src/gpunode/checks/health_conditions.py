@@ -20,7 +20,6 @@ leave the GPU unknown, for the node's own NVLink facts to settle.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gpunode.bundle.kube import Condition
@@ -29,16 +28,17 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: The monitor's recommended action in a condition's message, in both of its written forms.
-_ACTION = re.compile(r"\bRecommended ?Action(?:=|: )(?P<action>[A-Z][A-Z_]*)")
+_ACTION = lazy_compile(r"\bRecommended ?Action(?:=|: )(?P<action>[A-Z][A-Z_]*)")
 #: Actions that ask for nothing: the monitor's own word that the report needs no action.
 _NO_ACTION = frozenset({"NONE", "NO_ACTION", "UNKNOWN"})
 #: A GPU check's condition type (NVSentinel's Gpu* from the DCGM health monitor, the syslog
 #: monitor's Xid and fallen-off-the-bus conditions); the kubelet's own never match.
-_GPU_CHECK = re.compile(r"^(?:Gpu|GPU)(?!Driver)|XIDError$|GPUFallenOff$")
+_GPU_CHECK = lazy_compile(r"^(?:Gpu|GPU)(?!Driver)|XIDError$|GPUFallenOff$")
 #: A report on the GPU's links or its NVLink domain rather than on the GPU itself.
-_LINK = re.compile(r"(?i)nvlink|\bimex\b|_IMEX_")
+_LINK = lazy_compile(r"(?i)nvlink|\bimex\b|_IMEX_")
 
 
 def monitor_faults(conditions: tuple[Condition, ...]) -> Iterator[tuple[Condition, str]]:

@@ -29,6 +29,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import collection_time
 from gpunode.gpus import quantity
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: How long a pod may stay Terminating before the GPUs it holds are a stale allocation
 #: (the default grace period is 30 s; a GPU job's cleanup rarely takes minutes).
@@ -104,11 +105,11 @@ def _held(ctx: NodeContext, component: str, pod: Pod, *, resource: str, counts: 
 #: still has it open: the kernel then waits for the usage count to drop (nv-pci.c,
 #: NVIDIA/open-gpu-kernel-modules#1374; an unbind that hangs on it, bryansteiner/
 #: gpu-passthrough-tutorial#39, ipaqmaster/vfio#13 where nvidia-persistenced held it).
-_REMOVAL_WAITS = re.compile(r"\bNVRM: Attempting to remove device \S{1,40} with non-zero usage count\b")
+_REMOVAL_WAITS = lazy_compile(r"\bNVRM: Attempting to remove device \S{1,40} with non-zero usage count\b")
 #: cAdvisor's accelerator manager inside the kubelet, once it opened NVML and took a handle on
 #: each GPU (google/cadvisor accelerators/nvidia.go: "NVML initialized. Number of nvidia
 #: devices: %v", then DeviceHandleByIndex for every one, kept until the kubelet exits).
-_CADVISOR_NVML = re.compile(r"\bnvidia\.go:\d+\] NVML initialized\. Number of nvidia devices: [1-9]", re.I)
+_CADVISOR_NVML = lazy_compile(r"\bnvidia\.go:\d+\] NVML initialized\. Number of nvidia devices: [1-9]", re.I)
 
 
 @check("kubelet")

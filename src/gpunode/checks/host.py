@@ -14,6 +14,7 @@ from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.containerd import OptionSpellings, option_spellings
 from gpunode.parse.nvidia_smi import GpuInfo
+from gpunode.relazy import lazy_compile
 
 _PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure")
 
@@ -144,8 +145,8 @@ def config_version_fits_runtime(ctx: NodeContext, component: str) -> Iterator[Fi
 #: A runtime config file's own format refusing it (gpunode.parse: ``<path>: invalid JSON: ...``
 #: for daemon.json, ``<path>: invalid TOML: ...`` for containerd's and CRI-O's files and their
 #: drop-ins), with the position the parser gives ('line 3 column 5', '(at line 3, column 9)').
-_SYNTAX = re.compile(r"^(?P<path>/\S+): invalid (?:JSON|TOML): (?P<why>.+)$", re.DOTALL)
-_POSITION = re.compile(r"\bline (\d+)")
+_SYNTAX = lazy_compile(r"^(?P<path>/\S+): invalid (?:JSON|TOML): (?P<why>.+)$", re.DOTALL)
+_POSITION = lazy_compile(r"\bline (\d+)")
 
 
 @check("container-runtime")
@@ -190,7 +191,7 @@ def _spelled_twice(path: str, text: str) -> tuple[OptionSpellings, ...]:
 
 
 #: A key assignment at the start of a TOML line (bare, quoted or dotted key).
-_ASSIGNED_KEY = re.compile(r"""^[ \t]*([\w.'"-]+?)[ \t]*=""", re.MULTILINE)
+_ASSIGNED_KEY = lazy_compile(r"""^[ \t]*([\w.'"-]+?)[ \t]*=""", re.MULTILINE)
 
 
 def _may_clash(text: str) -> bool:
@@ -270,8 +271,8 @@ def _lines_at(text: str, number: int) -> tuple[tuple[int, str], ...]:
 #: status check failing ('container runtime is down'). Not the words every kubelet start logs
 #: before its first relist and status check ('pleg has yet to be successful', 'container
 #: runtime status check may not have completed yet'), nor PLEG's routine 'SyncLoop (PLEG)'.
-_RUNTIME_STALLED = re.compile(r"PLEG is not healthy: pleg was last seen active \S+ ago|"
-                              r"\bcontainer runtime is down\b")
+_RUNTIME_STALLED = lazy_compile(r"PLEG is not healthy: pleg was last seen active \S+ ago|"
+                                r"\bcontainer runtime is down\b")
 
 
 @check("container-runtime")

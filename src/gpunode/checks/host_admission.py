@@ -13,16 +13,16 @@ host feature and is not read here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.decisive import MAX_LINE
 from gpunode.model import Evidence, Finding
+from gpunode.relazy import lazy_compile
 
 #: The kubelet's words for a feature of its host that is off or absent.
-_HOST_LACKS = re.compile(r"(?i:\bis not (?:enabled|supported|available) on (?:the|this) (?:host|node)\b)")
+_HOST_LACKS = lazy_compile(r"(?i:\bis not (?:enabled|supported|available) on (?:the|this) (?:host|node)\b)")
 
 
 def host_feature_lacking(message: str) -> bool:

@@ -11,7 +11,6 @@ node's own peers, so a design choice is never taken for a fault.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
@@ -36,6 +35,7 @@ from gpunode.parse.nvlink import NvlinkGpu, parse_nvlink_errors, parse_nvlink_st
 from gpunode.parse.topology import NEAR_PATHS, parse_topo_matrix
 from gpunode.probe.interconnect import NO_HCA, NO_NVLINK
 from gpunode.probe.result import ProbeResult
+from gpunode.relazy import lazy_compile
 
 PROBE_FILE = "gpunode-probe.json"
 PROBE_NEEDS = (f"cmd/{PROBE_FILE}",)
@@ -622,8 +622,8 @@ def links_not_collected(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 #: The plugin's report after each discovery round (k8s-rdma-shared-dev-plugin:
 #: 'Updating "rdma/<name>" devices', then 'exposing "<n>" devices').
-_UPDATING = re.compile(r'\bUpdating "(?P<resource>[\w./-]+)" devices')
-_EXPOSING = re.compile(r'\bexposing "(?P<count>\d+)" devices')
+_UPDATING = lazy_compile(r'\bUpdating "(?P<resource>[\w./-]+)" devices')
+_EXPOSING = lazy_compile(r'\bexposing "(?P<count>\d+)" devices')
 
 
 def _rounds(lines: Sequence[str]) -> list[tuple[int, str | None, int]]:
@@ -662,9 +662,9 @@ def rdma_plugin_exposes(ctx: NodeContext, component: str) -> Iterator[Finding]:
 #: advertises nothing. A resource that matches no device among others that do ("Warning: no
 #: Rdma Devices were found for resource hpc_shared_devices_b", Mellanox/k8s-rdma-shared-dev-
 #: plugin#44) is skipped by design (Mellanox/k8s-rdma-shared-dev-plugin#23) and is not this.
-_NONE_FOUND = re.compile(r"^No (?:RDMA |rdma |IB |network )?devices? (?:were )?found\.?$")
+_NONE_FOUND = lazy_compile(r"^No (?:RDMA |rdma |IB |network )?devices? (?:were )?found\.?$")
 #: A later round that serves a device: the earlier "none found" is over.
-_SERVING = re.compile(r'\bexposing "[1-9]\d*" devices|\bRegistered device plugin\b|\bdevices? found: \S')
+_SERVING = lazy_compile(r'\bexposing "[1-9]\d*" devices|\bRegistered device plugin\b|\bdevices? found: \S')
 
 
 @check("rdma-device-plugin")
@@ -686,8 +686,8 @@ def rdma_plugin_found_none(ctx: NodeContext, component: str) -> Iterator[Finding
 #: netdev without RDMA char devices ("Warning: non-Rdma Device ens2f0", Mellanox/network-operator#31),
 #: a resource left without any ("no Rdma Devices were found for resource ..."), or a device
 #: missing one of its char devices ('RDMA device "issm" not found', k8s-rdma-shared-dev-plugin#44).
-_NO_RDMA_SIDE = re.compile(r"(?i)\bnon-?RDMA device\b|\bno RDMA devices? (?:were )?found\b"
-                           r"|\bRDMA device \\?\"?\w+\\?\"? not found\b")
+_NO_RDMA_SIDE = lazy_compile(r"(?i)\bnon-?RDMA device\b|\bno RDMA devices? (?:were )?found\b"
+                             r"|\bRDMA device \\?\"?\w+\\?\"? not found\b")
 
 
 @check("rdma-device-plugin")
@@ -758,7 +758,7 @@ def _empty_round(ctx: NodeContext, component: str, log: LogFile,
 
 
 #: A resource name quoted in a line ("rdma/mlnx_shared", "rdma/hca_shared_devices_a").
-_RDMA_RESOURCE = re.compile(r'"(?P<resource>rdma/[\w.-]+)"')
+_RDMA_RESOURCE = lazy_compile(r'"(?P<resource>rdma/[\w.-]+)"')
 
 
 def _named_resource_zero(ctx: NodeContext, component: str, log: LogFile) -> Iterator[Finding]:
@@ -801,15 +801,15 @@ def _count_not_shown(ctx: NodeContext, component: str, log: LogFile,
 #: block ("Node GUID: 0x0000000000000000"), ibv_devinfo's ("node_guid: 0000:0000:0000:0000"),
 #: the sysfs dump's ("<device>/node_guid:0000:0000:0000:0000").
 _ZERO_GUID = {
-    IBSTAT: re.compile(r"^\s*Node GUID:\s*0x0{16}\s*$"),
-    IBV_DEVINFO: re.compile(r"^\s*node_guid:\s*0{4}(?::0{4}){3}\s*$"),
-    SYSFS_RDMA: re.compile(r"^(?:\S*/)?[\w.-]+/node_guid:0{4}(?::0{4}){3}\s*$"),
+    IBSTAT: lazy_compile(r"^\s*Node GUID:\s*0x0{16}\s*$"),
+    IBV_DEVINFO: lazy_compile(r"^\s*node_guid:\s*0{4}(?::0{4}){3}\s*$"),
+    SYSFS_RDMA: lazy_compile(r"^(?:\S*/)?[\w.-]+/node_guid:0{4}(?::0{4}){3}\s*$"),
 }
 #: The kernel's line for a user-space process that faulted, naming the library it faulted in
 #: ("<comm>[pid]: segfault at <addr> ip <ip> sp <sp> error <n> in <library>[<base>+<size>]"),
 #: where that library is the RDMA stack's own user space: the connection manager (librdmacm),
 #: the verbs library (libibverbs) or a verbs provider (libmlx5, libmlx4, lib<name>-rdmav<N>).
-_RDMA_LIB_SEGFAULT = re.compile(
+_RDMA_LIB_SEGFAULT = lazy_compile(
     r"\[\d+\]: segfault at \w+ ip \w+ sp \w+ error \d+ in "
     r"(?:librdmacm|libibverbs|libmlx[45]|lib\w+-rdmav\d+)\.so[\w.]*\[")
 

@@ -20,7 +20,6 @@ filters as noise) or a NIC belong to no layer of the GPU stack.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import check
@@ -29,12 +28,13 @@ from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.model import Finding, Status
 from gpunode.parse.gpu_ref import normal_bus_id
+from gpunode.relazy import lazy_compile
 
 _HEX = "[0-9a-fA-F]"
 _BDF = rf"{_HEX}{{2}}:{_HEX}{{2}}\.[0-7]"
 #: The fault events, each with the device: the bound driver and its address before AMD-Vi's
 #: event, the address inside it (``device=``), or inside VT-d's brackets.
-_FAULT = re.compile(
+_FAULT = lazy_compile(
     rf"(?:(?P<driver>[\w-]{{1,40}}) (?:{_HEX}{{4}}:)?{_BDF}: )?"
     rf"AMD-Vi: Event logged \[\s*IO_PAGE_FAULT\b(?: device=(?:{_HEX}{{4}}:)?(?P<dev>{_BDF}))?|"
     rf"\bDMAR: \[DMA (?:Read|Write)\b[^\]]{{0,40}}\] Request device \[(?:0x)?(?:{_HEX}{{4}}:)?"
@@ -42,8 +42,8 @@ _FAULT = re.compile(
     rf"[^\n]{{0,80}}\bfault addr\b")
 #: The nvidia driver naming a device it is bound to ("nvidia 0000:07:00.0: enabling device"),
 #: and its own GPU lines ("NVRM: GPU at PCI:0000:07:00: GPU-...", Xid's "(PCI:0000:07:00)").
-_DRIVER_BOUND = re.compile(rf"\bnvidia (?:{_HEX}{{4}}:)?({_HEX}{{2}}:{_HEX}{{2}}\.[0-7]):")
-_NVRM_GPU = re.compile(rf"\bNVRM: .{{0,40}}\bPCI:(?:{_HEX}{{4,8}}:)?({_HEX}{{2}}:{_HEX}{{2}})\b")
+_DRIVER_BOUND = lazy_compile(rf"\bnvidia (?:{_HEX}{{4}}:)?({_HEX}{{2}}:{_HEX}{{2}}\.[0-7]):")
+_NVRM_GPU = lazy_compile(rf"\bNVRM: .{{0,40}}\bPCI:(?:{_HEX}{{4,8}}:)?({_HEX}{{2}}:{_HEX}{{2}})\b")
 _LITERALS = ("IO_PAGE_FAULT", "DMAR: [DMA ")
 
 

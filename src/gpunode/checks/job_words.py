@@ -13,14 +13,13 @@ validated at load, each with the page that documents it: ``data/job_errors.toml`
 
 from __future__ import annotations
 
-import re
-
 from gpunode.job_errors import JobError, job_error
+from gpunode.relazy import lazy_compile
 
 #: nvidia-smi's own words for an NVML it cannot load. nvidia-smi is one of the utilities the
 #: NVIDIA runtime's hook mounts into a container with the libraries, so a container where it
 #: runs but finds no libnvidia-ml got the hook, and the hook injected no libraries.
-SMI_NO_NVML = re.compile(r"NVIDIA-SMI couldn.t find libnvidia-ml\.so")
+SMI_NO_NVML = lazy_compile(r"NVIDIA-SMI couldn.t find libnvidia-ml\.so")
 
 
 def job_names(line: str) -> str | None:

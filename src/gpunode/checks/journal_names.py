@@ -12,7 +12,6 @@ A line that names only the journal's own component says nothing here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from gpunode.checks.context import NodeContext
@@ -20,6 +19,7 @@ from gpunode.checks.decisive import HOST_JOURNALS, OWN_FACTS_ONLY, as_catalogued
 from gpunode.checks.named import named_on_node
 from gpunode.decisive import Decisive, decisive_line, lenient_line, severity
 from gpunode.model import PROBLEMS, Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: How many of a journal's last lines are read for a line naming another component.
 _TAIL = 200
@@ -27,8 +27,8 @@ _TAIL = 200
 #: component's own failure to load its configuration, whatever other component the
 #: configuration's values name (a Docker daemon.json that registers the nvidia runtime).
 _OWN_CONFIG = {
-    "kubelet": re.compile(r"/var/lib/kubelet/config\.yaml|/etc/kubernetes/kubelet|--config\b"),
-    "container-runtime": re.compile(
+    "kubelet": lazy_compile(r"/var/lib/kubelet/config\.yaml|/etc/kubernetes/kubelet|--config\b"),
+    "container-runtime": lazy_compile(
         r"/etc/docker/daemon\.json|/etc/containerd/\S*\.toml|/etc/crio/|configure the Docker daemon"),
 }
 
@@ -109,7 +109,7 @@ def silent_state_findings(ctx: NodeContext, findings: Mapping[str, Sequence[Find
 #: restarting failed container=x pod=…"', kubernetes/kubernetes#54760, vmware-tanzu/kubeapps#933,
 #: kubernetes/minikube#11105; the structured 'back-off 5m0s restarting failed container=' of
 #: newer kubelets, loft-sh/vcluster#162).
-_STATE_RESTATED = re.compile(r"(?i)\bback-off \S+ (?:restarting failed container=|pulling image\b)")
+_STATE_RESTATED = lazy_compile(r"(?i)\bback-off \S+ (?:restarting failed container=|pulling image\b)")
 
 
 def _without_restated_states(lines: Sequence[str]) -> list[str]:

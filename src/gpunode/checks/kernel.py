@@ -31,6 +31,7 @@ from gpunode.checks.decisive import line_finding
 from gpunode.checks.workload_logs import interposer_owner
 from gpunode.decisive import Decisive, severity
 from gpunode.model import Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: The kernel's list of loaded modules in an oops or warning report (``print_modules``):
 #: ``Modules linked in: ... nvidia_uvm(OE-) nvidia(OE) ...``, each module's taint flags then
@@ -39,7 +40,7 @@ from gpunode.model import Finding, Status
 #: nvidia_uvm wedged in uvm_global_exit after the GPU Operator's driver was removed,
 #: NVIDIA/aicr#1553), whatever words the trace holds.
 _LINKED_IN = "Modules linked in:"
-_IN_TRANSITION = re.compile(r"\b(?P<module>nvidia\w*|nv_peer_mem)\([A-Z]*[-+]\)")
+_IN_TRANSITION = lazy_compile(r"\b(?P<module>nvidia\w*|nv_peer_mem)\([A-Z]*[-+]\)")
 _MODULE_LOAD = "error_module_load"
 #: Literals one of which every line of ``_MODULE_LINE``, ``crashes.crashed_program`` and
 #: ``_PEER_MEMORY`` holds: a line without them is not searched by the pattern (each backtracks
@@ -49,15 +50,15 @@ _MODULE_WORDS = ("Unknown symbol", "disagrees about version", "Invalid module fo
                  "rror loading module", "ailed to load module")
 _PEER_WORDS = ("nv_mem ", "nvidia-peermem ")
 _MODULE_GATE, _CRASH_GATE, _PEER_GATE = (
-    re.compile("|".join(map(re.escape, words))) for words in (_MODULE_WORDS, _CRASH_WORDS, _PEER_WORDS))
+    lazy_compile("|".join(map(re.escape, words))) for words in (_MODULE_WORDS, _CRASH_WORDS, _PEER_WORDS))
 #: Literals one of which every line judged here holds (most nodes' logs: none).
 _LITERALS = ("NVRM", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS, _LINKED_IN)
 #: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
 #: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
 #: ("nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"):
 #: what the GPU driver's p2p interface handed it (pages freed under it) is the driver's.
-_PEER_MEMORY = re.compile(r"(?:^|\]\s*|\s)(?:nv_mem|nvidia-peermem) \w+:\d+ (?P<text>.+)")
-_MODULE_LINE = re.compile(
+_PEER_MEMORY = lazy_compile(r"(?:^|\]\s*|\s)(?:nv_mem|nvidia-peermem) \w+:\d+ (?P<text>.+)")
+_MODULE_LINE = lazy_compile(
     r"(?:^|\]\s*|\s)(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
     r".{0,80}Invalid module format|.{0,80}Key was rejected)|"
     # kmod's own refusal, as a loader service (driverdog, systemd-modules-load) logs it
@@ -74,7 +75,7 @@ _MODULE_LINE = re.compile(
 #: NVDEC0 engine, cannot initialize GSP-RM", NVIDIA/open-gpu-kernel-modules#116; "NVRM
 #: RmInitAdapter: Failed to load gsp_log_*.bin", its discussion #490). The name is a C
 #: function's (an upper-case letter or an underscore in it), not a word such as "version".
-_NVRM = re.compile(r"NVRM(?:: | (?=\w*[A-Z_]\w*: ))(?P<text>.+)")
+_NVRM = lazy_compile(r"NVRM(?:: | (?=\w*[A-Z_]\w*: ))(?P<text>.+)")
 #: Module name prefixes and the component whose modules they are.
 _MODULE_OWNERS = (
     ("nvidia", "driver"),
@@ -86,10 +87,10 @@ _MODULE_OWNERS = (
 )
 #: Storage and file systems over RDMA (nvme_rdma, nvmet_rdma, rpcrdma): MOFED/DOCA rebuilds
 #: them against its own RDMA core, so their symbol errors are MOFED's too.
-_RDMA_MODULE = re.compile(r"rdma")
+_RDMA_MODULE = lazy_compile(r"rdma")
 #: NVRM lines that are routine, whatever word they hold.
-_ROUTINE = re.compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
-                      r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
+_ROUTINE = lazy_compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
+                        r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
 _OWNED = ("driver", "gpu-hardware", "ofed")
 #: The components an NVRM failure line may name as its owner instead of the driver: the GPU
 #: (a BAR, the VBIOS) and Fabric Manager, whose state the driver's status codes name
@@ -100,7 +101,7 @@ _NVRM_OWNERS = ("gpu-hardware", "driver", "fabric-manager")
 #: after "NVRM: GPU 0000:01:00.0 is already bound to NovaCore." where another kernel driver
 #: holds it, beclab/Olares#3963): the module's init then fails with ENODEV and it does not
 #: load, though no error word says so.
-_NO_GPU_PROBED = re.compile(r"NVRM: No NVIDIA (?:GPUs?|devices?) (?:were )?(?:found|probed)")
+_NO_GPU_PROBED = lazy_compile(r"NVRM: No NVIDIA (?:GPUs?|devices?) (?:were )?(?:found|probed)")
 #: Components whose host binaries the kernel may report killed by a fault (``checks.crashes``).
 #: A vGPU plugin's binary runs in every container it serves: HAMi-core, the interposer it
 #: preloads there, so a job that faults inside it ("python[3864703]: segfault at 0 ip ...
@@ -112,12 +113,12 @@ _CRASHING = ("container-toolkit", "container-runtime", "fabric-manager", "imex",
 #: failed. Alone, that GPU is the one at fault (its BARs, power or seating, the BIOS's
 #: Above 4G / Resizable BAR, a VM's MMIO window); a driver problem says so in other NVRM
 #: lines (GSP firmware, an assertion, an unsupported GPU), which then own it.
-_ADAPTER_INIT = re.compile(r"(?i:\bRmInitAdapter failed|\brm_init_adapter failed)")
+_ADAPTER_INIT = lazy_compile(r"(?i:\bRmInitAdapter failed|\brm_init_adapter failed)")
 #: The driver refusing a GPU by its PCI id as one its release does not support ("NVRM: The
 #: NVIDIA GPU 000a:00:00.0 (PCI ID: 10de:2330) installed in this system is not supported by
 #: the NVIDIA 580.126.09 driver release."), then failing the probe for it.
-_REFUSED_ID = re.compile(r"NVRM: The NVIDIA GPU \S+ \(PCI ID: 10de:(?P<device>[0-9a-fA-F]{4})\)")
-_PROBE_FAILED = re.compile(
+_REFUSED_ID = lazy_compile(r"NVRM: The NVIDIA GPU \S+ \(PCI ID: 10de:(?P<device>[0-9a-fA-F]{4})\)")
+_PROBE_FAILED = lazy_compile(
     r"NVRM: (?:The NVIDIA probe routine failed for \d+ device|The NVIDIA GPU \S+ \(PCI ID)")
 
 

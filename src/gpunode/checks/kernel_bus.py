@@ -11,7 +11,6 @@ link's own retries and no failure.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import check
@@ -19,16 +18,18 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive
 from gpunode.model import Finding, Status
+from gpunode.relazy import lazy_compile
 
 _BUS = r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 #: The AER's severity line, as ``aer_print_error`` writes it ("PCIe Bus Error:
 #: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)"; newer kernels
 #: say "Uncorrectable", and some print no ``severity=``).
-_UNCORRECTED = re.compile(r"PCIe Bus Error: (?:severity=)?Uncorrect(?:ed|able) \((?P<kind>Fatal|Non-Fatal)\)")
+_UNCORRECTED = lazy_compile(
+    r"PCIe Bus Error: (?:severity=)?Uncorrect(?:ed|able) \((?P<kind>Fatal|Non-Fatal)\)")
 #: The GPU named by the AER's recovery: its bound driver before its bus address.
-_GPU_IN_RECOVERY = re.compile(
+_GPU_IN_RECOVERY = lazy_compile(
     rf"\bnvidia (?P<bus>{_BUS}): (?:AER: |PCIe Bus Error|device has no AER-aware driver)")
-_GPU_UNRECOVERED = re.compile(rf"\bnvidia {_BUS}: AER: can't recover")
+_GPU_UNRECOVERED = lazy_compile(rf"\bnvidia {_BUS}: AER: can't recover")
 
 
 def _dmesg(ctx: NodeContext) -> list[str]:

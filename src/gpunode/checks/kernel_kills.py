@@ -31,7 +31,6 @@ the second line of one kill) takes the kind of the kill line before it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
@@ -41,6 +40,7 @@ from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive
 from gpunode.model import Finding, Status
 from gpunode.processes import process_owners
+from gpunode.relazy import lazy_compile
 
 #: The recent past the bundle keeps for a component's trouble, in seconds.
 RECENT_S = 3600.0
@@ -53,21 +53,22 @@ DENIED = "error_permission_denied"
 #: out of memory: " or "Out of memory: " before it since 4.19; after "... Kill process <pid>
 #: (<comm>) score <n> or sacrifice child" before), and its one-line summary since 5.0
 #: ("oom-kill:constraint=...,task=<comm>,pid=<pid>,uid=<uid>").
-_OOM = re.compile(r"\bKill(?:ed)? process \d+ \((?P<comm>[^()\n]{1,15})\)|"
-                  r"\boom-kill:constraint=\S*?\btask=(?P<task>[^,\n]{1,15}),pid=\d+")
+_OOM = lazy_compile(r"\bKill(?:ed)? process \d+ \((?P<comm>[^()\n]{1,15})\)|"
+                    r"\boom-kill:constraint=\S*?\btask=(?P<task>[^,\n]{1,15}),pid=\d+")
 #: Where a kill says which OOM killer chose it: a memory cgroup at its limit, or the node's.
-_CGROUP_KILL = re.compile(r"Memory cgroup out of memory|constraint=CONSTRAINT_MEMCG|"
-                          r"killed as a result of limit of")
-_NODE_KILL = re.compile(r"(?<!cgroup )\bOut of memory\b|constraint=CONSTRAINT_(?:NONE|CPUSET|MEMORY_POLICY)|"
-                        r"\bglobal_oom\b")
+_CGROUP_KILL = lazy_compile(r"Memory cgroup out of memory|constraint=CONSTRAINT_MEMCG|"
+                            r"killed as a result of limit of")
+_NODE_KILL = lazy_compile(
+    r"(?<!cgroup )\bOut of memory\b|constraint=CONSTRAINT_(?:NONE|CPUSET|MEMORY_POLICY)|"
+    r"\bglobal_oom\b")
 #: An AppArmor denial (enforce mode) or an SELinux AVC denial, naming the process.
-_APPARMOR = re.compile(r'apparmor="DENIED"')
-_AVC = re.compile(r"\bavc:\s+denied\b")
-_PERMISSIVE = re.compile(r"\bpermissive=1\b")
+_APPARMOR = lazy_compile(r'apparmor="DENIED"')
+_AVC = lazy_compile(r"\bavc:\s+denied\b")
+_PERMISSIVE = lazy_compile(r"\bpermissive=1\b")
 #: A kernel module's load a security module refused, and the object a denial names.
-_MODULE_LOAD = re.compile(r"\{ module_load \}|operation=\"module_load\"")
-_OBJECT = re.compile(r'\b(?:path|name)="(?P<object>[^"\n]+)"')
-_COMM = re.compile(r'\bcomm="(?P<comm>[^"\n]{1,15})"')
+_MODULE_LOAD = lazy_compile(r"\{ module_load \}|operation=\"module_load\"")
+_OBJECT = lazy_compile(r'\b(?:path|name)="(?P<object>[^"\n]+)"')
+_COMM = lazy_compile(r'\bcomm="(?P<comm>[^"\n]{1,15})"')
 #: An SELinux denial of a container's process (a container domain, not the runtime's own
 #: container_runtime_t) on an object that carries the container runtime's own type
 #: (container_runtime_tmpfs_t): the object was made inside the container by a program running
@@ -76,14 +77,14 @@ _COMM = re.compile(r'\bcomm="(?P<comm>[^"\n]{1,15})"')
 #: /proc/driver/nvidia, and a GPU program in an unprivileged pod is then refused it
 #: (NVIDIA/libnvidia-container#126: comm="nvidia-smi" name="params" on OpenShift). Only where
 #: the denial names NVIDIA's program or object is that hook the one that made it.
-_RUNTIME_MADE = re.compile(r"\bscontext=\S*?:(?!container_runtime_)(?:container_\w*t|svirt_\w+_t):"
-                           r".*\btcontext=\S*?:container_runtime_\w+_t:")
-_NVIDIA_NAMED = re.compile(r'\b(?:comm|name|path)="[^"\n]*nvidia')
+_RUNTIME_MADE = lazy_compile(r"\bscontext=\S*?:(?!container_runtime_)(?:container_\w*t|svirt_\w+_t):"
+                             r".*\btcontext=\S*?:container_runtime_\w+_t:")
+_NVIDIA_NAMED = lazy_compile(r'\b(?:comm|name|path)="[^"\n]*nvidia')
 TOOLKIT = "container-toolkit"
 #: dmesg's uptime stamp: "[ 7063.247407] ...", also inside a journal's "kernel: [...]".
-_STAMP = re.compile(r"\[\s*(?P<s>\d+\.\d+)\]")
+_STAMP = lazy_compile(r"\[\s*(?P<s>\d+\.\d+)\]")
 #: ``dmesg -T``'s wall-clock stamp: "[Mon Jul 25 16:46:04 2022] ...".
-_CLOCK = re.compile(r"^\[(?P<t>[A-Z][a-z]{2} [A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d \d{4})\]")
+_CLOCK = lazy_compile(r"^\[(?P<t>[A-Z][a-z]{2} [A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d \d{4})\]")
 _LITERALS = ("Kill process", "Killed process", "oom-kill:", 'apparmor="DENIED"', "avc:")
 
 

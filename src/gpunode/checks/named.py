@@ -15,6 +15,7 @@ from functools import cache
 
 from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
+from gpunode.relazy import lazy_compile
 
 
 def named_on_node(ctx: NodeContext, line: str) -> str | None:
@@ -43,9 +44,10 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
 #: link utilization counter control for link 0: Insufficient Permissions") or the profilers'
 #: (ERR_NVGPUCTRPERM): the driver restricts them to admin users when its module parameter says
 #: so (RmProfilingAdminOnly, set by NVreg_RestrictProfilingToAdminUsers).
-_COUNTERS_REFUSED = re.compile(r"(?i:\bcounters?\b.{0,200}\bInsufficient Permissions\b|\bERR_NVGPUCTRPERM\b)")
+_COUNTERS_REFUSED = lazy_compile(
+    r"(?i:\bcounters?\b.{0,200}\bInsufficient Permissions\b|\bERR_NVGPUCTRPERM\b)")
 #: The driver's parameter, as /proc/driver/nvidia/params shows it, restricting them.
-_ADMIN_ONLY = re.compile(r"(?m:^RmProfilingAdminOnly: 1\s*$)")
+_ADMIN_ONLY = lazy_compile(r"(?m:^RmProfilingAdminOnly: 1\s*$)")
 
 
 def _driver_setting(ctx: NodeContext, line: str) -> str | None:
@@ -61,7 +63,7 @@ def _driver_setting(ctx: NodeContext, line: str) -> str | None:
 
 #: The Container Device Interface's own words: what a DRA driver writes for its claims as the
 #: container toolkit writes its specs for the NVIDIA runtime.
-_CDI_WORDS = re.compile(r"\bCDI\b|cdi\.k8s\.io")
+_CDI_WORDS = lazy_compile(r"\bCDI\b|cdi\.k8s\.io")
 
 
 def _dra_prepare_owner(catalog: Catalog, line: str) -> str | None:
@@ -80,7 +82,7 @@ def _dra_prepare_owner(catalog: Catalog, line: str) -> str | None:
 #: The kubelet's device manager speaking of one plugin's endpoint by the extended resource it
 #: serves: '"listAndWatch ended unexpectedly for device plugin" err="rpc error: …"
 #: resourceName="volcano.sh/vgpu-number"' (kubelet pkg/kubelet/cm/devicemanager).
-_PLUGIN_RESOURCE = re.compile(r'\bdevice plugin\b.{0,400}?\bresourceName="?([\w.-]+/[\w.-]+)')
+_PLUGIN_RESOURCE = lazy_compile(r'\bdevice plugin\b.{0,400}?\bresourceName="?([\w.-]+/[\w.-]+)')
 
 
 def _resource_owner(ctx: NodeContext, line: str) -> str | None:
@@ -106,7 +108,7 @@ def _resource_owner(ctx: NodeContext, line: str) -> str | None:
 #: plugin with socketPath <path>'). gRPC's own "Reconnecting..." warnings are retries. A
 #: socket named <domain>_<name>.sock is the endpoint of resource <domain>/<name>, as plugins name it
 #: (the SR-IOV plugin's <prefix>_<resource>, ROCm's and kubevirt's "endpoint amd.com_gpu").
-_PLUGIN_SOCKET = re.compile(
+_PLUGIN_SOCKET = lazy_compile(
     r"(?:\bfailed to dial (?:device plugin|socket)|\bdial failed at socket"
     r"|[Uu]nable to connect to device plugin|[Cc]an.t create new endpoint)"
     r".{0,400}?/(?P<domain>[a-z0-9-]+(?:\.[a-z0-9-]+)+)_(?P<name>[\w.-]+?)\.sock\b")
@@ -167,7 +169,7 @@ def spec_device_owner(catalog: Catalog, running: Collection[str], on_host: bool,
 
 #: The CRI's words for a CNI plugin it could not find, with the folders it searched (libcni's
 #: 'failed to find plugin "gke" in path [/opt/cni/bin]', Go's %v of the list: space-separated).
-_CNI_NOT_FOUND = re.compile(r'failed to find plugin \\?"[\w.-]+\\?" in path \[([^\]]*)\]')
+_CNI_NOT_FOUND = lazy_compile(r'failed to find plugin \\?"[\w.-]+\\?" in path \[([^\]]*)\]')
 #: The component of ours that rewrites the container runtime's config on a GPU node.
 _CONFIG_WRITER = "container-toolkit"
 
@@ -194,7 +196,7 @@ def _cni_dir_rewritten(ctx: NodeContext, line: str) -> str | None:
 #: HAMi's fork: 'unresolvable CDI devices k8s.device-plugin.nvidia.com/gpu=MIG-...'). The
 #: toolkit's specs are of other kinds (nvidia.com/gpu, management.nvidia.com/gpu), so a device
 #: of this kind missing is a spec the plugin did not write or rewrite (Project-HAMi/HAMi#1903).
-_PLUGIN_CDI_KIND = re.compile(r"unresolvable CDI devices?:? .{0,200}?\bk8s\.device-plugin\.nvidia\.com/")
+_PLUGIN_CDI_KIND = lazy_compile(r"unresolvable CDI devices?:? .{0,200}?\bk8s\.device-plugin\.nvidia\.com/")
 #: The toolkit's CLI refusing a device id it was handed ('nvidia-container-cli: device error:
 #: unknown device id: GPU-a1ff...', newer 'device error: GPU-23a1...: unknown device'): in a
 #: pod the ids come from the Allocate of the plugin that served its GPU request, so an id no
@@ -203,7 +205,7 @@ _PLUGIN_CDI_KIND = re.compile(r"unresolvable CDI devices?:? .{0,200}?\bk8s\.devi
 #: 'no-gpu-has-2MiB-to-run', AliyunContainerService/gpushare-scheduler-extender#80; HAMi's
 #: Project-HAMi/HAMi#411). A path instead of an id is the volume-mounts strategy's list the
 #: toolkit was not set to read: the toolkit's setting, left to the words that name it.
-_UNKNOWN_DEVICE_ID = re.compile(
+_UNKNOWN_DEVICE_ID = lazy_compile(
     r"nvidia-container-cli(?:\.real)?: device error: "
     r"(?:unknown device id: (?!/)[^\s\\\"]+|(?!/)[^\s\\\"]+?: unknown device\b)")
 _PLUGIN_DEVICE = (_PLUGIN_CDI_KIND, _UNKNOWN_DEVICE_ID)
@@ -244,7 +246,7 @@ def plugin_spec_owner(catalog: Catalog, running: Collection[str], line: str) -> 
 #: the program of a hook at a stage only CDI specs use ('error running createContainer hook #0:
 #: fork/exec /usr/bin/nvidia-ctk: no such file or directory'; the legacy runtime's hook runs at
 #: prestart).
-_CDI_PATH_MISSING = re.compile(
+_CDI_PATH_MISSING = lazy_compile(
     r'failed to stat CDI host device "?/[^\s"]+"?: no such file or directory'
     r"|error running (?:createContainer|createRuntime|startContainer) hook #\d+: fork/exec /\S+: "
     r"no such file or directory")
@@ -269,8 +271,8 @@ def sharing_spec_owner(catalog: Catalog, running: Collection[str], line: str) ->
 #: "failed to load module nvidia-modeset: exit status 1; output=modprobe: ERROR: could not
 #: insert 'nvidia_modeset': No such device" (the validator's /dev/char symlink step,
 #: NVIDIA/gpu-operator#671), and one naming the core module, which compute needs.
-_DISPLAY_MODULE = re.compile(r"\b(?:load(?:ing)? module|insert) '?nvidia[-_](?:modeset|drm)\b")
-_CORE_MODULE = re.compile(r"\b(?:load(?:ing)? module|insert) '?nvidia\b(?![-_])")
+_DISPLAY_MODULE = lazy_compile(r"\b(?:load(?:ing)? module|insert) '?nvidia[-_](?:modeset|drm)\b")
+_CORE_MODULE = lazy_compile(r"\b(?:load(?:ing)? module|insert) '?nvidia\b(?![-_])")
 
 
 def _display_module_only(line: str) -> bool:
@@ -291,7 +293,7 @@ def _driver_serves(ctx: NodeContext) -> bool:
 #: A GPU device node looked up under a driver root (``lstat /run/nvidia/driver/dev/nvidiactl:
 #: no such file or directory``) while the runtime builds a container's spec: the device specs
 #: the device plugin's allocation named.
-_DEVICE_UNDER_ROOT = re.compile(
+_DEVICE_UNDER_ROOT = lazy_compile(
     r"\b(?:l?stat|open) /\S+?/dev/nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset)\b.{0,20}"
     r": no such file or directory")
 
@@ -299,7 +301,7 @@ _DEVICE_UNDER_ROOT = re.compile(
 #: A GPU device node the runtime could not find while applying the container's device specs
 #: (containerd's CRI: 'failed to generate container "<id>" spec: failed to apply OCI options:
 #: lstat /dev/nvidiactl: no such file or directory').
-_SPEC_DEVICE = re.compile(
+_SPEC_DEVICE = lazy_compile(
     r"failed to apply OCI options: l?stat /dev/nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset)\b"
     r": no such file or directory")
 
@@ -328,16 +330,16 @@ def _driver_root_missing(root: str) -> re.Pattern[str]:
 #: "error executing hook `<path>` (exit code: N)" (it keeps the hook's output to itself) and
 #: runc's "error running hook #N: error running hook: exit status N, stdout: <out>, stderr:
 #: <err>" (it relays what the hook wrote). ``own`` is what follows: the hook's own words.
-_HOOK_FAILED = re.compile(
+_HOOK_FAILED = lazy_compile(
     r"error executing hook `(?P<crun>[^`]*)` \(exit code: -?\d+\)(?P<after>.*)"
     r"|error running (?:\w+ )?hook(?: #\d+)?: (?:error running hook: )?(?:exit status -?\d+|signal: \w+)"
     r"(?:, stdout: (?P<out>.*?), stderr: (?P<err>.*))?")
 #: The container engine's own programs: a hook whose words start with one of their names
 #: (``containerd: template: oci-hook:1: ...``, nerdctl's hook run by containerd) is the
 #: runtime's own tooling, not NVIDIA's.
-_RUNTIME_PROGRAM = re.compile(r"^(?:containerd|crio|cri-o|conmon|runc|crun|nerdctl|podman|dockerd?)\b:")
+_RUNTIME_PROGRAM = lazy_compile(r"^(?:containerd|crio|cri-o|conmon|runc|crun|nerdctl|podman|dockerd?)\b:")
 #: What the runtime and the CRI add around the hook's words (``: unknown``, quotes).
-_WRAPPER_TAIL = re.compile(r"""(?:[\s"'\\n:]|\bunknown\b)+$""")
+_WRAPPER_TAIL = lazy_compile(r"""(?:[\s"'\\n:]|\bunknown\b)+$""")
 
 
 def hook_layer(named_in: Callable[[str], str | None], line: str) -> str | None:
@@ -384,14 +386,15 @@ def hook_layer(named_in: Callable[[str], str | None], line: str) -> str | None:
 #: task whose creation only timed out ("context deadline exceeded") names no one: a hook or
 #: the driver under it that hangs times it out as often as the runtime does. A hook
 #: or NVIDIA's CLI inside such a line is judged first (``hook_layer``, the catalog).
-_RUNTIME_OWN = re.compile(r"\b(?:runc|crun) (?:create|run|exec|start|delete|kill) failed: |\bcrun: \w"
-                          r"|\b(?:container|process)_linux\.go:\d+: (?:starting container process|"
-                          r"container init) caused\b|\bcontainer create failed: \S"
-                          r"|\bOCI runtime (?:create|start|exec|run|state|delete|kill) failed: "
-                          r"|\bfailed to create containerd (?:container|task): (?!context deadline exceeded)"
-                          r"|\bfailed to (?:get|pull) sandbox image\b"
-                          r"|\bContainer creation error: \S"
-                          r"|\b(?:cri-o|containerd) configured with \w+ cgroup manager\b")
+_RUNTIME_OWN = lazy_compile(
+    r"\b(?:runc|crun) (?:create|run|exec|start|delete|kill) failed: |\bcrun: \w"
+    r"|\b(?:container|process)_linux\.go:\d+: (?:starting container process|"
+    r"container init) caused\b|\bcontainer create failed: \S"
+    r"|\bOCI runtime (?:create|start|exec|run|state|delete|kill) failed: "
+    r"|\bfailed to create containerd (?:container|task): (?!context deadline exceeded)"
+    r"|\bfailed to (?:get|pull) sandbox image\b"
+    r"|\bContainer creation error: \S"
+    r"|\b(?:cri-o|containerd) configured with \w+ cgroup manager\b")
 
 
 #: A GPU container's start failing because the process it runs, one of the driver's programs
@@ -402,7 +405,7 @@ _RUNTIME_OWN = re.compile(r"\b(?:runc|crun) (?:create|run|exec|start|delete|kill
 #: setup (NVIDIA/nvkind#31, fixed in the toolkit's config; NVIDIA/k8s-device-plugin#346;
 #: tkestack/gpu-manager#89, after the node's runtime was switched to plain runc).
 _NVIDIA_TOOL = r"(?:\S*/)?nvidia-(?:smi|debugdump|persistenced|cuda-mps-control|cuda-mps-server)"
-_NVIDIA_TOOL_ABSENT = re.compile(
+_NVIDIA_TOOL_ABSENT = lazy_compile(
     rf'\bexec: \\?"{_NVIDIA_TOOL}\\?": (?:executable file not found|stat \S+: no such file or directory)'
     rf"|\bexecutable file `{_NVIDIA_TOOL}` not found")
 

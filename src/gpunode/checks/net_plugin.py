@@ -10,13 +10,14 @@ the plugin do on nodes without EFA. A leaf module: checks.workload_logs reads it
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from gpunode.relazy import lazy_compile
+
 #: libfabric's fi_getinfo failing (the job-error table's ``libfabric-getinfo-nodata``).
-_GETINFO_FAILED = re.compile(r"\bfi_getinfo\b(?:\(\))?(?: call)? (?:failed|returned)\b")
+_GETINFO_FAILED = lazy_compile(r"\bfi_getinfo\b(?:\(\))?(?: call)? (?:failed|returned)\b")
 #: NCCL choosing its own transport after the plugin (init.cc: "Using network Socket" / "IB").
-_OWN_NETWORK = re.compile(r"\bUsing network (?:Socket|IB)\b")
+_OWN_NETWORK = lazy_compile(r"\bUsing network (?:Socket|IB)\b")
 
 
 def plugin_fell_back(line: str, line_no: int, lines: Sequence[str]) -> bool:

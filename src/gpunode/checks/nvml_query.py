@@ -15,25 +15,25 @@ so its NVML refusal says nothing against the driver.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
 from gpunode.checks.base import MESSAGE
 from gpunode.model import Finding
+from gpunode.relazy import lazy_compile
 
 #: NVML's no-permission code in a job's words: its text after NVML's name, the enumerator, or
 #: the bindings' names for it (pynvml's NVMLError_NoPermission, go-nvml's ERROR_NO_PERMISSION).
-_NO_PERMISSION = re.compile(r"(?i:\bNVML\b).{0,80}\bInsufficient Permissions\b|\bNVML_ERROR_NO_PERMISSION\b"
-                            r"|\bNVMLError_NoPermission\b|\bERROR_NO_PERMISSION\b")
+_NO_PERMISSION = lazy_compile(r"(?i:\bNVML\b).{0,80}\bInsufficient Permissions\b|\bNVML_ERROR_NO_PERMISSION\b"
+                              r"|\bNVMLError_NoPermission\b|\bERROR_NO_PERMISSION\b")
 #: NVML refusing to initialise: no device was opened, so not a single query's refusal.
-_INIT_REFUSED = re.compile(r"\b(?:Failed to initialize NVML|nvmlInit\w*)\b")
+_INIT_REFUSED = lazy_compile(r"\b(?:Failed to initialize NVML|nvmlInit\w*)\b")
 #: nvidia-smi's answer for one field it was refused, in a row where another field answered:
 #: ``--query-gpu`` CSV (a value not in brackets beside ``[Insufficient Permissions]``) or
 #: ``-q``'s ``Total : [Insufficient Permissions]``. nvidia-smi prints either only once NVML
 #: initialised and opened the GPU.
 _FIELD_REFUSED = "[Insufficient Permissions]"
-_CSV_ANSWERED = re.compile(r"(?:^|,\s*)[^,\[\]\s][^,\[\]]*(?:,|$)")
-_Q_FIELD = re.compile(r"^\s*[A-Z][\w .()/-]*?\s+: \[Insufficient Permissions\]\s*$")
+_CSV_ANSWERED = lazy_compile(r"(?:^|,\s*)[^,\[\]\s][^,\[\]]*(?:,|$)")
+_Q_FIELD = lazy_compile(r"^\s*[A-Z][\w .()/-]*?\s+: \[Insufficient Permissions\]\s*$")
 
 
 def _answered_row(line: str) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import check
@@ -11,9 +10,10 @@ from gpunode.checks.decisive import line_finding
 from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.decisive import Decisive
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: The dynamic loader's words for an NVML function the loaded libnvidia-ml does not export.
-_NVML_SYMBOL = re.compile(r"undefined symbol: nvml\w+")
+_NVML_SYMBOL = lazy_compile(r"undefined symbol: nvml\w+")
 #: The oldest driver branch whose NVML current consumers resolve: the device plugin fails on
 #: 375 with "undefined symbol: nvmlDeviceGetPciInfo_v3" and works on 384.81
 #: (NVIDIA/k8s-device-plugin#108, its documented minimum since); nvtop fails on 340 with
@@ -21,7 +21,7 @@ _NVML_SYMBOL = re.compile(r"undefined symbol: nvml\w+")
 _NVML_FLOOR = 384
 _CAUSE = "error_version_mismatch"
 #: nvidia-smi's "Driver Version: 340.108" (table header) or "Driver Version : 340.108" (-q).
-_SMI_DRIVER = re.compile(r"\bDriver Version\s*:\s*(\d+\.[\d.]+)")
+_SMI_DRIVER = lazy_compile(r"\bDriver Version\s*:\s*(\d+\.[\d.]+)")
 
 
 def _driver_major(ctx: NodeContext) -> int | None:

@@ -12,6 +12,7 @@ from gpunode.decisive import MAX_LINE, Decisive, message_of
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.prom import parse_prometheus_text
+from gpunode.relazy import lazy_compile
 
 
 @check("dcgm-exporter", needs=("metrics/dcgm-exporter.prom",))
@@ -61,7 +62,7 @@ def _not_a_scrape(text: str) -> str:
 #: container (open-telemetry/opentelemetry-collector-contrib#12638 on Bottlerocket's
 #: containerd, aws-observability/aws-otel-collector#1987 and #2486): it runs and ships node
 #: series only. Every node runs pods, so a healthy round never says it.
-_COLLECTED_NONE = re.compile(r"\bNo (?:\w+ ){0,2}metrics? (?:were |was )?collected\b", re.I)
+_COLLECTED_NONE = lazy_compile(r"\bNo (?:\w+ ){0,2}metrics? (?:were |was )?collected\b", re.I)
 #: What ``_COLLECTED_NONE`` reports: the series it looked for are not there.
 _NONE_CLASS = "error_not_found"
 

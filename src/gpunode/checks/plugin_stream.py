@@ -19,7 +19,6 @@ role).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import ALL_POD_COMPONENTS, check
@@ -27,15 +26,16 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import HOST_JOURNALS, as_catalogued, line_finding
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.model import Finding, Status
+from gpunode.relazy import lazy_compile
 
 _JOURNAL = HOST_JOURNALS["kubelet"]
 #: The kubelet's line for a plugin's stream that ended with an error, in either form.
-_ENDED = re.compile(r"(?i:listAndWatch ended unexpectedly for device plugin)\b"
-                    r"(?: (?P<named>[a-z0-9.-]+/[\w.-]+))?.*?\brpc error: code = (?P<code>\w+)"
-                    r"(?:.*?\bresource=\\?\"(?P<field>[a-z0-9.-]+/[\w.-]+)\\?\")?")
+_ENDED = lazy_compile(r"(?i:listAndWatch ended unexpectedly for device plugin)\b"
+                      r"(?: (?P<named>[a-z0-9.-]+/[\w.-]+))?.*?\brpc error: code = (?P<code>\w+)"
+                      r"(?:.*?\bresource=\\?\"(?P<field>[a-z0-9.-]+/[\w.-]+)\\?\")?")
 #: The kubelet's line for a plugin registering (again): a stream after it is a new one.
-_REGISTERED = re.compile(r"(?i:registration request from device plugin with resource(?: name)?)\b\W*"
-                         r"(?:resourceName=)?\\?\"?(?P<resource>[a-z0-9.-]+/[\w.-]+)")
+_REGISTERED = lazy_compile(r"(?i:registration request from device plugin with resource(?: name)?)\b\W*"
+                           r"(?:resourceName=)?\\?\"?(?P<resource>[a-z0-9.-]+/[\w.-]+)")
 #: The codes of a plugin going away (its restart, a stream replaced), not a refusal.
 _ROUTINE = frozenset({"Unavailable", "Canceled"})
 _GATE = "ended unexpectedly for device plugin"

@@ -32,6 +32,7 @@ from gpunode.checks.placement import Awaited, Unmet, setter, unmet
 from gpunode.decisive import clipped
 from gpunode.facts import ClusterFacts, StackPod
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 RESTART_WARNING = 5
 CONTROL_PLANE_TAINTS = frozenset({"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"})
@@ -569,7 +570,7 @@ def ready_ratio(pod: Pod) -> str:
 #: 416.94.202408260940-0", "Fedora CoreOS 43.20260413.3.2").
 _NFD_KERNEL = "feature.node.kubernetes.io/kernel-version.full"
 _NFD_OSTREE = "feature.node.kubernetes.io/system-os_release.OSTREE_VERSION"
-_VERSION_WORD = re.compile(r"\d+(?:\.\d+)+(?:-\d+)?")
+_VERSION_WORD = lazy_compile(r"\d+(?:\.\d+)+(?:-\d+)?")
 
 
 def _shape(version: str) -> str:

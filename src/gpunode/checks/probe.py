@@ -26,6 +26,7 @@ from gpunode.parse.oci_hooks import OCI_HOOK_DIRS
 from gpunode.probe import ProbeResult
 from gpunode.probe.host_facts import RuntimeConfigFact
 from gpunode.probe.nvml import NvmlGpu
+from gpunode.relazy import lazy_compile
 from gpunode.runtimes import NVIDIA_BINARY, nvidia_runtimes
 from gpunode.xid import classify
 
@@ -65,7 +66,7 @@ _LIGHT_RECOVERY = ("Drain P2P", "Recover IMEX Domain")
 _FABRIC_DONE = "Completed"
 _FABRIC_OK = "Success"
 _PORT_UP_STATES = (4, 5)  # ACTIVE, ACTIVE_DEFER
-_GPUDIRECT_MARKER = re.compile(r"GPU_DIRECT_RDMA_ENABLED\s*[:=]\s*true", re.IGNORECASE)
+_GPUDIRECT_MARKER = lazy_compile(r"GPU_DIRECT_RDMA_ENABLED\s*[:=]\s*true", re.IGNORECASE)
 _VALIDATIONS = "run/nvidia/validations"
 # Pod-run components with probe checks of their own, which say more than "no kubelet".
 _OWN_PROBE_CHECKS = frozenset({"driver", "ofed", "container-toolkit", "validator"})

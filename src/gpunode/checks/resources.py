@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 
 from gpunode.checks import operator
@@ -10,10 +9,11 @@ from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.gpus import MIG_PREFIX, gfd_labels_as_gpu, gpu_resources, physical_gpus_labelled, quantity
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 GPU = "nvidia.com/gpu"
 #: The kubelet's words for a device plugin it registers or watches.
-_PLUGIN_WORDS = re.compile(r"(?i:device[ -]?plugin)")
+_PLUGIN_WORDS = lazy_compile(r"(?i:device[ -]?plugin)")
 GFD_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.memory")
 #: GFD's CUDA version labeler writes its labels as one map from one NVML query
 #: (k8s-device-plugin internal/lm/nvml.go newVersionLabeler): the driver's and CUDA's

@@ -25,15 +25,16 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, NVPROXY_UNKNOWN_CALL, Decisive
 from gpunode.model import Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: Where the probe keeps runsc's debug logs (one file per command a sandbox ran).
 RUNSC_LOG_DIR = "var/log/runsc/"
 #: nvproxy refusing the host driver's version at the sandbox's boot (runsc's nvproxy.go).
-_DRIVER_REFUSED = re.compile(r"\bregistering nvproxy driver: unsupported nvidia driver version\b", re.I)
+_DRIVER_REFUSED = lazy_compile(r"\bregistering nvproxy driver: unsupported nvidia driver version\b", re.I)
 #: nvproxy answering a call it does not implement: an unknown control command or ioctl
 #: (frontend.go, "nvproxy: unknown control command 0x20803801 (paramsSize=1928)"), or one it
 #: names as not supported.
-_CALL_REFUSED = re.compile(
+_CALL_REFUSED = lazy_compile(
     rf"{NVPROXY_UNKNOWN_CALL}|\bnvproxy: .{{0,80}}\b(?:not supported|unsupported)\b", re.I)
 
 

@@ -7,7 +7,6 @@ disk or knows the cluster, so the same set of files gives the same verdict eithe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -15,10 +14,11 @@ from pathlib import PurePosixPath
 from gpunode.errors import ParseError
 from gpunode.parse.containerd import runtime_table_key, runtimes_defined
 from gpunode.parse.runtime_config import ContainerdConfig
+from gpunode.relazy import lazy_compile
 from gpunode.runtimes import nvidia_runtimes
 
 #: containerd drop-in files: ``*.toml`` in a ``*.d`` directory beside a containerd config.
-DROPIN = re.compile(r"/containerd/[^/]+\.d/[^/]+\.toml$")
+DROPIN = lazy_compile(r"/containerd/[^/]+\.d/[^/]+\.toml$")
 
 
 @dataclass(frozen=True)

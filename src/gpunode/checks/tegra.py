@@ -11,19 +11,19 @@ or a platform it did not recognise) and is left to the catalogued signatures.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.tegra_mounts import is_tegra
 from gpunode.model import Evidence, Finding
+from gpunode.relazy import lazy_compile
 
 #: The plugin's NVML-only failure: the library could not be loaded at all.
-_NO_NVML = re.compile(r"could not load NVML library|Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND")
+_NO_NVML = lazy_compile(r"could not load NVML library|Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND")
 #: A platform-aware build (v0.13.0 on) says which platform it detected before choosing NVML.
-_PLATFORM_AWARE = re.compile(r"\bDetected (?:non-)?Tegra platform\b|\bDetected platform\b|"
-                             r"\bUnsupported platform detected\b")
+_PLATFORM_AWARE = lazy_compile(r"\bDetected (?:non-)?Tegra platform\b|\bDetected platform\b|"
+                               r"\bUnsupported platform detected\b")
 
 
 def nvml_only_failure(ctx: NodeContext, component: str) -> Evidence | None:

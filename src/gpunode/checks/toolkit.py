@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -35,6 +34,7 @@ from gpunode.parse._toml import load_toml
 from gpunode.parse.containerd import CONTAINERD_CONFIG_PATHS, runtimes_defined
 from gpunode.parse.k3s_template import is_template, renders_host_runtimes
 from gpunode.parse.oci_hooks import OCI_HOOK_DIRS, parse_oci_hook
+from gpunode.relazy import lazy_compile
 from gpunode.runtimes import NVIDIA_BINARY, RuntimeSetup, nvidia_runtimes
 
 
@@ -274,7 +274,7 @@ def dropin_read_by_containerd(ctx: NodeContext, component: str) -> Iterator[Find
 _CRI_PLUGINS = frozenset({"cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime",
                           "io.containerd.cri.v1.images"})
 #: A folder of containerd drop-ins (conf.d, k0s's containerd.d).
-_DROPIN_DIR = re.compile(r"/containerd(?:/[^/]+)?\.d/[^/]+\.toml$")
+_DROPIN_DIR = lazy_compile(r"/containerd(?:/[^/]+)?\.d/[^/]+\.toml$")
 
 
 @check("container-toolkit")
@@ -336,7 +336,7 @@ def _defines_nvidia(path: str, text: str) -> bool:
 #: (containerd/containerd#5837); 2.0 merges key by key (containerd/containerd#9982).
 _CRI_SECTIONS = ("io.containerd.grpc.v1.cri", "cri")
 #: The kubelet's sandbox event for a pod whose NVIDIA runtime handler containerd has not loaded.
-_NO_NVIDIA_HANDLER = re.compile(r'no runtime for \\?"?nvidia[\w-]*\\?"? is configured')
+_NO_NVIDIA_HANDLER = lazy_compile(r'no runtime for \\?"?nvidia[\w-]*\\?"? is configured')
 _SANDBOX_FAILED = "FailedCreatePodSandBox"
 
 
@@ -479,8 +479,9 @@ def _toolkit_env(ctx: NodeContext) -> dict[str, str]:
 #: The containerd configs a distribution makes its own from: k3s's and RKE2's templates (the
 #: agent renders config.toml from the one it finds), k0s's drop-ins (merged into the config it
 #: writes).
-_DISTRIBUTION_CONFIG = re.compile(r"^var/lib/rancher/[\w-]+/agent/etc/containerd/config(?:-v3)?\.toml\.tmpl$|"
-                                  r"^etc/k0s/containerd\.d/[^/]+\.toml$")
+_DISTRIBUTION_CONFIG = lazy_compile(
+    r"^var/lib/rancher/[\w-]+/agent/etc/containerd/config(?:-v3)?\.toml\.tmpl$|"
+    r"^etc/k0s/containerd\.d/[^/]+\.toml$")
 
 
 @check("container-toolkit")
@@ -561,7 +562,7 @@ _RUNTIME_LOG_TAIL = 200
 #: The runtime's line for an OCI ``create``, the one command it changes (it reads the spec to
 #: add its hook or CDI devices): 'Using bundle file: <dir>/config.json' before 1.8,
 #: '{"level":"info","msg":"Using OCI specification file path: <dir>/config.json",...}' since.
-_CREATE = re.compile(r"\bUsing (?:bundle file|OCI specification file path): ")
+_CREATE = lazy_compile(r"\bUsing (?:bundle file|OCI specification file path): ")
 
 
 @check("container-toolkit")
@@ -618,7 +619,7 @@ def cli_log(ctx: NodeContext, component: str) -> Iterator[Finding]:
 #: 'exec: "nvidia-container-runtime": executable file not found in $PATH' for a runtime
 #: registered by name only. The NVIDIA runtime's variants (.cdi, .legacy) are the same
 #: program's; its hooks (nvidia-ctk, nvidia-container-runtime-hook) are read elsewhere.
-_RUNTIME_BINARY_MISSING = re.compile(
+_RUNTIME_BINARY_MISSING = lazy_compile(
     r"fork/exec (?P<path>\S*/nvidia-container-runtime(?:\.\w+)?): no such file or directory"
     r'|exec: \\?"(?P<name>nvidia-container-runtime(?:\.\w+)?)\\?": executable file not found')
 

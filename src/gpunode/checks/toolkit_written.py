@@ -10,20 +10,21 @@ runtime's state follows from the toolkit's file, so the toolkit is the cause.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import EXPLAINS, check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.host import runtime_down_message
 from gpunode.model import Evidence, Finding
+from gpunode.relazy import lazy_compile
 
 #: The parser's refusal of a containerd config's version (gpunode.parse.containerd).
 _VERSION_REFUSED = "unsupported containerd config version"
 #: A client's failed dial of the runtime's socket (the kubelet, crictl, the toolkit).
-_DIAL = re.compile(r"dial unix \S*(?:containerd|crio)\S*\.sock: connect: (?:connection refused|no such file)")
+_DIAL = lazy_compile(
+    r"dial unix \S*(?:containerd|crio)\S*\.sock: connect: (?:connection refused|no such file)")
 #: What the toolkit writes into the file: its runtime handler or binary.
-_TOOLKIT_MARK = re.compile(r"nvidia-container-runtime|runtimes\.\"?nvidia\"?\]")
+_TOOLKIT_MARK = lazy_compile(r"nvidia-container-runtime|runtimes\.\"?nvidia\"?\]")
 
 
 @check("container-toolkit")

@@ -46,6 +46,7 @@ from gpunode.checks.decisive import HOST_JOURNALS, as_catalogued, line_finding
 from gpunode.checks.named import hook_layer, runtime_own_error
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity, without_prefix
 from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: Component -> its journal in the bundle and the state cause when no line says more.
 UNIT_JOURNALS: dict[str, tuple[str, str]] = {
@@ -59,21 +60,21 @@ UNIT_LOGS: dict[str, str] = {"fabric-manager": "var/log/fabricmanager.log"}
 _LOG_TAIL = 50
 
 #: systemd's own lines about the unit (``systemd[1]: ...``), in any journal output format.
-_SYSTEMD = re.compile(r"(?:^|\s)systemd\[1\]: ")
+_SYSTEMD = lazy_compile(r"(?:^|\s)systemd\[1\]: ")
 #: A start that ended: the unit's process exited non-zero, was killed or dumped core,
 #: systemd gave the unit up, or the start job failed.
 #: Older systemd writes the first in lower case and ends a failed run with 'Unit kubelet.service
 #: entered failed state.' and 'kubelet.service failed.' (kubernetes/kubelet#9).
-_FAILED = re.compile(
+_FAILED = lazy_compile(
     r"systemd\[1\]: (?:[\w@.:-]+\.service: (?:[Mm]ain|[Cc]ontrol) process exited, "
     r"code=(?:exited, status=[1-9]|killed, status=(?!15/)|dumped)|[\w@.:-]+\.service: Failed with result|"
     r"Failed to start |"
     r"Unit [\w@.:-]+\.service entered failed state|[\w@.:-]+\.service failed\.)")
 #: A start that succeeded, or began (the unit's lines after it belong to its new run).
-_STARTED = re.compile(r"systemd\[1\]: Started ")
+_STARTED = lazy_compile(r"systemd\[1\]: Started ")
 #: Stopped on purpose (``systemctl stop``): not a failure of the unit's own.
-_STOPPED = re.compile(r"systemd\[1\]: (?:Stopping|Stopped) ")
-_STARTING = re.compile(r"systemd\[1\]: Starting ")
+_STOPPED = lazy_compile(r"systemd\[1\]: (?:Stopping|Stopped) ")
+_STARTING = lazy_compile(r"systemd\[1\]: Starting ")
 #: The unit's process as the probe lists it: seen running, its last error did not end it.
 UNIT_PROCESSES: dict[str, str] = {"fabric-manager": "nv-fabricmanager", "imex": "nvidia-imex"}
 
@@ -82,7 +83,7 @@ UNIT_PROCESSES: dict[str, str] = {"fabric-manager": "nv-fabricmanager", "imex": 
 #: query for its devices with NV_WARN_NOTHING_TO_DO ("request to query NVSwitch device
 #: information from NVSwitch driver failed with error:WARNING Nothing to do
 #: [NV_WARN_NOTHING_TO_DO]").
-_NOTHING_TO_DO = re.compile(r"\bNV_WARN_NOTHING_TO_DO\b|\bNothing to do\b")
+_NOTHING_TO_DO = lazy_compile(r"\bNV_WARN_NOTHING_TO_DO\b|\bNothing to do\b")
 def _nothing_to_do(ctx: NodeContext, component: str, found: Decisive) -> Finding | None:
     """What Fabric Manager's finding no NVSwitch means on this board: nothing where the
     board has none, unknown where the facts do not say; None where the board has NVSwitches
@@ -103,13 +104,13 @@ def _nothing_to_do(ctx: NodeContext, component: str, found: Decisive) -> Finding
 #: crio.service, docker.service, and the distributions' units that run both (k3s(-agent),
 #: rke2-server/-agent, k0sworker, microk8s's snap daemons, kubelite).
 _UNIT_WORDS: dict[str, re.Pattern[str]] = {
-    "kubelet": re.compile(r"(?i:kubelet|kubelite|k3s|rke2|k0s|microk8s)"),
-    "container-runtime": re.compile(r"(?i:containerd|cri-?o|docker|k3s|rke2|k0s|microk8s)"),
+    "kubelet": lazy_compile(r"(?i:kubelet|kubelite|k3s|rke2|k0s|microk8s)"),
+    "container-runtime": lazy_compile(r"(?i:containerd|cri-?o|docker|k3s|rke2|k0s|microk8s)"),
 }
 #: The unit a systemd line is about, where the line names it ('etcd.service: Main process
 #: exited', 'Unit kubelet.service entered failed state', newer systemd's 'Failed to start
 #: etcd.service - etcd.'); older systemd's 'Failed to start <description>.' names none.
-_UNIT_NAMED = re.compile(r"systemd\[1\]: (?:Unit |Failed to start )?([\w@.:-]+)\.service\b")
+_UNIT_NAMED = lazy_compile(r"systemd\[1\]: (?:Unit |Failed to start )?([\w@.:-]+)\.service\b")
 #: How many lines after a unit's named failure line an unnamed one ('Failed to start Etcd
 #: Server.') may follow and still be the same unit's record of the same end.
 _SAME_RECORD = 3
@@ -262,7 +263,7 @@ def _log_file_line(ctx: NodeContext, component: str) -> tuple[Decisive | None, s
 
 
 #: A journal line's program and process id (``crio[1967]: ``), in the short formats.
-_PROCESS = re.compile(r"(?:^|\s)[\w.@/-]+\[(\d+)\]: ")
+_PROCESS = lazy_compile(r"(?:^|\s)[\w.@/-]+\[(\d+)\]: ")
 
 
 def _ran_again(lines: Sequence[str], first: int, end: int) -> bool:
@@ -372,14 +373,14 @@ def imex_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
 #: ``panic: `` or ``fatal error: `` (an unrecovered panic, a map written concurrently), or
 #: apimachinery's ``Observed a panic:`` (HandleCrash logs it, then re-panics: the kubelet runs
 #: with ReallyCrash on). A klog header may stand before it ('runtime.go:78] ').
-_GO_CRASH_LINE = re.compile(r"^(?:[IEWF]\d{4} [\d:.]+\s+\d+ )?(?:[\w.-]+\.go:\d+\] )?"
-                            r"(?:panic: |fatal error: |Observed a panic: )")
+_GO_CRASH_LINE = lazy_compile(r"^(?:[IEWF]\d{4} [\d:.]+\s+\d+ )?(?:[\w.-]+\.go:\d+\] )?"
+                              r"(?:panic: |fatal error: |Observed a panic: )")
 #: The first line of the trace after it: the goroutine header the Go runtime prints as the
 #: process dies, or (apimachinery before 1.16) a frame's source file and line.
-_GOROUTINE = re.compile(r"^goroutine \d+ \[[\w ,]+\]:|^/\S+\.(?:go|s):\d+$")
+_GOROUTINE = lazy_compile(r"^goroutine \d+ \[[\w ,]+\]:|^/\S+\.(?:go|s):\d+$")
 #: A journal line's unit and process id with the time and host cut off ('kubelet[6048]: '),
 #: as reports paste it.
-_BARE_UNIT = re.compile(r"^[\w.@/-]{1,60}\[\d+\]: ")
+_BARE_UNIT = lazy_compile(r"^[\w.@/-]{1,60}\[\d+\]: ")
 #: How much of a crash record's message an error line before it must hold to be its own words.
 _SAME_WORDS = 60
 #: How many lines after the crash record its trace must begin within (Go prints the panic's

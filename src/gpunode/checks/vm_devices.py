@@ -14,7 +14,6 @@ more than one plugin could have served the pod.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
 from gpunode.bundle.kube import Pod
@@ -23,11 +22,12 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.model import Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: virt-launcher's error for GPUs of the VM spec that no device handed to the pod backs.
-_NO_VM_DEVICE = re.compile(r"\bthe number of GPU/s do not match the number of devices\b")
+_NO_VM_DEVICE = lazy_compile(r"\bthe number of GPU/s do not match the number of devices\b")
 #: The VM spec's GPUs as the error lists them: "GPU: [{gpu1 nvidia.com/gpu <nil> }]".
-_GPU_RESOURCE = re.compile(r"\{\S+ ([\w.-]+/[\w.-]+)")
+_GPU_RESOURCE = lazy_compile(r"\{\S+ ([\w.-]+/[\w.-]+)")
 #: The plugin that hands VMs their GPUs (vfio-pci devices, vGPUs).
 VM_PLUGIN = "sandbox-device-plugin"
 _CLASS = "error_not_found"

@@ -18,7 +18,6 @@ waiting for its marker) is the component's steady state, and stays unread.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from gpunode.checks.base import STATE
@@ -27,13 +26,15 @@ from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.decisive import Decisive, decisive_line, message_of
 from gpunode.facts import LogFile
 from gpunode.model import PROBLEMS, Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: A log's last line that says the program waits for something to appear that another
 #: step should have put there ("Waiting for GPU driver libraries to be available."); a
 #: daemon idling until it is told something ("Waiting for signal", "for change to the
 #: label") is no such wait.
-_WAIT = re.compile(r"^\W*(?:[Ww]aiting|[Ss]till waiting) (?:for|until)\b.{0,120}?\b(?:to be (?:available|"
-                   r"ready|loaded|installed|present|created)|to (?:appear|exist|come up|become available))\b")
+_WAIT = lazy_compile(
+    r"^\W*(?:[Ww]aiting|[Ss]till waiting) (?:for|until)\b.{0,120}?\b(?:to be (?:available|"
+    r"ready|loaded|installed|present|created)|to (?:appear|exist|come up|become available))\b")
 #: How many lines before the wait an error may stand and still be why it waits.
 _BEFORE = 5
 _INIT_BLOCKED = "init_blocked"

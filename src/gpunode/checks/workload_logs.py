@@ -58,32 +58,33 @@ from gpunode.facts import LogFile
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.infiniband import parse_ibstat, parse_ibv_devinfo
+from gpunode.relazy import lazy_compile
 from gpunode.runtimes import is_nvidia_runtime
 
 #: NCCL's IB/RoCE transport found no usable device (NCCL_DEBUG=INFO or WARN prints it).
-NCCL_NO_IB = re.compile(r"\bNET/IB : No device found")
+NCCL_NO_IB = lazy_compile(r"\bNET/IB : No device found")
 #: NCCL's IB transport in use: the fallback line above was not the last word.
-NCCL_USING_IB = re.compile(r"\bNET/IB : Using \[\d")
+NCCL_USING_IB = lazy_compile(r"\bNET/IB : Using \[\d")
 #: NCCL turned GPUDirect RDMA off for a GPU because its NIC is too far on the PCIe tree
 #: (transport/net.cc: "GPU Direct RDMA Disabled for GPU <dev> / HCA <n> (distance <d> > <level>)",
 #: ``>=`` in older releases); the same words without a distance are a NIC without peer memory.
-NCCL_GDR_FAR = re.compile(r"GPU Direct RDMA Disabled for GPU \w+ / HCA \d+ \(distance \d+ >=? \d+\)")
+NCCL_GDR_FAR = lazy_compile(r"GPU Direct RDMA Disabled for GPU \w+ / HCA \d+ \(distance \d+ >=? \d+\)")
 #: NCCL's IB transport reporting, per HCA, whether GPUDirect RDMA can be used through it
 #: (net_ib.cc: "NET/IB : GPU Direct RDMA Disabled for HCA %d '%s'", "(no module)" or "(no
 #: peermem)" after it in some releases; "... Enabled for HCA ..." or "(DMABUF) enabled"
 #: otherwise). The socket transport's own "NET/Socket : GPU Direct RDMA Disabled" is by design.
-NCCL_GDR_HCA = re.compile(
+NCCL_GDR_HCA = lazy_compile(
     r"\bNET/IB : GPU Direct RDMA (?:\(\w+\) )?(?P<state>Disabled|[Ee]nabled) for HCA \d+\b")
 #: GPUs that do not do GPUDirect RDMA at all (GeForce and workstation boards, GB10's unified
 #: memory): NCCL disabling it there says nothing about the stack.
-_NO_GDR_GPU = re.compile(r"(?i:\bGeForce\b|\bRTX\b|\bQuadro\b|\bTITAN\b|\bGB10\b)")
+_NO_GDR_GPU = lazy_compile(r"(?i:\bGeForce\b|\bRTX\b|\bQuadro\b|\bTITAN\b|\bGB10\b)")
 #: Node labels NFD sets for NVIDIA (Mellanox) networking and RDMA.
 _RDMA_LABELS = ("feature.node.kubernetes.io/pci-15b3.present", "feature.node.kubernetes.io/rdma.capable",
                 "feature.node.kubernetes.io/rdma.available")
 #: The collected RDMA port files (docs/bundle-format.md): non-empty where an HCA is.
 _PORT_FILES = ("sysfs-infiniband.txt", "ibstat.txt", "ibv_devinfo.txt")
 #: Extended resources of RDMA devices (the RDMA shared device plugin's rdma/*, SR-IOV VFs).
-_RDMA_RESOURCE = re.compile(
+_RDMA_RESOURCE = lazy_compile(
     r"^rdma/|^nvidia\.com/(?:rdma|sriov|hca)|^mellanox\.com/|^openshift\.io/\w*(?:rdma|mlx)")
 
 
@@ -154,12 +155,12 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
 
 
 #: NCCL's bootstrap finding no interface to listen on (bootstrap.cc, bootstrapNetInit).
-_NCCL_NO_BOOTSTRAP_IF = re.compile(r"\bBootstrap\s?:\s?no socket interface found\b")
+_NCCL_NO_BOOTSTRAP_IF = lazy_compile(r"\bBootstrap\s?:\s?no socket interface found\b")
 #: The job's own part in it: NCCL's result for it, ncclInvalidUsage ("invalid usage", its
 #: class for a caller's wrong setting, in recent releases), or NCCL's notice that the
 #: job's environment chose the interfaces ("NCCL_SOCKET_IFNAME set by environment to eth0").
-_NCCL_USAGE = re.compile(r"\binvalid usage\b|\bncclInvalidUsage\b|"
-                         r"\bNCCL_SOCKET_(?:IFNAME|FAMILY) set by environment\b")
+_NCCL_USAGE = lazy_compile(r"\binvalid usage\b|\bncclInvalidUsage\b|"
+                           r"\bNCCL_SOCKET_(?:IFNAME|FAMILY) set by environment\b")
 
 
 def _own_nccl_setting(line: str, lines: Sequence[str]) -> bool:
@@ -174,10 +175,10 @@ def _own_nccl_setting(line: str, lines: Sequence[str]) -> bool:
 
 
 #: NCCL's line for a shared-memory segment it could not create (misc/shmutils.cc).
-_NCCL_SHM_CREATE = re.compile(r"\bError while creating shared memory segment /dev/shm/")
+_NCCL_SHM_CREATE = lazy_compile(r"\bError while creating shared memory segment /dev/shm/")
 #: A CUDA error as NCCL and the CUDA runtime print it ("NCCL WARN Cuda failure 'invalid
 #: argument'", "CUDA error: ...", an error enumerator such as cudaErrorInvalidValue).
-_CUDA_ERROR = re.compile(r"\bCuda failure\b|\bCUDA error\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+")
+_CUDA_ERROR = lazy_compile(r"\bCuda failure\b|\bCUDA error\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+")
 
 
 def _shm_after_cuda(found: Decisive, lines: Sequence[str]) -> bool:
@@ -190,14 +191,15 @@ def _shm_after_cuda(found: Decisive, lines: Sequence[str]) -> bool:
 
 #: A job's words for a memory region the NIC would not register (perftest's "Couldn't
 #: allocate MR" and "Failed to create MR", a verbs program's "ibv_reg_mr failed").
-_MR_REFUSED = re.compile(r"\b(?:[Cc]ould(?:n.t| not)|[Ff]ailed to|[Uu]nable to) (?:allocate|register|create) "
-                         r"(?:the |an? )?MR\b|\bibv_reg_mr\b.{0,40}\bfail")
+_MR_REFUSED = lazy_compile(
+    r"\b(?:[Cc]ould(?:n.t| not)|[Ff]ailed to|[Uu]nable to) (?:allocate|register|create) "
+    r"(?:the |an? )?MR\b|\bibv_reg_mr\b.{0,40}\bfail")
 #: The job's own report that the buffer it hands the NIC is GPU memory: perftest's --use_cuda
 #: ("cuMemAlloc() of a 262144 bytes GPU buffer", "allocated GPU buffer address at ...").
-_GPU_BUFFER = re.compile(r"\ballocated GPU buffer\b|\bcuMemAlloc\(\) of a \d+ bytes GPU buffer\b")
+_GPU_BUFFER = lazy_compile(r"\ballocated GPU buffer\b|\bcuMemAlloc\(\) of a \d+ bytes GPU buffer\b")
 #: EFAULT: the kernel could not pin the pages behind the address (ib_umem_get), which for GPU
 #: memory means no peer-memory client claimed them; ENOMEM (memlock) and the rest are not it.
-_EFAULT = re.compile(r"\bBad address\b|\bEFAULT\b")
+_EFAULT = lazy_compile(r"\bBad address\b|\bEFAULT\b")
 _PEERMEM = "peermem_not_loaded"
 
 
@@ -259,13 +261,13 @@ def _named_line(kb: KnowledgeBase, lines: Sequence[str],
 #: carb.crashreporter), glibc's backtrace_symbols ("/usr/local/vgpu/libvgpu.so(cuMemGetInfo_v2
 #: +0x4f2) [0x7f..]") and gdb's ("#1  0x00007f.. in cuMemGetInfo_v2 () from /usr/local/vgpu/
 #: libvgpu.so").
-_FRAME_LIB = re.compile(
+_FRAME_LIB = lazy_compile(
     r"(?:^|[\s\]])\d{1,3}:\s+(?P<breakpad>[\w.+-]+\.so[\w.]*)!"
     r"|^\s*(?:#\s*\d{1,3}\s+)?(?P<glibc>/?[\w./+-]*\.so[\w.]*)\([^)]*\)\s*\[0x[0-9a-f]+\]"
     r"|^\s*#\d{1,3}\s+0x[0-9a-f]+\s+in\s+\S+\s*\([^)]*\)\s+from\s+(?P<gdb>\S+\.so[\w.]*)")
 #: Frames below the crash site, not where it is: the C library, the threads library and the
 #: loader, where a crash handler's signal trampoline (__sigaction, funlockfile) stands first.
-_HANDLER_LIB = re.compile(r"(?:^|/)(?:libc|libpthread|ld-linux[\w-]*|libgcc_s|linux-vdso)\.so")
+_HANDLER_LIB = lazy_compile(r"(?:^|/)(?:libc|libpthread|ld-linux[\w-]*|libgcc_s|linux-vdso)\.so")
 
 
 def _frame_library(line: str) -> str | None:
@@ -321,26 +323,26 @@ def _fabric_finding(kb: KnowledgeBase, pod: Pod, log: LogFile, found: Decisive |
 #: also speaks in its own name, and its error level names it as a loader line does:
 #: "[HAMI-core ERROR (pid:362 thread=... context.c:114)]: cuCtxSetCurrent failed res=4"
 #: (Project-HAMi/HAMi-core#63); its Msg, Warn, Info and Debug lines are its work, not a fault.
-_INTERPOSER = re.compile(r"/usr/local/vgpu/|\blibvgpu\.so\b|\bshrreg\b|\[HAMi-core ERROR\b", re.I)
+_INTERPOSER = lazy_compile(r"/usr/local/vgpu/|\blibvgpu\.so\b|\bshrreg\b|\[HAMi-core ERROR\b", re.I)
 _INTERPOSER_PLUGINS = ("hami-device-plugin", "volcano-device-plugin")
 #: The library relaying CUDA_ERROR_OUT_OF_MEMORY (2) for an allocation over the container's
 #: memory share ("[HAMI-core ERROR (pid:7 ... allocator.c:115)]: cuMemoryAllocate failed res=2",
 #: Project-HAMi/HAMi#585): the share enforced, as configured, at error level or not.
-_SHARE_ENFORCED = re.compile(r"\bres=2\b|\bout of memory\b|\bOOM\b", re.I)
+_SHARE_ENFORCED = lazy_compile(r"\bres=2\b|\bout of memory\b|\bOOM\b", re.I)
 #: A byte count no device holds: 2**63 or more is an unsigned count that went below zero and
 #: wrapped ("Device 0 OOM 18446744073707737660 / 24146608128", Project-HAMi/HAMi#1181; "Device 0
 #: OOM 18446744073604695040 / 5368709120", Project-HAMi/HAMi-core#100; the usage underflow of
 #: Project-HAMi/HAMi-core#200): the library's accounting refusing what would fit, not a share
 #: enforced, while a real refusal counts bytes a device has ("OOM 3171158016 / 3145728000").
-_COUNT = re.compile(r"\b\d{19,20}\b")
+_COUNT = lazy_compile(r"\b\d{19,20}\b")
 _WRAPPED_FROM = 2**63
 #: A call interrupted by a signal the process got (errno 4, EINTR), as when a job's own
 #: supervisor kills its workers: "[4pdvGPU ERROR (... multiprocess_memory_limit.c:455)]: Failed
 #: to lock shrreg: 4" (Project-HAMi/HAMi#26, read as EINTR there). The library was stopped by
 #: the job's signal, not broken; other errnos of the same lock stay its fault ("Fail to lock
 #: shrreg /tmp/cudevshr.cache: errno=9" after the open failed, Project-HAMi/HAMi#1090).
-_INTERRUPTED = re.compile(r"\bEINTR\b|(?i:\binterrupted system call\b)"
-                          r"|(?:\berrno\s*[=:]\s*|(?i:\bfail\w*\b)[^:]{0,80}:\s*)4\s*$")
+_INTERRUPTED = lazy_compile(r"\bEINTR\b|(?i:\binterrupted system call\b)"
+                            r"|(?:\berrno\s*[=:]\s*|(?i:\bfail\w*\b)[^:]{0,80}:\s*)4\s*$")
 
 
 def _wrapped_count(line: str) -> bool:
@@ -379,7 +381,7 @@ def _hardware_says(kb: KnowledgeBase, target: str, line: str) -> bool:
 #: that runs nvidia-container-cli; pyxis relays enroot's log). The hook's own line names its
 #: layer where it is in the log (the driver for "nvml error: driver not loaded"), read first;
 #: without it, the hook is the toolkit's.
-_NVIDIA_HOOK_EXIT = re.compile(r"\[ERROR\] \S*/hooks\.d/[\w.-]*nvidia[\w.-]* exited with return code \d+")
+_NVIDIA_HOOK_EXIT = lazy_compile(r"\[ERROR\] \S*/hooks\.d/[\w.-]*nvidia[\w.-]* exited with return code \d+")
 
 
 def _nvidia_hook(line: str) -> str | None:
@@ -501,7 +503,7 @@ def _vgpu_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
 
 #: NVML's own words, after its "Driver/library version mismatch", for the library the process
 #: loaded (nvidia-smi since the 5xx releases: "NVML library version: 565.57").
-_NVML_LIBRARY = re.compile(r"\bNVML library version: (?P<version>\d+(?:\.\d+)+)")
+_NVML_LIBRARY = lazy_compile(r"\bNVML library version: (?P<version>\d+(?:\.\d+)+)")
 #: The driver's cause for a kernel module and user-space libraries at two releases.
 _LIBRARY_MISMATCH = "driver_library_mismatch"
 #: The toolkit's cause for an image that carries its own copies of the driver's files.
@@ -553,13 +555,13 @@ def _recast(ctx: NodeContext, finding: Finding, code: str) -> Finding:
 
 #: CUDA's own diagnostics (TensorFlow's and XLA's cuda_diagnostics.cc) comparing the loaded
 #: kernel module's release with the libcuda ("DSO") the process loaded.
-_KERNEL_DSO = re.compile(r"\bkernel version (?P<kernel>\d+(?:\.\d+)+) does not match DSO version "
-                         r"(?P<dso>\d+(?:\.\d+)+)")
+_KERNEL_DSO = lazy_compile(r"\bkernel version (?P<kernel>\d+(?:\.\d+)+) does not match DSO version "
+                           r"(?P<dso>\d+(?:\.\d+)+)")
 #: The leading release numbers of a driver version as its readers give it ("535.183.06",
 #: the driver container's tag "570.133.20-ubuntu22.04").
-_RELEASE_HEAD = re.compile(r"^\d+(?:\.\d+)+")
+_RELEASE_HEAD = lazy_compile(r"^\d+(?:\.\d+)+")
 #: CUDA's driver entry point whose failure the diagnostics explain.
-_CUINIT = re.compile(r"\bcuInit\b")
+_CUINIT = lazy_compile(r"\bcuInit\b")
 
 
 def _image_libcuda(ctx: NodeContext, finding: Finding, lines: Sequence[str]) -> Finding:
@@ -593,12 +595,12 @@ def _image_libcuda(ctx: NodeContext, finding: Finding, lines: Sequence[str]) -> 
 #: The diagnostics' verdict where no NVIDIA kernel module answers: the module's procfs file,
 #: which every container on a host with the module loaded sees (the host's /proc/driver, or the
 #: NVIDIA runtime's bind mount of it), is absent.
-_NO_KERNEL_MODULE = re.compile(r"\bkernel driver does not appear to be running on this host\b")
+_NO_KERNEL_MODULE = lazy_compile(r"\bkernel driver does not appear to be running on this host\b")
 #: CUDA's stub library answering cuInit (CUDA_ERROR_STUB_LIBRARY, 34): the container got no
 #: driver library at all, which is the injection's, not the module's.
-_STUB = re.compile(r"\bCUDA_ERROR_STUB_LIBRARY\b|\bUNKNOWN ERROR \(34\)|\bcudaErrorStubLibrary\b"
-                   # or the loader finding no libcuda at all
-                   r"|\blibcuda\.so(?:\.1)?: cannot open shared object file|unable to find libcuda\.so")
+_STUB = lazy_compile(r"\bCUDA_ERROR_STUB_LIBRARY\b|\bUNKNOWN ERROR \(34\)|\bcudaErrorStubLibrary\b"
+                     # or the loader finding no libcuda at all
+                     r"|\blibcuda\.so(?:\.1)?: cannot open shared object file|unable to find libcuda\.so")
 #: The driver's cause for a node where no NVIDIA kernel module is loaded.
 _NOT_LOADED = "driver_not_loaded"
 
@@ -665,7 +667,7 @@ _NO_LIBS = "container_cli_no_driver_libs"
 #: driver's library can read its version, so the runtime did serve it (defilantech/LLMKube#1424).
 #: CUDA's 804 (cudaErrorCompatNotSupportedOnDevice) is said only after the kernel driver was
 #: reached and found older than the job's CUDA, so it too says the runtime served the driver.
-_DRIVER_VERSION_FOUND = re.compile(
+_DRIVER_VERSION_FOUND = lazy_compile(
     r"\bfound version \d+|\b(?:returned|Error) 804\b|forward compatibility was attempted"
     r"|\bcudaErrorCompatNotSupportedOnDevice\b|\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b"
     # MATLAB's verdict after it loaded the driver's library and read its CUDA version
@@ -692,7 +694,7 @@ _DRIVER_VERSION_FOUND = re.compile(
 #: cudaDriverVersion 11000", from cuDriverGetVersion, NVIDIA/nccl#955): only a container that got
 #: libcuda prints it, so a too-old error later in the same log is the driver's, not a runtime
 #: that left the library out.
-_DRIVER_VERSION_READ = re.compile(
+_DRIVER_VERSION_READ = lazy_compile(
     r"\bcudaDriverVersion \d{4,5}\b"
     # TensorFlow listing the GPUs it enumerated through the driver API (gpu_device.cc: "Found
     # device 0 with properties", "Adding visible gpu devices: 0"): cuInit and cuDeviceGet ran in
@@ -707,7 +709,7 @@ _DRIVER_VERSION_READ = re.compile(
 #: is detected"), NVML's library not found, a shell without nvidia-smi. The NVIDIA runtime (or
 #: CDI) is what puts these into a container, so in a pod that asked for GPUs they say the
 #: container started without it.
-_NO_GPU_IN_CONTAINER = re.compile(
+_NO_GPU_IN_CONTAINER = lazy_compile(
     r"\blib(?:cuda|nvidia-ml)\.so(?:\.1)?: cannot open shared object file"
     r"|Found no NVIDIA driver on your system"
     r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected"
@@ -864,11 +866,12 @@ def _no_gpu_without_runtime(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding
 
 
 #: NVML's NVML_ERROR_NO_PERMISSION: opening the driver's device nodes was refused with EACCES.
-_NVML_NO_PERMISSION = re.compile(r"\bNVML\b.{0,80}\bInsufficient Permissions\b|\bNVML_ERROR_NO_PERMISSION\b")
+_NVML_NO_PERMISSION = lazy_compile(
+    r"\bNVML\b.{0,80}\bInsufficient Permissions\b|\bNVML_ERROR_NO_PERMISSION\b")
 #: Node OS images that run SELinux enforcing by default: the RHEL family and Fedora (RHCOS on
 #: OpenShift included), and Bottlerocket.
-_SELINUX_OS = re.compile(r"(?i:\bRed Hat\b|\bRHEL\b|\bCentOS\b|\bRocky\b|\bAlma\s?Linux\b|\bOracle Linux\b"
-                         r"|\bFedora\b|\bBottlerocket\b)")
+_SELINUX_OS = lazy_compile(r"(?i:\bRed Hat\b|\bRHEL\b|\bCentOS\b|\bRocky\b|\bAlma\s?Linux\b|\bOracle Linux\b"
+                           r"|\bFedora\b|\bBottlerocket\b)")
 
 
 def _confined(ctx: NodeContext, finding: Finding) -> Finding:
@@ -945,7 +948,7 @@ def _as_text_catalogued(kb: KnowledgeBase, finding: Finding) -> Finding:
 #: NCCL's error level: it logs at VERSION, WARN, INFO and TRACE, and every failure it
 #: reports is a WARN line ("<host>:<pid>:<tid> [<dev>] <file>:<line> NCCL WARN <message>"),
 #: whatever words the message uses ("... with status=12 ... vendor err 129").
-_NCCL_WARN = re.compile(r"\bNCCL WARN\b")
+_NCCL_WARN = lazy_compile(r"\bNCCL WARN\b")
 
 
 def _nccl_warning(lines: Sequence[str], named_in: Callable[[str], str | None]) -> Decisive | None:
@@ -1015,13 +1018,13 @@ def nccl_transport(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 
 #: ibdev2netdev's line (MLNX_OFED's script: ``<ibdev> port <n> ==> <netdev> (<Up|Down>)``).
-_IBDEV2NETDEV = re.compile(r"^\s*\S+ port \d+ ==> \S+ \((?P<state>Up|Down)\)\s*$")
+_IBDEV2NETDEV = lazy_compile(r"^\s*\S+ port \d+ ==> \S+ \((?P<state>Up|Down)\)\s*$")
 
 
 #: The heads of ibv_devinfo's (``hca_id:``) and ibstat's (``CA 'mlx5_0'``) listings.
-_PORT_LISTING = re.compile(r"^\s*hca_id:\s*\S|^(?:CA|Switch|Router):? '[^']+'")
+_PORT_LISTING = lazy_compile(r"^\s*hca_id:\s*\S|^(?:CA|Switch|Router):? '[^']+'")
 #: A port's logical state in those listings (``state: PORT_DOWN (1)``, ``State: Down``).
-_LISTED_STATE = re.compile(r"^\s*(?:state|State):\s*(?:PORT_)?(?P<state>[A-Za-z_]+)")
+_LISTED_STATE = lazy_compile(r"^\s*(?:state|State):\s*(?:PORT_)?(?P<state>[A-Za-z_]+)")
 
 
 def _listed_ports_idle(lines: Sequence[str]) -> tuple[int, str] | None:

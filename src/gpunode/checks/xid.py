@@ -25,18 +25,19 @@ from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.gpu_ref import bus_id_in_line, gpu_values, normal_bus_id
 from gpunode.parse.kernel_log import iter_xid_events
 from gpunode.parse.nvidia_smi import GpuInfo
+from gpunode.relazy import lazy_compile
 from gpunode.xid import XidInfo, classify
 
 MAX_XID_EVIDENCE = 3
-_PLUGIN_XID = re.compile(r"XidCriticalError: Xid=(\d+)")
+_PLUGIN_XID = lazy_compile(r"XidCriticalError: Xid=(\d+)")
 _DCGM_XID = "DCGM_FI_DEV_XID_ERRORS"
 _DCGM_XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
 _THERMAL = ("hw_thermal_slowdown", "sw_thermal_slowdown")
 GPU = "nvidia.com/gpu"
-_DCGM_GPU = re.compile(r'\{gpu="(?P<gpu>\d+)"')
+_DCGM_GPU = lazy_compile(r'\{gpu="(?P<gpu>\d+)"')
 #: The severity word the driver writes into an Xid line it handled (NVLink5 Xids 144-150: "Nonfatal"
 #: or "Fatal" after the unit name). Alone it leaves the GPU in service; another Xid beside it does not.
-_NONFATAL = re.compile(r"\bnon-?fatal\b", re.IGNORECASE)
+_NONFATAL = lazy_compile(r"\bnon-?fatal\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,10 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_BEGIN = re.compile(r"^printf '%s\\n' '--(?P<token>[0-9a-f]{16}) begin (?P<key>\d+)'; "
-                    r"printf '%s\\n' '--(?P=token) begin (?P=key)' >&2$")
+from gpunode.relazy import lazy_compile
+
+_BEGIN = lazy_compile(r"^printf '%s\\n' '--(?P<token>[0-9a-f]{16}) begin (?P<key>\d+)'; "
+                      r"printf '%s\\n' '--(?P=token) begin (?P=key)' >&2$")
 
 
 @dataclass(frozen=True)

@@ -40,12 +40,13 @@ from gpunode.limits import (
     MAX_NODE_LOG_BYTES,
     MAX_YAML_BYTES,
 )
+from gpunode.relazy import lazy_compile
 from gpunode.safety import inside
 
 MARKERS = ("gpu_operand_pods.yaml", "cluster_policy.yaml", "cluster_policy.missing")
-_PREFIX = re.compile(r"^\[pod/(?P<pod>[^/\]]+)/(?P<container>[^\]]+)\] ?(?P<text>.*)$")
-_KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]\s|kernel: |NVRM: ")
-_BUG_REPORT = re.compile(r"^nvidia-bug-report_(?P<node>.+)\.log(\.gz)?$")
+_PREFIX = lazy_compile(r"^\[pod/(?P<pod>[^/\]]+)/(?P<container>[^\]]+)\] ?(?P<text>.*)$")
+_KERNEL_LINE = lazy_compile(r"^\[\s*\d+\.\d+\]\s|kernel: |NVRM: ")
+_BUG_REPORT = lazy_compile(r"^nvidia-bug-report_(?P<node>.+)\.log(\.gz)?$")
 
 
 def find_must_gather(src: Path) -> Path | None:

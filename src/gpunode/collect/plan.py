@@ -8,7 +8,6 @@ GPU-stack pods are considered, and logs only where something is wrong.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from gpunode.collect.targets import (
     VALIDATIONS_DIR,
 )
 from gpunode.gpus import gpu_evidence, nfd_nvidia_label
+from gpunode.relazy import lazy_compile
 
 LOG_TAIL_LINES = 500
 LOG_LIMIT_BYTES = 256 * 1024
@@ -463,7 +463,7 @@ def dcgm_scrape_short(body: bytes) -> bool:
     return _PER_GPU_SERIES.search(body) is None
 
 
-_PER_GPU_SERIES = re.compile(rb'(?m)^DCGM_FI_DEV_\w*\{[^\n]*\b(?:gpu|UUID)="[^"\n]')
+_PER_GPU_SERIES = lazy_compile(rb'(?m)^DCGM_FI_DEV_\w*\{[^\n]*\b(?:gpu|UUID)="[^"\n]')
 
 
 def exporter_log(target: ScrapeTarget, body: bytes) -> LogTarget | None:

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from gpunode.errors import UsageError
+from gpunode.relazy import lazy_compile
 
 DeepOpt = Annotated[
     bool,
@@ -43,8 +44,8 @@ RequestTimeoutOpt = Annotated[
     ),
 ]
 
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(ms|s|m|h))+")
-_UNIT_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_DURATION = lazy_compile(r"(?:(\d+(?:\.\d+)?)(ms|s|m|h))+")
+_UNIT_PART = lazy_compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 #: Longer than anyone waits for one request; beyond it a typo (``--request-timeout 30000``).
 MAX_REQUEST_TIMEOUT_S = 24 * 3600.0

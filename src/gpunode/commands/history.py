@@ -22,9 +22,10 @@ from gpunode.errors import ParseError, UsageError
 from gpunode.fleet.history import History, decode_history, node_changes, rfc3339
 from gpunode.fleet.model import ChangesSince
 from gpunode.model import Report
+from gpunode.relazy import lazy_compile
 from gpunode.report.changes import node_lines, since_title
 
-_PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
+_PART = lazy_compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
 _UNIT_S = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 #: A history file larger than this is not one (the agent keeps it under 64 KiB).
 _MAX_HISTORY_BYTES = 1024 * 1024

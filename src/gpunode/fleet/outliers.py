@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
+from itertools import chain
+from typing import Any
 
 from gpunode.fleet.model import Outlier
 from gpunode.fleet.profile import Profile
@@ -117,48 +119,55 @@ def _majority(values: Sequence[object]) -> tuple[object, int] | None:
 
 
 def _aspects(members: list[Profile], table: str) -> list[str]:
-    seen: dict[str, None] = {}
-    for p in members:
-        seen.update(dict.fromkeys(getattr(p, table)))
-    return list(seen)
+    """Every aspect any member has in ``table``, in the order they first appear."""
+    return list(dict.fromkeys(chain.from_iterable(getattr(p, table) for p in members)))
+
+
+def _values(tables: list[dict[str, Any]], aspect: str) -> list[Any]:
+    """Each member's value of ``aspect`` in its table (None where it has none: no value is
+    None), read once for finding the majority and the members that differ from it."""
+    return [table.get(aspect) for table in tables]
 
 
 def _counts(label: str, members: list[Profile]) -> Iterator[Outlier]:
+    tables = [p.counts for p in members]
     for aspect in _aspects(members, "counts"):
-        found = _majority([p.counts[aspect] for p in members if aspect in p.counts])
+        values = _values(tables, aspect)
+        found = _majority([v for v in values if v is not None])
         if found is None:
             continue
         peers_value, held = found
         assert isinstance(peers_value, int)
-        for p in members:
-            value = p.counts.get(aspect)
+        for p, value in zip(members, values, strict=True):
             if value is not None and value < peers_value and not p.failing:
                 yield Outlier(p.name, label, aspect, _COUNT_WORDS.get(aspect, f"fewer {aspect}"),
                               str(peers_value), str(value), held, len(members))
 
 
 def _versions(label: str, members: list[Profile]) -> Iterator[Outlier]:
+    tables = [p.versions for p in members]
     for aspect in _aspects(members, "versions"):
-        found = _majority([p.versions[aspect] for p in members if aspect in p.versions])
+        values = _values(tables, aspect)
+        found = _majority([v for v in values if v is not None])
         if found is None:
             continue
         peers_value, held = found
-        for p in members:
-            value = p.versions.get(aspect)
+        for p, value in zip(members, values, strict=True):
             if value is not None and value != peers_value and not p.failing:
                 yield Outlier(p.name, label, f"version.{aspect}", version_words(aspect),
                               str(peers_value), value, held, len(members))
 
 
 def _measures(label: str, members: list[Profile]) -> Iterator[Outlier]:
+    tables = [p.measures for p in members]
     for aspect in _aspects(members, "measures"):
-        found = _majority([p.measures[aspect] for p in members if aspect in p.measures])
+        values = _values(tables, aspect)
+        found = _majority([v for v in values if v is not None])
         if found is None:
             continue
         peers_value, held = found
         assert isinstance(peers_value, float)
-        for p in members:
-            value = p.measures.get(aspect)
+        for p, value in zip(members, values, strict=True):
             if value is None or p.failing or abs(value - peers_value) <= DEVIATION * abs(peers_value):
                 continue
             yield Outlier(p.name, label, aspect, _MEASURE_WORDS.get(aspect, f"another {aspect}"),

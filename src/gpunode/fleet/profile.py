@@ -11,7 +11,6 @@ alone has none, and those aspects are not compared for it.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -21,6 +20,7 @@ import msgspec
 
 from gpunode.gpus import physical_gpus_labelled
 from gpunode.parse.nvlink import parse_nvlink_status
+from gpunode.relazy import lazy_compile
 
 if TYPE_CHECKING:
     from gpunode.checks.context import NodeContext
@@ -45,7 +45,7 @@ POOL_LABELS: tuple[str, ...] = (
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 #: GFD's product label carries the MIG layout or sharing after the product name.
-_PRODUCT_SUFFIX = re.compile(r"-(MIG-.*|SHARED)$")
+_PRODUCT_SUFFIX = lazy_compile(r"-(MIG-.*|SHARED)$")
 #: Labels that change with a controller's progress, not with what the node is.
 VOLATILE_LABELS = frozenset({
     "nvidia.com/gpu-driver-upgrade-state",
@@ -206,7 +206,7 @@ def _runtime_config(path: str) -> bool:
 
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"
 MIG_CHANGING = frozenset({"pending", "rebooting"})
-_MIG_UPDATE = re.compile(r'^time="([^"]+)".*msg="Updating to MIG config')
+_MIG_UPDATE = lazy_compile(r'^time="([^"]+)".*msg="Updating to MIG config')
 
 
 def _mig_since(ctx: NodeContext) -> str | None:

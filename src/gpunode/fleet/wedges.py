@@ -14,7 +14,6 @@ event ("over 2h"); otherwise its age is unknown and it is not a finding.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
@@ -26,6 +25,7 @@ from gpunode.facts import ClusterFacts
 from gpunode.fleet.model import Wedge
 from gpunode.fleet.profile import MIG_CHANGING, MIG_STATE_LABEL, Observed
 from gpunode.gpus import physical_gpus_labelled
+from gpunode.relazy import lazy_compile
 
 UPGRADE_STATE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
 GFD_TIMESTAMP_LABEL = "nvidia.com/gfd.timestamp"
@@ -50,7 +50,7 @@ NORMAL: dict[str, int] = {
 }
 #: upgrade-required waits its turn (maxParallelUpgrades); upgrade-done and "" are at rest.
 _UPGRADE_AT_REST = frozenset({"", "upgrade-required", "upgrade-done"})
-_STATE_EVENT = re.compile(r"node state label to (\S+)")
+_STATE_EVENT = lazy_compile(r"node state label to (\S+)")
 
 
 class Clock:

@@ -37,6 +37,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from gpunode.relazy import lazy_compile
+
 #: Deepest element admitted below the root (nvidia-smi's deepest is 6, in
 #: ``mig_devices``); a deeper document is left to the tree parser.
 MAX_DEPTH = 9
@@ -46,7 +48,7 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_.\-]*+"
 #: ``]]>``, refused in text, cannot occur): no C0 controls, lone surrogates, U+FFFE/F.
 _TEXT = r"[^<>\n\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*+"
 _ID = r"[^\"<>&\n\r\t\x00-\x1f\ud800-\udfff\ufffe\uffff]*+"
-_HEADER = re.compile(
+_HEADER = lazy_compile(
     r'<\?xml version="1\.0"(?: encoding="UTF-8")? ?\?>\n'
     r'(?:<!DOCTYPE nvidia_smi_log SYSTEM "[A-Za-z0-9_.\-]++">\n)?'
     r"<nvidia_smi_log>" + _TEXT + r"(?=\n([ \t]++)<)"

@@ -27,16 +27,16 @@ parser on every recorded file, with its values changed and its lines edited.
 
 from __future__ import annotations
 
-import re
 from itertools import compress, count
 from operator import ne
 
 from gpunode.parse._nvidia_smi_fast import NotCanonical
+from gpunode.relazy import lazy_compile
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_.\-]*+"
 #: One line below the root in the simple form: its indentation, then a start tag (of
 #: ``<gpu>`` with its id), an end tag, an empty element or a leaf with its text.
-_LINE = re.compile(
+_LINE = lazy_compile(
     rf"(?P<lead>[ \t]*+)<(?:/(?P<end>{_NAME})>"
     rf"|(?P<name>{_NAME})(?: id=\"(?P<id>[^\"<>&\n\r\t\x00-\x1f\ud800-\udfff\ufffe\uffff]++)\")?"
     rf"(?:>(?P<text>[^<>&\n\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*+)(?P<leaf></(?P=name)>)?"
@@ -44,7 +44,7 @@ _LINE = re.compile(
 )
 #: A leaf's new text: XML characters but markup, ``&`` and line ends (as the string
 #: reader's text class, less ``&``, so no entity needs reading).
-_PLAIN = re.compile(r"[^<>&\n\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*+")
+_PLAIN = lazy_compile(r"[^<>&\n\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*+")
 _ROOT_OPEN, _ROOT_CLOSE = "<nvidia_smi_log>", "</nvidia_smi_log>"
 #: Documents kept by number of lines, the most recently read first: at most these many
 #: of each count, and these many characters in all (a longer document is not kept).

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
+from gpunode.relazy import lazy_compile
 
-_NUMBER = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
+_NUMBER = lazy_compile(r"^\s*(-?\d+(?:\.\d+)?)")
 _NOT_AVAILABLE = {"", "N/A", "[N/A]", "Not Available", "[Not Supported]", "Unknown Error"}
 
 

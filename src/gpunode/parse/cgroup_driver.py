@@ -18,13 +18,14 @@ from typing import Any
 
 from gpunode.parse._toml import load_toml, table
 from gpunode.parse.runtime_config import ContainerdConfig
+from gpunode.relazy import lazy_compile
 
 #: The kubelet's config file as kubeadm and most installers write it.
 KUBELET_CONFIG = "/var/lib/kubelet/config.yaml"
 #: ``cgroupDriver: systemd`` at the top level of a KubeletConfiguration.
-_KUBELET_KEY = re.compile(r"""^cgroupDriver:[ \t]*["']?([A-Za-z]+)["']?[ \t]*(?:#.*)?$""", re.M)
+_KUBELET_KEY = lazy_compile(r"""^cgroupDriver:[ \t]*["']?([A-Za-z]+)["']?[ \t]*(?:#.*)?$""", re.M)
 #: Docker's ``exec-opts`` entry.
-_DOCKER_OPT = re.compile(r"^native\.cgroupdriver=([A-Za-z]+)$")
+_DOCKER_OPT = lazy_compile(r"^native\.cgroupdriver=([A-Za-z]+)$")
 #: containerd's CRI table per config version (as parse.containerd reads them).
 _CRI_TABLES = {1: ("plugins", "cri"), 2: ("plugins", "io.containerd.grpc.v1.cri"),
                3: ("plugins", "io.containerd.cri.v1.runtime"), 4: ("plugins", "io.containerd.cri.v1.runtime")}

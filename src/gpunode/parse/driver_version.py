@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 import msgspec
 
 from gpunode.errors import ParseError
+from gpunode.relazy import lazy_compile
 
 
 class DriverVersion(msgspec.Struct, frozen=True):
@@ -17,9 +16,9 @@ class DriverVersion(msgspec.Struct, frozen=True):
     gcc: str | None
 
 
-_NVRM = re.compile(r"^NVRM version:\s*(?P<banner>.*?Module.*?)\s+(?P<version>\d+(?:\.\d+)+)\b")
-_GCC = re.compile(r"^GCC version:\s*(?P<text>.*)$")
-_GCC_NUMBER = re.compile(r"\b(\d+\.\d+(?:\.\d+)?)\b")
+_NVRM = lazy_compile(r"^NVRM version:\s*(?P<banner>.*?Module.*?)\s+(?P<version>\d+(?:\.\d+)+)\b")
+_GCC = lazy_compile(r"^GCC version:\s*(?P<text>.*)$")
+_GCC_NUMBER = lazy_compile(r"\b(\d+\.\d+(?:\.\d+)?)\b")
 
 
 def parse_proc_driver_version(text: str) -> DriverVersion:

@@ -20,12 +20,12 @@ GPUs then numbered in order.
 
 from __future__ import annotations
 
-import re
-
 import msgspec
 
-_GPU = re.compile(r"^GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f])\s*$")
-_FIELD = re.compile(r"^(\s*)([^:]+?)\s*:\s*(.*?)\s*$")
+from gpunode.relazy import lazy_compile
+
+_GPU = lazy_compile(r"^GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f])\s*$")
+_FIELD = lazy_compile(r"^(\s*)([^:]+?)\s*:\s*(.*?)\s*$")
 #: Values that say nothing was reported.
 UNSET: frozenset[str | None] = frozenset({None, "", "N/A", "Not Supported", "[N/A]"})
 ZERO_UUID = "00000000-0000-0000-0000-000000000000"

@@ -8,11 +8,12 @@ encloses the matched line.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
-_XID_PCI = re.compile(r"\(PCI:(?P<id>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\)")
-_XML_GPU = re.compile(r'<gpu id="(?P<id>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"')
+from gpunode.relazy import lazy_compile
+
+_XID_PCI = lazy_compile(r"\(PCI:(?P<id>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\)")
+_XML_GPU = lazy_compile(r'<gpu id="(?P<id>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"')
 
 
 def normal_bus_id(bus_id: str) -> str | None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import msgspec
 
 from gpunode.errors import ParseError
+from gpunode.relazy import lazy_compile
 
 SYSFS_INFINIBAND = "/sys/class/infiniband"
 
@@ -29,9 +30,9 @@ class RdmaPort(msgspec.Struct, frozen=True):
     counters: dict[str, int] = msgspec.field(default_factory=dict)  # ports/<n>/counters/*
 
 
-_NUMBERED = re.compile(r"^\s*(\d+)\s*:\s*(\S.*?)\s*$")
-_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec")
-_WIDTH_SPEED = re.compile(r"\((\d+X)\s*([A-Z]+)?\)")
+_NUMBERED = lazy_compile(r"^\s*(\d+)\s*:\s*(\S.*?)\s*$")
+_RATE = lazy_compile(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec")
+_WIDTH_SPEED = lazy_compile(r"\((\d+X)\s*([A-Z]+)?\)")
 #: Port counters worth reading (``/sys/class/infiniband/<dev>/ports/<n>/counters/``):
 #: link-level trouble, not traffic. Kept only when they parse as integers.
 PORT_ERROR_COUNTERS = (
@@ -129,9 +130,9 @@ _PHYS_NAMES = {
 }
 #: ``CA 'mlx5_0'`` heads the full listing; ``ibstat <ca> <port>`` prints ``CA: 'mlx5_0'``
 #: (the node type, a colon) and the port's fields unindented (infiniband-diags ibstat.c).
-_CA = re.compile(r"^(?:CA|Switch|Router):? '([^']+)'")
-_PORT = re.compile(r"^\s*Port (\d+):\s*$")
-_FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z _]*?):\s*(.*?)\s*$")
+_CA = lazy_compile(r"^(?:CA|Switch|Router):? '([^']+)'")
+_PORT = lazy_compile(r"^\s*Port (\d+):\s*$")
+_FIELD = lazy_compile(r"^\s*([A-Za-z][A-Za-z _]*?):\s*(.*?)\s*$")
 #: The name given to ports whose CA header is not in the text (a port block on its own).
 UNNAMED_CA = "unnamed-ca"
 _END = "\x00end"  # flushes the last port
@@ -228,7 +229,7 @@ class SysfsRdma(msgspec.Struct, frozen=True):
     errors: tuple[str, ...] = ()
 
 
-_SYSFS_LINE = re.compile(r"^(?:/sys/class/infiniband/)?([\w.-]+)/(.+?):(.*)$")
+_SYSFS_LINE = lazy_compile(r"^(?:/sys/class/infiniband/)?([\w.-]+)/(.+?):(.*)$")
 
 
 def parse_sysfs_dump(text: str) -> SysfsRdma:

@@ -15,14 +15,15 @@ writes per item, ``[...runtimes."{{$k}}"]``).
 
 from __future__ import annotations
 
-import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from gpunode.relazy import lazy_compile
+
 _ACTION = "{{"
-_HEADER = re.compile(r"^\s*\[")
-_BASE = re.compile(r'\{\{-?\s*template\s+"base"')
-_EXTRA_RUNTIMES = re.compile(r"\{\{-?\s*range\b[^}]*\.ExtraRuntimes\b")
+_HEADER = lazy_compile(r"^\s*\[")
+_BASE = lazy_compile(r'\{\{-?\s*template\s+"base"')
+_EXTRA_RUNTIMES = lazy_compile(r"\{\{-?\s*range\b[^}]*\.ExtraRuntimes\b")
 
 
 def is_template(path: str) -> bool:

@@ -6,10 +6,11 @@ timestamp style works; line numbers are 1-based positions in the input.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
 import msgspec
+
+from gpunode.relazy import lazy_compile
 
 
 class XidEvent(msgspec.Struct, frozen=True):
@@ -35,7 +36,7 @@ class KernelLog(msgspec.Struct, frozen=True):
     pci_to_uuid: dict[str, str]
 
 
-_XID = re.compile(
+_XID = lazy_compile(
     r"NVRM: Xid \(PCI:(?P<pci>[0-9a-fA-F:.]+)\): (?P<xid>\d+)"
     r"(?:, pid=(?P<pid>'[^']*'|[^,]*))?"
     r"(?:, name=(?P<name>[^,]*))?"
@@ -49,15 +50,15 @@ _XID = re.compile(
 #: 144-150, a unit word, the driver's severity word and the link ("149, NETIR Fatal XC0 i0
 #: Link -1", "145, RLW_RXPIPE Nonfatal XC0 i0 Link 13", leptonai/gpud#1174; "144, SAW_MVB
 #: Nonfatal XC0 i0 Link 0", leptonai/gpud#1160).
-_BARE_XID = re.compile(
+_BARE_XID = lazy_compile(
     r"(?<![\w:(])Xid (?P<xid>\d{1,3}), "
     r"(?=pid=|[A-Z][A-Z0-9_]*\s+(?:Fatal|Nonfatal)\s+XC\d+\s+i\d+\s+Link\s+-?\d+)"
     r"(?:pid=(?P<pid>'[^']*'|[^,]*), )?(?:name=(?P<name>[^,]*), )?(?P<msg>.*)"
 )
-_LOADED = re.compile(
+_LOADED = lazy_compile(
     r"NVRM: loading NVIDIA UNIX .*?Module(?: for \S+)?\s+(?P<version>\d+(?:\.\d+)+)"
 )
-_GPU_AT = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F-]+)")
+_GPU_AT = lazy_compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F-]+)")
 #: What a line must hold for each of the patterns above to match it.
 _XID_LITERAL = "NVRM: Xid (PCI:"
 _BARE_XID_LITERAL = "Xid "

@@ -12,13 +12,13 @@ bus bandwidth mixes the latency-bound small sizes in; the peak out-of-place bus 
 
 from __future__ import annotations
 
-import re
-
 import msgspec
 
-_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:)?")
-_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([0-9.]+)")
-_WRONG = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)")
+from gpunode.relazy import lazy_compile
+
+_PREFIX = lazy_compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:)?")
+_AVG = lazy_compile(r"^#\s*Avg bus bandwidth\s*:\s*([0-9.]+)")
+_WRONG = lazy_compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)")
 
 
 class NcclRow(msgspec.Struct, frozen=True):

@@ -11,7 +11,6 @@ all), ElementTree (the reference, and the one that reports errors) for the rest.
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from functools import lru_cache, partial
@@ -23,6 +22,7 @@ from gpunode.errors import ParseError
 from gpunode.parse import _nvidia_smi_fast as fast
 from gpunode.parse import _nvidia_smi_known as known_lines
 from gpunode.parse._text import is_missing, leading_float, leading_int, yes_no
+from gpunode.relazy import lazy_compile
 
 Element = ET.Element
 
@@ -213,11 +213,11 @@ def _stripped(text: str | None) -> str | None:
 
 
 _FAILURE_PATTERNS = (
-    re.compile(r"Failed to initialize NVML: .*"),
-    re.compile(r"NVIDIA-SMI has failed because .*"),
-    re.compile(r"No devices were found"),
-    re.compile(r"Unable to determine the device handle for .*"),
-    re.compile(r"Unable to load the NVIDIA driver .*"),
+    lazy_compile(r"Failed to initialize NVML: .*"),
+    lazy_compile(r"NVIDIA-SMI has failed because .*"),
+    lazy_compile(r"No devices were found"),
+    lazy_compile(r"Unable to determine the device handle for .*"),
+    lazy_compile(r"Unable to load the NVIDIA driver .*"),
 )
 
 

@@ -23,9 +23,11 @@ import re
 
 import msgspec
 
-_GPU = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: (GPU-[0-9a-fA-F-]+)\))?\s*$")
-_LINK = re.compile(r"^\s+Link (\d+): (.*?)\s*$")
-_COUNTER = re.compile(r"^(.+?) Errors?: (\d+)$")
+from gpunode.relazy import lazy_compile
+
+_GPU = lazy_compile(r"^GPU (\d+): (.+?)(?: \(UUID: (GPU-[0-9a-fA-F-]+)\))?\s*$")
+_LINK = lazy_compile(r"^\s+Link (\d+): (.*?)\s*$")
+_COUNTER = lazy_compile(r"^(.+?) Errors?: (\d+)$")
 # nvidia-smi's counter names -> the probe's (docs/probe.md, nvlinks[].errors)
 _COUNTER_NAMES = {
     "replay": "replay",

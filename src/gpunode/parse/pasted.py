@@ -24,23 +24,23 @@ scan adds little to a multi-GB input.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpunode.parse.gpu_ref import bus_id_in_line, gpu_values, normal_bus_id
+from gpunode.relazy import lazy_compile
 
 _BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]"
 # nvidia-smi's table row ("|   3  NVIDIA H200  On  |   00000000:2A:00.0 Off |") and
 # --query-gpu=index,pci.bus_id --format=csv ("3, 00000000:2A:00.0"): explicit indices.
 _INDEXED = (
-    re.compile(rf"^\|\s+(?P<index>\d+)\s[^|]{{0,200}}\|\s+(?P<bus>{_BUS})\s"),
-    re.compile(rf"^(?P<index>\d+),\s*(?P<bus>{_BUS})\s*$"),
+    lazy_compile(rf"^\|\s+(?P<index>\d+)\s[^|]{{0,200}}\|\s+(?P<bus>{_BUS})\s"),
+    lazy_compile(rf"^(?P<index>\d+),\s*(?P<bus>{_BUS})\s*$"),
 )
 # nvidia-smi -q ("GPU 00000000:2A:00.0") and -q -x (<gpu id="00000000:2A:00.0">) list GPUs by index.
-_LISTED = (re.compile(rf"^GPU (?P<bus>{_BUS})\s*$"), re.compile(rf'<gpu id="(?P<bus>{_BUS})"'))
-_DESCRIBE = re.compile(r"^(?P<key>Name|Namespace|Node):\s+(?P<value>\S+)\s*$")
-_SYSLOG_HOST = re.compile(
+_LISTED = (lazy_compile(rf"^GPU (?P<bus>{_BUS})\s*$"), lazy_compile(rf'<gpu id="(?P<bus>{_BUS})"'))
+_DESCRIBE = lazy_compile(r"^(?P<key>Name|Namespace|Node):\s+(?P<value>\S+)\s*$")
+_SYSLOG_HOST = lazy_compile(
     r"^(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[0-9:.+-]+Z?) +"
     r"(?P<host>[A-Za-z0-9][-A-Za-z0-9.]{0,252}) kernel: "
 )
@@ -52,9 +52,9 @@ NAME_HEADS = ("Name:", "Namespace:", "Node:")
 _NAME = r"[a-z0-9][-a-z0-9.]{0,252}"  # a pod: DNS subdomain
 _LABEL = r"[a-z0-9][-a-z0-9]{0,62}"  # a namespace or container: DNS label
 _LOG_PATHS = (
-    re.compile(rf"(?:^|/)logs/(?P<namespace>{_LABEL})/(?P<pod>{_NAME})/(?P<container>{_LABEL})(?:\.previous)?\.log$"),
-    re.compile(rf"(?:^|/)pods/(?P<namespace>{_LABEL})_(?P<pod>{_NAME})_[-0-9a-f]+/(?P<container>{_LABEL})/\d+\.log$"),
-    re.compile(rf"(?:^|/)containers/(?P<pod>{_NAME})_(?P<namespace>{_LABEL})_(?P<container>{_LABEL})-[0-9a-f]{{64}}\.log$"),
+    lazy_compile(rf"(?:^|/)logs/(?P<namespace>{_LABEL})/(?P<pod>{_NAME})/(?P<container>{_LABEL})(?:\.previous)?\.log$"),
+    lazy_compile(rf"(?:^|/)pods/(?P<namespace>{_LABEL})_(?P<pod>{_NAME})_[-0-9a-f]+/(?P<container>{_LABEL})/\d+\.log$"),
+    lazy_compile(rf"(?:^|/)containers/(?P<pod>{_NAME})_(?P<namespace>{_LABEL})_(?P<container>{_LABEL})-[0-9a-f]{{64}}\.log$"),
 )
 
 

@@ -9,6 +9,7 @@ from typing import Literal
 import msgspec
 
 from gpunode.errors import ParseError
+from gpunode.relazy import lazy_compile
 
 
 class Sample(msgspec.Struct, frozen=True):
@@ -47,11 +48,11 @@ def parse_prometheus_text(text: str) -> list[Sample]:
         raise ParseError(f"invalid Prometheus text: {exc}") from None
 
 
-_SAMPLE_NAME = re.compile(r"^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)", re.MULTILINE)
-_PLAIN_LINE = re.compile(
+_SAMPLE_NAME = lazy_compile(r"^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)", re.MULTILINE)
+_PLAIN_LINE = lazy_compile(
     r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^{}\\]*)\})? ([-+]?(?:[0-9][0-9.eE+-]*|Inf|NaN))(?: -?[0-9]+)?")
-_PLAIN_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"(?:,|$)')
-_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_PLAIN_LABEL = lazy_compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"(?:,|$)')
+_METRIC_NAME = lazy_compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _TYPES = frozenset({"counter", "gauge", "histogram", "summary", "untyped"})
 
 

@@ -19,14 +19,14 @@ terminal sequences are dropped first. A single-GPU node prints a one-cell matrix
 
 from __future__ import annotations
 
-import re
-
 import msgspec
 
-_ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_GPU = re.compile(r"^GPU\d+$")
-_LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
-_NVLINK = re.compile(r"^NV(\d+)$")
+from gpunode.relazy import lazy_compile
+
+_ESCAPES = lazy_compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_GPU = lazy_compile(r"^GPU\d+$")
+_LEGEND = lazy_compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
+_NVLINK = lazy_compile(r"^NV(\d+)$")
 #: Nearest first (nvidia-smi's legend; ``SOC`` is the old name of ``SYS``).
 PATH_ORDER = ("X", "NV", "PIX", "PXB", "PHB", "NODE", "SYS", "SOC")
 #: A NIC this close shares the GPU's PCIe switch or host bridge: GPUDirect RDMA works well.

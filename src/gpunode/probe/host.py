@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +39,7 @@ from gpunode.probe.host_facts import (
 )
 from gpunode.probe.hostfs import HostFS
 from gpunode.probe.kernel import read_kmsg, run_dmesg
+from gpunode.relazy import lazy_compile
 
 SECURE_BOOT_VAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e7b6a6a3b6ad"
 VALIDATIONS_DIR = "/run/nvidia/validations"
@@ -100,7 +100,7 @@ LOG_TAILS = (FABRIC_MANAGER_LOG, RUNTIME_LOG, CLI_LOG, INSTALLER_LOG)
 #: boot logs (checks/runsc_log.py), of which the newest few are kept.
 RUNSC_LOG_DIR = "/var/log/runsc"
 RUNSC_BOOT_LOGS = 4
-_DMESG_SECONDS = re.compile(r"^\[\s*(\d+\.\d+)\]")
+_DMESG_SECONDS = lazy_compile(r"^\[\s*(\d+\.\d+)\]")
 
 
 def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | None]:

@@ -12,7 +12,6 @@ guess.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from gpunode.model import ClusterReport, Evidence, NodeReport, Report, RootCause
+from gpunode.relazy import lazy_compile
 from gpunode.validation import ValidationReport
 
 if TYPE_CHECKING:
@@ -67,8 +67,8 @@ KINDS = {
     "event": ("cluster/events.json", "events"),
     "namespace": ("cluster/pods.json", "namespace"),
 }
-_LINE = re.compile(r":\d+(?:-\d+)?$")
-_LOG = re.compile(r"^logs/(?P<ns>[^/]+)/(?P<pod>[^/]+)/(?P<c>[^/]+?)(?P<prev>\.previous)?\.log$")
+_LINE = lazy_compile(r":\d+(?:-\d+)?$")
+_LOG = lazy_compile(r"^logs/(?P<ns>[^/]+)/(?P<pod>[^/]+)/(?P<c>[^/]+?)(?P<prev>\.previous)?\.log$")
 
 
 def bundle_path(source: str, exists: Exists) -> str | None:
@@ -165,7 +165,7 @@ _FIXED = {"manifest.json": "kubectl cluster-info", "nodes": "kubectl get nodes -
 #: Cluster lists of objects without a namespace (no -A).
 CLUSTER_SCOPED = frozenset({"nodes", "storageclasses", "runtimeclasses", "csidrivers", "csinodes",
                             "clusterpolicies", "nicclusterpolicies", "resourceslices", "version"})
-_SCRAPES = re.compile(r"^two scrapes of (?P<component>\S+) on (?P<node>\S+)$")
+_SCRAPES = lazy_compile(r"^two scrapes of (?P<component>\S+) on (?P<node>\S+)$")
 
 
 def _named_command(head: str, rest: str) -> str | None:
@@ -237,8 +237,9 @@ def _opener(live: bool, exists: Exists | None, pods: dict[tuple[str, str], tuple
 
 
 def with_open(report: Report, *, live: bool, exists: Exists | None = None) -> Report:
-    """The report with every evidence's ``open`` set (live: commands; else bundle paths)."""
-    return _each_evidence(report, _opener(live, exists, _pods(report)))
+    """The report with every evidence's ``open`` set (live: commands; else bundle paths,
+    where the pods the commands name are not asked)."""
+    return _each_evidence(report, _opener(live, exists, _pods(report) if live else {}))
 
 
 def with_origins(report: Report, origins: Mapping[str, str], root: str) -> Report:

@@ -8,7 +8,6 @@ Every problem becomes one `UsageError` line naming the file and the field.
 from __future__ import annotations
 
 import functools
-import re
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -18,6 +17,7 @@ import yaml
 
 from gpunode.errors import UsageError
 from gpunode.limits import bounded_yaml
+from gpunode.relazy import lazy_compile
 
 FaultScope = Literal["node", "cluster"]
 # Fault type -> where it applies. gpunode.sim.faults registers each fault here as it is
@@ -131,8 +131,8 @@ class Scenario(_Strict, frozen=True):
         return component in self.cluster.components
 
 
-_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_PATH_RE = re.compile(r"`\$((?:\.[A-Za-z_0-9]+|\[\d+\])*)`")
+_NAME_RE = lazy_compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_PATH_RE = lazy_compile(r"`\$((?:\.[A-Za-z_0-9]+|\[\d+\])*)`")
 
 
 def scenario_dir() -> resources.abc.Traversable:

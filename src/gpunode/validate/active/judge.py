@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from gpunode.bundle.kube import Pod
 from gpunode.checks.pods import display_state
 from gpunode.model import Evidence
 from gpunode.parse.nccl_tests import parse_nccl_tests
+from gpunode.relazy import lazy_compile
 from gpunode.validate.active.rated import Rating
 from gpunode.validate.registry import failed, passed, unknown, warned
 from gpunode.validation import Outcome
 
-SMI_GPU_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
-NCCL_LINE = re.compile(r"gpunode-nccl .*?busbw_GBps=(?P<busbw>[0-9.]+)")
+SMI_GPU_LINE = lazy_compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
+NCCL_LINE = lazy_compile(r"gpunode-nccl .*?busbw_GBps=(?P<busbw>[0-9.]+)")
 LOG_TAIL = 3
 
 

@@ -8,10 +8,11 @@ if gpunode itself is killed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+
+from gpunode.relazy import lazy_compile
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 COMPONENT = "app.kubernetes.io/component"
@@ -25,7 +26,7 @@ LEFTOVER_SELECTOR = {MANAGED_BY: "gpunode", COMPONENT: "validate"}
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 GPU = "nvidia.com/gpu"
 MOUNT = "/data"
-_NOT_DNS = re.compile(r"[^a-z0-9-]+")
+_NOT_DNS = lazy_compile(r"[^a-z0-9-]+")
 
 Json = dict[str, Any]
 

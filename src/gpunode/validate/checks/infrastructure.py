@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from gpunode.bundle.kube import Node
 from gpunode.model import Evidence
+from gpunode.relazy import lazy_compile
 from gpunode.unread import could_not_read, unread_lists
 from gpunode.validate.context import ValidationContext, condition_status
 from gpunode.validate.registry import count, failed, named, passed, skipped, unknown, validation, warned
@@ -18,7 +18,7 @@ from gpunode.validation import CATEGORY, Outcome
 CAT = CATEGORY.INFRASTRUCTURE
 PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure")
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
-_MINOR = re.compile(r"^v?(\d+)\.(\d+)")
+_MINOR = lazy_compile(r"^v?(\d+)\.(\d+)")
 # Kubelets may be this many minor versions older than the API server (never newer);
 # the window grew from 2 to 3 with Kubernetes 1.28.
 SKEW_SINCE_1_28 = 3

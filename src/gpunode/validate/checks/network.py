@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 
 from gpunode.bundle.kube import CustomResource, Node, Pod
@@ -11,6 +10,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import judge_pod
 from gpunode.model import Evidence, Status
 from gpunode.parse.infiniband import RdmaPort, parse_rdma_port
+from gpunode.relazy import lazy_compile
 from gpunode.validate.context import (
     WANTED_IMAGES,
     WANTED_OWNERS,
@@ -35,7 +35,7 @@ MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
 MOFED_WAIT = "network.nvidia.com/operator.mofed.wait"
 PORT_ACTIVE, PHYS_LINK_UP = 4, 5
 PEERMEM_MARKER = "run/nvidia/validations/nvidia-peermem-ready"
-_IB_PORT_FILE = re.compile(r"^sys/class/infiniband/([^/]+)/ports/(\d+)/state$")
+_IB_PORT_FILE = lazy_compile(r"^sys/class/infiniband/([^/]+)/ports/(\d+)/state$")
 
 
 @validation(

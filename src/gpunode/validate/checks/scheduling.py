@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from gpunode.bundle.kube import Node, Pod, Taint
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence
+from gpunode.relazy import lazy_compile
 from gpunode.validate.context import ValidationContext, condition_status, quantity
 from gpunode.validate.registry import (
     count,
@@ -27,7 +27,7 @@ GPU = "nvidia.com/gpu"
 RUNTIME_CLASS = "nvidia"
 INSUFFICIENT = f"Insufficient {GPU}"
 _DONE = ("Succeeded", "Failed")
-_INSUFFICIENT_OTHER = re.compile(r"Insufficient ([A-Za-z0-9./_-]+)")
+_INSUFFICIENT_OTHER = lazy_compile(r"Insufficient ([A-Za-z0-9./_-]+)")
 
 
 @validation(
