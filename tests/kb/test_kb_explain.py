@@ -44,15 +44,17 @@ def _sets() -> tuple[tuple[Cause, ...], ...]:
     """The explainable causes in sets whose examples name disjoint causes (first fit, in the
     knowledge base's order): within a set, whatever names a cause is its own example's line.
     Healthy noise names nothing (``test_healthy_noise_names_nothing``) and a signature is read
-    line by line, so what each example names among the others is what it names alone."""
+    line by line, so what each example names among the others is what it names alone. A cause
+    that is no problem (an application's Xid) is read alone, as before: with no problem cause
+    found, the decisive line's class joins the matches, and the ranking check covers it."""
     sets: list[tuple[list[Cause], set[str]]] = []
     for cause in EXPLAINABLE:
         named = _named_alone(cause)
-        for members, codes in sets:
-            if codes.isdisjoint(named):
-                members.append(cause)
-                codes.update(named)
-                break
+        shared = cause.is_problem and next(
+            (s for s in sets if s[0][0].is_problem and s[1].isdisjoint(named)), None)
+        if shared:
+            shared[0].append(cause)
+            shared[1].update(named)
         else:
             sets.append(([cause], set(named)))
     return tuple(tuple(members) for members, _ in sets)
