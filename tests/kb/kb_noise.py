@@ -9,7 +9,7 @@ signature that matches here is a false positive.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
 
 _TEMPLATES = (
@@ -86,9 +86,14 @@ def _noise(count: int, seed: int) -> tuple[str, ...]:
 def bury(line: str, count: int = 10_000, seed: int = 7) -> tuple[list[str], int]:
     """Noise with ``line`` inserted at a seed-chosen place; returns lines and its 1-based number."""
     lines = list(_noise(count, seed % 5))
-    at = random.Random(seed * 31 + len(line)).randint(0, count)
+    at = place(line, count, seed)
     lines.insert(at, line)
     return lines, at + 1
+
+
+def place(line: str, count: int = 10_000, seed: int = 7) -> int:
+    """Where ``bury`` puts ``line`` among ``count`` noise lines (0: before the first)."""
+    return random.Random(seed * 31 + len(line)).randint(0, count)
 
 
 def bury_near_end(line: str, count: int = 10_000, seed: int = 7, tail: int = 200) -> list[str]:
@@ -101,3 +106,23 @@ def bury_near_end(line: str, count: int = 10_000, seed: int = 7, tail: int = 200
     lines = list(_noise(count, seed % 5))
     lines.insert(count - random.Random(seed).randint(0, tail), line)
     return lines
+
+
+def bury_each(lines: Sequence[str], places: Sequence[int], count: int = 10_000,
+              seed: int = 7) -> tuple[list[str], list[int]]:
+    """Noise (``bury``'s for ``seed``) with each of ``lines`` inserted at its own place
+    (``places[i]``, a position among the ``count`` noise lines, as ``place`` gives it); returns
+    the lines and each inserted line's 1-based number, in the order given."""
+    noise = _noise(count, seed % 5)
+    at = list(places)
+    order = sorted(range(len(lines)), key=lambda i: (at[i], i))
+    out: list[str] = []
+    numbers = [0] * len(lines)
+    taken = 0
+    for i in order:
+        out.extend(noise[taken:at[i]])
+        taken = at[i]
+        out.append(lines[i])
+        numbers[i] = len(out)
+    out.extend(noise[taken:])
+    return out, numbers

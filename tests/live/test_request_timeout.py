@@ -24,6 +24,7 @@ from gpunode.collect import kube
 from gpunode.collect.credentials import PLUGIN_TIMEOUT_S
 from gpunode.commands.extras import request_timeout
 from gpunode.errors import UsageError
+from inprocess import run_cli
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
@@ -55,9 +56,12 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("command", [
     ["collect", "-o", "out"], ["diagnose"], ["stack"], ["validate"], ["version"], ["agent"],
 ])
-def test_every_live_command_refuses_a_bad_value_in_one_line(command: list[str], tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "gpunode", *command, "--request-timeout", "soon"],
-                          capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path)
+def test_every_live_command_refuses_a_bad_value_in_one_line(command: list[str], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line in this process (tests/inprocess.py), in an empty working directory:
+    what it prints, its exit code and that it wrote nothing are all the refusal is."""
+    monkeypatch.chdir(tmp_path)
+    done = run_cli(*command, "--request-timeout", "soon")
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         "gpunode: --request-timeout 'soon': expected seconds or a duration such as 30s, 1m or 1m30s "
@@ -66,7 +70,7 @@ def test_every_live_command_refuses_a_bad_value_in_one_line(command: list[str], 
 
 
 def test_a_saved_bundle_takes_no_request_timeout(mini_bundle: Path) -> None:
-    done = cli("diagnose", "--from", str(mini_bundle), "--request-timeout", "5s")
+    done = run_cli("diagnose", "--from", str(mini_bundle), "--request-timeout", "5s")
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     assert "--request-timeout" in done.stderr
 
