@@ -11,9 +11,7 @@ runtime's reading."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from case import Case, synthetic_case
+from case import Case, running_job_case
 from scoreboard import top_pair
 
 #: NVIDIA/nccl#955: NCCL built for CUDA 11.7 on a CUDA 11.0 driver
@@ -28,11 +26,7 @@ TORCH_35 = "RuntimeError: CUDA error: CUDA driver version is insufficient for CU
 
 
 def _job(text: str) -> Case:
-    evidence: list[dict[str, Any]] = [
-        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "job", "state": "Running"},
-        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
-         "container": "job", "text": text + "\n"}]
-    return synthetic_case("x-job", evidence)
+    return running_job_case("x-job", text)
 
 
 def test_the_runtimes_text_for_a_call_needing_a_newer_driver_is_the_driver_too_old() -> None:

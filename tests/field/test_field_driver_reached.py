@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from case import Case, synthetic_case
+from case import Case, running_job_case, synthetic_case
 from scoreboard import top_pair
 
 #: Triton's status wrapping CUDA's text without naming CUDA (seldon-core#5029's form); the
@@ -51,11 +51,7 @@ TF_HEALTHY = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1423] Adding v
 
 
 def _job(text: str) -> Case:
-    evidence: list[dict[str, Any]] = [
-        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "job", "state": "Running"},
-        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
-         "container": "job", "text": text + "\n"}]
-    return synthetic_case("x-job", evidence)
+    return running_job_case("x-job", text)
 
 
 def _driver_log(text: str) -> Case:

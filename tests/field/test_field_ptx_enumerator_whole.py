@@ -12,9 +12,7 @@ cudaErrorUnsupportedPtxVersion )" with CUDA 11.2 on driver 450, fixed by CUDA 11
 
 from __future__ import annotations
 
-from typing import Any
-
-from case import Case, synthetic_case
+from case import Case, running_job_case
 from scoreboard import top_pair
 
 #: OpenMM's module load (quantaosun/Dock-MD-FEP#2) and a runtime-API check (Jittor/jittor#194)
@@ -27,11 +25,7 @@ BARE_TOO_OLD = ("cudaGetDeviceCount returned 35\n"
 
 
 def _job(text: str) -> Case:
-    evidence: list[dict[str, Any]] = [
-        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "job", "state": "Running"},
-        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
-         "container": "job", "text": text + "\n"}]
-    return synthetic_case("x-job", evidence)
+    return running_job_case("x-job", text)
 
 
 def test_the_whole_enumerator_is_the_driver_too_old() -> None:

@@ -12,9 +12,7 @@ mode held by another process: the look-alike that is not the driver's)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from case import Case, synthetic_case
+from case import Case, running_job_case
 from scoreboard import top_pair
 
 from gpunode.checks.vgpu_words import VGPU_PROFILE
@@ -25,12 +23,8 @@ TORCH = "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavail
 
 
 def _job(text: str, gpu: str | None) -> Case:
-    evidence: list[dict[str, Any]] = [
-        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "job", "state": "Running"},
-        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
-         "container": "job", "text": text + "\n"}]
     cluster = {"driver_mode": "host", "gpu_node": {"gpu": gpu, "gpus": 1}} if gpu else None
-    return synthetic_case("x-vgpu", evidence, cluster=cluster)
+    return running_job_case("x-vgpu", text, cluster)
 
 
 def test_vgpu_profiles_are_recognised() -> None:
