@@ -475,6 +475,7 @@ NVPROXY_UNKNOWN_CALL = (r"\bnvproxy: unknown "
 #: checks/crashes.py reads it for the diagnosis; a signal of 0 is seccomp's denied call). gVisor's
 #: nvproxy answering a call it does not implement ("nvproxy: unknown control command 0x20803801",
 #: a W-level line of runsc's boot log, checks/runsc_log.py): the sandboxed workload sees no GPU.
+#: A library's words that it found no driver, and FFmpeg's minimum NVENC driver (below).
 _STATED_FAILURE = lazy_compile(
     r"(?:^|[\s:(])(?:[a-z_][a-z0-9_]*\.){2,}[A-Z]\w*Exception: \S|"
     r"\berror while loading shared libraries: \S|"
@@ -486,6 +487,15 @@ _STATED_FAILURE = lazy_compile(
     # the image's own user (root) contradicts (verifyRunAsNonRoot, a CreateContainerConfigError;
     # the waiting reason stays the diagnosis' reading); a YAML line that sets runAsNonRoot does not
     r"\bcontainer has runAsNonRoot and image will run as root\b|"
+    # a library that looked for a driver and found none, in its own words: PyTorch's "Found no
+    # NVIDIA driver on your system" (c10/cuda, raised or warned at CUDA initialization), the
+    # Vulkan loader's "vkCreateInstance: Found no drivers!" (logged at its error level before
+    # VK_ERROR_INCOMPATIBLE_DRIVER); a program that found no errors or no updates says nothing failed
+    r"(?i:\bfound no (?:\w+ ){0,2}(?:drivers?|GPUs?|platforms?)\b)|"
+    # FFmpeg's NVENC loader stating the driver release it needs ("The minimum required Nvidia
+    # driver for nvenc is 520.56.06 or newer", libavcodec/nvenc.c, at its error level after the
+    # driver's NVENC could not be used)
+    r"(?i:\bminimum required (?:\w+ ){0,3}driver\b.{0,60}\bor (?:newer|later)\b)|"
     + AUDIT_ABEND + "|" + NVPROXY_UNKNOWN_CALL)
 
 

@@ -231,3 +231,39 @@ def test_a_crash_record_or_a_refused_sandbox_call_is_the_decisive_line(line: str
 @pytest.mark.parametrize("line", _NOT_STATED)
 def test_a_denied_call_or_a_served_command_is_no_stated_failure(line: str) -> None:
     assert stated_line([line]) is None
+
+
+#: A library that looked for a driver and found none, and FFmpeg's NVENC loader stating the
+#: driver release it needs (class not found / version mismatch): PyTorch's c10/cuda initialization
+#: (dmlc/gluon-nlp#1512 as a warning, kubeflow/notebooks#68, kcosta42/VQGAN-CLIP-Docker#1 raised);
+#: the Vulkan loader's error before VK_ERROR_INCOMPATIBLE_DRIVER (NixOS/nixpkgs#529876, the
+#: nvidia/container-images vulkan report); FFmpeg's libavcodec/nvenc.c (livepeer/go-livepeer#1106,
+#: truecharts#1409's Tdarr, a Synology NVENC report).
+_FOUND_NONE_OR_NEEDS = [
+    ("/usr/local/lib/python3.6/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA "
+     "initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
+     "and installed a driver from http://www.nvidia.com/Download/index.aspx", "error_not_found"),
+    ("ERROR: [Loader Message] Code 0 : vkCreateInstance: Found no drivers!", "error_not_found"),
+    ("Found no drivers!", "error_not_found"),
+    ("The minimum required Nvidia driver for nvenc is 520.56.06 or newer", "error_version_mismatch"),
+    ("Minimum required Nvidia driver is 570.0 or newer", "error_version_mismatch"),
+]
+
+_FOUND_NOTHING_WRONG = [
+    "INFO: found no errors in 3 files",
+    "apt: found no updates",
+    "The minimum required version is 3",
+    "Driver 570.133.20 is newer than the minimum required driver",
+]
+
+
+@pytest.mark.parametrize(("line", "cls"), _FOUND_NONE_OR_NEEDS)
+def test_a_library_that_found_no_driver_or_needs_a_newer_one_is_decisive(line: str, cls: str) -> None:
+    found = explain_lines([line], load_kb())
+    assert found.decisive is not None and found.decisive.text == line
+    assert found.decisive_class == cls
+
+
+@pytest.mark.parametrize("line", _FOUND_NOTHING_WRONG)
+def test_found_nothing_wrong_or_a_requirement_met_is_no_stated_failure(line: str) -> None:
+    assert stated_line([line]) is None
