@@ -70,9 +70,10 @@ def _same_release(version: str, host: str | None) -> bool:
 def driver_dependency_not_injected(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A GPU workload's ldd finding no driver library its mounted driver library needs: the
     toolkit left a driver file out of the container (one finding per node, the first job)."""
-    host = HOST_VERSIONS["driver"](ctx)
     for pod, log in ctx.workload_logs():
-        found = missing_driver_dependency(log.lines, host)
+        if not any("=> not found" in line for line in log.lines):
+            continue  # the node's driver is read only for a log that has ldd's answer
+        found = missing_driver_dependency(log.lines, HOST_VERSIONS["driver"](ctx))
         if found is None:
             continue
         meta = pod.metadata
