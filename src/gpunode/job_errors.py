@@ -3,7 +3,8 @@
 A user's GPU pod often carries the only decisive line of a failure, in the words of the
 libraries under it: a CUDA runtime or driver API error (by name, by its message text, by its
 number), an NVML return code (in the forms its C, Go and Python bindings print), a verbs
-work-completion status NCCL relays. Each entry of the table names the catalog component the
+work-completion status NCCL relays, a CUPTI result of the profiler the job runs, a DCGM
+return code of the DCGM client it runs. Each entry of the table names the catalog component the
 error is about and, where one fits, its cause; it carries the public page that documents it.
 Errors that are a program's own business (out of memory, an illegal address, an invalid
 argument) are not in it, so a job's bug is never blamed on the stack.
@@ -27,7 +28,7 @@ import msgspec
 from gpunode.errors import BundleError
 from gpunode.relazy import lazy_compile
 
-Library = Literal["cuda", "nvml", "verbs", "job"]
+Library = Literal["cupti", "cuda", "nvml", "verbs", "dcgm", "job"]
 LIBRARIES: tuple[str, ...] = get_args(Library)
 
 
@@ -53,20 +54,25 @@ class _File(msgspec.Struct, forbid_unknown_fields=True):
     error: list[JobError]
 
 
-#: Lowercase words one of which a line holds where it may carry a library's forms.
-_ANCHORS: dict[str, tuple[str, ...]] = {"cuda": ("cuda", "cuinit"), "nvml": ("nvml",),
-                                        "verbs": ("ibv_wc", "completion")}
+#: Lowercase words one of which a line holds where it may carry a library's forms. CUPTI is
+#: tried before CUDA: its calls' lines often hold a CUDA path (/usr/local/cuda/extras/CUPTI),
+#: and a CUPTI number is not CUDA's (35 is CUPTI's insufficient privileges, CUDA's old driver).
+_ANCHORS: dict[str, tuple[str, ...]] = {"cupti": ("cupti",), "cuda": ("cuda", "cuinit"), "nvml": ("nvml",),
+                                        "verbs": ("ibv_wc", "completion"), "dcgm": ("dcgm",)}
 #: How each library's identifiers begin (the enumerators' own prefixes).
-_NAME_PREFIX: dict[str, tuple[str, ...]] = {"cuda": ("cudaError", "CUDA_ERROR_"), "nvml": ("NVML_ERROR_",),
-                                            "verbs": ("IBV_WC_",)}
+_NAME_PREFIX: dict[str, tuple[str, ...]] = {"cupti": ("CUPTI_ERROR_",), "cuda": ("cudaError", "CUDA_ERROR_"),
+                                            "nvml": ("NVML_ERROR_",), "verbs": ("IBV_WC_",),
+                                            "dcgm": ("DCGM_ST_",)}
 #: Lowercase pieces every name of a library holds in every form (go-nvml's ERROR_X, pynvml's
 #: NVMLError_X): a line without one holds no name, and the names' regex is not run.
-_NAME_TEXTS: dict[str, tuple[str, ...]] = {"cuda": ("cudaerror", "cuda_error_"), "nvml": ("error_",),
-                                           "verbs": ("ibv_wc_",)}
+_NAME_TEXTS: dict[str, tuple[str, ...]] = {"cupti": ("cupti_error_",), "cuda": ("cudaerror", "cuda_error_"),
+                                           "nvml": ("error_",), "verbs": ("ibv_wc_",), "dcgm": ("dcgm_st_",)}
 #: An error's number in each library's formats. CUDA: "CUDA error 802", "cuda runtime error (802)",
 #: "code=802(cudaErrorSystemNotReady)", "cudaGetDeviceCount returned 35", "Cuda failure: 222",
 #: "CudaAPIError: [34]" (an identifier ending in Error, not stderr); NVML: "nvmlInit_v2 err: 18";
-#: verbs (NCCL's IB transport): "Got completion from peer ... with status=12", "... with error 12".
+#: verbs (NCCL's IB transport): "Got completion from peer ... with status=12", "... with error 12";
+#: CUPTI (a profiler's call): "(*cuptiProfilerBeginSessionPtr)(&beginSessionParams) failed with
+#: error 35". DCGM's codes are negative and printed by name or text only.
 _ERROR_WORD = (r"(?:\b(?:error|err|failure|failed|returned|return|code|status|result)|(?<=[a-z])error)\b"
                r"\W{0,3}(?:code\W{0,3})?")
 _NUMBERS: dict[str, re.Pattern[str]] = {
@@ -74,6 +80,7 @@ _NUMBERS: dict[str, re.Pattern[str]] = {
                          r"(?P<code>\d{1,3})\b(?!\.\d)"),
     "nvml": lazy_compile(rf"(?i:\bnvml\w*.{{0,80}}?{_ERROR_WORD})(?P<code>\d{{1,3}})\b(?!\.\d)"),
     "verbs": lazy_compile(r"(?i:\bcompletion\b.{0,160}?\bwith (?:error |status=))(?P<code>\d{1,3})\b"),
+    "cupti": lazy_compile(rf"(?i:\bcupti\w*.{{0,160}}?{_ERROR_WORD})(?P<code>\d{{1,3}})\b(?!\.\d)"),
 }
 
 
@@ -149,7 +156,7 @@ def _forms(library: str, entries: Sequence[JobError]) -> _LibraryForms:
         by_code={e.code: e for e in entries if e.code is not None},
         names=_names_regex(by_name), messages=_messages_regex(by_message), alone=_messages_regex(alone),
         name_texts=_NAME_TEXTS[library], message_texts=tuple(sorted(by_message)),
-        numbers=_NUMBERS[library] if any(e.code is not None for e in entries) else None,
+        numbers=_NUMBERS.get(library) if any(e.code is not None for e in entries) else None,
         code_texts=tuple(sorted({str(e.code) for e in entries if e.code is not None})))
 
 
@@ -222,6 +229,8 @@ def _form_problems(entry: JobError) -> Iterable[str]:
             yield f"name {name!r} is not a {entry.library} identifier ({', '.join(prefixes)}...)"
     if entry.alone and not entry.message:
         yield "alone needs a message"
+    if entry.code is not None and entry.library not in _NUMBERS:
+        yield f"a {entry.library} error has no number format to read a code in"
 
 
 def validate(entries: Sequence[JobError], known: Known, origin: str) -> None:

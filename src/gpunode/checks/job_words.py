@@ -4,7 +4,8 @@ The catalog's ``named_by`` lists what names a component in *another component's*
 line. A GPU job speaks through other programs that have their own wordings for the same
 layers, and these words mean the layer only in a job's mouth (the device plugin that
 cannot load libnvidia-ml is read by its own rules): CUDA's runtime and driver API errors,
-NVML's return codes, the verbs completion statuses NCCL relays, and a few frameworks' and
+NVML's return codes, the verbs completion statuses NCCL relays, CUPTI's results under a
+job's profiler, DCGM's return codes in a DCGM client's output, and a few frameworks' and
 launchers' words (PyTorch's driver too old, the loader not finding libcuda, nvidia-container-cli's
 error categories relayed by enroot, Docker's unknown runtime ``nvidia``). They are data,
 validated at load, each with the page that documents it: ``data/job_errors.toml``
