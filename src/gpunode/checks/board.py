@@ -31,12 +31,11 @@ def nvswitch_board(ctx: NodeContext) -> bool | None:
     probe = ctx.probe
     if probe is not None and any(d.startswith("nvidia-nvswitch") for d in probe.host.device_nodes):
         return True
-    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
-    products = [g.product_name for g in smi.gpus] if smi is not None else []
-    if smi is not None and any(g.fabric_state not in _NO_FABRIC for g in smi.gpus):
+    gpus = ctx.smi_gpus
+    if any(g.fabric_state not in _NO_FABRIC for g in gpus):
         return True
-    label = ctx.node.metadata.labels.get("nvidia.com/gpu.product") if ctx.node is not None else None
-    products = products or ([label] if label else [])
+    label = ctx.gpu_product_label
+    products = [g.product_name for g in gpus] or ([label] if label else [])
     if not products:
         return None
     if all(_PCIE_CARD.search(p) for p in products):

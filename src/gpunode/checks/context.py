@@ -41,7 +41,7 @@ from gpunode.parse.docker import DOCKER_DAEMON_JSON, parse_docker_daemon_json
 from gpunode.parse.gpu_ref import bus_id_indices, normal_bus_id
 from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
-from gpunode.parse.nvidia_smi import NvidiaSmiReport, parse_nvidia_smi_xml
+from gpunode.parse.nvidia_smi import GpuInfo, NvidiaSmiReport, parse_nvidia_smi_xml
 from gpunode.parse.prom import Sample, parse_prometheus_text, split_families
 from gpunode.parse.runtime_config import ContainerdConfig
 from gpunode.platforms import GENERIC, Platform, detect
@@ -279,6 +279,18 @@ class NodeContext:
     def nvidia_smi(self) -> NvidiaSmiReport | None:
         text = self.obs.cmd.get("nvidia-smi-q.xml")
         return self._parsed("cmd/nvidia-smi-q.xml", text, parse_nvidia_smi_xml)
+
+    @property
+    def smi_gpus(self) -> tuple[GpuInfo, ...]:
+        """The GPUs the node's ``nvidia-smi -q -x`` lists; none without it."""
+        smi = self.nvidia_smi
+        return smi.gpus if smi is not None else ()
+
+    @property
+    def gpu_product_label(self) -> str:
+        """GFD's name for the node's GPUs (``nvidia.com/gpu.product``); "" without it."""
+        node = self.node
+        return node.metadata.labels.get("nvidia.com/gpu.product", "") if node is not None else ""
 
     @cached_property
     def kernel_log(self) -> KernelLog | None:

@@ -479,11 +479,9 @@ def _uvm_recast(ctx: NodeContext, finding: Finding) -> Finding:
 
 def _on_vgpu(ctx: NodeContext) -> bool:
     """Whether the node's GPUs are vGPUs, by nvidia-smi, else GFD's product label."""
-    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
-    gpus = smi.gpus if smi is not None else []
-    node = ctx.node
-    label = node.metadata.labels.get("nvidia.com/gpu.product", "") if node is not None else ""
-    return is_vgpu([g.product_name for g in gpus], [g.virtualization_mode for g in gpus], label)
+    gpus = ctx.smi_gpus
+    return is_vgpu([g.product_name for g in gpus], [g.virtualization_mode for g in gpus],
+                   ctx.gpu_product_label)
 
 
 def _vgpu_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
@@ -637,16 +635,14 @@ def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding 
     old for the job's image, settled by the node's facts. FFmpeg prints the requirement also
     where libnvidia-encode did not load at all, so the words alone are not read; a node whose
     driver meets the requirement is not blamed, and one whose release is not read says nothing."""
-    host = _host_release(ctx)
-    if host is None:
-        return None
     lines = log.lines
     for index in range(len(lines) - 1, -1, -1):
         said = _MIN_DRIVER.search(lines[index]) if "minimum required" in lines[index].lower() else None
         if said is None:
             continue
+        host = _host_release(ctx)  # read only for a job that states a requirement
         needed = _release(said["version"])
-        if host[:len(needed)] >= needed:
+        if host is None or host[:len(needed)] >= needed:
             return None
         meta = pod.metadata
         found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
@@ -1096,10 +1092,8 @@ def nccl_gdr_distance(ctx: NodeContext, component: str) -> Iterator[Finding]:
 def _gdr_capable(ctx: NodeContext) -> bool:
     """Whether the node's GPUs can do GPUDirect RDMA, as far as their model says (the GPU
     product label GFD sets, else nvidia-smi's product names): not the boards without it."""
-    node = ctx.node
-    label = node.metadata.labels.get("nvidia.com/gpu.product", "") if node is not None else ""
-    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
-    products = [label] if label else [g.product_name for g in smi.gpus] if smi is not None else []
+    label = ctx.gpu_product_label
+    products = [label] if label else [g.product_name for g in ctx.smi_gpus]
     return not any(_NO_GDR_GPU.search(p) for p in products)
 
 
