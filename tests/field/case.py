@@ -432,14 +432,15 @@ def gpu_job_case(case_id: str, log_text: str) -> Case:
     return synthetic_case(case_id, evidence)
 
 
-def running_job_case(case_id: str, log_text: str, cluster: dict[str, Any] | None = None) -> Case:
+def running_job_case(case_id: str, log_text: str, cluster: dict[str, Any] | None = None,
+                     platform: str = "generic") -> Case:
     """A running GPU job (the builder's default request of one GPU) whose own log is
     ``log_text``: the case a rule that reads a live job's words is tested on."""
     evidence: list[dict[str, Any]] = [
         {"kind": "workload", "name": "job-0", "namespace": "default", "container": "job", "state": "Running"},
         {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
          "container": "job", "text": log_text + "\n"}]
-    return synthetic_case(case_id, evidence, cluster=cluster)
+    return synthetic_case(case_id, evidence, platform=platform, cluster=cluster)
 
 
 def load_cases(folder: Path = CASES_DIR) -> list[tuple[Path, Case | CaseError]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from case import Case, synthetic_case
+from case import Case, running_job_case, synthetic_case
 from scoreboard import top_pair
 
 _PREFIX = ("docker: Error response from daemon: failed to create task for container: failed to create"
@@ -55,11 +55,7 @@ def test_the_hook_failing_for_the_drivers_reason_is_not_read_so() -> None:
 
 
 def test_the_hooks_mode_line_on_a_running_container_stays_healthy() -> None:
-    evidence: list[dict[str, Any]] = [
-        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
-         "state": "Running"},
-        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
-         "container": "main", "text": "Auto-detected mode as 'csv'\nstarting the job on the GPU\n"}]
-    case = synthetic_case("x-hook-mode", evidence, platform="docker",
-                          cluster={"driver_mode": "host", "gpu_node": {"gpus": 1, "gpu": "Orin (nvgpu)"}})
+    case = running_job_case("x-hook-mode", "Auto-detected mode as 'csv'\nstarting the job on the GPU",
+                            platform="docker",
+                            cluster={"driver_mode": "host", "gpu_node": {"gpus": 1, "gpu": "Orin (nvgpu)"}})
     assert top_pair(case) is None

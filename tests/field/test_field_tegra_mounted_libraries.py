@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from case import Case, synthetic_case
+from case import Case, running_job_case, synthetic_case
 from scoreboard import top_pair
 
 #: https://github.com/dusty-nv/jetson-containers/issues/159 (l4t-ml r32.6.1 started with
@@ -67,11 +67,7 @@ def test_under_nvidia_as_the_default_runtime_they_say_nothing_of_the_default() -
 
 
 def test_a_tegra_container_whose_libraries_load_stays_healthy() -> None:
-    evidence: list[dict[str, Any]] = [
-        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
-         "state": "Running"},
-        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
-         "container": "main", "text": ">>> import torch\n>>> torch.cuda.is_available()\nTrue\n"}]
-    case = synthetic_case("x-tegra-ok", evidence, platform="docker",
-                          cluster={"driver_mode": "host", "gpu_node": {"gpus": 1, "gpu": "Xavier"}})
+    case = running_job_case("x-tegra-ok", ">>> import torch\n>>> torch.cuda.is_available()\nTrue",
+                            platform="docker",
+                            cluster={"driver_mode": "host", "gpu_node": {"gpus": 1, "gpu": "Xavier"}})
     assert top_pair(case) is None
