@@ -233,13 +233,19 @@ def _form_problems(entry: JobError) -> Iterable[str]:
         yield f"a {entry.library} error has no number format to read a code in"
 
 
-def validate(entries: Sequence[JobError], known: Known, origin: str) -> None:
+def _keys(entry: JobError) -> list[tuple[object, ...]]:
+    """What must be unique across the table: the id, each name, the (library, code)."""
+    return [("id", entry.id), *(("name", n) for n in entry.names),
+            *((("code", entry.library, entry.code),) if entry.code is not None else ())]
+
+
+def validate(entries: Sequence[JobError], known: Known, origin: str,
+             seen: set[tuple[object, ...]] | None = None) -> None:
     """Each entry names a known component and cause, is read by one form at least, reads its
-    own example, and no id, name or (library, code) is listed twice."""
-    seen: set[object] = set()
+    own example, and no id, name or (library, code) is listed twice (here or in ``seen``)."""
+    seen = set() if seen is None else seen
     for entry in entries:
-        keys = [("id", entry.id), *(("name", n) for n in entry.names),
-                *((("code", entry.library, entry.code),) if entry.code is not None else ())]
+        keys = _keys(entry)
         problems = [f"{key[0]} {key[1:]!s} is listed twice" for key in keys if key in seen]
         seen.update(keys)
         problems.extend(_problems(entry, known))
@@ -253,15 +259,29 @@ def validate(entries: Sequence[JobError], known: Known, origin: str) -> None:
             raise ValueError(f"{origin}: entry {entry.id!r}: {problems[0]}")
 
 
-def parse_job_errors(text: str, known: Known, origin: str = "job_errors.toml") -> JobErrors:
-    """Decode and validate the table; a bad entry is refused with one line naming it."""
+def _entries(text: str, known: Known, origin: str,
+             seen: set[tuple[object, ...]] | None = None) -> list[JobError]:
+    """One file's entries, decoded and validated (against ``seen``, the earlier files' keys)."""
     try:
         parsed = msgspec.convert(tomllib.loads(text), _File)
-        validate(parsed.error, known, origin)
+        validate(parsed.error, known, origin, seen)
     except ValueError as exc:  # msgspec.ValidationError and tomllib's errors are ValueErrors
         message = str(exc) if str(exc).startswith(origin) else f"{origin}: {exc}"
         raise BundleError(message.splitlines()[0]) from exc
-    return _build(tuple(parsed.error))
+    return parsed.error
+
+
+def parse_job_errors(text: str, known: Known, origin: str = "job_errors.toml") -> JobErrors:
+    """Decode and validate the table; a bad entry is refused with one line naming it."""
+    return _build(tuple(_entries(text, known, origin)))
+
+
+def parse_job_error_files(files: Sequence[tuple[str, str]], known: Known) -> JobErrors:
+    """Several files (origin, text) read as one table, in order: an id, name or code listed
+    in two files is refused naming the later one."""
+    seen: set[tuple[object, ...]] = set()
+    entries = [e for origin, text in files for e in _entries(text, known, origin, seen)]
+    return _build(tuple(entries))
 
 
 def shipped_known() -> Known:
@@ -276,9 +296,15 @@ def shipped_known() -> Known:
 
 @cache
 def load_job_errors() -> JobErrors:
-    """The table shipped with the package (read and validated once per process)."""
-    text = resources.files("gpunode").joinpath("data/job_errors.toml").read_text("utf-8")
-    return parse_job_errors(text, shipped_known())
+    """The table shipped with the package, data/job_errors.toml and then each file of
+    data/job_errors/ by name (read and validated once per process)."""
+    data = resources.files("gpunode").joinpath("data")
+    files = [("job_errors.toml", data.joinpath("job_errors.toml").read_text("utf-8"))]
+    more = data.joinpath("job_errors")
+    if more.is_dir():
+        files += [(f"job_errors/{f.name}", f.read_text("utf-8"))
+                  for f in sorted(more.iterdir(), key=lambda f: f.name) if f.name.endswith(".toml")]
+    return parse_job_error_files(files, shipped_known())
 
 
 def job_error(line: str) -> JobError | None:

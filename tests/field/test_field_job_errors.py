@@ -1,6 +1,6 @@
-"""A GPU job's own error line read with the job-error table (src/gpunode/data/job_errors.toml):
-each entry's line is read to its layer and cause, in every form jobs print it (name, message,
-number), on real lines from public reports; a job's own errors and a healthy job log are not;
+"""A GPU job's own error line read with the job-error table (src/gpunode/data/job_errors.toml
+and the files of data/job_errors/): each entry's line is read to its layer and cause, in every
+form jobs print it (name, message, number), on real lines from public reports; a job's own errors and a healthy job log are not;
 the table's validation refuses a bad entry with one line naming the file and the entry."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from case import Case, synthetic_case
 from scoreboard import top_pair
 
 from gpunode.errors import BundleError
-from gpunode.job_errors import load_job_errors, parse_job_errors, shipped_known
+from gpunode.job_errors import load_job_errors, parse_job_error_files, parse_job_errors, shipped_known
 
 TABLE = load_job_errors()
 
@@ -201,8 +201,17 @@ def test_an_entry_listed_twice_is_refused() -> None:
         parse_job_errors(_entry() + _entry(), shipped_known(), "job_errors.toml")
 
 
-def test_the_shipped_table_is_valid() -> None:
-    assert len(parse_job_errors(_shipped(), shipped_known()).entries) == len(TABLE.entries)
+def test_an_entry_listed_in_two_files_is_refused_naming_the_later() -> None:
+    files = [("job_errors.toml", _entry()), ("job_errors/more.toml", _entry(id="x-other"))]
+    with pytest.raises(BundleError, match=r"^job_errors/more\.toml: entry 'x-other': name"):
+        parse_job_error_files(files, shipped_known())
+
+
+def test_the_shipped_table_is_valid_and_reads_every_file() -> None:
+    data = resources.files("gpunode").joinpath("data")
+    more = [f for f in data.joinpath("job_errors").iterdir() if f.name.endswith(".toml")]
+    counts = [len(parse_job_errors(f.read_text("utf-8"), shipped_known()).entries) for f in more]
+    assert len(parse_job_errors(_shipped(), shipped_known()).entries) + sum(counts) == len(TABLE.entries)
 
 
 def test_explain_reads_the_table_where_no_signature_matched() -> None:
