@@ -1,6 +1,7 @@
 """A GPU job's own error line read with the job-error table (src/gpunode/data/job_errors.toml
 and the files of data/job_errors/): each entry's line is read to its layer and cause, in every
-form jobs print it (name, message, number), on real lines from public reports; a job's own errors and a healthy job log are not;
+form jobs print it (name, message, number), on real lines from public reports; a job's own
+errors and a healthy job log are not;
 the table's validation refuses a bad entry with one line naming the file and the entry."""
 
 from __future__ import annotations
