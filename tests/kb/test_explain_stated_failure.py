@@ -238,13 +238,15 @@ def test_a_denied_call_or_a_served_command_is_no_stated_failure(line: str) -> No
 #: (dmlc/gluon-nlp#1512 as a warning, kubeflow/notebooks#68, kcosta42/VQGAN-CLIP-Docker#1 raised);
 #: the Vulkan loader's error before VK_ERROR_INCOMPATIBLE_DRIVER (NixOS/nixpkgs#529876, the
 #: nvidia/container-images vulkan report); FFmpeg's libavcodec/nvenc.c (livepeer/go-livepeer#1106,
-#: truecharts#1409's Tdarr, a Synology NVENC report).
+#: truecharts#1409's Tdarr, a Synology NVENC report). The Vulkan loader's line is also a GPU job's
+#: words for the container's driver files (data/job_errors/graphics_video.toml), whose class,
+#: the file state, explain quotes.
 _FOUND_NONE_OR_NEEDS = [
     ("/usr/local/lib/python3.6/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA "
      "initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
      "and installed a driver from http://www.nvidia.com/Download/index.aspx", "error_not_found"),
-    ("ERROR: [Loader Message] Code 0 : vkCreateInstance: Found no drivers!", "error_not_found"),
-    ("Found no drivers!", "error_not_found"),
+    ("ERROR: [Loader Message] Code 0 : vkCreateInstance: Found no drivers!", "error_file_state"),
+    ("Found no drivers!", "error_file_state"),
     ("The minimum required Nvidia driver for nvenc is 520.56.06 or newer", "error_version_mismatch"),
     ("Minimum required Nvidia driver is 570.0 or newer", "error_version_mismatch"),
 ]

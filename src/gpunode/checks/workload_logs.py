@@ -678,6 +678,8 @@ _DRIVER_VERSION_FOUND = lazy_compile(
     r"|\b(?:CUDA_ERROR_)?UNSUPPORTED_PTX_VERSION\b|\b(?:cudaError)?UnsupportedPtxVersion\b"
     # FFmpeg's NVENC encoder, after libnvidia-encode told it the newest API the driver offers
     r"|\bDriver does not support the required nvenc API version\b"
+    # the Video Codec SDK's NvEncoder (VPF, OBS) after the same query to libnvidia-encode
+    r"|\bDriver Version does not support this NvEncodeAPI version\b"
     # CUDA's error 36 (cudaErrorCallRequiresNewerDriver): the runtime found a driver library
     # whose version passed its own minimum but lacks the call. Without any libcuda the runtime
     # stops earlier, at error 35, which is where PyTorch reads "Found no NVIDIA driver" (its
