@@ -57,7 +57,9 @@ class _File(msgspec.Struct, forbid_unknown_fields=True):
 #: Lowercase words one of which a line holds where it may carry a library's forms. CUPTI is
 #: tried before CUDA: its calls' lines often hold a CUDA path (/usr/local/cuda/extras/CUPTI),
 #: and a CUPTI number is not CUDA's (35 is CUPTI's insufficient privileges, CUDA's old driver).
-_ANCHORS: dict[str, tuple[str, ...]] = {"cupti": ("cupti",), "cuda": ("cuda", "cuinit"), "nvml": ("nvml",),
+#: nvidia-smi prints NVML's words after "Unable to determine the device handle for GPU <id>: ".
+_ANCHORS: dict[str, tuple[str, ...]] = {"cupti": ("cupti",), "cuda": ("cuda", "cuinit"),
+                                        "nvml": ("nvml", "the device handle for gpu"),
                                         "verbs": ("ibv_wc", "completion"), "dcgm": ("dcgm",)}
 #: How each library's identifiers begin (the enumerators' own prefixes).
 _NAME_PREFIX: dict[str, tuple[str, ...]] = {"cupti": ("CUPTI_ERROR_",), "cuda": ("cudaError", "CUDA_ERROR_"),
