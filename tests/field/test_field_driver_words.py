@@ -116,3 +116,32 @@ def test_dkms_s_failed_build_of_the_nvidia_module_is_the_kernel_s_mismatch(text:
 def test_another_module_s_failed_dkms_build_is_not_the_driver_s() -> None:
     top = top_pair(_driver_log(OTHER_DKMS))
     assert top is None or top[1] != "driver_kernel_incompatible", top
+
+
+#: The resource manager's words for NV_ERR_INSUFFICIENT_POWER at adapter init
+#: (NVIDIA/open-gpu-kernel-modules src/nvidia/arch/nvalloc/unix/src/osinit.c), as a node's
+#: kernel log holds them with the adapter failure after them
+UNPOWERED = ("[    5.118] NVRM: GPU 0000:13:00.0: GPU does not have the necessary power cables connected.\n"
+             "[    5.119] NVRM: GPU 0000:13:00.0: RmInitAdapter failed! (0x24:0x1c:1447)\n"
+             "[    5.119] NVRM: GPU 0000:13:00.0: rm_init_adapter failed, device minor number 0\n")
+#: A healthy load: the taint notices, NVLink core, the module banners
+LOADED = ("[    1.901] nvidia: loading out-of-tree module taints kernel.\n"
+          "[    1.902] nvidia: module verification failed: signature and/or required key missing - "
+          "tainting kernel\n"
+          "[    1.950] nvidia-nvlink: Nvlink Core is being initialized, major device number 235\n"
+          "[    1.960] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  "
+          "Tue Mar  5 22:23:56 UTC 2024\n"
+          "[    2.100] nvidia-uvm: Loaded the UVM driver, major device number 511.\n")
+
+
+def _dmesg(text: str) -> Case:
+    return synthetic_case("x-driver-dmesg", [{"kind": "node-cmd", "name": "dmesg.txt", "text": text}])
+
+
+def test_a_gpu_without_its_power_cables_is_the_hardware_s_not_the_driver_s() -> None:
+    top = top_pair(_dmesg(UNPOWERED))
+    assert top is not None and top[0] == "gpu-hardware", top
+
+
+def test_a_healthy_module_load_stays_healthy() -> None:
+    assert top_pair(_dmesg(LOADED)) is None
