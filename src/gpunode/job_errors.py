@@ -4,8 +4,9 @@ A user's GPU pod often carries the only decisive line of a failure, in the words
 libraries under it: a CUDA runtime or driver API error (by name, by its message text, by its
 number), an NVML return code (in the forms its C, Go and Python bindings print), a verbs
 work-completion status NCCL relays, a CUPTI result of the profiler the job runs, a DCGM
-return code of the DCGM client it runs. Each entry of the table names the catalog component the
-error is about and, where one fits, its cause; it carries the public page that documents it.
+return code of the DCGM client it runs, a cuDNN or cuTENSOR status that names the driver. Each
+entry of the table names the catalog component the error is about and, where one fits, its
+cause; it carries the public page that documents it.
 Errors that are a program's own business (out of memory, an illegal address, an invalid
 argument) are not in it, so a job's bug is never blamed on the stack.
 
@@ -28,7 +29,7 @@ import msgspec
 from gpunode.errors import BundleError
 from gpunode.relazy import lazy_compile
 
-Library = Literal["cupti", "cuda", "nvml", "verbs", "dcgm", "job"]
+Library = Literal["cupti", "cuda", "nvml", "verbs", "dcgm", "cudnn", "cutensor", "job"]
 LIBRARIES: tuple[str, ...] = get_args(Library)
 
 
@@ -60,25 +61,33 @@ class _File(msgspec.Struct, forbid_unknown_fields=True):
 #: nvidia-smi prints NVML's words after "Unable to determine the device handle for GPU <id>: ".
 _ANCHORS: dict[str, tuple[str, ...]] = {"cupti": ("cupti",), "cuda": ("cuda", "cuinit"),
                                         "nvml": ("nvml", "the device handle for gpu"),
-                                        "verbs": ("ibv_wc", "completion"), "dcgm": ("dcgm",)}
+                                        "verbs": ("ibv_wc", "completion"), "dcgm": ("dcgm",),
+                                        "cudnn": ("cudnn",), "cutensor": ("cutensor",)}
 #: How each library's identifiers begin (the enumerators' own prefixes).
 _NAME_PREFIX: dict[str, tuple[str, ...]] = {"cupti": ("CUPTI_ERROR_",), "cuda": ("cudaError", "CUDA_ERROR_"),
                                             "nvml": ("NVML_ERROR_",), "verbs": ("IBV_WC_",),
-                                            "dcgm": ("DCGM_ST_",)}
+                                            "dcgm": ("DCGM_ST_",), "cudnn": ("CUDNN_STATUS_",),
+                                            "cutensor": ("CUTENSOR_STATUS_", "CUTENSORNET_STATUS_")}
 #: Lowercase pieces every name of a library holds in every form (go-nvml's ERROR_X, pynvml's
 #: NVMLError_X): a line without one holds no name, and the names' regex is not run.
 _NAME_TEXTS: dict[str, tuple[str, ...]] = {"cupti": ("cupti_error_",), "cuda": ("cudaerror", "cuda_error_"),
-                                           "nvml": ("error_",), "verbs": ("ibv_wc_",), "dcgm": ("dcgm_st_",)}
+                                           "nvml": ("error_",), "verbs": ("ibv_wc_",), "dcgm": ("dcgm_st_",),
+                                           "cudnn": ("cudnn_status_",),
+                                           "cutensor": ("cutensor_status_", "cutensornet_status_")}
 #: An error's number in each library's formats. CUDA: "CUDA error 802", "cuda runtime error (802)",
 #: "code=802(cudaErrorSystemNotReady)", "cudaGetDeviceCount returned 35", "Cuda failure: 222",
 #: "CudaAPIError: [34]" (an identifier ending in Error, not stderr); NVML: "nvmlInit_v2 err: 18";
 #: verbs (NCCL's IB transport): "Got completion from peer ... with status=12", "... with error 12";
 #: CUPTI (a profiler's call): "(*cuptiProfilerBeginSessionPtr)(&beginSessionParams) failed with
-#: error 35". DCGM's codes are negative and printed by name or text only.
+#: error 35". DCGM's codes are negative and printed by name or text only. A number after a CUDA
+#: library's own name (cuRAND, cuBLAS, cuFFT, cuDNN, cuSOLVER, cuSPARSE, cuTENSOR, cuFile) is that
+#: library's status, not a CUDA error: "cuRAND error 102" is its allocation failure, CUDA's 102 an
+#: unlicensed vGPU. The driver API's own calls are not among them (cuTensorMapEncodeTiled is).
 _ERROR_WORD = (r"(?:\b(?:error|err|failure|failed|returned|return|code|status|result)|(?<=[a-z])error)\b"
                r"\W{0,3}(?:code\W{0,3})?")
 _NUMBERS: dict[str, re.Pattern[str]] = {
-    "cuda": lazy_compile(rf"(?:(?i:\bcuda)\w*|\bcu[A-Z]\w*)(?i:.{{0,160}}?{_ERROR_WORD})"
+    "cuda": lazy_compile(rf"(?:(?i:\bcuda)\w*|\bcu(?!(?i:blas|rand|fft|dnn|solver|sparse|tensor(?!map)|file))"
+                         rf"[A-Z]\w*)(?i:.{{0,160}}?{_ERROR_WORD})"
                          r"(?P<code>\d{1,3})\b(?!\.\d)"),
     "nvml": lazy_compile(rf"(?i:\bnvml\w*.{{0,80}}?{_ERROR_WORD})(?P<code>\d{{1,3}})\b(?!\.\d)"),
     "verbs": lazy_compile(r"(?i:\bcompletion\b.{0,160}?\bwith (?:error |status=))(?P<code>\d{1,3})\b"),
