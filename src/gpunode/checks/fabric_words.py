@@ -120,3 +120,41 @@ def no_rdma_device_registered(ctx: NodeContext, component: str) -> Iterator[Find
                            verb="finds no RDMA device for the node's Mellanox NIC",
                            evidence=(nic,), line_class=_NOT_FOUND)
         return
+
+
+#: libibverbs finding no kernel verbs interface (/sys/class/infiniband_verbs/abi_version, which
+#: the ib_uverbs module creates): older libibverbs' own "Fatal: couldn't read uverbs ABI
+#: version", rdma-core's ENOSYS from ibv_get_device_list as ibv_devices and the verbs examples
+#: report it (perror: "Failed to get IB devices list: Function not implemented").
+_NO_VERBS_KERNEL = lazy_compile(
+    r"\bcouldn't read uverbs ABI version\b|\bFailed to get IB devices list: Function not implemented\b", re.I)
+
+
+def _no_verbs_kernel(lines: Sequence[str]) -> Decisive | None:
+    """The first line of a job's log where libibverbs finds no kernel verbs interface, or None."""
+    index = next((i for i, line in enumerate(lines) if _NO_VERBS_KERNEL.search(line)), None)
+    return None if index is None else Decisive(index + 1, lines[index].strip()[:MAX_LINE], 2)
+
+
+@check("ofed")
+def job_found_no_verbs_kernel(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A GPU workload's libibverbs finds no kernel verbs interface while the node has a
+    Mellanox NIC: libibverbs reads /sys/class/infiniband_verbs/abi_version, which the RDMA
+    stack's ib_uverbs module creates (rdma-core libibverbs/init.c check_abi_version returns
+    ENOSYS without it; "This usually happens when ib_uverbs module isn't loaded", the libibverbs
+    messages of NVIDIA's RDMA Aware Networks Programming User Manual), and a container sees the
+    host's sysfs: the node's RDMA driver stack did not load it. A node without such a NIC has no
+    verbs interface to give, and the line says nothing there."""
+    nic = _mellanox_nic(ctx)
+    if nic is None:
+        return
+    for pod, log in ctx.workload_logs():
+        found = _no_verbs_kernel(log.lines)
+        if found is None:
+            continue
+        meta = pod.metadata
+        verb = f"gives no kernel verbs interface to GPU workload {meta.namespace}/{meta.name}"
+        yield line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
+                           evidence=(nic,), line_class=_NOT_FOUND, standalone="true",
+                           namespace=meta.namespace, pod=meta.name, container=log.container)
+        return
