@@ -55,6 +55,7 @@ from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.checks.vgpu_words import is_vgpu, unavailable_index
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
+from gpunode.job_errors import job_error
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.infiniband import parse_ibstat, parse_ibv_devinfo
@@ -440,18 +441,21 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding,
     # the runtime's own switch) the container may have the driver's libraries: CUDA's words
     # alone then do not tell a driver too old from none injected. The operator's cdi.enabled
     # alone only adds the nvidia-cdi RuntimeClass, as for a container without libraries.
-    if _cdi_by_default(ctx):
+    if _cdi_by_default(ctx) or _driver_files_shown(finding, lines):
         return finding
-    if finding.cause == _NO_LIBS and SMI_NO_NVML.search(finding.context.get(MESSAGE, "")):
-        return finding  # nvidia-smi there was injected
-    if finding.cause == _TOO_OLD and _DRIVER_VERSION_FOUND.search(finding.context.get(MESSAGE, "")):
-        return finding  # the job loaded a driver library and read its version
-    if finding.cause == _TOO_OLD and any(_DRIVER_VERSION_READ.search(line) for line in lines):
-        return finding  # earlier in its log, the job read the version from the driver's library
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
                                    status=known.severity, specificity=max(known.specificity,
                                                                           finding.specificity))
+
+
+def _driver_files_shown(finding: Finding, lines: Sequence[str]) -> bool:
+    """The job's words show that its container got some of the driver's files after all."""
+    said = finding.context.get(MESSAGE, "")
+    if finding.cause == _NO_LIBS:
+        return SMI_NO_NVML.search(said) is not None  # nvidia-smi there was injected
+    # the job loaded a driver library and read its version, in this line or earlier in its log
+    return _driver_reached(said) or any(_DRIVER_VERSION_READ.search(line) for line in lines)
 
 
 def _uvm_missing(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
@@ -661,11 +665,9 @@ _NO_LIBS = "container_cli_no_driver_libs"
 #: A too-old message that quotes the version of the driver it loaded (PyTorch's "The NVIDIA
 #: driver on your system is too old (found version 12040)"): only a container that got the
 #: driver's library can read its version, so the runtime did serve it (defilantech/LLMKube#1424).
-#: CUDA's 804 (cudaErrorCompatNotSupportedOnDevice) is said only after the kernel driver was
-#: reached and found older than the job's CUDA, so it too says the runtime served the driver.
+#: CUDA's 804 (cudaErrorCompatNotSupportedOnDevice) is read by ``_driver_reached``.
 _DRIVER_VERSION_FOUND = lazy_compile(
-    r"\bfound version \d+|\b(?:returned|Error) 804\b|forward compatibility was attempted"
-    r"|\bcudaErrorCompatNotSupportedOnDevice\b|\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b"
+    r"\bfound version \d+"
     # MATLAB's verdict after it loaded the driver's library and read its CUDA version
     r"|\bCUDA driver was found, but it is too old\b|\bCUDA driver on your system supports CUDA version\b"
     # the NGC entrypoint's banner, printed after it read the driver's version in the container
@@ -687,6 +689,25 @@ _DRIVER_VERSION_FOUND = lazy_compile(
     # "If no driver is installed, then 0 is returned", the runtime API's version management)
     r"|\bAPI call is not supported in the installed CUDA driver\b|\bAPI call requires a newer CUDA driver\b"
     r"|\bcudaErrorCallRequiresNewerDriver\b|\bCUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER\b")
+
+
+#: CUDA's enumerator for forward compatibility refused on the board (804).
+_COMPAT_REFUSED = "cudaErrorCompatNotSupportedOnDevice"
+
+
+def _driver_reached(message: str) -> bool:
+    """A too-old message said only by a container that got the driver's library. CUDA's 804
+    (cudaErrorCompatNotSupportedOnDevice), in any form the job-error table reads (its name, its
+    text, "Error 804", LAMMPS' "Cuda driver error 804 in call"), is said once the image's
+    forward-compatibility libcuda reached the kernel driver and found it older than the job's
+    CUDA on a board that cannot bridge it (the runtime API's cudaError_t; the CUDA
+    Compatibility guide: forward compatibility on data-centre GPUs only), so the runtime did
+    serve the GPU and its device nodes."""
+    if _DRIVER_VERSION_FOUND.search(message):
+        return True
+    entry = job_error(message)
+    return entry is not None and _COMPAT_REFUSED in entry.names
+
 
 #: A job's own line quoting the CUDA version it read from the driver's library (NCCL's "NCCL INFO
 #: cudaDriverVersion 11000", from cuDriverGetVersion, NVIDIA/nccl#955): only a container that got
