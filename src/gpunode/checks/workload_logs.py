@@ -434,14 +434,20 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding,
     """A driver too old for the job's CUDA, settled by the node's facts: CUDA reports the same
     insufficient driver when the container got no driver library at all, which is what a pod
     that names no RuntimeClass gets where the runtime's default is not NVIDIA's (plain runc,
-    no CDI injection; NVIDIA/gpu-operator#1017). Then the runtime's default is the fault."""
-    if finding.cause not in (_TOO_OLD, _NO_LIBS) or not _runs_without_nvidia_runtime(ctx, pod):
+    no CDI injection; NVIDIA/gpu-operator#1017). Then the runtime's default is the fault. A
+    missing driver library on a Docker node whose daemon.json was not collected is read as
+    ``_no_gpu_without_runtime`` reads it (``_docker_default_unread``); CUDA's insufficient
+    driver there stays the driver's, as the words alone do not say no library was loaded."""
+    if finding.cause not in (_TOO_OLD, _NO_LIBS):
+        return finding
+    docker_unread = finding.cause == _NO_LIBS and _docker_default_unread(ctx, pod)
+    if not docker_unread and not _runs_without_nvidia_runtime(ctx, pod):
         return finding
     # Where CDI may inject without the default runtime (the ClusterPolicy's cdi.default, else
     # the runtime's own switch) the container may have the driver's libraries: CUDA's words
     # alone then do not tell a driver too old from none injected. The operator's cdi.enabled
     # alone only adds the nvidia-cdi RuntimeClass, as for a container without libraries.
-    if _cdi_by_default(ctx) or _driver_files_shown(finding, lines):
+    if (not docker_unread and _cdi_by_default(ctx)) or _driver_files_shown(finding, lines):
         return finding
     known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
