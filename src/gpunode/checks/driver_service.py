@@ -16,7 +16,11 @@ the CLI's view of the driver, the root it was pointed at. With the host's own ro
 words are the host driver's install (its libraries, a library shadowing them), and without
 persistence mode the driver's slow first initialisation also ends the helper
 (NVIDIA/nvidia-container-toolkit#556, a maintainer's answer): the driver keeps them, as it
-does where no snapshot settles it.
+does where no snapshot settles it. On WSL2's kernel the driver is the Windows host's, which
+the helper reaches through /dev/dxg and the libraries the host places in the VM; the helper
+failing there is the host giving the VM no driver to answer (a Windows build or a driver
+without GPU support for WSL: docker/for-win#10379, #10587, #11208, microsoft/WSL#7627), the
+driver not loaded as the node sees it.
 """
 
 from __future__ import annotations
@@ -41,6 +45,11 @@ _TOOLKIT = "container-toolkit"
 _NO_LIBS = "container_cli_no_driver_libs"
 #: The class of a stack program's crash (checks.kernel reads the kernel's record of it).
 _CRASHED = "error_unclassified"
+#: WSL2's kernels name themselves "-microsoft-standard" ("4.19.104-microsoft-standard",
+#: "5.15.153.1-microsoft-standard-WSL2").
+_WSL_KERNEL = lazy_compile(r"-microsoft-standard\b")
+#: The driver's cause for a host that gives the node no driver to answer.
+_NOT_LOADED = "driver_not_loaded"
 
 
 def driver_answers(ctx: NodeContext) -> bool:
@@ -91,9 +100,24 @@ def cli_view_of_driver(ctx: NodeContext, finding: Finding, line: str) -> Finding
         return finding
     if _TOOLKIT in _crashed_components(ctx):
         return _helper_crashed(ctx, finding)
+    if finding.component == "driver" and wsl_kernel(ctx):
+        return _as_cause(ctx, finding, _NOT_LOADED)
     if not driver_answers(ctx) or not enters_driver_root(ctx):
         return finding
-    known = ctx.kb.get(_NO_LIBS)
+    return _as_cause(ctx, finding, _NO_LIBS)
+
+
+def wsl_kernel(ctx: NodeContext) -> bool:
+    """The node runs WSL2's kernel ("5.10.16.3-microsoft-standard-WSL2"): its GPU driver is
+    the Windows host's, reached through /dev/dxg and the libraries the host places under
+    /usr/lib/wsl/lib; no NVIDIA module of its own loads."""
+    node = ctx.node
+    return node is not None and _WSL_KERNEL.search(node.status.node_info.kernel_version or "") is not None
+
+
+def _as_cause(ctx: NodeContext, finding: Finding, code: str) -> Finding:
+    """``finding`` carrying the catalogued cause ``code``."""
+    known = ctx.kb.get(code)
     return msgspec.structs.replace(finding, component=known.component, cause=known.code,
                                    status=known.severity, specificity=known.specificity)
 
