@@ -372,9 +372,10 @@ def _hardware_says(kb: KnowledgeBase, target: str, line: str) -> bool:
     if any(cause.is_problem and m.regex.search(said) for cause, m in kb.matchers(target, "text")):
         return True
     # the driver's return code for the GPU (NVML_ERROR_GPU_IS_LOST, CUDA's uncorrectable ECC):
-    # the GPU's own state as the driver reports it, with the catalogued cause it names
+    # the GPU's own state as the driver reports it, with the catalogued cause it names; a GPU
+    # memory tester's count of errors (data/job_errors/gpu_memory_tests.toml) with its class
     cause = kb.by_code.get(job_cause(line, target) or "")
-    return cause is not None and cause.component == target and cause.is_problem
+    return cause is not None and cause.component in (target, "*") and cause.is_problem
 
 
 #: A launcher's report that NVIDIA's hook failed, with the hook's own words elsewhere or not at
