@@ -355,6 +355,27 @@ def _states_own(kb: KnowledgeBase, code: str, found: Decisive) -> bool:
     return own is None or line is None or line == own or kb.class_rank(line) > kb.class_rank(own)
 
 
+#: A GPU device node a program looked up and the file system said is not there (ENOENT):
+#: nvidia-container-cli's 'stat failed: /dev/nvidia-modeset: no such file or directory', a
+#: runtime's 'lstat /dev/nvidiactl: no such file or directory' applying a device spec, under a
+#: driver root too. The driver does not register its nodes with devtmpfs; userspace makes them
+#: on demand (nvidia-modprobe, /dev/nvidia-modeset only with -m), so a node can be absent while
+#: the driver serves the GPUs (NVIDIA/libnvidia-container#388; a Jetson CSV listing
+#: /dev/nvidiactl, NVIDIA/nvidia-container-runtime#123).
+_DEVICE_NODE_ABSENT = lazy_compile(r'/dev/nvidia[\w-]*\\?"?: no such file or directory\b')
+#: The component that makes the GPU device nodes: for it an absent node is the device's.
+_NODES_MAKER = "driver"
+
+
+def _node_file_absent(kb: KnowledgeBase, component: str, message: str) -> bool:
+    """The line reports a GPU device node absent and another component than the driver is
+    at fault: that component asked for, mounted or was handed a path that is not there (a
+    capability asking for a node never made, a stale device spec), the file-state class,
+    not the device answering with an error."""
+    return (component != _NODES_MAKER and _DEVICE_NODE_ABSENT.search(message) is not None
+            and kb.class_of(message) == "error_device")
+
+
 def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decisive, where: str, *,
                  verb: str, specificity: int | None = None, evidence: tuple[Evidence, ...] = (),
                  line_class: str | None = None, **context: str) -> Finding:
@@ -362,6 +383,8 @@ def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decis
     ``verb`` for the title); ranked as its class unless ``specificity`` says otherwise.
     ``line_class``: the class a value's format gives a line that has no words of its own
     (a label with no value), instead of the one its words fall in."""
+    if line_class is None and _node_file_absent(kb, component, found.message):
+        line_class = "error_file_state"
     cls = kb.get(line_class) if line_class is not None else kb.line_class(found.message)
     assert cls is not None  # the last class matches any line
     line = clipped(found.line)
