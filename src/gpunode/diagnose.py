@@ -12,6 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
+from itertools import chain, repeat
+from operator import call
 from typing import Any
 
 import msgspec
@@ -138,8 +140,8 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     for cid, check_fns, unobserved in plan.runs(lacking, plan.shut(ctx), ordered):
         findings: list[Finding] = []
         out[cid] = Judgement(cid, findings, list(unobserved))
-        for fn in check_fns:
-            findings.extend(fn(ctx, cid))
+        # each check in turn, its generator run out before the next is called (no Python loop)
+        findings.extend(chain.from_iterable(map(call, check_fns, repeat(ctx), repeat(cid))))
         if cid in scanned:  # (most components of most nodes: no scan of theirs may find anything)
             findings.extend(signature_findings(ctx, cid))
         if cid not in speaking and _settled(findings, refit):
