@@ -100,9 +100,10 @@ class Catalog:
         return tuple(c.id for c in self.node_components()
                      if any(fnmatch.fnmatchcase(resource, g) for g in c.advertises))
 
-    @property
+    @cached_property
     def ids(self) -> tuple[str, ...]:
-        return tuple(c.id for c in self.components)
+        """The components' ids, in catalog order (asked once per node)."""
+        return tuple([c.id for c in self.components])
 
     def get(self, component_id: str) -> Component:
         try:

@@ -12,6 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
+from itertools import chain, repeat
+from operator import call
 from typing import Any
 
 import msgspec
@@ -46,8 +48,8 @@ from gpunode.errors import GpunodeError
 from gpunode.facts import ClusterFacts, NodeObservations, StackPod
 from gpunode.fleet.analysis import analyse
 from gpunode.fleet.profile import Observed, observe
+from gpunode.gpucount import READ_STATUSES, usable_gpus
 from gpunode.gpucount import count as gpu_count
-from gpunode.gpucount import usable_gpus
 from gpunode.kb import KnowledgeBase, load_kb, render_steps
 from gpunode.lazy import cached_property
 from gpunode.model import (
@@ -138,8 +140,8 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     for cid, check_fns, unobserved in plan.runs(lacking, plan.shut(ctx), ordered):
         findings: list[Finding] = []
         out[cid] = Judgement(cid, findings, list(unobserved))
-        for fn in check_fns:
-            findings.extend(fn(ctx, cid))
+        # each check in turn, its generator run out before the next is called (no Python loop)
+        findings.extend(chain.from_iterable(map(call, check_fns, repeat(ctx), repeat(cid))))
         if cid in scanned:  # (most components of most nodes: no scan of theirs may find anything)
             findings.extend(signature_findings(ctx, cid))
         if cid not in speaking and _settled(findings, refit):
@@ -385,8 +387,9 @@ class Diagnoser:
     def node_report(
         self, ctx: NodeContext, judgements: Mapping[str, Judgement], cluster_problems: Mapping[str, Status]
     ) -> NodeReport:
-        explained = _explanations(judgements)
-        roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
+        failing = _failing(judgements)
+        explained = _explanations(judgements, failing)
+        roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained, failing=failing)
         missing = self._missing_data(ctx.name, judgements)
         unseen = (ctx.name, missing)
         here = ctx.components_here
@@ -402,17 +405,19 @@ class Diagnoser:
             )
             for j in judgements.values()
         ])
-        statuses = (_as_judged(j, c.status) for j, c in zip(judgements.values(), comps, strict=True))
-        status = _node_status(statuses)
-        return _node_report(ctx, roots, status, comps, missing, judgements=judgements)
+        statuses = [c.status for c in comps]
+        if Status.UNKNOWN in statuses:  # (only an unknown one may count as ok: ``_as_judged``)
+            statuses = [_as_judged(j, s) for j, s in zip(judgements.values(), statuses, strict=True)]
+        return _node_report(ctx, roots, _node_status(statuses), comps, missing, judgements=judgements)
 
     def node_verdict(
         self, ctx: NodeContext, judgements: Mapping[str, Judgement], cluster_problems: Mapping[str, Status]
     ) -> NodeReport:
         """``node_report`` without its components and missing data: the node's verdict and
         root causes, for a caller that reads no more (validate's stack check)."""
-        explained = _explanations(judgements)
-        roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained)
+        failing = _failing(judgements)
+        explained = _explanations(judgements, failing)
+        roots = self._roots(judgements, cluster_problems, node=ctx, explained=explained, failing=failing)
         status = _node_status(_as_judged(j, j.status) for j in judgements.values())
         return _node_report(ctx, roots, status, (), (), judgements=judgements)
 
@@ -435,8 +440,11 @@ class Diagnoser:
         cluster_problems: Mapping[str, Status],
         node: NodeContext | None,
         explained: Mapping[str, str],
+        failing: Mapping[str, Judgement] | None = None,
     ) -> dict[str, tuple[Judgement, RootCause]]:
-        failing = {cid: j for cid, j in judgements.items() if j.status in PROBLEMS}
+        """``failing``: the judgements whose status is a problem, where the caller has them."""
+        if failing is None:
+            failing = _failing(judgements)
         problems = set(failing)
         recovered = {cid for cid, j in failing.items() if _recovered(j)}
         roots: dict[str, tuple[Judgement, RootCause]] = {}
@@ -593,16 +601,25 @@ class Diagnoser:
         return "no evidence collected"
 
 
-def _explanations(judgements: Mapping[str, Judgement]) -> dict[str, str]:
+def _failing(judgements: Mapping[str, Judgement]) -> dict[str, Judgement]:
+    """The judgements whose status is a problem (read once per node report)."""
+    return {cid: j for cid, j in judgements.items() if j.status in PROBLEMS}
+
+
+def _explanations(judgements: Mapping[str, Judgement],
+                  failing: Mapping[str, Judgement] | None = None) -> dict[str, str]:
     """Failing component -> the component whose finding explains that failure (a toolkit
     drop-in that stops containerd, a validator error inside the toolkit pod). The primary
     finding's word comes first; another problem of the same component explains what the
     primary does not claim (NFD not deployed names the cause, NFD's missing PCI label is
     what keeps the operands away): a failure below stays the explaining one's either way."""
     out: dict[str, str] = {}
-    failing = [(cid, j) for cid, j in judgements.items() if j.status in PROBLEMS]  # only a problem explains
+    if failing is None:
+        failing = _failing(judgements)  # only a problem explains
+    if not failing:  # (most nodes)
+        return out
     for primary in (True, False):
-        for cid, j in failing:
+        for cid, j in failing.items():
             for finding in j.problems[:1] if primary else j.problems[1:]:
                 targets = finding.context.get(EXPLAINS, "")
                 for target in targets.split(","):  # a label NFD never set keeps several operands away
@@ -674,9 +691,8 @@ def _as_judged(judgement: Judgement, status: Status) -> Status:
 
 def _node_status(statuses: Iterable[Status]) -> Status:
     """The worst status of the node's deployed components (unknown when none is)."""
-    not_deployed = Status.NOT_DEPLOYED
-    deployed = [s for s in statuses if s != not_deployed]
-    return min(deployed, key=STATUS_RANK.__getitem__) if deployed else Status.UNKNOWN
+    ranks = {STATUS_RANK[s]: s for s in set(statuses) if s != Status.NOT_DEPLOYED}
+    return ranks[min(ranks)] if ranks else Status.UNKNOWN
 
 
 def _node_report(ctx: NodeContext, roots: Mapping[str, tuple[Judgement, RootCause]], status: Status,
@@ -693,7 +709,8 @@ def _node_report(ctx: NodeContext, roots: Mapping[str, tuple[Judgement, RootCaus
         gpus=gpus,
         gpu_product=_gpu_product(ctx),
         missing_data=missing,
-        gpus_usable=usable_gpus(gpus, labels, allocatable, {c: j.status for c, j in judgements.items()}),
+        gpus_usable=usable_gpus(gpus, labels, allocatable, {
+            c: judgements[c].status for c in READ_STATUSES if c in judgements}, ctx.allocatable_resources),
     )
 
 

@@ -18,24 +18,27 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from gpunode.gpus import gpu_resources
+from gpunode.gpus import GpuResources, gpu_resources
 from gpunode.model import GpuClass, GpuCount, NodeReport, Status
 
 #: What hands GPUs to pods on a node (one of them is deployed where GPUs are shared out).
 ADVERTISERS = ("device-plugin", "dra-kubelet-plugin", "hami-device-plugin", "gke-device-plugin")
+#: The components whose status ``usable_gpus`` reads.
+READ_STATUSES = ("kubelet", *ADVERTISERS)
 #: The class of a node whose GPU product no source names.
 UNKNOWN_CLASS = "unknown GPU"
 
 
 def usable_gpus(expected: int | None, labels: Mapping[str, str], allocatable: Mapping[str, str],
-                statuses: Mapping[str, Status]) -> int | None:
-    """GPUs of the node a pod can get now (see the module); None when that cannot be told."""
+                statuses: Mapping[str, Status], read: GpuResources | None = None) -> int | None:
+    """GPUs of the node a pod can get now (see the module); None when that cannot be told.
+    ``read``: ``gpu_resources(labels, allocatable)``, where the caller has it."""
     if statuses.get("kubelet") == Status.FAILED:
         return 0
     deployed = [s for c in ADVERTISERS if (s := statuses.get(c, Status.NOT_DEPLOYED)) != Status.NOT_DEPLOYED]
     if any(s == Status.FAILED for s in deployed):
         return 0
-    resources = gpu_resources(labels, allocatable)
+    resources = read if read is not None else gpu_resources(labels, allocatable)
     if resources.mode.startswith("mig"):
         return expected if resources.advertised else (0 if deployed else None)
     if resources.physical is None:

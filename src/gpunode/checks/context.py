@@ -542,6 +542,13 @@ class NodeContext:
         return max(counts) if counts else None
 
     @cached_property
+    def allocatable_resources(self) -> GpuResources | None:
+        """``gpus.gpu_resources`` of the node's labels and allocatable resources (None without
+        the node object): read by the device plugin's check and the node report's usable GPUs."""
+        node = self.node
+        return None if node is None else gpu_resources(node.metadata.labels, node.status.allocatable)
+
+    @cached_property
     def expected_units(self) -> int | None:
         """Devices the device plugin should advertise: the capacity, or physical GPUs times
         the sharing replicas where the capacity counts whole or shared GPUs."""

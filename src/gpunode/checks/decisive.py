@@ -275,14 +275,19 @@ def _said(kb: KnowledgeBase, component: str, findings: list[Finding],
 
 
 def _problems(findings: Sequence[Finding]) -> bool:
-    return any(f.status in PROBLEMS for f in findings)
+    for finding in findings:  # noqa: SIM110 - no generator: asked twice per component read
+        if finding.status in PROBLEMS:
+            return True
+    return False
 
 
 def _standing(findings: Sequence[Finding]) -> bool:
     """Whether a problem stands by itself: a signature that is not ``standalone`` only
     refines a state (``diagnose.Judgement.problems``), so alone it makes no problem."""
-    return any(f.status in PROBLEMS and ("signature" not in f.context or "standalone" in f.context)
-               for f in findings)
+    for f in findings:  # (no generator: asked for every component read)
+        if f.status in PROBLEMS and ("signature" not in f.context or "standalone" in f.context):
+            return True
+    return False
 
 
 def _only_aggregate(kb: KnowledgeBase, findings: Sequence[Finding]) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from gpunode.checks import operator
 from gpunode.checks.base import check, ok, problem, unknown
 from gpunode.checks.context import NodeContext
-from gpunode.gpus import MIG_PREFIX, gfd_labels_as_gpu, gpu_resources, physical_gpus_labelled, quantity
+from gpunode.gpus import MIG_PREFIX, gfd_labels_as_gpu, physical_gpus_labelled, quantity
 from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
 
@@ -44,7 +44,7 @@ def gpus_allocatable(ctx: NodeContext, component: str) -> Iterator[Finding]:
             Evidence(f"node/{ctx.name} status.allocatable", "absent"),
         )
         return
-    allocatable = gpu_resources(ctx.node.metadata.labels, status.allocatable).advertised
+    allocatable = ctx.allocatable_resources.advertised  # type: ignore[union-attr]  # (node is there)
     expected = ctx.expected_units
     where = f"node/{ctx.name} status.allocatable"
     shown = _shown(status.allocatable, status.capacity)

@@ -118,7 +118,8 @@ def problems_by_component(findings: Mapping[str, Sequence[Finding]]) -> dict[str
     a node where nothing fails, most of them, gives an empty mapping)."""
     out: dict[str, list[Finding]] = {}
     for cid, found in findings.items():
-        problems = [f for f in found if f.status in PROBLEMS]
-        if problems:
-            out[cid] = problems
+        for finding in found:  # (no list made for a component without a problem: most of them)
+            if finding.status in PROBLEMS:
+                out[cid] = [f for f in found if f.status in PROBLEMS]
+                break
     return out
