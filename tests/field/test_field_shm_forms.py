@@ -1,8 +1,10 @@
 """A container's /dev/shm full, in the forms a job shows it besides ENOSPC (issue 20): a bus
 error the job puts down to its shared memory (a mapped tmpfs page that cannot be backed raises
-SIGBUS, not ENOSPC), and df's row for /dev/shm with nothing left. Both name the runtime's
-64 MB default (container-runtime, resource exhausted, as the table's shm-no-space). A bus
-error that names no shared memory and a /dev/shm with room left are not read so.
+SIGBUS, not ENOSPC; PyTorch's DataLoader SIGBUS handler's fixed message, read by its opening
+where a paste cut it, torch/csrc/DataLoader.cpp), and df's row for /dev/shm with nothing left.
+Both name the runtime's 64 MB default (container-runtime, resource exhausted, as the table's
+shm-no-space). A bus error that names no shared memory and a /dev/shm with room left are not
+read so.
 
 Sources: pangeo-data/pangeo-docker-images#258, msr-fiddle/pipedream#28 (PyTorch's DataLoader
 words), kubeflow/pipelines#6510 (the same on a Kubernetes GPU pool, fixed with a memory-backed
@@ -31,6 +33,9 @@ FULL = {
         "line 63, in handler",
         "    _error_if_any_worker_fails()",
         "RuntimeError: DataLoader worker (pid 325) is killed by signal: Bus error."]),
+    # the handler's message cut in a paste before "shared memory (shm)" (horovod/horovod#1081)
+    "dataloader-bus-error-cut": "ERROR: Unexpected bus error encountered in worker. This might be caused by "
+                                "insufficient",
     "df-human": "Filesystem      Size  Used Avail Use% Mounted on\n"
                 "shm              64M   64M     0 100% /dev/shm",
     "df-blocks": "Filesystem     1K-blocks  Used Available Use% Mounted on\n"
