@@ -46,6 +46,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.devices_lost import LOST, lost_device_line
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
+from gpunode.checks.nccl_system_error import bare_system_error, shares_gpus_in_container
 from gpunode.checks.net_plugin import plugin_fell_back
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
@@ -134,7 +135,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _vgpu_refused(ctx, pod, log)
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
-                            or _not_injected(ctx, pod, log))
+                            or _not_injected(ctx, pod, log)
+                            or _nccl_system_error(ctx.kb, pod, log))
             if runtime_less is not None:
                 done.add(key)
                 yield runtime_less
@@ -242,6 +244,19 @@ def _nccl_shm_bus_error(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | 
                         line_class="error_resource_exhausted",
                         evidence=(Evidence(f"{log.path}:{frame.line_no}", frame.line),),
                         standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)
+
+
+def _nccl_system_error(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | None:
+    """NCCL's bare system error in a container that holds several GPUs
+    (checks.nccl_system_error): the container's IPC resources, the runtime's, unclassified."""
+    found = bare_system_error(log.lines)
+    if found is None or not shares_gpus_in_container(pod):
+        return None
+    meta = pod.metadata
+    return line_finding(kb, "container-runtime", Status.FAILED, found, f"{log.path}:{found.line_no}",
+                        verb=f"fails in GPU workload {meta.namespace}/{meta.name}",
+                        line_class="error_unclassified", standalone="true", namespace=meta.namespace,
+                        pod=meta.name, container=log.container)
 
 
 def _named_line(kb: KnowledgeBase, lines: Sequence[str],
