@@ -64,10 +64,15 @@ _OCI_KIND = lazy_compile(r"OCI (?:runtime error|permission denied|unavailable|"
 #: FailedScheduling reasons ("0/2 nodes are available: 1 Insufficient nvidia.com/gpu.
 #: preemption: 0/2 nodes are available: 1 No preemption victims found ..."), which says
 #: only that evicting pods would not help; and a C++ logger's source location and level
-#: after the message ("... [DcgmHostEngineHandler.cpp:1866] [Class::Func] dcgm_level=ERROR").
+#: after the message ("... [DcgmHostEngineHandler.cpp:1866] [Class::Func] dcgm_level=ERROR");
+#: and a Go program's wait status on a line of its own after the error text a child printed
+#: ("... pivot_root .: invalid argument\nexit status 1": os/exec's ExitError is the
+#: ProcessState's "exit status N", os/exec_posix.go; runc relays a hook's stderr after its
+#: exit, "%w, stdout: %s, stderr: %s", libcontainer/configs/config.go), which says only that the
+#: process failed; the errno before it says why. One after a colon is the chain's error itself.
 _NOT_THE_REASON = lazy_compile(r"(?i:[.,;]?\s*\bpreemption: \d+/\d+ nodes are available\b.*$"
                                r"|\s*\[[^\]\s]{1,300}\.(?:c|cc|cpp|h|hpp|go):\d+\](?:\s*\[[\w:~<>]{1,120}\])?"
-                               r"(?:\s*\w*level=\w+)?\s*$)")
+                               r"(?:\s*\w*level=\w+)?\s*$|(?<=\w)\s+exit status \d{1,3}\s*$)")
 
 
 class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
