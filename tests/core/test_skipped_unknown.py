@@ -25,6 +25,7 @@ from gpunode.doubt import Doubt, settle
 from gpunode.facts import MAX_SKIPPED_NAMES, SkippedItems
 from gpunode.model import Evidence, Finding, Report, Status
 from gpunode.validate.runner import validate_facts
+from inprocess import as_a_fresh_process
 
 PROBLEMS = ("failed", "degraded")
 Damage = Callable[[dict[str, Any]], None]
@@ -212,6 +213,7 @@ def test_no_skipped_item_makes_anything_fail(cluster: str, clusters: dict[str, P
         damage(doc["items"][index])
         path.write_text(json.dumps(doc))
         try:
+            as_a_fresh_process()  # each damaged bundle as its own command reads it (no full collection first)
             statuses = _statuses(build_report(bundle, None))
         finally:
             shutil.copyfile(src / "cluster" / f"{plural}.json", path)

@@ -12,6 +12,7 @@ import pytest
 from gpunode import sim
 from gpunode.cli import build_report
 from gpunode.parse.gpu_ref import bus_id_above, bus_id_in_line, normal_bus_id
+from inprocess import as_a_fresh_process
 
 GPU_PLACEHOLDER = re.compile(r"<(gpu-index|bus-id)>")
 NAMES_A_GPU = re.compile(r"\(PCI:[0-9a-fA-F:]+\)|GPU [0-9a-fA-F]{4,8}:|gpu=\"\d+\"|<remapped_row_pending>")
@@ -30,6 +31,7 @@ def test_scenario_next_steps_fill_the_gpu_the_evidence_names(tmp_path: Path) -> 
     for name, _ in sim.list_scenarios():
         if name.startswith("scale"):  # fleet-size load scenarios, not fault cases
             continue
+        as_a_fresh_process()  # each scenario as its own command reads it (no full collection first)
         report = build_report(sim.build_bundle(sim.load_scenario(name), tmp_path / name), None)
         for node in report.nodes:
             for root in node.root_causes:
