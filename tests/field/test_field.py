@@ -84,8 +84,13 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # 1,491 and 1,397 of 1,664 with the 25 of batch S4 (scored cold by 78be0d6, every rule of the
 # stop: 17 and 13 of 25; then CUPTI's and DCGM's enumerations read: 23 and 19, counting both
 # right); the first 1,639 unchanged. The cause share falls (0.8401 to 0.8395): S4's is lower.
-FLOOR_COMPONENT = Fraction(1491, 1664)
-FLOOR_CAUSE = Fraction(1397, 1664)
+# 1,564 and 1,471 of 1,746 with the 82 of batches T and T2 (scored cold by 9865167 and 3fd7197,
+# each after the vocabularies or the rules before it: T 41 and 33 of 59, T2 16 and 13 of 23; then
+# read by general rules: T at 47 and 43, T2 at 20 and 18, counting both right); the first 1,664
+# gained 13 and lost none. The shares fall (0.8960 to 0.8958, 0.8395 to 0.8425 rises): the new
+# batches' component share is lower.
+FLOOR_COMPONENT = Fraction(1564, 1746)
+FLOOR_CAUSE = Fraction(1471, 1746)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -169,7 +174,15 @@ FLOOR_CAUSE = Fraction(1397, 1664)
 #: ICD manifests the evidence does not show: nvdiffrast#58, nvidia-docker#337, nixpkgs#529876; a
 #: device node created after the CDI spec, nvidia-container-toolkit#1982; a systemd device filter,
 #: pytorch#190132; duplicate hostnames, DeepEP#316; nvidia-fs's NVMe symbol, gds-nvidia-fs#87).
-FLOOR_MAX_HEALTHY_MISSES = 72
+#: 74: 68 of the first 1,664 (four read since: a UCX or verbs queue under the memlock limit,
+#: cudf-spark#7632 and mscclpp#335; a Vulkan loader finding no driver files, nixpkgs#529876 and
+#: nvidia-container-toolkit#1124) and 6 of batches T and T2's 82: a line that names no layer
+#: (mig-parted#356's last 'Updating to MIG config' before a hang; EGL and glvnd vendor files
+#: the evidence does not show, habitat-sim#1829 and unraid-nvidia-driver#10; an LXC mount hook's
+#: bare exit, lxd#6262), a CNI's words for a cluster component the node pass cannot blame
+#: (ib-kubernetes#160), and a socket time-out a Docker bridge address explains
+#: (OpenRLHF#265).
+FLOOR_MAX_HEALTHY_MISSES = 74
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
 #: 1: that one now read as one collector's item given up (e886b10).
@@ -188,7 +201,11 @@ FLOOR_MAX_CRASHED = 0
 #: 5: two of batch R: immich#28583, the same bare 'CUDA failure 35' line as docker-immich#349
 #: (and as some 15 cases labelled the driver's), and kuberay#1414, whose GPU request sits on an
 #: init container KubeRay injects, which the builder cannot give a workload.
-FLOOR_MAX_FALSE_ALARMS = 5
+#: 8: three of batches T and T2, whose fix was a setting of the job the bundle does not carry:
+#: the pod's NVIDIA_DRIVER_CAPABILITIES without compute (LocalAI#11973, AbdBarho's
+#: stable-diffusion-webui-docker#348, the pod model reads no env) and a job passing a host GPU
+#: index to the hook itself (enroot#207, whose line is the device plugin's in two other cases).
+FLOOR_MAX_FALSE_ALARMS = 8
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
 #: gives their class instead); all were met for the first 150 cases. 133: 97 of the first 573
 #: cases (108 before the rules of 2026-12-05) and 36 of the 80 then added, scored cold; 151 with
@@ -204,8 +221,9 @@ FLOOR_MAX_FALSE_ALARMS = 5
 #: 357 with the 100 of batches P and Q (the same kinds); 386 with the 61 of batch R (most expect
 #: a catalogued cause that explain gives as its line's class, e.g. an image's CUDA newer than the
 #: node's driver read from a bare CUDA error, or a fact the reporter stated); 408 with the 107 of
-#: batches S to S3 (the same kinds); 417 with the 25 of batch S4 (the same kinds).
-FLOOR_MAX_UNEXPLAINED = 417
+#: batches S to S3 (the same kinds); 417 with the 25 of batch S4 (the same kinds); 436 with the 82
+#: of batches T and T2 (the same kinds).
+FLOOR_MAX_UNEXPLAINED = 436
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (616 of 646 with the general error formats of b7e6b67, 630 of 660
 #: with the 14 cases added after them; 685 of 720 with the 62 added later; 760 of 798 with the 85
@@ -229,9 +247,10 @@ FLOOR_MAX_UNEXPLAINED = 417
 #: non-zero usage count, the CUDA images' 'NVIDIA Driver was not detected' banner and an
 #: nvidia-smi row of ERR! fields read as failures; 1370 of 1444 (94.9 %) with batches S to S3,
 #: and 1374 of 1444 (95.2 %) once a library's words that it found no driver and FFmpeg's minimum
-#: NVENC driver state a failure; 1393 of 1463 (95.2 %) with batch S4.
+#: NVENC driver state a failure; 1393 of 1463 (95.2 %) with batch S4; 1459 of 1531 (95.3 %) with
+#: batches T and T2 and the vocabularies read before them.
 BAR_EXPLAIN_DECISIVE = 0.95
-FLOOR_EXPLAIN_DECISIVE = Fraction(1393, 1463)
+FLOOR_EXPLAIN_DECISIVE = Fraction(1459, 1531)
 #: Root causes that are a bare state of a component whose own log in the case holds an error
 #: line (issue 20 wants none; lower this as the reading improves, never raise it). The one
 #: left: an init container blocked on a host driver that nvidia-smi rejects (exit 14), whose
@@ -367,7 +386,7 @@ def test_field_accuracy_holds_its_floor(scores: tuple[list[Outcome], list[str]])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="1,514 cases scored cold: 941 component, 710 cause; bar not met")
+@pytest.mark.xfail(strict=True, reason="1,596 cases scored cold: 996 component, 755 cause; bar not met")
 def test_field_accuracy_meets_the_bar(scores: tuple[list[Outcome], list[str]]) -> None:
     outcomes, errors = scores
     line = summary(outcomes, errors)
@@ -460,7 +479,7 @@ def test_cold_score_of_the_newest_cases_is_counted_from_their_records() -> None:
     assert newest.cause <= newest.component <= newest.total
 
 
-@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 35/50 component, 31/50 cause")
+@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 34/50 component, 28/50 cause")
 def test_cold_score_of_the_newest_cases_meets_the_bar() -> None:
     cases = [c for _, c in load_cases() if isinstance(c, Case)]
     _, newest = cold_scores(cases)
