@@ -381,6 +381,16 @@ def _node_file_absent(kb: KnowledgeBase, component: str, message: str) -> bool:
             and kb.class_of(message) == "error_device")
 
 
+def dmesg_device_finding(ctx: NodeContext, component: str, lines: Sequence[str], index: int,
+                         status: Status, *, verb: str) -> Finding:
+    """A finding of the device-error class quoting the kernel log's line ``index`` (the first of
+    a kind whose later lines repeat it), with its file and line number."""
+    line = lines[index].strip()[:MAX_LINE]
+    where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{index + 1}"
+    return line_finding(ctx.kb, component, status, Decisive(index + 1, line, 1), where,
+                        verb=verb, standalone="true", line_class="error_device")
+
+
 def line_finding(kb: KnowledgeBase, component: str, status: Status, found: Decisive, where: str, *,
                  verb: str, specificity: int | None = None, evidence: tuple[Evidence, ...] = (),
                  line_class: str | None = None, **context: str) -> Finding:

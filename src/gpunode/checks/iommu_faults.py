@@ -24,8 +24,7 @@ from collections.abc import Iterator
 
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import line_finding
-from gpunode.decisive import MAX_LINE, Decisive
+from gpunode.checks.decisive import dmesg_device_finding
 from gpunode.model import Finding, Status
 from gpunode.parse.gpu_ref import normal_bus_id
 from gpunode.relazy import lazy_compile
@@ -96,7 +95,5 @@ def iommu_blocks_gpu(ctx: NodeContext, component: str) -> Iterator[Finding]:
     index = next((i for i, text in enumerate(lines) if gpu_fault(text, gpus)), None)
     if index is None:
         return
-    line = lines[index].strip()[:MAX_LINE]
-    where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{index + 1}"
-    yield line_finding(ctx.kb, component, Status.DEGRADED, Decisive(index + 1, line, 1), where,
-                       verb="blocks a GPU's DMA (IOMMU fault)", standalone="true", line_class="error_device")
+    yield dmesg_device_finding(ctx, component, lines, index, Status.DEGRADED,
+                               verb="blocks a GPU's DMA (IOMMU fault)")

@@ -22,11 +22,10 @@ from collections.abc import Iterator
 
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import line_finding
+from gpunode.checks.decisive import dmesg_device_finding
 from gpunode.checks.operator import VM_WORKLOADS, WORKLOAD_CONFIG
 from gpunode.checks.probe import VFIO_DRIVER
 from gpunode.checks.sandbox import vm_workload
-from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.model import Finding, Status
 from gpunode.parse.gpu_ref import normal_bus_id
 from gpunode.relazy import lazy_compile
@@ -96,7 +95,5 @@ def gpu_bar_held(ctx: NodeContext, component: str) -> Iterator[Finding]:
     index = next((i for i, text in enumerate(lines) if gpu_region_refused(text, gpus, for_vms)), None)
     if index is None:
         return
-    line = lines[index].strip()[:MAX_LINE]
-    where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{index + 1}"
-    yield line_finding(ctx.kb, component, Status.FAILED, Decisive(index + 1, line, 1), where,
-                       verb="refuses a GPU's memory region", standalone="true", line_class="error_device")
+    yield dmesg_device_finding(ctx, component, lines, index, Status.FAILED,
+                               verb="refuses a GPU's memory region")
