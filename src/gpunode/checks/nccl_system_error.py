@@ -31,11 +31,13 @@ _GPU_RESOURCE = "nvidia.com/gpu"
 
 
 def bare_system_error(lines: Sequence[str]) -> Decisive | None:
-    """The first line saying NCCL's ncclSystemError in a log with no NCCL WARN line."""
-    if any(_NCCL_WARN.search(line) for line in lines):
+    """The first line saying NCCL's ncclSystemError in a log with no NCCL WARN line (each
+    pattern asked only of lines that hold its literal: most job logs hold neither)."""
+    index = next((i for i, line in enumerate(lines) if ("system error" in line or "ncclSystemError" in line)
+                  and _SYSTEM_ERROR.search(line)), None)
+    if index is None or any("NCCL WARN" in line and _NCCL_WARN.search(line) for line in lines):
         return None
-    index = next((i for i, line in enumerate(lines) if _SYSTEM_ERROR.search(line)), None)
-    return None if index is None else Decisive(index + 1, lines[index].strip()[:MAX_LINE], 2)
+    return Decisive(index + 1, lines[index].strip()[:MAX_LINE], 2)
 
 
 def shares_gpus_in_container(pod: Pod) -> bool:
