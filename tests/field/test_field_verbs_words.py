@@ -51,8 +51,9 @@ REAL = {
     "usb4_rdma0:1, curr state INIT, next state RTR, local GID index 2": "verbs-call-errno",
     "misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory":
         "verbs-call-errno",
-    # UCX's ucs_error("ibv_create_cq() failed: %m") (NVIDIA/cudf-spark#7632)
-    "ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory.": "verbs-call-errno",
+    # UCX's ucs_error("ibv_create_cq() failed: %m") (NVIDIA/cudf-spark#7632): a queue is pinned
+    # host memory under the container's memlock limit (data/job_errors.toml verbs-queue-memlock)
+    "ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory.": "verbs-queue-memlock",
     # perftest's port check (k8snetworkplumbingwg/sriov-network-device-plugin#269)
     " Port number 1 state is Down": "perftest-port-down",
     " Port number 2 state is Init": "perftest-port-no-sm",
