@@ -88,9 +88,11 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # each after the vocabularies or the rules before it: T 41 and 33 of 59, T2 16 and 13 of 23; then
 # read by general rules: T at 47 and 43, T2 at 20 and 18, counting both right); the first 1,664
 # gained 13 and lost none. The shares fall (0.8960 to 0.8958, 0.8395 to 0.8425 rises): the new
-# batches' component share is lower.
-FLOOR_COMPONENT = Fraction(1564, 1746)
-FLOOR_CAUSE = Fraction(1471, 1746)
+# batches' component share is lower. 1,578 and 1,484 of 1,767 with the 21 of batch T3 (scored
+# cold by 0f8ec72, every rule of T and T2 in: 14 and 13 of 21, unchanged since); the first 1,746
+# unchanged.
+FLOOR_COMPONENT = Fraction(1578, 1767)
+FLOOR_CAUSE = Fraction(1484, 1767)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -181,8 +183,11 @@ FLOOR_CAUSE = Fraction(1471, 1746)
 #: the evidence does not show, habitat-sim#1829 and unraid-nvidia-driver#10; an LXC mount hook's
 #: bare exit, lxd#6262), a CNI's words for a cluster component the node pass cannot blame
 #: (ib-kubernetes#160), and a socket time-out a Docker bridge address explains
-#: (OpenRLHF#265).
-FLOOR_MAX_HEALTHY_MISSES = 74
+#: (OpenRLHF#265). 78 with batch T3's four: an image's musl userland that cannot run the
+#: injected nvidia-smi (beszel#1430), CUDA's error 30 where the device nodes were never created
+#: (cutorch#798), NVML's Unknown Error typed 'UInknown' (ErsatzTV-legacy#1071), and CUDA's
+#: 'operation not supported' for a kernel's large parameters on an R525 driver (pytorch#135126).
+FLOOR_MAX_HEALTHY_MISSES = 78
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
 #: 1: that one now read as one collector's item given up (e886b10).
@@ -205,7 +210,10 @@ FLOOR_MAX_CRASHED = 0
 #: the pod's NVIDIA_DRIVER_CAPABILITIES without compute (LocalAI#11973, AbdBarho's
 #: stable-diffusion-webui-docker#348, the pod model reads no env) and a job passing a host GPU
 #: index to the hook itself (enroot#207, whose line is the device plugin's in two other cases).
-FLOOR_MAX_FALSE_ALARMS = 8
+#: 10: two of batch T3: an application built for CUDA 11 on JetPack 6 whose missing libcudart
+#: reads as the runtime's (isaac_ros_argus_camera#36), and one monitoring tool's own NVML
+#: permission regression where plain nvidia-smi works (netdata#21353).
+FLOOR_MAX_FALSE_ALARMS = 10
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
 #: gives their class instead); all were met for the first 150 cases. 133: 97 of the first 573
 #: cases (108 before the rules of 2026-12-05) and 36 of the 80 then added, scored cold; 151 with
@@ -222,8 +230,8 @@ FLOOR_MAX_FALSE_ALARMS = 8
 #: a catalogued cause that explain gives as its line's class, e.g. an image's CUDA newer than the
 #: node's driver read from a bare CUDA error, or a fact the reporter stated); 408 with the 107 of
 #: batches S to S3 (the same kinds); 417 with the 25 of batch S4 (the same kinds); 436 with the 82
-#: of batches T and T2 (the same kinds).
-FLOOR_MAX_UNEXPLAINED = 436
+#: of batches T and T2 (the same kinds); 445 with the 21 of batch T3 (the same kinds).
+FLOOR_MAX_UNEXPLAINED = 445
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (616 of 646 with the general error formats of b7e6b67, 630 of 660
 #: with the 14 cases added after them; 685 of 720 with the 62 added later; 760 of 798 with the 85
@@ -248,9 +256,9 @@ FLOOR_MAX_UNEXPLAINED = 436
 #: nvidia-smi row of ERR! fields read as failures; 1370 of 1444 (94.9 %) with batches S to S3,
 #: and 1374 of 1444 (95.2 %) once a library's words that it found no driver and FFmpeg's minimum
 #: NVENC driver state a failure; 1393 of 1463 (95.2 %) with batch S4; 1459 of 1531 (95.3 %) with
-#: batches T and T2 and the vocabularies read before them.
+#: batches T and T2 and the vocabularies read before them; 1475 of 1547 (95.3 %) with batch T3.
 BAR_EXPLAIN_DECISIVE = 0.95
-FLOOR_EXPLAIN_DECISIVE = Fraction(1459, 1531)
+FLOOR_EXPLAIN_DECISIVE = Fraction(1475, 1547)
 #: Root causes that are a bare state of a component whose own log in the case holds an error
 #: line (issue 20 wants none; lower this as the reading improves, never raise it). The one
 #: left: an init container blocked on a host driver that nvidia-smi rejects (exit 14), whose
@@ -386,7 +394,7 @@ def test_field_accuracy_holds_its_floor(scores: tuple[list[Outcome], list[str]])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="1,596 cases scored cold: 996 component, 755 cause; bar not met")
+@pytest.mark.xfail(strict=True, reason="1,617 cases scored cold: 1,010 component, 768 cause; bar not met")
 def test_field_accuracy_meets_the_bar(scores: tuple[list[Outcome], list[str]]) -> None:
     outcomes, errors = scores
     line = summary(outcomes, errors)
@@ -479,7 +487,7 @@ def test_cold_score_of_the_newest_cases_is_counted_from_their_records() -> None:
     assert newest.cause <= newest.component <= newest.total
 
 
-@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 34/50 component, 28/50 cause")
+@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 35/50 component, 31/50 cause")
 def test_cold_score_of_the_newest_cases_meets_the_bar() -> None:
     cases = [c for _, c in load_cases() if isinstance(c, Case)]
     _, newest = cold_scores(cases)
