@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from gpunode.bundle.kube import Pod
 from gpunode.decisive import MAX_LINE, Decisive
+from gpunode.gpus import GPU, quantity
 
 #: NCCL's result string for ncclSystemError in a caller's words ("NCCL error in: ...,
 #: unhandled system error", "Test NCCL failure common.cu:777 'unhandled system error'",
@@ -27,7 +28,6 @@ from gpunode.decisive import MAX_LINE, Decisive
 _SYSTEM_ERROR = re.compile(r"\bNCCL\b.{0,200}\bunhandled system error\b|\bncclSystemError\b")
 #: NCCL's own warning, which names the failed call where NCCL printed it.
 _NCCL_WARN = re.compile(r"\bNCCL WARN\b")
-_GPU_RESOURCE = "nvidia.com/gpu"
 
 
 def bare_system_error(lines: Sequence[str]) -> Decisive | None:
@@ -42,9 +42,5 @@ def bare_system_error(lines: Sequence[str]) -> Decisive | None:
 
 def shares_gpus_in_container(pod: Pod) -> bool:
     """Whether one container of the pod holds two GPUs or more (limits or requests)."""
-    for container in pod.spec.containers:
-        resources = container.resources
-        value = resources.limits.get(_GPU_RESOURCE) or resources.requests.get(_GPU_RESOURCE) or ""
-        if value.isdigit() and int(value) >= 2:
-            return True
-    return False
+    return any(quantity(c.resources.limits.get(GPU) or c.resources.requests.get(GPU)) >= 2
+               for c in pod.spec.containers)
