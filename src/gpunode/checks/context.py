@@ -38,7 +38,7 @@ from gpunode.parse.containerd import (
 )
 from gpunode.parse.crio import CRIO_CONFIG_PATHS, crio_drop_ins, parse_crio_config
 from gpunode.parse.docker import DOCKER_DAEMON_JSON, parse_docker_daemon_json
-from gpunode.parse.gpu_ref import bus_id_indices, normal_bus_id
+from gpunode.parse.gpu_ref import bus_id_indices, normal_bus_id, short_bus_id
 from gpunode.parse.kernel_log import KernelLog, parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.nvidia_smi import GpuInfo, NvidiaSmiReport, parse_nvidia_smi_xml
@@ -285,6 +285,12 @@ class NodeContext:
         """The GPUs the node's ``nvidia-smi -q -x`` lists; none without it."""
         smi = self.nvidia_smi
         return smi.gpus if smi is not None else ()
+
+    @property
+    def smi_bus_ids(self) -> set[str]:
+        """The bus addresses (bus:device.function, no PCI domain) of the GPUs nvidia-smi lists."""
+        listed = (normal_bus_id(g.pci_bus_id) for g in self.smi_gpus if g.pci_bus_id)
+        return {short_bus_id(bus_id) for bus_id in listed if bus_id}
 
     @property
     def gpu_product_label(self) -> str:

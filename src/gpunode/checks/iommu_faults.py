@@ -26,7 +26,6 @@ from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import dmesg_device_finding
 from gpunode.model import Finding, Status
-from gpunode.parse.gpu_ref import normal_bus_id
 from gpunode.relazy import lazy_compile
 
 _HEX = "[0-9a-fA-F]"
@@ -51,16 +50,9 @@ def _may_fault(ctx: NodeContext) -> bool:
     return any(literal in text for literal in _LITERALS)
 
 
-def _short(bus_id: str) -> str:
-    """``0000:07:00.0`` as ``07:00.0``: the kernel's events leave the PCI domain out."""
-    return bus_id.lower().split(":", 1)[1] if bus_id.count(":") == 2 else bus_id.lower()
-
-
 def _gpus(ctx: NodeContext, lines: list[str]) -> set[str]:
     """The node's GPUs by bus address (bus:device.function, and bus:device for NVRM's form)."""
-    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
-    listed = {normal_bus_id(g.pci_bus_id) for g in smi.gpus} if smi is not None else set()
-    out = {_short(bus_id) for bus_id in listed if bus_id}
+    out = ctx.smi_bus_ids
     for line in lines:
         if "nvidia " in line or "NVRM" in line:
             out.update(m.group(1).lower() for m in _DRIVER_BOUND.finditer(line))

@@ -27,7 +27,7 @@ from gpunode.checks.operator import VM_WORKLOADS, WORKLOAD_CONFIG
 from gpunode.checks.probe import VFIO_DRIVER
 from gpunode.checks.sandbox import vm_workload
 from gpunode.model import Finding, Status
-from gpunode.parse.gpu_ref import normal_bus_id
+from gpunode.parse.gpu_ref import short_bus_id
 from gpunode.relazy import lazy_compile
 
 _HEX = "[0-9a-fA-F]"
@@ -44,20 +44,13 @@ def _may_reserve(ctx: NodeContext) -> bool:
     return _LITERAL in (ctx.obs.cmd.get("dmesg.txt") or "")
 
 
-def _short(bus_id: str) -> str:
-    """``0000:07:00.0`` as ``07:00.0``."""
-    bus_id = bus_id.lower()
-    return bus_id.split(":", 1)[1] if bus_id.count(":") == 2 else bus_id
-
-
 def _node_gpus(ctx: NodeContext) -> set[str]:
     """The node's GPUs by bus address (bus:device.function), from nvidia-smi and the probe."""
-    smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
-    listed = {normal_bus_id(g.pci_bus_id) for g in smi.gpus if g.pci_bus_id} if smi is not None else set()
+    listed = ctx.smi_bus_ids
     probe = ctx.probe if "gpunode-probe.json" in ctx.obs.cmd else None
     if probe is not None:
-        listed.update(g.address for g in probe.host.pci_gpus)
-    return {_short(bus_id) for bus_id in listed if bus_id}
+        listed.update(short_bus_id(g.address) for g in probe.host.pci_gpus if g.address)
+    return listed
 
 
 def _gpus_to_vms(ctx: NodeContext) -> bool:
@@ -79,7 +72,7 @@ def gpu_region_refused(line: str, gpus: set[str], for_vms: bool) -> bool:
     if found is None:
         return False
     driver = found["driver"]
-    return (driver == _NVIDIA or _short(found["bus"]) in gpus
+    return (driver == _NVIDIA or short_bus_id(found["bus"]) in gpus
             or (driver == VFIO_DRIVER and for_vms))
 
 

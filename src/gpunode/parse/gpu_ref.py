@@ -16,6 +16,12 @@ _XID_PCI = lazy_compile(r"\(PCI:(?P<id>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-
 _XML_GPU = lazy_compile(r'<gpu id="(?P<id>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"')
 
 
+def short_bus_id(bus_id: str) -> str:
+    """``0000:07:00.0`` as ``07:00.0``, lowercase: the kernel's PCI messages leave the domain out."""
+    bus_id = bus_id.lower()
+    return bus_id.split(":", 1)[1] if bus_id.count(":") == 2 else bus_id
+
+
 def normal_bus_id(bus_id: str) -> str | None:
     """``00000000:2A:00.0`` and ``0000:2a:00`` both become ``0000:2a:00.0``; None if malformed."""
     if bus_id.count(":") != 2:
