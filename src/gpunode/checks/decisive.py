@@ -377,7 +377,8 @@ def _node_file_absent(kb: KnowledgeBase, component: str, message: str) -> bool:
     at fault: that component asked for, mounted or was handed a path that is not there (a
     capability asking for a node never made, a stale device spec), the file-state class,
     not the device answering with an error."""
-    return (component != _NODES_MAKER and _DEVICE_NODE_ABSENT.search(message) is not None
+    return (component != _NODES_MAKER and "/dev/nvidia" in message
+            and _DEVICE_NODE_ABSENT.search(message) is not None
             and kb.class_of(message) == "error_device")
 
 
