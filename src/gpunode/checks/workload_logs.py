@@ -766,9 +766,10 @@ _NO_GPU_IN_CONTAINER = lazy_compile(
     # a framework's own "found no GPU" in its words: "No CUDA GPUs are available" (PyTorch),
     # "No platform detected" (vLLM's platform probe); a bare "device" only where CUDA or NVIDIA
     # says whose, since other libraries find no device of their own kind (NCCL's "NET/IB : No
-    # device found." is about RDMA NICs, and an INFO line)
+    # device found." is about RDMA NICs, and an INFO line); not a warning's "or no GPUs will be
+    # available" (Apptainer's --nvccli with --contain and no NVIDIA_VISIBLE_DEVICES)
     r"|(?i:\bno (?:(?:CUDA |NVIDIA )?(?:GPUs?|platform|accelerators?)|(?:CUDA|NVIDIA) devices?)\b"
-    r"(?: \w+){0,2}? (?:detected|found|available)\b)")
+    r"(?! will\b)(?: \w+){0,2}? (?:detected|found|available)\b)")
 #: Lowercase literals one of which every line ``_NO_GPU_IN_CONTAINER`` matches holds: a GPU
 #: job's log is read line by line, and nearly none of its lines says any of this.
 _NO_GPU_LITERALS = ("shared object", "no nvidia", "no cuda", "no_device", "nodevice", "initialize nvml",
