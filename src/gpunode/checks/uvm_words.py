@@ -25,16 +25,21 @@ UVM_MISSING = "nvidia_uvm_missing"
 #: CUDA's unknown error from the calls that initialise it: deviceQuery's "cudaGetDeviceCount
 #: returned 30" (999 since CUDA 10.1), cuInit's CUDA_ERROR_UNKNOWN as bindings print it
 #: (PyCUDA's "cuInit failed: unknown", TensorFlow's "failed call to cuInit: CUDA_ERROR_UNKNOWN"),
-#: PyTorch's words for it at initialisation.
+#: PyTorch's words for it at initialisation, and the other frameworks' wrappers of their first
+#: call's answer (data/job_errors/frameworks.toml: ggml_cuda_init, TensorRT, Ollama's discovery).
 _INIT_UNKNOWN = re.compile(
     r"\bcudaGetDeviceCount(?:\(\))? returned (?:30|999)\b"
     r"|\bcuInit\b[^\n]{0,60}?(?:\bCUDA_ERROR_UNKNOWN\b|: unknown\s*(?:error\s*)?$)"
-    r"|\bCUDA unknown error - this may be due to an incorrectly set up environment\b")
+    r"|\bCUDA unknown error - this may be due to an incorrectly set up environment\b"
+    r"|\bfailed to initialize CUDA: unknown error\b|\bCUDA initialization failure with error:? 999\b(?!\.\d)"
+    r"|\b(?:cudart|cuda driver library|nvcuda) init failure: 999\b(?!\.\d)")
 
 
 def says_init_unknown(line: str) -> bool:
     """Whether ``line`` is CUDA's unknown error from the calls that initialise it."""
-    return ("unknown" in line.lower() or "returned" in line) and _INIT_UNKNOWN.search(line) is not None
+    lower = line.lower()
+    return (("unknown" in lower or "returned" in line or "init" in lower)
+            and _INIT_UNKNOWN.search(line) is not None)
 
 
 def uvm_not_loaded(modules: Container[str] | None) -> bool:
