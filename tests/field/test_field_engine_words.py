@@ -1,16 +1,18 @@
 """Container engines other than Docker naming the layer that gives their containers GPUs
 (data/job_errors/container_engines.toml): the toolkit's CLI not found by Apptainer's --nvccli,
-containerd's ctr and nerdctl --gpus or enroot's NVIDIA hook, LXD's missing NVIDIA container
-tools, Apptainer's --nv finding none of the driver's libraries. The CLI's own words relayed by
+containerd's ctr and nerdctl --gpus or enroot's NVIDIA hook, LXD's or Incus's missing NVIDIA
+container tools, Apptainer's --nv finding none of the driver's libraries, Kata's Rust runtime on
+a host booted without the IOMMU. The CLI's own words relayed by
 an engine stay read as they are (the toolkit's, or the driver's where they say so), and the
 lines a healthy engine prints (enroot's nvidia_uvm warning, Apptainer's INFO lines and its
 --contain warning, a Jetson's "no nv files") stay silent.
 
 Sources: apptainer/apptainer internal/pkg/util/gpu/nvidia.go and
 internal/pkg/runtime/launch/launcher_linux.go, NVIDIA/enroot conf/hooks/98-nvidia.sh,
-canonical/lxd lxd/device/cdi/spec.go; lines from containerd/nerdctl#2716 (the GPU Operator's
-toolkit off the host's PATH), apptainer/apptainer#1208 (--nvccli on XFS), NVIDIA/pyxis's log
-relay (common.c), sylabs/singularity#2805 (a Jetson, where the GPU works)."""
+canonical/lxd lxd/device/cdi/spec.go, lxc/incus driver_lxc.go, kata-containers
+src/runtime-rs/crates/hypervisor/src/device/driver/vfio.rs; lines from containerd/nerdctl#2716
+(the GPU Operator's toolkit off the host's PATH), apptainer/apptainer#1208 (--nvccli on XFS),
+NVIDIA/pyxis's log relay (common.c), sylabs/singularity#2805 (a Jetson, where the GPU works)."""
 
 from __future__ import annotations
 
@@ -41,6 +43,12 @@ READ = {
     "lxd-nvidia-ctk": ('Error: Failed preparing container for start: Failed to start device "gpu0": '
                        'Failed finding the nvidia-ctk binary: exec: "nvidia-ctk": executable file not '
                        "found in $PATH", ("container-toolkit", "error_not_found")),
+    # Incus's wording of the same (internal/server/instance/drivers/driver_lxc.go)
+    "incus-tools": ("Error: Failed to start device \"gpu\": The NVIDIA container tools couldn't be found",
+                    ("container-toolkit", "error_not_found")),
+    # Kata's Rust runtime binding a GPU to vfio-pci on a host booted without the IOMMU (vfio.rs)
+    "kata-iommu": ("Failed to create sandbox: add device: bind device to vfio: iommu isn't set on "
+                   "kernel cmdline", ("kernel", "error_config_invalid")),
     # Apptainer's legacy --nv (launcher_linux.go addGPUBinds)
     "apptainer-nv-libs": ("WARNING: Could not find any nv libraries on this host!\n"
                           "FATAL:   while loading the model: CUDA is not available",
@@ -84,6 +92,8 @@ HEALTHY = [
     # https://github.com/sylabs/singularity/issues/2805: a Jetson has no nvidia-smi to bind
     "INFO: Could not find any nv files on this host!\nINFO: The catkin workspace is already initialized.",
     "WARNING: Could not find any 32-bit nv libraries on this host!\nepoch 1 loss 0.31",
+    # a guest's own note about an IOMMU for another device
+    "INFO iommu is not enabled for vhost-user-blk, skipping\nepoch 1 loss 0.31",
 ]
 
 
