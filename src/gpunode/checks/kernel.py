@@ -47,7 +47,8 @@ _MODULE_LOAD = "error_module_load"
 #: over every word of a routine line, 5 to 20 µs a line, while the test is under 1 µs).
 _MODULE_WORDS = ("Unknown symbol", "disagrees about version", "Invalid module format",
                  "Key was rejected", "could not insert", "ailed to insert module",
-                 "rror loading module", "ailed to load module")
+                 "rror loading module", "ailed to load module", "version magic '",
+                 "this_module section size")
 _PEER_WORDS = ("nv_mem ", "nvidia-peermem ")
 _MODULE_GATE, _CRASH_GATE, _PEER_GATE = (
     lazy_compile("|".join(map(re.escape, words))) for words in (_MODULE_WORDS, _CRASH_WORDS, _PEER_WORDS))
@@ -60,7 +61,12 @@ _LITERALS = ("NVRM", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS, _LINKED_IN)
 _PEER_MEMORY = lazy_compile(r"(?:^|\]\s*|\s)(?:nv_mem|nvidia-peermem) \w+:\d+ (?P<text>.+)")
 _MODULE_LINE = lazy_compile(
     r"(?:^|\]\s*|\s)(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
-    r".{0,80}Invalid module format|.{0,80}Key was rejected)|"
+    r".{0,80}Invalid module format|.{0,80}Key was rejected|version magic '[^']*' should be ')|"
+    # the loader's ENOEXEC for a module built against another kernel's headers (kernel/module:
+    # "module nvidia: .gnu.linkonce.this_module section size must match the kernel's built
+    # struct module size at run time"); its vermagic check above ("nvidia: version magic
+    # '5.15.0-105-generic SMP mod_unload ' should be '5.15.0-106-generic SMP mod_unload '")
+    r"\bmodule (?P<sized>[a-z][a-z0-9_]{1,40}): \.gnu\.linkonce\.this_module section size must match|"
     # kmod's own refusal, as a loader service (driverdog, systemd-modules-load) logs it
     r"\b(?:modprobe|insmod): (?:ERROR|FATAL): could not insert '(?P<inserted>[a-z][\w-]{1,40})'|"
     # a loader that names the module it failed to load: systemd-modules-load ("Failed to insert
@@ -91,6 +97,16 @@ _RDMA_MODULE = lazy_compile(r"rdma")
 #: NVRM lines that are routine, whatever word they hold.
 _ROUTINE = lazy_compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
                         r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
+#: The resource manager's assertions and checks print the status they caught (nvassert.c:
+#: "NVRM: nvAssertOkFailedNoLog: Assertion failed: Call not supported [NV_ERR_NOT_SUPPORTED]
+#: (0x00000056) returned from ...", the names of nvstatuscodes.h). A status saying the call does
+#: not apply here (NV_ERR_NOT_SUPPORTED: this GPU or configuration lacks the feature, and the
+#: caller goes on without it) or that is a warning by its own name (NV_WARN_*) is no failure:
+#: working drivers print them at boot (NVIDIA/nvtrust#54: "Check failed: Call not supported
+#: [NV_ERR_NOT_SUPPORTED] ... @ kernel_fifo.c:3021" on an H100 nvidia-smi then served). Where
+#: the GPU does fail, its own lines say so (RmInitAdapter, GSP, a lost GPU's status) and are read.
+_ROUTINE_STATUS = lazy_compile(
+    r"\b(?:Assertion|Check) failed: [^\[]{0,80}\[(?:NV_ERR_NOT_SUPPORTED|NV_WARN_\w+)\]")
 _OWNED = ("driver", "gpu-hardware", "ofed")
 #: The components an NVRM failure line may name as its owner instead of the driver: the GPU
 #: (a BAR, the VBIOS) and Fabric Manager, whose state the driver's status codes name
@@ -239,7 +255,8 @@ def _owner(line: str, named_in: Callable[[str], str | None],
     whose gate is not among them is not searched)."""
     module = _MODULE_LINE.search(line) if _MODULE_GATE in gates and _MODULE_GATE.search(line) else None
     if module is not None:
-        name = (module["module"] or module["inserted"] or module["loaded"]).replace("-", "_")
+        named = module["module"] or module["inserted"] or module["loaded"] or module["sized"]
+        name = named.replace("-", "_")
         owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
         return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
     if _CRASH_GATE in gates and _CRASH_GATE.search(line):
@@ -250,7 +267,7 @@ def _owner(line: str, named_in: Callable[[str], str | None],
     if peer is not None:
         return "driver" if severity(peer["text"]) else None
     nvrm = _NVRM.search(line)
-    if nvrm is None or _ROUTINE.search(line) or _notice(nvrm["text"], line):
+    if nvrm is None or _ROUTINE.search(line) or _ROUTINE_STATUS.search(line) or _notice(nvrm["text"], line):
         return None
     if _ADAPTER_INIT.search(line):
         return _ADAPTER
