@@ -87,6 +87,17 @@ _PREFIX_ERROR = lazy_compile(
 #: "Failed to watch" error after it may be cut off): the controller sees none of those objects.
 _REFLECTOR_FAILURE = lazy_compile(r"\breflector\.go:\d+\][^\n]{0,300}\bfailed to (?:list|watch) \*?[\w.]+: ")
 _XID = lazy_compile(r"NVRM: Xid \(|XidCriticalError")
+#: The resource manager's assertions and checks whose status says only that a call does not
+#: apply here (NV_ERR_NOT_SUPPORTED) or is a warning by its own name (NV_WARN_*): working
+#: drivers print them ("NVRM: nvCheckOkFailedNoLog: Check failed: Call not supported
+#: [NV_ERR_NOT_SUPPORTED] (0x00000056) returned from ...", NVIDIA/nvtrust#54), so they are noise.
+ROUTINE_RM_STATUS = lazy_compile(
+    r"\b(?:Assertion|Check) failed: [^\[]{0,80}\[(?:NV_ERR_NOT_SUPPORTED|NV_WARN_\w+)\]")
+#: The kernel module loader refusing a module built for another kernel: its vermagic check
+#: ("nvidia: version magic '5.15.0-105-generic SMP mod_unload ' should be '5.15.0-106-generic
+#: SMP mod_unload '") and its struct module size check (kernel/module), no error word in either.
+_LOADER_REFUSAL = lazy_compile(
+    r"\bversion magic '[^']{0,200}' should be '|\.gnu\.linkonce\.this_module section size must match")
 #: A C tool's own error in the GNU form "program: file: message" (err(3), perror with the
 #: file name): the tool names the file it failed on, then why ("gzip: <path>: not in gzip
 #: format", "umount: /mnt: target is busy."). A ratio or count after the file is a report.
@@ -324,12 +335,13 @@ def severity(line: str) -> int:
             quoted = _SAYS_ERROR.match(said) or _QUOTES_ERROR.search(said) or _ERROR_FIELD.search(line)
             return 1 if quoted else 0
     noisy = _NOISE.search(_success_words(line)) and not _FAILED_WAIT.search(line)
-    if _FRAME.match(line) or noisy or _XID.search(line):
+    if _FRAME.match(line) or noisy or _XID.search(line) or ROUTINE_RM_STATUS.search(line):
         return 0  # an Xid is judged by the Xid catalog (application Xids are benign)
     if _PREFIX_ERROR.search(line) or _CRASH.search(line) or _MAKE_ERROR.search(line):
         return 2
     # a structured line with no level whose error field holds a value reports that error
-    worded = _ERROR_WORDS.search(line) or _ERROR_FIELD.search(line) or _C_TOOL_ERROR.match(line)
+    worded = (_ERROR_WORDS.search(line) or _ERROR_FIELD.search(line) or _C_TOOL_ERROR.match(line)
+              or _LOADER_REFUSAL.search(line))
     return 1 if worded is not None else 0
 
 
@@ -442,7 +454,8 @@ def lenient_line(lines: Sequence[str]) -> Decisive | None:
     logs such warnings for ever."""
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index].strip()
-        if line and not _FRAME.match(line) and _ERROR_WORDS.search(_ZERO_COUNT.sub(" ", message_of(line))):
+        if (line and not _FRAME.match(line) and not ROUTINE_RM_STATUS.search(line)
+                and _ERROR_WORDS.search(_ZERO_COUNT.sub(" ", message_of(line)))):
             return Decisive(index + 1, line[:MAX_LINE], 1)
     return None
 

@@ -13,6 +13,8 @@ import pytest
 from case import Case
 from scoreboard import top_pair
 
+from gpunode.explain import explain_lines
+
 
 def _case(*evidence: dict[str, Any]) -> Case:
     raw = {"id": "x-driver-install", "source": "https://example.org/x", "title": "t", "platform": "generic",
@@ -137,3 +139,12 @@ def test_the_driver_container_s_healthy_run_stays_silent() -> None:
             "NVIDIA driver.\n\nLoading NVIDIA driver kernel modules...\nDone, now waiting for signal\n")
     log = {"kind": "log", "component": "driver", "container": "nvidia-driver-ctr", "text": text}
     assert top_pair(_case(log)) is None
+
+
+def test_explain_reads_the_routine_assertion_as_nothing_and_the_loader_s_refusal_as_a_load_failure() -> None:
+    routine = explain_lines([NOT_SUPPORTED[0].strip()])
+    assert not routine.matches and routine.decisive is None
+    refused = explain_lines(["[    2.923582] nvidia: version magic '3.13.0-161-generic SMP mod_unload "
+                             "modversions ' should be '3.13.0-161-generic SMP mod_unload modversions "
+                             "retpoline '"])
+    assert refused.decisive_class == "error_module_load"

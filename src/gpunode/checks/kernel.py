@@ -97,16 +97,6 @@ _RDMA_MODULE = lazy_compile(r"rdma")
 #: NVRM lines that are routine, whatever word they hold.
 _ROUTINE = lazy_compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
                         r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
-#: The resource manager's assertions and checks print the status they caught (nvassert.c:
-#: "NVRM: nvAssertOkFailedNoLog: Assertion failed: Call not supported [NV_ERR_NOT_SUPPORTED]
-#: (0x00000056) returned from ...", the names of nvstatuscodes.h). A status saying the call does
-#: not apply here (NV_ERR_NOT_SUPPORTED: this GPU or configuration lacks the feature, and the
-#: caller goes on without it) or that is a warning by its own name (NV_WARN_*) is no failure:
-#: working drivers print them at boot (NVIDIA/nvtrust#54: "Check failed: Call not supported
-#: [NV_ERR_NOT_SUPPORTED] ... @ kernel_fifo.c:3021" on an H100 nvidia-smi then served). Where
-#: the GPU does fail, its own lines say so (RmInitAdapter, GSP, a lost GPU's status) and are read.
-_ROUTINE_STATUS = lazy_compile(
-    r"\b(?:Assertion|Check) failed: [^\[]{0,80}\[(?:NV_ERR_NOT_SUPPORTED|NV_WARN_\w+)\]")
 _OWNED = ("driver", "gpu-hardware", "ofed")
 #: The components an NVRM failure line may name as its owner instead of the driver: the GPU
 #: (a BAR, the VBIOS) and Fabric Manager, whose state the driver's status codes name
@@ -238,8 +228,10 @@ def _driver_notice(line: str, named_in: Callable[[str], str | None]) -> bool:
 
 
 def _notice(text: str, line: str) -> bool:
-    """An NVRM line that reports no failure. Asked only after the cheap routine-line test: the
-    severity reading is the costly part of a dmesg pass (about 0.6 s of CPU at 5,000 nodes)."""
+    """An NVRM line that reports no failure (an assertion whose status says only that a call
+    does not apply here among them: ``decisive.ROUTINE_RM_STATUS``). Asked only after the cheap
+    routine-line test: the severity reading is the costly part of a dmesg pass (about 0.6 s of
+    CPU at 5,000 nodes)."""
     return severity(text) == 0 and not _NO_GPU_PROBED.search(line)
 
 
@@ -267,7 +259,7 @@ def _owner(line: str, named_in: Callable[[str], str | None],
     if peer is not None:
         return "driver" if severity(peer["text"]) else None
     nvrm = _NVRM.search(line)
-    if nvrm is None or _ROUTINE.search(line) or _ROUTINE_STATUS.search(line) or _notice(nvrm["text"], line):
+    if nvrm is None or _ROUTINE.search(line) or _notice(nvrm["text"], line):
         return None
     if _ADAPTER_INIT.search(line):
         return _ADAPTER
