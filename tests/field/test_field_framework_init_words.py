@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from case import running_job_case, synthetic_case
+from case import Case, running_job_case, synthetic_case
 from scoreboard import top_pair
 
 from gpunode.job_errors import job_error
@@ -123,3 +123,49 @@ def test_words_that_name_no_layer_are_not_read(line: str) -> None:
 ])
 def test_a_healthy_or_own_framework_log_stays_silent(log: str) -> None:
     assert top_pair(running_job_case("x-fw-healthy", log)) is None
+
+
+def _under_nvidia_runtime(text: str) -> Case:
+    return synthetic_case("x-fw-nodev-rc", [
+        {"kind": "workload", "name": "job-0", "namespace": "default", "runtimeClassName": "nvidia"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+         "text": text + "\n"}],
+        cluster={"driver_mode": "host"})
+
+
+def _plain_pod(text: str) -> Case:
+    return synthetic_case("x-fw-nodev-plain", [
+        {"kind": "workload", "name": "w-0", "namespace": "default", "container": "w", "state": "Running"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "w-0", "namespace": "default"}, "container": "w",
+         "text": text + "\n"}], healthy=False)
+
+
+_NO_DEVICE_TEXT = "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected"
+
+
+@pytest.mark.parametrize("line", [
+    "[TRT] [W] CUDA initialization failure with error: 100. Please check your CUDA installation: "
+    "http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+    'time=2024-06-01T10:00:00.000Z level=INFO source=gpu.go:612 msg="Unable to load cudart library '
+    '/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15: cuda driver library init failure: 100"',
+])
+def test_a_frameworks_number_for_no_device_is_read_as_cudas_no_device(line: str) -> None:
+    # cudaErrorNoDevice by number (TensorRT; Ollama's discover/gpu_info_nvcuda.c) reads as its text does
+    read = top_pair(_under_nvidia_runtime(line))
+    assert read is not None and read == top_pair(_under_nvidia_runtime(_NO_DEVICE_TEXT))
+    assert top_pair(_plain_pod(line)) == top_pair(_plain_pod(_NO_DEVICE_TEXT))
+
+
+def test_vllm_failing_to_infer_its_device_is_not_read_alone() -> None:
+    # raised also where the image's pynvml package is wrong (https://github.com/ai-dynamo/dynamo/issues/391)
+    line = "RuntimeError: Failed to infer device type"
+    assert top_pair(_plain_pod(line)) is None
+
+
+def test_jaxs_no_visible_gpu_devices_is_read_by_the_cuinit_line_before_it() -> None:
+    # https://github.com/jax-ml/jax/issues/24866: XLA raises it after any failed cuInit
+    jax = ("jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.")
+    assert top_pair(_plain_pod(jax)) is None
+    cuinit = ("E external/xla/xla/stream_executor/cuda/cuda_driver.cc:152] failed call to cuInit: INTERNAL: "
+              "CUDA error: Failed call to cuInit: CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized")
+    assert top_pair(_plain_pod(cuinit + "\n" + jax)) == top_pair(_plain_pod(cuinit))

@@ -27,11 +27,27 @@ from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.facts import LogFile
 from gpunode.relazy import lazy_compile
 
-#: CUDA's own error for no usable device, in its enumerator names and its message.
+#: The frameworks' words for CUDA's no-device answer at initialisation (cudaErrorNoDevice,
+#: CUDA_ERROR_NO_DEVICE, 100) where they print only its number: TensorRT's "CUDA initialization
+#: failure with error: 100", Ollama's discovery "cudart init failure: 100" and "cuda driver
+#: library init failure: 100" (discover/gpu_info_cudart.c, gpu_info_nvcuda.c). XLA's "No visible
+#: GPU devices" is not among them: JAX raises it after any failed cuInit (jax-ml/jax#24866 after
+#: CUDA_ERROR_SYSTEM_NOT_READY, KosinskiLab/AlphaPulldown#571 after CUDA_ERROR_UNKNOWN), so the
+#: cuInit line before it is what is read.
+FRAMEWORK_NO_DEVICE = (r"\bCUDA initialization failure with error:? 100\b(?!\.\d)"
+                       r"|\b(?:cudart|cuda driver library|nvcuda) init failure: 100\b(?!\.\d)")
+#: CUDA's own error for no usable device, in its enumerator names and its message, and the
+#: frameworks' numbers for it.
 CUDA_NO_DEVICE = lazy_compile(
-    r"\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|\bno CUDA-capable device is detected\b")
+    r"\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|\bno CUDA-capable device is detected\b|"
+    + FRAMEWORK_NO_DEVICE)
 #: The toolkit's cause for a running container that lost its GPUs.
 LOST = "nvml_device_access_lost"
+
+
+def _may_say_no_device(line: str) -> bool:
+    """A cheap test that ``line`` may hold ``CUDA_NO_DEVICE``: its words or a framework's 100."""
+    return "device" in line.lower() or "100" in line
 
 
 def _running(pod: Pod, container: str) -> bool:
@@ -46,5 +62,5 @@ def lost_device_line(pod: Pod, log: LogFile, *, gets_runtime: bool) -> Decisive 
         return None
     lines = log.lines
     index = next((i for i in range(len(lines) - 1, -1, -1)
-                  if "device" in lines[i].lower() and CUDA_NO_DEVICE.search(lines[i])), None)
+                  if _may_say_no_device(lines[i]) and CUDA_NO_DEVICE.search(lines[i])), None)
     return None if index is None else Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)

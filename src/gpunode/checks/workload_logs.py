@@ -44,7 +44,7 @@ from gpunode.checks.bus_error import nccl_bus_error
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
-from gpunode.checks.devices_lost import LOST, lost_device_line
+from gpunode.checks.devices_lost import FRAMEWORK_NO_DEVICE, LOST, lost_device_line
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
 from gpunode.checks.nccl_system_error import bare_system_error, shares_gpus_in_container
 from gpunode.checks.net_plugin import plugin_fell_back
@@ -769,12 +769,17 @@ _NO_GPU_IN_CONTAINER = lazy_compile(
     # device found." is about RDMA NICs, and an INFO line); not a warning's "or no GPUs will be
     # available" (Apptainer's --nvccli with --contain and no NVIDIA_VISIBLE_DEVICES)
     r"|(?i:\bno (?:(?:CUDA |NVIDIA )?(?:GPUs?|platform|accelerators?)|(?:CUDA|NVIDIA) devices?)\b"
-    r"(?! will\b)(?: \w+){0,2}? (?:detected|found|available)\b)")
+    r"(?! will\b)(?: \w+){0,2}? (?:detected|found|available)\b)"
+    # the frameworks' numbers for CUDA's no-device answer (``FRAMEWORK_NO_DEVICE``). Not vLLM's
+    # "Failed to infer device type", raised also where the image's pynvml package is wrong
+    # (ai-dynamo/dynamo#391: fixed by the container's Python packages)
+    r"|" + FRAMEWORK_NO_DEVICE)
 #: Lowercase literals one of which every line ``_NO_GPU_IN_CONTAINER`` matches holds: a GPU
 #: job's log is read line by line, and nearly none of its lines says any of this.
 _NO_GPU_LITERALS = ("shared object", "no nvidia", "no cuda", "no_device", "nodevice", "initialize nvml",
                     "nvidia-smi:", "no devices", "no gpu", "no platform", "no accelerator",
-                    "driver was not detected")
+                    "driver was not detected", "failure with error",
+                    "init failure: 100")
 
 
 def says_no_gpu(line: str) -> bool:
@@ -794,7 +799,8 @@ def says_no_gpu(line: str) -> bool:
 #: so these say nothing of the runtime's default.
 _DRIVER_ANSWERED = re.compile(
     r"\bNo CUDA GPUs are available\b|(?:^|\s)No devices were found\s*$"
-    r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected")
+    r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected|"
+    + FRAMEWORK_NO_DEVICE)
 
 
 def _says_no_driver(line: str) -> bool:
