@@ -79,6 +79,18 @@ def test_an_assertion_that_the_gpu_is_lost_names_the_gpu() -> None:
     assert top_pair(_case(_dmesg(line))) == ("gpu-hardware", "error_device")
 
 
+@pytest.mark.parametrize("line", [
+    # NVIDIA/nvtrust#19: the unified-memory module's channel assertion in a confidential-computing
+    # guest whose GPU work then failed.
+    "[  210.501234] nvidia-uvm: uvm_channel.c:1334 write_ctrl_gpfifo[pid:510] Assert failed, condition "
+    "status == NV_OK not true\n",
+    # the NVLink core inside nvidia.ko failing to come up (kernel-open/nvidia/nvlink_linux.c)
+    "[    3.104211] nvidia-nvlink: Failed to initialize driver : -12\n",
+])
+def test_the_driver_s_other_modules_failing_name_the_driver(line: str) -> None:
+    assert top_pair(_case(_dmesg(line))) == ("driver", "error_unclassified")
+
+
 def test_a_module_built_for_another_kernel_is_a_module_load_failure() -> None:
     # https://bugs.launchpad.net/ubuntu/+source/gcc-4.8/+bug/1750937 (a retpoline kernel refusing a
     # module its older gcc built; GoogleCloudPlatform/container-engine-accelerators#58 met it on

@@ -53,7 +53,8 @@ _PEER_WORDS = ("nv_mem ", "nvidia-peermem ")
 _MODULE_GATE, _CRASH_GATE, _PEER_GATE = (
     lazy_compile("|".join(map(re.escape, words))) for words in (_MODULE_WORDS, _CRASH_WORDS, _PEER_WORDS))
 #: Literals one of which every line judged here holds (most nodes' logs: none).
-_LITERALS = ("NVRM", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS, _LINKED_IN)
+_LITERALS = ("NVRM", "nvidia-nvlink: ", "nvidia-uvm: ", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS,
+             _LINKED_IN)
 #: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
 #: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
 #: ("nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"):
@@ -81,7 +82,12 @@ _MODULE_LINE = lazy_compile(
 #: NVDEC0 engine, cannot initialize GSP-RM", NVIDIA/open-gpu-kernel-modules#116; "NVRM
 #: RmInitAdapter: Failed to load gsp_log_*.bin", its discussion #490). The name is a C
 #: function's (an upper-case letter or an underscore in it), not a word such as "version".
-_NVRM = lazy_compile(r"NVRM(?:: | (?=\w*[A-Z_]\w*: ))(?P<text>.+)")
+#: The driver's other kernel modules print under their own names, the NVLink core inside
+#: nvidia.ko ("nvidia-nvlink: Failed to initialize driver : -12", "nvidia-nvlink:
+#: alloc_chrdev_region failed: -16", kernel-open/nvidia/nvlink_linux.c) and the unified-memory
+#: module ("nvidia-uvm: uvm init failed: -22", kernel-open/nvidia-uvm/uvm.c): read as NVRM lines
+#: (their notices, "Nvlink Core is being initialized", "Loaded the UVM driver", say no failure).
+_NVRM = lazy_compile(r"(?:NVRM(?:: | (?=\w*[A-Z_]\w*: ))|\bnvidia-(?:nvlink|uvm): )(?P<text>.+)")
 #: Module name prefixes and the component whose modules they are.
 _MODULE_OWNERS = (
     ("nvidia", "driver"),
