@@ -169,6 +169,10 @@ _ERROR_WORDS = lazy_compile(
     r"no CUDA-capable device|No devices were found(?=\.?\s*$)|no such host|not in (?:\w+ )?format|"
     # VFIO refusing a group whose devices are not all bound to vfio (the kernel's and QEMU's words)
     r"group \S{1,20} is not viable|"
+    # the PCI core giving up on a device after a reset or power-up (drivers/pci/pci.c's
+    # pci_dev_wait and pci_power_up), and VFIO refusing a group on a platform without interrupt
+    # remapping (drivers/vfio/vfio_iommu_type1.c)
+    r"not ready \d+ms after [^;\n]{1,40}; giving up|device inaccessible|No interrupt remapping support|"
     # nvidia.ko refusing to let a GPU go while a process holds it open (nv_pci_remove prints
     # "NVRM: Attempting to remove device <bdf> with non-zero usage count!" at NV_DBG_ERRORS and
     # waits): an unbind that hangs

@@ -33,6 +33,7 @@ from gpunode.checks import (
     toolkit_written,
     unit_journal,
     vm_devices,
+    vm_kernel,
     workload_logs,
     xid,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "toolkit_written",
     "unit_journal",
     "vm_devices",
+    "vm_kernel",
     "workload_logs",
     "xid",
 ]

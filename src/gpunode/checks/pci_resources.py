@@ -44,7 +44,7 @@ def _may_reserve(ctx: NodeContext) -> bool:
     return _LITERAL in (ctx.obs.cmd.get("dmesg.txt") or "")
 
 
-def _node_gpus(ctx: NodeContext) -> set[str]:
+def node_gpus(ctx: NodeContext) -> set[str]:
     """The node's GPUs by bus address (bus:device.function), from nvidia-smi and the probe."""
     listed = ctx.smi_bus_ids
     probe = ctx.probe if "gpunode-probe.json" in ctx.obs.cmd else None
@@ -53,7 +53,7 @@ def _node_gpus(ctx: NodeContext) -> set[str]:
     return listed
 
 
-def _gpus_to_vms(ctx: NodeContext) -> bool:
+def gpus_to_vms(ctx: NodeContext) -> bool:
     """The node gives its GPUs to VMs: the operator's VM workload, the node's workload label
     naming one (set for the operator or for another VFIO manager, Harvester's, KubeVirt's),
     or the probe finding every NVIDIA GPU on the PCI bus bound to vfio-pci."""
@@ -84,7 +84,7 @@ def gpu_bar_held(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if split is None:
         return
     lines = list(split[0])
-    gpus, for_vms = _node_gpus(ctx), _gpus_to_vms(ctx)
+    gpus, for_vms = node_gpus(ctx), gpus_to_vms(ctx)
     index = next((i for i, text in enumerate(lines) if gpu_region_refused(text, gpus, for_vms)), None)
     if index is None:
         return
