@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from case import Case, synthetic_case
-from scoreboard import top_pair
+from scoreboard import diagnose_case, top_pair
 
 LIBCUDA = "ImportError: libcuda.so.1: cannot open shared object file\n"
 NO_DRIVER = "RuntimeError: Found no NVIDIA driver on your system.\n"
@@ -72,3 +72,11 @@ def test_unknown_device_the_pod_does_not_list_keeps_the_plugins_reading() -> Non
     assert today is not None
     assert top_pair(_event_case({"NVIDIA_VISIBLE_DEVICES": "0,1"})) == today
     assert top_pair(_event_case({"NVIDIA_VISIBLE_DEVICES": "all"})) == today
+
+
+def test_the_workload_line_the_pod_explains_names_no_stack_component() -> None:
+    """The workload stays listed as failing, its line no longer named the device plugin's."""
+    own = diagnose_case(_event_case({"NVIDIA_VISIBLE_DEVICES": "0,1,4,5"})).gpu_workloads
+    today = diagnose_case(_event_case(None)).gpu_workloads
+    assert [(w.failing, w.component) for w in own] == [(True, None)]
+    assert [(w.failing, w.component is not None) for w in today] == [(True, True)]
