@@ -29,6 +29,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import cluster_own_words, own_words, voiced, workload_findings
 from gpunode.checks.facts_fit import fit_to_facts, refitted_causes
 from gpunode.checks.journal_names import journal_findings, silent_state_findings
+from gpunode.checks.pod_env import not_asked_for
 from gpunode.checks.pods import display_state, ready_ratio
 from gpunode.checks.signatures import (
     cluster_event_findings,
@@ -40,7 +41,7 @@ from gpunode.checks.signatures import (
 from gpunode.checks.state_labels import state_label_findings
 from gpunode.checks.versions import HOST_VERSIONS, component_version, image_tag
 from gpunode.checks.waiting import problems_by_component, waiting_findings
-from gpunode.checks.workload_logs import workload_log_findings
+from gpunode.checks.workload_logs import cdi_by_default, workload_log_findings
 from gpunode.daemonsets import daemonset_table
 from gpunode.decisive import message_of, shown
 from gpunode.doubt import cluster_doubts, doubts_of, settle
@@ -151,8 +152,8 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         named.extend(own_words(ctx, cid, findings))  # (it only adds to findings)
         if refitted or len(findings) != said:
             fit_to_facts(ctx, findings)  # (the decisive line named as one)
-    named.extend(workload_findings(ctx))
-    named.extend(workload_log_findings(ctx))
+    named.extend(not_asked_for(ctx, workload_findings(ctx), cdi_by_default))  # unless the pod's own
+    named.extend(not_asked_for(ctx, workload_log_findings(ctx), cdi_by_default))  # NVIDIA env explains it
     named.extend(journal_findings(ctx))  # the kubelet's or runtime's error naming another layer
     _add_named(ctx, out, named)
     _sandboxes_explain(ctx.kb, out)

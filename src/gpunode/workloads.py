@@ -20,12 +20,15 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from gpunode.bundle.kube import Event, Pod
+from gpunode.checks.base import MESSAGE
 from gpunode.checks.decisive import pod_texts, workload_names
+from gpunode.checks.pod_env import own_request
 from gpunode.checks.pods import RECENT_RESTART, collection_time, display_state, pod_problem
 from gpunode.decisive import decisive_line, shown
 from gpunode.facts import ClusterFacts
 from gpunode.kb import KnowledgeBase
-from gpunode.model import NodeReport, Status, WorkloadIssue
+from gpunode.model import Finding, NodeReport, Status, WorkloadIssue
+from gpunode.podenv import nvidia_env
 
 #: Causes of pod_problem that only say the pod has not started yet.
 _NOT_STARTED = frozenset({"pod_pending", "container_create_failed"})
@@ -84,6 +87,8 @@ def _issue(facts: ClusterFacts, kb: KnowledgeBase, node: NodeReport, pod: Pod,
     events = facts.events_for("Pod", meta.namespace, meta.name)
     found = _error_line(facts, kb, pod, events)
     component = found[3] if found else None
+    if found and _leads_to(node, component) is None and _own_request(pod, found[2]):
+        component = None  # the pod's own NVIDIA env explains its line: it names no stack component
     return WorkloadIssue(
         node=node.name,
         namespace=meta.namespace,
@@ -140,6 +145,16 @@ def _error_line(facts: ClusterFacts, kb: KnowledgeBase, pod: Pod,
             where = f"{text.where}:{found.line_no}" if text.numbered else text.where
             return where, found.line, found.message, workload_names(facts.catalog, text, found.line)
     return None
+
+
+def _own_request(pod: Pod, message: str) -> bool:
+    """Whether the pod's only container's NVIDIA env explains its error line
+    (``checks.pod_env``); asked only where the node has no root cause the line leads to, so a
+    line the node's diagnosis kept as the stack's (CDI injecting by default) keeps its component."""
+    if len(pod.spec.containers) != 1:
+        return False
+    finding = Finding("", Status.FAILED, "", (), {MESSAGE: message})
+    return own_request(nvidia_env(pod.spec.containers[0]), finding, lambda: False)
 
 
 def _leads_to(node: NodeReport, component: str | None) -> str | None:

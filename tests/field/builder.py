@@ -1134,6 +1134,8 @@ def _shape_spec(spec: dict[str, Any], shape: WorkloadEv) -> None:
         spec["resourceClaims"] = [{k: v for k, v in msgspec.to_builtins(c).items() if v is not None}
                                   for c in shape.resource_claims]
         spec["containers"][0]["resources"]["claims"] = [{"name": c.name} for c in shape.resource_claims]
+    if shape.env:
+        spec["containers"][0]["env"] = [{"name": k, "value": v} for k, v in shape.env.items()]
     if shape.state in ("CrashLoopBackOff", "OOMKilled") or shape.restarts:
         spec["restartPolicy"] = "Always"
 

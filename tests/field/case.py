@@ -228,6 +228,9 @@ class WorkloadEv(_Ev, frozen=True, tag="workload", rename={
     #: the PodScheduled condition's reason (default Unschedulable)
     reason: str | None = None
     message: str | None = None
+    #: the container's env as the report shows it (NVIDIA_VISIBLE_DEVICES,
+    #: NVIDIA_DRIVER_CAPABILITIES, ...): literal values, written as the pod spec's ``env``
+    env: dict[str, str] = {}
 
 
 class NodeCmdEv(_Ev, frozen=True, tag="node-cmd"):

@@ -91,12 +91,27 @@ class Resources(_K, frozen=True):
     requests: dict[str, str] = {}
 
 
+class EnvVar(_K, frozen=True):
+    """One variable of a container's env as the pod spec writes it: ``value`` None where the
+    spec gives none (a ``valueFrom`` reference, resolved only when the container starts)."""
+
+    name: str = ""
+    value: str | None = None
+
+
+#: The container env variables gpunode reads (gpunode.podenv): NVIDIA's runtime takes the
+#: GPUs and driver capabilities a container gets from them. No other variable is collected.
+READ_ENV: tuple[str, ...] = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+
+
 class Container(_K, frozen=True):
-    """Name, image and resources: env and mounts are not judged (and are large)."""
+    """Name, image, resources and the env variables of ``READ_ENV``: mounts and every other
+    variable are not judged (and are large, or secret)."""
 
     name: str = ""
     image: str = ""
     resources: Resources = Resources()
+    env: tuple[EnvVar, ...] = ()
 
 
 class Toleration(_K, frozen=True):
@@ -492,6 +507,12 @@ READ_ANNOTATIONS: tuple[str, ...] = (
 #: (Struct, field) → the keys of that mapping that are read; the others are not collected.
 READ_KEYS: dict[tuple[type[msgspec.Struct], str], tuple[str, ...]] = {
     (ObjectMeta, "annotations"): READ_ANNOTATIONS,
+}
+#: (Struct, field) → (key, values): of that list only the items whose ``key`` is one of
+#: ``values`` are read; the others are not collected (a container's env: its two NVIDIA
+#: variables, never another variable's name or value).
+READ_ITEMS: dict[tuple[type[msgspec.Struct], str], tuple[str, tuple[str, ...]]] = {
+    (Container, "env"): ("name", READ_ENV),
 }
 #: List file stem → top-level field → dotted paths read inside it (``*``: any key; a path
 #: ending in ``{}`` keeps that object without its keys, for a presence test).

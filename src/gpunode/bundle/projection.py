@@ -31,6 +31,20 @@ from gpunode.bundle import kube
 #: A shape: which keys of a JSON object are kept, each with the shape of its value; ``"*"``
 #: stands for any key; None keeps the value whole. Applied to a list, it applies to each item.
 Shape: TypeAlias = "dict[str, Shape | None]"
+
+
+class Only(dict[str, "Shape | None"]):
+    """The shape of a list's items that keeps only the items whose ``key`` is one of ``values``
+    (``kube.READ_ITEMS``): a container's env keeps its NVIDIA variables and no other."""
+
+    def __init__(self, key: str, names: tuple[str, ...], shape: Shape | None) -> None:
+        super().__init__(shape or {})
+        self.key, self.names = key, names
+
+    def kept(self, items: list[Any]) -> list[Any]:
+        return [i for i in items if isinstance(i, dict) and i.get(self.key) in self.names]
+
+
 NOT_COLLECTED: Final = "<not collected>"
 #: Kept of every object, read or not: what makes it an API object someone can look up.
 IDENTITY: Final[Shape] = {
@@ -45,7 +59,7 @@ def merge(a: Shape | None, b: Shape | None) -> Shape | None:
     """Both shapes' keys (None, keep whole, wins)."""
     if a is None or b is None:
         return None
-    out = dict(a)
+    out: Shape = Only(a.key, a.names, dict(a)) if isinstance(a, Only) else dict(a)
     for key, sub in b.items():
         out[key] = merge(out[key], sub) if key in out else sub
     return out
@@ -80,7 +94,10 @@ def _fields(info: mi.StructType, stem: str, top: bool) -> Shape:
     for f in info.fields:
         keys = kube.READ_KEYS.get((info.cls, f.name))
         paths = kube.READ_PATHS.get(stem, {}).get(f.name) if top else None
-        if keys is not None:
+        items = kube.READ_ITEMS.get((info.cls, f.name))
+        if items is not None:
+            shape[f.encode_name] = Only(*items, _type_shape(f.type, stem))
+        elif keys is not None:
             shape[f.encode_name] = dict.fromkeys(keys)
         elif paths is not None:
             shape[f.encode_name] = path_shape(paths)
@@ -125,7 +142,8 @@ def apply(value: Any, shape: Shape | None) -> Any:
             out[key] = apply(item, kept)
         return out
     if isinstance(value, list):
-        return [apply(item, shape) for item in value]
+        kept = shape.kept(value) if isinstance(shape, Only) else value
+        return [apply(item, shape) for item in kept]
     return NOT_COLLECTED if isinstance(value, str) else value  # a Struct expected: stays malformed
 
 
@@ -239,15 +257,28 @@ def _struct(cls: type[msgspec.Struct], identity: bool = False) -> type[msgspec.S
         return made
     fields = [_field(cls, f) for f in msgspec.structs.fields(cls)]
     rename = {f.name: f.encode_name for f in msgspec.structs.fields(cls)}
+    only = {f.name: kept for f in msgspec.structs.fields(cls)
+            if (kept := kube.READ_ITEMS.get((cls, f.name))) is not None}
     if identity:
         have = {f.name for f in msgspec.structs.fields(cls)}
         extra = [(name, wire) for name, wire in _IDENTITY_FIELDS if name not in have]
         fields += [(name, str | None, None) for name, _ in extra]
         rename.update(extra)
     made = msgspec.defstruct(f"Projected{cls.__name__}", fields, bases=(_Base,), rename=rename,
-                             frozen=True)
+                             frozen=not only, namespace=_keeping(only) if only else None)
     _MADE[(cls, identity)] = made
     return made
+
+
+def _keeping(only: Mapping[str, tuple[str, tuple[str, ...]]]) -> dict[str, Any]:
+    """A ``__post_init__`` that keeps, of each list field in ``only``, the items whose key is
+    one of the values (``kube.READ_ITEMS``), run by msgspec as it decodes the item."""
+
+    def __post_init__(self: Any) -> None:
+        for name, (key, values) in only.items():
+            setattr(self, name, tuple(i for i in getattr(self, name) if getattr(i, key) in values))
+
+    return {"__post_init__": __post_init__}
 
 
 def _field(owner: type[msgspec.Struct], f: Any) -> tuple[str, Any, Any]:
@@ -383,6 +414,7 @@ def describe(shape: Shape | None) -> str:
     parts = []
     for key, sub in shape.items():
         inner = describe(sub)
+        key = f"{key}[{sub.key} {' or '.join(sub.names)}]" if isinstance(sub, Only) else key  # noqa: PLW2901
         if sub is None:
             parts.append(key)
         elif not sub:

@@ -886,6 +886,9 @@ def _cdi_by_default(ctx: NodeContext) -> bool:
     return bool(setup is not None and setup.cdi_enabled)
 
 
+cdi_by_default = _cdi_by_default  # (read by checks.pod_env through diagnose)
+
+
 def _no_gpu_without_runtime(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     """A GPU job whose log says its container has no driver library or GPU, in a pod that
     starts under plain runc (no RuntimeClass, NVIDIA's runtime not the default, no CDI by
