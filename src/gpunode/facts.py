@@ -237,10 +237,13 @@ class ClusterFacts:
 
     @cached_property
     def workloads_by_node(self) -> dict[str, list[Pod]]:
-        """GPU workload pods by the node they run on (or are pinned to)."""
+        """GPU workload pods by the node they run on (or are pinned to): ``target_node``,
+        read as its first test (the node a scheduled pod runs on) without a call for each
+        of the fleet's workload pods (nearly all scheduled)."""
         out: dict[str, list[Pod]] = defaultdict(list)
         for pod in self.workload_pods:
-            out[pod.spec.target_node].append(pod)
+            spec = pod.spec
+            out[spec.node_name or spec.target_node].append(pod)
         return dict(out)
 
     @cached_property
@@ -702,16 +705,32 @@ class NodeObservations:
 
 
 def workload_troubled(pod: Pod) -> bool:
-    """A workload that has not started, or one whose container's last run ended with an
-    error and left a message (terminationMessagePolicy FallbackToLogsOnError keeps its
-    last log lines there): what a GPU job said when it lost its GPUs."""
-    if workload_stuck(pod):
+    """A workload that has not started (``workload_stuck``), or one whose container's last
+    run ended with an error and left a message (terminationMessagePolicy
+    FallbackToLogsOnError keeps its last log lines there): what a GPU job said when it lost
+    its GPUs. Asked of every workload pod of the fleet once, so read in one pass over its
+    statuses, without a generator or a tuple made for each pod."""
+    status = pod.status
+    if status.phase in _NOT_STARTED:
         return True
-    for cs in pod.status.container_statuses:
-        for ended in (cs.state.terminated, cs.last_state.terminated):
-            if ended is not None and ended.exit_code != 0 and ended.message:
-                return True
+    for cs in status.init_container_statuses:
+        waiting = cs.state.waiting
+        if waiting is not None and waiting.reason:
+            return True
+    for cs in status.container_statuses:
+        state = cs.state
+        waiting, ended, last = state.waiting, state.terminated, cs.last_state.terminated
+        if waiting is not None and waiting.reason:
+            return True
+        if ended is not None and ended.exit_code != 0 and ended.message:
+            return True
+        if last is not None and last.exit_code != 0 and last.message:
+            return True
     return False
+
+
+#: Pod phases of a workload that has not started (or will not).
+_NOT_STARTED = frozenset({"Pending", "Failed"})
 
 
 def workload_stuck(pod: Pod) -> bool:

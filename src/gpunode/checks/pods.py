@@ -121,24 +121,26 @@ def absent_shared(ctx: NodeContext, component: str) -> Finding | None:
     """``_absent``, read once per distinct ``absence_key`` of the nodes and shared (a pool's
     thousands of nodes have a handful): most of a node's components have no pod there, and
     their reading is the same on every node alike in what it reads. A component whose
-    reading may read more (not in ``shareable_components``) is read on its node."""
-    node_key: tuple[object, ...]
+    reading may read more (not in ``shareable_components``) is read on its node. The
+    readings of one key are one table (``facts.shared[absence_key]``), found once per node,
+    so a component's is looked up by its id alone."""
+    table: dict[str, Finding | None]
     shareable: frozenset[str]
     known = ctx.memo.get(_ABSENT)  # (no cast() call: asked for most components of every node)
-    node_key, shareable = _absence(ctx) if known is None else known  # type: ignore[misc]
+    _, shareable, table = _absence(ctx) if known is None else known  # type: ignore[misc]
     if component not in shareable:
         return _absent(ctx, component)
-    shared, key = ctx.facts.shared, (node_key, component)
-    found = shared.get(key, _UNREAD)
+    found = table.get(component, _UNREAD)
     if found is _UNREAD:
-        found = shared[key] = _absent(ctx, component)
-    return found  # type: ignore[return-value]  # (only _absent's readings are kept by this key)
+        found = table[component] = _absent(ctx, component)
+    return found  # type: ignore[return-value]  # (only _absent's readings are kept in the table)
 
 
 _ABSENT, _SHAREABLE = "absent", "absent-shareable"
 _UNREAD = object()
-#: A node's ``absence_key`` and the facts' ``shareable_components``, kept in ``ctx.memo``.
-_Absence = tuple[tuple[object, ...], frozenset[str]]
+#: A node's ``absence_key``, the facts' ``shareable_components`` and the readings shared by
+#: the nodes of that key (component id -> ``_absent``'s reading), kept in ``ctx.memo``.
+_Absence = tuple[tuple[object, ...], frozenset[str], dict[str, Finding | None]]
 #: Node labels that ``_absent`` reads of a component with no DaemonSet (``_operator_skip``:
 #: the operator's operands switch, its workload config and each operand's state label).
 ABSENT_LABELS = (operator.OPERANDS_LABEL, operator.WORKLOAD_CONFIG,
@@ -157,14 +159,18 @@ def absence_key(ctx: NodeContext) -> tuple[object, ...]:
 
 
 def _absence(ctx: NodeContext) -> _Absence:
-    """``absence_key`` and ``shareable_components``, once per node."""
+    """``absence_key``, ``shareable_components`` and the key's shared readings, once per node."""
     node = ctx.node
     labels = node.metadata.labels if node is not None else None
     read = None if labels is None else (
         tuple([labels.get(label) for label in ABSENT_LABELS]), operator.has_nvidia_pci_label(labels))
     platform = ctx.platform
     key = (_ABSENT, read, platform.provides, platform.title, ctx.pods_complete)
-    known = ctx.memo[_ABSENT] = (key, shareable_components(ctx.facts))
+    shared = ctx.facts.shared
+    table = cast("dict[str, Finding | None] | None", shared.get(key))
+    if table is None:
+        table = shared[key] = {}
+    known = ctx.memo[_ABSENT] = (key, shareable_components(ctx.facts), table)
     return known
 
 

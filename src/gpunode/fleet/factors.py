@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from itertools import chain
 
 from gpunode.fleet.model import Correlation
 from gpunode.fleet.profile import Profile
@@ -67,11 +68,13 @@ def find(profiles: Sequence[Profile]) -> list[Correlation]:
 
 
 def _value_totals(profiles: Sequence[Profile]) -> dict[str, Counter[str]]:
-    """How many nodes hold each value of each factor (counted once for every cause)."""
+    """How many nodes hold each value of each factor (counted once for every cause). The
+    (factor, value) pairs of all nodes are counted in one C loop, then grouped by factor
+    (each factor and value in the order first seen, as one Python loop would give)."""
+    pairs: Counter[tuple[str, str]] = Counter(chain.from_iterable(p.factors.items() for p in profiles))
     totals: dict[str, Counter[str]] = defaultdict(Counter)
-    for p in profiles:
-        for factor, value in p.factors.items():
-            totals[factor][value] += 1
+    for (factor, value), count in pairs.items():
+        totals[factor][value] = count
     return totals
 
 

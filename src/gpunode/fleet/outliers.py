@@ -108,14 +108,19 @@ def _in_class(label: str, members: list[Profile]) -> Iterator[Outlier]:
     yield from _sets(label, members)
 
 
-def _majority(values: Sequence[object]) -> tuple[object, int] | None:
-    """The value a clear majority of the known values holds, and how many hold it."""
-    if not values:
+def _majority(values: Sequence[object]) -> tuple[object, int, bool] | None:
+    """The value a clear majority of the known (not None) ``values`` holds, how many hold
+    it, and whether every known value is that one: then no member differs, and the loop
+    over a class's members is spared (most aspects of a pool of like nodes)."""
+    tally = Counter(values)
+    tally.pop(None, None)
+    if not tally:
         return None
-    value, held = Counter(values).most_common(1)[0]
-    if held < MIN_PEERS or held < MAJORITY * len(values):
+    value, held = tally.most_common(1)[0]
+    known = held if len(tally) == 1 else sum(tally.values())
+    if held < MIN_PEERS or held < MAJORITY * known:
         return None
-    return value, held
+    return value, held, held == known
 
 
 def _aspects(members: list[Profile], table: str) -> list[str]:
@@ -133,10 +138,10 @@ def _counts(label: str, members: list[Profile]) -> Iterator[Outlier]:
     tables = [p.counts for p in members]
     for aspect in _aspects(members, "counts"):
         values = _values(tables, aspect)
-        found = _majority([v for v in values if v is not None])
-        if found is None:
+        found = _majority(values)
+        if found is None or found[2]:
             continue
-        peers_value, held = found
+        peers_value, held, _ = found
         assert isinstance(peers_value, int)
         for p, value in zip(members, values, strict=True):
             if value is not None and value < peers_value and not p.failing:
@@ -148,10 +153,10 @@ def _versions(label: str, members: list[Profile]) -> Iterator[Outlier]:
     tables = [p.versions for p in members]
     for aspect in _aspects(members, "versions"):
         values = _values(tables, aspect)
-        found = _majority([v for v in values if v is not None])
-        if found is None:
+        found = _majority(values)
+        if found is None or found[2]:
             continue
-        peers_value, held = found
+        peers_value, held, _ = found
         for p, value in zip(members, values, strict=True):
             if value is not None and value != peers_value and not p.failing:
                 yield Outlier(p.name, label, f"version.{aspect}", version_words(aspect),
@@ -162,10 +167,10 @@ def _measures(label: str, members: list[Profile]) -> Iterator[Outlier]:
     tables = [p.measures for p in members]
     for aspect in _aspects(members, "measures"):
         values = _values(tables, aspect)
-        found = _majority([v for v in values if v is not None])
-        if found is None:
+        found = _majority(values)
+        if found is None or found[2]:
             continue
-        peers_value, held = found
+        peers_value, held, _ = found
         assert isinstance(peers_value, float)
         for p, value in zip(members, values, strict=True):
             if value is None or p.failing or abs(value - peers_value) <= DEVIATION * abs(peers_value):
@@ -178,7 +183,7 @@ def _sets(label: str, members: list[Profile]) -> Iterator[Outlier]:
     for aspect in _aspects(members, "sets"):
         having = Counter(p.sets[aspect] for p in members if aspect in p.sets)  # few distinct sets
         known = sum(having.values())
-        if known <= MIN_PEERS:
+        if known <= MIN_PEERS or len(having) == 1:  # (one set: every member that has it holds it)
             continue
         frequency: Counter[str] = Counter()
         for keys, times in having.items():
