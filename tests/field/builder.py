@@ -62,7 +62,10 @@ from gpunode.sim.scenario import Scenario, scenario_from_data
 from gpunode.sim.world import NodeState, World
 from gpunode.sim.writer import write
 
-_WORKLOAD_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+#: The image of a workload whose report names none: one whose tag names no CUDA version, since
+#: the engine reads the CUDA version an image's tag names (gpunode.parse.image_cuda) and a
+#: report that gives no image says nothing of it.
+_WORKLOAD_IMAGE = "registry.example.com/gpu-workload:latest"
 _SCHEDULER_REASONS = {"FailedScheduling", "Scheduled", "Preempted"}
 _CONTROLLER_REASONS = {"NodeNotReady", "NodeReady", "RegisteredNode", "RemovingNode", "DeletingNode"}
 

@@ -59,6 +59,7 @@ from gpunode.facts import LogFile
 from gpunode.job_errors import job_error
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.image_cuda import image_cuda
 from gpunode.parse.infiniband import parse_ibstat, parse_ibv_devinfo
 from gpunode.relazy import lazy_compile
 from gpunode.runtimes import is_nvidia_runtime
@@ -456,6 +457,9 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding,
     driver there stays the driver's, as the words alone do not say no library was loaded."""
     if finding.cause not in (_TOO_OLD, _NO_LIBS):
         return finding
+    settled = _image_cuda_settles(ctx, pod, finding, lines) if finding.cause == _TOO_OLD else None
+    if settled is not None:
+        return settled
     docker_unread = finding.cause == _NO_LIBS and _docker_default_unread(ctx, pod)
     if not docker_unread and not _runs_without_nvidia_runtime(ctx, pod):
         return finding
@@ -469,6 +473,53 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding,
     return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
                                    status=known.severity, specificity=max(known.specificity,
                                                                           finding.specificity))
+
+
+def _image_cuda_settles(ctx: NodeContext, pod: Pod, finding: Finding,
+                        lines: Sequence[str]) -> Finding | None:
+    """CUDA's insufficient driver settled by the node's driver against the CUDA version the
+    job's image names in its tag (gpunode.parse.image_cuda), where nvidia-smi answers on the
+    node with no mismatch of its own. Drivers are backward compatible with every older CUDA
+    (https://docs.nvidia.com/deploy/cuda-compatibility/frequently-asked-questions.html;
+    the CUDA images need only a driver at their toolkit's version or newer, mounted from the
+    host: https://nvidia.github.io/container-wiki/toolkit/container-images.html): a node whose
+    driver's CUDA version is at or above the image's is not too old for it, and the runtime
+    still reports error 35 where the container reached no driver library at all (PyTorch's
+    CUDAFunctions.cpp reads error 35 with driver version 0 as no driver; NVIDIA/gpu-operator#1017,
+    a pod under plain runc on a current driver). So for a pod that names no RuntimeClass,
+    where neither the platform's plugin nor CDI by default put the driver in and the job's
+    words do not show a driver library loaded, the runtime's default is the fault. A node
+    driver older than the image's CUDA by a major release (or by any release before CUDA 11,
+    which has no minor-version compatibility: docs.nvidia.com/deploy/cuda-compatibility/
+    minor-version-compatibility.html) is too old whatever the runtime, and stays the driver's.
+    None where the image names no CUDA, the node's CUDA is not read, or neither holds."""
+    container = finding.context.get("container", "")
+    image = next((c.image for c in pod.spec.containers if c.name == container), "")
+    wanted = image_cuda(image) if image else None
+    smi = ctx.nvidia_smi
+    node = _cuda_pair(smi.cuda_version or "") if wanted and smi is not None and _host_release(ctx) else None
+    if wanted is None or node is None:
+        return None
+    if node < wanted and (node[0] < wanted[0] or wanted[0] < 11):
+        return finding  # the driver is older than the image's CUDA: too old under any runtime
+    if node < wanted or pod.spec.runtime_class_name or _platform_plugin_mounts_driver(ctx):
+        return None
+    if _cdi_by_default(ctx) or _driver_files_shown(finding, lines):
+        return None
+    known = ctx.kb.get(NOT_DEFAULT_RUNTIME)
+    return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
+                                   status=known.severity, specificity=max(known.specificity,
+                                                                          finding.specificity))
+
+
+#: A CUDA version as nvidia-smi prints it ("12.8").
+_CUDA_PAIR = lazy_compile(r"^(?P<major>\d{1,2})\.(?P<minor>\d{1,2})\b")
+
+
+def _cuda_pair(version: str) -> tuple[int, int] | None:
+    """nvidia-smi's CUDA version as (major, minor); None where it printed none."""
+    said = _CUDA_PAIR.match(version.strip())
+    return None if said is None else (int(said["major"]), int(said["minor"]))
 
 
 def _driver_files_shown(finding: Finding, lines: Sequence[str]) -> bool:
