@@ -48,6 +48,8 @@ from gpunode.checks.devices_lost import FRAMEWORK_NO_DEVICE, LOST, lost_device_l
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
 from gpunode.checks.nccl_system_error import bare_system_error, shares_gpus_in_container
 from gpunode.checks.net_plugin import plugin_fell_back
+from gpunode.checks.no_cgroups import REFUSED as NO_CGROUPS_REFUSED
+from gpunode.checks.no_cgroups import nvml_refused, skips_device_cgroup
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.checks.tegra_mounts import mounts_cuda, says_mounted_library_missing
@@ -151,7 +153,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
-        finding = _uvm_recast(ctx, finding)
+        finding = _no_cgroups_recast(ctx, _uvm_recast(ctx, finding))
         # NVML answered: one query's privilege
         yield from (_confined(ctx, _image_libcuda(ctx, _image_nvml(ctx, kept, log.lines), log.lines))
                     for kept in unless_query_refused(finding, log.lines)
@@ -552,6 +554,17 @@ def _uvm_recast(ctx: NodeContext, finding: Finding) -> Finding:
     if finding.cause == UVM_MISSING or not says_init_unknown(finding.context.get(MESSAGE, "")):
         return finding
     return _recast(ctx, finding, UVM_MISSING) if uvm_not_loaded(ctx.modules) else finding
+
+
+def _no_cgroups_recast(ctx: NodeContext, finding: Finding) -> Finding:
+    """A job's NVML refused its GPU on a node whose toolkit config skips the device cgroup
+    (checks.no_cgroups says why): the toolkit's refusal, not the driver's."""
+    if not nvml_refused(finding.context.get(MESSAGE, "")) or not skips_device_cgroup(ctx.obs.files):
+        return finding
+    known = ctx.kb.get(NO_CGROUPS_REFUSED)
+    return msgspec.structs.replace(finding, component="container-toolkit", cause=known.code,
+                                   status=Status.FAILED, specificity=max(known.specificity,
+                                                                         finding.specificity))
 
 
 def _on_vgpu(ctx: NodeContext) -> bool:
