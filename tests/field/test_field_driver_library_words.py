@@ -140,3 +140,26 @@ def test_the_drivers_x_module_not_found_is_the_drivers() -> None:
         found = TABLE.read(line)
         assert found is None or found.component != "driver", line
 
+
+def _runtime_journal(text: str) -> Case:
+    journal = {"kind": "node-cmd", "name": "journal-runtime.txt", "text": text + "\n"}
+    return synthetic_case("x-host-nvml", [journal], platform="docker", cluster={"driver_mode": "host"})
+
+
+def test_a_host_daemon_that_cannot_load_nvml_names_the_drivers_library() -> None:
+    """The Go NVML bindings' "could not load NVML library" (NVML_ERROR_LIBRARY_NOT_FOUND, a failed
+    dlopen of libnvidia-ml from the host's loader path) in the node's own journal: the host's
+    libnvidia-ml is not in its ld cache (NVIDIA/nvidia-docker#470, #74)."""
+    line = "nvidia-docker-plugin | 2017/09/18 16:29:20 Error: could not load NVML library"
+    assert top_pair(_runtime_journal(line)) == ("driver", "nvml_library_missing")
+
+
+def test_the_toolkit_clis_own_library_failure_stays_the_toolkits() -> None:
+    """nvidia-container-cli searches its configured driver root: its "load library failed" is the
+    toolkit's (container_cli_no_driver_libs), and a healthy journal line about NVML says nothing."""
+    line = ('dockerd[812]: time="2024-01-02T03:04:05Z" level=error msg="Handler for POST /containers/create '
+            'returned error: nvidia-container-cli: initialization error: load library failed: '
+            'libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown"')
+    assert top_pair(_runtime_journal(line)) != ("driver", "nvml_library_missing")
+    quiet = "nvidia-docker-plugin | 2017/09/18 16:29:20 Loading NVIDIA management library"
+    assert top_pair(_runtime_journal(quiet)) is None

@@ -210,6 +210,37 @@ def operand_finds_no_host_nvml(ctx: NodeContext, component: str) -> Iterator[Fin
                 return
 
 
+#: The Go NVML bindings' words for NVML_ERROR_LIBRARY_NOT_FOUND, a failed dlopen of libnvidia-ml
+#: (nvidia-docker 1.x's src/nvml/nvml.go, the gonvml bindings: errors.New("could not load NVML
+#: library"); NVML's "NVML Shared Library Not Found",
+#: https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html).
+_HOST_NVML_NOT_LOADED = lazy_compile(r"\b[Cc]ould not load NVML library\b")
+#: The node's journal of its container runtime and the daemons beside it (gpunode.probe.journal).
+_RUNTIME_JOURNAL = "journal-runtime.txt"
+
+
+@check("driver")
+def host_daemon_finds_no_nvml(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A host daemon of the container stack that loads NVML from the host's own loader path
+    (nvidia-docker 1.x's plugin beside dockerd) logging in the node's journal that it could not:
+    the host's libnvidia-ml is not in the ld cache, the driver's user-space install left it out
+    of the loader's path (NVIDIA/nvidia-docker#470: the driver's directory dropped from
+    ld.so.conf by prime-select; #74: RPM Fusion's ld.so.conf entry only in the devel package).
+    The same words in a container's log are the runtime's injection (checks.workload_logs), and
+    the toolkit CLI's "load library failed" searches its own driver root (the toolkit's)."""
+    split = ctx.text_lines("cmd", _RUNTIME_JOURNAL)
+    if split is None:
+        return
+    lines = split[0]
+    index = next((i for i in range(len(lines) - 1, -1, -1)
+                  if "nvml library" in lines[i].lower() and _HOST_NVML_NOT_LOADED.search(lines[i])), None)
+    if index is None:
+        return
+    ev = Evidence(f"{ctx.obs.path_of('cmd', _RUNTIME_JOURNAL)}:{index + 1}", lines[index].strip()[:300])
+    cause = "nvml_library_missing"
+    yield problem(component, cause, ev, specificity=ctx.kb.get(cause).specificity)
+
+
 def _failing(pod: Pod) -> bool:
     """A pod whose containers restarted or are not ready."""
     statuses = pod.status.container_statuses
