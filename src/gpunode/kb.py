@@ -189,8 +189,14 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 #: nvidia-peermem not found in directory /lib/modules/6.8.0-1059-azure", "modprobe: ERROR:
 #: could not insert 'nvidia_modeset': No such device"): the program that failed is the
 #: loader, whatever words its reason uses, so the class is read by the precedence over the
-#: whole line (module_load first), not from its innermost reason.
-_LOADER_FAILED = lazy_compile(r"^(?:.{0,80}[\s\]:])?(?:modprobe|insmod|rmmod): (?:ERROR|FATAL)\b")
+#: whole line (module_load first), not from its innermost reason. A program that runs the
+#: loader relays its stderr quoted, after its own words of any length (ceph-csi's CSI node
+#: plugin: 'modprobe failed (an error (exit status 1) occurred while running modprobe args:
+#: [nbd]): "modprobe: FATAL: Module nbd not found in directory ..."', ceph/ceph-csi#2878's
+#: "%q" of the stderr, ceph/ceph-csi#2918): kmod's own "could not insert '%s': %s" (its
+#: tools/modprobe.c) gives the kernel's errno for the module, Exec format error (ENOEXEC)
+#: a module built for another kernel or machine, not a file of the caller's.
+_LOADER_FAILED = lazy_compile(r"(?:^|[\s\]:\"'])(?:modprobe|insmod|rmmod): (?:ERROR|FATAL)\b")
 #: A program's check of its own configuration that failed: the Go idiom 'validating <section>
 #: config: %w' (CRI-O's Config.Validate: "validating runtime config: conmon validation: invalid
 #: conmon path: stat /usr/libexec/crio/conmon: no such file or directory", cri-o/cri-o#3776).
@@ -338,7 +344,7 @@ class KnowledgeBase:
         if _STRCONV.search(line) and not _NAMES_CONFIG.search(line):
             line = _STRCONV.sub("not a number", line)  # a value read elsewhere, not configured
         line = _NOT_THE_REASON.sub("", line) or line
-        if _LOADER_FAILED.match(line) or _VALIDATING_CONFIG.search(line) \
+        if _LOADER_FAILED.search(line) or _VALIDATING_CONFIG.search(line) \
                 or _ADMISSION_REFUSED.search(line):  # the whole line decides
             return self._first_class(line)
         parts = line.split(": ")
