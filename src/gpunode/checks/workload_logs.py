@@ -53,6 +53,7 @@ from gpunode.checks.no_cgroups import nvml_refused, skips_device_cgroup
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.checks.tegra_mounts import mounts_cuda, says_mounted_library_missing
+from gpunode.checks.unversioned_library import own_unversioned_load
 from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
 from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.checks.vgpu_words import is_vgpu, unavailable_index
@@ -146,7 +147,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             continue
         done.add(key)
         if (_own_nccl_setting(found.line, log.lines) or _shm_after_cuda(found, log.lines)
-                or plugin_fell_back(found.line, found.line_no, log.lines)):
+                or plugin_fell_back(found.line, found.line_no, log.lines)
+                or own_unversioned_load(found.line, found.line_no, log.lines)):
             continue
         verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
         finding = _as_text_catalogued(ctx.kb, as_catalogued(ctx.kb, line_finding(
@@ -815,7 +817,8 @@ _DRIVER_VERSION_READ = lazy_compile(
 #: CDI) is what puts these into a container, so in a pod that asked for GPUs they say the
 #: container started without it.
 _NO_GPU_IN_CONTAINER = lazy_compile(
-    r"\blib(?:cuda|nvidia-ml)\.so(?:\.1)?: cannot open shared object file"
+    # (the unversioned libnvidia-ml.so is no name a runtime delivers: checks.unversioned_library)
+    r"\b(?:libcuda\.so(?:\.1)?|libnvidia-ml\.so\.1): cannot open shared object file"
     r"|Found no NVIDIA driver on your system"
     r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected"
     r"|Failed to initialize NVML: (?:could not load NVML library|ERROR_LIBRARY_NOT_FOUND)"
