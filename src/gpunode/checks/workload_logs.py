@@ -766,6 +766,9 @@ _DRIVER_VERSION_FOUND = lazy_compile(
     # cudaErrorUnsupportedPtxVersion )", Jittor/jittor#194): no word boundary inside them
     r"|\bPTX was compiled with an unsupported toolchain\b"
     r"|\b(?:CUDA_ERROR_)?UNSUPPORTED_PTX_VERSION\b|\b(?:cudaError)?UnsupportedPtxVersion\b"
+    # dlsym finding no NVML or CUDA driver API function in the driver's loaded library
+    # (data/job_errors/driver_libraries.toml driver-library-lacks-entry-point): it was loaded
+    r"|\blib(?:cuda|nvidia-ml)\.so(?:\.\d+)*:\s*undefined symbol:\s*(?:cu|nvml)[A-Z]"
     # FFmpeg's NVENC encoder, after libnvidia-encode told it the newest API the driver offers
     r"|\bDriver does not support the required nvenc API version\b"
     # the Video Codec SDK's NvEncoder (VPF, OBS) after the same query to libnvidia-encode
