@@ -53,8 +53,8 @@ _PEER_WORDS = ("nv_mem ", "nvidia-peermem ")
 _MODULE_GATE, _CRASH_GATE, _PEER_GATE = (
     lazy_compile("|".join(map(re.escape, words))) for words in (_MODULE_WORDS, _CRASH_WORDS, _PEER_WORDS))
 #: Literals one of which every line judged here holds (most nodes' logs: none).
-_LITERALS = ("NVRM", "nvidia-nvlink: ", "nvidia-uvm: ", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS,
-             _LINKED_IN)
+_LITERALS = ("NVRM", "nvidia-nvlink: ", "nvidia-uvm: ", "nvidia-fs:", *_MODULE_WORDS, *_PEER_WORDS,
+             *_CRASH_WORDS, _LINKED_IN)
 #: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
 #: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
 #: ("nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"):
@@ -87,7 +87,13 @@ _MODULE_LINE = lazy_compile(
 #: alloc_chrdev_region failed: -16", kernel-open/nvidia/nvlink_linux.c) and the unified-memory
 #: module ("nvidia-uvm: uvm init failed: -22", kernel-open/nvidia-uvm/uvm.c): read as NVRM lines
 #: (their notices, "Nvlink Core is being initialized", "Loaded the UVM driver", say no failure).
-_NVRM = lazy_compile(r"(?:NVRM(?:: | (?=\w*[A-Z_]\w*: ))|\bnvidia-(?:nvlink|uvm): )(?P<text>.+)")
+#: GPUDirect Storage's nvidia-fs module prints every message, error or notice, under
+#: "nvidia-fs:" with no space (its nvfs_err/nvfs_info macros, NVIDIA/gds-nvidia-fs
+#: src/nvfs-core.h): "nvidia-fs:write IO failed :-14" is the module failing a GPU IO, read
+#: as the driver's like the other modules' lines ("nvidia-fs:Initializing nvfs driver module"
+#: says no failure).
+_NVRM = lazy_compile(
+    r"(?:NVRM(?:: | (?=\w*[A-Z_]\w*: ))|\bnvidia-(?:nvlink|uvm): |\bnvidia-fs:\s?)(?P<text>.+)")
 #: Module name prefixes and the component whose modules they are.
 _MODULE_OWNERS = (
     ("nvidia", "driver"),
