@@ -152,11 +152,11 @@ _TYPEMETA_RE = lazy_compile(
 
 def strip_typemeta(item: bytes) -> bytes:
     """Drop apiVersion/kind from a compact item, as typed list responses do."""
+    if b'"kind"' not in item:  # nothing to drop: no pattern to try
+        return item
     stripped, count = _TYPEMETA_RE.subn(b"{", item, count=1)
     if count:
         return stripped
-    if b'"kind"' not in item:
-        return item
     obj = msgspec.json.decode(item)
     obj.pop("apiVersion", None)
     obj.pop("kind", None)
