@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import sys
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -86,11 +87,21 @@ def _loaded(name: str, module: str, parents: bool) -> Iterator[str]:
         name = name.rpartition(".")[0] if parents else ""
 
 
+Statements = tuple[ast.Import | ast.ImportFrom, ...]
+
+
+@cache
+def _statements(source: str) -> tuple[Statements, Statements]:
+    """A module's import statements: those that run on load, and every one. Parsed once per
+    source text in a process, since several tests read the same package's graph in its forms."""
+    tree = ast.parse(source)
+    return tuple(_imports(tree, deferred=False)), tuple(_imports(tree, deferred=True))
+
+
 def _targets(module: str, path: Path, known: dict[str, Path], deferred: bool, parents: bool) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     is_package = path.name == "__init__.py"
     out: set[str] = set()
-    for node in _imports(tree, deferred):
+    for node in _statements(path.read_text(encoding="utf-8"))[deferred]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         else:
