@@ -108,7 +108,9 @@ _MODULE_OWNERS = (
 _RDMA_MODULE = lazy_compile(r"rdma")
 #: NVRM lines that are routine, whatever word they hold.
 _ROUTINE = lazy_compile(r"NVRM: (?:loading NVIDIA|GPU at PCI|Persistence mode is deprecated|"
-                        r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid ")
+                        r"\S+: .{0,60}Clearing it\.?$)|NVRM: Xid |"
+                        # the NVLink core's and the UVM module's load banners, on every healthy node
+                        r"nvidia-nvlink: Nvlink Core is being initialized|nvidia-uvm: Loaded the UVM driver")
 _OWNED = ("driver", "gpu-hardware", "ofed")
 #: The components an NVRM failure line may name as its owner instead of the driver: the GPU
 #: (a BAR, the VBIOS) and Fabric Manager, whose state the driver's status codes name
@@ -202,15 +204,14 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     # no line is asked (a word in a line is in the log)
     gates = tuple(gate for gate in (_MODULE_GATE, _CRASH_GATE, _PEER_GATE) if gate.search(text))
     adapter: tuple[int, str] | None = None
-    driver_speaks = False  # an NVRM line of the driver's own, failure or notice
     for index, line in enumerate(split[0]):
         owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates)
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
         elif owner is not None:
             out[owner] = (index + 1, line.strip())
-        driver_speaks = driver_speaks or owner == "driver" or _driver_notice(line, catalog.named_in)
-    if adapter is not None:  # the GPU's own, unless the driver said why
+    if adapter is not None:  # the GPU's own, unless the driver said why (its own line, failure or notice)
+        driver_speaks = "driver" in out or any(_driver_notice(line, catalog.named_in) for line in split[0])
         out.setdefault("driver" if driver_speaks else "gpu-hardware", adapter)
     if _PROBE_FAILED.search(out.get("driver", (0, ""))[1]) and _refused_served(ctx, text):
         out.setdefault("gpu-hardware", out.pop("driver"))
