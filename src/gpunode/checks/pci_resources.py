@@ -18,6 +18,7 @@ space for") are bridges' windows it could not place, usually unused, and not rea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpunode.checks.base import check
@@ -65,15 +66,20 @@ def gpus_to_vms(ctx: NodeContext) -> bool:
     return bool(gpus) and all(g.driver == VFIO_DRIVER for g in gpus)
 
 
-def gpu_region_refused(line: str, gpus: set[str], for_vms: bool) -> bool:
-    """Whether ``line`` is the kernel refusing a BAR of one of ``gpus``, of a device the
-    nvidia driver binds, or of one vfio-pci binds where the node's GPUs go to VMs."""
-    found = _CANT_RESERVE.search(line) if _LITERAL in line else None
+def names_node_gpu(found: re.Match[str] | None, gpus: set[str], for_vms: bool) -> bool:
+    """Whether a kernel line's device (the match's ``driver`` and ``bus`` groups) is one of
+    ``gpus``, a device the nvidia driver binds, or one vfio-pci binds where the node's GPUs go
+    to VMs: the kernel's device lines name a PCI function, not a GPU."""
     if found is None:
         return False
     driver = found["driver"]
     return (driver == _NVIDIA or short_bus_id(found["bus"]) in gpus
             or (driver == VFIO_DRIVER and for_vms))
+
+
+def gpu_region_refused(line: str, gpus: set[str], for_vms: bool) -> bool:
+    """Whether ``line`` is the kernel refusing a BAR of one of the node's GPUs (names_node_gpu)."""
+    return names_node_gpu(_CANT_RESERVE.search(line) if _LITERAL in line else None, gpus, for_vms)
 
 
 @check("kernel", may_find=_may_reserve)  # dmesg is one of the kernel's sources, not its need

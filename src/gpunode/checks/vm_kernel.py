@@ -30,13 +30,11 @@ from collections.abc import Iterator, Sequence
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
-from gpunode.checks.pci_resources import gpus_to_vms, node_gpus
-from gpunode.checks.probe import VFIO_DRIVER
+from gpunode.checks.pci_resources import gpus_to_vms, names_node_gpu, node_gpus
 from gpunode.checks.vm_devices import VM_PLUGIN
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.job_errors import job_error
 from gpunode.model import Finding, Status
-from gpunode.parse.gpu_ref import short_bus_id
 from gpunode.relazy import lazy_compile
 
 _HEX = "[0-9a-fA-F]"
@@ -47,7 +45,6 @@ _GPU_GONE = lazy_compile(
     rf"\b(?P<driver>[\w-]{{1,40}}) (?P<bus>(?:{_HEX}{{4}}:)?{_HEX}{{2}}:{_HEX}{{2}}\.[0-7]): "
     r"(?:not ready \d+ms after [\w ()>-]{1,40}; giving up"
     r"|Unable to change power state from D3\w* to D0, device inaccessible)")
-_NVIDIA = "nvidia"
 VFIO_MANAGER = "vfio-manager"
 #: The job-error entries of the guest driver's handshake with its host (guest kernel log).
 _HANDSHAKE = ("vgpu-host-version-too-old", "vgpu-guest-host-incompatible")
@@ -92,14 +89,8 @@ def _may_be_gone(ctx: NodeContext) -> bool:
 
 
 def gpu_not_back(line: str, gpus: set[str], for_vms: bool) -> bool:
-    """Whether ``line`` is the PCI core giving up on one of ``gpus``, on a device the nvidia
-    driver binds, or on one vfio-pci binds where the node's GPUs go to VMs."""
-    found = _GPU_GONE.search(line)
-    if found is None:
-        return False
-    driver = found["driver"]
-    return (driver == _NVIDIA or short_bus_id(found["bus"]) in gpus
-            or (driver == VFIO_DRIVER and for_vms))
+    """Whether ``line`` is the PCI core giving up on one of the node's GPUs (names_node_gpu)."""
+    return names_node_gpu(_GPU_GONE.search(line), gpus, for_vms)
 
 
 @check("gpu-hardware", may_find=_may_be_gone)  # dmesg is one of the GPU's sources, not its need
