@@ -97,9 +97,10 @@ def test_a_direct_verbs_call_the_kernel_lacks_is_the_ofed_version() -> None:
 def test_the_shared_memory_segment_line_wrapped_by_a_paste() -> None:
     assert _table(SHM_WRAPPED[1]) == ("container-runtime", "error_resource_exhausted")
     assert _top(_job("\n".join(SHM_WRAPPED) + "\n")) == ("container-runtime", "error_resource_exhausted")
-    # another errno after the segment line is not the pod's /dev/shm size
+    # another errno after the segment line is not the pod's /dev/shm size: a refusal is the
+    # runtime's permission on /dev/shm (shm-permission-denied), never its size
     other = "while creating shared memory segment /dev/shm/nccl-x (size 10), error: Permission denied"
-    assert _table(other) == (None, None)
+    assert _table(other) == ("container-runtime", "error_permission_denied")
 
 
 def test_an_injected_graph_file_naming_a_gpu_the_node_lacks() -> None:

@@ -271,7 +271,10 @@ SET_B: tuple[Line, ...] = (
     Line("vgpuarchive-1-api-guest", "https://github.com/nvidiavgpuarchive/index/issues/1",
          _API_GUEST, _cmd("dmesg.txt", _API_GUEST), ("driver", "driver_library_mismatch")),
     Line("aerial-31-rmmod-in-use", "https://github.com/NVIDIA/aerial-cuda-accelerated-ran/issues/31",
-         _RMMOD, _driver_log(_RMMOD), ("driver", "error_module_load")),
+         # kmod refusing to unload a module the host's driver stack holds, in the driver
+         # container's log: the catalogued host_driver_conflict (its class, error_module_load,
+         # was the fallback before that cause read kmod's words)
+         _RMMOD, _driver_log(_RMMOD), ("driver", "host_driver_conflict")),
     Line("dashdot-1226-require-cuda128", "https://github.com/MauriceNino/dashdot/issues/1226",
          _CUDA128, _workload_event(_CUDA128), ("driver", "cuda_driver_too_old")),
 )

@@ -26,6 +26,12 @@ from gpunode.model import Finding, Status
 
 _COMPONENT = "network-operator"
 _SANDBOX = "FailedCreatePodSandBox"
+#: A delegate plugin refusing the attachment's own configuration (the CNI plugins' loadConf
+#: failures, e.g. the SR-IOV CNI's "failed to load netconf: LoadConf(): VF pci addr is
+#: required" when the network definition names no device resource,
+#: k8snetworkplumbingwg/sriov-network-device-plugin#258): the network's author's, not the
+#: operator's; a lower layer it names is read on the node.
+_NETCONF = "failed to load netconf"
 
 
 @cluster_check(_COMPONENT)
@@ -37,7 +43,8 @@ def secondary_network_sandboxes(facts: ClusterFacts) -> Iterator[Finding]:
         for pod in facts.troubled_workloads_by_node[node]:
             meta = pod.metadata
             for event in facts.events_for("Pod", meta.namespace, meta.name):
-                if event.reason != _SANDBOX or facts.catalog.named_in(event.message) != _COMPONENT:
+                if (event.reason != _SANDBOX or facts.catalog.named_in(event.message) != _COMPONENT
+                        or _NETCONF in event.message):
                     continue
                 found = decisive_line(event.message.splitlines(), kb.class_of)
                 if found is None:
