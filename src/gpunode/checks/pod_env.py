@@ -88,12 +88,12 @@ def own_request(env: NvidiaEnv, finding: Finding, cdi_by_default: Callable[[], b
     if refused is not None:
         return (refused.group("old") or refused.group("id")) in env.devices()
     library = library_capability(line)
-    no_library = library is not None or (finding.cause in _NO_LIBRARY_CAUSES and _no_libcuda(line))
-    if env.asks_nothing() and (no_library or _NO_GPU.search(line) is not None):
+    without_libcuda = finding.cause in _NO_LIBRARY_CAUSES and _no_libcuda(line)
+    if env.asks_nothing() and (library is not None or without_libcuda or _NO_GPU.search(line) is not None):
         return True
     if env.asks_no_gpu() and library is None and _NO_GPU.search(line) is not None:
         return True
-    wanted = library or ("compute" if finding.cause in _NO_LIBRARY_CAUSES and _no_libcuda(line) else None)
+    wanted = library or ("compute" if without_libcuda else None)
     return wanted is not None and env.lacks(wanted) and not cdi_by_default()
 
 
