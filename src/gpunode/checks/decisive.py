@@ -44,6 +44,7 @@ from gpunode.checks.named import (
     sharing_spec_owner,
     spec_device_owner,
 )
+from gpunode.checks.seccomp_spec import spec_errno_dropped
 from gpunode.decisive import (
     MAX_LINE,
     Decisive,
@@ -1210,6 +1211,8 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
         return admission_names(catalog, line, target, pod, serving)
     if target is None and nvidia_tool_absent(line):
         target = _HOOK_PROGRAMS  # the driver's program NVIDIA's runtime should have mounted
+    if target is None and spec_errno_dropped(line, pod):
+        target = _HOOK_PROGRAMS  # the seccomp profile NVIDIA's runtime rewrote (checks.seccomp_spec)
     if target is None and runtime_own_error(line):
         return "container-runtime"
     if target is None:
