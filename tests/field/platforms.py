@@ -103,6 +103,27 @@ SHAPES: dict[str, Shape] = {
 }
 
 
+#: The platform's stand-in instance type by the node's GPU count: a size of the same cloud with
+#: that many whole GPUs (data/instance_gpus.toml), so a node's size never contradicts the GPUs it
+#: was built with; a count no size here has leaves the node without an instance type.
+_SIZES: dict[str, dict[int, str]] = {
+    "gke": {1: "a3-highgpu-1g", 2: "a3-highgpu-2g", 4: "a3-highgpu-4g", 8: "a3-highgpu-8g"},
+    "eks": {1: "p5.4xlarge", 2: "g3.8xlarge", 4: "p3.8xlarge", 8: "p5.48xlarge"},
+    "aks": {1: "Standard_NC40ads_H100_v5", 2: "Standard_NC80adis_H100_v5", 4: "Standard_NC96ads_A100_v4",
+            8: "Standard_ND96isr_H100_v5"},
+}
+_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+
+
+def _sized(platform: str, labels: dict[str, str], gpus: int) -> dict[str, str]:
+    """The platform's labels with its instance type fitted to ``gpus`` (``_SIZES``)."""
+    if _INSTANCE_TYPE not in labels:
+        return labels
+    fitted = {key: value for key, value in labels.items() if key != _INSTANCE_TYPE}
+    size = _SIZES.get(platform, {}).get(gpus)
+    return {**fitted, _INSTANCE_TYPE: size} if size else fitted
+
+
 def apply_platform(world: World, node: NodeState, platform: str, *, runtime_named: bool = False) -> None:
     """Shape the affected node (and its GPU siblings) as the platform would. A case that
     names its runtime (``cluster.runtime``) keeps the version the simulator gave that
@@ -113,6 +134,6 @@ def apply_platform(world: World, node: NodeState, platform: str, *, runtime_name
     info = {key: value for key, value in shape.node_info.items() if key not in kept}
     for other in world.gpu_nodes():
         other.obj["status"]["nodeInfo"].update(info)
-        other.labels.update(shape.labels)
+        other.labels.update(_sized(platform, shape.labels, len(other.gpus)))
     if node.name not in {n.name for n in world.gpu_nodes()}:
         node.obj["status"]["nodeInfo"].update(info)
