@@ -45,3 +45,19 @@ def test_healthy_job_printing_its_seccomp_settings_stays_healthy() -> None:
     case = running_job_case("x-seccomp-healthy", " Security Options:\n  seccomp\n   Profile: builtin\n"
                             "Seccomp:\t2\nSeccomp_filters:\t1\nstep 100 loss 0.41")
     assert top_pair(case) is None
+
+
+def _operand_refused(component: str, driver_mode: str = "host") -> Case:
+    """A stack pod of ``component`` whose container cannot be created for the same refusal."""
+    return synthetic_case("x-seccomp-operand", [
+        {"kind": "pod-state", "component": component, "state": "RunContainerError", "restarts": 3,
+         "message": _REFUSED.format(syscall="clone3")},
+    ], healthy=False, cluster={"driver_mode": driver_mode})
+
+
+def test_gpu_operand_whose_seccomp_rule_is_refused_meets_the_toolkit() -> None:
+    assert top_pair(_operand_refused("device-plugin")) == ("container-toolkit", "error_permission_denied")
+
+
+def test_driver_pod_run_by_runc_alone_keeps_its_own_refusal() -> None:
+    assert top_pair(_operand_refused("driver", "operator")) == ("driver", "error_permission_denied")

@@ -44,7 +44,7 @@ from gpunode.checks.named import (
     sharing_spec_owner,
     spec_device_owner,
 )
-from gpunode.checks.seccomp_spec import spec_errno_dropped
+from gpunode.checks.seccomp_spec import operand_errno_dropped, spec_errno_dropped
 from gpunode.decisive import (
     MAX_LINE,
     Decisive,
@@ -105,7 +105,8 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
         if stuck is not None:
             findings.append(stuck)
             said = stuck
-    named = partial(named_on_node, ctx)
+    named = operand_errno_dropped(ctx.facts.catalog, component, [sp.pod for sp in ctx.stack_pods(component)],
+                                  partial(named_on_node, ctx))
     moved = blamed(ctx.facts.catalog, ctx.kb, component, said, named) if said is not None else None
     if moved is None and said is None:
         moved = _job_blamed(ctx, component, findings) or _unkillable(ctx, component, named)

@@ -12,13 +12,19 @@ of JetPack 4.6): the same container starts with runc alone and with the rebuilt 
 containerd/containerd#6203: fixed by NVIDIA's updated packages). Without NVIDIA's runtime in
 the path the same line is runc's own, too old for the profile (containerd/nerdctl#414, fixed
 by a newer runc): a workload whose RuntimeClass names another handler stays the runtime's.
+The GPU operands (device plugin, GFD, exporter) run through NVIDIA's runtime too, so the same
+refusal while their container is created is read alike; the toolkit's and the driver's own
+pods, which run with runc alone, keep theirs.
 
 Kept apart from the checks that register themselves, so importing it registers nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from gpunode.bundle.kube import Pod
+from gpunode.catalog import Catalog
 from gpunode.relazy import lazy_compile
 
 #: runc's refusal to add one rule of the spec's seccomp profile (both wordings of runc's
@@ -39,3 +45,21 @@ def spec_errno_dropped(line: str, pod: Pod | None) -> bool:
     """``line`` is runc refusing a seccomp rule of a GPU workload started through NVIDIA's
     runtime: the spec the runtime rewrote lost the rule's errno (the module docstring)."""
     return "seccomp" in line and _RULE_REFUSED.search(line) is not None and nvidia_runtime_path(pod)
+
+
+#: The component whose runtime rewrites a GPU container's spec.
+_TOOLKIT = "container-toolkit"
+
+
+def operand_errno_dropped(catalog: Catalog, component: str, pods: Sequence[Pod],
+                          named: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    """``named`` for the lines of a GPU operand ``component`` (one that needs NVIDIA's runtime:
+    the device plugin, GFD, the exporter), reading a seccomp rule runc refused as the toolkit's
+    where its pods run through NVIDIA's runtime (``nvidia_runtime_path``); the toolkit's own
+    pods and the driver's, which run with runc alone, keep ``named``."""
+    if _TOOLKIT not in catalog.dependencies(component) or not all(nvidia_runtime_path(p) for p in pods):
+        return named
+
+    def reading(line: str) -> str | None:
+        return _TOOLKIT if spec_errno_dropped(line, None) else named(line)
+    return reading
