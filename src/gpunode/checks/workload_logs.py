@@ -43,6 +43,7 @@ from gpunode.checks.base import MESSAGE, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
+from gpunode.checks.cuda_floor import runs_no_current_cuda
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.devices_lost import FRAMEWORK_NO_DEVICE, LOST, lost_device_line
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
@@ -464,6 +465,8 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding,
     settled = _image_cuda_settles(ctx, pod, finding, lines) if finding.cause == _TOO_OLD else None
     if settled is not None:
         return settled
+    if finding.cause == _TOO_OLD and _runs_no_current_cuda(ctx):
+        return finding  # no current CUDA runs on the node's driver: too old under any runtime
     docker_unread = finding.cause == _NO_LIBS and _docker_default_unread(ctx, pod)
     if not docker_unread and not _runs_without_nvidia_runtime(ctx, pod):
         return finding
@@ -518,6 +521,13 @@ def _image_cuda_settles(ctx: NodeContext, pod: Pod, finding: Finding,
 
 #: A CUDA version as nvidia-smi prints it ("12.8").
 _CUDA_PAIR = lazy_compile(r"^(?P<major>\d{1,2})\.(?P<minor>\d{1,2})\b")
+
+
+def _runs_no_current_cuda(ctx: NodeContext) -> bool:
+    """The node's own driver (its release read, no mismatch) is below the minimum of every
+    CUDA major still built against (checks.cuda_floor)."""
+    host = _host_release(ctx)
+    return host is not None and runs_no_current_cuda(host)
 
 
 def _cuda_pair(version: str) -> tuple[int, int] | None:
