@@ -768,6 +768,9 @@ _DRIVER_VERSION_FOUND = lazy_compile(
     r"\bfound version \d+"
     # MATLAB's verdict after it loaded the driver's library and read its CUDA version
     r"|\bCUDA driver was found, but it is too old\b|\bCUDA driver on your system supports CUDA version\b"
+    # Julia's GPU stack after cuDriverGetVersion (CUDAnative's "your driver (which supports up
+    # to 9.0)", CUDA.jl's "CUDA driver 8.0.0 is not compatible with any supported CUDA toolkit")
+    r"|\byour driver \(which supports up to \d|\bCUDA driver \d+(?:\.\d+)* is not compatible with any\b"
     # the NGC entrypoint's banner, printed after it read the driver's version in the container
     r"|\bThis container was built for NVIDIA Driver Release\b"
     # the driver's JIT refusing PTX from a newer compiler: only a loaded libcuda compiles PTX.
