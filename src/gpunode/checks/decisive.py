@@ -1369,7 +1369,24 @@ def _event_texts(source: str, events: Sequence[Event]) -> Iterator[Text]:
                 and not _STATE_NAMED.match(ev.message)]
     for ev in reversed(warnings):
         where = f"event {source} reason={ev.reason} count={ev.count or 1}"
-        yield Text(where, [_one_line(ev.message)], _event_verb(ev.reason), numbered=False, reason=ev.reason)
+        yield Text(where, _event_lines(ev.message), _event_verb(ev.reason), numbered=False, reason=ev.reason)
+
+
+#: A klog header ("I0214 23:59:15.058672 3558 driver.c:208] "): the line is one a program
+#: logged, with its own level, not a piece of a wrapped message.
+_KLOG_HEADER = lazy_compile(r"^\s*[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w.-]+:\d+\]")
+
+
+def _event_lines(message: str) -> list[str]:
+    """An event message as one message (``_one_line``), unless it relays a program's log:
+    several lines with their own klog headers, as a hook's stderr carries nvidia-container-cli's
+    debug lines before its error ("I0214 ... nvc.c:250] initializing library context", then
+    "nvidia-container-cli: initialization error: ..."). Each of those lines is read at its own
+    level, so the info lines ahead of the error do not make the whole message an info line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if sum(1 for line in lines if _KLOG_HEADER.match(line)) < 2:
+        return [_one_line(message)]
+    return lines
 
 
 def _one_line(message: str) -> str:
