@@ -8,10 +8,12 @@ specifications https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html as R
 them, https://raw.githubusercontent.com/rapidsai/deployment/refs/heads/main/source/cloud/aws/index.md;
 Azure's GPU sizes as .NET Aspire's AksNodeVmSizes.cs and Hugging Face's Azure hardware page list
 them, https://huggingface.co/docs/microsoft-azure/en/azure-ai/hardware; Google's
-https://cloud.google.com/compute/docs/gpus). Reports: Azure/AKS#839 (Standard_NC12s_v2, 2 GPUs,
-advertising 1), NVIDIA/aicr#1858 (Standard_ND96isr_H100_v5, 8, advertising 7). Look-alikes: the
-same sizes advertising all their GPUs, a size with a share of one GPU (not listed), time-slicing
-replicas above the count."""
+https://cloud.google.com/compute/docs/gpus; Oracle's GPU shapes, whose names end in the count,
+https://docs.oracle.com/iaas/Content/Compute/References/computeshapes.htm). Reports:
+Azure/AKS#839 (Standard_NC12s_v2, 2 GPUs, advertising 1), NVIDIA/aicr#1858
+(Standard_ND96isr_H100_v5, 8, advertising 7). Look-alikes: the same sizes advertising all their
+GPUs, a size with a share of one GPU (not listed), AMD's sizes, time-slicing replicas above the
+count."""
 
 from __future__ import annotations
 
@@ -42,7 +44,10 @@ def test_the_size_tables_give_whole_gpus_per_type() -> None:
     assert instance_gpus("g5.2xlarge") == (1, "EC2")
     assert instance_gpus("a3-highgpu-8g") == (8, "Google Compute Engine")
     assert instance_gpus("g2-standard-48") == (4, "Google Compute Engine")
-    for fractional in ("Standard_NV6ads_A10_v5", "g6f.xlarge", "m5.large", "Standard_D4s_v3"):
+    assert instance_gpus("BM.GPU.H100.8") == (8, "Oracle Cloud")
+    assert instance_gpus("VM.GPU.A10.2") == (2, "Oracle Cloud")
+    for fractional in ("Standard_NV6ads_A10_v5", "g6f.xlarge", "m5.large", "Standard_D4s_v3",
+                       "BM.GPU.MI300X.8", "Standard_ND96isr_MI300X_v5"):
         assert instance_gpus(fractional) is None, fractional
 
 
