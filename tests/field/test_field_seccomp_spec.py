@@ -8,6 +8,8 @@ that prints the engine's seccomp settings says nothing."""
 
 from __future__ import annotations
 
+import json
+
 from case import Case, running_job_case, synthetic_case
 from scoreboard import top_pair
 
@@ -61,3 +63,28 @@ def test_gpu_operand_whose_seccomp_rule_is_refused_meets_the_toolkit() -> None:
 
 def test_driver_pod_run_by_runc_alone_keeps_its_own_refusal() -> None:
     assert top_pair(_operand_refused("driver", "operator")) == ("driver", "error_permission_denied")
+
+
+_JOURNAL = ('Nov 01 10:00:00 gpu-wk-01 dockerd[912]: time="2021-11-01T10:00:00.1Z" level=error '
+            'msg="Handler for POST /v1.41/containers/abc/start returned error: failed to create shim: OCI '
+            'runtime create failed: container_linux.go:380: starting container process caused: error adding '
+            'seccomp filter rule for syscall clone3: permission denied: unknown"\n')
+
+
+def _journal_refused(default_runtime: str) -> Case:
+    """The refusal in the Docker daemon's journal only, on a node whose daemon.json makes
+    ``default_runtime`` the default and registers NVIDIA's runtime."""
+    daemon = json.dumps({"default-runtime": default_runtime,
+                         "runtimes": {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": []}}})
+    return synthetic_case("x-seccomp-journal", [
+        {"kind": "node-cmd", "name": "journal-runtime.txt", "text": _JOURNAL},
+        {"kind": "node-file", "path": "etc/docker/daemon.json", "text": daemon},
+    ], platform="docker", healthy=False, cluster={"driver_mode": "host"})
+
+
+def test_refusal_in_the_journal_where_nvidia_is_the_default_runtime_is_the_toolkits() -> None:
+    assert top_pair(_journal_refused("nvidia")) == ("container-toolkit", "error_permission_denied")
+
+
+def test_refusal_in_the_journal_where_runc_is_the_default_stays_the_runtimes() -> None:
+    assert top_pair(_journal_refused("runc")) == ("container-runtime", "error_permission_denied")

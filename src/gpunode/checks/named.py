@@ -15,6 +15,7 @@ from functools import cache
 
 from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
+from gpunode.checks.seccomp_spec import rule_refused
 from gpunode.relazy import lazy_compile
 
 
@@ -24,7 +25,7 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
             or _plugin_spec_owner(ctx, line) or _spec_device_owner(ctx, line)
             or _sharing_spec_owner(ctx, line)
             or hook_layer(ctx.facts.catalog.named_in, line)
-            or _cni_dir_rewritten(ctx, line))
+            or _cni_dir_rewritten(ctx, line) or default_errno_dropped(ctx, line))
     if hook is not None:
         return hook
     target = ctx.facts.catalog.named_in(line) or _driver_setting(ctx, line)
@@ -59,6 +60,23 @@ def _driver_setting(ctx: NodeContext, line: str) -> str | None:
         return None
     text = ctx.obs.files.get("proc/driver/nvidia/params")
     return "driver" if text is not None and _ADMIN_ONLY.search(text) is not None else None
+
+
+#: The component whose runtime rewrites the spec of every container where it is the default.
+_SPEC_REWRITER = "container-toolkit"
+
+
+def default_errno_dropped(ctx: NodeContext, line: str) -> str | None:
+    """The toolkit, where ``line`` is runc refusing a seccomp rule on a node whose runtime
+    config makes NVIDIA's runtime the default (Docker's default-runtime, containerd's or
+    CRI-O's default handler): every container, GPU or not, then goes through the spec rewrite
+    that drops the rule's errno (checks.seccomp_spec; NVIDIA/nvidia-container-runtime#157:
+    every container on the host failed), so a line no pod tells of (the runtime's journal)
+    is read alike. None elsewhere."""
+    if not rule_refused(line):
+        return None
+    setup = ctx.runtime_setup
+    return _SPEC_REWRITER if setup is not None and setup.default_is_nvidia else None
 
 
 #: The Container Device Interface's own words: what a DRA driver writes for its claims as the

@@ -44,7 +44,7 @@ def nvidia_runtime_path(pod: Pod | None) -> bool:
 def spec_errno_dropped(line: str, pod: Pod | None) -> bool:
     """``line`` is runc refusing a seccomp rule of a GPU workload started through NVIDIA's
     runtime: the spec the runtime rewrote lost the rule's errno (the module docstring)."""
-    return "seccomp" in line and _RULE_REFUSED.search(line) is not None and nvidia_runtime_path(pod)
+    return rule_refused(line) and nvidia_runtime_path(pod)
 
 
 #: The component whose runtime rewrites a GPU container's spec.
@@ -63,3 +63,10 @@ def operand_errno_dropped(catalog: Catalog, component: str, pods: Sequence[Pod],
     def reading(line: str) -> str | None:
         return _TOOLKIT if spec_errno_dropped(line, None) else named(line)
     return reading
+
+
+
+def rule_refused(line: str) -> bool:
+    """``line`` is runc refusing a rule of a container's seccomp profile, whoever's container
+    it is: read with the node's runtime config where no pod tells (``checks.named``)."""
+    return "seccomp" in line and _RULE_REFUSED.search(line) is not None

@@ -43,7 +43,7 @@ from gpunode.checks.base import STATE, check, not_deployed, problem, unknown
 from gpunode.checks.board import nvswitch_board
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import HOST_JOURNALS, as_catalogued, line_finding
-from gpunode.checks.named import hook_layer, runtime_own_error
+from gpunode.checks.named import default_errno_dropped, hook_layer, runtime_own_error
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity, without_prefix
 from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
@@ -352,8 +352,10 @@ def runtime_own_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 def _names_other(ctx: NodeContext, line: str) -> bool:
     """The line names a layer other than the runtime (a hook's words, NVIDIA's CLI, a CDI
-    device): that layer's check judges it."""
-    named = hook_layer(ctx.facts.catalog.named_in, line) or ctx.facts.catalog.named_in(line)
+    device, a seccomp rule refused where NVIDIA's runtime is the default and rewrote the spec:
+    ``checks.named.default_errno_dropped``): that layer's check judges it."""
+    named = (hook_layer(ctx.facts.catalog.named_in, line) or ctx.facts.catalog.named_in(line)
+             or default_errno_dropped(ctx, line))
     return named is not None and named != "container-runtime"
 
 
