@@ -44,6 +44,7 @@ from gpunode.checks.bus_error import nccl_bus_error
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
 from gpunode.checks.cuda_floor import runs_no_current_cuda
+from gpunode.checks.cuda_pair_words import driver_serves_runtime
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.devices_lost import FRAMEWORK_NO_DEVICE, LOST, lost_device_line
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
@@ -160,7 +161,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         # NVML answered: one query's privilege
         yield from (_confined(ctx, _image_libcuda(ctx, _image_nvml(ctx, kept, log.lines), log.lines))
                     for kept in unless_query_refused(finding, log.lines)
-                    if not cli_named_step(ctx, kept))  # the CLI's own log says why the library is missing
+                    if not cli_named_step(ctx, kept)  # the CLI's own log says why the library is missing
+                    and not _served_by_driver(kept, log.lines))
 
 
 #: NCCL's bootstrap finding no interface to listen on (bootstrap.cc, bootstrapNetInit).
@@ -521,6 +523,12 @@ def _image_cuda_settles(ctx: NodeContext, pod: Pod, finding: Finding,
 
 #: A CUDA version as nvidia-smi prints it ("12.8").
 _CUDA_PAIR = lazy_compile(r"^(?P<major>\d{1,2})\.(?P<minor>\d{1,2})\b")
+
+
+def _served_by_driver(finding: Finding, lines: Sequence[str]) -> bool:
+    """A too-old verdict in a log whose own runtime/driver version pair shows the driver at or
+    above the job's CUDA (checks.cuda_pair_words): the job library's own, not the driver's."""
+    return finding.cause == _TOO_OLD and driver_serves_runtime(lines)
 
 
 def _runs_no_current_cuda(ctx: NodeContext) -> bool:
