@@ -2,6 +2,7 @@
 
 from gpunode.checks import (
     alternatives,
+    cdi_registry,
     cgroup_driver,
     cluster,
     controllers,
@@ -48,6 +49,7 @@ __all__ = [
     "Check",
     "NodeContext",
     "alternatives",
+    "cdi_registry",
     "cgroup_driver",
     "check",
     "checks_for",
