@@ -29,6 +29,12 @@ from gpunode.relazy import lazy_compile
 
 #: Where the probe keeps runsc's debug logs (one file per command a sandbox ran).
 RUNSC_LOG_DIR = "var/log/runsc/"
+#: Any other place ``--debug-log`` names: a folder (gVisor's debugging guide uses /tmp/runsc/,
+#: one file per command: https://gvisor.dev/docs/user_guide/debugging) or one file all
+#: commands append to (/tmp/runsc.log; "--debug-log=/persist/gvisor-debug-nostrace.log" in
+#: https://gist.github.com/gabriel-v/fbfbe486487ca6c4d3ea20629ccf7575): a file or its folder
+#: named for runsc or gVisor.
+_RUNSC_NAMED = lazy_compile(r"(?:^|/)(?:runsc|gvisor)[^/]*(?:/[^/]+)?$", re.I)
 #: nvproxy refusing the host driver's version at the sandbox's boot (runsc's nvproxy.go).
 _DRIVER_REFUSED = lazy_compile(r"\bregistering nvproxy driver: unsupported nvidia driver version\b", re.I)
 #: nvproxy answering a call it does not implement: an unknown control command or ioctl
@@ -59,7 +65,8 @@ def _refusal(lines: list[str]) -> tuple[int, str] | None:
 def nvproxy_refused(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """runsc's nvproxy refusing the node's driver or a call a failing GPU workload made,
     newest log first (file names carry runsc's timestamp, so they sort by time)."""
-    names = sorted((n for n in ctx.obs.files if n.startswith(RUNSC_LOG_DIR)), reverse=True)
+    names = sorted((n for n in ctx.obs.files if n.startswith(RUNSC_LOG_DIR) or _RUNSC_NAMED.search(n)),
+                   reverse=True)
     if not names or not _sandboxed_troubled(ctx):
         return
     for name in names:
