@@ -895,8 +895,20 @@ _DRIVER_ANSWERED = re.compile(
 
 
 def _says_no_driver(line: str) -> bool:
-    """``says_no_gpu`` where the words do not say that a driver answered (``_DRIVER_ANSWERED``)."""
-    return says_no_gpu(line) and _DRIVER_ANSWERED.search(line) is None
+    """``says_no_gpu`` where the words do not say that a driver answered (``_DRIVER_ANSWERED``),
+    or PyTorch's own word that CUDA is not available to it (``_TORCH_NO_CUDA``)."""
+    return (says_no_gpu(line) and _DRIVER_ANSWERED.search(line) is None) or (
+        "no cuda runtime" in line.lower() and _TORCH_NO_CUDA.search(line) is not None)
+
+
+#: PyTorch's cpp_extension where torch.cuda.is_available() is false with a CUDA toolkit in the
+#: image ("No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'", torch/utils/
+#: cpp_extension.py _find_cuda_home): the process reached no usable GPU, for want of the
+#: driver's library or of a device, or with a driver too old. Printed also where no GPU was
+#: meant (an image build, a CPU job), and under NVIDIA's runtime it does not say which of
+#: these, so it is read only for a GPU pod started under plain runc, where no driver library
+#: reached the container (``_no_gpu_without_runtime``), never as an injection left out.
+_TORCH_NO_CUDA = lazy_compile(r"\bNo CUDA runtime is found\b")
 
 
 def _runs_without_nvidia_runtime(ctx: NodeContext, pod: Pod) -> bool:
