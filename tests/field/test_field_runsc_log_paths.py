@@ -1,10 +1,11 @@
 """runsc writes its debug log where ``--debug-log`` says: a folder (gVisor's debugging guide,
 https://gvisor.dev/docs/user_guide/debugging: "--debug-log=/tmp/runsc/", one file per command)
 or one file every command appends to (/tmp/runsc.log; gvisor-debug-nostrace.log in
-https://gist.github.com/gabriel-v/fbfbe486487ca6c4d3ea20629ccf7575). nvproxy's refusal is read
-in any collected file that is, or sits in a folder, named for runsc or gVisor, as in the probe's var/log/runsc/ (checks.runsc_log).
-Look-alikes: the booted sandbox's info lines at the same paths, and the refusal's words in a
-file named for neither (an application's own log), say nothing."""
+https://gist.github.com/gabriel-v/fbfbe486487ca6c4d3ea20629ccf7575). nvproxy's refusal is
+read in any collected file that is, or sits in a folder, named for runsc or gVisor, as in the
+probe's var/log/runsc/ (checks.runsc_log). Look-alikes: the booted sandbox's info lines at the
+same paths, and the refusal's words in a file named for neither (an application's own log),
+say nothing."""
 
 from __future__ import annotations
 
