@@ -38,6 +38,7 @@ def _job(text: str, driver: str | None, *, healthy: bool) -> Case:
 def test_the_floor_is_the_older_built_majors_minimum() -> None:
     assert runs_no_current_cuda((470, 182, 3)) and runs_no_current_cuda((384, 130))
     assert not runs_no_current_cuda((525, 60, 13)) and not runs_no_current_cuda((570, 133, 20))
+    assert not runs_no_current_cuda((35, 4, 1))  # a Jetson's L4T release is no driver branch
 
 
 def test_error_35_on_a_driver_below_every_current_major_is_the_driver() -> None:

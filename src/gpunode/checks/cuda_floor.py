@@ -23,12 +23,16 @@ MAJOR_FLOOR: Final[dict[int, tuple[int, ...]]] = {
     12: (525, 60, 13),
     13: (580, 65, 6),
 }
+#: The lowest number a driver branch has (R100 on); L4T releases and CUDA versions are below.
+_BRANCH_MIN: Final = 100
 #: How many of the newest CUDA majors the frameworks' supported releases build against.
 _BUILT_MAJORS: Final = 2
 
 
 def runs_no_current_cuda(driver: tuple[int, ...]) -> bool:
     """Whether a driver release (570.133.20 -> (570, 133, 20)) is below the minimum of every
-    CUDA major still built against, so no current CUDA runtime runs on it."""
+    CUDA major still built against, so no current CUDA runtime runs on it. Only a driver
+    branch's number is compared (three digits since R100); a Jetson's L4T release (35.4.1)
+    or a CUDA version read in its place is not one, and says nothing."""
     majors = sorted(MAJOR_FLOOR)[-_BUILT_MAJORS:]
-    return driver < MAJOR_FLOOR[majors[0]]
+    return driver[0] >= _BRANCH_MIN and driver < MAJOR_FLOOR[majors[0]]
