@@ -64,7 +64,7 @@ from gpunode.facts import LogFile
 from gpunode.job_errors import job_error
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
-from gpunode.parse.image_cuda import image_cuda
+from gpunode.parse.image_cuda import image_cuda, stated_cuda
 from gpunode.parse.infiniband import parse_ibstat, parse_ibv_devinfo
 from gpunode.relazy import lazy_compile
 from gpunode.runtimes import is_nvidia_runtime
@@ -487,7 +487,8 @@ def _without_nvidia_runtime(ctx: NodeContext, pod: Pod, finding: Finding,
 def _image_cuda_settles(ctx: NodeContext, pod: Pod, finding: Finding,
                         lines: Sequence[str]) -> Finding | None:
     """CUDA's insufficient driver settled by the node's driver against the CUDA version the
-    job's image names in its tag (gpunode.parse.image_cuda), where nvidia-smi answers on the
+    job's image names in its tag, else the job's own lines (a framework wheel's +cuXYZ, the
+    runtime version it printed: gpunode.parse.image_cuda), where nvidia-smi answers on the
     node with no mismatch of its own. Drivers are backward compatible with every older CUDA
     (https://docs.nvidia.com/deploy/cuda-compatibility/frequently-asked-questions.html;
     the CUDA images need only a driver at their toolkit's version or newer, mounted from the
@@ -504,7 +505,7 @@ def _image_cuda_settles(ctx: NodeContext, pod: Pod, finding: Finding,
     None where the image names no CUDA, the node's CUDA is not read, or neither holds."""
     container = finding.context.get("container", "")
     image = next((c.image for c in pod.spec.containers if c.name == container), "")
-    wanted = image_cuda(image) if image else None
+    wanted = (image_cuda(image) if image else None) or stated_cuda(lines)
     smi = ctx.nvidia_smi
     node = _cuda_pair(smi.cuda_version or "") if wanted and smi is not None and _host_release(ctx) else None
     if wanted is None or node is None:
