@@ -831,7 +831,11 @@ _DRIVER_VERSION_READ = lazy_compile(
     # TensorFlow listing the GPUs it enumerated through the driver API (gpu_device.cc: "Found
     # device 0 with properties", "Adding visible gpu devices: 0"): cuInit and cuDeviceGet ran in
     # libcuda, so the container has the driver's library and its too-old error is the driver's
-    r"|\bFound device \d+ with properties\b|\bAdding visible gpu devices: \d")
+    r"|\bFound device \d+ with properties\b|\bAdding visible gpu devices: \d"
+    # the driver's CUDA version a job printed beside its runtime's (checks.cuda_pair_words):
+    # PaddlePaddle's "Driver API Version: 10.1", deviceQuery's "CUDA Driver Version / Runtime
+    # Version 10.1 / 10.2"; a driver that answered 0 is none
+    r"|\bDriver API Version: [1-9]|\bCUDA Driver Version / Runtime Version\s+[1-9]")
 
 #: A GPU job's own words for a container that got neither the driver's user space nor the GPU
 #: devices, as the libraries and frameworks print them whatever the job is: the loader not
