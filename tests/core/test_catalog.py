@@ -189,3 +189,19 @@ def test_unknown_field_is_rejected() -> None:
     )
     with pytest.raises(BundleError, match="colour"):
         parse_catalog(text)
+
+
+def test_the_shipped_catalogs_patterns_compile() -> None:
+    """The command loads the shipped catalog without compiling each pattern on its own
+    (``load_catalog``); the full check runs here."""
+    from importlib import resources
+
+    text = resources.files("gpunode").joinpath("data/components.toml").read_text("utf-8")
+    assert parse_catalog(text).components == load_catalog().components
+
+
+def test_a_pattern_that_does_not_compile_is_rejected_with_the_file_name() -> None:
+    text = ('[[component]]\nid="a"\nlayer=0\ntitle="A"\npurpose="a"\nkind="host"\nrequired=true\n'
+            'named_by=["(unclosed"]\n')
+    with pytest.raises(BundleError, match=r"my\.toml: "):
+        parse_catalog(text, "my.toml")

@@ -441,12 +441,15 @@ _SHARED_BY = 2
 def _unparsable_images(pod: Pod) -> Iterator[tuple[str, str]]:
     """(reference, message) of each container of the pod waiting on an image reference the
     kubelet could not parse."""
-    for cs in (*pod.status.init_container_statuses, *pod.status.container_statuses):
-        waiting = cs.state.waiting
-        message = (waiting.message or "") if waiting is not None else ""
-        found = _UNPARSABLE_IMAGE.search(message)
-        if found is not None:
-            yield found["ref"], message
+    status = pod.status
+    for statuses in (status.init_container_statuses, status.container_statuses):
+        for cs in statuses:
+            waiting = cs.state.waiting
+            if waiting is None or not waiting.message:  # (nearly every container of the fleet)
+                continue
+            found = _UNPARSABLE_IMAGE.search(waiting.message)
+            if found is not None:
+                yield found["ref"], waiting.message
 
 
 @cluster_check("network-operator")
