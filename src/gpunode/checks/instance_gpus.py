@@ -46,8 +46,11 @@ def _sizes() -> tuple[tuple[re.Pattern[str], int, str], ...]:
     return tuple((re.compile(s.pattern), s.gpus, s.cloud) for s in table.size)
 
 
+@cache
 def instance_gpus(kind: str) -> tuple[int, str] | None:
-    """The whole GPUs instance type ``kind`` carries and its cloud, or None where not listed."""
+    """The whole GPUs instance type ``kind`` carries and its cloud, or None where not listed.
+
+    Cached: a fleet has a handful of instance types, and every node asks."""
     for pattern, gpus, cloud in _sizes():
         found = pattern.match(kind)
         if found is not None:
