@@ -2,7 +2,10 @@
 
 ncclSystemError (2, "unhandled system error"; NCCL's debug text "System call (socket, malloc,
 munmap, etc) failed") says a system call under NCCL failed, not which; where NCCL was let
-speak, its WARN line names the call and that line is read instead. Without one, a job whose
+speak, its WARN line names the call and that line is read instead, and so does the text PyTorch
+prints after "Last error:" (NCCL's last warning, ncclGetLastError), whatever the call: a
+socket connect to a peer or to the loopback where the job's NCCL_SOCKET_IFNAME chose it is
+the job's bootstrap, as its WARN line would be. Without one, a job whose
 ranks share one container's GPUs runs NCCL's intra-node transports (SHM, P2P with its proxy's
 host buffers), whose segments live under the container's /dev/shm and its IPC namespace: the
 resources the container runtime gives the container (64 MB of /dev/shm by default, Docker's
@@ -28,6 +31,15 @@ from gpunode.gpus import GPU, quantity
 _SYSTEM_ERROR = re.compile(r"\bNCCL\b.{0,200}\bunhandled system error\b|\bncclSystemError\b")
 #: NCCL's own warning, which names the failed call where NCCL printed it.
 _NCCL_WARN = re.compile(r"\bNCCL WARN\b")
+#: PyTorch's detail of an NCCL error (torch/csrc/distributed/c10d/NCCLUtils.cpp,
+#: getNcclErrorDetailStr): the result's text, then "Last error:" and ncclGetLastError's text
+#: on the next line (NCCL's last WARN message, nccl.h: "a human-readable string of the last
+#: error that occurred in NCCL"), the same words as the WARN line that set it.
+_LAST_ERROR = re.compile(r"\bLast error:(?P<text>.*)$")
+#: What PyTorch prints where NCCL kept no text ("Last error: Unknown NCCL Error"): no call named.
+_UNKNOWN = "Unknown NCCL Error"
+#: A launcher's rank prefix ("10: ") before a relayed line.
+_PREFIX = re.compile(r"^\s*(?:\[?\d{1,5}\]?:\s*)?")
 
 
 def bare_system_error(lines: Sequence[str]) -> Decisive | None:
@@ -35,9 +47,22 @@ def bare_system_error(lines: Sequence[str]) -> Decisive | None:
     pattern asked only of lines that hold its literal: most job logs hold neither)."""
     index = next((i for i, line in enumerate(lines) if ("system error" in line or "ncclSystemError" in line)
                   and _SYSTEM_ERROR.search(line)), None)
-    if index is None or any("NCCL WARN" in line and _NCCL_WARN.search(line) for line in lines):
+    if index is None or any("NCCL WARN" in line and _NCCL_WARN.search(line) for line in lines) \
+            or _last_error_named(lines[index:]):
         return None
     return Decisive(index + 1, lines[index].strip()[:MAX_LINE], 2)
+
+
+def _last_error_named(lines: Sequence[str]) -> bool:
+    """The caller printed NCCL's last error (ncclGetLastError) after the result: its
+    "Last error:" and, on that line or the next, the text NCCL's WARN would have said."""
+    for index, line in enumerate(lines):
+        found = _LAST_ERROR.search(line) if "Last error:" in line else None
+        if found is not None:
+            rest = found.group("text").strip() or (lines[index + 1] if index + 1 < len(lines) else "")
+            rest = _PREFIX.sub("", rest).strip()
+            return bool(rest) and not rest.startswith(_UNKNOWN)
+    return False
 
 
 def shares_gpus_in_container(pod: Pod) -> bool:
