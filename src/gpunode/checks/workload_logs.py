@@ -41,6 +41,7 @@ import msgspec
 from gpunode.bundle.kube import Pod
 from gpunode.checks.base import MESSAGE, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
+from gpunode.checks.busy_gpus import busy_owner
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
 from gpunode.checks.cuda_floor import runs_no_current_cuda
@@ -139,6 +140,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             runtime_less = (_below_required_driver(ctx, pod, log)
                             or _uvm_missing(ctx, pod, log)
                             or _vgpu_refused(ctx, pod, log)
+                            or _busy_refused(ctx, pod, log)
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log)
@@ -608,6 +610,38 @@ def _vgpu_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
                         verb=f"refuses CUDA on the vGPU of GPU workload {meta.namespace}/{meta.name}",
                         line_class="error_device", standalone="true", namespace=meta.namespace,
                         pod=meta.name, container=log.container)
+
+
+def _busy_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """CUDA's busy-or-unavailable error in a GPU job settled by the node's compute mode
+    (checks.busy_gpus says why): the runtime's leftover process on exclusive GPUs held where
+    the node hands out whole GPUs, the driver's refusal in Default mode."""
+    index = unavailable_index(log.lines)
+    if index is None:
+        return None
+    meta = pod.metadata
+    owner = busy_owner(ctx.obs.cmd.get("nvidia-smi.txt", ""), ctx.obs.cmd.get("nvidia-smi-q.xml", ""),
+                       _gpus_shared(ctx))
+    if owner is None:
+        return None
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    verb = (f"keeps the exclusive GPUs of GPU workload {meta.namespace}/{meta.name} held"
+            if owner == "container-runtime" else f"refuses CUDA to GPU workload {meta.namespace}/{meta.name}")
+    return line_finding(ctx.kb, owner, Status.FAILED, found, f"{log.path}:{index + 1}", verb=verb,
+                        line_class="error_device", standalone="true", namespace=meta.namespace,
+                        pod=meta.name, container=log.container)
+
+
+def _gpus_shared(ctx: NodeContext) -> bool:
+    """Whether another pod may hold the same GPU: the device plugin shares GPUs here
+    (time-slicing, MPS) or a running pod asks for a sharing scheduler's GPU slice. With
+    whole GPUs, the device plugin gives each GPU to one pod only."""
+    resources = ctx.gpu_resources
+    if resources is not None and resources.sharing != "none":
+        return True
+    return any(not key.startswith("nvidia.com/") and ("gpu" in key or "vcuda" in key)
+               for p in ctx.facts.workloads_by_node.get(ctx.name, []) if p.status.phase == "Running"
+               for c in p.spec.containers for key in c.resources.limits)
 
 
 #: NVML's own words, after its "Driver/library version mismatch", for the library the process

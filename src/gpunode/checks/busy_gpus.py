@@ -1,0 +1,77 @@
+"""CUDA's busy-or-unavailable error in a GPU job, settled by the node's compute mode.
+
+cudaErrorDevicesUnavailable (46, "all CUDA-capable devices are busy or unavailable") is CUDA's
+answer where no context can be made on any device the process sees. The runtime API's own text
+for it names why: "Devices are often busy/unavailable due to use of cudaComputeModeProhibited,
+cudaComputeModeExclusiveProcess, or when long running CUDA kernels have filled up the GPU"
+(CUDA Runtime API, cudaError; docs.rs/crseo-sys cudaErrorDevicesUnavailable quotes it). The
+node's compute mode, which nvidia-smi prints for every GPU (the table's "Compute M." column:
+Default, E. Process, E. Thread, Prohibited; ``<compute_mode>`` in ``nvidia-smi -q -x``), tells
+which reading holds:
+
+* Exclusive_Process (or the older Exclusive_Thread): one context per GPU. Where the GPUs carry
+  a context already (processes listed, or memory in use) and the node hands out whole GPUs
+  (the device plugin gives each GPU to one pod only), no other pod can hold the job's GPU: a
+  process no running pod accounts for does, a killed container's process the container
+  runtime left behind (NVIDIA/DIGITS#2005: an E. Process K40m held by another process;
+  pytorch/pytorch#3871: the GPU free again once the holder is killed). Where GPUs are shared
+  (time-slicing, MPS, a sharing scheduler's slices) another pod may be the holder, and
+  nothing is said then.
+* Default: any number of contexts per GPU, so no other process can make it busy (the
+  StreamExecutor owner in tensorflow/tensorflow#526: the error "should not be possible" in
+  DEFAULT mode); the driver or the device refuses the context, the driver's ``error_device``
+  (pytorch/pytorch#100691 on Default-mode T4s).
+* Prohibited: an administrator's setting; nothing is said here.
+
+vGPU guests are read before this (checks.vgpu_words), and a GPU that needs a reset by its own
+kernel log is the hardware's, read by the node's kernel checks.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: A GPU row's second line in nvidia-smi's table: memory used and total, utilisation, and
+#: the compute mode ("|   9000MiB / 16152MiB |     98%   E. Process |").
+_ROW = re.compile(r"\|\s*(?P<used>\d+)MiB\s*/\s*\d+MiB\s*\|\s*(?:\d+\s*%|N/A)\s+"
+                  r"(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s*\|")
+#: The compute mode in ``nvidia-smi -q -x``.
+_XML_MODE = re.compile(r"<compute_mode>\s*(?P<mode>\w+)\s*</compute_mode>")
+#: A process row of the table's Processes section ("|    0   N/A  N/A   1234  C  python  9000MiB |").
+_PROCESS = re.compile(r"^\|\s+\d+\s+.*\b\d+\s+[CGM+]{1,3}\s+\S.*\d+MiB\s*\|\s*$")
+_MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread",
+          "Prohibited": "Prohibited", "Exclusive_Process": "Exclusive_Process",
+          "Exclusive_Thread": "Exclusive_Thread"}
+_EXCLUSIVE = frozenset({"Exclusive_Process", "Exclusive_Thread"})
+#: Memory a GPU shows with no context on it stays a few MiB; a CUDA context takes far more.
+_CONTEXT_MIB = 64
+
+
+def compute_modes(table: str, xml: str) -> tuple[str, ...]:
+    """The node's GPUs' compute modes (NVML's names): nvidia-smi's table where it printed
+    rows, else ``nvidia-smi -q -x``'s; empty where neither says."""
+    rows = [_MODES[m["mode"]] for m in _ROW.finditer(table)]
+    return tuple(rows) if rows else tuple(_MODES.get(m["mode"], m["mode"]) for m in _XML_MODE.finditer(xml))
+
+
+def exclusive_held(table: str) -> bool:
+    """Whether nvidia-smi's table shows an exclusive-mode GPU carrying a context: a process
+    listed, or memory in use past what a GPU without a context shows."""
+    if any(_PROCESS.match(line) for line in table.splitlines()):
+        return True
+    return any(_MODES[m["mode"]] in _EXCLUSIVE and int(m["used"]) >= _CONTEXT_MIB
+               for m in _ROW.finditer(table))
+
+
+def busy_owner(table: str, xml: str, shared: bool) -> str | None:
+    """The component that owns a job's busy-or-unavailable error on this node (module
+    docstring): ``container-runtime`` for exclusive GPUs held where GPUs are not ``shared``
+    between pods, ``driver`` where every GPU is in Default mode, else None."""
+    modes = compute_modes(table, xml)
+    if not modes:
+        return None
+    if all(mode == "Default" for mode in modes):
+        return "driver"
+    if all(mode in _EXCLUSIVE for mode in modes) and not shared and exclusive_held(table):
+        return "container-runtime"
+    return None
