@@ -13,10 +13,15 @@ from gpunode.checks.named import runtime_own_error
 
 CATALOG = load_catalog()
 
-#: NVIDIA/nvidia-container-runtime#157: runc of Docker 20.10 refusing a seccomp rule (runc < 1.1)
+#: runc 1.0 of Docker 20.10 (a public note, arm64): a host folder mounted over the container's /dev
 OLD_RUNC = ("failed to create shim: OCI runtime create failed: container_linux.go:380: starting container "
-            "process caused: error adding seccomp filter rule for syscall clone3: permission denied: "
-            "unknown.")
+            "process caused: process_linux.go:545: container init caused: open /dev/ptmx: no such file or "
+            "directory: unknown.")
+#: NVIDIA/nvidia-container-runtime#157: runc of Docker 20.10 refusing a seccomp rule (runc < 1.1), a
+#: rule NVIDIA's older runtime had rewritten (checks.seccomp_spec: the toolkit's under its runtime)
+OLD_RUNC_SECCOMP = ("failed to create shim: OCI runtime create failed: container_linux.go:380: starting "
+                    "container process caused: error adding seccomp filter rule for syscall clone3: "
+                    "permission denied: unknown.")
 #: the GPU Operator's documentation (v26.3.1, hostUsers: false): crun's error relayed by CRI-O
 CRIO_RELAY = "Error: container create failed: read status from sync socket: No such process"
 #: runc < 1.1 relaying the hook's own words, as public notes quote them (a missing
@@ -39,6 +44,7 @@ def _names(line: str) -> str | None:
 def test_runc_before_1_1_naming_its_source_files_is_the_runtime_s() -> None:
     assert runtime_own_error(OLD_RUNC)
     assert _names(OLD_RUNC) == "container-runtime"
+    assert runtime_own_error(OLD_RUNC_SECCOMP)  # the runtime's format, whoever wrote the rule
 
 
 def test_crio_relaying_the_runtime_s_create_failure_is_the_runtime_s() -> None:
