@@ -7,7 +7,14 @@ Sources: NVlabs/nvbio-gpl#7 (deviceQuery's "cudaGetDeviceCount returned 30 -> un
 fixed by installing the uvm module); Bumblebee-Project/Bumblebee#623 (PyCUDA's "cuInit failed:
 unknown" with nvidia_uvm not loaded); ultralytics/ultralytics#7716 (PyTorch's "CUDA unknown
 error" after a suspend, fixed by reloading nvidia_uvm). Look-alikes: the same words on a node
-whose lsmod lists nvidia_uvm, or lists no nvidia module at all, are not read as it."""
+whose lsmod lists nvidia_uvm, or lists no nvidia module at all, are not read as it.
+
+Without nvidia_uvm no CUDA call gets past initialisation, so the runtime's own text for
+cudaErrorUnknown as a job's CUDA check prints it is read the same: nccl-tests' CUDACHECK
+(https://github.com/NVIDIA/nccl-tests/blob/master/src/common.h: "%s: Test CUDA failure %s:%d '%s'"
+with cudaGetErrorString; NVIDIA/pyxis#81, fixed by modprobe nvidia_uvm), PyTorch's C10_CUDA_CHECK
+("CUDA error: unknown error", https://github.com/pytorch/pytorch/blob/main/c10/cuda/CUDAException.cpp).
+With nvidia_uvm loaded the same words stay unread by this rule."""
 
 from __future__ import annotations
 
@@ -21,6 +28,12 @@ PYCUDA = "pycuda._driver.Error: cuInit failed: unknown"
 TORCH = ("RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. "
          "changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices "
          "to be zero.")
+
+#: nccl-tests' CUDACHECK line (src/common.h) with cudaGetErrorString(cudaErrorUnknown)
+NCCL_TESTS = ("node-1: Test CUDA failure common.cu:893 'unknown error'\n"
+              " .. node-1 pid 81: Test failure common.cu:844")
+#: PyTorch's C10_CUDA_CHECK text for cudaErrorUnknown
+TORCH_CHECK = "RuntimeError: CUDA error: unknown error\nCUDA kernel errors might be asynchronously reported"
 
 NO_UVM = ("nvidia_drm             45056  0\nnvidia_modeset       1110016  1 nvidia_drm\n"
           "nvidia              14368768  1 nvidia_modeset\n")
@@ -40,12 +53,12 @@ def _job(text: str, lsmod: str) -> Case:
 
 
 def test_an_init_unknown_error_without_nvidia_uvm_is_the_module_missing() -> None:
-    for text in (DEVICE_QUERY, PYCUDA, TORCH):
+    for text in (DEVICE_QUERY, PYCUDA, TORCH, NCCL_TESTS, TORCH_CHECK):
         assert top_pair(_job(text, NO_UVM)) == ("driver", "nvidia_uvm_missing"), text
 
 
 def test_with_nvidia_uvm_loaded_or_no_nvidia_module_it_is_not_read() -> None:
-    for text in (DEVICE_QUERY, PYCUDA, TORCH):
+    for text in (DEVICE_QUERY, PYCUDA, TORCH, NCCL_TESTS, TORCH_CHECK):
         for lsmod in (WITH_UVM, NO_NVIDIA):
             top = top_pair(_job(text, lsmod))
             assert top is None or top[1] != "nvidia_uvm_missing", (text, lsmod, top)

@@ -12,6 +12,14 @@ PyTorch's "CUDA unknown error" after a suspend, fixed by reloading nvidia_uvm). 
 node's lsmod lists nvidia and not nvidia_uvm, the job's unknown error at initialisation is
 ``nvidia_uvm_missing``. With nvidia_uvm listed, no lsmod collected, or no nvidia module at
 all (the driver not loaded, read elsewhere), nothing is said here.
+
+Without nvidia_uvm no CUDA context can be made, so a job's CUDA calls fail from the first one
+on: there the runtime's own text for cudaErrorUnknown ("unknown error", cudaGetErrorString) as
+a CUDA check prints it is an initialisation failure too, whatever call it wrapped (nccl-tests'
+CUDACHECK, src/common.h: "%s: Test CUDA failure %s:%d '%s'" with cudaGetErrorString; PyTorch's
+C10_CUDA_CHECK: "CUDA error: unknown error"; NVIDIA/pyxis#81: all_reduce_perf's "Test CUDA
+failure common.cu:1045 'unknown error'" before it listed a device, gone after modprobe
+nvidia_uvm). The node fact is what settles it; elsewhere these words are left alone.
 """
 
 from __future__ import annotations
@@ -32,7 +40,9 @@ _INIT_UNKNOWN = re.compile(
     r"|\bcuInit\b[^\n]{0,60}?(?:\bCUDA_ERROR_UNKNOWN\b|: unknown\s*(?:error\s*)?$)"
     r"|\bCUDA unknown error - this may be due to an incorrectly set up environment\b"
     r"|\bfailed to initialize CUDA: unknown error\b|\bCUDA initialization failure with error:? 999\b(?!\.\d)"
-    r"|\b(?:cudart|cuda driver library|nvcuda) init failure: 999\b(?!\.\d)")
+    r"|\b(?:cudart|cuda driver library|nvcuda) init failure: 999\b(?!\.\d)"
+    # cudaGetErrorString(cudaErrorUnknown) in a CUDA check's line (see the module's docstring)
+    r"|\bCUDA (?:error|failure)\b[^\n]{0,80}?(?:\W|^)unknown error\b|\bcudaErrorUnknown\b")
 
 
 def says_init_unknown(line: str) -> bool:
