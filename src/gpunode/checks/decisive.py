@@ -33,6 +33,7 @@ from gpunode.checks.base import EXPLAINS, LINE, MESSAGE, SOURCE, STATE, VERB
 from gpunode.checks.board import switch_module_without_switches
 from gpunode.checks.context import NodeContext
 from gpunode.checks.driver_service import cli_view_of_driver
+from gpunode.checks.image_store import image_store_full
 from gpunode.checks.job_words import job_cause, job_names
 from gpunode.checks.named import (
     hook_layer,
@@ -1214,7 +1215,7 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
         target = _HOOK_PROGRAMS  # the driver's program NVIDIA's runtime should have mounted
     if target is None and spec_errno_dropped(line, pod):
         target = _HOOK_PROGRAMS  # the seccomp profile NVIDIA's runtime rewrote (checks.seccomp_spec)
-    if target is None and runtime_own_error(line):
+    if target is None and (runtime_own_error(line) or image_store_full(line)):
         return "container-runtime"
     if target is None:
         target = kubelet_count(line, pod)  # its device count, also where no admission reason says so
