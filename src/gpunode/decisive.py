@@ -80,6 +80,9 @@ _PREFIX_ERROR = lazy_compile(
     # a message that opens on the word and the step it failed in ("Error while creating shared
     # memory segment /dev/shm/nccl-X (size N)", NVIDIA/nccl-tests#166; gRPC's "Error while dialing")
     r"^\s*Error (?:while|when|during) \w+(?:ing|ion)\b|"
+    # Docker's CLI relaying any error its daemon answered ("docker: Error response from daemon:
+    # NetworkDriver.CreateNetwork: ...", moby client/errors.go; Mellanox/docker-sriov-plugin#15)
+    r"^(?:docker: )?Error response from daemon: \S|"
     # the last line of a Python traceback: the exception's class and its message
     r"^(?:[a-z_][\w.]{0,80}\.)?[A-Z]\w{0,60}(?:Error|Exception): \S"
 )
@@ -141,6 +144,9 @@ _ERROR_WORDS = lazy_compile(
     # a parser's own word for input it could not read ("Malformed configmap contents")
     r"corrupted|malformed|OOMKilled|unhealthy|not healthy|KubeletNotReady|NotReady|"
     r"unbound variable|read-only file system|Unknown Error|"
+    # the CUDA runtime's own texts for its device errors (cudaGetErrorString: 46
+    # cudaErrorDevicesUnavailable, 3 cudaErrorInitializationError), whatever check prints them
+    r"devices? (?:is|are) busy or unavailable|\binitialization error\b|"
     # a C program that prints the errno of its failed call as a number ("Fail to open <file>:
     # errno=2"); errno 0 is no error
     r"errno[ =:]+[1-9]\d*|"

@@ -57,6 +57,18 @@ KB = load_kb()
         # the same format with EACCES and ENOSPC
         ("Fail to open shrreg /tmp/vgpu/<uuid>.cache: errno=13", "error_permission_denied"),
         ("Fail to open shrreg /tmp/vgpu/<uuid>.cache: errno=28", "error_resource_exhausted"),
+        # Docker's CLI relaying its daemon's answer (moby client/errors.go), here a network
+        # plugin's (Mellanox/docker-sriov-plugin#15, #7)
+        ("Error response from daemon: NetworkDriver.CreateNetwork: SRIOV is disabled [ ibo1 ].",
+         "error_unclassified"),
+        ("docker: Error response from daemon: NetworkDriver.CreateNetwork: Fail to find physical port",
+         "error_not_found"),
+        # CUDA's text for error 46 and 3 as a job's check prints them (jmbeach/jade-hpc-gpu#73,
+        # AUTOMATIC1111/stable-diffusion-webui#2986; IBM's note on 'cudaSuccess (3 vs. 0)')
+        ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCTensorRandom.cu line=25 error=46 : all "
+         "CUDA-capable devices are busy or unavailable", "error_device"),
+        ("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable", "error_device"),
+        ("cudaSuccess (3 vs. 0) initialization error", "error_device"),
     ],
 )
 def test_general_error_formats_give_a_decisive_line_and_class(line: str, cls: str) -> None:
@@ -86,6 +98,11 @@ def test_general_error_formats_give_a_decisive_line_and_class(line: str, cls: st
         "make: [Makefile:42: clean] Error 1 (ignored)",
         "make: *** [Makefile:42: clean] Error 12 (ignored)",
         "shm_open done, errno=0",
+        # Docker's pull that went well, and deviceQuery's answer on a GPU it could use
+        "Status: Downloaded newer image for nvidia/cuda:12.4.1-base-ubuntu22.04",
+        "deviceQuery, CUDA Driver = CUDART, CUDA Driver Version = 12.4, CUDA Runtime Version = 12.4, "
+        "NumDevs = 1",
+        "Result = PASS",
     ],
 )
 def test_healthy_look_alikes_stay_quiet(line: str) -> None:
