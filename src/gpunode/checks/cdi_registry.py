@@ -34,7 +34,8 @@ _INJECTION_PARSE = lazy_compile(
 #: runtime's log file.
 _TEXTS = (("cmd", "journal-runtime.txt"), ("files", "var/log/nvidia-container-runtime.log"))
 _CAUSE = "cdi_spec_invalid"
-_LITERAL = "creating the cdi registry"
+#: The registry words, searched in the text as it is (a journal is not copied lowercased per node).
+_LITERAL = lazy_compile(r"(?i:creating the CDI registry)")
 
 
 @check("container-toolkit")
@@ -42,7 +43,7 @@ def cdi_spec_unparsed_at_start(ctx: NodeContext, component: str) -> Iterator[Fin
     """The last container start on the node whose CDI registry held a spec that does not parse."""
     for kind, name in _TEXTS:
         split = ctx.text_lines(kind, name)
-        if split is None or _LITERAL not in split[1].lower():
+        if split is None or _LITERAL.search(split[1]) is None:
             continue
         lines = split[0]
         for index in range(len(lines) - 1, -1, -1):
