@@ -1,8 +1,10 @@
 """CUDA's busy-or-unavailable error (cudaErrorDevicesUnavailable, 46) in a GPU job on a node whose
 GPUs are vGPUs is the guest driver refusing CUDA, the driver's ``error_device``
 (checks.vgpu_words): an unlicensed vGPU is degraded past its grace period while nvidia-smi
-answers. On a GPU that is no vGPU the same words keep their other readings (exclusive compute
-mode held by another process, a GPU that needs a reset), and nothing is said of the driver.
+answers. On a GPU that is no vGPU the vGPU reading says nothing: the same words keep their
+other readings, settled by the node's compute mode (checks.busy_gpus: exclusive mode held by
+another process is the runtime's leftover; the Default mode these nodes' nvidia-smi shows is the
+driver or the device refusing).
 
 Sources: NVIDIA vGPU for Compute licensing (an unlicensed VM degrades after a 20-minute grace
 period; docs.nvidia.com/ai-enterprise/release-8/latest/infra-software/vgpu/licensing.html);
@@ -13,7 +15,7 @@ mode held by another process: the look-alike that is not the driver's)."""
 from __future__ import annotations
 
 from case import Case, running_job_case
-from scoreboard import top_pair
+from scoreboard import diagnose_case, top_pair, top_root_cause
 
 from gpunode.checks.vgpu_words import VGPU_PROFILE
 
@@ -42,5 +44,9 @@ def test_busy_or_unavailable_on_a_vgpu_is_the_driver_refusing() -> None:
 def test_busy_or_unavailable_on_a_physical_gpu_is_not_read_as_the_vgpu() -> None:
     for text in (TF, TORCH):
         for gpu in ("Tesla K40m", None):
-            top = top_pair(_job(text, gpu))
-            assert top != ("driver", "error_device"), (text, gpu, top)
+            case = _job(text, gpu)
+            top = top_root_cause(diagnose_case(case), case.node)
+            assert top is None or "vGPU" not in top.title, (text, gpu, top)
+    vgpu = _job(TF, "GRID V100D-8C")
+    top = top_root_cause(diagnose_case(vgpu), vgpu.node)
+    assert top is not None and "vGPU" in top.title
