@@ -96,11 +96,11 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # first 1,767 gained 6 and lost none. The shares fall (0.8930 to 0.8857, 0.8399 to 0.8366): the
 # new batches' are lower. Cause 1,568 once the hook refused in a user namespace is catalogued
 # (container_cli_unprivileged, NVIDIA/nvidia-container-runtime#78). 1,737 and 1,635 of 1,938
-# with the 65 of batches W, W3 and W4 (scored cold by 1313e38, 4699f65 and 3c20923, each after
-# the rules read for the batch before it: W 16 and 13 of 20, W3 18 and 15 of 29, W4 8 and 7 of
-# 16; then read by general rules: W at 17 and 16, W3 at 25 and 23, W4 at 12 and 10); the first
-# 1,873 gained 24 (family rules for their misses) and lost none. The shares rise (0.8857 to
-# 0.8963, 0.8366 to 0.8437).
+# with the 65 of batches W, W3 and W4 (scored cold by 1313e38 and 4699f65, both after the rules
+# read for the stop's first miss lists and W3 written before W's, and 3c20923, W's and W3's rules
+# in: W 16 and 13 of 20, W3 18 and 15 of 29, W4 8 and 7 of 16; then read by general rules: W
+# at 17 and 16, W3 at 25 and 23, W4 at 12 and 10); the first 1,873 gained 24 (family rules for
+# their misses) and lost none. The shares rise (0.8857 to 0.8963, 0.8366 to 0.8437).
 FLOOR_COMPONENT = Fraction(1737, 1938)
 FLOOR_CAUSE = Fraction(1635, 1938)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
