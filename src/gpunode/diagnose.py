@@ -9,7 +9,7 @@ operator should have deployed point at the operator.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
 from itertools import chain, repeat
@@ -135,10 +135,10 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     """Run every check and signature scan for every node-scoped component."""
     out: dict[str, Judgement] = {}
     plan = node_plan(catalog)
-    lacking, ordered = plan.lacking(ctx)  # what this node lacks (read once per set of files)
+    lacking, ordered, unread = plan.lacking(ctx)  # what this node lacks (read once per set of files)
     named: list[Finding] = []
     speaking, refit, scanned = voiced(ctx), refitted_causes(ctx.kb), scanning(ctx, plan.ids)
-    for cid, check_fns, unobserved in plan.runs(lacking, plan.shut(ctx), ordered):
+    for cid, check_fns, unobserved in plan.runs(lacking, plan.shut(ctx, unread), ordered):
         findings: list[Finding] = []
         out[cid] = Judgement(cid, findings, list(unobserved))
         # each check in turn, its generator run out before the next is called (no Python loop)
@@ -152,8 +152,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         named.extend(own_words(ctx, cid, findings))  # (it only adds to findings)
         if refitted or len(findings) != said:
             fit_to_facts(ctx, findings)  # (the decisive line named as one)
-    named.extend(not_asked_for(ctx, workload_findings(ctx), cdi_by_default))  # unless the pod's own
-    named.extend(not_asked_for(ctx, workload_log_findings(ctx), cdi_by_default))  # NVIDIA env explains it
+    named.extend(_workloads_name(ctx))
     named.extend(journal_findings(ctx))  # the kubelet's or runtime's error naming another layer
     _add_named(ctx, out, named)
     _sandboxes_explain(ctx.kb, out)
@@ -170,6 +169,16 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
     _explain_unobserved(ctx, out)
     return _trace_down(ctx, out)
+
+
+def _workloads_name(ctx: NodeContext) -> Iterator[Finding]:
+    """What the node's GPU workloads' errors and logs name, unless the pod's own NVIDIA env
+    explains it; each reading only on a node with such a workload (few nodes have one)."""
+    facts = ctx.facts
+    if facts.troubled_workloads_by_node.get(ctx.name):
+        yield from not_asked_for(ctx, workload_findings(ctx), cdi_by_default)
+    if facts.logged_workloads_by_node.get(ctx.name):
+        yield from not_asked_for(ctx, workload_log_findings(ctx), cdi_by_default)
 
 
 def _add_named(ctx: NodeContext, judged: Mapping[str, Judgement], named: Iterable[Finding]) -> None:

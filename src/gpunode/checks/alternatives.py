@@ -17,7 +17,7 @@ from fnmatch import fnmatchcase
 from gpunode.bundle.kube import ComputeDomain, Pod, ResourceSlice
 from gpunode.catalog import load_catalog
 from gpunode.checks.admission import DECIDED_BY, bypassed, plugin_answer, requested, webhook_owner
-from gpunode.checks.base import check, not_deployed, ok, problem, unknown
+from gpunode.checks.base import check, not_deployed, ok, pods_here, problem, unknown
 from gpunode.checks.cluster import cluster_check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import KUBELET_ADMISSION, Text, line_finding, pod_texts
@@ -166,7 +166,7 @@ def node_slices(slices: tuple[ResourceSlice, ...], node: str, driver: str) -> li
     return [s for s in slices if s.spec.node_name == node and s.spec.driver == driver]
 
 
-@check(DRA_COMPONENT)
+@check(DRA_COMPONENT, may_find=pods_here(DRA_COMPONENT))
 def resource_slices_published(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A running DRA kubelet plugin with its ``gpus`` container publishes this node's GPUs
     as ResourceSlices of gpu.nvidia.com; none, or none with a device, and pods asking for a

@@ -38,6 +38,54 @@ class Check:
         return ctx.missing(self.needs)
 
 
+@dataclass(frozen=True)
+class Reads:
+    """A ``may_find`` gate of the node's files alone: open where the node has any of
+    ``observations`` (``cmd/<name>``, ``files/<path>``, ``metrics/<name>``). A check that
+    finds nothing without one of them (a journal's reader, a log's) is not called on a node
+    that has none, and, unlike ``needs``, nothing is recorded as missing: the file is one
+    the check reads where it is there. Nodes collected alike have the same files, so this
+    gate is asked once per set of files (``NodePlan.lacking``), not once per node."""
+
+    observations: tuple[str, ...]
+
+    def __call__(self, ctx: NodeContext) -> bool:
+        observed = ctx.observed
+        for need in self.observations:  # noqa: SIM110 - (read once per set of files)
+            if observed(need):
+                return True
+        return False
+
+
+def reads(*observations: str) -> Reads:
+    """The gate of a check that finds nothing on a node without any of ``observations``."""
+    return Reads(tuple(observations))
+
+
+@dataclass(frozen=True)
+class PodsHere:
+    """A ``may_find`` gate: open where ``component`` has a stack pod on the node. A check of
+    that component that reads only its pods here (their logs, their statuses) is not called
+    on a node where it is not deployed, as on most nodes most of the catalog's components."""
+
+    component: str
+
+    def __call__(self, ctx: NodeContext) -> bool:
+        return bool(ctx.stack_pods(self.component))
+
+
+def pods_here(component: str) -> PodsHere:
+    """The gate of a check that finds nothing on a node without a pod of ``component``."""
+    return PodsHere(component)
+
+
+def any_logged_workload(ctx: NodeContext) -> bool:
+    """Whether a GPU workload pod of this node has a log collected (``NodeContext.
+    workload_logs``): the gate of the checks that read only those logs. On nearly every node
+    none has, and none of them is called."""
+    return bool(ctx.facts.logged_workloads_by_node.get(ctx.name))
+
+
 REGISTRY: list[Check] = []
 
 
@@ -62,6 +110,9 @@ def check(component: str, *, needs: Iterable[str] = (),
     (the kernel log's failures by owner), whether that reading holds anything for any
     component; where it says False the check is not called on the node for any of them
     (it would yield nothing), which spares a call per component on nearly every node.
+    ``reads(...)`` is the gate of a check that reads only node files that may be absent.
+    A gate shared by a family of checks is asked once per node for all of them, so a node
+    where it is shut runs none of their code.
     """
 
     def register(fn: CheckFn) -> CheckFn:
@@ -98,11 +149,12 @@ ComponentRun = tuple[str, tuple[CheckFn, ...], tuple[str, ...]]
 class NodePlan:
     """What runs for every node: each node-scoped component with its checks, in catalog
     order, every distinct ``needs`` among them (looked up once per node) and every distinct
-    ``may_find`` gate (asked once per node)."""
+    ``may_find`` gate (asked once per node; a ``Reads`` gate once per set of files)."""
 
     components: tuple[tuple[str, tuple[Check, ...]], ...]
     needs: tuple[tuple[str, ...], ...]
     gates: tuple[NodeGate, ...] = ()
+    reads: tuple[Reads, ...] = ()
     #: ``runs`` by what the node lacks of each ``needs`` and which gates are shut: nodes
     #: mostly lack the same, and the gates are shut on nearly all of them.
     _runs: dict[tuple[object, ...], tuple[ComponentRun, ...]] = field(
@@ -113,19 +165,21 @@ class NodePlan:
         """The components' ids, in catalog order."""
         return tuple([cid for cid, _ in self.components])
 
-    def lacking(self, ctx: NodeContext) -> tuple[Lacking, tuple[tuple[str, ...], ...]]:
-        """What the node lacks of each ``needs``, and the same in ``needs`` order (``runs``'
-        key). It reads which node files the node has and whether its node object is there
-        (the cluster lists are the facts'), so it is read once per such set and kept on the
-        facts (``ClusterFacts.shared``): a fleet's nodes were collected alike."""
+    def lacking(self, ctx: NodeContext) -> tuple[Lacking, tuple[tuple[str, ...], ...], frozenset[NodeGate]]:
+        """What the node lacks of each ``needs``, the same in ``needs`` order (``runs``'
+        key), and the ``reads`` gates shut on it (none of their files there: ``shut``'s
+        ``unread``). It reads which node files the node has and whether its node object is
+        there (the cluster lists are the facts'), so it is read once per such set and kept on
+        the facts (``ClusterFacts.shared``): a fleet's nodes were collected alike."""
         obs = ctx.obs
-        key = (_LACKING, self.needs, frozenset(obs.cmd), frozenset(obs.files), frozenset(obs.metrics),
-               ctx.node is not None)
+        key = (_LACKING, self.needs, self.reads, frozenset(obs.cmd), frozenset(obs.files),
+               frozenset(obs.metrics), ctx.node is not None)
         shared = ctx.facts.shared
         known = shared.get(key)
         if known is None:
             lacking = {needs: ctx.missing(needs) for needs in self.needs}
-            known = shared[key] = (lacking, tuple([lacking[needs] for needs in self.needs]))
+            unread = frozenset([gate for gate in self.reads if not gate(ctx)])
+            known = shared[key] = (lacking, tuple([lacking[needs] for needs in self.needs]), unread)
         return known  # type: ignore[return-value]  # (only this reading is kept by this key)
 
     def runs(self, lacking: Lacking, shut: frozenset[NodeGate] = frozenset(),
@@ -148,9 +202,10 @@ class NodePlan:
                 for cid, checks in self.components)
         return known
 
-    def shut(self, ctx: NodeContext) -> frozenset[NodeGate]:
-        """The gates that say their checks find nothing on this node."""
-        return frozenset(gate for gate in self.gates if not gate(ctx))
+    def shut(self, ctx: NodeContext, unread: frozenset[NodeGate] = frozenset()) -> frozenset[NodeGate]:
+        """The gates that say their checks find nothing on this node, with ``unread``
+        (``lacking``'s ``reads`` gates shut on it)."""
+        return frozenset([gate for gate in self.gates if not gate(ctx)]).union(unread)
 
 
 #: Distinct ``lacking`` kept per plan (a fleet's nodes lack one or a few sets of files).
@@ -165,7 +220,9 @@ def node_plan(catalog: Catalog) -> NodePlan:
         components = tuple((c.id, checks_for(c.id, c.kind)) for c in catalog.node_components())
         needs = tuple(dict.fromkeys(chk.needs for _, found in components for chk in found))
         gates = tuple(dict.fromkeys(chk.may_find for _, found in components for chk in found if chk.may_find))
-        known = _PLANS[id(catalog)] = (catalog, len(REGISTRY), NodePlan(components, needs, gates))
+        known = _PLANS[id(catalog)] = (catalog, len(REGISTRY), NodePlan(
+            components, needs, tuple([g for g in gates if not isinstance(g, Reads)]),
+            tuple([g for g in gates if isinstance(g, Reads)])))
     return known[2]
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import check, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding
 from gpunode.relazy import lazy_compile
@@ -38,7 +38,7 @@ _CAUSE = "cdi_spec_invalid"
 _LITERAL = lazy_compile(r"(?i:creating the CDI registry)")
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=reads(*(f"{kind}/{name}" for kind, name in _TEXTS)))
 def cdi_spec_unparsed_at_start(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The last container start on the node whose CDI registry held a spec that does not parse."""
     for kind, name in _TEXTS:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from gpunode.checks.base import check
+from gpunode.checks.base import any_logged_workload, check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.versions import HOST_VERSIONS
@@ -66,7 +66,7 @@ def _same_release(version: str, host: str | None) -> bool:
     return head.group().split(".")[:len(parts)] == parts
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=any_logged_workload)
 def driver_dependency_not_injected(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A GPU workload's ldd finding no driver library its mounted driver library needs: the
     toolkit left a driver file out of the container (one finding per node, the first job)."""

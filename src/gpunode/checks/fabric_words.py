@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from gpunode.checks.base import check
+from gpunode.checks.base import any_logged_workload, check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
@@ -53,7 +53,7 @@ def injected_topology_refused(lines: Sequence[str]) -> tuple[int, int] | None:
     return None
 
 
-@check("gpudirect-rdma")
+@check("gpudirect-rdma", may_find=any_logged_workload)
 def nccl_injected_topology(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A GPU workload's NCCL cannot import the topology or graph file the node's NCCL
     configuration gave it: the file does not describe this node."""

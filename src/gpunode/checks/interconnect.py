@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from gpunode.checks.base import check, not_deployed, ok, problem, unknown
+from gpunode.checks.base import check, not_deployed, ok, pods_here, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of
@@ -639,7 +639,7 @@ def _rounds(lines: Sequence[str]) -> list[tuple[int, str | None, int]]:
     return out
 
 
-@check("rdma-device-plugin")
+@check("rdma-device-plugin", may_find=pods_here("rdma-device-plugin"))
 def rdma_plugin_exposes(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """What the running plugin says it serves, against what it logged and what the node
     shows. A round that ends exposing no device after errors failed on those errors (the
@@ -667,7 +667,7 @@ _NONE_FOUND = lazy_compile(r"^No (?:RDMA |rdma |IB |network )?devices? (?:were )
 _SERVING = lazy_compile(r'\bexposing "[1-9]\d*" devices|\bRegistered device plugin\b|\bdevices? found: \S')
 
 
-@check("rdma-device-plugin")
+@check("rdma-device-plugin", may_find=pods_here("rdma-device-plugin"))
 def rdma_plugin_found_none(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The running plugin's last word on discovery is that it found no device."""
     for sp in ctx.stack_pods(component):
@@ -690,7 +690,7 @@ _NO_RDMA_SIDE = lazy_compile(r"(?i)\bnon-?RDMA device\b|\bno RDMA devices? (?:we
                              r"|\bRDMA device \\?\"?\w+\\?\"? not found\b")
 
 
-@check("rdma-device-plugin")
+@check("rdma-device-plugin", may_find=pods_here("rdma-device-plugin"))
 def rdma_plugin_before_ofed(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A running plugin that found its devices without their RDMA side while the node's OFED
     driver container was (re)starting: it discovered before the driver loaded its modules and

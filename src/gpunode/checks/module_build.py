@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import check, pods_here, problem
 from gpunode.checks.context import NodeContext
 from gpunode.facts import LogFile
 from gpunode.model import Evidence, Finding
@@ -110,7 +110,7 @@ _TREE_HEADER = lazy_compile(TREE_HEADER_MISSING)
 _GATE = ("fatal error: ", "auto.conf are missing")
 
 
-@check("driver")
+@check("driver", may_find=pods_here("driver"))
 def kernel_tree_header_missing(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A failing driver container whose module build stopped on a header of the running
     kernel's build tree: the headers are incomplete. The compiler's line says why the

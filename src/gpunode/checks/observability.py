@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gpunode.checks.base import check, ok, problem, unknown
+from gpunode.checks.base import check, ok, pods_here, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive, message_of
@@ -67,7 +67,7 @@ _COLLECTED_NONE = lazy_compile(r"\bNo (?:\w+ ){0,2}metrics? (?:were |was )?colle
 _NONE_CLASS = "error_not_found"
 
 
-@check("otel-agent")
+@check("otel-agent", may_find=pods_here("otel-agent"))
 def agent_collects_none(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A running agent whose current log's last word on a kind of series is that it collected
     none of them (``_COLLECTED_NONE``): degraded with that line."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from gpunode.checks import operator
-from gpunode.checks.base import check, ok, problem, unknown
+from gpunode.checks.base import check, ok, pods_here, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.gpus import MIG_PREFIX, gfd_labels_as_gpu, physical_gpus_labelled, quantity
 from gpunode.model import Evidence, Finding, Status
@@ -94,7 +94,7 @@ def _shown(allocatable: dict[str, str], capacity: dict[str, str]) -> str:
     )
 
 
-@check("gfd", needs=("node",))
+@check("gfd", needs=("node",), may_find=pods_here("gfd"))
 def gfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A running GFD labels product, count and memory; a count must match the GPUs."""
     if ctx.node is None or not ctx.stack_pods(component):
@@ -132,7 +132,7 @@ def _cuda_labels_missing(labels: Mapping[str, str]) -> list[str]:
     return [k for k in wanted if k not in labels]
 
 
-@check("csi-node", needs=("cluster/csinodes",))
+@check("csi-node", needs=("cluster/csinodes",), may_find=pods_here("csi-node"))
 def csi_registered(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A CSI node plugin on this node must appear in the node's CSINode drivers."""
     if not ctx.stack_pods(component):

@@ -16,7 +16,9 @@ from gpunode.checks.base import (
     check,
     not_deployed,
     ok,
+    pods_here,
     problem,
+    reads,
     unknown,
 )
 from gpunode.checks.cli_step import CLI_LOG, failing_cli_line, pasted_cause
@@ -387,15 +389,19 @@ def _sets_cri(path: str, text: str) -> bool:
     return isinstance(plugins, dict) and any(isinstance(plugins.get(k), dict) for k in _CRI_SECTIONS)
 
 
-@check("container-toolkit")
+#: What the validator writes once a container got the GPUs through the runtime.
+_TOOLKIT_READY = "run/nvidia/validations/toolkit-ready"
+
+
+@check("container-toolkit", may_find=reads(f"files/{_TOOLKIT_READY}"))
 def toolkit_validated(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The validator writes toolkit-ready once a container got the GPUs through the runtime."""
-    rel = "run/nvidia/validations/toolkit-ready"
+    rel = _TOOLKIT_READY
     if rel in ctx.obs.files:
         yield ok(component, "validated (toolkit-ready)", Evidence(ctx.obs.path_of("files", rel), "present"))
 
 
-@check("rdma-device-plugin", needs=("node",))
+@check("rdma-device-plugin", needs=("node",), may_find=pods_here("rdma-device-plugin"))
 def rdma_resources(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A running RDMA plugin must advertise its rdma/* resources with a non-zero count."""
     if ctx.node is None or not ctx.stack_pods(component):
@@ -565,7 +571,7 @@ _RUNTIME_LOG_TAIL = 200
 _CREATE = lazy_compile(r"\bUsing (?:bundle file|OCI specification file path): ")
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=reads(f"files/{RUNTIME_LOG}"))
 def runtime_log(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The NVIDIA runtime that could not change the last container spec it was given: its
     log's last error-level line ('ERROR: inject NVIDIA hook: stat /usr/bin/nvidia-container-
@@ -588,7 +594,7 @@ def runtime_log(ctx: NodeContext, component: str) -> Iterator[Finding]:
                                              verb="cannot change a container's spec", standalone="true"))
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=reads(f"files/{CLI_LOG}"))
 def cli_log(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The CLI that the NVIDIA runtime's hook runs for every GPU container, whose last run
     logged an error-level line (klog's ``E``: nvc.c that could not enter the driver root,

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from gpunode.checks.base import STATE, check, not_deployed, problem, unknown
+from gpunode.checks.base import STATE, check, not_deployed, problem, reads, unknown
 from gpunode.checks.board import nvswitch_board
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import HOST_JOURNALS, as_catalogued, line_finding
@@ -297,13 +297,13 @@ HOST_UNITS: dict[str, tuple[str, str]] = {
 }
 
 
-@check("kubelet")
+@check("kubelet", may_find=reads(f"cmd/{HOST_JOURNALS['kubelet']}"))
 def kubelet_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The kubelet service's last run failed, in its own journal."""
     yield from _judge_unit(ctx, component, host=True)
 
 
-@check("container-runtime")
+@check("container-runtime", may_find=reads(f"cmd/{HOST_JOURNALS['container-runtime']}"))
 def runtime_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The container runtime's service (containerd, CRI-O, dockerd) last run failed, in its
     own journal."""
@@ -319,7 +319,7 @@ _RUNTIME_FAILURES_IN = ("container-runtime", "kubelet")
 _RECORD_SPAN = 3
 
 
-@check("container-runtime")
+@check("container-runtime", may_find=reads(*(f"cmd/{HOST_JOURNALS[host]}" for host in _RUNTIME_FAILURES_IN)))
 def runtime_own_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A running container runtime that failed to run a container by its own doing: the last
     error-level line of its journal or the kubelet's that is the runtime's own failure in its
@@ -359,13 +359,14 @@ def _names_other(ctx: NodeContext, line: str) -> bool:
     return named is not None and named != "container-runtime"
 
 
-@check("fabric-manager")
+@check("fabric-manager", may_find=reads(f"cmd/{UNIT_JOURNALS['fabric-manager'][0]}",
+                                        f"files/{UNIT_LOGS['fabric-manager']}"))
 def fabric_manager_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """nvidia-fabricmanager's last run failed, in its own journal."""
     yield from _judge_unit(ctx, component)
 
 
-@check("imex")
+@check("imex", may_find=reads(f"cmd/{UNIT_JOURNALS['imex'][0]}"))
 def imex_journal(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """nvidia-imex's last run failed, in its own journal."""
     yield from _judge_unit(ctx, component)
@@ -390,13 +391,13 @@ _SAME_WORDS = 60
 _TRACE_WITHIN = 4
 
 
-@check("kubelet")
+@check("kubelet", may_find=reads(f"cmd/{HOST_UNITS['kubelet'][0]}"))
 def kubelet_crashed(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The kubelet died of a Go panic or fatal error in the recent past, in its own journal."""
     yield from _go_crash(ctx, component)
 
 
-@check("container-runtime")
+@check("container-runtime", may_find=reads(f"cmd/{HOST_UNITS['container-runtime'][0]}"))
 def runtime_crashed(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """containerd, CRI-O or dockerd died of a Go panic or fatal error in the recent past."""
     yield from _go_crash(ctx, component)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import ALL_POD_COMPONENTS, check
+from gpunode.checks.base import ALL_POD_COMPONENTS, any_logged_workload, check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
@@ -56,13 +56,7 @@ def advertiser(ctx: NodeContext, resources: Sequence[str]) -> str | None:
     return chosen[0] if len(chosen) == 1 else None
 
 
-def _any_logged_workload(ctx: NodeContext) -> bool:
-    """Whether a workload pod of this node has a log collected (on nearly every node none:
-    ``vm_without_device`` is then called for none of the pod components)."""
-    return bool(ctx.facts.logged_workloads_by_node.get(ctx.name))
-
-
-@check(ALL_POD_COMPONENTS, may_find=_any_logged_workload)
+@check(ALL_POD_COMPONENTS, may_find=any_logged_workload)
 def vm_without_device(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A VM pod on the node whose launcher found no device for its GPUs, charged to the
     container plugin that advertised the GPU resource it asked for."""

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 import msgspec
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import MESSAGE, check, problem
+from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
 from gpunode.checks.busy_gpus import busy_owner
 from gpunode.checks.cli_step import cli_named_step
@@ -1193,7 +1193,7 @@ def _has_rdma(ctx: NodeContext) -> bool:
     return bool(ctx.stack_pods("ofed") or ctx.stack_pods("rdma-device-plugin"))
 
 
-@check("gpudirect-rdma")
+@check("gpudirect-rdma", may_find=any_logged_workload)
 def nccl_transport(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """NCCL fell back to sockets in a GPU workload on a node that has RDMA ports."""
     for pod, log in ctx.workload_logs():
@@ -1251,7 +1251,7 @@ def _job_ports_down(lines: Sequence[str]) -> tuple[int, str] | None:
     return None if ports else _listed_ports_idle(lines)
 
 
-@check("rdma-links")
+@check("rdma-links", may_find=any_logged_workload)
 def workload_ports_down(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Every RDMA port a GPU workload's own ibdev2netdev lists is Down, or no port its
     ibv_devinfo or ibstat lists is ACTIVE: the devices the job was given (an SR-IOV VF in
@@ -1269,7 +1269,7 @@ def workload_ports_down(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
 
 
-@check("gpudirect-rdma")
+@check("gpudirect-rdma", may_find=any_logged_workload)
 def nccl_gdr_distance(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """NCCL disabled GPUDirect RDMA in a GPU workload because the GPU's NIC is too far on
     the PCIe tree: its own reading of the topology, the node's GPU-NIC placement (NCCL
@@ -1294,7 +1294,7 @@ def _gdr_capable(ctx: NodeContext) -> bool:
     return not any(_NO_GDR_GPU.search(p) for p in products)
 
 
-@check("gpudirect-rdma")
+@check("gpudirect-rdma", may_find=any_logged_workload)
 def nccl_gdr_off(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """NCCL's IB transport could use GPUDirect RDMA through none of the HCAs it lists: every
     HCA line says Disabled (no peer-memory module it accepts, or none loaded), so a GPU
