@@ -155,7 +155,7 @@ def _register_advertisers() -> None:
     """One resource check per catalog component that advertises something."""
     for entry in load_catalog().components:
         if entry.advertises and entry.id in NOTHING_ADVERTISED:
-            check(entry.id, needs=("node",))(advertised)
+            check(entry.id, needs=("node",), may_find=pods_here(entry.id))(advertised)
 
 
 _register_advertisers()
@@ -241,7 +241,7 @@ def _waiting_for_peers(lines: Sequence[str]) -> int | None:
     return None
 
 
-@check(IMEX_COMPONENT)
+@check(IMEX_COMPONENT, may_find=pods_here(IMEX_COMPONENT))
 def compute_domain_short_of_nodes(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The ComputeDomain daemon's log ends counting fewer nodes in its domain's status than the
     domain asks for, with no nodes update pushed since: its IMEX daemon is not started with the

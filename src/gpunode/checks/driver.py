@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 import msgspec
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import check, not_deployed, ok, problem, unknown
+from gpunode.checks.base import check, not_deployed, ok, pods_here, problem, reads, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.kernel import kernel_failure_owners
@@ -219,7 +219,7 @@ _HOST_NVML_NOT_LOADED = lazy_compile(r"\b[Cc]ould not load NVML library\b")
 _RUNTIME_JOURNAL = "journal-runtime.txt"
 
 
-@check("driver")
+@check("driver", may_find=reads(f"cmd/{_RUNTIME_JOURNAL}"))
 def host_daemon_finds_no_nvml(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A host daemon of the container stack that loads NVML from the host's own loader path
     (nvidia-docker 1.x's plugin beside dockerd) logging in the node's journal that it could not:
@@ -336,8 +336,8 @@ _SMI_RUNNER = "driver-validation"
 _EXIT_STATUS = lazy_compile(r"\bexit (?:status|code):? (?P<code>\d{1,3})\b")
 
 
-@check("driver")
-@check("gpu-hardware")
+@check("driver", may_find=pods_here("validator"))
+@check("gpu-hardware", may_find=pods_here("validator"))
 def smi_return_code(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """nvidia-smi's return code as the validator's driver check reports it ("No pre-installed
     driver detected on the host: exit status 14", NVIDIA/gpu-operator#2596: nvidia-smi printed

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from gpunode.checks.base import any_logged_workload, check
+from gpunode.checks.base import any_logged_workload, check, reads
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
@@ -98,7 +98,7 @@ def _mellanox_nic(ctx: NodeContext) -> Evidence | None:
     return Evidence(f"node/{ctx.name}", f"{_MELLANOX_LABEL}=true") if labelled else None
 
 
-@check("ofed")
+@check("ofed", may_find=reads(*(f"cmd/{name}" for name in _TOOL_FILES)))
 def no_rdma_device_registered(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The node's InfiniBand tools find no device under /sys/class/infiniband while the node
     has a Mellanox NIC: the InfiniBand drivers create a device's directory there when they
@@ -136,7 +136,7 @@ def _no_verbs_kernel(lines: Sequence[str]) -> Decisive | None:
     return None if index is None else Decisive(index + 1, lines[index].strip()[:MAX_LINE], 2)
 
 
-@check("ofed")
+@check("ofed", may_find=any_logged_workload)
 def job_found_no_verbs_kernel(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A GPU workload's libibverbs finds no kernel verbs interface while the node has a
     Mellanox NIC: libibverbs reads /sys/class/infiniband_verbs/abi_version, which the RDMA

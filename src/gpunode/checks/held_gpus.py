@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem
+from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import collection_time
 from gpunode.gpus import quantity
@@ -112,7 +112,7 @@ _REMOVAL_WAITS = lazy_compile(r"\bNVRM: Attempting to remove device \S{1,40} wit
 _CADVISOR_NVML = lazy_compile(r"\bnvidia\.go:\d+\] NVML initialized\. Number of nvidia devices: [1-9]", re.I)
 
 
-@check("kubelet")
+@check("kubelet", may_find=reads("cmd/journal-kubelet.txt"))
 def gpus_held_by_kubelet_nvml(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The kernel waits to remove a GPU still in use, and the kubelet's journal shows its
     cAdvisor holding NVML handles on the GPUs (module docstring): the kubelet is what holds

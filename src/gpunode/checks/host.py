@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from gpunode.checks.base import check, ok, problem, unknown
+from gpunode.checks.base import check, ok, problem, reads, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
@@ -275,7 +275,7 @@ _RUNTIME_STALLED = lazy_compile(r"PLEG is not healthy: pleg was last seen active
                                 r"\bcontainer runtime is down\b")
 
 
-@check("container-runtime")
+@check("container-runtime", may_find=reads("cmd/journal-kubelet.txt"))
 def runtime_stalled_for_kubelet(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The kubelet's journal says the runtime stopped answering it in the recent past, while
     the node's Ready condition does not say so now: the node flaps between Ready and NotReady

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from gpunode.checks.base import check, not_deployed, ok, pods_here, problem, unknown
+from gpunode.checks.base import check, not_deployed, ok, pods_here, problem, reads, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of
@@ -49,6 +49,8 @@ IMEX_STATE = "imex.txt"
 #: Collected files that show the RDMA ports where the probe did not run, most complete
 #: first (sysfs has the counters, the interface and its MTU; ibstat the rate).
 RDMA_SOURCES = (SYSFS_RDMA, IBSTAT, IBV_DEVINFO)
+#: The gate of the checks that read only those files.
+_RDMA_COLLECTED = reads(*(f"cmd/{name}" for name in RDMA_SOURCES))
 MAX_LISTED = 4
 #: Data-link CRC and replay errors since the driver loaded above which a link is marginal
 #: (a clean link shows 0; DCGM's health watch alarms on a steady rise of this order).
@@ -313,7 +315,7 @@ def probe_imex(ctx: NodeContext, component: str) -> Iterator[Finding]:
     )
 
 
-@check("imex")
+@check("imex", may_find=reads(f"cmd/{IMEX_STATE}"))
 def collected_imex(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The collector's read of the host's IMEX (``cmd/imex.txt``), where the probe did not run;
     without it (or where the container did not see the host) ``links_not_collected`` says so."""
@@ -493,7 +495,7 @@ def collected_ports(ctx: NodeContext) -> tuple[str, SysfsRdma] | None:
     return None
 
 
-@check("rdma-links")
+@check("rdma-links", may_find=_RDMA_COLLECTED)
 def collected_rdma_links(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Collected sysfs, ibstat or ibv_devinfo output, where the probe did not run."""
     found = None if ctx.probe is not None else collected_ports(ctx)
@@ -544,7 +546,7 @@ def _affinity(ctx: NodeContext, probe: ProbeResult, component: str) -> Iterator[
         yield _found(ctx, component, "nic_gpu_affinity_missing", _ev(ctx, PROBE_FILE, _listed(far)))
 
 
-@check("gpudirect-rdma")
+@check("gpudirect-rdma", may_find=_RDMA_COLLECTED)
 def collected_gpudirect(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Collected RDMA ports, ``nvidia-smi topo -m`` and lsmod, where the probe did not
     run: a NIC near each GPU, and nvidia_peermem (DMA-BUF is not visible from here)."""
@@ -827,7 +829,7 @@ def _zero_guid_line(ctx: NodeContext) -> tuple[str, int, str] | None:
     return None
 
 
-@check("rdma-links")
+@check("rdma-links", may_find=_RDMA_COLLECTED)
 def rdma_cm_without_node_guid(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """An RDMA device with no node GUID while the RDMA stack's own user space crashed on the
     node: RDMA-CM resolves a peer by its GUID-based addresses, and a VF the SR-IOV setup left

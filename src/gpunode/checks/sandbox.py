@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpunode.checks import operator
-from gpunode.checks.base import check, ok, problem
+from gpunode.checks.base import check, ok, pods_here, problem
 from gpunode.checks.context import NodeContext
 from gpunode.checks.probe import NEEDS as PROBE_NEEDS
 from gpunode.checks.probe import PROBE_FILE, VFIO_DRIVER
@@ -35,7 +35,7 @@ def vm_workload(ctx: NodeContext) -> str | None:
     return operator.vm_workload(node.metadata.labels, ctx.cluster_policy_spec, known)
 
 
-@check("vfio-manager")
+@check("vfio-manager", may_find=pods_here("vfio-manager"))
 def gpus_bound_to_vfio(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The validator writes vfio-pci-ready once every GPU of a vm-passthrough node is bound
     to vfio-pci (the sandbox device plugin's init container waits for it)."""
@@ -84,7 +84,7 @@ def _pci_evidence(ctx: NodeContext, gpus: list[PciGpu] | tuple[PciGpu, ...]) -> 
     return Evidence(ctx.obs.path_of("cmd", PROBE_FILE), f"/sys/bus/pci: {shown}")
 
 
-@check("sandbox-device-plugin", needs=("node",))
+@check("sandbox-device-plugin", needs=("node",), may_find=pods_here("sandbox-device-plugin"))
 def vm_devices_advertised(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A running sandbox device plugin puts the bound GPUs (or vGPU types) on its node as
     nvidia.com/<DEVICE> resources; none with a count, and no VM can get a GPU here. A pod

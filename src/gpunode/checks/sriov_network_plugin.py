@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gpunode.checks.base import check
+from gpunode.checks.base import check, reads
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
@@ -84,13 +84,13 @@ def _findings(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
 
 
-@check("sriov-device-plugin")
+@check("sriov-device-plugin", may_find=reads(f"cmd/{_JOURNAL}"))
 def sriov_network_plugin_config(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The SR-IOV network plugin's error about its network's configuration or its own tool."""
     yield from _findings(ctx, component)
 
 
-@check("rdma-links")
+@check("rdma-links", may_find=reads(f"cmd/{_JOURNAL}"))
 def sriov_network_plugin_vfs(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The SR-IOV network plugin's error that the PF has no VFs."""
     yield from _findings(ctx, component)

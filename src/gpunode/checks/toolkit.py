@@ -28,7 +28,7 @@ from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.checks.host import runtime_down_message
 from gpunode.checks.operator import vm_reason, vm_workload
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
-from gpunode.checks.toolkit_written import runtime_unreachable
+from gpunode.checks.toolkit_written import runtime_may_be_unreachable, runtime_unreachable
 from gpunode.decisive import MAX_LINE, Decisive, severity
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding, Status
@@ -203,7 +203,7 @@ def _runtime_classes_served(ctx: NodeContext, setup: RuntimeSetup, component: st
         yield problem(component, "runtime_handler_missing", ev, specificity=40)
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=runtime_may_be_unreachable)
 def containerd_dropin_version(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """containerd 2.3 refuses to start when an imported drop-in declares a higher config
     version than the top-level file ("drop-in config version 4 higher than root config
@@ -220,7 +220,7 @@ def containerd_dropin_version(ctx: NodeContext, component: str) -> Iterator[Find
         yield problem(component, cause, ev, specificity=85, ctx={EXPLAINS: "container-runtime"})
 
 
-@check("container-toolkit", needs=("cluster/pods",))
+@check("container-toolkit", needs=("cluster/pods",), may_find=runtime_may_be_unreachable)
 def runtime_down_after_restarts(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The toolkit's container rewrites the runtime's configuration and restarts the runtime
     each time it starts. Where the kubelet reports the runtime down and the toolkit's

@@ -27,7 +27,14 @@ _DIAL = lazy_compile(
 _TOOLKIT_MARK = lazy_compile(r"nvidia-container-runtime|runtimes\.\"?nvidia\"?\]")
 
 
-@check("container-toolkit")
+def runtime_may_be_unreachable(ctx: NodeContext) -> bool:
+    """Whether ``runtime_unreachable`` may hold on the node: the kubelet reports the runtime
+    down, or its journal was collected. The gate of the checks that judge only a runtime
+    that cannot be reached (on nearly every node neither)."""
+    return "journal-kubelet.txt" in ctx.obs.cmd or runtime_down_message(ctx) is not None
+
+
+@check("container-toolkit", may_find=runtime_may_be_unreachable)
 def refused_toolkit_config(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The runtime cannot be reached and the containerd config holding the toolkit's
     runtime declares a version containerd refuses: the toolkit's write is why. A
