@@ -8,6 +8,7 @@ not run and the runner records what was missing, so the component ends up
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -38,14 +39,21 @@ class Check:
         return ctx.missing(self.needs)
 
 
+class FileGate:
+    """A ``may_find`` gate of the node's files alone (which there are, not what they hold).
+    Nodes collected alike have the same files, so such a gate is asked once per set of
+    files (``NodePlan.lacking``), not once per node."""
+
+    def __call__(self, ctx: NodeContext) -> bool:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class Reads:
-    """A ``may_find`` gate of the node's files alone: open where the node has any of
-    ``observations`` (``cmd/<name>``, ``files/<path>``, ``metrics/<name>``). A check that
-    finds nothing without one of them (a journal's reader, a log's) is not called on a node
-    that has none, and, unlike ``needs``, nothing is recorded as missing: the file is one
-    the check reads where it is there. Nodes collected alike have the same files, so this
-    gate is asked once per set of files (``NodePlan.lacking``), not once per node."""
+class Reads(FileGate):
+    """Open where the node has any of ``observations`` (``cmd/<name>``, ``files/<path>``,
+    ``metrics/<name>``). A check that finds nothing without one of them (a journal's reader,
+    a log's) is not called on a node that has none, and, unlike ``needs``, nothing is
+    recorded as missing: the file is one the check reads where it is there."""
 
     observations: tuple[str, ...]
 
@@ -60,6 +68,20 @@ class Reads:
 def reads(*observations: str) -> Reads:
     """The gate of a check that finds nothing on a node without any of ``observations``."""
     return Reads(tuple(observations))
+
+
+@dataclass(frozen=True)
+class FilesMatching(FileGate):
+    """Open where the path of one of the node's ``files`` (as ``NodeObservations.files``
+    names them, without the leading slash) matches ``pattern`` (``re.search``): the gate of
+    a check that reads only such files (a runtime's config of a kind, a folder of logs)."""
+
+    pattern: str
+    flags: int = 0
+
+    def __call__(self, ctx: NodeContext) -> bool:
+        search = re.compile(self.pattern, self.flags).search
+        return any(search(path) for path in ctx.obs.files)
 
 
 @dataclass(frozen=True)
@@ -110,7 +132,8 @@ def check(component: str, *, needs: Iterable[str] = (),
     (the kernel log's failures by owner), whether that reading holds anything for any
     component; where it says False the check is not called on the node for any of them
     (it would yield nothing), which spares a call per component on nearly every node.
-    ``reads(...)`` is the gate of a check that reads only node files that may be absent.
+    ``reads(...)`` and ``FilesMatching`` are the gates of a check that reads only node files
+    that may be absent.
     A gate shared by a family of checks is asked once per node for all of them, so a node
     where it is shut runs none of their code.
     """
@@ -149,12 +172,12 @@ ComponentRun = tuple[str, tuple[CheckFn, ...], tuple[str, ...]]
 class NodePlan:
     """What runs for every node: each node-scoped component with its checks, in catalog
     order, every distinct ``needs`` among them (looked up once per node) and every distinct
-    ``may_find`` gate (asked once per node; a ``Reads`` gate once per set of files)."""
+    ``may_find`` gate (asked once per node; a ``FileGate`` once per set of files)."""
 
     components: tuple[tuple[str, tuple[Check, ...]], ...]
     needs: tuple[tuple[str, ...], ...]
     gates: tuple[NodeGate, ...] = ()
-    reads: tuple[Reads, ...] = ()
+    reads: tuple[FileGate, ...] = ()
     #: ``runs`` by what the node lacks of each ``needs`` and which gates are shut: nodes
     #: mostly lack the same, and the gates are shut on nearly all of them.
     _runs: dict[tuple[object, ...], tuple[ComponentRun, ...]] = field(
@@ -167,7 +190,7 @@ class NodePlan:
 
     def lacking(self, ctx: NodeContext) -> tuple[Lacking, tuple[tuple[str, ...], ...], frozenset[NodeGate]]:
         """What the node lacks of each ``needs``, the same in ``needs`` order (``runs``'
-        key), and the ``reads`` gates shut on it (none of their files there: ``shut``'s
+        key), and the file gates (``reads``) shut on it (none of their files there: ``shut``'s
         ``unread``). It reads which node files the node has and whether its node object is
         there (the cluster lists are the facts'), so it is read once per such set and kept on
         the facts (``ClusterFacts.shared``): a fleet's nodes were collected alike."""
@@ -221,8 +244,8 @@ def node_plan(catalog: Catalog) -> NodePlan:
         needs = tuple(dict.fromkeys(chk.needs for _, found in components for chk in found))
         gates = tuple(dict.fromkeys(chk.may_find for _, found in components for chk in found if chk.may_find))
         known = _PLANS[id(catalog)] = (catalog, len(REGISTRY), NodePlan(
-            components, needs, tuple([g for g in gates if not isinstance(g, Reads)]),
-            tuple([g for g in gates if isinstance(g, Reads)])))
+            components, needs, tuple([g for g in gates if not isinstance(g, FileGate)]),
+            tuple([g for g in gates if isinstance(g, FileGate)])))
     return known[2]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem
+from gpunode.checks.base import LINE, MESSAGE, SOURCE, FilesMatching, check, problem
 from gpunode.checks.context import NodeContext
 from gpunode.errors import ParseError
 from gpunode.model import Evidence, Finding
@@ -68,7 +68,7 @@ def strategies(lines: Sequence[str]) -> tuple[int, tuple[str, ...]] | None:
     return start, tuple(_NAME.findall(found.group(1)))
 
 
-@check(_PLUGIN)
+@check(_PLUGIN, may_find=FilesMatching(_TOOLKIT_CONFIG.pattern))
 def envvar_refused_by_toolkit(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The plugin hands out GPUs only by NVIDIA_VISIBLE_DEVICES while the node's toolkit
     ignores that variable in unprivileged containers: every unprivileged GPU pod starts

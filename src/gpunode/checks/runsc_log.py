@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gpunode.checks.base import check
+from gpunode.checks.base import FilesMatching, check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, NVPROXY_UNKNOWN_CALL, Decisive
@@ -35,6 +35,8 @@ RUNSC_LOG_DIR = "var/log/runsc/"
 #: https://gist.github.com/gabriel-v/fbfbe486487ca6c4d3ea20629ccf7575): a file or its folder
 #: named for runsc or gVisor.
 _RUNSC_NAMED = lazy_compile(r"(?:^|/)(?:runsc|gvisor)[^/]*(?:/[^/]+)?$", re.I)
+#: The gate of the reader of those logs: a node with none of them (nearly every one) is passed over.
+_RUNSC_LOGS = FilesMatching(f"^{re.escape(RUNSC_LOG_DIR)}|{_RUNSC_NAMED.pattern}", re.I)
 #: nvproxy refusing the host driver's version at the sandbox's boot (runsc's nvproxy.go).
 _DRIVER_REFUSED = lazy_compile(r"\bregistering nvproxy driver: unsupported nvidia driver version\b", re.I)
 #: nvproxy answering a call it does not implement: an unknown control command or ioctl
@@ -61,7 +63,7 @@ def _refusal(lines: list[str]) -> tuple[int, str] | None:
     return None if last is None else (last, "error_not_found")
 
 
-@check("container-runtime")
+@check("container-runtime", may_find=_RUNSC_LOGS)
 def nvproxy_refused(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """runsc's nvproxy refusing the node's driver or a call a failing GPU workload made,
     newest log first (file names carry runsc's timestamp, so they sort by time)."""

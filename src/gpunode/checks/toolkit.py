@@ -13,6 +13,7 @@ from gpunode.checks.base import (
     MESSAGE,
     SOURCE,
     VERB,
+    FilesMatching,
     check,
     not_deployed,
     ok,
@@ -490,7 +491,7 @@ _DISTRIBUTION_CONFIG = lazy_compile(
     r"^etc/k0s/containerd\.d/[^/]+\.toml$")
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=FilesMatching(_DISTRIBUTION_CONFIG.pattern))
 def toolkit_stub_template(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A containerd config the distribution builds its own from (a k3s/RKE2 template, a k0s
     drop-in) that only imports the toolkit's drop-in folder: neither k3s's base (``{{ template
