@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem
+from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.model import Evidence, Finding
 from gpunode.parse.cgroup_driver import (
@@ -40,13 +40,17 @@ from gpunode.runtimes import is_nvidia_runtime
 _FROM_CRI = (1, 31)
 
 
-@check("container-toolkit")
+#: The gate of both checks: without the kubelet's config its driver is unknown, and nothing differs.
+_KUBELET_CONFIG_READ = reads(f"files/{KUBELET_CONFIG.lstrip('/')}")
+
+
+@check("container-toolkit", may_find=_KUBELET_CONFIG_READ)
 def toolkit_cgroup_driver(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The toolkit's default NVIDIA handler runs with another cgroup driver than the kubelet's."""
     yield from _judge(ctx, component)
 
 
-@check("container-runtime")
+@check("container-runtime", may_find=_KUBELET_CONFIG_READ)
 def runtime_cgroup_driver(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The runtime's own config runs pods with another cgroup driver than the kubelet's."""
     yield from _judge(ctx, component)
