@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (verbatim nvidia-smi rows)
 """A GPU whose row in nvidia-smi's table reads ERR! for both its temperature and its performance
 state, on a release before GSP firmware runs by default: the driver answers and that GPU does
 not, gpu-hardware/error_device (NVIDIA/dcgm-exporter#46). A single ERR! field (the power draw,
