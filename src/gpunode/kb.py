@@ -104,7 +104,9 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     line counts, and only while no later line of the same log matches
     ``unless`` (the error was followed by success: the plugin registered on a
     retry, the policy reconciled). With ``seen_in``, such a signature is read
-    in those components' pods even while they run.
+    in those components' pods even while they run. ``example`` is the line such a
+    signature decides, where the cause's own example is another source's (an NVML
+    message, not an installer's): it must match, and ``unless`` must not.
     """
 
     source: MatchSource
@@ -116,6 +118,7 @@ class Match(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seen_in: tuple[str, ...] = ()
     while_running: bool = False
     unless: str | None = None
+    example: str | None = None
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -461,6 +464,8 @@ def _validate_match(m: Match, where: str, known: set[str], patterns: bool) -> No
         raise ValueError(f"{where}: while_running needs a log match")
     if m.unless is not None and not m.while_running:
         raise ValueError(f"{where}: unless needs while_running (it cancels a decisive line)")
+    if m.example is not None and not m.while_running:
+        raise ValueError(f"{where}: a match's example needs while_running (the cause's serves)")
 
 
 def _check_pattern(pattern: str, where: str) -> None:

@@ -80,9 +80,15 @@ def injectable(cause: Cause) -> Match | None:
         carried = (m.source in ("log", "event") and not m.seen_in) or (
             m.source == "node_cmd" and m.name == DMESG
         )
-        if carried and m.regex.search(cause.example):
+        if carried and m.regex.search(_example(cause, m)):
             return m
     return None
+
+
+def _example(cause: Cause, m: Match) -> str:
+    """The line a signature is shown deciding: its own example where it has one (a decisive
+    signature of a cause whose example is another source's line), else the cause's."""
+    return m.example or cause.example
 
 
 CAUSES = [c for c in KB.causes if injectable(c) is not None]
@@ -138,15 +144,16 @@ def _inject(world: World, cause: Cause, seed: int) -> None:
     assert match is not None
     if match.source in ("log", "event") and fact_signatures(cause):
         FAULTS[cause.code].apply(world, NODE)  # a fact of the node too (nouveau in lsmod): it holds
-    noise = "\n".join(bury_near_end(cause.example, 10_000, seed)) + "\n"
+    example = _example(cause, match)
+    noise = "\n".join(bury_near_end(example, 10_000, seed)) + "\n"
     if match.source == "event":
         reason = match.reasons[0] if match.reasons else "Failed"
         if reason == "FailedCreatePodSandBox":  # a pod whose sandbox is refused never runs
-            no_sandbox(world, _pod_key(world, cause.component), world.ago(minutes=49), cause.example)
+            no_sandbox(world, _pod_key(world, cause.component), world.ago(minutes=49), example)
         else:
-            pod_event(world, _pod_key(world, cause.component), reason, cause.example, count=7)
+            pod_event(world, _pod_key(world, cause.component), reason, example, count=7)
     elif match.source == "node_cmd":
-        world.node(NODE).host.kernel_events.append(cause.example)
+        world.node(NODE).host.kernel_events.append(example)
     if cause.component not in OPERAND:
         return  # host components are judged from node data, not pods
     key = _pod_key(world, cause.component)

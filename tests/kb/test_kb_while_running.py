@@ -22,6 +22,7 @@ def _kb(match: str) -> str:
         ('source="log"\npattern="boom"\nunless="fine"\n', "unless needs while_running"),
         ('source="log"\npattern="boom"\nwhile_running=true\nunless="a.*b"\n', "unbounded"),
         ('source="log"\npattern="boom"\nwhile_running=true\nunless="(oops"\n', "invalid knowledge base"),
+        ('source="log"\npattern="boom"\nexample="boom"\n', "example needs while_running"),
     ],
 )
 def test_bad_decisive_signatures_are_rejected(match: str, error: str) -> None:
@@ -55,5 +56,5 @@ def test_shipped_decisive_signatures_decide_on_their_example_and_not_their_near_
     assert len(causes) >= 5
     for cause in causes:
         decisive = [m for m in cause.match if m.while_running]
-        assert any(decisive_hit([cause.example], cause, m) for m in decisive), cause.code
+        assert any(decisive_hit([m.example or cause.example], cause, m) for m in decisive), cause.code
         assert not any(decisive_hit([cause.near_miss], cause, m) for m in decisive), cause.code

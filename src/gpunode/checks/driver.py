@@ -117,6 +117,41 @@ def gpu_fields_unanswered(ctx: NodeContext, component: str) -> Iterator[Finding]
         yield problem(component, _GSP, ev, specificity=ctx.kb.get(_GSP).specificity)
 
 
+#: A GPU's second row in nvidia-smi's table: "| Fan  Temp  Perf  Pwr:Usage/Cap |" with Temp and
+#: Perf both printed as ERR! ("|ERR!  ERR! ERR!      1W /  N/A |"): NVML could read neither the
+#: GPU's temperature sensor nor its performance state.
+_TEMP_PERF_ERR = lazy_compile(r"^\|\s*\S+\s+ERR!\s+ERR!\s+\S+\s*/\s*\S+\s*\|", re.MULTILINE)
+#: The table's header: "| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4 |".
+_TABLE_DRIVER = lazy_compile(r"\bDriver Version:\s*(\d+)\.")
+_ERR_LITERAL = "ERR!"
+
+
+@check("gpu-hardware")
+def gpu_rows_unread(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """nvidia-smi answered (its table names the driver) but a GPU's row reads ERR! for both
+    its temperature and its performance state: the driver works and that GPU does not answer
+    it, a GPU in an error state until it is reset (NVIDIA/dcgm-exporter#46: one A100 of eight
+    with ERR! for fan, temperature, perf and ECC, every container start on it failing, cleared
+    by a GPU reset). One field alone is not read: a power draw or a fan printed ERR! is
+    transient or a reading bug (Azure/azhpc-diagnostics#77, NVIDIA/open-gpu-kernel-modules#1193).
+    From the release that runs GSP firmware by default an unread GPU is the firmware's
+    (``gpu_fields_unanswered``): nothing is said there."""
+    text = ctx.obs.cmd.get("nvidia-smi.txt")
+    if text is None or _ERR_LITERAL not in text:
+        return
+    driver = _TABLE_DRIVER.search(text)
+    if driver is None or int(driver[1]) >= _GSP_DEFAULT_FROM:
+        return
+    row = _TEMP_PERF_ERR.search(text)
+    if row is None:
+        return
+    line_no = text.count("\n", 0, row.start()) + 1
+    where = f"{ctx.obs.path_of('cmd', 'nvidia-smi.txt')}:{line_no}"
+    said = line_finding(ctx.kb, component, Status.FAILED, Decisive(line_no, row[0].strip(), 2), where,
+                        verb="reads ERR! in nvidia-smi")
+    yield msgspec.structs.replace(said, cause=_DEVICE_ERROR)
+
+
 def _driver_major(text: str) -> str | None:
     """The driver's major version from the first ``Driver Version : N.…`` that begins its
     line (only blanks before it; the default table's header line holds the same words after

@@ -138,6 +138,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         if found is None or target is None or (target in OWN_FACTS_ONLY
                                                and not _hardware_says(ctx.kb, target, found.line)):
             runtime_less = (_below_required_driver(ctx, pod, log)
+                            or _no_cuda_on_old_driver(ctx, pod, log)
                             or _uvm_missing(ctx, pod, log)
                             or _vgpu_refused(ctx, pod, log)
                             or _busy_refused(ctx, pod, log)
@@ -788,6 +789,43 @@ def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding 
         host = _host_release(ctx)  # read only for a job that states a requirement
         needed = _release(said["version"])
         if host is None or host[:len(needed)] >= needed:
+            return None
+        meta = pod.metadata
+        found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
+        finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
+                               verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
+                               standalone="true", namespace=meta.namespace, pod=meta.name,
+                               container=log.container)
+        return _recast(ctx, finding, _TOO_OLD)
+    return None
+
+
+#: A GPU job's own words that CUDA is not usable to it, naming no layer: PyTorch refusing to
+#: load a CUDA tensor ("Attempting to deserialize object on a CUDA device but
+#: torch.cuda.is_available() is False", torch/serialization.py validate_cuda_device) and
+#: Folding@home's client disabling its GPU slot ("No CUDA or OpenCL 1.2+ support detected for GPU
+#: slot 01", linuxserver/docker-foldingathome#7). A CPU-only build or a container without the
+#: driver's library says the same, so the words alone are never read.
+_CUDA_UNUSABLE = lazy_compile(r"\btorch\.cuda\.is_available\(\) is False\b"
+                              r"|\bNo CUDA or OpenCL [\d.]+\+? support detected\b")
+_CUDA_UNUSABLE_LITERALS = ("is_available() is false", "no cuda or opencl")
+
+
+def _no_cuda_on_old_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A GPU job that finds CUDA unusable (``_CUDA_UNUSABLE``) on a node whose own driver is
+    below the minimum of every CUDA major still built against (checks.cuda_floor): no current
+    CUDA runtime runs there under any runtime, so the driver is too old for the job's image
+    (linuxserver/docker-foldingathome#7: an image update on driver 455; RVC-Boss/GPT-SoVITS#1809:
+    a CUDA 11.8 image on driver 470, fixed by a driver update). A node whose driver runs current
+    CUDA, or whose release is not read (a Jetson's L4T release is none), says nothing here."""
+    lines = log.lines
+    for index in range(len(lines) - 1, -1, -1):
+        lower = lines[index].lower()
+        if not any(lit in lower for lit in _CUDA_UNUSABLE_LITERALS):
+            continue
+        if _CUDA_UNUSABLE.search(lines[index]) is None:
+            continue
+        if not _runs_no_current_cuda(ctx):
             return None
         meta = pod.metadata
         found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
