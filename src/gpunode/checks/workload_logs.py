@@ -1345,4 +1345,5 @@ def _peermem_missed(ctx: NodeContext, lines: Sequence[str]) -> Evidence | None:
     release = next((m for line in lines if (m := _NCCL_RELEASE.search(line))), None)
     if release is not None and tuple(int(part) for part in release.groups()) >= _PEERMEM_AWARE:
         return None
-    return Evidence(ctx.obs.path_of("cmd", "lsmod.txt"), "nvidia_peermem loaded; NCCL saw no peer-memory module")
+    said = "nvidia_peermem loaded; NCCL saw no peer-memory module"
+    return Evidence(ctx.obs.path_of("cmd", "lsmod.txt"), said)
