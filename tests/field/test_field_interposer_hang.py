@@ -12,7 +12,7 @@ import msgspec
 from case import Case
 from scoreboard import diagnose_case, top_root_cause
 
-from gpunode.checks.interposer_hang import start_hang
+from gpunode.checks.interposer_hang import crash_in_library, start_hang
 
 #: HAMi#1010 and volcano-vgpu-device-plugin#57: the library's start, the last line printed.
 START = "[HAMI-core Msg(672:140535013861184:libvgpu.c:837)]: Initializing....."
@@ -54,3 +54,25 @@ def test_only_the_library_s_start_as_the_last_line_counts() -> None:
     refused = "[HAMI-core ERROR (pid:7 thread=1 allocator.c:115)]: cuMemoryAllocate failed res=2"
     assert start_hang((refused,)) is None
     assert start_hang(("Initializing.....",)) is None
+
+
+#: 4paradigm/k8s-vgpu-scheduler#14: nvidia-smi in a pod given two vGPUs, the library's own lines,
+#: then the shell's report of the crash.
+CRASH = ("[4pdvGPU Msg(29:140241530709824:libvgpu.c:813)]: Initializing...\n"
+         "[4pdvGPU Msg(29:140241530709824:context.c:120)]: vdevices_pci=0000:84:00.0\n"
+         "Segmentation fault (core dumped)\n")
+
+
+def test_a_segfault_right_after_the_library_s_own_lines_is_the_plugin_s() -> None:
+    assert _top(_case(CRASH, "535.183.01")) == ("hami-device-plugin", "error_unclassified")
+    assert _top(_case(CRASH, "535.183.01", plugin="volcano-device-plugin")) == (
+        "volcano-device-plugin", "error_unclassified")
+
+
+def test_a_segfault_after_the_program_s_own_output_is_not_the_library_s() -> None:
+    lines = tuple(CRASH.splitlines())
+    assert crash_in_library(lines) == 2
+    after_program = (*lines[:2], "loading model weights", lines[2])
+    assert crash_in_library(after_program) is None
+    assert crash_in_library(("Segmentation fault",)) is None
+    assert crash_in_library((lines[0], "Segmentation fault in module foo")) is None

@@ -1,4 +1,5 @@
-"""A GPU job that stopped inside HAMi-core's start, on a driver newer than the library knows.
+"""A GPU job that stopped inside HAMi-core: hung at its start on a driver newer than the library
+knows, or killed by a segmentation fault right after the library's own lines.
 
 HAMi's device plugin and Volcano's vGPU device plugin both mount HAMi-core (libvgpu.so) into the
 containers they serve and preload it; at each process's first CUDA or NVML call the library
@@ -16,6 +17,13 @@ current log is the library's own start, one of the two plugins runs on the node,
 driver is of the 570 branch or later. A job that printed anything after the start line got past
 it; on an older driver, or with no driver version collected, the line is a start like any other
 and nothing is said.
+
+A process whose output is the library's own lines and then the shell's "Segmentation fault",
+with no line of the program between them, crashed inside the library before the program said
+anything (4paradigm/k8s-vgpu-scheduler#14: nvidia-smi in a pod given two vGPUs printed the
+library's "Initializing..." and "vdevices_pci=..." and segfaulted, the plugin's Allocate answer
+being what the library could not map). That is the plugin's library, in the catch-all class. A
+segfault after the program's own output, or with no library line before it, stays the job's.
 """
 
 from __future__ import annotations
@@ -32,9 +40,14 @@ from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
 
 #: HAMi-core's own start line at its message or debug level (libvgpu.c's initialisation and
-#: hook.c's NVML init hijack), as its log prefix writes it.
-_START = lazy_compile(r"\[HAMI-core (?:Msg|Debug|Info)\([\d:]+(?:libvgpu|hook)\.c:\d+\)\]: "
+#: hook.c's NVML init hijack), as its log prefix writes it ("4pdvGPU" in the releases of
+#: 4paradigm's k8s-vgpu-scheduler, HAMi's predecessor).
+_START = lazy_compile(r"\[(?:HAMI-core|4pdvGPU) (?:Msg|Debug|Info)\([\d:]+(?:libvgpu|hook)\.c:\d+\)\]: "
                       r"(?:Initializing\b|Hijacking nvmlInit\w*|nvmlInit\w*\s*$)")
+#: Any line the library prints under its own prefix below error level (its work, not a fault).
+_OWN_LINE = lazy_compile(r"^\s*\[(?:HAMI-core|4pdvGPU) (?:Msg|Debug|Info|Warn)\([\d:]+\w+\.c:\d+\)\]: ")
+#: The shell's report of a child killed by SIGSEGV ("Segmentation fault", "(core dumped)").
+_SEGFAULT = lazy_compile(r"^\s*(?:[\w./-]+: line \d+: +\d+ )?Segmentation fault(?: \(core dumped\))?\s*$")
 #: The first driver branch the older HAMi-core releases hang on.
 _HANG_FROM = 570
 #: The plugins that ship HAMi-core into the containers they serve.
@@ -42,35 +55,53 @@ PLUGINS = ("hami-device-plugin", "volcano-device-plugin")
 _CAUSE = "error_version_mismatch"
 
 
+def _last_lines(lines: tuple[str, ...], count: int) -> list[int]:
+    """The indexes of the log's last ``count`` non-empty lines, last first."""
+    return [i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()][:count]
+
+
 def start_hang(lines: tuple[str, ...]) -> int | None:
     """The index of the log's last line where that line is HAMi-core's start, else None."""
-    last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
-    if last is None or "HAMI-core" not in lines[last] or not _START.search(lines[last]):
+    last = _last_lines(lines, 1)
+    if not last or not _START.search(lines[last[0]]):
         return None
-    return last
+    return last[0]
+
+
+def crash_in_library(lines: tuple[str, ...]) -> int | None:
+    """The index of the log's last line where it is a segmentation fault and the line before
+    it is the library's own, else None."""
+    last = _last_lines(lines, 2)
+    if len(last) < 2 or not _SEGFAULT.match(lines[last[0]]) or not _OWN_LINE.match(lines[last[1]]):
+        return None
+    return last[0]
 
 
 def _hung_finding(ctx: NodeContext, component: str) -> Finding | None:
     if not ctx.stack_pods(component) or any(ctx.stack_pods(c) for c in PLUGINS if c != component):
         return None  # not this plugin's, or both ship the library here and the line names neither
     major = _driver_major(ctx)
-    if major is None or major < _HANG_FROM:
-        return None
     for pod, log in ctx.workload_logs():
-        if log.previous or not _running(pod, log.container):
-            continue
-        index = start_hang(log.lines)
-        if index is None:
-            continue
         meta = pod.metadata
-        found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
-        said = (f"driver {major}.x; the job's last line is HAMi-core's start, nothing after it "
-                f"while the container runs")
-        return line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
-                            verb=f"ships a HAMi-core that hangs GPU workload {meta.namespace}/{meta.name}",
-                            line_class=_CAUSE, evidence=(Evidence(log.path, said),),
-                            standalone="true",
-                            namespace=meta.namespace, pod=meta.name, container=log.container)
+        job = f"GPU workload {meta.namespace}/{meta.name}"
+        newer = major is not None and major >= _HANG_FROM
+        index = start_hang(log.lines) if newer and not log.previous and _running(pod, log.container) else None
+        if index is not None:
+            found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+            said = (f"driver {major}.x; the job's last line is HAMi-core's start, nothing after it "
+                    f"while the container runs")
+            return line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
+                                verb=f"ships a HAMi-core that hangs {job}",
+                                line_class=_CAUSE, evidence=(Evidence(log.path, said),), standalone="true",
+                                namespace=meta.namespace, pod=meta.name, container=log.container)
+        index = crash_in_library(log.lines)
+        if index is not None:
+            found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+            said = "the line before the crash is HAMi-core's own; the program printed nothing between"
+            return line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
+                                verb=f"ships a HAMi-core that crashes {job}",
+                                evidence=(Evidence(log.path, said),), standalone="true",
+                                namespace=meta.namespace, pod=meta.name, container=log.container)
     return None
 
 
