@@ -76,3 +76,20 @@ def test_a_segfault_after_the_program_s_own_output_is_not_the_library_s() -> Non
     assert crash_in_library(after_program) is None
     assert crash_in_library(("Segmentation fault",)) is None
     assert crash_in_library((lines[0], "Segmentation fault in module foo")) is None
+
+
+def _restart_case(restarts: int) -> Case:
+    raw = msgspec.to_builtins(_case("Segmentation fault\n", "535.183.01"))
+    raw["evidence"] = [{"kind": "pod-state", "component": "hami-device-plugin", "state": "Running",
+                        "restarts": restarts}, *raw["evidence"][1:]]
+    return msgspec.convert(raw, Case)
+
+
+def test_a_bare_segfault_after_the_plugin_restarted_under_the_job_is_the_plugin_s() -> None:
+    # Project-HAMi/HAMi#753 (#727): the plugin's restart swaps the libvgpu.so the job has mapped
+    assert _top(_restart_case(1)) == ("hami-device-plugin", "error_unclassified")
+
+
+def test_a_bare_segfault_with_the_plugin_never_restarted_is_not_the_plugin_s() -> None:
+    top = _top(_restart_case(0))
+    assert top is None or top[0] != "hami-device-plugin"

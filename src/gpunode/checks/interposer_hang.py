@@ -24,18 +24,28 @@ anything (4paradigm/k8s-vgpu-scheduler#14: nvidia-smi in a pod given two vGPUs p
 library's "Initializing..." and "vdevices_pci=..." and segfaulted, the plugin's Allocate answer
 being what the library could not map). That is the plugin's library, in the catch-all class. A
 segfault after the program's own output, or with no library line before it, stays the job's.
+
+A bare segfault that ends a job's log after a container of the plugin's pod on the node ended
+while the job's container was already running is the same library swapped under the job: the
+plugin copies libvgpu.so into the host directory its containers mount each time it starts, and
+the processes that have the old copy mapped crash when it is replaced (Project-HAMi/HAMi#727 and
+#753, filed by a maintainer: every vGPU pod broke when the plugin pod restarted). The plugin,
+error_unclassified. A plugin that ended before the job started, or no timestamps to compare,
+say nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpunode.bundle.kube import Pod
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.devices_lost import _running
 from gpunode.checks.nvml_symbol import _driver_major
 from gpunode.decisive import MAX_LINE, Decisive
+from gpunode.facts import LogFile
 from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
 
@@ -77,6 +87,27 @@ def crash_in_library(lines: tuple[str, ...]) -> int | None:
     return last[0]
 
 
+def _plugin_ended_after(ctx: NodeContext, component: str, started: str) -> str | None:
+    """When a container of the plugin's pods here last ended, where that was after ``started``
+    (RFC 3339 times of the API, which order as text); None otherwise."""
+    ends = [cs.last_state.terminated.finished_at for sp in ctx.stack_pods(component)
+            for cs in sp.pod.status.container_statuses
+            if cs.last_state.terminated is not None and cs.last_state.terminated.finished_at]
+    later = [end for end in ends if end and end > started]
+    return max(later) if later else None
+
+
+def _swapped_under(ctx: NodeContext, component: str, pod: Pod, log: LogFile) -> str | None:
+    """The plugin's restart time where a bare segfault ends the job's log and a container of
+    the plugin ended after the job's container started."""
+    last = _last_lines(log.lines, 1)
+    if not last or not _SEGFAULT.match(log.lines[last[0]]):
+        return None
+    started = next((cs.state.running.started_at for cs in pod.status.container_statuses
+                    if cs.name == log.container and cs.state.running is not None), None)
+    return _plugin_ended_after(ctx, component, started) if started else None
+
+
 def _hung_finding(ctx: NodeContext, component: str) -> Finding | None:
     if not ctx.stack_pods(component) or any(ctx.stack_pods(c) for c in PLUGINS if c != component):
         return None  # not this plugin's, or both ship the library here and the line names neither
@@ -102,6 +133,16 @@ def _hung_finding(ctx: NodeContext, component: str) -> Finding | None:
                                 verb=f"ships a HAMi-core that crashes {job}",
                                 evidence=(Evidence(log.path, said),), standalone="true",
                                 namespace=meta.namespace, pod=meta.name, container=log.container)
+        ended = _swapped_under(ctx, component, pod, log)
+        if ended is not None:
+            index = _last_lines(log.lines, 1)[0]
+            found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+            said = f"a container of {component} ended at {ended}, while the job was running"
+            return line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
+                                verb=f"restarted and swapped the HAMi-core mapped by {job}",
+                                evidence=(Evidence(f"pods of {component} on {ctx.name}", said),),
+                                standalone="true", namespace=meta.namespace, pod=meta.name,
+                                container=log.container)
     return None
 
 
