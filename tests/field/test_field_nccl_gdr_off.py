@@ -53,3 +53,34 @@ def test_gpus_without_gpudirect_rdma_say_nothing() -> None:
     text = ("spark-01:14213:14219 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n"
             "spark-01:14213:14219 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0\n")
     assert top_pair(_job(text, **{"nvidia.com/gpu.product": "NVIDIA-GB10"})) is None
+
+
+_LSMOD_PEERMEM = ("Module                  Size  Used by\n"
+                  "nvidia_peermem         16384  0\n"
+                  "nvidia              11739136  43 nvidia_uvm,nvidia_peermem,nvidia_modeset\n"
+                  "ib_uverbs             200704  2 nvidia_peermem,mlx5_ib\n")
+_LSMOD_NONE = ("Module                  Size  Used by\n"
+               "nvidia              11739136  43 nvidia_uvm,nvidia_modeset\n"
+               "ib_uverbs             200704  1 mlx5_ib\n")
+
+
+def _with_modules(text: str, lsmod: str) -> Case:
+    raw = msgspec.to_builtins(_job(text))
+    raw["evidence"] = [{"kind": "node-cmd", "name": "lsmod.txt", "text": lsmod}, *raw["evidence"]]
+    return msgspec.convert(raw, Case)
+
+
+def test_every_hca_off_with_nvidia_peermem_loaded_is_the_job_s_nccl_against_the_module() -> None:
+    # NVIDIA/nccl#1676 and #1537: nvidia_peermem in lsmod, an NCCL that looks only for nv_peer_mem
+    assert top_pair(_with_modules(_ALL_OFF, _LSMOD_PEERMEM)) == ("gpudirect-rdma", "error_version_mismatch")
+    # the same with NCCL's banner naming a release older than 2.23.4
+    old = "NCCL version 2.19.3+cuda12.3\n" + _ALL_OFF
+    assert top_pair(_with_modules(old, _LSMOD_PEERMEM)) == ("gpudirect-rdma", "error_version_mismatch")
+
+
+def test_no_module_loaded_or_an_nccl_that_knows_it_is_not_a_version_mismatch() -> None:
+    top = top_pair(_with_modules(_ALL_OFF, _LSMOD_NONE))
+    assert top is not None and top != ("gpudirect-rdma", "error_version_mismatch")
+    new = "NCCL version 2.23.4+cuda12.6\n" + _ALL_OFF
+    top = top_pair(_with_modules(new, _LSMOD_PEERMEM))
+    assert top is not None and top != ("gpudirect-rdma", "error_version_mismatch")

@@ -1352,6 +1352,36 @@ def nccl_gdr_off(ctx: NodeContext, component: str) -> Iterator[Finding]:
         found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
         verb = f"runs without GPUDirect RDMA in GPU workload {meta.namespace}/{meta.name}"
         where = f"{log.path}:{index + 1}"
+        missed = _peermem_missed(ctx, log.lines)
         yield line_finding(ctx.kb, component, Status.DEGRADED, found, where, verb=verb, standalone="true",
+                           line_class="error_version_mismatch" if missed is not None else None,
+                           evidence=(missed,) if missed is not None else (),
                            namespace=meta.namespace, pod=meta.name, container=log.container)
         return
+
+
+#: NCCL's banner with its release ("NCCL version 2.19.3+cuda12.3").
+_NCCL_RELEASE = lazy_compile(r"\bNCCL version (\d+)\.(\d+)\.(\d+)")
+#: The first NCCL release that also takes the in-driver module's own sysfs entry
+#: (/sys/module/nvidia_peermem/version) as GPUDirect support (NVIDIA/nccl#1676).
+_PEERMEM_AWARE = (2, 23, 4)
+
+
+def _peermem_missed(ctx: NodeContext, lines: Sequence[str]) -> Evidence | None:
+    """Where NCCL turned GPUDirect RDMA off on every HCA while the node's module list shows
+    nvidia-peermem loaded: the job's NCCL did not recognise the loaded module. NCCL before
+    2.23.4 looks only for the peer-memory client's /sys/kernel/mm/memory_peers/nv_mem*
+    entries, which nvidia-peermem (the module the driver ships since 470, replacing
+    nv_peer_mem) and kernels since 5.6 no longer create (NVIDIA/nccl#1676 after DGX OS 25.01
+    swapped the modules; NVIDIA/nccl#1537 with nvidia_peermem in lsmod on kernel 6.6, cured by
+    NCCL 2.23.4; openucx/ucx#10123 on the same sysfs change): the job's NCCL against the
+    host's module, a version mismatch. None where the module list was not collected, shows
+    no nvidia_peermem, or NCCL names a release that knows the module."""
+    modules = ctx.modules
+    if not modules or "nvidia_peermem" not in modules:
+        return None
+    release = next((m for line in lines if (m := _NCCL_RELEASE.search(line))), None)
+    if release is not None and tuple(int(part) for part in release.groups()) >= _PEERMEM_AWARE:
+        return None
+    said = "nvidia_peermem loaded; NCCL saw no peer-memory module"
+    return Evidence(ctx.obs.path_of("cmd", "lsmod.txt"), said)
