@@ -15,20 +15,23 @@ from case import Case, synthetic_case
 from scoreboard import top_pair
 
 #: zabbly/incus#81, the LXC start log as the report pasted it.
-INCUS = ("lxc ai 20250405020851.656 ERROR    utils - ../src/lxc/utils.c:run_buffer:571 - Script exited with status 1\n"
-         "lxc ai 20250405020851.656 ERROR    conf - ../src/lxc/conf.c:lxc_setup:3948 - Failed to run mount hooks\n"
-         "lxc ai 20250405020851.656 ERROR    start - ../src/lxc/start.c:do_start:1268 - Failed to setup container \"ai\"\n")
+_AT = "lxc ai 20250405020851.656 ERROR    "
+INCUS = (f"{_AT}utils - ../src/lxc/utils.c:run_buffer:571 - Script exited with status 1\n"
+         f"{_AT}conf - ../src/lxc/conf.c:lxc_setup:3948 - Failed to run mount hooks\n"
+         f"{_AT}start - ../src/lxc/start.c:do_start:1268 - Failed to setup container \"ai\"\n")
 #: Look-alike: LXC's trace of the same hook run without an error.
-HOOK_RAN = ("lxc ai 20250405020851.650 INFO     conf - ../src/lxc/conf.c:run_script_argv:340 - Executing script "
-            "\"/usr/share/lxc/hooks/nvidia\" for container \"ai\", config section \"lxc\"\n")
+HOOK_RAN = ("lxc ai 20250405020851.650 INFO     conf - ../src/lxc/conf.c:run_script_argv:340 - "
+            "Executing script \"/usr/share/lxc/hooks/nvidia\" for container \"ai\", "
+            "config section \"lxc\"\n")
 #: Look-alike: a failed autodev hook (not the NVIDIA hook's kind).
 AUTODEV = INCUS.replace("Failed to run mount hooks", "Failed to run autodev hooks")
 
 
 def _container(journal: str, state: str, message: str | None = None) -> Case:
-    pod: dict[str, object] = {"kind": "workload", "name": "ai", "namespace": "default", "container": "ai",
-                              "state": state}
-    evidence: list[dict[str, object]] = [pod, {"kind": "node-cmd", "name": "journal-runtime.txt", "text": journal}]
+    pod: dict[str, object] = {"kind": "workload", "name": "ai", "namespace": "default",
+                              "container": "ai", "state": state}
+    journal_ev = {"kind": "node-cmd", "name": "journal-runtime.txt", "text": journal}
+    evidence: list[dict[str, object]] = [pod, journal_ev]
     if message is not None:
         evidence.append({"kind": "event", "object": {"kind": "Pod", "name": "ai", "namespace": "default"},
                          "type": "Warning", "reason": "Failed", "message": message})
@@ -36,7 +39,8 @@ def _container(journal: str, state: str, message: str | None = None) -> Case:
                           cluster={"driver_mode": "host"})
 
 
-FORKSTART = "Error: Failed to run: /opt/incus/bin/incusd forkstart ai /var/lib/incus/containers /run/incus/ai/lxc.conf: exit status 1"
+FORKSTART = ("Error: Failed to run: /opt/incus/bin/incusd forkstart ai /var/lib/incus/containers "
+             "/run/incus/ai/lxc.conf: exit status 1")
 
 
 def test_a_failed_mount_hook_of_a_gpu_container_is_the_toolkits() -> None:

@@ -967,14 +967,19 @@ def _refused_config(ctx: NodeContext, component: str) -> Finding | None:
     """The container runtime whose journal ends refusing its configuration: containerd and
     dockerd do not start on a configuration they cannot load (dockerd: 'unable to configure
     the Docker daemon with file /etc/docker/daemon.json: ...'), and no retry heals it, so the
-    runtime is down until the file is fixed, whatever the kubelet last reported."""
+    runtime is down until the file is fixed, whatever the kubelet last reported. A line that
+    names another layer is not the runtime's own configuration: CRI-O that cannot decode what a
+    runtime wrapper of the toolkit answered it (checks.named) judged its input, not its file."""
     journal = HOST_JOURNALS.get(component) if component == "container-runtime" else None
     split = ctx.text_lines("cmd", journal) if journal is not None else None
     if journal is None or split is None:
         return None
     log = LogFile(ctx.obs.path_of("cmd", journal), "", "", "", False, tuple(split[0]))
     found = running_finding(ctx.kb, component, [log])
-    return found if found is not None and _refuses_config(ctx.kb, found) else None
+    if found is None or not _refuses_config(ctx.kb, found):
+        return None
+    named = named_on_node(ctx, found.context.get(LINE, "") or found.context.get(MESSAGE, ""))
+    return found if named in (None, component) else None
 
 
 _CONFIG_CLASS = "error_config_invalid"
