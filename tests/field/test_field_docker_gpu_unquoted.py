@@ -61,3 +61,18 @@ def test_a_request_for_another_capability_is_not_read_as_the_gpu_one() -> None:
 
 def test_typographic_quotes_around_another_capability_keep_no_reading() -> None:
     assert top_pair(_refused(OTHER_CAPABILITY.replace("with", "“” with"))) != _UNREGISTERED
+
+
+#: https://github.com/open-webui/open-webui/issues/1192 (Portainer's stack editor relays the
+#: daemon's answer with a blank before each colon)
+PORTAINER_1192 = ('Error response from daemon : could not select device driver "nvidia" with capabilities :'
+                  ' [[gpu]]')
+
+
+def test_the_refusal_re_spaced_by_a_ui_is_the_toolkit_not_registered() -> None:
+    assert top_pair(_refused(PORTAINER_1192)) == _UNREGISTERED
+    assert top_pair(_refused(PORTAINER_1192.replace('"nvidia" ', ""))) == _UNREGISTERED
+
+
+def test_another_capability_re_spaced_keeps_no_reading() -> None:
+    assert top_pair(_refused(OTHER_CAPABILITY.replace("capabilities:", "capabilities :"))) != _UNREGISTERED

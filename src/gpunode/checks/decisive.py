@@ -967,14 +967,25 @@ def _refused_config(ctx: NodeContext, component: str) -> Finding | None:
     """The container runtime whose journal ends refusing its configuration: containerd and
     dockerd do not start on a configuration they cannot load (dockerd: 'unable to configure
     the Docker daemon with file /etc/docker/daemon.json: ...'), and no retry heals it, so the
-    runtime is down until the file is fixed, whatever the kubelet last reported."""
+    runtime is down until the file is fixed, whatever the kubelet last reported. CRI-O's
+    'failed to decode container status' is no configuration of its own but the OCI runtime's
+    answer it could not read (a runtime wrapper that printed to stdout: checks.named)."""
     journal = HOST_JOURNALS.get(component) if component == "container-runtime" else None
     split = ctx.text_lines("cmd", journal) if journal is not None else None
     if journal is None or split is None:
         return None
     log = LogFile(ctx.obs.path_of("cmd", journal), "", "", "", False, tuple(split[0]))
     found = running_finding(ctx.kb, component, [log])
-    return found if found is not None and _refuses_config(ctx.kb, found) else None
+    if found is None or not _refuses_config(ctx.kb, found):
+        return None
+    said = found.context.get(LINE, "") or found.context.get(MESSAGE, "")
+    return None if _ANSWER_UNREAD.search(said) else found
+
+
+#: The runtime that could not decode its OCI runtime's answer to a `state` call (CRI-O's
+#: internal/oci: 'failed to decode container status for <id>: ...'): the answer's bytes, not
+#: a file the runtime was configured with.
+_ANSWER_UNREAD = lazy_compile(r"\bfailed to decode container (?:status|state)\b")
 
 
 _CONFIG_CLASS = "error_config_invalid"
