@@ -172,7 +172,7 @@ SHIPPED_LITERALS: dict[str, tuple[tuple[str, bool], ...] | None] = {
     "could not insert 'nvidia\\w*': Permission denied": (("could not insert 'nvidia", False),),
     "could not insert 'nvidia_peermem'|failed to load nvidia-peermem module": (("could not insert 'nvidia_peermem'", False), ('failed to load nvidia-peermem module', False)),
     "could not insert (?:module )?'?nvidia[\\w.-]*'?: Required key not available": ((': Required key not available', False),),
-    'could not select device driver (?:(?:["“”][^"“”]*["“”] )?with capabilities: \\[\\[gpu\\]\\]|["“”](?:cdi|nvidia)["“”] with capabilities: \\[)': (('could not select device driver ', False),),
+    'could not select device driver (?:(?:["“”][^"“”]*["“”] )?with capabilities ?: \\[\\[gpu\\]\\]|["“”](?:cdi|nvidia)["“”] with capabilities ?: \\[)': (('could not select device driver ', False),),
     "couldn't parse image reference": (("couldn't parse image reference", False),),
     'cuMem(?:Create|ExportToShareableHandle|ImportFromShareableHandle)\\b.{0,300}(?:operation not permitted|NOT_PERMITTED)|(?:\\bCUDA_ERROR_NOT_PERMITTED\\b|operation not permitted)[^\\n]{0,120}\\bcuMem(?:Create|ExportToShareableHandle|ImportFromShareableHandle)\\b': (('CUDA_ERROR_NOT_PERMITTED', False), ('NOT_PERMITTED', False), ('operation not permitted', False)),
     'dial unix /runtime/sock-dir/[\\w.-]+\\.sock: connect: no such file or directory': (('.sock: connect: no such file or directory', False),),
