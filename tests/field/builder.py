@@ -43,6 +43,7 @@ from case import (
 )
 from components import deploy, extras, static_device_plugin
 from driver_version import cuda_of, driver_problem, relabel, relog, rewrite_files
+from kernel_module import banner_flavour, default_flavour, policy_flavour, reflavour
 from platforms import apply_platform
 
 from gpunode.catalog import Recogniser, load_catalog
@@ -50,12 +51,23 @@ from gpunode.checks import operator
 from gpunode.errors import UsageError
 from gpunode.gpus import plugin_sharing
 from gpunode.sim import FAULTS, ids, load_scenario
-from gpunode.sim.build import PodDraft, _add_daemonset, add_pod, build_world, redeploy_mofed
+from gpunode.sim.build import (
+    PodDraft,
+    _add_daemonset,
+    _add_ds_pod,
+    _DsRuntime,
+    add_pod,
+    build_world,
+    daemonset_object,
+    eligible,
+    redeploy_mofed,
+)
 from gpunode.sim.cascade import crash, pod_event, remove_validation_pods, stall
 from gpunode.sim.finalize import finalize
-from gpunode.sim.k8s import daemonset_pod_tolerations, event
+from gpunode.sim.k8s import daemonset_pod_tolerations, event, owner_ref
 from gpunode.sim.models import GPU_MODELS, OS_INFO
 from gpunode.sim.nodes import GPU_RESOURCE
+from gpunode.sim.operands import CtrDef, render_container, template_spec
 from gpunode.sim.podstatus import Ctr, completed, failed, running, waiting
 from gpunode.sim.scenario import Component as ScenarioComponent
 from gpunode.sim.scenario import Scenario, scenario_from_data
@@ -88,6 +100,8 @@ def build_case(case: Case, out: Path) -> Path:
         _static_device_plugin(world)
     _shape_node(world, node, case)
     _deploy_named(world, node, case)
+    _refused_daemonsets(world, node, case)
+    _named_init_containers(world, node, case)
     _create_workloads(world, node, case)
     post: list[Any] = []
     landed: list[tuple[int, Any, str]] = []
@@ -113,6 +127,8 @@ def build_case(case: Case, out: Path) -> Path:
     _check_landed(world, node, case, landed)
     write(world, out)
     rewrite_files(out / "nodes" / case.node, driver)
+    reflavour(out / "nodes" / case.node, _kernel_module(case), _gpu_name(case))
+    _compute_mode(out / "nodes" / case.node, case)
     _rename_gpu(case, node, out)
     _overlay_files(case, out)
     return out
@@ -257,8 +273,7 @@ def _tolerations(world: World, ev: DaemonSetTolerationsEv) -> None:
     their pods (with the tolerations the DaemonSet controller adds); the controller then
     keeps their pods off nodes with a taint they do not tolerate (finalize)."""
     given = [{k: v for k, v in msgspec.to_builtins(t).items() if v is not None} for t in ev.tolerations]
-    patterns = load_catalog().get(ev.component).daemonsets
-    keys = [k for k, d in world.ds_defs.items() if any(fnmatch(d.name, p) for p in patterns)]
+    keys = _component_daemonsets(world, ev.component)
     if not keys:
         raise CaseError(f"daemonset-tolerations: no DaemonSet of {ev.component} in this scenario")
     for key in keys:
@@ -269,6 +284,24 @@ def _tolerations(world: World, ev: DaemonSetTolerationsEv) -> None:
             owners = pod["metadata"].get("ownerReferences", [])
             if any(o["kind"] == "DaemonSet" and o["name"] == name for o in owners):
                 pod["spec"]["tolerations"] = daemonset_pod_tolerations(list(given))
+        _place_tolerated(world, key)
+
+
+def _place_tolerated(world: World, key: str) -> None:
+    """A pod of the DaemonSet on each node it now tolerates and had none on (the controller
+    creates it; finalize removes those on nodes it no longer tolerates)."""
+    d = world.ds_defs[key]
+    spec = template_spec(d, world.scenario.cluster.cdi)
+    shared = _DsRuntime(d, spec, daemonset_pod_tolerations(spec.get("tolerations", [])),
+                        d.labels | {"controller-revision-hash": ids.pod_template_hash(key),
+                                    "pod-template-generation": "1"},
+                        owner_ref("DaemonSet", d.name, d.namespace), world.later(seconds=d.start))
+    placed = {world.places[k].node for k, pod in world.pods.items() if k in world.places
+              and any(o["kind"] == "DaemonSet" and o["name"] == d.name
+                      for o in pod["metadata"].get("ownerReferences", []))}
+    for node in world.nodes.values():
+        if node.name not in placed and eligible(d, node):
+            _add_ds_pod(world, shared, node)
 
 
 def _taints(node: NodeState, ev: NodeTaintsEv) -> None:
@@ -382,6 +415,49 @@ def _driver(case: Case) -> tuple[str, str] | None:
     return over.driver_version, cuda_of(over.driver_version, over.cuda_version)
 
 
+def _gpu_name(case: Case) -> str | None:
+    over = case.cluster.gpu_node
+    return over.gpu if over is not None else None
+
+
+def _kernel_module(case: Case) -> str:
+    """The kernel module flavour of the case's node (tests/field/kernel_module.py): the case's
+    ``kernel_module``, else the one its evidence's NVRM banners or driver policy name, else
+    its driver branch's and GPU's default."""
+    over = case.cluster.gpu_node
+    if over is not None and over.kernel_module is not None:
+        return over.kernel_module
+    texts = [ev.text for ev in case.evidence if isinstance(ev, LogEv | NodeCmdEv | NodeFileEv)]
+    objects = [(ev.resource, ev.object) for ev in case.evidence if isinstance(ev, ClusterObjectEv)]
+    driver = over.driver_version if over is not None else None
+    return banner_flavour(texts) or policy_flavour(objects) or default_flavour(driver, _gpu_name(case))
+
+
+#: nvidia-smi's "Compute M." column for each ``<compute_mode>`` (NVML's names).
+_COMPUTE_COLUMN = {"Default": "Default", "Exclusive_Process": "E. Process", "Exclusive_Thread": "E. Thread",
+                   "Prohibited": "Prohibited"}
+_TABLE_MODE = re.compile(r"(?<=%)( +)Default(?= \|$)", re.MULTILINE)
+
+
+def _compute_mode(root: Path, case: Case) -> None:
+    """The node's GPUs in the case's ``compute_mode``: nvidia-smi's table column (kept right
+    aligned in its field) and the -q XML's ``<compute_mode>``."""
+    over = case.cluster.gpu_node
+    mode = over.compute_mode if over is not None else None
+    if mode is None or mode == "Default":
+        return
+    table, xml = root / "cmd" / "nvidia-smi.txt", root / "cmd" / "nvidia-smi-q.xml"
+    if table.is_file():
+        column = _COMPUTE_COLUMN[mode]
+        text = _TABLE_MODE.sub(lambda m: " " * (len(m[1]) + 7 - len(column)) + column,
+                               table.read_text(encoding="utf-8"))
+        table.write_text(text, encoding="utf-8")
+    if xml.is_file():
+        text = xml.read_text(encoding="utf-8").replace(
+            "<compute_mode>Default</compute_mode>", f"<compute_mode>{mode}</compute_mode>")
+        xml.write_text(text, encoding="utf-8")
+
+
 def _given_lines(case: Case) -> set[str]:
     """Every line of the case's log evidence: what the builder's rewrites leave as reported."""
     return {line for ev in case.evidence if isinstance(ev, LogEv) for line in ev.text.split("\n")}
@@ -440,6 +516,9 @@ def _scenario(case: Case) -> Scenario:
         # The simulator renders one driver; the reported one is written over it (_driver).
         fields.pop("driver_version", None)
         fields.pop("cuda_version", None)
+        # Written over the simulated node's files after the bundle (reflavour, _compute_mode).
+        fields.pop("kernel_module", None)
+        fields.pop("compute_mode", None)
         for entry in cluster["gpu_nodes"]:
             if entry["name"] == case.node:
                 entry.update(fields)
@@ -489,7 +568,9 @@ def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) 
     if isinstance(ev, PodStateEv):
         return _pod_state(world, node, ev, post)
     if isinstance(ev, PodMissingEv):
-        world.remove_pod(_pod_key(world, node, ev.component))
+        if _stack_pods(world, node, ev.component) or not _component_daemonsets(world, ev.component):
+            world.remove_pod(_pod_key(world, node, ev.component))
+        # else its DaemonSet already has no pod here (its pods were refused: _refused_daemonsets)
     elif isinstance(ev, EventEv):
         return _event(world, node, ev, post, case)
     elif isinstance(ev, WorkloadEv):
@@ -992,13 +1073,28 @@ def _named_daemonset(world: World, name: str) -> dict[str, Any]:
 
 def _component_daemonset(world: World, node: NodeState, ev: EventEv) -> dict[str, Any]:
     assert ev.component is not None
-    catalog = load_catalog()
-    patterns = catalog.get(ev.component).daemonsets
-    found = [ds for ds in world.daemonsets.values()
-             if any(fnmatch(ds["metadata"]["name"], p) for p in patterns)]
+    found = _component_daemonsets(world, ev.component)
     if not found:
         raise CaseError(f"no DaemonSet of {ev.component} in this scenario")
-    return found[0]
+    return world.daemonsets[found[0]]
+
+
+def _component_daemonsets(world: World, component: str) -> list[str]:
+    """Keys of the component's DaemonSets: those the catalog names it by, else (agents the
+    catalog knows by image only: logging-agent, otel-agent) those whose pod template the
+    catalog recognises as the component, as it recognises their pods."""
+    patterns = load_catalog().get(component).daemonsets
+    if patterns:
+        return [k for k, d in world.ds_defs.items() if any(fnmatch(d.name, p) for p in patterns)]
+    recogniser = Recogniser(load_catalog())
+    out = []
+    for key, ds in world.daemonsets.items():
+        template = ds["spec"]["template"]
+        containers = [(c["name"], c["image"]) for c in template["spec"]["containers"]]
+        labels = template["metadata"].get("labels", {})
+        if recogniser.component_of([ds["metadata"]["name"]], labels, containers) == component:
+            out.append(key)
+    return out
 
 
 #: The kubelet's "Failed" events that are about pulling an image (the pod-state says so).
@@ -1304,6 +1400,108 @@ def _rehome_event(world: World, obj: dict[str, Any]) -> dict[str, Any]:
         "metadata": {**obj.get("metadata", {}), "namespace": namespace},
         "involvedObject": {**involved, "namespace": namespace},
     }
+
+
+# -- DaemonSets and containers the evidence names -----------------------------------
+
+#: An event that says a DaemonSet's pods could not be created (the DaemonSet controller's
+#: FailedCreate: a Pod Security or SCC refusal, an admission webhook, a quota).
+_REFUSED_REASONS = {"FailedCreate"}
+
+
+def _refused_daemonsets(world: World, node: NodeState, case: Case) -> None:
+    """A FailedCreate event of a DaemonSet the bundle lacks, the component's DaemonSet as the
+    report names it: the component's DaemonSet is deployed under that name and namespace (its
+    template the scenario's) in place of the scenario's, with no pod, since the controller
+    could create none. The component is the event's, else the one component the case's
+    ``pod-missing`` names."""
+    missing = {ev.component for ev in case.evidence if isinstance(ev, PodMissingEv)}
+    name: str | None
+    reason: str | None
+    for ev in case.evidence:
+        if isinstance(ev, EventEv) and ev.object is not None and ev.object.kind == "DaemonSet":
+            name, namespace, reason = ev.object.name, ev.object.namespace, ev.reason
+            component = ev.component or (next(iter(missing)) if len(missing) == 1 else None)
+        elif isinstance(ev, ClusterObjectEv) and ev.resource == "events":
+            involved = ev.object.get("involvedObject") or {}
+            if involved.get("kind") != "DaemonSet":
+                continue
+            name, reason = involved.get("name"), ev.object.get("reason")
+            namespace = involved.get("namespace") or ev.object.get("metadata", {}).get("namespace", "default")
+            component = next(iter(missing)) if len(missing) == 1 else None
+        else:
+            continue
+        if (reason not in _REFUSED_REASONS or not name or component is None
+                or any(ds["metadata"]["name"] == name for ds in world.daemonsets.values())):
+            continue
+        keys = _component_daemonsets(world, component)
+        if not keys:
+            continue
+        old = world.ds_defs[keys[0]]
+        for key in keys:
+            _remove_daemonset(world, key)
+        d = replace(old, name=name, namespace=namespace)
+        world.daemonsets[f"{namespace}/{name}"] = daemonset_object(
+            d, world.scenario.cluster.cdi, world.later(seconds=old.start))
+        world.ds_defs[f"{namespace}/{name}"] = d
+
+
+def _remove_daemonset(world: World, key: str) -> None:
+    name = world.ds_defs[key].name
+    for pod_key, pod in list(world.pods.items()):
+        owners = pod["metadata"].get("ownerReferences", [])
+        if any(o["kind"] == "DaemonSet" and o["name"] == name for o in owners):
+            world.remove_pod(pod_key)
+    world.daemonsets.pop(key)
+    d = world.ds_defs.pop(key)
+    for ds_pod in [k for k in world.ds_pods if k[0] == d.key]:
+        del world.ds_pods[ds_pod]
+
+
+def _named_init_containers(world: World, node: NodeState, case: Case) -> None:
+    """An init container the evidence names (a ``log`` or ``pod-state`` with ``init: true``
+    or an ``Init:`` state) that the component's pod lacks is one of its DaemonSet's: the
+    report shows the pod has it (GKE's device plugin's driver installer, an agent's setup
+    step). It is added after the pod's own init containers, in the DaemonSet's template and
+    every pod of it (done, as a healthy pod's are), with the pod's first container's image
+    (the report names none); the evidence then gives its log and state."""
+    for ev in case.evidence:
+        if not isinstance(ev, LogEv | PodStateEv) or ev.component is None or ev.container is None:
+            continue
+        if not (ev.init or (isinstance(ev, PodStateEv) and ev.state.startswith("Init:"))):
+            continue
+        keys = _stack_pods(world, node, ev.component)
+        if not keys or any(c.name == ev.container for k in keys for c in world.containers(k)):
+            continue
+        pod = world.pods[keys[0]]
+        owner = next((o["name"] for o in pod["metadata"].get("ownerReferences", [])
+                      if o["kind"] == "DaemonSet"), None)
+        ds_key = f"{pod['metadata']['namespace']}/{owner}"
+        if owner is None or ds_key not in world.ds_defs:
+            continue
+        d = world.ds_defs[ds_key]
+        added = CtrDef(ev.container, d.containers[0].image)
+        world.ds_defs[ds_key] = replace(d, init=(*d.init, added))
+        world.daemonsets[ds_key]["spec"]["template"]["spec"].setdefault("initContainers", []).append(
+            render_container(added))
+        for key, other in world.pods.items():
+            if any(o["kind"] == "DaemonSet" and o["name"] == owner
+                   for o in other["metadata"].get("ownerReferences", [])):
+                _add_init(world, key, added)
+
+
+def _add_init(world: World, key: str, added: CtrDef) -> None:
+    """``added`` ran to completion just before the pod's main containers started."""
+    world.pods[key]["spec"].setdefault("initContainers", []).append(render_container(added))
+    ctrs = world.containers(key)
+    first_main = next((c for c in ctrs if not c.init), None)
+    start = (first_main.started_at if first_main is not None and first_main.started_at
+             else world.ago(minutes=50))
+    took = timedelta(seconds=added.takes)
+    done = Ctr(added.name, added.image, init=True)
+    done = completed(done, start - took - timedelta(seconds=1), took)
+    at = max((i for i, c in enumerate(ctrs) if c.init), default=-1) + 1
+    world.set_containers(key, [*ctrs[:at], done, *ctrs[at:]])
 
 
 # -- node files --------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import msgspec
 import yaml
 from driver_version import driver_problem
+from kernel_module import module_problem
 
 from gpunode.catalog import load_catalog
 
@@ -332,6 +333,11 @@ class GpuNodeOverride(_Strict, frozen=True):
     driver_version: str | None = None
     #: the CUDA version that driver reports ("12.2"); default from the driver branch's table
     cuda_version: str | None = None
+    #: the kernel module flavour the node loaded, as its report says (tests/field/kernel_module.py);
+    #: default: what its evidence shows, else proprietary before R560 or on a GPU without a GSP
+    kernel_module: Literal["open", "proprietary"] | None = None
+    #: the GPUs' compute mode as nvidia-smi shows it (``<compute_mode>``, "Compute M."); default Default
+    compute_mode: Literal["Default", "Exclusive_Process", "Exclusive_Thread", "Prohibited"] | None = None
 
 
 class ClusterOverride(_Strict, frozen=True):
@@ -465,6 +471,14 @@ def _field_message(message: str) -> str:
     return f"{field}: {message[: match.start()].rstrip(' -')}"
 
 
+def _gpu_node_problem(over: GpuNodeOverride | None) -> str | None:
+    """Why the case's node overrides cannot be built (the field, then the reason), or None."""
+    if over is None:
+        return None
+    return (driver_problem(over.driver_version, over.cuda_version)
+            or module_problem(over.kernel_module, over.driver_version))
+
+
 def _check(case: Case, stem: str, label: str) -> None:
     if case.id != stem:
         raise CaseError(f"{label}: id: {case.id!r} must equal the file name {stem!r}")
@@ -472,8 +486,7 @@ def _check(case: Case, stem: str, label: str) -> None:
         raise CaseError(f"{label}: source: must be a public https link")
     if len(set(case.covers)) != len(case.covers):
         raise CaseError(f"{label}: covers: an item is named twice")
-    over = case.cluster.gpu_node
-    problem = driver_problem(over.driver_version, over.cuda_version) if over is not None else None
+    problem = _gpu_node_problem(case.cluster.gpu_node)
     if problem is not None:
         raise CaseError(f"{label}: cluster.gpu_node.{problem}")
     known = set(load_catalog().ids)
