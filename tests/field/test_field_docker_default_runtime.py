@@ -52,7 +52,8 @@ def test_a_docker_node_whose_operands_name_the_runtime_class_stays_healthy() -> 
 #: `docker info` showing no "Default Runtime: nvidia" (scripts/build_image_layers.sh's check).
 ISAAC_ROS_64 = ('Default docker runtime is not nvidia!, please make sure the following line is\n'
                 'present in /etc/docker/daemon.json\n"default-runtime": "nvidia",\n\n'
-                'And then restart the docker daemon\nFailed to build base image: isaac_ros_dev-aarch64, aborting.\n')
+                'And then restart the docker daemon\n'
+                'Failed to build base image: isaac_ros_dev-aarch64, aborting.\n')
 #: Look-alike: `docker info` as a healthy Docker node prints it (a state, no error word).
 DOCKER_INFO = " Runtimes: io.containerd.runc.v2 nvidia runc\n Default Runtime: runc\n"
 
@@ -60,7 +61,8 @@ DOCKER_INFO = " Runtimes: io.containerd.runc.v2 nvidia runc\n Default Runtime: r
 def _script(text: str, state: str) -> list[dict[str, Any]]:
     pod = {"kind": "Pod", "name": "isaac-ros-dev", "namespace": "default"}
     exited = {"state": "Error", "exit_code": 1} if state == "Error" else {"state": state}
-    return [{"kind": "workload", "name": "isaac-ros-dev", "namespace": "default", "container": "dev", **exited},
+    return [{"kind": "workload", "name": "isaac-ros-dev", "namespace": "default", "container": "dev",
+             **exited},
             {"kind": "log", "object": pod, "container": "dev", "text": text}]
 
 
