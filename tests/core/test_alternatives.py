@@ -280,6 +280,35 @@ def test_a_refusal_for_a_resource_the_node_advertises_is_not_the_extenders(bundl
     assert not any(r.component == "hami-scheduler" for r in report.cluster.root_causes)
 
 
+#: Project-HAMi/HAMi#1839: HAMi's scheduler, after a passing health failure, kept the node's
+#: handshake annotation at Deleted_ and refused every later GPU pod there as "node unregistered"
+#: while HAMi's device plugin ran and the node advertised its GPUs.
+_UNREGISTERED = ("0/1 nodes are available: 1 node unregistered. no new claims to deallocate, preemption: "
+                 "0/1 nodes are available: 1 No preemption victims found for incoming pod.")
+
+
+def test_a_served_node_the_extender_calls_unregistered_is_the_extenders_failure(bundle: Path) -> None:
+    report = _hami_cluster_with_pending_pod(bundle, "hami-scheduler", _UNREGISTERED)
+    roots = [(r.component, r.cause) for r in report.cluster.root_causes]
+    assert ("hami-scheduler", "error_unclassified") in roots, roots
+
+
+def test_unregistered_where_no_node_advertises_the_plugins_resources_is_not_the_extenders(
+        bundle: Path) -> None:
+    # look-alike: the plugin has registered nothing (none of its resources allocatable): its own
+    # checks answer, not the scheduler's registry
+    _hami_cluster_with_pending_pod(bundle, "hami-scheduler", _UNREGISTERED)
+    _set_allocatable(bundle, {"nvidia.com/gpu": "0"})
+    report = _report(bundle)
+    assert not any(r.component == "hami-scheduler" for r in report.cluster.root_causes)
+
+
+def test_the_words_under_another_scheduler_are_not_read_as_the_extenders(bundle: Path) -> None:
+    # look-alike: a pod placed by the default scheduler, which HAMi's filter never judged
+    report = _hami_cluster_with_pending_pod(bundle, "default-scheduler", _UNREGISTERED)
+    assert not any(r.component == "hami-scheduler" for r in report.cluster.root_causes)
+
+
 def _volcano(root: Path) -> None:
     template = _plugin_pod(root)
     _without_nvidia_plugin(root)

@@ -46,3 +46,33 @@ def test_a_docker_node_whose_operands_name_the_runtime_class_stays_healthy() -> 
         case = synthetic_case("x-dd-docker-healthy", evidence, platform="docker",
                               cluster={"driver_mode": "host", "gpu_node": {"gpus": 1}}, healthy=True)
         assert top_pair(case) is None
+
+
+#: NVIDIA-ISAAC-ROS/isaac_ros_common#64: Isaac ROS's image build script on a Jetson Orin Nano,
+#: `docker info` showing no "Default Runtime: nvidia" (scripts/build_image_layers.sh's check).
+ISAAC_ROS_64 = ('Default docker runtime is not nvidia!, please make sure the following line is\n'
+                'present in /etc/docker/daemon.json\n"default-runtime": "nvidia",\n\n'
+                'And then restart the docker daemon\n'
+                'Failed to build base image: isaac_ros_dev-aarch64, aborting.\n')
+#: Look-alike: `docker info` as a healthy Docker node prints it (a state, no error word).
+DOCKER_INFO = " Runtimes: io.containerd.runc.v2 nvidia runc\n Default Runtime: runc\n"
+
+
+def _script(text: str, state: str) -> list[dict[str, Any]]:
+    pod = {"kind": "Pod", "name": "isaac-ros-dev", "namespace": "default"}
+    exited = {"state": "Error", "exit_code": 1} if state == "Error" else {"state": state}
+    return [{"kind": "workload", "name": "isaac-ros-dev", "namespace": "default", "container": "dev",
+             **exited},
+            {"kind": "log", "object": pod, "container": "dev", "text": text}]
+
+
+def test_a_build_script_stopped_for_the_default_runtime_names_it() -> None:
+    case = synthetic_case("x-dd-isaac", _script(ISAAC_ROS_64, "Error"), platform="docker",
+                          cluster={"driver_mode": "host", "gpu_node": {"gpus": 1}}, healthy=False)
+    assert top_pair(case) == ("container-toolkit", "nvidia_not_default_runtime")
+
+
+def test_docker_info_naming_runc_the_default_is_no_failure() -> None:
+    case = synthetic_case("x-dd-docker-info", _script(DOCKER_INFO, "Running"), platform="docker",
+                          cluster={"driver_mode": "host", "gpu_node": {"gpus": 1}}, healthy=True)
+    assert top_pair(case) is None

@@ -285,6 +285,7 @@ def hami_scheduler_pods(facts: ClusterFacts) -> Iterator[Finding]:
     yield from bypassed_extender(facts, "hami-scheduler")
     yield from webhook_uncalled(facts, "hami-scheduler")
     yield from left_to_another_scheduler(facts, "hami-scheduler")
+    yield from served_node_unregistered(facts, "hami-scheduler")
 
 
 #: Controllers whose FailedCreate event relays the API server's refusal of a pod they create.
@@ -371,6 +372,63 @@ def left_to_another_scheduler(facts: ClusterFacts, extender: str) -> Iterator[Fi
                                line_class="error_resource_exhausted", namespace=meta.namespace,
                                pod=meta.name)
             return
+
+
+#: The scheduler's count of the nodes HAMi's filter turned away for want of the device
+#: registration its device plugin writes on the node ("node unregistered", the FailedNodes
+#: reason of HAMi's extender filter, pkg/scheduler/scheduler.go), as the scheduler framework
+#: sums it in a FailedScheduling message: "0/1 nodes are available: 1 node unregistered."
+_UNREGISTERED = lazy_compile(r"\b\d+ nodes? unregistered\b")
+
+
+def served_node_unregistered(facts: ClusterFacts, extender: str) -> Iterator[Finding]:
+    """A pending GPU pod that ``extender``'s scheduler placed (its scheduler name, DECIDED_BY)
+    refused by it on nodes it calls unregistered, while a node runs a Running pod of the
+    plugin it decides for and advertises that plugin's resources: the plugin has registered
+    the node's devices, so the extender's own registry of the node is what refuses it (HAMi's
+    scheduler keeping a node's handshake at Deleted_ after a passing health failure until the
+    annotation is cleared by hand; Project-HAMi/HAMi#1839, fixed in #1843). Where no node
+    runs the plugin with its resources advertised the plugin's own checks answer, and a pod
+    of another scheduler is not read. The extender's failure, one finding for the first pod."""
+    if not facts.cluster_pods.get(extender):
+        return
+    decided = [(plugin, name) for plugin, (owner, name) in DECIDED_BY.items() if owner == extender]
+    served = [plugin for plugin, _ in decided if _serving_somewhere(facts, plugin)]
+    if not served:
+        return
+    names = {name for plugin, name in decided if plugin in served}
+    for pod in facts.workloads_by_node.get("", []):
+        if pod.spec.scheduler_name not in names:
+            continue
+        meta = pod.metadata
+        for ev in facts.events_for("Pod", meta.namespace, meta.name):
+            if ev.reason != "FailedScheduling":
+                continue
+            line = next((t.strip() for t in ev.message.splitlines() if _UNREGISTERED.search(t)), None)
+            if line is None:
+                continue
+            verb = (f"refuses GPU workload {meta.namespace}/{meta.name} on nodes whose devices "
+                    "its device plugin registered")
+            # "node unregistered" carries no class of its own; the other nodes' reasons summed
+            # in the same line ("2 Insufficient nvidia.com/gpu") and the preemption
+            # boilerplate after it are not what refused the pod on the registered node
+            yield line_finding(load_kb(), extender, Status.FAILED, Decisive(1, line, 2),
+                               f"event Pod {meta.namespace}/{meta.name}", verb=verb, standalone="true",
+                               line_class="error_unclassified", namespace=meta.namespace, pod=meta.name)
+            return
+
+
+def _serving_somewhere(facts: ClusterFacts, plugin: str) -> bool:
+    """A node runs a Running pod of ``plugin`` and advertises one of its resources."""
+    globs = facts.catalog.get(plugin).advertises
+    for node_name, node in facts.nodes.items():
+        pods = [sp.pod for sp in facts.pods_by_node.get(node_name, {}).get(plugin, ())]
+        if not _running(pods):
+            continue
+        if any(quantity(v) > 0 and any(fnmatchcase(k, g) for g in globs)
+               for k, v in node.status.allocatable.items()):
+            return True
+    return False
 
 
 def _refused_for_any(facts: ClusterFacts, pod: Pod, resources: Sequence[str]) -> Decisive | None:
