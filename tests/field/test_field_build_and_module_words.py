@@ -77,7 +77,8 @@ def test_modpost_refusing_a_gpu_stack_module_the_driver_container_builds_is_the_
 
 def test_modpost_s_refusal_in_pasted_text_is_read_for_the_gpu_stack_s_modules_only() -> None:
     line = "ERROR: modpost: GPL-incompatible module gdrdrv.ko uses GPL-only symbol 'cc_mkdec'"
-    pasted = {c.code for c in load_kb().causes for m in c.match if m.source == "text" and m.regex.search(line)}
+    pasted = {c.code for c in load_kb().causes
+              for m in c.match if m.source == "text" and m.regex.search(line)}
     assert pasted == {"driver_kernel_incompatible"}
     # look-alike: another vendor's out-of-tree module refused by modpost is not the GPU driver's
     other = "ERROR: modpost: GPL-incompatible module zfs.ko uses GPL-only symbol '__rcu_read_lock'"
