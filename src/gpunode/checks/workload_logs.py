@@ -120,7 +120,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         key = (meta.namespace, meta.name)
         if key in done:
             continue
-        gpu_mr = _gpu_memory_refused(ctx.kb, pod, log) or _nccl_shm_bus_error(ctx.kb, pod, log)
+        gpu_mr = (_gpu_memory_refused(ctx.kb, pod, log) or _nvshmem_registration_refused(ctx, pod, log)
+                  or _nccl_shm_bus_error(ctx.kb, pod, log))
         if gpu_mr is not None:
             done.add(key)
             yield gpu_mr
@@ -240,6 +241,44 @@ def _gpu_memory_refused(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | 
                            container=log.container)
     return msgspec.structs.replace(finding, cause=known.code, status=known.severity,
                                    specificity=max(known.specificity, finding.specificity))
+
+
+#: NVSHMEM's IB transports (ibrc, ibdevx, ibgda, their shared ib_common) failing to register a
+#: buffer of its symmetric heap with the HCA: "Unable to register memory handle." after
+#: nvshmemt_ib_common_reg_mem_handle failed, and that function's own "mem registration failed"
+#: where ibv_reg_mr returned no region (src/modules/transport/ibrc/ibrc.cpp,
+#: common/transport_ib_common.cpp; the heap is GPU memory).
+_NVSHMEM_MR_REFUSED = lazy_compile(
+    r"\bUnable to register memory handle\b"
+    r"|\btransport_ib_common\.\w+:\d+: NULL value mem registration failed\b")
+#: The GPU's peer-memory client by either name (nv_peer_mem before R470, nvidia_peermem since).
+_PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
+
+
+def _nvshmem_registration_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """NVSHMEM's IB transport unable to register its GPU heap with the HCA on a node whose
+    module list shows the GPU driver and no peer-memory client: without nvidia-peermem the
+    HCA cannot pin GPU pages, so every registration of GPU memory fails (Azure/azhpc-images#316:
+    the AlmaLinux HPC image loaded nvidia and gdrdrv but no peer-memory module; its maintainers
+    added nvidia-peermem to the image). Where the module list
+    was not collected, shows no nvidia module, or shows a peer-memory client, the line keeps
+    its own reading."""
+    modules = ctx.modules
+    if not modules or "nvidia" not in modules or any(name in modules for name in _PEER_MODULES):
+        return None
+    index = next((i for i, line in enumerate(log.lines) if "register" in line
+                  and _NVSHMEM_MR_REFUSED.search(line)), None)
+    if index is None:
+        return None
+    meta = pod.metadata
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    verb = f"cannot register GPU memory for RDMA in workload {meta.namespace}/{meta.name}"
+    finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}", verb=verb,
+                           evidence=(Evidence(ctx.obs.path_of("cmd", "lsmod.txt"),
+                                              "nvidia loaded; no nvidia_peermem or nv_peer_mem"),),
+                           standalone="true", namespace=meta.namespace, pod=meta.name,
+                           container=log.container)
+    return _recast(ctx, finding, _PEERMEM)
 
 
 def _nccl_shm_bus_error(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | None:
