@@ -64,6 +64,35 @@ def test_kbuild_s_own_steps_are_not_an_object_that_did_not_compile() -> None:
     assert found is not None and found[1] != "driver_kernel_incompatible"
 
 
+#: NVIDIA/gdrcopy#254: gdrdrv 2.3 built for Rocky 9.1's kernel, modpost's refusal.
+GDRDRV_GPL = ("make[1]: Entering directory '/usr/src/kernels/5.14.0-162.23.1.el9_1.x86_64'\n"
+              "  MODPOST /usr/src/gdrdrv-2.3/Module.symvers\n"
+              "ERROR: modpost: GPL-incompatible module gdrdrv.ko uses GPL-only symbol 'cc_mkdec'\n"
+              "make[2]: *** [scripts/Makefile.modpost:134: /usr/src/gdrdrv-2.3/Module.symvers] Error 1\n")
+
+
+def test_modpost_refusing_a_gpu_stack_module_the_driver_container_builds_is_the_kernel_s_mismatch() -> None:
+    assert top_pair(_driver_build(GDRDRV_GPL)) == ("driver", "driver_kernel_incompatible")
+
+
+def test_modpost_s_refusal_in_pasted_text_is_read_for_the_gpu_stack_s_modules_only() -> None:
+    line = "ERROR: modpost: GPL-incompatible module gdrdrv.ko uses GPL-only symbol 'cc_mkdec'"
+    pasted = {c.code for c in load_kb().causes
+              for m in c.match if m.source == "text" and m.regex.search(line)}
+    assert pasted == {"driver_kernel_incompatible"}
+    # look-alike: another vendor's out-of-tree module refused by modpost is not the GPU driver's
+    other = "ERROR: modpost: GPL-incompatible module zfs.ko uses GPL-only symbol '__rcu_read_lock'"
+    assert not any(m.regex.search(other) for c in load_kb().causes if c.code == "driver_kernel_incompatible"
+                   for m in c.match if m.source == "text")
+
+
+def test_modpost_s_own_progress_line_is_not_a_refusal() -> None:
+    # look-alike: the link step that went through, then the container loaded the driver
+    text = ("  MODPOST /usr/src/gdrdrv-2.3/Module.symvers\n  LD [M]  /usr/src/gdrdrv-2.3/gdrdrv.ko\n")
+    found = top_pair(_driver_build(text))
+    assert found is None or found[1] != "driver_kernel_incompatible"
+
+
 def _mofed(text: str, state: str = "CrashLoopBackOff") -> Case:
     crashed = state == "CrashLoopBackOff"
     return _case({"kind": "pod-state", "component": "ofed", "container": "mofed-container", "state": state,

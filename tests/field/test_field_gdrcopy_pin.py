@@ -34,3 +34,20 @@ def test_an_applications_own_pin_is_not_read() -> None:
     for line in (UCX, OWN):
         assert job_names(line) is None
         assert top_pair(gpu_job_case("x-gdrcopy", line)) != ("driver", "error_device")
+
+
+#: https://github.com/NVIDIA/gdrcopy/issues/234: gdrdrv loaded by plain modprobe, no /dev/gdrdrv
+OPEN = "gdr_open error: Is gdrdrv driver installed and loaded?"
+#: Look-alike: UCX's gdr_copy transport reporting the library absent at start-up, then going on
+UCX_OPEN = ("[1620000000.1] [host:1:0] gdr_copy_md.c:250  UCX  WARN  "
+            "gdr_open failed, gdrcopy transport disabled")
+
+
+def test_gdrcopys_helper_that_cannot_open_gdrdrv_is_the_driver_s_file_state() -> None:
+    assert job_names(OPEN) == "driver" and job_cause(OPEN, "driver") == "error_file_state"
+    assert top_pair(gpu_job_case("x-gdrcopy", "Running suite(s): Sanity\n" + OPEN)) == (
+        "driver", "error_file_state")
+
+
+def test_another_program_s_gdr_open_notice_is_not_read() -> None:
+    assert job_names(UCX_OPEN) is None

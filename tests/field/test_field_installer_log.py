@@ -75,3 +75,19 @@ def test_another_module_s_dkms_failure_is_not_the_driver_s() -> None:
 def test_an_old_failed_run_on_a_node_whose_driver_serves_its_gpus_is_healthy() -> None:
     # look-alike: the same log where the driver loaded since (nvidia-smi answers): not a verdict.
     assert top_pair(_case(_log(PAI))) is None
+
+
+#: mesosphere/konvoy-image-builder#1200: driver 470.199.02 on the 5.15.0-1070-aws kernel.
+KONVOY = ("ERROR: An error occurred while performing the step: \"Checking to see whether the nvidia kernel "
+          "module was successfully built\". See /var/log/nvidia-installer.log for details.\n"
+          "warning: the compiler differs from the one used to build the kernel\n"
+          "ERROR: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol 'rcu_read_unlock_strict'\n")
+
+
+def test_modpost_refusing_the_driver_module_in_the_installer_log_is_the_kernel_incompatibility() -> None:
+    assert top_pair(_case(_log(KONVOY), _NO_DRIVER)) == ("driver", "driver_kernel_incompatible")
+
+
+def test_modpost_s_refusal_in_an_old_run_on_a_serving_driver_is_healthy() -> None:
+    # look-alike: the driver loaded since (nvidia-smi answers)
+    assert top_pair(_case(_log(KONVOY))) is None

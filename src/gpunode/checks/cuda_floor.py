@@ -36,3 +36,13 @@ def runs_no_current_cuda(driver: tuple[int, ...]) -> bool:
     or a CUDA version read in its place is not one, and says nothing."""
     majors = sorted(MAJOR_FLOOR)[-_BUILT_MAJORS:]
     return driver[0] >= _BRANCH_MIN and driver < MAJOR_FLOOR[majors[0]]
+
+
+def on_major_first_branch(driver: tuple[int, ...]) -> bool:
+    """Whether a driver release is of the first branch of its CUDA major (450 for 11.x, 525
+    for 12.x, 580 for 13.x): the minimum every runtime of that major runs on under minor-version
+    compatibility, "with limited feature-set" (the compatibility guide's words). An API a later
+    minor release added that needs the newer driver is not served there (its FAQ: such APIs
+    need the driver to be upgraded), so the runtime answers that the operation is not
+    supported. A later branch of the major, or a number that is no driver branch, says nothing."""
+    return driver[0] >= _BRANCH_MIN and any(driver[0] == floor[0] for floor in MAJOR_FLOOR.values())

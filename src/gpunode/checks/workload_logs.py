@@ -44,7 +44,7 @@ from gpunode.checks.bus_error import nccl_bus_error
 from gpunode.checks.busy_gpus import busy_owner
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
-from gpunode.checks.cuda_floor import runs_no_current_cuda
+from gpunode.checks.cuda_floor import on_major_first_branch, runs_no_current_cuda
 from gpunode.checks.cuda_pair_words import driver_serves_runtime
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.devices_lost import FRAMEWORK_NO_DEVICE, LOST, lost_device_line
@@ -120,7 +120,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         key = (meta.namespace, meta.name)
         if key in done:
             continue
-        gpu_mr = _gpu_memory_refused(ctx.kb, pod, log) or _nccl_shm_bus_error(ctx.kb, pod, log)
+        gpu_mr = (_gpu_memory_refused(ctx.kb, pod, log) or _nvshmem_registration_refused(ctx, pod, log)
+                  or _nccl_shm_bus_error(ctx.kb, pod, log))
         if gpu_mr is not None:
             done.add(key)
             yield gpu_mr
@@ -139,6 +140,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                                                and not _hardware_says(ctx.kb, target, found.line)):
             runtime_less = (_below_required_driver(ctx, pod, log)
                             or _no_cuda_on_old_driver(ctx, pod, log)
+                            or _not_supported_on_first_branch(ctx, pod, log)
                             or _uvm_missing(ctx, pod, log)
                             or _vgpu_refused(ctx, pod, log)
                             or _busy_refused(ctx, pod, log)
@@ -240,6 +242,44 @@ def _gpu_memory_refused(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | 
                            container=log.container)
     return msgspec.structs.replace(finding, cause=known.code, status=known.severity,
                                    specificity=max(known.specificity, finding.specificity))
+
+
+#: NVSHMEM's IB transports (ibrc, ibdevx, ibgda, their shared ib_common) failing to register a
+#: buffer of its symmetric heap with the HCA: "Unable to register memory handle." after
+#: nvshmemt_ib_common_reg_mem_handle failed, and that function's own "mem registration failed"
+#: where ibv_reg_mr returned no region (src/modules/transport/ibrc/ibrc.cpp,
+#: common/transport_ib_common.cpp; the heap is GPU memory).
+_NVSHMEM_MR_REFUSED = lazy_compile(
+    r"\bUnable to register memory handle\b"
+    r"|\btransport_ib_common\.\w+:\d+: NULL value mem registration failed\b")
+#: The GPU's peer-memory client by either name (nv_peer_mem before R470, nvidia_peermem since).
+_PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
+
+
+def _nvshmem_registration_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """NVSHMEM's IB transport unable to register its GPU heap with the HCA on a node whose
+    module list shows the GPU driver and no peer-memory client: without nvidia-peermem the
+    HCA cannot pin GPU pages, so every registration of GPU memory fails (Azure/azhpc-images#316:
+    the AlmaLinux HPC image loaded nvidia and gdrdrv but no peer-memory module; its maintainers
+    added nvidia-peermem to the image). Where the module list
+    was not collected, shows no nvidia module, or shows a peer-memory client, the line keeps
+    its own reading."""
+    modules = ctx.modules
+    if not modules or "nvidia" not in modules or any(name in modules for name in _PEER_MODULES):
+        return None
+    index = next((i for i, line in enumerate(log.lines) if "register" in line
+                  and _NVSHMEM_MR_REFUSED.search(line)), None)
+    if index is None:
+        return None
+    meta = pod.metadata
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    verb = f"cannot register GPU memory for RDMA in workload {meta.namespace}/{meta.name}"
+    finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}", verb=verb,
+                           evidence=(Evidence(ctx.obs.path_of("cmd", "lsmod.txt"),
+                                              "nvidia loaded; no nvidia_peermem or nv_peer_mem"),),
+                           standalone="true", namespace=meta.namespace, pod=meta.name,
+                           container=log.container)
+    return _recast(ctx, finding, _PEERMEM)
 
 
 def _nccl_shm_bus_error(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | None:
@@ -826,6 +866,40 @@ def _no_cuda_on_old_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding 
         if _CUDA_UNUSABLE.search(lines[index]) is None:
             continue
         if not _runs_no_current_cuda(ctx):
+            return None
+        meta = pod.metadata
+        found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
+        finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
+                               verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
+                               standalone="true", namespace=meta.namespace, pod=meta.name,
+                               container=log.container)
+        return _recast(ctx, finding, _TOO_OLD)
+    return None
+
+
+#: CUDA's not-supported error as jobs print it: cudaGetErrorString's "operation not supported"
+#: after CUDA's own error word (PyTorch's "CUDA error: ...", Transformer Engine's "CUDA Error:
+#: ..."), and the enumerators (cudaErrorNotSupported, CUDA_ERROR_NOT_SUPPORTED: 801).
+_CUDA_NOT_SUPPORTED = lazy_compile(
+    r"\bCUDA (?:[Ee]rror|ERROR|failure)\b[^\n]{0,120}?\boperation not supported\b"
+    r"|\bcudaErrorNotSupported\b|\bCUDA_ERROR_NOT_SUPPORTED\b")
+
+
+def _not_supported_on_first_branch(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """CUDA's not-supported error in a GPU job on a node whose own driver is of the first
+    branch of its CUDA major (checks.cuda_floor.on_major_first_branch): the job's runtime, of a
+    later minor release, runs there with the limited feature set of minor-version compatibility
+    and the feature it asked for needs a newer driver (pytorch/pytorch#135126: a CUDA 12.4
+    build's large kernel parameters on driver 525; NVIDIA/TransformerEngine#991: comm+GEMM
+    overlap's CUDA multicast on 525, which its maintainers say needs 535). The same error on a
+    later branch is the GPU's, the platform's or the job's, and is not read here; so is a node
+    whose release is not read."""
+    lines = log.lines
+    for index in range(len(lines) - 1, -1, -1):
+        if "upported" not in lines[index] or _CUDA_NOT_SUPPORTED.search(lines[index]) is None:
+            continue
+        host = _host_release(ctx)
+        if host is None or not on_major_first_branch(host):
             return None
         meta = pod.metadata
         found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
