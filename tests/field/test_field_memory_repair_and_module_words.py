@@ -40,7 +40,8 @@ def test_nvml_unknown_error_is_not_the_mismatch() -> None:
 
 
 #: https://docs.nvidia.com/deploy/dynamic-page-retirement/visibility.html#xids
-RETIRED = "XID 63 Dynamic Page Retirement: New retired page, reload the driver to activate. (0x00000000012f4a00)"
+RETIRED = ("XID 63 Dynamic Page Retirement: New retired page, reload the driver to activate. "
+           "(0x00000000012f4a00)")
 #: the kernel's own form of the same Xid
 RETIRED_NVRM = ("[  812.41] NVRM: Xid (PCI:0000:86:00): 63, Dynamic Page Retirement: New page retired, "
                 "reboot to activate (0x00000000012f4a00).")
@@ -58,7 +59,8 @@ def test_page_retirement_mentioned_at_boot_is_not_read() -> None:
     boot = ("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.183.01\n"
             "nvidia-persistenced: Dynamic Page Retirement is supported on this GPU")
     assert _top(boot) is None
-    case = synthetic_case("x-dpr-ok", _node_cmd("dmesg.txt", boot), cluster={"gpu_node": {"gpu": "Tesla V100-SXM2-32GB"}})
+    case = synthetic_case("x-dpr-ok", _node_cmd("dmesg.txt", boot),
+                          cluster={"gpu_node": {"gpu": "Tesla V100-SXM2-32GB"}})
     assert top_pair(case) is None
 
 
@@ -76,7 +78,8 @@ def test_a_node_agent_s_failed_remapped_rows_event_is_the_remap_failure() -> Non
 
 
 #: https://github.com/NixOS/nixpkgs/pull/269473
-UVM_REFUSED = "Nov 13 22:33:04 devserver-fast systemd-modules-load[500]: Failed to insert module 'nvidia_uvm': No such device"
+UVM_REFUSED = ("Nov 13 22:33:04 devserver-fast systemd-modules-load[500]: "
+               "Failed to insert module 'nvidia_uvm': No such device")
 
 
 def test_systemd_modules_load_refusing_nvidia_uvm_is_uvm_missing() -> None:
