@@ -25,11 +25,24 @@ which reading holds:
 
 vGPU guests are read before this (checks.vgpu_words), and a GPU that needs a reset by its own
 kernel log is the hardware's, read by the node's kernel checks.
+
+CUDA's 216 is the other answer of an exclusive-thread GPU: the driver API's
+CUDA_ERROR_CONTEXT_ALREADY_IN_USE (a context bound to one CPU thread used from another) and the
+runtime's cudaErrorDeviceAlreadyInUse ("a call tried to access an exclusive-thread device that
+is already in use by a different thread", CUDA Runtime API, cudaError; docs.rs/crseo-sys quotes
+it). A framework that moves its context between its threads meets it only where the GPUs are in
+Exclusive_Thread mode: TensorFlow's StreamExecutor aborting on cuCtxSetCurrent's 216 on K20m GPUs
+in E. Thread mode, fixed by setting the compute mode back to Default or Exclusive_Process with
+nvidia-smi (tensorflow/tensorflow#526, the StreamExecutor owner's answer). The compute mode is a
+setting of the GPUs made through the driver, so where every GPU of the node is in Exclusive_Thread
+the job's 216 is the driver's ``error_device``; in any other mode it is the job's own threading,
+and nothing is said.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 #: A GPU row's second line in nvidia-smi's table: memory used and total, utilisation, and
 #: the compute mode ("|   9000MiB / 16152MiB |     98%   E. Process |").
@@ -45,6 +58,29 @@ _MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": 
 _EXCLUSIVE = frozenset({"Exclusive_Process", "Exclusive_Thread"})
 #: Memory a GPU shows with no context on it stays a few MiB; a CUDA context takes far more.
 _CONTEXT_MIB = 64
+
+
+#: CUDA's 216 in a job's words: the driver API's name, the runtime's name and text, and a
+#: framework's check of a driver call that printed the code (TensorFlow's "CUDA_SUCCESS ==
+#: dynload::cuCtxSetCurrent(context) (0 vs. 216)").
+_THREAD_BOUND = re.compile(
+    r"\bCUDA_ERROR_CONTEXT_ALREADY_IN_USE\b|\bcudaErrorDeviceAlreadyInUse\b"
+    r"|\bexclusive-thread device that is already in use by a different thread\b"
+    r"|\bCUDA_SUCCESS == [\w:]{0,40}\bcu[A-Z]\w{2,40}\([^)\n]{0,80}\) \(0 vs\. 216\)")
+
+
+def thread_bound_index(lines: Sequence[str]) -> int | None:
+    """The index of the job's last CUDA 216 (a context or device already in use by another
+    thread), or None."""
+    return next((i for i in range(len(lines) - 1, -1, -1)
+                 if ("216" in lines[i] or "lready" in lines[i]) and _THREAD_BOUND.search(lines[i])), None)
+
+
+def thread_exclusive(table: str, xml: str) -> bool:
+    """Whether every GPU of the node is in Exclusive_Thread mode (False where neither of
+    nvidia-smi's outputs says)."""
+    modes = compute_modes(table, xml)
+    return bool(modes) and all(mode == "Exclusive_Thread" for mode in modes)
 
 
 def compute_modes(table: str, xml: str) -> tuple[str, ...]:

@@ -41,7 +41,7 @@ import msgspec
 from gpunode.bundle.kube import Pod
 from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
-from gpunode.checks.busy_gpus import busy_owner
+from gpunode.checks.busy_gpus import busy_owner, thread_bound_index, thread_exclusive
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
 from gpunode.checks.cuda_floor import on_major_first_branch, runs_no_current_cuda
@@ -144,6 +144,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _uvm_missing(ctx, pod, log)
                             or _vgpu_refused(ctx, pod, log)
                             or _busy_refused(ctx, pod, log)
+                            or _thread_exclusive_refused(ctx, pod, log)
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log)
@@ -669,6 +670,22 @@ def _busy_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     verb = (f"keeps the exclusive GPUs of GPU workload {meta.namespace}/{meta.name} held"
             if owner == "container-runtime" else f"refuses CUDA to GPU workload {meta.namespace}/{meta.name}")
     return line_finding(ctx.kb, owner, Status.FAILED, found, f"{log.path}:{index + 1}", verb=verb,
+                        line_class="error_device", standalone="true", namespace=meta.namespace,
+                        pod=meta.name, container=log.container)
+
+
+def _thread_exclusive_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """CUDA's 216 (a context or device already in use by another thread) in a GPU job on a
+    node whose GPUs are all in Exclusive_Thread mode: the driver's setting refuses the job's
+    threads (checks.busy_gpus says why). In any other mode nothing is said here."""
+    index = thread_bound_index(log.lines)
+    if index is None or not thread_exclusive(ctx.obs.cmd.get("nvidia-smi.txt", ""),
+                                             ctx.obs.cmd.get("nvidia-smi-q.xml", "")):
+        return None
+    meta = pod.metadata
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    return line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
+                        verb=f"binds the exclusive-thread GPUs of GPU workload {meta.namespace}/{meta.name}",
                         line_class="error_device", standalone="true", namespace=meta.namespace,
                         pod=meta.name, container=log.container)
 
