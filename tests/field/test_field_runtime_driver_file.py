@@ -30,9 +30,10 @@ STALE = (
     "OCI runtime attempted to invoke a command that was not found",
     # WSL2's driver store, renamed by each Windows driver update, in single quotes with the hash
     # as octasoft-ltd/wsl-ui's docs/TROUBLESHOOTING.md prints it and as a real hash reads
-    "crun: cannot stat '/usr/lib/wsl/drivers/nvmdi.inf_amd64_<oldhash>/libcuda.so.1.1': No such file or directory",
-    "crun: cannot stat '/usr/lib/wsl/drivers/nvmdi.inf_amd64_9b3c1f0e2d4a7c55/libcuda.so.1.1': No such file or "
-    "directory",
+    "crun: cannot stat '/usr/lib/wsl/drivers/nvmdi.inf_amd64_<oldhash>/libcuda.so.1.1': No such file "
+    "or directory",
+    "crun: cannot stat '/usr/lib/wsl/drivers/nvmdi.inf_amd64_9b3c1f0e2d4a7c55/libcuda.so.1.1': No such "
+    "file or directory",
 )
 
 
