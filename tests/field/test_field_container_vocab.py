@@ -12,7 +12,8 @@ its waiting reason, a docker run's stderr or the runtime's journal shows them.
   NVIDIA/nvidia-docker#1269) is the toolkit's; CRI-O's runtime validation of the same ("invalid
   runtime_path for runtime '%s': %w", cri-o pkg/config) in its journal is
   ``crio_runtime_path_missing``; the hook's own binary (NVIDIA/nvidia-docker#958, and the shim's
-  'fork/exec .../nvidia-container-runtime-hook') is ``oci_hook_binary_missing``.
+  'fork/exec .../nvidia-container-runtime-hook') is ``oci_hook_binary_missing``, as is
+  nvidia-container-cli, which nerdctl's --gpus and gVisor's nvproxy look up on their PATH.
 - The kubelet's own lookup of a missing class ('runtimeclass.node.k8s.io "nvidia" not found',
   pkg/kubelet/runtimeclass). CRI-O's 'failed to find runtime handler nvidia' and dockershim's
   'RuntimeHandler "nvidia" not supported' alone are not read: there a hook or the default runtime,
@@ -94,6 +95,16 @@ def _journal(text: str) -> list[dict[str, Any]]:
      "or directory: unknown", ("container-toolkit", "oci_hook_binary_missing")),
     (_RELAY + "nvidia-container-cli: detection error: nvml error: gpu is lost: unknown",
      ("gpu-hardware", "gpu_fallen_off_bus")),
+    # the CLI every GPU hook path runs, not on the engine's PATH: nerdctl's --gpus
+    # (containerd/nerdctl#2716) and gVisor's nvproxy (NVIDIA/nvidia-container-toolkit#1880)
+    ('FATA[0000] exec: "nvidia-container-cli": executable file not found in $PATH',
+     ("container-toolkit", "oci_hook_binary_missing")),
+    ('failed to locate nvidia-container-cli in PATH: exec: "nvidia-container-cli": executable file not '
+     "found in $PATH", ("container-toolkit", "oci_hook_binary_missing")),
+    # look-alike: the CLI found and run, a library it loads missing
+    (_RELAY + "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot "
+     "open shared object file: no such file or directory: unknown",
+     ("container-toolkit", "container_cli_no_driver_libs")),
 ])
 def test_a_failed_event_reads_the_layer_its_words_name(line: str, pair: tuple[str, str]) -> None:
     assert top_pair(synthetic_case("x-container-words", _failed(line), healthy=False)) == pair

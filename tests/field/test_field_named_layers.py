@@ -244,3 +244,20 @@ def test_a_device_node_under_a_driver_root_the_host_driver_does_not_use_names_th
 def test_the_same_device_node_missing_under_the_drivers_own_root_names_the_driver() -> None:
     found = top_pair(_validator_cannot_start("operator"))
     assert found is not None and found[0] == "driver"
+
+
+def test_the_masked_proc_capabilities_directory_names_the_toolkit_other_proc_files_the_driver() -> None:
+    named = load_catalog().named_in
+    relay = ("error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected "
+             "mode as 'legacy'\n")
+    # NVIDIA/nvidia-container-toolkit#198: the CLI inside a kind node, whose /proc/driver/nvidia is
+    # the tmpfs the outer CLI mounted (libnvidia-container src/nvc_mount.c, mount_procfs)
+    masked = ("nvidia-container-cli: mount error: stat failed: /proc/driver/nvidia/capabilities: no such "
+              "file or directory")
+    assert named(masked + ": unknown") == "container-toolkit"
+    assert named(relay + masked + ": unknown") == "container-toolkit"
+    # look-alike: a file the mask keeps, missing from the loaded driver (NVIDIA/nvidia-docker#1068)
+    assert named("nvidia-container-cli: mount error: open failed: /var/lib/docker/overlay2/x/merged/proc/"
+                 "driver/nvidia/params/version/registry: no such file or directory: unknown") == "driver"
+    # a directory whose name only starts like it is none of the capabilities
+    assert named("stat failed: /proc/driver/nvidia/capabilitiesx: no such file or directory") == "driver"

@@ -28,6 +28,12 @@ STALE = (
     # https://github.com/podman-container-tools/podman/issues/23935 reports it
     "Error: crun: cannot stat `/usr/lib/libnvidia-egl-wayland.so.1.1.13`: No such file or directory: "
     "OCI runtime attempted to invoke a command that was not found",
+    # WSL2's driver store, renamed by each Windows driver update, in single quotes with the hash
+    # as octasoft-ltd/wsl-ui's docs/TROUBLESHOOTING.md prints it and as a real hash reads
+    "crun: cannot stat '/usr/lib/wsl/drivers/nvmdi.inf_amd64_<oldhash>/libcuda.so.1.1': No such file "
+    "or directory",
+    "crun: cannot stat '/usr/lib/wsl/drivers/nvmdi.inf_amd64_9b3c1f0e2d4a7c55/libcuda.so.1.1': No such "
+    "file or directory",
 )
 
 
@@ -72,6 +78,9 @@ def test_a_driver_library_named_without_its_directory_is_the_toolkits() -> None:
     "libEGL_nvidia.so.0: cannot open shared object file: No such file or directory",
     # a name that only ends like a driver library is none of the driver's files
     "mylibEGL_nvidia.so.580.159.04: no such file or directory",
+    # two quoted names on one line: the missing one is not a driver library
+    "crun: cannot stat '/usr/lib/wsl/lib/libfoo.so.1' for '/usr/lib/wsl/lib/libcuda.so.1.1': No such file or "
+    "directory",
 ])
 def test_a_name_without_the_drivers_release_names_no_toolkit(line: str) -> None:
     assert load_catalog().named_in(line) != "container-toolkit"

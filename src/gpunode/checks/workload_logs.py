@@ -155,6 +155,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             continue
         done.add(key)
         if (_own_nccl_setting(found.line, log.lines) or _shm_after_cuda(found, log.lines)
+                or own_stub_library(found.line)
                 or plugin_fell_back(found.line, found.line_no, log.lines)
                 or own_unversioned_load(found.line, found.line_no, log.lines)):
             continue
@@ -169,6 +170,28 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                     for kept in unless_query_refused(finding, log.lines)
                     if not cli_named_step(ctx, kept)  # the CLI's own log says why the library is missing
                     and not _served_by_driver(kept, log.lines))
+
+
+#: The job-error table's entry for CUDA's stub-library error (cudaErrorStubLibrary,
+#: CUDA_ERROR_STUB_LIBRARY, 34).
+_STUB_LIBRARY = "cuda-stub-library"
+
+
+def own_stub_library(line: str) -> bool:
+    """CUDA's stub-library error (34) in a GPU job's own log: the process loaded the CUDA
+    Toolkit's link-time placeholder libcuda.so (``lib64/stubs``), which "has no actual
+    implementations" (the driver API's CUresult docs: "the CUDA driver that the application has
+    loaded is a stub library"). The stub comes with a CUDA Toolkit in the job's image or
+    environment, never with the driver or the NVIDIA runtime's injection; it is loaded where the
+    job's own library search path (LD_LIBRARY_PATH, the image's ld configuration) puts the stubs
+    ahead of the driver's library, and every public report of it was fixed there: the Warp
+    maintainers' answer in NVIDIA/warp#219 (the stubs directory searched before the user-mode
+    driver), fboulnois/stable-diffusion-docker#22 (fixed by removing the stubs from the image,
+    PR #23), numba/numba#8985 and NVIDIA/FasterTransformer#275 (LD_LIBRARY_PATH reset). So a
+    job's 34 is no evidence against the stack; the operator's own validator, whose image puts
+    no stubs on its path, still reads it as the injection's (data/job_errors.toml)."""
+    found = job_error(line)
+    return found is not None and found.id == _STUB_LIBRARY
 
 
 #: NCCL's bootstrap finding no interface to listen on (bootstrap.cc, bootstrapNetInit).
