@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from itertools import chain
-from typing import Any
+from functools import partial
+from itertools import chain, repeat
+from operator import attrgetter, is_not
+from typing import Any, cast
 
 from gpunode.fleet.model import Outlier
 from gpunode.fleet.profile import Profile
@@ -125,13 +127,18 @@ def _majority(values: Sequence[object]) -> tuple[object, int, bool] | None:
 
 def _aspects(members: list[Profile], table: str) -> list[str]:
     """Every aspect any member has in ``table``, in the order they first appear."""
-    return list(dict.fromkeys(chain.from_iterable(getattr(p, table) for p in members)))
+    return list(dict.fromkeys(chain.from_iterable(map(attrgetter(table), members))))
 
 
 def _values(tables: list[dict[str, Any]], aspect: str) -> list[Any]:
     """Each member's value of ``aspect`` in its table (None where it has none: no value is
     None), read once for finding the majority and the members that differ from it."""
-    return [table.get(aspect) for table in tables]
+    return list(map(dict.get, tables, repeat(aspect)))
+
+
+#: A member's key sets, and whether it has the one asked for (None: it has none).
+_SETS = attrgetter("sets")
+_HELD = partial(is_not, None)
 
 
 def _counts(label: str, members: list[Profile]) -> Iterator[Outlier]:
@@ -181,7 +188,8 @@ def _measures(label: str, members: list[Profile]) -> Iterator[Outlier]:
 
 def _sets(label: str, members: list[Profile]) -> Iterator[Outlier]:
     for aspect in _aspects(members, "sets"):
-        having = Counter(p.sets[aspect] for p in members if aspect in p.sets)  # few distinct sets
+        present = filter(_HELD, map(dict.get, map(_SETS, members), repeat(aspect)))  # the members' sets
+        having = Counter(cast("Iterator[frozenset[str]]", present))  # (few distinct sets)
         known = sum(having.values())
         if known <= MIN_PEERS or len(having) == 1:  # (one set: every member that has it holds it)
             continue

@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from itertools import chain
+from operator import attrgetter
 from typing import NamedTuple
 
 from gpunode.bundle.kube import Node, Pod
@@ -81,9 +82,10 @@ class Clock:
 
 
 def find(facts: ClusterFacts, nodes: Sequence[str], observed: Mapping[str, Observed],
-         failing: Collection[str] = ()) -> list[Wedge]:
+         failing: Collection[str] = (), labelled: Mapping[str, int | None] | None = None) -> list[Wedge]:
     """Every wedge on the reported nodes, node by node; ``failing`` nodes have a root cause
-    that explains labels no longer matching their GPUs (a GPU lost is not a stale label)."""
+    that explains labels no longer matching their GPUs (a GPU lost is not a stale label).
+    ``labelled``: each node's ``physical_gpus_labelled``, where the caller has read it."""
     clock = Clock(facts)
     deleting = _deleting(facts)
     out: list[Wedge] = []
@@ -98,7 +100,9 @@ def find(facts: ClusterFacts, nodes: Sequence[str], observed: Mapping[str, Obser
         if seen is not None:
             out.extend(_markers(facts, name, seen, clock))
             if name not in failing:
-                out.extend(_labels(facts, node, seen, clock))
+                count = labelled[name] if labelled is not None and name in labelled else \
+                    physical_gpus_labelled(node.metadata.labels)
+                out.extend(_labels(facts, node, seen, clock, count))
     return out
 
 
@@ -190,14 +194,17 @@ def _mig(facts: ClusterFacts, node: Node, seen: Observed | None, clock: Clock) -
 
 
 def _deleting(facts: ClusterFacts) -> dict[str, list[Pod]]:
-    """The stack's pods and GPU workloads being deleted, by node (one pass over them all)."""
+    """The stack's pods and GPU workloads being deleted, by node (one pass over them all,
+    the fleet's 100,000 pods of a 5,000-node bundle walked and tested in C: few are deleted)."""
     out: dict[str, list[Pod]] = {}
-    stack = (sp.pod for by_component in facts.pods_by_node.values()
-             for sps in by_component.values() for sp in sps)
-    for pod in chain(stack, facts.workload_pods):
-        if pod.metadata.deletion_timestamp:
-            out.setdefault(pod.spec.target_node, []).append(pod)
+    stack = map(_POD, chain.from_iterable(chain.from_iterable(map(dict.values, facts.pods_by_node.values()))))
+    for pod in filter(_DELETED, chain(stack, facts.workload_pods)):
+        out.setdefault(pod.spec.target_node, []).append(pod)
     return out
+
+
+_POD = attrgetter("pod")
+_DELETED = attrgetter("metadata.deletion_timestamp")
 
 
 def _terminating(pods: Sequence[Pod], node: str, clock: Clock) -> Iterator[Wedge]:
@@ -243,12 +250,13 @@ def _markers(facts: ClusterFacts, node: str, seen: Observed, clock: Clock) -> It
                  unwedge=(f"ssh {node} ls -l --time-style=full-iso /run/nvidia/validations", restart))
 
 
-def _labels(facts: ClusterFacts, node: Node, seen: Observed, clock: Clock) -> Iterator[Wedge]:
-    """GFD's labels describing GPUs the node no longer has (NVML says otherwise)."""
+def _labels(facts: ClusterFacts, node: Node, seen: Observed, clock: Clock,
+            count: int | None) -> Iterator[Wedge]:
+    """GFD's labels describing GPUs the node no longer has (NVML says otherwise); ``count``:
+    ``physical_gpus_labelled`` of its labels (None where gpu.count counts MIG devices)."""
     labels = node.metadata.labels
     name = node.metadata.name
     differs: list[str] = []
-    count = physical_gpus_labelled(labels)  # None where gpu.count counts MIG devices
     if count is not None and seen.nvml_gpus is not None and count != seen.nvml_gpus:
         differs.append(f"gpu.count={count}, NVML sees {seen.nvml_gpus}")
     product = labels.get("nvidia.com/gpu.product")
