@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from functools import partial
 from itertools import chain, repeat
-from operator import attrgetter, is_not
-from typing import Any, cast
+from operator import attrgetter
+from typing import Any
 
 from gpunode.fleet.model import Outlier
 from gpunode.fleet.profile import Profile
@@ -136,11 +135,6 @@ def _values(tables: list[dict[str, Any]], aspect: str) -> list[Any]:
     return list(map(dict.get, tables, repeat(aspect)))
 
 
-#: A member's key sets, and whether it has the one asked for (None: it has none).
-_SETS = attrgetter("sets")
-_HELD = partial(is_not, None)
-
-
 def _counts(label: str, members: list[Profile]) -> Iterator[Outlier]:
     tables = [p.counts for p in members]
     for aspect in _aspects(members, "counts"):
@@ -188,8 +182,7 @@ def _measures(label: str, members: list[Profile]) -> Iterator[Outlier]:
 
 def _sets(label: str, members: list[Profile]) -> Iterator[Outlier]:
     for aspect in _aspects(members, "sets"):
-        present = filter(_HELD, map(dict.get, map(_SETS, members), repeat(aspect)))  # the members' sets
-        having = Counter(cast("Iterator[frozenset[str]]", present))  # (few distinct sets)
+        having = Counter(p.sets[aspect] for p in members if aspect in p.sets)  # few distinct sets
         known = sum(having.values())
         if known <= MIN_PEERS or len(having) == 1:  # (one set: every member that has it holds it)
             continue

@@ -18,7 +18,6 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from itertools import chain
-from operator import attrgetter
 from typing import NamedTuple
 
 from gpunode.bundle.kube import Node, Pod
@@ -194,17 +193,14 @@ def _mig(facts: ClusterFacts, node: Node, seen: Observed | None, clock: Clock) -
 
 
 def _deleting(facts: ClusterFacts) -> dict[str, list[Pod]]:
-    """The stack's pods and GPU workloads being deleted, by node (one pass over them all,
-    the fleet's 100,000 pods of a 5,000-node bundle walked and tested in C: few are deleted)."""
+    """The stack's pods and GPU workloads being deleted, by node (one pass over them all)."""
     out: dict[str, list[Pod]] = {}
-    stack = map(_POD, chain.from_iterable(chain.from_iterable(map(dict.values, facts.pods_by_node.values()))))
-    for pod in filter(_DELETED, chain(stack, facts.workload_pods)):
-        out.setdefault(pod.spec.target_node, []).append(pod)
+    stack = (sp.pod for by_component in facts.pods_by_node.values()
+             for sps in by_component.values() for sp in sps)
+    for pod in chain(stack, facts.workload_pods):
+        if pod.metadata.deletion_timestamp:
+            out.setdefault(pod.spec.target_node, []).append(pod)
     return out
-
-
-_POD = attrgetter("pod")
-_DELETED = attrgetter("metadata.deletion_timestamp")
 
 
 def _terminating(pods: Sequence[Pod], node: str, clock: Clock) -> Iterator[Wedge]:
