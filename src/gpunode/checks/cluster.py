@@ -81,9 +81,10 @@ def deploy_labels_empty(facts: ClusterFacts) -> Iterator[Finding]:
     operands it should run there never come; the operator's own state labels are invalid."""
     if not facts.cluster_policies and not facts.cluster_pods.get("gpu-operator"):
         return
-    for name, node in sorted(facts.nodes.items()):
-        if "" not in node.metadata.labels.values():  # (most nodes: no label without a value)
-            continue
+    # (most nodes have no label without a value: the few that do are sorted, not the fleet)
+    bare = sorted(name for name, node in facts.nodes.items() if "" in node.metadata.labels.values())
+    for name in bare:
+        node = facts.nodes[name]
         empty = sorted(k for k, v in node.metadata.labels.items() if k.startswith(_DEPLOY_LABEL) and v == "")
         if not empty:
             continue
@@ -194,7 +195,10 @@ def _operands_tainted(facts: ClusterFacts, operator: str, has_policy: bool) -> I
     operands = [c.id for c in facts.catalog.components if c.deployed_by == operator]
     evidence: list[Evidence] = []
     first: dict[str, str] = {}
-    for name, node in sorted(facts.nodes.items()):
+    # (a node without taints keeps no DaemonSet away: only the tainted few are sorted and read)
+    tainted = sorted(name for name, node in facts.nodes.items() if node.spec.taints)
+    for name in tainted:
+        node = facts.nodes[name]
         here = facts.pods_by_node.get(name, {})
         by_taint: dict[str, list[tuple[str, str]]] = {}
         for cid in operands:
@@ -381,9 +385,10 @@ def state_labels_missing(facts: ClusterFacts) -> Iterator[Finding]:
     that never comes is its symptom (``explains``)."""
     if not facts.cluster_policies and not facts.cluster_pods.get("gpu-operator"):
         return
+    daemonsets = sorted(facts.daemonsets.items())  # (the same for every node)
     for name, node in sorted(facts.nodes.items()):
         labels = node.metadata.labels
-        waiting = {component: waits for component, sets in sorted(facts.daemonsets.items())
+        waiting = {component: waits for component, sets in daemonsets
                    if (waits := awaited(facts.catalog, sets, labels)) is not None
                    and waits.setter == "gpu-operator"}
         if not waiting:

@@ -19,10 +19,13 @@ def analyse(facts: ClusterFacts, nodes: Sequence[NodeReport],
     """Patterns across the reported nodes; ``observed`` holds what each node's own files
     said (nodes judged from the lists alone have nothing there)."""
     profiles = [profile(facts, report, observed.get(report.name)) for report in nodes]
+    # (each profile's GFD GPU count, read once: the wedges compare it with NVML's too)
+    labelled = {p.name: p.counts.get("gpus.labelled") for p in profiles}
     return FleetAnalysis(
         outliers=tuple(outliers.find(profiles)),
         correlations=tuple(factors.find(profiles)),
-        wedges=tuple(wedges.find(facts, [n.name for n in nodes], observed, _failing_below_gfd(nodes))),
+        wedges=tuple(wedges.find(facts, [n.name for n in nodes], observed, _failing_below_gfd(nodes),
+                                 labelled)),
         domains=tuple(found) if (found := domains.find(_members(facts, nodes, observed))) else msgspec.UNSET,
     )
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from itertools import chain
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import Any
 
 from gpunode.fleet.model import Outlier
@@ -125,13 +126,13 @@ def _majority(values: Sequence[object]) -> tuple[object, int, bool] | None:
 
 def _aspects(members: list[Profile], table: str) -> list[str]:
     """Every aspect any member has in ``table``, in the order they first appear."""
-    return list(dict.fromkeys(chain.from_iterable(getattr(p, table) for p in members)))
+    return list(dict.fromkeys(chain.from_iterable(map(attrgetter(table), members))))
 
 
 def _values(tables: list[dict[str, Any]], aspect: str) -> list[Any]:
     """Each member's value of ``aspect`` in its table (None where it has none: no value is
     None), read once for finding the majority and the members that differ from it."""
-    return [table.get(aspect) for table in tables]
+    return list(map(dict.get, tables, repeat(aspect)))
 
 
 def _counts(label: str, members: list[Profile]) -> Iterator[Outlier]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -250,9 +249,9 @@ def _joined(values: Sequence[str | None]) -> str | None:
 # --- the whole profile (main process) ---------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Profile:
-    """One reported node as the fleet compares it; unknown values are absent."""
+class Profile(msgspec.Struct, frozen=True):
+    """One reported node as the fleet compares it; unknown values are absent (a struct: one
+    is made for each reported node, its fields set in C)."""
 
     name: str
     causes: frozenset[str]
@@ -260,12 +259,12 @@ class Profile:
     keys: dict[str, str | None]
     #: values compared for equality (versions and images), counts compared for fewer,
     #: measures compared for deviation, key sets compared for missing keys
-    versions: dict[str, str] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    measures: dict[str, float] = field(default_factory=dict)
-    sets: dict[str, frozenset[str]] = field(default_factory=dict)
+    versions: dict[str, str] = msgspec.field(default_factory=dict)
+    counts: dict[str, int] = msgspec.field(default_factory=dict)
+    measures: dict[str, float] = msgspec.field(default_factory=dict)
+    sets: dict[str, frozenset[str]] = msgspec.field(default_factory=dict)
     #: what the failing nodes may share (correlations), known values only
-    factors: dict[str, str] = field(default_factory=dict)
+    factors: dict[str, str] = msgspec.field(default_factory=dict)
 
     @property
     def failing(self) -> bool:
@@ -288,8 +287,8 @@ def profile(facts: ClusterFacts, report: NodeReport, seen: Observed | None) -> P
         "runtime": info.container_runtime_version if info else None,
         "kubelet": info.kubelet_version if info else None,
         "vbios": seen.vbios,
-        **{f"image.{c}": img for c, img in images.items()},
     })
+    versions.update(zip(map(_IMAGE_KEYS.__getitem__, images), images.values(), strict=True))  # (each is set)
     status = node.status if node is not None else None
     counts = _known_int({
         "gpus.nvml": seen.nvml_gpus,
@@ -418,6 +417,10 @@ def _int(value: str | None) -> int | None:
 
 def _known(values: Mapping[str, str | None]) -> dict[str, str]:
     return {k: v for k, v in values.items() if v}
+
+
+#: A compared stack component's version key.
+_IMAGE_KEYS = {component: f"image.{component}" for component in IMAGE_COMPONENTS}
 
 
 def _known_int(values: Mapping[str, int | None]) -> dict[str, int]:

@@ -81,9 +81,10 @@ class Clock:
 
 
 def find(facts: ClusterFacts, nodes: Sequence[str], observed: Mapping[str, Observed],
-         failing: Collection[str] = ()) -> list[Wedge]:
+         failing: Collection[str] = (), labelled: Mapping[str, int | None] | None = None) -> list[Wedge]:
     """Every wedge on the reported nodes, node by node; ``failing`` nodes have a root cause
-    that explains labels no longer matching their GPUs (a GPU lost is not a stale label)."""
+    that explains labels no longer matching their GPUs (a GPU lost is not a stale label).
+    ``labelled``: each node's ``physical_gpus_labelled``, where the caller has read it."""
     clock = Clock(facts)
     deleting = _deleting(facts)
     out: list[Wedge] = []
@@ -98,7 +99,9 @@ def find(facts: ClusterFacts, nodes: Sequence[str], observed: Mapping[str, Obser
         if seen is not None:
             out.extend(_markers(facts, name, seen, clock))
             if name not in failing:
-                out.extend(_labels(facts, node, seen, clock))
+                count = labelled[name] if labelled is not None and name in labelled else \
+                    physical_gpus_labelled(node.metadata.labels)
+                out.extend(_labels(facts, node, seen, clock, count))
     return out
 
 
@@ -243,12 +246,13 @@ def _markers(facts: ClusterFacts, node: str, seen: Observed, clock: Clock) -> It
                  unwedge=(f"ssh {node} ls -l --time-style=full-iso /run/nvidia/validations", restart))
 
 
-def _labels(facts: ClusterFacts, node: Node, seen: Observed, clock: Clock) -> Iterator[Wedge]:
-    """GFD's labels describing GPUs the node no longer has (NVML says otherwise)."""
+def _labels(facts: ClusterFacts, node: Node, seen: Observed, clock: Clock,
+            count: int | None) -> Iterator[Wedge]:
+    """GFD's labels describing GPUs the node no longer has (NVML says otherwise); ``count``:
+    ``physical_gpus_labelled`` of its labels (None where gpu.count counts MIG devices)."""
     labels = node.metadata.labels
     name = node.metadata.name
     differs: list[str] = []
-    count = physical_gpus_labelled(labels)  # None where gpu.count counts MIG devices
     if count is not None and seen.nvml_gpus is not None and count != seen.nvml_gpus:
         differs.append(f"gpu.count={count}, NVML sees {seen.nvml_gpus}")
     product = labels.get("nvidia.com/gpu.product")
