@@ -27,16 +27,16 @@ TABLE = load_job_errors()
 READ = {
     # https://github.com/containerd/nerdctl/issues/2716
     "nerdctl-2716": ('FATA[0000] exec: "nvidia-container-cli": executable file not found in $PATH',
-                     ("container-toolkit", "error_not_found")),
+                     ("container-toolkit", "oci_hook_binary_missing")),
     # Apptainer --nvccli on a host without libnvidia-container-tools (nvidia.go, bin.FindBin)
     "apptainer-nvccli": ('FATAL:   container creation failed: exec: "nvidia-container-cli": '
-                         "executable file not found in $PATH", ("container-toolkit", "error_not_found")),
+                         "executable file not found in $PATH", ("container-toolkit", "oci_hook_binary_missing")),
     # enroot's hook under pyxis (98-nvidia.sh; pyxis common.c copies enroot's log)
     "pyxis-enroot": ("pyxis: printing enroot log file:\n"
                      "pyxis:     [ERROR] Command not found: nvidia-container-cli, see "
                      "https://github.com/NVIDIA/libnvidia-container\n"
                      "pyxis:     [ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code 1",
-                     ("container-toolkit", "error_not_found")),
+                     ("container-toolkit", "oci_hook_binary_missing")),
     # LXD with nvidia.runtime=true (driver_lxc.go) and its CDI GPU device (cdi/spec.go)
     "lxd-tools": ('Error: Failed to start device "gpu": The NVIDIA container tools could not be found',
                   ("container-toolkit", "error_not_found")),

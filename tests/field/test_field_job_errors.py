@@ -29,6 +29,14 @@ def _job_log(text: str) -> Case:
     ], cluster={"driver_mode": "host"})
 
 
+#: Entries whose line, in a GPU job's own log, is the job's and not the stack's; the table's
+#: layer and cause are read where another component prints the line. CUDA's stub-library
+#: error: the job's own search path put the toolkit's stubs ahead of the driver's libcuda
+#: (checks.workload_logs.own_stub_library; NVIDIA/warp#219); the operator's validator, whose
+#: image puts no stubs on its path, is read to the table's cause.
+JOBS_OWN = frozenset({"cuda-stub-library"})
+
+
 @pytest.mark.parametrize("entry", TABLE.entries, ids=lambda e: e.id)
 def test_each_entrys_line_is_read_to_its_layer_and_cause(entry: object) -> None:
     from gpunode.job_errors import JobError
@@ -37,6 +45,9 @@ def test_each_entrys_line_is_read_to_its_layer_and_cause(entry: object) -> None:
     found = TABLE.read(entry.example)
     assert found is not None and found.id == entry.id
     top = top_pair(_job_log(entry.example))
+    if entry.id in JOBS_OWN:
+        assert top is None, top
+        return
     assert top is not None and top[0] == entry.component, top
     if entry.cause:
         assert top[1] == entry.cause, top
