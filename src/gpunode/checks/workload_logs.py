@@ -870,14 +870,20 @@ def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding 
         needed = _release(said["version"])
         if host is None or host[:len(needed)] >= needed:
             return None
-        meta = pod.metadata
-        found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
-        finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
-                               verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
-                               standalone="true", namespace=meta.namespace, pod=meta.name,
-                               container=log.container)
-        return _recast(ctx, finding, _TOO_OLD)
+        return _too_old_for(ctx, pod, log, index)
     return None
+
+
+def _too_old_for(ctx: NodeContext, pod: Pod, log: LogFile, index: int) -> Finding:
+    """The driver too old for a GPU job, decided by the job's line at ``index`` (0-based) and
+    the node's release by the caller's own test."""
+    meta = pod.metadata
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
+                           verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
+                           standalone="true", namespace=meta.namespace, pod=meta.name,
+                           container=log.container)
+    return _recast(ctx, finding, _TOO_OLD)
 
 
 #: A GPU job's own words that CUDA is not usable to it, naming no layer: PyTorch refusing to
@@ -907,13 +913,7 @@ def _no_cuda_on_old_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding 
             continue
         if not _runs_no_current_cuda(ctx):
             return None
-        meta = pod.metadata
-        found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
-        finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
-                               verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
-                               standalone="true", namespace=meta.namespace, pod=meta.name,
-                               container=log.container)
-        return _recast(ctx, finding, _TOO_OLD)
+        return _too_old_for(ctx, pod, log, index)
     return None
 
 
@@ -941,13 +941,7 @@ def _not_supported_on_first_branch(ctx: NodeContext, pod: Pod, log: LogFile) -> 
         host = _host_release(ctx)
         if host is None or not on_major_first_branch(host):
             return None
-        meta = pod.metadata
-        found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
-        finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
-                               verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
-                               standalone="true", namespace=meta.namespace, pod=meta.name,
-                               container=log.container)
-        return _recast(ctx, finding, _TOO_OLD)
+        return _too_old_for(ctx, pod, log, index)
     return None
 
 
