@@ -30,7 +30,8 @@ READ = {
                      ("container-toolkit", "oci_hook_binary_missing")),
     # Apptainer --nvccli on a host without libnvidia-container-tools (nvidia.go, bin.FindBin)
     "apptainer-nvccli": ('FATAL:   container creation failed: exec: "nvidia-container-cli": '
-                         "executable file not found in $PATH", ("container-toolkit", "oci_hook_binary_missing")),
+                         "executable file not found in $PATH",
+                         ("container-toolkit", "oci_hook_binary_missing")),
     # enroot's hook under pyxis (98-nvidia.sh; pyxis common.c copies enroot's log)
     "pyxis-enroot": ("pyxis: printing enroot log file:\n"
                      "pyxis:     [ERROR] Command not found: nvidia-container-cli, see "
