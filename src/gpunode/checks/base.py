@@ -9,6 +9,7 @@ not run and the runner records what was missing, so the component ends up
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -39,13 +40,14 @@ class Check:
         return ctx.missing(self.needs)
 
 
-class FileGate:
+class FileGate(ABC):
     """A ``may_find`` gate of the node's files alone (which there are, not what they hold).
     Nodes collected alike have the same files, so such a gate is asked once per set of
     files (``NodePlan.lacking``), not once per node."""
 
+    @abstractmethod
     def __call__(self, ctx: NodeContext) -> bool:
-        raise NotImplementedError
+        """Whether the node's files let the gated check find anything."""
 
 
 @dataclass(frozen=True)
