@@ -628,11 +628,8 @@ def _uvm_missing(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     if index is None:
         return None
     meta = pod.metadata
-    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
-    finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
-                           verb=f"fails in GPU workload {meta.namespace}/{meta.name}", standalone="true",
-                           namespace=meta.namespace, pod=meta.name, container=log.container)
-    return _recast(ctx, finding, UVM_MISSING)
+    verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
+    return _recast(ctx, _job_line(ctx, "driver", pod, log, index, verb=verb), UVM_MISSING)
 
 
 def _uvm_recast(ctx: NodeContext, finding: Finding) -> Finding:
@@ -670,11 +667,8 @@ def _vgpu_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     if index is None or not _on_vgpu(ctx):
         return None
     meta = pod.metadata
-    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
-    return line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
-                        verb=f"refuses CUDA on the vGPU of GPU workload {meta.namespace}/{meta.name}",
-                        line_class="error_device", standalone="true", namespace=meta.namespace,
-                        pod=meta.name, container=log.container)
+    verb = f"refuses CUDA on the vGPU of GPU workload {meta.namespace}/{meta.name}"
+    return _job_line(ctx, "driver", pod, log, index, verb=verb, line_class="error_device")
 
 
 def _busy_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
@@ -689,12 +683,9 @@ def _busy_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
                        _gpus_shared(ctx))
     if owner is None:
         return None
-    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
     verb = (f"keeps the exclusive GPUs of GPU workload {meta.namespace}/{meta.name} held"
             if owner == "container-runtime" else f"refuses CUDA to GPU workload {meta.namespace}/{meta.name}")
-    return line_finding(ctx.kb, owner, Status.FAILED, found, f"{log.path}:{index + 1}", verb=verb,
-                        line_class="error_device", standalone="true", namespace=meta.namespace,
-                        pod=meta.name, container=log.container)
+    return _job_line(ctx, owner, pod, log, index, verb=verb, line_class="error_device")
 
 
 def _thread_exclusive_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
@@ -706,11 +697,8 @@ def _thread_exclusive_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Findi
                                              ctx.obs.cmd.get("nvidia-smi-q.xml", "")):
         return None
     meta = pod.metadata
-    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
-    return line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
-                        verb=f"binds the exclusive-thread GPUs of GPU workload {meta.namespace}/{meta.name}",
-                        line_class="error_device", standalone="true", namespace=meta.namespace,
-                        pod=meta.name, container=log.container)
+    verb = f"binds the exclusive-thread GPUs of GPU workload {meta.namespace}/{meta.name}"
+    return _job_line(ctx, "driver", pod, log, index, verb=verb, line_class="error_device")
 
 
 def _gpus_shared(ctx: NodeContext) -> bool:
@@ -874,16 +862,23 @@ def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding 
     return None
 
 
+def _job_line(ctx: NodeContext, component: str, pod: Pod, log: LogFile, index: int, *,
+              verb: str, line_class: str | None = None) -> Finding:
+    """A failure of ``component`` quoting a GPU job's line at ``index`` (0-based) as its
+    decisive line: the caller's own test of the node's facts decided it."""
+    meta = pod.metadata
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    return line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
+                        verb=verb, line_class=line_class, standalone="true",
+                        namespace=meta.namespace, pod=meta.name, container=log.container)
+
+
 def _too_old_for(ctx: NodeContext, pod: Pod, log: LogFile, index: int) -> Finding:
     """The driver too old for a GPU job, decided by the job's line at ``index`` (0-based) and
     the node's release by the caller's own test."""
     meta = pod.metadata
-    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
-    finding = line_finding(ctx.kb, "driver", Status.FAILED, found, f"{log.path}:{index + 1}",
-                           verb=f"is too old for GPU workload {meta.namespace}/{meta.name}",
-                           standalone="true", namespace=meta.namespace, pod=meta.name,
-                           container=log.container)
-    return _recast(ctx, finding, _TOO_OLD)
+    verb = f"is too old for GPU workload {meta.namespace}/{meta.name}"
+    return _recast(ctx, _job_line(ctx, "driver", pod, log, index, verb=verb), _TOO_OLD)
 
 
 #: A GPU job's own words that CUDA is not usable to it, naming no layer: PyTorch refusing to
