@@ -429,6 +429,18 @@ def synthetic_case(case_id: str, evidence: list[dict[str, Any]], *, platform: st
     return msgspec.convert(raw, Case)
 
 
+def docker_refused_case(case_id: str, message: str) -> Case:
+    """A GPU pod on a Docker node whose container the engine refused to start with ``message``
+    (its waiting message and its Failed event): the case a rule that reads the daemon's
+    refusal is tested on."""
+    pod = {"kind": "Pod", "name": "job-0", "namespace": "default"}
+    evidence: list[dict[str, Any]] = [
+        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
+         "state": "RunContainerError", "message": message},
+        {"kind": "event", "object": pod, "type": "Warning", "reason": "Failed", "message": message}]
+    return synthetic_case(case_id, evidence, platform="docker", cluster={"driver_mode": "host"})
+
+
 def gpu_job_case(case_id: str, log_text: str) -> Case:
     """A crash-looping pod asking one GPU, whose own log is ``log_text``: the case a rule that
     reads a GPU job's log is tested on."""

@@ -10,9 +10,7 @@ Sources, each line beside its address."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from case import Case, synthetic_case
+from case import Case, docker_refused_case
 from scoreboard import top_pair
 
 #: https://github.com/stevezau/media_preview_generator/issues/260 (Unraid, RTX A5500, --gpus all;
@@ -32,12 +30,7 @@ _UNREGISTERED = ("container-toolkit", "docker_gpu_capability_unregistered")
 
 
 def _refused(message: str) -> Case:
-    pod = {"kind": "Pod", "name": "job-0", "namespace": "default"}
-    evidence: list[dict[str, Any]] = [
-        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
-         "state": "RunContainerError", "message": message},
-        {"kind": "event", "object": pod, "type": "Warning", "reason": "Failed", "message": message}]
-    return synthetic_case("x-docker-cdi-vendor", evidence, platform="docker", cluster={"driver_mode": "host"})
+    return docker_refused_case("x-docker-cdi-vendor", message)
 
 
 def test_the_cdi_vendor_refusal_of_gpus_is_the_toolkit_not_registered() -> None:
