@@ -50,7 +50,7 @@ from gpunode.catalog import Recogniser, load_catalog
 from gpunode.checks import operator
 from gpunode.errors import UsageError
 from gpunode.gpus import plugin_sharing
-from gpunode.sim import FAULTS, ids, load_scenario
+from gpunode.sim import FAULTS, host, ids, load_scenario
 from gpunode.sim.build import (
     PodDraft,
     _add_daemonset,
@@ -62,9 +62,9 @@ from gpunode.sim.build import (
     eligible,
     redeploy_mofed,
 )
-from gpunode.sim.cascade import crash, pod_event, remove_validation_pods, stall
+from gpunode.sim.cascade import crash, driver_not_ready, pod_event, remove_validation_pods, stall
 from gpunode.sim.finalize import finalize
-from gpunode.sim.k8s import daemonset_pod_tolerations, event, owner_ref
+from gpunode.sim.k8s import daemonset_pod_tolerations, event, owner_ref, tolerates, toleration
 from gpunode.sim.models import GPU_MODELS, OS_INFO
 from gpunode.sim.nodes import GPU_RESOURCE
 from gpunode.sim.operands import CtrDef, render_container, template_spec
@@ -102,6 +102,7 @@ def build_case(case: Case, out: Path) -> Path:
     _deploy_named(world, node, case)
     _refused_daemonsets(world, node, case)
     _named_init_containers(world, node, case)
+    _driver_state(world, node, case)
     _create_workloads(world, node, case)
     post: list[Any] = []
     landed: list[tuple[int, Any, str]] = []
@@ -127,11 +128,112 @@ def build_case(case: Case, out: Path) -> Path:
     _check_landed(world, node, case, landed)
     write(world, out)
     rewrite_files(out / "nodes" / case.node, driver)
+    _unload_modules(out / "nodes" / case.node, case)
     reflavour(out / "nodes" / case.node, _kernel_module(case), _gpu_name(case))
     _compute_mode(out / "nodes" / case.node, case)
     _rename_gpu(case, node, out)
     _overlay_files(case, out)
     return out
+
+
+#: nvidia-installer's lines that its run stopped on the kernel module: it was not built
+#: (its own build check, DKMS, the kernel's modpost) or would not load. An install stopped
+#: by an NVIDIA module that is already loaded ("appears to already be loaded") leaves that
+#: one loaded, so it is not among them.
+_MODULE_NOT_INSTALLED = re.compile(
+    r"^\s*ERROR: (?:An error occurred while performing the step: \"(?:Building|Checking to see whether)"
+    r"[^\"]*kernel module|Failed to run `[^`]*dkms build|modpost: |Unable to build the NVIDIA kernel module"
+    r"|Unable to load the kernel module|The kernel module failed to load|Installation has failed)",
+    re.MULTILINE)
+_INSTALLER_LOG = "var/log/nvidia-installer.log"
+#: Evidence that the node's driver answers: nvidia-smi's table, the loaded module's version
+#: file, the module in lsmod.
+_DRIVER_ANSWERS = re.compile(r"Driver Version: *\d|^NVRM version:|^nvidia +\d", re.MULTILINE)
+
+
+def _driver_loaded(case: Case) -> bool:
+    """Whether the case's node has an NVIDIA kernel module loaded: ``cluster.gpu_node.
+    driver_loaded`` where the case says, else not where the evidence shows the driver never
+    came up and nothing shows it answering: a host driver whose installer log
+    (``var/log/nvidia-installer.log``) ends its run on the kernel module, or GKE's driver
+    installer, the init container of GKE's device plugin, shown never finishing (an
+    ``Init:`` state: the plugin waits for the driver libraries it installs)."""
+    over = case.cluster.gpu_node
+    if over is not None and over.driver_loaded is not None:
+        return over.driver_loaded
+    answers = any(isinstance(ev, NodeCmdEv | NodeFileEv) and _DRIVER_ANSWERS.search(ev.text)
+                  for ev in case.evidence)
+    if answers:
+        return True
+    for ev in case.evidence:
+        if (isinstance(ev, NodeFileEv) and ev.path == _INSTALLER_LOG and case.cluster.driver_mode == "host"
+                and _MODULE_NOT_INSTALLED.search(ev.text)):
+            return False
+        if (isinstance(ev, PodStateEv) and ev.component == "gke-device-plugin"
+                and ev.container == "nvidia-driver-installer" and ev.state.startswith("Init:")):
+            return False
+    return True
+
+
+def _driver_state(world: World, node: NodeState, case: Case) -> None:
+    """A node whose driver is not loaded (``_driver_loaded``) shows none: no nvidia-smi
+    output, no /proc/driver/nvidia/version, no nvidia modules in lsmod or the kernel log, no
+    GPUs advertised or labelled, and the GPU Operator's operands waiting for the driver
+    (the simulator's own driver-not-ready state). Its unloaded modules (``unloaded_modules``)
+    follow: nvidia_peermem through the simulator's RDMA state, the rest after writing."""
+    over = case.cluster.gpu_node
+    if over is not None and "nvidia_peermem" in over.unloaded_modules:
+        node.host.peermem_loaded = False
+    if _driver_loaded(case):
+        return
+    driver_not_ready(world, node, host.boot_time(world, node))
+
+
+#: Each module's kernel-log lines as the simulator writes them (both module flavours).
+_MODULE_LINES = {
+    "nvidia_uvm": re.compile(r"\] nvidia_uvm: "),
+    "nvidia_modeset": re.compile(r"\] nvidia-modeset: "),
+    "nvidia_drm": re.compile(r"\] \[drm\] (?:\[nvidia-drm\]|Initialized nvidia-drm )"),
+}
+
+
+def _unload_modules(root: Path, case: Case) -> None:
+    """``cluster.gpu_node.unloaded_modules`` (other than nvidia_peermem, set before the
+    world was written) leave the node's lsmod and kernel log: their rows go, each module
+    they used counts one user fewer, and their load lines go. nvidia_drm uses
+    nvidia_modeset, so a node without nvidia_modeset has no nvidia_drm either."""
+    over = case.cluster.gpu_node
+    gone = {str(m) for m in (over.unloaded_modules if over is not None else ()) if m != "nvidia_peermem"}
+    if "nvidia_modeset" in gone:
+        gone.add("nvidia_drm")
+    if not gone:
+        return
+    lsmod = root / "cmd" / "lsmod.txt"
+    if lsmod.is_file():
+        lsmod.write_text(_lsmod_without(lsmod.read_text(encoding="utf-8"), gone), encoding="utf-8")
+    dmesg = root / "cmd" / "dmesg.txt"
+    if dmesg.is_file():
+        lines = dmesg.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [ln for ln in lines if not any(_MODULE_LINES[m].search(ln) for m in gone)]
+        dmesg.write_text("".join(kept), encoding="utf-8")
+
+
+def _lsmod_without(text: str, gone: set[str]) -> str:
+    """lsmod's table without the ``gone`` modules' rows, their users' counts and lists
+    lowered (kmod's columns kept)."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split(None, 3)
+        if len(parts) >= 3 and parts[0] in gone:
+            continue
+        users = parts[3].split(",") if len(parts) == 4 and parts[2].isdigit() else []
+        left = [u for u in users if u not in gone]
+        if len(left) != len(users):
+            count = int(parts[2]) - (len(users) - len(left))
+            out.append(f"{parts[0]:<19} {parts[1]:>8}  {count}" + (f" {','.join(left)}" if left else ""))
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def _no_runtime_class(world: World) -> None:
@@ -263,9 +365,19 @@ def _shape_node(world: World, node: NodeState, case: Case) -> None:
         elif isinstance(ev, NodeTaintsEv):
             _taints(node, ev)
     redeploy_mofed(world)
+    _who_tolerates(world, case)
     for ev in case.evidence:
         if isinstance(ev, DaemonSetTolerationsEv):
             _tolerations(world, ev)
+
+
+def _who_tolerates(world: World, case: Case) -> None:
+    for i, ev in enumerate(case.evidence):
+        if isinstance(ev, NodeTaintsEv):
+            try:
+                _taint_tolerations(world, case, ev)
+            except CaseError as exc:
+                raise CaseError(f"{case.id}: evidence[{i}] (node-taints): {exc}") from exc
 
 
 def _tolerations(world: World, ev: DaemonSetTolerationsEv) -> None:
@@ -277,14 +389,98 @@ def _tolerations(world: World, ev: DaemonSetTolerationsEv) -> None:
     if not keys:
         raise CaseError(f"daemonset-tolerations: no DaemonSet of {ev.component} in this scenario")
     for key in keys:
-        world.ds_defs[key] = replace(world.ds_defs[key], tolerations=tuple(given))
-        world.daemonsets[key]["spec"]["template"]["spec"]["tolerations"] = given
-        name = world.ds_defs[key].name
-        for pod in world.pods.values():
-            owners = pod["metadata"].get("ownerReferences", [])
-            if any(o["kind"] == "DaemonSet" and o["name"] == name for o in owners):
-                pod["spec"]["tolerations"] = daemonset_pod_tolerations(list(given))
-        _place_tolerated(world, key)
+        _set_tolerations(world, key, given)
+
+
+def _set_tolerations(world: World, key: str, given: list[dict[str, Any]]) -> None:
+    """One DaemonSet's tolerations, in its template and its pods (with the ones the
+    DaemonSet controller adds), and a pod on each node it now tolerates."""
+    world.ds_defs[key] = replace(world.ds_defs[key], tolerations=tuple(given))
+    world.daemonsets[key]["spec"]["template"]["spec"]["tolerations"] = given
+    name = world.ds_defs[key].name
+    for pod in world.pods.values():
+        owners = pod["metadata"].get("ownerReferences", [])
+        if any(o["kind"] == "DaemonSet" and o["name"] == name for o in owners):
+            pod["spec"]["tolerations"] = daemonset_pod_tolerations(list(given))
+    _place_tolerated(world, key)
+
+
+def _by_image_only(component: str) -> bool:
+    """A component the catalog names no DaemonSet of (logging-agent, otel-agent, csi-node):
+    the scenario runs one chart of many for it, with tolerations of its own choosing."""
+    return not load_catalog().get(component).daemonsets
+
+
+def _taint_tolerations(world: World, case: Case, ev: NodeTaintsEv) -> None:
+    """Which DaemonSets tolerate the reported taints (``untolerated_by`` / ``tolerated_by``,
+    README "How the builder places evidence"). By default a case whose agent's pod is
+    missing from the tainted node (``pod-missing`` of a component the catalog knows by image
+    only: the Fluent Bit, Alloy, Vector and OpenTelemetry collector charts ship no
+    tolerations) shows that agent kept off by the taints, and every other DaemonSet running
+    there, as the report shows the rest of the node's pods (the GPU stack serving its
+    workloads included). Cases without such an agent keep the scenario's tolerations."""
+    taints = [{"effect": t.effect, "key": t.key, **({"value": t.value} if t.value is not None else {})}
+              for t in ev.taints]
+    shown = {e.component for e in case.evidence if isinstance(e, DaemonSetTolerationsEv)}
+    missing = {e.component for e in case.evidence if isinstance(e, PodMissingEv)}
+    _check_tolerators(ev, shown)
+    untolerated = ev.untolerated_by if ev.untolerated_by is not None else tuple(
+        sorted(c for c in missing if c not in shown and _by_image_only(c)))
+    off: set[str] = set()
+    for component in untolerated:
+        keys = _named_daemonsets(world, component, "untolerated_by", explicit=ev.untolerated_by is not None)
+        for key in keys:
+            kept = [t for t in world.ds_defs[key].tolerations if not any(tolerates([t], x) for x in taints)]
+            if len(kept) != len(world.ds_defs[key].tolerations):
+                _set_tolerations(world, key, kept)
+            off.add(key)
+    if ev.tolerated_by is not None:
+        keys = [k for c in ev.tolerated_by
+                for k in _named_daemonsets(world, c, "tolerated_by", explicit=True)]
+    elif untolerated:
+        aside = off | {k for c in missing | shown for k in _component_daemonsets(world, c)}
+        keys = [k for k in world.ds_defs if k not in aside]
+    else:
+        keys = []
+    widened = False
+    for key in keys:
+        have = list(world.ds_defs[key].tolerations)
+        add = [toleration(x["key"], x["effect"]) for x in taints if not tolerates(have, x)]
+        if add:
+            _set_tolerations(world, key, [*have, *add])
+            widened = widened or _operand(world, key)
+    if widened:
+        _policy_tolerates(world, taints)
+
+
+def _check_tolerators(ev: NodeTaintsEv, shown: set[str]) -> None:
+    both = set(ev.tolerated_by or ()) & set(ev.untolerated_by or ())
+    if both:
+        raise CaseError(f"{sorted(both)[0]} is both tolerated_by and untolerated_by")
+    for component in (*(ev.tolerated_by or ()), *(ev.untolerated_by or ())):
+        if component in shown:
+            raise CaseError(f"{component}: its daemonset-tolerations already say what it tolerates")
+
+
+def _named_daemonsets(world: World, component: str, field: str, *, explicit: bool) -> list[str]:
+    keys = _component_daemonsets(world, component)
+    if explicit and not keys:
+        raise CaseError(f"{field}: no DaemonSet of {component} in this scenario")
+    return keys
+
+
+def _operand(world: World, key: str) -> bool:
+    """Whether the DaemonSet is one the GPU Operator renders from its ClusterPolicy."""
+    owner = world.ds_defs[key].owner or {}
+    return owner.get("kind") == "ClusterPolicy"
+
+
+def _policy_tolerates(world: World, taints: list[dict[str, Any]]) -> None:
+    """The ClusterPolicy's ``daemonsets.tolerations``, which the operator renders into every
+    operand DaemonSet, lists the taints its operands now tolerate."""
+    for policy in world.resources.get("clusterpolicies", []):
+        listed = policy["spec"].setdefault("daemonsets", {}).setdefault("tolerations", [])
+        listed += [toleration(x["key"], x["effect"]) for x in taints if not tolerates(listed, x)]
 
 
 def _place_tolerated(world: World, key: str) -> None:
@@ -519,6 +715,9 @@ def _scenario(case: Case) -> Scenario:
         # Written over the simulated node's files after the bundle (reflavour, _compute_mode).
         fields.pop("kernel_module", None)
         fields.pop("compute_mode", None)
+        # The node's modules follow after the world is built (_driver_state, _unload_modules).
+        fields.pop("driver_loaded", None)
+        fields.pop("unloaded_modules", None)
         for entry in cluster["gpu_nodes"]:
             if entry["name"] == case.node:
                 entry.update(fields)

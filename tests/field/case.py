@@ -162,6 +162,17 @@ class NodeTaintsEv(_Ev, frozen=True, tag="node-taints"):
     its spec.taints (an entry of the same key and effect is replaced)."""
 
     taints: tuple[Taint, ...]
+    #: components whose DaemonSets tolerate these taints (the report shows their pods on the
+    #: node, or their charts' tolerations match): each gets a toleration of each taint it lacks
+    #: (key, operator Exists, effect). Default: where the case names DaemonSets the taints
+    #: keep off the node (``untolerated_by``), every other DaemonSet; else none
+    tolerated_by: tuple[str, ...] | None = None
+    #: components whose DaemonSets tolerate none of these taints (the report shows their pods
+    #: kept off the node): their tolerations that match one of the taints are dropped. Default:
+    #: the case's ``pod-missing`` components the catalog knows by image only (logging-agent,
+    #: otel-agent, csi-node), whose charts ship no toleration, unless ``daemonset-tolerations``
+    #: gives theirs
+    untolerated_by: tuple[str, ...] | None = None
 
 
 class Toleration(_Strict, frozen=True):
@@ -338,6 +349,13 @@ class GpuNodeOverride(_Strict, frozen=True):
     kernel_module: Literal["open", "proprietary"] | None = None
     #: the GPUs' compute mode as nvidia-smi shows it (``<compute_mode>``, "Compute M."); default Default
     compute_mode: Literal["Default", "Exclusive_Process", "Exclusive_Thread", "Prohibited"] | None = None
+    #: false: no NVIDIA kernel module is loaded on the node (its driver was never installed, or
+    #: its install or load failed), as its report says; default: from the evidence, else true
+    driver_loaded: bool | None = None
+    #: the driver's kernel modules the node has not loaded although its driver is loaded
+    #: (lsmod, the kernel log's load lines), as its report says; default none (nvidia_peermem
+    #: loads only where the Network Operator runs on a node with RDMA NICs)
+    unloaded_modules: tuple[Literal["nvidia_uvm", "nvidia_modeset", "nvidia_drm", "nvidia_peermem"], ...] = ()
 
 
 class ClusterOverride(_Strict, frozen=True):
