@@ -56,6 +56,7 @@ from gpunode.checks.no_cgroups import nvml_refused, skips_device_cgroup
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.checks.tegra_mounts import mounts_cuda, says_mounted_library_missing
+from gpunode.checks.unsettled_words import unsettled_index
 from gpunode.checks.unversioned_library import own_unversioned_load
 from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
 from gpunode.checks.versions import HOST_VERSIONS
@@ -148,7 +149,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log)
-                            or _nccl_system_error(ctx.kb, pod, log))
+                            or _nccl_system_error(ctx.kb, pod, log)
+                            or _unsettled(ctx, pod, log))
             if runtime_less is not None:
                 done.add(key)
                 yield runtime_less
@@ -860,6 +862,38 @@ def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding 
             return None
         return _too_old_for(ctx, pod, log, index)
     return None
+
+
+def _unsettled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A shared error in a GPU job that no fact of the node settled (every reading before this
+    one in ``workload_log_findings`` passed), as its most likely layer's, ``degraded``, naming
+    the fact that would settle it (checks.unsettled_words says which errors and why). An
+    invalid kernel image on a node whose driver serves the CUDA the job's image or lines name
+    is the program's own binary, and says nothing."""
+    said = unsettled_index(log.lines)
+    if said is None:
+        return None
+    index, reading = said
+    if reading.needs_newer_cuda and _serves_job_cuda(ctx, pod, log):
+        return None
+    meta = pod.metadata
+    verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    known = ctx.kb.get(reading.cause)
+    return line_finding(ctx.kb, reading.component, Status.DEGRADED, found, f"{log.path}:{index + 1}",
+                        verb=verb, line_class=known.code, standalone="true",
+                        specificity=known.specificity, namespace=meta.namespace, pod=meta.name,
+                        container=log.container, settled_by=reading.settled_by)
+
+
+def _serves_job_cuda(ctx: NodeContext, pod: Pod, log: LogFile) -> bool:
+    """The node's driver (nvidia-smi's CUDA version, its release read with no mismatch) is at
+    or above the CUDA version the job's image names in its tag, else its own lines."""
+    image = next((c.image for c in pod.spec.containers if c.name == log.container), "")
+    wanted = (image_cuda(image) if image else None) or stated_cuda(log.lines)
+    smi = ctx.nvidia_smi
+    node = _cuda_pair(smi.cuda_version or "") if wanted and smi is not None and _host_release(ctx) else None
+    return wanted is not None and node is not None and node >= wanted
 
 
 def _job_line(ctx: NodeContext, component: str, pod: Pod, log: LogFile, index: int, *,
