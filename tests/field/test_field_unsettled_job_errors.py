@@ -10,7 +10,10 @@
 * a glvnd vendor library of the driver (libGLX_nvidia, libEGL_nvidia) the job could not load:
   the driver's ``error_not_found`` (NVIDIA/deepops#1223: a headless driver install without its
   GL libraries; gezp/docker-ubuntu-desktop#41: the WSL2 driver has none), unless the pod's own
-  NVIDIA_DRIVER_CAPABILITIES leaves graphics out.
+  NVIDIA_DRIVER_CAPABILITIES leaves graphics out; the same for no EGL device for the CUDA
+  device (facebookresearch/habitat-sim#1829: only libEGL_nvidia lists the GPU);
+* PyTorch's DataLoader workers gone with no words of their own: the container runtime's
+  ``error_resource_exhausted`` (facebookresearch/detectron2#384, fixed by --shm-size).
 
 Look-alikes stay silent: a program's own kernel-image error (209, no image for the device), an
 invalid image on a node whose driver is newer than the job's CUDA, the vendor library named in
@@ -72,10 +75,23 @@ def test_a_drivers_gl_vendor_library_not_loaded_is_the_driver_not_found() -> Non
         assert top_pair(_job(text)) == ("driver", "error_not_found"), text
 
 
+def test_no_egl_device_for_the_cuda_device_is_the_driver_not_found() -> None:
+    line = ("Platform::WindowlessEglApplication::tryCreateContext(): "
+            "unable to find EGL device for CUDA device 0")
+    assert top_pair(_job(line)) == ("driver", "error_not_found")
+
+
 def test_a_pod_that_asks_for_no_graphics_keeps_it_as_its_own_request() -> None:
-    case = _job("libGLX_nvidia.so.0: cannot open shared object file: No such file or directory",
-                env={"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"})
-    assert top_pair(case) is None
+    for line in ("libGLX_nvidia.so.0: cannot open shared object file: No such file or directory",
+                 "WindowlessEglApplication::tryCreateContext(): unable to find EGL device for CUDA device 0"):
+        case = _job(line, env={"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"})
+        assert top_pair(case) is None, line
+
+
+def test_dataloader_workers_gone_are_the_containers_resources() -> None:
+    for line in ("RuntimeError: DataLoader worker (pid(s) 25) exited unexpectedly",
+                 "RuntimeError: DataLoader worker (pid 4123) is killed by signal: Bus error. "):
+        assert top_pair(_job(line)) == ("container-runtime", "error_resource_exhausted"), line
 
 
 def test_look_alikes_hold_no_shared_error() -> None:
@@ -85,6 +101,8 @@ def test_look_alikes_hold_no_shared_error() -> None:
                  "[h264_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1",
                  "Cannot load libnvcuvid.so.1",
                  "Failed to initialize NVML: Unknown Error",
-                 "docker image is invalid: manifest unknown"):
+                 "docker image is invalid: manifest unknown",
+                 "RuntimeError: DataLoader worker (pid 4123) is killed by signal: Segmentation fault.",
+                 "EGL device 0 is CUDA device 0"):
         assert unsettled_reading(line) is None, line
     assert top_pair(_job("[h264_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1")) is None

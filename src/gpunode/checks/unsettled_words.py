@@ -31,7 +31,16 @@ not prove it), with the fact that would settle it:
   host for the ``graphics`` capability (libnvidia-container's src/nvc_info.c). The driver's
   ``error_not_found``; the host's GL libraries and the pod's NVIDIA_DRIVER_CAPABILITIES settle
   it (a pod spec whose literal capabilities leave graphics out is its own request:
-  checks.pod_env drops the finding there).
+  checks.pod_env drops the finding there). The same where the job finds no EGL device for its
+  CUDA device (Magnum's EGL context, facebookresearch/habitat-sim#1829): only libEGL_nvidia
+  lists the GPU as an EGL device.
+* PyTorch's DataLoader workers gone ("DataLoader worker (pid(s) N) exited unexpectedly", or
+  one killed by a bus error without the handler's words): in a container, the shared memory
+  the workers pass tensors through (/dev/shm, 64 MB by default in Docker and in a pod without a
+  memory-backed emptyDir; PyTorch's README: raise it with --ipc=host or --shm-size) or the
+  container's memory (facebookresearch/detectron2#384, fixed by --shm-size=8g). The container
+  runtime's ``error_resource_exhausted``, as the DataLoader's own shared-memory words are
+  (data/job_errors.toml shm-bus-error); the container's /dev/shm size settles it.
 
 Video libraries (libnvidia-encode, libnvcuvid) are not read: the same words come from
 containers that did not ask for the ``video`` capability, as often as from hosts without
@@ -57,6 +66,9 @@ class Unsettled:
     settled_by: str
     #: Whether the node's driver serving the job's CUDA rules the reading out.
     needs_newer_cuda: bool = False
+    #: The NVIDIA runtime capability whose files the error is about: a pod whose literal
+    #: NVIDIA_DRIVER_CAPABILITIES leaves it out asked for none of them.
+    capability: str | None = None
 
 
 #: CUDA's invalid kernel image, by name or the runtime's text for it.
@@ -70,6 +82,16 @@ _VENDOR_NOT_LOADED = lazy_compile(
     r"(?:load|open|find|dlopen|locate)\b)"
     rf"[^\n]{{0,40}}?(?<![\w.+-]){_VENDOR_LIBRARY}(?![\w-])"
     rf"|(?<![\w.+-]){_VENDOR_LIBRARY}:\s*cannot open shared object file")
+#: No EGL device that is a given CUDA device (Magnum's WindowlessEglApplication, habitat-sim's
+#: renderer: EGL_EXT_device_enumeration, then each device's EGL_CUDA_DEVICE_NV attribute, which
+#: only NVIDIA's EGL vendor library answers): libEGL_nvidia was not there to list the GPU.
+_NO_EGL_CUDA_DEVICE = lazy_compile(
+    r"(?i:\b(?:unable to find|cannot find|can.t find|no) EGL device for CUDA device\b)")
+#: PyTorch's DataLoader finding its workers gone (torch/utils/data/dataloader.py, _try_get_data:
+#: "DataLoader worker (pid(s) ...) exited unexpectedly"), or one killed by SIGBUS in the parent's
+#: words ("DataLoader worker (pid N) is killed by signal: Bus error").
+_LOADER_WORKER_GONE = lazy_compile(
+    r"\bDataLoader worker \(pids?(?:\(s\))? [\d, ]+\) (?:exited unexpectedly|is killed by signal: Bus error)")
 
 CUDA_UNKNOWN = Unsettled(
     "driver", "error_device",
@@ -81,15 +103,22 @@ INVALID_IMAGE = Unsettled(
 VENDOR_LIBRARY = Unsettled(
     "driver", "error_not_found",
     "whether the host's driver install has its GL libraries, and the pod's "
-    "NVIDIA_DRIVER_CAPABILITIES (graphics)")
+    "NVIDIA_DRIVER_CAPABILITIES (graphics)", capability="graphics")
+LOADER_WORKER_GONE = Unsettled(
+    "container-runtime", "error_resource_exhausted",
+    "the container's /dev/shm size (the runtime's 64 MB default, a memory-backed emptyDir) and the "
+    "kernel log's OOM kills")
 
 
 def unsettled_reading(line: str) -> Unsettled | None:
     """The shared error ``line`` holds, with its most likely layer; None where it holds none."""
     if ("image" in line or "IMAGE" in line) and _INVALID_IMAGE.search(line):
         return INVALID_IMAGE
-    if "_nvidia" in line and _VENDOR_NOT_LOADED.search(line):
+    if ("_nvidia" in line and _VENDOR_NOT_LOADED.search(line)) or (
+            "EGL device" in line and _NO_EGL_CUDA_DEVICE.search(line)):
         return VENDOR_LIBRARY
+    if "DataLoader worker" in line and _LOADER_WORKER_GONE.search(line):
+        return LOADER_WORKER_GONE
     if says_init_unknown(line):
         return CUDA_UNKNOWN
     return None

@@ -68,6 +68,7 @@ from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.image_cuda import image_cuda, stated_cuda
 from gpunode.parse.infiniband import parse_ibstat, parse_ibv_devinfo
+from gpunode.podenv import nvidia_env
 from gpunode.relazy import lazy_compile
 from gpunode.runtimes import is_nvidia_runtime
 
@@ -876,6 +877,9 @@ def _unsettled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     index, reading = said
     if reading.needs_newer_cuda and _serves_job_cuda(ctx, pod, log):
         return None
+    container = next((c for c in pod.spec.containers if c.name == log.container), None)
+    if reading.capability and container is not None and nvidia_env(container).lacks(reading.capability):
+        return None  # the pod's own request left those files out
     meta = pod.metadata
     verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
     found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
