@@ -923,11 +923,17 @@ def _too_old_for(ctx: NodeContext, pod: Pod, log: LogFile, index: int) -> Findin
 #: load a CUDA tensor ("Attempting to deserialize object on a CUDA device but
 #: torch.cuda.is_available() is False", torch/serialization.py validate_cuda_device) and
 #: Folding@home's client disabling its GPU slot ("No CUDA or OpenCL 1.2+ support detected for GPU
-#: slot 01", linuxserver/docker-foldingathome#7). A CPU-only build or a container without the
-#: driver's library says the same, so the words alone are never read.
+#: slot 01", linuxserver/docker-foldingathome#7), and cuBLAS's handle failing to initialise
+#: (CUBLAS_STATUS_NOT_INITIALIZED, 1: "an error in the CUDA Runtime API called by the cuBLAS
+#: routine", the cuBLAS docs' cublasStatus_t), by name or as a program prints its number ("CuBLAS
+#: error at <file>:<line>: 1", nanoporetech/pyguppyclient#6: Guppy 4.4 on a CUDA 10.2 driver). A
+#: CPU-only build or a container without the driver's library says the same, so the words alone
+#: are never read.
 _CUDA_UNUSABLE = lazy_compile(r"\btorch\.cuda\.is_available\(\) is False\b"
-                              r"|\bNo CUDA or OpenCL [\d.]+\+? support detected\b")
-_CUDA_UNUSABLE_LITERALS = ("is_available() is false", "no cuda or opencl")
+                              r"|\bNo CUDA or OpenCL [\d.]+\+? support detected\b"
+                              r"|\bCUBLAS_STATUS_NOT_INITIALIZED\b"
+                              r"|(?i:\bcublas error\b)[^\n]{0,200}?:\s*1\s*$")
+_CUDA_UNUSABLE_LITERALS = ("is_available() is false", "no cuda or opencl", "cublas")
 
 
 def _no_cuda_on_old_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
