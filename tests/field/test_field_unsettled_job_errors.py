@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from case import Case, synthetic_case
 from scoreboard import top_pair
 
@@ -35,7 +36,7 @@ WITH_UVM = ("nvidia_uvm           1032192  2\nnvidia_drm             45056  0\n"
 
 
 def _job(text: str, *, image: str | None = None, env: dict[str, str] | None = None,
-         lsmod: str | None = None) -> Case:
+         lsmod: str | None = None, scenario: str | None = None) -> Case:
     workload: dict[str, Any] = {"kind": "workload", "name": "job-0", "namespace": "default",
                                 "container": "job", "state": "Error", "exit_code": 1}
     if image is not None:
@@ -48,12 +49,19 @@ def _job(text: str, *, image: str | None = None, env: dict[str, str] | None = No
          "container": "job", "text": text + "\n"}]
     if lsmod is not None:
         evidence.append({"kind": "node-cmd", "name": "lsmod.txt", "text": lsmod})
-    return synthetic_case("x-unsettled", evidence, cluster={"driver_mode": "host"})
+    case = synthetic_case("x-unsettled", evidence, cluster={"driver_mode": "host"})
+    return case if scenario is None else msgspec.structs.replace(case, scenario=scenario)
 
 
 def test_cuda_unknown_error_with_uvm_loaded_is_the_drivers_device_error() -> None:
     for text in ("CUDA failure 999: unknown error", "RuntimeError: CUDA error: unknown error"):
         assert top_pair(_job(text, lsmod=WITH_UVM)) == ("driver", "error_device"), text
+
+
+def test_cuda_unknown_error_on_gpus_shared_through_mps_is_not_read() -> None:
+    # an MPS client gets the same error where its server failed (NVIDIA/k8s-device-plugin#685)
+    case = _job("CUDA failure 999: unknown error", lsmod=WITH_UVM, scenario="falcon-ai-mps")
+    assert top_pair(case) != ("driver", "error_device")
 
 
 def test_invalid_kernel_image_is_the_driver_too_old() -> None:

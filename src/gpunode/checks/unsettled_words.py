@@ -12,7 +12,9 @@ not prove it), with the fact that would settle it:
   what failed, not the program's call ("an unknown internal error has occurred", the CUDA
   runtime API's cudaError_t): reports are fixed on the node's driver by a reboot, a reload of
   the modules or a reinstall (immich-app/immich#13045, NVIDIA/libnvidia-container#103). The
-  driver's ``error_device``; the kernel log's Xids and a driver reload settle it.
+  driver's ``error_device``; the kernel log's Xids and a driver reload settle it. On a node
+  that shares its GPUs between pods (MPS, time-slicing) nothing is said: an MPS client gets
+  the same error where its server failed (NVIDIA/k8s-device-plugin#685, a pre-Volta GPU).
 * CUDA's invalid kernel image (cudaErrorInvalidKernelImage and CUDA_ERROR_INVALID_IMAGE,
   200: "the device kernel image is invalid"), where the driver cannot load a kernel image
   that a newer CUDA toolchain built (PTX or cubin of a newer ISA than the driver's JIT
@@ -69,6 +71,9 @@ class Unsettled:
     #: The NVIDIA runtime capability whose files the error is about: a pod whose literal
     #: NVIDIA_DRIVER_CAPABILITIES leaves it out asked for none of them.
     capability: str | None = None
+    #: Whether GPUs shared between pods (MPS, time-slicing) rule the reading out: there a
+    #: client's error may be the sharing layer's (an MPS server that failed).
+    whole_gpus_only: bool = False
 
 
 #: CUDA's invalid kernel image, by name or the runtime's text for it.
@@ -96,7 +101,7 @@ _LOADER_WORKER_GONE = lazy_compile(
 CUDA_UNKNOWN = Unsettled(
     "driver", "error_device",
     "the kernel log's Xids and whether a driver reload or reboot clears it (nvidia_uvm is loaded "
-    "or not read)")
+    "or not read)", whole_gpus_only=True)
 INVALID_IMAGE = Unsettled(
     "driver", "cuda_driver_too_old",
     "the CUDA version the job's image was built with against the node driver's", needs_newer_cuda=True)

@@ -875,7 +875,8 @@ def _unsettled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     if said is None:
         return None
     index, reading = said
-    if reading.needs_newer_cuda and _serves_job_cuda(ctx, pod, log):
+    if (reading.needs_newer_cuda and _serves_job_cuda(ctx, pod, log)) or (
+            reading.whole_gpus_only and _gpus_shared(ctx)):
         return None
     container = next((c for c in pod.spec.containers if c.name == log.container), None)
     if reading.capability and container is not None and nvidia_env(container).lacks(reading.capability):
