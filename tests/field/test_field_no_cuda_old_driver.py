@@ -1,7 +1,9 @@
 """A GPU job's own words that CUDA is unusable to it ("torch.cuda.is_available() is False",
 Folding@home's "No CUDA or OpenCL 1.2+ support detected") on a node whose driver runs no
 current CUDA runtime (below every built CUDA major's minimum, checks.cuda_floor): the driver is
-too old for the job (linuxserver/docker-foldingathome#7, RVC-Boss/GPT-SoVITS#1809). The same
+too old for the job (linuxserver/docker-foldingathome#7, RVC-Boss/GPT-SoVITS#1809); cuBLAS's
+handle failing to initialise (CUBLAS_STATUS_NOT_INITIALIZED, 1: nanoporetech/pyguppyclient#6) is
+read the same. The same
 words on a node with a current driver, or on a Jetson whose L4T release is no driver branch,
 stay silent: a CPU-only build or a container without the driver's library prints them too."""
 
@@ -15,6 +17,10 @@ TORCH = ("RuntimeError: Attempting to deserialize object on a CUDA device but to
          "map_location=torch.device('cpu') to map your storages to the CPU.")
 FAH = ("08:22:15:WARNING:FS01:No CUDA or OpenCL 1.2+ support detected for GPU slot 01: gpu:43:0 GP106GL "
        "[Quadro P2000] [MED-XN71]  3935.  Disabling.")
+
+
+GUPPY = "[guppy/error] main: CuBLAS error at /builds/ont_core/basecall_core/nn_caller_cuda.cpp:1138: 1"
+CUBLAS = "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`"
 
 
 def _pair(line: str, driver: str, cuda: str) -> tuple[str, str] | None:
@@ -33,3 +39,13 @@ def test_fah_disabling_its_gpu_slot_on_driver_455_is_the_driver_too_old() -> Non
 def test_the_same_words_on_a_current_driver_stay_silent() -> None:
     assert _pair(TORCH, "570.133.20", "12.8") is None
     assert _pair(FAH, "550.127.05", "12.4") is None
+
+
+def test_cublas_not_initialized_on_driver_440_is_the_driver_too_old() -> None:
+    for line in (GUPPY, CUBLAS):
+        assert _pair(line, "440.33.01", "10.2") == ("driver", "cuda_driver_too_old"), line
+
+
+def test_cublas_not_initialized_or_another_status_on_a_current_driver_stays_silent() -> None:
+    assert _pair(GUPPY, "570.133.20", "12.8") is None
+    assert _pair(GUPPY.replace(": 1", ": 13"), "440.33.01", "10.2") != ("driver", "cuda_driver_too_old")

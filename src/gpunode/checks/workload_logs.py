@@ -56,6 +56,7 @@ from gpunode.checks.no_cgroups import nvml_refused, skips_device_cgroup
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.checks.tegra_mounts import mounts_cuda, says_mounted_library_missing
+from gpunode.checks.unsettled_words import unsettled_index
 from gpunode.checks.unversioned_library import own_unversioned_load
 from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
 from gpunode.checks.versions import HOST_VERSIONS
@@ -67,6 +68,7 @@ from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.image_cuda import image_cuda, stated_cuda
 from gpunode.parse.infiniband import parse_ibstat, parse_ibv_devinfo
+from gpunode.podenv import nvidia_env
 from gpunode.relazy import lazy_compile
 from gpunode.runtimes import is_nvidia_runtime
 
@@ -148,7 +150,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log)
-                            or _nccl_system_error(ctx.kb, pod, log))
+                            or _nccl_system_error(ctx.kb, pod, log)
+                            or _unsettled(ctx, pod, log))
             if runtime_less is not None:
                 done.add(key)
                 yield runtime_less
@@ -862,6 +865,42 @@ def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding 
     return None
 
 
+def _unsettled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A shared error in a GPU job that no fact of the node settled (every reading before this
+    one in ``workload_log_findings`` passed), as its most likely layer's, ``degraded``, naming
+    the fact that would settle it (checks.unsettled_words says which errors and why). An
+    invalid kernel image on a node whose driver serves the CUDA the job's image or lines name
+    is the program's own binary, and says nothing."""
+    said = unsettled_index(log.lines)
+    if said is None:
+        return None
+    index, reading = said
+    if (reading.needs_newer_cuda and _serves_job_cuda(ctx, pod, log)) or (
+            reading.whole_gpus_only and _gpus_shared(ctx)):
+        return None
+    container = next((c for c in pod.spec.containers if c.name == log.container), None)
+    if reading.capability and container is not None and nvidia_env(container).lacks(reading.capability):
+        return None  # the pod's own request left those files out
+    meta = pod.metadata
+    verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
+    found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
+    known = ctx.kb.get(reading.cause)
+    return line_finding(ctx.kb, reading.component, Status.DEGRADED, found, f"{log.path}:{index + 1}",
+                        verb=verb, line_class=known.code, standalone="true",
+                        specificity=known.specificity, namespace=meta.namespace, pod=meta.name,
+                        container=log.container, settled_by=reading.settled_by)
+
+
+def _serves_job_cuda(ctx: NodeContext, pod: Pod, log: LogFile) -> bool:
+    """The node's driver (nvidia-smi's CUDA version, its release read with no mismatch) is at
+    or above the CUDA version the job's image names in its tag, else its own lines."""
+    image = next((c.image for c in pod.spec.containers if c.name == log.container), "")
+    wanted = (image_cuda(image) if image else None) or stated_cuda(log.lines)
+    smi = ctx.nvidia_smi
+    node = _cuda_pair(smi.cuda_version or "") if wanted and smi is not None and _host_release(ctx) else None
+    return wanted is not None and node is not None and node >= wanted
+
+
 def _job_line(ctx: NodeContext, component: str, pod: Pod, log: LogFile, index: int, *,
               verb: str, line_class: str | None = None) -> Finding:
     """A failure of ``component`` quoting a GPU job's line at ``index`` (0-based) as its
@@ -885,11 +924,17 @@ def _too_old_for(ctx: NodeContext, pod: Pod, log: LogFile, index: int) -> Findin
 #: load a CUDA tensor ("Attempting to deserialize object on a CUDA device but
 #: torch.cuda.is_available() is False", torch/serialization.py validate_cuda_device) and
 #: Folding@home's client disabling its GPU slot ("No CUDA or OpenCL 1.2+ support detected for GPU
-#: slot 01", linuxserver/docker-foldingathome#7). A CPU-only build or a container without the
-#: driver's library says the same, so the words alone are never read.
+#: slot 01", linuxserver/docker-foldingathome#7), and cuBLAS's handle failing to initialise
+#: (CUBLAS_STATUS_NOT_INITIALIZED, 1: "an error in the CUDA Runtime API called by the cuBLAS
+#: routine", the cuBLAS docs' cublasStatus_t), by name or as a program prints its number ("CuBLAS
+#: error at <file>:<line>: 1", nanoporetech/pyguppyclient#6: Guppy 4.4 on a CUDA 10.2 driver). A
+#: CPU-only build or a container without the driver's library says the same, so the words alone
+#: are never read.
 _CUDA_UNUSABLE = lazy_compile(r"\btorch\.cuda\.is_available\(\) is False\b"
-                              r"|\bNo CUDA or OpenCL [\d.]+\+? support detected\b")
-_CUDA_UNUSABLE_LITERALS = ("is_available() is false", "no cuda or opencl")
+                              r"|\bNo CUDA or OpenCL [\d.]+\+? support detected\b"
+                              r"|\bCUBLAS_STATUS_NOT_INITIALIZED\b"
+                              r"|(?i:\bcublas error\b)[^\n]{0,200}?:\s*1\s*$")
+_CUDA_UNUSABLE_LITERALS = ("is_available() is false", "no cuda or opencl", "cublas")
 
 
 def _no_cuda_on_old_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:

@@ -1,0 +1,138 @@
+"""A GPU job's error that names the layer most likely at fault, where the node's facts settle nothing.
+
+Some errors a job prints are shared by several layers, so the table of job errors
+(data/job_errors.toml) leaves them to the node's facts (checks.workload_logs). Where those
+facts name no layer either, three of them still point at one layer far more often than at
+any other, and are read as that layer's, ``degraded`` (not ``failed``: the words alone do
+not prove it), with the fact that would settle it:
+
+* CUDA's unknown error (cudaErrorUnknown, 30 before CUDA 10.1 and 999 since; the driver
+  API's CUDA_ERROR_UNKNOWN) from a job on a node whose lsmod does not show nvidia_uvm
+  missing (that reading is checks.uvm_words'). CUDA returns it where the driver's state is
+  what failed, not the program's call ("an unknown internal error has occurred", the CUDA
+  runtime API's cudaError_t): reports are fixed on the node's driver by a reboot, a reload of
+  the modules or a reinstall (immich-app/immich#13045, NVIDIA/libnvidia-container#103). The
+  driver's ``error_device``; the kernel log's Xids and a driver reload settle it. On a node
+  that shares its GPUs between pods (MPS, time-slicing) nothing is said: an MPS client gets
+  the same error where its server failed (NVIDIA/k8s-device-plugin#685, a pre-Volta GPU).
+* CUDA's invalid kernel image (cudaErrorInvalidKernelImage and CUDA_ERROR_INVALID_IMAGE,
+  200: "the device kernel image is invalid"), where the driver cannot load a kernel image
+  that a newer CUDA toolchain built (PTX or cubin of a newer ISA than the driver's JIT
+  knows): the job's image on a node driver older than it (canonical/inference-snaps#255,
+  llama.cpp's CUDA 12 build on driver 535, fixed by driver 580; openai/triton#1955, a
+  Triton built with a CUDA newer than the driver). A program that asks for an architecture
+  the GPU lacks gets 209 ("no kernel image is available"), its own business and not read
+  here. The driver's ``cuda_driver_too_old``; the job's CUDA version (its image tag, the
+  version it prints) against the node driver's settles it, and where the node's driver is at
+  or above it nothing is said.
+* One of the NVIDIA driver's glvnd vendor libraries (libGLX_nvidia, libEGL_nvidia,
+  libGLESv2_nvidia, libGLESv1_CM_nvidia) that the job could not load. The driver's
+  GL package installs them (libnvidia-gl-<branch> on Ubuntu; a headless or compute-only
+  install has none, NVIDIA/deepops#1223; the WSL2 driver gives containers CUDA but no GLX or
+  Vulkan library, gezp/docker-ubuntu-desktop#41), and the NVIDIA runtime mounts them from the
+  host for the ``graphics`` capability (libnvidia-container's src/nvc_info.c). The driver's
+  ``error_not_found``; the host's GL libraries and the pod's NVIDIA_DRIVER_CAPABILITIES settle
+  it (a pod spec whose literal capabilities leave graphics out is its own request:
+  checks.pod_env drops the finding there). The same where the job finds no EGL device for its
+  CUDA device (Magnum's EGL context, facebookresearch/habitat-sim#1829): only libEGL_nvidia
+  lists the GPU as an EGL device.
+* PyTorch's DataLoader workers gone ("DataLoader worker (pid(s) N) exited unexpectedly", or
+  one killed by a bus error without the handler's words): in a container, the shared memory
+  the workers pass tensors through (/dev/shm, 64 MB by default in Docker and in a pod without a
+  memory-backed emptyDir; PyTorch's README: raise it with --ipc=host or --shm-size) or the
+  container's memory (facebookresearch/detectron2#384, fixed by --shm-size=8g). The container
+  runtime's ``error_resource_exhausted``, as the DataLoader's own shared-memory words are
+  (data/job_errors.toml shm-bus-error); the container's /dev/shm size settles it.
+
+Video libraries (libnvidia-encode, libnvcuvid) are not read: the same words come from
+containers that did not ask for the ``video`` capability, as often as from hosts without
+them (data/job_errors/graphics_video.toml).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpunode.checks.uvm_words import says_init_unknown
+from gpunode.relazy import lazy_compile
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """A shared error's most likely layer: its component, its cause (a class or a catalogued
+    cause), and the node fact that would settle it."""
+
+    component: str
+    cause: str
+    settled_by: str
+    #: Whether the node's driver serving the job's CUDA rules the reading out.
+    needs_newer_cuda: bool = False
+    #: The NVIDIA runtime capability whose files the error is about: a pod whose literal
+    #: NVIDIA_DRIVER_CAPABILITIES leaves it out asked for none of them.
+    capability: str | None = None
+    #: Whether GPUs shared between pods (MPS, time-slicing) rule the reading out: there a
+    #: client's error may be the sharing layer's (an MPS server that failed).
+    whole_gpus_only: bool = False
+
+
+#: CUDA's invalid kernel image, by name or the runtime's text for it.
+_INVALID_IMAGE = lazy_compile(r"\bdevice kernel image is invalid\b|\bcudaErrorInvalidKernelImage\b"
+                              r"|\bCUDA_ERROR_INVALID_IMAGE\b")
+#: The driver's glvnd vendor libraries (GLX, EGL, GLES) by their soname.
+_VENDOR_LIBRARY = r"lib(?:GLX|EGL|GLESv2|GLESv1_CM)_nvidia\.so(?:\.\d+)*"
+#: A job failing to load one: the loader's own words, or a program's around the name.
+_VENDOR_NOT_LOADED = lazy_compile(
+    r"(?i:\b(?:cannot|can.t|can ?not|couldn.t|could not|failed to|unable to)\s+"
+    r"(?:load|open|find|dlopen|locate)\b)"
+    rf"[^\n]{{0,40}}?(?<![\w.+-]){_VENDOR_LIBRARY}(?![\w-])"
+    rf"|(?<![\w.+-]){_VENDOR_LIBRARY}:\s*cannot open shared object file")
+#: No EGL device that is a given CUDA device (Magnum's WindowlessEglApplication, habitat-sim's
+#: renderer: EGL_EXT_device_enumeration, then each device's EGL_CUDA_DEVICE_NV attribute, which
+#: only NVIDIA's EGL vendor library answers): libEGL_nvidia was not there to list the GPU.
+_NO_EGL_CUDA_DEVICE = lazy_compile(
+    r"(?i:\b(?:unable to find|cannot find|can.t find|no) EGL device for CUDA device\b)")
+#: PyTorch's DataLoader finding its workers gone (torch/utils/data/dataloader.py, _try_get_data:
+#: "DataLoader worker (pid(s) ...) exited unexpectedly"), or one killed by SIGBUS in the parent's
+#: words ("DataLoader worker (pid N) is killed by signal: Bus error").
+_LOADER_WORKER_GONE = lazy_compile(
+    r"\bDataLoader worker \(pids?(?:\(s\))? [\d, ]+\) (?:exited unexpectedly|is killed by signal: Bus error)")
+
+CUDA_UNKNOWN = Unsettled(
+    "driver", "error_device",
+    "the kernel log's Xids and whether a driver reload or reboot clears it (nvidia_uvm is loaded "
+    "or not read)", whole_gpus_only=True)
+INVALID_IMAGE = Unsettled(
+    "driver", "cuda_driver_too_old",
+    "the CUDA version the job's image was built with against the node driver's", needs_newer_cuda=True)
+VENDOR_LIBRARY = Unsettled(
+    "driver", "error_not_found",
+    "whether the host's driver install has its GL libraries, and the pod's "
+    "NVIDIA_DRIVER_CAPABILITIES (graphics)", capability="graphics")
+LOADER_WORKER_GONE = Unsettled(
+    "container-runtime", "error_resource_exhausted",
+    "the container's /dev/shm size (the runtime's 64 MB default, a memory-backed emptyDir) and the "
+    "kernel log's OOM kills")
+
+
+def unsettled_reading(line: str) -> Unsettled | None:
+    """The shared error ``line`` holds, with its most likely layer; None where it holds none."""
+    if ("image" in line or "IMAGE" in line) and _INVALID_IMAGE.search(line):
+        return INVALID_IMAGE
+    if ("_nvidia" in line and _VENDOR_NOT_LOADED.search(line)) or (
+            "EGL device" in line and _NO_EGL_CUDA_DEVICE.search(line)):
+        return VENDOR_LIBRARY
+    if "DataLoader worker" in line and _LOADER_WORKER_GONE.search(line):
+        return LOADER_WORKER_GONE
+    if says_init_unknown(line):
+        return CUDA_UNKNOWN
+    return None
+
+
+def unsettled_index(lines: Sequence[str]) -> tuple[int, Unsettled] | None:
+    """The index of the job's last line that holds a shared error, with its reading."""
+    for index in range(len(lines) - 1, -1, -1):
+        reading = unsettled_reading(lines[index])
+        if reading is not None:
+            return index, reading
+    return None
