@@ -54,3 +54,15 @@ def test_the_shape_of_the_reading() -> None:
     assert not classed_form_passed_over({_CLASSED: "true", _VENDOR: "true"})
     assert not classed_form_passed_over({_CLASSED: "false"})
     assert not classed_form_passed_over({})
+
+
+def test_operands_without_their_state_labels_wait_on_nfd_not_the_operator() -> None:
+    # The operator that did not read the node as a GPU node also removed its gpu.deploy.* labels,
+    # so its operands have no pod there: NFD's label form is why, not the operator.
+    labels: dict[str, Any] = {_VENDOR: None, _CLASSED: "true", _PRESENT: None}
+    for operand in ("driver", "container-toolkit", "device-plugin", "gpu-feature-discovery",
+                    "dcgm-exporter", "operator-validator", "dcgm", "node-status-exporter", "mig-manager"):
+        labels[f"nvidia.com/gpu.deploy.{operand}"] = None
+    evidence = [*_labels(labels), {"kind": "pod-missing", "component": "device-plugin"}]
+    case = synthetic_case("x-classed-operands", evidence, healthy=False)
+    assert top_pair(case) == ("nfd", "nfd_pci_label_missing")
