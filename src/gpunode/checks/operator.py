@@ -53,7 +53,7 @@ def nfd_missed_vendor(labels: Mapping[str, str], operator: bool) -> bool:
     if not any(key.startswith("feature.node.kubernetes.io/") for key in labels):
         return False  # NFD has not labelled the node at all: another cause
     if operator:
-        return not has_nvidia_pci_label(labels) or classed_form_passed_over(labels)
+        return not has_nvidia_pci_label(labels)
     return not any(key.startswith("feature.node.kubernetes.io/pci-") and "10de" in key for key in labels)
 
 
@@ -73,6 +73,13 @@ def classed_form_passed_over(labels: Mapping[str, str]) -> bool:
     if labels.get(_VENDOR_ONLY) == "true" or GPU_PRESENT in labels:
         return False
     return any(labels.get(key) == "true" for key in NVIDIA_PCI_LABELS[1:])
+
+
+def nfd_label_unread(labels: Mapping[str, str], operator: bool) -> bool:
+    """NFD labelled the node in no form the GPU Operator in use reads (``nfd_missed_vendor``),
+    or, where the operator runs, only in a class+vendor form it did not take up
+    (``classed_form_passed_over``): the node's own labels, not the form alone."""
+    return nfd_missed_vendor(labels, operator) or (operator and classed_form_passed_over(labels))
 
 
 def operator_sees_gpu(labels: Mapping[str, str]) -> bool:

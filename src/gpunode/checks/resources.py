@@ -179,7 +179,7 @@ def nfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     where = f"node/{ctx.name} metadata.labels"
     pci = [k for k in labels if k.startswith("feature.node.kubernetes.io/pci-") and "10de" in k]
-    if operator.nfd_missed_vendor(labels, bool(ctx.facts.cluster_policies)):
+    if operator.nfd_label_unread(labels, bool(ctx.facts.cluster_policies)):
         ev = Evidence(where, _vendor_label_evidence(pci, labels))
         yield problem(component, "nfd_pci_label_missing", ev, status=Status.DEGRADED)
     elif pci:
