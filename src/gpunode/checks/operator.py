@@ -57,6 +57,31 @@ def nfd_missed_vendor(labels: Mapping[str, str], operator: bool) -> bool:
     return not any(key.startswith("feature.node.kubernetes.io/pci-") and "10de" in key for key in labels)
 
 
+#: The vendor-only form every operator release reads; the class+vendor forms (pci-0300_10de,
+#: pci-0302_10de: NFD's default deviceLabelFields [class, vendor]) only later releases read
+#: (gpuNodeLabels in controllers/state_manager.go; NVIDIA/gpu-operator#78 and #114: a 2020
+#: operator that selected GPU nodes by pci-10de.present alone passed over pci-0302_10de nodes).
+_VENDOR_ONLY = NVIDIA_PCI_LABELS[0]
+
+
+def classed_form_passed_over(labels: Mapping[str, str]) -> bool:
+    """NFD labelled the NVIDIA device only in a class+vendor form, and the operator's own
+    label is absent: every release that reads that form keeps ``nvidia.com/gpu.present`` in
+    sync with it (reconcileCommonGPULabel), so the operator in use does not read it and takes
+    the node for one without a GPU. An administrator's ``gpu.present=false`` is a choice, not
+    this; a node with the vendor-only label is read by every release."""
+    if labels.get(_VENDOR_ONLY) == "true" or GPU_PRESENT in labels:
+        return False
+    return any(labels.get(key) == "true" for key in NVIDIA_PCI_LABELS[1:])
+
+
+def nfd_label_unread(labels: Mapping[str, str], operator: bool) -> bool:
+    """NFD labelled the node in no form the GPU Operator in use reads (``nfd_missed_vendor``),
+    or, where the operator runs, only in a class+vendor form it did not take up
+    (``classed_form_passed_over``): the node's own labels, not the form alone."""
+    return nfd_missed_vendor(labels, operator) or (operator and classed_form_passed_over(labels))
+
+
 def operator_sees_gpu(labels: Mapping[str, str]) -> bool:
     """The operator treats the node as a GPU node: it keeps gpu.present in sync with NFD's
     NVIDIA PCI label (reconcileCommonGPULabel), whatever gpu.present says now."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from gpunode.bundle.kube import DaemonSet, SelectorRequirement, TemplateSpec
 from gpunode.catalog import Catalog
-from gpunode.checks.operator import has_nvidia_pci_label
+from gpunode.checks.operator import classed_form_passed_over, has_nvidia_pci_label
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,12 @@ def _compare(has: str | None, bound: str, op: str) -> bool:
     return value > limit if op == "Gt" else value < limit
 
 
+def _operator_reads_gpu(labels: Mapping[str, str]) -> bool:
+    """NFD labelled an NVIDIA PCI device in a form the operator in use reads: not only in a
+    class+vendor form it did not take up (``classed_form_passed_over``)."""
+    return has_nvidia_pci_label(labels) and not classed_form_passed_over(labels)
+
+
 def setter(catalog: Catalog, key: str, labels: Mapping[str, str]) -> str | None:
     """The component that sets label ``key`` on a node (``sets_labels`` in the catalog).
     The GPU Operator sets its labels only where NFD labelled an NVIDIA PCI device: with
@@ -90,10 +96,10 @@ def setter(catalog: Catalog, key: str, labels: Mapping[str, str]) -> str | None:
         needed = _SET_WHERE[key]
         if labels.get(needed) != "true":
             return None  # the operator deliberately leaves it off this node
-        return "gpu-operator" if has_nvidia_pci_label(labels) else "nfd"
+        return "gpu-operator" if _operator_reads_gpu(labels) else "nfd"
     for component in catalog.components:
         if any(fnmatch.fnmatchcase(key, pattern) for pattern in component.sets_labels):
-            if component.id == "gpu-operator" and not has_nvidia_pci_label(labels):
+            if component.id == "gpu-operator" and not _operator_reads_gpu(labels):
                 return "nfd"
             if component.id == "nfd" and not _nfd_owes(key, labels):
                 return None

@@ -320,7 +320,7 @@ def _labels_not_set(ctx: NodeContext, component: str) -> Iterator[Finding]:
     # NFD that labels the node but not with the NVIDIA vendor label says why the labels that
     # follow from it (the operator's gpu.present, gpu.deploy.*) never came
     node_labels = ctx.node.metadata.labels
-    missed = component == "nfd" and operator.nfd_missed_vendor(node_labels, bool(ctx.facts.cluster_policies))
+    missed = component == "nfd" and operator.nfd_label_unread(node_labels, bool(ctx.facts.cluster_policies))
     yield problem(component, "nfd_pci_label_missing" if missed else "node_labels_missing", *evidence,
                   specificity=35, explains=",".join(waiting), label=labels[0], waiting=", ".join(waiting))
 

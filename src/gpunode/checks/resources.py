@@ -179,15 +179,19 @@ def nfd_labels(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     where = f"node/{ctx.name} metadata.labels"
     pci = [k for k in labels if k.startswith("feature.node.kubernetes.io/pci-") and "10de" in k]
-    if operator.nfd_missed_vendor(labels, bool(ctx.facts.cluster_policies)):
-        ev = Evidence(where, _vendor_label_evidence(pci))
+    if operator.nfd_label_unread(labels, bool(ctx.facts.cluster_policies)):
+        ev = Evidence(where, _vendor_label_evidence(pci, labels))
         yield problem(component, "nfd_pci_label_missing", ev, status=Status.DEGRADED)
     elif pci:
         yield ok(component, f"labelled {pci[0]}", Evidence(where, f"{pci[0]}={labels[pci[0]]}"))
 
 
-def _vendor_label_evidence(pci: list[str]) -> str:
+def _vendor_label_evidence(pci: list[str], labels: Mapping[str, str]) -> str:
     """What the node has instead of the vendor label the GPU Operator reads."""
+    if operator.classed_form_passed_over(labels):
+        classed = next(k for k in operator.NVIDIA_PCI_LABELS[1:] if labels.get(k) == "true")
+        return (f"{classed}=true without {operator.NVIDIA_PCI_LABELS[0]} or {operator.GPU_PRESENT}: "
+                "the operator in use does not read the class+vendor form")
     if pci:
         return f"{pci[0]} present, none of {', '.join(operator.NVIDIA_PCI_LABELS)}"
     return "feature.node.kubernetes.io/* present, no pci-10de label"
