@@ -350,8 +350,10 @@ def severity(line: str) -> int:
     if _PREFIX_ERROR.search(line) or _CRASH.search(line) or _MAKE_ERROR.search(line):
         return 2
     # a structured line with no level whose error field holds a value reports that error
+    # apt's record of a dependency it cannot meet states the failure by its form (``_UNMET_DEPENDENCY``)
     worded = (_ERROR_WORDS.search(line) or _ERROR_FIELD.search(line) or _C_TOOL_ERROR.match(line)
-              or _LOADER_REFUSAL.search(line))
+              or _LOADER_REFUSAL.search(line)
+              or (_UNMET_DEPENDENCY.match(line.strip()) if "Depends: " in line else None))
     return 1 if worded is not None else 0
 
 
