@@ -350,10 +350,8 @@ def severity(line: str) -> int:
     if _PREFIX_ERROR.search(line) or _CRASH.search(line) or _MAKE_ERROR.search(line):
         return 2
     # a structured line with no level whose error field holds a value reports that error
-    # apt's record of a dependency it cannot meet states the failure by its form (``_UNMET_DEPENDENCY``)
     worded = (_ERROR_WORDS.search(line) or _ERROR_FIELD.search(line) or _C_TOOL_ERROR.match(line)
-              or _LOADER_REFUSAL.search(line)
-              or (_UNMET_DEPENDENCY.match(line.strip()) if "Depends: " in line else None))
+              or _LOADER_REFUSAL.search(line))
     return 1 if worded is not None else 0
 
 
@@ -585,6 +583,12 @@ def stated_class(line: str) -> str | None:
     where its words are to be read for their class."""
     reason = _waiting_reason(line)
     return None if reason is None else _WAITING_CLASS[reason]
+
+
+def unmet_dependency(line: str) -> bool:
+    """apt's record of a dependency it cannot meet (``_UNMET_DEPENDENCY``): no error word, and
+    no severity, but a failure by its form; a host journal's reader takes it as one."""
+    return "Depends: " in line and _UNMET_DEPENDENCY.match(without_prefix(line).strip()) is not None
 
 
 def stated_line(lines: Sequence[str]) -> Decisive | None:
