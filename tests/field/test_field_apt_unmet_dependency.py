@@ -4,17 +4,16 @@ but 5:18.09.1~3-0~debian-stretch is to be installed" (kubernetes/kops#6324: the 
 package pins the exact docker-ce release it was built for; a newer docker-ce published, the node's
 setup could not install the NVIDIA runtime). The record carries no error word; its form states the
 failure, and the package it names is the layer that failed to install: the toolkit's, at the
-class of two versions that disagree. The record keeps no severity (``explain`` reads it by its
-form, tests/kb/test_explain_unmet_dependency.py); the host journal's reader takes it. Look-alikes: the same record about a package of no GPU
-layer names nothing here, and apt's report of the toolkit's package already installed is no
-failure."""
+class of two versions that disagree. The record keeps no severity (``explain`` reads it by
+its form, tests/kb/test_explain_unmet_dependency.py); the host journal's reader takes it.
+Look-alikes: the same record about a package of no GPU layer names nothing here, and apt's
+report of the toolkit's package already installed is no failure."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-
 from case import synthetic_case
 from scoreboard import top_pair
 
