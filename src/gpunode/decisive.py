@@ -585,6 +585,12 @@ def stated_class(line: str) -> str | None:
     return None if reason is None else _WAITING_CLASS[reason]
 
 
+def unmet_dependency(line: str) -> bool:
+    """apt's record of a dependency it cannot meet (``_UNMET_DEPENDENCY``): no error word, and
+    no severity, but a failure by its form; a host journal's reader takes it as one."""
+    return "Depends: " in line and _UNMET_DEPENDENCY.match(without_prefix(line).strip()) is not None
+
+
 def stated_line(lines: Sequence[str]) -> Decisive | None:
     """The last line that states a failure by its form alone (``_STATED_FAILURE``, a canonical
     error text, a waiting reason, an unmet dependency): what ``explain`` quotes where no line

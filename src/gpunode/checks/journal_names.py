@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import HOST_JOURNALS, OWN_FACTS_ONLY, as_catalogued, line_finding
-from gpunode.checks.named import named_on_node
-from gpunode.decisive import Decisive, decisive_line, lenient_line, severity
+from gpunode.checks.named import low_level_runtime_absent, named_on_node
+from gpunode.decisive import MAX_LINE, Decisive, decisive_line, lenient_line, severity, unmet_dependency
 from gpunode.model import PROBLEMS, Finding, Status
 from gpunode.relazy import lazy_compile
 
@@ -56,10 +56,16 @@ def _last_naming(ctx: NodeContext, component: str, lines: list[str]) -> tuple[st
     2,000 lines each, and naming is the costly test, so it follows the error test)."""
     for index in range(len(lines) - 1, max(len(lines) - _TAIL, 0) - 1, -1):
         line = lines[index]
-        target = named_on_node(ctx, line) if line.strip() and severity(line) else None
-        if target is None or target in (component, *OWN_FACTS_ONLY) or _OWN_CONFIG[component].search(line):
+        # apt's unmet dependency has no severity: its form states the failure (the package it
+        # names could not be installed, kubernetes/kops#6324's nvidia-docker2)
+        said = severity(line) if line.strip() else 0
+        apt = not said and unmet_dependency(line)
+        target = named_on_node(ctx, line) if said or apt else None
+        if target is None or target in OWN_FACTS_ONLY or _OWN_CONFIG[component].search(line):
             continue
-        found = decisive_line([line], ctx.kb.class_of)
+        if target == component and low_level_runtime_absent(ctx, line) != component:
+            continue  # only another layer's words that the node's facts settle on this one
+        found = Decisive(1, line.strip()[:MAX_LINE], 1) if apt else decisive_line([line], ctx.kb.class_of)
         if found is not None:
             return target, Decisive(index + 1, found.line, found.strength)
     return None

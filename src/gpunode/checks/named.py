@@ -21,7 +21,8 @@ from gpunode.relazy import lazy_compile
 
 def named_on_node(ctx: NodeContext, line: str) -> str | None:
     """The lowest layer ``line`` names on this node, or None."""
-    hook = (_dra_prepare_owner(ctx.facts.catalog, line) or _resource_owner(ctx, line)
+    hook = (low_level_runtime_absent(ctx, line) or _dra_prepare_owner(ctx.facts.catalog, line)
+            or _resource_owner(ctx, line)
             or _plugin_spec_owner(ctx, line) or _spec_device_owner(ctx, line)
             or _sharing_spec_owner(ctx, line)
             or hook_layer(ctx.facts.catalog.named_in, line)
@@ -45,6 +46,32 @@ def named_on_node(ctx: NodeContext, line: str) -> str | None:
 #: link utilization counter control for link 0: Insufficient Permissions") or the profilers'
 #: (ERR_NVGPUCTRPERM): the driver restricts them to admin users when its module parameter says
 #: so (RmProfilingAdminOnly, set by NVreg_RestrictProfilingToAdminUsers).
+#: The NVIDIA runtime's words for a low-level OCI runtime it found at none of the candidates its
+#: config lists (nvidia-container-toolkit, internal/oci: "error locating runtime: no runtime
+#: binary found from candidate list: %v", wrapped by "error constructing low-level runtime").
+_CANDIDATES_ABSENT = lazy_compile(r"\bno runtime binary found from candidate list: \[(?P<names>[^\]]*)\]")
+#: The toolkit's default list (config.toml ``nvidia-container-runtime.runtimes``).
+_DEFAULT_CANDIDATES = ("docker-runc", "runc", "crun")
+_RUNTIME = "container-runtime"
+
+
+def low_level_runtime_absent(ctx: NodeContext, line: str) -> str | None:
+    """The container runtime, where ``line`` is the NVIDIA runtime finding none of its default
+    low-level candidates on a Docker node. The words are the toolkit's, and elsewhere they are
+    its own lookup: CRI-O installs runc and crun under /usr/libexec/crio, off the list's search
+    path, and a list edited in the toolkit's config (balena-runc missing from it) names what the
+    config asked for. Docker's packages put runc (docker-runc before Docker 18.09) on the
+    host's path, where the default list finds it; none of them found there is the engine's own
+    runc missing (an installation without the engine: a WSL distribution with only Docker's
+    client, the daemon absent). None elsewhere, and for a list other than the default."""
+    if "candidate list" not in line:
+        return None
+    found = _CANDIDATES_ABSENT.search(line)
+    if found is None or tuple(found["names"].replace(",", " ").split()) != _DEFAULT_CANDIDATES:
+        return None
+    return _RUNTIME if ctx.runtime_kind == "docker" else None
+
+
 _COUNTERS_REFUSED = lazy_compile(
     r"(?i:\bcounters?\b.{0,200}\bInsufficient Permissions\b|\bERR_NVGPUCTRPERM\b)")
 #: The driver's parameter, as /proc/driver/nvidia/params shows it, restricting them.
