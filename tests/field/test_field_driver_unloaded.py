@@ -16,6 +16,7 @@ from scoreboard import top_pair
 
 from gpunode.bundle.load import load_bundle, read_node_observations
 from gpunode.diagnose import diagnose
+from gpunode.kb import load_kb
 from gpunode.model import Report, Status
 
 NODE = "gpu-wk-01"
@@ -76,6 +77,31 @@ def test_the_driver_container_s_words_in_the_host_installer_log_name_its_cause()
 
 def test_an_installer_line_no_cause_names_is_its_class() -> None:
     assert top_pair(_host(_log(NO_CC), loaded=False)) == ("driver", "error_not_found")
+
+
+#: nvidia-installer's test load of nvidia-drm refused, then its closing summary
+#: (NVIDIA/nvidia-installer kernel.c, install-from-cwd.c).
+DRM = ("ERROR: Unable to load the 'nvidia-drm' kernel module.\n"
+       "ERROR: Installation has failed.  Please see the file '/var/log/nvidia-installer.log' for details.  "
+       "You may find suggestions on fixing installation problems in the README available on the Linux "
+       "driver download page at www.nvidia.com.\n")
+
+
+def test_a_module_the_installer_could_not_load_is_the_module_load_class_not_its_summary() -> None:
+    assert top_pair(_host(_log(DRM), loaded=False)) == ("driver", "error_module_load")
+
+
+def test_the_installer_s_module_words_are_the_module_load_class() -> None:
+    kb = load_kb()
+    assert kb.class_of("ERROR: Unable to load the 'nvidia-drm' kernel module.") == "error_module_load"
+    assert kb.class_of("ERROR: Unable to unload the 'nvidia' kernel module.") == "error_module_load"
+    # look-alike: the installer reporting a module it loaded
+    assert kb.class_of("-> Loaded the 'nvidia-drm' kernel module.") != "error_module_load"
+
+
+def test_a_module_load_refused_on_a_node_whose_driver_is_loaded_is_history() -> None:
+    # look-alike: nvidia-drm refused while nvidia.ko is loaded (lsmod lists it): not this rule's
+    assert top_pair(_host(_log(DRM), loaded=True)) != ("driver", "error_module_load")
 
 
 def test_the_same_log_on_a_node_whose_driver_is_loaded_is_history() -> None:
