@@ -104,6 +104,19 @@ def test_a_module_load_refused_on_a_node_whose_driver_is_loaded_is_history() -> 
     assert top_pair(_host(_log(DRM), loaded=True)) != ("driver", "error_module_load")
 
 
+#: nvidia-installer's make step failing, then its closing summary (NVIDIA/nvidia-installer
+#: kernel.c's "An error occurred%s. See %s for details.", install-from-cwd.c's summary).
+STEP = ("ERROR: An error occurred while performing the step: \"Building kernel modules\". See "
+        "/var/log/nvidia-installer.log for details.\n" + DRM.splitlines(keepends=True)[1])
+
+
+def test_the_installer_s_closing_summary_is_passed_over_for_the_step_that_failed(tmp_path: Path) -> None:
+    report = _report(_host(_log(STEP)), tmp_path)
+    top = next(n for n in report.nodes if n.name == NODE).root_causes[0]
+    assert top.component == "driver" and top.decisive is not None
+    assert "Building kernel modules" in top.decisive.line
+
+
 def test_the_same_log_on_a_node_whose_driver_is_loaded_is_history() -> None:
     # look-alike: the installer's old run, and the driver loaded since (lsmod lists nvidia)
     assert top_pair(_host(_log(NO_CC))) is None

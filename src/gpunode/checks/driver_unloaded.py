@@ -25,6 +25,7 @@ is history, not a verdict.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 
 import msgspec
@@ -48,6 +49,10 @@ INSTALLER_CONTAINER = "nvidia-driver-installer"
 _VERSION_FILE = "proc/driver/nvidia/version"
 #: nvidia-smi's table naming the driver it reached.
 _SMI_ANSWERS = lazy_compile(r"Driver Version: *\d")
+#: nvidia-installer's closing line after any failed install (NVIDIA/nvidia-installer
+#: install-from-cwd.c: "Installation has failed.  Please see the file '%s' for details. ..."):
+#: it names no reason; the line before it that reads as a failure does.
+_CLOSING_SUMMARY = lazy_compile(r"^\s*(?:ERROR: )?Installation has failed\.")
 #: The cause of a driver installer that has not finished on a node without a driver, where it
 #: said nothing more.
 _NOT_LOADED = "driver_not_loaded"
@@ -88,7 +93,7 @@ def _installer_log(ctx: NodeContext, component: str) -> Finding | None:
     lines = split[0]
     where = ctx.obs.path_of("files", INSTALLER_LOG)
     return _said(ctx.kb, component, lines, where, _installer_signatures(ctx.kb, component),
-                 verb="stops installing")
+                 verb="stops installing", summary=_CLOSING_SUMMARY)
 
 
 def _installer_signatures(kb: KnowledgeBase, component: str) -> tuple[tuple[Cause, Match], ...]:
@@ -146,9 +151,12 @@ def _state_word(status: ContainerStatus) -> str:
 
 
 def _said(kb: KnowledgeBase, component: str, lines: Sequence[str], where: str,
-          signed: Sequence[tuple[Cause, Match]], *, verb: str) -> Finding | None:
+          signed: Sequence[tuple[Cause, Match]], *, verb: str,
+          summary: re.Pattern[str] | None = None) -> Finding | None:
     """The line that names a catalogued cause (the most specific; the last of equals), else
-    the decisive line in its class; None where no line reads as a failure."""
+    the decisive line in its class; None where no line reads as a failure. ``summary``: the
+    program's closing line that only points at its log, passed over where another line
+    reads as a failure."""
     best: tuple[Cause, int] | None = None
     for index, line in enumerate(lines):
         for cause, match in signed:
@@ -164,7 +172,8 @@ def _said(kb: KnowledgeBase, component: str, lines: Sequence[str], where: str,
         found = Decisive(index + 1, lines[index].strip(), 2)
         said = line_finding(kb, component, Status.FAILED, found, at, verb=verb)
         return msgspec.structs.replace(said, cause=cause.code, specificity=cause.specificity)
-    decided = decisive_line(lines, kb.class_of)
+    told = [("" if summary is not None and summary.search(line) else line) for line in lines]
+    decided = decisive_line(told, kb.class_of) or decisive_line(lines, kb.class_of)
     if decided is None:
         return None
     return line_finding(kb, component, Status.FAILED, decided, f"{where}:{decided.line_no}", verb=verb)
