@@ -1,0 +1,179 @@
+"""A node whose driver never loaded, read from the driver's own installer.
+
+Where the node's facts show no NVIDIA driver loaded (lsmod lists no ``nvidia`` module and
+nothing shows the driver answering: no nvidia-smi table or ``-q`` driver version, no
+``/proc/driver/nvidia/version``), what the driver's installer said is the driver's own word
+on why, and the components above it (a toolkit or validator waiting in its driver check, a
+device plugin advertising nothing, an init container waiting for the driver's libraries) are
+blocked by it:
+
+- the host installer's log (``/var/log/nvidia-installer.log``, which nvidia-installer writes
+  on every run and the probe keeps), read for its decisive line: a catalogued cause of the
+  driver whose signature for that file, or for the driver container's log (where the GPU
+  Operator runs the same nvidia-installer), matches a line of it, else the class of the line
+  that ends the run as a failure (nvidia-installer's ``ERROR:`` lines, DKMS's and make's);
+- GKE's driver installer, the init container ``nvidia-driver-installer`` (the name GKE's
+  installer DaemonSets give it, GoogleCloudPlatform/container-engine-accelerators
+  nvidia-driver-installer/cos/daemonset-preloaded.yaml, and the one GKE's managed device
+  plugin pods run before the plugin), not finished: its log's catalogued line or decisive
+  line, else, with nothing said, the driver not loaded.
+
+A bundle without lsmod (no node files collected) says nothing of the module: the driver
+stays as its other checks find it. A log of an old run on a node whose driver is loaded now
+is history, not a verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+import msgspec
+
+from gpunode.bundle.kube import ContainerStatus, Pod
+from gpunode.checks.base import check, problem
+from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import line_finding
+from gpunode.decisive import Decisive, decisive_line
+from gpunode.kb import Cause, KnowledgeBase, Match
+from gpunode.model import Evidence, Finding, Status
+from gpunode.relazy import lazy_compile
+
+#: The host installer's log as the probe keeps it (gpunode.probe.host.INSTALLER_LOG).
+INSTALLER_LOG = "var/log/nvidia-installer.log"
+#: The GPU Operator's driver container, which runs nvidia-installer (NVIDIA/gpu-driver-container).
+DRIVER_CONTAINER = "nvidia-driver-ctr"
+#: The driver installer's init container in GKE's installer DaemonSets and device plugin pods.
+INSTALLER_CONTAINER = "nvidia-driver-installer"
+#: The loaded module's own version file (present exactly while nvidia.ko is loaded).
+_VERSION_FILE = "proc/driver/nvidia/version"
+#: nvidia-smi's table naming the driver it reached.
+_SMI_ANSWERS = lazy_compile(r"Driver Version: *\d")
+#: nvidia-installer's closing line after any failed install (NVIDIA/nvidia-installer
+#: install-from-cwd.c: "Installation has failed.  Please see the file '%s' for details. ..."):
+#: it names no reason; the line before it that reads as a failure does.
+_CLOSING_SUMMARY = lazy_compile(r"^\s*(?:ERROR: )?Installation has failed\.")
+#: The cause of a driver installer that has not finished on a node without a driver, where it
+#: said nothing more.
+_NOT_LOADED = "driver_not_loaded"
+
+
+def driver_never_loaded(ctx: NodeContext) -> bool:
+    """The node's facts show no NVIDIA driver loaded: lsmod was collected and lists no
+    ``nvidia`` module, and nothing shows the driver answering. False where lsmod is absent
+    (unknown, not failed)."""
+    modules = ctx.modules
+    if modules is None or "nvidia" in modules:
+        return False
+    if _VERSION_FILE in ctx.obs.files:
+        return False
+    smi = ctx.nvidia_smi
+    if smi is not None and smi.driver_version:
+        return False
+    table = ctx.obs.cmd.get("nvidia-smi.txt")
+    return table is None or _SMI_ANSWERS.search(table) is None
+
+
+@check("driver", needs=("cmd/lsmod.txt",))
+def installer_stopped(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The driver's installer says why a node without a loaded driver has none."""
+    if not driver_never_loaded(ctx):
+        return
+    found = _installer_log(ctx, component) or _installer_container(ctx, component)
+    if found is not None:
+        yield found
+
+
+def _installer_log(ctx: NodeContext, component: str) -> Finding | None:
+    """The host installer log's decisive line: a catalogued cause of the driver for that
+    file, else the class of the line that ends its run as a failure."""
+    split = ctx.text_lines("files", INSTALLER_LOG)
+    if split is None:
+        return None
+    lines = split[0]
+    where = ctx.obs.path_of("files", INSTALLER_LOG)
+    return _said(ctx.kb, component, lines, where, _installer_signatures(ctx.kb, component),
+                 verb="stops installing", summary=_CLOSING_SUMMARY)
+
+
+def _installer_signatures(kb: KnowledgeBase, component: str) -> tuple[tuple[Cause, Match], ...]:
+    """The driver's signatures for nvidia-installer's words: those of the host installer's log,
+    and those of the driver container's log (or of any log of the driver), where the GPU
+    Operator's driver container runs the same nvidia-installer and prints the same lines."""
+    own = [(c, m) for c, m in kb.matchers(component, "node_file") if m.name == INSTALLER_LOG]
+    ran = [(c, m) for c, m in kb.matchers(component, "log")
+           if not m.containers or DRIVER_CONTAINER in m.containers]
+    return (*own, *ran)
+
+
+def _installer_container(ctx: NodeContext, component: str) -> Finding | None:
+    """GKE's driver installer init container, not finished on this node, in its own words."""
+    for sp in ctx.facts.pods_by_node.get(ctx.name, {}).values():
+        for stack in sp:
+            status = _unfinished(stack.pod)
+            if status is None:
+                continue
+            pod = stack.pod
+            log = next((lf for lf in ctx.logs_of(pod) if lf.container == INSTALLER_CONTAINER
+                        and not lf.previous), None)
+            where = (log.path if log is not None
+                     else f"pod/{pod.metadata.namespace}/{pod.metadata.name} initContainerStatuses")
+            verb = f"installer {INSTALLER_CONTAINER} does not finish"
+            quoted = tuple((c, m) for c, m in ctx.kb.matchers(component, "log") if not m.containers)
+            said = _said(ctx.kb, component, log.lines if log is not None else (), where, quoted,
+                         verb=verb)
+            if said is not None:
+                return said
+            cause = ctx.kb.get(_NOT_LOADED)
+            state = _state_word(status)
+            return problem(component, _NOT_LOADED, Evidence(where, f"{INSTALLER_CONTAINER}: {state}"),
+                           specificity=cause.specificity if cause is not None else 0)
+    return None
+
+
+def _unfinished(pod: Pod) -> ContainerStatus | None:
+    """The pod's driver installer init container where it has not completed."""
+    for status in pod.status.init_container_statuses:
+        if status.name != INSTALLER_CONTAINER:
+            continue
+        done = status.state.terminated
+        return None if done is not None and done.exit_code == 0 else status
+    return None
+
+
+def _state_word(status: ContainerStatus) -> str:
+    state = status.state
+    if state.waiting is not None:
+        return state.waiting.reason or "waiting"
+    if state.terminated is not None:
+        return f"exited {state.terminated.exit_code}"
+    return "running"
+
+
+def _said(kb: KnowledgeBase, component: str, lines: Sequence[str], where: str,
+          signed: Sequence[tuple[Cause, Match]], *, verb: str,
+          summary: re.Pattern[str] | None = None) -> Finding | None:
+    """The line that names a catalogued cause (the most specific; the last of equals), else
+    the decisive line in its class; None where no line reads as a failure. ``summary``: the
+    program's closing line that only points at its log, passed over where another line
+    reads as a failure."""
+    best: tuple[Cause, int] | None = None
+    for index, line in enumerate(lines):
+        for cause, match in signed:
+            if not match.regex.search(line) or (match.unless_regex and match.unless_regex.search(line)):
+                continue
+            if not kb.fits(cause, line, match):
+                continue
+            if best is None or cause.specificity >= best[0].specificity:
+                best = (cause, index)
+    if best is not None:
+        cause, index = best
+        at = f"{where}:{index + 1}"
+        found = Decisive(index + 1, lines[index].strip(), 2)
+        said = line_finding(kb, component, Status.FAILED, found, at, verb=verb)
+        return msgspec.structs.replace(said, cause=cause.code, specificity=cause.specificity)
+    told = [("" if summary is not None and summary.search(line) else line) for line in lines]
+    decided = decisive_line(told, kb.class_of) or decisive_line(lines, kb.class_of)
+    if decided is None:
+        return None
+    return line_finding(kb, component, Status.FAILED, decided, f"{where}:{decided.line_no}", verb=verb)

@@ -1,0 +1,173 @@
+"""A node whose driver never loaded (no nvidia module in lsmod, no nvidia-smi, no
+/proc/driver/nvidia/version) is explained by the driver's own installer, and the components
+above it are blocked by the driver: the host installer's log (its catalogued line, else the
+class of its decisive line), or GKE's driver installer init container that never finished (its
+line, else the driver not loaded). Look-alikes stay silent: the same log on a node whose driver
+is loaded, a bundle without node files (unknown, not failed), an installer that finished."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from builder import build_case
+from case import Case, synthetic_case
+from scoreboard import top_pair
+
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.diagnose import diagnose
+from gpunode.kb import load_kb
+from gpunode.model import Report, Status
+
+NODE = "gpu-wk-01"
+
+
+def _log(text: str) -> dict[str, Any]:
+    return {"kind": "node-file", "path": "var/log/nvidia-installer.log", "text": text}
+
+
+def _host(*evidence: dict[str, Any], loaded: bool | None = None) -> Case:
+    gpu_node: dict[str, Any] = {} if loaded is None else {"driver_loaded": loaded}
+    return synthetic_case("x-driver-unloaded", list(evidence), healthy=False,
+                          cluster={"driver_mode": "host", "gpu_node": gpu_node})
+
+
+#: nvidia-installer refusing to go on without a compiler (its check of the development tools):
+#: no catalogued cause, the not-found class.
+NO_CC = ("ERROR: Unable to find the development tool `cc` in your path; please make sure that you have "
+         "the package 'gcc' installed.  If gcc is installed on your system, then please check that `cc` "
+         "is in your PATH.\n")
+#: nvidia-installer after insmod refused an unsigned module on a Secure Boot host: the same words
+#: the driver container prints (its catalogued signature).
+SECURE_BOOT = ("ERROR: The kernel module failed to load. Secure boot is enabled on this system, so this is "
+               "likely because it was not signed by a key that is trusted by the kernel. Please try "
+               "installing the driver again, and sign the kernel module when prompted to do so.\n")
+#: Azure/aks-engine#3269: DKMS could not build 418.40.04 for 5.3.0-1020-azure.
+DKMS = ("ERROR: Failed to run `/usr/sbin/dkms build -m nvidia -v 418.40.04 -k\n"
+        "       5.3.0-1020-azure`: \n"
+        "       'make' -j6 NV_EXCLUDE_BUILD_MODULES='nvidia-drm '\n"
+        "       KERNEL_UNAME=5.3.0-1020-azure IGNORE_CC_MISMATCH='1' modules....(bad\n"
+        "       exit status: 2)\n")
+
+
+def _report(case: Case, tmp_path: Path, *, drop: tuple[str, ...] = ()) -> Report:
+    out = build_case(case, tmp_path / case.id)
+    for name in drop:
+        (out / "nodes" / NODE / name).unlink(missing_ok=True)
+    return diagnose(load_bundle(out), read_node_observations)
+
+
+def _components(report: Report) -> dict[str, Any]:
+    node = next(n for n in report.nodes if n.name == NODE)
+    return {c.component: c for c in node.components}
+
+
+def test_a_dkms_build_that_stopped_the_install_is_the_driver_and_blocks_the_stack(tmp_path: Path) -> None:
+    report = _report(_host(_log(DKMS)), tmp_path)
+    node = next(n for n in report.nodes if n.name == NODE)
+    top = node.root_causes[0]
+    assert (top.component, top.cause) == ("driver", "driver_kernel_incompatible")
+    above = [c for c in node.components if c.status == Status.FAILED and c.component != "driver"]
+    assert above and all("driver" in c.blocked_by for c in above)
+
+
+def test_the_driver_container_s_words_in_the_host_installer_log_name_its_cause() -> None:
+    assert top_pair(_host(_log(SECURE_BOOT))) == ("driver", "secure_boot_enabled")
+
+
+def test_an_installer_line_no_cause_names_is_its_class() -> None:
+    assert top_pair(_host(_log(NO_CC), loaded=False)) == ("driver", "error_not_found")
+
+
+#: nvidia-installer's test load of nvidia-drm refused, then its closing summary
+#: (NVIDIA/nvidia-installer kernel.c, install-from-cwd.c).
+DRM = ("ERROR: Unable to load the 'nvidia-drm' kernel module.\n"
+       "ERROR: Installation has failed.  Please see the file '/var/log/nvidia-installer.log' for details.  "
+       "You may find suggestions on fixing installation problems in the README available on the Linux "
+       "driver download page at www.nvidia.com.\n")
+
+
+def test_a_module_the_installer_could_not_load_is_the_module_load_class_not_its_summary() -> None:
+    assert top_pair(_host(_log(DRM), loaded=False)) == ("driver", "error_module_load")
+
+
+def test_the_installer_s_module_words_are_the_module_load_class() -> None:
+    kb = load_kb()
+    assert kb.class_of("ERROR: Unable to load the 'nvidia-drm' kernel module.") == "error_module_load"
+    assert kb.class_of("ERROR: Unable to unload the 'nvidia' kernel module.") == "error_module_load"
+    # look-alike: the installer reporting a module it loaded
+    assert kb.class_of("-> Loaded the 'nvidia-drm' kernel module.") != "error_module_load"
+
+
+def test_a_module_load_refused_on_a_node_whose_driver_is_loaded_is_history() -> None:
+    # look-alike: nvidia-drm refused while nvidia.ko is loaded (lsmod lists it): not this rule's
+    assert top_pair(_host(_log(DRM), loaded=True)) != ("driver", "error_module_load")
+
+
+#: nvidia-installer's make step failing, then its closing summary (NVIDIA/nvidia-installer
+#: kernel.c's "An error occurred%s. See %s for details.", install-from-cwd.c's summary).
+STEP = ("ERROR: An error occurred while performing the step: \"Building kernel modules\". See "
+        "/var/log/nvidia-installer.log for details.\n" + DRM.splitlines(keepends=True)[1])
+
+
+def test_the_installer_s_closing_summary_is_passed_over_for_the_step_that_failed(tmp_path: Path) -> None:
+    report = _report(_host(_log(STEP)), tmp_path)
+    top = next(n for n in report.nodes if n.name == NODE).root_causes[0]
+    assert top.component == "driver" and top.decisive is not None
+    assert "Building kernel modules" in top.decisive.line
+
+
+def test_the_same_log_on_a_node_whose_driver_is_loaded_is_history() -> None:
+    # look-alike: the installer's old run, and the driver loaded since (lsmod lists nvidia)
+    assert top_pair(_host(_log(NO_CC))) is None
+    assert top_pair(_host(_log(DKMS), loaded=True)) is None
+
+
+def test_a_bundle_without_the_node_s_modules_leaves_the_driver_unknown(tmp_path: Path) -> None:
+    # look-alike: the installer log but no lsmod collected: the module is not known to be absent
+    report = _report(_host(_log(NO_CC), loaded=False), tmp_path, drop=("cmd/lsmod.txt",))
+    assert _components(report)["driver"].status != Status.FAILED
+
+
+GKE_LABELS = {"kind": "node-labels", "labels": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}}
+GKE = {"driver_mode": "host", "components": [], "runtime_class": False,
+       "gpu_node": {"gpu": "Tesla-T4", "gpus": 1}}
+
+
+def _gke(*evidence: dict[str, Any]) -> Case:
+    return synthetic_case("x-gke-installer-init", [GKE_LABELS, *evidence], platform="gke", healthy=False,
+                          cluster=GKE)
+
+
+def _installer(state: str, text: str | None = None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if text is not None:
+        out.append({"kind": "log", "component": "gke-device-plugin", "container": "nvidia-driver-installer",
+                    "init": True, "text": text})
+    out.append({"kind": "pod-state", "component": "gke-device-plugin", "container": "nvidia-driver-installer",
+                "state": state})
+    return out
+
+
+def test_gke_s_installer_init_container_that_never_finished_is_the_driver_not_loaded() -> None:
+    # container-engine-accelerators#402's shape without its log: the state alone
+    assert top_pair(_gke(*_installer("Init:0/1"))) == ("driver", "driver_not_loaded")
+
+
+def test_gke_s_installer_s_error_line_is_its_class() -> None:
+    # GKE's Ubuntu installer asking for a driver package that was never published
+    # (GoogleCloudPlatform/container-engine-accelerators#382), in the init container's log
+    text = ("HTTP request sent, awaiting response... 404 Not Found\n"
+            "2024-05-31 17:59:39 ERROR 404: Not Found.\n"
+            "The requested driver does not exist. Please check that the NVIDIA_DRIVER_VERSION variable "
+            "passed into the daemonset is correct\n")
+    assert top_pair(_gke(*_installer("Init:CrashLoopBackOff", text))) == ("driver", "error_not_found")
+
+
+def test_a_waiting_installer_on_a_node_whose_driver_is_loaded_is_not_the_driver() -> None:
+    # look-alike: the installer still in Init where the node's driver is loaded (lsmod lists it):
+    # whatever holds the plugin, it is not a driver that never loaded
+    loaded = {**GKE, "gpu_node": {"gpu": "Tesla-T4", "gpus": 1, "driver_loaded": True}}
+    case = synthetic_case("x-gke-installer-loaded", [GKE_LABELS, *_installer("Init:0/1")], platform="gke",
+                          healthy=False, cluster=loaded)
+    assert top_pair(case) != ("driver", "driver_not_loaded")
