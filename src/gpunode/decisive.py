@@ -159,6 +159,10 @@ _ERROR_WORDS = lazy_compile(
     # strategy: X"), or one that needs a feature gate left off
     r"unknown (?:[\w-]+ ){0,3}(?:strategy|mode|policy)\b|feature gate\W{0,3} is not enabled|"
     r"address already in use|"
+    # a runtime refusing a container path it was told to create where the host already has one
+    # (CRI-O's "privileged container was configured with a device container path that already
+    # exists on the host", cri-o internal/factory/container device.go)
+    r"path that already exists on the host|"
     # an object or a part a step needs and did not find ready or present ("ClusterPolicy is not
     # ready, states not ready: [...]"; "The toleration is missing in the generated DaemonSet"),
     # and a scheduler that found no node for a pod ("no nodes with enough resources were found")

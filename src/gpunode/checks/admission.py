@@ -141,6 +141,27 @@ def dra_prepare(reason: str, line: str) -> bool:
     return reason == DRA_PREPARE_REASON or _DRA_PREPARE.search(line) is not None
 
 
+#: CRI-O's refusal of a device a privileged container is given at a container path other than
+#: its host path, where that container path already exists on the host (a privileged container
+#: sees the host's /dev, so it would reach the host's node, not the one given): cri-o
+#: internal/factory/container device.go, "privileged container was configured with a device
+#: container path that already exists on the host".
+_DEVICE_PATH_ON_HOST = lazy_compile(r"\bdevice container path that already exists on the host\b")
+
+
+def claimed_device_refused(line: str, pod: Pod | None) -> bool:
+    """Whether the runtime refused a device the pod was given through its ResourceClaims alone
+    (no extended resource asked for): the DRA plugin prepared those devices and wrote the CDI
+    spec that maps them, host path to container path, and the device nodes it made appear at
+    their container paths on the host are its own doing (kubernetes-sigs/dra-driver-nvidia-gpu
+    #477: the plugin's host /dev mount let NVML create /dev/nvidia* on the host, and CRI-O
+    refused every privileged pod with a GPU claim). A pod that also asks for an extended
+    resource got devices from a device plugin too, and which one's path it was the line does
+    not say."""
+    return (pod is not None and bool(pod.spec.resource_claims) and not requested(pod)
+            and _DEVICE_PATH_ON_HOST.search(line) is not None)
+
+
 def requested(pod: Pod | None) -> tuple[str, ...]:
     """The extended resources the pod's containers ask for."""
     if pod is None:

@@ -25,6 +25,7 @@ from gpunode.checks.admission import (
     DRA_PLUGIN,
     NodeServing,
     admission_names,
+    claimed_device_refused,
     dra_prepare,
     kubelet_count,
     owned,
@@ -1218,7 +1219,7 @@ def workload_names(catalog: Catalog, text: Text, line: str, pod: Pod | None = No
     target = catalog.named_in(line) or job_names(line)
     if target == "container-toolkit" and _RELAYED.search(line):
         return "container-runtime"
-    if dra_prepare(text.reason, line):
+    if dra_prepare(text.reason, line) or (target is None and claimed_device_refused(line, pod)):
         return owned(catalog, DRA_PLUGIN, line)
     if text.reason in KUBELET_ADMISSION or text.reason.startswith(_SHORT_OF_REASON):
         return admission_names(catalog, line, target, pod, serving)
