@@ -283,12 +283,16 @@ def _admitted(node: NodeState, case: Case) -> None:
     the report shows no log of is then advertising, one per GPU, as NVIDIA/k8s-device-plugin#106's
     node, whose README pod ran and exited 0, did. A plugin log (``_registered`` reads it), a
     capacity the evidence gives, or an event showing the node short of the resource leave
-    the node as it is."""
+    the node as it is. The scheduler's "Insufficient nvidia.com/gpu" (FailedScheduling) does
+    not show that: its fit count is what the node advertises less what the pods bound there
+    request (kube-scheduler's NodeResourcesFit), so a node whose every GPU a running workload
+    holds reads the same to another pod (the Karpenter thread of blog.gitcode.com's
+    33c117f2: one GPU node, its pod running, the next pods Pending on it)."""
     if GPU_RESOURCE in node.obj["status"]["capacity"]:
         return
     for ev in case.evidence:
         if isinstance(ev, NodeCapacityEv) or (isinstance(ev, EventEv) and GPU_RESOURCE in ev.message
-                                              and not _placed_later(case, ev)):
+                                              and ev.reason != "FailedScheduling"):
             return
         if isinstance(ev, LogEv) and ev.component == "device-plugin":
             return
@@ -1144,11 +1148,6 @@ def _ran_later(case: Case, obj: Any) -> bool:
                 and (ev.object.name, ev.object.namespace) == (obj.name, obj.namespace):
             return True
     return False
-
-
-def _placed_later(case: Case, ev: EventEv) -> bool:
-    """A FailedScheduling event of a pod that ran later says nothing about the node it ran on."""
-    return ev.reason == "FailedScheduling" and ev.object is not None and _ran_later(case, ev.object)
 
 
 def _check_source(ev: EventEv) -> None:

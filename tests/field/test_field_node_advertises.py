@@ -125,3 +125,46 @@ def test_a_gpu_pod_that_never_ran_leaves_the_static_plugin_as_it_was() -> None:
     case = _static({"state": "Pending"})
     assert GPU_RESOURCE not in _allocatable(case)
     assert top_pair(case) == ("device-plugin", "device_plugin_zero_gpus")
+
+
+# blog.gitcode.com 33c117f2 (a Karpenter thread): one GPU node, its GPU held by a running pod,
+# the next pod Pending on the scheduler's fit count
+FULL = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu"
+
+
+def _static_pair(second: dict[str, Any], *more: dict[str, Any]) -> Case:
+    return synthetic_case("x-static-full", [
+        {"kind": "workload", "name": "gpu-job-0", "namespace": "default", "container": "cuda",
+         "resources": {"limits": {"nvidia.com/gpu": "1"}}, "state": "Running"},
+        second, *more,
+    ], platform="eks", cluster={**STATIC, "gpu_node": {"gpus": 1}})
+
+
+def _pending(name: str) -> dict[str, Any]:
+    return {"kind": "workload", "name": name, "namespace": "default", "container": "cuda",
+            "resources": {"limits": {"nvidia.com/gpu": "1"}}, "state": "Pending", "message": FULL}
+
+
+def _event(name: str, reason: str, message: str) -> dict[str, Any]:
+    return {"kind": "event", "object": {"kind": "Pod", "name": name, "namespace": "default"},
+            "type": "Warning", "reason": reason, "message": message}
+
+
+def test_the_schedulers_count_for_another_pod_does_not_unadvertise_a_node_whose_pod_runs() -> None:
+    case = _static_pair(_pending("gpu-job-1"), _event("gpu-job-1", "FailedScheduling", FULL))
+    assert _allocatable(case).get(GPU_RESOURCE) == "1"
+    assert top_pair(case) is None
+
+
+def test_the_kubelets_refusal_on_the_node_keeps_it_without_gpus() -> None:
+    # the kubelet's own admission count: the node had none of the resource when it refused
+    refused = ("Node didn't have enough resource: nvidia.com/gpu, requested: 1, used: 0, capacity: 0")
+    case = _static_pair(_pending("gpu-job-1"), _event("gpu-job-1", "OutOfnvidia.com/gpu", refused))
+    assert GPU_RESOURCE not in _allocatable(case)
+
+
+def test_a_pending_pod_alone_with_the_schedulers_count_leaves_the_static_plugin_as_it_was() -> None:
+    case = synthetic_case("x-static-pending", [_pending("gpu-job-1"),
+                                               _event("gpu-job-1", "FailedScheduling", FULL)],
+                          platform="eks", cluster={**STATIC, "gpu_node": {"gpus": 1}})
+    assert GPU_RESOURCE not in _allocatable(case)
