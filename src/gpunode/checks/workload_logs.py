@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
-from gpunode.bundle.kube import Pod
+from gpunode.bundle.kube import Container, Pod
 from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
 from gpunode.checks.busy_gpus import busy_owner, thread_bound_index, thread_exclusive
@@ -881,6 +881,8 @@ def _unsettled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     container = next((c for c in pod.spec.containers if c.name == log.container), None)
     if reading.capability and container is not None and nvidia_env(container).lacks(reading.capability):
         return None  # the pod's own request left those files out
+    if reading.needs_resource and not _holds(container, reading.needs_resource):
+        return None  # the job was given no such device: its library is not the one at fault
     meta = pod.metadata
     verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
     found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
@@ -889,6 +891,15 @@ def _unsettled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
                         verb=verb, line_class=known.code, standalone="true",
                         specificity=known.specificity, namespace=meta.namespace, pod=meta.name,
                         container=log.container, settled_by=reading.settled_by)
+
+
+def _holds(container: Container | None, prefix: str) -> bool:
+    """Whether the container asks for some of a device resource whose name starts with
+    ``prefix`` (its limits, else its requests)."""
+    if container is None:
+        return False
+    asked = {**container.resources.requests, **container.resources.limits}
+    return any(name.startswith(prefix) and value.strip() not in ("", "0") for name, value in asked.items())
 
 
 def _serves_job_cuda(ctx: NodeContext, pod: Pod, log: LogFile) -> bool:
