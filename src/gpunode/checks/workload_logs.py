@@ -167,7 +167,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
-        finding = _no_cgroups_recast(ctx, _uvm_recast(ctx, finding))
+        finding = _no_cgroups_recast(ctx, _init_on_old_driver(ctx, _uvm_recast(ctx, finding)))
         # NVML answered: one query's privilege
         yield from (_confined(ctx, _image_libcuda(ctx, _image_nvml(ctx, kept, log.lines), log.lines))
                     for kept in unless_query_refused(finding, log.lines)
@@ -642,6 +642,29 @@ def _uvm_recast(ctx: NodeContext, finding: Finding) -> Finding:
     if finding.cause == UVM_MISSING or not says_init_unknown(finding.context.get(MESSAGE, "")):
         return finding
     return _recast(ctx, finding, UVM_MISSING) if uvm_not_loaded(ctx.modules) else finding
+
+
+#: The job-error table's entries for CUDA's initialization error from the call that initialises
+#: it (cudaErrorInitializationError, 3; cuInit's CUDA_ERROR_NOT_INITIALIZED).
+_INIT_ERRORS = frozenset({"framework-cuda-init-initialization-error", "ollama-cuinit-not-initialized",
+                          "cuinit-not-initialized"})
+
+
+def _init_on_old_driver(ctx: NodeContext, finding: Finding) -> Finding:
+    """The driver's failure on a job's CUDA initialization error as ``cuda_driver_too_old``
+    where the node's own driver is below the minimum of every CUDA major still built against
+    (checks.cuda_floor): no current CUDA runtime initialises there, whatever the job's build
+    (a torch 1.8.1+cu111 environment on driver 440.82 printed PyTorch's "CUDA driver
+    initialization failed, you might not have a CUDA gpu" until a CUDA 10.2 build was
+    installed: blog.csdn.net/weixin_40264313/article/details/137650716; the compatibility
+    guide's minimum drivers: docs.nvidia.com/deploy/cuda-compatibility/). On a node whose
+    driver runs current CUDA, or whose release is not read, the finding stays as it is."""
+    if finding.component != "driver" or finding.cause == _TOO_OLD:
+        return finding
+    said = job_error(finding.context.get(MESSAGE, ""))
+    if said is None or said.id not in _INIT_ERRORS or not _runs_no_current_cuda(ctx):
+        return finding
+    return _recast(ctx, finding, _TOO_OLD)
 
 
 def _no_cgroups_recast(ctx: NodeContext, finding: Finding) -> Finding:
