@@ -7,7 +7,7 @@ no driver seen, such as a build machine)."""
 
 from __future__ import annotations
 
-from case import gpu_job_case
+from case import running_job_case
 from scoreboard import top_pair
 
 from gpunode.job_errors import job_error
@@ -22,7 +22,9 @@ def test_a_cuda_constraint_conflict_is_the_driver_too_old() -> None:
     found = job_error(CONFLICT)
     assert found is not None and (found.component, found.cause) == ("driver", "cuda_driver_too_old")
     text = "LibMambaUnsatisfiableError: Encountered problems while solving:\n" + CONFLICT
-    assert top_pair(gpu_job_case("x-conda-cuda", text)) == ("driver", "cuda_driver_too_old")
+    node = {"gpus": 1, "driver_version": "520.61.05", "cuda_version": "11.8"}
+    case = running_job_case("x-conda-cuda", text, cluster={"driver_mode": "host", "gpu_node": node})
+    assert top_pair(case) == ("driver", "cuda_driver_too_old")
 
 
 def test_listing_cuda_or_finding_none_is_not_read() -> None:
