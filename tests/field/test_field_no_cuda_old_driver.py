@@ -3,7 +3,10 @@ Folding@home's "No CUDA or OpenCL 1.2+ support detected") on a node whose driver
 current CUDA runtime (below every built CUDA major's minimum, checks.cuda_floor): the driver is
 too old for the job (linuxserver/docker-foldingathome#7, RVC-Boss/GPT-SoVITS#1809); cuBLAS's
 handle failing to initialise (CUBLAS_STATUS_NOT_INITIALIZED, 1: nanoporetech/pyguppyclient#6) is
-read the same. The same
+read the same, and so is CUDA's initialization error from the call that initialises it
+(PyTorch's "CUDA driver initialization failed, you might not have a CUDA gpu": a torch+cu111
+environment on driver 440.82, blog.csdn.net/weixin_40264313/article/details/137650716), which
+on a current driver stays the driver's device error. The same
 words on a node with a current driver, or on a Jetson whose L4T release is no driver branch,
 stay silent: a CPU-only build or a container without the driver's library prints them too."""
 
@@ -49,3 +52,16 @@ def test_cublas_not_initialized_on_driver_440_is_the_driver_too_old() -> None:
 def test_cublas_not_initialized_or_another_status_on_a_current_driver_stays_silent() -> None:
     assert _pair(GUPPY, "570.133.20", "12.8") is None
     assert _pair(GUPPY.replace(": 1", ": 13"), "440.33.01", "10.2") != ("driver", "cuda_driver_too_old")
+
+
+INIT = ("/opt/env/lib/python3.8/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: "
+        "CUDA driver initialization failed, you might not have a CUDA gpu. (Triggered internally at "
+        "/pytorch/c10/cuda/CUDAFunctions.cpp:109.)")
+
+
+def test_cuda_init_error_on_driver_440_is_the_driver_too_old() -> None:
+    assert _pair(INIT, "440.82", "10.2") == ("driver", "cuda_driver_too_old")
+
+
+def test_cuda_init_error_on_a_current_driver_stays_the_driver_s_device_error() -> None:
+    assert _pair(INIT, "570.133.20", "12.8") == ("driver", "error_device")

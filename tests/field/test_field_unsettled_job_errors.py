@@ -13,7 +13,10 @@
   NVIDIA_DRIVER_CAPABILITIES leaves graphics out; the same for no EGL device for the CUDA
   device (facebookresearch/habitat-sim#1829: only libEGL_nvidia lists the GPU);
 * PyTorch's DataLoader workers gone with no words of their own: the container runtime's
-  ``error_resource_exhausted`` (facebookresearch/detectron2#384, fixed by --shm-size).
+  ``error_resource_exhausted`` (facebookresearch/detectron2#384, fixed by --shm-size);
+* a fork refused for want of memory in a pod that holds AWS EFA devices: the GPU-to-fabric
+  path's ``error_resource_exhausted`` (libfabric's EFA provider on the huge pages: AWS's EFA
+  cheat sheet, FI_EFA_USE_HUGE_PAGE=0); the same line in a pod without EFA says nothing.
 
 Look-alikes stay silent: a program's own kernel-image error (209, no image for the device), an
 invalid image on a node whose driver is newer than the job's CUDA, the vendor library named in
@@ -36,9 +39,12 @@ WITH_UVM = ("nvidia_uvm           1032192  2\nnvidia_drm             45056  0\n"
 
 
 def _job(text: str, *, image: str | None = None, env: dict[str, str] | None = None,
-         lsmod: str | None = None, scenario: str | None = None) -> Case:
+         lsmod: str | None = None, scenario: str | None = None,
+         limits: dict[str, str] | None = None) -> Case:
     workload: dict[str, Any] = {"kind": "workload", "name": "job-0", "namespace": "default",
                                 "container": "job", "state": "Error", "exit_code": 1}
+    if limits is not None:
+        workload["resources"] = {"limits": limits}
     if image is not None:
         workload["image"] = image
     if env is not None:
@@ -102,6 +108,23 @@ def test_dataloader_workers_gone_are_the_containers_resources() -> None:
         assert top_pair(_job(line)) == ("container-runtime", "error_resource_exhausted"), line
 
 
+EFA = {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"}
+
+
+def test_fork_without_memory_in_a_pod_with_efa_is_the_fabric_path_s() -> None:
+    for line in ("OSError: Cannot allocate memory", "OSError: [Errno 12] Cannot allocate memory",
+                 "/bin/sh: fork: Cannot allocate memory"):
+        assert top_pair(_job(line, limits=EFA)) == ("gpudirect-rdma", "error_resource_exhausted"), line
+
+
+def test_fork_without_memory_in_a_pod_without_efa_says_nothing() -> None:
+    line = "OSError: [Errno 12] Cannot allocate memory"
+    assert top_pair(_job(line, limits={"nvidia.com/gpu": "1"})) is None
+    assert top_pair(_job(line, limits={"nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "0"})) is None
+    # CUDA's own out-of-memory is the program's, whatever devices the pod holds
+    assert top_pair(_job("RuntimeError: CUDA error: out of memory", limits=EFA)) is None
+
+
 def test_look_alikes_hold_no_shared_error() -> None:
     for line in ("CUDA error: no kernel image is available for execution on the device",
                  "libGLX_nvidia.so.0 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libGLX_nvidia.so.0",
@@ -111,6 +134,8 @@ def test_look_alikes_hold_no_shared_error() -> None:
                  "Failed to initialize NVML: Unknown Error",
                  "docker image is invalid: manifest unknown",
                  "RuntimeError: DataLoader worker (pid 4123) is killed by signal: Segmentation fault.",
-                 "EGL device 0 is CUDA device 0"):
+                 "EGL device 0 is CUDA device 0",
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+                 "mmap failed: Cannot allocate memory"):
         assert unsettled_reading(line) is None, line
     assert top_pair(_job("[h264_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1")) is None

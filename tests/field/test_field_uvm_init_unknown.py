@@ -33,6 +33,9 @@ TORCH = ("RuntimeError: CUDA unknown error - this may be due to an incorrectly s
 NCCL_TESTS = ("node-1: Test CUDA failure common.cu:893 'unknown error'\n"
               " .. node-1 pid 81: Test failure common.cu:844")
 #: PyTorch's C10_CUDA_CHECK text for cudaErrorUnknown
+#: the driver API's enumerator alone, as Apptainer's GPU troubleshooting quotes it for a host whose
+#: nvidia_uvm was never loaded (https://apptainer.org/docs/user/latest/gpu.html)
+BARE_ENUM = "CUDA_ERROR_UNKNOWN"
 TORCH_CHECK = "RuntimeError: CUDA error: unknown error\nCUDA kernel errors might be asynchronously reported"
 
 NO_UVM = ("nvidia_drm             45056  0\nnvidia_modeset       1110016  1 nvidia_drm\n"
@@ -53,12 +56,18 @@ def _job(text: str, lsmod: str) -> Case:
 
 
 def test_an_init_unknown_error_without_nvidia_uvm_is_the_module_missing() -> None:
-    for text in (DEVICE_QUERY, PYCUDA, TORCH, NCCL_TESTS, TORCH_CHECK):
+    for text in (DEVICE_QUERY, PYCUDA, TORCH, NCCL_TESTS, TORCH_CHECK, BARE_ENUM):
         assert top_pair(_job(text, NO_UVM)) == ("driver", "nvidia_uvm_missing"), text
 
 
 def test_with_nvidia_uvm_loaded_or_no_nvidia_module_it_is_not_read() -> None:
-    for text in (DEVICE_QUERY, PYCUDA, TORCH, NCCL_TESTS, TORCH_CHECK):
+    for text in (DEVICE_QUERY, PYCUDA, TORCH, NCCL_TESTS, TORCH_CHECK, BARE_ENUM):
         for lsmod in (WITH_UVM, NO_NVIDIA):
             top = top_pair(_job(text, lsmod))
             assert top is None or top[1] != "nvidia_uvm_missing", (text, lsmod, top)
+
+
+def test_a_longer_name_holding_the_enumerator_is_not_read() -> None:
+    from gpunode.checks.uvm_words import says_init_unknown
+    assert not says_init_unknown("CUDA_ERROR_UNKNOWN_FOO")
+    assert not says_init_unknown("status=CUDA_SUCCESS (no CUDA_ERROR_UNKNOWNS seen)")

@@ -43,6 +43,16 @@ not prove it), with the fact that would settle it:
   container's memory (facebookresearch/detectron2#384, fixed by --shm-size=8g). The container
   runtime's ``error_resource_exhausted``, as the DataLoader's own shared-memory words are
   (data/job_errors.toml shm-bus-error); the container's /dev/shm size settles it.
+* A process that could not fork for want of memory (Python's "OSError: [Errno 12] Cannot
+  allocate memory" from os.fork, a shell's "fork: Cannot allocate memory") in a pod that holds
+  AWS EFA devices: libfabric's EFA provider, which NCCL's aws-ofi-nccl plugin loads, takes its
+  internal buffer pools from the node's huge pages by default (ofiwg/libfabric#9739) and marks
+  its registered buffers not to be copied on fork (ofiwg/libfabric#7431), and AWS's EFA cheat
+  sheet for distributed training (aws-samples/awsome-distributed-training,
+  1.architectures/efa-cheatsheet.md) gives FI_EFA_USE_HUGE_PAGE=0 as the fix "when you see
+  os.fork() causes OSError: Cannot allocate memory" (a PyTorch DataLoader's workers). The
+  GPU-to-fabric path's ``error_resource_exhausted``; the pod's FI_EFA_USE_HUGE_PAGE and the
+  node's free huge pages settle it. A pod that holds no EFA device is not read.
 
 Video libraries (libnvidia-encode, libnvcuvid) are not read: the same words come from
 containers that did not ask for the ``video`` capability, as often as from hosts without
@@ -74,6 +84,9 @@ class Unsettled:
     #: Whether GPUs shared between pods (MPS, time-slicing) rule the reading out: there a
     #: client's error may be the sharing layer's (an MPS server that failed).
     whole_gpus_only: bool = False
+    #: A device resource (its name's prefix) the job's container must hold for the reading to
+    #: stand: the error is that device's library's only where the job was given the device.
+    needs_resource: str = ""
 
 
 #: CUDA's invalid kernel image, by name or the runtime's text for it.
@@ -97,6 +110,11 @@ _NO_EGL_CUDA_DEVICE = lazy_compile(
 #: words ("DataLoader worker (pid N) is killed by signal: Bus error").
 _LOADER_WORKER_GONE = lazy_compile(
     r"\bDataLoader worker \(pids?(?:\(s\))? [\d, ]+\) (?:exited unexpectedly|is killed by signal: Bus error)")
+#: A process's fork refused for want of memory: Python's OSError from os.fork (ENOMEM, errno 12)
+#: and a shell's or a launcher's "fork: Cannot allocate memory".
+_FORK_NO_MEMORY = lazy_compile(
+    r"\bOSError: (?:\[Errno 12\] )?Cannot allocate memory\b"
+    r"|\bfork(?:\(\))?(?: failed)?: (?:\[Errno 12\] )?Cannot allocate memory\b")
 
 CUDA_UNKNOWN = Unsettled(
     "driver", "error_device",
@@ -114,6 +132,11 @@ LOADER_WORKER_GONE = Unsettled(
     "the container's /dev/shm size (the runtime's 64 MB default, a memory-backed emptyDir) and the "
     "kernel log's OOM kills")
 
+EFA_FORK_NO_MEMORY = Unsettled(
+    "gpudirect-rdma", "error_resource_exhausted",
+    "the pod's FI_EFA_USE_HUGE_PAGE (0 keeps libfabric's EFA buffers off the huge pages) and the "
+    "node's free huge pages (HugePages_Free in /proc/meminfo)", needs_resource="vpc.amazonaws.com/efa")
+
 
 def unsettled_reading(line: str) -> Unsettled | None:
     """The shared error ``line`` holds, with its most likely layer; None where it holds none."""
@@ -126,6 +149,8 @@ def unsettled_reading(line: str) -> Unsettled | None:
         return LOADER_WORKER_GONE
     if says_init_unknown(line):
         return CUDA_UNKNOWN
+    if "allocate memory" in line and _FORK_NO_MEMORY.search(line):
+        return EFA_FORK_NO_MEMORY
     return None
 
 

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
-from gpunode.bundle.kube import Pod
+from gpunode.bundle.kube import Container, Pod
 from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
 from gpunode.checks.busy_gpus import busy_owner, thread_bound_index, thread_exclusive
@@ -167,7 +167,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             ctx.kb, target, Status.FAILED, found, f"{log.path}:{found.line_no}", verb=verb,
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
-        finding = _no_cgroups_recast(ctx, _uvm_recast(ctx, finding))
+        finding = _no_cgroups_recast(ctx, _init_on_old_driver(ctx, _uvm_recast(ctx, finding)))
         # NVML answered: one query's privilege
         yield from (_confined(ctx, _image_libcuda(ctx, _image_nvml(ctx, kept, log.lines), log.lines))
                     for kept in unless_query_refused(finding, log.lines)
@@ -644,6 +644,29 @@ def _uvm_recast(ctx: NodeContext, finding: Finding) -> Finding:
     return _recast(ctx, finding, UVM_MISSING) if uvm_not_loaded(ctx.modules) else finding
 
 
+#: The job-error table's entries for CUDA's initialization error from the call that initialises
+#: it (cudaErrorInitializationError, 3; cuInit's CUDA_ERROR_NOT_INITIALIZED).
+_INIT_ERRORS = frozenset({"framework-cuda-init-initialization-error", "ollama-cuinit-not-initialized",
+                          "cuinit-not-initialized"})
+
+
+def _init_on_old_driver(ctx: NodeContext, finding: Finding) -> Finding:
+    """The driver's failure on a job's CUDA initialization error as ``cuda_driver_too_old``
+    where the node's own driver is below the minimum of every CUDA major still built against
+    (checks.cuda_floor): no current CUDA runtime initialises there, whatever the job's build
+    (a torch 1.8.1+cu111 environment on driver 440.82 printed PyTorch's "CUDA driver
+    initialization failed, you might not have a CUDA gpu" until a CUDA 10.2 build was
+    installed: blog.csdn.net/weixin_40264313/article/details/137650716; the compatibility
+    guide's minimum drivers: docs.nvidia.com/deploy/cuda-compatibility/). On a node whose
+    driver runs current CUDA, or whose release is not read, the finding stays as it is."""
+    if finding.component != "driver" or finding.cause == _TOO_OLD:
+        return finding
+    said = job_error(finding.context.get(MESSAGE, ""))
+    if said is None or said.id not in _INIT_ERRORS or not _runs_no_current_cuda(ctx):
+        return finding
+    return _recast(ctx, finding, _TOO_OLD)
+
+
 def _no_cgroups_recast(ctx: NodeContext, finding: Finding) -> Finding:
     """A job's NVML refused its GPU on a node whose toolkit config skips the device cgroup
     (checks.no_cgroups says why): the toolkit's refusal, not the driver's."""
@@ -881,6 +904,8 @@ def _unsettled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     container = next((c for c in pod.spec.containers if c.name == log.container), None)
     if reading.capability and container is not None and nvidia_env(container).lacks(reading.capability):
         return None  # the pod's own request left those files out
+    if reading.needs_resource and not _holds(container, reading.needs_resource):
+        return None  # the job was given no such device: its library is not the one at fault
     meta = pod.metadata
     verb = f"fails in GPU workload {meta.namespace}/{meta.name}"
     found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
@@ -889,6 +914,15 @@ def _unsettled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
                         verb=verb, line_class=known.code, standalone="true",
                         specificity=known.specificity, namespace=meta.namespace, pod=meta.name,
                         container=log.container, settled_by=reading.settled_by)
+
+
+def _holds(container: Container | None, prefix: str) -> bool:
+    """Whether the container asks for some of a device resource whose name starts with
+    ``prefix`` (its limits, else its requests)."""
+    if container is None:
+        return False
+    asked = {**container.resources.requests, **container.resources.limits}
+    return any(name.startswith(prefix) and value.strip() not in ("", "0") for name, value in asked.items())
 
 
 def _serves_job_cuda(ctx: NodeContext, pod: Pod, log: LogFile) -> bool:
