@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (real log lines are long)
 """The kernel's and the hardware's own vocabulary on a GPU node, read wherever it is quoted:
 the driver's GSP RPC timeout without its NVRM/Xid prefix, and the EKS node monitoring agent's
 double-bit-error condition. Each rule has a line it names and a look-alike it stays silent
@@ -69,3 +70,60 @@ def test_eks_ready_condition_is_silent() -> None:
     for line in ("AcceleratedHardwareReady=True AcceleratedHardwareIsReady Monitoring for the AcceleratedHardware system is active",
                  "AcceleratedHardwareReady=False NvidiaNVLinkError detected 3 NVLink errors on fieldId 404"):
         assert not any(m.regex.search(line) for m in signatures)
+
+
+# --- NVSwitch SXids read by their number (data/sxid.toml) ---------------------------------
+
+_DATA_LINE = ("kern  :err   : 2025-01-25T10:34:54,859532+00:00 nvidia-nvswitch1: SXid (PCI:0000:84:00.0): "
+              "12028, Data {0x000001c0, 0x00bd5c8a, 0x00000500, 0x00000064, 0x00000000}")
+
+
+def test_sxid_catalog_loads_and_classes_numbers() -> None:
+    from gpunode.xid import SXID_FATAL, load_sxid_catalog
+
+    table = load_sxid_catalog()
+    assert table[12028].sxid_class in SXID_FATAL  # egress non-posted PRIV error: traffic stalls
+    assert table[24007].sxid_class in SXID_FATAL
+    assert table[23001].sxid_class == "always_fatal"
+    assert table[11012].sxid_class == "non_fatal"  # single-bit ECC, corrected
+    assert table[20001].sxid_class == "non_fatal"  # TX replay
+
+
+def test_sxid_catalog_refuses_a_number_twice() -> None:
+    from gpunode.errors import BundleError
+    from gpunode.xid import parse_sxid_catalog
+
+    entry = '[[sxid]]\ncode = 1\nname = "x"\nclass = "fatal"\nrecovery = "r"\n'
+    with pytest.raises(BundleError):
+        parse_sxid_catalog(entry + entry)
+    with pytest.raises(BundleError):
+        parse_sxid_catalog(entry.replace('"fatal"', '"bad"'))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        _DATA_LINE,
+        # another line of a fatal report, its severity given as a number only
+        "[ 1108.858290] nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 24007, Severity 5 Engine instance 28 Sub-engine instance 00",
+        # an always-fatal number
+        "nvidia-nvswitch2: SXid (PCI:0000:05:00.0): 23001, Data {0x00000000}",
+    ],
+)
+def test_fatal_sxid_by_number(line: str) -> None:
+    assert _best(line) == "nvswitch_fatal_error"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a corrected single-bit ECC error and a replayed packet: no impact
+        "nvidia-nvswitch0: SXid (PCI:0000:06:00.0): 11012, Data {0x00000000, 0x00000001}",
+        "nvidia-nvswitch0: SXid (PCI:0000:06:00.0): 20001, Data {0x00000000}",
+        # a number the catalog lacks, and a line whose own word says non-fatal
+        "nvidia-nvswitch0: SXid (PCI:0000:06:00.0): 99999, Data {0x00000000}",
+        "nvidia-nvswitch0: SXid (PCI:0000:06:00.0): 12028, Non-fatal, Link 04 egress non-posted PRIV error",
+    ],
+)
+def test_sxid_look_alikes_stay_silent(line: str) -> None:
+    assert _best(line) != "nvswitch_fatal_error"
