@@ -127,3 +127,9 @@ def test_fatal_sxid_by_number(line: str) -> None:
 )
 def test_sxid_look_alikes_stay_silent(line: str) -> None:
     assert _best(line) != "nvswitch_fatal_error"
+
+
+def test_relocation_refusal_is_a_module_load_failure() -> None:
+    line = "module: x86/modules: Skipping invalid relocation target, existing value is nonzero for type 1"
+    assert KB.line_class(line).code == "error_module_load"
+    assert explain_lines([line], KB).decisive_class == "error_module_load"
