@@ -133,3 +133,18 @@ def test_relocation_refusal_is_a_module_load_failure() -> None:
     line = "module: x86/modules: Skipping invalid relocation target, existing value is nonzero for type 1"
     assert KB.line_class(line).code == "error_module_load"
     assert explain_lines([line], KB).decisive_class == "error_module_load"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Failed to enable SRIOV: Only 0 MSI-X interrupts available for SR-IOV.", "error_resource_exhausted"),
+        ("ice 0000:3b:00.0: Not enough vectors to support 8 VFs", "error_resource_exhausted"),
+    ],
+)
+def test_vf_vector_shortage_class(line: str, expected: str) -> None:
+    assert KB.line_class(line).code == expected
+
+
+def test_vectors_enabled_are_no_shortage() -> None:
+    assert KB.line_class("ice 0000:3b:00.0: Enabling 4 VFs with 17 vectors and 16 queues per VF").code != "error_resource_exhausted"

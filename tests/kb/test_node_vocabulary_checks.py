@@ -52,3 +52,14 @@ def test_livepatch_relocation_refusal_is_not_the_drivers(tmp_path: Path) -> None
     report = _report(tmp_path, _RELOCATION,
                      "[  412.220050] livepatch: failed to initialize patch 'livepatch_nfsd' for module 'nfsd' (-8)")
     assert ("driver", "error_module_load") not in [(r.component, r.cause) for r in report.root_causes]
+
+
+def test_vf_vectors_exhausted_is_the_kernels(tmp_path: Path) -> None:
+    report = _report(tmp_path, "[  301.552210] ice 0000:3b:00.0: Failed to enable SRIOV: Only 0 MSI-X interrupts available for SR-IOV. Not enough to support minimum of 2 MSI-X interrupts per VF for 1 VFs")
+    assert [(r.component, r.cause) for r in report.root_causes] == [("kernel", "error_resource_exhausted")]
+
+
+def test_vfs_enabled_is_healthy(tmp_path: Path) -> None:
+    report = _report(tmp_path, "[  301.552210] ice 0000:3b:00.0: Enabling 4 VFs with 17 vectors and 16 queues per VF",
+                     "[  301.552299] ixgbe 0000:04:00.0 enp4s0f0: SR-IOV enabled with 1 VFs")
+    assert not report.root_causes
