@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 import msgspec
 
 from gpunode.bundle.kube import ContainerStatus, Pod
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import check, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive, decisive_line
@@ -93,7 +93,7 @@ _INSTALLER_ERROR = lazy_compile(r"^\s*ERROR: ")
 _INSTALLED = lazy_compile(r"(?i)\bInstallation of the NVIDIA .{0,200}\bis now complete\b")
 
 
-@check("driver", needs=(f"files/{INSTALLER_LOG}",))
+@check("driver", may_find=reads(f"files/{INSTALLER_LOG}"))
 def installer_refused_loaded(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The host installer's last run aborted because an NVIDIA module it was to replace is
     loaded ("ERROR: An NVIDIA kernel module 'nvidia' appears to already be loaded in your
