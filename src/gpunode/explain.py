@@ -32,7 +32,7 @@ from gpunode.job_errors import job_error
 from gpunode.kb import Cause, KnowledgeBase, Match, MatchSource, load_kb
 from gpunode.parse.pasted import NAME_HEADS, NEEDLES, PastedNames
 from gpunode.state_lines import state_line
-from gpunode.xid import XID_LINE_PATTERNS, XidInfo, classify, xids_in_line
+from gpunode.xid import SXID_LINE, XID_LINE_PATTERNS, XidInfo, classify, sxid_fatal, xids_in_line
 
 # Sources whose patterns describe free text a user may paste. node_file patterns
 # describe configuration files and would misfire on arbitrary text.
@@ -158,6 +158,9 @@ def candidate_matchers(kb: KnowledgeBase, component: str | None = None) -> list[
     ]
 
 
+_NVSWITCH_FATAL = "nvswitch_fatal_error"
+
+
 class Matcher:
     """Scans lines against signatures; feed it blocks, then ask for the result."""
 
@@ -165,9 +168,14 @@ class Matcher:
                  max_line: int = MAX_LINE_PIECE, kb: KnowledgeBase | None = None) -> None:
         self._matchers = list(matchers)
         self._max_quotes = max_quotes
-        self._prefilter = build_prefilter(tuple(m.pattern for _, m in self._matchers))
+        #: The NVSwitch fatal error's cause where it is a candidate: an SXid line without its
+        #: severity word names it by its number's class in the SXid catalog (xid.sxid_fatal).
+        self._sxid_cause = next((c for c, _ in self._matchers if c.code == _NVSWITCH_FATAL), None)
         self._patterns = tuple([*(m.pattern for _, m in self._matchers),
-                                *(p.pattern for p in XID_LINE_PATTERNS)])
+                                *(p.pattern for p in XID_LINE_PATTERNS),
+                                *((SXID_LINE.pattern,) if self._sxid_cause is not None else ())])
+        self._prefilter = build_prefilter(tuple(m.pattern for _, m in self._matchers)
+                                          + ((SXID_LINE.pattern,) if self._sxid_cause is not None else ()))
         #: Each signature's regex and the literals one of which its every match holds (none
         #: known: always tried); a line is searched only by the signatures it can match.
         self._checks = [(cause, m.regex, required_literals(m.pattern)) for cause, m in self._matchers]
@@ -286,6 +294,8 @@ class Matcher:
                 self._record(cause, line_no, line)
         for code, rest in xids_in_line(line):
             self._xids[(code, classify(code, rest).action)] += 1
+        if self._sxid_cause is not None and "SXid" in line and sxid_fatal(line) is not None:
+            self._record(self._sxid_cause, line_no, line)
 
     def _record(self, cause: Cause, line_no: int, line: str) -> None:
         found = self._found.get(cause.code)

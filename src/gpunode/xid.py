@@ -162,3 +162,68 @@ def xids_in_line(line: str) -> list[tuple[int, str]]:
         if match is not None:
             found.append((int(match.group(1)), match.group(2)))
     return found
+
+
+# The NVSwitch's own error numbers (SXids), keyed like the Xid catalog: data/sxid.toml.
+SXidClass = Literal["non_fatal", "fatal", "always_fatal", "notable"]
+#: Classes whose report stops NVLink traffic through the switch until a restart.
+SXID_FATAL: frozenset[str] = frozenset({"fatal", "always_fatal"})
+
+
+class SXidInfo(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One SXid catalog entry."""
+
+    code: int
+    name: str
+    sxid_class: SXidClass = msgspec.field(name="class")
+    recovery: str
+
+
+class _SXidFile(msgspec.Struct, forbid_unknown_fields=True):
+    sxid: list[SXidInfo]
+
+
+def parse_sxid_catalog(text: str, origin: str = "sxid.toml") -> Mapping[int, SXidInfo]:
+    """Decode and validate SXid catalog text: classes by the schema, each number once."""
+    try:
+        parsed = msgspec.convert(tomllib.loads(text), _SXidFile)
+    except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
+        raise BundleError(f"{origin}: invalid SXid catalog: {exc}") from exc
+    out: dict[int, SXidInfo] = {}
+    for entry in parsed.sxid:
+        if entry.code in out:
+            raise BundleError(f"{origin}: invalid SXid catalog: SXid {entry.code} is listed twice")
+        out[entry.code] = entry
+    return out
+
+
+@cache
+def load_sxid_catalog() -> Mapping[int, SXidInfo]:
+    """The SXid catalog shipped with the package (read once per process)."""
+    text = resources.files("gpunode").joinpath("data/sxid.toml").read_text("utf-8")
+    return parse_sxid_catalog(text)
+
+
+#: An NVSwitch error report as the nvswitch driver prints it: the switch's PCI address, the
+#: SXid number, then either its severity word ("Fatal", "Non-fatal") or one of the report's
+#: other lines ("Data {...}", "Severity 5 Engine instance ...").
+SXID_LINE = lazy_compile(r"\bSXid \(PCI:[0-9a-fA-F:.]+\): (\d+),\s*(.*)")
+_SXID_SEVERITY = lazy_compile(r"^(?i:(non-?fatal)|fatal)\b")
+
+
+def sxid_fatal(line: str) -> SXidInfo | None:
+    """The catalog entry of the fatal SXid ``line`` reports, or None: the line's own severity
+    word decides where it has one (a "Non-fatal" line never is, a "Fatal" one of a number the
+    catalog lacks still is); else the number's class in the catalog (a number it lacks: None)."""
+    found = SXID_LINE.search(line) if "SXid" in line else None
+    if found is None:
+        return None
+    code = int(found[1])
+    entry = load_sxid_catalog().get(code)
+    said = _SXID_SEVERITY.search(found[2])
+    if said is not None:
+        if said[1] is not None:
+            return None
+        return entry or SXidInfo(code, "not in the SXid catalog", "fatal",
+                                 "see NVIDIA's Fabric Manager user guide")
+    return entry if entry is not None and entry.sxid_class in SXID_FATAL else None

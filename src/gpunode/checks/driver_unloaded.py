@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 import msgspec
 
 from gpunode.bundle.kube import ContainerStatus, Pod
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import check, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive, decisive_line
@@ -82,6 +82,43 @@ def installer_stopped(ctx: NodeContext, component: str) -> Iterator[Finding]:
     found = _installer_log(ctx, component) or _installer_container(ctx, component)
     if found is not None:
         yield found
+
+
+#: The conflict a loaded driver makes with an install over it.
+_CONFLICT = "host_driver_conflict"
+#: nvidia-installer's abort (its ERROR: prefix; the same words as a WARNING: go on to unload).
+_INSTALLER_ERROR = lazy_compile(r"^\s*ERROR: ")
+#: The installer's own word that a run installed the driver (install-from-cwd.c: "Installation of
+#: the NVIDIA Accelerated Graphics Driver for Linux-x86_64 (version: 550.54.15) is now complete.").
+_INSTALLED = lazy_compile(r"(?i)\bInstallation of the NVIDIA .{0,200}\bis now complete\b")
+
+
+@check("driver", may_find=reads(f"files/{INSTALLER_LOG}"))
+def installer_refused_loaded(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The host installer's last run aborted because an NVIDIA module it was to replace is
+    loaded ("ERROR: An NVIDIA kernel module 'nvidia' appears to already be loaded in your
+    kernel", NVIDIA/nvidia-installer kernel.c): on a node whose driver is loaded that module
+    is the driver the install did not replace, the catalogued conflict with a driver already
+    loaded, which the loaded module confirms rather than contradicts. A node without a loaded
+    driver is ``installer_stopped``'s; a log whose run then installed the driver, or whose
+    words are the installer's warning that goes on to unload, says nothing here."""
+    if driver_never_loaded(ctx):
+        return
+    split = ctx.text_lines("files", INSTALLER_LOG)
+    conflict = ctx.kb.get(_CONFLICT)
+    if split is None or conflict is None:
+        return
+    lines = split[0]
+    signed = [(c, m) for c, m in _installer_signatures(ctx.kb, component) if c is conflict]
+    index = next((i for i in range(len(lines) - 1, -1, -1)
+                  if _INSTALLER_ERROR.search(lines[i]) and any(m.regex.search(lines[i]) for _, m in signed)),
+                 None)
+    if index is None or any(_INSTALLED.search(line) for line in lines[index:]):
+        return
+    where = ctx.obs.path_of("files", INSTALLER_LOG)
+    said = line_finding(ctx.kb, component, Status.FAILED, Decisive(index + 1, lines[index].strip(), 2),
+                        f"{where}:{index + 1}", verb="refuses to install over the loaded driver")
+    yield msgspec.structs.replace(said, cause=conflict.code, specificity=conflict.specificity)
 
 
 def _installer_log(ctx: NodeContext, component: str) -> Finding | None:

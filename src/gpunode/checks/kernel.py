@@ -52,9 +52,21 @@ _MODULE_WORDS = ("Unknown symbol", "disagrees about version", "Invalid module fo
 _PEER_WORDS = ("nv_mem ", "nvidia-peermem ")
 _MODULE_GATE, _CRASH_GATE, _PEER_GATE = (
     lazy_compile("|".join(map(re.escape, words))) for words in (_MODULE_WORDS, _CRASH_WORDS, _PEER_WORDS))
+#: The x86 module loader's refusal of a module whose relocations do not fit the running kernel
+#: (arch/x86/kernel/module.c apply_relocate_add: "x86/modules: Skipping invalid relocation
+#: target, existing value is nonzero for type %d, loc %p, val %Lx", then ENOEXEC, which modprobe
+#: reports as "Exec format error"; "overflow in relocation type %d val %Lx"). The module was
+#: built against another configuration of the kernel (flatcar-archive/coreos-overlay#1839: the
+#: NVIDIA module built in a developer container without pahole). The line names no module.
+_RELOCATION = "x86/modules: "
+_UNNAMED_REFUSAL = lazy_compile(r"\bx86/modules: Skipping invalid relocation target\b|"
+                                r"\boverflow in relocation type \d+ val\b")
+#: A livepatch module refused the same way names what it patches on the next line
+#: ("livepatch: failed to initialize patch 'livepatch_nfsd' for module 'nfsd' (-8)").
+_LIVEPATCH = "livepatch:"
 #: Literals one of which every line judged here holds (most nodes' logs: none).
-_LITERALS = ("NVRM", "nvidia-nvlink: ", "nvidia-uvm: ", "nvidia-fs:", *_MODULE_WORDS, *_PEER_WORDS,
-             *_CRASH_WORDS, _LINKED_IN)
+_LITERALS = (_RELOCATION, "overflow in relocation type", "NVRM", "nvidia-nvlink: ", "nvidia-uvm: ",
+             "nvidia-fs:", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS, _LINKED_IN)
 #: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
 #: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
 #: ("nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"):
@@ -204,18 +216,39 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     # no line is asked (a word in a line is in the log)
     gates = tuple(gate for gate in (_MODULE_GATE, _CRASH_GATE, _PEER_GATE) if gate.search(text))
     adapter: tuple[int, str] | None = None
-    for index, line in enumerate(split[0]):
+    unnamed: tuple[int, str] | None = None
+    lines = split[0]
+    for index, line in enumerate(lines):
+        if (("relocation" in line and _UNNAMED_REFUSAL.search(line))
+                and not (index + 1 < len(lines) and _LIVEPATCH in lines[index + 1])):
+            unnamed = (index + 1, line.strip())
+            continue
         owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates)
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
         elif owner is not None:
             out[owner] = (index + 1, line.strip())
+    if unnamed is not None and _modules_settled(ctx, "ofed"):
+        # a refusal that names no module: on a GPU node the module built against the node's
+        # kernel outside its tree is the driver's, unless MOFED's driver pods, which build
+        # theirs too, are not all up (then either may be refused: nothing is said)
+        out.setdefault("driver", unnamed)
     if adapter is not None:  # the GPU's own, unless the driver said why (its own line, failure or notice)
         driver_speaks = "driver" in out or any(_driver_notice(line, catalog.named_in) for line in split[0])
         out.setdefault("driver" if driver_speaks else "gpu-hardware", adapter)
     if _PROBE_FAILED.search(out.get("driver", (0, ""))[1]) and _refused_served(ctx, text):
         out.setdefault("gpu-hardware", out.pop("driver"))
     return out
+
+
+def _modules_settled(ctx: NodeContext, component: str) -> bool:
+    """Whether ``component``'s pods on the node, if any, all run ready without a restart: the
+    modules they build loaded."""
+    for sp in ctx.stack_pods(component):
+        for status in sp.pod.status.container_statuses:
+            if not status.ready or status.restart_count:
+                return False
+    return True
 
 
 def _refused_served(ctx: NodeContext, text: str) -> bool:

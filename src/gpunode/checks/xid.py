@@ -26,7 +26,7 @@ from gpunode.parse.gpu_ref import bus_id_in_line, gpu_values, normal_bus_id
 from gpunode.parse.kernel_log import iter_xid_events
 from gpunode.parse.nvidia_smi import GpuInfo
 from gpunode.relazy import lazy_compile
-from gpunode.xid import XidInfo, classify
+from gpunode.xid import XidInfo, classify, sxid_fatal
 
 MAX_XID_EVIDENCE = 3
 _PLUGIN_XID = lazy_compile(r"XidCriticalError: Xid=(\d+)")
@@ -64,6 +64,41 @@ def xid_reports(ctx: NodeContext, component: str) -> Iterator[Finding]:
     benign = [s for s in seen if not s.info.is_root_cause]
     if benign:
         yield unknown(component, _benign_summary(benign), *_evidence(benign))
+
+
+#: The catalogued cause of a fatal NVSwitch error, and the word every SXid line holds.
+_NVSWITCH_FATAL = "nvswitch_fatal_error"
+_SXID = "SXid"
+#: A report line that carries its own severity word: the cause's signature reads those.
+_SXID_WORDED = lazy_compile(r"SXid \(PCI:[^)]*\): \d+, (?i:non-?fatal|fatal)\b")
+
+
+def _may_hold_sxid(ctx: NodeContext) -> bool:
+    return _SXID in (ctx.obs.cmd.get("dmesg.txt") or "")
+
+
+@check("gpu-hardware", may_find=_may_hold_sxid)
+def sxid_reports(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """An NVSwitch error report line without its severity word ("nvidia-nvswitch1: SXid
+    (PCI:0000:84:00.0): 12028, Data {...}"), read by its number in NVIDIA's SXid catalog
+    (data/sxid.toml, the Fabric Manager user guide's appendix D): a number the catalog
+    classes fatal is the NVSwitch fatal error whatever line of its report survived; a
+    non-fatal or notable number, or one the catalog lacks, says nothing here."""
+    split = ctx.text_lines("cmd", "dmesg.txt")
+    if split is None:
+        return
+    path = ctx.obs.path_of("cmd", "dmesg.txt")
+    for index, line in enumerate(split[0]):
+        if _SXID not in line or _SXID_WORDED.search(line):
+            continue
+        entry = sxid_fatal(line)
+        if entry is None:
+            continue
+        cause = ctx.kb.get(_NVSWITCH_FATAL)
+        yield problem(component, _NVSWITCH_FATAL, _line_evidence(path, index + 1, line),
+                      status=cause.severity, specificity=cause.specificity, sxid=str(entry.code),
+                      sxid_name=entry.name, sxid_class=entry.sxid_class, sxid_recovery=entry.recovery)
+        return
 
 
 def _xid_problem(ctx: NodeContext, component: str, cause: str, sightings: list[XidSeen]) -> Finding:

@@ -1,0 +1,65 @@
+# ruff: noqa: E501  (real log lines are long)
+"""The kernel's own vocabulary on the simulated Falcon AI cluster: NVSwitch SXid report lines
+without their severity word, read by the number's class in the SXid catalog (a fatal number is
+the NVSwitch fatal error, a corrected one leaves the node healthy), and the x86 module loader's
+refusal that names no module (the driver's, unless MOFED's module-building pods are down or the
+refused module is a livepatch that names what it patches)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpunode.bundle.load import load_bundle, read_node_observations
+from gpunode.diagnose import diagnose
+from gpunode.model import NodeReport
+from gpunode.sim import load_scenario
+from gpunode.sim.build import build_world
+from gpunode.sim.finalize import finalize
+from gpunode.sim.writer import write
+
+NODE = "gpu-wk-02"
+
+
+def _report(tmp: Path, *lines: str) -> NodeReport:
+    world = build_world(load_scenario("falcon-ai"))
+    world.node(NODE).host.kernel_events.extend(lines)
+    finalize(world)
+    bundle = write(world, tmp / "bundle")
+    (report,) = diagnose(load_bundle(bundle), read_node_observations, [NODE]).nodes
+    return report
+
+
+def test_fatal_sxid_data_line(tmp_path: Path) -> None:
+    report = _report(tmp_path, "[ 8123.001122] nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028, Data {0x000001c0, 0x00bd5c8a, 0x00000500}")
+    assert [(r.component, r.cause) for r in report.root_causes] == [("gpu-hardware", "nvswitch_fatal_error")]
+
+
+def test_corrected_sxid_data_line_is_healthy(tmp_path: Path) -> None:
+    report = _report(tmp_path, "[ 8123.001122] nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 11012, Data {0x00000000, 0x00000001}")
+    assert not report.root_causes
+
+
+_RELOCATION = ("[  412.220041] module: x86/modules: Skipping invalid relocation target, existing value is "
+               "nonzero for type 1, loc 00000000c1a0b6f1, val ffffffffc0e2c3e8")
+
+
+def test_unnamed_relocation_refusal_is_the_drivers(tmp_path: Path) -> None:
+    report = _report(tmp_path, _RELOCATION)
+    assert [(r.component, r.cause) for r in report.root_causes] == [("driver", "error_module_load")]
+
+
+def test_livepatch_relocation_refusal_is_not_the_drivers(tmp_path: Path) -> None:
+    report = _report(tmp_path, _RELOCATION,
+                     "[  412.220050] livepatch: failed to initialize patch 'livepatch_nfsd' for module 'nfsd' (-8)")
+    assert ("driver", "error_module_load") not in [(r.component, r.cause) for r in report.root_causes]
+
+
+def test_vf_vectors_exhausted_is_the_kernels(tmp_path: Path) -> None:
+    report = _report(tmp_path, "[  301.552210] ice 0000:3b:00.0: Failed to enable SRIOV: Only 0 MSI-X interrupts available for SR-IOV. Not enough to support minimum of 2 MSI-X interrupts per VF for 1 VFs")
+    assert [(r.component, r.cause) for r in report.root_causes] == [("kernel", "error_resource_exhausted")]
+
+
+def test_vfs_enabled_is_healthy(tmp_path: Path) -> None:
+    report = _report(tmp_path, "[  301.552210] ice 0000:3b:00.0: Enabling 4 VFs with 17 vectors and 16 queues per VF",
+                     "[  301.552299] ixgbe 0000:04:00.0 enp4s0f0: SR-IOV enabled with 1 VFs")
+    assert not report.root_causes
