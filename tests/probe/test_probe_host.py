@@ -151,3 +151,19 @@ def test_the_newest_runsc_boot_logs_are_kept(node_root: Path, tmp_path: Path) ->
     write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), bundle)
     kept = sorted(p.name for p in (bundle / "nodes/gpu-wk-01/files/var/log/runsc").iterdir())
     assert kept == [f"runsc.log.20240710-21043{stamp}.000000.boot.txt" for stamp in range(2, 6)]
+
+
+def test_dkms_make_logs_of_the_newest_driver_versions_are_kept(node_root: Path, tmp_path: Path) -> None:
+    """DKMS builds the NVIDIA module in /var/lib/dkms/nvidia/<version>/build and names its
+    make.log when the build fails: the probe keeps the newest versions' logs, not the
+    ``kernel-<release>-<arch>`` links DKMS keeps beside them, nor another module's."""
+    for version in ("470.256.02", "535.183.01", "550.54.14"):
+        put(node_root, f"var/lib/dkms/nvidia/{version}/build/make.log",
+            f"DKMS make.log for nvidia-{version}\n")
+    put(node_root, "var/lib/dkms/nvidia/kernel-5.15.0-119-generic-x86_64/build/make.log", "link\n")
+    put(node_root, "var/lib/dkms/zfs/2.1.5/build/make.log", "zfs\n")
+    bundle = tmp_path / "bundle"
+    write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), bundle)
+    kept = sorted(p.parent.parent.name for p in
+                  (bundle / "nodes/gpu-wk-01/files/var/lib/dkms").rglob("make.log"))
+    assert kept == ["535.183.01", "550.54.14"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -100,6 +101,13 @@ LOG_TAILS = (FABRIC_MANAGER_LOG, RUNTIME_LOG, CLI_LOG, INSTALLER_LOG)
 #: boot logs (checks/runsc_log.py), of which the newest few are kept.
 RUNSC_LOG_DIR = "/var/log/runsc"
 RUNSC_BOOT_LOGS = 4
+#: DKMS's build tree of the NVIDIA module, one folder a driver version
+#: (``/var/lib/dkms/<module>/<version>/build``): its ``make.log`` is the module's last build
+#: for that version, the file DKMS names when the build fails ("Error! Bad return status for
+#: module build on kernel: ... Consult /var/lib/dkms/<module>/<version>/build/make.log for
+#: more information."). The newest versions' logs are kept (checks/driver_unloaded.py).
+DKMS_NVIDIA_DIR = "/var/lib/dkms/nvidia"
+DKMS_MAKE_LOGS = 2
 _DMESG_SECONDS = lazy_compile(r"^\[\s*(\d+\.\d+)\]")
 
 
@@ -138,7 +146,7 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
         pci_gpus=_pci_gpus(fs),
         pci_read=bool(fs.listdir(PCI_DEVICES)),
     )
-    for path in (*LOG_TAILS, *_runsc_boot_logs(fs)):
+    for path in (*LOG_TAILS, *_runsc_boot_logs(fs), *dkms_make_logs(fs)):
         _log_tail(fs, path)
     _kubelet_config(fs)
     return msgspec.structs.replace(facts, read_errors=tuple(fs.errors)), log_text
@@ -480,6 +488,18 @@ def _runsc_boot_logs(fs: HostFS) -> list[str]:
         return []
     boots = sorted(name for name in names if name.endswith(".boot.txt"))
     return [f"{RUNSC_LOG_DIR}/{name}" for name in boots[-RUNSC_BOOT_LOGS:]]
+
+
+def dkms_make_logs(fs: HostFS) -> list[str]:
+    """The make.log of DKMS's build tree for the newest NVIDIA driver versions DKMS holds
+    (version folders only: DKMS also keeps ``kernel-<release>-<arch>`` links there)."""
+    versions = [name for name in fs.listdir(DKMS_NVIDIA_DIR) if name[:1].isdigit()]
+    versions.sort(key=_version_key)
+    return [f"{DKMS_NVIDIA_DIR}/{name}/build/make.log" for name in versions[-DKMS_MAKE_LOGS:]]
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", name))
 
 
 def _log_tail(fs: HostFS, path: str) -> None:
