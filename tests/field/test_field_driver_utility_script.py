@@ -28,8 +28,8 @@ NO_SSHD = "/bin/bash: line 1: /usr/sbin/sshd: No such file or directory"
 
 
 def _job(text: str) -> Case:
-    ev: dict[str, Any] = {"kind": "log", "object": {"kind": "Pod", "name": "cuda-smi", "namespace": "default"},
-                          "text": text + "\n"}
+    pod = {"kind": "Pod", "name": "cuda-smi", "namespace": "default"}
+    ev: dict[str, Any] = {"kind": "log", "object": pod, "text": text + "\n"}
     return synthetic_case("x-driver-utility-script", [ev], platform="docker", healthy=False,
                           cluster={"driver_mode": "host"})
 
