@@ -217,3 +217,48 @@ def test_a_failed_make_log_on_a_node_whose_driver_is_loaded_is_history() -> None
     assert top_pair(_host(_make_log(CC_CHECK), loaded=True)) is None
     # look-alike: a build that finished leaves the node's driver loaded
     assert top_pair(_host(_make_log(BUILT))) is None
+
+
+def _syslog(text: str) -> dict[str, Any]:
+    return {"kind": "node-file", "path": "var/log/messages", "text": text}
+
+
+#: ComputeCanada/puppet-magic_castle#91: the Puppet agent's vGPU driver install could not fetch
+#: its repository package (curl's exit code 7, the server never reached).
+REPO = ("Feb  4 11:43:46 gpu-node2 puppet-agent[1074]: (/Stage[main]/Profile::Gpu::Install::Vgpu/"
+        "Package[arbutus-cloud-vgpu-repo]/ensure) change from 'absent' to 'present' failed: Execution of "
+        "'/usr/bin/rpm -i http://repo.example.org/vgpu-repo.el7.noarch.rpm' returned 1: curl: (7) Failed "
+        "connect to repo.example.org:80; Connection timed out\n")
+
+
+def test_the_driver_s_install_in_syslog_that_never_reached_its_repository() -> None:
+    assert top_pair(_host(_syslog(REPO), loaded=False)) == ("driver", "driver_repo_unreachable")
+
+
+def test_syslog_lines_are_no_verdict_where_they_name_no_cause_or_no_driver() -> None:
+    # look-alike: the same line on a node whose driver is loaded (an old run) is history
+    assert top_pair(_host(_syslog(REPO), loaded=True)) is None
+    # look-alike: another service's download that never reached its server names no GPU
+    other = ("Feb  4 11:50:02 gpu-node2 backup[2211]: upload failed: curl: (7) Failed connect to "
+             "backup.example.org:443; Connection timed out\n")
+    pair = top_pair(_host(_syslog(other), loaded=False))
+    assert pair != ("driver", "driver_repo_unreachable")
+    # look-alike: a line naming the GPU in no catalogued words is not the driver's verdict
+    plain = "Feb  4 11:51:00 gpu-node2 gpu-monitor[77]: error: probe returned 3\n"
+    assert top_pair(_host(_syslog(plain), loaded=False)) == top_pair(_host(loaded=False))
+
+
+def test_curl_s_codes_for_a_server_never_reached_are_the_repository_unreachable() -> None:
+    kb = load_kb()
+    cause = kb.get("driver_repo_unreachable")
+    assert cause is not None
+
+    def says(line: str) -> bool:
+        return any(m.regex.search(line) for m in cause.match)
+
+    assert says("curl: (6) Could not resolve host: download.nvidia.com")
+    assert says('[Errno 14] curl#7 - "Failed connect to developer.download.nvidia.com:443; Connection refused"')
+    assert says("curl: (28) Operation timed out after 300000 milliseconds with 0 bytes received")
+    # look-alikes: a server that answered with an error, another code sharing a digit
+    assert not says("curl: (22) The requested URL returned error: 404 Not Found")
+    assert not says("curl: (77) error setting certificate verify locations")

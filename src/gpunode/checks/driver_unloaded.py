@@ -20,6 +20,12 @@ blocked by it:
   words read it (the kernel's compiler check, "*** Failed CC version check. Bailing out! ***"),
   else the class of its decisive line. It also says why where the installer's own log
   gives only a class (nvidia-installer quotes DKMS's failure and points at this file);
+- the host's syslog as the probe keeps it (``/var/log/messages``, ``/var/log/syslog``: only
+  the lines that name the GPU or its driver, gpunode.parse.syslog), where configuration
+  management or a provisioning script that installs the driver logs: a line there that names
+  a catalogued cause of the driver in the driver container's words (a repository it could not
+  reach, ComputeCanada/puppet-magic_castle#91's Puppet agent). Only a catalogued cause: the
+  host's other lines that mention a GPU are no verdict on the driver;
 - GKE's driver installer, the init container ``nvidia-driver-installer`` (the name GKE's
   installer DaemonSets give it, GoogleCloudPlatform/container-engine-accelerators
   nvidia-driver-installer/cos/daemonset-preloaded.yaml, and the one GKE's managed device
@@ -45,6 +51,7 @@ from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive, decisive_line
 from gpunode.kb import Cause, KnowledgeBase, Match
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.syslog import SYSLOG_FILES, names_gpu_driver
 from gpunode.relazy import lazy_compile
 
 #: The host installer's log as the probe keeps it (gpunode.probe.host.INSTALLER_LOG).
@@ -92,7 +99,7 @@ def installer_stopped(ctx: NodeContext, component: str) -> Iterator[Finding]:
     found = _installer_log(ctx, component)
     if found is None or found.cause in {cls.code for cls, _ in ctx.kb.classes}:
         found = _dkms_make_log(ctx, component) or found
-    found = found or _installer_container(ctx, component)
+    found = found or _installer_container(ctx, component) or _syslog(ctx, component)
     if found is not None:
         yield found
 
@@ -107,6 +114,21 @@ def _installer_log(ctx: NodeContext, component: str) -> Finding | None:
     where = ctx.obs.path_of("files", INSTALLER_LOG)
     return _said(ctx.kb, component, lines, where, _installer_signatures(ctx.kb, component),
                  verb="stops installing", summary=_CLOSING_SUMMARY)
+
+
+def _syslog(ctx: NodeContext, component: str) -> Finding | None:
+    """A line of the host's syslog (its lines that name the GPU or its driver) in which the
+    driver's signatures for nvidia-installer's and the driver container's words name a cause."""
+    for name in SYSLOG_FILES:
+        split = ctx.text_lines("files", name.lstrip("/"))
+        if split is None:
+            continue
+        lines = [line if names_gpu_driver(line) else "" for line in split[0]]
+        said = _said(ctx.kb, component, lines, ctx.obs.path_of("files", name.lstrip("/")),
+                     _installer_signatures(ctx.kb, component), verb="is not installed", classes=False)
+        if said is not None:
+            return said
+    return None
 
 
 def _dkms_make_log(ctx: NodeContext, component: str) -> Finding | None:
@@ -188,11 +210,11 @@ def _state_word(status: ContainerStatus) -> str:
 
 def _said(kb: KnowledgeBase, component: str, lines: Sequence[str], where: str,
           signed: Sequence[tuple[Cause, Match]], *, verb: str,
-          summary: re.Pattern[str] | None = None) -> Finding | None:
+          summary: re.Pattern[str] | None = None, classes: bool = True) -> Finding | None:
     """The line that names a catalogued cause (the most specific; the last of equals), else
     the decisive line in its class; None where no line reads as a failure. ``summary``: the
     program's closing line that only points at its log, passed over where another line
-    reads as a failure."""
+    reads as a failure. ``classes``: False where only a catalogued cause is a verdict."""
     best: tuple[Cause, int] | None = None
     for index, line in enumerate(lines):
         for cause, match in signed:
@@ -208,6 +230,8 @@ def _said(kb: KnowledgeBase, component: str, lines: Sequence[str], where: str,
         found = Decisive(index + 1, lines[index].strip(), 2)
         said = line_finding(kb, component, Status.FAILED, found, at, verb=verb)
         return msgspec.structs.replace(said, cause=cause.code, specificity=cause.specificity)
+    if not classes:
+        return None
     told = [("" if summary is not None and summary.search(line) else line) for line in lines]
     decided = decisive_line(told, kb.class_of) or decisive_line(lines, kb.class_of)
     if decided is None:

@@ -29,6 +29,7 @@ from gpunode.parse.infiniband import PORT_ERROR_COUNTERS, SYSFS_INFINIBAND, Rdma
 from gpunode.parse.kernel_log import parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.oci_hooks import MAX_HOOK_BYTES, OCI_HOOK_DIRS, parse_oci_hook
+from gpunode.parse.syslog import SYSLOG_FILES, SYSLOG_READ_BYTES, syslog_kept
 from gpunode.probe.host_facts import (
     CdiSpecFact,
     HostFacts,
@@ -149,6 +150,8 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
     for path in (*LOG_TAILS, *_runsc_boot_logs(fs), *dkms_make_logs(fs)):
         _log_tail(fs, path)
     _kubelet_config(fs)
+    for path in SYSLOG_FILES:
+        _syslog(fs, path)
     return msgspec.structs.replace(facts, read_errors=tuple(fs.errors)), log_text
 
 
@@ -488,6 +491,25 @@ def _runsc_boot_logs(fs: HostFS) -> list[str]:
         return []
     boots = sorted(name for name in names if name.endswith(".boot.txt"))
     return [f"{RUNSC_LOG_DIR}/{name}" for name in boots[-RUNSC_BOOT_LOGS:]]
+
+
+def _syslog(fs: HostFS, path: str) -> None:
+    """Keep the lines of the syslog's tail that name the GPU or its driver (gpunode.parse.syslog),
+    where a host driver's installer (configuration management, a provisioning script) logs."""
+    info = fs.lstat(path)
+    if info is None:
+        return
+    try:
+        with open(fs.resolve(path), "rb") as handle:
+            start = max(0, info.st_size - SYSLOG_READ_BYTES)
+            handle.seek(start)
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError as exc:
+        fs.errors.append(f"{path}: {exc.strerror or exc}")
+        return
+    kept = syslog_kept(text if start else "\n" + text)
+    if kept:
+        fs.texts[path] = kept
 
 
 def dkms_make_logs(fs: HostFS) -> list[str]:
