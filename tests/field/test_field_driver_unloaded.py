@@ -257,7 +257,7 @@ def test_curl_s_codes_for_a_server_never_reached_are_the_repository_unreachable(
         return any(m.regex.search(line) for m in cause.match)
 
     assert says("curl: (6) Could not resolve host: download.nvidia.com")
-    assert says('[Errno 14] curl#7 - "Failed connect to developer.download.nvidia.com:443; Connection refused"')
+    assert says('[Errno 14] curl#7 - "Failed connect to repo.example.org:443; Connection refused"')
     assert says("curl: (28) Operation timed out after 300000 milliseconds with 0 bytes received")
     # look-alikes: a server that answered with an error, another code sharing a digit
     assert not says("curl: (22) The requested URL returned error: 404 Not Found")
