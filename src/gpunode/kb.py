@@ -220,6 +220,14 @@ _ADMISSION_REFUSED = lazy_compile(
     r"\bis forbidden: (?:unable to validate against any (?:security context constraint|pod security policy)|"
     r"violates PodSecurity\b)")
 
+#: The shell that could not run a program by its path: bash's words in a script ("<script>:
+#: line <n>: <path>: No such file or directory", execve's ENOENT for the command, exit status
+#: 127) say in another form what dash says as "<script>: <n>: <path>: not found" and bash
+#: itself as "command not found" for a name looked up in PATH. A path in a folder of programs
+#: (bin, sbin, libexec) is the command the shell ran, not a file it was asked to read, so it is
+#: read as the program not found.
+_SHELL_RAN_NO_PROGRAM = lazy_compile(
+    r"(?P<head>:\s*line \d+: /(?:[\w.+-]+/)*(?:s?bin|libexec)/[\w.+-]+): No such file or directory\s*$")
 #: A cache entry not yet computed (None is a computed answer).
 _UNSEEN = object()
 
@@ -348,6 +356,7 @@ class KnowledgeBase:
         if _STRCONV.search(line) and not _NAMES_CONFIG.search(line):
             line = _STRCONV.sub("not a number", line)  # a value read elsewhere, not configured
         line = _NOT_THE_REASON.sub("", line) or line
+        line = _SHELL_RAN_NO_PROGRAM.sub(r"\g<head>: not found", line)
         if _LOADER_FAILED.search(line) or _VALIDATING_CONFIG.search(line) \
                 or _ADMISSION_REFUSED.search(line):  # the whole line decides
             return self._first_class(line)

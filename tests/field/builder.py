@@ -146,6 +146,11 @@ _MODULE_NOT_INSTALLED = re.compile(
     r"|Unable to load the kernel module|The kernel module failed to load|Installation has failed)",
     re.MULTILINE)
 _INSTALLER_LOG = "var/log/nvidia-installer.log"
+#: DKMS's build log of the NVIDIA module (``var/lib/dkms/nvidia/<version>/build/make.log``)
+#: and make's own stop in it ("make[2]: *** [<file>:<line>: <target>] Error 1"): a build that
+#: failed, so DKMS installed no module for that kernel.
+_DKMS_MAKE_LOG = re.compile(r"^/?var/lib/dkms/nvidia/[^/]+/build/make\.log$")
+_MAKE_STOPPED = re.compile(r"^make(?:\[\d+\])?: \*\*\* .*\bError \d+\s*$", re.MULTILINE)
 #: Evidence that the node's driver answers: nvidia-smi's table, the loaded module's version
 #: file, the module in lsmod.
 _DRIVER_ANSWERS = re.compile(r"Driver Version: *\d|^NVRM version:|^nvidia +\d", re.MULTILINE)
@@ -155,7 +160,9 @@ def _driver_loaded(case: Case) -> bool:
     """Whether the case's node has an NVIDIA kernel module loaded: ``cluster.gpu_node.
     driver_loaded`` where the case says, else not where the evidence shows the driver never
     came up and nothing shows it answering: a host driver whose installer log
-    (``var/log/nvidia-installer.log``) ends its run on the kernel module, or GKE's driver
+    (``var/log/nvidia-installer.log``) ends its run on the kernel module or whose DKMS build
+    log of the NVIDIA module (``var/lib/dkms/nvidia/<version>/build/make.log``) ends on make's
+    error, or GKE's driver
     installer, the init container of GKE's device plugin, shown never finishing (an
     ``Init:`` state: the plugin waits for the driver libraries it installs)."""
     over = case.cluster.gpu_node
@@ -168,6 +175,9 @@ def _driver_loaded(case: Case) -> bool:
     for ev in case.evidence:
         if (isinstance(ev, NodeFileEv) and ev.path == _INSTALLER_LOG and case.cluster.driver_mode == "host"
                 and _MODULE_NOT_INSTALLED.search(ev.text)):
+            return False
+        if (isinstance(ev, NodeFileEv) and _DKMS_MAKE_LOG.match(ev.path)
+                and case.cluster.driver_mode == "host" and _MAKE_STOPPED.search(ev.text)):
             return False
         if (isinstance(ev, PodStateEv) and ev.component == "gke-device-plugin"
                 and ev.container == "nvidia-driver-installer" and ev.state.startswith("Init:")):

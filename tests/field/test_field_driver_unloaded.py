@@ -171,3 +171,94 @@ def test_a_waiting_installer_on_a_node_whose_driver_is_loaded_is_not_the_driver(
     case = synthetic_case("x-gke-installer-loaded", [GKE_LABELS, *_installer("Init:0/1")], platform="gke",
                           healthy=False, cluster=loaded)
     assert top_pair(case) != ("driver", "driver_not_loaded")
+
+
+def _make_log(text: str, version: str = "550.54.14") -> dict[str, Any]:
+    return {"kind": "node-file", "path": f"var/lib/dkms/nvidia/{version}/build/make.log", "text": text}
+
+
+#: The driver's kbuild compiler check stopping DKMS's build (Bumblebee-Project/Bumblebee#712's
+#: words): the kernel was built by another compiler than the one installed.
+CC_CHECK = ("warning: the compiler differs from the one used to build the kernel\n"
+            "  The kernel was built by: gcc-12 (Debian 12.2.0-14) 12.2.0\n"
+            "  You are using:           gcc (Debian 14.2.0-8) 14.2.0\n"
+            "*** Failed CC version check. Bailing out! ***\n"
+            "make[2]: *** [/var/lib/dkms/nvidia/550.54.14/build/Kbuild:212: cc_version_check] Error 1\n")
+#: A DKMS build stopped by a compile error the knowledge base does not catalogue.
+COMPILE = ("DKMS make.log for nvidia-550.54.14 for kernel 6.11.0-9-generic (x86_64)\n"
+           "/var/lib/dkms/nvidia/550.54.14/build/nvidia/nv.c:42:5: error: implicit declaration of "
+           "function 'foo_bar' [-Werror=implicit-function-declaration]\n"
+           "make[3]: *** [scripts/Makefile.build:244: "
+           "/var/lib/dkms/nvidia/550.54.14/build/nvidia/nv.o] Error 1\n")
+#: A build that finished: make's lines with no error.
+BUILT = ("DKMS make.log for nvidia-550.54.14 for kernel 6.8.0-45-generic (x86_64)\n"
+         "  LD [M]  /var/lib/dkms/nvidia/550.54.14/build/nvidia.ko\n"
+         "make[1]: Leaving directory '/usr/src/linux-headers-6.8.0-45-generic'\n")
+
+
+def test_dkms_s_make_log_of_a_failed_build_names_the_driver_s_cause() -> None:
+    # the driver container's words for the compiler check, read in DKMS's build log
+    assert top_pair(_host(_make_log(CC_CHECK))) == ("driver", "gcc_mismatch")
+
+
+def test_a_make_log_line_no_cause_names_is_its_class() -> None:
+    pair = top_pair(_host(_make_log(COMPILE)))
+    assert pair is not None and pair[0] == "driver"
+
+
+def test_dkms_s_make_log_says_why_where_the_installer_s_log_gives_only_a_class(tmp_path: Path) -> None:
+    report = _report(_host(_log(NO_CC), _make_log(CC_CHECK), loaded=False), tmp_path)
+    top = next(n for n in report.nodes if n.name == NODE).root_causes[0]
+    assert (top.component, top.cause) == ("driver", "gcc_mismatch")
+
+
+def test_a_failed_make_log_on_a_node_whose_driver_is_loaded_is_history() -> None:
+    # look-alike: a build for another kernel failed, and the driver serves its GPUs (lsmod lists it)
+    assert top_pair(_host(_make_log(CC_CHECK), loaded=True)) is None
+    # look-alike: a build that finished leaves the node's driver loaded
+    assert top_pair(_host(_make_log(BUILT))) is None
+
+
+def _syslog(text: str) -> dict[str, Any]:
+    return {"kind": "node-file", "path": "var/log/messages", "text": text}
+
+
+#: ComputeCanada/puppet-magic_castle#91: the Puppet agent's vGPU driver install could not fetch
+#: its repository package (curl's exit code 7, the server never reached).
+REPO = ("Feb  4 11:43:46 gpu-node2 puppet-agent[1074]: (/Stage[main]/Profile::Gpu::Install::Vgpu/"
+        "Package[arbutus-cloud-vgpu-repo]/ensure) change from 'absent' to 'present' failed: Execution of "
+        "'/usr/bin/rpm -i http://repo.example.org/vgpu-repo.el7.noarch.rpm' returned 1: curl: (7) Failed "
+        "connect to repo.example.org:80; Connection timed out\n")
+
+
+def test_the_driver_s_install_in_syslog_that_never_reached_its_repository() -> None:
+    assert top_pair(_host(_syslog(REPO), loaded=False)) == ("driver", "driver_repo_unreachable")
+
+
+def test_syslog_lines_are_no_verdict_where_they_name_no_cause_or_no_driver() -> None:
+    # look-alike: the same line on a node whose driver is loaded (an old run) is history
+    assert top_pair(_host(_syslog(REPO), loaded=True)) is None
+    # look-alike: another service's download that never reached its server names no GPU
+    other = ("Feb  4 11:50:02 gpu-node2 backup[2211]: upload failed: curl: (7) Failed connect to "
+             "backup.example.org:443; Connection timed out\n")
+    pair = top_pair(_host(_syslog(other), loaded=False))
+    assert pair != ("driver", "driver_repo_unreachable")
+    # look-alike: a line naming the GPU in no catalogued words is not the driver's verdict
+    plain = "Feb  4 11:51:00 gpu-node2 gpu-monitor[77]: error: probe returned 3\n"
+    assert top_pair(_host(_syslog(plain), loaded=False)) == top_pair(_host(loaded=False))
+
+
+def test_curl_s_codes_for_a_server_never_reached_are_the_repository_unreachable() -> None:
+    kb = load_kb()
+    cause = kb.get("driver_repo_unreachable")
+    assert cause is not None
+
+    def says(line: str) -> bool:
+        return any(m.regex.search(line) for m in cause.match)
+
+    assert says("curl: (6) Could not resolve host: download.nvidia.com")
+    assert says('[Errno 14] curl#7 - "Failed connect to repo.example.org:443; Connection refused"')
+    assert says("curl: (28) Operation timed out after 300000 milliseconds with 0 bytes received")
+    # look-alikes: a server that answered with an error, another code sharing a digit
+    assert not says("curl: (22) The requested URL returned error: 404 Not Found")
+    assert not says("curl: (77) error setting certificate verify locations")

@@ -151,3 +151,36 @@ def test_the_newest_runsc_boot_logs_are_kept(node_root: Path, tmp_path: Path) ->
     write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), bundle)
     kept = sorted(p.name for p in (bundle / "nodes/gpu-wk-01/files/var/log/runsc").iterdir())
     assert kept == [f"runsc.log.20240710-21043{stamp}.000000.boot.txt" for stamp in range(2, 6)]
+
+
+def test_dkms_make_logs_of_the_newest_driver_versions_are_kept(node_root: Path, tmp_path: Path) -> None:
+    """DKMS builds the NVIDIA module in /var/lib/dkms/nvidia/<version>/build and names its
+    make.log when the build fails: the probe keeps the newest versions' logs, not the
+    ``kernel-<release>-<arch>`` links DKMS keeps beside them, nor another module's."""
+    for version in ("470.256.02", "535.183.01", "550.54.14"):
+        put(node_root, f"var/lib/dkms/nvidia/{version}/build/make.log",
+            f"DKMS make.log for nvidia-{version}\n")
+    put(node_root, "var/lib/dkms/nvidia/kernel-5.15.0-119-generic-x86_64/build/make.log", "link\n")
+    put(node_root, "var/lib/dkms/zfs/2.1.5/build/make.log", "zfs\n")
+    bundle = tmp_path / "bundle"
+    write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), bundle)
+    kept = sorted(p.parent.parent.name for p in
+                  (bundle / "nodes/gpu-wk-01/files/var/lib/dkms").rglob("make.log"))
+    assert kept == ["535.183.01", "550.54.14"]
+
+
+def test_syslog_lines_naming_the_gpu_driver_are_kept_and_no_others(node_root: Path, tmp_path: Path) -> None:
+    """A host driver installed by configuration management logs to syslog: the probe keeps
+    the lines that name the GPU or its driver, not the rest of the host's log."""
+    put(node_root, "var/log/messages",
+        "Feb  4 11:43:40 gpu-node2 sshd[901]: Accepted publickey for centos from 10.0.0.7\n"
+        "Feb  4 11:43:46 gpu-node2 puppet-agent[1074]: (/Stage[main]/Profile::Gpu::Install::Vgpu/"
+        "Package[arbutus-cloud-vgpu-repo]/ensure) change from 'absent' to 'present' failed\n"
+        "Feb  4 11:43:47 gpu-node2 systemd[1]: Started Session 3 of user centos.\n")
+    bundle = tmp_path / "bundle"
+    write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), bundle)
+    kept = (bundle / "nodes/gpu-wk-01/files/var/log/messages").read_text(encoding="utf-8")
+    assert kept.splitlines() == [
+        "Feb  4 11:43:46 gpu-node2 puppet-agent[1074]: (/Stage[main]/Profile::Gpu::Install::Vgpu/"
+        "Package[arbutus-cloud-vgpu-repo]/ensure) change from 'absent' to 'present' failed"]
+    assert not (bundle / "nodes/gpu-wk-01/files/var/log/syslog").exists()

@@ -12,6 +12,20 @@ blocked by it:
   driver whose signature for that file, or for the driver container's log (where the GPU
   Operator runs the same nvidia-installer), matches a line of it, else the class of the line
   that ends the run as a failure (nvidia-installer's ``ERROR:`` lines, DKMS's and make's);
+- DKMS's build log of the NVIDIA module (``/var/lib/dkms/nvidia/<version>/build/make.log``,
+  the file DKMS names when the module's build fails: "Error! Bad return status for module
+  build on kernel: ... Consult /var/lib/dkms/<module>/<version>/build/make.log for more
+  information."), newest version first: it holds kbuild's output for the same sources
+  nvidia-installer and the driver container build, so the driver's signatures for their
+  words read it (the kernel's compiler check, "*** Failed CC version check. Bailing out! ***"),
+  else the class of its decisive line. It also says why where the installer's own log
+  gives only a class (nvidia-installer quotes DKMS's failure and points at this file);
+- the host's syslog as the probe keeps it (``/var/log/messages``, ``/var/log/syslog``: only
+  the lines that name the GPU or its driver, gpunode.parse.syslog), where configuration
+  management or a provisioning script that installs the driver logs: a line there that names
+  a catalogued cause of the driver in the driver container's words (a repository it could not
+  reach, ComputeCanada/puppet-magic_castle#91's Puppet agent). Only a catalogued cause: the
+  host's other lines that mention a GPU are no verdict on the driver;
 - GKE's driver installer, the init container ``nvidia-driver-installer`` (the name GKE's
   installer DaemonSets give it, GoogleCloudPlatform/container-engine-accelerators
   nvidia-driver-installer/cos/daemonset-preloaded.yaml, and the one GKE's managed device
@@ -37,6 +51,7 @@ from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive, decisive_line
 from gpunode.kb import Cause, KnowledgeBase, Match
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.syslog import SYSLOG_FILES, names_gpu_driver
 from gpunode.relazy import lazy_compile
 
 #: The host installer's log as the probe keeps it (gpunode.probe.host.INSTALLER_LOG).
@@ -45,6 +60,8 @@ INSTALLER_LOG = "var/log/nvidia-installer.log"
 DRIVER_CONTAINER = "nvidia-driver-ctr"
 #: The driver installer's init container in GKE's installer DaemonSets and device plugin pods.
 INSTALLER_CONTAINER = "nvidia-driver-installer"
+#: DKMS's build log of the NVIDIA module, one a driver version (gpunode.probe.host.DKMS_NVIDIA_DIR).
+_DKMS_MAKE_LOG = lazy_compile(r"^var/lib/dkms/nvidia/([^/]+)/build/make\.log$")
 #: The loaded module's own version file (present exactly while nvidia.ko is loaded).
 _VERSION_FILE = "proc/driver/nvidia/version"
 #: nvidia-smi's table naming the driver it reached.
@@ -79,7 +96,10 @@ def installer_stopped(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The driver's installer says why a node without a loaded driver has none."""
     if not driver_never_loaded(ctx):
         return
-    found = _installer_log(ctx, component) or _installer_container(ctx, component)
+    found = _installer_log(ctx, component)
+    if found is None or found.cause in {cls.code for cls, _ in ctx.kb.classes}:
+        found = _dkms_make_log(ctx, component) or found
+    found = found or _installer_container(ctx, component) or _syslog(ctx, component)
     if found is not None:
         yield found
 
@@ -131,6 +151,44 @@ def _installer_log(ctx: NodeContext, component: str) -> Finding | None:
     where = ctx.obs.path_of("files", INSTALLER_LOG)
     return _said(ctx.kb, component, lines, where, _installer_signatures(ctx.kb, component),
                  verb="stops installing", summary=_CLOSING_SUMMARY)
+
+
+def _syslog(ctx: NodeContext, component: str) -> Finding | None:
+    """A line of the host's syslog (its lines that name the GPU or its driver) in which the
+    driver's signatures for nvidia-installer's and the driver container's words name a cause."""
+    for name in SYSLOG_FILES:
+        split = ctx.text_lines("files", name.lstrip("/"))
+        if split is None:
+            continue
+        lines = [line if names_gpu_driver(line) else "" for line in split[0]]
+        said = _said(ctx.kb, component, lines, ctx.obs.path_of("files", name.lstrip("/")),
+                     _installer_signatures(ctx.kb, component), verb="is not installed", classes=False)
+        if said is not None:
+            return said
+    return None
+
+
+def _dkms_make_log(ctx: NodeContext, component: str) -> Finding | None:
+    """The newest DKMS build log of the NVIDIA module that reads as a failure: a catalogued
+    cause of the driver for nvidia-installer's words, else the class of its decisive line."""
+    logs = sorted(((_version_key(m[1]), name) for name in ctx.obs.files
+                   if (m := _DKMS_MAKE_LOG.match(name)) is not None), reverse=True)
+    for _, name in logs:
+        split = ctx.text_lines("files", name)
+        if split is None:
+            continue
+        said = _said(ctx.kb, component, split[0], ctx.obs.path_of("files", name),
+                     _installer_signatures(ctx.kb, component), verb="stops building its module")
+        if said is not None:
+            return said
+    return None
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in _DIGITS.findall(version))
+
+
+_DIGITS = lazy_compile(r"\d+")
 
 
 def _installer_signatures(kb: KnowledgeBase, component: str) -> tuple[tuple[Cause, Match], ...]:
@@ -189,11 +247,11 @@ def _state_word(status: ContainerStatus) -> str:
 
 def _said(kb: KnowledgeBase, component: str, lines: Sequence[str], where: str,
           signed: Sequence[tuple[Cause, Match]], *, verb: str,
-          summary: re.Pattern[str] | None = None) -> Finding | None:
+          summary: re.Pattern[str] | None = None, classes: bool = True) -> Finding | None:
     """The line that names a catalogued cause (the most specific; the last of equals), else
     the decisive line in its class; None where no line reads as a failure. ``summary``: the
     program's closing line that only points at its log, passed over where another line
-    reads as a failure."""
+    reads as a failure. ``classes``: False where only a catalogued cause is a verdict."""
     best: tuple[Cause, int] | None = None
     for index, line in enumerate(lines):
         for cause, match in signed:
@@ -209,6 +267,8 @@ def _said(kb: KnowledgeBase, component: str, lines: Sequence[str], where: str,
         found = Decisive(index + 1, lines[index].strip(), 2)
         said = line_finding(kb, component, Status.FAILED, found, at, verb=verb)
         return msgspec.structs.replace(said, cause=cause.code, specificity=cause.specificity)
+    if not classes:
+        return None
     told = [("" if summary is not None and summary.search(line) else line) for line in lines]
     decided = decisive_line(told, kb.class_of) or decisive_line(lines, kb.class_of)
     if decided is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ from gpunode.parse.infiniband import PORT_ERROR_COUNTERS, SYSFS_INFINIBAND, Rdma
 from gpunode.parse.kernel_log import parse_kernel_log
 from gpunode.parse.modules import KernelModule, parse_modules
 from gpunode.parse.oci_hooks import MAX_HOOK_BYTES, OCI_HOOK_DIRS, parse_oci_hook
+from gpunode.parse.syslog import SYSLOG_FILES, SYSLOG_READ_BYTES, syslog_kept
 from gpunode.probe.host_facts import (
     CdiSpecFact,
     HostFacts,
@@ -100,6 +102,13 @@ LOG_TAILS = (FABRIC_MANAGER_LOG, RUNTIME_LOG, CLI_LOG, INSTALLER_LOG)
 #: boot logs (checks/runsc_log.py), of which the newest few are kept.
 RUNSC_LOG_DIR = "/var/log/runsc"
 RUNSC_BOOT_LOGS = 4
+#: DKMS's build tree of the NVIDIA module, one folder a driver version
+#: (``/var/lib/dkms/<module>/<version>/build``): its ``make.log`` is the module's last build
+#: for that version, the file DKMS names when the build fails ("Error! Bad return status for
+#: module build on kernel: ... Consult /var/lib/dkms/<module>/<version>/build/make.log for
+#: more information."). The newest versions' logs are kept (checks/driver_unloaded.py).
+DKMS_NVIDIA_DIR = "/var/lib/dkms/nvidia"
+DKMS_MAKE_LOGS = 2
 _DMESG_SECONDS = lazy_compile(r"^\[\s*(\d+\.\d+)\]")
 
 
@@ -138,9 +147,11 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
         pci_gpus=_pci_gpus(fs),
         pci_read=bool(fs.listdir(PCI_DEVICES)),
     )
-    for path in (*LOG_TAILS, *_runsc_boot_logs(fs)):
+    for path in (*LOG_TAILS, *_runsc_boot_logs(fs), *dkms_make_logs(fs)):
         _log_tail(fs, path)
     _kubelet_config(fs)
+    for path in SYSLOG_FILES:
+        _syslog(fs, path)
     return msgspec.structs.replace(facts, read_errors=tuple(fs.errors)), log_text
 
 
@@ -480,6 +491,37 @@ def _runsc_boot_logs(fs: HostFS) -> list[str]:
         return []
     boots = sorted(name for name in names if name.endswith(".boot.txt"))
     return [f"{RUNSC_LOG_DIR}/{name}" for name in boots[-RUNSC_BOOT_LOGS:]]
+
+
+def _syslog(fs: HostFS, path: str) -> None:
+    """Keep the lines of the syslog's tail that name the GPU or its driver (gpunode.parse.syslog),
+    where a host driver's installer (configuration management, a provisioning script) logs."""
+    info = fs.lstat(path)
+    if info is None:
+        return
+    try:
+        with open(fs.resolve(path), "rb") as handle:
+            start = max(0, info.st_size - SYSLOG_READ_BYTES)
+            handle.seek(start)
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError as exc:
+        fs.errors.append(f"{path}: {exc.strerror or exc}")
+        return
+    kept = syslog_kept(text if start else "\n" + text)
+    if kept:
+        fs.texts[path] = kept
+
+
+def dkms_make_logs(fs: HostFS) -> list[str]:
+    """The make.log of DKMS's build tree for the newest NVIDIA driver versions DKMS holds
+    (version folders only: DKMS also keeps ``kernel-<release>-<arch>`` links there)."""
+    versions = [name for name in fs.listdir(DKMS_NVIDIA_DIR) if name[:1].isdigit()]
+    versions.sort(key=_version_key)
+    return [f"{DKMS_NVIDIA_DIR}/{name}/build/make.log" for name in versions[-DKMS_MAKE_LOGS:]]
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", name))
 
 
 def _log_tail(fs: HostFS, path: str) -> None:
