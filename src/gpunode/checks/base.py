@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from typing import NamedTuple
 
 from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
@@ -86,11 +87,12 @@ class FilesMatching(FileGate):
         return any(search(path) for path in ctx.obs.files)
 
 
-@dataclass(frozen=True)
-class PodsHere:
+class PodsHere(NamedTuple):
     """A ``may_find`` gate: open where ``component`` has a stack pod on the node. A check of
     that component that reads only its pods here (their logs, their statuses) is not called
-    on a node where it is not deployed, as on most nodes most of the catalog's components."""
+    on a node where it is not deployed, as on most nodes most of the catalog's components.
+    (A named tuple: ``NodePlan.shut`` hashes the shut ones on every node, a tuple's hash in C
+    where a frozen dataclass's is a Python function.)"""
 
     component: str
 
@@ -98,9 +100,9 @@ class PodsHere:
         return bool(ctx.stack_pods(self.component))
 
 
-def pods_here(component: str) -> PodsHere:
+def pods_here(component: str) -> NodeGate:
     """The gate of a check that finds nothing on a node without a pod of ``component``."""
-    return PodsHere(component)
+    return PodsHere(component)  # type: ignore[return-value]  # (mypy reads no named tuple as callable)
 
 
 def any_logged_workload(ctx: NodeContext) -> bool:
@@ -184,6 +186,9 @@ class NodePlan:
     #: mostly lack the same, and the gates are shut on nearly all of them.
     _runs: dict[tuple[object, ...], tuple[ComponentRun, ...]] = field(
         default_factory=dict, compare=False, repr=False)
+    #: This plan in ``lacking``'s key: hashed by identity in C, where the plan's ``needs``
+    #: and ``reads`` would be hashed on every node (each ``Reads`` by a Python function).
+    _token: object = field(default_factory=object, compare=False, repr=False)
 
     @cached_property
     def ids(self) -> tuple[str, ...]:
@@ -197,7 +202,7 @@ class NodePlan:
         there (the cluster lists are the facts'), so it is read once per such set and kept on
         the facts (``ClusterFacts.shared``): a fleet's nodes were collected alike."""
         obs = ctx.obs
-        key = (_LACKING, self.needs, self.reads, frozenset(obs.cmd), frozenset(obs.files),
+        key = (_LACKING, self._token, frozenset(obs.cmd), frozenset(obs.files),
                frozenset(obs.metrics), ctx.node is not None)
         shared = ctx.facts.shared
         known = shared.get(key)

@@ -38,7 +38,10 @@ _LITERAL = "Xid 78"
 
 
 def _may_find(ctx: NodeContext) -> bool:
-    return "78" in (ctx.obs.cmd.get("dmesg.txt") or "")
+    """Both ways in need the kernel log's "Xid " and a "78": a parsed Xid event (read only
+    from a log holding "Xid ") and the quoted form. "78" alone is in a third of the logs."""
+    text = ctx.obs.cmd.get("dmesg.txt") or ""
+    return "Xid " in text and "78" in text
 
 
 @check("driver", may_find=_may_find)
