@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
+from gpunode.facts import ClusterFacts
 from gpunode.lazy import cached_property
 from gpunode.model import Evidence, Finding, Status
 
@@ -42,9 +43,9 @@ class Check:
 
 
 class FileGate(ABC):
-    """A ``may_find`` gate of the node's files alone (which there are, not what they hold).
-    Nodes collected alike have the same files, so such a gate is asked once per set of
-    files (``NodePlan.lacking``), not once per node."""
+    """A ``may_find`` gate of the node's files alone (which there are, not what they hold),
+    or of the cluster's facts alone (``InFleet``). Nodes collected alike have the same files,
+    so such a gate is asked once per set of files (``NodePlan.lacking``), not once per node."""
 
     @abstractmethod
     def __call__(self, ctx: NodeContext) -> bool:
@@ -87,6 +88,24 @@ class FilesMatching(FileGate):
         return any(search(path) for path in ctx.obs.files)
 
 
+@dataclass(frozen=True)
+class InFleet(FileGate):
+    """Open where ``reading`` of the cluster's facts holds anything: the gate of a check that
+    finds nothing where a fleet-wide list is empty (the refused pods, the ComputeDomains, the
+    pending workloads), as most bundles' are. Its answer is the same for every node, so it is
+    asked with the file gates (``NodePlan.lacking``), once per set of files, not per node."""
+
+    reading: Callable[[ClusterFacts], object]
+
+    def __call__(self, ctx: NodeContext) -> bool:
+        return bool(self.reading(ctx.facts))
+
+
+def in_fleet(reading: Callable[[ClusterFacts], object]) -> InFleet:
+    """The gate of a check that finds nothing where ``reading`` of the facts is empty."""
+    return InFleet(reading)
+
+
 class PodsHere(NamedTuple):
     """A ``may_find`` gate: open where ``component`` has a stack pod on the node. A check of
     that component that reads only its pods here (their logs, their statuses) is not called
@@ -103,6 +122,33 @@ class PodsHere(NamedTuple):
 def pods_here(component: str) -> NodeGate:
     """The gate of a check that finds nothing on a node without a pod of ``component``."""
     return PodsHere(component)  # type: ignore[return-value]  # (mypy reads no named tuple as callable)
+
+
+class KernelLogHolds(NamedTuple):
+    """A ``may_find`` gate: open where the node's kernel log (``cmd/dmesg.txt``) holds every
+    literal of one of ``groups``, which every line its check reads must hold. One code object
+    for every such gate: a healthy node asks each one and runs the same few lines for all."""
+
+    groups: tuple[tuple[str, ...], ...]
+
+    def __call__(self, ctx: NodeContext) -> bool:
+        text = ctx.obs.cmd.get("dmesg.txt")
+        if not text:
+            return False
+        for group in self.groups:
+            for literal in group:
+                if literal not in text:
+                    break
+            else:
+                return True
+        return False
+
+
+def kernel_log_holds(*groups: str | tuple[str, ...]) -> NodeGate:
+    """The gate of a check that finds nothing in a kernel log without one of ``groups``: a
+    literal, or a tuple of literals the log must all hold."""
+    gate = KernelLogHolds(tuple([(g,) if isinstance(g, str) else g for g in groups]))
+    return gate  # type: ignore[return-value]  # (mypy reads no named tuple as callable)
 
 
 def any_logged_workload(ctx: NodeContext) -> bool:
