@@ -135,9 +135,34 @@ def line_starts(program: Any, block: bytes) -> Iterator[int]:
         pos = end + 1
 
 
+#: RE2's unanchored search, as the binding's ``_Regexp`` asks its C object for it: where the
+#: binding has both, ``line_indexes`` calls the C search itself (its ``search`` is a Python
+#: generator over it, two Python functions a call, for spans it then only reads).
+_UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+
+
 def line_indexes(program: Any, data: bytes) -> list[int]:
     """Indexes of the ``\n``-separated lines of ``data`` where ``program`` finds a match
     start (``kb.candidate_lines`` over bytes)."""
+    regexp = getattr(program, "_regexp", None)
+    if regexp is None or _UNANCHORED is None:
+        return _searched_line_indexes(program, data)
+    found: list[int] = []
+    pos, line = 0, 0
+    match, size = regexp.Match, len(data)
+    # the first span is the whole match's, (-1, -1) where there is none
+    while (start := match(_UNANCHORED, data, pos, size)[0][0]) >= 0:
+        line += data.count(b"\n", pos, start)
+        found.append(line)
+        end = data.find(b"\n", start)
+        if end < 0:
+            break
+        pos, line = end + 1, line + 1
+    return found
+
+
+def _searched_line_indexes(program: Any, data: bytes) -> list[int]:
+    """``line_indexes`` through the binding's ``search``."""
     found: list[int] = []
     pos, line = 0, 0
     search = program.search

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
+from operator import attrgetter
 
 from gpunode.bundle.kube import ComputeDomain, Pod, ResourceSlice
 from gpunode.catalog import load_catalog
 from gpunode.checks.admission import DECIDED_BY, bypassed, plugin_answer, requested, webhook_owner
-from gpunode.checks.base import check, not_deployed, ok, pods_here, problem, unknown
+from gpunode.checks.base import check, in_fleet, not_deployed, ok, pods_here, problem, unknown
 from gpunode.checks.cluster import cluster_check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import KUBELET_ADMISSION, Text, line_finding, pod_texts
@@ -202,7 +203,7 @@ def domains_of(domains: tuple[ComputeDomain, ...], node: str) -> list[tuple[Comp
     return [(cd, n.status) for cd in domains for n in (cd.status.nodes or ()) if n.name == node]
 
 
-@check(IMEX_COMPONENT)
+@check(IMEX_COMPONENT, may_find=in_fleet(attrgetter("compute_domains")))
 def compute_domain_ready(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A ComputeDomain that lists this node says whether its IMEX daemon here is ready; a
     NotReady daemon holds back every workload of that domain (no IMEX channel)."""

@@ -13,9 +13,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from typing import NamedTuple
 
 from gpunode.catalog import Catalog
 from gpunode.checks.context import NodeContext
+from gpunode.facts import ClusterFacts
 from gpunode.lazy import cached_property
 from gpunode.model import Evidence, Finding, Status
 
@@ -41,9 +43,9 @@ class Check:
 
 
 class FileGate(ABC):
-    """A ``may_find`` gate of the node's files alone (which there are, not what they hold).
-    Nodes collected alike have the same files, so such a gate is asked once per set of
-    files (``NodePlan.lacking``), not once per node."""
+    """A ``may_find`` gate of the node's files alone (which there are, not what they hold),
+    or of the cluster's facts alone (``InFleet``). Nodes collected alike have the same files,
+    so such a gate is asked once per set of files (``NodePlan.lacking``), not once per node."""
 
     @abstractmethod
     def __call__(self, ctx: NodeContext) -> bool:
@@ -87,10 +89,29 @@ class FilesMatching(FileGate):
 
 
 @dataclass(frozen=True)
-class PodsHere:
+class InFleet(FileGate):
+    """Open where ``reading`` of the cluster's facts holds anything: the gate of a check that
+    finds nothing where a fleet-wide list is empty (the refused pods, the ComputeDomains, the
+    pending workloads), as most bundles' are. Its answer is the same for every node, so it is
+    asked with the file gates (``NodePlan.lacking``), once per set of files, not per node."""
+
+    reading: Callable[[ClusterFacts], object]
+
+    def __call__(self, ctx: NodeContext) -> bool:
+        return bool(self.reading(ctx.facts))
+
+
+def in_fleet(reading: Callable[[ClusterFacts], object]) -> InFleet:
+    """The gate of a check that finds nothing where ``reading`` of the facts is empty."""
+    return InFleet(reading)
+
+
+class PodsHere(NamedTuple):
     """A ``may_find`` gate: open where ``component`` has a stack pod on the node. A check of
     that component that reads only its pods here (their logs, their statuses) is not called
-    on a node where it is not deployed, as on most nodes most of the catalog's components."""
+    on a node where it is not deployed, as on most nodes most of the catalog's components.
+    (A named tuple: ``NodePlan.shut`` hashes the shut ones on every node, a tuple's hash in C
+    where a frozen dataclass's is a Python function.)"""
 
     component: str
 
@@ -98,9 +119,36 @@ class PodsHere:
         return bool(ctx.stack_pods(self.component))
 
 
-def pods_here(component: str) -> PodsHere:
+def pods_here(component: str) -> NodeGate:
     """The gate of a check that finds nothing on a node without a pod of ``component``."""
-    return PodsHere(component)
+    return PodsHere(component)  # type: ignore[return-value]  # (mypy reads no named tuple as callable)
+
+
+class KernelLogHolds(NamedTuple):
+    """A ``may_find`` gate: open where the node's kernel log (``cmd/dmesg.txt``) holds every
+    literal of one of ``groups``, which every line its check reads must hold. One code object
+    for every such gate: a healthy node asks each one and runs the same few lines for all."""
+
+    groups: tuple[tuple[str, ...], ...]
+
+    def __call__(self, ctx: NodeContext) -> bool:
+        text = ctx.obs.cmd.get("dmesg.txt")
+        if not text:
+            return False
+        for group in self.groups:
+            for literal in group:
+                if literal not in text:
+                    break
+            else:
+                return True
+        return False
+
+
+def kernel_log_holds(*groups: str | tuple[str, ...]) -> NodeGate:
+    """The gate of a check that finds nothing in a kernel log without one of ``groups``: a
+    literal, or a tuple of literals the log must all hold."""
+    gate = KernelLogHolds(tuple([(g,) if isinstance(g, str) else g for g in groups]))
+    return gate  # type: ignore[return-value]  # (mypy reads no named tuple as callable)
 
 
 def any_logged_workload(ctx: NodeContext) -> bool:
@@ -184,6 +232,9 @@ class NodePlan:
     #: mostly lack the same, and the gates are shut on nearly all of them.
     _runs: dict[tuple[object, ...], tuple[ComponentRun, ...]] = field(
         default_factory=dict, compare=False, repr=False)
+    #: This plan in ``lacking``'s key: hashed by identity in C, where the plan's ``needs``
+    #: and ``reads`` would be hashed on every node (each ``Reads`` by a Python function).
+    _token: object = field(default_factory=object, compare=False, repr=False)
 
     @cached_property
     def ids(self) -> tuple[str, ...]:
@@ -197,7 +248,7 @@ class NodePlan:
         there (the cluster lists are the facts'), so it is read once per such set and kept on
         the facts (``ClusterFacts.shared``): a fleet's nodes were collected alike."""
         obs = ctx.obs
-        key = (_LACKING, self.needs, self.reads, frozenset(obs.cmd), frozenset(obs.files),
+        key = (_LACKING, self._token, frozenset(obs.cmd), frozenset(obs.files),
                frozenset(obs.metrics), ctx.node is not None)
         shared = ctx.facts.shared
         known = shared.get(key)

@@ -24,9 +24,10 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem, reads
+from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, in_fleet, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.checks.pods import collection_time
+from gpunode.facts import ClusterFacts
 from gpunode.gpus import quantity
 from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
@@ -37,7 +38,12 @@ STUCK_TERMINATING = timedelta(minutes=10)
 _ENDED = frozenset({"Succeeded", "Failed"})
 
 
-@check("kubelet", needs=("node",))
+def _pending_workloads(facts: ClusterFacts) -> list[Pod] | None:
+    """The fleet's GPU workload pods that no node runs (``workloads_by_node``'s ``""``)."""
+    return facts.workloads_by_node.get("")
+
+
+@check("kubelet", needs=("node",), may_find=in_fleet(_pending_workloads))
 def gpus_held_by_terminating_pods(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A pending GPU pod the scheduler refused for ``Insufficient <resource>`` would fit on
     this node but for pods stuck Terminating here (module docstring)."""

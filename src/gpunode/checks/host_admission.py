@@ -14,8 +14,9 @@ host feature and is not read here.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import attrgetter
 
-from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem
+from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, in_fleet, problem
 from gpunode.checks.context import NodeContext
 from gpunode.decisive import MAX_LINE
 from gpunode.model import Evidence, Finding
@@ -30,7 +31,7 @@ def host_feature_lacking(message: str) -> bool:
     return _HOST_LACKS.search(message) is not None
 
 
-@check("kubelet", needs=("cluster/pods",))
+@check("kubelet", needs=("cluster/pods",), may_find=in_fleet(attrgetter("refused_pods")))
 def host_feature_refusals(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A pod on this node refused at admission for a feature its host lacks (module
     docstring): the kubelet's host, not the pod, so every pod needing it fails here."""

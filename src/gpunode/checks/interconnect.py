@@ -254,9 +254,9 @@ def judge_fabric(
     still registering, or one whose registration failed, is Fabric Manager's (the
     fabric-manager component judges the state)."""
     done = [i for i in infos if i.registered]
-    domains = Counter((i.cluster_uuid, i.clique_id) for i in done)
-    if len(domains) > 1:
-        (major, _), *_ = domains.most_common()
+    domains = {(i.cluster_uuid, i.clique_id) for i in done}
+    if len(domains) > 1:  # (counted only where they differ)
+        (major, _), *_ = Counter((i.cluster_uuid, i.clique_id) for i in done).most_common()
         odd = [f"GPU {i.gpu}: clique {i.clique_id} of {i.cluster_uuid}" for i in done
                if (i.cluster_uuid, i.clique_id) != major]
         ev = _ev(ctx, source, f"{_listed(odd)}; the others: clique {major[1]} of {major[0]}")

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import check
+from gpunode.checks.base import any_logged_workload, check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.devices_lost import _running
@@ -146,7 +146,8 @@ def _hung_finding(ctx: NodeContext, component: str) -> Finding | None:
     return None
 
 
-@check("hami-device-plugin")
+# (both read only GPU workloads' logs: the shared gate spares their calls on nodes with none)
+@check("hami-device-plugin", may_find=any_logged_workload)
 def hami_core_start_hang(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """HAMi's plugin ships a HAMi-core that hangs a job at its start on this node's driver."""
     found = _hung_finding(ctx, component)
@@ -154,7 +155,7 @@ def hami_core_start_hang(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield found
 
 
-@check("volcano-device-plugin")
+@check("volcano-device-plugin", may_find=any_logged_workload)
 def volcano_core_start_hang(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Volcano's vGPU plugin ships a HAMi-core that hangs a job at its start on this driver."""
     found = _hung_finding(ctx, component)

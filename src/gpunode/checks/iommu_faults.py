@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.checks.base import check
+from gpunode.checks.base import check, kernel_log_holds
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import dmesg_device_finding
 from gpunode.model import Finding, Status
@@ -45,9 +45,7 @@ _NVRM_GPU = lazy_compile(rf"\bNVRM: .{{0,40}}\bPCI:(?:{_HEX}{{4,8}}:)?({_HEX}{{2
 _LITERALS = ("IO_PAGE_FAULT", "DMAR: [DMA ")
 
 
-def _may_fault(ctx: NodeContext) -> bool:
-    text = ctx.obs.cmd.get("dmesg.txt") or ""
-    return any(literal in text for literal in _LITERALS)
+_may_fault = kernel_log_holds(*_LITERALS)
 
 
 def _gpus(ctx: NodeContext, lines: list[str]) -> set[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.checks.base import check
+from gpunode.checks.base import check, kernel_log_holds
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive
@@ -43,9 +43,7 @@ def _finding(ctx: NodeContext, component: str, index: int, line: str) -> Finding
                         verb="fails in the kernel log", standalone="true", line_class="error_device")
 
 
-def _may_aer(ctx: NodeContext) -> bool:
-    text = ctx.obs.cmd.get("dmesg.txt") or ""
-    return "PCIe Bus Error" in text and "nvidia " in text
+_may_aer = kernel_log_holds(("PCIe Bus Error", "nvidia "))
 
 
 @check("gpu-hardware", may_find=_may_aer)  # dmesg is one of the GPU's sources, not its need

@@ -79,7 +79,9 @@ def nfd_label_unread(labels: Mapping[str, str], operator: bool) -> bool:
     """NFD labelled the node in no form the GPU Operator in use reads (``nfd_missed_vendor``),
     or, where the operator runs, only in a class+vendor form it did not take up
     (``classed_form_passed_over``): the node's own labels, not the form alone."""
-    return nfd_missed_vendor(labels, operator) or (operator and classed_form_passed_over(labels))
+    # (a node with the vendor-only label, every healthy one, is not asked about the other forms)
+    return nfd_missed_vendor(labels, operator) or (
+        operator and labels.get(_VENDOR_ONLY) != "true" and classed_form_passed_over(labels))
 
 
 def operator_sees_gpu(labels: Mapping[str, str]) -> bool:

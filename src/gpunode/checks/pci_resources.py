@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gpunode.checks.base import check
+from gpunode.checks.base import check, kernel_log_holds
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import dmesg_device_finding
 from gpunode.checks.operator import VM_WORKLOADS, WORKLOAD_CONFIG
@@ -41,8 +41,7 @@ _LITERAL = "t reserve ["
 _NVIDIA = "nvidia"
 
 
-def _may_reserve(ctx: NodeContext) -> bool:
-    return _LITERAL in (ctx.obs.cmd.get("dmesg.txt") or "")
+_may_reserve = kernel_log_holds(_LITERAL)
 
 
 def node_gpus(ctx: NodeContext) -> set[str]:

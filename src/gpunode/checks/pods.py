@@ -167,7 +167,7 @@ def _absence(ctx: NodeContext) -> _Absence:
     platform = ctx.platform
     key = (_ABSENT, read, platform.provides, platform.title, ctx.pods_complete)
     shared = ctx.facts.shared
-    table = cast("dict[str, Finding | None] | None", shared.get(key))
+    table: dict[str, Finding | None] | None = shared.get(key)  # type: ignore[assignment]  # (no cast() call)
     if table is None:
         table = shared[key] = {}
     known = ctx.memo[_ABSENT] = (key, shareable_components(ctx.facts), table)
@@ -187,7 +187,7 @@ def shareable_components(facts: ClusterFacts) -> frozenset[str]:
         known = facts.shared[_SHAREABLE] = frozenset(
             c.id for c in catalog.components
             if not c.required and not facts.daemonsets.get(c.id) and not catalog.replacers(c.id))
-    return cast("frozenset[str]", known)
+    return known  # type: ignore[return-value]  # (no cast() call: asked for every node)
 
 
 def _admin_label_unset(ctx: NodeContext, component: str) -> tuple[DaemonSet, Unmet] | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from fnmatch import fnmatchcase
-from typing import cast
 from weakref import WeakKeyDictionary
 
 import msgspec
@@ -82,7 +81,7 @@ def _node_plan(ctx: NodeContext, component: str) -> list[tuple[Scanner, Matchers
     lines (``ClusterFacts.side_logged``). Most nodes have none of these, and the same texts (no
     event, init containers that completed, a ready kubelet): their plan is shared."""
     known = ctx.memo.get(_PLAN_KEY)  # (``_plan_of`` without a call: asked for every component)
-    plan = _plan_of(ctx) if known is None else cast("_Plan", known)
+    plan: _Plan = _plan_of(ctx) if known is None else known  # type: ignore[assignment]  # (no cast() call)
     runs = plan.runs.get(component)
     if runs is None:
         runs = plan.runs[component] = [

@@ -41,7 +41,7 @@ def nvml_only_failure(ctx: NodeContext, component: str) -> Evidence | None:
     return None
 
 
-@check("device-plugin", needs=("node",))
+@check("device-plugin", needs=("node",), may_find=is_tegra)  # (none but a Tegra node is read)
 def nvml_only_plugin_on_tegra(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """An NVML-only device plugin that cannot load NVML on a Tegra node: the plugin build does
     not support the platform, and no runtime setting helps (its hint to set Docker's default

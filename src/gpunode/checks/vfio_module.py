@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterator, Mapping
 
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import check, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.checks.operator import WORKLOAD_CONFIG
 from gpunode.model import Evidence, Finding
@@ -40,7 +40,8 @@ def vfio_pci_missing(labels: Mapping[str, str], modules: Container[str] | None) 
             and "nvidia" not in modules)
 
 
-@check("vfio-manager", needs=("node",))
+# (the loaded modules are read from lsmod or /proc/modules: a node with neither has none to read)
+@check("vfio-manager", needs=("node",), may_find=reads("cmd/lsmod.txt", "files/proc/modules"))
 def vfio_pci_not_loaded(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The node's passthrough GPUs can be bound to no vfio-pci (module doc)."""
     node = ctx.node

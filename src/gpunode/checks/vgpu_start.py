@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.checks.base import check
+from gpunode.checks.base import check, kernel_log_holds
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive
@@ -37,8 +37,9 @@ _QUOTED = lazy_compile(
 _LITERAL = "Xid 78"
 
 
-def _may_find(ctx: NodeContext) -> bool:
-    return "78" in (ctx.obs.cmd.get("dmesg.txt") or "")
+#: Both ways in need the kernel log's "Xid " and a "78": a parsed Xid event (read only from a
+#: log holding "Xid ") and the quoted form. "78" alone is in a third of the logs.
+_may_find = kernel_log_holds(("Xid ", "78"))
 
 
 @check("driver", may_find=_may_find)

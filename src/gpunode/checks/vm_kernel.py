@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from gpunode.checks.base import check
+from gpunode.checks.base import check, kernel_log_holds
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.pci_resources import gpus_to_vms, names_node_gpu, node_gpus
@@ -63,8 +63,7 @@ def _finding(ctx: NodeContext, component: str, lines: Sequence[str], index: int,
                         standalone="true", line_class=line_class)
 
 
-def _may_refuse(ctx: NodeContext) -> bool:
-    return "interrupt remapping" in (ctx.obs.cmd.get("dmesg.txt") or "")
+_may_refuse = kernel_log_holds("interrupt remapping")
 
 
 @check("kernel", may_find=_may_refuse)  # dmesg is one of the kernel's sources, not its need
@@ -83,9 +82,7 @@ def _for_vms(ctx: NodeContext) -> bool:
     return gpus_to_vms(ctx) or any(ctx.stack_pods(c) for c in (VM_PLUGIN, VFIO_MANAGER))
 
 
-def _may_be_gone(ctx: NodeContext) -> bool:
-    text = ctx.obs.cmd.get("dmesg.txt") or ""
-    return "giving up" in text or "device inaccessible" in text
+_may_be_gone = kernel_log_holds("giving up", "device inaccessible")
 
 
 def gpu_not_back(line: str, gpus: set[str], for_vms: bool) -> bool:
@@ -104,9 +101,7 @@ def gpu_not_back_from_reset(ctx: NodeContext, component: str) -> Iterator[Findin
                        line_class="error_device")
 
 
-def _may_handshake(ctx: NodeContext) -> bool:
-    text = ctx.obs.cmd.get("dmesg.txt") or ""
-    return "SetGuestSystemInfo" in text or "Guest/Host" in text
+_may_handshake = kernel_log_holds("SetGuestSystemInfo", "Guest/Host")
 
 
 def _handshake_refused(line: str) -> bool:
