@@ -107,8 +107,14 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # 1,938 gained 11 and 22 (family rules, the builder's module flavour and DaemonSet refusals) and
 # lost one cause (pyxis#110, whose line two other cases label the missing hook binary). The
 # shares rise (0.8963 to 0.8994, 0.8437 to 0.8530).
-FLOOR_COMPONENT = Fraction(1805, 2007)
-FLOOR_CAUSE = Fraction(1712, 2007)
+# 1,861 and 1,773 of 2,058 with the 51 of batch Z (scored cold by 4f0e8e33, the family rules for
+# the 2,007's misses and the builder's never-loaded driver in: 22 and 20 of 51; then read by
+# general rules: 39 and 39); the first 2,007 gained 17 and 22 (a job's shared errors given their
+# likeliest layer, the never-loaded driver's installer evidence, NFD's class+vendor label, the
+# runtime's candidate list, the builder's reported taints) and lost none. The shares rise
+# (0.8994 to 0.9043, 0.8530 to 0.8615).
+FLOOR_COMPONENT = Fraction(1861, 2058)
+FLOOR_CAUSE = Fraction(1773, 2058)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -237,7 +243,17 @@ FLOOR_CAUSE = Fraction(1712, 2007)
 #: CCE's failed-remap event where the built nvidia-smi -q shows no remap failure, CUDA's bare
 #: unknown error 999 (immich#13045), and a failed module build on a node the builder gives a
 #: working driver (konvoy-image-builder#1200).
-FLOOR_MAX_HEALTHY_MISSES = 81
+#: 75: less eleven the general readings of 2026-12-07 read (a job's shared errors given their
+#: likeliest layer: immich#13045's 999, GL and EGL libraries (deepops#1223, docker-ubuntu-desktop
+#: #41, habitat-sim#1829), invalid kernel images (inference-snaps#255, lorax#237), DataLoader
+#: workers (detectron2#384), cuBLAS on an old driver (pyguppyclient#6); the never-loaded driver's
+#: installer evidence, konvoy-image-builder#1200; NFD's class+vendor label the operator passed
+#: over, gpu-operator#78 and #114), plus five of batch Z's 51 that no reading settles: MPI's IPC
+#: memhandle under cgroups that split a node's GPUs (OLCF's Summit note), a library only a site
+#: hook injects (CSCS's libdcgm), a divide by zero as a k3d job's only line (kserve#3922), a line
+#: in a provisioning log no collector reads (Dataproc's initialization log), and an SR-IOV state
+#: object the collector does not gather (OpenShift's sriov_numvfs note).
+FLOOR_MAX_HEALTHY_MISSES = 75
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
 #: 1: that one now read as one collector's item given up (e886b10).
@@ -297,8 +313,8 @@ FLOOR_MAX_FALSE_ALARMS = 10
 #: of batches T and T2 (the same kinds); 445 with the 21 of batch T3 (the same kinds); 481 with
 #: the 106 of batches U and V (the same kinds); 499 with the 65 of batches W, W3 and W4 (the
 #: same kinds: most expect a catalogued cause that explain gives as its line's class); 509 with
-#: the 69 of batches X and Y (the same kinds).
-FLOOR_MAX_UNEXPLAINED = 509
+#: the 69 of batches X and Y (the same kinds); 522 with the 51 of batch Z (the same kinds).
+FLOOR_MAX_UNEXPLAINED = 522
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (616 of 646 with the general error formats of b7e6b67, 630 of 660
 #: with the 14 cases added after them; 685 of 720 with the 62 added later; 760 of 798 with the 85
@@ -327,9 +343,10 @@ FLOOR_MAX_UNEXPLAINED = 509
 #: 1557 of 1633 (95.3 %) with batches U and V and the rules read for them; 1598 of 1683 (94.95 %)
 #: with batches W, W3 and W4, and 1602 of 1683 (95.2 %) once Docker's 'Error response from
 #: daemon:' and CUDA's texts for its errors 46 and 3 read as error lines; 1654 of 1734 (95.4 %)
-#: with batches X and Y and the rules read for them.
+#: with batches X and Y and the rules read for them; 1693 of 1775 (95.4 %, a share 0.00006
+#: lower) with batch Z and the rules read for it.
 BAR_EXPLAIN_DECISIVE = 0.95
-FLOOR_EXPLAIN_DECISIVE = Fraction(1654, 1734)
+FLOOR_EXPLAIN_DECISIVE = Fraction(1693, 1775)
 #: Root causes that are a bare state of a component whose own log in the case holds an error
 #: line (issue 20 wants none; lower this as the reading improves, never raise it). The one
 #: left: an init container blocked on a host driver that nvidia-smi rejects (exit 14), whose
