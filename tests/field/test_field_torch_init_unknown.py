@@ -2,8 +2,9 @@
 cudaErrorUnknown from CUDA's initialisation, before any of the job's kernels ran: the driver's
 state on the node (nvidia_uvm after a suspend, its device node never created), read as the
 driver's error_device. A job's own CUDA errors after its kernels ran (an illegal memory
-access, out of memory, a bare "unknown error") stay the job's. Lines from public reports,
-each address beside it."""
+access, out of memory) stay the job's; a bare "unknown error" is the driver's state too, read
+as its likeliest layer where no node fact settles it (checks.unsettled_words, degraded). Lines
+from public reports, each address beside it."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def test_cuda_init_unknown_error_is_the_drivers() -> None:
 
 def test_the_jobs_own_cuda_errors_stay_the_jobs() -> None:
     for line in ("RuntimeError: CUDA error: an illegal memory access was encountered",
-                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
-                 "RuntimeError: CUDA error: unknown error"):
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"):
         assert top_pair(_gpu_job(line)) is None
+
+
+def test_a_bare_unknown_error_is_the_drivers_likeliest() -> None:
+    assert top_pair(_gpu_job("RuntimeError: CUDA error: unknown error")) == ("driver", "error_device")

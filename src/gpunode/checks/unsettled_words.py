@@ -15,6 +15,8 @@ not prove it), with the fact that would settle it:
   driver's ``error_device``; the kernel log's Xids and a driver reload settle it. On a node
   that shares its GPUs between pods (MPS, time-slicing) nothing is said: an MPS client gets
   the same error where its server failed (NVIDIA/k8s-device-plugin#685, a pre-Volta GPU).
+  Nor where the job's own strace shows a driver device node refused to it (EPERM on
+  /dev/nvidiactl): that is the container's device access, not the driver's state.
 * CUDA's invalid kernel image (cudaErrorInvalidKernelImage and CUDA_ERROR_INVALID_IMAGE,
   200: "the device kernel image is invalid"), where the driver cannot load a kernel image
   that a newer CUDA toolchain built (PTX or cubin of a newer ISA than the driver's JIT
@@ -87,11 +89,18 @@ class Unsettled:
     #: A device resource (its name's prefix) the job's container must hold for the reading to
     #: stand: the error is that device's library's only where the job was given the device.
     needs_resource: str = ""
+    #: Whether the job's own record of a driver device node refused to it (an strace of
+    #: /dev/nvidiactl answering EPERM) rules the reading out: that is the container's device
+    #: access, which the toolkit and the runtime give, not the driver's state.
+    device_access_settles: bool = False
 
 
 #: CUDA's invalid kernel image, by name or the runtime's text for it.
 _INVALID_IMAGE = lazy_compile(r"\bdevice kernel image is invalid\b|\bcudaErrorInvalidKernelImage\b"
                               r"|\bCUDA_ERROR_INVALID_IMAGE\b")
+#: An strace line of a driver device node opened and refused (EPERM, EACCES): strace writes
+#: 'openat(AT_FDCWD, "/dev/nvidiactl", O_RDWR) = -1 EPERM (Operation not permitted)'.
+_DEVICE_REFUSED = lazy_compile(r'"/dev/nvidia[\w-]*"[^\n]*= -1 E(?:PERM|ACCES)\b')
 #: The driver's glvnd vendor libraries (GLX, EGL, GLES) by their soname.
 _VENDOR_LIBRARY = r"lib(?:GLX|EGL|GLESv2|GLESv1_CM)_nvidia\.so(?:\.\d+)*"
 #: A job failing to load one: the loader's own words, or a program's around the name.
@@ -119,7 +128,7 @@ _FORK_NO_MEMORY = lazy_compile(
 CUDA_UNKNOWN = Unsettled(
     "driver", "error_device",
     "the kernel log's Xids and whether a driver reload or reboot clears it (nvidia_uvm is loaded "
-    "or not read)", whole_gpus_only=True)
+    "or not read)", whole_gpus_only=True, device_access_settles=True)
 INVALID_IMAGE = Unsettled(
     "driver", "cuda_driver_too_old",
     "the CUDA version the job's image was built with against the node driver's", needs_newer_cuda=True)
@@ -152,6 +161,11 @@ def unsettled_reading(line: str) -> Unsettled | None:
     if "allocate memory" in line and _FORK_NO_MEMORY.search(line):
         return EFA_FORK_NO_MEMORY
     return None
+
+
+def device_refused(lines: Sequence[str]) -> bool:
+    """Whether the job's lines record a driver device node opened and refused (strace)."""
+    return any("/dev/nvidia" in line and _DEVICE_REFUSED.search(line) for line in lines)
 
 
 def unsettled_index(lines: Sequence[str]) -> tuple[int, Unsettled] | None:

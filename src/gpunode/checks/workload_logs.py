@@ -56,7 +56,7 @@ from gpunode.checks.no_cgroups import nvml_refused, skips_device_cgroup
 from gpunode.checks.nvml_query import unless_query_refused
 from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.checks.tegra_mounts import mounts_cuda, says_mounted_library_missing
-from gpunode.checks.unsettled_words import unsettled_index
+from gpunode.checks.unsettled_words import device_refused, unsettled_index
 from gpunode.checks.unversioned_library import own_unversioned_load
 from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
 from gpunode.checks.versions import HOST_VERSIONS
@@ -899,7 +899,8 @@ def _unsettled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
         return None
     index, reading = said
     if (reading.needs_newer_cuda and _serves_job_cuda(ctx, pod, log)) or (
-            reading.whole_gpus_only and _gpus_shared(ctx)):
+            reading.whole_gpus_only and _gpus_shared(ctx)) or (
+            reading.device_access_settles and device_refused(log.lines)):
         return None
     container = next((c for c in pod.spec.containers if c.name == log.container), None)
     if reading.capability and container is not None and nvidia_env(container).lacks(reading.capability):
