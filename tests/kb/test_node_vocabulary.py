@@ -148,3 +148,38 @@ def test_vf_vector_shortage_class(line: str, expected: str) -> None:
 
 def test_vectors_enabled_are_no_shortage() -> None:
     assert KB.line_class("ice 0000:3b:00.0: Enabling 4 VFs with 17 vectors and 16 queues per VF").code != "error_resource_exhausted"
+
+
+def _hung_in_dmesg(line: str) -> bool:
+    cause = KB.get("kernel_hung_task")
+    return any(m.regex.search(line) for c, m in KB.matchers("kernel", "node_cmd")
+               if c is cause and m.name == "dmesg.txt")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # comm names cut to 15 characters, and an NVML thread of a monitoring agent
+        "INFO: task NvmlTaskRunner:11290 blocked for more than 368 seconds.",
+        "[ 5120.771002] INFO: task gpu-feature-dis:13672 blocked for more than 245 seconds.",
+        "INFO: task nvidia-ctk:108319 blocked for more than 245 seconds.",
+        # Linux 6.16+'s blocker lines
+        "INFO: task nvidia-smi:49301 <writer> blocked on an rw-semaphore likely owned by task VLLM::EngineCor:46249 <writer>",
+        "INFO: task nvidia-smi:82355 is blocked on a mutex likely owned by task text-embeddings:4875.",
+    ],
+)
+def test_gpu_stack_hung_task(line: str) -> None:
+    assert _hung_in_dmesg(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO: task kworker/u256:3:2811043 blocked for more than 122 seconds.",
+        "INFO: task postgres:4410 <reader> blocked on an rw-semaphore likely owned by task nvidia-smi:4401 <writer>",
+        "INFO: task nvidia-smi:82355 is blocked on something else",
+        "INFO: task NvidiaWatcher:82 blocked for more than 30 seconds.",
+    ],
+)
+def test_hung_task_look_alikes_stay_silent(line: str) -> None:
+    assert not _hung_in_dmesg(line)
