@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpunode.catalog import load_catalog
 from gpunode.explain import explain_lines
 from gpunode.kb import load_kb
 
@@ -56,3 +57,28 @@ def test_a_query_answered_by_nvml_error_text_is_error_device(line: str) -> None:
 ])
 def test_an_ignored_query_or_other_words_are_not_error_device(line: str) -> None:
     assert explain_lines(["starting", line], load_kb()).decisive_class != "error_device"
+
+
+@pytest.mark.parametrize("line", [
+    "identifier is not a valid UUID or index",
+    'failed to get device handle: identifier is not a valid UUID or index: "0000:01:00.0"',
+    'expected cgroupsPath to be of format "slice:prefix:name" for systemd cgroups, got "/kubepods/besteffort/pod1/abc" instead',
+])
+def test_a_value_refused_for_its_form_is_error_config_invalid(line: str) -> None:
+    found = explain_lines(["starting", line], load_kb())
+    assert found.decisive is not None and found.decisive.text == line
+    assert found.decisive_class == "error_config_invalid"
+
+
+@pytest.mark.parametrize("line", [
+    "I0112 08:00:00.000000       1 main.go:40] device identifier GPU-1d6a9c4e-0f3b is a valid UUID",
+    "cgroupsPath is expected in systemd format slice:prefix:name when SystemdCgroup = true",
+])
+def test_a_healthy_line_about_the_same_forms_is_quiet(line: str) -> None:
+    assert explain_lines(["starting", line], load_kb()).decisive_class is None
+
+
+def test_the_refused_identifier_names_the_device_plugin() -> None:
+    line = 'identifier is not a valid UUID or index: "/var/run/nvidia-container-devices"'
+    assert load_catalog().named_in(line) == "device-plugin"
+    assert load_catalog().named_in("device GPU-1d6a9c4e is a valid UUID") is None
