@@ -8,10 +8,9 @@ with a registry's words stays on the pull."""
 
 from __future__ import annotations
 
-from test_field_admitted_pulling import STATIC, _allocatable
-
 from case import Case, synthetic_case
 from scoreboard import top_pair
+from test_field_admitted_pulling import STATIC, _allocatable
 
 from gpunode.sim.nodes import GPU_RESOURCE
 

@@ -24,7 +24,8 @@ def _causes(line: str) -> list[str]:
 
 @pytest.mark.parametrize("line", [
     "marked unhealthy: ERROR_NO_PERMISSION",
-    "I0112 08:00:00.000000       1 server.go:260] 'nvidia.com/gpu' device marked unhealthy: ERROR_OPERATING_SYSTEM",
+    "I0112 08:00:00.000000       1 server.go:260] 'nvidia.com/gpu' device marked unhealthy: "
+    "ERROR_OPERATING_SYSTEM",
     "'nvidia.com/gpu' device marked unhealthy: GPU-1d6a9c4e-0f3b-4a51-9a2e-6b1f6a0c2d11",
 ])
 def test_a_withdrawn_device_is_gpus_unhealthy(line: str) -> None:
@@ -62,7 +63,8 @@ def test_an_ignored_query_or_other_words_are_not_error_device(line: str) -> None
 @pytest.mark.parametrize("line", [
     "identifier is not a valid UUID or index",
     'failed to get device handle: identifier is not a valid UUID or index: "0000:01:00.0"',
-    'expected cgroupsPath to be of format "slice:prefix:name" for systemd cgroups, got "/kubepods/besteffort/pod1/abc" instead',
+    'expected cgroupsPath to be of format "slice:prefix:name" for systemd cgroups, '
+    'got "/kubepods/besteffort/pod1/abc" instead',
 ])
 def test_a_value_refused_for_its_form_is_error_config_invalid(line: str) -> None:
     found = explain_lines(["starting", line], load_kb())
