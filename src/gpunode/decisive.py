@@ -174,6 +174,11 @@ _ERROR_WORDS = lazy_compile(
     # 'disable-device-node-modification'": a caller newer than the program it runs), and a
     # name no registry resolved (the CDI cache's "unresolvable CDI devices <kind>=<name>")
     r"no help topic for|unresolvable|"
+    # a value refused for its form: a device request's identifier ("identifier is not a valid
+    # UUID or index: %q", nvidia-container-toolkit pkg/nvcdi) and runc's systemd cgroup manager
+    # handed a cgroupfs path ('expected cgroupsPath to be of format "slice:prefix:name"',
+    # opencontainers/runc libcontainer/cgroups/systemd)
+    r"is not a valid\b|expected [\w.-]+ to be of (?:the )?format\b|"
     # CUDA's and nvidia-smi's words for a node or container that shows no GPU, DNS's for a
     # name it cannot resolve, and a file that is not in the format its reader expects
     r"no CUDA-capable device|No devices were found(?=\.?\s*$)|no such host|not in (?:\w+ )?format|"

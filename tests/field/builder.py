@@ -313,6 +313,11 @@ def _admitted(node: NodeState, case: Case) -> None:
 
 
 _PULLING = frozenset({"ErrImagePull", "ImagePullBackOff"})
+#: Waiting reasons the kubelet gives only to a pod it admitted: it creates the sandbox and the
+#: containers after admission, where the device manager has allocated the pod's devices
+#: (kubernetes.io, Device Plugins; the kubelet's RunContainerError and CreateContainerError
+#: come from starting or creating a container of an admitted pod).
+_CREATING = frozenset({"RunContainerError", "CreateContainerError"})
 
 
 def _ran_with_gpu(ev: WorkloadEv) -> bool:
@@ -322,7 +327,7 @@ def _ran_with_gpu(ev: WorkloadEv) -> bool:
     device manager allocates its devices (kubernetes.io, Device Plugins; Images)."""
     limits = ev.resources.limits if ev.resources is not None and ev.resources.limits else {GPU_RESOURCE: "1"}
     ran = (ev.exit_code is not None or bool(ev.restarts) or ev.state == "Running"
-           or ev.state in _PULLING)
+           or ev.state in _PULLING or ev.state in _CREATING)
     return GPU_RESOURCE in limits and ran
 
 
