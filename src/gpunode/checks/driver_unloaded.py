@@ -51,6 +51,7 @@ from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive, decisive_line
 from gpunode.kb import Cause, KnowledgeBase, Match
 from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.dkms import MAKE_LOG_NAME, version_order
 from gpunode.parse.syslog import SYSLOG_FILES, names_gpu_driver
 from gpunode.relazy import lazy_compile
 
@@ -60,8 +61,6 @@ INSTALLER_LOG = "var/log/nvidia-installer.log"
 DRIVER_CONTAINER = "nvidia-driver-ctr"
 #: The driver installer's init container in GKE's installer DaemonSets and device plugin pods.
 INSTALLER_CONTAINER = "nvidia-driver-installer"
-#: DKMS's build log of the NVIDIA module, one a driver version (gpunode.probe.host.DKMS_NVIDIA_DIR).
-_DKMS_MAKE_LOG = lazy_compile(r"^var/lib/dkms/nvidia/([^/]+)/build/make\.log$")
 #: The loaded module's own version file (present exactly while nvidia.ko is loaded).
 _VERSION_FILE = "proc/driver/nvidia/version"
 #: nvidia-smi's table naming the driver it reached.
@@ -171,8 +170,8 @@ def _syslog(ctx: NodeContext, component: str) -> Finding | None:
 def _dkms_make_log(ctx: NodeContext, component: str) -> Finding | None:
     """The newest DKMS build log of the NVIDIA module that reads as a failure: a catalogued
     cause of the driver for nvidia-installer's words, else the class of its decisive line."""
-    logs = sorted(((_version_key(m[1]), name) for name in ctx.obs.files
-                   if (m := _DKMS_MAKE_LOG.match(name)) is not None), reverse=True)
+    logs = sorted(((version_order(m[1]), name) for name in ctx.obs.files
+                   if (m := MAKE_LOG_NAME.match(name)) is not None), reverse=True)
     for _, name in logs:
         split = ctx.text_lines("files", name)
         if split is None:
@@ -182,13 +181,6 @@ def _dkms_make_log(ctx: NodeContext, component: str) -> Finding | None:
         if said is not None:
             return said
     return None
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in _DIGITS.findall(version))
-
-
-_DIGITS = lazy_compile(r"\d+")
 
 
 def _installer_signatures(kb: KnowledgeBase, component: str) -> tuple[tuple[Cause, Match], ...]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +23,7 @@ from gpunode.parse.cdi import parse_cdi_spec
 from gpunode.parse.cgroup_driver import KUBELET_CONFIG, kubelet_config_kept
 from gpunode.parse.containerd import CONTAINERD_CONFIG_BY_DISTRIBUTION, parse_containerd_config
 from gpunode.parse.crio import CRIO_CONFIG_PATHS, parse_crio_config
+from gpunode.parse.dkms import DKMS_NVIDIA_DIR, make_log, version_order
 from gpunode.parse.driver_version import DriverVersion, parse_proc_driver_version
 from gpunode.parse.infiniband import PORT_ERROR_COUNTERS, SYSFS_INFINIBAND, RdmaPort, parse_rdma_port
 from gpunode.parse.kernel_log import parse_kernel_log
@@ -102,12 +102,7 @@ LOG_TAILS = (FABRIC_MANAGER_LOG, RUNTIME_LOG, CLI_LOG, INSTALLER_LOG)
 #: boot logs (checks/runsc_log.py), of which the newest few are kept.
 RUNSC_LOG_DIR = "/var/log/runsc"
 RUNSC_BOOT_LOGS = 4
-#: DKMS's build tree of the NVIDIA module, one folder a driver version
-#: (``/var/lib/dkms/<module>/<version>/build``): its ``make.log`` is the module's last build
-#: for that version, the file DKMS names when the build fails ("Error! Bad return status for
-#: module build on kernel: ... Consult /var/lib/dkms/<module>/<version>/build/make.log for
-#: more information."). The newest versions' logs are kept (checks/driver_unloaded.py).
-DKMS_NVIDIA_DIR = "/var/lib/dkms/nvidia"
+#: The newest driver versions whose DKMS build log is kept (gpunode.parse.dkms).
 DKMS_MAKE_LOGS = 2
 _DMESG_SECONDS = lazy_compile(r"^\[\s*(\d+\.\d+)\]")
 
@@ -516,12 +511,8 @@ def dkms_make_logs(fs: HostFS) -> list[str]:
     """The make.log of DKMS's build tree for the newest NVIDIA driver versions DKMS holds
     (version folders only: DKMS also keeps ``kernel-<release>-<arch>`` links there)."""
     versions = [name for name in fs.listdir(DKMS_NVIDIA_DIR) if name[:1].isdigit()]
-    versions.sort(key=_version_key)
-    return [f"{DKMS_NVIDIA_DIR}/{name}/build/make.log" for name in versions[-DKMS_MAKE_LOGS:]]
-
-
-def _version_key(name: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", name))
+    versions.sort(key=version_order)
+    return [make_log(name) for name in versions[-DKMS_MAKE_LOGS:]]
 
 
 def _log_tail(fs: HostFS, path: str) -> None:
