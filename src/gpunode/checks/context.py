@@ -174,6 +174,14 @@ class NodeContext:
         key = pod.metadata.namespace, pod.metadata.name
         return self.obs.logs.get(key) or self.facts.cluster_logs.get(key, ())
 
+    def current_logs(self, component: str) -> Iterator[tuple[Pod, LogFile]]:
+        """Each log of the component's pods on this node that its running containers wrote
+        (not a previous container's), with its pod: what the component says now."""
+        for sp in self.stack_pods(component):
+            for log in self.logs_of(sp.pod):
+                if not log.previous:
+                    yield sp.pod, log
+
     def workload_logs(self) -> Iterator[tuple[Pod, LogFile]]:
         """Each collected log of the GPU workload pods on this node, with its pod."""
         for pod in self.facts.logged_workloads_by_node.get(self.name, ()):

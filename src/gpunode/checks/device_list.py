@@ -77,24 +77,21 @@ def envvar_refused_by_toolkit(ctx: NodeContext, component: str) -> Iterator[Find
                 if _TOOLKIT_CONFIG.search(p) and refuses_envvar(text, "/" + p)]
     if not refusing:
         return
-    for sp in ctx.stack_pods(component):
-        for log in ctx.logs_of(sp.pod):
-            if log.previous:
-                continue
-            read = strategies(log.lines)
-            if read is None or not read[1] or set(read[1]) != {"envvar"}:
-                continue
-            index, names = read
-            shown = f"deviceListStrategy {', '.join(names)}"
-            where = f"{log.path}:{index + 1}"
-            refused = f"{ENVVAR_UNPRIVILEGED} = false"
-            # the decisive line is the setting the plugin's strategy runs into, quoted with it
-            quoted = {LINE: refused, SOURCE: ctx.obs.path_of("files", refusing[0]),
-                      MESSAGE: f"{shown} while the toolkit sets {refused}"}
-            yield problem(
-                component, "error_config_invalid",
-                Evidence(where, shown),
-                Evidence(ctx.obs.path_of("files", refusing[0]), refused),
-                specificity=ctx.kb.get("error_config_invalid").specificity, ctx=quoted,
-                namespace=log.namespace, pod=log.pod, container=log.container, standalone="true")
-            return
+    for _, log in ctx.current_logs(component):
+        read = strategies(log.lines)
+        if read is None or not read[1] or set(read[1]) != {"envvar"}:
+            continue
+        index, names = read
+        shown = f"deviceListStrategy {', '.join(names)}"
+        where = f"{log.path}:{index + 1}"
+        refused = f"{ENVVAR_UNPRIVILEGED} = false"
+        # the decisive line is the setting the plugin's strategy runs into, quoted with it
+        quoted = {LINE: refused, SOURCE: ctx.obs.path_of("files", refusing[0]),
+                  MESSAGE: f"{shown} while the toolkit sets {refused}"}
+        yield problem(
+            component, "error_config_invalid",
+            Evidence(where, shown),
+            Evidence(ctx.obs.path_of("files", refusing[0]), refused),
+            specificity=ctx.kb.get("error_config_invalid").specificity, ctx=quoted,
+            namespace=log.namespace, pod=log.pod, container=log.container, standalone="true")
+        return

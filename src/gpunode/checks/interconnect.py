@@ -672,16 +672,13 @@ _SERVING = lazy_compile(r'\bexposing "[1-9]\d*" devices|\bRegistered device plug
 @check("rdma-device-plugin", may_find=pods_here("rdma-device-plugin"))
 def rdma_plugin_found_none(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The running plugin's last word on discovery is that it found no device."""
-    for sp in ctx.stack_pods(component):
-        for log in ctx.logs_of(sp.pod):
-            if log.previous:
-                continue
-            found = _none_found(log.lines)
-            if found is not None:
-                yield line_finding(ctx.kb, component, Status.DEGRADED, found, f"{log.path}:{found.line_no}",
-                                   verb="finds no devices", namespace=log.namespace, pod=log.pod,
-                                   container=log.container, standalone="true")
-                return
+    for _, log in ctx.current_logs(component):
+        found = _none_found(log.lines)
+        if found is not None:
+            yield line_finding(ctx.kb, component, Status.DEGRADED, found, f"{log.path}:{found.line_no}",
+                               verb="finds no devices", namespace=log.namespace, pod=log.pod,
+                               container=log.container, standalone="true")
+            return
 
 
 #: The plugin's discovery saying a device it selected has no RDMA side: its own warning for a

@@ -74,16 +74,13 @@ def operands_left_paused(ctx: NodeContext, component: str) -> Iterator[Finding]:
 def _manager_idle(ctx: NodeContext, component: str) -> bool:
     """The current log of the MIG manager here shows its loop waiting for a label change
     after its last change began: that change returned."""
-    for sp in ctx.stack_pods(component):
-        for log in ctx.logs_of(sp.pod):
-            if log.previous:
-                continue
-            last = None
-            for line in log.lines:
-                if _UPDATING.search(line):
-                    last = "updating"
-                elif _WAITING.search(line) and last is not None:
-                    last = "waiting"
-            if last == "waiting":
-                return True
+    for _, log in ctx.current_logs(component):
+        last = None
+        for line in log.lines:
+            if _UPDATING.search(line):
+                last = "updating"
+            elif _WAITING.search(line) and last is not None:
+                last = "waiting"
+        if last == "waiting":
+            return True
     return False

@@ -71,17 +71,14 @@ _NONE_CLASS = "error_not_found"
 def agent_collects_none(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A running agent whose current log's last word on a kind of series is that it collected
     none of them (``_COLLECTED_NONE``): degraded with that line."""
-    for sp in ctx.stack_pods(component):
-        for log in ctx.logs_of(sp.pod):
-            if log.previous:
-                continue
-            lines = log.lines
-            at = next((i for i in range(len(lines) - 1, -1, -1)
-                       if "ollected" in lines[i] and _COLLECTED_NONE.search(message_of(lines[i]))), None)
-            if at is None:
-                continue
-            found = Decisive(at + 1, lines[at].strip()[:MAX_LINE], 1)
-            yield line_finding(ctx.kb, component, Status.DEGRADED, found, f"{log.path}:{at + 1}",
-                               verb="collects nothing", line_class=_NONE_CLASS, namespace=log.namespace,
-                               pod=log.pod, container=log.container, standalone="true")
-            return
+    for _, log in ctx.current_logs(component):
+        lines = log.lines
+        at = next((i for i in range(len(lines) - 1, -1, -1)
+                   if "ollected" in lines[i] and _COLLECTED_NONE.search(message_of(lines[i]))), None)
+        if at is None:
+            continue
+        found = Decisive(at + 1, lines[at].strip()[:MAX_LINE], 1)
+        yield line_finding(ctx.kb, component, Status.DEGRADED, found, f"{log.path}:{at + 1}",
+                           verb="collects nothing", line_class=_NONE_CLASS, namespace=log.namespace,
+                           pod=log.pod, container=log.container, standalone="true")
+        return

@@ -59,18 +59,15 @@ def sharing_config_unread(ctx: NodeContext, component: str) -> Iterator[Finding]
     sharing = ctx.plugin_sharing
     if sharing is None or sharing.replicas <= 1:
         return
-    for sp in ctx.stack_pods(component):
-        for log in ctx.logs_of(sp.pod):
-            if log.previous:
-                continue
-            found = start_without_config(log.lines)
-            if found is None:
-                continue
-            meta = sp.pod.metadata
-            built = " (the build the GPU Operator's release renders)" if ctx.facts.cluster_policies else ""
-            verb = (f"is a build that reads no config{built}, on a node whose config sets "
-                    f"{sharing.strategy} x{sharing.replicas}")
-            yield line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{found.line_no}",
-                               verb=verb, line_class="error_version_mismatch", standalone="true",
-                               namespace=meta.namespace, pod=meta.name, container=log.container)
-            return
+    for pod, log in ctx.current_logs(component):
+        found = start_without_config(log.lines)
+        if found is None:
+            continue
+        meta = pod.metadata
+        built = " (the build the GPU Operator's release renders)" if ctx.facts.cluster_policies else ""
+        verb = (f"is a build that reads no config{built}, on a node whose config sets "
+                f"{sharing.strategy} x{sharing.replicas}")
+        yield line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{found.line_no}",
+                           verb=verb, line_class="error_version_mismatch", standalone="true",
+                           namespace=meta.namespace, pod=meta.name, container=log.container)
+        return
