@@ -49,6 +49,7 @@ from gpunode.checks import (
     vm_kernel,
     workload_logs,
     xid,
+    xid_place,
 )
 from gpunode.checks.base import REGISTRY, Check, check, checks_for
 from gpunode.checks.context import NodeContext
@@ -107,4 +108,5 @@ __all__ = [
     "vm_kernel",
     "workload_logs",
     "xid",
+    "xid_place",
 ]
