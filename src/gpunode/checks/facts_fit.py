@@ -18,6 +18,7 @@ import msgspec
 
 from gpunode.checks.base import LINE, MESSAGE, STATE
 from gpunode.checks.context import NodeContext
+from gpunode.checks.hung_driver import node_driver_hangs
 from gpunode.kb import Cause, KnowledgeBase, Match
 from gpunode.model import Evidence, Finding
 from gpunode.relazy import lazy_compile
@@ -67,6 +68,9 @@ def fit_to_facts(ctx: NodeContext, findings: list[Finding]) -> bool:
         findings[:] = [_kernel_name_fit(ctx, f) for f in findings]
     if any(f.component == "driver" and f.cause == _CRASH for f in findings):
         findings[:] = [_headers_unpublished(ctx, f) for f in findings]
+    if any(f.component == _KERNEL and f.cause == _HUNG for f in findings) and node_driver_hangs(ctx):
+        # a hung task with NVIDIA frames on its stack: the driver's hang (checks/hung_driver.py)
+        findings[:] = [f for f in findings if not (f.component == _KERNEL and f.cause == _HUNG)]
     factual = _factual(ctx.kb)
     if any(f.cause in factual for f in findings):
         findings[:] = list(_fitted(ctx, findings))
@@ -97,8 +101,10 @@ def _kernel_name_fit(ctx: NodeContext, finding: Finding) -> Finding:
 
 
 _CRASH = "crash_loop"
-#: The causes the node's kernel may refit (``_kernel_name_fit``, ``_headers_unpublished``).
-_KERNEL_FITS = frozenset({_HEADERS, _CRASH})
+_KERNEL, _HUNG = "kernel", "kernel_hung_task"
+#: The causes the node's kernel may refit (``_kernel_name_fit``, ``_headers_unpublished``; a
+#: hung task the driver's stack explains moves to the driver, ``hung_driver``).
+_KERNEL_FITS = frozenset({_HEADERS, _CRASH, _HUNG})
 #: Ubuntu's FIPS kernels ("5.4.0-1068-fips", "4.15.0-2036-aws-fips"): their packages, headers
 #: included, are published only in the Ubuntu Pro FIPS archive, never in the public archive
 #: the driver image's script queries for linux-headers-<running kernel>.
