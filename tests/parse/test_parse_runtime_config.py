@@ -252,3 +252,43 @@ def test_crio_without_drop_in_keeps_crun() -> None:
 def test_malformed_crio(files: dict[str, str]) -> None:
     with pytest.raises(ParseError):
         parse_crio_config(files)
+
+
+V2_SPELLED = (
+    '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]\n'
+    f'BinaryName = "{TOOLKIT}"\n'
+)
+V1_SPELLED = f'[plugins.cri.containerd.runtimes.nvidia.options]\nBinaryName = "{TOOLKIT}"\n'
+DROPIN = "/etc/containerd/conf.d/99-nvidia.toml"
+
+
+def _with_dropin(top_version: int, dropin: str) -> dict[str, str]:
+    return {CFG: f'version = {top_version}\nimports = ["/etc/containerd/conf.d/*.toml"]\n', DROPIN: dropin}
+
+
+@pytest.mark.parametrize("dropin", [V2_SPELLED, V1_SPELLED], ids=["v2-spelled", "v1-spelled"])
+@pytest.mark.parametrize("top_version", [2, 3])
+def test_containerd2_migrates_a_versionless_dropin_from_v1(top_version: int, dropin: str) -> None:
+    """containerd 2.x reads a drop-in without ``version`` as v1 and migrates it up to v3:
+    its runtimes count under the v1 and v2 table names whatever the top-level file's version."""
+    config = parse_containerd_config(_with_dropin(top_version, dropin), containerd_major=2)
+    assert config.runtimes["nvidia"].binary_name == TOOLKIT
+    assert config.ignored_cri_tables == ()
+    assert config.file_versions == ((CFG, top_version), (DROPIN, None))
+
+
+def test_a_declared_version_is_still_read_as_declared() -> None:
+    """A drop-in that declares version 3 is not migrated: its v2 table names stay unread."""
+    config = parse_containerd_config(_with_dropin(3, "version = 3\n" + V2_SPELLED), containerd_major=2)
+    assert "nvidia" not in config.runtimes
+    unread = f'{DROPIN}: plugins."io.containerd.grpc.v1.cri".containerd.runtimes'
+    assert config.ignored_cri_tables == (unread,)
+
+
+def test_containerd1_reads_a_versionless_dropin_with_the_merged_version() -> None:
+    """containerd 1.x decodes plugins by the merged config's version: a version-less drop-in
+    in a version 2 config is read as v2, so its v1 table names are not read."""
+    assert "nvidia" in parse_containerd_config(_with_dropin(2, V2_SPELLED), containerd_major=1).runtimes
+    v1 = parse_containerd_config(_with_dropin(2, V1_SPELLED), containerd_major=1)
+    assert "nvidia" not in v1.runtimes
+    assert v1.ignored_cri_tables == (f"{DROPIN}: plugins.cri.containerd.runtimes",)

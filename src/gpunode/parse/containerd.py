@@ -4,10 +4,23 @@ containerd loads the top-level file, then each import in order (globs sorted, pa
 relative to the importing file's directory, each file once), and every later file
 overrides keys of earlier ones. Each file's CRI table depends on the config schema
 version: ``plugins.cri`` (v1), ``plugins."io.containerd.grpc.v1.cri"`` (v2) or
-``plugins."io.containerd.cri.v1.runtime"`` (v3 and containerd 2.3's v4). A file without
-``version`` follows the top-level file; a top-level file without one is read as v1, as
-containerd does. Each file's own version is kept: containerd 2.3 refuses to start when
-an imported file declares a higher version than the top-level one.
+``plugins."io.containerd.cri.v1.runtime"`` (v3 and containerd 2.3's v4). How a file
+without ``version`` is read depends on the containerd that reads it:
+
+- containerd 1.x decodes every plugin's table by the merged config's one version
+  (``Config.Decode``: the plugin's short ID under version 1, its URI otherwise; a later
+  file's non-zero ``version`` overrides, an absent one does not), so a file without
+  ``version`` follows the top-level file, and a top-level file without one is read as v1;
+- containerd 2.x (cmd/containerd/server/config ``LoadConfigWithPlugins``) reads each file,
+  the top-level one and every import, with the version its own text declares (absent: 0,
+  read as v1) and migrates it step by step to the current version before merging it
+  (``v1Migrate`` renames only dotless plugin names, ``plugins.cri`` to
+  ``io.containerd.grpc.v1.cri``; the CRI plugin's own migration moves that table to the
+  version 3 names). A version-less fragment's runtimes therefore count under any version's
+  spelling, a version 2 file's under 2's and 3's, a version 3 file's under 3's only.
+
+Each file's own version is kept: containerd 2.3 refuses to start when an imported file
+declares a higher version than the top-level one.
 A runtimes table written under the wrong version's path is ignored by containerd, so
 it is reported in ``ignored_cri_tables`` instead of being counted.
 """
@@ -59,6 +72,8 @@ _CRI_TABLES = {
     3: ("plugins", "io.containerd.cri.v1.runtime"),
     4: ("plugins", "io.containerd.cri.v1.runtime"),
 }
+#: The version containerd 2.x migrates every file to before reading its CRI tables.
+_MIGRATED = 3
 
 
 def cri_table_name(version: int | None) -> str:
@@ -81,9 +96,11 @@ def parse_containerd_config(
 ) -> ContainerdConfig:
     """Merge ``path`` and its imports (looked up in ``files``) into one view.
 
-    containerd 2.x (``containerd_major`` 2) migrates a version 2 file in memory and
-    also reads the 2.x table names in it (AKS writes such files), so there both
-    spellings count.
+    containerd 2.x (``containerd_major`` 2) reads each file with its own version and
+    migrates it in memory, so a file's runtimes count under its version's table names and
+    every later version's (AKS writes version 2 files with the 2.x names; a drop-in without
+    ``version`` is migrated from v1). Elsewhere a file without ``version`` follows the
+    top-level file's.
     """
     if path not in files:
         raise ParseError(f"{path}: containerd config not among the files read")
@@ -95,7 +112,9 @@ def parse_containerd_config(
     for file_path, doc in loaded:
         own = _version(doc, file_path)
         versions.append((file_path, own))
-        _merge(merged, _view(doc, file_path, own or top_version or 1, (containerd_major or 1) >= 2))
+        containerd2 = (containerd_major or 1) >= 2
+        read_as = (own or 1) if containerd2 else (own or top_version or 1)
+        _merge(merged, _view(doc, file_path, read_as, containerd2))
     return ContainerdConfig(
         version=top_version,
         cri_table=cri_table_name(top_version),
@@ -189,7 +208,8 @@ def _resolve(
 
 def _view(doc: Mapping[str, Any], path: str, version: int, containerd2: bool = False) -> _FileView:
     """Runtimes, default runtime and CDI switch from one file's CRI table(s)."""
-    read = [version, 3] if containerd2 and version == 2 else [version]
+    # containerd 2.x migrates the file from its version up to 3 (4 spells its tables as 3)
+    read = list(range(version, _MIGRATED + 1)) if containerd2 and version < _MIGRATED else [version]
     view = _FileView(runtimes={}, default_runtime=None, enable_cdi=None, ignored=[])
     for each in read:
         _merge(view, _cri_view(doc, each))
