@@ -35,13 +35,14 @@ NAMED: dict[str, tuple[str, str | None]] = {
                    'failed to allocate for range 0: no IP addresses available in range set: '
                    '192.168.10.1-192.168.10.30', "error_resource_exhausted"),
     # Multus before 3.x, a delegate's plugin binary missing from the node (multus-cni#386)
-    "old-delegate": ('Failed create pod sandbox: rpc error: code = Unknown desc = NetworkPlugin cni failed to '
-                     'set up pod "train-0_default" network: Multus: Err adding pod to network "ib-sriov-net": '
-                     'Multus: error in invoke Delegate add - "ib-sriov": failed to find plugin "ib-sriov" in '
-                     'path [/opt/cni/bin]', "error_not_found"),
+    "old-delegate": ('Failed create pod sandbox: rpc error: code = Unknown desc = NetworkPlugin cni '
+                     'failed to set up pod "train-0_default" network: Multus: Err adding pod to network '
+                     '"ib-sriov-net": Multus: error in invoke Delegate add - "ib-sriov": failed to find '
+                     'plugin "ib-sriov" in path [/opt/cni/bin]', "error_not_found"),
     # libcni not finding Multus itself where the runtime looks (multus-cni#621)
-    "multus-binary": ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network '
-                      'for sandbox "0411bdb1": failed to find plugin "multus-shim" in path [/opt/cni/bin]',
+    "multus-binary": ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup '
+                      'network for sandbox "0411bdb1": failed to find plugin "multus-shim" in path '
+                      '[/opt/cni/bin]',
                       "error_not_found"),
     "own-config": (_HEAD + "Multus: [default/train-0/0ea09160]: error loading k8s delegates k8s args: "
                    "TryLoadPodDelegates: error in getting k8s network for pod: GetNetworkDelegates: failed "
@@ -54,8 +55,9 @@ NOT_NAMED: dict[str, tuple[str, str | None]] = {
     "calico": _HEAD + _POD + ':k8s-pod-network]: error adding container to network "k8s-pod-network": '
               'plugin type="calico" failed (add): stat /var/lib/calico/nodename: no such file or directory',
     # the cluster network's own plugin, as the older Multus invoked it, and libcni not finding it
-    "old-flannel": ('Multus: Err in tearing down failed plugins: Multus: error in invoke Delegate add - "flannel": '
-                    "failed to allocate for range 0: no IP addresses available in range set: 10.244.2.1-10.244.2.254"),
+    "old-flannel": ('Multus: Err in tearing down failed plugins: Multus: error in invoke Delegate add - '
+                    '"flannel": failed to allocate for range 0: no IP addresses available in range set: '
+                    "10.244.2.1-10.244.2.254"),
     "calico-binary": 'failed to setup network for sandbox "0411bdb1": failed to find plugin "calico" in path '
                      "[/opt/cni/bin]",
     "runtime": "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd "

@@ -12,18 +12,18 @@ the node pass has no place for it: the workloads' events are read here, over the
 line's class is the cause. A pod asking no GPU that a GPU node's kubelet could not attach to the
 same networks (a storage engine's pod on a whereabouts-managed storage network, harvester/docs
 docs/advanced/storagenetwork.md: "Could not allocate IP in range" once the range is used up)
-says the same of the node's secondary networks and is read after the GPU workloads. Words that name a lower layer (the SR-IOV CNI's VF state,
-``rdma-links``) stay that layer's, read on the node.
+says the same of the node's secondary networks and is read after the GPU workloads. Words that
+name a lower layer (the SR-IOV CNI's VF state, ``rdma-links``) stay that layer's, read on the node.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpunode.bundle.kube import Event
 from gpunode.checks.cluster import cluster_check
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import decisive_line
-from gpunode.bundle.kube import Event
 from gpunode.facts import ClusterFacts
 from gpunode.kb import load_kb
 from gpunode.model import Finding, Status
