@@ -2,7 +2,8 @@
 ('Invalid ranged device option', dcgm-exporter's --devices parser) and a configured socket
 layout the GPUs' affinity does not fit (Slurm's GRES check) are configuration errors; 'we
 weren't able to find that lib' (Slurm's GRES autodetection built without NVML) is a lookup
-that found nothing. Look-alikes with the same words in a healthy or other sense keep theirs."""
+that found nothing; DCGM's 'Couldn't load a definition for <entry point>' is a symbol one
+piece does not export for another, a version mismatch. Look-alikes with the same words in a healthy or other sense keep theirs."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ KB = load_kb()
          "that lib when Slurm was configured", "error_not_found"),
         ("fatal: We were configured to autodetect NPU functionality, but we weren't able to find that "
          "lib when Slurm was configured.", "error_not_found"),
+        # DCGM 3.1 release notes (fixed in 3.1.6): a diag plugin without the entry point the
+        # diag engine loads
+        ("Couldn't load a definition for GetPluginInterfaceVersion in plugin", "error_version_mismatch"),
+        ("Couldn't load a definition for dcgmInit from libdcgm.so.3: 'undefined'", "error_version_mismatch"),
     ],
 )
 def test_class(line: str, cls: str) -> None:
@@ -60,6 +65,7 @@ def test_look_alike_keeps_its_class(line: str, cls: str) -> None:
         "gres/gpu: GRES autodetected core affinity 0-7 matches socket boundaries",
         "Option 'g:2' accepted: watching 1 GPU",
         "We were able to find libnvidia-ml.so.1 and loaded the gpu/nvml plugin",
+        "Loaded a definition for GetPluginInterfaceVersion in plugin libpluginDiag.so",
     ],
 )
 def test_healthy_lines_are_no_class(line: str) -> None:
