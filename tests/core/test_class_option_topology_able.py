@@ -3,7 +3,8 @@
 layout the GPUs' affinity does not fit (Slurm's GRES check) are configuration errors; 'we
 weren't able to find that lib' (Slurm's GRES autodetection built without NVML) is a lookup
 that found nothing; DCGM's 'Couldn't load a definition for <entry point>' is a symbol one
-piece does not export for another, a version mismatch. Look-alikes with the same words in a healthy or other sense keep theirs."""
+piece does not export for another, a version mismatch. Look-alikes with the same words in a
+healthy or other sense keep theirs."""
 
 from __future__ import annotations
 
