@@ -62,6 +62,9 @@ NOT_IN_FALCON: set[str] = {
     # (tests/core/test_alternatives.py judges them on their own bundles)
     "dra-kubelet-plugin", "compute-domain-daemon", "hami-device-plugin", "volcano-device-plugin",
     "gke-device-plugin",
+    # a VM-passthrough node's operand, never on the simulated container nodes (its signatures:
+    # tests/kb/test_vfio_manager_host_driver.py, tests/core/test_vm_passthrough.py)
+    "vfio-manager",
 }
 
 KB = load_kb()

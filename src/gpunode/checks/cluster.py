@@ -23,6 +23,7 @@ from gpunode.checks.operator import (
 )
 from gpunode.checks.placement import awaited
 from gpunode.checks.pods import collection_time, judge_pod, pod_problem
+from gpunode.checks.startup_taint import left_startup_taint
 from gpunode.decisive import Decisive
 from gpunode.facts import ClusterFacts, StackPod
 from gpunode.kb import load_kb
@@ -200,13 +201,16 @@ def _operands_tainted(facts: ClusterFacts, operator: str, has_policy: bool) -> I
     for name in tainted:
         node = facts.nodes[name]
         here = facts.pods_by_node.get(name, {})
+        # a startup taint its owner, ready here, failed to lift is the owner's (checks/startup_taint.py)
+        left = {t.key for c, pods in here.items()
+                if (t := left_startup_taint(node, c, [sp.pod for sp in pods])) is not None}
         by_taint: dict[str, list[tuple[str, str]]] = {}
         for cid in operands:
             if here.get(cid):
                 continue
             for ds in facts.daemonsets.get(cid, ()):
                 taint = blocking_taint(ds, node)
-                if taint is not None and taint.key not in _CONTROL_PLANE_TAINTS:
+                if taint is not None and taint.key not in _CONTROL_PLANE_TAINTS and taint.key not in left:
                     said = f"{taint.key}={taint.value or ''}:{taint.effect}"
                     by_taint.setdefault(said, []).append((cid, f"{ds.metadata.namespace}/{ds.metadata.name}"))
                     break

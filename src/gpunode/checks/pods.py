@@ -29,6 +29,7 @@ from gpunode.checks.base import (
 )
 from gpunode.checks.context import NodeContext
 from gpunode.checks.placement import Awaited, Unmet, setter, unmet
+from gpunode.checks.startup_taint import left_startup_taint, startup_taint_owner
 from gpunode.decisive import clipped
 from gpunode.facts import ClusterFacts, StackPod
 from gpunode.model import Evidence, Finding, Status
@@ -254,6 +255,12 @@ def _replaced(instead: StackPod) -> str:
 def _taint_blocks(ctx: NodeContext, component: str, ds: DaemonSet, taint: Taint) -> Finding:
     if taint.key in CONTROL_PLANE_TAINTS:  # usual on control planes: not scheduled there by design
         return not_deployed(component, f"{ds.metadata.name} does not tolerate {taint.key} (control plane)")
+    owner = startup_taint_owner(taint.key)
+    if owner is not None and ctx.node is not None and owner != component and left_startup_taint(
+            ctx.node, owner, [sp.pod for sp in ctx.stack_pods(owner)]) is not None:
+        # the startup taint its owner, ready here, never lifted: the owner's (checks/startup_taint.py)
+        return unknown(component, f"kept off by {taint.key}, the startup taint {owner} has not lifted",
+                       Evidence(f"node/{ctx.name} spec.taints", f"{taint.key}:{taint.effect}"))
     ev = Evidence(
         f"node/{ctx.name} spec.taints",
         f"{taint.key}={taint.value}:{taint.effect} not tolerated by daemonset "
