@@ -650,3 +650,53 @@ def runtime_binary_missing(ctx: NodeContext, component: str) -> Iterator[Finding
                       Evidence(where, f"the runtime cannot execute {program}: {found.group(0)}"),
                       specificity=60, ctx={SOURCE: where, LINE: line, MESSAGE: line})
         return
+
+
+#: Container runtimes that a Kubernetes distribution runs as its own host unit beside any
+#: system containerd, by the journal's syslog identifier of their lines, with the folder
+#: their config and socket live under. Canonical Kubernetes (the k8s snap) runs
+#: snap.k8s.containerd.service ("k8s.containerd[pid]:"), its config
+#: /var/lib/k8s-containerd/k8s-containerd/etc/containerd/config.toml and its socket under
+#: .../run/containerd/ (hrishin/GPU-Workload-Debugging task2, the GPU Operator's toolkit.env
+#: there); MicroK8s runs snap.microk8s.daemon-containerd ("microk8s.daemon-containerd[pid]:")
+#: with its config under /var/snap/microk8s/ (microk8s.io/docs/addon-gpu).
+_OWN_CONTAINERD_UNITS = {"k8s.containerd": "/var/lib/k8s-containerd/",
+                         "microk8s.daemon-containerd": "/var/snap/microk8s/"}
+#: A journal line's syslog identifier: "<month> <day> <time> <host> <identifier>[<pid>]:".
+_JOURNAL_IDENT = lazy_compile(r"^\w{3} +\d{1,2} [\d:]{8} \S+ (?P<ident>[\w.@-]+)\[\d+\]:")
+#: The toolkit's default containerd config, which it patches where toolkit.env names none.
+_DEFAULT_CONFIG = "/etc/containerd/config.toml"
+
+
+@check("container-toolkit")
+def toolkit_patches_other_containerd(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Pods refused for a missing NVIDIA runtime handler where the runtime journal shows the
+    node's containerd is a distribution's own unit (``_OWN_CONTAINERD_UNITS``: the k8s snap's
+    k8s.containerd, MicroK8s') while the toolkit is told no config path under that unit's
+    folder (toolkit.env without CONTAINERD_CONFIG/RUNTIME_CONFIG: the default
+    /etc/containerd/config.toml, a system containerd's the kubelet does not use). The toolkit
+    then patches and signals a containerd that serves no pod, and the distribution's has no
+    nvidia runtime however long the toolkit runs. A journal of a plain containerd.service
+    (identifier "containerd"), a toolkit given the unit's own path, or a node without the
+    toolkit's pod (a toolkit installed on the host, whose path no env tells), says nothing."""
+    if not ctx.stack_pods(component) or not _handler_refused(ctx):
+        return
+    split = ctx.text_lines("cmd", "journal-runtime.txt")
+    if split is None:
+        return
+    lines = split[0]
+    found = next(((n, m["ident"]) for n, line in enumerate(lines, 1)
+                  if (m := _JOURNAL_IDENT.match(line)) and m["ident"] in _OWN_CONTAINERD_UNITS), None)
+    if found is None:
+        return
+    number, ident = found
+    env = _toolkit_env(ctx)
+    path = next((env[n] for n in _CONFIG_ENV if env.get(n)), _DEFAULT_CONFIG)
+    home = _OWN_CONTAINERD_UNITS[ident]
+    if path.startswith(home):
+        return
+    where = f"nodes/{ctx.name}/cmd/journal-runtime.txt:{number}"
+    ev = Evidence(where, f"the kubelet's containerd runs as {ident}, whose config lives under {home}; "
+                         f"the toolkit patches {path}, another containerd's")
+    yield problem(component, "containerd_config_wrong_path", ev, specificity=80, ctx={SOURCE: where})
+
