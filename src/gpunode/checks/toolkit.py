@@ -700,3 +700,65 @@ def toolkit_patches_other_containerd(ctx: NodeContext, component: str) -> Iterat
                          f"the toolkit patches {path}, another containerd's")
     yield problem(component, "containerd_config_wrong_path", ev, specificity=80, ctx={SOURCE: where})
 
+
+#: The API server's refusal of a pod whose RuntimeClass does not exist: the RuntimeClass
+#: admission plugin's 'pod rejected: RuntimeClass %q not found' (kubernetes
+#: plugin/pkg/admission/runtimeclass/admission.go), as the controller that creates the pod
+#: relays it: a ReplicaSet's or Job's FailedCreate, or an operator's own event on its custom
+#: resource, which may keep only the inner words.
+_CLASS_ABSENT = lazy_compile(r'\bRuntimeClass \\?"(?P<name>nvidia[\w.-]*)\\?" not found')
+#: Objects whose events the node's own signatures read already (checks.signatures).
+_NODE_OBJECTS = frozenset({"Pod", "Node"})
+
+
+@check("container-toolkit", needs=("cluster/runtimeclasses",))
+def runtime_class_absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """GPU pods a controller cannot create because the NVIDIA RuntimeClass they name does not
+    exist, on a node whose runtime has an NVIDIA handler such a class would select. A pod the
+    API server rejects never reaches a node, so the refusal is only in the creator's events (a
+    Deployment's ReplicaSet, a Job, an operator's custom resource such as a PodClique, whose
+    pods an admission webhook may have given runtimeClassName nvidia). Where the runtime serves
+    the handler (its config lists an NVIDIA runtime; uncollected, the platform installs the
+    runtime itself, as EKS's and AKS's GPU images do, or the toolkit's pod runs here) the
+    missing object is what keeps the pods out: the toolkit's (the GPU Operator creates it
+    with the runtime, operator.runtimeClass). Where no NVIDIA handler exists or can be known
+    (GKE's plain runc and managed plugin, a node whose runtime config and toolkit are both
+    unseen) the class could not serve, and the pod's own spec asks for the wrong thing."""
+    known = {rc.metadata.name for rc in ctx.facts.runtime_classes}
+    found = _class_refusal(ctx, known)
+    if found is None or not _nvidia_handler_served(ctx):
+        return
+    where, line = found
+    ev = Evidence(where, line)
+    yield problem(component, "nvidia_runtimeclass_missing", ev, specificity=78,
+                  ctx={SOURCE: where})
+
+
+def _class_refusal(ctx: NodeContext, known: set[str]) -> tuple[str, str] | None:
+    """The first Warning event of an object other than a pod or node whose line says the
+    NVIDIA RuntimeClass it asked for does not exist (and the bundle lists none of that name)."""
+    for (kind, namespace, name), events in sorted(ctx.facts.events_by_object.items()):
+        if kind in _NODE_OBJECTS:
+            continue
+        for ev in events:
+            if ev.type != "Warning" or "RuntimeClass" not in ev.message:
+                continue
+            for text in ev.message.splitlines():
+                m = _CLASS_ABSENT.search(text)
+                if m is not None and m["name"] not in known:
+                    where = f"event {kind} {namespace}/{name} reason={ev.reason} count={ev.count or 1}"
+                    return where, text.strip()[:MAX_LINE]
+    return None
+
+
+def _nvidia_handler_served(ctx: NodeContext) -> bool:
+    """Whether the node's runtime has an NVIDIA handler a RuntimeClass could select: by its
+    config where collected, else by a platform that installs the NVIDIA runtime itself or the
+    toolkit's pod running here. A platform without a place for the toolkit (GKE) never."""
+    platform = ctx.platform
+    if "container-toolkit" in platform.not_used:
+        return False
+    setup = ctx.runtime_setup
+    if setup is not None:
+        return bool(setup.nvidia)
+    return "container-toolkit" in platform.provides or bool(ctx.stack_pods("container-toolkit"))
