@@ -650,3 +650,115 @@ def runtime_binary_missing(ctx: NodeContext, component: str) -> Iterator[Finding
                       Evidence(where, f"the runtime cannot execute {program}: {found.group(0)}"),
                       specificity=60, ctx={SOURCE: where, LINE: line, MESSAGE: line})
         return
+
+
+#: Container runtimes that a Kubernetes distribution runs as its own host unit beside any
+#: system containerd, by the journal's syslog identifier of their lines, with the folder
+#: their config and socket live under. Canonical Kubernetes (the k8s snap) runs
+#: snap.k8s.containerd.service ("k8s.containerd[pid]:"), its config
+#: /var/lib/k8s-containerd/k8s-containerd/etc/containerd/config.toml and its socket under
+#: .../run/containerd/ (hrishin/GPU-Workload-Debugging task2, the GPU Operator's toolkit.env
+#: there); MicroK8s runs snap.microk8s.daemon-containerd ("microk8s.daemon-containerd[pid]:")
+#: with its config under /var/snap/microk8s/ (microk8s.io/docs/addon-gpu).
+_OWN_CONTAINERD_UNITS = {"k8s.containerd": "/var/lib/k8s-containerd/",
+                         "microk8s.daemon-containerd": "/var/snap/microk8s/"}
+#: A journal line's syslog identifier: "<month> <day> <time> <host> <identifier>[<pid>]:".
+_JOURNAL_IDENT = lazy_compile(r"^\w{3} +\d{1,2} [\d:]{8} \S+ (?P<ident>[\w.@-]+)\[\d+\]:")
+#: The toolkit's default containerd config, which it patches where toolkit.env names none.
+_DEFAULT_CONFIG = "/etc/containerd/config.toml"
+
+
+@check("container-toolkit")
+def toolkit_patches_other_containerd(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """Pods refused for a missing NVIDIA runtime handler where the runtime journal shows the
+    node's containerd is a distribution's own unit (``_OWN_CONTAINERD_UNITS``: the k8s snap's
+    k8s.containerd, MicroK8s') while the toolkit is told no config path under that unit's
+    folder (toolkit.env without CONTAINERD_CONFIG/RUNTIME_CONFIG: the default
+    /etc/containerd/config.toml, a system containerd's the kubelet does not use). The toolkit
+    then patches and signals a containerd that serves no pod, and the distribution's has no
+    nvidia runtime however long the toolkit runs. A journal of a plain containerd.service
+    (identifier "containerd"), a toolkit given the unit's own path, or a node without the
+    toolkit's pod (a toolkit installed on the host, whose path no env tells), says nothing."""
+    if not ctx.stack_pods(component) or not _handler_refused(ctx):
+        return
+    split = ctx.text_lines("cmd", "journal-runtime.txt")
+    if split is None:
+        return
+    lines = split[0]
+    found = next(((n, m["ident"]) for n, line in enumerate(lines, 1)
+                  if (m := _JOURNAL_IDENT.match(line)) and m["ident"] in _OWN_CONTAINERD_UNITS), None)
+    if found is None:
+        return
+    number, ident = found
+    env = _toolkit_env(ctx)
+    path = next((env[n] for n in _CONFIG_ENV if env.get(n)), _DEFAULT_CONFIG)
+    home = _OWN_CONTAINERD_UNITS[ident]
+    if path.startswith(home):
+        return
+    where = f"nodes/{ctx.name}/cmd/journal-runtime.txt:{number}"
+    ev = Evidence(where, f"the kubelet's containerd runs as {ident}, whose config lives under {home}; "
+                         f"the toolkit patches {path}, another containerd's")
+    yield problem(component, "containerd_config_wrong_path", ev, specificity=80, ctx={SOURCE: where})
+
+
+#: The API server's refusal of a pod whose RuntimeClass does not exist: the RuntimeClass
+#: admission plugin's 'pod rejected: RuntimeClass %q not found' (kubernetes
+#: plugin/pkg/admission/runtimeclass/admission.go), as the controller that creates the pod
+#: relays it: a ReplicaSet's or Job's FailedCreate, or an operator's own event on its custom
+#: resource, which may keep only the inner words.
+_CLASS_ABSENT = lazy_compile(r'\bRuntimeClass \\?"(?P<name>nvidia[\w.-]*)\\?" not found')
+#: Objects whose events the node's own signatures read already (checks.signatures).
+_NODE_OBJECTS = frozenset({"Pod", "Node"})
+
+
+@check("container-toolkit", needs=("cluster/runtimeclasses",))
+def runtime_class_absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """GPU pods a controller cannot create because the NVIDIA RuntimeClass they name does not
+    exist, on a node whose runtime has an NVIDIA handler such a class would select. A pod the
+    API server rejects never reaches a node, so the refusal is only in the creator's events (a
+    Deployment's ReplicaSet, a Job, an operator's custom resource such as a PodClique, whose
+    pods an admission webhook may have given runtimeClassName nvidia). Where the runtime serves
+    the handler (its config lists an NVIDIA runtime; uncollected, the platform installs the
+    runtime itself, as EKS's and AKS's GPU images do, or the toolkit's pod runs here) the
+    missing object is what keeps the pods out: the toolkit's (the GPU Operator creates it
+    with the runtime, operator.runtimeClass). Where no NVIDIA handler exists or can be known
+    (GKE's plain runc and managed plugin, a node whose runtime config and toolkit are both
+    unseen) the class could not serve, and the pod's own spec asks for the wrong thing."""
+    known = {rc.metadata.name for rc in ctx.facts.runtime_classes}
+    found = _class_refusal(ctx, known)
+    if found is None or not _nvidia_handler_served(ctx):
+        return
+    where, line = found
+    ev = Evidence(where, line)
+    yield problem(component, "nvidia_runtimeclass_missing", ev, specificity=78,
+                  ctx={SOURCE: where})
+
+
+def _class_refusal(ctx: NodeContext, known: set[str]) -> tuple[str, str] | None:
+    """The first Warning event of an object other than a pod or node whose line says the
+    NVIDIA RuntimeClass it asked for does not exist (and the bundle lists none of that name)."""
+    for (kind, namespace, name), events in sorted(ctx.facts.events_by_object.items()):
+        if kind in _NODE_OBJECTS:
+            continue
+        for ev in events:
+            if ev.type != "Warning" or "RuntimeClass" not in ev.message:
+                continue
+            for text in ev.message.splitlines():
+                m = _CLASS_ABSENT.search(text)
+                if m is not None and m["name"] not in known:
+                    where = f"event {kind} {namespace}/{name} reason={ev.reason} count={ev.count or 1}"
+                    return where, text.strip()[:MAX_LINE]
+    return None
+
+
+def _nvidia_handler_served(ctx: NodeContext) -> bool:
+    """Whether the node's runtime has an NVIDIA handler a RuntimeClass could select: by its
+    config where collected, else by a platform that installs the NVIDIA runtime itself or the
+    toolkit's pod running here. A platform without a place for the toolkit (GKE) never."""
+    platform = ctx.platform
+    if "container-toolkit" in platform.not_used:
+        return False
+    setup = ctx.runtime_setup
+    if setup is not None:
+        return bool(setup.nvidia)
+    return "container-toolkit" in platform.provides or bool(ctx.stack_pods("container-toolkit"))

@@ -150,6 +150,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log)
+                            or _nvml_refused_under_cdi(ctx, pod, log)
                             or _nccl_system_error(ctx.kb, pod, log)
                             or _unsettled(ctx, pod, log))
             if runtime_less is not None:
@@ -1334,6 +1335,41 @@ def _not_injected(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
         return None
     lines = log.lines
     index = next((i for i in range(len(lines) - 1, -1, -1) if says_no_gpu(lines[i])), None)
+    if index is None:
+        return None
+    meta = pod.metadata
+    found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
+    return line_finding(ctx.kb, "container-toolkit", Status.FAILED, found, f"{log.path}:{index + 1}",
+                        verb=f"fails in GPU workload {meta.namespace}/{meta.name}", standalone="true",
+                        namespace=meta.namespace, pod=meta.name, container=log.container)
+
+
+#: NVML's initialisation failing, in the words nvidia-smi and NVML's other callers print with
+#: NVML's own reason (nvmlErrorString) after the colon.
+_NVML_INIT_FAILED = lazy_compile(r"\bFailed to initialize NVML: \S")
+
+
+def _nvml_refused_under_cdi(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A GPU job whose NVML loaded but could not initialise, in a pod that does not start
+    under NVIDIA's runtime, on a node whose runtime resolves CDI devices and whose own
+    nvidia-smi answers at its driver's release (no mismatch of its own). The pod's driver
+    library and device nodes are then the ones the CDI spec names, and the host's NVML works
+    with the driver as it is now: the spec no longer matches the driver (generated before a
+    driver upgrade or a MIG change; NVIDIA/nvidia-container-toolkit#856, the toolkit's CDI
+    support page, whose nvidia-cdi-refresh regenerates it on driver events; podman-desktop.io
+    docs/podman/gpu "Version mismatch": nvidia-smi in the container prints this until the
+    spec is regenerated). A reason another reading owns (the library not found: nothing was
+    injected; a reason that names a layer) was settled before this one; the cause is the
+    line's class. Without the runtime's config, or with CDI off, nothing is said."""
+    setup = ctx.runtime_setup
+    if setup is None or not setup.cdi_enabled or _under_nvidia_runtime(ctx, pod):
+        return None
+    if _host_release(ctx) is None:
+        return None
+    lines = log.lines
+    index = next((i for i in range(len(lines) - 1, -1, -1)
+                  if "initialize NVML" in lines[i] and _NVML_INIT_FAILED.search(lines[i])
+                  and not says_no_gpu(lines[i])), None)
     if index is None:
         return None
     meta = pod.metadata
