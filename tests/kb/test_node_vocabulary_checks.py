@@ -63,3 +63,27 @@ def test_vfs_enabled_is_healthy(tmp_path: Path) -> None:
     report = _report(tmp_path, "[  301.552210] ice 0000:3b:00.0: Enabling 4 VFs with 17 vectors and 16 queues per VF",
                      "[  301.552299] ixgbe 0000:04:00.0 enp4s0f0: SR-IOV enabled with 1 VFs")
     assert not report.root_causes
+
+
+def test_loader_key_refusal_of_nvidia_is_secure_boot(tmp_path: Path) -> None:
+    # kmod names the module it inserts after its own name: the refusal is the driver's, and
+    # the kernel's EKEYREJECTED for it is signature enforcement (Secure Boot)
+    report = _report(tmp_path, "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service")
+    assert [(r.component, r.cause) for r in report.root_causes] == [("driver", "secure_boot_enabled")]
+
+
+def test_loader_enokey_with_lockdown_notice_is_secure_boot(tmp_path: Path) -> None:
+    report = _report(tmp_path, "Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7",
+                     "modprobe: ERROR: could not insert 'nvidia': Required key not available")
+    assert [(r.component, r.cause) for r in report.root_causes] == [("driver", "secure_boot_enabled")]
+
+
+def test_loader_key_refusal_of_other_module_is_not_the_drivers(tmp_path: Path) -> None:
+    report = _report(tmp_path, "modprobe: ERROR: could not insert 'zfs': Key was rejected by service")
+    assert "driver" not in [r.component for r in report.root_causes]
+
+
+def test_lockdown_eperm_stays_lockdown(tmp_path: Path) -> None:
+    report = _report(tmp_path, "Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7",
+                     "modprobe: ERROR: could not insert 'nvidia': Operation not permitted")
+    assert [(r.component, r.cause) for r in report.root_causes] == [("driver", "kernel_lockdown_blocks_module")]

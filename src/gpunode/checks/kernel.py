@@ -73,7 +73,9 @@ _LITERALS = (_RELOCATION, "overflow in relocation type", "NVRM", "nvidia-nvlink:
 #: what the GPU driver's p2p interface handed it (pages freed under it) is the driver's.
 _PEER_MEMORY = lazy_compile(r"(?:^|\]\s*|\s)(?:nv_mem|nvidia-peermem) \w+:\d+ (?P<text>.+)")
 _MODULE_LINE = lazy_compile(
-    r"(?:^|\]\s*|\s)(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
+    # the module's own name before its refusal; not the loader's (kmod's "modprobe: ERROR:
+    # could not insert 'nvidia': Key was rejected by service" names the module it inserts)
+    r"(?:^|\]\s*|\s)(?!(?:modprobe|insmod): )(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
     r".{0,80}Invalid module format|.{0,80}Key was rejected|version magic '[^']*' should be ')|"
     # the loader's ENOEXEC for a module built against another kernel's headers (kernel/module:
     # "module nvidia: .gnu.linkonce.this_module section size must match the kernel's built
