@@ -1,0 +1,27 @@
+# ruff: noqa: E501  (real log lines are long)
+"""Signatures of the host's stack read by the words of the program that printed them: apt's
+failed fetch of a repository index, the NVIDIA hook's unmet requirement, and their look-alikes."""
+
+from __future__ import annotations
+
+from gpunode.kb import load_kb
+
+KB = load_kb()
+
+
+def _named(component: str, source: str, line: str) -> set[str]:
+    return {c.code for c, m in KB.matchers(component, source) if m.regex.search(line)}
+
+
+def test_apt_index_http_error_is_repo_unreachable() -> None:
+    line = "E: Failed to fetch http://archive.ubuntu.com/ubuntu/dists/jammy/InRelease  410  Gone [IP: 99.83.138.213 80]"
+    assert "driver_repo_unreachable" in _named("driver", "log", line)
+    line = "E: Failed to fetch http://mirror.example.org/ubuntu/dists/focal-updates/Release  403  Forbidden [IP: 10.0.0.1 3128]"
+    assert "driver_repo_unreachable" in _named("driver", "log", line)
+
+
+def test_apt_package_404_is_not_repo_unreachable() -> None:
+    line = "E: Failed to fetch http://archive.ubuntu.com/ubuntu/pool/main/l/linux/linux-headers-5.15.0-122_5.15.0-122.132_all.deb  404  Not Found [IP: 185.125.190.36 80]"
+    assert "driver_repo_unreachable" not in _named("driver", "log", line)
+    line = "Hit:1 http://archive.ubuntu.com/ubuntu jammy InRelease"
+    assert "driver_repo_unreachable" not in _named("driver", "log", line)
