@@ -25,3 +25,14 @@ def test_apt_package_404_is_not_repo_unreachable() -> None:
     assert "driver_repo_unreachable" not in _named("driver", "log", line)
     line = "Hit:1 http://archive.ubuntu.com/ubuntu jammy InRelease"
     assert "driver_repo_unreachable" not in _named("driver", "log", line)
+
+
+def test_hook_requirement_wrapped_in_a_paste_is_driver_too_old() -> None:
+    line = ("nvidia-container-cli --load-kmods configure --require=cuda>=10.0 brand=tesla,driver>=384,driver<385 "
+            "--pid=22591\\nnvidia-container-cli: requirement error: unsatisfied\n condition: driver < 385\\n")
+    assert "cuda_driver_too_old" in _named("driver", "event", line)
+
+
+def test_hook_other_error_is_not_driver_too_old() -> None:
+    line = "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown"
+    assert "cuda_driver_too_old" not in _named("driver", "event", line)
