@@ -36,3 +36,16 @@ def test_hook_requirement_wrapped_in_a_paste_is_driver_too_old() -> None:
 def test_hook_other_error_is_not_driver_too_old() -> None:
     line = "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown"
     assert "cuda_driver_too_old" not in _named("driver", "event", line)
+
+
+def test_profiler_perf_event_paranoid_refusal_is_the_host_kernels() -> None:
+    from gpunode.job_errors import load_job_errors
+
+    table = load_job_errors()
+    found = table.read("ERROR: For Nsight Systems profiling the Linux operating system's perf_event_paranoid level must be 2 or less.")
+    assert found is not None and (found.component, found.cause) == ("kernel", "error_config_invalid")
+    found = table.read("Error: Access to performance monitoring and observability operations is limited. Consider tweaking /proc/sys/kernel/perf_event_paranoid,")
+    assert found is not None and found.component == "kernel"
+    # nsys status's own environment check when the level is fine
+    assert table.read("Linux Kernel Paranoid Level = 2: OK") is None
+    assert table.read("perf_event_paranoid is 1, CPU sampling enabled") is None
