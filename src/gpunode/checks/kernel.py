@@ -76,7 +76,8 @@ _PEER_MEMORY = lazy_compile(r"(?:^|\]\s*|\s)(?:nv_mem|nvidia-peermem) \w+:\d+ (?
 _MODULE_LINE = lazy_compile(
     # the module's own name before its refusal; not the loader's (kmod's "modprobe: ERROR:
     # could not insert 'nvidia': Key was rejected by service" names the module it inserts)
-    r"(?:^|\]\s*|\s)(?!(?:modprobe|insmod): )(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
+    r"(?:^|\]\s*|\s)(?!(?:modprobe|insmod): )(?P<module>[a-z][a-z0-9_]{1,40}): "
+    r"(?:Unknown symbol|disagrees about version of symbol|"
     r".{0,80}Invalid module format|.{0,80}Key was rejected|version magic '[^']*' should be ')|"
     # the loader's ENOEXEC for a module built against another kernel's headers (kernel/module:
     # "module nvidia: .gnu.linkonce.this_module section size must match the kernel's built
@@ -162,10 +163,8 @@ _PROBE_FAILED = lazy_compile(
 #: workstation boards do not do GPUDirect RDMA at all (NVIDIA's GPUDirect RDMA and GDS docs:
 #: data-center GPUs only), so there the GPU itself refuses the operation; on other GPUs the
 #: same errno is as often the caller's buffer, and nothing is said.
-_P2P_PIN_REFUSED = lazy_compile(
-    r"\bError ret -\d+ invoking nvidia_p2p_get_pages\b|\bnvidia_p2p_get_pages\b.{0,60}\b(?:failed|ret(?:urned)?)\b\W{0,3}-\d+")
-#: ``_owner``'s answer for a refused P2P pin: the GPU's where the node's GPUs cannot do it.
-_P2P = "p2p"
+_P2P_PIN_REFUSED = lazy_compile(r"\bError ret -\d+ invoking nvidia_p2p_get_pages\b|"
+                                r"\bnvidia_p2p_get_pages\b.{0,60}\b(?:failed|ret(?:urned)?)\b\W{0,3}-\d+")
 
 
 def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
@@ -239,9 +238,7 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
                 and not (index + 1 < len(lines) and _LIVEPATCH in lines[index + 1])):
             unnamed = (index + 1, line.strip())
             continue
-        owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates)
-        if owner == _P2P:
-            owner = None if gdr_capable(ctx) else "gpu-hardware"
+        owner = _line_owner(line, named_in, gates, lambda: None if gdr_capable(ctx) else "gpu-hardware")
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
         elif owner is not None:
@@ -299,6 +296,17 @@ def _notice(text: str, line: str) -> bool:
     return severity(text) == 0 and not _NO_GPU_PROBED.search(line)
 
 
+def _line_owner(line: str, named_in: Callable[[str], str | None], gates: tuple[re.Pattern[str], ...],
+                pinned: Callable[[], str | None]) -> str | None:
+    """``_owner`` of a kernel line, an oops's by its module list, and a refused P2P pin's by
+    ``pinned`` (the node's GPUs: whether they can do GPUDirect at all)."""
+    if _LINKED_IN in line:
+        return _oops_owner(line)
+    if "nvidia_p2p_get_pages" in line and _P2P_PIN_REFUSED.search(line):
+        return pinned()
+    return _owner(line, named_in, gates)
+
+
 def _oops_owner(line: str) -> str | None:
     """The driver where an oops's module list shows one of its modules loading or unloading."""
     return "driver" if _IN_TRANSITION.search(line) else None
@@ -319,8 +327,6 @@ def _owner(line: str, named_in: Callable[[str], str | None],
         crashed = crashed_program(line)
         if crashed is not None:
             return named_in(crashed)
-    if "nvidia_p2p_get_pages" in line and _P2P_PIN_REFUSED.search(line):
-        return _P2P
     peer = _PEER_MEMORY.search(line) if _PEER_GATE in gates and _PEER_GATE.search(line) else None
     if peer is not None:
         return "driver" if severity(peer["text"]) else None
