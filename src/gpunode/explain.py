@@ -183,6 +183,9 @@ class Matcher:
         self._max_line = max_line
         self._layers = {c.id: c.layer for c in load_catalog().components}
         self._found: dict[str, CauseMatch] = {}
+        #: each cause's last counted line and source: a second signature of the same cause on
+        #: the same line counts once, also after the cause's quotes are full
+        self._last_counted: dict[str, tuple[int, str]] = {}
         self._names = PastedNames()
         self._xids: Counter[tuple[int, str]] = Counter()
         self.lines_read = 0
@@ -303,8 +306,9 @@ class Matcher:
         if found is None:
             layer = self._layers.get(cause.component, 0)
             found = self._found[cause.code] = CauseMatch(cause, layer, order=self._order)
-        elif found.quotes and (found.quotes[-1].line_no, found.quotes[-1].source) == (line_no, self._source):
+        elif self._last_counted.get(cause.code) == (line_no, self._source):
             return  # a second signature of the same cause on the same line
+        self._last_counted[cause.code] = (line_no, self._source)
         found.add(line_no, line, self._max_quotes, self._source)
 
     def result(self) -> Explanation:

@@ -28,7 +28,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.crashes import CRASH_WORDS as _CRASH_WORDS
 from gpunode.checks.crashes import crashed_program
 from gpunode.checks.decisive import line_finding
-from gpunode.checks.workload_logs import interposer_owner
+from gpunode.checks.workload_logs import gdr_capable, interposer_owner
 from gpunode.decisive import Decisive, severity
 from gpunode.model import Finding, Status
 from gpunode.relazy import lazy_compile
@@ -42,6 +42,7 @@ from gpunode.relazy import lazy_compile
 _LINKED_IN = "Modules linked in:"
 _IN_TRANSITION = lazy_compile(r"\b(?P<module>nvidia\w*|nv_peer_mem)\([A-Z]*[-+]\)")
 _MODULE_LOAD = "error_module_load"
+_DEVICE = "error_device"
 #: Literals one of which every line of ``_MODULE_LINE``, ``crashes.crashed_program`` and
 #: ``_PEER_MEMORY`` holds: a line without them is not searched by the pattern (each backtracks
 #: over every word of a routine line, 5 to 20 µs a line, while the test is under 1 µs).
@@ -73,7 +74,10 @@ _LITERALS = (_RELOCATION, "overflow in relocation type", "NVRM", "nvidia-nvlink:
 #: what the GPU driver's p2p interface handed it (pages freed under it) is the driver's.
 _PEER_MEMORY = lazy_compile(r"(?:^|\]\s*|\s)(?:nv_mem|nvidia-peermem) \w+:\d+ (?P<text>.+)")
 _MODULE_LINE = lazy_compile(
-    r"(?:^|\]\s*|\s)(?P<module>[a-z][a-z0-9_]{1,40}): (?:Unknown symbol|disagrees about version of symbol|"
+    # the module's own name before its refusal; not the loader's (kmod's "modprobe: ERROR:
+    # could not insert 'nvidia': Key was rejected by service" names the module it inserts)
+    r"(?:^|\]\s*|\s)(?!(?:modprobe|insmod): )(?P<module>[a-z][a-z0-9_]{1,40}): "
+    r"(?:Unknown symbol|disagrees about version of symbol|"
     r".{0,80}Invalid module format|.{0,80}Key was rejected|version magic '[^']*' should be ')|"
     # the loader's ENOEXEC for a module built against another kernel's headers (kernel/module:
     # "module nvidia: .gnu.linkonce.this_module section size must match the kernel's built
@@ -152,6 +156,15 @@ _ADAPTER_INIT = lazy_compile(r"(?i:\bRmInitAdapter failed|\brm_init_adapter fail
 _REFUSED_ID = lazy_compile(r"NVRM: The NVIDIA GPU \S+ \(PCI ID: 10de:(?P<device>[0-9a-fA-F]{4})\)")
 _PROBE_FAILED = lazy_compile(
     r"NVRM: (?:The NVIDIA probe routine failed for \d+ device|The NVIDIA GPU \S+ \(PCI ID)")
+#: A kernel module's request to pin GPU memory for a third-party device refused: the GPU
+#: driver's nvidia_p2p_get_pages (its GPUDirect RDMA interface, kernel-open/nvidia/nv-p2p.c)
+#: returned an errno, as GPUDirect Storage's nvidia-fs reports it ("nvidia-fs:nvfs_pin_gpu_pages:
+#: 1292 Error ret -22 invoking nvidia_p2p_get_pages", NVIDIA/gds-nvidia-fs#14). GeForce and
+#: workstation boards do not do GPUDirect RDMA at all (NVIDIA's GPUDirect RDMA and GDS docs:
+#: data-center GPUs only), so there the GPU itself refuses the operation; on other GPUs the
+#: same errno is as often the caller's buffer, and nothing is said.
+_P2P_PIN_REFUSED = lazy_compile(r"\bError ret -\d+ invoking nvidia_p2p_get_pages\b|"
+                                r"\bnvidia_p2p_get_pages\b.{0,60}\b(?:failed|ret(?:urned)?)\b\W{0,3}-\d+")
 
 
 def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
@@ -163,9 +176,11 @@ def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
     line_no, line = found
     where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{line_no}"
     moving = _LINKED_IN in line  # a driver module oopsed while loading or unloading
+    # a GPU that refused to pin its pages for a peer: the device's answer, whatever its words
+    pinned = component == "gpu-hardware" and _P2P_PIN_REFUSED.search(line) is not None
+    line_class = _MODULE_LOAD if moving else _DEVICE if pinned else None
     finding = line_finding(ctx.kb, component, Status.DEGRADED, Decisive(line_no, line, 1), where,
-                           verb="fails in the kernel log", standalone="true",
-                           line_class=_MODULE_LOAD if moving else None)
+                           verb="fails in the kernel log", standalone="true", line_class=line_class)
     smi = ctx.nvidia_smi
     refused = component == "gpu-hardware" and _PROBE_FAILED.search(line) is not None
     if (refused or _ADAPTER_INIT.search(line)) and smi is not None and smi.attached_gpus > 0:
@@ -223,7 +238,7 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
                 and not (index + 1 < len(lines) and _LIVEPATCH in lines[index + 1])):
             unnamed = (index + 1, line.strip())
             continue
-        owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates)
+        owner = _line_owner(line, named_in, gates, lambda: None if gdr_capable(ctx) else "gpu-hardware")
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
         elif owner is not None:
@@ -279,6 +294,17 @@ def _notice(text: str, line: str) -> bool:
     routine-line test: the severity reading is the costly part of a dmesg pass (about 0.6 s of
     CPU at 5,000 nodes)."""
     return severity(text) == 0 and not _NO_GPU_PROBED.search(line)
+
+
+def _line_owner(line: str, named_in: Callable[[str], str | None], gates: tuple[re.Pattern[str], ...],
+                pinned: Callable[[], str | None]) -> str | None:
+    """``_owner`` of a kernel line, an oops's by its module list, and a refused P2P pin's by
+    ``pinned`` (the node's GPUs: whether they can do GPUDirect at all)."""
+    if _LINKED_IN in line:
+        return _oops_owner(line)
+    if "nvidia_p2p_get_pages" in line and _P2P_PIN_REFUSED.search(line):
+        return pinned()
+    return _owner(line, named_in, gates)
 
 
 def _oops_owner(line: str) -> str | None:

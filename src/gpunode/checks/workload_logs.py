@@ -1543,7 +1543,7 @@ def nccl_gdr_distance(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
 
 
-def _gdr_capable(ctx: NodeContext) -> bool:
+def gdr_capable(ctx: NodeContext) -> bool:
     """Whether the node's GPUs can do GPUDirect RDMA, as far as their model says (the GPU
     product label GFD sets, else nvidia-smi's product names): not the boards without it."""
     label = ctx.gpu_product_label
@@ -1564,7 +1564,7 @@ def nccl_gdr_off(ctx: NodeContext, component: str) -> Iterator[Finding]:
                 and (m := NCCL_GDR_HCA.search(line))]
         if not hcas or any(m["state"] != "Disabled" for _, m in hcas):
             continue
-        if not _gdr_capable(ctx):
+        if not gdr_capable(ctx):
             return
         index = hcas[0][0]
         meta = pod.metadata

@@ -1,0 +1,80 @@
+"""nvidia-persistenced, the driver's host daemon, read from its lines in the host's syslog.
+
+The daemon ships with the driver and runs as a systemd unit on the host (its own log lines are
+tagged ``nvidia-persistenced[pid]:`` or, from older syslogs, ``nvidia-persistenced:``). When
+its last start failed (systemd's lines about ``nvidia-persistenced.service`` or "NVIDIA
+Persistence Daemon": a control or main process that exited non-zero, ``Failed with result``,
+``Failed to start``, the start limit's "Start request repeated too quickly") and no later
+start or deliberate stop followed, the daemon's own decisive line before that failure is the
+driver's problem: persistence mode is off and its socket is missing for the clients that ask
+for it. Its own word that it could not list the GPUs ("Failed to query NVIDIA devices. Please
+ensure that the NVIDIA device files (/dev/nvidia*) exist, and that user %u has read and write
+permissions for those files.", NVIDIA/nvidia-persistenced nvidia-persistenced.c setup_devices,
+returning NVPD_ERR_DRIVER) is the device files' state: the unit started before the module
+made them, and systemd's start limit then keeps it failed after they appear
+(kwx4957/study, a Rocky Linux 9 T4 VM). A unit that started again since, or a log without its
+lines, says nothing here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from gpunode.checks.base import check, reads
+from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import line_finding
+from gpunode.decisive import decisive_line
+from gpunode.model import Evidence, Finding, Status
+from gpunode.parse.syslog import SYSLOG_FILES
+from gpunode.relazy import lazy_compile
+
+#: The daemon's own lines.
+_OWN = lazy_compile(r"\bnvidia-persistenced(?:\[\d+\])?: ")
+#: systemd's lines about the daemon's unit.
+_UNIT = lazy_compile(r"systemd\[1\]: (?:nvidia-persistenced\.service: |"
+                     r"(?:Failed to start|Started|Stopped|Starting|Stopping) NVIDIA Persistence Daemon\b)")
+#: A start that ended in failure, or that systemd refused after too many.
+_FAILED = lazy_compile(
+    r"\.service: (?:[Mm]ain|[Cc]ontrol) process exited, code=(?:exited, status=[1-9]|killed|dumped)|"
+    r"\.service: Failed with result|Failed to start |\.service: Start request repeated too quickly")
+#: A start that succeeded, or a deliberate stop, after the failure.
+_SETTLED = lazy_compile(r"systemd\[1\]: (?:Started|Stopping) NVIDIA Persistence Daemon\b")
+#: The daemon could not list the GPUs through their device files.
+_NO_DEVICE_FILES = lazy_compile(r"\bFailed to query NVIDIA devices\b")
+_FILE_STATE = "error_file_state"
+#: The daemon's closing pointer at its other lines ("nvidia-persistenced failed to initialize.
+#: Check syslog for more details."): the reason is the line it points at, not this one.
+_POINTER = lazy_compile(r"\bfailed to initialize\. Check syslog for more details\b")
+
+
+@check("driver", may_find=reads(*(f"files{name}" for name in SYSLOG_FILES)))
+def persistenced_failed(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The persistence daemon's last start failed: its own decisive line says why."""
+    for name in SYSLOG_FILES:
+        split = ctx.text_lines("files", name.lstrip("/"))
+        if split is None:
+            continue
+        said = _failed_start(ctx, component, split[0], ctx.obs.path_of("files", name.lstrip("/")))
+        if said is not None:
+            yield said
+            return
+
+
+def _failed_start(ctx: NodeContext, component: str, lines: Sequence[str], path: str) -> Finding | None:
+    unit = [i for i, line in enumerate(lines) if _UNIT.search(line)]
+    failed = [i for i in unit if _FAILED.search(lines[i])]
+    if not failed:
+        return None
+    last = failed[-1]
+    if any(i > last and _SETTLED.search(lines[i]) for i in unit):
+        return None  # started again, or stopped on purpose, since
+    own = [line if _OWN.search(line) and not _UNIT.search(line) and not _POINTER.search(line) else ""
+           for line in lines[:last]]
+    found = decisive_line(own, ctx.kb.class_of)
+    if found is None:
+        return None
+    ended = Evidence(f"{path}:{last + 1}", lines[last].strip())
+    line_class = _FILE_STATE if _NO_DEVICE_FILES.search(found.line) else None
+    return line_finding(ctx.kb, component, Status.DEGRADED, found, f"{path}:{found.line_no}",
+                        verb="fails in nvidia-persistenced's syslog lines", evidence=(ended,),
+                        line_class=line_class, standalone="true")
