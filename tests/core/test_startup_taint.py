@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from gpunode.bundle.kube import Node, Pod
-from gpunode.checks.startup_taint import left_startup_taint, startup_taint_owner
+from gpunode.startup_taints import left_startup_taint, startup_taint_owner
 
 
 def _node(*taints: dict[str, str]) -> Node:

@@ -23,12 +23,12 @@ from gpunode.checks.operator import (
 )
 from gpunode.checks.placement import awaited
 from gpunode.checks.pods import collection_time, judge_pod, pod_problem
-from gpunode.checks.startup_taint import left_startup_taint
 from gpunode.decisive import Decisive
 from gpunode.facts import ClusterFacts, StackPod
 from gpunode.kb import load_kb
 from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
+from gpunode.startup_taints import left_startup_taint
 
 ClusterCheckFn = Callable[[ClusterFacts], Iterable[Finding]]
 

@@ -29,11 +29,11 @@ from gpunode.checks.base import (
 )
 from gpunode.checks.context import NodeContext
 from gpunode.checks.placement import Awaited, Unmet, setter, unmet
-from gpunode.checks.startup_taint import left_startup_taint, startup_taint_owner
 from gpunode.decisive import clipped
 from gpunode.facts import ClusterFacts, StackPod
 from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
+from gpunode.startup_taints import left_startup_taint, startup_taint_owner
 
 RESTART_WARNING = 5
 CONTROL_PLANE_TAINTS = frozenset({"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"})
