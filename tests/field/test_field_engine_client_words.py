@@ -25,7 +25,8 @@ READ = {
     "enroot-manifest-http-error": [
         "slurmstepd: error: pyxis:     [ERROR] URL https://ghcr.io/v2/nvidia/jax/manifests/<TAG> "
         "returned error code: 404 Not Found",
-        "[ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/24.01-py3 returned error code: 401 Unauthorized",
+        "[ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/24.01-py3 "
+        "returned error code: 401 Unauthorized",
     ],
 }
 
@@ -35,7 +36,8 @@ LOOK_ALIKES = [
     "unknown flag: --gpus-per-task",
     "pyxis:     [INFO] Fetching image manifest list",
     # a registry's own outage is not the runtime's request
-    "[ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/24.01-py3 returned error code: 503 Service Unavailable",
+    "[ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/24.01-py3 "
+    "returned error code: 503 Service Unavailable",
     # a layer blob, not the manifest
     "[ERROR] URL https://ghcr.io/v2/nvidia/jax/blobs/sha256:0123 returned error code: 404 Not Found",
 ]

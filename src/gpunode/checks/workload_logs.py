@@ -43,6 +43,7 @@ from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
 from gpunode.checks.busy_gpus import busy_owner, thread_bound_index, thread_exclusive
 from gpunode.checks.cli_step import cli_named_step
+from gpunode.checks.collective_stall import stalled_index
 from gpunode.checks.context import NodeContext
 from gpunode.checks.cuda_floor import on_major_first_branch, runs_no_current_cuda
 from gpunode.checks.cuda_pair_words import driver_serves_runtime
@@ -152,6 +153,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _not_injected(ctx, pod, log)
                             or _nvml_refused_under_cdi(ctx, pod, log)
                             or _nccl_system_error(ctx.kb, pod, log)
+                            or _collective_stalled(ctx, pod, log)
                             or _unsettled(ctx, pod, log))
             if runtime_less is not None:
                 done.add(key)
@@ -713,6 +715,19 @@ def _busy_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     verb = (f"keeps the exclusive GPUs of GPU workload {meta.namespace}/{meta.name} held"
             if owner == "container-runtime" else f"refuses CUDA to GPU workload {meta.namespace}/{meta.name}")
     return _job_line(ctx, owner, pod, log, index, verb=verb, line_class="error_device")
+
+
+def _collective_stalled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """PyTorch's NCCL watchdog timeout among the GPUs of one pod, read against the host's PCIe
+    peer-to-peer path where nothing points elsewhere (checks.collective_stall says why)."""
+    gpus = sum(int(value) for c in pod.spec.containers for key, value in c.resources.limits.items()
+               if key == "nvidia.com/gpu" and value.isdigit())
+    index = stalled_index(log.lines, gpus, ctx.obs.cmd.get("nvidia-smi-topo-m.txt", ""))
+    if index is None:
+        return None
+    meta = pod.metadata
+    verb = f"stalls the collectives among the GPUs of workload {meta.namespace}/{meta.name}"
+    return _job_line(ctx, "kernel", pod, log, index, verb=verb)
 
 
 def _thread_exclusive_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
