@@ -49,6 +49,7 @@ from gpunode.checks.cuda_floor import on_major_first_branch, runs_no_current_cud
 from gpunode.checks.cuda_pair_words import driver_serves_runtime
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.devices_lost import FRAMEWORK_NO_DEVICE, LOST, lost_device_line
+from gpunode.checks.foreign_memory import foreign_memory_index
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
 from gpunode.checks.nccl_system_error import bare_system_error, shares_gpus_in_container
 from gpunode.checks.net_plugin import plugin_fell_back
@@ -154,6 +155,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _nvml_refused_under_cdi(ctx, pod, log)
                             or _nccl_system_error(ctx.kb, pod, log)
                             or _collective_stalled(ctx, pod, log)
+                            or _memory_held_elsewhere(ctx, pod, log)
                             or _unsettled(ctx, pod, log))
             if runtime_less is not None:
                 done.add(key)
@@ -728,6 +730,18 @@ def _collective_stalled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | N
     meta = pod.metadata
     verb = f"stalls the collectives among the GPUs of workload {meta.namespace}/{meta.name}"
     return _job_line(ctx, "kernel", pod, log, index, verb=verb)
+
+
+def _memory_held_elsewhere(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """PyTorch's out of memory on a whole GPU most of whose memory another process holds: one
+    left behind on the node (checks.foreign_memory says why). Silent where GPUs are shared."""
+    index = foreign_memory_index(log.lines)
+    if index is None or _gpus_shared(ctx):
+        return None
+    meta = pod.metadata
+    verb = f"leaves the GPU memory of workload {meta.namespace}/{meta.name} held by another process"
+    return _job_line(ctx, "container-runtime", pod, log, index, verb=verb,
+                     line_class="error_resource_exhausted")
 
 
 def _thread_exclusive_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
