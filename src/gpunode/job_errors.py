@@ -218,7 +218,7 @@ def _problems(entry: JobError, known: Known) -> Iterable[str]:
     owner = known.causes.get(entry.cause) if entry.cause else None
     if entry.cause and owner is None:
         yield f"names unknown cause {entry.cause!r}"
-    elif entry.cause and entry.cause not in known.classes and owner != entry.component:
+    elif entry.cause and entry.cause not in known.classes and owner not in (entry.component, "*"):
         yield f"cause {entry.cause!r} is {owner!r}'s, not {entry.component!r}'s (nor an error class)"
     if not entry.source.startswith("https://") or (entry.seen and not entry.seen.startswith("https://")):
         yield "source and seen must be https:// addresses"
