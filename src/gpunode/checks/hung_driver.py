@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import check, kernel_log_holds, problem
 from gpunode.checks.context import NodeContext
 from gpunode.decisive import clipped
 from gpunode.model import Evidence, Finding
@@ -95,8 +95,8 @@ def node_driver_hangs(ctx: NodeContext) -> list[DriverHang]:
     return known
 
 
-def _may_hold(ctx: NodeContext) -> bool:
-    return _HEADER_WORDS in (ctx.obs.cmd.get("dmesg.txt") or "")
+#: A hung task's header is the first line the check reads (the shared kernel-log gate).
+_may_hold = kernel_log_holds(_HEADER_WORDS)
 
 
 @check("driver", may_find=_may_hold)

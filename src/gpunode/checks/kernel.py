@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import msgspec
 
@@ -165,6 +166,8 @@ _PROBE_FAILED = lazy_compile(
 #: same errno is as often the caller's buffer, and nothing is said.
 _P2P_PIN_REFUSED = lazy_compile(r"\bError ret -\d+ invoking nvidia_p2p_get_pages\b|"
                                 r"\bnvidia_p2p_get_pages\b.{0,60}\b(?:failed|ret(?:urned)?)\b\W{0,3}-\d+")
+#: The literal every line of ``_P2P_PIN_REFUSED`` holds.
+_P2P_PIN = "nvidia_p2p_get_pages"
 
 
 def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
@@ -230,6 +233,8 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     # the gates asked of the whole log first: most logs hold none of their words, and then
     # no line is asked (a word in a line is in the log)
     gates = tuple(gate for gate in (_MODULE_GATE, _CRASH_GATE, _PEER_GATE) if gate.search(text))
+    # a refused P2P pin's owner, asked only where the log names the pin call at all
+    pinned = partial(_pin_owner, ctx) if _P2P_PIN in text else None
     adapter: tuple[int, str] | None = None
     unnamed: tuple[int, str] | None = None
     lines = split[0]
@@ -238,7 +243,7 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
                 and not (index + 1 < len(lines) and _LIVEPATCH in lines[index + 1])):
             unnamed = (index + 1, line.strip())
             continue
-        owner = _line_owner(line, named_in, gates, lambda: None if gdr_capable(ctx) else "gpu-hardware")
+        owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates, pinned)
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
         elif owner is not None:
@@ -278,6 +283,9 @@ def _refused_served(ctx: NodeContext, text: str) -> bool:
 
 #: ``_owner``'s answer for an adapter init failure: the GPU's unless the driver said why.
 _ADAPTER = "adapter"
+#: What ``_owner`` keeps of an NVRM line's reading: the adapter's failure or an owner among
+#: ``_NVRM_OWNERS`` (any other is the driver's).
+_NVRM_KEPT = (_ADAPTER, *_NVRM_OWNERS)
 
 
 def _driver_notice(line: str, named_in: Callable[[str], str | None]) -> bool:
@@ -296,15 +304,9 @@ def _notice(text: str, line: str) -> bool:
     return severity(text) == 0 and not _NO_GPU_PROBED.search(line)
 
 
-def _line_owner(line: str, named_in: Callable[[str], str | None], gates: tuple[re.Pattern[str], ...],
-                pinned: Callable[[], str | None]) -> str | None:
-    """``_owner`` of a kernel line, an oops's by its module list, and a refused P2P pin's by
-    ``pinned`` (the node's GPUs: whether they can do GPUDirect at all)."""
-    if _LINKED_IN in line:
-        return _oops_owner(line)
-    if "nvidia_p2p_get_pages" in line and _P2P_PIN_REFUSED.search(line):
-        return pinned()
-    return _owner(line, named_in, gates)
+def _pin_owner(ctx: NodeContext) -> str | None:
+    """The owner of a refused P2P pin: the node's GPUs where they cannot do GPUDirect at all."""
+    return None if gdr_capable(ctx) else "gpu-hardware"
 
 
 def _oops_owner(line: str) -> str | None:
@@ -313,10 +315,14 @@ def _oops_owner(line: str) -> str | None:
 
 
 def _owner(line: str, named_in: Callable[[str], str | None],
-           gates: tuple[re.Pattern[str], ...] = (_MODULE_GATE, _CRASH_GATE, _PEER_GATE)) -> str | None:
+           gates: tuple[re.Pattern[str], ...] = (_MODULE_GATE, _CRASH_GATE, _PEER_GATE),
+           pinned: Callable[[], str | None] | None = None) -> str | None:
     """The component a failing kernel line is evidence against, or None (not a failure).
     ``gates``: those of the three patterns' literal gates the log holds words of (a pattern
-    whose gate is not among them is not searched)."""
+    whose gate is not among them is not searched); ``pinned``: a refused P2P pin's owner
+    (``_pin_owner``), None where the log names no pin call."""
+    if pinned is not None and _P2P_PIN in line and _P2P_PIN_REFUSED.search(line):
+        return pinned()
     module = _MODULE_LINE.search(line) if _MODULE_GATE in gates and _MODULE_GATE.search(line) else None
     if module is not None:
         named = module["module"] or module["inserted"] or module["loaded"] or module["sized"]
@@ -333,7 +339,5 @@ def _owner(line: str, named_in: Callable[[str], str | None],
     nvrm = _NVRM.search(line)
     if nvrm is None or _ROUTINE.search(line) or _notice(nvrm["text"], line):
         return None
-    if _ADAPTER_INIT.search(line):
-        return _ADAPTER
-    named = named_in(line)
-    return named if named in _NVRM_OWNERS else "driver"
+    named = _ADAPTER if _ADAPTER_INIT.search(line) else named_in(line)
+    return named if named in _NVRM_KEPT else "driver"

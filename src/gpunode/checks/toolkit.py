@@ -668,7 +668,7 @@ _JOURNAL_IDENT = lazy_compile(r"^\w{3} +\d{1,2} [\d:]{8} \S+ (?P<ident>[\w.@-]+)
 _DEFAULT_CONFIG = "/etc/containerd/config.toml"
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=reads("cmd/journal-runtime.txt"))
 def toolkit_patches_other_containerd(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Pods refused for a missing NVIDIA runtime handler where the runtime journal shows the
     node's containerd is a distribution's own unit (``_OWN_CONTAINERD_UNITS``: the k8s snap's

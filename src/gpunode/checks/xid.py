@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from gpunode.checks.base import check, problem, unknown
+from gpunode.checks.base import check, kernel_log_holds, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.pcie import reading_of, shortfall
@@ -73,8 +73,8 @@ _SXID = "SXid"
 _SXID_WORDED = lazy_compile(r"SXid \(PCI:[^)]*\): \d+, (?i:non-?fatal|fatal)\b")
 
 
-def _may_hold_sxid(ctx: NodeContext) -> bool:
-    return _SXID in (ctx.obs.cmd.get("dmesg.txt") or "")
+#: Every line the check reads is an SXid report (the shared kernel-log gate).
+_may_hold_sxid = kernel_log_holds(_SXID)
 
 
 @check("gpu-hardware", may_find=_may_hold_sxid)

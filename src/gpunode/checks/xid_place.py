@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from gpunode.checks.base import check, problem
+from gpunode.checks.base import check, kernel_log_holds, problem
 from gpunode.checks.context import NodeContext
 from gpunode.decisive import clipped
 from gpunode.model import Evidence, Finding, Status
@@ -111,8 +111,8 @@ def repeated_place(events: Sequence[XidEvent], gpus_known: int) -> RepeatedPlace
     return None
 
 
-def _may_hold(ctx: NodeContext) -> bool:
-    return "Xid" in (ctx.obs.cmd.get("dmesg.txt") or "")
+#: Every report the check reads is an Xid line (the shared kernel-log gate).
+_may_hold = kernel_log_holds("Xid")
 
 
 @check("gpu-hardware", may_find=_may_hold)
