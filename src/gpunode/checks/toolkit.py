@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import lru_cache
+from typing import cast
 
 import msgspec
 
@@ -32,6 +33,7 @@ from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unr
 from gpunode.checks.toolkit_written import runtime_may_be_unreachable, runtime_unreachable
 from gpunode.decisive import MAX_LINE, Decisive, severity
 from gpunode.errors import ParseError
+from gpunode.facts import ClusterFacts
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse._toml import load_toml
 from gpunode.parse.containerd import CONTAINERD_CONFIG_PATHS, runtimes_defined
@@ -724,8 +726,7 @@ def runtime_class_absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
     with the runtime, operator.runtimeClass). Where no NVIDIA handler exists or can be known
     (GKE's plain runc and managed plugin, a node whose runtime config and toolkit are both
     unseen) the class could not serve, and the pod's own spec asks for the wrong thing."""
-    known = {rc.metadata.name for rc in ctx.facts.runtime_classes}
-    found = _class_refusal(ctx, known)
+    found = _class_refusal(ctx.facts)
     if found is None or not _nvidia_handler_served(ctx):
         return
     where, line = found
@@ -734,10 +735,23 @@ def runtime_class_absent(ctx: NodeContext, component: str) -> Iterator[Finding]:
                   ctx={SOURCE: where})
 
 
-def _class_refusal(ctx: NodeContext, known: set[str]) -> tuple[str, str] | None:
+def _class_refusal(facts: ClusterFacts) -> tuple[str, str] | None:
     """The first Warning event of an object other than a pod or node whose line says the
-    NVIDIA RuntimeClass it asked for does not exist (and the bundle lists none of that name)."""
-    for (kind, namespace, name), events in sorted(ctx.facts.events_by_object.items()):
+    NVIDIA RuntimeClass it asked for does not exist (and the bundle lists none of that name):
+    a fact of the cluster, found once and shared by every node (``facts.shared``)."""
+    if _CLASS_REFUSAL_KEY not in facts.shared:
+        facts.shared[_CLASS_REFUSAL_KEY] = _first_class_refusal(facts)
+    return cast("tuple[str, str] | None", facts.shared[_CLASS_REFUSAL_KEY])
+
+
+#: The ``ClusterFacts.shared`` key of ``_class_refusal``'s answer.
+_CLASS_REFUSAL_KEY = "checks.toolkit.class_refusal"
+
+
+def _first_class_refusal(facts: ClusterFacts) -> tuple[str, str] | None:
+    """``_class_refusal`` read from the events, once for the cluster."""
+    known = {rc.metadata.name for rc in facts.runtime_classes}
+    for (kind, namespace, name), events in sorted(facts.events_by_object.items()):
         if kind in _NODE_OBJECTS:
             continue
         for ev in events:
