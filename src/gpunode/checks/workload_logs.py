@@ -41,7 +41,7 @@ import msgspec
 from gpunode.bundle.kube import Container, Pod
 from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
-from gpunode.checks.busy_gpus import busy_owner, thread_bound_index, thread_exclusive
+from gpunode.checks.busy_gpus import busy_owner, several_gpus, thread_bound_index, thread_exclusive
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
 from gpunode.checks.cuda_floor import on_major_first_branch, runs_no_current_cuda
@@ -707,7 +707,7 @@ def _busy_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
         return None
     meta = pod.metadata
     owner = busy_owner(ctx.obs.cmd.get("nvidia-smi.txt", ""), ctx.obs.cmd.get("nvidia-smi-q.xml", ""),
-                       _gpus_shared(ctx))
+                       _gpus_shared(ctx), several_gpus(c.resources.limits for c in pod.spec.containers))
     if owner is None:
         return None
     verb = (f"keeps the exclusive GPUs of GPU workload {meta.namespace}/{meta.name} held"
