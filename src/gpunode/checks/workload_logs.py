@@ -60,9 +60,10 @@ from gpunode.checks.unsettled_words import device_refused, unsettled_index
 from gpunode.checks.unversioned_library import own_unversioned_load
 from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
 from gpunode.checks.versions import HOST_VERSIONS
-from gpunode.checks.vgpu_words import is_vgpu, unavailable_index
+from gpunode.checks.vgpu_words import fractional_instance, is_vgpu, unavailable_index
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
+from gpunode.gpus import INSTANCE_TYPE_LABELS
 from gpunode.job_errors import job_error
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
@@ -686,6 +687,15 @@ def _on_vgpu(ctx: NodeContext) -> bool:
                    ctx.gpu_product_label)
 
 
+def _on_vgpu_slice(ctx: NodeContext) -> bool:
+    """Whether the node's GPUs are vGPUs (``_on_vgpu``) or its cloud instance type holds a
+    slice of one GPU (checks.vgpu_words.fractional_instance)."""
+    if _on_vgpu(ctx):
+        return True
+    labels = ctx.node.metadata.labels if ctx.node is not None else {}
+    return any(fractional_instance(labels.get(key, "")) for key in INSTANCE_TYPE_LABELS)
+
+
 def _vgpu_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     """CUDA's busy-or-unavailable error in a GPU job on a node whose GPUs are vGPUs: the guest
     driver refusing CUDA (an unlicensed vGPU), the driver's ``error_device``
@@ -1009,13 +1019,18 @@ def _not_supported_on_first_branch(ctx: NodeContext, pod: Pod, log: LogFile) -> 
     build's large kernel parameters on driver 525; NVIDIA/TransformerEngine#991: comm+GEMM
     overlap's CUDA multicast on 525, which its maintainers say needs 535). The same error on a
     later branch is the GPU's, the platform's or the job's, and is not read here; so is a node
-    whose release is not read."""
+    whose release is not read, and a vGPU guest (nvidia-smi's or GFD's vGPU profile, or a cloud
+    size that holds a slice of one GPU): a vGPU profile offers fewer CUDA features than the
+    board whatever the release, the guest's answer by design (AcademySoftwareFoundation/
+    openvdb#2255: cudaMallocAsync's 801 on an EC2 g6f slice of an L4 on driver 580, the first
+    branch of CUDA 13, whose device attribute reports no memory pools; AWS answered that
+    fractional time-sliced slices expose none, and the application allocates synchronously)."""
     lines = log.lines
     for index in range(len(lines) - 1, -1, -1):
         if "upported" not in lines[index] or _CUDA_NOT_SUPPORTED.search(lines[index]) is None:
             continue
         host = _host_release(ctx)
-        if host is None or not on_major_first_branch(host):
+        if host is None or not on_major_first_branch(host) or _on_vgpu_slice(ctx):
             return None
         return _too_old_for(ctx, pod, log, index)
     return None
