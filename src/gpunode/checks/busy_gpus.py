@@ -105,15 +105,24 @@ def exclusive_held(table: str) -> bool:
                for m in _ROW.finditer(table))
 
 
+def pod_gpus(limits: Iterable[Mapping[str, str]]) -> int | None:
+    """The whole GPUs (``nvidia.com/gpu``) a pod's containers' limits ask for in all; None where
+    none asks or a count is no integer."""
+    total: int | None = None
+    for given in limits:
+        value = given.get("nvidia.com/gpu")
+        if value is None:
+            continue
+        if not value.strip().isdigit():
+            return None
+        total = (total or 0) + int(value.strip())
+    return total
+
+
 def several_gpus(limits: Iterable[Mapping[str, str]]) -> bool:
     """Whether a pod's containers' limits ask for more than one whole GPU
     (``nvidia.com/gpu``) in all; a count that is no integer says nothing."""
-    total = 0
-    for given in limits:
-        value = given.get("nvidia.com/gpu", "").strip()
-        if value.isdigit():
-            total += int(value)
-    return total > 1
+    return (pod_gpus(limits) or 0) > 1
 
 
 def busy_owner(table: str, xml: str, shared: bool, own_ranks: bool = False) -> str | None:

@@ -41,7 +41,7 @@ import msgspec
 from gpunode.bundle.kube import Container, Pod
 from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
-from gpunode.checks.busy_gpus import busy_owner, several_gpus, thread_bound_index, thread_exclusive
+from gpunode.checks.busy_gpus import busy_owner, pod_gpus, several_gpus, thread_bound_index, thread_exclusive
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.context import NodeContext
 from gpunode.checks.cuda_floor import on_major_first_branch, runs_no_current_cuda
@@ -160,6 +160,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             continue
         done.add(key)
         if (_own_nccl_setting(found.line, log.lines) or _shm_after_cuda(found, log.lines)
+                or (target == "container-toolkit" and _nested_cli_refusal(ctx, pod, log, found.line))
                 or own_stub_library(found.line)
                 or plugin_fell_back(found.line, found.line_no, log.lines)
                 or own_unversioned_load(found.line, found.line_no, log.lines)):
@@ -479,6 +480,35 @@ def _hardware_says(kb: KnowledgeBase, target: str, line: str) -> bool:
 #: layer where it is in the log (the driver for "nvml error: driver not loaded"), read first;
 #: without it, the hook is the toolkit's.
 _NVIDIA_HOOK_EXIT = lazy_compile(r"\[ERROR\] \S*/hooks\.d/[\w.-]*nvidia[\w.-]* exited with return code \d+")
+
+
+#: nvidia-container-cli failing on one GPU's entry under /proc/driver/nvidia/gpus while it
+#: prepared a container ("nvidia-container-cli: mount error: stat failed:
+#: /proc/driver/nvidia/gpus/0000:03:00.0: no such file or directory").
+_CLI_GPU_ENTRY = lazy_compile(r"\bnvidia-container-cli: [\w ]{1,40} error: [^\n]{0,80}?"
+                              r"/proc/driver/nvidia/gpus/[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+                              r"[^\n]{0,40}\bno such file or directory\b")
+
+
+def _nested_cli_refusal(ctx: NodeContext, pod: Pod, log: LogFile, line: str) -> bool:
+    """Whether ``line`` is a nested container runtime asking for a GPU its pod was not given.
+    libnvidia-container mounts a fresh /proc/driver/nvidia into every GPU container and binds
+    into it only the gpus/<bus id> entries of the GPUs it hands that container (its
+    nvc_driver_mount's mount_procfs and nvc_device_mount's mount_procfs_gpu). A runtime inside
+    the pod (Docker-in-Docker, a CI runner's daemon) that asks for the host's other GPUs fails
+    on their missing entries (NVIDIA/nvidia-container-runtime#92: an inner --gpus=all in a
+    container given one of the host's two GPUs). So the line in the current log of a container
+    that runs, of a pod given fewer GPUs than the node has, is the pod's own request past its
+    share, not the node's toolkit. A previous log, a container that is not running, a pod whose
+    count or the node's is not read, or a pod holding every GPU, is still read."""
+    if log.previous or "/proc/driver/nvidia/gpus/" not in line or _CLI_GPU_ENTRY.search(line) is None:
+        return False
+    if not any(status.name == log.container and status.state.running is not None
+               for status in pod.status.container_statuses):
+        return False
+    given = pod_gpus(c.resources.limits for c in pod.spec.containers)
+    node = len(ctx.smi_gpus)
+    return given is not None and node > 0 and given < node
 
 
 def _nvidia_hook(line: str) -> str | None:
