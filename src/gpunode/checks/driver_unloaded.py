@@ -152,18 +152,53 @@ def _installer_log(ctx: NodeContext, component: str) -> Finding | None:
                  verb="stops installing", summary=_CLOSING_SUMMARY)
 
 
+#: modprobe finding no NVIDIA module in a kernel's module tree ("modprobe: FATAL: Module nvidia
+#: not found in directory /lib/modules/6.8.0-1015-aws", compiler-explorer/infra#1413;
+#: NVIDIA/nvidia-docker#365), the release named by the directory.
+_NO_MODULE = lazy_compile(r"\bmodprobe: FATAL: Module nvidia\b[\w-]{0,20} not found in directory "
+                          r"/lib/modules/(?P<release>[^\s/]+)")
+
+
 def _syslog(ctx: NodeContext, component: str) -> Finding | None:
     """A line of the host's syslog (its lines that name the GPU or its driver) in which the
-    driver's signatures for nvidia-installer's and the driver container's words name a cause."""
+    driver's signatures for nvidia-installer's and the driver container's words name a cause;
+    else modprobe's word that no NVIDIA module exists for the kernel the node runs
+    (``_module_absent``)."""
+    absent: Finding | None = None
     for name in SYSLOG_FILES:
         split = ctx.text_lines("files", name.lstrip("/"))
         if split is None:
             continue
         lines = [line if names_gpu_driver(line) else "" for line in split[0]]
-        said = _said(ctx.kb, component, lines, ctx.obs.path_of("files", name.lstrip("/")),
+        where = ctx.obs.path_of("files", name.lstrip("/"))
+        said = _said(ctx.kb, component, lines, where,
                      _installer_signatures(ctx.kb, component), verb="is not installed", classes=False)
         if said is not None:
             return said
+        absent = absent or _module_absent(ctx, component, lines, where)
+    return absent
+
+
+def _module_absent(ctx: NodeContext, component: str, lines: Sequence[str], where: str) -> Finding | None:
+    """modprobe's "Module nvidia not found in directory /lib/modules/<release>" in the host's
+    syslog of a node whose driver never loaded, the release the node runs (or not read): no
+    NVIDIA module was built or installed for the booted kernel, so a boot script's modprobe
+    finds none and the driver is not loaded (compiler-explorer/infra#1413: an image rebuilt
+    with a new runfile driver, its instances failing at startup on this line for the AWS
+    kernel; NVIDIA/nvidia-docker#365: the module gone after a kernel upgrade). A line for
+    another release (a module tree the node does not boot) says nothing here."""
+    running = ctx.node.status.node_info.kernel_version.strip() if ctx.node is not None else ""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if "FATAL" not in line:
+            continue
+        found = _NO_MODULE.search(line)
+        if found is None or (running and found["release"] != running):
+            continue
+        cause = ctx.kb.get(_NOT_LOADED)
+        said = f"no NVIDIA module for the running kernel: {line.strip()[:300]}"
+        return problem(component, _NOT_LOADED, Evidence(f"{where}:{index + 1}", said),
+                       specificity=cause.specificity if cause is not None else 0)
     return None
 
 
