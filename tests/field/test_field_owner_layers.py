@@ -211,7 +211,8 @@ def test_the_cli_quoted_without_its_step_still_relays_the_driver_s_answer() -> N
     catalog = load_catalog()
     # Frigate's documentation (Common Error Messages) quotes the CLI without "initialization error:"
     assert catalog.named_in("nvidia-container-cli: nvml error: driver not loaded") == "driver"
-    assert catalog.named_in("nvidia-container-cli: initialization error: nvml error: driver not loaded") == "driver"
+    stepped = "nvidia-container-cli: initialization error: nvml error: driver not loaded"
+    assert catalog.named_in(stepped) == "driver"
     # look-alike: the CLI's own step failing on the container's files names no driver
     assert catalog.named_in("nvidia-container-cli: ldcache error: process /sbin/ldconfig failed with error "
                             "code: 1") != "driver"
