@@ -286,3 +286,28 @@ def test_modprobe_s_word_is_silent_for_another_kernel_or_a_loaded_driver() -> No
     assert top_pair(other) == top_pair(_kernel_host("", "6.8.0-1015-aws", loaded=False))
     # look-alike: the same line on a node whose driver is loaded now is history
     assert top_pair(_kernel_host(NO_MODULE.format("6.8.0-1015-aws"), "6.8.0-1015-aws", loaded=True)) is None
+
+
+def _plugin_says(text: str, loaded: bool) -> Case:
+    plugin = {"kind": "log", "component": "device-plugin", "container": "nvidia-device-plugin-ctr",
+              "text": text}
+    return synthetic_case("x-driver-plugin-nvml", [plugin], healthy=False,
+                          cluster={"driver_mode": "host", "device_plugin": "static", "components": [],
+                                   "gpu_node": {"driver_loaded": loaded}})
+
+
+def test_the_plugin_s_nvml_down_on_a_node_without_the_module_is_the_driver_not_loaded() -> None:
+    # madhank93/homelab's device plugin page: a Talos node without the NVIDIA extensions
+    bare = top_pair(_plugin_says("Failed to initialize NVML\n", loaded=False))
+    assert bare == ("driver", "driver_not_loaded")
+    said = "E0310 10:00:00.000000 1 main.go:132] Failed to initialize NVML: ERROR_DRIVER_NOT_LOADED\n"
+    assert top_pair(_plugin_says(said, loaded=False)) == ("driver", "driver_not_loaded")
+
+
+def test_the_plugin_s_nvml_down_for_another_reason_or_with_the_module_loaded_is_not_read() -> None:
+    # look-alike: a reason that names something else
+    other = top_pair(_plugin_says("Failed to initialize NVML: Insufficient Permissions\n", loaded=False))
+    assert other != ("driver", "driver_not_loaded")
+    # look-alike: the same words with the module loaded are the plugin's or its runtime's
+    loaded = top_pair(_plugin_says("Failed to initialize NVML\n", loaded=True))
+    assert loaded != ("driver", "driver_not_loaded")

@@ -98,9 +98,42 @@ def installer_stopped(ctx: NodeContext, component: str) -> Iterator[Finding]:
     found = _installer_log(ctx, component)
     if found is None or found.cause in {cls.code for cls, _ in ctx.kb.classes}:
         found = _dkms_make_log(ctx, component) or found
-    found = found or _installer_container(ctx, component) or _syslog(ctx, component)
+    found = (found or _installer_container(ctx, component) or _syslog(ctx, component)
+             or _operand_nvml_down(ctx, component))
     if found is not None:
         yield found
+
+
+#: The operands that load NVML in their own pods (the device plugin, GFD, the DCGM exporter,
+#: the MIG manager).
+_NVML_OPERANDS = ("device-plugin", "gfd", "dcgm-exporter", "mig-manager")
+#: NVML's initialisation failing with no reason given, or with NVML's own word that the driver
+#: is not loaded (NVML_ERROR_DRIVER_NOT_LOADED, nvmlErrorString "Driver Not Loaded"): the
+#: device plugin's "Failed to initialize NVML" (NVIDIA/k8s-device-plugin's NVML resource
+#: manager), as a line of its own or after a log prefix.
+_NVML_DOWN = lazy_compile(r"\bFailed to initialize NVML(?::? *(?:Driver Not Loaded|ERROR_DRIVER_NOT_LOADED))?"
+                          r"\.?\s*$")
+
+
+def _operand_nvml_down(ctx: NodeContext, component: str) -> Finding | None:
+    """An NVML operand's log saying NVML could not initialise, with no reason or because the
+    driver is not loaded, on a node whose driver never loaded: the operand is blocked by the
+    driver, which is not loaded (madhank93/homelab's device plugin page: a Talos node not
+    installed from the image with the NVIDIA kernel-module extension, its plugin failing to
+    initialise NVML until the node is re-provisioned). A reason that names something else
+    (a library not found, insufficient permissions, an unknown error) is not read here."""
+    cause = ctx.kb.get(_NOT_LOADED)
+    for operand in _NVML_OPERANDS:
+        for sp in ctx.stack_pods(operand):
+            for log in ctx.logs_of(sp.pod):
+                index = next((i for i in range(len(log.lines) - 1, -1, -1)
+                              if "initialize NVML" in log.lines[i] and _NVML_DOWN.search(log.lines[i])), None)
+                if index is None:
+                    continue
+                said = f"{operand}: {log.lines[index].strip()[:300]} (no NVIDIA module loaded)"
+                return problem(component, _NOT_LOADED, Evidence(f"{log.path}:{index + 1}", said),
+                               specificity=cause.specificity if cause is not None else 0)
+    return None
 
 
 #: The conflict a loaded driver makes with an install over it.
