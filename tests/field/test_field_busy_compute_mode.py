@@ -21,7 +21,7 @@ from typing import Any
 from case import synthetic_case
 from scoreboard import top_pair
 
-from gpunode.checks.busy_gpus import busy_owner, compute_modes
+from gpunode.checks.busy_gpus import busy_owner, compute_modes, several_gpus
 
 #: NVIDIA/DIGITS#2005's table (driver 375.26): GPU 0 in E. Process with a process on it.
 HELD = """\
@@ -49,10 +49,10 @@ BUSY = ("THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch/work/torch/lib/THC/g
         "line=66 error=46 : all CUDA-capable devices are busy or unavailable")
 
 
-def _job(case_id: str, log: str, table: str | None = None) -> Any:
+def _job(case_id: str, log: str, table: str | None = None, gpus: str = "1") -> Any:
     evidence: list[dict[str, Any]] = [
         {"kind": "workload", "name": "job-0", "namespace": "default", "container": "main",
-         "resources": {"limits": {"nvidia.com/gpu": "1"}}, "state": "Error", "exit_code": 1},
+         "resources": {"limits": {"nvidia.com/gpu": gpus}}, "state": "Error", "exit_code": 1},
         {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
          "container": "main", "text": log + "\n"}]
     if table is not None:
@@ -69,6 +69,24 @@ def test_modes_are_read_from_the_table_else_the_xml() -> None:
 def test_the_owner_by_compute_mode() -> None:
     assert busy_owner(HELD, "", shared=False) == "container-runtime"
     assert busy_owner(DEFAULT, "", shared=False) == "driver"
+
+
+def test_a_job_given_several_gpus_counts_them_over_its_containers() -> None:
+    assert several_gpus([{"nvidia.com/gpu": "4"}])
+    assert several_gpus([{"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"}])
+    assert not several_gpus([{"nvidia.com/gpu": "1"}, {"cpu": "4"}])
+    assert not several_gpus([{"nvidia.com/gpu": "2Gi"}])
+
+
+def test_held_exclusive_gpus_under_a_multi_gpu_job_say_nothing() -> None:
+    # its own unpinned ranks may be the holders (karpathy/nanoGPT#116)
+    assert busy_owner(HELD, "", shared=False, own_ranks=True) is None
+    assert top_pair(_job("x-busy-ranks", BUSY, HELD, gpus="4")) is None
+
+
+def test_a_multi_gpu_job_in_default_mode_is_still_the_driver_s() -> None:
+    assert busy_owner(DEFAULT, "", shared=False, own_ranks=True) == "driver"
+    assert top_pair(_job("x-busy-ranks-default", BUSY, gpus="4")) == ("driver", "error_device")
 
 
 def test_exclusive_idle_shared_or_prohibited_say_nothing() -> None:

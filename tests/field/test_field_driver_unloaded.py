@@ -262,3 +262,52 @@ def test_curl_s_codes_for_a_server_never_reached_are_the_repository_unreachable(
     # look-alikes: a server that answered with an error, another code sharing a digit
     assert not says("curl: (22) The requested URL returned error: 404 Not Found")
     assert not says("curl: (77) error setting certificate verify locations")
+
+
+#: compiler-explorer/infra#1413: the boot script's modprobe on an image rebuilt with a new driver.
+NO_MODULE = ("Dec  3 10:02:11 gpu-wk-01 gpu-start[812]: modprobe: FATAL: Module nvidia not found in "
+             "directory /lib/modules/{}\n")
+
+
+def _kernel_host(text: str, kernel: str, loaded: bool) -> Case:
+    return synthetic_case("x-driver-no-module", [_syslog(text)], healthy=False,
+                          cluster={"driver_mode": "host",
+                                   "gpu_node": {"driver_loaded": loaded, "kernel": kernel}})
+
+
+def test_modprobe_finding_no_module_for_the_running_kernel_is_the_driver_not_loaded() -> None:
+    case = _kernel_host(NO_MODULE.format("6.8.0-1015-aws"), "6.8.0-1015-aws", loaded=False)
+    assert top_pair(case) == ("driver", "driver_not_loaded")
+
+
+def test_modprobe_s_word_is_silent_for_another_kernel_or_a_loaded_driver() -> None:
+    # look-alike: a module tree the node does not boot (a build for the next kernel)
+    other = _kernel_host(NO_MODULE.format("6.8.0-1020-aws"), "6.8.0-1015-aws", loaded=False)
+    assert top_pair(other) == top_pair(_kernel_host("", "6.8.0-1015-aws", loaded=False))
+    # look-alike: the same line on a node whose driver is loaded now is history
+    assert top_pair(_kernel_host(NO_MODULE.format("6.8.0-1015-aws"), "6.8.0-1015-aws", loaded=True)) is None
+
+
+def _plugin_says(text: str, loaded: bool) -> Case:
+    plugin = {"kind": "log", "component": "device-plugin", "container": "nvidia-device-plugin-ctr",
+              "text": text}
+    return synthetic_case("x-driver-plugin-nvml", [plugin], healthy=False,
+                          cluster={"driver_mode": "host", "device_plugin": "static", "components": [],
+                                   "gpu_node": {"driver_loaded": loaded}})
+
+
+def test_the_plugin_s_nvml_down_on_a_node_without_the_module_is_the_driver_not_loaded() -> None:
+    # madhank93/homelab's device plugin page: a Talos node without the NVIDIA extensions
+    bare = top_pair(_plugin_says("Failed to initialize NVML\n", loaded=False))
+    assert bare == ("driver", "driver_not_loaded")
+    said = "E0310 10:00:00.000000 1 main.go:132] Failed to initialize NVML: ERROR_DRIVER_NOT_LOADED\n"
+    assert top_pair(_plugin_says(said, loaded=False)) == ("driver", "driver_not_loaded")
+
+
+def test_the_plugin_s_nvml_down_for_another_reason_or_with_the_module_loaded_is_not_read() -> None:
+    # look-alike: a reason that names something else
+    other = top_pair(_plugin_says("Failed to initialize NVML: Insufficient Permissions\n", loaded=False))
+    assert other != ("driver", "driver_not_loaded")
+    # look-alike: the same words with the module loaded are the plugin's or its runtime's
+    loaded = top_pair(_plugin_says("Failed to initialize NVML\n", loaded=True))
+    assert loaded != ("driver", "driver_not_loaded")

@@ -54,6 +54,24 @@ def test_the_driver_s_own_refusal_before_the_adapter_failure_keeps_it_the_driver
     assert top_pair(case) == ("driver", "open_kernel_modules_unsupported_gpu")
 
 
+#: cupy/cupy#6310: 510.39.01 reloaded in place on a T4; the adapter fails at RM's firmware stage.
+FIRMWARE_STAGE = ("[  238.521491] NVRM: GPU 0000:00:04.0: RmInitAdapter failed! (0x63:0x55:2344)\n"
+                  "[  238.522786] NVRM: GPU 0000:00:04.0: rm_init_adapter failed, device minor number 0\n")
+
+
+def test_an_adapter_failing_at_rm_s_firmware_stage_is_the_driver_s() -> None:
+    assert top_pair(_case(_dmesg(FIRMWARE_STAGE))) == ("driver", "error_device")
+    smi = {"kind": "node-cmd", "name": "nvidia-smi.txt", "text": "No devices were found\n"}
+    # with nvidia-smi finding no device, the driver's own cause for that answer may be named
+    assert top_pair(_case(_dmesg(FIRMWARE_STAGE), smi))[0] == "driver"  # type: ignore[index]
+
+
+def test_an_adapter_failing_at_the_gpu_s_own_stage_stays_the_gpu_s() -> None:
+    # look-alike: the same triple at a GPU bring-up stage (0x25, state load) names no firmware
+    gpu_stage = FIRMWARE_STAGE.replace("(0x63:0x55:2344)", "(0x25:0xffff:1249)")
+    assert top_pair(_case(_dmesg(gpu_stage)))[0] == "gpu-hardware"  # type: ignore[index]
+
+
 def _smi(text: str) -> dict[str, Any]:
     return {"kind": "node-cmd", "name": "nvidia-smi.txt", "text": text}
 

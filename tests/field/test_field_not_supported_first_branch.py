@@ -2,14 +2,17 @@
 CUDA major (525 for 12.x): minor-version compatibility runs newer runtimes there with a limited
 feature set, so the feature the job asked for needs a newer driver (pytorch/pytorch#135126,
 NVIDIA/TransformerEngine#991). The same error on a later branch, and other programs' "operation
-not supported", stay silent."""
+not supported", stay silent, and so does a vGPU guest: a cloud size holding a slice of one GPU
+(AcademySoftwareFoundation/openvdb#2255, an EC2 g6f on driver 580) offers fewer CUDA features
+whatever the release."""
 
 from __future__ import annotations
 
-from case import running_job_case
+from case import running_job_case, synthetic_case
 from scoreboard import top_pair
 
 from gpunode.checks.cuda_floor import on_major_first_branch
+from gpunode.checks.vgpu_words import fractional_instance
 
 TORCH = "RuntimeError: CUDA error: operation not supported"
 TE = ("RuntimeError: /opt/te/transformer_engine/pytorch/csrc/userbuffers/userbuffers-host.cpp:208 "
@@ -45,3 +48,31 @@ def test_another_program_s_operation_not_supported_is_not_read() -> None:
     line = "OSError: [Errno 95] Operation not supported: '/data/checkpoints/latest'"
     found = _pair(line, "525.105.12", "12.0")
     assert found is None or found[1] != "cuda_driver_too_old"
+
+
+def _on_instance(line: str, driver: str, cuda: str, instance_type: str) -> tuple[str, str] | None:
+    cluster = {"driver_mode": "host", "gpu_node": {"gpu": "NVIDIA L4", "gpus": 1, "driver_version": driver,
+                                                   "cuda_version": cuda}}
+    evidence = [
+        {"kind": "node-labels", "labels": {"node.kubernetes.io/instance-type": instance_type}},
+        {"kind": "workload", "name": "job-0", "namespace": "default", "container": "job", "state": "Running"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "job-0", "namespace": "default"},
+         "container": "job", "text": line + "\n"}]
+    return top_pair(synthetic_case("x-not-supported-slice", evidence, cluster=cluster))
+
+
+def test_fractional_cloud_sizes_are_vgpu_slices() -> None:
+    assert fractional_instance("g6f.xlarge") and fractional_instance("gr6f.4xlarge")
+    assert fractional_instance("Standard_NV6ads_A10_v5")
+    assert not fractional_instance("g6.xlarge") and not fractional_instance("Standard_NV36ads_A10_v5")
+    assert not fractional_instance("")
+
+
+def test_the_error_on_a_vgpu_slice_of_a_first_branch_driver_is_silent() -> None:
+    line = "CUDA error 801: operation not supported"
+    assert _on_instance(line, "580.159.03", "13.0", "g6f.xlarge") is None
+
+
+def test_the_error_on_a_whole_gpu_size_of_a_first_branch_driver_is_still_read() -> None:
+    # look-alike: the same node shape with a whole L4 (g6.xlarge)
+    assert _on_instance(TORCH, "580.65.06", "13.0", "g6.xlarge") == ("driver", "cuda_driver_too_old")

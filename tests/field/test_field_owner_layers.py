@@ -204,3 +204,15 @@ def test_a_device_of_the_toolkit_s_cdi_spec_unresolved_stays_the_toolkit_s() -> 
                    "nvidia.com/gpu=GPU-8f6b2b8c-1b4e-4c52-9d0f-0a1f2e3d4c5b"):
         found = top_pair(_case(*_cdi_unresolved(device, "hami-device-plugin", "device-plugin")))
         assert found == ("container-toolkit", "cdi_spec_generation_failed"), device
+
+
+def test_the_cli_quoted_without_its_step_still_relays_the_driver_s_answer() -> None:
+    from gpunode.catalog import load_catalog
+    catalog = load_catalog()
+    # Frigate's documentation (Common Error Messages) quotes the CLI without "initialization error:"
+    assert catalog.named_in("nvidia-container-cli: nvml error: driver not loaded") == "driver"
+    stepped = "nvidia-container-cli: initialization error: nvml error: driver not loaded"
+    assert catalog.named_in(stepped) == "driver"
+    # look-alike: the CLI's own step failing on the container's files names no driver
+    assert catalog.named_in("nvidia-container-cli: ldcache error: process /sbin/ldconfig failed with error "
+                            "code: 1") != "driver"

@@ -16,7 +16,13 @@ which reading holds:
   runtime left behind (NVIDIA/DIGITS#2005: an E. Process K40m held by another process;
   pytorch/pytorch#3871: the GPU free again once the holder is killed). Where GPUs are shared
   (time-slicing, MPS, a sharing scheduler's slices) another pod may be the holder, and
-  nothing is said then.
+  nothing is said then. Nothing is said either where the failing job was given several GPUs:
+  a multi-GPU job runs one process per GPU (DDP, MPI ranks), and ranks that open their
+  contexts before pinning themselves to their own GPU all land on the first one, where
+  Exclusive_Process admits only the first, so the job's own ranks are the holders
+  (karpathy/nanoGPT#116: DDP on a 4-GPU Exclusive_Process node failing so until each rank
+  called torch.cuda.set_device, which the DistributedDataParallel docstring on pytorch.org asks
+  of every process; meta-pytorch/gpt-fast#56 sets the device before the process group so).
 * Default: any number of contexts per GPU, so no other process can make it busy (the
   StreamExecutor owner in tensorflow/tensorflow#526: the error "should not be possible" in
   DEFAULT mode); the driver or the device refuses the context, the driver's ``error_device``
@@ -42,7 +48,7 @@ and nothing is said.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 #: A GPU row's second line in nvidia-smi's table: memory used and total, utilisation, and
 #: the compute mode ("|   9000MiB / 16152MiB |     98%   E. Process |").
@@ -99,15 +105,37 @@ def exclusive_held(table: str) -> bool:
                for m in _ROW.finditer(table))
 
 
-def busy_owner(table: str, xml: str, shared: bool) -> str | None:
+def pod_gpus(limits: Iterable[Mapping[str, str]]) -> int | None:
+    """The whole GPUs (``nvidia.com/gpu``) a pod's containers' limits ask for in all; None where
+    none asks or a count is no integer."""
+    total: int | None = None
+    for given in limits:
+        value = given.get("nvidia.com/gpu")
+        if value is None:
+            continue
+        if not value.strip().isdigit():
+            return None
+        total = (total or 0) + int(value.strip())
+    return total
+
+
+def several_gpus(limits: Iterable[Mapping[str, str]]) -> bool:
+    """Whether a pod's containers' limits ask for more than one whole GPU
+    (``nvidia.com/gpu``) in all; a count that is no integer says nothing."""
+    return (pod_gpus(limits) or 0) > 1
+
+
+def busy_owner(table: str, xml: str, shared: bool, own_ranks: bool = False) -> str | None:
     """The component that owns a job's busy-or-unavailable error on this node (module
     docstring): ``container-runtime`` for exclusive GPUs held where GPUs are not ``shared``
-    between pods, ``driver`` where every GPU is in Default mode, else None."""
+    between pods and the job's ``own_ranks`` (a job given several GPUs) cannot be the
+    holders, ``driver`` where every GPU is in Default mode, else None."""
     modes = compute_modes(table, xml)
     if not modes:
         return None
     if all(mode == "Default" for mode in modes):
         return "driver"
-    if all(mode in _EXCLUSIVE for mode in modes) and not shared and exclusive_held(table):
+    if all(mode in _EXCLUSIVE for mode in modes) and not shared and not own_ranks \
+            and exclusive_held(table):
         return "container-runtime"
     return None

@@ -98,9 +98,42 @@ def installer_stopped(ctx: NodeContext, component: str) -> Iterator[Finding]:
     found = _installer_log(ctx, component)
     if found is None or found.cause in {cls.code for cls, _ in ctx.kb.classes}:
         found = _dkms_make_log(ctx, component) or found
-    found = found or _installer_container(ctx, component) or _syslog(ctx, component)
+    found = (found or _installer_container(ctx, component) or _syslog(ctx, component)
+             or _operand_nvml_down(ctx, component))
     if found is not None:
         yield found
+
+
+#: The operands that load NVML in their own pods (the device plugin, GFD, the DCGM exporter,
+#: the MIG manager).
+_NVML_OPERANDS = ("device-plugin", "gfd", "dcgm-exporter", "mig-manager")
+#: NVML's initialisation failing with no reason given, or with NVML's own word that the driver
+#: is not loaded (NVML_ERROR_DRIVER_NOT_LOADED, nvmlErrorString "Driver Not Loaded"): the
+#: device plugin's "Failed to initialize NVML" (NVIDIA/k8s-device-plugin's NVML resource
+#: manager), as a line of its own or after a log prefix.
+_NVML_DOWN = lazy_compile(r"\bFailed to initialize NVML(?::? *(?:Driver Not Loaded|ERROR_DRIVER_NOT_LOADED))?"
+                          r"\.?\s*$")
+
+
+def _operand_nvml_down(ctx: NodeContext, component: str) -> Finding | None:
+    """An NVML operand's log saying NVML could not initialise, with no reason or because the
+    driver is not loaded, on a node whose driver never loaded: the operand is blocked by the
+    driver, which is not loaded (madhank93/homelab's device plugin page: a Talos node not
+    installed from the image with the NVIDIA kernel-module extension, its plugin failing to
+    initialise NVML until the node is re-provisioned). A reason that names something else
+    (a library not found, insufficient permissions, an unknown error) is not read here."""
+    cause = ctx.kb.get(_NOT_LOADED)
+    for operand in _NVML_OPERANDS:
+        for sp in ctx.stack_pods(operand):
+            for log in ctx.logs_of(sp.pod):
+                index = next((i for i in range(len(log.lines) - 1, -1, -1)
+                              if "initialize NVML" in log.lines[i] and _NVML_DOWN.search(log.lines[i])), None)
+                if index is None:
+                    continue
+                said = f"{operand}: {log.lines[index].strip()[:300]} (no NVIDIA module loaded)"
+                return problem(component, _NOT_LOADED, Evidence(f"{log.path}:{index + 1}", said),
+                               specificity=cause.specificity if cause is not None else 0)
+    return None
 
 
 #: The conflict a loaded driver makes with an install over it.
@@ -152,18 +185,53 @@ def _installer_log(ctx: NodeContext, component: str) -> Finding | None:
                  verb="stops installing", summary=_CLOSING_SUMMARY)
 
 
+#: modprobe finding no NVIDIA module in a kernel's module tree ("modprobe: FATAL: Module nvidia
+#: not found in directory /lib/modules/6.8.0-1015-aws", compiler-explorer/infra#1413;
+#: NVIDIA/nvidia-docker#365), the release named by the directory.
+_NO_MODULE = lazy_compile(r"\bmodprobe: FATAL: Module nvidia\b[\w-]{0,20} not found in directory "
+                          r"/lib/modules/(?P<release>[^\s/]+)")
+
+
 def _syslog(ctx: NodeContext, component: str) -> Finding | None:
     """A line of the host's syslog (its lines that name the GPU or its driver) in which the
-    driver's signatures for nvidia-installer's and the driver container's words name a cause."""
+    driver's signatures for nvidia-installer's and the driver container's words name a cause;
+    else modprobe's word that no NVIDIA module exists for the kernel the node runs
+    (``_module_absent``)."""
+    absent: Finding | None = None
     for name in SYSLOG_FILES:
         split = ctx.text_lines("files", name.lstrip("/"))
         if split is None:
             continue
         lines = [line if names_gpu_driver(line) else "" for line in split[0]]
-        said = _said(ctx.kb, component, lines, ctx.obs.path_of("files", name.lstrip("/")),
+        where = ctx.obs.path_of("files", name.lstrip("/"))
+        said = _said(ctx.kb, component, lines, where,
                      _installer_signatures(ctx.kb, component), verb="is not installed", classes=False)
         if said is not None:
             return said
+        absent = absent or _module_absent(ctx, component, lines, where)
+    return absent
+
+
+def _module_absent(ctx: NodeContext, component: str, lines: Sequence[str], where: str) -> Finding | None:
+    """modprobe's "Module nvidia not found in directory /lib/modules/<release>" in the host's
+    syslog of a node whose driver never loaded, the release the node runs (or not read): no
+    NVIDIA module was built or installed for the booted kernel, so a boot script's modprobe
+    finds none and the driver is not loaded (compiler-explorer/infra#1413: an image rebuilt
+    with a new runfile driver, its instances failing at startup on this line for the AWS
+    kernel; NVIDIA/nvidia-docker#365: the module gone after a kernel upgrade). A line for
+    another release (a module tree the node does not boot) says nothing here."""
+    running = ctx.node.status.node_info.kernel_version.strip() if ctx.node is not None else ""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if "FATAL" not in line:
+            continue
+        found = _NO_MODULE.search(line)
+        if found is None or (running and found["release"] != running):
+            continue
+        cause = ctx.kb.get(_NOT_LOADED)
+        said = f"no NVIDIA module for the running kernel: {line.strip()[:300]}"
+        return problem(component, _NOT_LOADED, Evidence(f"{where}:{index + 1}", said),
+                       specificity=cause.specificity if cause is not None else 0)
     return None
 
 

@@ -151,6 +151,14 @@ _CRASHING = ("container-toolkit", "container-runtime", "fabric-manager", "imex",
 #: Above 4G / Resizable BAR, a VM's MMIO window); a driver problem says so in other NVRM
 #: lines (GSP firmware, an assertion, an unsupported GPU), which then own it.
 _ADAPTER_INIT = lazy_compile(r"(?i:\bRmInitAdapter failed|\brm_init_adapter failed)")
+#: RM's adapter init failure with its own status triple ("RmInitAdapter failed! (0x63:0x55:2344)":
+#: the init stage that failed, the NV_STATUS, the source line). The stage is the RM_INIT_*
+#: enumeration of the driver's arch/nvalloc/unix/src/osinit.c (NVIDIA/open-gpu-kernel-modules):
+#: 0x2x the GPU's own bring-up, 0x30-0x32 its VBIOS, 0x60 and up RM's firmware (policy, fetch,
+#: validation in some releases, init): the GSP-RM firmware the driver ships and loads onto the
+#: GPU. A firmware stage is the driver's own step whatever the GPU (CuPy's CI, cupy/cupy#6310:
+#: (0x63:0x55) on a T4 after reloading 510.39.01 in place, fixed by pinning the 495 driver).
+_ADAPTER_FIRMWARE = lazy_compile(r"\bRmInitAdapter failed! \(0x6[0-9a-fA-F]:0x[0-9a-fA-F]+:\d+\)")
 #: The driver refusing a GPU by its PCI id as one its release does not support ("NVRM: The
 #: NVIDIA GPU 000a:00:00.0 (PCI ID: 10de:2330) installed in this system is not supported by
 #: the NVIDIA 580.126.09 driver release."), then failing the probe for it.
@@ -186,8 +194,10 @@ def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
                            verb="fails in the kernel log", standalone="true", line_class=line_class)
     smi = ctx.nvidia_smi
     refused = component == "gpu-hardware" and _PROBE_FAILED.search(line) is not None
-    if (refused or _ADAPTER_INIT.search(line)) and smi is not None and smi.attached_gpus > 0:
-        # the driver serves the other GPUs: the one it could not bring up is missing
+    if (component == "gpu-hardware" and (refused or _ADAPTER_INIT.search(line))
+            and smi is not None and smi.attached_gpus > 0):
+        # the driver serves the other GPUs: the one it could not bring up is missing (the GPU's
+        # cause; an adapter failure the driver owns keeps the driver's reading)
         missing = ctx.kb.get("gpu_missing")
         finding = msgspec.structs.replace(finding, cause=missing.code, status=Status.FAILED,
                                           specificity=missing.specificity)
@@ -236,6 +246,7 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     # a refused P2P pin's owner, asked only where the log names the pin call at all
     pinned = partial(_pin_owner, ctx) if _P2P_PIN in text else None
     adapter: tuple[int, str] | None = None
+    firmware = False  # an adapter failure at one of RM's firmware stages
     unnamed: tuple[int, str] | None = None
     lines = split[0]
     for index, line in enumerate(lines):
@@ -246,6 +257,7 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
         owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates, pinned)
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
+            firmware = firmware or _ADAPTER_FIRMWARE.search(line) is not None
         elif owner is not None:
             out[owner] = (index + 1, line.strip())
     if unnamed is not None and _modules_settled(ctx, "ofed"):
@@ -254,7 +266,8 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
         # theirs too, are not all up (then either may be refused: nothing is said)
         out.setdefault("driver", unnamed)
     if adapter is not None:  # the GPU's own, unless the driver said why (its own line, failure or notice)
-        driver_speaks = "driver" in out or any(_driver_notice(line, catalog.named_in) for line in split[0])
+        driver_speaks = ("driver" in out or firmware
+                         or any(_driver_notice(line, catalog.named_in) for line in split[0]))
         out.setdefault("driver" if driver_speaks else "gpu-hardware", adapter)
     if _PROBE_FAILED.search(out.get("driver", (0, ""))[1]) and _refused_served(ctx, text):
         out.setdefault("gpu-hardware", out.pop("driver"))

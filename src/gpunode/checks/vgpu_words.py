@@ -28,6 +28,19 @@ _UNAVAILABLE = re.compile(r"\bCUDA-capable device(?:s|\(s\))? (?:is/are|are) bus
 VGPU_PROFILE = re.compile(r"^(?:GRID|NVIDIA)[ -][A-Z]{1,2}\d{1,4}[A-Z]?(?:-\d{1,2})?-\d{1,3}[ABCQ]$")
 
 
+#: Cloud instance sizes that hold a share of one GPU rather than whole GPUs: a time-sliced vGPU
+#: slice that the cloud partitions in advance, its guest running the vGPU (GRID) driver. EC2's
+#: g6f and gr6f (1/8 to 1/2 of an NVIDIA L4: docs.cast.ai "Fractional GPUs (AWS)", the fVDB team's
+#: g6f evaluation and AcademySoftwareFoundation/openvdb#2255's g6f.xlarge, GRID 580.159.03) and
+#: Azure's NV6/12/18ads A10 v5 (1/6 to 1/2 of an A10; NV36ads and larger hold whole GPUs).
+FRACTIONAL_INSTANCE = re.compile(r"^gr?6f\.\w+$|^Standard_NV(?:6|12|18)ads_A10_v5$")
+
+
+def fractional_instance(instance_type: str) -> bool:
+    """Whether the node's cloud instance type is a fractional GPU size (a vGPU slice)."""
+    return bool(FRACTIONAL_INSTANCE.match(instance_type.strip()))
+
+
 def is_vgpu(products: Sequence[str], modes: Sequence[str | None], label: str) -> bool:
     """Whether the node's GPUs are vGPUs: NVML's virtualization mode or nvidia-smi's product
     names where nvidia-smi listed GPUs, else GFD's product label."""

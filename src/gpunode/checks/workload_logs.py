@@ -41,7 +41,7 @@ import msgspec
 from gpunode.bundle.kube import Container, Pod
 from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
-from gpunode.checks.busy_gpus import busy_owner, thread_bound_index, thread_exclusive
+from gpunode.checks.busy_gpus import busy_owner, pod_gpus, several_gpus, thread_bound_index, thread_exclusive
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.collective_stall import stalled_index
 from gpunode.checks.context import NodeContext
@@ -62,9 +62,10 @@ from gpunode.checks.unsettled_words import device_refused, unsettled_index
 from gpunode.checks.unversioned_library import own_unversioned_load
 from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
 from gpunode.checks.versions import HOST_VERSIONS
-from gpunode.checks.vgpu_words import is_vgpu, unavailable_index
+from gpunode.checks.vgpu_words import fractional_instance, is_vgpu, unavailable_index
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
+from gpunode.gpus import INSTANCE_TYPE_LABELS
 from gpunode.job_errors import job_error
 from gpunode.kb import KnowledgeBase
 from gpunode.model import Evidence, Finding, Status
@@ -163,6 +164,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             continue
         done.add(key)
         if (_own_nccl_setting(found.line, log.lines) or _shm_after_cuda(found, log.lines)
+                or (target == "container-toolkit" and _nested_cli_refusal(ctx, pod, log, found.line))
                 or own_stub_library(found.line)
                 or plugin_fell_back(found.line, found.line_no, log.lines)
                 or own_unversioned_load(found.line, found.line_no, log.lines)):
@@ -484,6 +486,35 @@ def _hardware_says(kb: KnowledgeBase, target: str, line: str) -> bool:
 _NVIDIA_HOOK_EXIT = lazy_compile(r"\[ERROR\] \S*/hooks\.d/[\w.-]*nvidia[\w.-]* exited with return code \d+")
 
 
+#: nvidia-container-cli failing on one GPU's entry under /proc/driver/nvidia/gpus while it
+#: prepared a container ("nvidia-container-cli: mount error: stat failed:
+#: /proc/driver/nvidia/gpus/0000:03:00.0: no such file or directory").
+_CLI_GPU_ENTRY = lazy_compile(r"\bnvidia-container-cli: [\w ]{1,40} error: [^\n]{0,80}?"
+                              r"/proc/driver/nvidia/gpus/[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+                              r"[^\n]{0,40}\bno such file or directory\b")
+
+
+def _nested_cli_refusal(ctx: NodeContext, pod: Pod, log: LogFile, line: str) -> bool:
+    """Whether ``line`` is a nested container runtime asking for a GPU its pod was not given.
+    libnvidia-container mounts a fresh /proc/driver/nvidia into every GPU container and binds
+    into it only the gpus/<bus id> entries of the GPUs it hands that container (its
+    nvc_driver_mount's mount_procfs and nvc_device_mount's mount_procfs_gpu). A runtime inside
+    the pod (Docker-in-Docker, a CI runner's daemon) that asks for the host's other GPUs fails
+    on their missing entries (NVIDIA/nvidia-container-runtime#92: an inner --gpus=all in a
+    container given one of the host's two GPUs). So the line in the current log of a container
+    that runs, of a pod given fewer GPUs than the node has, is the pod's own request past its
+    share, not the node's toolkit. A previous log, a container that is not running, a pod whose
+    count or the node's is not read, or a pod holding every GPU, is still read."""
+    if log.previous or "/proc/driver/nvidia/gpus/" not in line or _CLI_GPU_ENTRY.search(line) is None:
+        return False
+    if not any(status.name == log.container and status.state.running is not None
+               for status in pod.status.container_statuses):
+        return False
+    given = pod_gpus(c.resources.limits for c in pod.spec.containers)
+    node = len(ctx.smi_gpus)
+    return given is not None and node > 0 and given < node
+
+
 def _nvidia_hook(line: str) -> str | None:
     """The toolkit, where ``line`` is a launcher's report that NVIDIA's hook failed."""
     return "container-toolkit" if "hooks.d/" in line and _NVIDIA_HOOK_EXIT.search(line) else None
@@ -690,6 +721,15 @@ def _on_vgpu(ctx: NodeContext) -> bool:
                    ctx.gpu_product_label)
 
 
+def _on_vgpu_slice(ctx: NodeContext) -> bool:
+    """Whether the node's GPUs are vGPUs (``_on_vgpu``) or its cloud instance type holds a
+    slice of one GPU (checks.vgpu_words.fractional_instance)."""
+    if _on_vgpu(ctx):
+        return True
+    labels = ctx.node.metadata.labels if ctx.node is not None else {}
+    return any(fractional_instance(labels.get(key, "")) for key in INSTANCE_TYPE_LABELS)
+
+
 def _vgpu_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
     """CUDA's busy-or-unavailable error in a GPU job on a node whose GPUs are vGPUs: the guest
     driver refusing CUDA (an unlicensed vGPU), the driver's ``error_device``
@@ -711,7 +751,7 @@ def _busy_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
         return None
     meta = pod.metadata
     owner = busy_owner(ctx.obs.cmd.get("nvidia-smi.txt", ""), ctx.obs.cmd.get("nvidia-smi-q.xml", ""),
-                       _gpus_shared(ctx))
+                       _gpus_shared(ctx), several_gpus(c.resources.limits for c in pod.spec.containers))
     if owner is None:
         return None
     verb = (f"keeps the exclusive GPUs of GPU workload {meta.namespace}/{meta.name} held"
@@ -1038,13 +1078,18 @@ def _not_supported_on_first_branch(ctx: NodeContext, pod: Pod, log: LogFile) -> 
     build's large kernel parameters on driver 525; NVIDIA/TransformerEngine#991: comm+GEMM
     overlap's CUDA multicast on 525, which its maintainers say needs 535). The same error on a
     later branch is the GPU's, the platform's or the job's, and is not read here; so is a node
-    whose release is not read."""
+    whose release is not read, and a vGPU guest (nvidia-smi's or GFD's vGPU profile, or a cloud
+    size that holds a slice of one GPU): a vGPU profile offers fewer CUDA features than the
+    board whatever the release, the guest's answer by design (AcademySoftwareFoundation/
+    openvdb#2255: cudaMallocAsync's 801 on an EC2 g6f slice of an L4 on driver 580, the first
+    branch of CUDA 13, whose device attribute reports no memory pools; AWS answered that
+    fractional time-sliced slices expose none, and the application allocates synchronously)."""
     lines = log.lines
     for index in range(len(lines) - 1, -1, -1):
         if "upported" not in lines[index] or _CUDA_NOT_SUPPORTED.search(lines[index]) is None:
             continue
         host = _host_release(ctx)
-        if host is None or not on_major_first_branch(host):
+        if host is None or not on_major_first_branch(host) or _on_vgpu_slice(ctx):
             return None
         return _too_old_for(ctx, pod, log, index)
     return None
