@@ -214,9 +214,15 @@ def test_live_lists_first_leaves_healthy_nodes_unvisited(  # type: ignore[no-unt
 
 
 def test_unreachable_cluster_exit_3(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The port stays bound, never listening, for the whole test: connections to it are refused,
+    # and no other test's fake API server can take it meanwhile (released first, one did).
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+        _expect_unreachable(tmp_path, port, capsys, monkeypatch)
+
+
+def _expect_unreachable(tmp_path: Path, port: int, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     config = {
         "apiVersion": "v1",
         "kind": "Config",
