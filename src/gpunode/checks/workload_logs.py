@@ -1407,15 +1407,7 @@ def _not_injected(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
         return None
     if _platform_plugin_mounts_driver(ctx) and not ctx.stack_pods("device-plugin"):
         return None
-    lines = log.lines
-    index = next((i for i in range(len(lines) - 1, -1, -1) if says_no_gpu(lines[i])), None)
-    if index is None:
-        return None
-    meta = pod.metadata
-    found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
-    return line_finding(ctx.kb, "container-toolkit", Status.FAILED, found, f"{log.path}:{index + 1}",
-                        verb=f"fails in GPU workload {meta.namespace}/{meta.name}", standalone="true",
-                        namespace=meta.namespace, pod=meta.name, container=log.container)
+    return _last_line_on_toolkit(ctx, pod, log, says_no_gpu)
 
 
 #: NVML's initialisation failing, in the words nvidia-smi and NVML's other callers print with
@@ -1440,10 +1432,20 @@ def _nvml_refused_under_cdi(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding
         return None
     if _host_release(ctx) is None:
         return None
+    return _last_line_on_toolkit(ctx, pod, log, _nvml_init_refused)
+
+
+def _nvml_init_refused(line: str) -> bool:
+    """NVML's initialisation failing for a reason other than the library not being there."""
+    return "initialize NVML" in line and bool(_NVML_INIT_FAILED.search(line)) and not says_no_gpu(line)
+
+
+def _last_line_on_toolkit(ctx: NodeContext, pod: Pod, log: LogFile,
+                          says: Callable[[str], bool]) -> Finding | None:
+    """The toolkit's finding on the last line of the job's log that ``says`` holds for, quoted
+    as the job's failure with its class as the cause; None where no line does."""
     lines = log.lines
-    index = next((i for i in range(len(lines) - 1, -1, -1)
-                  if "initialize NVML" in lines[i] and _NVML_INIT_FAILED.search(lines[i])
-                  and not says_no_gpu(lines[i])), None)
+    index = next((i for i in range(len(lines) - 1, -1, -1) if says(lines[i])), None)
     if index is None:
         return None
     meta = pod.metadata
