@@ -769,7 +769,8 @@ def _collective_stalled(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | N
         return None
     meta = pod.metadata
     verb = f"stalls the collectives among the GPUs of workload {meta.namespace}/{meta.name}"
-    return _job_line(ctx, "kernel", pod, log, index, verb=verb)
+    # the likeliest layer, not a settled one: a rank of the job that hung stops its peers alike
+    return _job_line(ctx, "kernel", pod, log, index, verb=verb, status=Status.DEGRADED)
 
 
 def _memory_held_elsewhere(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
@@ -1007,12 +1008,13 @@ def _serves_job_cuda(ctx: NodeContext, pod: Pod, log: LogFile) -> bool:
 
 
 def _job_line(ctx: NodeContext, component: str, pod: Pod, log: LogFile, index: int, *,
-              verb: str, line_class: str | None = None) -> Finding:
+              verb: str, line_class: str | None = None, status: Status = Status.FAILED) -> Finding:
     """A failure of ``component`` quoting a GPU job's line at ``index`` (0-based) as its
-    decisive line: the caller's own test of the node's facts decided it."""
+    decisive line: the caller's own test of the node's facts decided it (``degraded`` where it
+    names the likeliest layer only)."""
     meta = pod.metadata
     found = Decisive(index + 1, log.lines[index].strip()[:MAX_LINE], 1)
-    return line_finding(ctx.kb, component, Status.FAILED, found, f"{log.path}:{index + 1}",
+    return line_finding(ctx.kb, component, status, found, f"{log.path}:{index + 1}",
                         verb=verb, line_class=line_class, standalone="true",
                         namespace=meta.namespace, pod=meta.name, container=log.container)
 
