@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from gpunode.checks.base import check, kernel_log_holds
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.hung_driver import NVIDIA_MODULE
 from gpunode.decisive import Decisive
 from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
@@ -42,8 +43,7 @@ _HEADER = lazy_compile(
     r"|\bUnable to handle kernel (?:NULL pointer dereference|paging request)"
 )
 #: The faulting instruction's line, where its function is in an NVIDIA module.
-_FAULT_IN_DRIVER = lazy_compile(
-    r"\b(?:RIP|IP|pc) ?: ?.{0,120}?\[(?P<module>nvidia(?:_uvm|_modeset|_drm|_peermem)?)\]")
+_FAULT_IN_DRIVER = lazy_compile(rf"\b(?:RIP|IP|pc) ?: ?.{{0,120}}?\[(?P<module>{NVIDIA_MODULE})\]")
 _FAULT_LINE = lazy_compile(r"\b(?:RIP|IP|pc) ?: ")
 _REPORT_END = "end trace"
 #: Lines after a header that still belong to its report (the faulting instruction comes early).

@@ -1,15 +1,15 @@
 """Hung tasks stuck inside the NVIDIA driver: the driver's hang, not the kernel's.
 
 The kernel's hung-task detector (kernel/hung_task.c, ``hung_task_timeout_secs`` in
-https://docs.kernel.org/admin-guide/sysctl/kernel.html) prints "INFO: task <comm>:<pid>
-blocked for more than <n> seconds." and then the task's stack ("Call Trace:"), each frame
-of a module's code followed by the module's name in brackets. Where those frames are the
-NVIDIA modules' (``[nvidia]``, ``[nvidia_uvm]``, ``[nvidia_modeset]``, ``[nvidia_drm]``; the
-UVM driver's ``uvm_*`` functions, the resource manager's ``os_acquire_mutex`` and its
-``_nv000123rm`` symbols where a write-up quotes the trace without the brackets), the task
-waits on a lock the driver never gives back: NVIDIA/k8s-device-plugin#77 (nvidia-container-cli
-blocked in ``uvm_gpu_retain_by_uuid [nvidia_uvm]``), NVIDIA/open-gpu-kernel-modules#456
-(a job hung in ``uvm_spin_loop`` under ``uvm_channel_manager_create``), rwth-i6/returnn#1480
+https://docs.kernel.org/admin-guide/sysctl/kernel.html) prints "INFO: task <comm>:<pid> blocked
+for more than <n> seconds." and then the task's stack ("Call Trace:"), each frame of a module's
+code followed by the module's name in brackets. Where those frames are the NVIDIA modules'
+(``[nvidia]``, ``[nvidia_uvm]``, ``[nvidia_modeset]``, ``[nvidia_drm]``, ``[nvidia_peermem]``;
+the UVM driver's ``uvm_*`` functions, the resource manager's ``os_acquire_mutex`` and its
+``_nv000123rm`` symbols where a write-up quotes the trace without the brackets), the task waits
+on a lock the driver never gives back: NVIDIA/k8s-device-plugin#77 (nvidia-container-cli
+blocked in ``uvm_gpu_retain_by_uuid [nvidia_uvm]``), NVIDIA/open-gpu-kernel-modules#456 (a job
+hung in ``uvm_spin_loop`` under ``uvm_channel_manager_create``), rwth-i6/returnn#1480
 (``uvm_ioctl`` waiting on a UVM mutex). Every other task blocked beside it on that node queues
 behind the same driver. A hung task whose trace holds no NVIDIA frame (a file system's
 ``[zfs]``, openzfs/zfs#4106) stays the kernel's reading (``kernel_hung_task`` on its own
@@ -32,9 +32,11 @@ _HEADER_WORDS = "blocked for more than"
 _HEADER = lazy_compile(r"INFO: task (?P<task>.+?):(?P<pid>\d+) blocked for more than \d+ seconds")
 _TRACE = lazy_compile(r"(?i)\bcall trace:")
 _TRACE_END = "</TASK>"
+#: The driver's kernel modules by the names a stack frame gives them in brackets.
+NVIDIA_MODULE = r"nvidia(?:_uvm|_modeset|_drm|_peermem)?"
 #: A frame of an NVIDIA module: the module's name in brackets, or a name only its code uses.
 _NVIDIA_FRAME = lazy_compile(
-    r"\[(?:nvidia|nvidia_uvm|nvidia_modeset|nvidia_drm)\]"
+    rf"\[{NVIDIA_MODULE}\]"
     r"|\b(?:uvm_[a-z]\w*|os_acquire_mutex|os_acquire_rwlock_\w+|_nv\d{6}rm)\b"
 )
 #: Lines after a header that still belong to its report (the kernel prints it in one burst).

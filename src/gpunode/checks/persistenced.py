@@ -33,6 +33,8 @@ _OWN = lazy_compile(r"\bnvidia-persistenced(?:\[\d+\])?: ")
 #: systemd's lines about the daemon's unit.
 _UNIT = lazy_compile(r"systemd\[1\]: (?:nvidia-persistenced\.service: |"
                      r"(?:Failed to start|Started|Stopped|Starting|Stopping) NVIDIA Persistence Daemon\b)")
+#: Literals one of which every line ``_UNIT`` matches holds.
+_UNIT_WORDS = ("nvidia-persistenced.service", "NVIDIA Persistence Daemon")
 #: A start that ended in failure, or that systemd refused after too many.
 _FAILED = lazy_compile(
     r"\.service: (?:[Mm]ain|[Cc]ontrol) process exited, code=(?:exited, status=[1-9]|killed|dumped)|"
@@ -52,8 +54,8 @@ def persistenced_failed(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The persistence daemon's last start failed: its own decisive line says why."""
     for name in SYSLOG_FILES:
         split = ctx.text_lines("files", name.lstrip("/"))
-        if split is None:
-            continue
+        if split is None or not any(word in split[1] for word in _UNIT_WORDS):
+            continue  # no line of the unit's: its patterns need not be tried line by line
         said = _failed_start(ctx, component, split[0], ctx.obs.path_of("files", name.lstrip("/")))
         if said is not None:
             yield said
