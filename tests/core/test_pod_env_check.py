@@ -58,3 +58,22 @@ def test_an_unknown_device_id_the_pod_lists() -> None:
     assert _own(NvidiaEnv(visible="GPU-a1ff"), old)
     assert not _own(NvidiaEnv(visible="0,1"), "nvidia-container-cli: device error: 4: unknown device")
     assert not _own(NvidiaEnv(), "nvidia-container-cli: device error: 4: unknown device")
+
+
+def test_a_legacy_mig_name_refused_by_a_470_or_newer_driver() -> None:
+    """The pre-R470 MIG name form refused where the driver names MIG devices by UUID only
+    (NVIDIA/nvidia-container-toolkit#203, canonical/lxd#9518): the request's own form. Look-alikes
+    keep the finding: an older driver (the form was its own), a driver not collected, a current
+    MIG UUID or a GPU UUID refused (an id a plugin may have handed out)."""
+    from gpunode.checks.pod_env import _legacy_mig_refused
+
+    legacy = ("nvidia-container-cli.real: device error: "
+              "MIG-GPU-932bfb2c-849a-2a22-1e84-9eff6bc02b39/1/0: unknown device")
+    assert _legacy_mig_refused(legacy, lambda: 530)
+    assert _legacy_mig_refused(legacy.replace(".real", ""), lambda: 470)
+    assert not _legacy_mig_refused(legacy, lambda: 460)
+    assert not _legacy_mig_refused(legacy, lambda: None)
+    current = "nvidia-container-cli: device error: MIG-0929581a-2be6-5dec-bf34-0954c6c529a6: unknown device"
+    assert not _legacy_mig_refused(current, lambda: 530)
+    gpu = "nvidia-container-cli: device error: unknown device id: GPU-a1ff9376-0ecf-ac4f-68df-6ab38be012b3"
+    assert not _legacy_mig_refused(gpu, lambda: 530)

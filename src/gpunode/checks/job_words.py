@@ -20,7 +20,9 @@ from gpunode.relazy import lazy_compile
 #: nvidia-smi's own words for an NVML it cannot load. nvidia-smi is one of the utilities the
 #: NVIDIA runtime's hook mounts into a container with the libraries, so a container where it
 #: runs but finds no libnvidia-ml got the hook, and the hook injected no libraries.
-SMI_NO_NVML = lazy_compile(r"NVIDIA-SMI couldn.t find libnvidia-ml\.so")
+#: Its message quoted without the "NVIDIA-SMI" it starts with is read by its own words.
+SMI_NO_NVML = lazy_compile(r"NVIDIA-SMI couldn.t find libnvidia-ml\.so"
+                           r"|\bcouldn.t find libnvidia-ml\.so library in your system")
 
 
 def job_names(line: str) -> str | None:

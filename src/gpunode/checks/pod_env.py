@@ -14,7 +14,14 @@ own configuration when
 * the container asks for no GPU (``void`` or empty: nothing at all; ``none``: the driver's
   files but no device) and its words say it has no driver library or no GPU;
 * the device id the toolkit's CLI refuses as unknown is one the pod spec lists itself, not
-  one the device plugin allotted (NVIDIA/enroot#207: a job keeping host indexes 0,1,4,5).
+  one the device plugin allotted (NVIDIA/enroot#207: a job keeping host indexes 0,1,4,5);
+* the refused id is a MIG device in the name form drivers before R470 used,
+  ``MIG-GPU-<GPU UUID>/<GI>/<CI>``, on a node whose driver is 470 or newer: those drivers name
+  MIG devices ``MIG-<UUID>`` only and refuse the old form, and no plugin reading that driver
+  hands it out, so the request was written in the old form by whoever configured it (LXD's
+  ``mig.gi``/``mig.ci`` keys, replaced by ``mig.uuid``: canonical/lxd#9518; the toolkit
+  maintainer's answer in NVIDIA/nvidia-container-toolkit#203). A node whose driver version was
+  not collected keeps the finding.
 
 Such a finding is dropped: the stack did what it was asked. A variable not set in the spec,
 or set through ``valueFrom``, is not known (the image may set it), and nothing changes. Where
@@ -32,6 +39,7 @@ from typing import Final
 from gpunode.bundle.kube import Pod
 from gpunode.checks.base import MESSAGE
 from gpunode.checks.context import NodeContext
+from gpunode.checks.nvml_symbol import _driver_major
 from gpunode.model import Finding
 from gpunode.podenv import NvidiaEnv, library_capability, nvidia_env
 
@@ -48,6 +56,10 @@ _DRIVER_READ = re.compile(r"found version \d|driver version (?:is )?\d", re.IGNO
 #: 'device error: unknown device id: GPU-...'.
 _UNKNOWN_ID = re.compile(r"device error: (?:unknown device id: (?P<old>[^\s\"\\]+)"
                          r"|(?P<id>[^\s\"\\:]+): unknown device\b)")
+#: A MIG device in the pre-R470 name form, 'MIG-GPU-<GPU UUID>/<GI>/<CI>'.
+_LEGACY_MIG = re.compile(r"^MIG-GPU-[0-9A-Fa-f-]+/\d+/\d+$")
+#: The first driver branch that names MIG devices by their own UUID and refuses the old form.
+_MIG_UUID_BRANCH: Final = 470
 #: The job's words for a container with no GPU or no driver library.
 _NO_GPU = re.compile(r"no CUDA-capable device|No CUDA GPUs are available|No devices were found"
                      r"|Found no NVIDIA driver|cannot open shared object file|NVIDIA-SMI has failed"
@@ -65,6 +77,8 @@ def not_asked_for(ctx: NodeContext, findings: Iterable[Finding],
         if where[0] is None or where[1] is None:
             yield finding
             continue
+        if _legacy_mig_refused(finding.context.get(MESSAGE, ""), partial(_driver_major, ctx)):
+            continue
         if pods is None:
             pods = {(p.metadata.namespace, p.metadata.name): p
                     for p in ctx.facts.workloads_by_node.get(ctx.name, ())}
@@ -72,6 +86,16 @@ def not_asked_for(ctx: NodeContext, findings: Iterable[Finding],
         env = _container_env(pod, finding.context.get("container")) if pod is not None else None
         if env is None or not own_request(env, finding, partial(cdi_by_default, ctx)):
             yield finding
+
+
+def _legacy_mig_refused(line: str, driver_major: Callable[[], int | None]) -> bool:
+    """The toolkit's CLI refuses a MIG device named in the pre-R470 form on a node whose driver
+    (``driver_major``, None where not collected) is 470 or newer."""
+    refused = _UNKNOWN_ID.search(line)
+    if refused is None or not _LEGACY_MIG.match(refused.group("old") or refused.group("id") or ""):
+        return False
+    major = driver_major()
+    return major is not None and major >= _MIG_UUID_BRANCH
 
 
 def _container_env(pod: Pod, container: str | None) -> NvidiaEnv | None:

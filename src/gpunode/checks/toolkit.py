@@ -776,3 +776,46 @@ def _nvidia_handler_served(ctx: NodeContext) -> bool:
     if setup is not None:
         return bool(setup.nvidia)
     return "container-toolkit" in platform.provides or bool(ctx.stack_pods("container-toolkit"))
+
+
+#: The toolkit failing to reach containerd through the folder its DaemonSet mounts the socket's
+#: directory on (the GPU Operator's /runtime/sock-dir): 'unable to dial: dial unix
+#: /runtime/sock-dir/containerd.sock: connect: connection refused' (a socket file with nothing
+#: listening) or '... no such file or directory' (no socket there at all).
+_SOCKET_UNREACHED = lazy_compile(
+    r"dial unix /runtime/sock-dir/[\w.-]+\.sock: connect: (?:connection refused|no such file or directory)")
+#: The toolkit's settings that name the runtime's socket (toolkit.env).
+_SOCKET_ENV = ("CONTAINERD_SOCKET", "RUNTIME_SOCKET")
+#: containerd's own socket, which the toolkit dials where its env names none.
+_DEFAULT_SOCKET = "/run/containerd/containerd.sock"
+
+
+@check("container-toolkit")
+def toolkit_dials_default_socket(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The toolkit's log says it could not reach containerd's socket (``_SOCKET_UNREACHED``) on
+    a distribution that runs its own containerd (the platform's containerd reads another config
+    than /etc/containerd/config.toml: K3s and RKE2 listen on /run/k3s/containerd/containerd.sock,
+    MicroK8s under /var/snap/microk8s/common/run/) while the toolkit is told no socket or
+    containerd's default one (toolkit.env without CONTAINERD_SOCKET/RUNTIME_SOCKET): it dials a
+    socket the distribution's containerd does not serve, so nothing it patched is loaded
+    (docs.rke2.io/add-ons/gpu_operators and docs.k3s.io's NVIDIA runtime notes set
+    CONTAINERD_SOCKET for the operator; NVIDIA/gpu-operator#522). The same words on a node whose
+    containerd is the system's own, or with the toolkit given a socket, are left to the
+    signatures (containerd down, not restarted)."""
+    configs = ctx.platform.containerd_configs
+    if not configs or configs[0] == _DEFAULT_CONFIG or not ctx.stack_pods(component):
+        return
+    env = _toolkit_env(ctx)
+    socket = next((env[n] for n in _SOCKET_ENV if env.get(n)), _DEFAULT_SOCKET)
+    if socket != _DEFAULT_SOCKET:
+        return
+    for sp in ctx.stack_pods(component):
+        for log in ctx.logs_of(sp.pod):
+            for number, line in enumerate(log.lines, 1):
+                if _SOCKET_UNREACHED.search(line):
+                    where = f"{log.path}:{number}"
+                    seen = (f"{line.strip()[:MAX_LINE]} ({ctx.platform.title} runs its own containerd; "
+                            f"the toolkit is given no socket and dials {_DEFAULT_SOCKET})")
+                    yield problem(component, "containerd_config_wrong_path", Evidence(where, seen),
+                                  specificity=80, ctx={SOURCE: where})
+                    return
