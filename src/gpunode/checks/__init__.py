@@ -26,6 +26,7 @@ from gpunode.checks import (
     kernel_kills,
     mig_paused,
     module_build,
+    module_flavour,
     mount_helper,
     nvml_symbol,
     observability,
