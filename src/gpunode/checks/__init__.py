@@ -90,6 +90,7 @@ __all__ = [
     "kernel_kills",
     "mig_paused",
     "module_build",
+    "module_flavour",
     "mount_helper",
     "nvml_symbol",
     "observability",
