@@ -41,7 +41,15 @@ import msgspec
 from gpunode.bundle.kube import Container, Pod
 from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
-from gpunode.checks.busy_gpus import busy_owner, pod_gpus, several_gpus, thread_bound_index, thread_exclusive
+from gpunode.checks.busy_gpus import (
+    all_exclusive,
+    busy_owner,
+    context_refused_index,
+    pod_gpus,
+    several_gpus,
+    thread_bound_index,
+    thread_exclusive,
+)
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.collective_stall import stalled_index
 from gpunode.checks.context import NodeContext
@@ -150,6 +158,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _vgpu_refused(ctx, pod, log)
                             or _busy_refused(ctx, pod, log)
                             or _thread_exclusive_refused(ctx, pod, log)
+                            or _exclusive_context_refused(ctx, pod, log)
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log)
@@ -795,6 +804,23 @@ def _thread_exclusive_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Findi
         return None
     meta = pod.metadata
     verb = f"binds the exclusive-thread GPUs of GPU workload {meta.namespace}/{meta.name}"
+    return _job_line(ctx, "driver", pod, log, index, verb=verb, line_class="error_device")
+
+
+def _exclusive_context_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A GPU job's word that no context could be made on its GPU (OpenMM's "No compatible CUDA
+    device is available", LAMMPS's "Accelerator sharing is not currently supported") on a node
+    whose GPUs are all in an exclusive compute mode: the mode, set through the driver
+    (nvidia-smi -c), admits one context per GPU and refuses the job's next one, the driver's
+    ``error_device`` (checks.busy_gpus says why). A job given several GPUs, whose ranks may all
+    have opened the first one, and a node in any other mode, say nothing here."""
+    index = context_refused_index(log.lines)
+    if index is None or several_gpus(c.resources.limits for c in pod.spec.containers):
+        return None
+    if not all_exclusive(ctx.obs.cmd.get("nvidia-smi.txt", ""), ctx.obs.cmd.get("nvidia-smi-q.xml", "")):
+        return None
+    meta = pod.metadata
+    verb = f"admits one context per exclusive GPU to GPU workload {meta.namespace}/{meta.name}"
     return _job_line(ctx, "driver", pod, log, index, verb=verb, line_class="error_device")
 
 
