@@ -50,6 +50,26 @@ _INIT_UNKNOWN = re.compile(
     r"|\bCUDA_ERROR_UNKNOWN\b")
 
 
+#: The module loader failing on the unified-memory module where CUDA (through nvidia-modprobe)
+#: or the job's own setup asked for it: kmod's "could not insert"/"could not find module by
+#: name" and modprobe's "Module ... not found" naming nvidia_uvm, or the per-branch name
+#: Ubuntu's packaged drivers gave it (nvidia_331_uvm from the nvidia-331-uvm package;
+#: NVlabs/nvbio-gpl#7, solved by installing that package; nvidia_331_updates_uvm,
+#: Bumblebee-Project/Bumblebee#623). The module is what CUDA lacks, so
+#: on a node whose lsmod lists nvidia without nvidia_uvm these words are the same cause as the
+#: unknown error at initialisation.
+_UVM_NAME = r"nvidia(?:[-_]\d{3}(?:[-_]updates)?)?[-_]uvm"
+_UVM_LOAD_FAILED = re.compile(
+    r"\b(?:modprobe|insmod): (?:ERROR|FATAL): [^\n]{0,160}?['\"=]" + _UVM_NAME + r"\b"
+    r"|\b(?:modprobe|insmod): (?:ERROR|FATAL): Module " + _UVM_NAME + r" not found\b")
+
+
+def uvm_load_failed_index(lines: Sequence[str]) -> int | None:
+    """The index of the job's first module-loader failure on the unified-memory module
+    (``_UVM_LOAD_FAILED``), or None: the first, as the later lines repeat it."""
+    return next((i for i, line in enumerate(lines) if "uvm" in line and _UVM_LOAD_FAILED.search(line)), None)
+
+
 def says_init_unknown(line: str) -> bool:
     """Whether ``line`` is CUDA's unknown error from the calls that initialise it."""
     lower = line.lower()

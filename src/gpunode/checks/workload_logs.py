@@ -68,7 +68,13 @@ from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.checks.tegra_mounts import mounts_cuda, says_mounted_library_missing
 from gpunode.checks.unsettled_words import device_refused, unsettled_index
 from gpunode.checks.unversioned_library import own_unversioned_load
-from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
+from gpunode.checks.uvm_words import (
+    UVM_MISSING,
+    init_unknown_index,
+    says_init_unknown,
+    uvm_load_failed_index,
+    uvm_not_loaded,
+)
 from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.checks.vgpu_words import fractional_instance, is_vgpu, unavailable_index
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
@@ -670,9 +676,13 @@ def _driver_files_shown(finding: Finding, lines: Sequence[str]) -> bool:
 
 
 def _uvm_missing(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
-    """CUDA's unknown error at initialisation in a GPU job, on a node whose lsmod lists nvidia
-    and not nvidia_uvm: the driver's ``nvidia_uvm_missing`` (checks.uvm_words says why)."""
-    index = init_unknown_index(log.lines) if uvm_not_loaded(ctx.modules) else None
+    """CUDA's unknown error at initialisation in a GPU job, or the module loader failing on the
+    unified-memory module, on a node whose lsmod lists nvidia and not nvidia_uvm: the driver's
+    ``nvidia_uvm_missing`` (checks.uvm_words says why)."""
+    if not uvm_not_loaded(ctx.modules):
+        return None
+    index = init_unknown_index(log.lines)
+    index = uvm_load_failed_index(log.lines) if index is None else index
     if index is None:
         return None
     meta = pod.metadata
