@@ -54,7 +54,7 @@ from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.collective_stall import stalled_index
 from gpunode.checks.context import NodeContext
 from gpunode.checks.cuda_floor import on_major_first_branch, runs_no_current_cuda
-from gpunode.checks.cuda_pair_words import driver_serves_runtime
+from gpunode.checks.cuda_pair_words import driver_older_than_compiler, driver_serves_runtime
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.devices_lost import FRAMEWORK_NO_DEVICE, LOST, lost_device_line
 from gpunode.checks.foreign_memory import foreign_memory_index
@@ -172,6 +172,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _nccl_system_error(ctx.kb, pod, log)
                             or _collective_stalled(ctx, pod, log)
                             or _memory_held_elsewhere(ctx, pod, log)
+                            or _driver_older_than_compiler(ctx, pod, log)
                             or _unsettled(ctx, pod, log))
             if runtime_less is not None:
                 done.add(key)
@@ -651,6 +652,28 @@ def _served_by_driver(finding: Finding, lines: Sequence[str]) -> bool:
     """A too-old verdict in a log whose own runtime/driver version pair shows the driver at or
     above the job's CUDA (checks.cuda_pair_words): the job library's own, not the driver's."""
     return finding.cause == _TOO_OLD and driver_serves_runtime(lines)
+
+
+def _driver_older_than_compiler(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """XLA's word that the driver's CUDA version is older than its PTX compiler's
+    (checks.cuda_pair_words), where the node's own driver answers nvidia-smi with that CUDA
+    version: the node's driver is older than the CUDA the job was built with. The job runs on,
+    with parallel compilation off, so the driver's ``cuda_driver_too_old`` is ``degraded``
+    (google-deepmind/alphafold3#272: the maintainers' fix is a host driver of the image's CUDA,
+    or CUDA's forward-compatibility packages). Where the node's CUDA version is not read, or is
+    another than the line's (a driver the job did not run on), nothing is said."""
+    smi = ctx.nvidia_smi
+    node = _cuda_pair(smi.cuda_version or "") if smi is not None and _host_release(ctx) else None
+    if node is None:
+        return None
+    for index in range(len(log.lines) - 1, -1, -1):
+        said = driver_older_than_compiler(log.lines[index])
+        if said is not None and said[0] == node:
+            meta = pod.metadata
+            verb = f"is older than the CUDA of GPU workload {meta.namespace}/{meta.name}"
+            finding = _recast(ctx, _job_line(ctx, "driver", pod, log, index, verb=verb), _TOO_OLD)
+            return msgspec.structs.replace(finding, status=Status.DEGRADED)
+    return None
 
 
 def _runs_no_current_cuda(ctx: NodeContext) -> bool:
