@@ -21,7 +21,13 @@ from typing import Any
 from case import synthetic_case
 from scoreboard import top_pair
 
-from gpunode.checks.busy_gpus import busy_owner, compute_modes, several_gpus
+from gpunode.checks.busy_gpus import (
+    all_exclusive,
+    busy_owner,
+    compute_modes,
+    context_refused_index,
+    several_gpus,
+)
 
 #: NVIDIA/DIGITS#2005's table (driver 375.26): GPU 0 in E. Process with a process on it.
 HELD = """\
@@ -107,3 +113,25 @@ def test_a_job_refused_in_default_mode_is_the_driver_s() -> None:
 
 def test_held_exclusive_gpus_under_a_job_that_runs_are_healthy() -> None:
     assert top_pair(_job("x-busy-quiet", "Using device: cuda:0\nEpoch 1/10 loss=0.52", HELD)) is None
+
+
+#: OpenMM's CudaContext where every cuCtxCreate failed (openmm/openmm#2840: Exclusive_Process
+#: GPUs), and LAMMPS's GPU package refusing several ranks on one GPU (its error reference).
+NO_CONTEXT = "No compatible CUDA device is available"
+NO_SHARING = "Accelerator sharing is not currently supported on system"
+
+
+def test_no_context_on_exclusive_gpus_is_the_driver_s_mode() -> None:
+    for line in (NO_CONTEXT, NO_SHARING):
+        assert context_refused_index(["Running tests...", line]) == 1
+        for table in (HELD, IDLE):
+            assert top_pair(_job("x-no-context", line, table)) == ("driver", "error_device")
+
+
+def test_no_context_words_off_exclusive_mode_or_in_a_multi_gpu_job_say_nothing_of_the_mode() -> None:
+    """In Default mode the words mean a GPU too old or full; a job given several GPUs may have
+    opened its first GPU from every rank; a healthy line naming a compatible device is no word."""
+    assert not all_exclusive(DEFAULT, "")
+    assert top_pair(_job("x-no-context-default", NO_CONTEXT, DEFAULT)) != ("driver", "error_device")
+    assert top_pair(_job("x-no-context-ranks", NO_CONTEXT, HELD, gpus="4")) is None
+    assert context_refused_index(["Found a compatible CUDA device: Tesla K40m"]) is None

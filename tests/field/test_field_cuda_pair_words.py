@@ -14,7 +14,7 @@ from typing import Any
 from case import Case, synthetic_case
 from scoreboard import top_pair
 
-from gpunode.checks.cuda_pair_words import driver_serves_runtime
+from gpunode.checks.cuda_pair_words import driver_older_than_compiler, driver_serves_runtime
 
 ERROR_36 = ("Warp CUDA error 36: API call is not supported in the installed CUDA driver "
             "(in function cuda_init, warp/native/warp.cu:277)")
@@ -52,3 +52,35 @@ def test_a_driver_newer_than_the_jobs_runtime_is_not_too_old() -> None:
 def test_a_driver_older_than_the_jobs_runtime_stays_too_old() -> None:
     assert top_pair(_job(PADDLE_OLDER_DRIVER, healthy=False)) == ("driver", "cuda_driver_too_old")
     assert top_pair(_job(ERROR_36 + "\n", healthy=False)) == ("driver", "cuda_driver_too_old")
+
+
+#: google-deepmind/alphafold3#272: XLA on a node whose driver supports CUDA 12.2.
+XLA_OLDER = ("The NVIDIA driver's CUDA version is 12.2 which is older than the PTX compiler version 12.6.77. "
+             "Because the driver is older than the PTX compiler version, XLA is disabling parallel "
+             "compilation, which may slow down compilation.")
+
+
+def _xla(driver: str, cuda: str, text: str = XLA_OLDER) -> Case:
+    evidence: list[dict[str, Any]] = [
+        {"kind": "workload", "name": "fold-0", "namespace": "default", "container": "af3",
+         "state": "Running"},
+        {"kind": "log", "object": {"kind": "Pod", "name": "fold-0", "namespace": "default"},
+         "container": "af3", "text": text + "\n"}]
+    node = {"driver_version": driver, "cuda_version": cuda}
+    return synthetic_case("x-xla-older", evidence, healthy=False,
+                          cluster={"driver_mode": "host", "gpu_node": node})
+
+
+def test_xla_s_driver_older_than_its_compiler_on_that_node_is_the_driver_too_old() -> None:
+    assert driver_older_than_compiler(XLA_OLDER) == ((12, 2), (12, 6))
+    assert top_pair(_xla("535.183.01", "12.2")) == ("driver", "cuda_driver_too_old")
+    old_form = ("The NVIDIA driver's CUDA version is 11.4 which is older than the ptxas CUDA version "
+                "(11.6.55).")
+    assert driver_older_than_compiler(old_form) == ((11, 4), (11, 6))
+
+
+def test_xla_s_warning_about_another_driver_or_a_newer_one_says_nothing() -> None:
+    # look-alike: the node's driver answers with a CUDA version other than the line's
+    assert top_pair(_xla("570.133.20", "12.8")) is None
+    newer = XLA_OLDER.replace("is 12.2 which", "is 12.8 which")
+    assert driver_older_than_compiler(newer) is None

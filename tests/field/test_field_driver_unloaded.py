@@ -311,3 +311,22 @@ def test_the_plugin_s_nvml_down_for_another_reason_or_with_the_module_loaded_is_
     # look-alike: the same words with the module loaded are the plugin's or its runtime's
     loaded = top_pair(_plugin_says("Failed to initialize NVML\n", loaded=True))
     assert loaded != ("driver", "driver_not_loaded")
+
+
+#: Scaleway's GPU Instances troubleshooting (cloud-init's dist-upgrade broke the driver): the
+#: persistence daemon's unit failing at boot, in the console's and the journal's forms.
+PERSISTENCED_CONSOLE = "[FAILED] Failed to start NVIDIA Persistence Daemon.\n"
+PERSISTENCED_JOURNAL = ("Mar  3 08:01:12 gpu-1 systemd[1]: nvidia-persistenced.service: Failed with result "
+                        "'exit-code'.\n"
+                        "Mar  3 08:01:12 gpu-1 systemd[1]: Failed to start NVIDIA Persistence Daemon.\n")
+
+
+def test_the_persistence_daemon_failing_on_a_node_without_a_driver_is_the_driver_not_loaded() -> None:
+    for text in (PERSISTENCED_CONSOLE, PERSISTENCED_JOURNAL):
+        assert top_pair(_host(_syslog(text), loaded=False)) == ("driver", "driver_not_loaded"), text
+
+
+def test_the_persistence_daemon_failing_beside_a_loaded_driver_is_not_the_driver_not_loaded() -> None:
+    # look-alike: with the module loaded, the daemon's own words say why (checks.persistenced)
+    pair = top_pair(_host(_syslog(PERSISTENCED_CONSOLE), loaded=True))
+    assert pair is None or pair[1] != "driver_not_loaded"

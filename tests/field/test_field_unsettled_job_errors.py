@@ -139,3 +139,27 @@ def test_look_alikes_hold_no_shared_error() -> None:
                  "mmap failed: Cannot allocate memory"):
         assert unsettled_reading(line) is None, line
     assert top_pair(_job("[h264_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1")) is None
+
+
+#: The BigScience BLOOM 176B chronicles (2022-03-21): one A100 crashed under the training's NCCL
+#: watchdog, whose CUDA event query raised the unknown error.
+WATCHDOG = ("terminate called after throwing an instance of 'c10::CUDAError'\n"
+            "  what():  CUDA error: unknown error\n"
+            "Exception raised from query at ../aten/src/ATen/cuda/CUDAEvent.h:95 (most recent call first):\n"
+            "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x42\n"
+            "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::finishedGPUExecutionInternal() const + 0x11a")
+
+
+def test_cuda_unknown_error_from_the_wait_on_running_gpu_work_is_the_gpus() -> None:
+    assert top_pair(_job(WATCHDOG, lsmod=WITH_UVM)) == ("gpu-hardware", "error_device")
+
+
+def test_cuda_unknown_error_at_start_stays_the_drivers_whatever_its_wrapper() -> None:
+    # CTranslate2's wrapper (faster-whisper): cudaGetErrorString after "CUDA failed with error"
+    assert top_pair(_job("RuntimeError: CUDA failed with error unknown error", lsmod=WITH_UVM)) == (
+        "driver", "error_device")
+    # look-alike: a traceback of another call after the error is no wait on GPU work
+    other = WATCHDOG.replace("query at ../aten/src/ATen/cuda/CUDAEvent.h:95", "c10_cuda_check_implementation "
+                             "at ../c10/cuda/CUDAException.cpp:44").replace(
+        "WorkNCCL::finishedGPUExecutionInternal", "ProcessGroupNCCL::getNCCLComm")
+    assert top_pair(_job(other, lsmod=WITH_UVM)) == ("driver", "error_device")

@@ -71,3 +71,25 @@ def test_a_longer_name_holding_the_enumerator_is_not_read() -> None:
     from gpunode.checks.uvm_words import says_init_unknown
     assert not says_init_unknown("CUDA_ERROR_UNKNOWN_FOO")
     assert not says_init_unknown("status=CUDA_SUCCESS (no CUDA_ERROR_UNKNOWNS seen)")
+
+
+#: NVlabs/nvbio-gpl#7: CUDA's attempt to load Ubuntu's per-branch uvm module, whose package was
+#: never installed; and modprobe's own word for an absent nvidia-uvm.
+UVM_LOAD = ("modprobe: ERROR: ../libkmod/libkmod-module.c:809 kmod_module_insert_module() could not find "
+            "module by name='nvidia_331_uvm'\n"
+            "modprobe: ERROR: could not insert 'nvidia_331_uvm': Function not implemented\n"
+            "error   : caught a std::bad_alloc exception:")
+UVM_NOT_FOUND = "modprobe: FATAL: Module nvidia-uvm not found in directory /lib/modules/5.15.0-91-generic"
+#: The loader failing on another module (a job's own setup loading a NIC driver).
+OTHER_MODULE = "modprobe: ERROR: could not insert 'ib_umad': Operation not permitted"
+
+
+def test_the_loader_failing_on_the_uvm_module_without_nvidia_uvm_is_the_module_missing() -> None:
+    updates = "modprobe: ERROR: could not insert 'nvidia_331_updates_uvm': No such device"
+    for text in (UVM_LOAD, UVM_NOT_FOUND, updates):
+        assert top_pair(_job(text, NO_UVM)) == ("driver", "nvidia_uvm_missing"), text
+
+
+def test_the_loader_words_with_nvidia_uvm_loaded_or_on_another_module_are_not_it() -> None:
+    assert top_pair(_job(UVM_LOAD, WITH_UVM)) != ("driver", "nvidia_uvm_missing")
+    assert top_pair(_job(OTHER_MODULE, NO_UVM)) != ("driver", "nvidia_uvm_missing")

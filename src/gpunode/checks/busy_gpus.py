@@ -82,6 +82,35 @@ def thread_bound_index(lines: Sequence[str]) -> int | None:
                  if ("216" in lines[i] or "lready" in lines[i]) and _THREAD_BOUND.search(lines[i])), None)
 
 
+#: A GPU job's words for a device on which no context of its could be made, whatever the CUDA
+#: error below them: OpenMM's CudaContext tries cuCtxCreate on each device and raises "No
+#: compatible CUDA device is available" where every attempt failed (openmm/openmm#2840: a
+#: cluster's GPUs in Exclusive_Process mode, where its tests that open a second context get no
+#: device; the maintainer's answer: only one context may exist per GPU in that mode), and
+#: LAMMPS's GPU package refusing to put several MPI ranks on one GPU ("Accelerator sharing is
+#: not currently supported on system", its error-message reference, which points at
+#: nvidia-smi's compute-mode setting). In Default mode the same words mean a GPU too old or
+#: out of memory, so they are read only where every GPU of the node is exclusive.
+_CONTEXT_REFUSED = re.compile(
+    r"(?i)\bno (?:compatible|usable|suitable) (?:CUDA |GPU )?devices? (?:is |are |was |were )?"
+    r"(?:available|found)\b"
+    r"|\bAccelerator sharing is not (?:currently )?supported\b")
+
+
+def context_refused_index(lines: Sequence[str]) -> int | None:
+    """The index of the job's last word that no context could be made on its GPU, or None."""
+    return next((i for i in range(len(lines) - 1, -1, -1)
+                 if ("device" in lines[i] or "sharing" in lines[i]) and _CONTEXT_REFUSED.search(lines[i])),
+                None)
+
+
+def all_exclusive(table: str, xml: str) -> bool:
+    """Whether every GPU of the node is in an exclusive compute mode (False where neither of
+    nvidia-smi's outputs says)."""
+    modes = compute_modes(table, xml)
+    return bool(modes) and all(mode in _EXCLUSIVE for mode in modes)
+
+
 def thread_exclusive(table: str, xml: str) -> bool:
     """Whether every GPU of the node is in Exclusive_Thread mode (False where neither of
     nvidia-smi's outputs says)."""

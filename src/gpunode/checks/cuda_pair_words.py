@@ -45,3 +45,25 @@ def driver_serves_runtime(lines: Iterable[str]) -> bool:
         if _pair(driver) >= _pair(runtime):
             return True
     return False
+
+
+#: XLA's warning where the driver's CUDA version is older than the CUDA of the PTX compiler it
+#: was built with (xla/service/gpu nvptx_compiler: "The NVIDIA driver's CUDA version is 12.2
+#: which is older than the PTX compiler version 12.6.77. Because the driver is older than the
+#: PTX compiler version, XLA is disabling parallel compilation ...", and its older form "...
+#: older than the ptxas CUDA version (11.6.55)"). It quotes the driver's CUDA version as
+#: cuDriverGetVersion gave it and the compiler's.
+_DRIVER_OLDER = lazy_compile(
+    r"\bThe NVIDIA driver's CUDA version is " + _VERSION.format("driver")
+    + r"(?:\.\d+)? which is older than the (?:PTX compiler|ptxas CUDA) version \(?"
+    + _VERSION.format("compiler"))
+
+
+def driver_older_than_compiler(line: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The driver's and the compiler's CUDA versions where ``line`` is XLA's word that the
+    driver is older than its PTX compiler, the driver's below the compiler's; else None."""
+    said = _DRIVER_OLDER.search(line) if "older than the" in line else None
+    if said is None:
+        return None
+    driver, compiler = _pair(str(said["driver"])), _pair(str(said["compiler"]))
+    return (driver, compiler) if driver < compiler else None

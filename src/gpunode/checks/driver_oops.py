@@ -35,7 +35,7 @@ from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
 
 #: Literals one of which every oops header holds (the gate, and the test before the pattern).
-_HEADER_WORDS = ("BUG: ", "general protection fault", "Unable to handle kernel")
+_HEADER_WORDS = ("BUG: ", "kernel BUG at ", "general protection fault", "Unable to handle kernel")
 _HEADER = lazy_compile(
     r"\bBUG: (?:unable to handle (?:kernel|page fault)|kernel NULL pointer dereference)"
     r"|(?<!\] )\bgeneral protection fault(?:, probably for non-canonical address \w+)?: [0-9a-f]{4} \[#\d+\]"
@@ -102,3 +102,35 @@ def driver_oopsed(ctx: NodeContext, component: str) -> Iterator[Finding]:
     yield line_finding(ctx.kb, component, Status.FAILED, Decisive(first.header_no, first.header, 2),
                        f"{where}:{first.header_no}", verb=f"crashed in the kernel ({first.module})",
                        evidence=(Evidence(f"{where}:{first.fault_no}", first.fault[:300]),))
+
+
+def _driver_restarted(ctx: NodeContext, component: str) -> bool:
+    """Whether a container of the driver's pods on the node has restarted."""
+    return any(status.restart_count > 0 for sp in ctx.stack_pods(component)
+               for status in sp.pod.status.container_statuses)
+
+
+@check("driver", may_find=kernel_log_holds(*_HEADER_WORDS))
+def driver_restarts_beside_unplaced_oops(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A kernel BUG or oops report whose faulting instruction the kernel log does not show (a
+    header pasted or kept alone), on a node whose driver container keeps restarting: the oops
+    cannot be placed in another module, and the driver's restarts are read with it as their
+    decisive line, ``degraded`` (the line's class, not a crash proven in the driver's code).
+    A lab's OpenShift GPU worker (ESXi VM, Tesla P40) rebooting every few minutes with "kernel
+    BUG at lib/list_debug.c:23!" while the GPU Operator's 550 driver was loaded, its driver pod
+    restarted 18 times, fixed by the 535 driver (damoke012/dareoke's GPU troubleshooting
+    guide). An oops placed elsewhere by its faulting instruction, or a driver that never
+    restarted, says nothing here."""
+    split = ctx.text_lines("cmd", "dmesg.txt")
+    if split is None or not _driver_restarted(ctx, component):
+        return
+    lines = split[0]
+    for index, line in enumerate(lines):
+        if not any(word in line for word in _HEADER_WORDS) or not _HEADER.search(line):
+            continue
+        if _fault_line(lines, index) is not None:
+            return  # the report places the fault: driver_oopsed reads it where it is the driver's
+        where = f"{ctx.obs.path_of('cmd', 'dmesg.txt')}:{index + 1}"
+        yield line_finding(ctx.kb, component, Status.DEGRADED, Decisive(index + 1, line.strip(), 2), where,
+                           verb="restarts beside a kernel BUG", standalone="true")
+        return

@@ -29,6 +29,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.crashes import CRASH_WORDS as _CRASH_WORDS
 from gpunode.checks.crashes import crashed_program
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.module_flavour import flavour_misfit
 from gpunode.checks.workload_logs import gdr_capable, interposer_owner
 from gpunode.decisive import Decisive, severity
 from gpunode.model import Finding, Status
@@ -266,7 +267,8 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
         # theirs too, are not all up (then either may be refused: nothing is said)
         out.setdefault("driver", unnamed)
     if adapter is not None:  # the GPU's own, unless the driver said why (its own line, failure or notice)
-        driver_speaks = ("driver" in out or firmware
+        # (or the module loaded is a flavour that cannot drive the node's GPU model)
+        driver_speaks = ("driver" in out or firmware or flavour_misfit(ctx) is not None
                          or any(_driver_notice(line, catalog.named_in) for line in split[0]))
         out.setdefault("driver" if driver_speaks else "gpu-hardware", adapter)
     if _PROBE_FAILED.search(out.get("driver", (0, ""))[1]) and _refused_served(ctx, text):

@@ -129,6 +129,16 @@ CUDA_UNKNOWN = Unsettled(
     "driver", "error_device",
     "the kernel log's Xids and whether a driver reload or reboot clears it (nvidia_uvm is loaded "
     "or not read)", whole_gpus_only=True, device_access_settles=True)
+#: CUDA's unknown error raised while the job waited on GPU work it had already run (its event
+#: query): past CUDA's and the driver's initialisation, with the job's kernels running, the
+#: device is what stopped answering (the BigScience BLOOM 176B training chronicles, 2022-03-21:
+#: "CUDA error: unknown error" from CUDAEvent's query in the NCCL watchdog when one A100 of a
+#: node crashed, one of the run's recurring GPU hardware failures). The GPU hardware's
+#: ``error_device``; the kernel log's Xids settle it.
+CUDA_UNKNOWN_RUNNING = Unsettled(
+    "gpu-hardware", "error_device",
+    "the kernel log's Xids for the GPU (an Xid 79, 48 or 119 names the failure) and whether the "
+    "GPU answers nvidia-smi", whole_gpus_only=True, device_access_settles=True)
 INVALID_IMAGE = Unsettled(
     "driver", "cuda_driver_too_old",
     "the CUDA version the job's image was built with against the node driver's", needs_newer_cuda=True)
@@ -168,10 +178,25 @@ def device_refused(lines: Sequence[str]) -> bool:
     return any("/dev/nvidia" in line and _DEVICE_REFUSED.search(line) for line in lines)
 
 
+#: PyTorch's traceback for an error raised while it waited on the job's GPU work: the CUDA
+#: event query of its NCCL watchdog (c10d ProcessGroupNCCL's WorkNCCL::finishedGPUExecution,
+#: "Exception raised from query at .../ATen/cuda/CUDAEvent.h"; CUDAEvent::query raises every
+#: answer but cudaErrorNotReady). The GPU had run the job's kernels by then.
+_WORK_QUERY = lazy_compile(r"\bException raised from query at \S*CUDAEvent\.h:\d+"
+                           r"|\bWorkNCCL::finishedGPUExecution")
+#: How many lines after the error its traceback's frames are looked for in.
+_TRACE_LINES = 8
+
+
 def unsettled_index(lines: Sequence[str]) -> tuple[int, Unsettled] | None:
-    """The index of the job's last line that holds a shared error, with its reading."""
+    """The index of the job's last line that holds a shared error, with its reading; CUDA's
+    unknown error raised from the wait on the job's running GPU work (``_WORK_QUERY`` in the
+    lines after it) is the GPU's (``CUDA_UNKNOWN_RUNNING``)."""
     for index in range(len(lines) - 1, -1, -1):
         reading = unsettled_reading(lines[index])
         if reading is not None:
+            if reading is CUDA_UNKNOWN and any(
+                    _WORK_QUERY.search(line) for line in lines[index + 1:index + 1 + _TRACE_LINES]):
+                return index, CUDA_UNKNOWN_RUNNING
             return index, reading
     return None

@@ -17,8 +17,9 @@ Without nvidia_uvm no CUDA context can be made, so a job's CUDA calls fail from 
 on: there the runtime's own text for cudaErrorUnknown ("unknown error", cudaGetErrorString) as
 a CUDA check prints it is an initialisation failure too, whatever call it wrapped (nccl-tests'
 CUDACHECK, src/common.h: "%s: Test CUDA failure %s:%d '%s'" with cudaGetErrorString; PyTorch's
-C10_CUDA_CHECK: "CUDA error: unknown error"; the driver API's enumerator CUDA_ERROR_UNKNOWN
-as bindings print it, which Apptainer's GPU troubleshooting quotes alone for a host whose
+C10_CUDA_CHECK: "CUDA error: unknown error"; CTranslate2's "CUDA failed with error unknown
+error", cudaGetErrorString after its own prefix (its cuda/utils.h); the driver API's enumerator
+CUDA_ERROR_UNKNOWN as bindings print it, which Apptainer's GPU troubleshooting quotes alone for a host whose
 nvidia_uvm was never loaded (apptainer.org/docs/user/latest/gpu.html); NVIDIA/pyxis#81:
 all_reduce_perf's "Test CUDA failure common.cu:1045 'unknown error'" before it listed a
 device, gone after modprobe nvidia_uvm). The node fact is what settles it; elsewhere these
@@ -45,9 +46,30 @@ _INIT_UNKNOWN = re.compile(
     r"|\bfailed to initialize CUDA: unknown error\b|\bCUDA initialization failure with error:? 999\b(?!\.\d)"
     r"|\b(?:cudart|cuda driver library|nvcuda) init failure: 999\b(?!\.\d)"
     # cudaGetErrorString(cudaErrorUnknown) in a CUDA check's line (see the module's docstring)
-    r"|\bCUDA (?:error|failure)\b[^\n]{0,80}?(?:\W|^)unknown error\b|\bcudaErrorUnknown\b"
+    # (CTranslate2's "CUDA failed with error unknown error", faster-whisper's engine)
+    r"|\bCUDA (?:error|failure|failed with error)\b[^\n]{0,80}?(?:\W|^)unknown error\b|\bcudaErrorUnknown\b"
     # the driver API's enumerator for it, which bindings and wrappers print bare
     r"|\bCUDA_ERROR_UNKNOWN\b")
+
+
+#: The module loader failing on the unified-memory module where CUDA (through nvidia-modprobe)
+#: or the job's own setup asked for it: kmod's "could not insert"/"could not find module by
+#: name" and modprobe's "Module ... not found" naming nvidia_uvm, or the per-branch name
+#: Ubuntu's packaged drivers gave it (nvidia_331_uvm from the nvidia-331-uvm package;
+#: NVlabs/nvbio-gpl#7, solved by installing that package; nvidia_331_updates_uvm,
+#: Bumblebee-Project/Bumblebee#623). The module is what CUDA lacks, so
+#: on a node whose lsmod lists nvidia without nvidia_uvm these words are the same cause as the
+#: unknown error at initialisation.
+_UVM_NAME = r"nvidia(?:[-_]\d{3}(?:[-_]updates)?)?[-_]uvm"
+_UVM_LOAD_FAILED = re.compile(
+    r"\b(?:modprobe|insmod): (?:ERROR|FATAL): [^\n]{0,160}?['\"=]" + _UVM_NAME + r"\b"
+    r"|\b(?:modprobe|insmod): (?:ERROR|FATAL): Module " + _UVM_NAME + r" not found\b")
+
+
+def uvm_load_failed_index(lines: Sequence[str]) -> int | None:
+    """The index of the job's first module-loader failure on the unified-memory module
+    (``_UVM_LOAD_FAILED``), or None: the first, as the later lines repeat it."""
+    return next((i for i, line in enumerate(lines) if "uvm" in line and _UVM_LOAD_FAILED.search(line)), None)
 
 
 def says_init_unknown(line: str) -> bool:

@@ -41,12 +41,20 @@ import msgspec
 from gpunode.bundle.kube import Container, Pod
 from gpunode.checks.base import MESSAGE, any_logged_workload, check, problem
 from gpunode.checks.bus_error import nccl_bus_error
-from gpunode.checks.busy_gpus import busy_owner, pod_gpus, several_gpus, thread_bound_index, thread_exclusive
+from gpunode.checks.busy_gpus import (
+    all_exclusive,
+    busy_owner,
+    context_refused_index,
+    pod_gpus,
+    several_gpus,
+    thread_bound_index,
+    thread_exclusive,
+)
 from gpunode.checks.cli_step import cli_named_step
 from gpunode.checks.collective_stall import stalled_index
 from gpunode.checks.context import NodeContext
 from gpunode.checks.cuda_floor import on_major_first_branch, runs_no_current_cuda
-from gpunode.checks.cuda_pair_words import driver_serves_runtime
+from gpunode.checks.cuda_pair_words import driver_older_than_compiler, driver_serves_runtime
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.devices_lost import FRAMEWORK_NO_DEVICE, LOST, lost_device_line
 from gpunode.checks.foreign_memory import foreign_memory_index
@@ -60,7 +68,13 @@ from gpunode.checks.runtime_class import NOT_DEFAULT_RUNTIME
 from gpunode.checks.tegra_mounts import mounts_cuda, says_mounted_library_missing
 from gpunode.checks.unsettled_words import device_refused, unsettled_index
 from gpunode.checks.unversioned_library import own_unversioned_load
-from gpunode.checks.uvm_words import UVM_MISSING, init_unknown_index, says_init_unknown, uvm_not_loaded
+from gpunode.checks.uvm_words import (
+    UVM_MISSING,
+    init_unknown_index,
+    says_init_unknown,
+    uvm_load_failed_index,
+    uvm_not_loaded,
+)
 from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.checks.vgpu_words import fractional_instance, is_vgpu, unavailable_index
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
@@ -150,6 +164,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _vgpu_refused(ctx, pod, log)
                             or _busy_refused(ctx, pod, log)
                             or _thread_exclusive_refused(ctx, pod, log)
+                            or _exclusive_context_refused(ctx, pod, log)
                             or _no_gpu_without_runtime(ctx, pod, log)
                             or _devices_lost(ctx, pod, log)
                             or _not_injected(ctx, pod, log)
@@ -157,6 +172,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _nccl_system_error(ctx.kb, pod, log)
                             or _collective_stalled(ctx, pod, log)
                             or _memory_held_elsewhere(ctx, pod, log)
+                            or _driver_older_than_compiler(ctx, pod, log)
                             or _unsettled(ctx, pod, log))
             if runtime_less is not None:
                 done.add(key)
@@ -638,6 +654,28 @@ def _served_by_driver(finding: Finding, lines: Sequence[str]) -> bool:
     return finding.cause == _TOO_OLD and driver_serves_runtime(lines)
 
 
+def _driver_older_than_compiler(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """XLA's word that the driver's CUDA version is older than its PTX compiler's
+    (checks.cuda_pair_words), where the node's own driver answers nvidia-smi with that CUDA
+    version: the node's driver is older than the CUDA the job was built with. The job runs on,
+    with parallel compilation off, so the driver's ``cuda_driver_too_old`` is ``degraded``
+    (google-deepmind/alphafold3#272: the maintainers' fix is a host driver of the image's CUDA,
+    or CUDA's forward-compatibility packages). Where the node's CUDA version is not read, or is
+    another than the line's (a driver the job did not run on), nothing is said."""
+    smi = ctx.nvidia_smi
+    node = _cuda_pair(smi.cuda_version or "") if smi is not None and _host_release(ctx) else None
+    if node is None:
+        return None
+    for index in range(len(log.lines) - 1, -1, -1):
+        said = driver_older_than_compiler(log.lines[index])
+        if said is not None and said[0] == node:
+            meta = pod.metadata
+            verb = f"is older than the CUDA of GPU workload {meta.namespace}/{meta.name}"
+            finding = _recast(ctx, _job_line(ctx, "driver", pod, log, index, verb=verb), _TOO_OLD)
+            return msgspec.structs.replace(finding, status=Status.DEGRADED)
+    return None
+
+
 def _runs_no_current_cuda(ctx: NodeContext) -> bool:
     """The node's own driver (its release read, no mismatch) is below the minimum of every
     CUDA major still built against (checks.cuda_floor)."""
@@ -661,9 +699,13 @@ def _driver_files_shown(finding: Finding, lines: Sequence[str]) -> bool:
 
 
 def _uvm_missing(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
-    """CUDA's unknown error at initialisation in a GPU job, on a node whose lsmod lists nvidia
-    and not nvidia_uvm: the driver's ``nvidia_uvm_missing`` (checks.uvm_words says why)."""
-    index = init_unknown_index(log.lines) if uvm_not_loaded(ctx.modules) else None
+    """CUDA's unknown error at initialisation in a GPU job, or the module loader failing on the
+    unified-memory module, on a node whose lsmod lists nvidia and not nvidia_uvm: the driver's
+    ``nvidia_uvm_missing`` (checks.uvm_words says why)."""
+    if not uvm_not_loaded(ctx.modules):
+        return None
+    index = init_unknown_index(log.lines)
+    index = uvm_load_failed_index(log.lines) if index is None else index
     if index is None:
         return None
     meta = pod.metadata
@@ -795,6 +837,23 @@ def _thread_exclusive_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Findi
         return None
     meta = pod.metadata
     verb = f"binds the exclusive-thread GPUs of GPU workload {meta.namespace}/{meta.name}"
+    return _job_line(ctx, "driver", pod, log, index, verb=verb, line_class="error_device")
+
+
+def _exclusive_context_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
+    """A GPU job's word that no context could be made on its GPU (OpenMM's "No compatible CUDA
+    device is available", LAMMPS's "Accelerator sharing is not currently supported") on a node
+    whose GPUs are all in an exclusive compute mode: the mode, set through the driver
+    (nvidia-smi -c), admits one context per GPU and refuses the job's next one, the driver's
+    ``error_device`` (checks.busy_gpus says why). A job given several GPUs, whose ranks may all
+    have opened the first one, and a node in any other mode, say nothing here."""
+    index = context_refused_index(log.lines)
+    if index is None or several_gpus(c.resources.limits for c in pod.spec.containers):
+        return None
+    if not all_exclusive(ctx.obs.cmd.get("nvidia-smi.txt", ""), ctx.obs.cmd.get("nvidia-smi-q.xml", "")):
+        return None
+    meta = pod.metadata
+    verb = f"admits one context per exclusive GPU to GPU workload {meta.namespace}/{meta.name}"
     return _job_line(ctx, "driver", pod, log, index, verb=verb, line_class="error_device")
 
 
