@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
-from gpunode.parse._toml import load_data_toml
 
 if TYPE_CHECKING:
     from gpunode.bundle.kube import Container, OwnerRef

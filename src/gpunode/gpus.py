@@ -36,8 +36,8 @@ from typing import Any
 
 import msgspec
 
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
-from gpunode.parse._toml import load_data_toml
 from gpunode.relazy import lazy_compile
 
 GPU = "nvidia.com/gpu"

@@ -25,8 +25,8 @@ from typing import Literal, get_args
 
 import msgspec
 
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
-from gpunode.parse._toml import load_data_toml
 from gpunode.relazy import lazy_compile
 
 Library = Literal["cupti", "cuda", "nvml", "verbs", "dcgm", "cudnn", "cutensor", "job"]

@@ -23,9 +23,9 @@ from typing import Any, Literal
 import msgspec
 
 from gpunode.catalog import load_catalog
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
 from gpunode.model import Status
-from gpunode.parse._toml import load_data_toml
 from gpunode.pattern_literals import SHIPPED_LITERALS
 from gpunode.relazy import lazy_compile
 

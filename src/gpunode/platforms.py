@@ -17,8 +17,8 @@ from importlib import resources
 import msgspec
 
 from gpunode.catalog import load_catalog
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
-from gpunode.parse._toml import load_data_toml
 
 
 class Platform(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -14,7 +14,7 @@ from importlib import resources
 import msgspec
 
 from gpunode.catalog import load_catalog
-from gpunode.parse._toml import load_data_toml
+from gpunode.datatoml import load_data_toml
 
 #: The kernel's TASK_COMM_LEN (16) less the terminating NUL.
 COMM_LEN = 15

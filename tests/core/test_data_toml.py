@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpunode.parse._toml import _QUOTED, _as_literal, load_data_toml
+from gpunode.datatoml import _QUOTED, _as_literal, load_data_toml
 
 _ROOT = Path(__file__).resolve().parents[2]
 

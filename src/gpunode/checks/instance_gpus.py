@@ -21,9 +21,9 @@ import msgspec
 
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
+from gpunode.datatoml import load_data_toml
 from gpunode.gpus import INSTANCE_TYPE_LABELS
 from gpunode.model import Evidence, Finding
-from gpunode.parse._toml import load_data_toml
 
 
 class InstanceSize(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
