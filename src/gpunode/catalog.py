@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
 
 if TYPE_CHECKING:
@@ -229,7 +230,7 @@ def parse_catalog(text: str, origin: str = "components.toml", *, patterns: bool 
     """Decode and validate catalog TOML; errors name the file. ``patterns``: also compile
     every ``images`` and ``named_by`` pattern on its own."""
     try:
-        raw = tomllib.loads(text)
+        raw = load_data_toml(text)
         parsed = msgspec.convert(raw, _CatalogFile)
         ordered = sorted(parsed.component, key=lambda c: c.layer)
         if patterns:

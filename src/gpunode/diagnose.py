@@ -888,7 +888,13 @@ def _check_memory(facts: ClusterFacts, judged: int, total: int) -> None:
 
 
 _REPORTS_ENCODER = msgspec.msgpack.Encoder()
-_REPORTS_DECODER = msgspec.msgpack.Decoder(list[tuple[NodeReport, Observed]])
+
+
+@cache
+def _reports_decoder() -> msgspec.msgpack.Decoder[list[tuple[NodeReport, Observed]]]:
+    """The workers' reports' decoder, made where a pool first returns some (building its
+    type information for every report Struct is work a serial command never needs)."""
+    return msgspec.msgpack.Decoder(list[tuple[NodeReport, Observed]])
 
 
 def _encode_reports(results: list[tuple[NodeReport, object, Observed]]) -> bytes:
@@ -899,7 +905,7 @@ def _encode_reports(results: list[tuple[NodeReport, object, Observed]]) -> bytes
 
 
 def _decode_reports(data: bytes) -> list[tuple[NodeReport, object, Observed]]:
-    return [(report, None, seen) for report, seen in _REPORTS_DECODER.decode(data)]
+    return [(report, None, seen) for report, seen in _reports_decoder().decode(data)]
 
 
 _REPORTS_CODEC: nodepool.Codec = (_encode_reports, _decode_reports)

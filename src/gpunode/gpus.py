@@ -36,6 +36,7 @@ from typing import Any
 
 import msgspec
 
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
 from gpunode.relazy import lazy_compile
 
@@ -158,7 +159,7 @@ INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/
 def parse_gpu_signals(text: str, origin: str = "gpu_signals.toml") -> GpuSignals:
     """Decode and validate the cloud GPU signals; errors name the file and the entry."""
     try:
-        signals = msgspec.convert(tomllib.loads(text), GpuSignals)
+        signals = msgspec.convert(load_data_toml(text), GpuSignals)
     except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
         raise BundleError(f"{origin}: invalid GPU signals: {exc}") from exc
     for entry in signals.instance_type:

@@ -17,7 +17,6 @@ holds the library's name (or, for the few messages that are the library's alone,
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +25,7 @@ from typing import Literal, get_args
 
 import msgspec
 
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
 from gpunode.relazy import lazy_compile
 
@@ -278,7 +278,7 @@ def _entries(text: str, known: Known | None, origin: str,
     """One file's entries, decoded and validated (against ``seen``, the earlier files' keys);
     ``known`` None: decoded only (the shipped files, which the test suite validates)."""
     try:
-        parsed = msgspec.convert(tomllib.loads(text), _File)
+        parsed = msgspec.convert(load_data_toml(text), _File)
         if known is not None:
             validate(parsed.error, known, origin, seen)
     except ValueError as exc:  # msgspec.ValidationError and tomllib's errors are ValueErrors

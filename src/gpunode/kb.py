@@ -23,6 +23,7 @@ from typing import Any, Literal
 import msgspec
 
 from gpunode.catalog import load_catalog
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
 from gpunode.model import Status
 from gpunode.pattern_literals import SHIPPED_LITERALS
@@ -544,7 +545,7 @@ def parse_kb(texts: Mapping[str, str], *, patterns: bool = True) -> KnowledgeBas
     codes: set[str] = set()
     for origin, text in sorted(texts.items()):
         try:
-            parsed = msgspec.convert(tomllib.loads(text), _KbFile)
+            parsed = msgspec.convert(load_data_toml(text), _KbFile)
             validate(parsed.cause, origin, codes, patterns=patterns)
         except (tomllib.TOMLDecodeError, msgspec.ValidationError, ValueError, re.error) as exc:
             raise BundleError(f"{origin}: invalid knowledge base entry: {exc}") from exc

@@ -17,6 +17,7 @@ from importlib import resources
 import msgspec
 
 from gpunode.catalog import load_catalog
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
 
 
@@ -61,7 +62,7 @@ class _File(msgspec.Struct, forbid_unknown_fields=True):
 def parse_platforms(text: str, origin: str = "platforms.toml") -> tuple[Platform, ...]:
     """Decode and validate profiles; errors name the file and the profile."""
     try:
-        parsed = msgspec.convert(tomllib.loads(text), _File).platform
+        parsed = msgspec.convert(load_data_toml(text), _File).platform
     except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
         raise BundleError(f"{origin}: invalid platform profile: {exc}") from exc
     known = set(load_catalog().ids)

@@ -23,11 +23,11 @@ Either is ``None`` here, and a reading of it changes nothing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Final
 
 from gpunode.bundle.kube import Container
+from gpunode.relazy import lazy_compile
 
 VISIBLE: Final = "NVIDIA_VISIBLE_DEVICES"
 CAPABILITIES: Final = "NVIDIA_DRIVER_CAPABILITIES"
@@ -88,12 +88,12 @@ def nvidia_env(container: Container) -> NvidiaEnv:
 #: A driver library named in a line, by the capability the runtime mounts it for (the
 #: toolkit's library lists: libnvidia-container's nvc_info.c, the same split the docs give).
 _CAPABILITY_LIBRARIES: Final = (
-    ("compute", re.compile(r"\blib(?:cuda|nvidia-ptxjitcompiler|nvidia-nvvm|nvidia-opencl"
-                           r"|cudadebugger)\.so\b")),
-    ("utility", re.compile(r"\blibnvidia-ml\.so\b|\bnvidia-smi\b.{0,40}\bnot found\b")),
-    ("video", re.compile(r"\blib(?:nvidia-encode|nvcuvid|nvidia-opticalflow)\.so\b")),
-    ("graphics", re.compile(r"\blib(?:GLX_nvidia|EGL_nvidia|GLESv[12]\w*_nvidia|nvidia-glcore|nvidia-eglcore"
-                            r"|nvidia-glsi|nvidia-tls|nvidia-vulkan-producer)\.so\b")),
+    ("compute", lazy_compile(r"\blib(?:cuda|nvidia-ptxjitcompiler|nvidia-nvvm|nvidia-opencl"
+                             r"|cudadebugger)\.so\b")),
+    ("utility", lazy_compile(r"\blibnvidia-ml\.so\b|\bnvidia-smi\b.{0,40}\bnot found\b")),
+    ("video", lazy_compile(r"\blib(?:nvidia-encode|nvcuvid|nvidia-opticalflow)\.so\b")),
+    ("graphics", lazy_compile(r"\blib(?:GLX_nvidia|EGL_nvidia|GLESv[12]\w*_nvidia|nvidia-glcore"
+                              r"|nvidia-eglcore|nvidia-glsi|nvidia-tls|nvidia-vulkan-producer)\.so\b")),
 )
 
 

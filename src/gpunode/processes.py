@@ -8,13 +8,13 @@ its comm, the executable's name cut to 15 characters, in an OOM kill or a securi
 from __future__ import annotations
 
 import threading
-import tomllib
 from functools import cache
 from importlib import resources
 
 import msgspec
 
 from gpunode.catalog import load_catalog
+from gpunode.datatoml import load_data_toml
 
 #: The kernel's TASK_COMM_LEN (16) less the terminating NUL.
 COMM_LEN = 15
@@ -35,7 +35,7 @@ class _ProcessFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 def parse_processes(text: str, components: frozenset[str]) -> dict[str, str]:
     """The comm (name cut to 15 characters) -> component table, validated: every component is
     a catalog id, every entry has a source, and names whose cuts collide agree."""
-    parsed = msgspec.convert(tomllib.loads(text), _ProcessFile)
+    parsed = msgspec.convert(load_data_toml(text), _ProcessFile)
     table: dict[str, str] = {}
     for proc in parsed.process:
         if proc.component not in components:

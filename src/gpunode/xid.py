@@ -19,6 +19,7 @@ from typing import Literal, get_args
 
 import msgspec
 
+from gpunode.datatoml import load_data_toml
 from gpunode.errors import BundleError
 from gpunode.relazy import lazy_compile
 
@@ -125,7 +126,7 @@ def validate_xids(entries: Sequence[XidInfo], known_causes: set[str], origin: st
 def parse_xid_catalog(text: str, known_causes: set[str], origin: str = "xid.toml") -> XidCatalog:
     """Decode and validate catalog text; classes and actions are checked by the schema."""
     try:
-        parsed = msgspec.convert(tomllib.loads(text), _XidFile)
+        parsed = msgspec.convert(load_data_toml(text), _XidFile)
         validate_xids(parsed.xid, known_causes, origin)
     except (tomllib.TOMLDecodeError, msgspec.ValidationError, ValueError) as exc:
         raise BundleError(f"{origin}: invalid Xid catalog: {exc}") from exc
@@ -186,7 +187,7 @@ class _SXidFile(msgspec.Struct, forbid_unknown_fields=True):
 def parse_sxid_catalog(text: str, origin: str = "sxid.toml") -> Mapping[int, SXidInfo]:
     """Decode and validate SXid catalog text: classes by the schema, each number once."""
     try:
-        parsed = msgspec.convert(tomllib.loads(text), _SXidFile)
+        parsed = msgspec.convert(load_data_toml(text), _SXidFile)
     except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
         raise BundleError(f"{origin}: invalid SXid catalog: {exc}") from exc
     out: dict[int, SXidInfo] = {}

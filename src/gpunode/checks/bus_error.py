@@ -19,31 +19,31 @@ NCCL frames lie below it; a bus error with no backtrace names no layer.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from gpunode.decisive import MAX_LINE, Decisive
+from gpunode.relazy import lazy_compile
 
 #: The signal as crash handlers and shells report it: UCX's "Caught signal 7 (Bus error: ...)",
 #: Open MPI's "Signal: Bus error (7)", a shell's "Bus error (core dumped)", "SIGBUS".
-_SIGBUS = re.compile(r"(?i:\bbus error\b|\bSIGBUS\b)|\bsignal 7\b")
+_SIGBUS = lazy_compile(r"(?i:\bbus error\b|\bSIGBUS\b)|\bsignal 7\b")
 #: One backtrace frame, its function and where it lies: UCX's ucs_debug form (" 2 0x0000000000068d6c
 #: ncclGroupEnd()  ???:0", " 5 0x00000000000489b1 ???()  /usr/lib/x86_64-linux-gnu/libnccl.so.2:0"),
 #: gdb's ("#1  0x00007f.. in ncclGroupEnd () from /usr/lib/libnccl.so.2") and glibc's
 #: backtrace_symbols, bare or in Open MPI's "[ 5] " list ("/usr/lib/libnccl.so.2(+0x4a655)[0x7f..]").
-_FRAME = re.compile(
+_FRAME = lazy_compile(
     r"^\s*\d{1,3}\s+0x[0-9a-fA-F]+\s+(?P<ucx>\S+?)\(\)\s+(?P<ucx_at>\S+)"
     r"|^\s*#\d{1,3}\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<gdb>[^\s(]+)\s*\([^)]*\)(?:\s+(?:from|at)\s+(?P<gdb_at>\S+))?"
     r"|(?:^|[\]\s])(?P<glibc_at>/?[\w./+-]*\.so[\w.]*)\((?P<glibc>[^)+]*)(?:\+0x[0-9a-fA-F]+)?\)\s*\[0x[0-9a-fA-F]+\]")
 #: Frames that are not a crash site: the C library, the threads library and the loader (where
 #: a handler's trampoline and the faulting libc routine stand, their names often wrong without
 #: symbols), and frames with neither a name nor a library.
-_C_LIBRARY = re.compile(r"(?:^|/)(?:libc|libpthread|ld-linux[\w-]*|libgcc_s|linux-vdso)\.so")
-_C_ROUTINE = re.compile(r"^(?:_\w*|\?\?\?|killpg|raise|abort|sigaction|funlockfile|start_thread|clone3?|"
-                        r"mem(?:cpy|move|set)\w*|str\w+)$")
+_C_LIBRARY = lazy_compile(r"(?:^|/)(?:libc|libpthread|ld-linux[\w-]*|libgcc_s|linux-vdso)\.so")
+_C_ROUTINE = lazy_compile(r"^(?:_\w*|\?\?\?|killpg|raise|abort|sigaction|funlockfile|start_thread|clone3?|"
+                          r"mem(?:cpy|move|set)\w*|str\w+)$")
 #: NCCL's code: its API and internal functions (ncclGroupEnd, pncclAllReduce, a C++ symbol
 #: that holds the name) or its library.
-_NCCL = re.compile(r"nccl[A-Z]|(?:^|/)libnccl[\w.-]*\.so")
+_NCCL = lazy_compile(r"nccl[A-Z]|(?:^|/)libnccl[\w.-]*\.so")
 #: How many lines a backtrace may start after the signal line (a handler's address and code
 #: lines, a "==== backtrace ====" header).
 _LEAD = 6

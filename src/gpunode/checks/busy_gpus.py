@@ -47,17 +47,18 @@ and nothing is said.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
+
+from gpunode.relazy import lazy_compile
 
 #: A GPU row's second line in nvidia-smi's table: memory used and total, utilisation, and
 #: the compute mode ("|   9000MiB / 16152MiB |     98%   E. Process |").
-_ROW = re.compile(r"\|\s*(?P<used>\d+)MiB\s*/\s*\d+MiB\s*\|\s*(?:\d+\s*%|N/A)\s+"
-                  r"(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s*\|")
+_ROW = lazy_compile(r"\|\s*(?P<used>\d+)MiB\s*/\s*\d+MiB\s*\|\s*(?:\d+\s*%|N/A)\s+"
+                    r"(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s*\|")
 #: The compute mode in ``nvidia-smi -q -x``.
-_XML_MODE = re.compile(r"<compute_mode>\s*(?P<mode>\w+)\s*</compute_mode>")
+_XML_MODE = lazy_compile(r"<compute_mode>\s*(?P<mode>\w+)\s*</compute_mode>")
 #: A process row of the table's Processes section ("|    0   N/A  N/A   1234  C  python  9000MiB |").
-_PROCESS = re.compile(r"^\|\s+\d+\s+.*\b\d+\s+[CGM+]{1,3}\s+\S.*\d+MiB\s*\|\s*$")
+_PROCESS = lazy_compile(r"^\|\s+\d+\s+.*\b\d+\s+[CGM+]{1,3}\s+\S.*\d+MiB\s*\|\s*$")
 _MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread",
           "Prohibited": "Prohibited", "Exclusive_Process": "Exclusive_Process",
           "Exclusive_Thread": "Exclusive_Thread"}
@@ -69,7 +70,7 @@ _CONTEXT_MIB = 64
 #: CUDA's 216 in a job's words: the driver API's name, the runtime's name and text, and a
 #: framework's check of a driver call that printed the code (TensorFlow's "CUDA_SUCCESS ==
 #: dynload::cuCtxSetCurrent(context) (0 vs. 216)").
-_THREAD_BOUND = re.compile(
+_THREAD_BOUND = lazy_compile(
     r"\bCUDA_ERROR_CONTEXT_ALREADY_IN_USE\b|\bcudaErrorDeviceAlreadyInUse\b"
     r"|\bexclusive-thread device that is already in use by a different thread\b"
     r"|\bCUDA_SUCCESS == [\w:]{0,40}\bcu[A-Z]\w{2,40}\([^)\n]{0,80}\) \(0 vs\. 216\)")

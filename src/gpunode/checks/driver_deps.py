@@ -23,7 +23,6 @@ node's own driver: the image's copy, not the runtime's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
 from gpunode.checks.base import any_logged_workload, check
@@ -32,13 +31,14 @@ from gpunode.checks.decisive import line_finding
 from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.model import Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: ldd's line for an unresolved dependency that is a driver library at a driver version
 #: (a release of three digits, then one or two numbers: 550.163.01, 580.95.05, 418.87).
-_DEPENDENCY_NOT_FOUND = re.compile(
+_DEPENDENCY_NOT_FOUND = lazy_compile(
     r"^\s*lib[\w-]*nvidia[\w-]*\.so\.(?P<version>\d{3}\.\d+(?:\.\d+)?) => not found\b")
 #: The leading release numbers of a driver version as the node's readers give it.
-_RELEASE = re.compile(r"^\d+(?:\.\d+)+")
+_RELEASE = lazy_compile(r"^\d+(?:\.\d+)+")
 
 
 def missing_driver_dependency(lines: Sequence[str], host: str | None) -> Decisive | None:

@@ -13,7 +13,6 @@ node with no count at all say nothing.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources as package_data
@@ -22,6 +21,7 @@ import msgspec
 
 from gpunode.checks.base import check, problem
 from gpunode.checks.context import NodeContext
+from gpunode.datatoml import load_data_toml
 from gpunode.gpus import INSTANCE_TYPE_LABELS
 from gpunode.model import Evidence, Finding
 
@@ -42,7 +42,7 @@ class InstanceSizes(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 def _sizes() -> tuple[tuple[re.Pattern[str], int, str], ...]:
     """The shipped table, compiled once."""
     text = package_data.files("gpunode").joinpath("data/instance_gpus.toml").read_text("utf-8")
-    table = msgspec.convert(tomllib.loads(text), InstanceSizes)
+    table = msgspec.convert(load_data_toml(text), InstanceSizes)
     return tuple((re.compile(s.pattern), s.gpus, s.cloud) for s in table.size)
 
 

@@ -18,28 +18,28 @@ one GPU (ranks across pods or nodes, sockets and the fabric between them) is not
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from gpunode.bundle.kube import Pod
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.gpus import GPU, quantity
+from gpunode.relazy import lazy_compile
 
 #: NCCL's result string for ncclSystemError in a caller's words ("NCCL error in: ...,
 #: unhandled system error", "Test NCCL failure common.cu:777 'unhandled system error'",
 #: "NCCL Error 2: unhandled system error") or its enumerator.
-_SYSTEM_ERROR = re.compile(r"\bNCCL\b.{0,200}\bunhandled system error\b|\bncclSystemError\b")
+_SYSTEM_ERROR = lazy_compile(r"\bNCCL\b.{0,200}\bunhandled system error\b|\bncclSystemError\b")
 #: NCCL's own warning, which names the failed call where NCCL printed it.
-_NCCL_WARN = re.compile(r"\bNCCL WARN\b")
+_NCCL_WARN = lazy_compile(r"\bNCCL WARN\b")
 #: PyTorch's detail of an NCCL error (torch/csrc/distributed/c10d/NCCLUtils.cpp,
 #: getNcclErrorDetailStr): the result's text, then "Last error:" and ncclGetLastError's text
 #: on the next line (NCCL's last WARN message, nccl.h: "a human-readable string of the last
 #: error that occurred in NCCL"), the same words as the WARN line that set it.
-_LAST_ERROR = re.compile(r"\bLast error:(?P<text>.*)$")
+_LAST_ERROR = lazy_compile(r"\bLast error:(?P<text>.*)$")
 #: What PyTorch prints where NCCL kept no text ("Last error: Unknown NCCL Error"): no call named.
 _UNKNOWN = "Unknown NCCL Error"
 #: A launcher's rank prefix ("10: ") before a relayed line.
-_PREFIX = re.compile(r"^\s*(?:\[?\d{1,5}\]?:\s*)?")
+_PREFIX = lazy_compile(r"^\s*(?:\[?\d{1,5}\]?:\s*)?")
 
 
 def bare_system_error(lines: Sequence[str]) -> Decisive | None:

@@ -42,6 +42,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.nvml_symbol import _driver_major
 from gpunode.model import Finding
 from gpunode.podenv import NvidiaEnv, library_capability, nvidia_env
+from gpunode.relazy import lazy_compile
 
 #: Causes of a container that got no driver library (the toolkit's, CUDA's answer without one,
 #: plain runc where NVIDIA's runtime is not the default).
@@ -49,21 +50,21 @@ _NO_LIBRARY_CAUSES: Final = frozenset({"container_cli_no_driver_libs", "cuda_dri
                                        "nvidia_not_default_runtime"})
 #: CUDA's words where libcuda could not be loaded: PyTorch's "Found no NVIDIA driver on your
 #: system", the runtime API's cudaErrorInsufficientDriver.
-_NO_LIBCUDA = re.compile(r"Found no NVIDIA driver|CUDA driver version is insufficient")
+_NO_LIBCUDA = lazy_compile(r"Found no NVIDIA driver|CUDA driver version is insufficient")
 #: The words that say the driver answered (a version read, a device counted): libcuda was there.
-_DRIVER_READ = re.compile(r"found version \d|driver version (?:is )?\d", re.IGNORECASE)
+_DRIVER_READ = lazy_compile(r"found version \d|driver version (?:is )?\d", re.IGNORECASE)
 #: The toolkit CLI's refusal of a device id: 'device error: 4: unknown device', older
 #: 'device error: unknown device id: GPU-...'.
-_UNKNOWN_ID = re.compile(r"device error: (?:unknown device id: (?P<old>[^\s\"\\]+)"
-                         r"|(?P<id>[^\s\"\\:]+): unknown device\b)")
+_UNKNOWN_ID = lazy_compile(r"device error: (?:unknown device id: (?P<old>[^\s\"\\]+)"
+                           r"|(?P<id>[^\s\"\\:]+): unknown device\b)")
 #: A MIG device in the pre-R470 name form, 'MIG-GPU-<GPU UUID>/<GI>/<CI>'.
-_LEGACY_MIG = re.compile(r"^MIG-GPU-[0-9A-Fa-f-]+/\d+/\d+$")
+_LEGACY_MIG = lazy_compile(r"^MIG-GPU-[0-9A-Fa-f-]+/\d+/\d+$")
 #: The first driver branch that names MIG devices by their own UUID and refuses the old form.
 _MIG_UUID_BRANCH: Final = 470
 #: The job's words for a container with no GPU or no driver library.
-_NO_GPU = re.compile(r"no CUDA-capable device|No CUDA GPUs are available|No devices were found"
-                     r"|Found no NVIDIA driver|cannot open shared object file|NVIDIA-SMI has failed"
-                     r"|nvidia-smi: (?:command )?not found", re.IGNORECASE)
+_NO_GPU = lazy_compile(r"no CUDA-capable device|No CUDA GPUs are available|No devices were found"
+                       r"|Found no NVIDIA driver|cannot open shared object file|NVIDIA-SMI has failed"
+                       r"|nvidia-smi: (?:command )?not found", re.IGNORECASE)
 
 
 def not_asked_for(ctx: NodeContext, findings: Iterable[Finding],

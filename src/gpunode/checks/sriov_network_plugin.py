@@ -38,20 +38,21 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.model import Finding, Status
+from gpunode.relazy import lazy_compile
 
 #: Docker's relay of a remote network driver's error: the protocol's method, then its text.
-_RELAYED = re.compile(r"\bNetworkDriver\.\w+\s?: (?P<error>.+)$")
+_RELAYED = lazy_compile(r"\bNetworkDriver\.\w+\s?: (?P<error>.+)$")
 #: The plugin's errors (module docstring), in order, with the component and cause each names.
 _ERRORS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"^SRIOV is disabled \[|^No vfs found for \S"), "rdma-links", "sriov_vfs_missing"),
-    (re.compile(r"^Fail to enable sriov: device (?:\S+ )?not found\b"
-                r"|^valid modes are: passthrough and sriov|^(?:sriov|passthrough) mode requires netdevice"
-                r"|^Invalid vlan id given|^vlan id out of range"
-                r"|^Invalid roceHopLimit|^Valid range of rocehoplimit is|^Network gateway config miss"),
+    (lazy_compile(r"^SRIOV is disabled \[|^No vfs found for \S"), "rdma-links", "sriov_vfs_missing"),
+    (lazy_compile(r"^Fail to enable sriov: device (?:\S+ )?not found\b"
+                  r"|^valid modes are: passthrough and sriov|^(?:sriov|passthrough) mode requires netdevice"
+                  r"|^Invalid vlan id given|^vlan id out of range"
+                  r"|^Invalid roceHopLimit|^Valid range of rocehoplimit is|^Network gateway config miss"),
      "sriov-device-plugin", "error_config_invalid"),
-    (re.compile(r"^Fail to find physical port|^fail to build port netdevice map"),
+    (lazy_compile(r"^Fail to find physical port|^fail to build port netdevice map"),
      "sriov-device-plugin", "error_not_found"),
-    (re.compile(r"^All devices in use \["), "sriov-device-plugin", "error_resource_exhausted"),
+    (lazy_compile(r"^All devices in use \["), "sriov-device-plugin", "error_resource_exhausted"),
 )
 _JOURNAL = "journal-runtime.txt"
 

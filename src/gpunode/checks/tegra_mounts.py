@@ -18,20 +18,21 @@ from __future__ import annotations
 import re
 
 from gpunode.checks.context import NodeContext
+from gpunode.relazy import lazy_compile
 
 #: L4T kernels carry the -tegra suffix in their release ("4.9.253-tegra", "5.10.120-tegra").
-TEGRA_KERNEL = re.compile(r"-tegra\b")
+TEGRA_KERNEL = lazy_compile(r"-tegra\b")
 #: The GPU's product name as GFD labels it or nvidia-smi names it on a Jetson: the Tegra SoCs'
 #: own names (Tegra X1/X2, Xavier, Orin, Thor) or the nvgpu driver's.
-TEGRA_PRODUCT = re.compile(r"\b(?:Jetson|Tegra|Xavier|Orin|Thor)\b|\(nvgpu\)", re.IGNORECASE)
+TEGRA_PRODUCT = lazy_compile(r"\b(?:Jetson|Tegra|Xavier|Orin|Thor)\b|\(nvgpu\)", re.IGNORECASE)
 _PRODUCT_LABEL = "nvidia.com/gpu.product"
 #: JetPack 4's kernel (L4T r32): 4.9.x-tegra. Later releases (5.10, 5.15) carry CUDA in the image.
-_JETPACK4_KERNEL = re.compile(r"^4\.9\.\d+-tegra\b")
+_JETPACK4_KERNEL = lazy_compile(r"^4\.9\.\d+-tegra\b")
 #: The loader not finding a library the JetPack 4 lists mount (cuda.csv, cudnn.csv,
 #: tensorrt.csv, visionworks.csv, l4t.csv's libnvrm/libnvos/libnvdla/libnvbuf), by its soname:
 #: "OSError: libcurand.so.10: cannot open shared object file", "libnvparsers.so.5: cannot open
 #: shared object file".
-_MOUNTED_LIBRARY_MISSING = re.compile(
+_MOUNTED_LIBRARY_MISSING = lazy_compile(
     r"\blib(?:cu(?:dart|blas(?:Lt)?|rand|fft\w*|sparse|solver|pti|dnn\w*)|npp\w+|nvrtc\w*|nvToolsExt"
     r"|nvinfer\w*|nvparsers|nvonnxparser\w*|nvcaffe_parser|visionworks\w*|nvrm\w*|nvos|nvdla\w*"
     r"|nvbuf\w*)\.so(?:\.\d+)*: cannot open shared object file")

@@ -28,8 +28,9 @@ words are left alone.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Container, Sequence
+
+from gpunode.relazy import lazy_compile
 
 #: The cause of a node whose CUDA lacks the unified-memory module.
 UVM_MISSING = "nvidia_uvm_missing"
@@ -39,7 +40,7 @@ UVM_MISSING = "nvidia_uvm_missing"
 #: (PyCUDA's "cuInit failed: unknown", TensorFlow's "failed call to cuInit: CUDA_ERROR_UNKNOWN"),
 #: PyTorch's words for it at initialisation, and the other frameworks' wrappers of their first
 #: call's answer (data/job_errors/frameworks.toml: ggml_cuda_init, TensorRT, Ollama's discovery).
-_INIT_UNKNOWN = re.compile(
+_INIT_UNKNOWN = lazy_compile(
     r"\bcudaGetDeviceCount(?:\(\))? returned (?:30|999)\b"
     r"|\bcuInit\b[^\n]{0,60}?(?:\bCUDA_ERROR_UNKNOWN\b|: unknown\s*(?:error\s*)?$)"
     r"|\bCUDA unknown error - this may be due to an incorrectly set up environment\b"

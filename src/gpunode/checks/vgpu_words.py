@@ -16,16 +16,17 @@ keeps its other readings and nothing is said here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from gpunode.relazy import lazy_compile
+
 #: CUDA's cudaErrorDevicesUnavailable in its texts and by name.
-_UNAVAILABLE = re.compile(r"\bCUDA-capable device(?:s|\(s\))? (?:is/are|are) busy or unavailable\b"
-                          r"|\bcudaErrorDevicesUnavailable\b")
+_UNAVAILABLE = lazy_compile(r"\bCUDA-capable device(?:s|\(s\))? (?:is/are|are) busy or unavailable\b"
+                            r"|\bcudaErrorDevicesUnavailable\b")
 #: A vGPU profile as nvidia-smi and GFD's product label name it: the board, an optional MIG
 #: slice, the framebuffer in GB and the series letter ("GRID V100D-8C", "NVIDIA A100-4-20C",
 #: "NVIDIA A10-24Q"; the label writes spaces as dashes, "GRID-V100D-8C").
-VGPU_PROFILE = re.compile(r"^(?:GRID|NVIDIA)[ -][A-Z]{1,2}\d{1,4}[A-Z]?(?:-\d{1,2})?-\d{1,3}[ABCQ]$")
+VGPU_PROFILE = lazy_compile(r"^(?:GRID|NVIDIA)[ -][A-Z]{1,2}\d{1,4}[A-Z]?(?:-\d{1,2})?-\d{1,3}[ABCQ]$")
 
 
 #: Cloud instance sizes that hold a share of one GPU rather than whole GPUs: a time-sliced vGPU
@@ -33,7 +34,7 @@ VGPU_PROFILE = re.compile(r"^(?:GRID|NVIDIA)[ -][A-Z]{1,2}\d{1,4}[A-Z]?(?:-\d{1,
 #: g6f and gr6f (1/8 to 1/2 of an NVIDIA L4: docs.cast.ai "Fractional GPUs (AWS)", the fVDB team's
 #: g6f evaluation and AcademySoftwareFoundation/openvdb#2255's g6f.xlarge, GRID 580.159.03) and
 #: Azure's NV6/12/18ads A10 v5 (1/6 to 1/2 of an A10; NV36ads and larger hold whole GPUs).
-FRACTIONAL_INSTANCE = re.compile(r"^gr?6f\.\w+$|^Standard_NV(?:6|12|18)ads_A10_v5$")
+FRACTIONAL_INSTANCE = lazy_compile(r"^gr?6f\.\w+$|^Standard_NV(?:6|12|18)ads_A10_v5$")
 
 
 def fractional_instance(instance_type: str) -> bool:

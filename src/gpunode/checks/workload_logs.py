@@ -995,8 +995,8 @@ def _no_kernel_module(ctx: NodeContext, finding: Finding, lines: Sequence[str]) 
 #: "(unknown)" where its headers name none; livepeer/go-livepeer#1106, AlphaAtlas/
 #: VapourSynthColab#4) and the applications that relay it in their words ("Minimum required
 #: Nvidia driver is 570.0 or newer").
-_MIN_DRIVER = re.compile(r"(?i:\bminimum required nvidia driver (?:for [\w-]+ )?is )"
-                         r"(?P<version>\d+(?:\.\d+)*) or newer\b")
+_MIN_DRIVER = lazy_compile(r"(?i:\bminimum required nvidia driver (?:for [\w-]+ )?is )"
+                           r"(?P<version>\d+(?:\.\d+)*) or newer\b")
 
 
 def _below_required_driver(ctx: NodeContext, pod: Pod, log: LogFile) -> Finding | None:
@@ -1284,7 +1284,7 @@ def says_no_gpu(line: str) -> bool:
 #: CUDA_VISIBLE_DEVICES is empty gets the same answer (a Ray task or actor that asked for no GPU,
 #: ray-project/ray#51154). A container started under plain runc has no driver library to answer,
 #: so these say nothing of the runtime's default.
-_DRIVER_ANSWERED = re.compile(
+_DRIVER_ANSWERED = lazy_compile(
     r"\bNo CUDA GPUs are available\b|(?:^|\s)No devices were found\s*$"
     r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected|"
     + FRAMEWORK_NO_DEVICE)

@@ -7,13 +7,13 @@ them. Both order the versions the same way, here."""
 
 from __future__ import annotations
 
-import re
+from gpunode.relazy import lazy_compile
 
 DKMS_NVIDIA_DIR = "/var/lib/dkms/nvidia"
 #: A kept build log's name in a bundle (the node's path without its leading slash); group 1
 #: is the driver version.
-MAKE_LOG_NAME = re.compile(r"^var/lib/dkms/nvidia/([^/]+)/build/make\.log$")
-_NUMBERS = re.compile(r"\d+")
+MAKE_LOG_NAME = lazy_compile(r"^var/lib/dkms/nvidia/([^/]+)/build/make\.log$")
+_NUMBERS = lazy_compile(r"\d+")
 
 
 def make_log(version: str) -> str:
