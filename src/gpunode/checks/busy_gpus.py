@@ -92,7 +92,7 @@ def thread_bound_index(lines: Sequence[str]) -> int | None:
 #: not currently supported on system", its error-message reference, which points at
 #: nvidia-smi's compute-mode setting). In Default mode the same words mean a GPU too old or
 #: out of memory, so they are read only where every GPU of the node is exclusive.
-_CONTEXT_REFUSED = re.compile(
+_CONTEXT_REFUSED = lazy_compile(
     r"(?i)\bno (?:compatible|usable|suitable) (?:CUDA |GPU )?devices? (?:is |are |was |were )?"
     r"(?:available|found)\b"
     r"|\bAccelerator sharing is not (?:currently )?supported\b")

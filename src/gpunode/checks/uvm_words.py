@@ -62,7 +62,7 @@ _INIT_UNKNOWN = lazy_compile(
 #: on a node whose lsmod lists nvidia without nvidia_uvm these words are the same cause as the
 #: unknown error at initialisation.
 _UVM_NAME = r"nvidia(?:[-_]\d{3}(?:[-_]updates)?)?[-_]uvm"
-_UVM_LOAD_FAILED = re.compile(
+_UVM_LOAD_FAILED = lazy_compile(
     r"\b(?:modprobe|insmod): (?:ERROR|FATAL): [^\n]{0,160}?['\"=]" + _UVM_NAME + r"\b"
     r"|\b(?:modprobe|insmod): (?:ERROR|FATAL): Module " + _UVM_NAME + r" not found\b")
 
