@@ -57,8 +57,10 @@ def test_look_alikes_stay_unread(line: str) -> None:
 
 
 @pytest.mark.parametrize("line", [
-    "services.x.deploy.resources.reservations value Additional properties are not allowed ('devices' was unexpected)",
-    "validating docker-compose.yml: services.x.deploy.resources.reservations Additional property devices is not allowed",
+    "services.x.deploy.resources.reservations value Additional properties are not allowed "
+    "('devices' was unexpected)",
+    "validating docker-compose.yml: services.x.deploy.resources.reservations "
+    "Additional property devices is not allowed",
 ])
 def test_schema_unknown_key_is_config_invalid(line: str) -> None:
     assert KB.class_of(line) == "error_config_invalid"

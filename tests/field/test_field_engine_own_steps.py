@@ -26,7 +26,8 @@ KB = load_kb()
 
 READ = {
     "engine-binary-symbol-lookup": [
-        "toolbox: symbol lookup error: toolbox: undefined symbol: nvmlGpuInstanceGetComputeInstanceProfileInfoV",
+        "toolbox: symbol lookup error: toolbox: undefined symbol: "
+        "nvmlGpuInstanceGetComputeInstanceProfileInfoV",
         "/usr/bin/podman: symbol lookup error: /usr/bin/podman: undefined symbol: nvmlDeviceGetCount_v2",
     ],
     "toolbx-cdi-apply-failed": [
@@ -35,7 +36,8 @@ READ = {
         "invalid hook in Container Device Interface for NVIDIA",
     ],
     "distrobox-nvidia-bind-failed": [
-        " Warning: failed to bind mount /run/host/usr/lib/wsl/drivers/nv.inf_amd64_0/libnvidia-encode.so.1 to",
+        " Warning: failed to bind mount "
+        "/run/host/usr/lib/wsl/drivers/nv.inf_amd64_0/libnvidia-encode.so.1 to",
         "Warning: failed to bind mount /run/host/usr/lib64/libcuda.so.1 to /usr/lib64/libcuda.so.1",
     ],
 }
@@ -97,3 +99,12 @@ def test_reason_only_where_the_summary_has_no_class() -> None:
     bare = Decisive(1, "something went sideways", 1)
     assert _with_reason(KB, summary, bare) == summary
     assert _with_reason(KB, None, reason) is None
+
+
+def test_a_step_named_before_its_error_is_read_as_it_is() -> None:
+    # NCCL's NVLS message opens with the step, then the CUDA error, then its hint
+    reason = Decisive(2, "CUDA error 401 'the operation cannot be performed in the present state'.", 1)
+    opening = Decisive(1, "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:", 1)
+    assert _with_reason(KB, opening, reason) == opening
+    hint = Decisive(3, "This is usually caused by a system or configuration error in the Fabric Manager.", 1)
+    assert _with_reason(KB, hint, reason) == hint

@@ -14,7 +14,8 @@ from scoreboard import top_pair
 from gpunode.job_errors import job_error
 
 READ = [
-    "Nvidia node mismatch for pod example0(example0), pick up:/dev/nvidia1  predicate: /dev/nvidia0, which is unexpected.",
+    "Nvidia node mismatch for pod example0(example0), pick up:/dev/nvidia1  predicate: /dev/nvidia0, "
+    "which is unexpected.",
     "Update plugin resources failed due to rpc error: code = Unknown desc = Nvidia node mismatch for pod "
     "vcuda-0(vcuda), pick up:/dev/nvidia3  predicate: /dev/nvidia2, which is unexpected.",
     "failed to find predicate idx for pod 3f2c9a1e-0000-4000-8000-000000000001",
@@ -44,7 +45,8 @@ def _refused(message: str) -> tuple[str, str] | None:
     evidence = [{"kind": "workload", "name": "vcuda-0", "namespace": "default", "container": "main",
                  "resources": {"limits": {"tencent.com/vcuda-core": "60", "tencent.com/vcuda-memory": "25"}},
                  "state": "UnexpectedAdmissionError", "message": message}]
-    return top_pair(synthetic_case("x-vcuda", evidence, cluster={"driver_mode": "host", "gpu_node": {"gpus": 2}}))
+    cluster = {"driver_mode": "host", "gpu_node": {"gpus": 2}}
+    return top_pair(synthetic_case("x-vcuda", evidence, cluster=cluster))
 
 
 def test_a_vcuda_pod_refused_by_the_allocator() -> None:

@@ -1495,15 +1495,25 @@ def _nccl_warning(lines: Sequence[str], named_in: Callable[[str], str | None]) -
 _MESSAGE_SPAN = 3
 
 
+#: A program's own summary of the step that failed, as it starts ("failed to apply mount from
+#: ...", "Error: unable to ...", "invalid hook in ...").
+_STEP_FAILED = lazy_compile(
+    r"(?i:^(?:(?:error|fatal)\s*:\s*)?(?:failed|unable|cannot|could not|couldn.t|invalid)\b)")
+
+
 def _with_reason(kb: KnowledgeBase, naming: Decisive | None, found: Decisive) -> Decisive | None:
     """The line of a multi-line error that names its layer, read with the decisive line beside
     it (``found``) where its own words fall in no class and ``found``'s do: a program that runs
     another logs the other's error, then its own summary of the step that failed (Toolbx's
     "failed to apply mount from Container Device Interface for NVIDIA" after mount(8)'s "mount
     point does not exist", containers/toolbox src/cmd/initContainer.go). The summary names the
-    layer, the line it summarises says why."""
-    if (naming is None or naming.context or kb.class_of(naming.message) is not None
-            or kb.class_of(found.message) is None):
+    layer, the line it summarises says why. Only a summary that comes after the line and states
+    a step failed (``_STEP_FAILED``): a message that opens with the step and goes on with the
+    error and a hint (NCCL's "Failed to bind NVLink SHARP (NVLS) Multicast memory ...", the
+    CUDA error, "This is usually caused by ... the Fabric Manager") is read as it is."""
+    if (naming is None or naming.context or naming.line_no <= found.line_no
+            or kb.class_of(naming.message) is not None
+            or not _STEP_FAILED.search(message_of(naming.line)) or kb.class_of(found.message) is None):
         return naming
     return dataclasses.replace(naming, context=found.line, context_no=found.line_no)
 
