@@ -33,6 +33,7 @@ fallback fails nothing. So the logs are read whatever the pod's state, and:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterator, Sequence
 
@@ -366,7 +367,7 @@ def _named_line(kb: KnowledgeBase, lines: Sequence[str],
     lines that names a layer where the decisive one names none."""
     found = decisive_line(lines, kb.class_of)
     if found is not None and named_in(found.line) is None:
-        found = _naming_neighbour(lines, found, named_in) or found
+        found = _with_reason(kb, _naming_neighbour(lines, found, named_in), found) or found
     if found is None or named_in(found.line) is None:
         found = (_nccl_warning(lines, named_in) or _catalogued_line(kb, lines, named_in)
                  or _crash_site(lines, named_in) or found)
@@ -1551,6 +1552,29 @@ def _nccl_warning(lines: Sequence[str], named_in: Callable[[str], str | None]) -
 #: How far around the decisive line one message may run on (NCCL's WARN texts span up to
 #: three lines: what failed, the CUDA error, and a hint that names the layer).
 _MESSAGE_SPAN = 3
+
+
+#: A program's own summary of the step that failed, as it starts ("failed to apply mount from
+#: ...", "Error: unable to ...", "invalid hook in ...").
+_STEP_FAILED = lazy_compile(
+    r"(?i:^(?:(?:error|fatal)\s*:\s*)?(?:failed|unable|cannot|could not|couldn.t|invalid)\b)")
+
+
+def _with_reason(kb: KnowledgeBase, naming: Decisive | None, found: Decisive) -> Decisive | None:
+    """The line of a multi-line error that names its layer, read with the decisive line beside
+    it (``found``) where its own words fall in no class and ``found``'s do: a program that runs
+    another logs the other's error, then its own summary of the step that failed (Toolbx's
+    "failed to apply mount from Container Device Interface for NVIDIA" after mount(8)'s "mount
+    point does not exist", containers/toolbox src/cmd/initContainer.go). The summary names the
+    layer, the line it summarises says why. Only a summary that comes after the line and states
+    a step failed (``_STEP_FAILED``): a message that opens with the step and goes on with the
+    error and a hint (NCCL's "Failed to bind NVLink SHARP (NVLS) Multicast memory ...", the
+    CUDA error, "This is usually caused by ... the Fabric Manager") is read as it is."""
+    if (naming is None or naming.context or naming.line_no <= found.line_no
+            or kb.class_of(naming.message) is not None
+            or not _STEP_FAILED.search(message_of(naming.line)) or kb.class_of(found.message) is None):
+        return naming
+    return dataclasses.replace(naming, context=found.line, context_no=found.line_no)
 
 
 def _naming_neighbour(lines: Sequence[str], found: Decisive,
