@@ -184,7 +184,8 @@ CC_CHECK = ("warning: the compiler differs from the one used to build the kernel
             "  You are using:           gcc (Debian 14.2.0-8) 14.2.0\n"
             "*** Failed CC version check. Bailing out! ***\n"
             "make[2]: *** [/var/lib/dkms/nvidia/550.54.14/build/Kbuild:212: cc_version_check] Error 1\n")
-#: A DKMS build stopped by a compile error the knowledge base does not catalogue.
+#: A DKMS build stopped by the compiler's error in a source file of the driver's own tree (the
+#: sources do not fit the kernel's interfaces).
 COMPILE = ("DKMS make.log for nvidia-550.54.14 for kernel 6.11.0-9-generic (x86_64)\n"
            "/var/lib/dkms/nvidia/550.54.14/build/nvidia/nv.c:42:5: error: implicit declaration of "
            "function 'foo_bar' [-Werror=implicit-function-declaration]\n"
@@ -201,9 +202,28 @@ def test_dkms_s_make_log_of_a_failed_build_names_the_driver_s_cause() -> None:
     assert top_pair(_host(_make_log(CC_CHECK))) == ("driver", "gcc_mismatch")
 
 
-def test_a_make_log_line_no_cause_names_is_its_class() -> None:
-    pair = top_pair(_host(_make_log(COMPILE)))
-    assert pair is not None and pair[0] == "driver"
+def test_a_compile_error_in_the_dkms_tree_is_the_driver_release_not_fitting_the_kernel() -> None:
+    assert top_pair(_host(_make_log(COMPILE))) == ("driver", "driver_kernel_incompatible")
+
+
+#: NVIDIA/open-gpu-kernel-modules#805: the open DKMS module's build with no C++ compiler, make's
+#: recipe failure after the shell's own line.
+NO_CXX = (" [ nvidia-modeset    ]  CXX          ../common/displayport/src/dp_auxretry.cpp\n"
+          "/bin/sh: line 1: g++: command not found\n"
+          "make[1]: *** [Makefile:219: _out/Linux_x86_64/dp_auxretry.o] Error 127\n"
+          "make[1]: *** Waiting for unfinished jobs....\n")
+
+
+def test_a_make_log_line_no_cause_names_is_its_class_not_make_s_recipe_line() -> None:
+    assert top_pair(_host(_make_log(NO_CXX))) == ("driver", "error_not_found")
+
+
+def test_the_open_modules_dkms_name_is_read_as_the_driver_s() -> None:
+    log = {"kind": "node-file", "path": "var/lib/dkms/nvidia-open/570.124.06/build/make.log", "text": NO_CXX}
+    assert top_pair(_host(log, loaded=False)) == ("driver", "error_not_found")
+    # look-alike: GPUDirect Storage's DKMS module is not the driver's
+    fs_log = {"kind": "node-file", "path": "var/lib/dkms/nvidia-fs/2.20.5/build/make.log", "text": NO_CXX}
+    assert top_pair(_host(fs_log, loaded=False)) != ("driver", "error_not_found")
 
 
 def test_dkms_s_make_log_says_why_where_the_installer_s_log_gives_only_a_class(tmp_path: Path) -> None:

@@ -169,6 +169,22 @@ def test_dkms_make_logs_of_the_newest_driver_versions_are_kept(node_root: Path, 
     assert kept == ["535.183.01", "550.54.14"]
 
 
+def test_the_driver_s_other_dkms_names_and_portage_s_log_are_kept(node_root: Path, tmp_path: Path) -> None:
+    """The open modules' DKMS name (nvidia-open) and Gentoo's nvidia-drivers build log are the
+    driver's too; GPUDirect Storage's DKMS module (nvidia-fs) and other packages are not."""
+    put(node_root, "var/lib/dkms/nvidia-open/570.124.06/build/make.log", "open\n")
+    put(node_root, "var/lib/dkms/nvidia-fs/2.20.5/build/make.log", "gds\n")
+    put(node_root, "var/tmp/portage/x11-drivers/nvidia-drivers-304.135/temp/build.log", "gentoo\n")
+    put(node_root, "var/tmp/portage/x11-drivers/xf86-video-nouveau-1.0.17/temp/build.log", "other\n")
+    bundle = tmp_path / "bundle"
+    write_probe_bundle(run_probe(str(node_root), "gpu-wk-01", nvml_lib=FakeNvml([FakeGpu()])), bundle)
+    files = bundle / "nodes/gpu-wk-01/files"
+    kept = sorted(str(p.relative_to(files)) for p in files.rglob("*.log")
+                  if "lib/dkms" in str(p) or "portage" in str(p))
+    assert kept == ["var/lib/dkms/nvidia-open/570.124.06/build/make.log",
+                    "var/tmp/portage/x11-drivers/nvidia-drivers-304.135/temp/build.log"]
+
+
 def test_syslog_lines_naming_the_gpu_driver_are_kept_and_no_others(node_root: Path, tmp_path: Path) -> None:
     """A host driver installed by configuration management logs to syslog: the probe keeps
     the lines that name the GPU or its driver, not the rest of the host's log."""

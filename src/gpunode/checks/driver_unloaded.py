@@ -12,14 +12,18 @@ blocked by it:
   driver whose signature for that file, or for the driver container's log (where the GPU
   Operator runs the same nvidia-installer), matches a line of it, else the class of the line
   that ends the run as a failure (nvidia-installer's ``ERROR:`` lines, DKMS's and make's);
-- DKMS's build log of the NVIDIA module (``/var/lib/dkms/nvidia/<version>/build/make.log``,
+- DKMS's build log of the NVIDIA module (``/var/lib/dkms/nvidia/<version>/build/make.log``, or
+  under the module's other DKMS names, ``nvidia-open`` among them, gpunode.parse.dkms;
   the file DKMS names when the module's build fails: "Error! Bad return status for module
   build on kernel: ... Consult /var/lib/dkms/<module>/<version>/build/make.log for more
-  information."), newest version first: it holds kbuild's output for the same sources
-  nvidia-installer and the driver container build, so the driver's signatures for their
-  words read it (the kernel's compiler check, "*** Failed CC version check. Bailing out! ***"),
-  else the class of its decisive line. It also says why where the installer's own log
-  gives only a class (nvidia-installer quotes DKMS's failure and points at this file);
+  information."), newest version first, and Portage's build log of Gentoo's nvidia-drivers
+  package (``/var/tmp/portage/x11-drivers/nvidia-drivers-<version>/temp/build.log``): they
+  hold kbuild's output for the same sources nvidia-installer and the driver container build,
+  so the driver's signatures for their words read them (the kernel's compiler check, "***
+  Failed CC version check. Bailing out! ***"), else the class of their decisive line (make's
+  "*** [target] Error N" passed over for the failed command's own output). It also says why
+  where the installer's own log gives only a class (nvidia-installer quotes DKMS's failure
+  and points at this file);
 - the host's syslog as the probe keeps it (``/var/log/messages``, ``/var/log/syslog``: only
   the lines that name the GPU or its driver, gpunode.parse.syslog), where configuration
   management or a provisioning script that installs the driver logs: a line there that names
@@ -48,10 +52,11 @@ from gpunode.bundle.kube import ContainerStatus, Pod
 from gpunode.checks.base import check, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.kernel import kernel_failure_owners, refused_module_owner
 from gpunode.decisive import Decisive, decisive_line
 from gpunode.kb import Cause, KnowledgeBase, Match
 from gpunode.model import Evidence, Finding, Status
-from gpunode.parse.dkms import MAKE_LOG_NAME, version_order
+from gpunode.parse.dkms import MAKE_LOG_NAME, PORTAGE_LOG_NAME, version_order
 from gpunode.parse.syslog import SYSLOG_FILES, names_gpu_driver
 from gpunode.relazy import lazy_compile
 
@@ -196,7 +201,7 @@ def _syslog(ctx: NodeContext, component: str) -> Finding | None:
     """A line of the host's syslog (its lines that name the GPU or its driver) in which the
     driver's signatures for nvidia-installer's and the driver container's words name a cause;
     else modprobe's word that no NVIDIA module exists for the kernel the node runs
-    (``_module_absent``)."""
+    (``_module_absent``), else the loader's refusal of the driver's module (``_loader_refused``)."""
     absent: Finding | None = None
     for name in SYSLOG_FILES:
         split = ctx.text_lines("files", name.lstrip("/"))
@@ -208,7 +213,8 @@ def _syslog(ctx: NodeContext, component: str) -> Finding | None:
                      _installer_signatures(ctx.kb, component), verb="is not installed", classes=False)
         if said is not None:
             return said
-        absent = absent or _module_absent(ctx, component, lines, where)
+        absent = (absent or _module_absent(ctx, component, lines, where)
+                  or _loader_refused(ctx, component, lines, where))
     return absent
 
 
@@ -244,6 +250,28 @@ def _driver_unit_failed(ctx: NodeContext, component: str) -> Finding | None:
     return None
 
 
+def _loader_refused(ctx: NodeContext, component: str, lines: Sequence[str],
+                    where: str) -> Finding | None:
+    """The module loader's own refusal of one of the driver's modules in the host's syslog, as
+    the boot's or an install script's modprobe or insmod printed it there ("modprobe: ERROR:
+    could not insert 'nvidia_drm': No such device", the AlmaLinux wiki's NVIDIA page: the
+    precompiled kmod was built for the newest kernel installed, not the older one still
+    running; kmod's "could not insert" with the kernel's errno), on a node whose driver never
+    loaded: the driver's module was refused, read in its class (error_module_load). The last
+    such line counts. Where the kernel's log holds the driver's own failure line (why the
+    loader was refused: a relocation, a symbol, a signature), that line is the reading
+    (``kernel.kernel_failures``) and nothing is said here."""
+    if "driver" in kernel_failure_owners(ctx):
+        return None
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if line and refused_module_owner(line) == "driver":
+            found = Decisive(index + 1, line.strip(), 2)
+            return line_finding(ctx.kb, component, Status.FAILED, found, f"{where}:{index + 1}",
+                                verb="is refused by the module loader")
+    return None
+
+
 def _module_absent(ctx: NodeContext, component: str, lines: Sequence[str], where: str) -> Finding | None:
     """modprobe's "Module nvidia not found in directory /lib/modules/<release>" in the host's
     syslog of a node whose driver never loaded, the release the node runs (or not read): no
@@ -267,17 +295,28 @@ def _module_absent(ctx: NodeContext, component: str, lines: Sequence[str], where
     return None
 
 
+#: make's own report of a recipe that failed ("make[1]: *** [Makefile:219: dp_auxretry.o] Error
+#: 127", GNU make's "*** [target] Error N" for a command's exit status N) and of its wait for
+#: the other jobs: they name the target, not why its command failed; the command's own output
+#: before them does ("/bin/sh: line 1: g++: command not found", NVIDIA/open-gpu-kernel-modules#805).
+_MAKE_RECIPE_FAILED = lazy_compile(
+    r"^\s*g?make(?:\[\d+\])?: \*\*\* (?:\[[^\]]{0,300}\] Error \d+|Waiting for unfinished jobs)")
+
+
 def _dkms_make_log(ctx: NodeContext, component: str) -> Finding | None:
     """The newest DKMS build log of the NVIDIA module that reads as a failure: a catalogued
-    cause of the driver for nvidia-installer's words, else the class of its decisive line."""
-    logs = sorted(((version_order(m[1]), name) for name in ctx.obs.files
-                   if (m := MAKE_LOG_NAME.match(name)) is not None), reverse=True)
+    cause of the driver for nvidia-installer's words, else the class of its decisive line
+    (make's own recipe failures passed over where a line of the commands it ran reads as one)."""
+    logs = sorted(((version_order(m[m.lastindex or 1]), name) for name in ctx.obs.files
+                   if (m := MAKE_LOG_NAME.match(name) or PORTAGE_LOG_NAME.match(name)) is not None),
+                  reverse=True)
     for _, name in logs:
         split = ctx.text_lines("files", name)
         if split is None:
             continue
         said = _said(ctx.kb, component, split[0], ctx.obs.path_of("files", name),
-                     _installer_signatures(ctx.kb, component), verb="stops building its module")
+                     _installer_signatures(ctx.kb, component), verb="stops building its module",
+                     summary=_MAKE_RECIPE_FAILED)
         if said is not None:
             return said
     return None

@@ -51,7 +51,7 @@ _DEVICE = "error_device"
 _MODULE_WORDS = ("Unknown symbol", "disagrees about version", "Invalid module format",
                  "Key was rejected", "could not insert", "ailed to insert module",
                  "rror loading module", "ailed to load module", "version magic '",
-                 "this_module section size")
+                 "this_module section size", "Unknown rela relocation")
 _PEER_WORDS = ("nv_mem ", "nvidia-peermem ")
 _MODULE_GATE, _CRASH_GATE, _PEER_GATE = (
     lazy_compile("|".join(map(re.escape, words))) for words in (_MODULE_WORDS, _CRASH_WORDS, _PEER_WORDS))
@@ -64,12 +64,24 @@ _MODULE_GATE, _CRASH_GATE, _PEER_GATE = (
 _RELOCATION = "x86/modules: "
 _UNNAMED_REFUSAL = lazy_compile(r"\bx86/modules: Skipping invalid relocation target\b|"
                                 r"\boverflow in relocation type \d+ val\b")
+#: The kernel's Indirect Branch Tracking trap (X86_KERNEL_IBT, arch/x86/kernel/cet.c and before it
+#: traps.c: "Missing ENDBR: %pS"): an indirect call landed on a function without the ENDBR
+#: instruction CET requires, and the kernel stops the caller. The symbol is printed with its
+#: module in brackets where it is a module's ("sym+0x0/0x10 [nvidia]"). The kernel's own code
+#: and the modules kbuild compiles are built for it (-fcf-protection, objtool's IBT pass); a
+#: module linked from an object compiled without it is not: NVIDIA's driver before its releases
+#: for IBT kernels (NVIDIA/open-gpu-kernel-modules#256: "Missing ENDBR:
+#: _portMemAllocatorAllocNonPagedWrapper+0x0/0x10" while nvidia.ko loads on Linux 5.18, the
+#: module never coming up until ibt=off or a driver built for IBT).
+_ENDBR = lazy_compile(
+    r"\bMissing ENDBR: [\w.]{1,200}\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module>[\w-]{1,40})\])?")
+_ENDBR_WORDS = "Missing ENDBR: "
 #: A livepatch module refused the same way names what it patches on the next line
 #: ("livepatch: failed to initialize patch 'livepatch_nfsd' for module 'nfsd' (-8)").
 _LIVEPATCH = "livepatch:"
 #: Literals one of which every line judged here holds (most nodes' logs: none).
-_LITERALS = (_RELOCATION, "overflow in relocation type", "NVRM", "nvidia-nvlink: ", "nvidia-uvm: ",
-             "nvidia-fs:", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS, _LINKED_IN)
+_LITERALS = (_RELOCATION, "overflow in relocation type", _ENDBR_WORDS, "NVRM", "nvidia-nvlink: ",
+             "nvidia-uvm: ", "nvidia-fs:", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS, _LINKED_IN)
 #: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
 #: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
 #: ("nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"):
@@ -80,7 +92,11 @@ _MODULE_LINE = lazy_compile(
     # could not insert 'nvidia': Key was rejected by service" names the module it inserts)
     r"(?:^|\]\s*|\s)(?!(?:modprobe|insmod): )(?P<module>[a-z][a-z0-9_]{1,40}): "
     r"(?:Unknown symbol|disagrees about version of symbol|"
-    r".{0,80}Invalid module format|.{0,80}Key was rejected|version magic '[^']*' should be ')|"
+    r".{0,80}Invalid module format|.{0,80}Key was rejected|version magic '[^']*' should be '|"
+    # the x86 loader's refusal of a relocation type it does not know (arch/x86/kernel/module.c
+    # apply_relocate_add: "module: nvidia: Unknown rela relocation: 4"): the module's assembler
+    # and linker emitted a type the running kernel's loader was not built to apply
+    r"Unknown rela relocation: \d+)|"
     # the loader's ENOEXEC for a module built against another kernel's headers (kernel/module:
     # "module nvidia: .gnu.linkonce.this_module section size must match the kernel's built
     # struct module size at run time"); its vermagic check above ("nvidia: version magic
@@ -88,6 +104,9 @@ _MODULE_LINE = lazy_compile(
     r"\bmodule (?P<sized>[a-z][a-z0-9_]{1,40}): \.gnu\.linkonce\.this_module section size must match|"
     # kmod's own refusal, as a loader service (driverdog, systemd-modules-load) logs it
     r"\b(?:modprobe|insmod): (?:ERROR|FATAL): could not insert '(?P<inserted>[a-z][\w-]{1,40})'|"
+    # insmod's refusal of the file it was given ("insmod: ERROR: could not insert module
+    # .../nvidia-current.ko: Invalid module format", kmod's tools/insmod.c), named by its file
+    r"\binsmod: ERROR: could not insert module (?:\S{0,200}/)?(?P<path>[a-z][\w-]{1,40})\.ko\b|"
     # a loader that names the module it failed to load: systemd-modules-load ("Failed to insert
     # module 'nvidia': Key was rejected by service"), Talos's KernelModuleSpecController
     # ("error loading module \"nvidia\": load nvidia failed: key was rejected by service",
@@ -255,7 +274,8 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
                 and not (index + 1 < len(lines) and _LIVEPATCH in lines[index + 1])):
             unnamed = (index + 1, line.strip())
             continue
-        owner = _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates, pinned)
+        owner = (_trapped_owner(ctx, line) if _ENDBR_WORDS in line
+                 else _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates, pinned))
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
             firmware = firmware or _ADAPTER_FIRMWARE.search(line) is not None
@@ -274,6 +294,20 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     if _PROBE_FAILED.search(out.get("driver", (0, ""))[1]) and _refused_served(ctx, text):
         out.setdefault("gpu-hardware", out.pop("driver"))
     return out
+
+
+def _trapped_owner(ctx: NodeContext, line: str) -> str | None:
+    """The owner of a function the IBT trap stopped at: its module's, where the kernel names
+    one; none named, the driver's where lsmod lists no NVIDIA module (the load that trapped
+    never finished), else nobody's."""
+    trapped = _ENDBR.search(line)
+    if trapped is None:
+        return None
+    name = (trapped["module"] or "").replace("-", "_")
+    if name:
+        return next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
+    modules = ctx.modules
+    return "driver" if modules is not None and "nvidia" not in modules else None
 
 
 def _modules_settled(ctx: NodeContext, component: str) -> bool:
@@ -324,6 +358,23 @@ def _pin_owner(ctx: NodeContext) -> str | None:
     return None if gdr_capable(ctx) else "gpu-hardware"
 
 
+def _module_owner(module: re.Match[str]) -> str | None:
+    """The component whose module a loader refusal names, None where it is no stack module's."""
+    named = module["module"] or module["inserted"] or module["loaded"] or module["sized"] or module["path"]
+    name = named.replace("-", "_")
+    owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
+    return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
+
+
+def refused_module_owner(line: str) -> str | None:
+    """The component whose kernel module a line of the module loader's refusal names (the
+    kernel's own words or modprobe's, insmod's, a loader service's), None for any other line."""
+    if not _MODULE_GATE.search(line):
+        return None
+    module = _MODULE_LINE.search(line)
+    return _module_owner(module) if module is not None else None
+
+
 def _oops_owner(line: str) -> str | None:
     """The driver where an oops's module list shows one of its modules loading or unloading."""
     return "driver" if _IN_TRANSITION.search(line) else None
@@ -338,12 +389,10 @@ def _owner(line: str, named_in: Callable[[str], str | None],
     (``_pin_owner``), None where the log names no pin call."""
     if pinned is not None and _P2P_PIN in line and _P2P_PIN_REFUSED.search(line):
         return pinned()
-    module = _MODULE_LINE.search(line) if _MODULE_GATE in gates and _MODULE_GATE.search(line) else None
-    if module is not None:
-        named = module["module"] or module["inserted"] or module["loaded"] or module["sized"]
-        name = named.replace("-", "_")
-        owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
-        return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
+    if _MODULE_GATE in gates and _MODULE_GATE.search(line):
+        module = _MODULE_LINE.search(line)
+        if module is not None:
+            return _module_owner(module)
     if _CRASH_GATE in gates and _CRASH_GATE.search(line):
         crashed = crashed_program(line)
         if crashed is not None:

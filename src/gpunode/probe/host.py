@@ -23,7 +23,15 @@ from gpunode.parse.cdi import parse_cdi_spec
 from gpunode.parse.cgroup_driver import KUBELET_CONFIG, kubelet_config_kept
 from gpunode.parse.containerd import CONTAINERD_CONFIG_BY_DISTRIBUTION, parse_containerd_config
 from gpunode.parse.crio import CRIO_CONFIG_PATHS, parse_crio_config
-from gpunode.parse.dkms import DKMS_NVIDIA_DIR, make_log, version_order
+from gpunode.parse.dkms import (
+    DKMS_DIR,
+    DRIVER_MODULE,
+    PORTAGE_DRIVERS_DIR,
+    PORTAGE_PACKAGE,
+    make_log,
+    portage_log,
+    version_order,
+)
 from gpunode.parse.driver_version import DriverVersion, parse_proc_driver_version
 from gpunode.parse.infiniband import PORT_ERROR_COUNTERS, SYSFS_INFINIBAND, RdmaPort, parse_rdma_port
 from gpunode.parse.kernel_log import parse_kernel_log
@@ -142,7 +150,7 @@ def collect_host(fs: HostFS, kernel_log: bool = True) -> tuple[HostFacts, str | 
         pci_gpus=_pci_gpus(fs),
         pci_read=bool(fs.listdir(PCI_DEVICES)),
     )
-    for path in (*LOG_TAILS, *_runsc_boot_logs(fs), *dkms_make_logs(fs)):
+    for path in (*LOG_TAILS, *_runsc_boot_logs(fs), *dkms_make_logs(fs), *portage_build_logs(fs)):
         _log_tail(fs, path)
     _kubelet_config(fs)
     for path in SYSLOG_FILES:
@@ -508,11 +516,22 @@ def _syslog(fs: HostFS, path: str) -> None:
 
 
 def dkms_make_logs(fs: HostFS) -> list[str]:
-    """The make.log of DKMS's build tree for the newest NVIDIA driver versions DKMS holds
-    (version folders only: DKMS also keeps ``kernel-<release>-<arch>`` links there)."""
-    versions = [name for name in fs.listdir(DKMS_NVIDIA_DIR) if name[:1].isdigit()]
-    versions.sort(key=version_order)
-    return [make_log(name) for name in versions[-DKMS_MAKE_LOGS:]]
+    """The make.log of DKMS's build tree for the newest driver versions DKMS holds of the
+    driver's modules (``nvidia``, ``nvidia-open``, ...; version folders only: DKMS also keeps
+    ``kernel-<release>-<arch>`` links there)."""
+    builds = [(version, module) for module in fs.listdir(DKMS_DIR) if DRIVER_MODULE.match(module)
+              for version in fs.listdir(f"{DKMS_DIR}/{module}") if version[:1].isdigit()]
+    builds.sort(key=lambda build: version_order(build[0]))
+    return [make_log(version, module) for version, module in builds[-DKMS_MAKE_LOGS:]]
+
+
+def portage_build_logs(fs: HostFS) -> list[str]:
+    """The build log Portage keeps of its newest failed builds of the driver's package
+    (Gentoo's nvidia-drivers, gpunode.parse.dkms)."""
+    packages = [(found[1], name) for name in fs.listdir(PORTAGE_DRIVERS_DIR)
+                if (found := PORTAGE_PACKAGE.match(name)) is not None]
+    packages.sort(key=lambda package: version_order(package[0]))
+    return [portage_log(name) for _, name in packages[-DKMS_MAKE_LOGS:]]
 
 
 def _log_tail(fs: HostFS, path: str) -> None:
