@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from case import Case, synthetic_case
 from scoreboard import top_pair
 
