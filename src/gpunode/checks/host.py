@@ -139,7 +139,7 @@ _TABLE_GPU = re.compile(r"^\|\s+\d+\s+.*\|\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f
 _TABLE_MIG_PENDING = re.compile(r"^\|\s*\|\s*\|\s*(?P<mode>Enabled|Disabled)\*\s*\|\s*$")
 
 
-@check("gpu-hardware", needs=("cmd/nvidia-smi.txt",))
+@check("gpu-hardware", may_find=reads("cmd/nvidia-smi.txt"))
 def mig_mode_settled_in_table(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The same pending MIG mode in nvidia-smi's table (``_TABLE_MIG_PENDING``), where
     ``nvidia-smi -q -x`` does not already show it (``mig_mode_settled``)."""
