@@ -159,6 +159,9 @@ _ERROR_WORDS = lazy_compile(
     # strategy: X"), or one that needs a feature gate left off
     r"unknown (?:[\w-]+ ){0,3}(?:strategy|mode|policy)\b|feature gate\W{0,3} is not enabled|"
     r"address already in use|"
+    # QEMU refusing a device_add on a bus or of a device that takes no hotplug
+    # (include/qapi/qmp/qerror.h QERR_BUS_NO_HOTPLUG, QERR_DEVICE_NO_HOTPLUG)
+    r"does not support hotplugging|"
     # a runtime refusing a container path it was told to create where the host already has one
     # (CRI-O's "privileged container was configured with a device container path that already
     # exists on the host", cri-o internal/factory/container device.go)

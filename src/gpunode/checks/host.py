@@ -128,6 +128,38 @@ def mig_mode_settled(ctx: NodeContext, component: str) -> Iterator[Finding]:
             yield problem(component, "mig_mode_change_pending", ev, status=Status.DEGRADED)
 
 
+#: nvidia-smi's table: a GPU's first row (index, name, ..., its bus id) and the MIG M. cell of
+#: its third row, the only row whose first two cells are empty. A mode followed by "*" is the
+#: pending mode, not yet in effect ("Enabled*" after ``nvidia-smi -mig 1`` while another client
+#: holds the GPU: its "Warning: MIG mode is in pending enable state ... In use by another
+#: client", NVIDIA/gpu-operator#1845; "it shows enable with a *" until the reboot,
+#: NVIDIA/k8s-device-plugin#343).
+_TABLE_GPU = re.compile(r"^\|\s+\d+\s+.*\|\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:"
+                        r"[0-9A-Fa-f]{2}\.[0-7])\s")
+_TABLE_MIG_PENDING = re.compile(r"^\|\s*\|\s*\|\s*(?P<mode>Enabled|Disabled)\*\s*\|\s*$")
+
+
+@check("gpu-hardware", may_find=reads("cmd/nvidia-smi.txt"))
+def mig_mode_settled_in_table(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The same pending MIG mode in nvidia-smi's table (``_TABLE_MIG_PENDING``), where
+    ``nvidia-smi -q -x`` does not already show it (``mig_mode_settled``)."""
+    table = ctx.obs.cmd.get("nvidia-smi.txt") or ""
+    if "*" not in table or any(g.mig_mode_pending and g.mig_mode_current
+                               and g.mig_mode_pending != g.mig_mode_current for g in ctx.smi_gpus):
+        return
+    path = ctx.obs.path_of("cmd", "nvidia-smi.txt")
+    bus = ""
+    for line in table.splitlines():
+        row = line.rstrip()
+        if (gpu := _TABLE_GPU.match(row)) is not None:
+            bus = gpu["bus"]
+        elif bus and (cell := _TABLE_MIG_PENDING.match(row)) is not None:
+            mode = cell["mode"]
+            ev = Evidence(path, f"GPU {bus}: MIG M. {mode}* (pending {mode}, not in effect until a reset)")
+            yield problem(component, "mig_mode_change_pending", ev, status=Status.DEGRADED)
+            bus = ""
+
+
 @check("container-runtime", needs=("node",))
 def config_version_fits_runtime(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """containerd 1.x cannot read a version 3 config (containerd 2.x writes/expects v3)."""

@@ -45,6 +45,7 @@ _LINKED_IN = "Modules linked in:"
 _IN_TRANSITION = lazy_compile(r"\b(?P<module>nvidia\w*|nv_peer_mem)\([A-Z]*[-+]\)")
 _MODULE_LOAD = "error_module_load"
 _DEVICE = "error_device"
+_CONFIG_INVALID = "error_config_invalid"
 #: Literals one of which every line of ``_MODULE_LINE``, ``crashes.crashed_program`` and
 #: ``_PEER_MEMORY`` holds: a line without them is not searched by the pattern (each backtracks
 #: over every word of a routine line, 5 to 20 µs a line, while the test is under 1 µs).
@@ -80,7 +81,18 @@ _ENDBR_WORDS = "Missing ENDBR: "
 #: ("livepatch: failed to initialize patch 'livepatch_nfsd' for module 'nfsd' (-8)").
 _LIVEPATCH = "livepatch:"
 #: Literals one of which every line judged here holds (most nodes' logs: none).
-_LITERALS = (_RELOCATION, "overflow in relocation type", _ENDBR_WORDS, "NVRM", "nvidia-nvlink: ",
+#: NVRC, the NVIDIA init (PID 1) of the Kata Containers GPU guest image, logs to the guest's
+#: kernel console as "NVRC::<function>[1]: <text>" (kata-containers/kata-containers#11622). Its
+#: line that reads as a failure, or that met a value it does not know and went on with a guess
+#: ("CC mode for BDF 0000:02:00.0 (via BAR0): unknown value 0x1, assuming off": NVRC's table of
+#: the GPU's confidential-computing register lacked Hopper's 0x1 and set the GPU up for the
+#: non-confidential path, after which nvidia.ko could not attach it; fixed in NVIDIA/nvrc#19),
+#: is the sandbox runtime's guest setup: the container runtime's, below the driver that failed
+#: after it, and a guess over an unknown value is its configuration's class.
+_NVRC_WORD = "NVRC"
+_NVRC = lazy_compile(r"\bNVRC(?:::\w+)*\[\d+\]: (?P<text>.+)")
+_NVRC_GUESS = lazy_compile(r"(?i:\bunknown value\b.{0,80}\bassuming\b)")
+_LITERALS = (_RELOCATION, "overflow in relocation type", _ENDBR_WORDS, "NVRM", _NVRC_WORD, "nvidia-nvlink: ",
              "nvidia-uvm: ", "nvidia-fs:", *_MODULE_WORDS, *_PEER_WORDS, *_CRASH_WORDS, _LINKED_IN)
 #: The GPU peer-memory client's own error lines: its ``peer_err`` prints the module's name
 #: (``nv_mem`` for nv_peer_mem, ``nvidia-peermem``), the function and the source line
@@ -209,7 +221,8 @@ def kernel_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
     moving = _LINKED_IN in line  # a driver module oopsed while loading or unloading
     # a GPU that refused to pin its pages for a peer: the device's answer, whatever its words
     pinned = component == "gpu-hardware" and _P2P_PIN_REFUSED.search(line) is not None
-    line_class = _MODULE_LOAD if moving else _DEVICE if pinned else None
+    guessed = component == "container-runtime" and _NVRC_GUESS.search(line) is not None
+    line_class = _MODULE_LOAD if moving else _DEVICE if pinned else _CONFIG_INVALID if guessed else None
     finding = line_finding(ctx.kb, component, Status.DEGRADED, Decisive(line_no, line, 1), where,
                            verb="fails in the kernel log", standalone="true", line_class=line_class)
     smi = ctx.nvidia_smi
@@ -275,7 +288,9 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
             unnamed = (index + 1, line.strip())
             continue
         owner = (_trapped_owner(ctx, line) if _ENDBR_WORDS in line
-                 else _oops_owner(line) if _LINKED_IN in line else _owner(line, named_in, gates, pinned))
+                 else _oops_owner(line) if _LINKED_IN in line
+                 else "container-runtime" if _NVRC_WORD in line and _nvrc_failed(line)
+                 else _owner(line, named_in, gates, pinned))
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
             firmware = firmware or _ADAPTER_FIRMWARE.search(line) is not None
@@ -308,6 +323,12 @@ def _trapped_owner(ctx: NodeContext, line: str) -> str | None:
         return next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
     modules = ctx.modules
     return "driver" if modules is not None and "nvidia" not in modules else None
+
+
+def _nvrc_failed(line: str) -> bool:
+    """An NVRC line (``_NVRC``) that reads as a failure or guessed over a value it does not know."""
+    said = _NVRC.search(line)
+    return said is not None and (_NVRC_GUESS.search(said["text"]) is not None or severity(said["text"]) > 0)
 
 
 def _modules_settled(ctx: NodeContext, component: str) -> bool:

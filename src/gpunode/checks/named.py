@@ -462,9 +462,19 @@ def nvidia_tool_absent(line: str) -> bool:
     return "nvidia-" in line and _NVIDIA_TOOL_ABSENT.search(line) is not None
 
 
+#: QEMU refusing a device for want of the bus the device_add names, in QEMU's own errors
+#: (include/qapi/qmp/qerror.h QERR_BUS_NOT_FOUND "Bus '%s' not found", QERR_BUS_NO_HOTPLUG
+#: "Bus '%s' does not support hotplugging"), as a VM-isolated runtime (Kata Containers' shim
+#: over QMP) relays them when it hot-plugs a passed-through GPU: the VM's PCI(e) topology is
+#: the runtime's configuration (machine type, pcie_root_port, hotplug_vfio_on_root_bus:
+#: kata-containers/runtime#2410, kata-containers/kata-containers#4211), not the device's.
+_VMM_BUS = lazy_compile(r"\bBus '[\w.:-]{1,64}' (?:not found|does not support hotplugging)\b")
+
+
 def runtime_own_error(line: str) -> bool:
-    """``line`` is runc's or crun's own failure to run a container, by its own name: read
-    only where no word of the line names a layer above (a hook, NVIDIA's CLI, a CDI device),
-    it is the runtime's (awslabs/amazon-eks-ami#2498: runc 1.3.2 writing a CFS quota the AL2
-    kernel refuses)."""
-    return _RUNTIME_OWN.search(line) is not None
+    """``line`` is runc's or crun's own failure to run a container, by its own name, or a
+    sandbox VM's bus the runtime set up refusing the device (``_VMM_BUS``): read only where no
+    word of the line names a layer above (a hook, NVIDIA's CLI, a CDI device, a VFIO device the
+    plugin handed over), it is the runtime's (awslabs/amazon-eks-ami#2498: runc 1.3.2 writing a
+    CFS quota the AL2 kernel refuses)."""
+    return _RUNTIME_OWN.search(line) is not None or _VMM_BUS.search(line) is not None

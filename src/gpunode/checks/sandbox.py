@@ -20,10 +20,26 @@ from gpunode.checks.probe import PROBE_FILE, VFIO_DRIVER
 from gpunode.gpus import quantity
 from gpunode.model import Evidence, Finding
 from gpunode.probe.host_facts import PciGpu
+from gpunode.relazy import lazy_compile
 
 VFIO_READY = "run/nvidia/validations/vfio-pci-ready"
-#: nvidia.com resources that are not the sandbox plugin's device resources
-CONTAINER_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-", "nvidia.com/gpu.shared")
+#: nvidia.com resources that are not the sandbox plugin's device resources: the container
+#: device plugin's whole and shared GPUs (these names exactly) and its MIG instances (a prefix);
+#: a plugin's own prefix before the device name ("nvidia.com/gpu-vm-<DEVICE>") is still a device's
+CONTAINER_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu.shared")
+MIG_RESOURCES = "nvidia.com/mig-"
+#: Words of a device name that is no GPU's: the plugin names each device after the pci.ids line
+#: of its device id, and a build that matched the id alone, whatever the vendor, took another
+#: vendor's device of the same id (device 2330, an H100 SXM, named 802_11BG_WIRELESS_CARDBUS_ADAPTER:
+#: NVIDIA/kubevirt-gpu-device-plugin#106, fixed by matching vendor 10de with the id, commit
+#: 5b46136). NVIDIA's GPU functions are display or 3D controllers; their names hold a chip
+#: (GA100, GH100, TU104GL) or a brand word and none of these.
+_NOT_A_GPU = lazy_compile(
+    r"(?i:(?:^|[_\W])(?:802_?11\w*|WIRELESS|WLAN|WI-?FI|BLUETOOTH|ETHERNET|CARDBUS|MODEM|NETWORK_ADAPTER"
+    r"|SATA|AHCI|RAID|USB|SERIAL|SMBUS|SOUND|AUDIO)(?:$|[_\W]))")
+_GPU_WORD = lazy_compile(
+    r"(?i:(?:^|[_\W])(?:G[KMPVAHB]\d{3}\w*|TU\d{3}\w*|AD\d{3}\w*|GB\d{3}\w*|NVIDIA|TESLA|QUADRO|GEFORCE"
+    r"|TITAN|RTX|GRID)(?:$|[_\W]))")
 
 
 def vm_workload(ctx: NodeContext) -> str | None:
@@ -96,13 +112,28 @@ def vm_devices_advertised(ctx: NodeContext, component: str) -> Iterator[Finding]
     found = {k: v for k, v in node.status.allocatable.items() if _vm_resource(k)}
     where = f"node/{ctx.name} status.allocatable"
     shown = ", ".join(f"{k}={v}" for k, v in sorted(found.items())) or "no nvidia.com/<DEVICE> resource"
+    pod = running[0].metadata
     if not found or all(quantity(v) == 0 for v in found.values()):
-        pod = running[0].metadata
         yield problem(component, "sandbox_plugin_no_resources", Evidence(where, shown), specificity=30,
+                      namespace=pod.namespace, pod=pod.name)
+        return
+    misnamed = sorted(k for k, v in found.items() if quantity(v) and _not_a_gpu(k))
+    if misnamed:
+        ev = Evidence(where, f"{', '.join(misnamed)}: named after a device that is no GPU (the plugin's "
+                             "pci.ids lookup of the device id matched another vendor's device)")
+        yield problem(component, "error_config_invalid", ev, specificity=60,
                       namespace=pod.namespace, pod=pod.name)
     else:
         yield ok(component, f"advertises {shown}", Evidence(where, shown))
 
 
 def _vm_resource(name: str) -> bool:
-    return name.startswith("nvidia.com/") and not name.startswith(CONTAINER_RESOURCES)
+    return (name.startswith("nvidia.com/") and name not in CONTAINER_RESOURCES
+            and not name.startswith(MIG_RESOURCES))
+
+
+def _not_a_gpu(resource: str) -> bool:
+    """The device name of a sandbox plugin's resource holds another kind of device's words
+    and no GPU's (``_NOT_A_GPU``, ``_GPU_WORD``)."""
+    name = resource.removeprefix("nvidia.com/")
+    return _NOT_A_GPU.search(name) is not None and _GPU_WORD.search(name) is None

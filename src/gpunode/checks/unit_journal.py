@@ -70,6 +70,16 @@ _FAILED = lazy_compile(
     r"code=(?:exited, status=[1-9]|killed, status=(?!15/)|dumped)|[\w@.:-]+\.service: Failed with result|"
     r"Failed to start |"
     r"Unit [\w@.:-]+\.service entered failed state|[\w@.:-]+\.service failed\.)")
+#: The same end in the unit's own name where a pasted journal cut systemd's prefix off
+#: ("nvidia-fabricmanager.service: Control process exited, code=exited, status=1", as
+#: spectrocloud/CanvOS b764b30 quotes Fabric Manager's start wrapper failing): systemd names the
+#: unit first in its lines about it, and a unit's own journal holds no other unit's.
+_OWN_UNIT_FAILED = {
+    component: lazy_compile(
+        rf"^\s*{unit}\.service: (?:(?:[Mm]ain|[Cc]ontrol) process exited, "
+        r"code=(?:exited, status=[1-9]|killed, status=(?!15/)|dumped)|Failed with result)")
+    for component, unit in (("fabric-manager", "nvidia-fabricmanager"), ("imex", "nvidia-imex"))
+}
 #: A start that succeeded, or began (the unit's lines after it belong to its new run).
 _STARTED = lazy_compile(r"systemd\[1\]: Started ")
 #: Stopped on purpose (``systemctl stop``): not a failure of the unit's own.
@@ -151,8 +161,9 @@ def _judge_unit(ctx: NodeContext, component: str, host: bool = False) -> Iterato
     name, state = HOST_UNITS[component] if host else UNIT_JOURNALS[component]
     split = ctx.text_lines("cmd", name)
     lines = split[0] if split is not None else []
+    bare = _OWN_UNIT_FAILED.get(component)
     failing = _own_failures(lines, component) if host else [
-        i for i, line in enumerate(lines) if _FAILED.search(line)]
+        i for i, line in enumerate(lines) if _FAILED.search(line) or (bare is not None and bare.search(line))]
     failed = failing[-1] if failing else None
     if failed is None:
         if not host:
