@@ -43,7 +43,7 @@ from gpunode.checks.base import any_logged_workload, check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.devices_lost import _running
-from gpunode.checks.nvml_symbol import _driver_major
+from gpunode.checks.versions import driver_branch
 from gpunode.decisive import MAX_LINE, Decisive
 from gpunode.facts import LogFile
 from gpunode.model import Evidence, Finding, Status
@@ -111,7 +111,7 @@ def _swapped_under(ctx: NodeContext, component: str, pod: Pod, log: LogFile) -> 
 def _hung_finding(ctx: NodeContext, component: str) -> Finding | None:
     if not ctx.stack_pods(component) or any(ctx.stack_pods(c) for c in PLUGINS if c != component):
         return None  # not this plugin's, or both ship the library here and the line names neither
-    major = _driver_major(ctx)
+    major = driver_branch(ctx)
     for pod, log in ctx.workload_logs():
         meta = pod.metadata
         job = f"GPU workload {meta.namespace}/{meta.name}"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from gpunode.checks.base import check
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
-from gpunode.checks.versions import HOST_VERSIONS
+from gpunode.checks.versions import driver_branch
 from gpunode.decisive import Decisive
 from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
@@ -20,22 +20,6 @@ _NVML_SYMBOL = lazy_compile(r"undefined symbol: nvml\w+")
 #: "undefined symbol: nvmlDeviceGetPcieThroughput" and works on 384 (Syllo/nvtop#32).
 _NVML_FLOOR = 384
 _CAUSE = "error_version_mismatch"
-#: nvidia-smi's "Driver Version: 340.108" (table header) or "Driver Version : 340.108" (-q).
-_SMI_DRIVER = lazy_compile(r"\bDriver Version\s*:\s*(\d+\.[\d.]+)")
-
-
-def _driver_major(ctx: NodeContext) -> int | None:
-    """The node's driver branch: the version nvidia-smi's pasted text prints (table header or
-    -q), else the node's driver version as the version report reads it (checks.versions:
-    nvidia-smi -q's XML, the probe's NVML, GFD's label, the driver container's tag); None when
-    none was collected."""
-    text = ctx.obs.cmd.get("nvidia-smi.txt")
-    said = _SMI_DRIVER.search(text) if text else None
-    version = said[1] if said is not None else HOST_VERSIONS["driver"](ctx)
-    head = (version or "").split(".", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
 def _symbol_line(ctx: NodeContext) -> tuple[str, int, str] | None:
     """The first log line of a stack pod on this node that names an unresolved NVML symbol:
     its log, line number (1-based) and the line."""
@@ -54,7 +38,7 @@ def nvml_symbol_older_driver(ctx: NodeContext, component: str) -> Iterator[Findi
     that ships that library. Where the node's driver is older than any current NVML
     consumer resolves, the driver is what to change; on a current driver the program was
     built against a newer NVML than the node's and stays its own failure."""
-    major = _driver_major(ctx)
+    major = driver_branch(ctx)
     if major is None or major >= _NVML_FLOOR:
         return
     found = _symbol_line(ctx)

@@ -39,7 +39,7 @@ from typing import Final
 from gpunode.bundle.kube import Pod
 from gpunode.checks.base import MESSAGE
 from gpunode.checks.context import NodeContext
-from gpunode.checks.nvml_symbol import _driver_major
+from gpunode.checks.versions import driver_branch
 from gpunode.model import Finding
 from gpunode.podenv import NvidiaEnv, library_capability, nvidia_env
 from gpunode.relazy import lazy_compile
@@ -78,7 +78,7 @@ def not_asked_for(ctx: NodeContext, findings: Iterable[Finding],
         if where[0] is None or where[1] is None:
             yield finding
             continue
-        if _legacy_mig_refused(finding.context.get(MESSAGE, ""), partial(_driver_major, ctx)):
+        if _legacy_mig_refused(finding.context.get(MESSAGE, ""), partial(driver_branch, ctx)):
             continue
         if pods is None:
             pods = {(p.metadata.namespace, p.metadata.name): p

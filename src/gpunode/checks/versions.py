@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpunode.checks.context import NodeContext
+from gpunode.relazy import lazy_compile
 
 
 def component_version(ctx: NodeContext, component: str) -> str | None:
@@ -67,3 +68,19 @@ HOST_VERSIONS: dict[str, Callable[[NodeContext], str | None]] = {
     "container-runtime": _node_info("container_runtime_version"),
     "driver": _driver,
 }
+
+
+#: nvidia-smi's "Driver Version: 340.108" (table header) or "Driver Version : 340.108" (-q).
+_SMI_DRIVER = lazy_compile(r"\bDriver Version\s*:\s*(\d+\.[\d.]+)")
+
+
+def driver_branch(ctx: NodeContext) -> int | None:
+    """The node's driver branch: the version nvidia-smi's pasted text prints (table header or
+    -q), else the node's driver version as the version report reads it (checks.versions:
+    nvidia-smi -q's XML, the probe's NVML, GFD's label, the driver container's tag); None when
+    none was collected."""
+    text = ctx.obs.cmd.get("nvidia-smi.txt")
+    said = _SMI_DRIVER.search(text) if text else None
+    version = said[1] if said is not None else HOST_VERSIONS["driver"](ctx)
+    head = (version or "").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
