@@ -77,6 +77,11 @@ _PREFIX_ERROR = lazy_compile(
     r"(?:^|[\s:>\]|])(?:Error|ERROR|error|FATAL|Fatal|fatal|panic|PANIC|fatal error|E)"
     r"(?:\s*\([^)]{0,40}\))?:\s|"
     r"^\s*(?:ERROR|FATAL|CRITICAL)\b|\bERR(?:OR)?\s*[:\]]|"
+    # the level set off by dashes, as Python's logging formats put it ("%(asctime)s -
+    # %(name)s - %(levelname)s - %(message)s": "... - ERROR - ...") and C libraries that print
+    # "<function>: Error - <message>" (libspdm's "libspdm_check_crypto_backend: Error - libspdm
+    # expects LKCA but found stubs!", aleph-im/aleph-vm#1271)
+    r"(?:^|[\s:>\]|])(?:Error|ERROR|FATAL|Fatal|CRITICAL) - \S|"
     # a message that opens on the word and the step it failed in ("Error while creating shared
     # memory segment /dev/shm/nccl-X (size N)", NVIDIA/nccl-tests#166; gRPC's "Error while dialing")
     r"^\s*Error (?:while|when|during) \w+(?:ing|ion)\b|"
@@ -124,7 +129,12 @@ _CRASH = lazy_compile(
     # the kernel's report of a process it killed for a bad memory access
     r"\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|"
     # the C++ runtime's words for an exception no one caught (then abort)
-    r"^terminate called after throwing an instance of ")
+    r"^terminate called after throwing an instance of |"
+    # the kernel's own report of a BUG() it hit or a fault it could not handle, the first line
+    # of its oops (include/asm-generic/bug.h "kernel BUG at %s:%u!", arch/x86/mm/fault.c
+    # "BUG: unable to handle page fault for address", older "... kernel NULL pointer
+    # dereference" / "... kernel paging request")
+    r"\bkernel BUG at [\w./-]{1,200}:\d+!|\bBUG: unable to handle (?:page fault|kernel)\b")
 #: GNU make's report of a recipe that failed ("make[1]: *** [Makefile:1910: <dir>] Error 2",
 #: "make: *** [modules] Error 2"): the build stopped there, unless make was told to ignore it.
 _MAKE_ERROR = lazy_compile(r"\*\*\* \[[^\]]{1,300}\] Error \d+\b(?! \(ignored\))")

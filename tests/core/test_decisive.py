@@ -49,6 +49,15 @@ KB = load_kb()
         ("Using GPU sharing strategy: TimeSlicing", 0),
         ("Error getting GPU instance profile info for '1g.6gb': ERROR_NOT_SUPPORTED", 1),
         ("the ERROR_free build", 0),
+        # the kernel's oops header; its other BUG lines are warnings
+        ("[  812.3] kernel BUG at lib/list_debug.c:23!", 2),
+        ("BUG: unable to handle page fault for address: ffffb4c2c0a00000", 2),
+        ("BUG: scheduling while atomic: swapper/0/0/0x00000002", 0),
+        # a level set off by dashes (Python logging's format, a C library's "Error - ")
+        ("libspdm_check_crypto_backend: Error - libspdm expects LKCA but found stubs!", 2),
+        ("2024-05-01 10:00:00,123 - trainer - ERROR - step 12 diverged", 2),
+        ("2024-05-01 10:00:00,123 - trainer - WARNING - slow step", 0),
+        ("no error - all good", 0),
     ],
 )
 def test_severity_reads_the_log_formats(line: str, expected: int) -> None:
