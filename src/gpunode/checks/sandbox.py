@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from gpunode.checks import operator
 from gpunode.checks.base import check, ok, pods_here, problem
 from gpunode.checks.context import NodeContext
+from gpunode.checks.decisive import line_finding
 from gpunode.checks.probe import NEEDS as PROBE_NEEDS
 from gpunode.checks.probe import PROBE_FILE, VFIO_DRIVER
+from gpunode.decisive import Decisive
 from gpunode.gpus import quantity
-from gpunode.model import Evidence, Finding
+from gpunode.model import Evidence, Finding, Status
 from gpunode.probe.host_facts import PciGpu
 from gpunode.relazy import lazy_compile
 
@@ -119,10 +121,13 @@ def vm_devices_advertised(ctx: NodeContext, component: str) -> Iterator[Finding]
         return
     misnamed = sorted(k for k, v in found.items() if quantity(v) and _not_a_gpu(k))
     if misnamed:
+        # the resource as the Node lists it is the decisive line: its name is the fault
+        said = Decisive(0, f'{misnamed[0]}: "{found[misnamed[0]]}"', 1)
         ev = Evidence(where, f"{', '.join(misnamed)}: named after a device that is no GPU (the plugin's "
                              "pci.ids lookup of the device id matched another vendor's device)")
-        yield problem(component, "error_config_invalid", ev, specificity=60,
-                      namespace=pod.namespace, pod=pod.name)
+        yield line_finding(ctx.kb, component, Status.FAILED, said, where, verb="is advertised as",
+                           specificity=60, evidence=(ev,), line_class="error_config_invalid",
+                           namespace=pod.namespace, pod=pod.name)
     else:
         yield ok(component, f"advertises {shown}", Evidence(where, shown))
 
