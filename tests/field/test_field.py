@@ -123,8 +123,11 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # 2,075 gained 3 and 2 (the Xid place, the driver's hung task, a collective stall among one
 # pod's GPUs without NVLink) and lost none. The shares fall (0.9026 to 0.8999, 0.8602 to
 # 0.8587): AA's and AB's are lower.
-FLOOR_COMPONENT = Fraction(1961, 2179)
-FLOOR_CAUSE = Fraction(1871, 2179)
+# 2026-12-07, batch AC (68 cases, 30 + 4 components and 19 + 2 causes right cold at 3976494e): 2023
+# and 1927 of 2247; the first 2179 lost none. The component share rises (0.8999 to 0.9003), the
+# cause share falls (0.8587 to 0.8576): AC's causes are right in 61 of 68 today.
+FLOOR_COMPONENT = Fraction(2023, 2247)
+FLOOR_CAUSE = Fraction(1927, 2247)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -276,7 +279,13 @@ FLOOR_CAUSE = Fraction(1871, 2179)
 #: (ramalama#1702), 'exec format error' shared by a wrong-architecture image (Ubuntu's GB10 page,
 #: WSL#41050), LAMMPS's exclusive-mode refusal whose facts equal two healthy look-alikes', and a
 #: storage helper the builder shapes as a GPU workload (llmkube#1509).
-FLOOR_MAX_HEALTHY_MISSES = 87
+#: 86: less LAMMPS's exclusive-mode refusal (a job of one GPU on a node whose GPUs are all
+#: exclusive, checks.busy_gpus). 90 with batch AC, four whose evidence no reading settles: a
+#: BuildKit step's CUDA error 35 and GPUMounter's 'No devices found.' in pods that ask for no GPU
+#: (moby/buildkit#1800, GPUMounter#26), a scheduler extender's unreachable URL on a pod no node
+#: holds (gpushare-scheduler-extender#128), and a video library missing on a WSL2 node the bundle
+#: does not show as WSL2 (home-brain RB-008).
+FLOOR_MAX_HEALTHY_MISSES = 90
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
 #: 1: that one now read as one collector's item given up (e886b10).
@@ -339,8 +348,9 @@ FLOOR_MAX_FALSE_ALARMS = 11
 #: the 106 of batches U and V (the same kinds); 499 with the 65 of batches W, W3 and W4 (the
 #: same kinds: most expect a catalogued cause that explain gives as its line's class); 509 with
 #: the 69 of batches X and Y (the same kinds); 522 with the 51 of batch Z (the same kinds); 525
-#: with the 17 of batch Z2 (the same kinds); 547 with the 104 of batches AA and AB (the same kinds).
-FLOOR_MAX_UNEXPLAINED = 547
+#: with the 17 of batch Z2 (the same kinds); 547 with the 104 of batches AA and AB (the same kinds);
+#: 570 with the 68 of batch AC (the same kinds).
+FLOOR_MAX_UNEXPLAINED = 570
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (616 of 646 with the general error formats of b7e6b67, 630 of 660
 #: with the 14 cases added after them; 685 of 720 with the 62 added later; 760 of 798 with the 85
@@ -371,9 +381,11 @@ FLOOR_MAX_UNEXPLAINED = 547
 #: daemon:' and CUDA's texts for its errors 46 and 3 read as error lines; 1654 of 1734 (95.4 %)
 #: with batches X and Y and the rules read for them; 1693 of 1775 (95.4 %, a share 0.00006
 #: lower) with batch Z and the rules read for it; 1704 of 1788 (95.3 %) with batch Z2 and its rules;
-#: 1781 of 1872 (95.1 %) with batches AA and AB and the rules read for them.
+#: 1781 of 1872 (95.1 %) with batches AA and AB and the rules read for them; 1833 of 1930
+#: (94.97 %) with batch AC and its rules, and 1835 of 1930 (95.1 %) once the kernel's oops header
+#: and a level set off by dashes (' - ERROR - ', '<fn>: Error - ') read as error lines.
 BAR_EXPLAIN_DECISIVE = 0.95
-FLOOR_EXPLAIN_DECISIVE = Fraction(1781, 1872)
+FLOOR_EXPLAIN_DECISIVE = Fraction(1835, 1930)
 #: Root causes that are a bare state of a component whose own log in the case holds an error
 #: line (issue 20 wants none; lower this as the reading improves, never raise it). The one
 #: left: an init container blocked on a host driver that nvidia-smi rejects (exit 14), whose
@@ -509,7 +521,7 @@ def test_field_accuracy_holds_its_floor(scores: tuple[list[Outcome], list[str]])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="2,029 cases scored cold: 1,250 component, 972 cause; bar not met")
+@pytest.mark.xfail(strict=True, reason="2,097 cases scored cold: 1,284 component, 993 cause; bar not met")
 def test_field_accuracy_meets_the_bar(scores: tuple[list[Outcome], list[str]]) -> None:
     outcomes, errors = scores
     line = summary(outcomes, errors)
@@ -602,7 +614,7 @@ def test_cold_score_of_the_newest_cases_is_counted_from_their_records() -> None:
     assert newest.cause <= newest.component <= newest.total
 
 
-@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 31/50 component, 27/50 cause")
+@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 23/50 component, 17/50 cause")
 def test_cold_score_of_the_newest_cases_meets_the_bar() -> None:
     cases = [c for _, c in load_cases() if isinstance(c, Case)]
     _, newest = cold_scores(cases)
