@@ -4,7 +4,8 @@ container_engines.toml): the dynamic linker refusing the engine's own binary
 (toolbx-cdi-apply-failed) and distrobox-init's NVIDIA bind mounts (distrobox-nvidia-bind-failed)
 are the container runtime's. Where the engine's summary names the layer and the line before it
 says why (mount(8)'s words), the finding takes the class of the reason
-(checks.workload_logs._with_reason). Look-alikes: a driver library as the unresolved object, the
+(checks.workload_logs._with_reason). The entries' own lines and look-alikes are read with the other engines' in
+test_field_engine_client_words.py. Look-alikes: a driver library as the unresolved object, the
 engines' healthy progress lines, a summary whose own words carry a class.
 
 Sources: glibc elf/dl-lookup.c, containers/toolbox PR 1548; containers/toolbox
@@ -13,57 +14,14 @@ src/cmd/initContainer.go, containers/toolbox#1572; 89luca89/distrobox distrobox-
 
 from __future__ import annotations
 
-import pytest
 from case import gpu_job_case
 from scoreboard import top_pair
 
 from gpunode.checks.workload_logs import _with_reason
 from gpunode.decisive import Decisive
-from gpunode.job_errors import job_error
 from gpunode.kb import load_kb
 
 KB = load_kb()
-
-READ = {
-    "engine-binary-symbol-lookup": [
-        "toolbox: symbol lookup error: toolbox: undefined symbol: "
-        "nvmlGpuInstanceGetComputeInstanceProfileInfoV",
-        "/usr/bin/podman: symbol lookup error: /usr/bin/podman: undefined symbol: nvmlDeviceGetCount_v2",
-    ],
-    "toolbx-cdi-apply-failed": [
-        "failed to apply mount from Container Device Interface for NVIDIA",
-        "Error: failed to update ldcache for Container Device Interface for NVIDIA",
-        "invalid hook in Container Device Interface for NVIDIA",
-    ],
-    "distrobox-nvidia-bind-failed": [
-        " Warning: failed to bind mount "
-        "/run/host/usr/lib/wsl/drivers/nv.inf_amd64_0/libnvidia-encode.so.1 to",
-        "Warning: failed to bind mount /run/host/usr/lib64/libcuda.so.1 to /usr/lib64/libcuda.so.1",
-    ],
-}
-
-LOOK_ALIKES = [
-    # the unresolved reference is in the driver's library: not the engine's build
-    "toolbox: symbol lookup error: /usr/lib64/libnvidia-ml.so.1: undefined symbol: __libc_dlopen_mode",
-    # another program's own binary
-    "python3: symbol lookup error: python3: undefined symbol: PyUnicode_AsUTF8",
-    "Applying Container Device Interface for NVIDIA",
-    "Setting up host's nvidia integration...          [ OK ]",
-    "mount: failed to bind mount /data to /mnt",
-]
-
-
-@pytest.mark.parametrize(("entry", "line"), [(e, line) for e, lines in READ.items() for line in lines])
-def test_engine_step_is_the_runtimes(entry: str, line: str) -> None:
-    found = job_error(line)
-    assert found is not None and found.id == entry
-    assert found.component == "container-runtime"
-
-
-@pytest.mark.parametrize("line", LOOK_ALIKES)
-def test_look_alikes_stay_unread(line: str) -> None:
-    found = job_error(line)
-    assert found is None or found.id not in READ
 
 
 def test_toolbx_cdi_mount_takes_mounts_reason() -> None:
