@@ -4,7 +4,8 @@ its validation header and its per-key lines, which name the key by its path from
 ``services.<name>``, are the container engine's config error; JSON Schema's
 additionalProperties wording is a config-invalid class word (data/causes/classes.toml).
 The entries' own lines and look-alikes are read with the other engines' in
-test_field_engine_client_words.py. Look-alikes: a Helm chart's values schema and compose's own healthy lines stay silent.
+test_field_engine_client_words.py (a Helm chart's values schema and compose's own healthy lines
+stay silent there).
 
 Sources: docker/compose 1.29.2 compose/config/validation.py (handle_errors,
 get_unsupported_config_msg, handle_generic_error); docker/compose#6691,
