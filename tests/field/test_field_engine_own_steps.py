@@ -4,9 +4,9 @@ container_engines.toml): the dynamic linker refusing the engine's own binary
 (toolbx-cdi-apply-failed) and distrobox-init's NVIDIA bind mounts (distrobox-nvidia-bind-failed)
 are the container runtime's. Where the engine's summary names the layer and the line before it
 says why (mount(8)'s words), the finding takes the class of the reason
-(checks.workload_logs._with_reason). The entries' own lines and look-alikes are read with the other engines' in
-test_field_engine_client_words.py. Look-alikes: a driver library as the unresolved object, the
-engines' healthy progress lines, a summary whose own words carry a class.
+(checks.workload_logs._with_reason). The entries' own lines and look-alikes (a driver library as
+the unresolved object, the engines' healthy progress lines) are read with the other engines' in
+test_field_engine_client_words.py; here, a summary whose own words carry a class.
 
 Sources: glibc elf/dl-lookup.c, containers/toolbox PR 1548; containers/toolbox
 src/cmd/initContainer.go, containers/toolbox#1572; 89luca89/distrobox distrobox-init,
