@@ -30,6 +30,12 @@ _WIDE = {"d": r"\p{Nd}", "w": r"\p{L}\p{N}_", "s": r"\s\v\x1c-\x1f\x85\p{Z}"}
 
 #: ``.{0,N}``: within a line, ``.*`` matches wherever it does (and RE2 builds N states for it).
 _BOUNDED_GAP = lazy_compile(r"\.\{0,[0-9]+\}")
+#: A counted repetition ``{m,n}`` (``{n}``) of any atom: RE2 builds a copy of the atom for each
+#: count up to n, and a widened class (``\w`` as every Unicode letter and digit) is hundreds of
+#: states itself, so ``[\w.]{1,200}`` alone took 33 MiB. Past ``_KEPT_COUNT`` the bound becomes
+#: ``{m,}``: a prefilter may match more than the pattern, never less.
+_COUNTED = lazy_compile(r"\{([0-9]+)(?:,([0-9]*))?\}")
+_KEPT_COUNT = 8
 
 
 def available() -> bool:
@@ -43,7 +49,7 @@ def re2_pattern(pattern: str) -> str:
     negated class RE2's narrower ASCII class already makes the class wider), and
     word boundaries are dropped (an assertion removed only allows more matches), and a
     backreference or a bounded gap ``.{0,N}`` becomes ``.*`` (what it stands for lies
-    within the line too).
+    within the line too), and a repetition counted past ``_KEPT_COUNT`` loses its upper bound.
     """
     out: list[str] = []
     i, in_class, negated, class_start = 0, False, False, 0
@@ -63,9 +69,9 @@ def re2_pattern(pattern: str) -> str:
             else:
                 out.append(wide if in_class else f"[{wide}]")
             continue
-        if not in_class and (gap := _BOUNDED_GAP.match(pattern, i)):
-            out.append(".*")  # a bounded gap keeps Python linear; to RE2 it is only states
-            i = gap.end()
+        if not in_class and char in ".{" and (loosened := _loosened(pattern, i)):
+            out.append(loosened[0])
+            i = loosened[1]
             continue
         if in_class:
             if char == "]" and i > class_start:
@@ -77,6 +83,19 @@ def re2_pattern(pattern: str) -> str:
         out.append(char)
         i += 1
     return "".join(out)
+
+
+def _loosened(pattern: str, i: int) -> tuple[str, int] | None:
+    """A bounded gap (``.*``: the bound keeps Python linear; to RE2 it is only states) or a
+    count past ``_KEPT_COUNT`` (open above) at ``i``, and where it ends; None for neither."""
+    if gap := _BOUNDED_GAP.match(pattern, i):
+        return ".*", gap.end()
+    counted = _COUNTED.match(pattern, i)
+    if counted is None:
+        return None
+    least, most = counted[1], counted[2]
+    bound = int(most) if most else int(least) if most is None else 0
+    return (f"{{{least},}}" if bound > _KEPT_COUNT else counted[0]), counted.end()
 
 
 @cache
