@@ -134,12 +134,18 @@ def mig_mode_settled(ctx: NodeContext, component: str) -> Iterator[Finding]:
 #: holds the GPU: its "Warning: MIG mode is in pending enable state ... In use by another
 #: client", NVIDIA/gpu-operator#1845; "it shows enable with a *" until the reboot,
 #: NVIDIA/k8s-device-plugin#343).
-_TABLE_GPU = re.compile(r"^\|\s+\d+\s+.*\|\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:"
-                        r"[0-9A-Fa-f]{2}\.[0-7])\s")
-_TABLE_MIG_PENDING = re.compile(r"^\|\s*\|\s*\|\s*(?P<mode>Enabled|Disabled)\*\s*\|\s*$")
+_TABLE_GPU = lazy_compile(r"^\|\s+\d+\s+.*\|\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:"
+                          r"[0-9A-Fa-f]{2}\.[0-7])\s")
+_TABLE_MIG_PENDING = lazy_compile(r"^\|\s*\|\s*\|\s*(?P<mode>Enabled|Disabled)\*\s*\|\s*$")
 
 
-@check("gpu-hardware", may_find=reads("cmd/nvidia-smi.txt"))
+def _table_pending(ctx: NodeContext) -> bool:
+    """Whether nvidia-smi's table shows a starred MIG mode at all (a healthy table shows none)."""
+    table = ctx.obs.cmd.get("nvidia-smi.txt") or ""
+    return "Enabled*" in table or "Disabled*" in table
+
+
+@check("gpu-hardware", may_find=_table_pending)
 def mig_mode_settled_in_table(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The same pending MIG mode in nvidia-smi's table (``_TABLE_MIG_PENDING``), where
     ``nvidia-smi -q -x`` does not already show it (``mig_mode_settled``)."""

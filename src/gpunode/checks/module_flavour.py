@@ -118,8 +118,16 @@ def _unserved(ctx: NodeContext) -> Evidence | None:
     return None
 
 
+#: Words one of which the lines ``_unserved`` reads hold: a healthy node's files hold none, so
+#: its pass never parses the version file or reads the GPU names here.
+_UNSERVED_WORDS = ("RmInitAdapter failed", "probe routine failed", "NVRM: No NVIDIA")
+
+
 def _may_misfit(ctx: NodeContext) -> bool:
-    return flavour_misfit(ctx) is not None
+    dmesg = ctx.obs.cmd.get("dmesg.txt") or ""
+    unserved = (any(word in dmesg for word in _UNSERVED_WORDS)
+                or "No devices were found" in (ctx.obs.cmd.get("nvidia-smi.txt") or ""))
+    return unserved and flavour_misfit(ctx) is not None
 
 
 @check("driver", may_find=_may_misfit)
