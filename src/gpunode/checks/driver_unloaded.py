@@ -53,6 +53,7 @@ from gpunode.checks.base import check, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.kernel import kernel_failure_owners, refused_module_owner
+from gpunode.checks.persistenced import UNIT_WORDS, last_failed_start
 from gpunode.decisive import Decisive, decisive_line
 from gpunode.kb import Cause, KnowledgeBase, Match
 from gpunode.model import Evidence, Finding, Status
@@ -218,35 +219,28 @@ def _syslog(ctx: NodeContext, component: str) -> Finding | None:
     return absent
 
 
-#: systemd failing to start the driver's own host daemon, nvidia-persistenced, in the journal's
-#: form ("systemd[1]: Failed to start NVIDIA Persistence Daemon.", "nvidia-persistenced.service:
-#: Failed with result 'exit-code'.") or the boot console's ("[FAILED] Failed to start NVIDIA
-#: Persistence Daemon.").
-_DRIVER_UNIT_FAILED = lazy_compile(r"\bFailed to start NVIDIA Persistence Daemon\b"
-                                   r"|\bnvidia-persistenced\.service: Failed with result\b")
-
-
 def _driver_unit_failed(ctx: NodeContext, component: str) -> Finding | None:
-    """The persistence daemon's unit failing to start, in the host's syslog, on a node whose
-    driver never loaded: the daemon opens the driver's device files and exits where no module
-    made them, so its failure says only that the driver is not loaded (Scaleway's GPU
-    Instances troubleshooting, "Fixing GPU issues after upgrading GPU Instances with
-    cloud-init": a first-boot dist-upgrade breaks the driver packages, the driver is not
-    loaded and the journal shows this line; NVIDIA/nvidia-persistenced's setup_devices fails
-    with NVPD_ERR_DRIVER without the device files). A node whose driver is loaded reads the
-    daemon's own words instead (checks.persistenced)."""
+    """The persistence daemon's unit failing to start, in the host's syslog (in the journal's
+    form or the boot console's, ``persistenced.last_failed_start``), on a node whose driver
+    never loaded: the daemon opens the driver's device files and exits where no module made
+    them, so its failure says only that the driver is not loaded (Scaleway's GPU Instances
+    troubleshooting, "Fixing GPU issues after upgrading GPU Instances with cloud-init": a
+    first-boot dist-upgrade breaks the driver packages, the driver is not loaded and the journal
+    shows this line; NVIDIA/nvidia-persistenced's setup_devices fails with NVPD_ERR_DRIVER
+    without the device files). A node whose driver is loaded reads the daemon's own words
+    instead (checks.persistenced)."""
     for name in SYSLOG_FILES:
         split = ctx.text_lines("files", name.lstrip("/"))
-        if split is None or "ersistence" not in split[1]:
+        if split is None or not any(word in split[1] for word in UNIT_WORDS):
             continue
-        for index in range(len(split[0]) - 1, -1, -1):
+        index = last_failed_start(split[0])
+        if index is not None:
             line = split[0][index]
-            if _DRIVER_UNIT_FAILED.search(line):
-                where = f"{ctx.obs.path_of('files', name.lstrip('/'))}:{index + 1}"
-                cause = ctx.kb.get(_NOT_LOADED)
-                said = f"no NVIDIA module loaded, and its persistence daemon failed: {line.strip()[:300]}"
-                return problem(component, _NOT_LOADED, Evidence(where, said),
-                               specificity=cause.specificity if cause is not None else 0)
+            where = f"{ctx.obs.path_of('files', name.lstrip('/'))}:{index + 1}"
+            cause = ctx.kb.get(_NOT_LOADED)
+            said = f"no NVIDIA module loaded, and its persistence daemon failed: {line.strip()[:300]}"
+            return problem(component, _NOT_LOADED, Evidence(where, said),
+                           specificity=cause.specificity if cause is not None else 0)
     return None
 
 

@@ -30,11 +30,12 @@ from gpunode.relazy import lazy_compile
 
 #: The daemon's own lines.
 _OWN = lazy_compile(r"\bnvidia-persistenced(?:\[\d+\])?: ")
-#: systemd's lines about the daemon's unit.
-_UNIT = lazy_compile(r"systemd\[1\]: (?:nvidia-persistenced\.service: |"
+#: systemd's lines about the daemon's unit, in the journal's form or the boot console's
+#: ("[FAILED] Failed to start NVIDIA Persistence Daemon.").
+_UNIT = lazy_compile(r"(?:systemd\[1\]: |\[\s*FAILED\s*\] )(?:nvidia-persistenced\.service: |"
                      r"(?:Failed to start|Started|Stopped|Starting|Stopping) NVIDIA Persistence Daemon\b)")
 #: Literals one of which every line ``_UNIT`` matches holds.
-_UNIT_WORDS = ("nvidia-persistenced.service", "NVIDIA Persistence Daemon")
+UNIT_WORDS = ("nvidia-persistenced.service", "NVIDIA Persistence Daemon")
 #: A start that ended in failure, or that systemd refused after too many.
 _FAILED = lazy_compile(
     r"\.service: (?:[Mm]ain|[Cc]ontrol) process exited, code=(?:exited, status=[1-9]|killed|dumped)|"
@@ -54,7 +55,7 @@ def persistenced_failed(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The persistence daemon's last start failed: its own decisive line says why."""
     for name in SYSLOG_FILES:
         split = ctx.text_lines("files", name.lstrip("/"))
-        if split is None or not any(word in split[1] for word in _UNIT_WORDS):
+        if split is None or not any(word in split[1] for word in UNIT_WORDS):
             continue  # no line of the unit's: its patterns need not be tried line by line
         said = _failed_start(ctx, component, split[0], ctx.obs.path_of("files", name.lstrip("/")))
         if said is not None:
@@ -62,7 +63,9 @@ def persistenced_failed(ctx: NodeContext, component: str) -> Iterator[Finding]:
             return
 
 
-def _failed_start(ctx: NodeContext, component: str, lines: Sequence[str], path: str) -> Finding | None:
+def last_failed_start(lines: Sequence[str]) -> int | None:
+    """The index of the unit's last failed start that no later start or deliberate stop
+    settled; None where there is none."""
     unit = [i for i, line in enumerate(lines) if _UNIT.search(line)]
     failed = [i for i in unit if _FAILED.search(lines[i])]
     if not failed:
@@ -70,6 +73,13 @@ def _failed_start(ctx: NodeContext, component: str, lines: Sequence[str], path: 
     last = failed[-1]
     if any(i > last and _SETTLED.search(lines[i]) for i in unit):
         return None  # started again, or stopped on purpose, since
+    return last
+
+
+def _failed_start(ctx: NodeContext, component: str, lines: Sequence[str], path: str) -> Finding | None:
+    last = last_failed_start(lines)
+    if last is None:
+        return None
     own = [line if _OWN.search(line) and not _UNIT.search(line) and not _POINTER.search(line) else ""
            for line in lines[:last]]
     found = decisive_line(own, ctx.kb.class_of)
