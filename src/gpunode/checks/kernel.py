@@ -320,7 +320,7 @@ def _trapped_owner(ctx: NodeContext, line: str) -> str | None:
         return None
     name = (trapped["module"] or "").replace("-", "_")
     if name:
-        return next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
+        return _stack_owner(name)
     modules = ctx.modules
     return "driver" if modules is not None and "nvidia" not in modules else None
 
@@ -383,8 +383,12 @@ def _module_owner(module: re.Match[str]) -> str | None:
     """The component whose module a loader refusal names, None where it is no stack module's."""
     named = module["module"] or module["inserted"] or module["loaded"] or module["sized"] or module["path"]
     name = named.replace("-", "_")
-    owner = next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
-    return owner or ("ofed" if _RDMA_MODULE.search(name) else None)
+    return _stack_owner(name) or ("ofed" if _RDMA_MODULE.search(name) else None)
+
+
+def _stack_owner(name: str) -> str | None:
+    """The component a kernel module of the stack belongs to, by its name's prefix."""
+    return next((owner for prefix, owner in _MODULE_OWNERS if name.startswith(prefix)), None)
 
 
 def refused_module_owner(line: str) -> str | None:
