@@ -73,3 +73,47 @@ def test_long_counted_repetitions_lose_their_bound() -> None:
     assert re2scan.re2_pattern(r"a{2,5}b{3}c{4,}") == r"a{2,5}b{3}c{4,}"
     assert re2scan.re2_pattern(r"d{0,20}?[{]\{1,200\}") == r"d{0,}?[{]\{1,200\}"
 
+
+
+#: RE2 instructions a single widened signature may take. The largest today is about 15,000 (a
+#: forbidden service account's name classes); ``[\w.]{1,200}`` before its bound was dropped took
+#: 269,000 and 33 MiB of automaton on the first node scanned.
+MAX_PATTERN_PROGRAM = 40_000
+#: The whole prefilter of a scan (every signature explain tries, about 136,000 today): room to
+#: grow by half before a reviewer looks again at what the automaton costs.
+MAX_PREFILTER_PROGRAM = 200_000
+
+
+def _programs() -> dict[str, tuple[str, ...]]:
+    """Each prefilter the engine compiles: explain's, and one per node file diagnose scans."""
+    kb = explain.load_kb()
+    scans = {"explain": explain.Matcher(explain.candidate_matchers(kb))._patterns}
+    scans.update({f"{kind}:{name}": patterns for (kind, name), patterns in kb.node_text_patterns.items()})
+    return scans
+
+
+def test_each_signature_stays_a_small_automaton() -> None:
+    """A memory guard that needs no benchmark: a signature whose RE2 program is huge makes the
+    prefilter's lazy automaton grow by megabytes per node (the 5,000-node run hit its limit)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = re2scan._MAX_MEM
+    for scan, patterns in _programs().items():
+        for pattern in patterns:
+            size = re2.compile(re2scan.re2_pattern(pattern).encode(), options).programsize
+            assert size <= MAX_PATTERN_PROGRAM, f"{scan}: {size} RE2 instructions: {pattern}"
+        program, _ = re2scan.compile_prefilter(patterns)
+        assert program is not None and program.programsize <= MAX_PREFILTER_PROGRAM, scan
+
+
+def test_the_size_guard_sees_an_unbounded_count() -> None:
+    """The guard fails where it should: the counted class as Python writes it, widened but with
+    its bound kept, is far past the limit; loosened as re2_pattern writes it, far below."""
+    import re2
+
+    kept = r"[\p{L}\p{N}_.]{1,200}\+0x"
+    assert re2.compile(kept.encode()).programsize > MAX_PATTERN_PROGRAM
+    loosened = re2scan.re2_pattern(r"[\w.]{1,200}\+0x")
+    assert re2.compile(loosened.encode()).programsize < MAX_PATTERN_PROGRAM // 10
