@@ -510,7 +510,8 @@ class Diagnoser:
             component=j.component,
             layer=comp.layer,
             cause=cause.code,
-            title=_title(j.component, cause.title, primary),
+            title=_title(j.component, cause.title, primary,
+                         decisive if cause.state or cause.aggregate else None),
             status=primary.status,
             evidence=evidence,
             next_steps=render_steps(cause, values),
@@ -528,7 +529,7 @@ class Diagnoser:
         ctx = primary.context
         if base.LINE in ctx:
             return DecisiveLine(ctx[base.SOURCE], ctx[base.LINE], ctx[base.MESSAGE],
-                                primary.cause, ctx.get(base.STATE))
+                                ctx.get(base.LINE_CLASS, primary.cause), ctx.get(base.STATE))
         if "signature" not in ctx or not primary.evidence:
             return None
         ev = primary.evidence[0]
@@ -639,9 +640,13 @@ def _explanations(judgements: Mapping[str, Judgement],
     return out
 
 
-def _title(component: str, title: str, primary: Finding) -> str:
-    """A catalogued cause's title; for a class, the component's own words quoted."""
+def _title(component: str, title: str, primary: Finding, state_line: DecisiveLine | None = None) -> str:
+    """A catalogued cause's title; for a class, the component's own words quoted. A state (or
+    a sum of node states) that carries its component's decisive line (``state_line``) keeps
+    its title and quotes the line after it: the state is never the whole answer (issue 20)."""
     message = primary.context.get(base.MESSAGE)
+    if state_line is not None and (message is None or base.LINE_CLASS in primary.context):
+        return f"{title}: {shown(state_line.message)}"
     if message is None:
         return title
     return f"{component} {primary.context.get(base.VERB, 'reports')}: {shown(message)}"

@@ -167,6 +167,9 @@ EXPLAINS = "explains"
 #: Context keys a decisive finding carries (read by the diagnosis for its root cause).
 LINE, MESSAGE, SOURCE, VERB, STATE = (
     "decisive_line", "decisive_message", "decisive_source", "decisive_verb", "decisive_state")
+#: Context key of a state finding that quotes its component's own line: the line's class (the
+#: state stays the cause; the root cause's title names the state, then quotes the line).
+LINE_CLASS = "decisive_class"
 
 
 def check(component: str, *, needs: Iterable[str] = (),

@@ -30,7 +30,7 @@ from gpunode.checks.admission import (
     kubelet_count,
     owned,
 )
-from gpunode.checks.base import EXPLAINS, LINE, MESSAGE, SOURCE, STATE, VERB
+from gpunode.checks.base import EXPLAINS, LINE, LINE_CLASS, MESSAGE, SOURCE, STATE, VERB
 from gpunode.checks.board import switch_module_without_switches
 from gpunode.checks.context import NodeContext
 from gpunode.checks.driver_service import cli_view_of_driver
@@ -112,7 +112,36 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
     moved = blamed(ctx.facts.catalog, ctx.kb, component, said, named) if said is not None else None
     if moved is None and said is None:
         moved = _job_blamed(ctx, component, findings) or _unkillable(ctx, component, named)
+    if moved is None and said is None and _standing(findings):
+        _quote_state(ctx.kb, component, findings, _running_logs(ctx, component))
     return [moved] if moved is not None else []
+
+
+def _quote_state(kb: KnowledgeBase, component: str, findings: list[Finding], logs: Iterable[LogFile]) -> None:
+    """A standing state of the node's facts with no line of its own (a device plugin that
+    advertises no GPUs while its pod runs) quotes the decisive line of the component's running
+    log (``logs``) where one reads as an error (issue 20: a state is never the whole answer
+    while that log holds an error line). The state stays the cause: a catalogued state says
+    more than the line's class; the line says why, and its class rides along (``LINE_CLASS``).
+    A pod's own state (a crash loop, a failing init container) is read by ``_said`` instead."""
+    if any(LINE in f.context for f in findings):
+        return  # a line already said why
+    index = next((i for i, f in enumerate(findings) if f.status in PROBLEMS and kb.get(f.cause).state
+                  and "pod_state" not in f.context), None)
+    if index is None:
+        return
+    state = findings[index]
+    for log in logs:
+        found = decisive_line(log.lines, kb.class_of)
+        if found is None:
+            continue
+        where = f"{log.path}:{found.line_no}"
+        quoted = line_finding(kb, component, state.status, found, where, verb="reports")
+        said = {key: quoted.context[key] for key in (LINE, MESSAGE, SOURCE, VERB)}
+        findings[index] = msgspec.structs.replace(
+            state, evidence=(*state.evidence, *quoted.evidence), context={**state.context, **said,
+                                                                          LINE_CLASS: quoted.cause})
+        return
 
 
 def _quiet(ctx: NodeContext, component: str, findings: Sequence[Finding]) -> bool:
