@@ -96,7 +96,8 @@ def test_modpost_s_refusal_in_an_old_run_on_a_serving_driver_is_healthy() -> Non
 #: DKMS stopping before the build because the running kernel's headers are not installed
 #: (CentOS 7, driver 375.26; dkms's prepare_kernel words, after older releases' "Error! echo").
 DKMS_NO_HEADERS = (
-    "ERROR: Failed to run `/usr/sbin/dkms build -m nvidia -v 375.26 -k 3.10.0-327.28.3.el7.x86_64`: Error! echo\n"
+    "ERROR: Failed to run `/usr/sbin/dkms build -m nvidia -v 375.26 -k 3.10.0-327.28.3.el7.x86_64`: "
+    "Error! echo\n"
     "Your kernel headers for kernel 3.10.0-327.28.3.el7.x86_64 cannot be found at\n"
     "/lib/modules/3.10.0-327.28.3.el7.x86_64/build or /lib/modules/3.10.0-327.28.3.el7.x86_64/source\n")
 
