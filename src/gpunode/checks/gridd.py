@@ -2,8 +2,9 @@
 
 The GRID (vGPU guest) driver installs nvidia-gridd, which leases the guest's licence from the
 NVIDIA License System with the client configuration token found in
-/etc/nvidia/ClientConfigToken/ (NVIDIA License System User Guide, "Configuring a Licensed
-Client"; the guest's license status in ``nvidia-smi -q`` stays "Unlicensed" until it does). Its
+/etc/nvidia/ClientConfigToken/ (the vGPU licensing guide, "Configuring a Licensed Client of
+NVIDIA License System", docs.nvidia.com/grid/14.0/grid-licensing-user-guide; the guest's
+license status in ``nvidia-smi -q`` stays "Unlicensed" until it does). Its
 own lines are tagged ``nvidia-gridd[pid]:``. Where the daemon's last word on its licence is a
 failure, with no "License acquired successfully" after it, the guest is unlicensed: past the
 grace period CUDA refuses the vGPU, so the driver install's licensing is degraded, and the
