@@ -118,6 +118,12 @@ def test_no_error_line_no_decisive_line() -> None:
         # a claim's or flag's setting the program does not know, or one behind a gate left off
         ("error validating GPU config: unknown GPU sharing strategy: TimeSlicing", "error_config_invalid"),
         ("unknown strategy: mixd", "error_config_invalid"),
+        # a ConfigMap whose name holds "config" that does not exist is not found (the kubelet's
+        # configmap volume plugin; sirzzang.github.io time-slicing lab); a config that fails to
+        # load stays invalid
+        ('MountVolume.SetUp failed for volume "config" : configmap "time-slicing-config" not found',
+         "error_not_found"),
+        ("failed to load config: toml: line 12: expected '.' or '='", "error_config_invalid"),
         ('"TimeSlicing" is selected as the GPU sharing strategy, but the "TimeSlicingSettings" '
          "feature gate is not enabled", "error_config_invalid"),
         ("Using GPU sharing strategy: TimeSlicing", None),

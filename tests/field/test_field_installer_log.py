@@ -91,3 +91,25 @@ def test_modpost_refusing_the_driver_module_in_the_installer_log_is_the_kernel_i
 def test_modpost_s_refusal_in_an_old_run_on_a_serving_driver_is_healthy() -> None:
     # look-alike: the driver loaded since (nvidia-smi answers)
     assert top_pair(_case(_log(KONVOY))) is None
+
+
+#: DKMS stopping before the build because the running kernel's headers are not installed
+#: (CentOS 7, driver 375.26; dkms's prepare_kernel words, after older releases' "Error! echo").
+DKMS_NO_HEADERS = (
+    "ERROR: Failed to run `/usr/sbin/dkms build -m nvidia -v 375.26 -k 3.10.0-327.28.3.el7.x86_64`: "
+    "Error! echo\n"
+    "Your kernel headers for kernel 3.10.0-327.28.3.el7.x86_64 cannot be found at\n"
+    "/lib/modules/3.10.0-327.28.3.el7.x86_64/build or /lib/modules/3.10.0-327.28.3.el7.x86_64/source\n")
+
+
+def test_dkms_finding_no_headers_for_the_running_kernel_is_the_missing_headers() -> None:
+    assert top_pair(_case(_log(DKMS_NO_HEADERS), _NO_DRIVER)) == ("driver", "kernel_headers_missing")
+    assert _pasted("Error! Your kernel headers for kernel 6.8.0-60-generic cannot be found at") == {
+        "kernel_headers_missing"}
+
+
+def test_dkms_s_headers_stop_in_an_old_run_on_a_serving_driver_is_healthy() -> None:
+    # look-alike: the headers were installed and the driver built since (nvidia-smi answers)
+    assert top_pair(_case(_log(DKMS_NO_HEADERS))) is None
+    # and DKMS's progress through a kernel whose headers are there names nothing
+    assert _pasted("Kernel preparation unnecessary for this kernel.  Skipping...") == set()

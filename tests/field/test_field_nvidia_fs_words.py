@@ -31,3 +31,23 @@ def test_the_module_s_notices_say_nothing() -> None:
             "[  938.540761] nvidia-fs:NVFS VMA close vma:00000000dd88f1d2 nvfs_mgroup 000000000b447889\n"
             "[  938.540768] nvidia-fs:munmap invoked - IO state TERMINATED 5 5\n")
     assert top_pair(synthetic_case("nvfs-notices", _dmesg(text), healthy=True)) is None
+
+
+def test_a_gpl_only_module_refused_by_the_proprietary_driver_needs_the_open_one() -> None:
+    # https://github.com/NVIDIA/gds-nvidia-fs/issues/34 (nvidia-fs 2.17.5+ is restricted to the
+    # open kernel module, its ChangeLog); the kernel's inherit_taint words
+    text = ("[Jan18 08:23] nvidia_fs: module using GPL-only symbols uses symbols from proprietary "
+            "module nvidia.\n"
+            "[  +0.000031] nvidia_fs: Unknown symbol nvidia_p2p_get_pages (err -2)\n")
+    assert top_pair(synthetic_case("nvfs-proprietary", _dmesg(text), healthy=False)) == (
+        "driver", "open_kernel_modules_required")
+
+
+def test_the_proprietary_driver_s_own_taint_and_another_module_s_refusal_say_nothing_of_it() -> None:
+    # the proprietary module tainting the kernel at load is every such node's line; a GPL-only
+    # module refused for another vendor's proprietary module is not the GPU driver's flavour
+    text = ("[    5.100000] nvidia: module license 'NVIDIA' taints kernel.\n"
+            "[    5.100100] Disabling lock debugging due to kernel taint\n"
+            "[    6.200000] foo_gpl: module using GPL-only symbols uses symbols from proprietary "
+            "module acme.\n")
+    assert top_pair(synthetic_case("nvfs-taint-lookalike", _dmesg(text), healthy=True)) is None

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import check, pods_here, problem
+from gpunode.checks.base import check, pods_here, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.facts import LogFile
 from gpunode.model import Evidence, Finding
@@ -127,3 +127,29 @@ def kernel_tree_header_missing(ctx: NodeContext, component: str) -> Iterator[Fin
                 rank = max(ctx.kb.get(_HEADERS).specificity, ctx.kb.get(_INCOMPATIBLE).specificity + 1)
                 yield problem(component, _HEADERS, ev, specificity=rank)
                 return
+
+
+_INSTALLER_LOG = "var/log/nvidia-installer.log"
+#: DKMS's own stop before it builds anything, when the running kernel's build tree is absent
+#: ("Your kernel headers for kernel <release> cannot be found at /lib/modules/<release>/build
+#: or /lib/modules/<release>/source.", dkms's prepare_kernel; older releases print it after
+#: "Error! echo"), as the host installer's log quotes it under "Failed to run `dkms build`".
+_DKMS_NO_HEADERS = lazy_compile(r"\bYour kernel headers for kernel \S{1,200} cannot be found\b")
+
+
+@check("driver", may_find=reads(f"files/{_INSTALLER_LOG}"))
+def dkms_headers_missing(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The host installer's log where DKMS found no headers for the running kernel: the
+    catalogue's kernel_headers_missing signature, ranked above the failed ``dkms build`` the
+    same run quotes (driver_kernel_incompatible's signature), which the missing tree caused.
+    A signature: it refines a driver already seen failing, so an old run's log on a node whose
+    driver serves its GPUs says nothing."""
+    split = ctx.text_lines("files", _INSTALLER_LOG)
+    if split is None or "kernel headers" not in split[1]:
+        return
+    index = next((i for i, line in enumerate(split[0]) if _DKMS_NO_HEADERS.search(line)), None)
+    if index is None:
+        return
+    ev = Evidence(f"{ctx.obs.path_of('files', _INSTALLER_LOG)}:{index + 1}", split[0][index].strip()[:300])
+    rank = max(ctx.kb.get(_HEADERS).specificity, ctx.kb.get(_INCOMPATIBLE).specificity + 1)
+    yield problem(component, _HEADERS, ev, specificity=rank, signature="true")
