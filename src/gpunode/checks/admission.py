@@ -214,6 +214,33 @@ def asks_none_of(pod: Pod | None, line: str) -> bool:
     return any(most.get(r) == 0 for r in named)
 
 
+#: GKE's device plugin refusing a shared (time-sharing or MPS) request for more virtual GPUs than
+#: its sharing mode lets one container hold: GoogleCloudPlatform/container-engine-accelerators,
+#: pkg/gpu/nvidia/gpusharing ValidateRequest, raised only where the request holds more than one
+#: virtual device ("invalid request for sharing GPU (time-sharing), at most 1 nvidia.com/gpu can
+#: be requested on GPU nodes"; "(MPS) ... on multi-GPU nodes"; older releases without the mode).
+#: GKE's "About GPU sharing strategies" page documents the limit as the design of both modes.
+_SHARING_LIMIT = lazy_compile(r"\binvalid request for sharing GPU(?: \([\w -]+\))?, at most (?P<most>\d+) "
+                              r"(?P<resource>[a-z0-9.-]+/[\w.-]+) can be requested\b")
+
+
+def over_sharing_limit(pod: Pod | None, line: str) -> bool:
+    """Whether the refusal is GKE's sharing limit turning down a request larger than it: the
+    pod's own request, not a failure of the node's stack (the fix is one shared GPU per
+    container). A pod whose containers each ask no more than the limit does not fit the words,
+    and the refusal is judged as any other; a pod not seen leaves the words to say it, as the
+    plugin raises them only for a request of several devices."""
+    found = _SHARING_LIMIT.search(line)
+    if found is None:
+        return False
+    if pod is None:
+        return True
+    most = int(found["most"])
+    return any(quantity(value) > most for c in (*pod.spec.init_containers, *pod.spec.containers)
+               for name, value in (*c.resources.limits.items(), *c.resources.requests.items())
+               if name == found["resource"])
+
+
 def kubelet_count(line: str, pod: Pod | None) -> str | None:
     """The kubelet, where a workload's line is its own count of free devices refusing the pod
     whatever reason the pod shows (the legacy GPU manager's refusal surfaces as a failed
@@ -230,8 +257,10 @@ def admission_names(catalog: Catalog, line: str, named: str | None, pod: Pod | N
     kubelet's count of devices all held) or no layer the node's facts can tell."""
     if asks_none_of(pod, line):
         return KUBELET
-    if _COUNTED_OUT.search(line) and placed_outside(pod):
-        return None  # placed by a scheduler out of the stack on devices all held: its contention
+    if over_sharing_limit(pod, line) or (_COUNTED_OUT.search(line) and placed_outside(pod)):
+        # the pod asked more shared GPUs than the sharing mode serves one container, or a
+        # scheduler out of the stack placed it on devices all held: its contention
+        return None
     short = _SHORT_OF.search(line)
     if short is not None:
         if int(short["capacity"]) > 0 or serving is None:

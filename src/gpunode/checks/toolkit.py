@@ -703,6 +703,49 @@ def toolkit_patches_other_containerd(ctx: NodeContext, component: str) -> Iterat
     yield problem(component, "containerd_config_wrong_path", ev, specificity=80, ctx={SOURCE: where})
 
 
+#: nvidia-ctk's warning that none of the runtime's low-level runtimes (runc, crun) has an entry
+#: in the config it patches, so it writes its own runtime without their options
+#: (nvidia-container-toolkit pkg/config/engine: containerd's GetDefaultRuntimeOptions falls back
+#: to defaults, "could not infer options from runtimes [runc crun]; using defaults"; CRI-O's
+#: returns none, and its drop-in carries no runtime table but NVIDIA's). Alone it is common on
+#: healthy installs (the runtime's built-in runc defaults serve).
+_OPTIONS_NOT_INFERRED = lazy_compile(r"(?i:\bcould not infer options from runtimes \[)")
+#: systemd's word that the runtime's unit did not (re)start: "Job for crio.service failed
+#: because the control process exited with error code.", "Failed to start containerd.service".
+_UNIT_FAILED = lazy_compile(r"\bJob for (?P<unit>crio|containerd|docker)\.service failed\b"
+                            r"|\bFailed to start (?:crio|containerd|docker)\.service\b")
+#: The same unit started after all (a later restart that worked).
+_UNIT_STARTED = lazy_compile(r"\bStarted (?:crio|containerd|docker)\.service\b"
+                             r"|\bStarted (?:Container Runtime Interface for OCI \(CRI-O\)"
+                             r"|containerd container runtime|Docker Application Container Engine)\b")
+
+
+@check("container-toolkit", may_find=reads("cmd/journal-runtime.txt"))
+def toolkit_config_refused_on_restart(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The runtime's unit failing to restart after nvidia-ctk patched its config without the
+    options of any existing low-level runtime (``_OPTIONS_NOT_INFERRED``), with no later start:
+    the config the toolkit wrote is what the runtime refuses (NVIDIA/holodeck#824: CRI-O's RPM
+    on Amazon Linux 2023 keeps runc and crun under /usr/libexec/crio, toolkit 1.19.1 found
+    neither, wrote /etc/crio/crio.conf.d/99-nvidia.toml without the runtime tables and set
+    nvidia as default, and crio.service no longer started). The warning with a runtime that
+    restarts, or a unit failure before the toolkit wrote anything, says nothing."""
+    split = ctx.text_lines("cmd", "journal-runtime.txt")
+    if split is None:
+        return
+    lines = split[0]
+    warned = next((n for n, line in enumerate(lines) if _OPTIONS_NOT_INFERRED.search(line)), None)
+    if warned is None:
+        return
+    failed = next((n for n in range(warned + 1, len(lines)) if _UNIT_FAILED.search(lines[n])), None)
+    if failed is None or any(_UNIT_STARTED.search(line) for line in lines[failed + 1:]):
+        return
+    where = f"nodes/{ctx.name}/cmd/journal-runtime.txt:{failed + 1}"
+    line = lines[failed].strip()[:MAX_LINE]
+    ev = Evidence(where, f"{line} (after nvidia-ctk: {lines[warned].strip()[:MAX_LINE]})")
+    yield problem(component, "error_config_invalid", ev, specificity=60,
+                  ctx={SOURCE: where, LINE: line, MESSAGE: line})
+
+
 #: The API server's refusal of a pod whose RuntimeClass does not exist: the RuntimeClass
 #: admission plugin's 'pod rejected: RuntimeClass %q not found' (kubernetes
 #: plugin/pkg/admission/runtimeclass/admission.go), as the controller that creates the pod

@@ -78,6 +78,7 @@ from gpunode.checks.uvm_words import (
 )
 from gpunode.checks.versions import HOST_VERSIONS
 from gpunode.checks.vgpu_words import fractional_instance, is_vgpu, unavailable_index
+from gpunode.checks.wsl_kernel import too_old_for_gpu
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, message_of, reports_xid, severity
 from gpunode.facts import LogFile
 from gpunode.gpus import INSTANCE_TYPE_LABELS
@@ -177,7 +178,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
                             or _unsettled(ctx, pod, log))
             if runtime_less is not None:
                 done.add(key)
-                yield runtime_less
+                yield _on_old_wsl_kernel(ctx, runtime_less)
             continue
         done.add(key)
         if (_own_nccl_setting(found.line, log.lines) or _shm_after_cuda(found, log.lines)
@@ -193,7 +194,8 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
         finding = _no_cgroups_recast(ctx, _init_on_old_driver(ctx, _uvm_recast(ctx, finding)))
         # NVML answered: one query's privilege
-        yield from (_confined(ctx, _image_libcuda(ctx, _image_nvml(ctx, kept, log.lines), log.lines))
+        yield from (_on_old_wsl_kernel(ctx, _confined(ctx, _image_libcuda(
+                        ctx, _image_nvml(ctx, kept, log.lines), log.lines)))
                     for kept in unless_query_refused(finding, log.lines)
                     if not cli_named_step(ctx, kept)  # the CLI's own log says why the library is missing
                     and not _served_by_driver(kept, log.lines))
@@ -1289,6 +1291,24 @@ _DRIVER_ANSWERED = lazy_compile(
     r"\bNo CUDA GPUs are available\b|(?:^|\s)No devices were found\s*$"
     r"|\bCUDA_ERROR_NO_DEVICE\b|\bcudaErrorNoDevice\b|no CUDA-capable device is detected|"
     + FRAMEWORK_NO_DEVICE)
+
+
+def _on_old_wsl_kernel(ctx: NodeContext, finding: Finding) -> Finding:
+    """``finding`` moved to the kernel, with its line's class, where its words say the job
+    found no driver and the node runs a WSL2 kernel too old to serve CUDA (checks.wsl_kernel):
+    the Windows host's driver never reached the VM."""
+    node = ctx.node
+    line = finding.context.get(MESSAGE, "")
+    kernel = node.status.node_info.kernel_version if node is not None else ""
+    if not _says_no_driver(line) or not too_old_for_gpu(kernel or ""):
+        return finding
+    known = ctx.kb.get(ctx.kb.class_of(line) or _NOT_FOUND)
+    return msgspec.structs.replace(finding, component="kernel", cause=known.code, status=Status.FAILED,
+                                   specificity=max(known.specificity, finding.specificity))
+
+
+#: The class of a line that says something asked for is not there.
+_NOT_FOUND = "error_not_found"
 
 
 def _says_no_driver(line: str) -> bool:
