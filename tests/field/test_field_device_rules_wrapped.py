@@ -23,7 +23,8 @@ QUERY = ("nvidia-container-cli: mount error: failed to add device rules:\n"
 
 def _plugin(message: str) -> Case:
     evidence: list[dict[str, Any]] = [
-        {"kind": "event", "component": "device-plugin", "type": "Warning", "reason": "Failed", "message": message},
+        {"kind": "event", "component": "device-plugin", "type": "Warning", "reason": "Failed",
+         "message": message},
         {"kind": "pod-state", "component": "device-plugin", "state": "CrashLoopBackOff"},
     ]
     return synthetic_case("x-device-rules", evidence, healthy=False,
