@@ -110,6 +110,13 @@ _LOADER_REFUSAL = lazy_compile(
 #: file name): the tool names the file it failed on, then why ("gzip: <path>: not in gzip
 #: format", "umount: /mnt: target is busy."). A ratio or count after the file is a report.
 _C_TOOL_ERROR = lazy_compile(r"^[a-z][\w.+-]{0,30}: /[^\s:]{1,400}: (?![\d.]+%|OK\b)[A-Za-z]")
+#: A program refusing the command it was called for, in its own name first ("<program>:
+#: unknown command <name>"): a multi-call wrapper that dispatches on the name it is run under
+#: and does not know that name (Talos's nvidia-container-toolkit extension wrapper asked to run
+#: as nvidia-cdi-hook: "nvidia-container-runtime-wrapper: unknown command nvidia-cdi-hook",
+#: TheBranchDriftCatalyst/talos-homelab docs/06-troubleshooting/nvidia-ebpf-workaround.md),
+#: or a CLI a subcommand it lacks. No error word, but nothing was run.
+_COMMAND_REFUSED = lazy_compile(r"^[a-z][\w.+-]{0,40}: unknown command \S")
 #: A process that died by a signal or a runtime panic says so in these words.
 _CRASH = lazy_compile(
     r"\bSIG(?:SEGV|ABRT|FPE|BUS|ILL)\b|[Ss]egmentation (?:fault|violation)|"
@@ -373,7 +380,7 @@ def severity(line: str) -> int:
         return 2
     # a structured line with no level whose error field holds a value reports that error
     worded = (_ERROR_WORDS.search(line) or _ERROR_FIELD.search(line) or _C_TOOL_ERROR.match(line)
-              or _LOADER_REFUSAL.search(line))
+              or _LOADER_REFUSAL.search(line) or _COMMAND_REFUSED.match(line))
     return 1 if worded is not None else 0
 
 

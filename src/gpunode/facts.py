@@ -507,7 +507,7 @@ def _sort_unowned(pod: Pod, workloads: list[Pod], claiming: list[Pod], fabric: l
     """A pod outside the stack goes to the GPU workloads, to those with ResourceClaims (GPU
     workloads where the DRA driver runs) or to those that ask for RDMA devices only."""
     containers = pod.spec.containers
-    if _requests_gpu(containers) or _asks_nvidia_runtime(pod):
+    if _requests_gpu(containers) or _asks_nvidia_runtime(pod) or _asks_gpus_by_env(containers):
         workloads.append(pod)
     elif pod.spec.resource_claims:
         claiming.append(pod)
@@ -518,6 +518,21 @@ def _sort_unowned(pod: Pod, workloads: list[Pod], claiming: list[Pod], fabric: l
 #: The RuntimeClasses that select NVIDIA's runtime handler as the GPU Operator, the toolkit's
 #: docs and k3s/RKE2 name them (nvidia, nvidia-cdi, nvidia-legacy, nvidia-experimental).
 _NVIDIA_RUNTIME_CLASS = lazy_compile(r"^nvidia(?:-[\w-]+)?$")
+
+
+#: NVIDIA_VISIBLE_DEVICES values that ask NVIDIA's runtime for no GPU (gpunode.podenv.NO_GPU).
+_NO_GPU_VALUES = frozenset({"none", "void", ""})
+
+
+def _asks_gpus_by_env(containers: Sequence[Container]) -> bool:
+    """A container whose pod spec sets NVIDIA_VISIBLE_DEVICES literally to GPUs (``all``, ids):
+    where NVIDIA's runtime is the node's default it hands the container those GPUs by the
+    variable alone, no GPU resource asked (the toolkit's "Specialized Configurations", environment
+    variables; a Talos node whose default runtime is nvidia-container-runtime.cdi running a
+    transcoder with NVIDIA_VISIBLE_DEVICES=all and no nvidia.com/gpu limit)."""
+    return any(var.name == "NVIDIA_VISIBLE_DEVICES" and var.value is not None
+               and var.value.strip().lower() not in _NO_GPU_VALUES
+               for container in containers for var in container.env)
 
 
 def _asks_nvidia_runtime(pod: Pod) -> bool:

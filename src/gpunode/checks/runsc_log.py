@@ -36,6 +36,13 @@ RUNSC_LOG_DIR = "var/log/runsc/"
 #: named for runsc or gVisor.
 _RUNSC_NAMED = lazy_compile(r"(?:^|/)(?:runsc|gvisor)[^/]*(?:/[^/]+)?$", re.I)
 #: The gate of the reader of those logs: a node with none of them (nearly every one) is passed over.
+
+
+def runsc_named(path: str) -> bool:
+    """Whether a collected file is one of runsc's logs by its name or its folder's."""
+    return _RUNSC_NAMED.search(path) is not None
+
+
 _RUNSC_LOGS = FilesMatching(f"^{re.escape(RUNSC_LOG_DIR)}|{_RUNSC_NAMED.pattern}", re.I)
 #: nvproxy refusing the host driver's version at the sandbox's boot (runsc's nvproxy.go).
 _DRIVER_REFUSED = lazy_compile(r"\bregistering nvproxy driver: unsupported nvidia driver version\b", re.I)
