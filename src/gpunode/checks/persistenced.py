@@ -22,10 +22,10 @@ reported with the ``ERROR: `` prefix of its stderr messages and the daemon exits
 nv_error_msg and exits with EXIT_FAILURE; Frogging-Family/nvidia-all#406, a package that
 never created the ``nvidia-persistenced`` system user). Where systemd's lines about the unit
 were not kept, such a line of the daemon's own, with no later start of the daemon (its
-"Started (pid)" or systemd's), is its failed start, read in the line's class. A user it could not look up is a name not
-found whatever error text follows: getpwnam(3) returns NULL for a name with no entry and
-leaves errno 0, ENOENT, ESRCH, EBADF or EPERM as the C library chooses, so "No such file or
-directory" or "Success" after it says nothing of a file.
+"Started (pid)" or systemd's), is its failed start, read in the line's class. A user it
+could not look up is a name not found whatever error text follows: getpwnam(3) returns NULL
+for a name with no entry and leaves errno 0, ENOENT, ESRCH, EBADF or EPERM as the C library
+chooses, so "No such file or directory" or "Success" after it says nothing of a file.
 """
 
 from __future__ import annotations
