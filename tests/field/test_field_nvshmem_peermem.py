@@ -48,3 +48,22 @@ def test_a_healthy_nvshmem_job_on_a_node_without_peermem_stays_healthy() -> None
     # look-alike: no peer-memory client (DMA-BUF or intra-node only) and no failure
     log = "NVSHMEM configuration:\n  NVSHMEM_REMOTE_TRANSPORT ibrc\nrunning 8 PEs, done\n"
     assert top_pair(_case(log, NO_PEERMEM)) is None
+
+
+#: NVSHMEM 2.2.1's FAQ: the ibrc transport's own registration failure, quoted with no line number.
+OLD_IBRC = "src/comm/transports/ibrc/ibrc.cpp:: NULL value mem registration failed.\n"
+
+
+def test_an_older_transport_s_own_registration_failure_without_a_peer_memory_client_is_peermem() -> None:
+    assert top_pair(_case(OLD_IBRC, NO_PEERMEM)) == ("driver", "peermem_not_loaded")
+
+
+def test_the_older_transport_s_failure_with_nvidia_peermem_loaded_is_not_peermem() -> None:
+    found = top_pair(_case(OLD_IBRC, WITH_PEERMEM))
+    assert found is None or found[1] != "peermem_not_loaded"
+
+
+def test_another_module_s_null_registration_is_not_read_as_the_ib_transport_s() -> None:
+    # look-alike: a registration failure printed from a non-IB source file on the same node
+    found = top_pair(_case("src/host/mem/mem_heap.cpp:: NULL value mem registration failed.\n", NO_PEERMEM))
+    assert found is None or found[1] != "peermem_not_loaded"

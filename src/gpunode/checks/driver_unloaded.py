@@ -105,7 +105,8 @@ def installer_stopped(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if found is None or found.cause in {cls.code for cls, _ in ctx.kb.classes}:
         found = _dkms_make_log(ctx, component) or found
     found = (found or _installer_container(ctx, component) or _syslog(ctx, component)
-             or _operand_nvml_down(ctx, component) or _driver_unit_failed(ctx, component))
+             or _operand_nvml_down(ctx, component) or _driver_unit_failed(ctx, component)
+             or _waits_for_driver(ctx, component))
     if found is not None:
         yield found
 
@@ -241,6 +242,39 @@ def _driver_unit_failed(ctx: NodeContext, component: str) -> Finding | None:
             said = f"no NVIDIA module loaded, and its persistence daemon failed: {line.strip()[:300]}"
             return problem(component, _NOT_LOADED, Evidence(where, said),
                            specificity=cause.specificity if cause is not None else 0)
+    return None
+
+
+#: A service held back until a path that only the loaded driver makes exists: the ``nvidia``
+#: PCI driver's sysfs directory (made when the module registers its PCI driver), the module's
+#: own sysfs or proc directory, or its device files, in the wait condition's words (Talos's
+#: service table and console: 'Waiting for file "/sys/bus/pci/drivers/nvidia" to exist').
+_WAITS_FOR_DRIVER = lazy_compile(
+    r"\b[Ww]aiting for (?:file |path |device )?[\"']?(?:/sys/bus/pci/drivers/nvidia|/sys/module/nvidia|"
+    r"/proc/driver/nvidia|/dev/nvidia(?:ctl|\d+))(?:[\"'\s]|$).{0,40}?\bto (?:exist|appear)\b")
+_DMESG = "dmesg.txt"
+
+
+def _waits_for_driver(ctx: NodeContext, component: str) -> Finding | None:
+    """A service on a node whose driver never loaded that waits for a path the loaded driver
+    makes (``_WAITS_FOR_DRIVER``), in the kernel log or console the node keeps or its syslog:
+    it waits for the driver, which is not loaded (dmwoods38/homelab-gitops's Talos GPU guide,
+    "Node Stuck in booting Stage": with no NVIDIA module listed in the machine config the
+    ext-nvidia-persistenced extension service waits for ``/sys/bus/pci/drivers/nvidia`` for ever
+    and the node never leaves the booting stage). The same wait on a node whose driver is
+    loaded is a moment of its boot, not read here."""
+    sources = [("cmd", _DMESG), *(("files", name.lstrip("/")) for name in SYSLOG_FILES)]
+    for kind, name in sources:
+        split = ctx.text_lines(kind, name)
+        if split is None or "nvidia" not in split[1]:
+            continue
+        for index, line in enumerate(split[0]):
+            if "aiting for" in line and _WAITS_FOR_DRIVER.search(line):
+                cause = ctx.kb.get(_NOT_LOADED)
+                said = f"no NVIDIA module loaded, and a service waits for it: {line.strip()[:300]}"
+                return problem(component, _NOT_LOADED,
+                               Evidence(f"{ctx.obs.path_of(kind, name)}:{index + 1}", said),
+                               specificity=cause.specificity if cause is not None else 0)
     return None
 
 

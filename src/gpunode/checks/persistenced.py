@@ -14,6 +14,18 @@ returning NVPD_ERR_DRIVER) is the device files' state: the unit started before t
 made them, and systemd's start limit then keeps it failed after they appear
 (kwx4957/study, a Rocky Linux 9 T4 VM). A unit that started again since, or a log without its
 lines, says nothing here.
+
+The daemon's command-line setup also ends it before it forks: an option it cannot honour is
+reported with the ``ERROR: `` prefix of its stderr messages and the daemon exits at once
+(NVIDIA/nvidia-persistenced nvidia-persistenced.c, option parsing: ``--user`` naming a user
+``getpwnam`` cannot find prints "Failed to find user ID of user '%s': %s" through
+nv_error_msg and exits with EXIT_FAILURE; Frogging-Family/nvidia-all#406, a package that
+never created the ``nvidia-persistenced`` system user). Where systemd's lines about the unit
+were not kept, such a line of the daemon's own, with no later start of the daemon (its
+"Started (pid)" or systemd's), is its failed start, read in the line's class. A user it
+could not look up is a name not found whatever error text follows: getpwnam(3) returns NULL
+for a name with no entry and leaves errno 0, ENOENT, ESRCH, EBADF or EPERM as the C library
+chooses, so "No such file or directory" or "Success" after it says nothing of a file.
 """
 
 from __future__ import annotations
@@ -45,6 +57,15 @@ _SETTLED = lazy_compile(r"systemd\[1\]: (?:Started|Stopping) NVIDIA Persistence 
 #: The daemon could not list the GPUs through their device files.
 _NO_DEVICE_FILES = lazy_compile(r"\bFailed to query NVIDIA devices\b")
 _FILE_STATE = "error_file_state"
+#: The daemon's own fatal setup error: its stderr messages' prefix (nv_error_msg), printed
+#: before it exits from option parsing.
+_SETUP_ERROR = lazy_compile(r"\bnvidia-persistenced(?:\[\d+\])?: ERROR: \S")
+#: The user the daemon was told to run as has no entry (getpwnam returned NULL).
+_NO_USER = lazy_compile(r"\bFailed to find user ID of user\b")
+_NOT_FOUND = "error_not_found"
+#: A start of the daemon: its own "Started (pid)" line, or systemd's.
+_STARTED = lazy_compile(r"\bnvidia-persistenced(?:\[\d+\])?: Started \(\d+\)|"
+                        r"systemd\[1\]: Started NVIDIA Persistence Daemon\b")
 #: The daemon's closing pointer at its other lines ("nvidia-persistenced failed to initialize.
 #: Check syslog for more details."): the reason is the line it points at, not this one.
 _POINTER = lazy_compile(r"\bfailed to initialize\. Check syslog for more details\b")
@@ -55,9 +76,14 @@ def persistenced_failed(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The persistence daemon's last start failed: its own decisive line says why."""
     for name in SYSLOG_FILES:
         split = ctx.text_lines("files", name.lstrip("/"))
-        if split is None or not any(word in split[1] for word in UNIT_WORDS):
-            continue  # no line of the unit's: its patterns need not be tried line by line
-        said = _failed_start(ctx, component, split[0], ctx.obs.path_of("files", name.lstrip("/")))
+        if split is None or "nvidia-persistenced" not in split[1]:
+            continue  # no line of the daemon's: its patterns need not be tried line by line
+        path = ctx.obs.path_of("files", name.lstrip("/"))
+        said = None
+        if any(word in split[1] for word in UNIT_WORDS):
+            said = _failed_start(ctx, component, split[0], path)
+        if said is None and "ERROR: " in split[1]:
+            said = _setup_failed(ctx, component, split[0], path)
         if said is not None:
             yield said
             return
@@ -76,6 +102,20 @@ def last_failed_start(lines: Sequence[str]) -> int | None:
     return last
 
 
+def _setup_failed(ctx: NodeContext, component: str, lines: Sequence[str], path: str) -> Finding | None:
+    """The daemon's last fatal setup error (module doc) with no start of it after."""
+    last = next((i for i in range(len(lines) - 1, -1, -1) if _SETUP_ERROR.search(lines[i])), None)
+    if last is None or any(_STARTED.search(line) for line in lines[last + 1:]):
+        return None
+    found = decisive_line([line if i == last else "" for i, line in enumerate(lines)], ctx.kb.class_of)
+    if found is None:
+        return None
+    line_class = _NOT_FOUND if _NO_USER.search(found.line) else None
+    return line_finding(ctx.kb, component, Status.DEGRADED, found, f"{path}:{found.line_no}",
+                        verb="fails in nvidia-persistenced's syslog lines", line_class=line_class,
+                        standalone="true")
+
+
 def _failed_start(ctx: NodeContext, component: str, lines: Sequence[str], path: str) -> Finding | None:
     last = last_failed_start(lines)
     if last is None:
@@ -86,7 +126,8 @@ def _failed_start(ctx: NodeContext, component: str, lines: Sequence[str], path: 
     if found is None:
         return None
     ended = Evidence(f"{path}:{last + 1}", lines[last].strip())
-    line_class = _FILE_STATE if _NO_DEVICE_FILES.search(found.line) else None
+    line_class = (_FILE_STATE if _NO_DEVICE_FILES.search(found.line)
+                  else _NOT_FOUND if _NO_USER.search(found.line) else None)
     return line_finding(ctx.kb, component, Status.DEGRADED, found, f"{path}:{found.line_no}",
                         verb="fails in nvidia-persistenced's syslog lines", evidence=(ended,),
                         line_class=line_class, standalone="true")

@@ -301,10 +301,13 @@ def _gpu_memory_refused(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | 
 #: buffer of its symmetric heap with the HCA: "Unable to register memory handle." after
 #: nvshmemt_ib_common_reg_mem_handle failed, and that function's own "mem registration failed"
 #: where ibv_reg_mr returned no region (src/modules/transport/ibrc/ibrc.cpp,
-#: common/transport_ib_common.cpp; the heap is GPU memory).
+#: common/transport_ib_common.cpp; the heap is GPU memory). Releases before the shared
+#: ib_common file print it from the transport's own file, and their FAQ quotes it with no line
+#: number ("src/comm/transports/ibrc/ibrc.cpp:: NULL value mem registration failed.", NVSHMEM
+#: 2.2.1 Troubleshooting and FAQs: GPUDirect RDMA is off, usually no nv_peer_mem loaded).
 _NVSHMEM_MR_REFUSED = lazy_compile(
     r"\bUnable to register memory handle\b"
-    r"|\btransport_ib_common\.\w+:\d+: NULL value mem registration failed\b")
+    r"|\b(?:transport_ib_common|ibrc|ibdevx|ibgda)\.\w+:\d*: NULL value mem registration failed\b")
 #: The GPU's peer-memory client by either name (nv_peer_mem before R470, nvidia_peermem since).
 _PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
 
@@ -320,7 +323,7 @@ def _nvshmem_registration_refused(ctx: NodeContext, pod: Pod, log: LogFile) -> F
     modules = ctx.modules
     if not modules or "nvidia" not in modules or any(name in modules for name in _PEER_MODULES):
         return None
-    index = next((i for i, line in enumerate(log.lines) if "register" in line
+    index = next((i for i, line in enumerate(log.lines) if "regist" in line
                   and _NVSHMEM_MR_REFUSED.search(line)), None)
     if index is None:
         return None
