@@ -16,13 +16,15 @@ from scoreboard import top_pair
 LABELS = {"kind": "node-labels", "labels": {"nvidia.com/gpu.workload.config": "vm-passthrough"}}
 RUNNING = {"kind": "pod-state", "component": "vfio-manager", "state": "Running"}
 HOOK = ('Mar 03 10:12:40 gpu-wk-01 kubelet[1201]: E0303 10:12:40.118201 1201 handlers.go:78] '
-        '"Exec lifecycle hook for Container in Pod failed" err="rpc error: exec: \\"vfio-manage unbind --all\\": '
-        'executable file not found in $PATH" containerName="nvidia-vfio-manager"\n')
+        '"Exec lifecycle hook for Container in Pod failed" '
+        'err="rpc error: exec: \\"vfio-manage unbind --all\\": executable file not found in $PATH" '
+        'containerName="nvidia-vfio-manager"\n')
 ROUTINE = ('Mar 03 10:12:40 gpu-wk-01 kubelet[1201]: I0303 10:12:40.118201 1201 kubelet.go:2430] '
            '"SyncLoop (PLEG): event for pod" pod="gpu-operator/nvidia-vfio-manager-7xk2p"\n')
 OTHER = ('Mar 03 10:12:40 gpu-wk-01 kubelet[1201]: E0303 10:12:40.118201 1201 handlers.go:78] '
-         '"Exec lifecycle hook for Container in Pod failed" err="rpc error: exec: \\"drain-manage --all\\": '
-         'executable file not found in $PATH" containerName="app"\n')
+         '"Exec lifecycle hook for Container in Pod failed" '
+         'err="rpc error: exec: \\"drain-manage --all\\": executable file not found in $PATH" '
+         'containerName="app"\n')
 
 
 def _pair(case_id: str, journal: str) -> tuple[str, str] | None:
