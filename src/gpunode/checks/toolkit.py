@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import lru_cache
+from pathlib import PurePosixPath
 from typing import cast
 
 import msgspec
@@ -272,6 +273,44 @@ def dropin_read_by_containerd(ctx: NodeContext, component: str) -> Iterator[Find
         ev = Evidence(f"nodes/{ctx.name}/files{unread.path}", unread.detail(config, ctx.platform.title))
         yield problem(component, "containerd_config_wrong_path", ev, specificity=80)
         return
+
+
+#: nvidia-ctk's own report of the file it wrote ("Wrote updated config to <path>",
+#: nvidia-ctk runtime configure; NVIDIA/nvidia-container-toolkit#1404 quotes it).
+_WROTE_CONFIG = lazy_compile(r"\bWrote updated config to (?P<path>/\S+?\.toml)\b")
+
+
+@check("container-toolkit", may_find=reads("cmd/journal-runtime.txt"))
+def toolkit_dropin_not_imported(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """nvidia-ctk on the host says where it wrote its containerd drop-in ("Wrote updated config
+    to /etc/containerd/config.d/99-nvidia.toml"); a drop-in folder that the config containerd
+    reads neither is nor imports is never loaded, so the runtime settings just written do not
+    exist for containerd. Toolkit 1.18.0 defaulted to ``/etc/containerd/config.d/`` while
+    containerd's drop-ins (and the GPU Operator's RUNTIME_DROP_IN_CONFIG) live in ``conf.d/``
+    (NVIDIA/nvidia-container-toolkit#1404, fixed by #1407). Judged on the toolkit's last such
+    line, only where the node's containerd config is known: a path it reads or an import glob
+    covers, a root config, or a node whose config was not collected, says nothing."""
+    config = ctx.containerd
+    if config is None or ctx.runtime_kind != "containerd":
+        return
+    split = ctx.text_lines("cmd", "journal-runtime.txt")
+    if split is None:
+        return
+    found = None
+    for number, line in enumerate(split[0], 1):
+        if (m := _WROTE_CONFIG.search(line)) is not None:
+            found = (number, m["path"])
+    if found is None:
+        return
+    number, path = found
+    if not _DROPIN_DIR.search(path) or path in config.sources:
+        return
+    if any(PurePosixPath(path).match(glob) or path == glob for glob in config.imports):
+        return
+    where = f"nodes/{ctx.name}/cmd/journal-runtime.txt:{number}"
+    imported = ", ".join(config.imports) or "nothing"
+    ev = Evidence(where, f"nvidia-ctk wrote its drop-in to {path}; containerd's config imports {imported}")
+    yield problem(component, "containerd_config_wrong_path", ev, specificity=80, ctx={SOURCE: where})
 
 
 #: containerd's CRI plugin by the ids ``disabled_plugins`` may name (the short id, config v2's

@@ -445,8 +445,15 @@ def _fabric_finding(kb: KnowledgeBase, pod: Pod, log: LogFile, found: Decisive |
 #: container's share) are the library at work, not a failure of the plugin. The library
 #: also speaks in its own name, and its error level names it as a loader line does:
 #: "[HAMI-core ERROR (pid:362 thread=... context.c:114)]: cuCtxSetCurrent failed res=4"
-#: (Project-HAMi/HAMi-core#63); its Msg, Warn, Info and Debug lines are its work, not a fault.
-_INTERPOSER = lazy_compile(r"/usr/local/vgpu/|\blibvgpu\.so\b|\bshrreg\b|\[HAMi-core ERROR\b", re.I)
+#: (Project-HAMi/HAMi-core#63); its Msg, Warn, Info and Debug lines are its work, not a fault,
+#: except one that refuses a limit the plugin handed it: the per-device limits are the env
+#: CUDA_DEVICE_MEMORY_LIMIT(_<i>) and CUDA_DEVICE_SM_LIMIT the plugin sets for each container
+#: (HAMi-core's README), and "[HAMI-core Warn]: invalid device memory limit
+#: CUDA_DEVICE_MEMORY_LIMIT_0=0m" (Project-HAMi/HAMi-core#190: a plugin's 0m for "no limit",
+#: after which the driver API saw 0 MiB) is the plugin's value refused, at whatever level.
+_INTERPOSER = lazy_compile(r"/usr/local/vgpu/|\blibvgpu\.so\b|\bshrreg\b|\[HAMi-core ERROR\b"
+                           r"|\[(?:HAMi-core|4pdvGPU) [^\]\n]{0,80}\]: invalid\b[^\n]{0,60}?"
+                           r"\bCUDA_DEVICE_(?:MEMORY|SM)_LIMIT\w*=", re.I)
 _INTERPOSER_PLUGINS = ("hami-device-plugin", "volcano-device-plugin")
 #: The library relaying CUDA_ERROR_OUT_OF_MEMORY (2) for an allocation over the container's
 #: memory share ("[HAMI-core ERROR (pid:7 ... allocator.c:115)]: cuMemoryAllocate failed res=2",
