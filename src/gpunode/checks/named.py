@@ -482,7 +482,8 @@ _VMM_BUS = lazy_compile(r"\bBus '[\w.:-]{1,64}' (?:not found|does not support ho
 #: devices", kata-containers/kata-containers#13430, fixed by PR 13524). Each is the VM runtime's
 #: configuration or code, not the device or the plugin that handed it over.
 _SANDBOX_OWN = lazy_compile(
-    r"\bmemory listener initialization failed: |\bvfio_(?:container_)?dma_map\b.{0,200}?-22 \(Invalid argument\)"
+    r"\bmemory listener initialization failed: "
+    r"|\bvfio_(?:container_)?dma_map\b.{0,200}?-22 \(Invalid argument\)"
     r"|\bPCI address \S{1,80} should have the format\b"
     r"|\bIOMMU group \d+ has no passthrough-capable devices\b")
 
