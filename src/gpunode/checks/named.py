@@ -471,10 +471,36 @@ def nvidia_tool_absent(line: str) -> bool:
 _VMM_BUS = lazy_compile(r"\bBus '[\w.:-]{1,64}' (?:not found|does not support hotplugging)\b")
 
 
+#: A sandbox VM runtime's own refusal to set up a passed-through device, in its own words, as
+#: the runtime's journal or the kubelet's relays it: QEMU's VFIO listener failing to DMA-map a
+#: guest memory region ("memory listener initialization failed: Region mem0:
+#: vfio_container_dma_map ...", a file-backed NVDIMM guest image; Kata's NVIDIA GPU configs,
+#: fixed by disable_image_nvdimm in kata-containers commit 2ebbf7b), the Kata agent refusing a
+#: device plugin's PCIDEVICE_ value that is no PCI address ("PCI address mlx5_core.sf.10 should
+#: have the format DDDD:BB:SS.F", fixed in the agent by commit 966e9b7), and runtime-rs finding
+#: nothing to pass through in a device's IOMMU group ("IOMMU group 62 has no passthrough-capable
+#: devices", kata-containers/kata-containers#13430, fixed by PR 13524). Each is the VM runtime's
+#: configuration or code, not the device or the plugin that handed it over.
+_SANDBOX_OWN = lazy_compile(
+    r"\bmemory listener initialization failed: "
+    r"|\bvfio_(?:container_)?dma_map\b.{0,200}?-22 \(Invalid argument\)"
+    r"|\bPCI address \S{1,80} should have the format\b"
+    r"|\bIOMMU group \d+ has no passthrough-capable devices\b")
+
+
+def sandbox_own_refusal(line: str) -> bool:
+    """``line`` is a sandbox VM runtime's own refusal of a passed-through device
+    (``_SANDBOX_OWN``): a refusal even where it carries no error word (the Kata agent's
+    'PCI address ... should have the format ...')."""
+    return _SANDBOX_OWN.search(line) is not None
+
+
 def runtime_own_error(line: str) -> bool:
     """``line`` is runc's or crun's own failure to run a container, by its own name, or a
-    sandbox VM's bus the runtime set up refusing the device (``_VMM_BUS``): read only where no
+    sandbox VM's bus the runtime set up refusing the device (``_VMM_BUS``) or the VM runtime's
+    own refusal of a passed-through device (``_SANDBOX_OWN``): read only where no
     word of the line names a layer above (a hook, NVIDIA's CLI, a CDI device, a VFIO device the
     plugin handed over), it is the runtime's (awslabs/amazon-eks-ami#2498: runc 1.3.2 writing a
     CFS quota the AL2 kernel refuses)."""
-    return _RUNTIME_OWN.search(line) is not None or _VMM_BUS.search(line) is not None
+    return (_RUNTIME_OWN.search(line) is not None or _VMM_BUS.search(line) is not None
+            or _SANDBOX_OWN.search(line) is not None)

@@ -43,7 +43,7 @@ from gpunode.checks.base import STATE, check, not_deployed, problem, reads, unkn
 from gpunode.checks.board import nvswitch_board
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import HOST_JOURNALS, as_catalogued, line_finding
-from gpunode.checks.named import default_errno_dropped, hook_layer, runtime_own_error
+from gpunode.checks.named import default_errno_dropped, hook_layer, runtime_own_error, sandbox_own_refusal
 from gpunode.decisive import MAX_LINE, Decisive, decisive_line, severity, without_prefix
 from gpunode.model import Evidence, Finding, Status
 from gpunode.relazy import lazy_compile
@@ -351,6 +351,8 @@ def runtime_own_failures(ctx: NodeContext, component: str) -> Iterator[Finding]:
             if not runtime_own_error(line) or any(_names_other(ctx, other) for other in near):
                 continue
             found = decisive_line([line], ctx.kb.class_of)
+            if found is None and sandbox_own_refusal(line):
+                found = Decisive(1, line.strip()[:MAX_LINE], 2)
             if found is None:
                 continue
             found = dataclasses.replace(found, line_no=index + 1)
