@@ -229,6 +229,15 @@ _ADMISSION_REFUSED = lazy_compile(
 #: read as the program not found.
 _SHELL_RAN_NO_PROGRAM = lazy_compile(
     r"(?P<head>:\s*line \d+: /(?:[\w.+-]+/)*(?:s?bin|libexec)/[\w.+-]+): No such file or directory\s*$")
+#: Go's os/exec looking up a program named by a path (exec.LookPath, src/os/exec/lp_unix.go:
+#: a name holding a slash is stat'ed directly and the stat error wrapped as
+#: 'exec: "<name>": <error>'), as runc relays it for a container's entrypoint ('starting container
+#: process caused "exec: \"/bin/bash\": stat /bin/bash: no such file or directory"'): the program
+#: the container was told to run is not in its image, which the same lookup by a bare name says
+#: as "executable file not found in $PATH". Read as the program not found.
+_EXEC_NO_PROGRAM = lazy_compile(
+    r'(?P<head>\bexec: \\?"(?P<name>[^"\\\s]{1,240})\\?": )(?:l?stat (?P=name): )?'
+    r'no such file or directory\b')
 #: A cache entry not yet computed (None is a computed answer).
 _UNSEEN = object()
 
@@ -358,6 +367,7 @@ class KnowledgeBase:
             line = _STRCONV.sub("not a number", line)  # a value read elsewhere, not configured
         line = _NOT_THE_REASON.sub("", line) or line
         line = _SHELL_RAN_NO_PROGRAM.sub(r"\g<head>: not found", line)
+        line = _EXEC_NO_PROGRAM.sub(r"\g<head>executable file not found", line)
         if _LOADER_FAILED.search(line) or _VALIDATING_CONFIG.search(line) \
                 or _ADMISSION_REFUSED.search(line):  # the whole line decides
             return self._first_class(line)
