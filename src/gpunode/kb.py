@@ -229,6 +229,33 @@ _ADMISSION_REFUSED = lazy_compile(
 #: read as the program not found.
 _SHELL_RAN_NO_PROGRAM = lazy_compile(
     r"(?P<head>:\s*line \d+: /(?:[\w.+-]+/)*(?:s?bin|libexec)/[\w.+-]+): No such file or directory\s*$")
+#: Go's os/exec looking up a program named by a path (exec.LookPath, src/os/exec/lp_unix.go:
+#: a name holding a slash is stat'ed directly and the stat error wrapped as
+#: 'exec: "<name>": <error>'), as runc relays it for a container's entrypoint ('starting container
+#: process caused "exec: \"/bin/bash\": stat /bin/bash: no such file or directory"'): the program
+#: the container was told to run is not in its image, which the same lookup by a bare name says
+#: as "executable file not found in $PATH". Read as the program not found.
+_EXEC_NO_PROGRAM = lazy_compile(
+    r'(?P<head>\bexec: \\?"(?P<name>[^"\\\s]{1,240})\\?": )(?:l?stat (?P=name): )?'
+    r'no such file or directory\b')
+#: A DCGM call that failed with its numeric status ("dcgmGetValuesSince_v2 failed with error code
+#: -16", dcgm-exporter's clock-events collector on a MIG GPU, NVIDIA/dcgm-exporter#317). The
+#: number is a dcgmReturn_t (dcgm_structs.h, as go-dcgm's const block repeats it) and says which
+#: side failed: the codes of ``_DCGM_CODE_CLASS`` are read by that table; any other keeps the
+#: line's words' reading. No data yet, stale data and a field not watched (-14, -15, -16) are the
+#: state of the caller's own request (a field group it did not watch for that entity), not of the
+#: GPU, so no class of a failing part fits them.
+_DCGM_CODE = lazy_compile(r"\bdcgm\w*\b[^\n]{0,120}?\b(?:error|return|status) code:? (?P<code>-\d{1,3})\b")
+_DCGM_CODE_CLASS = {
+    -12: "error_version_mismatch",  # DCGM_ST_VER_MISMATCH
+    -14: "error_unclassified",  # DCGM_ST_NO_DATA
+    -15: "error_unclassified",  # DCGM_ST_STALE_DATA
+    -16: "error_unclassified",  # DCGM_ST_NOT_WATCHED
+    -17: "error_permission_denied",  # DCGM_ST_NO_PERMISSION
+    -18: "error_device",  # DCGM_ST_GPU_IS_LOST
+    -19: "error_device",  # DCGM_ST_RESET_REQUIRED
+    -25: "error_not_found",  # DCGM_ST_LIBRARY_NOT_FOUND
+}
 #: A cache entry not yet computed (None is a computed answer).
 _UNSEEN = object()
 
@@ -358,6 +385,10 @@ class KnowledgeBase:
             line = _STRCONV.sub("not a number", line)  # a value read elsewhere, not configured
         line = _NOT_THE_REASON.sub("", line) or line
         line = _SHELL_RAN_NO_PROGRAM.sub(r"\g<head>: not found", line)
+        line = _EXEC_NO_PROGRAM.sub(r"\g<head>executable file not found", line)
+        dcgm = _DCGM_CODE.search(line)
+        if dcgm is not None and int(dcgm["code"]) in _DCGM_CODE_CLASS:  # DCGM's own status decides
+            return self.get(_DCGM_CODE_CLASS[int(dcgm["code"])])
         if _LOADER_FAILED.search(line) or _VALIDATING_CONFIG.search(line) \
                 or _ADMISSION_REFUSED.search(line):  # the whole line decides
             return self._first_class(line)

@@ -210,3 +210,23 @@ def test_the_firmware_loader_not_finding_the_driver_s_gsp_image_is_gsp_firmware_
 ])
 def test_a_firmware_file_that_is_not_the_driver_s_gsp_image_leaves_a_serving_node_healthy(line: str) -> None:
     assert top_pair(_case(_dmesg(_SERVING[0] + line), _smi(_SERVING[1]))) is None
+
+
+#: Scotchman0/NVIDIA_Drivers README: an Ubuntu-built driver on a passed-through GTX 1650 under
+#: ESXi oopses inside the adapter's init; NVIDIA's own .run build of the driver cures it.
+OOPS_IN_INIT = ("[   13.732645] NVRM: GPU 0000:0b:00.0: RmInitAdapter failed! (0x26:0x56:1474)\n"
+                "[   13.732697] BUG: unable to handle page fault for address: 0000000000004628\n"
+                "[   13.732784] NVRM: GPU 0000:0b:00.0: rm_init_adapter failed, device minor number 0\n")
+
+
+def test_an_oops_inside_the_adapter_failure_is_the_driver_s() -> None:
+    assert top_pair(_case(_dmesg(OOPS_IN_INIT))) == ("driver", "error_device")
+
+
+def test_an_oops_far_from_the_adapter_failure_leaves_it_the_gpu_s() -> None:
+    far = ("[    2.100000] BUG: unable to handle page fault for address: 0000000000004628\n"
+           + "".join(f"[    3.{n:06d}] usb 1-{n}: new high-speed USB device number {n} using xhci_hcd\n"
+                     for n in range(6))
+           + "[   13.732645] NVRM: GPU 0000:0b:00.0: RmInitAdapter failed! (0x26:0x56:1474)\n"
+             "[   13.732784] NVRM: GPU 0000:0b:00.0: rm_init_adapter failed, device minor number 0\n")
+    assert top_pair(_case(_dmesg(far)))[0] == "gpu-hardware"  # type: ignore[index]

@@ -613,9 +613,15 @@ def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
 #: textfile collector is none of those: it reads the directory the exporter's own flag names
 #: (--collector.textfile.directory), where GPU jobs and scripts drop their .prom files, so its
 #: failure is the exporter's own configuration or input, like the RDMA and GPU collectors.
+#: And a GPU's fan that NVML will not read: it reads a fan speed only "for all discrete products
+#: with dedicated fans" (nvmlDeviceGetFanSpeed, NVML API reference), so a passively cooled board
+#: (a Tesla T4, cooled by the server's fans) answers Not Supported on every scrape while every
+#: other metric is served ("FanSpeed() error: nvml: Not Supported",
+#: mindprince/nvidia_gpu_prometheus_exporter#16, #21): a part the board does not have.
 _OTHER_COLLECTOR = r"(?!infiniband\b|textfile\b|nvidia|gpu|rdma)"
 _NOT_THE_STACKS = lazy_compile(
     r"sys/class/net/(?![^/\s]+/device/sriov_)|\bopen \S*sys/class/[\w-]+\\?\"?: no such file or directory|"
+    r"(?i:\bfan ?speed\b[^\n]{0,80}?\bnot ?supported\b)|"
     rf"collector failed\\?\"? .{{0,20}}\bname={_OTHER_COLLECTOR}\w|"
     rf"\b{_OTHER_COLLECTOR}\w+ collector failed after|"
     rf"\bcollector={_OTHER_COLLECTOR}\w")

@@ -29,6 +29,8 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.crashes import CRASH_WORDS as _CRASH_WORDS
 from gpunode.checks.crashes import crashed_program
 from gpunode.checks.decisive import line_finding
+from gpunode.checks.driver_oops import _HEADER as _OOPS_HEADER
+from gpunode.checks.driver_oops import _HEADER_WORDS as _OOPS_WORDS
 from gpunode.checks.module_flavour import flavour_misfit
 from gpunode.checks.workload_logs import gdr_capable, interposer_owner
 from gpunode.decisive import Decisive, severity
@@ -191,6 +193,17 @@ _ADAPTER_INIT = lazy_compile(r"(?i:\bRmInitAdapter failed|\brm_init_adapter fail
 #: GPU. A firmware stage is the driver's own step whatever the GPU (CuPy's CI, cupy/cupy#6310:
 #: (0x63:0x55) on a T4 after reloading 510.39.01 in place, fixed by pinning the 495 driver).
 _ADAPTER_FIRMWARE = lazy_compile(r"\bRmInitAdapter failed! \(0x6[0-9a-fA-F]:0x[0-9a-fA-F]+:\d+\)")
+#: A kernel oops inside the adapter's own failure report: its header ("BUG: unable to handle page
+#: fault for address: 0000000000004628", arch/x86/mm/fault.c) printed between RM's
+#: "RmInitAdapter failed! (...)" and the module's "rm_init_adapter failed, device minor number 0"
+#: for the same GPU, or in the lines right after. The fault came from the code bringing the GPU up,
+#: which is the driver's (rm_init_adapter under the faulting frame in Microsoft's support article
+#: 4023409), so the failed init is the driver build's, not the board's: a driver build that cannot
+#: initialise a passed-through GeForce and oopses doing so, cured by another build of the same
+#: card's driver (Scotchman0/NVIDIA_Drivers README, "RmInitAdapter failed ... esxi 7.0u3
+#: passthrough pci gtx 1650"). A GPU that does not answer is reported by the driver as a failed
+#: init, not as a fault in kernel code.
+_ADAPTER_OOPS_SPAN = 3
 #: The driver refusing a GPU by its PCI id as one its release does not support ("NVRM: The
 #: NVIDIA GPU 000a:00:00.0 (PCI ID: 10de:2330) installed in this system is not supported by
 #: the NVIDIA 580.126.09 driver release."), then failing the probe for it.
@@ -279,6 +292,7 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     # a refused P2P pin's owner, asked only where the log names the pin call at all
     pinned = partial(_pin_owner, ctx) if _P2P_PIN in text else None
     adapter: tuple[int, str] | None = None
+    adapter_at: list[int] = []  # the 0-based indexes of the adapter failure lines
     firmware = False  # an adapter failure at one of RM's firmware stages
     unnamed: tuple[int, str] | None = None
     lines = split[0]
@@ -293,6 +307,7 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
                  else _owner(line, named_in, gates, pinned))
         if owner == _ADAPTER:
             adapter = (index + 1, line.strip())
+            adapter_at.append(index)
             firmware = firmware or _ADAPTER_FIRMWARE.search(line) is not None
         elif owner is not None:
             out[owner] = (index + 1, line.strip())
@@ -304,11 +319,22 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     if adapter is not None:  # the GPU's own, unless the driver said why (its own line, failure or notice)
         # (or the module loaded is a flavour that cannot drive the node's GPU model)
         driver_speaks = ("driver" in out or firmware or flavour_misfit(ctx) is not None
+                         or _oops_in_adapter_report(lines, adapter_at)
                          or any(_driver_notice(line, catalog.named_in) for line in split[0]))
         out.setdefault("driver" if driver_speaks else "gpu-hardware", adapter)
     if _PROBE_FAILED.search(out.get("driver", (0, ""))[1]) and _refused_served(ctx, text):
         out.setdefault("gpu-hardware", out.pop("driver"))
     return out
+
+
+def _oops_in_adapter_report(lines: list[str], adapter_at: list[int]) -> bool:
+    """Whether a kernel oops header lies within the adapter failure's own report
+    (``_ADAPTER_OOPS_SPAN`` lines of one of its lines): the driver's init code faulted."""
+    for at in adapter_at:
+        for line in lines[max(0, at - _ADAPTER_OOPS_SPAN):at + _ADAPTER_OOPS_SPAN + 1]:
+            if any(word in line for word in _OOPS_WORDS) and _OOPS_HEADER.search(line):
+                return True
+    return False
 
 
 def _trapped_owner(ctx: NodeContext, line: str) -> str | None:
