@@ -126,8 +126,13 @@ SEED = CASES_DIR / "gpu-operator-155-centos-kernel-version.yaml"
 # 2026-12-07, batch AC (68 cases, 30 + 4 components and 19 + 2 causes right cold at 3976494e): 2023
 # and 1927 of 2247; the first 2179 lost none. The component share rises (0.8999 to 0.9003), the
 # cause share falls (0.8587 to 0.8576): AC's causes are right in 61 of 68 today.
-FLOOR_COMPONENT = Fraction(2023, 2247)
-FLOOR_CAUSE = Fraction(1927, 2247)
+# 2026-12-07, batch AD (53 cases in four parts, each scored cold before any change for it: 13 and
+# 9 of 20 at b06abe3c, 8 and 5 of 15 at b06abe3c, 4 and 1 of 7 at a8b5b00a, 5 and 2 of 11 at
+# 56bbc406): 2073 and 1971 of 2300; AD's are right in 50 and 43 of 53 today, the first 2247
+# gained one cause (an OpenTelemetry agent's missing binary, Go's exec lookup) and lost none. The
+# component share rises (0.9003 to 0.9013), the cause share falls (0.8576 to 0.8570): AD's are lower.
+FLOOR_COMPONENT = Fraction(2073, 2300)
+FLOOR_CAUSE = Fraction(1971, 2300)
 #: 14: the 26 of 2026-12-05 (8 of the first 573 cases, 18 of the 80 then added) less two of those 80
 #: that the DRA prepare and admission owners of 2026-12-06 name (dra-driver-nvidia-gpu#35,
 #: k8s-device-plugin#153), four that the layer a failure names reads (node-feature-discovery#308,
@@ -285,7 +290,11 @@ FLOOR_CAUSE = Fraction(1927, 2247)
 #: (moby/buildkit#1800, GPUMounter#26), a scheduler extender's unreachable URL on a pod no node
 #: holds (gpushare-scheduler-extender#128), and a video library missing on a WSL2 node the bundle
 #: does not show as WSL2 (home-brain RB-008).
-FLOOR_MAX_HEALTHY_MISSES = 90
+#: 92 with batch AD, two whose evidence no reading settles: the kernel's NVSwitch version-mismatch
+#: line that names no user-space client (DCGM 2.1.7's bundled NSCQ or Fabric Manager alike,
+#: libnvidia-container#130), and runsc's bare 'cannot read client sync file: ... EOF', whose cause
+#: (a CDI socket mount) is in the fix commit's words only (google/gvisor baab248).
+FLOOR_MAX_HEALTHY_MISSES = 92
 FLOOR_MAX_CRASHED = 0
 #: 2: one of the 63 added on 2026-12-06 (node-exporter#2579, a udev data error it carries on past);
 #: 1: that one now read as one collector's item given up (e886b10).
@@ -327,7 +336,10 @@ FLOOR_MAX_CRASHED = 0
 #: the same evidence as tdarr#666, labelled nvml_device_access_lost. 11 with batch Z2: CSCS's
 #: GPUs in Exclusive_Process mode on purpose, a fifth rank finding them busy (healthy: the site's
 #: MPS hook is the fix), the same facts as jade-hpc-gpu#73, labelled the runtime's device error.
-FLOOR_MAX_FALSE_ALARMS = 11
+#: 12 with batch AD: a health probe whose own apt step replaced its image's RDMA libraries and
+#: then met CUDA error 35 (Crusoe's ib-health-probe README); the step is not in the evidence, and
+#: the node's runc default with no RuntimeClass reads as the runtime not injecting the driver.
+FLOOR_MAX_FALSE_ALARMS = 12
 #: Failure cases whose decisive lines ``explain`` does not name as the expected cause (it
 #: gives their class instead); all were met for the first 150 cases. 133: 97 of the first 573
 #: cases (108 before the rules of 2026-12-05) and 36 of the 80 then added, scored cold; 151 with
@@ -349,8 +361,8 @@ FLOOR_MAX_FALSE_ALARMS = 11
 #: same kinds: most expect a catalogued cause that explain gives as its line's class); 509 with
 #: the 69 of batches X and Y (the same kinds); 522 with the 51 of batch Z (the same kinds); 525
 #: with the 17 of batch Z2 (the same kinds); 547 with the 104 of batches AA and AB (the same kinds);
-#: 570 with the 68 of batch AC (the same kinds).
-FLOOR_MAX_UNEXPLAINED = 570
+#: 570 with the 68 of batch AC (the same kinds); 586 with the 53 of batch AD (the same kinds).
+FLOOR_MAX_UNEXPLAINED = 586
 #: Share of failure cases whose decisive lines ``explain`` gives back with a class: the bar,
 #: and what it reaches today (616 of 646 with the general error formats of b7e6b67, 630 of 660
 #: with the 14 cases added after them; 685 of 720 with the 62 added later; 760 of 798 with the 85
@@ -383,9 +395,10 @@ FLOOR_MAX_UNEXPLAINED = 570
 #: lower) with batch Z and the rules read for it; 1704 of 1788 (95.3 %) with batch Z2 and its rules;
 #: 1781 of 1872 (95.1 %) with batches AA and AB and the rules read for them; 1833 of 1930
 #: (94.97 %) with batch AC and its rules, and 1835 of 1930 (95.1 %) once the kernel's oops header
-#: and a level set off by dashes (' - ERROR - ', '<fn>: Error - ') read as error lines.
+#: and a level set off by dashes (' - ERROR - ', '<fn>: Error - ') read as error lines; 1880 of
+#: 1976 (95.1 %) with batch AD and its rules.
 BAR_EXPLAIN_DECISIVE = 0.95
-FLOOR_EXPLAIN_DECISIVE = Fraction(1835, 1930)
+FLOOR_EXPLAIN_DECISIVE = Fraction(1880, 1976)
 #: Root causes that are a bare state of a component whose own log in the case holds an error
 #: line (issue 20 wants none; lower this as the reading improves, never raise it). The one
 #: left: an init container blocked on a host driver that nvidia-smi rejects (exit 14), whose
@@ -525,7 +538,7 @@ def test_field_accuracy_holds_its_floor(scores: tuple[list[Outcome], list[str]])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="2,097 cases scored cold: 1,284 component, 993 cause; bar not met")
+@pytest.mark.xfail(strict=True, reason="2,150 cases scored cold: 1,314 component, 1,010 cause; bar not met")
 def test_field_accuracy_meets_the_bar(scores: tuple[list[Outcome], list[str]]) -> None:
     outcomes, errors = scores
     line = summary(outcomes, errors)
@@ -618,7 +631,7 @@ def test_cold_score_of_the_newest_cases_is_counted_from_their_records() -> None:
     assert newest.cause <= newest.component <= newest.total
 
 
-@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 23/50 component, 17/50 cause")
+@pytest.mark.xfail(strict=True, reason="the newest 50 cases scored cold 28/50 component, 16/50 cause")
 def test_cold_score_of_the_newest_cases_meets_the_bar() -> None:
     cases = [c for _, c in load_cases() if isinstance(c, Case)]
     _, newest = cold_scores(cases)
