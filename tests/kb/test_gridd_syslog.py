@@ -7,15 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpunode.bundle.load import load_bundle, read_node_observations
-from gpunode.diagnose import diagnose
-from gpunode.model import NodeReport
-from gpunode.sim import load_scenario
-from gpunode.sim.build import build_world
-from gpunode.sim.finalize import finalize
-from gpunode.sim.writer import write
+from host_log_node import report_with_host_log
 
-NODE = "gpu-wk-02"
+from gpunode.model import NodeReport
 
 #: docs.nrec.no/vgpu.html, "Checking license status and getting client token"
 _NO_TOKEN = ["Oct 18 06:55:46 vgpu-test nvidia-gridd[1985]: Unable to fetch the client configuration token file"]
@@ -26,14 +20,7 @@ _LEASED = ["Oct 18 07:02:10 vgpu-test nvidia-gridd[2210]: NLS initialized",
 
 
 def _report(tmp: Path, lines: list[str]) -> NodeReport:
-    world = build_world(load_scenario("falcon-ai"))
-    finalize(world)
-    bundle = write(world, tmp / "bundle")
-    syslog = bundle / "nodes" / NODE / "files" / "var" / "log" / "syslog"
-    syslog.parent.mkdir(parents=True, exist_ok=True)
-    syslog.write_text("".join(f"{line}\n" for line in lines))
-    (report,) = diagnose(load_bundle(bundle), read_node_observations, [NODE]).nodes
-    return report
+    return report_with_host_log(tmp, "var/log/syslog", lines)
 
 
 def test_a_token_the_daemon_cannot_fetch_is_the_driver_s_file_state(tmp_path: Path) -> None:

@@ -6,15 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpunode.bundle.load import load_bundle, read_node_observations
-from gpunode.diagnose import diagnose
-from gpunode.model import NodeReport
-from gpunode.sim import load_scenario
-from gpunode.sim.build import build_world
-from gpunode.sim.finalize import finalize
-from gpunode.sim.writer import write
+from host_log_node import report_with_host_log
 
-NODE = "gpu-wk-02"
+from gpunode.model import NodeReport
 
 _FAILED_RUN = [
     "Sep 11 04:47:05 gpu-wk-02 nvidia-persistenced[887]: Failed to query NVIDIA devices. Please ensure that the NVIDIA device files (/dev/nvidia*) exist, and that user 991 has read and write permissions for those files.",
@@ -28,14 +22,7 @@ _FAILED_RUN = [
 
 
 def _report(tmp: Path, lines: list[str]) -> NodeReport:
-    world = build_world(load_scenario("falcon-ai"))
-    finalize(world)
-    bundle = write(world, tmp / "bundle")
-    syslog = bundle / "nodes" / NODE / "files" / "var" / "log" / "messages"
-    syslog.parent.mkdir(parents=True, exist_ok=True)
-    syslog.write_text("".join(f"{line}\n" for line in lines))
-    (report,) = diagnose(load_bundle(bundle), read_node_observations, [NODE]).nodes
-    return report
+    return report_with_host_log(tmp, "var/log/messages", lines)
 
 
 def test_failed_start_before_device_files_is_the_drivers_file_state(tmp_path: Path) -> None:
