@@ -38,6 +38,7 @@ from gpunode.catalog import Catalog, Recogniser, load_catalog
 from gpunode.gpus import gpu_evidence, gpu_node_absent_evidence, has_gpu_evidence, is_gpu_folder_file
 from gpunode.limits import MemoryBudget
 from gpunode.model import LeftOutNode
+from gpunode.podenv import nvidia_env
 from gpunode.relazy import lazy_compile
 
 #: A node file's parse made ahead: the parsed value, or the parse error's message.
@@ -520,19 +521,13 @@ def _sort_unowned(pod: Pod, workloads: list[Pod], claiming: list[Pod], fabric: l
 _NVIDIA_RUNTIME_CLASS = lazy_compile(r"^nvidia(?:-[\w-]+)?$")
 
 
-#: NVIDIA_VISIBLE_DEVICES values that ask NVIDIA's runtime for no GPU (gpunode.podenv.NO_GPU).
-_NO_GPU_VALUES = frozenset({"none", "void", ""})
-
-
 def _asks_gpus_by_env(containers: Sequence[Container]) -> bool:
     """A container whose pod spec sets NVIDIA_VISIBLE_DEVICES literally to GPUs (``all``, ids):
     where NVIDIA's runtime is the node's default it hands the container those GPUs by the
     variable alone, no GPU resource asked (the toolkit's "Specialized Configurations", environment
     variables; a Talos node whose default runtime is nvidia-container-runtime.cdi running a
     transcoder with NVIDIA_VISIBLE_DEVICES=all and no nvidia.com/gpu limit)."""
-    return any(var.name == "NVIDIA_VISIBLE_DEVICES" and var.value is not None
-               and var.value.strip().lower() not in _NO_GPU_VALUES
-               for container in containers for var in container.env)
+    return any(env.visible is not None and not env.asks_no_gpu() for env in map(nvidia_env, containers))
 
 
 def _asks_nvidia_runtime(pod: Pod) -> bool:

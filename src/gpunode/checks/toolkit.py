@@ -290,6 +290,9 @@ def toolkit_dropin_not_imported(ctx: NodeContext, component: str) -> Iterator[Fi
     (NVIDIA/nvidia-container-toolkit#1404, fixed by #1407). Judged on the toolkit's last such
     line, only where the node's containerd config is known: a path it reads or an import glob
     covers, a root config, or a node whose config was not collected, says nothing."""
+    journal = ctx.obs.cmd.get("journal-runtime.txt")
+    if not journal or "Wrote updated config to" not in journal:  # (most nodes: no line to read)
+        return
     config = ctx.containerd
     if config is None or ctx.runtime_kind != "containerd":
         return
