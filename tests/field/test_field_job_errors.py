@@ -97,6 +97,8 @@ REAL = {
     # VITA-Group/FasterSeg#82: PyTorch printing cudaGetErrorString of cudaErrorCallRequiresNewerDriver
     "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver":
         "cuda-call-requires-newer-driver",
+    # NVIDIA/nvidia-container-toolkit#1875: CUDA's text for 221 printed bare, no "CUDA" on the line
+    "PTX JIT compiler library not found": "cuda-jit-compiler-not-found",
 }
 
 #: The frameworks' wrappers around the same errors, in the formats their sources print them:
@@ -153,6 +155,9 @@ OWN = (
     "nvidia-ml-py 12.535.133 installed; NVML version 535.129",
     "cuda worker stderr: 34 lines dropped",
     "the docs on forward compatibility were updated",
+    # the JIT library's name in a healthy line, and a JIT the job turned off itself
+    "Loaded PTX JIT compiler library libnvidia-ptxjitcompiler.so.1 (found in /usr/lib64)",
+    "CUDA_DISABLE_PTX_JIT=1: PTX JIT compiler disabled, loading SASS only",
     # each family's look-alike: a program's own error of the same library
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidValue: invalid argument",
