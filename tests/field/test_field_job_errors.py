@@ -99,6 +99,10 @@ REAL = {
         "cuda-call-requires-newer-driver",
     # NVIDIA/nvidia-container-toolkit#1875: CUDA's text for 221 printed bare, no "CUDA" on the line
     "PTX JIT compiler library not found": "cuda-jit-compiler-not-found",
+    # NVIDIA/nvidia-container-toolkit#1631 (a CDI spec dropping /dev/nvmap's group), and the
+    # library's other form (anduril/jetpack-nixos#118)
+    "NvRmMemInitNvmap failed: error Permission denied": "tegra-nvmap-permission-denied",
+    "NvRmMemInitNvmap failed with Permission denied": "tegra-nvmap-permission-denied",
 }
 
 #: The frameworks' wrappers around the same errors, in the formats their sources print them:
@@ -158,6 +162,10 @@ OWN = (
     # the JIT library's name in a healthy line, and a JIT the job turned off itself
     "Loaded PTX JIT compiler library libnvidia-ptxjitcompiler.so.1 (found in /usr/lib64)",
     "CUDA_DISABLE_PTX_JIT=1: PTX JIT compiler disabled, loading SASS only",
+    # the memory manager's other failures, and EPERM (a device rule, not the node's group)
+    "NvRmMemMgrInit failed: Memory Manager Not supported, line 333",
+    "NvRmMemInitNvmap failed: error Operation not permitted",
+    "NvRmMemInitNvmap succeeded after retry; Permission denied earlier was for /tmp/cache",
     # each family's look-alike: a program's own error of the same library
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidValue: invalid argument",
