@@ -40,7 +40,8 @@ def test_apt_404_for_a_listed_package_is_the_scripts() -> None:
 
 def test_a_program_missing_from_the_images_bin_directories_is_the_scripts() -> None:
     for path in ("/usr/bin/lspci", "/usr/local/bin/nvidia-driver", "/sbin/modprobe"):
-        log = f"+ cp -r {path} /mnt/shared-nvidia-driver-toolkit/\ncp: cannot stat '{path}': No such file or directory"
+        log = (f"+ cp -r {path} /mnt/shared-nvidia-driver-toolkit/\n"
+               f"cp: cannot stat '{path}': No such file or directory")
         assert top_pair(_driver_log(log)) == _SCRIPT, path
 
 
@@ -55,7 +56,8 @@ def test_the_hosts_files_wgets_404_and_an_unreachable_repository_are_not_the_scr
         # an index the proxy refuses: the repository, not the script
         "E: Failed to fetch http://mirror.example.org/ubuntu/dists/focal-updates/Release  403  Forbidden "
         "[IP: 10.0.0.1 3128]",
-        "Err:6 http://us.archive.ubuntu.com/ubuntu jammy-updates/main amd64 python3.10 amd64 3.10.12-1~22.04.7\n"
+        "Err:6 http://us.archive.ubuntu.com/ubuntu jammy-updates/main amd64 python3.10 amd64 "
+        "3.10.12-1~22.04.7\n"
         "  Could not connect to us.archive.ubuntu.com:80 (91.189.91.81), connection timed out",
     )
     for log in logs:
