@@ -229,6 +229,16 @@ _ADMISSION_REFUSED = lazy_compile(
 #: read as the program not found.
 _SHELL_RAN_NO_PROGRAM = lazy_compile(
     r"(?P<head>:\s*line \d+: /(?:[\w.+-]+/)*(?:s?bin|libexec)/[\w.+-]+): No such file or directory\s*$")
+#: A shell reading a program as its script: an image that declares its binary as CMD only, under
+#: a base whose entrypoint is a shell, hands the ELF file to the shell, which stops at its first
+#: line ("/bin/k8s-rdma-shared-dp: line 1: syntax error: unexpected \")\"", busybox ash;
+#: dash's "<path>: 1: Syntax error: ..."; bash's "... syntax error near unexpected token").
+#: Mellanox/k8s-rdma-shared-dev-plugin#218, fixed by declaring ENTRYPOINT (#229). A program in a
+#: folder of programs, its name with no script suffix, on line 1: the image's way of starting it,
+#: not a configuration the program read, so no class of its own (a script's or a file's syntax
+#: error anywhere else keeps the configuration class).
+_SHELL_READ_PROGRAM = lazy_compile(
+    r"^(?P<head>/(?:[\w.+-]+/)*(?:s?bin|libexec)/[\w+-]+): (?:line )?1: [Ss]yntax error\b.*$")
 #: Go's os/exec looking up a program named by a path (exec.LookPath, src/os/exec/lp_unix.go:
 #: a name holding a slash is stat'ed directly and the stat error wrapped as
 #: 'exec: "<name>": <error>'), as runc relays it for a container's entrypoint ('starting container
@@ -386,6 +396,7 @@ class KnowledgeBase:
         line = _NOT_THE_REASON.sub("", line) or line
         line = _SHELL_RAN_NO_PROGRAM.sub(r"\g<head>: not found", line)
         line = _EXEC_NO_PROGRAM.sub(r"\g<head>executable file not found", line)
+        line = _SHELL_READ_PROGRAM.sub(r"\g<head>: read by the shell as a script", line)
         dcgm = _DCGM_CODE.search(line)
         if dcgm is not None and int(dcgm["code"]) in _DCGM_CODE_CLASS:  # DCGM's own status decides
             return self.get(_DCGM_CODE_CLASS[int(dcgm["code"])])

@@ -97,6 +97,14 @@ REAL = {
     # VITA-Group/FasterSeg#82: PyTorch printing cudaGetErrorString of cudaErrorCallRequiresNewerDriver
     "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver":
         "cuda-call-requires-newer-driver",
+    # NVIDIA/nvidia-container-toolkit#1875: CUDA's text for 221 printed bare, no "CUDA" on the line
+    "PTX JIT compiler library not found": "cuda-jit-compiler-not-found",
+    # NVIDIA/nvidia-container-toolkit#1631 (a CDI spec dropping /dev/nvmap's group), and the
+    # library's other form (anduril/jetpack-nixos#118)
+    "NvRmMemInitNvmap failed: error Permission denied": "tegra-nvmap-permission-denied",
+    "NvRmMemInitNvmap failed with Permission denied": "tegra-nvmap-permission-denied",
+    # NVIDIA/aicr's GKE TCPXO guide: RxDM without the host /sys mount finds no GPU in the PCI tree
+    "Number of GPUs detected in the PCI tree 0": "tcpxo-rxdm-no-pci-tree",
 }
 
 #: The frameworks' wrappers around the same errors, in the formats their sources print them:
@@ -153,6 +161,15 @@ OWN = (
     "nvidia-ml-py 12.535.133 installed; NVML version 535.129",
     "cuda worker stderr: 34 lines dropped",
     "the docs on forward compatibility were updated",
+    # the JIT library's name in a healthy line, and a JIT the job turned off itself
+    "Loaded PTX JIT compiler library libnvidia-ptxjitcompiler.so.1 (found in /usr/lib64)",
+    "CUDA_DISABLE_PTX_JIT=1: PTX JIT compiler disabled, loading SASS only",
+    # the memory manager's other failures, and EPERM (a device rule, not the node's group)
+    "NvRmMemMgrInit failed: Memory Manager Not supported, line 333",
+    "NvRmMemInitNvmap failed: error Operation not permitted",
+    "NvRmMemInitNvmap succeeded after retry; Permission denied earlier was for /tmp/cache",
+    # RxDM finding every GPU
+    "Number of GPUs detected in the PCI tree 8",
     # each family's look-alike: a program's own error of the same library
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidValue: invalid argument",
@@ -247,3 +264,10 @@ def test_explain_takes_a_coded_line_where_no_line_reads_as_an_error() -> None:
     # perftest's words for the verbs connection it could not make
     assert TABLE.read("Failed to modify QP 59 to RTR") is not None
     assert TABLE.read("Failed to modify the configuration file") is None
+
+
+def test_rxdm_short_of_cudas_count_is_not_the_missing_sysfs_mount() -> None:
+    """Some GPUs in RxDM's PCI tree: the tree was read, so not the host /sys mount."""
+    found = TABLE.read("Number of GPUs detected in the PCI tree 7 is not equal to the actual number of GPUs "
+                       "reported by CUDA 8")
+    assert found is None or found.id != "tcpxo-rxdm-no-pci-tree"
