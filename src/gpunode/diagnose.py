@@ -30,7 +30,7 @@ from gpunode.checks.decisive import cluster_own_words, own_words, voiced, worklo
 from gpunode.checks.facts_fit import fit_to_facts, refitted_causes
 from gpunode.checks.journal_names import journal_findings, silent_state_findings
 from gpunode.checks.pod_env import not_asked_for
-from gpunode.checks.pods import display_state, ready_ratio
+from gpunode.checks.pods import display_state, plainly_running, ready_ratio
 from gpunode.checks.signatures import (
     cluster_event_findings,
     cluster_log_findings,
@@ -755,6 +755,10 @@ def _pod_refs(pods: Sequence[StackPod]) -> tuple[PodRef, ...]:
 
 
 def _pod_ref(pod: Pod) -> PodRef:
+    if ready := plainly_running(pod):  # (most pods of most nodes)
+        meta = pod.metadata
+        return PodRef(meta.namespace, meta.name, "Running", f"{ready}/{ready}", 0,
+                      pod.status.reason or "Running")
     restarts = sum([c.restart_count for c in pod.status.container_statuses])
     return PodRef(
         pod.metadata.namespace,
