@@ -470,8 +470,8 @@ def _context_evidence(found: Decisive, where: str) -> tuple[Evidence, ...]:
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
 HOST_JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
-#: The components with a host journal (``voiced``).
-_JOURNALLED = frozenset(HOST_JOURNALS)
+#: The host journals' file names (``cmd/<name>``).
+JOURNAL_FILES = frozenset(HOST_JOURNALS.values())
 
 
 #: Components judged only by their own facts: a GPU is lost when nvidia-smi, NVML, the
