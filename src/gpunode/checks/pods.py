@@ -400,6 +400,8 @@ def judge_pod(pod: Pod, component: str, now: datetime | None = None) -> Finding:
 def pod_problem(pod: Pod, component: str, now: datetime | None = None) -> Finding | None:
     """``judge_pod``'s finding when it is not ``ok`` (a check that looks for sick pods among
     thousands skips building the healthy ones' findings); None for a healthy pod."""
+    if plainly_running(pod):  # (most pods: none of the readings below finds anything)
+        return None
     finding = _init_problem(pod, component) or _container_problem(pod, component, now)
     return finding or _phase_problem(pod, component)
 
