@@ -26,11 +26,11 @@ from gpunode.checks import base
 from gpunode.checks.base import EXPLAINS, node_plan
 from gpunode.checks.cluster import CLUSTER_REGISTRY, cluster_components
 from gpunode.checks.context import NodeContext
-from gpunode.checks.decisive import cluster_own_words, own_words, voiced, workload_findings
+from gpunode.checks.decisive import JOURNAL_FILES, cluster_own_words, own_words, voiced, workload_findings
 from gpunode.checks.facts_fit import fit_to_facts, refitted_causes
 from gpunode.checks.journal_names import journal_findings, silent_state_findings
 from gpunode.checks.pod_env import not_asked_for
-from gpunode.checks.pods import display_state, ready_ratio
+from gpunode.checks.pods import display_state, plainly_running, ready_ratio
 from gpunode.checks.signatures import (
     cluster_event_findings,
     cluster_log_findings,
@@ -152,8 +152,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         named.extend(own_words(ctx, cid, findings))  # (it only adds to findings)
         if refitted or len(findings) != said:
             fit_to_facts(ctx, findings)  # (the decisive line named as one)
-    named.extend(_workloads_name(ctx))
-    named.extend(journal_findings(ctx))  # the kubelet's or runtime's error naming another layer
+    named.extend(_named_elsewhere(ctx))
     _add_named(ctx, out, named)
     _sandboxes_explain(ctx.kb, out)
     found = {cid: j.findings for cid, j in out.items()}  # (the lists, appended to in place)
@@ -162,8 +161,9 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
         for finding in list(silent_state_findings(ctx, found)):
             out[finding.component].findings.append(finding)  # a crash that said nothing: the host's journal
         problems = problems_by_component(found)
-    for finding in waiting_findings(ctx, problems):  # a running dependency that only waits
-        out[finding.component].findings.append(finding)
+    if problems or not speaking.isdisjoint(ctx.components_here):  # (else no pod here has a log)
+        for finding in waiting_findings(ctx, problems):  # a running dependency that only waits
+            out[finding.component].findings.append(finding)
     for finding in state_label_findings(ctx, set(problems)):
         out[finding.component].findings.append(finding)  # its own label says its last run failed
     settle(out, doubts_of(ctx))  # skipped items, unknown probe values: unknown, not a verdict
@@ -171,14 +171,17 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     return _trace_down(ctx, out)
 
 
-def _workloads_name(ctx: NodeContext) -> Iterator[Finding]:
+def _named_elsewhere(ctx: NodeContext) -> Iterator[Finding]:
     """What the node's GPU workloads' errors and logs name, unless the pod's own NVIDIA env
-    explains it; each reading only on a node with such a workload (few nodes have one)."""
+    explains it, then the kubelet's or runtime's journal error naming another layer; each
+    reading only on a node with such a workload or journal (few nodes have one)."""
     facts = ctx.facts
     if facts.troubled_workloads_by_node.get(ctx.name):
         yield from not_asked_for(ctx, workload_findings(ctx), cdi_by_default)
     if facts.logged_workloads_by_node.get(ctx.name):
         yield from not_asked_for(ctx, workload_log_findings(ctx), cdi_by_default)
+    if not JOURNAL_FILES.isdisjoint(ctx.obs.cmd):
+        yield from journal_findings(ctx)
 
 
 def _add_named(ctx: NodeContext, judged: Mapping[str, Judgement], named: Iterable[Finding]) -> None:
@@ -755,6 +758,10 @@ def _pod_refs(pods: Sequence[StackPod]) -> tuple[PodRef, ...]:
 
 
 def _pod_ref(pod: Pod) -> PodRef:
+    if ready := plainly_running(pod):  # (most pods of most nodes)
+        meta = pod.metadata
+        return PodRef(meta.namespace, meta.name, "Running", f"{ready}/{ready}", 0,
+                      pod.status.reason or "Running")
     restarts = sum([c.restart_count for c in pod.status.container_statuses])
     return PodRef(
         pod.metadata.namespace,

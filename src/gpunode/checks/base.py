@@ -124,6 +124,25 @@ def pods_here(component: str) -> NodeGate:
     return PodsHere(component)  # type: ignore[return-value]  # (mypy reads no named tuple as callable)
 
 
+class LogsHere(NamedTuple):
+    """A ``may_find`` gate: open where a stack pod of ``component`` on the node has a log
+    collected. A check that reads only that component's pods' logs (a failing build's) finds
+    nothing on a node where none was collected, as on most nodes for every component."""
+
+    component: str
+
+    def __call__(self, ctx: NodeContext) -> bool:
+        for sp in ctx.stack_pods(self.component):  # noqa: SIM110 - no generator: asked on every node
+            if ctx.logs_of(sp.pod):
+                return True
+        return False
+
+
+def logs_here(component: str) -> NodeGate:
+    """The gate of a check that finds nothing on a node without a log of ``component``'s pods."""
+    return LogsHere(component)  # type: ignore[return-value]  # (mypy reads no named tuple as callable)
+
+
 class KernelLogHolds(NamedTuple):
     """A ``may_find`` gate: open where the node's kernel log (``cmd/dmesg.txt``) holds every
     literal of one of ``groups``, which every line its check reads must hold. One code object

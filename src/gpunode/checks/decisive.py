@@ -157,11 +157,26 @@ def _quiet(ctx: NodeContext, component: str, findings: Sequence[Finding]) -> boo
 
 
 def voiced(ctx: NodeContext) -> frozenset[str]:
-    """The components ``own_words`` reads on this node whatever their findings: those with a
-    pod here or a host journal (``_quiet``), and those with a cluster-wide pod that logged.
-    Any other, none of whose findings is a problem, is quiet: asked once per node, so the
-    node pass passes over such components without a call each."""
-    return ctx.components_here | ctx.facts.side_logged | _JOURNALLED
+    """The components ``own_words`` may add to on this node whatever their findings: those
+    with a host journal collected here, those with a pod here that has a log or is being
+    deleted, and those with a cluster-wide pod that logged. Any other, none of whose
+    findings is a problem, has nothing of its own to say: ``own_words`` reads no running
+    log, no journal and no pod it cannot kill for it, and adds nothing. Asked once per node,
+    so the node pass passes over such components without a call each."""
+    found = set(ctx.facts.side_logged)
+    cmd = ctx.obs.cmd
+    for component, journal in HOST_JOURNALS.items():
+        if journal in cmd:
+            found.add(component)
+    logs, cluster_logs = ctx.obs.logs, ctx.facts.cluster_logs
+    for component, pods in ctx._pods_here.items():
+        for sp in pods:
+            meta = sp.pod.metadata
+            key = meta.namespace, meta.name
+            if meta.deletion_timestamp or logs.get(key) or cluster_logs.get(key):
+                found.add(component)
+                break
+    return frozenset(found)
 
 
 #: Components whose own check is a GPU job (catalog ids): the GPU Operator's validator proves
@@ -455,8 +470,8 @@ def _context_evidence(found: Decisive, where: str) -> tuple[Evidence, ...]:
 
 #: Host components and the journal of their units in the bundle (gpunode.probe.journal).
 HOST_JOURNALS = {"kubelet": "journal-kubelet.txt", "container-runtime": "journal-runtime.txt"}
-#: The components with a host journal (``voiced``).
-_JOURNALLED = frozenset(HOST_JOURNALS)
+#: The host journals' file names (``cmd/<name>``).
+JOURNAL_FILES = frozenset(HOST_JOURNALS.values())
 
 
 #: Components judged only by their own facts: a GPU is lost when nvidia-smi, NVML, the

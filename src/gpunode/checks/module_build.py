@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpunode.bundle.kube import Pod
-from gpunode.checks.base import check, pods_here, problem, reads
+from gpunode.checks.base import check, logs_here, problem, reads
 from gpunode.checks.context import NodeContext
 from gpunode.facts import LogFile
 from gpunode.model import Evidence, Finding
@@ -75,7 +75,11 @@ def _mismatch(log: LogFile, kernel: str) -> tuple[str, str] | None:
     return banner.string.strip()[:300], compiler.string.strip()[:200]
 
 
-@check("driver")
+#: Both builds' checks read only the logs of the driver's failing pods on the node.
+_DRIVER_LOGS = logs_here("driver")
+
+
+@check("driver", may_find=_DRIVER_LOGS)
 def kernel_compiler_differs(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A failing driver container whose build log shows the running kernel built by one
     GCC release and its own compiler of another (module docstring)."""
@@ -110,7 +114,7 @@ _TREE_HEADER = lazy_compile(TREE_HEADER_MISSING)
 _GATE = ("fatal error: ", "auto.conf are missing")
 
 
-@check("driver", may_find=pods_here("driver"))
+@check("driver", may_find=_DRIVER_LOGS)
 def kernel_tree_header_missing(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A failing driver container whose module build stopped on a header of the running
     kernel's build tree: the headers are incomplete. The compiler's line says why the

@@ -65,7 +65,13 @@ def _from_journal(ctx: NodeContext) -> tuple[str, str] | None:
     return None
 
 
-@check("kubelet")
+def _may_lack_helper(ctx: NodeContext) -> bool:
+    """Whether either source is there: a troubled GPU workload of the node (its events), the
+    kubelet's journal (most nodes have neither)."""
+    return _JOURNAL in ctx.obs.cmd or bool(ctx.facts.troubled_workloads_by_node.get(ctx.name))
+
+
+@check("kubelet", may_find=_may_lack_helper)
 def mount_helper_missing(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A pod volume the kubelet could not mount because the host lacks the file system's
     mount helper (module docstring): every pod with such a volume fails here the same way."""

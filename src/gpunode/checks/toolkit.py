@@ -17,6 +17,8 @@ from gpunode.checks.base import (
     VERB,
     FilesMatching,
     check,
+    in_fleet,
+    logs_here,
     not_deployed,
     ok,
     pods_here,
@@ -387,7 +389,21 @@ _NO_NVIDIA_HANDLER = lazy_compile(r'no runtime for \\?"?nvidia[\w-]*\\?"? is con
 _SANDBOX_FAILED = "FailedCreatePodSandBox"
 
 
-@check("container-toolkit")
+def _refusals_in_fleet(facts: ClusterFacts) -> bool:
+    """Whether any pod's event in the facts is a sandbox refused for want of an NVIDIA handler
+    (``_handler_refused`` reads those of the node's pods): read once per facts."""
+    known = facts.shared.get(_REFUSALS)
+    if known is None:
+        known = facts.shared[_REFUSALS] = any(
+            ev.reason == _SANDBOX_FAILED and _NO_NVIDIA_HANDLER.search(ev.message) is not None
+            for (kind, _, _), events in facts.events_by_object.items() if kind == "Pod" for ev in events)
+    return bool(known)
+
+
+_REFUSALS = "toolkit-handler-refusals"
+
+
+@check("container-toolkit", may_find=in_fleet(_refusals_in_fleet))
 def cri_section_replaced(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Pods refused for a missing NVIDIA runtime handler on a containerd before 2.0 that
     imports a drop-in setting its CRI plugin section without the NVIDIA runtime: that
@@ -875,7 +891,7 @@ _SOCKET_ENV = ("CONTAINERD_SOCKET", "RUNTIME_SOCKET")
 _DEFAULT_SOCKET = "/run/containerd/containerd.sock"
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=logs_here("container-toolkit"))  # (it reads only their logs)
 def toolkit_dials_default_socket(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The toolkit's log says it could not reach containerd's socket (``_SOCKET_UNREACHED``) on
     a distribution that runs its own containerd (the platform's containerd reads another config

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from gpunode.checks.base import check, kernel_log_holds, problem, unknown
+from gpunode.checks.base import check, kernel_log_holds, logs_here, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.pcie import reading_of, shortfall
@@ -48,10 +48,19 @@ class XidSeen:
     evidence: Evidence
 
 
+_DRIVER_LOGS, _PLUGIN_LOGS = logs_here("driver"), logs_here("device-plugin")
+
+
 @check("gpu-hardware")
 def xid_reports(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Hardware Xids become their cause; application Xids are evidence only."""
-    seen = [*_kernel_xids(ctx), *_driver_log_xids(ctx), *_device_plugin_xids(ctx), *_dcgm_xids(ctx)]
+    log = ctx.kernel_log
+    seen = [*_kernel_xids(ctx)] if log is not None and log.xids else []
+    if _DRIVER_LOGS(ctx):  # (most nodes: no log of the driver's or the plugin's pods collected)
+        seen.extend(_driver_log_xids(ctx))
+    if _PLUGIN_LOGS(ctx):
+        seen.extend(_device_plugin_xids(ctx))
+    seen.extend(_dcgm_xids(ctx))
     if seen and all(_NONFATAL.search(s.evidence.excerpt) for s in seen):
         yield unknown(component, _nonfatal_summary(seen), *_evidence(seen))
         return

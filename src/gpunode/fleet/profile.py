@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gpunode.checks.context import NodeContext
     from gpunode.facts import ClusterFacts
     from gpunode.model import NodeReport
+    from gpunode.parse.nvidia_smi import NvidiaSmiReport
     from gpunode.probe.result import ProbeResult
 
 #: Node pool labels of the managed platforms and common installers, most specific first.
@@ -97,21 +98,63 @@ NOTHING_OBSERVED = Observed()
 def observe(ctx: NodeContext) -> Observed:
     """The node files' part of a profile: GPUs from the probe's NVML facts, else nvidia-smi;
     DCGM series, stale markers, the MIG change under way, the runtime config's digest."""
-    probe = ctx.probe if "gpunode-probe.json" in ctx.obs.cmd else None
-    stale = tuple(m.name for m in probe.host.validations if m.older_than_driver_load) if probe else ()
-    found = _gpus(ctx, probe)
+    obs = ctx.obs
+    cmd = obs.cmd
+    probe = ctx.probe if "gpunode-probe.json" in cmd else None
+    if probe is None:  # (a collected bundle's nodes: nvidia-smi's GPUs, read in one pass)
+        found, domains = _smi_gpus(ctx.nvidia_smi if "nvidia-smi-q.xml" in cmd else None)
+        stale: tuple[str, ...] = ()
+    else:
+        found, domains = _gpus(ctx, probe), _gpu_domains(ctx, probe)
+        stale = tuple(m.name for m in probe.host.validations if m.older_than_driver_load)
+    families = (ctx._dcgm_families or {}) if "dcgm-exporter.prom" in obs.metrics else None
     rest = {
-        "dcgm_families": _dcgm_families(ctx),
+        "dcgm_families": None if families is None else _dcgm_names(families),
         "stale_markers": stale,
         "driver_loaded_at": probe.host.driver_loaded_at if probe and stale else None,
         "mig_since": _mig_since(ctx),
-        "runtime_config": runtime_config_digest(ctx.obs.files),
-        "domains": _gpu_domains(ctx, probe),
-        "links": _links(ctx, probe),
+        "runtime_config": runtime_config_digest(obs.files),
+        "domains": domains,
+        "links": _links(ctx, probe) if probe is not None or NVLINK_STATUS_FILE in cmd else None,
     }
     if found is NOTHING_OBSERVED and not any(rest.values()):
         return NOTHING_OBSERVED
     return msgspec.structs.replace(found, **rest)
+
+
+def _smi_gpus(smi: NvidiaSmiReport | None) -> tuple[Observed, tuple[str, ...] | None]:
+    """``_gpus`` and ``_gpu_domains`` of nvidia-smi's GPUs (no probe), in one pass over them."""
+    if smi is None:
+        return NOTHING_OBSERVED, None
+    gpus = smi.gpus
+    widths: list[int] = []
+    limits: list[float] = []
+    vbios: set[str] = set()
+    products: set[str] = set()
+    domains: list[str] = []
+    for g in gpus:
+        if g.pcie_width_current is not None:
+            widths.append(g.pcie_width_current)
+        if g.power_limit_w is not None:
+            limits.append(g.power_limit_w)
+        if g.vbios_version:
+            vbios.add(g.vbios_version)
+        if g.product_name:
+            products.add(g.product_name)
+        if g.fabric_state not in _OFF_FABRIC:
+            domain = _domain(g.fabric_state, g.fabric_status, g.fabric_cluster_uuid, g.fabric_clique_id)
+            if domain is not None:
+                domains.append(domain)
+    found = Observed(
+        nvml_gpus=len(gpus),
+        pcie_width=min(widths) if widths else None,
+        power_limit_w=round(min(limits)) if limits else None,
+        driver=smi.driver_version,
+        cuda=smi.cuda_version,
+        vbios=" / ".join(sorted(vbios)) if vbios else None,
+        product=" / ".join(sorted(products)) if products else None,
+    )
+    return found, tuple(domains) if domains else None
 
 
 def _gpus(ctx: NodeContext, probe: ProbeResult | None) -> Observed:
@@ -223,11 +266,10 @@ def _mig_since(ctx: NodeContext) -> str | None:
     return found
 
 
-def _dcgm_families(ctx: NodeContext) -> tuple[str, ...] | None:
-    if "dcgm-exporter.prom" not in ctx.obs.metrics:
-        return None
-    families = ctx._dcgm_families or {}
-    return tuple(sorted(name for name in families if name.startswith(DCGM_PREFIX)))
+def _dcgm_names(families: Mapping[str, object]) -> tuple[str, ...]:
+    names = [name for name in families if name.startswith(DCGM_PREFIX)]
+    names.sort()
+    return tuple(names)
 
 
 def _least(values: Sequence[int | None]) -> int | None:
