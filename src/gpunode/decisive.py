@@ -372,9 +372,7 @@ def severity(line: str) -> int:
     the program itself judged the line not to be an error. A daemon's note on notifying
     the service manager (``_SERVICE_NOTIFY``) is 0 at any level."""
     line = without_prefix(line[:20_000])
-    if _SERVICE_NOTIFY.search(line):
-        return 0
-    if "<nil>" in line and _nil_only(message_of(line)):
+    if ("<nil>" in line and _nil_only(message_of(line))) or _SERVICE_NOTIFY.search(line):
         return 0
     level = _level(line)
     if level is not None:

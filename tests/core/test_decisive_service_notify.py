@@ -27,7 +27,8 @@ def test_a_service_notify_note_is_noise(line: str) -> None:
 @pytest.mark.parametrize("line", [
     "nvidia-persistenced.service: start operation timed out. Terminating.",
     "Failed to start NVIDIA Persistence Daemon.",
-    "E1207 10:11:12.123456       1 server.go:140] Unable to set up the systemd cgroup driver: no such file or directory",
+    "E1207 10:11:12.123456       1 server.go:140] Unable to set up the systemd cgroup driver: "
+    "no such file or directory",
 ])
 def test_a_systemd_failure_stays_an_error(line: str) -> None:
     assert severity(line) > 0
