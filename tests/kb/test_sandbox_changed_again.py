@@ -44,7 +44,8 @@ def _report(tmp: Path, events: list[dict[str, Any]]) -> NodeReport:
 
 def test_a_sandbox_changed_again_is_the_runtime_s(tmp_path: Path) -> None:
     report = _report(tmp_path, [_event("SandboxChanged", _CHANGED, 2)])
-    assert [(r.component, r.cause) for r in report.root_causes] == [("container-runtime", "error_unclassified")]
+    found = [(r.component, r.cause) for r in report.root_causes]
+    assert found == [("container-runtime", "error_unclassified")]
 
 
 def test_a_reboot_s_single_change_is_healthy(tmp_path: Path) -> None:
@@ -52,8 +53,8 @@ def test_a_reboot_s_single_change_is_healthy(tmp_path: Path) -> None:
 
 
 def test_a_sandbox_the_cni_refused_is_not_the_runtime_losing_it(tmp_path: Path) -> None:
-    refused = _event("FailedCreatePodSandBox", 'Failed to create pod sandbox: rpc error: code = Unknown desc = '
-                     'failed to setup network for sandbox "3b80": plugin type="multus" failed (add): '
+    refused = _event("FailedCreatePodSandBox", "Failed to create pod sandbox: rpc error: code = Unknown "
+                     'desc = failed to setup network for sandbox "3b80": plugin type="multus" failed (add): '
                      "bind: no such device", 9, "Warning")
     report = _report(tmp_path, [refused, _event("SandboxChanged", _CHANGED, 9)])
     assert "container-runtime" not in [r.component for r in report.root_causes]
