@@ -355,13 +355,24 @@ def without_prefix(line: str) -> str:
     return line[found.end():] if found is not None else line
 
 
+#: A daemon's word on the service manager's readiness protocol (systemd's Type=notify,
+#: sd_notify and its NOTIFY_SOCKET): go-systemd's SdNotify returns (false, nil) where
+#: NOTIFY_SOCKET is unset, which is every process not started as a Type=notify unit, a
+#: container's first of all. tkestack/gpu-manager logs "Unable to set Type=notify in systemd
+#: service file?" at error level then (pkg/server/server.go; tkestack/gpu-manager#40: the
+#: line stays in a working plugin pod's output). A unit that really waits for the message
+#: fails in systemd's own words (the start timing out), so the daemon's line is noise.
+_SERVICE_NOTIFY = lazy_compile(r"\bType=notify\b|\b[Ss][Dd]_?[Nn]otify\b|\bNOTIFY_SOCKET\b")
+
+
 def severity(line: str) -> int:
     """2 for an explicit error level or prefix, 1 for an error word, 0 for none or noise.
 
     An explicit non-error level (info, warning, debug) is 0 whatever the words say:
-    the program itself judged the line not to be an error."""
+    the program itself judged the line not to be an error. A daemon's note on notifying
+    the service manager (``_SERVICE_NOTIFY``) is 0 at any level."""
     line = without_prefix(line[:20_000])
-    if "<nil>" in line and _nil_only(message_of(line)):
+    if ("<nil>" in line and _nil_only(message_of(line))) or _SERVICE_NOTIFY.search(line):
         return 0
     level = _level(line)
     if level is not None:

@@ -20,11 +20,17 @@ Otherwise the runtime's own config is what differs: the container runtime.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator, Mapping
+from typing import cast
 
-from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, problem, reads
+from gpunode.bundle.kube import Event
+from gpunode.checks.base import LINE, MESSAGE, SOURCE, check, in_fleet, problem, reads
 from gpunode.checks.context import NodeContext
-from gpunode.model import Evidence, Finding
+from gpunode.checks.decisive import line_finding
+from gpunode.decisive import Decisive
+from gpunode.facts import ClusterFacts
+from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.cgroup_driver import (
     KUBELET_CONFIG,
     RuntimeCgroup,
@@ -128,3 +134,61 @@ def _driver_from_cri(ctx: NodeContext) -> bool:
     except (ValueError, IndexError):
         return False
     return kubelet >= _FROM_CRI and (ctx.containerd_major or 1) >= 2
+
+
+#: The kubelet's event for a pod whose sandbox it found changed (gone, exited, or in a new
+#: network namespace: kuberuntime_manager.go's podSandboxChanged), before it kills the pod's
+#: containers and creates the sandbox again: "Pod sandbox changed, it will be killed and
+#: re-created." A node's reboot changes each pod's sandbox once; the same pod's sandbox lost
+#: again is the runtime losing it: runc placing the pod in another cgroup hierarchy than the
+#: kubelet's (kubernetes/kubernetes#110177, containerd without SystemdCgroup = true: system pods
+#: restart "due to SandboxChanged" every few minutes; justinas/nixos-ha-kubernetes#5), or a
+#: runtime whose restart drops the sandboxes (RKE2's containerd v1.6.12-k3s1, fixed in
+#: v1.6.14-k3s1: rancher/rke2#3723, where the GPU Operator's toolkit restarts containerd).
+_SANDBOX_CHANGED = "SandboxChanged"
+#: The facts' shared key of the SandboxChanged events counted more than once, by node.
+_SHARED = "cgroup_driver.sandboxes_changed_again"
+
+
+def _changed_again(facts: ClusterFacts) -> dict[str, list[Event]]:
+    """The kubelet's SandboxChanged events of pods whose sandbox it found changed more than
+    once, by the node that recorded them (``source.host``): found once for the fleet."""
+    found = facts.shared.get(_SHARED)
+    if found is None:
+        out: dict[str, list[Event]] = defaultdict(list)
+        for (kind, _, _), events in facts.events_by_object.items():
+            if kind != "Pod":
+                continue
+            for ev in events:
+                if ev.reason == _SANDBOX_CHANGED and (ev.count or 1) >= 2 and ev.source.host:
+                    out[ev.source.host].append(ev)
+        found = facts.shared[_SHARED] = dict(out)
+    return cast("dict[str, list[Event]]", found)
+
+
+@check("container-runtime", may_find=in_fleet(_changed_again))
+def sandboxes_changed_again(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """A pod of this node whose sandbox the kubelet found changed more than once
+    (``_SANDBOX_CHANGED``): the runtime keeps losing the pod's sandbox, degraded with the
+    kubelet's words. Silent where the pod's sandbox could not be created (its
+    FailedCreatePodSandBox event: the CNI or the runtime's handler says why, and is judged
+    by its own checks) and where the node's cgroup drivers differ (the checks above name it)."""
+    changed = _changed_again(ctx.facts).get(ctx.name)
+    if not changed:
+        return
+    refused = {(ev.involved_object.namespace, ev.involved_object.name)
+               for ev in ctx.facts.sandbox_refusals_by_host.get(ctx.name, ())}
+    changed = [ev for ev in changed
+               if (ev.involved_object.namespace, ev.involved_object.name) not in refused]
+    if not changed:
+        return
+    if _MEMO not in ctx.memo:
+        ctx.memo[_MEMO] = mismatch(ctx)
+    if ctx.memo[_MEMO] is not None:
+        return
+    ev = max(changed, key=lambda e: e.count or 1)
+    obj = ev.involved_object
+    where = f"event pod {obj.namespace}/{obj.name} reason={ev.reason} count={ev.count or 1}"
+    found = Decisive(1, ev.message.strip(), 1)
+    yield line_finding(ctx.kb, component, Status.DEGRADED, found, where,
+                       verb="recreates pod sandboxes", standalone="true")

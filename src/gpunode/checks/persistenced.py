@@ -131,3 +131,44 @@ def _failed_start(ctx: NodeContext, component: str, lines: Sequence[str], path: 
     return line_finding(ctx.kb, component, Status.DEGRADED, found, f"{path}:{found.line_no}",
                         verb="fails in nvidia-persistenced's syslog lines", evidence=(ended,),
                         line_class=line_class, standalone="true")
+
+
+#: A launcher's fatal word that it could not start the daemon's binary: Talos' persistence
+#: extension runs it from a Go wrapper that ends on 'log.Fatalf("nvidia-persistenced-wrapper:
+#: error starting nvidia-persistenced: %v")' when exec fails (siderolabs/extensions
+#: nvidia-persistenced-wrapper; its older "nvidia-driver:" wrapper says the same), and Go's
+#: exec says which call failed ("fork/exec /usr/local/bin/nvidia-persistenced: no such file or
+#: directory": the binary, or the ELF interpreter it names, is not in the service's root,
+#: siderolabs/extensions#861 on arm64 before #899 mounted the host's /lib into it).
+_LAUNCH_FAILED = lazy_compile(
+    r"\b(?:error|fail(?:ed|ure)?(?: to)?|unable to|cannot|could not|couldn.t) "
+    r"(?:start(?:ing)?|launch(?:ing)?|exec(?:ut(?:e|ing))?|run(?:ning)?) "
+    r"(?:the )?nvidia-persistenced(?![\w.-])"
+    r"|\b(?:fork/)?exec \S*/nvidia-persistenced: ")
+#: The files a launcher's line lands in: the host's syslog and, on hosts without one whose
+#: service messages the kernel log keeps (Talos), the kernel log.
+_LAUNCH_LOGS = (("cmd", "dmesg.txt"), *(("files", name.lstrip("/")) for name in SYSLOG_FILES))
+
+
+@check("driver", may_find=reads("cmd/dmesg.txt", *(f"files{name}" for name in SYSLOG_FILES)))
+def persistenced_not_launched(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The persistence daemon's launcher could not start its binary, and no start of the
+    daemon followed: the daemon never ran, so persistence mode is off and its socket missing.
+    The launcher's line says why, in its class (a binary or loader not in the service's root
+    is a file's state). A start of the daemon after it (its "Started (pid)", systemd's) heals
+    it; a log without such a line says nothing."""
+    for kind, name in _LAUNCH_LOGS:
+        split = ctx.text_lines(kind, name)
+        if split is None or "nvidia-persistenced" not in split[1]:
+            continue
+        lines = split[0]
+        last = next((i for i in range(len(lines) - 1, -1, -1) if _LAUNCH_FAILED.search(lines[i])), None)
+        if last is None or any(_STARTED.search(line) for line in lines[last + 1:]):
+            continue
+        found = decisive_line([line if i == last else "" for i, line in enumerate(lines)], ctx.kb.class_of)
+        if found is None:
+            continue
+        yield line_finding(ctx.kb, component, Status.DEGRADED, found,
+                           f"{ctx.obs.path_of(kind, name)}:{found.line_no}",
+                           verb="cannot start nvidia-persistenced", standalone="true")
+        return
