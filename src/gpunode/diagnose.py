@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
-from itertools import chain, repeat
-from operator import call
+from itertools import chain, compress, repeat
+from operator import attrgetter, call, itemgetter, methodcaller
 from typing import Any
 
 import msgspec
@@ -116,7 +116,7 @@ class Judgement:
         findings = self.findings
         if len(findings) == 1 and findings[0].status not in PROBLEMS:  # most components
             return findings[0].status
-        present = {f.status for f in findings}
+        present = set(map(_STATUS_OF, findings))
         if not present.isdisjoint(PROBLEMS) and (problems := self.problems):
             return min((f.status for f in problems), key=STATUS_RANK.__getitem__)
         for status in _NO_PROBLEM_ORDER:
@@ -155,7 +155,7 @@ def judge_node(ctx: NodeContext, catalog: Catalog) -> dict[str, Judgement]:
     named.extend(_named_elsewhere(ctx))
     _add_named(ctx, out, named)
     _sandboxes_explain(ctx.kb, out)
-    found = {cid: j.findings for cid, j in out.items()}  # (the lists, appended to in place)
+    found = dict(zip(out, map(_FINDINGS_OF, out.values()), strict=True))  # (the lists, appended to in place)
     problems = problems_by_component(found)
     if problems:  # (on most nodes nothing fails: no state is silent, and no journal is read)
         for finding in list(silent_state_findings(ctx, found)):
@@ -233,8 +233,10 @@ def _sandboxes_explain(kb: KnowledgeBase, judged: Mapping[str, Judgement]) -> No
     runtime whose problems are all states is explained this way; a catalogued cause of
     its own stands."""
     runtime = judged.get(_RUNTIME)
-    states = [f for f in runtime.findings if f.status in PROBLEMS] if runtime is not None else []
-    if not states or not all(kb.get(f.cause).state for f in states):
+    if runtime is None or _settled(runtime.findings, frozenset()):  # (every node: the runtime runs)
+        return
+    states = [f for f in runtime.findings if f.status in PROBLEMS]
+    if not all(kb.get(f.cause).state for f in states):
         return
     for cid, judgement in judged.items():
         findings = judgement.findings
@@ -264,7 +266,7 @@ def _trace_down(ctx: NodeContext, judged: dict[str, Judgement]) -> dict[str, Jud
     the finding says so (context ``explains``) and the lower component is blocked by it.
     """
     catalog = ctx.facts.catalog
-    failing = [cid for cid, j in judged.items() if j.status in PROBLEMS]
+    failing = list(_failing(judged))
     traced: dict[str, list[Finding]] = defaultdict(list)
     for finding in traced_findings(ctx, failing):
         target, seen = finding.component, finding.context.get("seen_in", "")
@@ -406,8 +408,9 @@ class Diagnoser:
         missing = self._missing_data(ctx.name, judgements)
         unseen = (ctx.name, missing)
         here = ctx.components_here
-        comps = tuple([
-            self._quiet_component(here, j) or self._component(
+        reports: list[ComponentReport] = []
+        for j in judgements.values():  # (a loop: a comprehension is one more code object a node)
+            reports.append(self._quiet_component(here, j) or self._component(
                 j,
                 roots,
                 cluster_problems,
@@ -415,10 +418,9 @@ class Diagnoser:
                 version=component_version(ctx, j.component),
                 explained=explained,
                 unseen=unseen,
-            )
-            for j in judgements.values()
-        ])
-        statuses = [c.status for c in comps]
+            ))
+        comps = tuple(reports)
+        statuses = list(map(_STATUS_OF, comps))
         if Status.UNKNOWN in statuses:  # (only an unknown one may count as ok: ``_as_judged``)
             statuses = [_as_judged(j, s) for j, s in zip(judgements.values(), statuses, strict=True)]
         return _node_report(ctx, roots, _node_status(statuses), comps, missing, judgements=judgements)
@@ -458,9 +460,11 @@ class Diagnoser:
         """``failing``: the judgements whose status is a problem, where the caller has them."""
         if failing is None:
             failing = _failing(judgements)
+        roots: dict[str, tuple[Judgement, RootCause]] = {}
+        if not failing:  # (most nodes)
+            return roots
         problems = set(failing)
         recovered = {cid for cid, j in failing.items() if _recovered(j)}
-        roots: dict[str, tuple[Judgement, RootCause]] = {}
         for cid, j in failing.items():
             below = problems - recovered if j.status == Status.FAILED and not _waits(j) else problems
             if self._blockers(cid, j, below, cluster_problems, explained):
@@ -601,12 +605,15 @@ class Diagnoser:
             state = primary.context.get("pod_state")
             return f"{title} ({state})" if state else title
         status = j.status
-        summaries = [f.context for f in j.findings if f.status == status and "summary" in f.context]
-        if len(summaries) == 1:
-            return summaries[0]["summary"]
-        if summaries:  # the component's own findings before its pods'
-            ordered = [c for c in summaries if "pod" not in c] + [c for c in summaries if "pod" in c]
-            return "; ".join(dict.fromkeys([context["summary"] for context in ordered[:2]]))
+        own: list[str] = []  # the component's own findings' summaries before its pods'
+        pods: list[str] = []
+        for f in j.findings:  # (a loop: asked for every component of a node)
+            if f.status == status and "summary" in f.context:
+                (pods if "pod" in f.context else own).append(f.context["summary"])
+        if len(own) + len(pods) == 1:
+            return (own or pods)[0]
+        if own or pods:
+            return "; ".join(dict.fromkeys((own + pods)[:2]))
         if j.unobserved and unseen is not None:  # say what was missing, and why
             return unknown_summary(j.unobserved, *unseen)
         if j.unobserved:
@@ -617,7 +624,9 @@ class Diagnoser:
 
 def _failing(judgements: Mapping[str, Judgement]) -> dict[str, Judgement]:
     """The judgements whose status is a problem (read once per node report)."""
-    return {cid: j for cid, j in judgements.items() if j.status in PROBLEMS}
+    # (in C: a dict comprehension would be one more code object a node)
+    failing = map(PROBLEMS.__contains__, map(_STATUS_OF, judgements.values()))
+    return dict(compress(judgements.items(), failing))
 
 
 def _explanations(judgements: Mapping[str, Judgement],
@@ -709,8 +718,9 @@ def _as_judged(judgement: Judgement, status: Status) -> Status:
 
 def _node_status(statuses: Iterable[Status]) -> Status:
     """The worst status of the node's deployed components (unknown when none is)."""
-    ranks = {STATUS_RANK[s]: s for s in set(statuses) if s != Status.NOT_DEPLOYED}
-    return ranks[min(ranks)] if ranks else Status.UNKNOWN
+    present = set(statuses)
+    present.discard(Status.NOT_DEPLOYED)
+    return min(present, key=STATUS_RANK.__getitem__) if present else Status.UNKNOWN
 
 
 def _node_report(ctx: NodeContext, roots: Mapping[str, tuple[Judgement, RootCause]], status: Status,
@@ -718,17 +728,20 @@ def _node_report(ctx: NodeContext, roots: Mapping[str, tuple[Judgement, RootCaus
                  judgements: Mapping[str, Judgement]) -> NodeReport:
     gpus = _gpu_count(ctx)
     labels, allocatable = (ctx.node.metadata.labels, ctx.node.status.allocatable) if ctx.node else ({}, {})
+    read: dict[str, Status] = {}
+    for c in READ_STATUSES:  # (a loop: a dict comprehension is one more code object a node)
+        if c in judgements:
+            read[c] = judgements[c].status
     return NodeReport(
         name=ctx.name,
         status=status,
-        root_causes=tuple(r for _, r in roots.values()),
+        root_causes=tuple(map(_ROOT, roots.values())),
         components=components,
         roles=_roles(labels),
         gpus=gpus,
         gpu_product=_gpu_product(ctx),
         missing_data=missing,
-        gpus_usable=usable_gpus(gpus, labels, allocatable, {
-            c: judgements[c].status for c in READ_STATUSES if c in judgements}, ctx.allocatable_resources),
+        gpus_usable=usable_gpus(gpus, labels, allocatable, read, ctx.allocatable_resources),
     )
 
 
@@ -750,11 +763,18 @@ def _gpu_product(ctx: NodeContext) -> str | None:
 
 def _roles(labels: Mapping[str, str]) -> tuple[str, ...]:
     prefix = "node-role.kubernetes.io/"
-    return tuple(sorted(k[len(prefix) :] for k in labels if k.startswith(prefix)))
+    # (in C: a generator would be one more code object a node)
+    roles = filter(methodcaller("startswith", prefix), labels)
+    return tuple(sorted(map(itemgetter(slice(len(prefix), None)), roles)))
 
 
 def _pod_refs(pods: Sequence[StackPod]) -> tuple[PodRef, ...]:
-    return tuple([_pod_ref(sp.pod) for sp in pods]) if pods else ()
+    return tuple(map(_pod_ref, map(_POD_OF, pods))) if pods else ()
+
+
+#: A finding's or report's status, a stack pod's pod, a root's cause (C readers, not comprehensions).
+_STATUS_OF, _POD_OF, _ROOT = attrgetter("status"), attrgetter("pod"), itemgetter(1)
+_FINDINGS_OF = attrgetter("findings")
 
 
 def _pod_ref(pod: Pod) -> PodRef:

@@ -36,7 +36,7 @@ def usable_gpus(expected: int | None, labels: Mapping[str, str], allocatable: Ma
     if statuses.get("kubelet") == Status.FAILED:
         return 0
     deployed = [s for c in ADVERTISERS if (s := statuses.get(c, Status.NOT_DEPLOYED)) != Status.NOT_DEPLOYED]
-    if any(s == Status.FAILED for s in deployed):
+    if Status.FAILED in deployed:
         return 0
     resources = read if read is not None else gpu_resources(labels, allocatable)
     if resources.mode.startswith("mig"):

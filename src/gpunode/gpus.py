@@ -331,7 +331,7 @@ def dcgm_series_gpus(series: Iterable[Mapping[str, str]]) -> set[str]:
     no DCGM_FI_DEV_GPU_TEMP but the other families, and MIG instances carry their GPU's
     index, so this counts the physical GPUs (or vGPUs) the node's other counts compare to."""
     found = (labels.get("gpu") or labels.get("UUID") for labels in series)
-    return {gpu for gpu in found if gpu}
+    return set(filter(None, found))  # (those named: in C, no set comprehension a node)
 
 
 def _label(labels: Mapping[str, str], suffix: str) -> str | None:

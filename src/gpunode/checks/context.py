@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import compress
 from typing import TypeVar, cast
 
-from gpunode.bundle.kube import ConfigMap, DaemonSet, Event, Node, Pod, Taint, Toleration
+from gpunode.bundle.kube import Condition, ConfigMap, DaemonSet, Event, Node, Pod, Taint, Toleration
 from gpunode.checks.operator import operator_sees_gpu
 from gpunode.checks.placement import Awaited, awaited, selects
 from gpunode.errors import ParseError
@@ -82,7 +84,19 @@ class NodeContext:
     @cached_property
     def components_here(self) -> frozenset[str]:
         """The components with a stack pod on this node."""
-        return frozenset([component for component, pods in self._pods_here.items() if pods])
+        pods = self._pods_here
+        return frozenset(compress(pods, pods.values()))  # (those with a pod; no comprehension a node)
+
+    @cached_property
+    def ready_condition(self) -> Condition | None:
+        """The node's Ready condition (None without the node or the condition), read once a
+        node for the kubelet's and the runtime's checks."""
+        node = self.node
+        if node is not None:
+            for condition in node.status.conditions:
+                if condition.type == "Ready":
+                    return condition
+        return None
 
     def observed(self, need: str) -> bool:
         """Whether an observation named in a check's ``needs`` is present."""
@@ -262,10 +276,7 @@ class NodeContext:
     @cached_property
     def node_reporting(self) -> bool:
         """False when the kubelet stopped reporting: pod status is then stale."""
-        node = self.node
-        if node is None:
-            return True
-        ready = next((c for c in node.status.conditions if c.type == "Ready"), None)
+        ready = self.ready_condition
         return ready is None or ready.status == "True"
 
     def _parsed(self, key: str, text: str | None, parse: Callable[[str], T]) -> T | None:
@@ -358,12 +369,13 @@ class NodeContext:
 
     @cached_property
     def containerd(self) -> ContainerdConfig | None:
-        files = {"/" + p: t for p, t in self.obs.files.items()}
-        path = next((p for p in self._containerd_candidates() if p in files), None)
-        if path is None:
-            return None
-        major = self.containerd_major
-        return self._parsed(f"files{path}", files[path], lambda _t: _containerd(files, path, major))
+        names = self.obs.files
+        files = dict(zip(map("/".__add__, names), names.values(), strict=True))
+        for path in self._containerd_candidates():  # (a loop: no generator a node)
+            if path in files:
+                return self._parsed(f"files{path}", files[path],
+                                    partial(_containerd, files, path, self.containerd_major))
+        return None
 
     @cached_property
     def containerd_major(self) -> int | None:
@@ -546,14 +558,12 @@ class NodeContext:
         see gpus.py), so MIG instances and shared replicas are never taken for GPUs. A
         capacity that may be shared replicas (``gpu_count_ambiguous``) does not count."""
         capacity = None if self.gpu_count_ambiguous else self._capacity_gpus()
-        counts = [c for c in (self._label_gpus, capacity, self._smi_gpus()) if c]
-        return max(counts) if counts else None
+        return max(filter(None, (self._label_gpus, capacity, self._smi_gpus())), default=None)
 
     @cached_property
     def _seen_gpus(self) -> int | None:
         """Physical GPUs GFD or nvidia-smi counted (not the capacity)."""
-        counts = [c for c in (self._label_gpus, self._smi_gpus()) if c]
-        return max(counts) if counts else None
+        return max(filter(None, (self._label_gpus, self._smi_gpus())), default=None)
 
     @cached_property
     def allocatable_resources(self) -> GpuResources | None:
@@ -592,9 +602,9 @@ class NodeContext:
 _KUBELET_FLAVOURS = (("k3s", "+k3s"), ("rke2", "+rke2"))
 
 
-def _containerd(files: dict[str, str], path: str, major: int | None) -> ContainerdConfig:
+def _containerd(files: dict[str, str], path: str, major: int | None, _text: str = "") -> ContainerdConfig:
     """Parsed once per distinct set of files and containerd version: a fleet's nodes
-    mostly share one or two configs."""
+    mostly share one or two configs. (``_text``: the file's, as ``_parsed`` passes it.)"""
     key = (path, major, tuple(sorted(files.items())))
     known = _CONTAINERD_SEEN.get(key)
     if known is None:
@@ -639,8 +649,11 @@ _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
 def _joined_lines(text: str) -> str | None:
     """``"\n".join(text.splitlines())`` without splitting, where that is ``text`` less its
     last line break (ASCII text whose only breaks are ``\n``); None otherwise."""
-    if not text.isascii() or any(brk in text for brk in _OTHER_BREAKS):
+    if not text.isascii():
         return None
+    for brk in _OTHER_BREAKS:  # (a loop: no generator for each file of each node)
+        if brk in text:
+            return None
     return text[:-1] if text.endswith("\n") else text
 
 

@@ -23,7 +23,7 @@ _PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure")
 def kubelet_ready(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Node Ready condition: Unknown means the kubelet stopped reporting."""
     assert ctx.node is not None
-    ready = next((c for c in ctx.node.status.conditions if c.type == "Ready"), None)
+    ready = ctx.ready_condition
     where = f"node/{ctx.name} status.conditions[Ready]"
     if ready is None:
         yield unknown(component, "node has no Ready condition")
@@ -41,8 +41,7 @@ def kubelet_ready(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 def runtime_down_message(ctx: NodeContext) -> str | None:
     """The kubelet's Ready=False message when it says the container runtime is down."""
-    node = ctx.node
-    ready = next((c for c in node.status.conditions if c.type == "Ready"), None) if node else None
+    ready = ctx.ready_condition
     if ready is not None and ready.status == "False" and "runtime" in ready.message:
         return ready.message
     return None
@@ -52,7 +51,7 @@ def runtime_down_message(ctx: NodeContext) -> str | None:
 def runtime_status(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Ready=False with a runtime message means the runtime, not the kubelet, is down."""
     assert ctx.node is not None
-    ready = next((c for c in ctx.node.status.conditions if c.type == "Ready"), None)
+    ready = ctx.ready_condition
     runtime = ctx.node.status.node_info.container_runtime_version
     where = f"node/{ctx.name} status.conditions[Ready]"
     down = runtime_down_message(ctx)
@@ -166,7 +165,38 @@ def mig_mode_settled_in_table(ctx: NodeContext, component: str) -> Iterator[Find
             bus = ""
 
 
-@check("container-runtime", needs=("node",))
+def runtime_config_may_fail(ctx: NodeContext) -> bool:
+    """The ``may_find`` gate of the runtime configuration's checks: open where one of them may
+    find anything, shut where the node's runtime setup was read, runs an NVIDIA runtime (a
+    drop-in that defines one is then not left unread) that is its default or is reached
+    through CDI or a RuntimeClass (no operand without the runtime), no containerd config is
+    of version 3 or later (containerd 1.x cannot read one), no file of the node disables a
+    plugin (the CRI one), no config is unparsed (its error) and the platform renders no
+    config from a template (the toolkit told to write the rendered file). Asked once a node
+    for all six, so a healthy node runs none of their code."""
+    setup, config = ctx.runtime_setup, ctx.containerd
+    if setup is None or not setup.nvidia or (config is not None and (config.version or 0) >= 3):
+        return True
+    if not setup.default_is_nvidia and (setup.runtime == "docker" or policy_cdi_enabled(ctx) is False):
+        return True
+    for text in ctx.obs.files.values():  # (loops, not generators: asked on every node)
+        if "disabled_plugins" in text:
+            return True
+    for path in ctx.platform.containerd_configs or ():
+        if path.endswith(".tmpl") or "template" in path.rpartition("/")[2]:
+            return True
+    return False
+
+
+def policy_cdi_enabled(ctx: NodeContext) -> bool | None:
+    """ClusterPolicy ``spec.cdi.enabled``; None where the policy does not say."""
+    cdi = ctx.cluster_policy_spec.get("cdi")
+    if isinstance(cdi, dict) and "enabled" in cdi:
+        return bool(cdi["enabled"])
+    return None
+
+
+@check("container-runtime", needs=("node",), may_find=runtime_config_may_fail)
 def config_version_fits_runtime(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """containerd 1.x cannot read a version 3 config (containerd 2.x writes/expects v3)."""
     config = ctx.containerd
@@ -252,7 +282,7 @@ def _key_line(text: str, key: str) -> tuple[int, str]:
     return number, lines[number - 1].strip() if lines else key
 
 
-@check("container-runtime")
+@check("container-runtime", may_find=runtime_config_may_fail)
 def runtime_config_parses(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The container runtime's own configuration that does not parse in its format (the
     node's runtime's: daemon.json on Docker, containerd's config.toml and its imports, CRI-O's

@@ -60,7 +60,10 @@ def instance_gpus(kind: str) -> tuple[int, str] | None:
 
 
 def _instance_type(labels: Mapping[str, str]) -> str:
-    return next((labels[key] for key in INSTANCE_TYPE_LABELS if labels.get(key)), "")
+    for key in INSTANCE_TYPE_LABELS:  # (a loop: no generator a node)
+        if labels.get(key):
+            return labels[key]
+    return ""
 
 
 @check("gpu-hardware", needs=("node",))

@@ -276,7 +276,7 @@ def _failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
 
 def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
     text = ctx.obs.cmd.get("dmesg.txt")
-    if not text or not any(literal in text for literal in _LITERALS):
+    if not text or not any(map(text.__contains__, _LITERALS)):  # (in C: every node)
         return {}
     split = ctx.text_lines("cmd", "dmesg.txt")
     assert split is not None

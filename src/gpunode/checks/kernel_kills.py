@@ -134,7 +134,7 @@ def kernel_hits(text: str, owners: dict[str, str],
     """Component -> (line number, line, class) of the last recent kill or denial of one of its
     processes in a kernel log. A line without a stamp counts as recent: the bundle keeps the
     log's tail, and a line quoted bare has no age to tell."""
-    if not any(literal in text for literal in _LITERALS):
+    if not any(map(text.__contains__, _LITERALS)):  # (in C: asked on every node)
         return {}
     lines = text.splitlines()
     last: dict[str, float] = {}

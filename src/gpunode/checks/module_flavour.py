@@ -125,7 +125,7 @@ _UNSERVED_WORDS = ("RmInitAdapter failed", "probe routine failed", "NVRM: No NVI
 
 def _may_misfit(ctx: NodeContext) -> bool:
     dmesg = ctx.obs.cmd.get("dmesg.txt") or ""
-    unserved = (any(word in dmesg for word in _UNSERVED_WORDS)
+    unserved = (any(map(dmesg.__contains__, _UNSERVED_WORDS))
                 or "No devices were found" in (ctx.obs.cmd.get("nvidia-smi.txt") or ""))
     return unserved and flavour_misfit(ctx) is not None
 

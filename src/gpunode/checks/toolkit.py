@@ -30,7 +30,7 @@ from gpunode.checks.cli_step import CLI_LOG, failing_cli_line, pasted_cause
 from gpunode.checks.context import NodeContext
 from gpunode.checks.crio_hooks import HookFile, judge_hooks
 from gpunode.checks.decisive import as_catalogued, line_finding
-from gpunode.checks.host import runtime_down_message
+from gpunode.checks.host import policy_cdi_enabled, runtime_config_may_fail, runtime_down_message
 from gpunode.checks.operator import vm_reason, vm_workload
 from gpunode.checks.runtime_config import DROPIN, dropin_version_above_root, unread_nvidia_dropins
 from gpunode.checks.toolkit_written import runtime_may_be_unreachable, runtime_unreachable
@@ -78,7 +78,7 @@ def runtime_patched(ctx: NodeContext, component: str) -> Iterator[Finding]:
         return
     yield from _runtime_classes_served(ctx, setup, component)
     default = setup.default_runtime or "runc"
-    shown = ", ".join(setup.describe(n) for n in nvidia)
+    shown = ", ".join(map(setup.describe, nvidia))
     version = f"v{setup.version}, " if setup.version else ""
     ev = Evidence(path, f"NVIDIA runtime {shown}; default {default}")
     yield ok(component, f"{setup.runtime} patched ({version}default runtime {default})", ev)
@@ -261,7 +261,7 @@ def runtime_down_after_restarts(ctx: NodeContext, component: str) -> Iterator[Fi
 _CONFIG_VERSIONS_CONTAINERD = 2
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=runtime_config_may_fail)
 def dropin_read_by_containerd(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A drop-in counts only if the config containerd reads imports it. The toolkit writes
     ``/etc/containerd/conf.d/99-nvidia.toml``; GKE's containerd reads its own config.toml,
@@ -326,7 +326,7 @@ _CRI_PLUGINS = frozenset({"cri", "io.containerd.grpc.v1.cri", "io.containerd.cri
 _DROPIN_DIR = lazy_compile(r"/containerd(?:/[^/]+)?\.d/[^/]+\.toml$")
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=runtime_config_may_fail)
 def cri_plugin_disabled(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """A containerd config the node reads that disables the CRI plugin leaves the kubelet no
     runtime. Docker's own containerd ships ``disabled_plugins = ["cri"]``; a toolkit that takes
@@ -480,7 +480,7 @@ def rdma_resources(ctx: NodeContext, component: str) -> Iterator[Finding]:
         yield ok(component, shown, Evidence(where, shown))
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=runtime_config_may_fail)
 def default_runtime_without_cdi(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """Without CDI and without runtimeClassName, operands only get GPUs if nvidia is the default.
     On Docker that holds whatever the cluster policy says: the kubelet's Docker shim starts
@@ -491,7 +491,7 @@ def default_runtime_without_cdi(ctx: NodeContext, component: str) -> Iterator[Fi
     setup = ctx.runtime_setup
     if setup is None or not setup.nvidia or setup.default_is_nvidia:
         return
-    if setup.runtime != "docker" and _cdi_enabled(ctx) is not False:
+    if setup.runtime != "docker" and policy_cdi_enabled(ctx) is not False:
         return
     plain = [
         sp.pod.metadata.name
@@ -513,13 +513,6 @@ def _is_dropin(path: str) -> bool:
     """A node file (``etc/containerd/conf.d/99-nvidia.toml``) in a containerd drop-in
     folder; asked for each file of each node, which mostly share a few paths."""
     return DROPIN.search("/" + path) is not None
-
-
-def _cdi_enabled(ctx: NodeContext) -> bool | None:
-    cdi = ctx.cluster_policy_spec.get("cdi")
-    if isinstance(cdi, dict) and "enabled" in cdi:
-        return bool(cdi["enabled"])
-    return None
 
 
 #: The toolkit's env that names the containerd config it writes (the GPU Operator's
@@ -594,7 +587,7 @@ def _stub_imports(path: str, text: str) -> list[str]:
     return [i for i in imports if isinstance(i, str) and DROPIN.search(i.replace("*", "x"))]
 
 
-@check("container-toolkit")
+@check("container-toolkit", may_find=runtime_config_may_fail)
 def toolkit_writes_generated_config(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The toolkit is told to write a containerd config that the node's distribution
     generates from its template each time it starts (K3s/RKE2 render config.toml from

@@ -32,7 +32,7 @@ MAX_XID_EVIDENCE = 3
 _PLUGIN_XID = lazy_compile(r"XidCriticalError: Xid=(\d+)")
 _DCGM_XID = "DCGM_FI_DEV_XID_ERRORS"
 _DCGM_XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
-_THERMAL = ("hw_thermal_slowdown", "sw_thermal_slowdown")
+_THERMAL = frozenset({"hw_thermal_slowdown", "sw_thermal_slowdown"})
 GPU = "nvidia.com/gpu"
 _DCGM_GPU = lazy_compile(r'\{gpu="(?P<gpu>\d+)"')
 #: The severity word the driver writes into an Xid line it handled (NVLink5 Xids 144-150: "Nonfatal"
@@ -286,7 +286,7 @@ def thermal_slowdown(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if smi is None:
         return
     path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
-    hot = [g for g in smi.gpus if any(r in g.clock_event_reasons_active for r in _THERMAL)]
+    hot = [g for g in smi.gpus if not _THERMAL.isdisjoint(g.clock_event_reasons_active)]
     if hot:
         ev = [Evidence(path, _thermal_state(g)) for g in hot]
         yield problem(component, "gpu_thermal_slowdown", *ev, status=Status.DEGRADED, specificity=55)

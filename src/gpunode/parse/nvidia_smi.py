@@ -231,7 +231,7 @@ _FAILURE_LITERALS = ("Failed to initialize NVML: ", "NVIDIA-SMI has failed becau
 
 def parse_nvidia_smi_failure(text: str) -> str | None:
     """The error line when plain ``nvidia-smi`` output is a failure, else None."""
-    if not any(literal in text for literal in _FAILURE_LITERALS):  # no line can match either
+    if not any(map(text.__contains__, _FAILURE_LITERALS)):  # no line can match either
         return None
     for line in text.splitlines():
         for pattern in _FAILURE_PATTERNS:
