@@ -206,6 +206,32 @@ def test_a_compile_error_in_the_dkms_tree_is_the_driver_release_not_fitting_the_
     assert top_pair(_host(_make_log(COMPILE))) == ("driver", "driver_kernel_incompatible")
 
 
+#: NVIDIA/open-gpu-kernel-modules#1272 (550.163.01 on Debian's 6.12.100): kbuild names the
+#: module's own source relative to its tree, the kernel's header beside it in a note.
+RELATIVE = ("nv-pci.c: In function 'nv_resize_pcie_bars':\n"
+            "nv-pci.c:237:9: error: too few arguments to function 'pci_resize_resource'\n"
+            "include/linux/pci.h:1421:18: note: declared here\n")
+#: The same tree's warnings with no error (the build went on), and its header the compiler
+#: could not open (the headers' fault, read by its own class).
+WARNED = ("nv-acpi.c:103:17: warning: unused variable 'nv' [-Wunused-variable]\n"
+          "  LD [M]  /var/lib/dkms/nvidia/550.54.14/build/nvidia.ko\n")
+
+
+def test_a_compile_error_the_dkms_tree_names_relative_is_the_release_not_fitting_the_kernel() -> None:
+    assert top_pair(_host(_make_log(RELATIVE), loaded=False)) == ("driver", "driver_kernel_incompatible")
+    log = {"kind": "node-file", "path": "var/lib/dkms/nvidia-open/570.172.08/build/make.log",
+           "text": RELATIVE}
+    assert top_pair(_host(log, loaded=False)) == ("driver", "driver_kernel_incompatible")
+
+
+def test_warnings_of_the_dkms_tree_and_another_module_s_compile_error_say_no_incompatibility() -> None:
+    # look-alike: warnings only, the driver loaded
+    assert top_pair(_host(_make_log(WARNED))) is None
+    # look-alike: GPUDirect Storage's DKMS module with the same compile error is not the driver's
+    fs_log = {"kind": "node-file", "path": "var/lib/dkms/nvidia-fs/2.20.5/build/make.log", "text": RELATIVE}
+    assert top_pair(_host(fs_log, loaded=False)) != ("driver", "driver_kernel_incompatible")
+
+
 #: NVIDIA/open-gpu-kernel-modules#805: the open DKMS module's build with no C++ compiler, make's
 #: recipe failure after the shell's own line.
 NO_CXX = (" [ nvidia-modeset    ]  CXX          ../common/displayport/src/dp_auxretry.cpp\n"

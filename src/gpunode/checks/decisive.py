@@ -633,9 +633,17 @@ def _running_logs(ctx: NodeContext, component: str) -> Iterator[LogFile]:
 #: (a Tesla T4, cooled by the server's fans) answers Not Supported on every scrape while every
 #: other metric is served ("FanSpeed() error: nvml: Not Supported",
 #: mindprince/nvidia_gpu_prometheus_exporter#16, #21): a part the board does not have.
+#: And a file of one process under /proc that the kernel no longer serves because the process
+#: exited between the agent's listing (NVML's compute processes, a scan of /proc) and its read:
+#: ESRCH ("no such process"), or ENOENT for a process other than init (leptonai/gpud#1238, the
+#: accelerator-nvidia-processes check turned Unhealthy by "open /proc/<pid>/environ: no such
+#: process" of a short-lived CUDA process, fixed in PR #1239 by skipping the vanished PID as
+#: ENOENT already was; util-linux/util-linux#3087 for lsns): a race with a job, not a failure.
 _OTHER_COLLECTOR = r"(?!infiniband\b|textfile\b|nvidia|gpu|rdma)"
 _NOT_THE_STACKS = lazy_compile(
     r"sys/class/net/(?![^/\s]+/device/sriov_)|\bopen \S*sys/class/[\w-]+\\?\"?: no such file or directory|"
+    r"\bopen (?:/host)?/proc/(?:\d+/[\w/.-]{1,60}\\?\"?: no such process|(?!1/)\d+/[\w/.-]{1,60}\\?\"?: "
+    r"no such file or directory)\b|"
     r"(?i:\bfan ?speed\b[^\n]{0,80}?\bnot ?supported\b)|"
     rf"collector failed\\?\"? .{{0,20}}\bname={_OTHER_COLLECTOR}\w|"
     rf"\b{_OTHER_COLLECTOR}\w+ collector failed after|"

@@ -78,6 +78,7 @@ _CLOSING_SUMMARY = lazy_compile(r"^\s*(?:ERROR: )?Installation has failed\.")
 #: The cause of a driver installer that has not finished on a node without a driver, where it
 #: said nothing more.
 _NOT_LOADED = "driver_not_loaded"
+_INCOMPATIBLE = "driver_kernel_incompatible"
 
 
 def driver_never_loaded(ctx: NodeContext) -> bool:
@@ -331,9 +332,27 @@ _MAKE_RECIPE_FAILED = lazy_compile(
     r"^\s*g?make(?:\[\d+\])?: \*\*\* (?:\[[^\]]{0,300}\] Error \d+|Waiting for unfinished jobs)")
 
 
+#: The compiler's error in a C source or header of the tree DKMS builds (gcc's and clang's
+#: "<file>:<line>:<column>: error: ..."), however the build names the file: kbuild prints the
+#: module's own sources relative to its tree where make runs in it ("nv-pci.c:237:9: error: too
+#: few arguments to function 'pci_resize_resource'", NVIDIA/open-gpu-kernel-modules#1272's
+#: make.log on Debian's 6.12.100 kernel; truenas/scale-build#1002 with 570.172.08 on 6.12.97)
+#: and by their full path elsewhere (#469). A DKMS make.log of the NVIDIA module holds nothing
+#: but that module's build against the kernel, so such an error is its sources not fitting the
+#: kernel's interfaces; a header the compiler could not open ("fatal error: ...") is not this.
+_TREE_COMPILE_ERROR = r"^\s*(?:\S{0,300}/)?[\w.+-]{1,100}\.[ch]:\d+:\d+: error: "
+
+
+def _tree_signatures(kb: KnowledgeBase) -> tuple[tuple[Cause, Match], ...]:
+    """driver_kernel_incompatible for a compile error of the DKMS tree's own sources."""
+    cause = kb.get(_INCOMPATIBLE)
+    return ((cause, Match(source="log", pattern=_TREE_COMPILE_ERROR)),) if cause is not None else ()
+
+
 def _dkms_make_log(ctx: NodeContext, component: str) -> Finding | None:
     """The newest DKMS build log of the NVIDIA module that reads as a failure: a catalogued
-    cause of the driver for nvidia-installer's words, else the class of its decisive line
+    cause of the driver for nvidia-installer's words (and a compile error of the tree's own
+    sources, ``_TREE_COMPILE_ERROR``, in DKMS's log), else the class of its decisive line
     (make's own recipe failures passed over where a line of the commands it ran reads as one)."""
     logs = sorted(((version_order(m[m.lastindex or 1]), name) for name in ctx.obs.files
                    if (m := MAKE_LOG_NAME.match(name) or PORTAGE_LOG_NAME.match(name)) is not None),
@@ -342,9 +361,11 @@ def _dkms_make_log(ctx: NodeContext, component: str) -> Finding | None:
         split = ctx.text_lines("files", name)
         if split is None:
             continue
+        signed = _installer_signatures(ctx.kb, component)
+        if MAKE_LOG_NAME.match(name):
+            signed = (*signed, *_tree_signatures(ctx.kb))
         said = _said(ctx.kb, component, split[0], ctx.obs.path_of("files", name),
-                     _installer_signatures(ctx.kb, component), verb="stops building its module",
-                     summary=_MAKE_RECIPE_FAILED)
+                     signed, verb="stops building its module", summary=_MAKE_RECIPE_FAILED)
         if said is not None:
             return said
     return None
