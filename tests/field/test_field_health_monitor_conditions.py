@@ -67,3 +67,37 @@ def test_the_recommended_action_is_kept_with_the_finding() -> None:
 ], ids=["cleared", "action-none", "unknown", "npd-false", "nvlink-training", "imex-single-node"])
 def test_healthy_unknown_and_no_action_stay_quiet(condition: dict[str, Any]) -> None:
     assert top_pair(synthetic_case("x-monitor-quiet", [condition])) is None
+
+
+#: NVIDIA/NVSentinel docs/runbooks/gpu-thermal-margin.md: the thermal-margin watch failing when
+#: the GPU's T.Limit margin falls below its hardware-slowdown offset (CONTACT_SUPPORT).
+THERMAL_MARGIN = _condition("GpuThermalMarginWatch", "True", "GpuThermalMarginWatchIsNotHealthy",
+                            "ErrorCode:GPU_TEMP_HW_SLOWDOWN_VIOLATION GPU:3 GPU 3 thermal margin 1°C below HW slowdown T.Limit (slowdown=-2°C) Recommended Action=CONTACT_SUPPORT;")
+
+
+@pytest.mark.parametrize("condition", [
+    THERMAL_MARGIN,
+    # the DCGM monitor's form of a thermal clocks event, reported with an action to take
+    _condition("GpuThermalWatch", "True", "GpuThermalWatchIsNotHealthy",
+               "[DCGM_FR_CLOCKS_EVENT_THERMAL] Clocks event thermal violation on GPU 1 - RecommendedAction: CONTACT_SUPPORT"),
+], ids=["thermal-margin", "clocks-event-thermal"])
+def test_a_thermal_code_is_the_gpus_thermal_slowdown(condition: dict[str, Any]) -> None:
+    case = synthetic_case("x-monitor-thermal", [condition], healthy=False)
+    assert top_pair(case) == ("gpu-hardware", "gpu_thermal_slowdown")
+
+
+@pytest.mark.parametrize("condition", [
+    # the watch back to healthy once the margin recovers
+    _condition("GpuThermalMarginWatch", "False", "GpuThermalMarginWatchIsHealthy", "No Health Failures"),
+    # the same code with no action to take
+    _condition("GpuThermalMarginWatch", "True", "GpuThermalMarginWatchIsNotHealthy",
+               "ErrorCode:GPU_TEMP_HW_SLOWDOWN_VIOLATION GPU:0 GPU 0 thermal margin 1°C below HW slowdown T.Limit (slowdown=-2°C) Recommended Action=NONE;"),
+], ids=["cleared", "action-none"])
+def test_a_cool_or_actionless_thermal_watch_stays_quiet(condition: dict[str, Any]) -> None:
+    assert top_pair(synthetic_case("x-monitor-thermal-quiet", [condition])) is None
+
+
+def test_a_power_brake_code_stays_a_device_error() -> None:
+    """Only a thermal code names the slowdown: another code of the same monitor does not."""
+    case = synthetic_case("x-monitor-brake", [POWER_BRAKE], healthy=False)
+    assert top_pair(case) == ("gpu-hardware", "error_device")

@@ -16,6 +16,15 @@ state, which is down for a while after every reboot as the links train (NVIDIA/N
 DCGM_FR_NVLINK_DOWN on 214 healthy GB200 nodes), or a daemon only a multi-node NVLink domain
 runs (NVIDIA/NVSentinel#1471: DCGM_FR_IMEX_UNHEALTHY on single-node NVSwitch p5 nodes). They
 leave the GPU unknown, for the node's own NVLink facts to settle.
+
+A report whose error code names a catalogued fault is that cause, not a bare device error: the
+GPU's thermal-margin watch fails with GPU_TEMP_HW_SLOWDOWN_VIOLATION when the GPU's T.Limit
+margin (DCGM field 153) falls below its hardware-slowdown offset (NVML field 194), an action of
+CONTACT_SUPPORT (NVIDIA/NVSentinel docs/runbooks/gpu-thermal-margin.md, ADR-042), and its
+thermal watch reports DCGM's thermal clocks-event and thermal-violation codes
+(DCGM_FR_CLOCKS_EVENT_THERMAL, its older alias DCGM_FR_CLOCK_THROTTLE_THERMAL,
+DCGM_FR_THERMAL_VIOLATIONS; NVSentinel's gpu-health-monitor configuration docs, which list
+them as the thermal watch's codes): the GPU slowed down for heat.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpunode.bundle.kube import Condition
-from gpunode.checks.base import check, unknown
+from gpunode.checks.base import check, problem, unknown
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import Decisive
@@ -39,6 +48,16 @@ _NO_ACTION = frozenset({"NONE", "NO_ACTION", "UNKNOWN"})
 _GPU_CHECK = lazy_compile(r"^(?:Gpu|GPU)(?!Driver)|XIDError$|GPUFallenOff$")
 #: A report on the GPU's links or its NVLink domain rather than on the GPU itself.
 _LINK = lazy_compile(r"(?i)nvlink|\bimex\b|_IMEX_")
+#: The monitor's error code, in its "ErrorCode:CODE" and "[CODE]" forms.
+_CODE = lazy_compile(r"(?:\bErrorCode:|\[)(?P<code>[A-Z][A-Z0-9_]*[A-Z0-9])\b")
+#: Error codes that name a catalogued cause of the GPU, by the cause they name.
+_CODE_CAUSE: dict[str, str] = {
+    "GPU_TEMP_HW_SLOWDOWN_VIOLATION": "gpu_thermal_slowdown",
+    "DCGM_FR_CLOCKS_EVENT_THERMAL": "gpu_thermal_slowdown",
+    "DCGM_FR_CLOCK_THROTTLE_THERMAL": "gpu_thermal_slowdown",
+    "DCGM_FR_THERMAL_VIOLATIONS": "gpu_thermal_slowdown",
+    "DCGM_FR_THERMAL_VIOLATIONS_TS": "gpu_thermal_slowdown",
+}
 
 
 def monitor_faults(conditions: tuple[Condition, ...]) -> Iterator[tuple[Condition, str]]:
@@ -63,6 +82,12 @@ def gpu_monitor_conditions(ctx: NodeContext, component: str) -> Iterator[Finding
             yield unknown(component, f"the health monitor reports the GPU's NVLink path ({cond.type}, "
                                      f"recommends {action}): a link state or domain the node's NVLink "
                                      "facts settle", Evidence(where, shown))
+            continue
+        code = _CODE.search(cond.message)
+        cause = _CODE_CAUSE.get(code["code"]) if code is not None else None
+        if cause is not None:
+            yield problem(component, cause, Evidence(where, shown), status=Status.DEGRADED,
+                          specificity=55, action=action)
             continue
         yield line_finding(ctx.kb, component, Status.FAILED, Decisive(1, shown, 2), where,
                            verb=f"is reported failing by its health monitor, which recommends {action}",
