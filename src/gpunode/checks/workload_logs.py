@@ -59,6 +59,7 @@ from gpunode.checks.cuda_pair_words import driver_older_than_compiler, driver_se
 from gpunode.checks.decisive import OWN_FACTS_ONLY, as_catalogued, line_finding
 from gpunode.checks.devices_lost import FRAMEWORK_NO_DEVICE, LOST, lost_device_line
 from gpunode.checks.foreign_memory import foreign_memory_index
+from gpunode.checks.iommu_domain import protection_under_translation
 from gpunode.checks.job_words import SMI_NO_NVML, job_cause, job_names
 from gpunode.checks.nccl_system_error import bare_system_error, shares_gpus_in_container
 from gpunode.checks.net_plugin import plugin_fell_back
@@ -193,6 +194,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
             standalone="true", namespace=meta.namespace, pod=meta.name, container=log.container)))
         finding = _without_nvidia_runtime(ctx, pod, _table_cause(ctx.kb, finding, found.line), log.lines)
         finding = _no_cgroups_recast(ctx, _init_on_old_driver(ctx, _uvm_recast(ctx, finding)))
+        finding = _iommu_translated(ctx, finding, found.line)
         # NVML answered: one query's privilege
         yield from (_on_old_wsl_kernel(ctx, _confined(ctx, _image_libcuda(
                         ctx, _image_nvml(ctx, kept, log.lines), log.lines)))
@@ -1453,6 +1455,16 @@ _NVML_NO_PERMISSION = lazy_compile(
 #: OpenShift included), and Bottlerocket.
 _SELINUX_OS = lazy_compile(r"(?i:\bRed Hat\b|\bRHEL\b|\bCentOS\b|\bRocky\b|\bAlma\s?Linux\b|\bOracle Linux\b"
                            r"|\bFedora\b|\bBottlerocket\b)")
+
+
+def _iommu_translated(ctx: NodeContext, finding: Finding, line: str) -> Finding:
+    """``finding`` moved to the kernel, with its class, where its line is the verbs local
+    protection error the table puts on gpudirect-rdma and the node's kernel log says the IOMMU
+    translates DMA (checks.iommu_domain): the host's boot parameters refuse the NIC's access."""
+    if finding.component != "gpudirect-rdma" or not protection_under_translation(
+            line, ctx.obs.cmd.get("dmesg.txt")):
+        return finding
+    return msgspec.structs.replace(finding, component="kernel")
 
 
 def _confined(ctx: NodeContext, finding: Finding) -> Finding:
