@@ -176,6 +176,12 @@ _ERROR_WORDS = lazy_compile(
     # strategy: X"), or one that needs a feature gate left off
     r"unknown (?:[\w-]+ ){0,3}(?:strategy|mode|policy)\b|feature gate\W{0,3} is not enabled|"
     r"address already in use|"
+    # a server without the API the client calls (gRPC's Unimplemented, the kubelet's "CRI v1
+    # runtime API is not implemented for endpoint" from a containerd too old for it,
+    # kubernetes/kubernetes#113625), and the kubelet's eviction message for a node under
+    # pressure ("The node had condition: [DiskPressure].", pkg/kubelet/eviction)
+    r"(?:API|method|service|RPC)\b[\w ().-]{0,40}\bis not implemented\b|code = Unimplemented\b|"
+    r"The node had condition: \[\w*Pressure|"
     # QEMU refusing a device_add on a bus or of a device that takes no hotplug
     # (include/qapi/qmp/qerror.h QERR_BUS_NO_HOTPLUG, QERR_DEVICE_NO_HOTPLUG)
     r"does not support hotplugging|"
