@@ -778,10 +778,16 @@ _FINDINGS_OF = attrgetter("findings")
 
 
 def _pod_ref(pod: Pod) -> PodRef:
-    if ready := plainly_running(pod):  # (most pods of most nodes)
+    """The pod as the report lists it; a plainly running pod (most pods of most nodes) without
+    reading its status again (``_read_pod_ref`` gives the same: tests/core/test_plainly_running.py)."""
+    if ready := plainly_running(pod):
         meta = pod.metadata
         return PodRef(meta.namespace, meta.name, "Running", f"{ready}/{ready}", 0,
                       pod.status.reason or "Running")
+    return _read_pod_ref(pod)
+
+
+def _read_pod_ref(pod: Pod) -> PodRef:
     restarts = sum([c.restart_count for c in pod.status.container_statuses])
     return PodRef(
         pod.metadata.namespace,
