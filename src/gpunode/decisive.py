@@ -294,6 +294,12 @@ _FAILED_WAIT = lazy_compile(
     r"|\bwaiting for [^:\n]{1,60}: (?:unexpected )?EOF\b")
 _NOT_ERROR_LEVELS = frozenset(
     {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac", "msg"})
+#: The levels a program keeps for its own detail, off unless asked for: what it logs there,
+#: even an error field, is a step it handled, never its failure (nvidia_gpu_exporter's
+#: ``level=debug error="could not parse number from value: ..."`` for every text field of
+#: nvidia-smi's CSV, which it skips while exporting the numeric ones: the maintainer's answer
+#: in utkuozdemir/nvidia_gpu_exporter#115).
+_DETAIL_LEVELS = frozenset({"debug", "trace", "debu", "trac"})
 _ERROR_LEVELS = frozenset({
     "error", "err", "fatal", "panic", "critical", "crit", "e", "f", "emerg", "alert", "erro", "fata", "pani",
     "dpanic"})
@@ -375,7 +381,8 @@ def severity(line: str) -> int:
     """2 for an explicit error level or prefix, 1 for an error word, 0 for none or noise.
 
     An explicit non-error level (info, warning, debug) is 0 whatever the words say:
-    the program itself judged the line not to be an error. A daemon's note on notifying
+    the program itself judged the line not to be an error; at info or warning a quoted error
+    or error field is 1, at debug or trace (``_DETAIL_LEVELS``) nothing is. A daemon's note on notifying
     the service manager (``_SERVICE_NOTIFY``) is 0 at any level."""
     line = without_prefix(line[:20_000])
     if ("<nil>" in line and _nil_only(message_of(line))) or _SERVICE_NOTIFY.search(line):
@@ -384,6 +391,8 @@ def severity(line: str) -> int:
     if level is not None:
         if level in _ERROR_LEVELS or (level == "w" and _REFLECTOR_FAILURE.search(line)):
             return 2
+        if level in _DETAIL_LEVELS:
+            return 0
         if level in _NOT_ERROR_LEVELS:
             # a program that logs its fatal error at info level still says "Error:" first,
             # or quotes the error it got
