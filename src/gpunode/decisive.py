@@ -381,9 +381,9 @@ def severity(line: str) -> int:
     """2 for an explicit error level or prefix, 1 for an error word, 0 for none or noise.
 
     An explicit non-error level (info, warning, debug) is 0 whatever the words say:
-    the program itself judged the line not to be an error; at info or warning a quoted error
-    or error field is 1, at debug or trace (``_DETAIL_LEVELS``) nothing is. A daemon's note on notifying
-    the service manager (``_SERVICE_NOTIFY``) is 0 at any level."""
+    the program itself judged the line not to be an error; at info or warning a quoted
+    error or error field is 1, at debug or trace (``_DETAIL_LEVELS``) nothing is. A daemon's
+    note on notifying the service manager (``_SERVICE_NOTIFY``) is 0 at any level."""
     line = without_prefix(line[:20_000])
     if ("<nil>" in line and _nil_only(message_of(line))) or _SERVICE_NOTIFY.search(line):
         return 0
@@ -391,13 +391,12 @@ def severity(line: str) -> int:
     if level is not None:
         if level in _ERROR_LEVELS or (level == "w" and _REFLECTOR_FAILURE.search(line)):
             return 2
-        if level in _DETAIL_LEVELS:
-            return 0
         if level in _NOT_ERROR_LEVELS:
             # a program that logs its fatal error at info level still says "Error:" first,
-            # or quotes the error it got
+            # or quotes the error it got; at a detail level nothing it says is its failure
             said = message_of(line)
-            quoted = _SAYS_ERROR.match(said) or _QUOTES_ERROR.search(said) or _ERROR_FIELD.search(line)
+            quoted = level not in _DETAIL_LEVELS and (
+                _SAYS_ERROR.match(said) or _QUOTES_ERROR.search(said) or _ERROR_FIELD.search(line))
             return 1 if quoted else 0
     noisy = _NOISE.search(_success_words(line)) and not _FAILED_WAIT.search(line)
     if _FRAME.match(line) or noisy or _XID.search(line) or ROUTINE_RM_STATUS.search(line):

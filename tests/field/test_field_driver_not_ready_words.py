@@ -15,7 +15,8 @@ from scoreboard import top_pair
 
 from gpunode.explain import explain_lines
 
-PLUGIN = 'I0527 11:29:06.521964 3336959 nvidia_gpu.go:262] "gpu driver wasn\'t ready. will re-check in %s" 5s="(MISSING)"'
+PLUGIN = ('I0527 11:29:06.521964 3336959 nvidia_gpu.go:262] "gpu driver wasn\'t ready. will re-check in %s" '
+          '5s="(MISSING)"')
 READY = 'I0527 11:29:06.521964 3336959 nvidia_gpu.go:262] "gpu driver is ready, registering devices"'
 HOOK = "Feb 27 00:01:08 ip-10-0-0-1 bash[2410]:   Exiting without installing GPU drivers"
 TRACE = "Feb 27 00:01:08 ip-10-0-0-1 bash[2410]: +++ echo '  Exiting without installing GPU drivers'"

@@ -8,8 +8,6 @@ operator's."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 from case import Case
 from scoreboard import top_pair

@@ -70,7 +70,8 @@ _UNIFIED_MEMORY_PART = lazy_compile(r"(?i:\b(?:GB10|Thor|Orin|Xavier|Tegra|Jetso
 #: NVML's answer that it has no memory info for the device (NVML_ERROR_NOT_SUPPORTED to a memory
 #: query: nvmlDeviceGetMemoryInfo, _v2), in an agent's words (leptonai/gpud#1084: "failed to get
 #: device memory info v2, falling back to v1", "error":"Not Supported").
-_MEMORY_NOT_SUPPORTED = lazy_compile(r"(?i:\bmemory(?: info(?:rmation)?| usage)?\b[^\n]{0,120}?\bnot supported\b)")
+_MEMORY_NOT_SUPPORTED = lazy_compile(
+    r"(?i:\bmemory(?: info(?:rmation)?| usage)?\b[^\n]{0,120}?\bnot supported\b)")
 
 
 def unified_memory_board(ctx: NodeContext) -> bool | None:
