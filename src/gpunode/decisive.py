@@ -294,6 +294,12 @@ _FAILED_WAIT = lazy_compile(
     r"|\bwaiting for [^:\n]{1,60}: (?:unexpected )?EOF\b")
 _NOT_ERROR_LEVELS = frozenset(
     {"info", "debug", "trace", "notice", "i", "warning", "warn", "w", "debu", "trac", "msg"})
+#: The levels a program keeps for its own detail, off unless asked for: what it logs there,
+#: even an error field, is a step it handled, never its failure (nvidia_gpu_exporter's
+#: ``level=debug error="could not parse number from value: ..."`` for every text field of
+#: nvidia-smi's CSV, which it skips while exporting the numeric ones: the maintainer's answer
+#: in utkuozdemir/nvidia_gpu_exporter#115).
+_DETAIL_LEVELS = frozenset({"debug", "trace", "debu", "trac"})
 _ERROR_LEVELS = frozenset({
     "error", "err", "fatal", "panic", "critical", "crit", "e", "f", "emerg", "alert", "erro", "fata", "pani",
     "dpanic"})
@@ -375,8 +381,9 @@ def severity(line: str) -> int:
     """2 for an explicit error level or prefix, 1 for an error word, 0 for none or noise.
 
     An explicit non-error level (info, warning, debug) is 0 whatever the words say:
-    the program itself judged the line not to be an error. A daemon's note on notifying
-    the service manager (``_SERVICE_NOTIFY``) is 0 at any level."""
+    the program itself judged the line not to be an error; at info or warning a quoted
+    error or error field is 1, at debug or trace (``_DETAIL_LEVELS``) nothing is. A daemon's
+    note on notifying the service manager (``_SERVICE_NOTIFY``) is 0 at any level."""
     line = without_prefix(line[:20_000])
     if ("<nil>" in line and _nil_only(message_of(line))) or _SERVICE_NOTIFY.search(line):
         return 0
@@ -386,9 +393,10 @@ def severity(line: str) -> int:
             return 2
         if level in _NOT_ERROR_LEVELS:
             # a program that logs its fatal error at info level still says "Error:" first,
-            # or quotes the error it got
+            # or quotes the error it got; at a detail level nothing it says is its failure
             said = message_of(line)
-            quoted = _SAYS_ERROR.match(said) or _QUOTES_ERROR.search(said) or _ERROR_FIELD.search(line)
+            quoted = level not in _DETAIL_LEVELS and (
+                _SAYS_ERROR.match(said) or _QUOTES_ERROR.search(said) or _ERROR_FIELD.search(line))
             return 1 if quoted else 0
     noisy = _NOISE.search(_success_words(line)) and not _FAILED_WAIT.search(line)
     if _FRAME.match(line) or noisy or _XID.search(line) or ROUTINE_RM_STATUS.search(line):

@@ -198,6 +198,10 @@ class ClusterFacts:
     #: Pods outside the GPU stack the kubelet refused at admission (``_refused_at_admission``):
     #: what it said of the node's own features is read as the kubelet's (checks.host_admission).
     refused_pods: tuple[Pod, ...] = ()
+    #: Pods outside the GPU stack, by (namespace, name), that ask for no device plugin's resource
+    #: and no ResourceClaim: no device can have been allocated to them
+    #: (checks.secondary_network reads a CNI's refusal for want of one).
+    plain_pods: frozenset[tuple[str, str]] = frozenset()
     #: logs of the cluster-side pods (``cluster_side``), read once by bundle.load
     cluster_logs: dict[tuple[str, str], tuple[LogFile, ...]] = field(default_factory=dict)
     #: Node files parsed by a helper process while the lists were decoded (bundle/ahead.py).
@@ -333,6 +337,7 @@ class ClusterFacts:
             network_pods=indexed.network,
             fabric_pods=indexed.fabric,
             refused_pods=indexed.refused,
+            plain_pods=indexed.plain,
             resource_slices=_optional(lists, "resourceslices"),
             compute_domains=_optional(lists, "computedomains"),
             **index_node_dirs(source.list("nodes")),
@@ -450,6 +455,7 @@ class _PodIndex(NamedTuple):
     network: tuple[Pod, ...]
     fabric: tuple[Pod, ...]
     refused: tuple[Pod, ...]
+    plain: frozenset[tuple[str, str]]
 
 
 def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -> _PodIndex:
@@ -464,6 +470,7 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
     network: list[Pod] = []
     fabric: list[Pod] = []
     refused: list[Pod] = []
+    plain: set[tuple[str, str]] = set()
     agents = _NetworkAgents()
     component_of = recogniser.component_of_pod
     for pod in pods:
@@ -475,6 +482,8 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
             _sort_unowned(pod, workloads, claiming, fabric)
             if _refused_at_admission(pod):
                 refused.append(pod)
+            if not spec.resource_claims and not _requests_extended(spec.containers):
+                plain.add((meta.namespace, meta.name))
             continue
         entry = StackPod(component, pod)
         if scope[component] == "cluster":
@@ -492,7 +501,13 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
             listed = on_node[component] = []
         listed.append(entry)
     workloads.extend(pod for pod in claiming if _dra_gpu_node(by_node.get(pod.spec.target_node)))
-    return _PodIndex(by_node, cluster, tuple(workloads), tuple(network), tuple(fabric), tuple(refused))
+    return _PodIndex(by_node, cluster, tuple(workloads), tuple(network), tuple(fabric), tuple(refused),
+                     frozenset(plain))
+
+
+def _requests_extended(containers: Sequence[Container]) -> bool:
+    """A request or limit on an extended resource (a device plugin's, named with a domain)."""
+    return any("/" in key for c in containers for key in (*c.resources.limits, *c.resources.requests))
 
 
 def _refused_at_admission(pod: Pod) -> bool:

@@ -255,3 +255,14 @@ def test_the_toolkits_ldconfig_missing_under_a_driver_root_is_the_wrong_ldconfig
     assert explain_lines([line], KB).matches[0].cause.code == "toolkit_ldconfig_path_wrong"
     other = "nvidia-container-cli: ldcache error: open failed: /etc/ld.so.cache: no such file or directory"
     assert all(m.cause.code != "toolkit_ldconfig_path_wrong" for m in explain_lines([other], KB).matches)
+
+
+def test_a_debug_or_trace_line_with_an_error_field_is_no_error() -> None:
+    # nvidia_gpu_exporter skips nvidia-smi's text fields at debug level (its #115)
+    debug = ('ts=2023-07-18T07:23:20.116Z caller=exporter.go:209 level=debug error="could not parse number '
+             'from value: 535.54.03" query_field_name=driver_version raw_value=535.54.03')
+    assert severity(debug) == 0
+    assert severity('{"level":"trace","msg":"probe","error":"connection refused"}') == 0
+    assert decisive_line([debug, debug]) is None
+    # the same field at info level still reports the error it carries
+    assert severity(debug.replace("level=debug", "level=info")) == 1

@@ -9,7 +9,10 @@ none, and without either the facts say nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from gpunode.checks.context import NodeContext
+from gpunode.decisive import severity
 from gpunode.relazy import lazy_compile
 
 #: GPU products built only as PCIe cards (nvidia-smi's product name or GFD's label, which
@@ -58,3 +61,38 @@ def switch_module_without_switches(ctx: NodeContext, line: str) -> bool:
     NVSwitch (module docstring): nothing for it to read, no failure. Where the board has
     switches, or the facts do not say, the line stands."""
     return bool(_SWITCH_MODULE.search(line)) and nvswitch_board(ctx) is False
+
+
+#: GPUs without memory of their own: integrated GPUs that share the host's DRAM (DGX Spark's GB10,
+#: Jetson's Orin and Xavier, Thor). NVML gives no device memory info for them: nvidia-smi prints
+#: "Not Supported" as the GB10's Memory-Usage (NVIDIA/k8s-device-plugin#1482).
+_UNIFIED_MEMORY_PART = lazy_compile(r"(?i:\b(?:GB10|Thor|Orin|Xavier|Tegra|Jetson)\b)")
+#: NVML's answer that it has no memory info for the device (NVML_ERROR_NOT_SUPPORTED to a memory
+#: query: nvmlDeviceGetMemoryInfo, _v2), in an agent's words (leptonai/gpud#1084: "failed to get
+#: device memory info v2, falling back to v1", "error":"Not Supported").
+_MEMORY_NOT_SUPPORTED = lazy_compile(
+    r"(?i:\bmemory(?: info(?:rmation)?| usage)?\b[^\n]{0,120}?\bnot supported\b)")
+
+
+def unified_memory_board(ctx: NodeContext) -> bool | None:
+    """Whether every GPU of the node is an integrated part with no memory of its own (True),
+    one of them is not (False), or the facts name no GPU (None)."""
+    label = ctx.gpu_product_label
+    products = [g.product_name for g in ctx.smi_gpus] or ([label] if label else [])
+    if not products:
+        return None
+    return all(_UNIFIED_MEMORY_PART.search(p or "") for p in products)
+
+
+def memory_reading_without_device_memory(ctx: NodeContext, line: str, others: Iterable[str]) -> bool:
+    """``line`` (a running agent's last complaint) is NVML answering Not Supported to a memory
+    query, or a line logged below error level in a log (``others``) that holds that answer, on a
+    node whose GPUs have no memory of their own: a reading the device does not offer, not a
+    failure (leptonai/gpud#1084: GPUd's memory check on a GB10 failing on the empty used percent
+    that followed, fixed by treating Not Supported as unsupported). A discrete GPU, or facts that
+    name none, keep the line."""
+    if unified_memory_board(ctx) is not True:
+        return False
+    if _MEMORY_NOT_SUPPORTED.search(line):
+        return True
+    return severity(line) < 2 and any(_MEMORY_NOT_SUPPORTED.search(other) for other in others)

@@ -31,7 +31,7 @@ from gpunode.checks.admission import (
     owned,
 )
 from gpunode.checks.base import EXPLAINS, LINE, LINE_CLASS, MESSAGE, SOURCE, STATE, VERB
-from gpunode.checks.board import switch_module_without_switches
+from gpunode.checks.board import memory_reading_without_device_memory, switch_module_without_switches
 from gpunode.checks.context import NodeContext
 from gpunode.checks.driver_service import cli_view_of_driver
 from gpunode.checks.image_store import image_store_full
@@ -99,6 +99,9 @@ def own_words(ctx: NodeContext, component: str, findings: list[Finding]) -> list
                                 deleting=_being_deleted(ctx, component)) if logs else None
         if stuck is not None and switch_module_without_switches(ctx, stuck.context.get(LINE, "")):
             stuck = None  # a poll of NVSwitches this board does not have (checks.board)
+        if stuck is not None and memory_reading_without_device_memory(
+                ctx, stuck.context.get(LINE, ""), (line for log in logs for line in log.lines)):
+            stuck = None  # a memory reading a GPU without memory of its own does not give
         refused = _refused_config(ctx, component) if stuck is None else None
         refused = refused or (_went_on_without(ctx, component) if stuck is None else None)
         if refused is not None:  # the runtime's own configuration: whatever it names, the runtime's

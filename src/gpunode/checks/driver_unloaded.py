@@ -54,7 +54,7 @@ from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import line_finding
 from gpunode.checks.kernel import kernel_failure_owners, refused_module_owner
 from gpunode.checks.persistenced import UNIT_WORDS, last_failed_start
-from gpunode.decisive import Decisive, decisive_line
+from gpunode.decisive import Decisive, decisive_line, without_prefix
 from gpunode.kb import Cause, KnowledgeBase, Match
 from gpunode.model import Evidence, Finding, Status
 from gpunode.parse.dkms import MAKE_LOG_NAME, PORTAGE_LOG_NAME, version_order
@@ -107,7 +107,7 @@ def installer_stopped(ctx: NodeContext, component: str) -> Iterator[Finding]:
         found = _dkms_make_log(ctx, component) or found
     found = (found or _installer_container(ctx, component) or _syslog(ctx, component)
              or _operand_nvml_down(ctx, component) or _driver_unit_failed(ctx, component)
-             or _waits_for_driver(ctx, component))
+             or _waits_for_driver(ctx, component) or _install_skipped(ctx, component))
     if found is not None:
         yield found
 
@@ -121,6 +121,12 @@ _NVML_OPERANDS = ("device-plugin", "gfd", "dcgm-exporter", "mig-manager")
 #: manager), as a line of its own or after a log prefix.
 _NVML_DOWN = lazy_compile(r"\bFailed to initialize NVML(?::? *(?:Driver Not Loaded|ERROR_DRIVER_NOT_LOADED))?"
                           r"\.?\s*$")
+#: A GPU operand's own word that the node's GPU driver is not ready or not installed (CCE AI
+#: Suite's nvidia-gpu-device-plugin: "gpu driver wasn't ready. will re-check in 5s", the Open
+#: Telekom Cloud / Huawei Cloud CCE FAQ "What Can I Do If a GPU Card Is Unavailable on a GPU
+#: Node?", whose branch for it is a driver installation that never completed).
+_DRIVER_NOT_READY = lazy_compile(
+    r"(?i:\b(?:gpu|nvidia) driver (?:is not|isn.t|was not|wasn.t|not) (?:yet )?(?:ready|installed|loaded)\b)")
 
 
 def _operand_nvml_down(ctx: NodeContext, component: str) -> Finding | None:
@@ -128,14 +134,17 @@ def _operand_nvml_down(ctx: NodeContext, component: str) -> Finding | None:
     driver is not loaded, on a node whose driver never loaded: the operand is blocked by the
     driver, which is not loaded (madhank93/homelab's device plugin page: a Talos node not
     installed from the image with the NVIDIA kernel-module extension, its plugin failing to
-    initialise NVML until the node is re-provisioned). A reason that names something else
-    (a library not found, insufficient permissions, an unknown error) is not read here."""
+    initialise NVML until the node is re-provisioned). The operand's own word that the GPU
+    driver is not ready or installed (``_DRIVER_NOT_READY``) says the same. A reason that names
+    something else (a library not found, insufficient permissions, an unknown error) is not
+    read here."""
     cause = ctx.kb.get(_NOT_LOADED)
     for operand in _NVML_OPERANDS:
         for sp in ctx.stack_pods(operand):
             for log in ctx.logs_of(sp.pod):
                 index = next((i for i in range(len(log.lines) - 1, -1, -1)
-                              if "initialize NVML" in log.lines[i] and _NVML_DOWN.search(log.lines[i])), None)
+                              if ("initialize NVML" in log.lines[i] and _NVML_DOWN.search(log.lines[i]))
+                              or ("river" in log.lines[i] and _DRIVER_NOT_READY.search(log.lines[i]))), None)
                 if index is None:
                     continue
                 said = f"{operand}: {log.lines[index].strip()[:300]} (no NVIDIA module loaded)"
@@ -273,6 +282,43 @@ def _waits_for_driver(ctx: NodeContext, component: str) -> Finding | None:
             if "aiting for" in line and _WAITS_FOR_DRIVER.search(line):
                 cause = ctx.kb.get(_NOT_LOADED)
                 said = f"no NVIDIA module loaded, and a service waits for it: {line.strip()[:300]}"
+                return problem(component, _NOT_LOADED,
+                               Evidence(f"{ctx.obs.path_of(kind, name)}:{index + 1}", said),
+                               specificity=cause.specificity if cause is not None else 0)
+    return None
+
+
+#: A provisioning script's word that it ends or goes on without installing the GPU driver
+#: (kops's nvidia-device-plugin hook, hooks/nvidia-device-plugin in kubernetes/kops: on an
+#: instance type its table does not list it prints "This machine is an AWS instance, but not a
+#: GPU instance" and "Exiting without installing GPU drivers", kubernetes/kops#6538).
+_INSTALL_SKIPPED = lazy_compile(
+    r"(?i:\b(?:without installing|not installing|skip(?:s|ping|ped)? (?:the )?install(?:ing|ation)?(?: of)?)"
+    r" (?:the |any )?(?:nvidia |gpu |cuda ){1,2}drivers?\b)")
+#: A shell's xtrace of the command that prints the line (``set -x``: "+++ echo '...'").
+_XTRACE = lazy_compile(r"^\++ ")
+
+
+def _install_skipped(ctx: NodeContext, component: str) -> Finding | None:
+    """A line of the node's journals (``cmd/journal-*.txt``) or syslog, on a node whose driver
+    never loaded, in which a boot or provisioning script says it ends or goes on without
+    installing the GPU driver (``_INSTALL_SKIPPED``): the driver was never installed, so it is
+    not loaded. The script's reason (an instance type it does not know) is its own; the node's
+    fact is the driver's absence. The same words on a node whose driver is loaded (a script that
+    skips an install because one is there) are not read here."""
+    sources = [("cmd", name) for name in sorted(ctx.obs.cmd) if name.startswith("journal-")]
+    sources += [("files", name.lstrip("/")) for name in SYSLOG_FILES]
+    for kind, name in sources:
+        split = ctx.text_lines(kind, name)
+        if split is None or "install" not in split[1]:
+            continue
+        for index in range(len(split[0]) - 1, -1, -1):
+            line = split[0][index]
+            if "install" not in line or _XTRACE.match(without_prefix(line)):
+                continue
+            if _INSTALL_SKIPPED.search(line):
+                cause = ctx.kb.get(_NOT_LOADED)
+                said = f"no NVIDIA module loaded, and its install was skipped: {line.strip()[:300]}"
                 return problem(component, _NOT_LOADED,
                                Evidence(f"{ctx.obs.path_of(kind, name)}:{index + 1}", said),
                                specificity=cause.specificity if cause is not None else 0)

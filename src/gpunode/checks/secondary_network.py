@@ -12,7 +12,10 @@ the node pass has no place for it: the workloads' events are read here, over the
 line's class is the cause. A pod asking no GPU that a GPU node's kubelet could not attach to the
 same networks (a storage engine's pod on a whereabouts-managed storage network, harvester/docs
 docs/advanced/storagenetwork.md: "Could not allocate IP in range" once the range is used up)
-says the same of the node's secondary networks and is read after the GPU workloads. Words that
+says the same of the node's secondary networks and is read after the GPU workloads. A delegate
+refusing the attachment's own configuration (``_NETCONF``), or the host-device CNI given no
+device for a pod that requests no network device resource (``_NO_DEVICE``), is the network's or
+the pod's author's, not the operator's. Words that
 name a lower layer (the SR-IOV CNI's VF state, ``rdma-links``) stay that layer's, read on the node.
 """
 
@@ -27,6 +30,7 @@ from gpunode.decisive import decisive_line
 from gpunode.facts import ClusterFacts
 from gpunode.kb import load_kb
 from gpunode.model import Finding, Status
+from gpunode.relazy import lazy_compile
 
 _COMPONENT = "network-operator"
 _SANDBOX = "FailedCreatePodSandBox"
@@ -36,6 +40,31 @@ _SANDBOX = "FailedCreatePodSandBox"
 #: k8snetworkplumbingwg/sriov-network-device-plugin#258): the network's author's, not the
 #: operator's; a lower layer it names is read on the node.
 _NETCONF = "failed to load netconf"
+#: The host-device CNI's refusal of an attachment that names no device to move (its loadConf:
+#: none of "device", "hwaddr", "kernelpath" or "pciBusID" set, containernetworking/plugins
+#: plugins/main/host-device; its README lists the four properties). Where the device comes from
+#: a device plugin (the Network Operator's HostDeviceNetwork, an SR-IOV resource), Multus passes
+#: the PCI address of the device allocated to the pod as the attachment's deviceID; a pod that
+#: requests none of those resources gets none, so the refusal is its own spec's (a network
+#: annotation left on a pod without the resource: Mellanox/network-operator#1674).
+_NO_DEVICE = lazy_compile(r'\bspecify either "device", "hwaddr", "kernelpath"(?: or|,) "pciBusID"')
+#: Extended resources that are a GPU, not a network device (the GPU device plugins' names).
+_GPU_RESOURCE = lazy_compile(r"^(?:nvidia\.com/(?:gpu|mig-|shared-gpu)|amd\.com/gpu|gpu\.intel\.com/)")
+
+
+def _requests_no_device(facts: ClusterFacts, namespace: str, name: str) -> bool:
+    """The pod is in the bundle and none of its containers asks for an extended resource other
+    than a GPU (a device plugin's network device: an RDMA, SR-IOV or host-device resource).
+    False where the pod is not found (unknown)."""
+    if (namespace, name) in facts.plain_pods:
+        return True
+    for pod in (*facts.workload_pods, *facts.fabric_pods, *facts.network_pods):
+        if pod.metadata.namespace != namespace or pod.metadata.name != name:
+            continue
+        asked = [key for c in pod.spec.containers
+                 for key in (*c.resources.limits, *c.resources.requests)]
+        return not any("/" in key and _GPU_RESOURCE.match(key) is None for key in asked)
+    return False
 
 
 def _refusals(facts: ClusterFacts) -> Iterator[tuple[str, Event]]:
@@ -68,6 +97,10 @@ def secondary_network_sandboxes(facts: ClusterFacts) -> Iterator[Finding]:
     for node, event in _refusals(facts):
         if (event.reason != _SANDBOX or facts.catalog.named_in(event.message) != _COMPONENT
                 or _NETCONF in event.message):
+            continue
+        obj = event.involved_object
+        if (_NO_DEVICE.search(event.message) is not None
+                and _requests_no_device(facts, obj.namespace, obj.name)):
             continue
         found = decisive_line(event.message.splitlines(), kb.class_of)
         if found is None:
