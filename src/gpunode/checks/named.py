@@ -479,11 +479,15 @@ _VMM_BUS = lazy_compile(r"\bBus '[\w.:-]{1,64}' (?:not found|does not support ho
 #: device plugin's PCIDEVICE_ value that is no PCI address ("PCI address mlx5_core.sf.10 should
 #: have the format DDDD:BB:SS.F", fixed in the agent by commit 966e9b7), and runtime-rs finding
 #: nothing to pass through in a device's IOMMU group ("IOMMU group 62 has no passthrough-capable
-#: devices", kata-containers/kata-containers#13430, fixed by PR 13524). Each is the VM runtime's
+#: devices", kata-containers/kata-containers#13430, fixed by PR 13524), and Cloud Hypervisor's
+#: VFIO DMA mapping refused with EINVAL ("failed to map memory for VFIO container, iova ..:
+#: IommuDmaMap(Error(22))", a guest IOVA beyond the host IOMMU's address width: cloud-hypervisor
+#: commit 27fda753, its iommu_address_width platform option). Each is the VM runtime's
 #: configuration or code, not the device or the plugin that handed it over.
 _SANDBOX_OWN = lazy_compile(
     r"\bmemory listener initialization failed: "
     r"|\bvfio_(?:container_)?dma_map\b.{0,200}?-22 \(Invalid argument\)"
+    r"|\bfailed to map memory for VFIO container\b.{0,200}?\bIommuDmaMap\(Error\(22\)\)"
     r"|\bPCI address \S{1,80} should have the format\b"
     r"|\bIOMMU group \d+ has no passthrough-capable devices\b")
 
