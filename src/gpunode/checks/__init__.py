@@ -27,6 +27,7 @@ from gpunode.checks import (
     kernel_bus,
     kernel_crypto,
     kernel_kills,
+    label_unfound,
     mig_paused,
     module_build,
     module_flavour,
