@@ -36,6 +36,7 @@ from gpunode.checks import (
     nvml_symbol,
     nvrc_panic,
     observability,
+    operand_platform,
     pci_resources,
     persistenced,
     plugin_config_unread,
