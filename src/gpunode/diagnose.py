@@ -323,7 +323,10 @@ class Diagnoser:
         return out
 
     def cluster_report(self, judgements: Mapping[str, Judgement]) -> ClusterReport:
-        roots = self._roots(judgements, {}, node=None, explained={})
+        # a cluster finding may explain another cluster component's failure: NFD's label the
+        # operator says it cannot find (checks.label_unfound)
+        explained = _explanations(judgements)
+        roots = self._roots(judgements, {}, node=None, explained=explained)
         comps = tuple(
             self._component(
                 j,
@@ -331,7 +334,7 @@ class Diagnoser:
                 {},
                 self._cluster_pods(j.component),
                 version=self._cluster_version(j.component),
-                explained={},
+                explained=explained,
             )
             for j in judgements.values()
         )

@@ -143,7 +143,7 @@ def workload_log_findings(ctx: NodeContext) -> Iterator[Finding]:
         if key in done:
             continue
         gpu_mr = (_gpu_memory_refused(ctx.kb, pod, log) or _nvshmem_registration_refused(ctx, pod, log)
-                  or _nccl_shm_bus_error(ctx.kb, pod, log))
+                  or _host_memory_refused(ctx.kb, pod, log) or _nccl_shm_bus_error(ctx.kb, pod, log))
         if gpu_mr is not None:
             done.add(key)
             yield gpu_mr
@@ -297,6 +297,48 @@ def _gpu_memory_refused(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | 
                            container=log.container)
     return msgspec.structs.replace(finding, cause=known.code, status=known.severity,
                                    specificity=max(known.specificity, finding.specificity))
+
+
+#: An RDMA test's own words for a memory region it could not register (perftest's
+#: "Couldn't allocate MR" / "failed to create mr" / "Failed to create MR", rdma-core's verbs
+#: examples' "Couldn't allocate MR"), not a library's wrapper naming its own path (NCCL's
+#: "Call to ibv_reg_mr ... failed", the GPUDirect RDMA path's).
+_OWN_MR_REFUSED = lazy_compile(
+    r"^\s*(?:[Cc]ould(?:n.t| not)|[Ff]ailed to|[Uu]nable to) (?:allocate|register|create) "
+    r"(?:the |an? )?MRs?\b")
+#: The errno perftest prints after it ("Couldn't allocate MR with error=12"), or its text.
+_MR_ERRNO = lazy_compile(r"\berror=(?P<errno>\d+)|(?P<text>Cannot allocate memory|Bad address|"
+                         r"Operation not (?:supported|permitted)|Invalid argument|Permission denied)")
+#: A job that hands the NIC GPU memory (perftest's --use_cuda, DMA-BUF), which RLIMIT_MEMLOCK
+#: does not govern.
+_GPU_MEMORY_WORDS = lazy_compile(r"(?i:\bCUDA\b|--use_cuda|\bdma-?buf\b|\bGPU buffer\b|\bNCCL\b)")
+_ENOMEM, _ENOMEM_TEXT = "12", "Cannot allocate memory"
+
+
+def _host_memory_refused(kb: KnowledgeBase, pod: Pod, log: LogFile) -> Finding | None:
+    """An RDMA test unable to register host memory with the HCA, with no errno or ENOMEM: the
+    kernel pins the pages (ib_umem_get) and charges them to the process's RLIMIT_MEMLOCK,
+    which a container inherits from the runtime that started it ("low lockable memory causes
+    failures when creating CQ, QP, SRQ or MR", the libibverbs messages of NVIDIA's RDMA Aware
+    Networks Programming User Manual; perftest's perftest_resources.c prints "Couldn't allocate
+    MR" where ibv_reg_mr returns none). raids-lab/crater's RDMA admin docs ("Lifting the Memory
+    Lock Limit", #339): ib_read_bw between pods under containerd's default 64 KiB limit,
+    fixed in the runtime's base spec. A job that names GPU memory (--use_cuda, DMA-BUF, a CUDA
+    line, NCCL) or an errno other than ENOMEM is not read so (peer memory, a bad address)."""
+    lines = log.lines
+    index = next((i for i, line in enumerate(lines) if _OWN_MR_REFUSED.search(line)), None)
+    if index is None or any(_GPU_MEMORY_WORDS.search(line) for line in lines):
+        return None
+    for line in lines[index:index + 4]:
+        for m in _MR_ERRNO.finditer(line):
+            if m["errno"] not in (None, _ENOMEM) or m["text"] not in (None, _ENOMEM_TEXT):
+                return None
+    meta = pod.metadata
+    found = Decisive(index + 1, lines[index].strip()[:MAX_LINE], 1)
+    verb = f"cannot lock memory for RDMA in workload {meta.namespace}/{meta.name}"
+    return line_finding(kb, "container-runtime", Status.FAILED, found, f"{log.path}:{index + 1}", verb=verb,
+                        line_class="error_resource_exhausted", standalone="true", namespace=meta.namespace,
+                        pod=meta.name, container=log.container)
 
 
 #: NVSHMEM's IB transports (ibrc, ibdevx, ibgda, their shared ib_common) failing to register a
