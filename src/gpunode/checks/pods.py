@@ -170,7 +170,7 @@ def _absence(ctx: NodeContext) -> _Absence:
     node = ctx.node
     labels = node.metadata.labels if node is not None else None
     read = None if labels is None else (
-        tuple([labels.get(label) for label in ABSENT_LABELS]), operator.has_nvidia_pci_label(labels))
+        tuple(map(labels.get, ABSENT_LABELS)), operator.has_nvidia_pci_label(labels))
     platform = ctx.platform
     key = (_ABSENT, read, platform.provides, platform.title, ctx.pods_complete)
     shared = ctx.facts.shared
