@@ -280,14 +280,20 @@ def pcie_link_width(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if smi is None:
         return
     path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
-    readings = ((g, reading_of(g, g.pcie_gen_device_max, g.pcie_gen_host_max)) for g in smi.gpus)
-    short = [(g, found) for g, link in readings if (found := shortfall(link))]
+    gpus = smi.gpus  # (in C: no comprehension a node)
+    found = [*map(shortfall, map(reading_of, gpus, map(_GEN_DEVICE_MAX, gpus), map(_GEN_HOST_MAX, gpus)))]
+    short = [(g, shown) for g, shown in zip(gpus, found, strict=True) if shown] if any(found) else []
     if short:
         ev = [Evidence(path, f"GPU {g.pci_bus_id}: {found}") for g, found in short]
         gpu = gpu_values(normal_bus_id(short[0][0].pci_bus_id), ctx.gpu_indices)
         yield problem(
             component, "pcie_link_downtrained", *ev, status=Status.DEGRADED, specificity=60, ctx=gpu
         )
+
+
+#: Readers in C for the node pass (a comprehension is a function of its own a node).
+_GEN_DEVICE_MAX = attrgetter("pcie_gen_device_max")
+_GEN_HOST_MAX = attrgetter("pcie_gen_host_max")
 
 
 @check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml",))
