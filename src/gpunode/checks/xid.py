@@ -279,8 +279,10 @@ def pcie_link_width(ctx: NodeContext, component: str) -> Iterator[Finding]:
     smi = ctx.nvidia_smi
     if smi is None:
         return
+    gpus = smi.gpus
+    if not any(map(_UTILIZATION, gpus)):
+        return  # (in C: a GPU at rest is not busy, and no shortfall is read of its link)
     path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
-    gpus = smi.gpus  # (in C: no comprehension a node)
     found = [*map(shortfall, map(reading_of, gpus, map(_GEN_DEVICE_MAX, gpus), map(_GEN_HOST_MAX, gpus)))]
     short = [(g, shown) for g, shown in zip(gpus, found, strict=True) if shown] if any(found) else []
     if short:
@@ -293,6 +295,7 @@ def pcie_link_width(ctx: NodeContext, component: str) -> Iterator[Finding]:
 
 #: Readers in C for the node pass (a comprehension is a function of its own a node).
 _GEN_DEVICE_MAX = attrgetter("pcie_gen_device_max")
+_UTILIZATION = attrgetter("utilization_gpu_pct")
 _GEN_HOST_MAX = attrgetter("pcie_gen_host_max")
 
 
