@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from itertools import repeat
 from operator import attrgetter, methodcaller
 
 from gpunode.checks import operator
@@ -96,8 +95,9 @@ def _shown(allocatable: dict[str, str], capacity: dict[str, str]) -> str:
     names = sorted(filter(_GPU_RESOURCE, {*allocatable, *capacity}))  # (in C)
     if not names:
         return f"{GPU}=absent"
-    have = map(allocatable.get, names, repeat("absent"))  # (in C: no generator a node)
-    return ", ".join(map("{}={} capacity={}".format, names, have, map(capacity.get, names, repeat("absent"))))
+    return ", ".join(
+        f"{k}={allocatable.get(k, 'absent')} capacity={capacity.get(k, 'absent')}" for k in names
+    )
 
 
 @check("gfd", needs=("node",), may_find=pods_here("gfd"))

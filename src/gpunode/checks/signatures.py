@@ -558,7 +558,7 @@ def _conditions(ctx: NodeContext, component: str, matchers: Matchers) -> Iterato
 
 
 def _condition_lines(node: Node) -> list[str]:
-    return [*map("{0.type}={0.status} {0.reason} {0.message}".format, node.status.conditions)]
+    return [f"{c.type}={c.status} {c.reason} {c.message}" for c in node.status.conditions]
 
 
 def _finding(component: str, hit: TextHit, where: str, context: dict[str, str]) -> Finding:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import compress
-from operator import attrgetter, not_
+from functools import partial
+from itertools import chain, compress
+from operator import attrgetter, ge, not_
 
 import msgspec
 
@@ -62,7 +63,9 @@ def xid_reports(ctx: NodeContext, component: str) -> Iterator[Finding]:
         seen.extend(_driver_log_xids(ctx))
     if _PLUGIN_LOGS(ctx):
         seen.extend(_device_plugin_xids(ctx))
-    seen.extend(_dcgm_xids(ctx))
+    gauges = chain(ctx.dcgm_metric(_DCGM_XID) or (), ctx.dcgm_metric(_DCGM_XID_COUNT) or ())
+    if not all(map(_AT_MOST_ZERO, map(_VALUE, gauges))):  # (in C: most scrapes' gauges are all zero)
+        seen.extend(_dcgm_xids(ctx))
     if not seen:
         return  # (most nodes)
     if all(_NONFATAL.search(s.evidence.excerpt) for s in seen):
@@ -264,6 +267,8 @@ def bad_memory_still_advertised(ctx: NodeContext, component: str) -> Iterator[Fi
 
 #: Readers in C for the node pass (a comprehension is a function of its own a node).
 _DBE = attrgetter("ecc_volatile_dbe")
+_VALUE = attrgetter("value")
+_AT_MOST_ZERO = partial(ge, 0)  # (a sample _dcgm_xids passes over)
 _REMAP_PENDING = attrgetter("remapped_rows_pending")
 _CLOCK_EVENTS = attrgetter("clock_event_reasons_active")
 

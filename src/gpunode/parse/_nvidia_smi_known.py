@@ -27,8 +27,8 @@ parser on every recorded file, with its values changed and its lines edited.
 
 from __future__ import annotations
 
-from itertools import compress, count, repeat
-from operator import itemgetter, ne
+from itertools import compress, count
+from operator import ne
 
 from gpunode.parse._nvidia_smi_fast import NotCanonical
 from gpunode.relazy import lazy_compile
@@ -159,10 +159,8 @@ def read(text: str) -> Reading | None:
                 texts, changed = found
                 index = kept.index
                 assert index is not None  # (_texts answers only from an index)
-                root = index.root  # (in C: no comprehension a node)
-                values = dict(zip(root, map(texts.__getitem__, root.values()), strict=True))
-                sections = map(gpu_section, repeat(texts), map(itemgetter(1), index.gpus))
-                gpus = [*zip(map(itemgetter(0), index.gpus), sections, strict=True)]
+                values = {name: texts[line] for name, line in index.root.items()}
+                gpus = [(bus_id, gpu_section(texts, shape)) for bus_id, shape in index.gpus]
                 return Reading(values, gpus, changed, index)
     return None
 

@@ -201,4 +201,4 @@ def split_families(text: str) -> dict[str, str]:
             name = match.group(1) if match else ""
         if name:
             groups.setdefault(name, []).append(line)
-    return dict(zip(groups, map("{}\n".format, map("\n".join, groups.values())), strict=True))  # (in C)
+    return {name: "\n".join(lines) + "\n" for name, lines in groups.items()}
