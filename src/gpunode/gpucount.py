@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 
 from gpunode.gpus import GpuResources, gpu_resources
 from gpunode.model import GpuClass, GpuCount, NodeReport, Status
@@ -35,13 +36,15 @@ def usable_gpus(expected: int | None, labels: Mapping[str, str], allocatable: Ma
     ``read``: ``gpu_resources(labels, allocatable)``, where the caller has it."""
     if statuses.get("kubelet") == Status.FAILED:
         return 0
-    deployed = [s for c in ADVERTISERS if (s := statuses.get(c, Status.NOT_DEPLOYED)) != Status.NOT_DEPLOYED]
-    if Status.FAILED in deployed:
+    states = [*map(statuses.get, ADVERTISERS, repeat(Status.NOT_DEPLOYED))]  # (in C)
+    if Status.FAILED in states:
         return 0
     resources = read if read is not None else gpu_resources(labels, allocatable)
     if resources.mode.startswith("mig"):
+        deployed = states.count(Status.NOT_DEPLOYED) < len(states)
         return expected if resources.advertised else (0 if deployed else None)
     if resources.physical is None:
+        deployed = states.count(Status.NOT_DEPLOYED) < len(states)
         return 0 if deployed and expected else None
     return min(resources.physical, expected) if expected is not None else resources.physical
 

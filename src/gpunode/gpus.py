@@ -330,8 +330,15 @@ def dcgm_series_gpus(series: Iterable[Mapping[str, str]]) -> set[str]:
     ``gpu`` (else ``UUID``). A GPU is present if any of its series is: a vGPU guest exports
     no DCGM_FI_DEV_GPU_TEMP but the other families, and MIG instances carry their GPU's
     index, so this counts the physical GPUs (or vGPUs) the node's other counts compare to."""
-    found = (labels.get("gpu") or labels.get("UUID") for labels in series)
-    return set(filter(None, found))  # (those named: in C, no set comprehension a node)
+    rows = [*series]
+    named = [*map(_GPU_LABEL, rows)]
+    if all(named):  # (most scrapes: every series names its GPU; in C, no generator a node)
+        return set(named)
+    found = (labels.get("gpu") or labels.get("UUID") for labels in rows)
+    return set(filter(None, found))  # (those named)
+
+
+_GPU_LABEL = methodcaller("get", "gpu")
 
 
 def _label(labels: Mapping[str, str], suffix: str) -> str | None:

@@ -101,7 +101,7 @@ def detect(labels: Mapping[str, str], kubelet: str = "", os_image: str = "", run
     versions, so a fleet's nodes (alike in those) are matched once per distinct kind."""
     platforms = load_platforms()
     keys = _label_keys(platforms)
-    key = (tuple(k for k in keys if k in labels), kubelet, os_image, runtime)
+    key = (tuple(filter(labels.__contains__, keys)), kubelet, os_image, runtime)  # (in C)
     found = _DETECTED.get(key)
     if found is None:
         found = next((p for p in platforms if p.matches(labels, kubelet, os_image, runtime)), GENERIC)

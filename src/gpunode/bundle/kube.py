@@ -7,6 +7,8 @@ API's camelCase through ``rename="camel"``.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import msgspec
 
 
@@ -179,7 +181,7 @@ class PodSpec(_K, frozen=True):
     @property
     def config_maps(self) -> tuple[str, ...]:
         """Names of the ConfigMaps mounted as volumes."""
-        return tuple(v.config_map.name for v in self.volumes if v.config_map and v.config_map.name)
+        return tuple(filter(None, map(_NAME, filter(None, map(_CONFIG_MAP, self.volumes)))))  # (in C)
 
     @property
     def target_node(self) -> str:
@@ -197,6 +199,11 @@ class PodSpec(_K, frozen=True):
                 if req.key == "metadata.name" and req.operator == "In" and len(req.values) == 1:
                     return req.values[0]
         return ""
+
+
+#: Readers in C for the node pass (a comprehension is a function of its own a node).
+_CONFIG_MAP = attrgetter("config_map")
+_NAME = attrgetter("name")
 
 
 class SelectorRequirement(_K, frozen=True):

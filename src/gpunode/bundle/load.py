@@ -583,7 +583,7 @@ def _node_logs(facts: ClusterFacts, node: str) -> dict[tuple[str, str], tuple[Lo
     """The logs of the node's stack pods and of its GPU workloads (what NCCL or CUDA said
     there is evidence of the node's stack, docs/bundle-format.md)."""
     logged = facts.logged_workloads_by_node.get(node, ())
-    workloads = [(p.metadata.namespace, p.metadata.name) for p in logged]
+    workloads = [(p.metadata.namespace, p.metadata.name) for p in logged] if logged else []
     if node not in facts.logged_nodes and not workloads:
         return {}  # most nodes: no pod on them has a log in the bundle
     stack = (sp.key for pods in facts.pods_by_node.get(node, {}).values() for sp in pods)

@@ -13,6 +13,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import compress, repeat
+from operator import call, not_
 from typing import NamedTuple
 
 from gpunode.catalog import Catalog
@@ -303,7 +305,8 @@ class NodePlan:
     def shut(self, ctx: NodeContext, unread: frozenset[NodeGate] = frozenset()) -> frozenset[NodeGate]:
         """The gates that say their checks find nothing on this node, with ``unread``
         (``lacking``'s ``reads`` gates shut on it)."""
-        return frozenset([gate for gate in self.gates if not gate(ctx)]).union(unread)
+        opened = map(call, self.gates, repeat(ctx))  # (in C: no comprehension a node)
+        return frozenset(compress(self.gates, map(not_, opened))).union(unread)
 
 
 #: Distinct ``lacking`` kept per plan (a fleet's nodes lack one or a few sets of files).

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import compress
+from itertools import chain, compress
+from operator import attrgetter, methodcaller
 from typing import TypeVar, cast
 
 from gpunode.bundle.kube import Condition, ConfigMap, DaemonSet, Event, Node, Pod, Taint, Toleration
@@ -54,6 +55,13 @@ T = TypeVar("T")
 DCGM_PER_GPU_PREFIX = "DCGM_FI_DEV_"
 DCGM_FAMILIES_READ = 8  # enough to see every GPU; reading all would parse the whole scrape
 DEFAULT_OPERATOR_NAMESPACE = "gpu-operator"
+
+
+#: Readers in C for the node pass (a comprehension is a function of its own a node).
+_PER_GPU = methodcaller("startswith", DCGM_PER_GPU_PREFIX)
+_LABELS = attrgetter("labels")
+_POD = attrgetter("pod")
+_NAMESPACE = attrgetter("metadata.namespace")
 
 
 @dataclass
@@ -358,8 +366,8 @@ class NodeContext:
         families = self._dcgm_families
         if families is None:
             return None
-        names = sorted(n for n in families if n.startswith(DCGM_PER_GPU_PREFIX))[:DCGM_FAMILIES_READ]
-        series = (sample.labels for name in names for sample in self.dcgm_metric(name) or ())
+        names = sorted(filter(_PER_GPU, families))[:DCGM_FAMILIES_READ]  # (in C: no generator a node)
+        series = map(_LABELS, chain.from_iterable(filter(None, map(self.dcgm_metric, names))))
         return dcgm_series_gpus(series), names
 
     @cached_property
@@ -511,8 +519,8 @@ class NodeContext:
         """ConfigMaps the node's device plugin reads its config from, with the default key:
         those its pods mount, and the GPU Operator's ``spec.devicePlugin.config``."""
         name, default = self._policy_plugin_config()
-        pods = [sp.pod for sp in self.stack_pods("device-plugin")]
-        namespaces = {pod.metadata.namespace for pod in pods}
+        pods = list(map(_POD, self.stack_pods("device-plugin")))
+        namespaces = set(map(_NAMESPACE, pods))
         for pod in pods:
             for mounted in pod.spec.config_maps:
                 found = self.facts.config_map(pod.metadata.namespace, mounted)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 
 import msgspec
 
@@ -229,8 +230,8 @@ def smi_fabric(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The ``<fabric>`` of collected ``nvidia-smi -q -x``, where the probe did not run:
     the GPUs' NVLink domain (cluster UUID and clique) and health summary."""
     smi = ctx.nvidia_smi
-    if ctx.probe is not None or smi is None:
-        return
+    if ctx.probe is not None or smi is None or _COMPLETED not in map(_FABRIC_STATE, smi.gpus):
+        return  # (judge_fabric reads only GPUs whose fabric state is Completed)
     infos = [
         FabricInfo(
             gpu=g.pci_bus_id,
@@ -245,6 +246,11 @@ def smi_fabric(ctx: NodeContext, component: str) -> Iterator[Finding]:
         for g in smi.gpus
     ]
     yield from judge_fabric(infos, component, ctx, "nvidia-smi-q.xml")
+
+
+#: Readers in C for the node pass (a comprehension is a function of its own a node).
+_COMPLETED = "Completed"
+_FABRIC_STATE = attrgetter("fabric_state")
 
 
 def judge_fabric(
@@ -604,7 +610,7 @@ def _fabric_registered(ctx: NodeContext) -> bool:
     """Whether collected nvidia-smi shows a GPU in a multi-node NVLink domain (a cluster
     UUID that is not zero; single-node NVSwitch systems report zero)."""
     smi = ctx.nvidia_smi if "nvidia-smi-q.xml" in ctx.obs.cmd else None
-    return smi is not None and any(
+    return smi is not None and _COMPLETED in map(_FABRIC_STATE, smi.gpus) and any(
         g.fabric_state == "Completed" and g.fabric_cluster_uuid not in (None, ZERO_UUID) for g in smi.gpus
     )
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from functools import partial
+from operator import methodcaller
 
 import msgspec
 
@@ -288,7 +289,7 @@ def _read_failures(ctx: NodeContext) -> dict[str, tuple[int, str]]:
 
     # the gates asked of the whole log first: most logs hold none of their words, and then
     # no line is asked (a word in a line is in the log)
-    gates = tuple(gate for gate in (_MODULE_GATE, _CRASH_GATE, _PEER_GATE) if gate.search(text))
+    gates = tuple(filter(methodcaller("search", text), (_MODULE_GATE, _CRASH_GATE, _PEER_GATE)))
     # a refused P2P pin's owner, asked only where the log names the pin call at all
     pinned = partial(_pin_owner, ctx) if _P2P_PIN in text else None
     adapter: tuple[int, str] | None = None

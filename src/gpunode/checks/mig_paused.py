@@ -52,6 +52,8 @@ def operands_left_paused(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if node is None:
         return
     labels = node.metadata.labels
+    if PAUSED not in labels.values():
+        return  # (in C: most nodes)
     paused = sorted(k for k, v in labels.items() if k.startswith(DEPLOY_PREFIX) and v == PAUSED)
     state = labels.get(MIG_STATE)
     if not paused or state is None or state == "failed":

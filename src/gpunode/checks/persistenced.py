@@ -159,8 +159,8 @@ def persistenced_not_launched(ctx: NodeContext, component: str) -> Iterator[Find
     it; a log without such a line says nothing."""
     for kind, name in _LAUNCH_LOGS:
         split = ctx.text_lines(kind, name)
-        if split is None or "nvidia-persistenced" not in split[1]:
-            continue
+        if split is None or "nvidia-persistenced" not in split[1] or not _LAUNCH_FAILED.search(split[1]):
+            continue  # (a line's match is the joined text's: no line of it matches)
         lines = split[0]
         last = next((i for i in range(len(lines) - 1, -1, -1) if _LAUNCH_FAILED.search(lines[i])), None)
         if last is None or any(_STARTED.search(line) for line in lines[last + 1:]):

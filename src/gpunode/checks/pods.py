@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
+from itertools import repeat
+from operator import attrgetter
 from typing import cast
 
 from gpunode.bundle.kube import ContainerStatus, DaemonSet, Pod, StateTerminated, Taint
@@ -170,7 +172,7 @@ def _absence(ctx: NodeContext) -> _Absence:
     node = ctx.node
     labels = node.metadata.labels if node is not None else None
     read = None if labels is None else (
-        tuple([labels.get(label) for label in ABSENT_LABELS]), operator.has_nvidia_pci_label(labels))
+        tuple(map(labels.get, ABSENT_LABELS)), operator.has_nvidia_pci_label(labels))
     platform = ctx.platform
     key = (_ABSENT, read, platform.provides, platform.title, ctx.pods_complete)
     shared = ctx.facts.shared
@@ -658,7 +660,7 @@ def nfd_labels_stale(ctx: NodeContext, component: str) -> Iterator[Finding]:
     driver here fails: the operator picks the driver's image and Driver Toolkit by those
     labels, so the driver was built for the old system, and NFD's stale label is why."""
     node = ctx.node
-    if node is None or not any(pod_problem(sp.pod, "driver") for sp in ctx.stack_pods("driver")):
+    if node is None or not any(map(pod_problem, map(_POD, ctx.stack_pods("driver")), repeat("driver"))):
         return
     info = node.status.node_info
     stale = stale_nfd_labels(node.metadata.labels, info.kernel_version, info.os_image)
@@ -673,3 +675,7 @@ def nfd_labels_stale(ctx: NodeContext, component: str) -> Iterator[Finding]:
     quoted = {LINE: line, MESSAGE: line, SOURCE: where, VERB: "labels the node with"}
     yield Finding(component, Status.FAILED, "error_version_mismatch", (Evidence(where, line), *evidence[1:]),
                   {EXPLAINS: "driver", **quoted}, 40)
+
+
+#: Readers in C for the node pass (a comprehension is a function of its own a node).
+_POD = attrgetter("pod")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from fnmatch import fnmatchcase
+from itertools import chain
+from operator import attrgetter
 from weakref import WeakKeyDictionary
 
 import msgspec
@@ -143,7 +145,7 @@ class _Plan:
 def _shared_plan(ctx: NodeContext) -> _Plan:
     texts, logged = _node_texts(ctx)
     side = ctx.facts.side_logged
-    if sum(len(text) for text in texts.values()) > _PLAN_TEXT_MAX:
+    if sum(map(len, texts.values())) > _PLAN_TEXT_MAX:
         return _Plan(ctx.kb, texts, logged, side)  # a node of its own: not kept
     key = (id(ctx.kb), side, logged, texts["event"], texts["waiting"], texts["node_condition"])
     plan = _PLANS.get(key)
@@ -166,8 +168,7 @@ _TOOLKIT = "container-toolkit"
 def _node_texts(ctx: NodeContext) -> tuple[dict[MatchSource, str], bool]:
     """Everything the event, waiting and condition scans of any component may read on
     this node, each kind joined into one text, and whether a pod on it has a log line."""
-    pods = [sp.pod for by_component in ctx.facts.pods_by_node.get(ctx.name, {}).values()
-            for sp in by_component]
+    pods = [*map(_POD, chain.from_iterable(ctx.facts.pods_by_node.get(ctx.name, {}).values()))]
     events = "\n".join(ev.message for _source, _ctx, found in _node_event_groups(ctx)
                        for ev in found) if ctx.facts.events_by_object else ""
     stopped: list[str] = []
@@ -176,8 +177,13 @@ def _node_texts(ctx: NodeContext) -> tuple[dict[MatchSource, str], bool]:
         _stopped_lines(pod.status.container_statuses, stopped)
     node = ctx.node
     conditions = "\n".join(_condition_lines(node)) if node is not None else ""
-    logged = any(log.lines for pod in pods for log in ctx.logs_of(pod))
+    logged = any(map(_LINES, chain.from_iterable(map(ctx.logs_of, pods))))  # (in C)
     return {"event": events, "waiting": "\n".join(stopped), "node_condition": conditions}, logged
+
+
+#: Readers in C for the node pass (a comprehension is a function of its own a node).
+_POD = attrgetter("pod")
+_LINES = attrgetter("lines")
 
 
 def _stopped_lines(statuses: Iterable[ContainerStatus], out: list[str]) -> None:

@@ -184,7 +184,17 @@ def _handlers_in_use_not_configured(ctx: NodeContext, setup: RuntimeSetup) -> li
 
 
 def _class_handlers(ctx: NodeContext) -> dict[str, str]:
-    return {rc.metadata.name: rc.handler for rc in ctx.facts.runtime_classes if rc.handler}
+    """The cluster's RuntimeClasses by name, to their handlers (those with one): once per facts."""
+    known = ctx.facts.shared.get(_CLASS_HANDLERS)
+    if known is None:
+        runtime_classes = ctx.facts.runtime_classes
+        known = ctx.facts.shared[_CLASS_HANDLERS] = {
+            rc.metadata.name: rc.handler for rc in runtime_classes if rc.handler}
+    return known  # type: ignore[return-value]  # (no cast() call: asked for every node)
+
+
+#: ``_class_handlers``' key in ``ClusterFacts.shared``.
+_CLASS_HANDLERS = object()
 
 
 def _runtime_classes_served(ctx: NodeContext, setup: RuntimeSetup, component: str) -> Iterator[Finding]:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
+from itertools import chain, compress
+from operator import attrgetter, ge, not_
 
 import msgspec
 
@@ -60,8 +63,12 @@ def xid_reports(ctx: NodeContext, component: str) -> Iterator[Finding]:
         seen.extend(_driver_log_xids(ctx))
     if _PLUGIN_LOGS(ctx):
         seen.extend(_device_plugin_xids(ctx))
-    seen.extend(_dcgm_xids(ctx))
-    if seen and all(_NONFATAL.search(s.evidence.excerpt) for s in seen):
+    gauges = chain(ctx.dcgm_metric(_DCGM_XID) or (), ctx.dcgm_metric(_DCGM_XID_COUNT) or ())
+    if not all(map(_AT_MOST_ZERO, map(_VALUE, gauges))):  # (in C: most scrapes' gauges are all zero)
+        seen.extend(_dcgm_xids(ctx))
+    if not seen:
+        return  # (most nodes)
+    if all(_NONFATAL.search(s.evidence.excerpt) for s in seen):
         yield unknown(component, _nonfatal_summary(seen), *_evidence(seen))
         return
     by_cause: dict[str, list[XidSeen]] = {}
@@ -222,7 +229,8 @@ def correctable_ecc_storm(ctx: NodeContext, component: str) -> Iterator[Finding]
     45 s under load while DCGM's own health check still calls the GPU healthy, NVIDIA/DCGM#313,
     NVIDIA/NVSentinel#1748). Counts alike on every GPU (a fleet-wide trickle, a long uptime)
     say nothing; a node with one GPU has no peer to read it against, and is not read."""
-    samples = [s for s in ctx.dcgm_metric(_DCGM_SBE_VOLATILE) or [] if "gpu" in s.labels]
+    found = ctx.dcgm_metric(_DCGM_SBE_VOLATILE) or []
+    samples = [s for s in found if "gpu" in s.labels] if len(found) > 1 else found
     if len(samples) < 2:
         return
     top = max(samples, key=lambda s: s.value)
@@ -245,9 +253,9 @@ def bad_memory_still_advertised(ctx: NodeContext, component: str) -> Iterator[Fi
     smi, node = ctx.nvidia_smi, ctx.node
     if smi is None or node is None or not ctx.node_reporting:
         return
+    if not any(map(_DBE, smi.gpus)) and not any(map(_REMAP_PENDING, smi.gpus)):
+        return  # (in C: most nodes)
     damaged = [g for g in smi.gpus if g.ecc_volatile_dbe or g.remapped_rows_pending]
-    if not damaged:
-        return
     allocatable = gpu_resources(node.metadata.labels, node.status.allocatable).advertised
     if allocatable >= (ctx.expected_units or len(smi.gpus)):
         path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
@@ -255,6 +263,14 @@ def bad_memory_still_advertised(ctx: NodeContext, component: str) -> Iterator[Fi
         ev.append(Evidence(f"node/{ctx.name} status.allocatable", f"{GPU}={allocatable}"))
         gpu = gpu_values(normal_bus_id(damaged[0].pci_bus_id), ctx.gpu_indices)
         yield problem(component, "ecc_gpu_still_advertised", *ev, specificity=88, ctx=gpu)
+
+
+#: Readers in C for the node pass (a comprehension is a function of its own a node).
+_DBE = attrgetter("ecc_volatile_dbe")
+_VALUE = attrgetter("value")
+_AT_MOST_ZERO = partial(ge, 0)  # (a sample _dcgm_xids passes over)
+_REMAP_PENDING = attrgetter("remapped_rows_pending")
+_CLOCK_EVENTS = attrgetter("clock_event_reasons_active")
 
 
 def _memory_state(gpu: GpuInfo) -> str:
@@ -268,15 +284,24 @@ def pcie_link_width(ctx: NodeContext, component: str) -> Iterator[Finding]:
     smi = ctx.nvidia_smi
     if smi is None:
         return
+    gpus = smi.gpus
+    if not any(map(_UTILIZATION, gpus)):
+        return  # (in C: a GPU at rest is not busy, and no shortfall is read of its link)
     path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
-    readings = ((g, reading_of(g, g.pcie_gen_device_max, g.pcie_gen_host_max)) for g in smi.gpus)
-    short = [(g, found) for g, link in readings if (found := shortfall(link))]
+    found = [*map(shortfall, map(reading_of, gpus, map(_GEN_DEVICE_MAX, gpus), map(_GEN_HOST_MAX, gpus)))]
+    short = [(g, shown) for g, shown in zip(gpus, found, strict=True) if shown] if any(found) else []
     if short:
         ev = [Evidence(path, f"GPU {g.pci_bus_id}: {found}") for g, found in short]
         gpu = gpu_values(normal_bus_id(short[0][0].pci_bus_id), ctx.gpu_indices)
         yield problem(
             component, "pcie_link_downtrained", *ev, status=Status.DEGRADED, specificity=60, ctx=gpu
         )
+
+
+#: Readers in C for the node pass (a comprehension is a function of its own a node).
+_GEN_DEVICE_MAX = attrgetter("pcie_gen_device_max")
+_UTILIZATION = attrgetter("utilization_gpu_pct")
+_GEN_HOST_MAX = attrgetter("pcie_gen_host_max")
 
 
 @check("gpu-hardware", needs=("cmd/nvidia-smi-q.xml",))
@@ -286,7 +311,7 @@ def thermal_slowdown(ctx: NodeContext, component: str) -> Iterator[Finding]:
     if smi is None:
         return
     path = ctx.obs.path_of("cmd", "nvidia-smi-q.xml")
-    hot = [g for g in smi.gpus if not _THERMAL.isdisjoint(g.clock_event_reasons_active)]
+    hot = list(compress(smi.gpus, map(not_, map(_THERMAL.isdisjoint, map(_CLOCK_EVENTS, smi.gpus)))))
     if hot:
         ev = [Evidence(path, _thermal_state(g)) for g in hot]
         yield problem(component, "gpu_thermal_slowdown", *ev, status=Status.DEGRADED, specificity=55)

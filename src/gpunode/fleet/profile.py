@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import compress
+from operator import attrgetter, is_not, methodcaller
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -127,21 +128,13 @@ def _smi_gpus(smi: NvidiaSmiReport | None) -> tuple[Observed, tuple[str, ...] | 
     """``_gpus`` and ``_gpu_domains`` of nvidia-smi's GPUs (no probe), in one pass over them."""
     if smi is None:
         return NOTHING_OBSERVED, None
-    gpus = smi.gpus
-    widths: list[int] = []
-    limits: list[float] = []
-    vbios: set[str] = set()
-    products: set[str] = set()
+    gpus = smi.gpus  # (each field read in C: no loop over the GPUs a node)
+    widths: list[int] = [*filter(_SET, map(_WIDTH, gpus))]
+    limits: list[float] = [*filter(_SET, map(_POWER_LIMIT, gpus))]
+    vbios: set[str] = set(filter(None, map(_VBIOS, gpus)))
+    products: set[str] = set(filter(None, map(_PRODUCT, gpus)))
     domains: list[str] = []
-    for g in gpus:
-        if g.pcie_width_current is not None:
-            widths.append(g.pcie_width_current)
-        if g.power_limit_w is not None:
-            limits.append(g.power_limit_w)
-        if g.vbios_version:
-            vbios.add(g.vbios_version)
-        if g.product_name:
-            products.add(g.product_name)
+    for g in () if _OFF_FABRIC.issuperset(map(_FABRIC_STATE, gpus)) else gpus:
         if g.fabric_state not in _OFF_FABRIC:
             domain = _domain(g.fabric_state, g.fabric_status, g.fabric_cluster_uuid, g.fabric_clique_id)
             if domain is not None:
@@ -268,9 +261,19 @@ def _mig_since(ctx: NodeContext) -> str | None:
 
 
 def _dcgm_names(families: Mapping[str, object]) -> tuple[str, ...]:
-    names = [name for name in families if name.startswith(DCGM_PREFIX)]
+    names = list(filter(_DCGM_NAME, families))  # (in C)
     names.sort()
     return tuple(names)
+
+
+#: Readers in C for the node pass (a comprehension is a function of its own a node).
+_DCGM_NAME = methodcaller("startswith", DCGM_PREFIX)
+_SET = partial(is_not, None)
+_WIDTH = attrgetter("pcie_width_current")
+_POWER_LIMIT = attrgetter("power_limit_w")
+_VBIOS = attrgetter("vbios_version")
+_PRODUCT = attrgetter("product_name")
+_FABRIC_STATE = attrgetter("fabric_state")
 
 
 def _least(values: Sequence[int | None]) -> int | None:

@@ -105,7 +105,7 @@ def parse_kernel_log(text: str) -> KernelLog:
     # Each search runs line by line only where the whole text holds the literal every
     # line it can match must hold (a healthy node's log holds almost none).
     xids = tuple(iter_xid_events(lines)) if _BARE_XID_LITERAL in text else ()
-    xid_lines = {event.line_no for event in xids}
+    xid_lines = {event.line_no for event in xids} if xids else frozenset()
     fallen: list[tuple[int, str]] = []
     errors: list[tuple[int, str]] = []
     for line_no, line in enumerate(lines if _may_hold_errors(text) else (), start=1):

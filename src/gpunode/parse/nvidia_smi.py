@@ -14,6 +14,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from functools import lru_cache, partial
+from itertools import chain, repeat
 from typing import Protocol, TypeVar
 
 import msgspec
@@ -152,7 +153,7 @@ _UNMADE = object()  # a kept document's GPU that _made could not read (the other
 
 
 def _known_gpus(reading: known_lines.Reading) -> tuple[GpuInfo, ...]:
-    return tuple([_known_gpu(reading, at) for at in range(len(reading.gpus))])
+    return tuple(map(_known_gpu, repeat(reading, len(reading.gpus)), range(len(reading.gpus))))
 
 
 def _known_gpu(reading: known_lines.Reading, at: int) -> GpuInfo:
@@ -166,7 +167,8 @@ def _known_gpu(reading: known_lines.Reading, at: int) -> GpuInfo:
     if not isinstance(made, _Made):
         return _gpu(bus_id, gpu)
     by_line = made.by_line
-    redo = {group for line in reading.changed if line in by_line for group in by_line[line]}
+    lines = filter(by_line.__contains__, reading.changed)  # (in C: no comprehension a node)
+    redo = set(chain.from_iterable(map(by_line.__getitem__, lines)))
     if not redo:
         return made.info
     updates: dict[str, object] = {}
