@@ -81,6 +81,15 @@ _NOT_LOADED = "driver_not_loaded"
 _INCOMPATIBLE = "driver_kernel_incompatible"
 
 
+def _not_loaded(ctx: NodeContext, component: str, evidence: Evidence) -> Finding:
+    """The driver_not_loaded finding on ``evidence``, at its catalogued specificity: the one
+    answer every reading of this module gives once its own line settled that the module is
+    absent."""
+    cause = ctx.kb.get(_NOT_LOADED)
+    return problem(component, _NOT_LOADED, evidence,
+                   specificity=cause.specificity if cause is not None else 0)
+
+
 def driver_never_loaded(ctx: NodeContext) -> bool:
     """The node's facts show no NVIDIA driver loaded: lsmod was collected and lists no
     ``nvidia`` module, and nothing shows the driver answering. False where lsmod is absent
@@ -248,10 +257,8 @@ def _driver_unit_failed(ctx: NodeContext, component: str) -> Finding | None:
         if index is not None:
             line = split[0][index]
             where = f"{ctx.obs.path_of('files', name.lstrip('/'))}:{index + 1}"
-            cause = ctx.kb.get(_NOT_LOADED)
             said = f"no NVIDIA module loaded, and its persistence daemon failed: {line.strip()[:300]}"
-            return problem(component, _NOT_LOADED, Evidence(where, said),
-                           specificity=cause.specificity if cause is not None else 0)
+            return _not_loaded(ctx, component, Evidence(where, said))
     return None
 
 
@@ -280,11 +287,9 @@ def _waits_for_driver(ctx: NodeContext, component: str) -> Finding | None:
             continue
         for index, line in enumerate(split[0]):
             if "aiting for" in line and _WAITS_FOR_DRIVER.search(line):
-                cause = ctx.kb.get(_NOT_LOADED)
                 said = f"no NVIDIA module loaded, and a service waits for it: {line.strip()[:300]}"
-                return problem(component, _NOT_LOADED,
-                               Evidence(f"{ctx.obs.path_of(kind, name)}:{index + 1}", said),
-                               specificity=cause.specificity if cause is not None else 0)
+                return _not_loaded(ctx, component,
+                                   Evidence(f"{ctx.obs.path_of(kind, name)}:{index + 1}", said))
     return None
 
 
@@ -317,11 +322,9 @@ def _install_skipped(ctx: NodeContext, component: str) -> Finding | None:
             if "install" not in line or _XTRACE.match(without_prefix(line)):
                 continue
             if _INSTALL_SKIPPED.search(line):
-                cause = ctx.kb.get(_NOT_LOADED)
                 said = f"no NVIDIA module loaded, and its install was skipped: {line.strip()[:300]}"
-                return problem(component, _NOT_LOADED,
-                               Evidence(f"{ctx.obs.path_of(kind, name)}:{index + 1}", said),
-                               specificity=cause.specificity if cause is not None else 0)
+                return _not_loaded(ctx, component,
+                                   Evidence(f"{ctx.obs.path_of(kind, name)}:{index + 1}", said))
     return None
 
 
@@ -363,10 +366,8 @@ def _module_absent(ctx: NodeContext, component: str, lines: Sequence[str], where
         found = _NO_MODULE.search(line)
         if found is None or (running and found["release"] != running):
             continue
-        cause = ctx.kb.get(_NOT_LOADED)
         said = f"no NVIDIA module for the running kernel: {line.strip()[:300]}"
-        return problem(component, _NOT_LOADED, Evidence(f"{where}:{index + 1}", said),
-                       specificity=cause.specificity if cause is not None else 0)
+        return _not_loaded(ctx, component, Evidence(f"{where}:{index + 1}", said))
     return None
 
 
@@ -445,10 +446,8 @@ def _installer_container(ctx: NodeContext, component: str) -> Finding | None:
                          verb=verb)
             if said is not None:
                 return said
-            cause = ctx.kb.get(_NOT_LOADED)
             state = _state_word(status)
-            return problem(component, _NOT_LOADED, Evidence(where, f"{INSTALLER_CONTAINER}: {state}"),
-                           specificity=cause.specificity if cause is not None else 0)
+            return _not_loaded(ctx, component, Evidence(where, f"{INSTALLER_CONTAINER}: {state}"))
     return None
 
 
