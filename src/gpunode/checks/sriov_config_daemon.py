@@ -43,7 +43,7 @@ _ERROR_FIELD = lazy_compile(r'"error":\s?"((?:[^"\\]|\\.)*)"')
 #: A sync that succeeded: the node state's status as the daemon logs it (klog's
 #: "setNodeStateStatus(): syncStatus: Succeeded", zap's "NewSyncStatus": "Succeeded"), or the
 #: state changing to it ("Status changed from: InProgress to: Succeeded").
-_SUCCEEDED = lazy_compile(r'(?i:\bsync ?status\W{1,4}Succeeded\b|\bstatus changed from: \w+ to: Succeeded\b)')
+_SUCCEEDED = lazy_compile(r'(?i:sync ?status\W{1,4}Succeeded\b|\bstatus changed from: \w+ to: Succeeded\b)')
 #: What fails for now and is retried: the API server out of reach, an update that lost a race.
 _FOR_NOW = lazy_compile(r"(?i:\bthe object has been modified\b|\bconnection refused\b|\bi/o timeout\b|"
                         r"\bcontext deadline exceeded\b|\bTLS handshake timeout\b|\bEOF\b)")
