@@ -44,10 +44,11 @@ def test_the_catalog_names_the_layers_the_daemon_s_lines_name() -> None:
     catalog = load_catalog()
     assert catalog.named_in("DiscoverSriovDevices(): unable to get Link for device, skipping: "
                             "message too long") == "kernel"
-    assert catalog.named_in("configSriovVFDevices(): unable to get PF link for device: message too long") == "kernel"
+    assert catalog.named_in("configSriovVFDevices(): unable to get PF link for device: "
+                            "message too long") == "kernel"
     assert catalog.named_in(_KLOG_MAC) == "rdma-links"
-    assert catalog.named_in('configSriovVFDevices(): fail to configure VF admin mac: operation not supported') \
-        == "rdma-links"
+    assert catalog.named_in("configSriovVFDevices(): fail to configure VF admin mac: "
+                            "operation not supported") == "rdma-links"
     assert catalog.named_in("mellanox-plugin configFW(): failed: exit status 1") == "rdma-links"
     assert catalog.named_in("mellanox-plugin OnNodeStateChange(): Network card 0000:3b:00.0 does not "
                             "support link type change") == "rdma-links"
@@ -63,7 +64,8 @@ def test_look_alikes_name_no_layer() -> None:
 def test_the_last_failure_after_the_last_successful_sync() -> None:
     assert last_failure([_INFO, _ZAP_LINK]) == (1, _ZAP_LINK)
     assert last_failure([_ZAP_LINK, _INFO]) == (0, _ZAP_LINK)
-    healed = 'I0331 10:50:02.000000  109057 writer.go:107] setNodeStateStatus(): syncStatus: Succeeded, lastSyncError: '
+    healed = ("I0331 10:50:02.000000  109057 writer.go:107] setNodeStateStatus(): syncStatus: Succeeded, "
+              "lastSyncError: ")
     assert last_failure([_KLOG_MAC, healed]) is None
     changed = '2025-06-02T10:00:09.000Z\tINFO\tstatus\tStatus changed from: InProgress to: Succeeded'
     assert last_failure([_ZAP_LINK, changed]) is None
