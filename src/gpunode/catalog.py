@@ -57,6 +57,11 @@ class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: extended resources (globs) this component advertises to the kubelet: a running pod
     #: with none of them allocatable on its node advertises nothing (gpunode.checks.alternatives)
     advertises: tuple[str, ...] = ()
+    #: false: a node where this component is not deployed (no pod, nothing of its own found)
+    #: leaves it out of its report instead of listing it not-deployed: a component of a stack
+    #: most GPU clusters do not run (the SR-IOV Network Operator's config daemon). Only an
+    #: optional pod-run node component.
+    reported_absent: bool = True
 
 
 class _CatalogFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -111,6 +116,12 @@ class Catalog:
             return self.by_id[component_id]
         except KeyError:
             raise KeyError(f"unknown component id {component_id!r}") from None
+
+    @cached_property
+    def unreported_absent(self) -> frozenset[str]:
+        """The components a node's report leaves out where they are not deployed
+        (``reported_absent = false``)."""
+        return frozenset(c.id for c in self.components if not c.reported_absent)
 
     def node_components(self) -> tuple[Component, ...]:
         return self._node_components
@@ -176,6 +187,9 @@ def _validate(components: Sequence[Component]) -> None:
         if unknown:
             raise ValueError(f"component {comp.id!r} refers to unknown {unknown}")
         _validate_replaces(comp, components)
+        if not comp.reported_absent and (comp.required or comp.kind != "pod" or comp.scope != "node"):
+            raise ValueError(f"component {comp.id!r}: reported_absent = false needs an optional "
+                             "pod-run node component")
     topological_order(components)
 
 

@@ -426,6 +426,8 @@ class Diagnoser:
         statuses = list(map(_STATUS_OF, comps))
         if Status.UNKNOWN in statuses:  # (only an unknown one may count as ok: ``_as_judged``)
             statuses = [_as_judged(j, s) for j, s in zip(judgements.values(), statuses, strict=True)]
+        if Status.NOT_DEPLOYED in statuses and self.catalog.unreported_absent:
+            comps = _reported(comps, self.catalog.unreported_absent)
         return _node_report(ctx, roots, _node_status(statuses), comps, missing, judgements=judgements)
 
     def node_verdict(
@@ -623,6 +625,13 @@ class Diagnoser:
             why = f"; {j.why_unobserved}" if j.why_unobserved else ""
             return "not observed: " + ", ".join(sorted(set(j.unobserved))) + why
         return "no evidence collected"
+
+
+def _reported(comps: tuple[ComponentReport, ...], unreported: frozenset[str]) -> tuple[ComponentReport, ...]:
+    """The node's component reports without those of ``unreported`` components (the catalog's
+    ``reported_absent = false``) that are not deployed on it and have no pod there."""
+    return tuple(c for c in comps
+                 if not (c.component in unreported and c.status == Status.NOT_DEPLOYED and not c.pods))
 
 
 def _failing(judgements: Mapping[str, Judgement]) -> dict[str, Judgement]:

@@ -46,6 +46,8 @@ BRIEF_IDS = {
     # VM-passthrough nodes: GPU Operator sandbox operands (issue 21, item 4)
     "vfio-manager",
     "sandbox-device-plugin",
+    # the SR-IOV Network Operator's config daemon (SR-IOV nodes' VFs)
+    "sriov-config-daemon",
 }
 
 
@@ -94,6 +96,7 @@ IMAGE_SAMPLES = {
     "driver": "nvcr.io/nvidia/driver:570.133.20-ubuntu22.04",
     "ofed": "nvcr.io/nvidia/mellanox/doca-driver:25.01-0.6.0.0-0",
     "sriov-device-plugin": "ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0",
+    "sriov-config-daemon": "ghcr.io/k8snetworkplumbingwg/sriov-network-operator-config-daemon:v1.5.0",
     "container-toolkit": "nvcr.io/nvidia/k8s/container-toolkit:v1.17.5-ubuntu20.04",
     "rdma-device-plugin": "nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2",
     "device-plugin": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1",
@@ -205,3 +208,42 @@ def test_a_pattern_that_does_not_compile_is_rejected_with_the_file_name() -> Non
             'named_by=["(unclosed"]\n')
     with pytest.raises(BundleError, match=r"my\.toml: "):
         parse_catalog(text, "my.toml")
+
+
+@pytest.mark.parametrize("image", [
+    "ghcr.io/k8snetworkplumbingwg/sriov-network-operator-config-daemon:v1.5.0",
+    "nvcr.io/nvidia/mellanox/sriov-network-operator-config-daemon:network-operator-25.4.0",
+    "registry.redhat.io/openshift4/ose-sriov-network-config-daemon-rhel9@sha256:0123",
+])
+def test_the_sriov_config_daemon_is_known_by_its_images(image: str) -> None:
+    """Upstream's, NVIDIA's and OpenShift's images of the config daemon; the operator's own and
+    the device plugin's images are not it."""
+    rec = Recogniser(load_catalog())
+    assert rec.component_of([], {}, [("c", image)]) == "sriov-config-daemon"
+
+
+@pytest.mark.parametrize("image", [
+    "ghcr.io/k8snetworkplumbingwg/sriov-network-operator:v1.5.0",
+    "ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0",
+])
+def test_the_sriov_operator_and_plugin_images_are_not_the_config_daemon(image: str) -> None:
+    assert Recogniser(load_catalog()).component_of([], {}, [("c", image)]) != "sriov-config-daemon"
+
+
+def test_reported_absent_false_needs_an_optional_pod_component() -> None:
+    """Only an optional pod-run node component may be left out of a report where absent: a
+    required one that is missing is a failure, and a host or cluster one has no pod."""
+    entry = """
+[[component]]
+id = "a"
+layer = 0
+title = "A"
+purpose = "x"
+kind = "{kind}"
+required = {required}
+reported_absent = false
+"""
+    parse_catalog(entry.format(kind="pod", required="false"))
+    for kind, required in (("pod", "true"), ("host", "false")):
+        with pytest.raises(BundleError, match="reported_absent"):
+            parse_catalog(entry.format(kind=kind, required=required))

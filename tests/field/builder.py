@@ -48,6 +48,7 @@ from platforms import apply_platform
 
 from gpunode.catalog import Recogniser, load_catalog
 from gpunode.checks import operator
+from gpunode.collect.live import STACK_NAMESPACES
 from gpunode.errors import UsageError
 from gpunode.gpus import plugin_sharing
 from gpunode.sim import FAULTS, host, ids, load_scenario
@@ -544,11 +545,55 @@ def _deploy_named(world: World, node: NodeState, case: Case) -> None:
     for component in sorted(c for c in named if c is not None):
         if not _stack_pods(world, node, component, anywhere=True):
             deploy(world, node, component)
+    for namespace, component in sorted(set(_placed_pods(world, case).values())):
+        if component in table and not _stack_pods(world, node, component, anywhere=True):
+            deploy(world, node, component, namespace)
     # a label the report says the node lacks stays absent, even the one the component's
     # DaemonSet selects (HAMi's gpu=on not set on the node)
     for ev in case.evidence:
         if isinstance(ev, NodeLabelsEv):
             _labels(node, {k: v for k, v in ev.labels.items() if v is None})
+
+
+def _placed(world: World, namespace: str, name: str) -> str | None:
+    """The catalog component whose pod a pod the report names is: a name its DaemonSet's
+    name begins (the DaemonSet controller names its pods ``<daemonset>-<suffix>``), in a
+    namespace where the GPU stack runs (the collector's stack namespaces, those the
+    component's real installs use, those of its DaemonSets here). A collector sees such a pod
+    as the component's, not as a GPU workload (README "How the builder places evidence")."""
+    table = extras()
+    for comp in load_catalog().node_components():
+        if comp.kind != "pod" or not any(_named_after(name, glob) for glob in comp.daemonsets):
+            continue
+        known = table[comp.id].namespaces if comp.id in table else ()
+        if namespace in STACK_NAMESPACES or namespace in known or any(
+                world.ds_defs[key].namespace == namespace for key in _component_daemonsets(world, comp.id)):
+            return comp.id
+    return None
+
+
+def _named_after(pod: str, glob: str) -> bool:
+    """Whether ``pod`` is named as a pod of a DaemonSet that ``glob`` (a catalog DaemonSet
+    name, ``*`` at its end at most) names."""
+    stem = glob.removesuffix("*")
+    return pod.startswith(stem) if glob.endswith("*") else pod.startswith(f"{stem}-")
+
+
+def _placed_pods(world: World, case: Case) -> dict[str, tuple[str, str]]:
+    """``<namespace>/<pod>`` -> (namespace, component) of each pod a ``log`` with ``object``
+    or a ``workload`` names that ``_placed`` makes a component's pod."""
+    named: set[tuple[str, str]] = set()
+    for ev in case.evidence:
+        if isinstance(ev, LogEv) and ev.object is not None and ev.object.kind == "Pod" and ev.object.name:
+            named.add((ev.object.namespace, ev.object.name))
+        elif isinstance(ev, WorkloadEv):
+            named.add((ev.namespace, ev.name))
+    out = {}
+    for namespace, name in sorted(named):
+        component = _placed(world, namespace, name)
+        if component is not None:
+            out[f"{namespace}/{name}"] = (namespace, component)
+    return out
 
 
 def _nfd_kernel_labels(node: NodeState) -> None:
@@ -792,7 +837,9 @@ def _apply(world: World, node: NodeState, case: Case, ev: Any, post: list[Any]) 
     elif isinstance(ev, EventEv):
         return _event(world, node, ev, post, case)
     elif isinstance(ev, WorkloadEv):
-        _workload_state(world, ev, post, _admission_message(case, ev))
+        placed = _placed(world, ev.namespace, ev.name)
+        key = _pod_key(world, node, placed) if placed is not None else None
+        _workload_state(world, ev, post, _admission_message(case, ev), key)
     elif isinstance(ev, ClusterObjectEv):
         _cluster_object(world, ev)
     elif not isinstance(ev, NodeInfoEv | NodeLabelsEv | NodeTaintsEv | DaemonSetTolerationsEv):  # _shape_node
@@ -874,18 +921,22 @@ def _container(world: World, key: str, component: str, name: str | None, init: b
 
 
 def _log(world: World, node: NodeState, ev: LogEv, case: Case) -> str | None:
-    if ev.object is not None:
+    component = ev.component
+    if ev.object is not None and ev.object.kind == "Pod" and ev.object.name:
+        component = _placed(world, ev.object.namespace, ev.object.name)  # a stack pod, by its name
+        if component is not None:
+            ev = msgspec.structs.replace(ev, component=component, object=None)
+    if component is None:
         _workload_log(world, node, ev, case)
         return None
-    assert ev.component is not None  # the schema asks for one of the two
-    key = _pod_key(world, node, ev.component, ev.container)
-    ctr = _container(world, key, ev.component, ev.container, ev.init)
+    key = _pod_key(world, node, component, ev.container)
+    ctr = _container(world, key, component, ev.container, ev.init)
     text = ev.text if ev.text.endswith("\n") else ev.text + "\n"
     world.set_log(key, ctr.name, text, previous=ev.previous)
-    if ev.previous and not _has_state(case, ev.component, ctr.name):
+    if ev.previous and not _has_state(case, component, ctr.name):
         # A previous log exists only for a container that restarted: a crash loop.
         _crash(world, key, ctr, restarts=5, exit_code=1, reason="Error")
-    elif not ev.init and _ends_in_exit(text) and not _has_state(case, ev.component, ctr.name):
+    elif not ev.init and _ends_in_exit(text) and not _has_state(case, component, ctr.name):
         # A log whose last line is a fatal or a panic was written by a process that then
         # exited (logrus/klog Fatal exit 1, a Go panic 2): its container restarts.
         world.logs.pop(f"{key}/{ctr.name}", None)
@@ -1456,7 +1507,7 @@ def _create_workloads(world: World, node: NodeState, case: Case) -> None:
     """Every ``workload`` of the case, created with its spec before any evidence addresses
     it (an event or log of the same pod finds it); its state is set in evidence order."""
     for ev in case.evidence:
-        if isinstance(ev, WorkloadEv):
+        if isinstance(ev, WorkloadEv) and _placed(world, ev.namespace, ev.name) is None:
             _workload_pod(world, node, ev.namespace, ev.name, "Started", shape=ev)
 
 
@@ -1473,10 +1524,14 @@ def _admission_message(case: Case, ev: WorkloadEv) -> str:
     return said[-1] if said else _ADMISSION_DEFAULT
 
 
-def _workload_state(world: World, ev: WorkloadEv, post: list[Any], refusal: str) -> None:
-    """The workload's state as the kubelet (or, Pending, the scheduler) reports it."""
-    key = f"{ev.namespace}/{ev.name}"
-    ctr = world.containers(key)[0]
+def _workload_state(world: World, ev: WorkloadEv, post: list[Any], refusal: str,
+                    key: str | None = None) -> None:
+    """The workload's state as the kubelet (or, Pending, the scheduler) reports it; ``key``:
+    the component's pod it is placed as (``_placed``), else the workload's own."""
+    ctrs = world.containers(key or f"{ev.namespace}/{ev.name}")
+    ctr = ctrs[0] if key is None else next((c for c in ctrs if c.name == ev.container),
+                                           next(c for c in ctrs if not c.init))
+    key = key or f"{ev.namespace}/{ev.name}"
     restarts = ev.restarts or 0
     since = world.ago(minutes=47)
     if ev.state == "Pending":

@@ -11,7 +11,7 @@ controllers set them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpunode.sim import ids
 from gpunode.sim.build import DeployDef, _add_daemonset, _add_deployment
@@ -39,6 +39,14 @@ GKE_IMAGE = ("gcr.io/gke-release/nvidia-gpu-device-plugin"
 # NVIDIA/gpu-operator assets/state-sandbox-device-plugin and state-vfio-manager 0500_daemonset.yaml
 SANDBOX_IMAGE = "nvcr.io/nvidia/kubevirt-gpu-device-plugin:v1.3.1"
 VFIO_IMAGE = "nvcr.io/nvidia/vfio-manager:v0.4.0"
+# k8snetworkplumbingwg/sriov-network-operator bindata/manifests/daemon/daemonset.yaml, in the
+# namespace of its Helm chart's install guide (sriov-network-operator); OpenShift installs it in
+# openshift-sriov-network-operator, NVIDIA's Network Operator in its own namespace.
+SRIOV_NS = "sriov-network-operator"
+SRIOV_CD = "sriov-network-config-daemon"
+SRIOV_CD_IMAGE = "ghcr.io/k8snetworkplumbingwg/sriov-network-operator-config-daemon:v1.5.0"
+SRIOV_CNI_IMAGE = "ghcr.io/k8snetworkplumbingwg/sriov-cni:v2.9.0"
+SRIOV_IB_CNI_IMAGE = "ghcr.io/k8snetworkplumbingwg/ib-sriov-cni:v1.2.1"
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,9 @@ class Extra:
     daemonset: DsDef | None = None
     deployment: DeployDef | None = None
     node_labels: dict[str, str] = field(default_factory=dict)
+    #: the namespaces its real installs put it in (the first is the DaemonSet's here): a pod a
+    #: report names in one of them, named after its DaemonSet, is its pod (builder._placed)
+    namespaces: tuple[str, ...] = ()
 
 
 def _cd_uid() -> str:
@@ -123,6 +134,20 @@ def extras() -> dict[str, Extra]:
             deploy="vfio-manager", sa="nvidia-vfio-manager", start=20, gpu_runtime=False,
             extra_labels={"name": "nvidia-vfio-manager"}),
             node_labels={"nvidia.com/gpu.deploy.vfio-manager": "true"}),
+        "sriov-config-daemon": Extra(DsDef(
+            key="sriov-config-daemon", name=SRIOV_CD, namespace=SRIOV_NS,
+            labels={"app": SRIOV_CD, "component": "network", "type": "infra",
+                    "openshift.io/component": "network"},
+            containers=(CtrDef(SRIOV_CD, SRIOV_CD_IMAGE, command=(SRIOV_CD,), args=("start",),
+                               privileged=True),),
+            init=(CtrDef("sriov-cni", SRIOV_CNI_IMAGE, args=("--no-sleep",), privileged=True),
+                  CtrDef("sriov-infiniband-cni", SRIOV_IB_CNI_IMAGE, args=("--no-sleep",), privileged=True)),
+            node_selector={"kubernetes.io/os": "linux", "node-role.kubernetes.io/worker": ""},
+            tolerations=({"operator": "Exists"},), service_account=SRIOV_CD, priority_class=NODE_CRITICAL,
+            host_network=True, host_pid=True, match_labels={"app": SRIOV_CD}),
+            node_labels={"node-role.kubernetes.io/worker": ""},
+            namespaces=(SRIOV_NS, "openshift-sriov-network-operator", "network-operator",
+                        "nvidia-network-operator")),
     }
 
 
@@ -139,12 +164,13 @@ def static_device_plugin() -> DsDef:
         match_labels={"name": "nvidia-device-plugin-ds"})
 
 
-def deploy(world: World, node: NodeState, component: str) -> None:
-    """Deploy ``component`` as it runs for real, its DaemonSet selecting ``node``."""
+def deploy(world: World, node: NodeState, component: str, namespace: str | None = None) -> None:
+    """Deploy ``component`` as it runs for real, its DaemonSet selecting ``node`` (in
+    ``namespace``, where the report names the one its pod runs in)."""
     extra = extras()[component]
     for key, value in extra.node_labels.items():
         node.labels.setdefault(key, value)
     if extra.daemonset is not None:
-        _add_daemonset(world, extra.daemonset)
+        _add_daemonset(world, replace(extra.daemonset, namespace=namespace or extra.daemonset.namespace))
     if extra.deployment is not None:
         _add_deployment(world, extra.deployment)

@@ -38,6 +38,10 @@ _NEVER_RAN = frozenset({"ContainerCreating", "PodInitializing", "ErrImagePull",
                         "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError"})
 #: Device plugins look healthy while advertising nothing: their logs say why.
 _DEVICE_PLUGINS = frozenset({"device-plugin", "rdma-device-plugin", "sriov-device-plugin"})
+#: Node components whose log is read while they run: the SR-IOV Network Operator's config
+#: daemon keeps running, ready, after a policy it could not apply (VFs it could not create or
+#: configure), and only its log says why.
+_READ_RUNNING = frozenset({"sriov-config-daemon"})
 _DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "rdma/")
 #: The MIG manager runs on while a MIG change it could not apply waits for a reset.
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"
@@ -200,7 +204,8 @@ def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
                 short: set[str] | None = None, mig_failed: set[str] | None = None) -> list[LogTarget]:
     """Logs of GPU-stack containers that fail, restart or hold a pod in init — and, while
     they run, of device plugins on nodes that advertise fewer devices than they have
-    (``short``), of MIG managers on nodes whose MIG change failed (``mig_failed``), and of
+    (``short``), of MIG managers on nodes whose MIG change failed (``mig_failed``), of the
+    SR-IOV config daemon (``_READ_RUNNING``), and of
     the operators, whatever the nodes: an operator whose every reconcile fails stays
     running and ready, and only its log says why. (A node component's cluster-wide pod,
     nfd-master, is not read here but by ``nfd_master_logs``, only on a symptom: its log
@@ -213,7 +218,8 @@ def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
         if wanted and pod.spec.node_name not in wanted and not operator:
             continue
         node = pod.spec.node_name
-        quiet = operator or (entry.component in _DEVICE_PLUGINS and node in (short or set())) or (
+        quiet = operator or entry.component in _READ_RUNNING or (
+            entry.component in _DEVICE_PLUGINS and node in (short or set())) or (
             entry.component == "mig-manager" and node in (mig_failed or set()))
         for status in _troubled(pod, include_running=quiet):
             meta = pod.metadata
