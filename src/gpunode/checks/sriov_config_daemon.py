@@ -111,6 +111,15 @@ def _finding(ctx: NodeContext, component: str) -> Finding | None:
     return None
 
 
+def _named_below(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The config daemon's last failure charged to ``component``, a layer its line names; read
+    only on a node where the daemon runs."""
+    if ctx.stack_pods(COMPONENT):
+        found = _finding(ctx, component)
+        if found is not None:
+            yield found
+
+
 @check(COMPONENT)
 def config_daemon_failure(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The config daemon's last failure, where it names no other layer."""
@@ -122,16 +131,10 @@ def config_daemon_failure(ctx: NodeContext, component: str) -> Iterator[Finding]
 @check("kernel")
 def config_daemon_kernel(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The config daemon's last failure, where the kernel refused it (netlink)."""
-    if ctx.stack_pods(COMPONENT):
-        found = _finding(ctx, component)
-        if found is not None:
-            yield found
+    yield from _named_below(ctx, component)
 
 
 @check("rdma-links")
 def config_daemon_links(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The config daemon's last failure, where the NIC's link or firmware refused it."""
-    if ctx.stack_pods(COMPONENT):
-        found = _finding(ctx, component)
-        if found is not None:
-            yield found
+    yield from _named_below(ctx, component)
