@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple, Protocol
@@ -505,9 +505,15 @@ def _index_pods(pods: Sequence[Pod], catalog: Catalog, recogniser: Recogniser) -
                      frozenset(plain))
 
 
+def extended_requests(containers: Sequence[Container]) -> Iterator[str]:
+    """The extended resources (a device plugin's, named with a domain) the containers request
+    or limit."""
+    return (key for c in containers for key in (*c.resources.limits, *c.resources.requests) if "/" in key)
+
+
 def _requests_extended(containers: Sequence[Container]) -> bool:
-    """A request or limit on an extended resource (a device plugin's, named with a domain)."""
-    return any("/" in key for c in containers for key in (*c.resources.limits, *c.resources.requests))
+    """A request or limit on an extended resource."""
+    return next(extended_requests(containers), None) is not None
 
 
 def _refused_at_admission(pod: Pod) -> bool:

@@ -27,7 +27,7 @@ from gpunode.bundle.kube import Event
 from gpunode.checks.cluster import cluster_check
 from gpunode.checks.decisive import line_finding
 from gpunode.decisive import decisive_line
-from gpunode.facts import ClusterFacts
+from gpunode.facts import ClusterFacts, extended_requests
 from gpunode.kb import load_kb
 from gpunode.model import Finding, Status
 from gpunode.relazy import lazy_compile
@@ -61,9 +61,7 @@ def _requests_no_device(facts: ClusterFacts, namespace: str, name: str) -> bool:
     for pod in (*facts.workload_pods, *facts.fabric_pods, *facts.network_pods):
         if pod.metadata.namespace != namespace or pod.metadata.name != name:
             continue
-        asked = [key for c in pod.spec.containers
-                 for key in (*c.resources.limits, *c.resources.requests)]
-        return not any("/" in key and _GPU_RESOURCE.match(key) is None for key in asked)
+        return all(_GPU_RESOURCE.match(key) for key in extended_requests(pod.spec.containers))
     return False
 
 
