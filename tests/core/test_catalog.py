@@ -48,6 +48,9 @@ BRIEF_IDS = {
     "sandbox-device-plugin",
     # the SR-IOV Network Operator's config daemon (SR-IOV nodes' VFs)
     "sriov-config-daemon",
+    # the GPU Operator's sandbox-workload managers: vGPU devices, Confidential Computing mode,
+    # Kata runtime classes
+    "vgpu-device-manager", "cc-manager", "kata-manager",
 }
 
 
@@ -122,7 +125,18 @@ IMAGE_SAMPLES = {
     # gpu-operator values: vfioManager image vfio-manager (older releases ran cuda), sandboxDevicePlugin
     "vfio-manager": "nvcr.io/nvidia/vfio-manager:v0.4.0",
     "sandbox-device-plugin": "nvcr.io/nvidia/kubevirt-gpu-device-plugin:v1.3.1",
+    # gpu-operator values: vgpuDeviceManager, ccManager, and the last kataManager image it shipped
+    "vgpu-device-manager": "nvcr.io/nvidia/cloud-native/vgpu-device-manager:v0.5.0",
+    "cc-manager": "nvcr.io/nvidia/cloud-native/k8s-cc-manager:v0.4.3",
+    "kata-manager": "nvcr.io/nvidia/cloud-native/k8s-kata-manager:v0.2.3",
 }
+
+
+def test_the_kata_sandbox_device_plugin_is_the_sandbox_device_plugin() -> None:
+    # gpu-operator values kataSandboxDevicePlugin (assets/state-kata-device-plugin)
+    rec = Recogniser(load_catalog())
+    image = "nvcr.io/nvidia/cloud-native/nvidia-sandbox-device-plugin:v0.0.5"
+    assert rec.component_of([], {}, [("c", image)]) == "sandbox-device-plugin"
 
 
 def test_every_locator_recognises_its_component() -> None:

@@ -39,6 +39,11 @@ GKE_IMAGE = ("gcr.io/gke-release/nvidia-gpu-device-plugin"
 # NVIDIA/gpu-operator assets/state-sandbox-device-plugin and state-vfio-manager 0500_daemonset.yaml
 SANDBOX_IMAGE = "nvcr.io/nvidia/kubevirt-gpu-device-plugin:v1.3.1"
 VFIO_IMAGE = "nvcr.io/nvidia/vfio-manager:v0.4.0"
+# NVIDIA/gpu-operator deployments/gpu-operator/values.yaml (vgpuDeviceManager, ccManager; the
+# last kataManager image before it was removed from the chart)
+VGPU_DM_IMAGE = "nvcr.io/nvidia/cloud-native/vgpu-device-manager:v0.5.0"
+CC_IMAGE = "nvcr.io/nvidia/cloud-native/k8s-cc-manager:v0.4.3"
+KATA_IMAGE = "nvcr.io/nvidia/cloud-native/k8s-kata-manager:v0.2.3"
 # k8snetworkplumbingwg/sriov-network-operator bindata/manifests/daemon/daemonset.yaml, in the
 # namespace of its Helm chart's install guide (sriov-network-operator); OpenShift installs it in
 # openshift-sriov-network-operator, NVIDIA's Network Operator in its own namespace.
@@ -134,6 +139,25 @@ def extras() -> dict[str, Extra]:
             deploy="vfio-manager", sa="nvidia-vfio-manager", start=20, gpu_runtime=False,
             extra_labels={"name": "nvidia-vfio-manager"}),
             node_labels={"nvidia.com/gpu.deploy.vfio-manager": "true"}),
+        # assets/state-vgpu-device-manager, state-cc-manager and state-kata-manager
+        "vgpu-device-manager": Extra(_operand(
+            "vgpu-device-manager", "nvidia-vgpu-device-manager",
+            (CtrDef("nvidia-vgpu-device-manager", VGPU_DM_IMAGE),), (),
+            deploy="vgpu-device-manager", sa="nvidia-vgpu-device-manager", start=30, gpu_runtime=False),
+            node_labels={"nvidia.com/gpu.deploy.vgpu-device-manager": "true"}),
+        "cc-manager": Extra(_operand(
+            "cc-manager", "nvidia-cc-manager",
+            (CtrDef("nvidia-cc-manager", CC_IMAGE, privileged=True),), (),
+            deploy="cc-manager", sa="nvidia-cc-manager", start=10, gpu_runtime=False,
+            extra_labels={"name": "nvidia-cc-manager"}),
+            node_labels={"nvidia.com/gpu.deploy.cc-manager": "true"}),
+        "kata-manager": Extra(_operand(
+            "kata-manager", "nvidia-kata-manager",
+            (CtrDef("nvidia-kata-manager", KATA_IMAGE, command=("/bin/sh", "-c"),
+                    args=("/bin/entrypoint.sh",), privileged=True),), (),
+            deploy="kata-manager", sa="nvidia-kata-manager", start=15, gpu_runtime=False,
+            extra_labels={"name": "nvidia-kata-manager"}),
+            node_labels={"nvidia.com/gpu.deploy.kata-manager": "true"}),
         "sriov-config-daemon": Extra(DsDef(
             key="sriov-config-daemon", name=SRIOV_CD, namespace=SRIOV_NS,
             labels={"app": SRIOV_CD, "component": "network", "type": "infra",

@@ -2,7 +2,8 @@
 last run failed names the label's owner (the MIG manager's mig.config.state, the operators'
 driver upgrade state), with its logs' decisive line where there is one and as the owner's
 failed state where there is none; steps in progress, success and real nodes' labels say
-nothing."""
+nothing. The vGPU device manager's vgpu.config.state and the CC manager's cc.mode.state are
+read the same way."""
 
 from __future__ import annotations
 
@@ -105,3 +106,75 @@ def test_the_upgrade_controller_s_warning_on_the_node_says_why() -> None:
     moved = _upgrade_event("Successfully updated node state label to upgrade-failed", "Normal")
     assert _upgrade("upgrade-failed", moved).cause == "state_reported_failed"
     assert _upgrade("upgrade-done", drain).status == Status.OK
+
+
+# The vGPU device manager's and the CC manager's state labels and their logs' own words:
+# NVIDIA/vgpu-device-manager cmd/nvidia-k8s-vgpu-dm (logrus; 'Failed to apply vGPU config: %v'
+# around 'unable to apply config', then vgpu.config.state=failed) and NVIDIA/k8s-cc-manager
+# main.py (Python logging '%(asctime)s - %(name)s - %(levelname)s - %(message)s'; a mode it
+# cannot verify after the reset, then cc.mode.state=failed).
+_OWNERS = {
+    "vgpu-device-manager": (
+        "nvidia.com/vgpu.config.state", "success", "nvidia-vgpu-device-manager",
+        'time="2026-03-11T11:57:30Z" level=info msg="Updating to vGPU config: A100-40C"\n'
+        'time="2026-03-11T11:57:31Z" level=error msg="Failed to apply vGPU config: unable to apply '
+        "config 'A100-40C': error parsing config file: unable to parse with missing 'version' field\"\n"
+        'time="2026-03-11T11:57:31Z" level=info msg="Setting node label: '
+        'nvidia.com/vgpu.config.state=failed"\n',
+        Status.FAILED, "error_config_invalid"),
+    "cc-manager": (
+        "nvidia.com/cc.mode.state", "on", "nvidia-cc-manager",
+        "2026-03-11 11:57:30,120 - k8s-cc-manager - INFO - Resetting device 0000:41:00.0\n"
+        "2026-03-11 11:57:41,877 - k8s-cc-manager - ERROR - Unexpected error setting CC mode: CC mode "
+        "verification failed on 0000:41:00.0: expected 'on', got 'off'\n"
+        "2026-03-11 11:57:41,903 - k8s-cc-manager - INFO - Set nvidia.com/cc.mode.state=failed, "
+        "nvidia.com/cc.ready.state=false\n",
+        Status.DEGRADED, "error_unclassified"),
+}
+
+
+def _owner(component: str, state: str, with_log: bool = True) -> Any:
+    label, _, container, text, _, _ = _OWNERS[component]
+    evidence: list[dict[str, Any]] = [{"kind": "node-labels", "labels": {label: state}},
+                                      {"kind": "pod-state", "component": component, "state": "Running"}]
+    if with_log:
+        evidence.append({"kind": "log", "component": component, "container": container, "text": text})
+    return _judged(_case(*evidence), component)
+
+
+@pytest.mark.parametrize("component", sorted(_OWNERS))
+def test_the_sandbox_managers_failed_state_is_their_log_s_decisive_line(component: str) -> None:
+    judged = _owner(component, "failed")
+    # (a line of no known class leaves the owner degraded, as everywhere)
+    assert (judged.status, judged.cause) == _OWNERS[component][4:]
+    bare = _owner(component, "failed", with_log=False)
+    assert (bare.status, bare.cause) == (Status.DEGRADED, "state_reported_failed")
+
+
+#: Their logs on a run that succeeded (the same programs' info lines; the CC manager's readiness
+#: file it does not fail on, a warning).
+_SUCCEEDED = {
+    "vgpu-device-manager": (
+        'time="2026-03-11T11:57:30Z" level=info msg="Updating to vGPU config: A100-40C"\n'
+        'time="2026-03-11T11:57:36Z" level=info msg="Successfully updated to vGPU config: A100-40C"\n'
+        'time="2026-03-11T11:57:36Z" level=info msg="Setting node label: '
+        'nvidia.com/vgpu.config.state=success"\n'
+        'time="2026-03-11T11:57:36Z" level=info msg="Waiting for change to \'nvidia.com/vgpu.config\' '
+        'label"\n'),
+    "cc-manager": (
+        "2026-03-11 11:57:30,120 - k8s-cc-manager - INFO - Resetting device 0000:41:00.0\n"
+        "2026-03-11 11:57:41,877 - k8s-cc-manager - WARNING - Failed to create readiness file "
+        "/run/nvidia/validations/.cc-manager-ctr-ready: [Errno 13] Permission denied\n"
+        "2026-03-11 11:57:41,903 - k8s-cc-manager - INFO - Set nvidia.com/cc.mode.state=on, "
+        "nvidia.com/cc.ready.state=true\n"),
+}
+
+
+@pytest.mark.parametrize("component", sorted(_OWNERS))
+def test_the_sandbox_managers_success_says_nothing(component: str) -> None:
+    label, fine, container, _, _, _ = _OWNERS[component]
+    evidence = [{"kind": "node-labels", "labels": {label: fine}},
+                {"kind": "pod-state", "component": component, "state": "Running"},
+                {"kind": "log", "component": component, "container": container,
+                 "text": _SUCCEEDED[component]}]
+    assert _judged(_case(*evidence), component).status == Status.OK

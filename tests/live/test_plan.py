@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from gpunode.collect.plan import (
     by_node,
@@ -13,12 +14,12 @@ from gpunode.collect.plan import (
     exec_targets,
     gpu_nodes,
     log_targets,
-    mig_failed_nodes,
     scrape_targets,
     short_nodes,
     stack_pods,
+    state_failed_owners,
 )
-from gpunode.collect.slim import NodePage, Pod, PodPage
+from gpunode.collect.slim import Node, NodePage, Pod, PodPage
 from gpunode.collect.targets import IMEX_READ, SYSFS_INFINIBAND_READ
 
 
@@ -105,29 +106,48 @@ def test_running_device_plugins_are_read_where_devices_are_missing(mini_bundle: 
         "logs/gpu-operator/nvidia-device-plugin-daemonset-h5t6v/nvidia-device-plugin.log"}
 
 
-def test_running_mig_manager_is_read_where_a_mig_change_failed(mini_bundle: Path) -> None:
+# (state label, failed value, healthy value, owner, DaemonSet and pod label, image, container):
+# the GPU Operator's manifests (assets/state-mig-manager, state-vgpu-device-manager,
+# state-cc-manager) and the owners' code that sets the label.
+_STATE_OWNERS = [
+    ("nvidia.com/mig.config.state", "success", "mig-manager", "nvidia-mig-manager",
+     {"app": "nvidia-mig-manager"}, "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.12.1"),
+    ("nvidia.com/vgpu.config.state", "success", "vgpu-device-manager", "nvidia-vgpu-device-manager",
+     {"app": "nvidia-vgpu-device-manager"}, "nvcr.io/nvidia/cloud-native/vgpu-device-manager:v0.5.0"),
+    ("nvidia.com/cc.mode.state", "on", "cc-manager", "nvidia-cc-manager",
+     {"name": "nvidia-cc-manager"}, "nvcr.io/nvidia/cloud-native/k8s-cc-manager:v0.4.3"),
+]
+
+
+@pytest.mark.parametrize("case", _STATE_OWNERS, ids=[o[2] for o in _STATE_OWNERS])
+def test_running_owner_is_read_where_its_state_label_says_failed(
+        mini_bundle: Path, case: tuple[str, str, str, str, dict[str, str], str]) -> None:
+    label, fine, owner, name, labels, image = case
     nodes = msgspec.json.decode((mini_bundle / "cluster" / "nodes.json").read_bytes(),
                                 type=NodePage).items
-    assert mig_failed_nodes(nodes) == set()
-    failed = msgspec.structs.replace(
-        nodes[1].metadata, labels={**nodes[1].metadata.labels, "nvidia.com/mig.config.state": "failed"})
-    assert mig_failed_nodes([msgspec.structs.replace(nodes[1], metadata=failed)]) == {"gpu-wk-01"}
+    assert state_failed_owners(nodes) == {}
+
+    def labelled(value: str) -> Node:
+        meta = msgspec.structs.replace(nodes[1].metadata, labels={**nodes[1].metadata.labels, label: value})
+        return msgspec.structs.replace(nodes[1], metadata=meta)
+
+    assert state_failed_owners([labelled(fine)]) == {}
+    failed = state_failed_owners([labelled("failed")])
+    assert failed == {"gpu-wk-01": frozenset({owner})}
     pods = mini_pods(mini_bundle)
-    mig = msgspec.json.decode(json.dumps({
-        "metadata": {"name": "nvidia-mig-manager-q2w8e", "namespace": "gpu-operator",
-                     "labels": {"app": "nvidia-mig-manager"},
-                     "ownerReferences": [{"kind": "DaemonSet", "name": "nvidia-mig-manager"}]},
-        "spec": {"nodeName": "gpu-wk-01", "containers": [
-            {"name": "nvidia-mig-manager", "image": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.12.1"}]},
+    pod = msgspec.json.decode(json.dumps({
+        "metadata": {"name": f"{name}-q2w8e", "namespace": "gpu-operator", "labels": labels,
+                     "ownerReferences": [{"kind": "DaemonSet", "name": name}]},
+        "spec": {"nodeName": "gpu-wk-01", "containers": [{"name": name, "image": image}]},
         "status": {"phase": "Running", "containerStatuses": [
-            {"name": "nvidia-mig-manager", "ready": True, "restartCount": 0,
+            {"name": name, "ready": True, "restartCount": 0,
              "state": {"running": {"startedAt": "2025-06-11T10:00:00Z"}}}]},
     }), type=Pod)
-    stack = stack_pods([*pods, mig])
-    assert [e.component for e in stack if e.pod is mig] == ["mig-manager"]
-    extra = set(log_targets(stack, mig_failed={"gpu-wk-01"})) - set(log_targets(stack))
-    assert {t.bundle_path for t in extra} == {
-        "logs/gpu-operator/nvidia-mig-manager-q2w8e/nvidia-mig-manager.log"}
+    stack = stack_pods([*pods, pod])
+    assert [e.component for e in stack if e.pod is pod] == [owner]
+    assert set(log_targets(stack, failed=state_failed_owners([labelled(fine)]))) == set(log_targets(stack))
+    extra = set(log_targets(stack, failed=failed)) - set(log_targets(stack))
+    assert {t.bundle_path for t in extra} == {f"logs/gpu-operator/{name}-q2w8e/{name}.log"}
 
 
 def test_the_operator_log_comes_whichever_nodes_are_asked_for(mini_bundle: Path) -> None:

@@ -2,7 +2,10 @@
 
 Stack components write the outcome of their work on the node as a label, and then keep
 running: the MIG manager its last apply (``nvidia.com/mig.config.state``: ``pending``,
-``rebooting``, ``success`` or ``failed``), the operators' driver upgrade controller
+``rebooting``, ``success`` or ``failed``), the vGPU device manager its last vGPU layout
+(``nvidia.com/vgpu.config.state``: ``success`` or ``failed``), the Confidential Computing
+manager its last CC mode change (``nvidia.com/cc.mode.state``: the mode set, or
+``failed``), the operators' driver upgrade controller
 (NVIDIA/k8s-operator-libs, ``nvidia.com/<driver>-driver-upgrade-state``: a chain of
 ``*-required`` steps, ``upgrade-done`` or ``upgrade-failed``) for the GPU driver
 (``gpu``) and the Network Operator's OFED driver (``ofed``). Their pods are ready and
@@ -19,8 +22,7 @@ progress, a success or an absent label says nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 from gpunode.checks.base import problem
 from gpunode.checks.context import NodeContext
@@ -28,43 +30,13 @@ from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.decisive import Decisive, decisive_line
 from gpunode.facts import LogFile
 from gpunode.model import Evidence, Finding, Status
+from gpunode.owner_states import STATE_LABELS, StateLabel, failed_states
+
+__all__ = ["STATE_LABELS", "StateLabel", "failed_states", "state_label_findings"]
 
 
-@dataclass(frozen=True)
-class StateLabel:
-    """A node label in which ``owner`` (a catalog component) publishes the outcome of its
-    last run, and the values that say the run failed."""
-
-    owner: str
-    failed: frozenset[str]
-    #: the reason of the Warning events its setter records on the Node when a step fails
-    #: (the words that say why the state is failed), or "" where it records none
-    event_reason: str = ""
-
-
-_UPGRADE_FAILED = frozenset({"upgrade-failed"})
-#: The state labels of the stack (NVIDIA/mig-parted and the GPU Operator's mig-manager:
-#: mig.config.state; NVIDIA/k8s-operator-libs pkg/upgrade consts: UpgradeStateLabelKeyFmt
-#: 'nvidia.com/%s-driver-upgrade-state' with UpgradeStateFailed 'upgrade-failed', driver
-#: name 'gpu' in the GPU Operator and 'ofed' in the Network Operator; its Warning events on the
-#: Node, 'Failed to drain the node, ...', have the reason GetEventReason gives: '%sDriverUpgrade'
-#: of the driver name in capitals).
-STATE_LABELS: Mapping[str, StateLabel] = {
-    "nvidia.com/mig.config.state": StateLabel("mig-manager", frozenset({"failed"})),
-    "nvidia.com/gpu-driver-upgrade-state": StateLabel("driver", _UPGRADE_FAILED, "GPUDriverUpgrade"),
-    "nvidia.com/ofed-driver-upgrade-state": StateLabel("ofed", _UPGRADE_FAILED, "OFEDDriverUpgrade"),
-}
 #: The verb of the title while the line quoted is the owner's.
 _VERB = "reports failed"
-
-
-def failed_states(labels: Mapping[str, str]) -> Iterator[tuple[str, str, StateLabel]]:
-    """(label, value, its state label) for each state label on the node whose value says
-    the owner's last run failed."""
-    for label, state in STATE_LABELS.items():
-        value = labels.get(label)
-        if value is not None and value in state.failed:
-            yield label, value, state
 
 
 def state_label_findings(ctx: NodeContext, failing: set[str]) -> Iterator[Finding]:

@@ -91,7 +91,6 @@ from gpunode.collect.plan import (
     gpu_nodes,
     link_nodes,
     log_targets,
-    mig_failed_nodes,
     mofed_targets,
     nccl_log_targets,
     nccl_verbose,
@@ -101,6 +100,7 @@ from gpunode.collect.plan import (
     scrape_targets,
     short_nodes,
     stack_pods,
+    state_failed_owners,
 )
 from gpunode.collect.reports import (
     LINKS_REASON,
@@ -785,7 +785,7 @@ def _extra_jobs(run: _Run, only: Sequence[str], named: Sequence[str],
     plan = run.plan = _plan(run, candidates, named, policy, agent_pods=bool(agents),
                             links=link_nodes(run.nodes, table))
     jobs: list[Job] = [partial(_configmaps, run, stack)]
-    logs = log_targets(stack, only, short_nodes(run.nodes), mig_failed_nodes(run.nodes))
+    logs = log_targets(stack, only, short_nodes(run.nodes), state_failed_owners(run.nodes))
     nfd = [t for t in nfd_master_logs(stack, nfd_label_gaps(run.nodes, candidates)) if t not in logs]
     jobs += [partial(_fetch_log, run, t) for t in logs + nfd]
     run.logs_planned = frozenset(logs + nfd)

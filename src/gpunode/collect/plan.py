@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gpunode.collect.classify import cluster_scoped, component_of
@@ -29,6 +29,7 @@ from gpunode.collect.targets import (
     VALIDATIONS_DIR,
 )
 from gpunode.gpus import gpu_evidence, nfd_nvidia_label
+from gpunode.owner_states import failed_states
 from gpunode.relazy import lazy_compile
 
 LOG_TAIL_LINES = 500
@@ -43,8 +44,6 @@ _DEVICE_PLUGINS = frozenset({"device-plugin", "rdma-device-plugin", "sriov-devic
 #: configure), and only its log says why.
 _READ_RUNNING = frozenset({"sriov-config-daemon"})
 _DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "rdma/")
-#: The MIG manager runs on while a MIG change it could not apply waits for a reset.
-MIG_STATE_LABEL = "nvidia.com/mig.config.state"
 #: nvidia-smi runs in the driver pod; with a host driver, in one of these instead.
 _HOST_DRIVER_FALLBACK = ("device-plugin", "container-toolkit")
 
@@ -195,16 +194,26 @@ def link_nodes(nodes: Iterable[Node], stack_by_node: dict[str, dict[str, list[Po
     return found
 
 
-def mig_failed_nodes(nodes: Iterable[Node]) -> set[str]:
-    """Nodes whose MIG manager reports a configuration it could not apply."""
-    return {n.metadata.name for n in nodes if n.metadata.labels.get(MIG_STATE_LABEL) == "failed"}
+def state_failed_owners(nodes: Iterable[Node]) -> dict[str, frozenset[str]]:
+    """For each node whose state labels say a component's last run failed (the MIG
+    manager's or the vGPU device manager's layout, the CC manager's mode, a driver
+    upgrade: ``gpunode.owner_states``), the components that say so. They keep
+    running, ready, and only their log says why."""
+    found = {}
+    for node in nodes:
+        owners = frozenset(state.owner for _, _, state in failed_states(node.metadata.labels))
+        if owners:
+            found[node.metadata.name] = owners
+    return found
 
 
 def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
-                short: set[str] | None = None, mig_failed: set[str] | None = None) -> list[LogTarget]:
+                short: set[str] | None = None,
+                failed: Mapping[str, frozenset[str]] | None = None) -> list[LogTarget]:
     """Logs of GPU-stack containers that fail, restart or hold a pod in init — and, while
     they run, of device plugins on nodes that advertise fewer devices than they have
-    (``short``), of MIG managers on nodes whose MIG change failed (``mig_failed``), of the
+    (``short``), of the components whose state label on their node says their last run
+    failed (``failed``, from ``state_failed_owners``), of the
     SR-IOV config daemon (``_READ_RUNNING``), and of
     the operators, whatever the nodes: an operator whose every reconcile fails stays
     running and ready, and only its log says why. (A node component's cluster-wide pod,
@@ -220,7 +229,7 @@ def log_targets(stack: Iterable[StackPod], nodes: Sequence[str] = (),
         node = pod.spec.node_name
         quiet = operator or entry.component in _READ_RUNNING or (
             entry.component in _DEVICE_PLUGINS and node in (short or set())) or (
-            entry.component == "mig-manager" and node in (mig_failed or set()))
+            entry.component in (failed or {}).get(node, ()))
         for status in _troubled(pod, include_running=quiet):
             meta = pod.metadata
             node = pod.spec.node_name
