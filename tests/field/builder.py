@@ -120,6 +120,7 @@ def build_case(case: Case, out: Path) -> Path:
         _registered(node, case)
         _admitted(node, case)
     _gke_advertised(node, case)
+    _hami_advertised(node, case)
     finalize(world)
     for fix in post:
         fix()
@@ -366,6 +367,34 @@ def _gke_advertised(node: NodeState, case: Case) -> None:
               if isinstance(ev, PodStateEv) and ev.component == "gke-device-plugin"]
     if _gke_plugin_by_default(case) or (states and all(state == "Running" for state in states)):
         count = str(len(node.gpus))
+        node.obj["status"]["capacity"][GPU_RESOURCE] = count
+        node.obj["status"]["allocatable"][GPU_RESOURCE] = count
+
+
+#: HAMi's chart default (charts/hami/values.yaml devicePlugin.deviceSplitCount): each GPU is
+#: advertised as this many nvidia.com/gpu, the vGPUs pods share it by.
+_HAMI_SPLIT = 10
+
+
+def _hami_advertised(node: NodeState, case: Case) -> None:
+    """HAMi's device plugin, shown Running in a scenario without NVIDIA's (``components:
+    []``), advertises nvidia.com/gpu, ``_HAMI_SPLIT`` per GPU, as a HAMi node does once its
+    plugin registered (HAMi's README: the node's allocatable nvidia.com/gpu is the GPU count
+    times deviceSplitCount). The scenario's capacity follows only NVIDIA's plugin, so such a
+    node would otherwise read as advertising none while HAMi's plugin runs. A capacity the node
+    already has or the evidence gives, an event showing the node short of the resource, a
+    plugin log or a plugin shown in any other state leave the node as it is."""
+    without_nvidia = case.cluster is not None and case.cluster.components == ()
+    if not without_nvidia or GPU_RESOURCE in node.obj["status"]["capacity"]:
+        return
+    if any(isinstance(ev, NodeCapacityEv) or (isinstance(ev, EventEv) and GPU_RESOURCE in ev.message)
+           or (isinstance(ev, LogEv) and ev.component == "hami-device-plugin")
+           for ev in case.evidence):
+        return
+    states = [ev.state for ev in case.evidence
+              if isinstance(ev, PodStateEv) and ev.component == "hami-device-plugin"]
+    if states and all(state == "Running" for state in states):
+        count = str(len(node.gpus) * _HAMI_SPLIT)
         node.obj["status"]["capacity"][GPU_RESOURCE] = count
         node.obj["status"]["allocatable"][GPU_RESOURCE] = count
 

@@ -6,7 +6,8 @@ advertises it). A workload's own failure on such a node (its image without GKE's
 /usr/local/nvidia on the library path, a command that exits 0 under restartPolicy Always) is
 then no evidence against the node's stack. Look-alikes that must stay as they were: a GKE
 plugin beside an event showing the node short of the resource, a GKE plugin that is not
-running, and a static plugin whose workload never ran."""
+running, and a static plugin whose workload never ran. HAMi's plugin shown Running in a scenario
+without NVIDIA's advertises its split GPUs, unless the report shows the node short."""
 
 from __future__ import annotations
 
@@ -168,3 +169,34 @@ def test_a_pending_pod_alone_with_the_schedulers_count_leaves_the_static_plugin_
                                                _event("gpu-job-1", "FailedScheduling", FULL)],
                           platform="eks", cluster={**STATIC, "gpu_node": {"gpus": 1}})
     assert GPU_RESOURCE not in _allocatable(case)
+
+
+HAMI = {"driver_mode": "host", "components": [], "gpu_node": {"gpus": 8}}
+# Project-HAMi/HAMi#591: the scheduler extender refusing a request larger than the node's GPUs
+HAMI_REFUSAL = ('I1104 06:32:23.952296       1 score.go:225] "calcScore:node not fit pod" '
+                'pod="default/test-6d5bc9d5dc-knrqr" node="gpu-wk-01"')
+
+
+def _hami(plugin: str, *more: dict[str, Any]) -> Case:
+    return synthetic_case("x-hami-advertises", [
+        {"kind": "pod-state", "component": "hami-device-plugin", "state": plugin},
+        {"kind": "log", "component": "hami-scheduler", "container": "vgpu-scheduler-extender",
+         "text": HAMI_REFUSAL + "\n"},
+        *more,
+    ], cluster=HAMI)
+
+
+def test_a_running_hami_plugin_advertises_its_split_gpus() -> None:
+    # HAMi's README: allocatable nvidia.com/gpu is the GPU count times deviceSplitCount (10)
+    case = _hami("Running")
+    assert _allocatable(case).get(GPU_RESOURCE) == "80"
+    assert top_pair(case) is None
+
+
+def test_a_hami_plugin_not_running_or_a_node_shown_short_keeps_what_the_report_shows() -> None:
+    assert GPU_RESOURCE not in _allocatable(_hami("CrashLoopBackOff"))
+    short = {"kind": "event", "object": {"kind": "Pod", "name": "engine-0", "namespace": "default"},
+             "type": "Warning", "reason": "FailedScheduling", "message": INSUFFICIENT}
+    case = _hami("Running", short)
+    assert GPU_RESOURCE not in _allocatable(case)
+    assert top_pair(case) is not None
