@@ -164,6 +164,11 @@ _ERROR_WORDS = lazy_compile(
     # the CUDA runtime's own texts for its device errors (cudaGetErrorString: 46
     # cudaErrorDevicesUnavailable, 3 cudaErrorInitializationError), whatever check prints them
     r"devices? (?:is|are) busy or unavailable|\binitialization error\b|"
+    # a CUDA result named by its enum, the driver API's or the runtime's (cuda.h CUresult
+    # CUDA_ERROR_*, cuda_runtime_api.h cudaError*), as the CUDA samples' checkCudaErrors()
+    # prints it: 'Driver API error = 0003 "CUDA_ERROR_NOT_INITIALIZED" from file ...'
+    # (NVIDIA/gpu-operator#32); success has its own names (CUDA_SUCCESS, cudaSuccess)
+    r"\bCUDA_ERROR_[A-Z_]+\b|\bcudaError[A-Z]\w*|"
     # a C program that prints the errno of its failed call as a number ("Fail to open <file>:
     # errno=2"); errno 0 is no error
     r"errno[ =:]+[1-9]\d*|"

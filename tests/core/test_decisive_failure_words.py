@@ -43,3 +43,26 @@ def test_a_failure_worded_line_is_an_error(line: str) -> None:
 @pytest.mark.parametrize("line", QUIET)
 def test_look_alikes_stay_quiet(line: str) -> None:
     assert severity(line) == 0
+
+
+#: A CUDA result named by its enum, as the CUDA samples' checkCudaErrors() prints it
+#: (NVIDIA/gpu-operator#32's driver validation on OpenShift 4.3) and as programs log it.
+CUDA_RESULTS = (
+    'checkCudaErrors() Driver API error = 0003 "CUDA_ERROR_NOT_INITIALIZED" from file '
+    "<../../Common/helper_cuda_drvapi.h>, line 229.",
+    "cuInit returned CUDA_ERROR_NO_DEVICE",
+    "cudaGetDeviceCount returned cudaErrorNoDevice",
+)
+#: Success has its own names, and an info level is the program's own verdict.
+CUDA_QUIET = ("cuInit returned CUDA_SUCCESS", "cudaGetDeviceCount returned cudaSuccess",
+              'level=info msg="probe returned cudaSuccess"')
+
+
+@pytest.mark.parametrize("line", CUDA_RESULTS)
+def test_a_cuda_error_enum_is_an_error(line: str) -> None:
+    assert severity(line) >= 1
+
+
+@pytest.mark.parametrize("line", CUDA_QUIET)
+def test_cuda_success_stays_quiet(line: str) -> None:
+    assert severity(line) == 0
