@@ -50,8 +50,13 @@ _ERROR_FIELD = lazy_compile(r'"(?:error|Error|err)"\s*:\s*"[^"\s]|(?<![\w-])err(
                             r'(?<![\w-])error=(?!<nil>|nil\b|none\b|None\b|false\b|0\b)[A-Za-z]')
 _LOGRUS_TEXT = lazy_compile(r"^(?P<level>INFO|WARN|ERRO|FATA|PANI|DEBU|TRAC)\[[\d:-]{1,30}\]")
 #: zap's console encoder (controller-runtime's default): time, level, logger, message, tab-separated.
+#: A level below debug, which logr's V(n) maps to zap's -n, it prints as "LEVEL(-2)" (zapcore
+#: Level.CapitalString): verbose detail (the SR-IOV config daemon's discovery,
+#: k8snetworkplumbingwg/sriov-network-operator#859).
 _ZAP_CONSOLE = lazy_compile(
-    r"^\S{8,40}\t(?P<level>(?i:debug|info|warn|error|dpanic|panic|fatal))\t(?:(?P<logger>[\w.-]{1,80})\t)?")
+    r"^\S{8,40}\t(?P<level>(?i:debug|info|warn|error|dpanic|panic|fatal)|LEVEL\(-\d{1,3}\))\t"
+    r"(?:(?P<logger>[\w.-]{1,80})\t)?")
+_VERBOSE_ZAP_LEVEL = "level(-"
 #: Rust's tracing-subscriber fmt layer (Vector, kube-rs controllers): an RFC 3339 time, the
 #: level padded to five, then the target and any spans, each ending in ': '
 #: ("2023-03-29T17:28:32.024522Z  WARN vector::kubernetes::reflector: Watcher Stream ...").
@@ -472,7 +477,8 @@ def _level(line: str) -> str | None:
     for pattern in (_KLOG, _LOGRUS_TEXT, _ZAP_CONSOLE, _WORD_LEVEL, _FLUENT_BIT, _TRACING, _NAMED_LEVEL):
         found = pattern.match(line)
         if found is not None:
-            return found["level"].lower()
+            level: str = found["level"].lower()
+            return "debug" if level.startswith(_VERBOSE_ZAP_LEVEL) else level
     if _OPENS_ON_ERROR.match(line):
         return None  # a level further on is a relayed program's line, not this one's
     for pattern in (_LEVEL_JSON, _LEVEL_KV, _BRACKET):

@@ -66,3 +66,12 @@ def test_a_cuda_error_enum_is_an_error(line: str) -> None:
 @pytest.mark.parametrize("line", CUDA_QUIET)
 def test_cuda_success_stays_quiet(line: str) -> None:
     assert severity(line) == 0
+
+
+def test_a_zap_level_below_debug_is_detail() -> None:
+    # zap's console encoder prints logr's V(2) as LEVEL(-2) (sriov-network-operator#859)
+    verbose = ('2025-03-10T05:26:17.140153074Z\tLEVEL(-2)\tsriov/sriov.go:150\tTryGetInterfaceName(): '
+               'failed to get interface name\t{"err": "GetNetName(): no net directory under pci device '
+               '0000:31:03.5"}')
+    assert severity(verbose) == 0
+    assert severity(verbose.replace("LEVEL(-2)", "error")) == 2
