@@ -32,6 +32,7 @@ from gpunode.bundle.kube import (
     Pod,
     ResourceSlice,
     RuntimeClass,
+    SriovNetworkNodeState,
 )
 from gpunode.bundle.source import BundleSource
 from gpunode.catalog import Catalog, Recogniser, load_catalog
@@ -210,6 +211,9 @@ class ClusterFacts:
     #: such list (an older collector, or a cluster that does not serve the API)
     resource_slices: tuple[ResourceSlice, ...] | None = None
     compute_domains: tuple[ComputeDomain, ...] | None = None
+    #: The SR-IOV Network Operator's SriovNetworkNodeStates (named after their nodes); None
+    #: where the bundle has none (a cluster without the operator's CRD, an older collector)
+    sriov_node_states: tuple[SriovNetworkNodeState, ...] | None = None
     #: Readings the checks share between nodes alike in all a reading reads (its key names
     #: what that is: ``checks.pods.absent_shared``). Bound to these facts, never copied (a facts
     #: object made from another starts without them).
@@ -340,6 +344,7 @@ class ClusterFacts:
             plain_pods=indexed.plain,
             resource_slices=_optional(lists, "resourceslices"),
             compute_domains=_optional(lists, "computedomains"),
+            sriov_node_states=_optional(lists, "sriovnetworknodestates"),
             **index_node_dirs(source.list("nodes")),
         )
 

@@ -475,6 +475,22 @@ class ComputeDomain(_K, frozen=True):
     status: ComputeDomainStatus = ComputeDomainStatus()
 
 
+class SriovNodeStateStatus(_K, frozen=True):
+    """The SR-IOV Network Operator's verdict on its node's VF configuration: ``syncStatus``
+    (Succeeded, InProgress, Failed) and ``lastSyncError``, the error of its last failed sync."""
+
+    sync_status: str = ""
+    last_sync_error: str = ""
+
+
+class SriovNetworkNodeState(_K, frozen=True):
+    """One SR-IOV node's state (sriovnetwork.openshift.io/v1), named after its node, in the
+    operator's namespace; of it only the sync verdict is read."""
+
+    metadata: ObjectName = ObjectName()
+    status: SriovNodeStateStatus = SriovNodeStateStatus()
+
+
 class GenericObject(_K, frozen=True):
     """Objects we only need by name/labels (CSIDriver, StorageClass, Service…)."""
 

@@ -64,11 +64,13 @@ RESOURCES: dict[str, type[msgspec.Struct]] = {
     "configmaps": kube.ConfigMap,
     "resourceslices": kube.ResourceSlice,
     "computedomains": kube.ComputeDomain,
+    "sriovnetworknodestates": kube.SriovNetworkNodeState,
 }
 #: Files a bundle may lack without anything being missing: extensions of format v1 that
 #: older collectors did not write (their absence only leaves what they tell unknown), and
-#: lists of APIs a cluster may not serve (DRA's resource.k8s.io, the DRA driver's CRD).
-OPTIONAL = frozenset({"configmaps", "resourceslices", "computedomains"})
+#: lists of APIs a cluster may not serve (DRA's resource.k8s.io, the DRA driver's CRD, the
+#: SR-IOV Network Operator's node states).
+OPTIONAL = frozenset({"configmaps", "resourceslices", "computedomains", "sriovnetworknodestates"})
 
 _LIST_DECODERS = {name: msgspec.json.Decoder(kube.list_type(t)) for name, t in RESOURCES.items()}
 _MANIFEST_DECODER = msgspec.json.Decoder(Manifest)

@@ -17,18 +17,32 @@ the NIC's link or firmware refusing a VF setting (an admin MAC on an InfiniBand 
 links). A line that names no other layer is the daemon's own, with its class; one a catalogued
 cause reads (the VF count sysfs refused: ``sriov_vfs_missing``) is left to that cause's
 signature. A connection that failed for now (the API server) is a retry, not a failure.
+
+The operator's own verdict is read too: the node's SriovNetworkNodeState (named after the node,
+in the operator's namespace) says ``syncStatus: Failed`` with the error of the sync that failed
+in ``lastSyncError`` (pkg/daemon/status.go updateSyncState; in systemd mode the phase before it,
+"pre: ..." or "post: ..."). That error is read as the daemon's failing line is, by the layer it
+names; the VF count sysfs refused (``sriov_numvfs``: "cannot allocate memory" where the node's
+BIOS leaves SR-IOV or VT-d off) is the catalogued cause whose signature reads the daemon's log
+(``sriov_vfs_missing`` of the RDMA links). A state that failed with no error text is the
+daemon's, its layer not guessed. Succeeded and InProgress (which keeps the last error until the
+next sync ends) say nothing here, nor does a state named after another node.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpunode.checks.base import check
+import msgspec
+
+from gpunode.bundle.kube import SriovNetworkNodeState
+from gpunode.checks.base import check, in_fleet
 from gpunode.checks.context import NodeContext
 from gpunode.checks.decisive import as_catalogued, line_finding
 from gpunode.checks.named import named_on_node
 from gpunode.decisive import MAX_LINE, Decisive, severity
-from gpunode.facts import LogFile
+from gpunode.facts import ClusterFacts, LogFile
+from gpunode.kb import Cause, KnowledgeBase
 from gpunode.model import Finding, Status
 from gpunode.relazy import lazy_compile
 
@@ -84,6 +98,18 @@ def last_failure(lines: tuple[str, ...] | list[str]) -> tuple[int, str] | None:
     return None
 
 
+def _layer(ctx: NodeContext, read: str, line: str) -> str:
+    """The layer a failure the daemon reports names (``_NAMED``), else the daemon's own."""
+    target = named_on_node(ctx, read) or named_on_node(ctx, line)
+    return target if target in _NAMED else COMPONENT
+
+
+def _left_to_signature(kb: KnowledgeBase, read: str) -> bool:
+    """Whether a catalogued cause of another component reads ``read`` and none of the
+    daemon's own does: the line is that cause's symptom."""
+    return kb.catalogued_in(COMPONENT, read) is None and kb.catalogued_elsewhere(COMPONENT, read) is not None
+
+
 def _finding(ctx: NodeContext, component: str) -> Finding | None:
     """The failure the daemon's running log ends on, when it names ``component``."""
     for log in _running_logs(ctx):
@@ -92,11 +118,9 @@ def _finding(ctx: NodeContext, component: str) -> Finding | None:
             continue
         index, line = failed
         read = _as_read(line)
-        target = named_on_node(ctx, read) or named_on_node(ctx, line)
-        if target not in _NAMED:
-            target = COMPONENT
-            if ctx.kb.catalogued_in(COMPONENT, read) is None and ctx.kb.catalogued_elsewhere(COMPONENT, read):
-                continue  # a catalogued cause's signature reads it (sriov_vfs_missing)
+        target = _layer(ctx, read, line)
+        if target == COMPONENT and _left_to_signature(ctx.kb, read):
+            continue  # a catalogued cause's signature reads it (sriov_vfs_missing)
         if target != component:
             continue
         found = Decisive(index + 1, line.strip()[:MAX_LINE], 2)
@@ -138,3 +162,98 @@ def config_daemon_kernel(ctx: NodeContext, component: str) -> Iterator[Finding]:
 def config_daemon_links(ctx: NodeContext, component: str) -> Iterator[Finding]:
     """The config daemon's last failure, where the NIC's link or firmware refused it."""
     yield from _named_below(ctx, component)
+
+
+# -- The operator's verdict: the node's SriovNetworkNodeState ------------------------------
+
+#: ``status.syncStatus`` of a sync that failed (sriov-network-operator pkg/consts: SyncStatusFailed).
+_FAILED = "Failed"
+
+
+def _any_failed(facts: ClusterFacts) -> bool:
+    """Whether any collected node state says its sync failed (most bundles have none)."""
+    return any(s.status.sync_status == _FAILED for s in facts.sriov_node_states or ())
+
+
+def failed_state(states: tuple[SriovNetworkNodeState, ...] | None, node: str) -> SriovNetworkNodeState | None:
+    """The SriovNetworkNodeState of ``node`` (the operator names it after the node) whose last
+    sync failed, or None."""
+    for state in states or ():
+        if state.metadata.name == node and state.status.sync_status == _FAILED:
+            return state
+    return None
+
+
+def _daemon_signature(kb: KnowledgeBase, text: str) -> Cause | None:
+    """The catalogued cause of another layer whose log signature is read in the daemon's pods
+    (``seen_in``) and matches ``text``: what that cause reads in the daemon's log, read in the
+    error the daemon recorded in its node state."""
+    for cause in kb.causes:
+        if cause.component in ("*", COMPONENT):
+            continue
+        for m in cause.match:
+            if (m.source == "log" and COMPONENT in m.seen_in and m.regex.search(text)
+                    and not (m.unless_regex and m.unless_regex.search(text))):
+                return cause
+    return None
+
+
+def _state_finding(ctx: NodeContext, component: str) -> Finding | None:
+    """The failure the node's SriovNetworkNodeState records, when it is ``component``'s."""
+    state = failed_state(ctx.facts.sriov_node_states, ctx.name)
+    if state is None:
+        return None
+    meta = state.metadata
+    where = f"sriovnetworknodestate/{meta.namespace}/{meta.name} status"
+    error = " ".join(state.status.last_sync_error.splitlines()).strip()
+    if not error:  # the operator failed the sync and said no more: its daemon, no layer guessed
+        if component != COMPONENT:
+            return None
+        found = Decisive(1, f"syncStatus: {_FAILED}", 2)
+        return line_finding(ctx.kb, COMPONENT, Status.DEGRADED, found, f"{where}.syncStatus",
+                            verb="records a failed sync without its error", namespace=meta.namespace,
+                            standalone="true")
+    target = _layer(ctx, error, error)
+    cause = None
+    if target == COMPONENT and ctx.kb.catalogued_in(COMPONENT, error) is None:
+        cause = _daemon_signature(ctx.kb, error)
+        target = cause.component if cause is not None else COMPONENT
+    if target != component:
+        return None
+    found = Decisive(1, error[:MAX_LINE], 2)
+    verb = "records its sync failed after" if target == COMPONENT else f"refuses what {COMPONENT} sets"
+    finding = line_finding(ctx.kb, target, Status.DEGRADED, found, f"{where}.lastSyncError", verb=verb,
+                           namespace=meta.namespace, standalone="true", seen_in=COMPONENT)
+    if cause is None:
+        return as_catalogued(ctx.kb, finding, error)
+    return msgspec.structs.replace(finding, cause=cause.code,
+                                   specificity=max(cause.specificity, finding.specificity))
+
+
+_STATE_FAILED = in_fleet(_any_failed)
+
+
+@check(COMPONENT, may_find=_STATE_FAILED)
+def node_state_failed(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The failed sync the node's SriovNetworkNodeState records, where its error names no
+    other layer (or it gives none)."""
+    found = _state_finding(ctx, component)
+    if found is not None:
+        yield found
+
+
+@check("kernel", may_find=_STATE_FAILED)
+def node_state_kernel(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The failed sync the node's SriovNetworkNodeState records, where the kernel refused it."""
+    found = _state_finding(ctx, component)
+    if found is not None:
+        yield found
+
+
+@check("rdma-links", may_find=_STATE_FAILED)
+def node_state_links(ctx: NodeContext, component: str) -> Iterator[Finding]:
+    """The failed sync the node's SriovNetworkNodeState records, where the NIC refused it (its
+    VFs, its link or firmware settings)."""
+    found = _state_finding(ctx, component)
+    if found is not None:
+        yield found

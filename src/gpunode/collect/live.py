@@ -205,6 +205,8 @@ LIST_KINDS: tuple[ListKind, ...] = (
     ListKind("resourceslices", "resource.k8s.io/v1beta2", "ResourceSlice", if_served=True),
     ListKind("resourceslices", "resource.k8s.io/v1beta1", "ResourceSlice", if_served=True),
     ListKind("computedomains", "resource.nvidia.com/v1beta1", "ComputeDomain"),
+    # the SR-IOV Network Operator's verdict on each SR-IOV node (its config daemon's last sync)
+    ListKind("sriovnetworknodestates", "sriovnetwork.openshift.io/v1", "SriovNetworkNodeState"),
 )
 CONFIGMAPS = ListKind("configmaps", "v1", "ConfigMap")
 #: The manifest's ``projected``: cluster objects hold only the fields gpunode reads
