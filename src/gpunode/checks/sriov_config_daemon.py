@@ -32,6 +32,7 @@ next sync ends) say nothing here, nor does a state named after another node.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import msgspec
 
@@ -175,32 +176,50 @@ def _any_failed(facts: ClusterFacts) -> bool:
     return any(s.status.sync_status == _FAILED for s in facts.sriov_node_states or ())
 
 
+def _failed_by_node(states: tuple[SriovNetworkNodeState, ...] | None) -> dict[str, SriovNetworkNodeState]:
+    """The SriovNetworkNodeStates whose last sync failed, by the node each is named after (the
+    first where two share a name)."""
+    out: dict[str, SriovNetworkNodeState] = {}
+    for state in states or ():
+        if state.status.sync_status == _FAILED:
+            out.setdefault(state.metadata.name, state)
+    return out
+
+
 def failed_state(states: tuple[SriovNetworkNodeState, ...] | None, node: str) -> SriovNetworkNodeState | None:
     """The SriovNetworkNodeState of ``node`` (the operator names it after the node) whose last
     sync failed, or None."""
-    for state in states or ():
-        if state.metadata.name == node and state.status.sync_status == _FAILED:
-            return state
-    return None
+    return _failed_by_node(states).get(node)
+
+
+#: The key of the failed states by node in ``ClusterFacts.shared``: indexed once for the
+#: fleet, not scanned again for each node and each of the three checks that read it.
+_SHARED_KEY = "sriov_config_daemon.failed_by_node"
+
+
+def _node_failed_state(ctx: NodeContext) -> SriovNetworkNodeState | None:
+    """This node's failed SriovNetworkNodeState, from the fleet's index (``_SHARED_KEY``)."""
+    shared = ctx.facts.shared
+    index = shared.get(_SHARED_KEY)
+    if index is None:
+        index = shared[_SHARED_KEY] = _failed_by_node(ctx.facts.sriov_node_states)
+    return cast("dict[str, SriovNetworkNodeState]", index).get(ctx.name)
 
 
 def _daemon_signature(kb: KnowledgeBase, text: str) -> Cause | None:
     """The catalogued cause of another layer whose log signature is read in the daemon's pods
-    (``seen_in``) and matches ``text``: what that cause reads in the daemon's log, read in the
-    error the daemon recorded in its node state."""
-    for cause in kb.causes:
-        if cause.component in ("*", COMPONENT):
-            continue
-        for m in cause.match:
-            if (m.source == "log" and COMPONENT in m.seen_in and m.regex.search(text)
-                    and not (m.unless_regex and m.unless_regex.search(text))):
-                return cause
+    (``seen_in``, the knowledge base's ``traced`` signatures) and matches ``text``: what that
+    cause reads in the daemon's log, read in the error the daemon recorded in its node state."""
+    for cause, m in kb.traced:
+        if (cause.component not in ("*", COMPONENT) and m.source == "log" and COMPONENT in m.seen_in
+                and m.regex.search(text) and not (m.unless_regex and m.unless_regex.search(text))):
+            return cause
     return None
 
 
 def _state_finding(ctx: NodeContext, component: str) -> Finding | None:
     """The failure the node's SriovNetworkNodeState records, when it is ``component``'s."""
-    state = failed_state(ctx.facts.sriov_node_states, ctx.name)
+    state = _node_failed_state(ctx)
     if state is None:
         return None
     meta = state.metadata
